@@ -1,0 +1,12 @@
+# Writes a C++ source holding every schemas/*.json as a string, keyed by file stem.
+file(GLOB files ${SCHEMA_DIR}/*.json)
+list(SORT files)
+set(body "// Generated from schemas/*.json by cmake/embed_schemas.cmake. Do not edit.\n#include \"protocol/schema_registry.h\"\nnamespace yolo::schemas {\nconst std::vector<EmbeddedSchema>& embedded() {\n  static const std::vector<EmbeddedSchema> all = {\n")
+foreach(f ${files})
+  get_filename_component(stem ${f} NAME_WE)
+  file(READ ${f} content)
+  string(APPEND body "    {\"${stem}\", R\"YOLOSCHEMA(${content})YOLOSCHEMA\"},\n")
+endforeach()
+string(APPEND body "  };\n  return all;\n}\n}  // namespace yolo::schemas\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,239 @@
+#include "protocol/config.h"
+
+#include <cmath>
+
+#include "protocol/fs.h"
+#include "protocol/schema.h"
+
+namespace yolo {
+
+bool is_known_agent(const std::string& agent) {
+  for (const char* a : kAgents)
+    if (agent == a) return true;
+  return false;
+}
+
+json Config::approver_for(const std::string& gate_type) const {
+  auto it = raw.find("approvers");
+  if (it != raw.end() && it->is_object()) {
+    if (auto g = it->find(gate_type); g != it->end()) return *g;
+    if (auto d = it->find("default"); d != it->end()) return *d;
+  }
+  return "manual";
+}
+
+namespace {
+
+CommandSpec command_spec(const json& j) {
+  CommandSpec c;
+  const json* cmd = nullptr;
+  if (j.is_array()) cmd = &j;
+  else if (j.is_object()) {
+    if (auto it = j.find("command"); it != j.end() && it->is_array()) cmd = &*it;
+    if (auto it = j.find("timeout_ms"); it != j.end() && it->is_number()) c.timeout_ms = it->get<long long>();
+  }
+  if (cmd)
+    for (const auto& a : *cmd)
+      if (a.is_string()) c.argv.push_back(a.get<std::string>());
+  return c;
+}
+
+template <typename T>
+void take(const json& j, const char* key, T& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (it->is_boolean()) out = it->get<bool>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (it->is_string()) out = it->get<std::string>();
+  } else {
+    if (it->is_number()) out = it->get<T>();
+  }
+}
+
+}  // namespace
+
+ConfigLoad config_from_json(const json& j, const std::string& source) {
+  ConfigLoad r;
+  if (!j.is_object()) {
+    r.error = source + ": config must be a JSON object";
+    return r;
+  }
+  auto errors = schema::validate("config", j);
+  if (!errors.empty()) {
+    r.error = source + ": " + errors.front().pointer + ": " + errors.front().message;
+    return r;
+  }
+  Config& c = r.config;
+  c.raw = j;
+  take(j, "review_gate", c.review_gate);
+  take(j, "review_max_cycles", c.review_max_cycles);
+  take(j, "max_tasks_per_plan", c.max_tasks_per_plan);
+  take(j, "command_timeout_ms", c.command_timeout_ms);
+  take(j, "v3_event_log", c.v3_event_log);
+  take(j, "v2_typed_protocol", c.v2_typed_protocol);
+  take(j, "summary_checks", c.summary_checks);
+  take(j, "max_parallel", c.max_parallel);
+  take(j, "wave_approval", c.wave_approval);
+  take(j, "mcp_can_approve", c.mcp_can_approve);
+  if (auto it = j.find("watch"); it != j.end() && it->is_object()) take(*it, "debounce_ms", c.debounce_ms);
+  if (auto it = j.find("reviewer"); it != j.end()) c.reviewer = command_spec(*it);
+  if (auto it = j.find("architect"); it != j.end()) c.architect = command_spec(*it);
+  if (auto it = j.find("executor"); it != j.end()) c.executor = command_spec(*it);
+  if (c.max_parallel < 1) c.max_parallel = 1;
+  return r;
+}
+
+ConfigLoad load_config(const std::filesystem::path& root) {
+  auto path = root / ".yolo-planning" / "config.json";
+  auto read = fs::read_text(path);
+  if (!read.ok()) {
+    ConfigLoad r;
+    if (read.error->kind != fs::FileError::Kind::NotFound) r.error = read.error->message;
+    return r;
+  }
+  json j = json::parse(read.content, nullptr, false);
+  if (j.is_discarded()) {
+    ConfigLoad r;
+    r.error = path.string() + ": not valid JSON";
+    return r;
+  }
+  return config_from_json(j, path.string());
+}
+
+int cost_weight(const std::string& model) {
+  if (model == "opus") return 100;
+  if (model == "sonnet") return 20;
+  if (model == "haiku") return 2;
+  return 0;
+}
+
+ModelChoice resolve_model(const std::string& agent, const json& config, const json& profiles) {
+  ModelChoice r;
+  if (!is_known_agent(agent)) {
+    r.error = "unknown agent '" + agent + "' (expected one of: lead, dev, qa, scout, debugger, architect, docs, researcher, reviewer)";
+    return r;
+  }
+  std::string profile = "quality";
+  if (config.is_object()) {
+    if (auto it = config.find("model_profile"); it != config.end() && it->is_string()) profile = it->get<std::string>();
+    if (auto ov = config.find("model_overrides"); ov != config.end() && ov->is_object()) {
+      if (auto m = ov->find(agent); m != ov->end() && m->is_string() && !m->get<std::string>().empty())
+        r.model = m->get<std::string>();
+    }
+  }
+  if (r.model.empty()) {
+    auto p = profiles.is_object() ? profiles.find(profile) : profiles.end();
+    if (!profiles.is_object() || p == profiles.end() || !p->is_object()) {
+      r.error = "unknown model profile '" + profile + "'";
+      return r;
+    }
+    auto m = p->find(agent);
+    if (m == p->end() || !m->is_string()) {
+      r.error = "profile '" + profile + "' has no model for agent '" + agent + "'";
+      return r;
+    }
+    r.model = m->get<std::string>();
+  }
+  r.cost_weight = cost_weight(r.model);
+  if (r.cost_weight == 0) r.error = "unknown model '" + r.model + "' for agent '" + agent + "' (expected opus, sonnet or haiku)";
+  return r;
+}
+
+int default_base_turns(const std::string& agent) {
+  static const std::pair<const char*, int> bases[] = {{"scout", 15}, {"qa", 25},   {"architect", 30},
+                                                      {"debugger", 80}, {"lead", 50}, {"dev", 75},
+                                                      {"docs", 30},  {"researcher", 15}, {"reviewer", 15}};
+  for (const auto& [a, n] : bases)
+    if (agent == a) return n;
+  return -1;
+}
+
+namespace {
+
+std::string canonical_effort(std::string e) {
+  if (e == "high") return "thorough";
+  if (e == "medium") return "balanced";
+  if (e == "low") return "turbo";
+  if (e == "thorough" || e == "balanced" || e == "fast" || e == "turbo") return e;
+  return "balanced";
+}
+
+const char* legacy_alias(const std::string& effort) {
+  if (effort == "thorough") return "high";
+  if (effort == "turbo") return "low";
+  return "medium";  // balanced, fast
+}
+
+double multiplier(const std::string& effort) {
+  if (effort == "thorough") return 1.5;
+  if (effort == "fast") return 0.8;
+  if (effort == "turbo") return 0.6;
+  return 1.0;
+}
+
+// A JSON number, numeric string or bool as a turn count; nullopt when neither.
+std::optional<long long> as_turns(const json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? std::nullopt : std::optional<long long>(0);
+  if (v.is_number()) {
+    double d = v.get<double>();
+    return d <= 0 ? 0 : static_cast<long long>(std::floor(d + 0.5));
+  }
+  if (v.is_string()) {
+    try {
+      size_t used = 0;
+      double d = std::stod(v.get<std::string>(), &used);
+      if (used != v.get<std::string>().size()) return std::nullopt;
+      return d <= 0 ? 0 : static_cast<long long>(std::floor(d + 0.5));
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TurnsChoice resolve_turns(const std::string& agent, const json& config, const std::string& effort_arg) {
+  TurnsChoice r;
+  int base_default = default_base_turns(agent);
+  if (base_default < 0) {
+    r.error = "unknown agent '" + agent + "'";
+    return r;
+  }
+  std::string effort = effort_arg;
+  if (effort.empty() && config.is_object())
+    if (auto it = config.find("effort"); it != config.end() && it->is_string()) effort = it->get<std::string>();
+  effort = canonical_effort(effort);
+  double base = base_default;
+  const json* override_v = nullptr;
+  if (config.is_object()) {
+    for (const char* key : {"agent_max_turns", "max_turns"}) {
+      auto it = config.find(key);
+      if (it != config.end() && it->is_object())
+        if (auto a = it->find(agent); a != it->end()) {
+          override_v = &*a;
+          break;
+        }
+    }
+  }
+  if (override_v) {
+    if (override_v->is_object()) {
+      for (const std::string& k : {effort, std::string(legacy_alias(effort)), std::string("balanced"), std::string("medium")}) {
+        if (auto it = override_v->find(k); it != override_v->end())
+          if (auto t = as_turns(*it)) {
+            r.turns = *t;
+            return r;
+          }
+      }
+    } else if (auto t = as_turns(*override_v)) {
+      if (*t == 0) return r;  // no budget
+      base = static_cast<double>(*t);
+    }
+  }
+  long long turns = static_cast<long long>(std::floor(base * multiplier(effort) + 0.5));
+  r.turns = turns < 1 ? 1 : turns;
+  return r;
+}
+
+}  // namespace yolo

@@ -1,0 +1,70 @@
+// .yolo-planning/config.json: every key optional, defaults from PROTOCOL.md section 9.
+// Also the model and turn-budget resolution of `resolve-model` / `resolve-turns`.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/json.h"
+
+namespace yolo {
+
+inline const char* const kAgents[] = {"lead", "dev", "qa", "scout", "debugger", "architect", "docs", "researcher", "reviewer"};
+bool is_known_agent(const std::string& agent);
+
+struct CommandSpec {
+  std::vector<std::string> argv;  // argv template; empty = not configured
+  long long timeout_ms = 0;       // 0 = use command_timeout_ms
+};
+
+struct Config {
+  json raw = json::object();
+  std::string review_gate = "on_request";  // always | on_request | never
+  int review_max_cycles = 3;
+  int max_tasks_per_plan = 5;
+  long long command_timeout_ms = 30000;
+  bool v3_event_log = false;
+  bool v2_typed_protocol = false;
+  std::string summary_checks = "strict";  // strict | structural | off
+  CommandSpec reviewer, architect, executor;
+  int max_parallel = 2;
+  bool wave_approval = false;
+  int debounce_ms = 20;
+  bool mcp_can_approve = false;
+
+  // approvers[gate_type]: "manual" | "skip" | a command (json array or {command, timeout_ms})
+  json approver_for(const std::string& gate_type) const;
+  long long timeout_for(const CommandSpec& c) const { return c.timeout_ms > 0 ? c.timeout_ms : command_timeout_ms; }
+};
+
+struct ConfigLoad {
+  Config config;
+  std::string error;  // names the file; config holds defaults when set
+  bool ok() const { return error.empty(); }
+};
+
+// Reads <root>/.yolo-planning/config.json. A missing file is defaults, not an error.
+ConfigLoad load_config(const std::filesystem::path& project_root);
+// Interprets already parsed JSON (unknown keys kept in raw).
+ConfigLoad config_from_json(const json& j, const std::string& source);
+
+// --- resolve-model ---------------------------------------------------------
+struct ModelChoice {
+  std::string model;    // opus | sonnet | haiku
+  int cost_weight = 0;  // 100 | 20 | 2
+  std::string error;    // set on failure (exit 1)
+};
+int cost_weight(const std::string& model);  // 0 for an unknown model
+ModelChoice resolve_model(const std::string& agent, const json& config, const json& profiles);
+
+// --- resolve-turns ---------------------------------------------------------
+struct TurnsChoice {
+  long long turns = 0;
+  std::string error;
+};
+// effort: the argument (may be empty). Config may be null (missing/malformed: defaults).
+TurnsChoice resolve_turns(const std::string& agent, const json& config, const std::string& effort);
+int default_base_turns(const std::string& agent);  // -1 for an unknown agent
+
+}  // namespace yolo

@@ -1,0 +1,90 @@
+#include "protocol/events.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "protocol/clock.h"
+
+namespace yolo::events {
+
+const std::vector<std::string>& known_types() {
+  static const std::vector<std::string> types = {
+      "phase_start", "phase_end", "wave_start", "wave_end", "plan_start", "plan_end", "plan_failed",
+      "task_start", "task_end", "agent_spawn", "agent_shutdown", "agent_token_usage", "error", "exit",
+      "review_start", "review_end", "review_agent_fallback", "review_parse_failure", "review_loop_start",
+      "review_loop_cycle", "review_loop_end", "review_halt", "qa_loop_start", "qa_loop_cycle", "qa_loop_end",
+      "qa_parse_failure", "gate_frozen", "gate_resumed", "gate_rejected", "gate_error", "approval_requested",
+      "approval_granted", "approval_invalidated", "summary_checks_passed", "summary_claims_failed",
+      "state_corrupt", "watch_start", "watch_stop", "watch_rescan", "plan_changed"};
+  return types;
+}
+
+bool is_known_type(const std::string& type) {
+  const auto& t = known_types();
+  return std::find(t.begin(), t.end(), type) != t.end();
+}
+
+json to_json(const Event& e) {
+  json j = {{"ts", now_iso8601()}, {"event_id", new_uuid()}};
+  j["correlation_id"] = e.correlation_id.empty() ? json(nullptr) : json(e.correlation_id);
+  j["event"] = e.type;
+  j["phase"] = e.phase;
+  if (e.plan) j["plan"] = *e.plan;
+  j["data"] = e.data.is_object() ? e.data : json::object();
+  return j;
+}
+
+std::filesystem::path log_path(const std::filesystem::path& root) {
+  return root / ".yolo-planning" / ".events" / "event-log.jsonl";
+}
+
+std::string append_line(const std::filesystem::path& path, const std::string& line) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return path.string() + ": " + std::strerror(errno);
+  std::string buf = line;
+  buf.push_back('\n');
+  // One write call: O_APPEND makes the offset update and the write atomic w.r.t. other
+  // appenders on local file systems, so concurrent lines never interleave.
+  ssize_t n;
+  do {
+    n = ::write(fd, buf.data(), buf.size());
+  } while (n < 0 && errno == EINTR);
+  std::string err;
+  if (n < 0) err = path.string() + ": " + std::strerror(errno);
+  else if (static_cast<size_t>(n) != buf.size()) err = path.string() + ": short write";
+  ::close(fd);
+  return err;
+}
+
+WriteResult log_always(const std::filesystem::path& root, const Event& e) {
+  WriteResult r;
+  json j = to_json(e);
+  r.event_id = j["event_id"].get<std::string>();
+  std::string err = append_line(log_path(root), j.dump());
+  if (!err.empty()) {
+    r.reason = err;
+    return r;
+  }
+  r.written = true;
+  return r;
+}
+
+WriteResult log(const std::filesystem::path& root, const json& config, const Event& e) {
+  auto flag = [&](const char* k) {
+    if (!config.is_object()) return false;
+    auto it = config.find(k);
+    return it != config.end() && it->is_boolean() && it->get<bool>();
+  };
+  if (!flag("v3_event_log")) return WriteResult{false, "", "v3_event_log is not enabled in config"};
+  if (flag("v2_typed_protocol") && !is_known_type(e.type))
+    return WriteResult{false, "", "unknown event type '" + e.type + "' refused (v2_typed_protocol)"};
+  return log_always(root, e);
+}
+
+}  // namespace yolo::events

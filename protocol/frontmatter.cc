@@ -1,0 +1,159 @@
+#include "protocol/frontmatter.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <regex>
+
+#include "protocol/text.h"
+
+namespace yolo {
+namespace {
+
+constexpr int kMaxDepth = 64;
+
+bool is_canonical_int(const std::string& s) {
+  if (s.empty() || s.size() > 18) return false;
+  size_t i = (s[0] == '-') ? 1 : 0;
+  if (i >= s.size()) return false;
+  if (s[i] == '0' && s.size() > i + 1) return false;  // leading zero keeps its text
+  for (; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+// A float whose shortest printing is the same text (so "1.5" converts, "1.10" does not).
+std::optional<double> canonical_float(const std::string& s) {
+  static const std::regex re(R"(^-?(0|[1-9][0-9]*)\.[0-9]*[1-9]$)");
+  if (s.size() > 24 || !std::regex_match(s, re)) return std::nullopt;
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  if (json(v).dump() != s) return std::nullopt;
+  return v;
+}
+
+json scalar_to_json(const YAML::Node& n) {
+  const std::string& s = n.Scalar();
+  if (n.Tag() != "?") return s;  // quoted or explicitly tagged: text as written
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (is_canonical_int(s)) return std::stoll(s);
+  if (auto f = canonical_float(s)) return *f;
+  return s;
+}
+
+json node_to_json(const YAML::Node& n, int depth) {
+  if (depth > kMaxDepth) throw std::runtime_error("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      return scalar_to_json(n);
+    case YAML::NodeType::Sequence: {
+      json arr = json::array();
+      for (const auto& item : n) arr.push_back(node_to_json(item, depth + 1));
+      return arr;
+    }
+    case YAML::NodeType::Map: {
+      json obj = json::object();
+      for (const auto& kv : n) {
+        std::string key = kv.first.IsScalar() ? kv.first.Scalar() : YAML::Dump(kv.first);
+        obj[key] = node_to_json(kv.second, depth + 1);
+      }
+      return obj;
+    }
+  }
+  return nullptr;
+}
+
+// yaml-cpp recurses per nesting level while parsing; refuse absurd nesting before it does.
+bool nesting_too_deep(std::string_view yaml) {
+  int depth = 0;
+  for (char c : yaml) {
+    if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return true;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+json yaml_to_json(std::string_view yaml, std::optional<FrontmatterError>& error, int line_offset) {
+  error.reset();
+  if (nesting_too_deep(yaml)) {
+    error = FrontmatterError{line_offset + 1, 0, "YAML nesting deeper than " + std::to_string(kMaxDepth) + " levels"};
+    return json::object();
+  }
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    return node_to_json(root, 0);
+  } catch (const YAML::Exception& e) {
+    FrontmatterError err;
+    err.line = e.mark.is_null() ? 0 : e.mark.line + 1 + line_offset;
+    err.column = e.mark.is_null() ? 0 : e.mark.column + 1;
+    err.message = "YAML error: " + e.msg;
+    error = err;
+  } catch (const std::exception& e) {
+    error = FrontmatterError{line_offset + 1, 0, std::string("YAML error: ") + e.what()};
+  }
+  return json::object();
+}
+
+Frontmatter parse_frontmatter(std::string_view src) {
+  Frontmatter fm;
+  if (src.size() >= 3 && static_cast<unsigned char>(src[0]) == 0xEF && static_cast<unsigned char>(src[1]) == 0xBB &&
+      static_cast<unsigned char>(src[2]) == 0xBF)
+    src.remove_prefix(3);  // UTF-8 BOM
+  fm.body = src;
+  // First line must be exactly `---` (trailing spaces / CR allowed).
+  size_t first_nl = src.find('\n');
+  std::string_view first = text::rtrim(src.substr(0, first_nl));
+  if (first != "---") return fm;
+  fm.has_frontmatter = true;
+  if (first_nl == std::string_view::npos) {
+    fm.error = FrontmatterError{1, 1, "unterminated frontmatter: no closing '---' line after line 1"};
+    return fm;
+  }
+  size_t pos = first_nl + 1;
+  int line = 2;
+  size_t yaml_begin = pos;
+  while (pos <= src.size()) {
+    size_t nl = src.find('\n', pos);
+    std::string_view l = src.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view lt = text::rtrim(l);
+    if (lt == "---" || lt == "...") {
+      std::string_view yaml = src.substr(yaml_begin, pos - yaml_begin);
+      size_t body_start = nl == std::string_view::npos ? src.size() : nl + 1;
+      fm.body = src.substr(body_start);
+      fm.body_first_line = line + 1;
+      if (text::trim(yaml).empty()) return fm;  // empty block: has_frontmatter, {}
+      std::optional<FrontmatterError> err;
+      json data = yaml_to_json(yaml, err, /*line_offset=*/1);
+      if (err) {
+        fm.error = err;
+        return fm;
+      }
+      if (data.is_null()) return fm;  // only comments
+      if (!data.is_object()) {
+        fm.error = FrontmatterError{2, 1, std::string("frontmatter is a YAML ") + (data.is_array() ? "list" : "scalar") +
+                                              ", expected a mapping of keys"};
+        return fm;
+      }
+      fm.data = std::move(data);
+      return fm;
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+    ++line;
+  }
+  fm.error = FrontmatterError{1, 1, "unterminated frontmatter: opened by '---' on line 1, never closed"};
+  return fm;
+}
+
+}  // namespace yolo

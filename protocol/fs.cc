@@ -1,0 +1,137 @@
+#include "protocol/fs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "protocol/text.h"
+
+namespace yolo::fs {
+namespace {
+
+ReadResult read_impl(const stdfs::path& path, size_t max_bytes, bool text) {
+  ReadResult r;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR)
+      r.error = FileError{FileError::Kind::NotFound, path.string(), "file not found: " + path.string()};
+    else
+      r.error = FileError{FileError::Kind::Io, path.string(), path.string() + ": " + std::strerror(e)};
+    return r;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    r.error = FileError{FileError::Kind::Io, path.string(), path.string() + ": not a regular file"};
+    return r;
+  }
+  if (static_cast<size_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    r.error = FileError{FileError::Kind::TooLarge, path.string(),
+                        path.string() + ": file is " + std::to_string(st.st_size) + " bytes, over the limit of " +
+                            std::to_string(max_bytes) + " bytes"};
+    return r;
+  }
+  std::string buf;
+  buf.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < buf.size()) {
+    ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      r.error = FileError{FileError::Kind::Io, path.string(), path.string() + ": " + std::strerror(e)};
+      return r;
+    }
+    if (n == 0) break;  // shrank while reading
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  buf.resize(got);
+  if (text) {
+    if (buf.find('\0') != std::string::npos || !text::valid_utf8(buf)) {
+      r.error = FileError{FileError::Kind::Binary, path.string(),
+                          path.string() + ": binary content (NUL bytes or invalid UTF-8), not a text file"};
+      return r;
+    }
+  }
+  r.content = std::move(buf);
+  return r;
+}
+
+}  // namespace
+
+ReadResult read_text(const stdfs::path& path, size_t max_bytes) { return read_impl(path, max_bytes, true); }
+ReadResult read_bytes(const stdfs::path& path, size_t max_bytes) { return read_impl(path, max_bytes, false); }
+
+std::string write_atomic(const stdfs::path& path, const std::string& content) {
+  stdfs::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  std::random_device rd;
+  std::string tmp = (dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+                            std::to_string(rd())))
+                        .string();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return path.string() + ": cannot create temp file: " + std::strerror(errno);
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::string err = path.string() + ": write failed: " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return err;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    std::string err = path.string() + ": fsync failed: " + std::strerror(errno);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string err = path.string() + ": rename failed: " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return {};
+}
+
+std::optional<stdfs::path> resolve_inside(const stdfs::path& root, const std::string& rel) {
+  if (rel.empty() || rel[0] == '/' || rel[0] == '~' || rel[0] == '\\') return std::nullopt;
+  if (rel.size() > 1 && rel[1] == ':') return std::nullopt;  // C:\ style
+  stdfs::path p = stdfs::path(rel).lexically_normal();
+  for (const auto& part : p) {
+    if (part == "..") return std::nullopt;
+  }
+  return (root / p).lexically_normal();
+}
+
+std::optional<stdfs::path> find_project_root(const stdfs::path& start) {
+  std::error_code ec;
+  stdfs::path p = stdfs::absolute(start, ec);
+  if (ec) return std::nullopt;
+  p = p.lexically_normal();
+  if (!stdfs::is_directory(p, ec)) p = p.parent_path();
+  while (true) {
+    if (stdfs::is_directory(p / ".yolo-planning", ec)) return p;
+    if (p == p.root_path() || p.empty()) return std::nullopt;
+    p = p.parent_path();
+  }
+}
+
+}  // namespace yolo::fs

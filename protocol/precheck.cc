@@ -1,0 +1,323 @@
+#include "protocol/precheck.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "protocol/fs.h"
+
+namespace yolo {
+namespace {
+
+Finding make(Severity s, std::string check, std::string issue, std::string fix, bool auto_fixable = false) {
+  Finding f;
+  f.severity = s;
+  f.check = std::move(check);
+  f.issue = std::move(issue);
+  f.suggested_fix = std::move(fix);
+  f.auto_fixable = auto_fixable;
+  return f;
+}
+
+std::string label(const Plan& p) {
+  if (!p.phase.empty() || !p.plan.empty()) return p.id();
+  return std::filesystem::path(p.path).filename().string();
+}
+
+void check_frontmatter(const Plan& p, StructuralReview& r) {
+  Check& c = r.check("frontmatter");
+  if (p.frontmatter_error) {
+    const auto& e = *p.frontmatter_error;
+    std::string where = e.line ? " at line " + std::to_string(e.line) + (e.column ? ", column " + std::to_string(e.column) : "") : "";
+    Finding f = make(Severity::High, "frontmatter", "frontmatter does not parse" + where + ": " + e.message,
+                     "Fix the YAML between the '---' lines");
+    if (e.line) f.extra["line"] = e.line;
+    if (e.column) f.extra["column"] = e.column;
+    r.add(std::move(f));
+    return;
+  }
+  if (!p.has_frontmatter) {
+    r.add(make(Severity::High, "frontmatter", "no YAML frontmatter block (the first line must be '---')",
+               "Add a frontmatter block with phase, plan, title, wave, depends_on and must_haves"));
+    return;
+  }
+  auto missing = p.missing_keys();
+  c.counts["missing_keys"] = missing;
+  for (const auto& k : missing)
+    r.add(make(Severity::High, "frontmatter", "missing required key '" + k + "'", "Add '" + k + ":' to the frontmatter"));
+}
+
+void check_tasks(const Plan& p, const PrecheckOptions& o, StructuralReview& r) {
+  Check& c = r.check("task_count");
+  c.counts["count"] = p.task_count;
+  c.counts["max"] = o.max_tasks;
+  if (p.task_count > o.max_tasks)
+    r.add(make(Severity::Medium, "task_count",
+               std::to_string(p.task_count) + " tasks, more than the limit of " + std::to_string(o.max_tasks),
+               "Split the plan into smaller plans of at most " + std::to_string(o.max_tasks) + " tasks"));
+}
+
+void check_must_haves(const Plan& p, StructuralReview& r) {
+  Check& c = r.check("must_haves");
+  c.counts["count"] = p.must_have_count;
+  if (p.must_have_count == 0) {
+    bool present = p.frontmatter.contains("must_haves");
+    r.add(make(Severity::High, "must_haves", present ? "must_haves is empty" : "must_haves is absent",
+               "List the outcomes that prove the plan is done under must_haves"));
+  }
+}
+
+void check_wave(const Plan& p, StructuralReview& r) {
+  r.check("wave_valid");
+  if (p.wave) return;
+  auto it = p.frontmatter.find("wave");
+  std::string got = it == p.frontmatter.end() ? "absent" : "'" + (it->is_string() ? it->get<std::string>() : it->dump()) + "'";
+  r.add(make(Severity::High, "wave_valid", "wave is " + got + ", not a positive integer", "Set 'wave:' to 1 or more"));
+}
+
+void check_files(const Plan& p, const std::filesystem::path& root, StructuralReview& r) {
+  Check& c = r.check("file_paths");
+  std::set<std::string> seen;
+  int checked = 0, missing = 0, escaping = 0;
+  for (const auto& f : p.files) {
+    if (!seen.insert(f.path).second) continue;
+    ++checked;
+    auto resolved = fs::resolve_inside(root, f.path);
+    if (!resolved) {
+      ++escaping;
+      Finding fd = make(Severity::High, "file_paths", "path '" + f.path + "' is absolute or escapes the project root",
+                        "Use a path relative to the project root, inside it");
+      fd.extra["path"] = f.path;
+      if (f.line) fd.extra["line"] = f.line;
+      r.add(std::move(fd));
+      continue;
+    }
+    if (f.is_new || f.is_glob) continue;
+    std::error_code ec;
+    if (!std::filesystem::exists(*resolved, ec)) {
+      ++missing;
+      Finding fd = make(Severity::Low, "file_paths", "referenced file '" + f.path + "' does not exist",
+                        "Mark it '(new)' if the plan creates it, or fix the path");
+      fd.extra["path"] = f.path;
+      if (f.line) fd.extra["line"] = f.line;
+      r.add(std::move(fd));
+    }
+  }
+  c.counts["checked"] = checked;
+  c.counts["missing"] = missing;
+  c.counts["escaping"] = escaping;
+}
+
+// Index of the plan a dependency names, or -1.
+int resolve_dep(const std::string& dep, const std::vector<Plan>& phase, const std::vector<std::string>& norm_ids,
+                const std::vector<std::string>& norm_plans) {
+  std::string d = normalize_ref(dep);
+  bool has_dash = d.find('-') != std::string::npos;
+  for (size_t i = 0; i < phase.size(); ++i) {
+    if (has_dash ? d == norm_ids[i] : d == norm_plans[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+StructuralReview precheck_plan(const Plan& p, const PrecheckOptions& o) {
+  StructuralReview r;
+  r.plan_path = p.path;
+  if (!p.phase.empty() || !p.plan.empty()) r.plan_id = p.id();
+  check_frontmatter(p, r);
+  if (p.frontmatter_error) return r;
+  check_tasks(p, o, r);
+  check_must_haves(p, r);
+  check_wave(p, r);
+  if (o.root) check_files(p, *o.root, r);
+  return r;
+}
+
+std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& phase) {
+  const size_t n = phase.size();
+  std::vector<std::vector<Finding>> out(n);
+  std::vector<std::string> norm_ids(n), norm_plans(n);
+  for (size_t i = 0; i < n; ++i) {
+    norm_ids[i] = normalize_ref(phase[i].id());
+    norm_plans[i] = normalize_ref(phase[i].plan);
+  }
+  // duplicate ids
+  std::map<std::string, std::vector<size_t>> by_id;
+  for (size_t i = 0; i < n; ++i)
+    if (!phase[i].plan.empty()) by_id[norm_ids[i]].push_back(i);
+  for (const auto& [id, idx] : by_id) {
+    if (idx.size() < 2) continue;
+    for (size_t i : idx) {
+      json others = json::array();
+      for (size_t j : idx)
+        if (j != i) others.push_back(phase[j].path);
+      Finding f = make(Severity::High, "duplicate_id", "plan id " + phase[i].id() + " is used by another plan too",
+                       "Give each plan of the phase its own plan number");
+      f.extra["related"] = others;
+      out[i].push_back(std::move(f));
+    }
+  }
+  // dependencies: missing, self, wave order; build the graph
+  std::vector<std::vector<int>> edges(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (const auto& dep : phase[i].depends_on) {
+      int j = resolve_dep(dep, phase, norm_ids, norm_plans);
+      if (j < 0) {
+        out[i].push_back(make(Severity::High, "dependencies",
+                              "depends_on names '" + dep + "', which is not a plan of this phase",
+                              "Remove the dependency or name an existing plan (cross-phase: use cross_phase_deps)"));
+        continue;
+      }
+      if (static_cast<size_t>(j) == i) {
+        out[i].push_back(make(Severity::High, "dependencies", "plan " + label(phase[i]) + " depends on itself",
+                              "Remove '" + dep + "' from depends_on", true));
+        continue;
+      }
+      edges[i].push_back(j);
+      const auto& wi = phase[i].wave;
+      const auto& wj = phase[static_cast<size_t>(j)].wave;
+      if (wi && wj && *wj >= *wi) {
+        Finding f = make(Severity::High, "wave_order",
+                         "depends on " + label(phase[static_cast<size_t>(j)]) + " in wave " + std::to_string(*wj) +
+                             ", not an earlier wave than this plan's wave " + std::to_string(*wi),
+                         "Move this plan to wave " + std::to_string(*wj + 1) + " or later", true);
+        out[i].push_back(std::move(f));
+      }
+    }
+  }
+  // cycles: iterative DFS with colours; each cycle found is reported to its members
+  std::vector<int> colour(n, 0), parent(n, -1);
+  std::set<std::set<int>> reported;
+  for (size_t s = 0; s < n; ++s) {
+    if (colour[s]) continue;
+    std::vector<std::pair<int, size_t>> stack{{static_cast<int>(s), 0}};
+    colour[s] = 1;
+    while (!stack.empty()) {
+      auto& [u, k] = stack.back();
+      if (k < edges[static_cast<size_t>(u)].size()) {
+        int v = edges[static_cast<size_t>(u)][k++];
+        if (colour[static_cast<size_t>(v)] == 0) {
+          colour[static_cast<size_t>(v)] = 1;
+          parent[static_cast<size_t>(v)] = u;
+          stack.push_back({v, 0});
+        } else if (colour[static_cast<size_t>(v)] == 1) {
+          std::vector<int> cyc{v};
+          for (int w = u; w != v && w >= 0; w = parent[static_cast<size_t>(w)]) cyc.push_back(w);
+          std::set<int> key(cyc.begin(), cyc.end());
+          if (!reported.insert(key).second) continue;
+          std::reverse(cyc.begin() + 1, cyc.end());
+          std::string chain;
+          for (int w : cyc) chain += label(phase[static_cast<size_t>(w)]) + " -> ";
+          chain += label(phase[static_cast<size_t>(v)]);
+          for (int w : cyc)
+            out[static_cast<size_t>(w)].push_back(make(Severity::High, "dependency_cycle", "dependency cycle: " + chain,
+                                                        "Break the cycle: one of these plans must not depend on the other"));
+        }
+      } else {
+        colour[static_cast<size_t>(u)] = 2;
+        stack.pop_back();
+      }
+    }
+  }
+  // same-wave file overlap
+  std::map<std::pair<long long, std::string>, std::vector<size_t>> touch;
+  for (size_t i = 0; i < n; ++i) {
+    if (!phase[i].wave) continue;
+    std::set<std::string> mine;
+    for (const auto& f : phase[i].files)
+      if (!f.is_glob) mine.insert(std::filesystem::path(f.path).lexically_normal().string());
+    for (const auto& f : mine) touch[{*phase[i].wave, f}].push_back(i);
+  }
+  for (const auto& [key, idx] : touch) {
+    if (idx.size() < 2) continue;
+    for (size_t i : idx) {
+      std::string others;
+      for (size_t j : idx)
+        if (j != i) others += (others.empty() ? "" : ", ") + label(phase[j]);
+      Finding f = make(Severity::Medium, "file_overlap",
+                       "wave " + std::to_string(key.first) + ": '" + key.second + "' is also modified by " + others,
+                       "Move one of the plans to a later wave, or make it depend on the other");
+      f.extra["path"] = key.second;
+      out[i].push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+std::optional<std::filesystem::path> root_for_phase(const std::filesystem::path& phase_dir) {
+  if (auto r = fs::find_project_root(phase_dir)) return r;
+  return std::nullopt;
+}
+
+namespace {
+const char* const kCrossChecks[] = {"dependencies", "dependency_cycle", "wave_order", "file_overlap", "duplicate_id"};
+
+void attach_cross(StructuralReview& r, std::vector<Finding> fs) {
+  for (const char* c : kCrossChecks) r.check(c);
+  for (auto& f : fs) r.add(std::move(f));
+}
+
+StructuralReview missing_file_review(const std::filesystem::path& plan_path, const std::string& error) {
+  StructuralReview r;
+  r.plan_path = plan_path.string();
+  r.add(make(Severity::High, "file", error, "Check the plan path"));
+  return r;
+}
+}  // namespace
+
+StructuralReview review_plan_file(const std::filesystem::path& plan_path,
+                                  const std::optional<std::filesystem::path>& phase_dir, PrecheckOptions opts) {
+  auto loaded = load_plan(plan_path, opts.max_file_bytes);
+  if (!loaded.plan) return missing_file_review(plan_path, loaded.error);
+  if (phase_dir && !opts.root) opts.root = root_for_phase(*phase_dir);
+  if (phase_dir && !opts.root) opts.root = std::filesystem::current_path();
+  StructuralReview r = precheck_plan(*loaded.plan, opts);
+  if (!phase_dir) return r;
+  // Load the phase; the plan under review takes its place (or is added) so it is
+  // compared with its siblings even when it lives elsewhere.
+  std::vector<Plan> phase;
+  std::error_code ec;
+  auto self = std::filesystem::weakly_canonical(plan_path, ec);
+  size_t self_index = SIZE_MAX;
+  for (const auto& f : list_plan_files(*phase_dir)) {
+    if (std::filesystem::weakly_canonical(f, ec) == self) {
+      self_index = phase.size();
+      phase.push_back(*loaded.plan);
+      continue;
+    }
+    auto other = load_plan(f, opts.max_file_bytes);
+    if (other.plan && !other.plan->frontmatter_error) phase.push_back(std::move(*other.plan));
+  }
+  if (self_index == SIZE_MAX) {
+    self_index = phase.size();
+    phase.push_back(*loaded.plan);
+  }
+  attach_cross(r, std::move(cross_plan_findings(phase)[self_index]));
+  return r;
+}
+
+std::vector<StructuralReview> review_phase(const std::filesystem::path& phase_dir, PrecheckOptions opts) {
+  if (!opts.root) opts.root = root_for_phase(phase_dir);
+  if (!opts.root) opts.root = std::filesystem::current_path();
+  std::vector<StructuralReview> out;
+  std::vector<Plan> phase;
+  std::vector<size_t> review_of;  // phase index -> out index
+  for (const auto& f : list_plan_files(phase_dir)) {
+    auto loaded = load_plan(f, opts.max_file_bytes);
+    if (!loaded.plan) {
+      out.push_back(missing_file_review(f, loaded.error));
+      continue;
+    }
+    out.push_back(precheck_plan(*loaded.plan, opts));
+    if (!loaded.plan->frontmatter_error) {
+      review_of.push_back(out.size() - 1);
+      phase.push_back(std::move(*loaded.plan));
+    }
+  }
+  auto cross = cross_plan_findings(phase);
+  for (size_t i = 0; i < phase.size(); ++i) attach_cross(out[review_of[i]], std::move(cross[i]));
+  return out;
+}
+
+}  // namespace yolo

@@ -1,0 +1,40 @@
+// Stage 1: the structural pre-check of PROTOCOL.md section 3. Deterministic, no model.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "protocol/findings.h"
+#include "protocol/plan.h"
+
+namespace yolo {
+
+struct PrecheckOptions {
+  int max_tasks = 5;                          // config max_tasks_per_plan
+  std::optional<std::filesystem::path> root;  // project root: enables file_paths
+  size_t max_file_bytes = 1 << 20;
+};
+
+// Checks of one plan on its own: frontmatter, task_count, must_haves, wave_valid and,
+// with a root, file_paths.
+StructuralReview precheck_plan(const Plan& plan, const PrecheckOptions& opts);
+
+// Cross-plan checks over one phase's plans. Returns, for each plan (same order), the
+// findings that concern it: dependencies, dependency_cycle, wave_order, file_overlap,
+// duplicate_id.
+std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& phase);
+
+// The review of a plan file, read from disk. A missing or unreadable file is a reject
+// with a `file` finding. With phase_dir, the phase's plans are loaded for the cross-plan
+// checks and the project root is found from it.
+StructuralReview review_plan_file(const std::filesystem::path& plan_path,
+                                  const std::optional<std::filesystem::path>& phase_dir, PrecheckOptions opts);
+
+// Every plan of a phase folder, reviewed with the cross-plan checks, in file order.
+std::vector<StructuralReview> review_phase(const std::filesystem::path& phase_dir, PrecheckOptions opts);
+
+// The project root for a phase folder: the folder holding .yolo-planning, else the
+// phase folder's grandparent's parent when it sits in `.../phases/`, else nullopt.
+std::optional<std::filesystem::path> root_for_phase(const std::filesystem::path& phase_dir);
+
+}  // namespace yolo

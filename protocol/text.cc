@@ -1,0 +1,110 @@
+#include "protocol/text.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace yolo::text {
+
+std::string_view trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string_view rtrim(std::string_view s) {
+  size_t e = s.size();
+  while (e > 0 && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(0, e);
+}
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
+      return false;
+  return true;
+}
+
+std::vector<std::string_view> lines(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t nl = s.find('\n', start);
+    if (nl == std::string_view::npos) {
+      if (start < s.size()) {
+        std::string_view l = s.substr(start);
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        out.push_back(l);
+      }
+      break;
+    }
+    std::string_view l = s.substr(start, nl - start);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    out.push_back(l);
+    start = nl + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> split_csv(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t c = s.find(',', start);
+    std::string_view part = s.substr(start, c == std::string_view::npos ? std::string_view::npos : c - start);
+    part = trim(part);
+    if (!part.empty()) out.emplace_back(part);
+    if (c == std::string_view::npos) break;
+    start = c + 1;
+  }
+  return out;
+}
+
+std::string tail_lines(std::string_view s, size_t n) {
+  if (n == 0) return {};
+  size_t pos = s.size();
+  if (pos > 0 && s[pos - 1] == '\n') --pos;
+  size_t count = 0;
+  while (pos > 0) {
+    size_t nl = s.rfind('\n', pos - 1);
+    if (nl == std::string_view::npos) return std::string(s);
+    if (++count == n) return std::string(s.substr(nl + 1));
+    pos = nl;
+  }
+  return std::string(s);
+}
+
+bool valid_utf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) { ++i; continue; }
+    size_t len;
+    unsigned cp;
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else return false;
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace yolo::text

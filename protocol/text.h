@@ -1,0 +1,22 @@
+// Small string helpers shared by the parsers. Pure functions, no allocation surprises.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace yolo::text {
+
+std::string_view trim(std::string_view s);
+std::string_view rtrim(std::string_view s);
+bool starts_with_ci(std::string_view s, std::string_view prefix);
+// Splits on '\n', dropping a trailing '\r' from each line (CRLF tolerant).
+std::vector<std::string_view> lines(std::string_view s);
+// Comma split, each part trimmed, empty parts dropped.
+std::vector<std::string> split_csv(std::string_view s);
+// The last n lines of s (whole s when it has fewer).
+std::string tail_lines(std::string_view s, size_t n);
+// True when s is valid UTF-8.
+bool valid_utf8(std::string_view s);
+std::string to_lower(std::string_view s);
+
+}  // namespace yolo::text

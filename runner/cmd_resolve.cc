@@ -1,0 +1,100 @@
+// yolo resolve-model / resolve-turns: PROTOCOL.md section 9.
+#include "protocol/config.h"
+#include "protocol/fs.h"
+#include "runner/command.h"
+#include "runner/output.h"
+
+namespace yolo::runner {
+namespace {
+
+struct ModelOptions {
+  std::vector<std::string> args;
+  bool with_cost = false;
+  bool all = false;
+};
+
+// Reads a JSON file for resolve-model: a missing or unreadable file is an error.
+bool read_json(const std::string& path, json& out) {
+  auto r = fs::read_text(path);
+  if (!r.ok()) {
+    out::err("resolve-model: " + r.error->message);
+    return false;
+  }
+  out = json::parse(r.content, nullptr, false);
+  if (out.is_discarded()) {
+    out::err("resolve-model: " + path + ": not valid JSON");
+    return false;
+  }
+  return true;
+}
+
+int run_model(const ModelOptions& o) {
+  size_t need = o.all ? 2 : 3;
+  if (o.args.size() != need) {
+    out::err(o.all ? "usage: yolo resolve-model --all CONFIG PROFILES [--with-cost]"
+                   : "usage: yolo resolve-model AGENT CONFIG PROFILES [--with-cost]");
+    return kExitUsage;
+  }
+  json config, profiles;
+  if (!read_json(o.args[need - 2], config) || !read_json(o.args[need - 1], profiles)) return kExitFail;
+  auto one = [&](const std::string& agent, json& result) {
+    ModelChoice c = resolve_model(agent, config, profiles);
+    if (!c.error.empty()) {
+      out::err("resolve-model: " + c.error);
+      return false;
+    }
+    result = o.with_cost ? json{{"model", c.model}, {"cost_weight", c.cost_weight}} : json(c.model);
+    return true;
+  };
+  if (o.all) {
+    json all = json::object();
+    for (const char* a : kAgents)
+      if (!one(a, all[a])) return kExitFail;
+    out::json_line(all);
+    return kExitOk;
+  }
+  json r;
+  if (!one(o.args[0], r)) return kExitFail;
+  if (o.with_cost) out::json_line(r);
+  else out::line(r.get<std::string>());
+  return kExitOk;
+}
+
+struct TurnsOptions {
+  std::string agent, config, effort;
+};
+
+int run_turns(const TurnsOptions& o) {
+  json config = nullptr;
+  if (auto r = fs::read_text(o.config); r.ok()) config = json::parse(r.content, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) config = nullptr;  // defaults
+  TurnsChoice t = resolve_turns(o.agent, config, o.effort);
+  if (!t.error.empty()) {
+    out::err("resolve-turns: " + t.error);
+    return kExitFail;
+  }
+  out::line(std::to_string(t.turns));
+  return kExitOk;
+}
+
+const CommandRegistrar model_reg{Command{
+    "resolve-model", "Print the model (opus, sonnet, haiku) for an agent",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<ModelOptions>();
+      sub.add_option("AGENT CONFIG PROFILES", o->args, "AGENT CONFIG PROFILES (CONFIG PROFILES with --all)")->expected(2, 3);
+      sub.add_flag("--with-cost", o->with_cost, "Print {\"model\", \"cost_weight\"}");
+      sub.add_flag("--all", o->all, "Print {agent: model} for all nine agents");
+      return [o] { return run_model(*o); };
+    }}};
+
+const CommandRegistrar turns_reg{Command{"resolve-turns", "Print the turn budget for an agent",
+                                         [](CLI::App& sub) {
+                                           auto o = std::make_shared<TurnsOptions>();
+                                           sub.add_option("AGENT", o->agent)->required();
+                                           sub.add_option("CONFIG", o->config)->required();
+                                           sub.add_option("EFFORT", o->effort, "thorough|balanced|fast|turbo (or high|medium|low)");
+                                           return [o] { return run_turns(*o); };
+                                         }}};
+
+}  // namespace
+}  // namespace yolo::runner

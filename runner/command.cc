@@ -1,0 +1,44 @@
+#include "runner/command.h"
+
+#include <algorithm>
+#include <iostream>
+
+namespace yolo::runner {
+namespace {
+std::vector<Command>& registry() {
+  static std::vector<Command> r;
+  return r;
+}
+}  // namespace
+
+void register_command(Command c) { registry().push_back(std::move(c)); }
+
+const std::vector<Command>& commands() {
+  auto& r = registry();
+  std::sort(r.begin(), r.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
+  return r;
+}
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"yolo: runs the .yolo-planning protocol (review gate, approvals, waves)", "yolo"};
+  app.set_version_flag("--version", std::string("yolo ") + YOLO_VERSION);
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, std::function<int()>>> runs;
+  for (const auto& c : commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.description);
+    runs.emplace_back(sub, c.setup(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  for (auto& [sub, fn] : runs)
+    if (sub->parsed()) return fn();
+  return kExitUsage;
+}
+
+}  // namespace yolo::runner

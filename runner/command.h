@@ -1,0 +1,33 @@
+// Each `yolo` subcommand lives in its own cmd_*.cc and registers itself here with a
+// static CommandRegistrar, so adding a command never touches main.cc.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace yolo::runner {
+
+// Exit codes shared by all commands (README "Exit codes").
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFail = 1;
+inline constexpr int kExitUsage = 64;
+
+struct Command {
+  std::string name;
+  std::string description;
+  // Declares the subcommand's options on `sub`; returns what runs after parsing.
+  std::function<std::function<int()>(CLI::App& sub)> setup;
+};
+
+void register_command(Command c);
+const std::vector<Command>& commands();
+
+struct CommandRegistrar {
+  explicit CommandRegistrar(Command c) { register_command(std::move(c)); }
+};
+
+// Builds the CLI, parses argv and runs the chosen command. Returns the exit code.
+int run_cli(int argc, char** argv);
+
+}  // namespace yolo::runner

@@ -1,0 +1,28 @@
+// Terminal output: the protocol's symbols, colour only on a TTY and without NO_COLOR,
+// and one-line JSON for machines.
+#pragma once
+#include <string>
+
+#include "protocol/findings.h"
+#include "protocol/json.h"
+
+namespace yolo::out {
+
+enum class Sym { Ok, Warn, Fail, Diamond, Pause, Skip };
+
+bool stdout_is_tty();
+bool color_enabled();  // stdout is a TTY and NO_COLOR is unset
+// The symbol (✓ ⚠ ✗ ◆ ⏸ ○), coloured when colour is enabled.
+std::string sym(Sym s);
+std::string bold(const std::string& s);
+std::string dim(const std::string& s);
+Sym sym_for(Verdict v);
+
+// One JSON document on one line of stdout, flushed.
+void json_line(const json& j);
+// A line for people on stdout, flushed.
+void line(const std::string& s);
+// A line on stderr.
+void err(const std::string& s);
+
+}  // namespace yolo::out

@@ -1,0 +1,136 @@
+#include "test_support.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace yolo::test {
+
+TempDir::TempDir() {
+  std::random_device rd;
+  path_ = stdfs::temp_directory_path() / ("yolo-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+  stdfs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  stdfs::remove_all(path_, ec);
+}
+
+void write_file(const stdfs::path& p, const std::string& content) {
+  if (p.has_parent_path()) stdfs::create_directories(p.parent_path());
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << content;
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+}
+
+std::string read_file(const stdfs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+json RunResult::json_out() const { return json::parse(out); }
+
+std::vector<json> RunResult::json_lines() const {
+  std::vector<json> v;
+  std::istringstream in(out);
+  std::string l;
+  while (std::getline(in, l))
+    if (!l.empty()) v.push_back(json::parse(l));
+  return v;
+}
+
+RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& cwd, const std::vector<std::string>& env,
+                      const std::string& input) {
+  int out_p[2], err_p[2], in_p[2];
+  if (::pipe2(out_p, O_CLOEXEC) || ::pipe2(err_p, O_CLOEXEC) || ::pipe2(in_p, O_CLOEXEC))
+    throw std::runtime_error("pipe failed");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_p[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
+  posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  for (const auto& e : env) envs.push_back(e);
+  std::vector<char*> envp, args;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(out_p[1]);
+  ::close(err_p[1]);
+  ::close(in_p[0]);
+  if (rc != 0) {
+    ::close(out_p[0]);
+    ::close(err_p[0]);
+    ::close(in_p[1]);
+    throw std::runtime_error("spawn failed: " + std::string(std::strerror(rc)));
+  }
+  // Feed stdin (small inputs in tests), then read both pipes to the end.
+  size_t written = 0;
+  while (written < input.size()) {
+    ssize_t n = ::write(in_p[1], input.data() + written, input.size() - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  ::close(in_p[1]);
+  RunResult r;
+  pollfd fds[2] = {{out_p[0], POLLIN, 0}, {err_p[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      else {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+RunResult run_yolo(const std::vector<std::string>& args, const stdfs::path& cwd, const std::vector<std::string>& env,
+                   const std::string& input) {
+  std::vector<std::string> argv{yolo_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, cwd, env, input);
+}
+
+stdfs::path source_dir() { return YOLO_SOURCE_DIR; }
+stdfs::path corpus_dir() { return YOLO_CORPUS_DIR; }
+std::string yolo_bin() { return YOLO_BIN; }
+
+void copy_fixture(const std::string& name, const stdfs::path& dest) {
+  stdfs::copy(source_dir() / "fixtures" / name, dest, stdfs::copy_options::recursive | stdfs::copy_options::overwrite_existing);
+}
+
+}  // namespace yolo::test

@@ -1,0 +1,52 @@
+// Helpers for tests: temp folders, running the real `yolo` binary, writing files.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "protocol/json.h"
+
+namespace yolo::test {
+
+namespace stdfs = std::filesystem;
+
+// A fresh folder under the system temp dir, removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const stdfs::path& path() const { return path_; }
+  stdfs::path operator/(const std::string& rel) const { return path_ / rel; }
+
+ private:
+  stdfs::path path_;
+};
+
+void write_file(const stdfs::path& p, const std::string& content);
+std::string read_file(const stdfs::path& p);
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  json json_out() const;                // stdout parsed as one JSON document
+  std::vector<json> json_lines() const; // stdout parsed as JSON lines
+};
+
+// Runs the built yolo binary with args (argv, no shell) in cwd; stdin is /dev/null
+// unless input is given. env entries "K=V" are added to the environment.
+RunResult run_yolo(const std::vector<std::string>& args, const stdfs::path& cwd = stdfs::current_path(),
+                   const std::vector<std::string>& env = {}, const std::string& input = {});
+// Runs any program the same way.
+RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& cwd = stdfs::current_path(),
+                      const std::vector<std::string>& env = {}, const std::string& input = {});
+
+// Copies a folder of fixtures/ into dest.
+void copy_fixture(const std::string& name, const stdfs::path& dest);
+stdfs::path source_dir();
+stdfs::path corpus_dir();
+std::string yolo_bin();
+
+}  // namespace yolo::test
