@@ -1,0 +1,45 @@
+// .yolo-planning/.execution-state.json (PROTOCOL.md section 5): schema-validated on every
+// read and write, written atomically (temp + fsync + rename + fsync dir) and serialised by
+// an exclusive flock on .yolo-planning/.lock held only around read-modify-write.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "protocol/json.h"
+
+namespace yolo::state {
+
+std::filesystem::path state_path(const std::filesystem::path& root);
+std::filesystem::path lock_path(const std::filesystem::path& root);
+
+struct LoadResult {
+  json doc = json::object();  // {} when the file does not exist
+  bool exists = false;
+  std::string error;          // names the file and the problem; doc untouched then
+  std::string kept_copy;      // where the broken file was copied, when error is set
+  bool ok() const { return error.empty(); }
+};
+
+// A snapshot, read without the lock (the file is only ever replaced by rename, so a
+// reader sees the old or the new version). A file that does not parse or validate gives
+// an error and a copy of it is kept beside it (`.execution-state.json.corrupt-<time>`).
+LoadResult load(const std::filesystem::path& root);
+
+struct UpdateResult {
+  json doc;            // the state after the update (or as it was, when aborted)
+  std::string error;   // I/O, lock, schema (before or after fn), or fn's own error
+  bool written = false;
+  bool ok() const { return error.empty(); }
+};
+
+// Read-modify-write under the lock. fn receives the current state ({} when absent) and
+// mutates it; it returns false (optionally setting err) to abort without writing. The
+// result is validated against schemas/execution-state.json before it is written: an
+// invalid result is never written. A broken existing file is never overwritten.
+UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn);
+
+// Validates a state document; empty string when valid, else "pointer: message; ...".
+std::string validate(const json& doc);
+
+}  // namespace yolo::state

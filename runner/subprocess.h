@@ -1,0 +1,67 @@
+// Child processes, the careful way (ninja's subprocess, on libuv): argv only (never a
+// shell), each child in its own process group (its own session), a timeout that sends
+// SIGTERM to the whole group and SIGKILL after a grace period, stdout/stderr captured
+// with a size cap that keeps the tail.
+#pragma once
+#include <uv.h>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace yolo::runner {
+
+struct SpawnSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH when it has no '/'
+  std::filesystem::path cwd;      // empty: inherit
+  std::vector<std::pair<std::string, std::string>> env;  // added to / overriding the inherited environment
+  std::string stdin_data;         // written to the child's stdin, which is then closed
+  long long timeout_ms = 30000;   // <= 0: no timeout
+  long long kill_grace_ms = 500;  // SIGTERM -> SIGKILL
+  size_t output_cap = 1 << 20;    // bytes kept per stream (the tail)
+};
+
+struct SpawnResult {
+  enum class Outcome { Exited, Signaled, TimedOut, Cancelled, SpawnFailed };
+  Outcome outcome = Outcome::SpawnFailed;
+  int exit_code = -1;    // when Exited
+  int term_signal = 0;   // when Signaled / TimedOut / Cancelled
+  std::string out, err;  // the last output_cap bytes of each stream
+  size_t out_total = 0, err_total = 0;  // bytes the child wrote
+  bool out_truncated() const { return out_total > out.size(); }
+  bool err_truncated() const { return err_total > err.size(); }
+  std::string spawn_error;  // why it could not start
+  double elapsed_ms = 0;
+  int pid = 0;
+
+  bool ran() const { return outcome == Outcome::Exited || outcome == Outcome::Signaled; }
+  bool ok() const { return outcome == Outcome::Exited && exit_code == 0; }
+  // "exited with status 3", "timed out after 30000 ms (process group killed)", "could not start: ..."
+  std::string describe() const;
+};
+
+// Runs one child to completion on a private loop. Thread-compatible (one loop per call).
+SpawnResult run_process(const SpawnSpec& spec);
+
+// A child running on a caller's loop; `done` is called exactly once, on the loop thread.
+// Destroying a Process that is still running kills its group (SIGKILL) first.
+class Process {
+ public:
+  static std::unique_ptr<Process> start(uv_loop_t* loop, SpawnSpec spec, std::function<void(SpawnResult)> done);
+  ~Process();
+  // SIGTERM to the group now, SIGKILL after the grace period; outcome Cancelled.
+  void cancel();
+  bool running() const;
+  int pid() const;
+
+  struct Impl;
+
+ private:
+  explicit Process(Impl* impl) : impl_(impl) {}
+  Impl* impl_;  // owned by the loop until its handles close
+};
+
+}  // namespace yolo::runner
