@@ -1,5 +1,7 @@
 #include "runner/command.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <iostream>
 
@@ -20,6 +22,8 @@ const std::vector<Command>& commands() {
 }
 
 int run_cli(int argc, char** argv) {
+  // A child that closes its stdin early must not kill us with SIGPIPE: writes fail with EPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"yolo: runs the .yolo-planning protocol (review gate, approvals, waves)", "yolo"};
   app.set_version_flag("--version", std::string("yolo ") + YOLO_VERSION);
   app.require_subcommand(1);

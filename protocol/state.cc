@@ -1,0 +1,144 @@
+#include "protocol/state.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "protocol/clock.h"
+#include "protocol/fs.h"
+#include "protocol/schema.h"
+
+namespace yolo::state {
+namespace {
+
+constexpr size_t kMaxStateBytes = 16u << 20;
+
+// Holds an exclusive flock on .yolo-planning/.lock for its lifetime.
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& p) {
+    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      error_ = p.string() + ": cannot open lock file: " + std::strerror(errno);
+      return;
+    }
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      error_ = p.string() + ": cannot lock: " + std::strerror(errno);
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  std::string error_;
+};
+
+std::string keep_copy(const std::filesystem::path& path, const std::string& content) {
+  std::string stamp = now_iso8601();
+  for (auto& c : stamp)
+    if (c == ':') c = '-';
+  std::filesystem::path copy = path;
+  copy += ".corrupt-" + stamp;
+  if (!std::filesystem::exists(copy)) fs::write_atomic(copy, content);
+  return copy.string();
+}
+
+LoadResult load_impl(const std::filesystem::path& root) {
+  LoadResult r;
+  auto path = state_path(root);
+  auto read = fs::read_text(path, kMaxStateBytes);
+  if (!read.ok()) {
+    if (read.error->kind == fs::FileError::Kind::NotFound) return r;
+    r.error = read.error->message;
+    if (read.error->kind != fs::FileError::Kind::Io) {
+      auto raw = fs::read_bytes(path, kMaxStateBytes * 4);
+      if (raw.ok()) r.kept_copy = keep_copy(path, raw.content);
+    }
+    return r;
+  }
+  r.exists = true;
+  json doc = json::parse(read.content, nullptr, false);
+  if (doc.is_discarded()) {
+    r.error = path.string() + ": not valid JSON; the runner will not overwrite it";
+    r.kept_copy = keep_copy(path, read.content);
+    r.error += " (copy kept at " + r.kept_copy + ")";
+    return r;
+  }
+  if (std::string v = validate(doc); !v.empty()) {
+    r.error = path.string() + ": does not match schema execution-state: " + v;
+    r.kept_copy = keep_copy(path, read.content);
+    r.error += " (copy kept at " + r.kept_copy + ")";
+    return r;
+  }
+  r.doc = std::move(doc);
+  return r;
+}
+
+}  // namespace
+
+std::filesystem::path state_path(const std::filesystem::path& root) {
+  return root / ".yolo-planning" / ".execution-state.json";
+}
+
+std::filesystem::path lock_path(const std::filesystem::path& root) { return root / ".yolo-planning" / ".lock"; }
+
+std::string validate(const json& doc) {
+  auto errors = schema::validate("execution-state", doc);
+  return errors.empty() ? std::string() : schema::describe(errors);
+}
+
+LoadResult load(const std::filesystem::path& root) { return load_impl(root); }
+
+UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn) {
+  UpdateResult r;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(root / ".yolo-planning", ec)) {
+    r.error = (root / ".yolo-planning").string() + ": no such folder (not a yolo project)";
+    return r;
+  }
+  FileLock lock(lock_path(root));
+  if (!lock.error().empty()) {
+    r.error = lock.error();
+    return r;
+  }
+  LoadResult cur = load_impl(root);
+  if (!cur.ok()) {
+    r.error = cur.error;
+    return r;
+  }
+  json doc = cur.doc;
+  std::string err;
+  if (!fn(doc, err)) {
+    r.doc = cur.doc;
+    r.error = err;
+    return r;
+  }
+  if (std::string v = validate(doc); !v.empty()) {
+    r.doc = cur.doc;
+    r.error = state_path(root).string() + ": update refused, the result would not match schema execution-state: " + v;
+    return r;
+  }
+  if (std::string w = fs::write_atomic(state_path(root), doc.dump(2) + "\n"); !w.empty()) {
+    r.doc = cur.doc;
+    r.error = w;
+    return r;
+  }
+  r.doc = std::move(doc);
+  r.written = true;
+  return r;
+}
+
+}  // namespace yolo::state

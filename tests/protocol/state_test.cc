@@ -1,0 +1,88 @@
+#include "protocol/state.h"
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace yolo::state {
+namespace {
+
+struct Repo {
+  test::TempDir dir;
+  Repo() { std::filesystem::create_directories(dir / ".yolo-planning"); }
+  const std::filesystem::path& root() const { return dir.path(); }
+};
+
+TEST(State, MissingFileIsEmptyNotAnError) {
+  Repo repo;
+  auto r = load(repo.root());
+  EXPECT_TRUE(r.ok());
+  EXPECT_FALSE(r.exists);
+  EXPECT_EQ(r.doc, json::object());
+}
+
+TEST(State, UpdateWritesValidatedStateAtomically) {
+  Repo repo;
+  auto u = update(repo.root(), [](json& d, std::string&) {
+    d["status"] = "running";
+    d["correlation_id"] = "abc";
+    return true;
+  });
+  ASSERT_TRUE(u.ok()) << u.error;
+  EXPECT_TRUE(u.written);
+  auto l = load(repo.root());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l.doc["correlation_id"], "abc");
+  // no temp files left behind
+  for (auto& e : std::filesystem::directory_iterator(repo.root() / ".yolo-planning"))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST(State, InvalidResultIsNeverWritten) {
+  Repo repo;
+  ASSERT_TRUE(update(repo.root(), [](json& d, std::string&) { d["status"] = "running"; return true; }).ok());
+  std::string before = test::read_file(state_path(repo.root()));
+  auto u = update(repo.root(), [](json& d, std::string&) { d["status"] = "exploded"; return true; });
+  EXPECT_FALSE(u.ok());
+  EXPECT_NE(u.error.find("/status"), std::string::npos) << u.error;
+  EXPECT_EQ(test::read_file(state_path(repo.root())), before);
+}
+
+TEST(State, AbortedUpdateWritesNothing) {
+  Repo repo;
+  auto u = update(repo.root(), [](json&, std::string& err) { err = "nothing pending"; return false; });
+  EXPECT_EQ(u.error, "nothing pending");
+  EXPECT_FALSE(std::filesystem::exists(state_path(repo.root())));
+}
+
+TEST(State, GarbageFileIsReportedKeptAndNeverOverwritten) {
+  Repo repo;
+  test::write_file(state_path(repo.root()), "{\"status\": \"running\", trailing garbage");
+  auto l = load(repo.root());
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.error.find(".execution-state.json"), std::string::npos);
+  EXPECT_NE(l.error.find("not valid JSON"), std::string::npos);
+  ASSERT_FALSE(l.kept_copy.empty());
+  EXPECT_EQ(test::read_file(l.kept_copy), "{\"status\": \"running\", trailing garbage");
+  auto u = update(repo.root(), [](json& d, std::string&) { d = {{"status", "running"}}; return true; });
+  EXPECT_FALSE(u.ok());
+  EXPECT_EQ(test::read_file(state_path(repo.root())), "{\"status\": \"running\", trailing garbage");
+}
+
+TEST(State, SchemaViolationNamesThePointer) {
+  Repo repo;
+  test::write_file(state_path(repo.root()), R"({"status": "running", "plans": [{"id": "01-01", "status": "weird"}]})");
+  auto l = load(repo.root());
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.error.find("/plans/0/status"), std::string::npos) << l.error;
+}
+
+TEST(State, NotAProject) {
+  test::TempDir d;
+  auto u = update(d.path(), [](json& doc, std::string&) { doc["status"] = "running"; return true; });
+  EXPECT_FALSE(u.ok());
+  EXPECT_NE(u.error.find(".yolo-planning"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace yolo::state

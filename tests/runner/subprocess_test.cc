@@ -1,0 +1,131 @@
+#include "runner/subprocess.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "test_support.h"
+
+namespace yolo::runner {
+namespace {
+
+SpawnSpec spec(std::vector<std::string> argv, long long timeout_ms = 10000) {
+  SpawnSpec s;
+  s.argv = std::move(argv);
+  s.timeout_ms = timeout_ms;
+  return s;
+}
+
+bool process_gone(int pid) {
+  for (int i = 0; i < 100; ++i) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST(Subprocess, CapturesStdoutStderrAndExitCode) {
+  auto r = run_process(spec({"sh", "-c", "echo out; echo err >&2; exit 3"}));
+  EXPECT_EQ(r.outcome, SpawnResult::Outcome::Exited);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.describe(), "exited with status 3");
+}
+
+TEST(Subprocess, MissingBinaryIsASpawnFailure) {
+  auto r = run_process(spec({"/nonexistent/yolo-reviewer"}));
+  EXPECT_EQ(r.outcome, SpawnResult::Outcome::SpawnFailed);
+  EXPECT_NE(r.describe().find("could not start"), std::string::npos);
+  EXPECT_FALSE(r.ran());
+}
+
+TEST(Subprocess, ArgvIsLiteralNeverAShell) {
+  test::TempDir d;
+  std::string hostile = "$(touch " + (d / "pwned").string() + "); rm -rf ~ '; echo pwned";
+  auto r = run_process(spec({"printf", "%s", hostile}));
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.out, hostile);
+  EXPECT_FALSE(std::filesystem::exists(d / "pwned"));
+}
+
+TEST(Subprocess, EnvAndStdinAndCwd) {
+  test::TempDir d;
+  SpawnSpec s = spec({"sh", "-c", "echo \"$YOLO_PLAN_ID\"; pwd; cat"});
+  s.env = {{"YOLO_PLAN_ID", "01-02"}};
+  s.cwd = d.path();
+  s.stdin_data = "from stdin";
+  auto r = run_process(s);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_EQ(r.out, "01-02\n" + std::filesystem::canonical(d.path()).string() + "\nfrom stdin");
+}
+
+TEST(Subprocess, TimeoutKillsTheWholeGroupIncludingGrandchildren) {
+  auto r = run_process(spec({"sh", "-c", "sleep 30 & echo $!; sleep 30"}, 300));
+  EXPECT_EQ(r.outcome, SpawnResult::Outcome::TimedOut);
+  EXPECT_LT(r.elapsed_ms, 5000);
+  int grandchild = std::stoi(r.out);
+  EXPECT_TRUE(process_gone(grandchild)) << "grandchild " << grandchild << " outlived the timeout";
+}
+
+TEST(Subprocess, TermIgnoringChildIsKilledAfterGrace) {
+  SpawnSpec s = spec({"sh", "-c", "trap '' TERM; sleep 30"}, 200);
+  s.kill_grace_ms = 200;
+  auto r = run_process(s);
+  EXPECT_EQ(r.outcome, SpawnResult::Outcome::TimedOut);
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  EXPECT_LT(r.elapsed_ms, 5000);
+}
+
+TEST(Subprocess, BackgroundLeftoversDieWithTheChild) {
+  // The child exits at once but leaves a grandchild holding stdout open.
+  auto r = run_process(spec({"sh", "-c", "sleep 30 & echo $!"}, 10000));
+  EXPECT_EQ(r.outcome, SpawnResult::Outcome::Exited);
+  EXPECT_LT(r.elapsed_ms, 5000);
+  EXPECT_TRUE(process_gone(std::stoi(r.out)));
+}
+
+TEST(Subprocess, OutputIsCappedKeepingTheTail) {
+  SpawnSpec s = spec({"sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' a; printf END"});
+  s.output_cap = 1000;
+  auto r = run_process(s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.out.size(), 1000u);
+  EXPECT_EQ(r.out_total, 3000003u);
+  EXPECT_TRUE(r.out_truncated());
+  EXPECT_EQ(r.out.substr(r.out.size() - 3), "END");
+}
+
+TEST(Subprocess, AsyncChildrenRunInParallelAndCanBeCancelled) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  std::vector<SpawnResult> results;
+  auto a = Process::start(&loop, spec({"sleep", "0.3"}), [&](SpawnResult r) { results.push_back(std::move(r)); });
+  auto b = Process::start(&loop, spec({"sleep", "0.3"}), [&](SpawnResult r) { results.push_back(std::move(r)); });
+  auto c = Process::start(&loop, spec({"sleep", "30"}), [&](SpawnResult r) { results.push_back(std::move(r)); });
+  EXPECT_TRUE(c->running());
+  c->cancel();
+  auto t0 = std::chrono::steady_clock::now();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(results.size(), 3u);
+  int cancelled = 0, exited = 0;
+  for (const auto& r : results) {
+    if (r.outcome == SpawnResult::Outcome::Cancelled) ++cancelled;
+    if (r.ok()) ++exited;
+  }
+  EXPECT_EQ(cancelled, 1);
+  EXPECT_EQ(exited, 2);
+  EXPECT_LT(ms, 3000);  // the two sleeps overlapped and the cancelled one did not run 30 s
+  a.reset();
+  b.reset();
+  c.reset();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
+}  // namespace
+}  // namespace yolo::runner
