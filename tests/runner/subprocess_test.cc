@@ -18,9 +18,13 @@ SpawnSpec spec(std::vector<std::string> argv, long long timeout_ms = 10000) {
   return s;
 }
 
+// Gone = no such process, or a zombie waiting for a reaper that is not ours.
 bool process_gone(int pid) {
   for (int i = 0; i < 100; ++i) {
     if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::string stat = test::read_file("/proc/" + std::to_string(pid) + "/stat");
+    size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z') return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
