@@ -11,6 +11,8 @@ namespace yolo {
 namespace {
 
 constexpr int kMaxDepth = 64;
+// Aliases share nodes in yaml-cpp but expand in JSON: cap the expansion (billion laughs).
+constexpr size_t kMaxNodes = 200000;
 
 bool is_canonical_int(const std::string& s) {
   if (s.empty() || s.size() > 18) return false;
@@ -44,7 +46,9 @@ json scalar_to_json(const YAML::Node& n) {
   return s;
 }
 
-json node_to_json(const YAML::Node& n, int depth) {
+json node_to_json(const YAML::Node& n, int depth, size_t& budget) {
+  if (budget == 0) throw std::runtime_error("document expands to more than " + std::to_string(kMaxNodes) + " values (alias bomb?)");
+  --budget;
   if (depth > kMaxDepth) throw std::runtime_error("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
   switch (n.Type()) {
     case YAML::NodeType::Null:
@@ -54,14 +58,14 @@ json node_to_json(const YAML::Node& n, int depth) {
       return scalar_to_json(n);
     case YAML::NodeType::Sequence: {
       json arr = json::array();
-      for (const auto& item : n) arr.push_back(node_to_json(item, depth + 1));
+      for (const auto& item : n) arr.push_back(node_to_json(item, depth + 1, budget));
       return arr;
     }
     case YAML::NodeType::Map: {
       json obj = json::object();
       for (const auto& kv : n) {
         std::string key = kv.first.IsScalar() ? kv.first.Scalar() : YAML::Dump(kv.first);
-        obj[key] = node_to_json(kv.second, depth + 1);
+        obj[key] = node_to_json(kv.second, depth + 1, budget);
       }
       return obj;
     }
@@ -92,7 +96,8 @@ json yaml_to_json(std::string_view yaml, std::optional<FrontmatterError>& error,
   }
   try {
     YAML::Node root = YAML::Load(std::string(yaml));
-    return node_to_json(root, 0);
+    size_t budget = kMaxNodes;
+    return node_to_json(root, 0, budget);
   } catch (const YAML::Exception& e) {
     FrontmatterError err;
     err.line = e.mark.is_null() ? 0 : e.mark.line + 1 + line_offset;

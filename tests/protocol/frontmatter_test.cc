@@ -86,3 +86,22 @@ TEST(Frontmatter, BothMustHavesShapes) {
 
 }  // namespace
 }  // namespace yolo
+
+namespace yolo {
+namespace {
+TEST(Frontmatter, AliasBombIsRefused) {
+  std::string y = "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char prev = 'a';
+  for (char c = 'b'; c <= 'j'; ++c) {
+    y += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i) y += std::string(i ? ", " : "") + "*" + prev;
+    y += "]\n";
+    prev = c;
+  }
+  y += "---\n";
+  auto fm = parse_frontmatter(y);
+  ASSERT_FALSE(fm.ok());
+  EXPECT_NE(fm.error->message.find("alias"), std::string::npos) << fm.error->message;
+}
+}  // namespace
+}  // namespace yolo
