@@ -1,0 +1,152 @@
+#include "protocol/waves.h"
+
+#include <algorithm>
+
+#include "protocol/plan.h"
+
+namespace yolo::waves {
+
+const char* to_string(PlanStatus s) {
+  switch (s) {
+    case PlanStatus::Pending: return "pending";
+    case PlanStatus::Ready: return "ready";
+    case PlanStatus::Running: return "running";
+    case PlanStatus::Complete: return "complete";
+    case PlanStatus::Failed: return "failed";
+  }
+  return "pending";
+}
+
+std::optional<PlanStatus> parse_status(std::string_view s) {
+  if (s == "pending") return PlanStatus::Pending;
+  if (s == "ready") return PlanStatus::Ready;
+  if (s == "running") return PlanStatus::Running;
+  if (s == "complete") return PlanStatus::Complete;
+  if (s == "failed") return PlanStatus::Failed;
+  return std::nullopt;
+}
+
+const char* to_string(Outcome o) {
+  switch (o) {
+    case Outcome::Start: return "start";
+    case Outcome::Waiting: return "waiting";
+    case Outcome::Frozen: return "frozen";
+    case Outcome::Complete: return "complete";
+    case Outcome::Failed: return "failed";
+    case Outcome::Blocked: return "blocked";
+  }
+  return "blocked";
+}
+
+int resolve_dependency(const std::vector<PlanNode>& plans, const std::string& dep) {
+  std::string d = normalize_ref(dep);
+  bool has_dash = d.find('-') != std::string::npos;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const std::string& mine = has_dash ? plans[i].id : plans[i].plan;
+    if (!mine.empty() && normalize_ref(mine) == d) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+namespace {
+
+// Empty when every dependency of p is complete, else a sentence naming the first one that is not.
+std::string unmet_dependency(const std::vector<PlanNode>& plans, const PlanNode& p) {
+  for (const auto& dep : p.depends_on) {
+    int j = resolve_dependency(plans, dep);
+    if (j < 0) return "plan " + p.id + " depends on '" + dep + "', which is not a plan of this phase";
+    const PlanNode& q = plans[static_cast<size_t>(j)];
+    if (&q == &p) return "plan " + p.id + " depends on itself";
+    if (q.status != PlanStatus::Complete)
+      return "plan " + p.id + " waits for plan " + q.id + " (" + to_string(q.status) + ")";
+  }
+  return {};
+}
+
+bool startable_status(PlanStatus s) { return s == PlanStatus::Pending || s == PlanStatus::Ready; }
+
+}  // namespace
+
+Decision next(const std::vector<PlanNode>& plans, const Options& opts) {
+  Decision d;
+  int only = -1;
+  if (!opts.only.empty()) {
+    only = resolve_dependency(plans, opts.only);
+    if (only < 0) {
+      d.outcome = Outcome::Blocked;
+      d.reason = "no plan '" + opts.only + "' in this phase";
+      return d;
+    }
+  }
+  bool all_complete = true;
+  const PlanNode* invalid = nullptr;
+  const PlanNode* failed = nullptr;
+  for (const auto& p : plans) {
+    if (p.wave >= 1) d.total_waves = std::max(d.total_waves, p.wave);
+    if (p.status == PlanStatus::Running) ++d.running;
+    if (p.status == PlanStatus::Failed && !failed) failed = &p;
+    if (p.status == PlanStatus::Complete) continue;
+    all_complete = false;
+    if (p.wave < 1) {
+      if (!invalid) invalid = &p;
+      continue;
+    }
+    if (d.wave == 0 || p.wave < d.wave) d.wave = p.wave;
+  }
+  bool done = only >= 0 ? plans[static_cast<size_t>(only)].status == PlanStatus::Complete : all_complete;
+  if (done) {
+    d.outcome = Outcome::Complete;
+    return d;
+  }
+  if (opts.frozen) {
+    d.outcome = Outcome::Frozen;
+    d.reason = "a gate is open: no new plan starts";
+    return d;
+  }
+  std::string first_block;
+  size_t slots = opts.max_parallel > 0 && static_cast<size_t>(opts.max_parallel) > d.running
+                     ? static_cast<size_t>(opts.max_parallel) - d.running
+                     : 0;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const PlanNode& p = plans[i];
+    if (only >= 0 && static_cast<int>(i) != only) continue;
+    if (!startable_status(p.status)) continue;
+    if (p.wave < 1) {
+      if (first_block.empty()) first_block = "plan " + p.id + " has no valid wave";
+      continue;
+    }
+    if (p.wave != d.wave) {
+      if (first_block.empty())
+        first_block = "plan " + p.id + " (wave " + std::to_string(p.wave) + ") waits for wave " +
+                      std::to_string(d.wave) + " to complete";
+      continue;
+    }
+    std::string unmet = unmet_dependency(plans, p);
+    if (!unmet.empty()) {
+      if (first_block.empty()) first_block = unmet;
+      continue;
+    }
+    if (d.start.size() < slots) d.start.push_back(i);
+  }
+  if (!d.start.empty()) {
+    d.outcome = Outcome::Start;
+    return d;
+  }
+  if (d.running > 0) {
+    d.outcome = Outcome::Waiting;
+    return d;
+  }
+  if (failed) {
+    d.outcome = Outcome::Failed;
+    d.reason = "plan " + failed->id + " failed: wave " + std::to_string(failed->wave) +
+               " cannot complete, the next wave does not start";
+    return d;
+  }
+  d.outcome = Outcome::Blocked;
+  if (!first_block.empty()) d.reason = first_block;
+  else if (invalid) d.reason = "plan " + invalid->id + " has no valid wave";
+  else d.reason = "no plan can start";
+  return d;
+}
+
+}  // namespace yolo::waves

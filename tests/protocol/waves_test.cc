@@ -1,0 +1,182 @@
+#include "protocol/waves.h"
+
+#include <gtest/gtest.h>
+
+namespace yolo::waves {
+namespace {
+
+PlanNode node(std::string plan, long long wave, std::vector<std::string> deps = {}, PlanStatus s = PlanStatus::Pending) {
+  PlanNode n;
+  n.plan = plan;
+  n.id = "01-" + plan;
+  n.wave = wave;
+  n.depends_on = std::move(deps);
+  n.status = s;
+  return n;
+}
+
+std::vector<size_t> starts(const std::vector<PlanNode>& p, int max_parallel = 4, bool frozen = false) {
+  Options o;
+  o.max_parallel = max_parallel;
+  o.frozen = frozen;
+  return next(p, o).start;
+}
+
+// The three-wave demo shape: 01 | 02 03 | 04.
+std::vector<PlanNode> demo() {
+  return {node("01", 1), node("02", 2, {"01"}), node("03", 2, {"01-01"}), node("04", 3, {"02", "03"})};
+}
+
+TEST(Waves, StatusNamesRoundTrip) {
+  for (auto s : {PlanStatus::Pending, PlanStatus::Ready, PlanStatus::Running, PlanStatus::Complete, PlanStatus::Failed})
+    EXPECT_EQ(parse_status(to_string(s)), s);
+  EXPECT_FALSE(parse_status("done").has_value());
+}
+
+TEST(Waves, FirstWaveOnlyAtStart) {
+  auto p = demo();
+  Decision d = next(p, {4, false, ""});
+  EXPECT_EQ(d.outcome, Outcome::Start);
+  EXPECT_EQ(d.start, (std::vector<size_t>{0}));
+  EXPECT_EQ(d.wave, 1);
+  EXPECT_EQ(d.total_waves, 3);
+}
+
+TEST(Waves, NextWaveWaitsForWholePreviousWave) {
+  auto p = demo();
+  p[0].status = PlanStatus::Running;
+  Decision d = next(p, {4, false, ""});
+  EXPECT_EQ(d.outcome, Outcome::Waiting);
+  EXPECT_TRUE(d.start.empty());
+  EXPECT_EQ(d.running, 1u);
+  p[0].status = PlanStatus::Complete;
+  EXPECT_EQ(starts(p), (std::vector<size_t>{1, 2}));
+  // One plan of wave 2 complete, the other still running: wave 3 must not start.
+  p[1].status = PlanStatus::Complete;
+  p[2].status = PlanStatus::Running;
+  d = next(p, {4, false, ""});
+  EXPECT_EQ(d.outcome, Outcome::Waiting);
+  EXPECT_EQ(d.wave, 2);
+  p[2].status = PlanStatus::Complete;
+  EXPECT_EQ(starts(p), (std::vector<size_t>{3}));
+}
+
+TEST(Waves, WaveRuleHoldsEvenWithoutDependencies) {
+  std::vector<PlanNode> p = {node("01", 1), node("02", 2), node("03", 1, {}, PlanStatus::Running)};
+  EXPECT_EQ(starts(p), (std::vector<size_t>{0}));
+}
+
+TEST(Waves, MaxParallelCountsRunningPlans) {
+  std::vector<PlanNode> p = {node("01", 1), node("02", 1), node("03", 1), node("04", 1)};
+  EXPECT_EQ(starts(p, 2), (std::vector<size_t>{0, 1}));
+  p[0].status = PlanStatus::Running;
+  EXPECT_EQ(starts(p, 2), (std::vector<size_t>{1}));
+  p[1].status = PlanStatus::Running;
+  Decision d = next(p, {2, false, ""});
+  EXPECT_EQ(d.outcome, Outcome::Waiting);
+  EXPECT_EQ(starts(p, 1), (std::vector<size_t>{}));
+}
+
+TEST(Waves, DependencyWithinWaveIsRespected) {
+  // Precheck rejects same-wave dependencies, but the scheduler must still never start early.
+  std::vector<PlanNode> p = {node("01", 1), node("02", 1, {"01"})};
+  EXPECT_EQ(starts(p), (std::vector<size_t>{0}));
+  p[0].status = PlanStatus::Complete;
+  EXPECT_EQ(starts(p), (std::vector<size_t>{1}));
+}
+
+TEST(Waves, FrozenStartsNothingButReportsRunning) {
+  auto p = demo();
+  Decision d = next(p, {4, true, ""});
+  EXPECT_EQ(d.outcome, Outcome::Frozen);
+  EXPECT_TRUE(d.start.empty());
+  p[0].status = PlanStatus::Running;
+  d = next(p, {4, true, ""});
+  EXPECT_EQ(d.outcome, Outcome::Frozen);
+  EXPECT_EQ(d.running, 1u);
+}
+
+TEST(Waves, CompleteWinsOverFrozen) {
+  auto p = demo();
+  for (auto& n : p) n.status = PlanStatus::Complete;
+  EXPECT_EQ(next(p, {1, true, ""}).outcome, Outcome::Complete);
+  EXPECT_EQ(next(p, {1, false, ""}).outcome, Outcome::Complete);
+}
+
+TEST(Waves, FailedPlanStopsNextWaveButNotItsSiblings) {
+  std::vector<PlanNode> p = {node("01", 1, {}, PlanStatus::Failed), node("02", 1), node("03", 2)};
+  Decision d = next(p, {4, false, ""});
+  EXPECT_EQ(d.outcome, Outcome::Start);
+  EXPECT_EQ(d.start, (std::vector<size_t>{1}));
+  p[1].status = PlanStatus::Complete;
+  d = next(p, {4, false, ""});
+  EXPECT_EQ(d.outcome, Outcome::Failed);
+  EXPECT_TRUE(d.start.empty());
+  EXPECT_NE(d.reason.find("01-01"), std::string::npos);
+}
+
+TEST(Waves, FailedPlanWaitsForRunningSiblings) {
+  std::vector<PlanNode> p = {node("01", 1, {}, PlanStatus::Failed), node("02", 1, {}, PlanStatus::Running), node("03", 2)};
+  EXPECT_EQ(next(p, {4, false, ""}).outcome, Outcome::Waiting);
+}
+
+TEST(Waves, DependentOfFailedPlanNeverStarts) {
+  std::vector<PlanNode> p = {node("01", 1, {}, PlanStatus::Failed), node("02", 1, {"01"})};
+  EXPECT_EQ(next(p, {4, false, ""}).outcome, Outcome::Failed);
+}
+
+TEST(Waves, ReadyPlansMayStart) {
+  std::vector<PlanNode> p = {node("01", 1, {}, PlanStatus::Ready), node("02", 2)};
+  EXPECT_EQ(starts(p), (std::vector<size_t>{0}));
+}
+
+TEST(Waves, UnknownDependencyBlocksWithReason) {
+  std::vector<PlanNode> p = {node("01", 1, {"09"})};
+  Decision d = next(p, {4, false, ""});
+  EXPECT_EQ(d.outcome, Outcome::Blocked);
+  EXPECT_NE(d.reason.find("'09'"), std::string::npos);
+}
+
+TEST(Waves, InvalidWaveBlocks) {
+  std::vector<PlanNode> p = {node("01", 0)};
+  Decision d = next(p, {4, false, ""});
+  EXPECT_EQ(d.outcome, Outcome::Blocked);
+  EXPECT_NE(d.reason.find("wave"), std::string::npos);
+}
+
+TEST(Waves, EmptyPhaseIsComplete) { EXPECT_EQ(next({}, {1, false, ""}).outcome, Outcome::Complete); }
+
+TEST(Waves, OnlyOnePlan) {
+  auto p = demo();
+  Options o{4, false, "1"};
+  Decision d = next(p, o);
+  EXPECT_EQ(d.start, (std::vector<size_t>{0}));
+  o.only = "01-04";
+  d = next(p, o);
+  EXPECT_EQ(d.outcome, Outcome::Blocked);  // wave 1 not complete yet
+  for (size_t i = 0; i < 3; ++i) p[i].status = PlanStatus::Complete;
+  EXPECT_EQ(next(p, o).start, (std::vector<size_t>{3}));
+  p[3].status = PlanStatus::Complete;
+  EXPECT_EQ(next(p, o).outcome, Outcome::Complete);
+  o.only = "7";
+  EXPECT_EQ(next(p, o).outcome, Outcome::Blocked);
+}
+
+TEST(Waves, OnlyPlanCompleteWhileOthersPending) {
+  auto p = demo();
+  p[0].status = PlanStatus::Complete;
+  EXPECT_EQ(next(p, {4, false, "01"}).outcome, Outcome::Complete);
+}
+
+TEST(Waves, ResolveDependencyAnySpelling) {
+  auto p = demo();
+  EXPECT_EQ(resolve_dependency(p, "3"), 2);
+  EXPECT_EQ(resolve_dependency(p, "03"), 2);
+  EXPECT_EQ(resolve_dependency(p, "1-03"), 2);
+  EXPECT_EQ(resolve_dependency(p, "01-03"), 2);
+  EXPECT_EQ(resolve_dependency(p, "02-03"), -1);
+  EXPECT_EQ(resolve_dependency(p, ""), -1);
+}
+
+}  // namespace
+}  // namespace yolo::waves
