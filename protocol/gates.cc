@@ -1,0 +1,870 @@
+#include "protocol/gates.h"
+
+#include <algorithm>
+
+#include "protocol/clock.h"
+#include "protocol/fs.h"
+#include "protocol/sha256.h"
+#include "protocol/state.h"
+#include "protocol/text.h"
+
+namespace yolo::gates {
+
+namespace stdfs = std::filesystem;
+
+// ---- vocabulary --------------------------------------------------------------------
+
+std::string_view to_string(GateType t) {
+  switch (t) {
+    case GateType::Vision: return "vision";
+    case GateType::Wave: return "wave";
+    case GateType::Security: return "security";
+    case GateType::ScopeChange: return "scope_change";
+  }
+  return "vision";
+}
+
+std::optional<GateType> parse_gate_type(std::string_view s) {
+  if (s == "vision") return GateType::Vision;
+  if (s == "wave") return GateType::Wave;
+  if (s == "security") return GateType::Security;
+  if (s == "scope_change") return GateType::ScopeChange;
+  return std::nullopt;
+}
+
+std::string_view to_string(GateStatus s) {
+  switch (s) {
+    case GateStatus::Open: return "OPEN";
+    case GateStatus::Approved: return "APPROVED";
+    case GateStatus::Rejected: return "REJECTED";
+  }
+  return "OPEN";
+}
+
+std::string_view to_string(RunState s) {
+  switch (s) {
+    case RunState::Running: return "RUNNING";
+    case RunState::Frozen: return "FROZEN";
+    case RunState::Halted: return "HALTED";
+    case RunState::Complete: return "COMPLETE";
+  }
+  return "RUNNING";
+}
+
+std::string_view to_string(Decision d) {
+  switch (d) {
+    case Decision::Approved: return "approved";
+    case Decision::Rejected: return "rejected";
+    case Decision::Pending: return "pending";
+  }
+  return "pending";
+}
+
+namespace {
+
+constexpr const char* kOpen = "OPEN";
+constexpr const char* kApproved = "APPROVED";
+constexpr const char* kRejected = "REJECTED";
+constexpr const char* kAwaiting = "awaiting_approval";
+
+std::string str(const json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool is_open(const json& g) { return str(g, "status") == kOpen; }
+
+std::string now_or(const std::string& now) { return now.empty() ? now_iso8601() : now; }
+
+// "Vision", "Security", "Scope change" for messages.
+std::string label(const std::string& type) {
+  if (type == "scope_change") return "Scope change";
+  if (type.empty()) return "Vision";
+  std::string s = type;
+  s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+
+json& gates_array(json& doc) {
+  if (!doc.is_object()) doc = json::object();
+  auto it = doc.find("gates");
+  if (it == doc.end() || !it->is_array()) doc["gates"] = json::array();
+  return doc["gates"];
+}
+
+json* find_gate_mut(json& doc, const std::string& id) {
+  auto& gs = gates_array(doc);
+  for (auto& g : gs)
+    if (str(g, "id") == id) return &g;
+  return nullptr;
+}
+
+std::string describe_gate(const json& g) {
+  std::string s = "gate " + str(g, "id") + " (" + str(g, "gate_type");
+  if (!str(g, "plan_path").empty()) s += " for " + str(g, "plan_path");
+  return s + ")";
+}
+
+std::string new_gate_id(const json& doc, GateType t) {
+  size_t n = 1;
+  if (doc.contains("gates") && doc["gates"].is_array()) n = doc["gates"].size() + 1;
+  while (true) {
+    std::string id = std::string(to_string(t)) + "-" + std::to_string(n);
+    if (!find_gate(doc, id)) return id;
+    ++n;
+  }
+}
+
+bool valid_digest(const std::string& d) {
+  if (d.size() != 7 + 64 || d.rfind("sha256:", 0) != 0) return false;
+  return std::all_of(d.begin() + 7, d.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+std::string short_digest(const std::string& d) { return d.size() > 19 ? d.substr(0, 19) + "…" : d; }
+
+bool approval_belongs_to(const json& doc, const json& g) {
+  auto it = doc.find("approval");
+  if (it == doc.end() || !it->is_object()) return false;
+  std::string gid = str(*it, "gate_id");
+  if (!gid.empty()) return gid == str(g, "id");
+  return str(*it, "plan_path") == str(g, "plan_path");
+}
+
+json paused_answer(const json& g, const std::string& state_file) {
+  return {{"status", "paused"},
+          {"approval", {{"requested_at", str(g, "created_at")}, {"plan_path", str(g, "plan_path")}, {"state_file", state_file}}},
+          {"gate_id", str(g, "id")},
+          {"gate_type", str(g, "gate_type")}};
+}
+
+// Finds the gate a resolution is about; error sentence when there is none to resolve.
+json* resolve_target(json& doc, const std::string& gate_id, std::string& err) {
+  if (gate_id.empty()) {
+    for (auto& g : gates_array(doc))
+      if (is_open(g)) return &g;
+    err = "No pending approval to resolve";
+    return nullptr;
+  }
+  json* g = find_gate_mut(doc, gate_id);
+  if (!g) {
+    const json* open = open_gate(doc);
+    err = "No pending approval to resolve: there is no gate '" + gate_id + "'";
+    if (open) err += " (the open gate is " + str(*open, "id") + ")";
+    return nullptr;
+  }
+  if (!is_open(*g)) {
+    err = "No pending approval to resolve: gate " + gate_id + " is " + str(*g, "status");
+    if (!str(*g, "resolved_at").empty()) err += " since " + str(*g, "resolved_at");
+    if (!str(*g, "approved_by").empty()) err += " (by " + str(*g, "approved_by") + ")";
+    return nullptr;
+  }
+  return g;
+}
+
+}  // namespace
+
+RunState run_state(const json& state) {
+  std::string status = str(state, "status");
+  if (status == "complete") return RunState::Complete;
+  if (open_gate(state)) return RunState::Frozen;
+  if (status == "halted") return RunState::Halted;
+  if (status == kAwaiting) return RunState::Frozen;
+  return RunState::Running;
+}
+
+const json* find_gate(const json& state, const std::string& gate_id) {
+  if (!state.is_object()) return nullptr;
+  auto it = state.find("gates");
+  if (it == state.end() || !it->is_array()) return nullptr;
+  for (const auto& g : *it)
+    if (str(g, "id") == gate_id) return &g;
+  return nullptr;
+}
+
+const json* open_gate(const json& state) {
+  if (!state.is_object()) return nullptr;
+  auto it = state.find("gates");
+  if (it == state.end() || !it->is_array()) return nullptr;
+  for (const auto& g : *it)
+    if (is_open(g)) return &g;
+  return nullptr;
+}
+
+std::vector<json> list_gates(const json& state, bool open_only) {
+  std::vector<json> r;
+  json doc = state.is_object() ? state : json::object();
+  adopt_legacy_approval(doc);  // a pending approval of another tool shows as a gate
+  if (auto it = doc.find("gates"); it != doc.end() && it->is_array())
+    for (const auto& g : *it)
+      if (!open_only || is_open(g)) r.push_back(g);
+  return r;
+}
+
+// ---- events --------------------------------------------------------------------------
+
+events::Event gate_event(const json& state, const std::string& type, const json& gate, json extra) {
+  events::Event e;
+  e.type = type;
+  if (state.is_object() && state.contains("phase") && state["phase"].is_number_integer()) e.phase = state["phase"].get<long long>();
+  e.correlation_id = str(state, "correlation_id");
+  e.data = {{"gate_id", str(gate, "id")}, {"gate_type", str(gate, "gate_type")}, {"plan_path", str(gate, "plan_path")}};
+  if (extra.is_object())
+    for (auto& [k, v] : extra.items()) e.data[k] = v;
+  return e;
+}
+
+std::string log_events(const stdfs::path& root, const std::vector<events::Event>& evs) {
+  std::string first;
+  for (const auto& e : evs) {
+    auto w = events::log_always(root, e);
+    if (!w.written && first.empty()) first = w.reason;
+  }
+  return first;
+}
+
+// ---- transitions -------------------------------------------------------------------------
+
+bool adopt_legacy_approval(json& state, const std::string& now) {
+  if (!state.is_object()) return false;
+  auto it = state.find("approval");
+  if (it == state.end() || !it->is_object()) return false;
+  const json& a = *it;
+  if (!a.contains("approved") || !a["approved"].is_boolean() || a["approved"].get<bool>()) return false;
+  if (str(a, "plan_path").empty()) return false;
+  if (open_gate(state)) return false;
+  std::string gid = str(a, "gate_id");
+  if (!gid.empty() && find_gate(state, gid)) return false;  // already tracked (e.g. rejected)
+  GateType t = parse_gate_type(str(a, "gate_type")).value_or(GateType::Vision);
+  if (gid.empty()) gid = new_gate_id(state, t);
+  std::string created = str(a, "requested_at");
+  if (created.empty()) created = now_or(now);
+  json g = {{"id", gid},           {"gate_type", std::string(to_string(t))},
+            {"plan_path", str(a, "plan_path")}, {"status", kOpen},
+            {"created_at", created}, {"resolved_at", nullptr},
+            {"feedback", nullptr},   {"approved_by", nullptr},
+            {"digest", nullptr},     {"last_error", nullptr}};
+  gates_array(state).push_back(std::move(g));
+  state["approval"]["gate_id"] = gid;
+  if (!state["approval"].contains("gate_type")) state["approval"]["gate_type"] = std::string(to_string(t));
+  return true;
+}
+
+Transition request(json& state, const RequestInput& in) {
+  Transition t;
+  if (in.plan_path.empty()) {
+    t.error = "Cannot request approval: plan_path is empty";
+    return t;
+  }
+  json doc = state.is_object() ? state : json::object();
+  std::string now = now_or(in.now);
+  adopt_legacy_approval(doc, now);
+  std::string type(to_string(in.type));
+  if (run_state(doc) == RunState::Complete) {
+    t.error = "Cannot freeze: the run is complete (status: complete)";
+    return t;
+  }
+  if (const json* g = open_gate(doc)) {
+    if (str(*g, "gate_type") == type && str(*g, "plan_path") == in.plan_path) {
+      t.gate = *g;
+      t.answer = paused_answer(*g, in.state_file);
+      t.message = label(type) + " gate: Awaiting human approval for " + in.plan_path + ". Execution paused.";
+      state = std::move(doc);  // an adopted legacy approval is kept (harmless, idempotent)
+      return t;
+    }
+    t.error = "Cannot freeze: already frozen: " + describe_gate(*g) + " is open; approve or reject it first";
+    return t;
+  }
+  json g = {{"id", new_gate_id(doc, in.type)}, {"gate_type", type},          {"plan_path", in.plan_path},
+            {"status", kOpen},                 {"created_at", now},          {"resolved_at", nullptr},
+            {"feedback", nullptr},             {"approved_by", nullptr},     {"digest", nullptr},
+            {"last_error", nullptr}};
+  if (!in.reason.empty()) g["reason"] = in.reason;
+  if (in.wave && *in.wave >= 1) g["wave"] = *in.wave;
+  gates_array(doc).push_back(g);
+  doc["status"] = kAwaiting;
+  doc["approval"] = {{"requested_at", now}, {"plan_path", in.plan_path}, {"approved", false},
+                     {"approved_at", nullptr}, {"approved_by", nullptr}, {"gate_type", type},
+                     {"digest", nullptr},      {"gate_id", str(g, "id")}};
+  if (str(doc, "correlation_id").empty()) doc["correlation_id"] = new_uuid();
+  json extra = json::object();
+  if (!in.reason.empty()) extra["reason"] = in.reason;
+  t.events.push_back(gate_event(doc, "gate_frozen", g, extra));
+  t.gate = g;
+  t.answer = paused_answer(g, in.state_file);
+  t.changed = true;
+  t.message = label(type) + " gate: Awaiting human approval for " + in.plan_path + ". Execution paused.";
+  state = std::move(doc);
+  return t;
+}
+
+Transition approve(json& state, const ResolveInput& in) {
+  Transition t;
+  json doc = state.is_object() ? state : json::object();
+  std::string now = now_or(in.now);
+  adopt_legacy_approval(doc, now);
+  json* g = resolve_target(doc, in.gate_id, t.error);
+  if (!g) return t;
+  if (in.by.empty()) {
+    t.error = "Cannot approve " + describe_gate(*g) + ": who approves is unknown (approved_by is empty)";
+    return t;
+  }
+  if (!valid_digest(in.digest)) {
+    t.error = "Cannot approve " + describe_gate(*g) + ": no valid digest of " + str(*g, "plan_path") +
+              (in.digest.empty() ? std::string(" (the file could not be read)") : " (got '" + in.digest + "')");
+    return t;
+  }
+  (*g)["status"] = kApproved;
+  (*g)["resolved_at"] = now;
+  (*g)["approved_by"] = in.by;
+  (*g)["digest"] = in.digest;
+  (*g)["last_error"] = nullptr;
+  if (!in.feedback.empty()) (*g)["feedback"] = in.feedback;
+  json gate = *g;
+  if (approval_belongs_to(doc, gate)) {
+    json& a = doc["approval"];
+    a["approved"] = true;
+    a["approved_at"] = now;
+    a["approved_by"] = in.by;
+    a["digest"] = in.digest;
+  }
+  std::string status = str(doc, "status");
+  if (status == kAwaiting || status == "halted" || status.empty()) doc["status"] = "running";
+  t.events.push_back(gate_event(doc, "gate_resumed", gate, {{"approved_by", in.by}, {"digest", in.digest}}));
+  t.gate = gate;
+  t.changed = true;
+  t.message = label(str(gate, "gate_type")) + " gate: cleared (" + str(gate, "id") + " approved by " + in.by + ")";
+  state = std::move(doc);
+  return t;
+}
+
+Transition reject(json& state, const ResolveInput& in) {
+  Transition t;
+  json doc = state.is_object() ? state : json::object();
+  std::string now = now_or(in.now);
+  adopt_legacy_approval(doc, now);
+  json* g = resolve_target(doc, in.gate_id, t.error);
+  if (!g) return t;
+  std::string feedback(text::trim(in.feedback));
+  if (feedback.empty()) {
+    t.error = "Cannot reject " + describe_gate(*g) + " without feedback: say what to change (--feedback TEXT)";
+    return t;
+  }
+  (*g)["status"] = kRejected;
+  (*g)["resolved_at"] = now;
+  (*g)["feedback"] = feedback;
+  (*g)["last_error"] = nullptr;
+  if (!in.by.empty()) (*g)["rejected_by"] = in.by;
+  json gate = *g;
+  if (approval_belongs_to(doc, gate)) doc["approval"]["approved"] = false;
+  doc["status"] = "halted";
+  json extra = {{"feedback", feedback}};
+  if (!in.by.empty()) extra["rejected_by"] = in.by;
+  t.events.push_back(gate_event(doc, "gate_rejected", gate, extra));
+  t.gate = gate;
+  t.changed = true;
+  t.message = label(str(gate, "gate_type")) + " gate: rejected (" + str(gate, "id") + (in.by.empty() ? "" : " by " + in.by) +
+              "); run halted. Feedback: " + feedback;
+  state = std::move(doc);
+  return t;
+}
+
+// ---- resume rules ---------------------------------------------------------------------
+
+RunState resume(json& state, const std::string& new_correlation_id) {
+  if (!state.is_object()) state = json::object();
+  if (str(state, "correlation_id").empty() && !new_correlation_id.empty()) state["correlation_id"] = new_correlation_id;
+  if (str(state, "status").empty()) state["status"] = "running";
+  return run_state(state);
+}
+
+std::string set_running(json& state) {
+  switch (run_state(state)) {
+    case RunState::Frozen: {
+      const json* g = open_gate(state);
+      if (g) return "Cannot resume: awaiting approval of " + describe_gate(*g) + "; only an approval resumes the run";
+      return "Cannot resume: the run is awaiting approval; only an approval resumes the run";
+    }
+    case RunState::Halted: return "Cannot resume: the run is halted (a gate was rejected); revise and request approval again";
+    case RunState::Complete: return "Cannot resume: the run is complete";
+    case RunState::Running: break;
+  }
+  if (!state.is_object()) state = json::object();
+  state["status"] = "running";
+  return {};
+}
+
+bool waves_may_advance(const json& state) {
+  if (!state.is_object()) return false;
+  auto it = state.find("approval");
+  if (it == state.end() || !it->is_object()) return false;
+  auto a = it->find("approved");
+  if (a == it->end() || !a->is_boolean() || !a->get<bool>()) return false;
+  return run_state(state) == RunState::Running;
+}
+
+// ---- approvals and digests ----------------------------------------------------------
+
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const std::string& current_digest) {
+  ApprovalStatus st;
+  std::string tname(to_string(type));
+  const json* latest = nullptr;
+  if (state.is_object() && state.contains("gates") && state["gates"].is_array())
+    for (const auto& g : state["gates"])
+      if (str(g, "gate_type") == tname && str(g, "plan_path") == plan_path) latest = &g;
+  std::string who, when, digest;
+  if (latest) {
+    st.gate = *latest;
+    std::string s = str(*latest, "status");
+    if (s == kOpen) {
+      st.check = ApprovalCheck::Pending;
+      st.message = label(tname) + " gate " + str(*latest, "id") + " for " + plan_path + " is awaiting approval";
+      if (!str(*latest, "last_error").empty()) st.message += " (approver error: " + str(*latest, "last_error") + ")";
+      return st;
+    }
+    if (s == kRejected) {
+      st.check = ApprovalCheck::Rejected;
+      st.message = label(tname) + " gate " + str(*latest, "id") + " for " + plan_path + " was rejected: " + str(*latest, "feedback");
+      return st;
+    }
+    who = str(*latest, "approved_by");
+    when = str(*latest, "resolved_at");
+    digest = str(*latest, "digest");
+  } else {
+    // A legacy approval object (other tools): no gates, approval.plan_path.
+    const json* a = nullptr;
+    if (state.is_object() && state.contains("approval") && state["approval"].is_object()) a = &state["approval"];
+    std::string atype = a ? str(*a, "gate_type") : std::string();
+    if (!a || str(*a, "plan_path") != plan_path || (atype.empty() ? type != GateType::Vision : atype != tname)) {
+      st.check = ApprovalCheck::Missing;
+      st.message = "No " + tname + " approval for " + plan_path + " yet";
+      return st;
+    }
+    if (!a->contains("approved") || !(*a)["approved"].is_boolean() || !(*a)["approved"].get<bool>()) {
+      st.check = ApprovalCheck::Pending;
+      st.message = label(tname) + " gate for " + plan_path + " is awaiting approval";
+      return st;
+    }
+    who = str(*a, "approved_by");
+    when = str(*a, "approved_at");
+    digest = str(*a, "digest");
+  }
+  if (digest.empty() || digest == current_digest) {  // no digest recorded: cannot tell, it counts
+    st.check = ApprovalCheck::Approved;
+    return st;
+  }
+  st.check = ApprovalCheck::Stale;
+  std::string by = who.empty() ? std::string() : " by " + who;
+  std::string at = when.empty() ? std::string() : " at " + when;
+  if (current_digest.empty())
+    st.message = plan_path + " cannot be read any more since it was approved" + by + at +
+                 ": the approval no longer counts and the " + tname + " gate is open again";
+  else
+    st.message = plan_path + " changed after it was approved" + by + at + " (approved " + short_digest(digest) + ", now " +
+                 short_digest(current_digest) + "): the approval no longer counts and the " + tname + " gate is open again";
+  return st;
+}
+
+Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
+                           const std::string& now) {
+  Transition t;
+  ApprovalStatus st = approval_status(state, type, plan_path, current_digest);
+  if (st.check != ApprovalCheck::Stale) {
+    t.message = st.message;
+    t.gate = st.gate;
+    return t;
+  }
+  if (const json* g = open_gate(state)) {
+    t.error = st.message.substr(0, st.message.find(':')) + ", but " + describe_gate(*g) + " is open: resolve it first";
+    return t;
+  }
+  RequestInput in;
+  in.type = type;
+  in.plan_path = plan_path;
+  in.reason = st.message;
+  in.now = now;
+  if (st.gate.is_object() && st.gate.contains("wave") && st.gate["wave"].is_number_integer()) in.wave = st.gate["wave"].get<int>();
+  json doc = state;
+  t = request(doc, in);
+  if (!t.ok()) return t;
+  json old = st.gate.is_object() ? st.gate : json{{"id", ""}, {"gate_type", std::string(to_string(type))}, {"plan_path", plan_path}};
+  t.events.insert(t.events.begin(), gate_event(doc, "approval_invalidated", old,
+                                               {{"reason", st.message}, {"digest", current_digest}, {"new_gate_id", str(t.gate, "id")}}));
+  t.message = st.message;
+  state = std::move(doc);
+  return t;
+}
+
+std::string normalize_plan_path(const stdfs::path& root, const std::string& plan_path, std::string& err) {
+  if (plan_path.empty()) {
+    err = "plan_path is empty";
+    return {};
+  }
+  stdfs::path p(plan_path);
+  if (p.is_absolute()) {
+    std::error_code ec;
+    stdfs::path rn = stdfs::weakly_canonical(root, ec);
+    if (ec) rn = root.lexically_normal();
+    stdfs::path pn = stdfs::weakly_canonical(p, ec);
+    if (ec) pn = p.lexically_normal();
+    stdfs::path rel = pn.lexically_relative(rn);
+    if (rel.empty() || *rel.begin() == "..") {
+      err = plan_path + " is outside the project " + root.string();
+      return {};
+    }
+    return rel.generic_string();
+  }
+  auto inside = fs::resolve_inside(root, plan_path);
+  if (!inside) {
+    err = plan_path + " is outside the project " + root.string();
+    return {};
+  }
+  stdfs::path rel = stdfs::path(plan_path).lexically_normal();
+  std::string s = rel.generic_string();
+  if (s.empty() || s == ".") {
+    err = "plan_path '" + plan_path + "' names no file";
+    return {};
+  }
+  return s;
+}
+
+std::string file_digest(const stdfs::path& root, const std::string& plan_path, std::string& err) {
+  std::string rel = normalize_plan_path(root, plan_path, err);
+  if (rel.empty()) return {};
+  auto r = fs::read_bytes(root / rel);
+  if (!r.ok()) {
+    err = r.error->message;
+    return {};
+  }
+  return sha256_digest(r.content);
+}
+
+// ---- approvers ----------------------------------------------------------------------------
+
+ApproverSpec approver_spec(const Config& cfg, GateType type) {
+  ApproverSpec s;
+  std::string where = "approvers." + std::string(to_string(type));
+  json j = cfg.approver_for(std::string(to_string(type)));
+  const json* cmd = nullptr;
+  if (j.is_string()) {
+    std::string v = j.get<std::string>();
+    if (v == "manual") return s;
+    if (v == "skip") {
+      s.kind = ApproverSpec::Kind::Skip;
+      return s;
+    }
+    s.kind = ApproverSpec::Kind::Invalid;
+    s.error = where + ": expected \"manual\", \"skip\" or a command (argv array), got \"" + v + "\"";
+    return s;
+  }
+  if (j.is_array()) cmd = &j;
+  else if (j.is_object()) {
+    if (auto it = j.find("command"); it != j.end()) cmd = &*it;
+    if (auto it = j.find("timeout_ms"); it != j.end()) {
+      if (!it->is_number_integer() || it->get<long long>() < 0) {
+        s.kind = ApproverSpec::Kind::Invalid;
+        s.error = where + ".timeout_ms: expected a non-negative integer";
+        return s;
+      }
+      s.timeout_ms = it->get<long long>();
+    }
+  }
+  if (!cmd || !cmd->is_array() || cmd->empty()) {
+    s.kind = ApproverSpec::Kind::Invalid;
+    s.error = where + ": expected \"manual\", \"skip\", a non-empty argv array or {\"command\": [...]}";
+    return s;
+  }
+  for (const auto& a : *cmd) {
+    if (!a.is_string()) {
+      s.kind = ApproverSpec::Kind::Invalid;
+      s.error = where + ": every argv element must be a string";
+      s.argv.clear();
+      return s;
+    }
+    s.argv.push_back(a.get<std::string>());
+  }
+  s.kind = ApproverSpec::Kind::Command;
+  return s;
+}
+
+ApproverVerdict parse_verdict(std::string_view out) {
+  ApproverVerdict v;
+  std::string_view t = text::trim(out);
+  auto snippet = [&] {
+    std::string s(t.substr(0, 200));
+    if (t.size() > 200) s += "…";
+    return s.empty() ? std::string("(nothing)") : "'" + s + "'";
+  };
+  json j = json::parse(t.begin(), t.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    v.error = "approver printed no JSON verdict {\"decision\": ...}: " + snippet();
+    return v;
+  }
+  auto d = j.find("decision");
+  if (d == j.end() || !d->is_string()) {
+    v.error = "approver verdict has no \"decision\" string: " + snippet();
+    return v;
+  }
+  std::string ds = d->get<std::string>();
+  if (ds == "approved") v.decision = Decision::Approved;
+  else if (ds == "rejected") v.decision = Decision::Rejected;
+  else if (ds == "pending") v.decision = Decision::Pending;
+  else {
+    v.error = "approver decision must be approved, rejected or pending, got '" + ds.substr(0, 100) + "'";
+    return v;
+  }
+  if (auto f = j.find("feedback"); f != j.end() && !f->is_null()) {
+    if (!f->is_string()) {
+      v.error = "approver verdict \"feedback\" must be a string";
+      return v;
+    }
+    v.feedback = f->get<std::string>();
+  }
+  return v;
+}
+
+Transition apply_verdict(json& state, const std::string& gate_id, const ApproverVerdict& v, const std::string& by,
+                         const std::string& digest, const std::string& now) {
+  Transition t;
+  const json* cur = find_gate(state, gate_id);
+  if (!cur) {
+    t.error = "No gate '" + gate_id + "'";
+    return t;
+  }
+  if (!is_open(*cur)) {
+    t.gate = *cur;
+    t.message = "Gate " + gate_id + " is already " + str(*cur, "status") + "; the approver's verdict was not applied";
+    return t;
+  }
+  std::string type = str(*cur, "gate_type");
+  auto record_error = [&](const std::string& error) {
+    Transition e;
+    json doc = state;
+    json* g = find_gate_mut(doc, gate_id);
+    (*g)["last_error"] = error;
+    e.gate = *g;
+    e.events.push_back(gate_event(doc, "gate_error", *g, {{"error", error}}));
+    e.changed = true;
+    e.message = label(type) + " gate " + gate_id + ": approver failed: " + error + " (the gate stays pending; `yolo approve` retries)";
+    state = std::move(doc);
+    return e;
+  };
+  if (!v.error.empty()) return record_error(v.error);
+  ResolveInput in{gate_id, by, digest, v.feedback, now};
+  switch (v.decision) {
+    case Decision::Approved: {
+      t = approve(state, in);
+      if (!t.ok()) return record_error(t.error);
+      return t;
+    }
+    case Decision::Rejected: {
+      if (text::trim(in.feedback).empty()) in.feedback = "rejected by " + by;
+      t = reject(state, in);
+      if (!t.ok()) return record_error(t.error);
+      return t;
+    }
+    case Decision::Pending: break;
+  }
+  json doc = state;
+  json* g = find_gate_mut(doc, gate_id);
+  bool changed = !(*g)["last_error"].is_null();
+  (*g)["last_error"] = nullptr;
+  if (!v.feedback.empty()) {
+    changed = changed || str(*g, "feedback") != v.feedback;
+    (*g)["feedback"] = v.feedback;
+  }
+  t.gate = *g;
+  t.changed = changed;
+  t.message = label(type) + " gate " + gate_id + ": approver says pending" + (v.feedback.empty() ? "" : " (" + v.feedback + ")") +
+              "; waiting for `yolo approve " + gate_id + "`";
+  if (changed) state = std::move(doc);
+  return t;
+}
+
+// ---- against a project -----------------------------------------------------------------
+
+namespace {
+
+void absorb(GateRun& r, Transition& t) {
+  for (auto& e : t.events) r.events.push_back(std::move(e));
+  if (!t.message.empty()) r.messages.push_back(t.message);
+  if (!t.gate.is_null()) r.gate = t.gate;
+}
+
+// Runs fn under the state lock; t receives the transition; events are logged after.
+bool locked(const stdfs::path& root, GateRun& r, const std::function<Transition(json&)>& fn) {
+  Transition t;
+  auto u = state::update(root, [&](json& doc, std::string& err) {
+    t = fn(doc);
+    if (!t.ok()) {
+      err = t.error;
+      return false;
+    }
+    return t.changed;
+  });
+  r.state = u.doc;
+  if (!u.ok()) {
+    r.error = u.error;
+    return false;
+  }
+  if (std::string e = log_events(root, t.events); !e.empty()) r.messages.push_back("warning: event not logged: " + e);
+  absorb(r, t);
+  return true;
+}
+
+std::string approver_name(const ApproverSpec& s) {
+  if (s.kind == ApproverSpec::Kind::Command && !s.argv.empty()) return "approver:" + stdfs::path(s.argv[0]).filename().string();
+  return "approver";
+}
+
+}  // namespace
+
+GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::string& gate_id, ApproverPort* port) {
+  GateRun r;
+  auto snap = state::load(root);
+  if (!snap.ok()) {
+    r.error = snap.error;
+    return r;
+  }
+  json doc = snap.doc;
+  adopt_legacy_approval(doc);
+  const json* g = find_gate(doc, gate_id);
+  if (!g || !is_open(*g)) {
+    r.error = g ? "No pending approval to resolve: gate " + gate_id + " is " + str(*g, "status")
+                : "No pending approval to resolve: there is no gate '" + gate_id + "'";
+    r.state = snap.doc;
+    return r;
+  }
+  r.gate = *g;
+  GateType type = parse_gate_type(str(*g, "gate_type")).value_or(GateType::Vision);
+  std::string plan_path = str(*g, "plan_path");
+  ApproverSpec spec = approver_spec(cfg, type);
+  ApproverVerdict v;
+  std::string by;
+  switch (spec.kind) {
+    case ApproverSpec::Kind::Manual:
+      r.state = snap.doc;
+      r.messages.push_back(label(str(*g, "gate_type")) + " gate " + gate_id + ": waiting for a person (approver: manual); `yolo approve " +
+                           gate_id + "` or `yolo reject " + gate_id + " --feedback ...`");
+      return r;
+    case ApproverSpec::Kind::Skip:
+      v.decision = Decision::Approved;
+      v.feedback = "skipped (approvers." + std::string(to_string(type)) + ": skip)";
+      by = "skip";
+      break;
+    case ApproverSpec::Kind::Invalid: v.error = spec.error; break;
+    case ApproverSpec::Kind::Command:
+      by = approver_name(spec);
+      if (!port) {
+        v.error = "no command approver available to run " + spec.argv[0];
+        break;
+      }
+      {
+        ApproverRequest req{root, spec.argv, cfg.timeout_for(CommandSpec{spec.argv, spec.timeout_ms}), gate_id,
+                            str(*g, "gate_type"), plan_path, str(*g, "reason")};
+        v = port->decide(req);
+      }
+      break;
+  }
+  std::string digest;
+  if (v.error.empty() && v.decision == Decision::Approved) {
+    std::string derr;
+    digest = file_digest(root, plan_path, derr);
+    if (digest.empty()) v.error = "cannot approve: " + derr;
+  }
+  locked(root, r, [&](json& d) {
+    adopt_legacy_approval(d);
+    return apply_verdict(d, gate_id, v, by, digest);
+  });
+  return r;
+}
+
+GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in, ApproverPort* port) {
+  GateRun r;
+  std::string err;
+  std::string rel = normalize_plan_path(root, in.plan_path, err);
+  if (rel.empty()) {
+    r.error = "Cannot request approval: " + err;
+    return r;
+  }
+  in.plan_path = rel;
+  if (file_digest(root, rel, err).empty()) {
+    r.error = "Cannot request approval: " + err;
+    return r;
+  }
+  if (in.state_file.empty()) in.state_file = state::state_path(root).string();
+  bool created = false;
+  json answer;
+  if (!locked(root, r, [&](json& d) {
+        Transition t = request(d, in);
+        created = t.changed;
+        answer = t.answer;
+        return t;
+      }))
+    return r;
+  r.answer = answer;
+  if (!created) return r;
+  std::string gid = str(r.gate, "id");
+  GateRun a = run_approver(root, cfg, gid, port);
+  for (auto& e : a.events) r.events.push_back(std::move(e));
+  for (auto& m : a.messages) r.messages.push_back(std::move(m));
+  if (!a.ok()) {
+    r.messages.push_back("warning: approver not run: " + a.error);
+    return r;
+  }
+  if (!a.state.is_null()) r.state = a.state;
+  if (const json* g = find_gate(r.state, gid)) {
+    r.gate = *g;
+    std::string s = str(*g, "status");
+    if (s == kApproved) r.answer["status"] = "approved";
+    else if (s == kRejected) {
+      r.answer["status"] = "rejected";
+      r.answer["feedback"] = (*g)["feedback"];
+    }
+    if (!str(*g, "last_error").empty()) r.answer["last_error"] = str(*g, "last_error");
+  }
+  return r;
+}
+
+GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::string& gate_id, const std::string& by,
+                     ApproverPort* port) {
+  GateRun r;
+  auto snap = state::load(root);
+  if (!snap.ok()) {
+    r.error = snap.error;
+    return r;
+  }
+  json doc = snap.doc;
+  adopt_legacy_approval(doc);
+  std::string err;
+  json* g = resolve_target(doc, gate_id, err);
+  if (!g) {
+    r.error = err;
+    r.state = snap.doc;
+    return r;
+  }
+  std::string id = str(*g, "id");
+  GateType type = parse_gate_type(str(*g, "gate_type")).value_or(GateType::Vision);
+  if (!str(*g, "last_error").empty() && approver_spec(cfg, type).kind == ApproverSpec::Kind::Command) {
+    r.messages.push_back("Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")");
+    GateRun a = run_approver(root, cfg, id, port);
+    a.messages.insert(a.messages.begin(), r.messages.begin(), r.messages.end());
+    return a;
+  }
+  std::string digest = file_digest(root, str(*g, "plan_path"), err);
+  if (digest.empty()) {
+    r.error = "Cannot approve gate " + id + ": " + err;
+    r.state = snap.doc;
+    return r;
+  }
+  locked(root, r, [&](json& d) { return approve(d, ResolveInput{id, by, digest, {}, {}}); });
+  return r;
+}
+
+GateRun reject_gate(const stdfs::path& root, const std::string& gate_id, const std::string& by, const std::string& feedback) {
+  GateRun r;
+  locked(root, r, [&](json& d) { return reject(d, ResolveInput{gate_id, by, {}, feedback, {}}); });
+  return r;
+}
+
+}  // namespace yolo::gates

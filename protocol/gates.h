@@ -1,0 +1,210 @@
+// Gates and approvals (PROTOCOL.md section 6): one mechanism for the vision gate and every
+// other gate_type. A gate is OPEN -> APPROVED | REJECTED; the run is RUNNING -> FROZEN (a
+// gate is open) -> RUNNING (approved) | HALTED (rejected, feedback kept).
+//
+// The transition functions are pure: they mutate a state document (`json& state`, the
+// content of .execution-state.json) and return what happened, including the events the
+// caller logs (events::log_always). The run_*/request_gate/resolve_gate helpers at the end
+// wrap them in state::update (locked read-modify-write) and run approvers outside the lock.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/config.h"
+#include "protocol/events.h"
+#include "protocol/json.h"
+
+namespace yolo::gates {
+
+// ---- vocabulary --------------------------------------------------------------------
+
+enum class GateType { Vision, Wave, Security, ScopeChange };
+std::string_view to_string(GateType t);                 // "vision" | "wave" | ...
+std::optional<GateType> parse_gate_type(std::string_view s);
+
+enum class GateStatus { Open, Approved, Rejected };
+std::string_view to_string(GateStatus s);               // "OPEN" | "APPROVED" | "REJECTED"
+
+// The run's state, derived from the document (never stored as its own field).
+enum class RunState { Running, Frozen, Halted, Complete };
+std::string_view to_string(RunState s);                 // "RUNNING" | "FROZEN" | "HALTED" | "COMPLETE"
+// Complete when status is complete; Halted when halted; Frozen when a gate is OPEN or the
+// status is awaiting_approval; else Running (also for an empty document).
+RunState run_state(const json& state);
+
+// The gates array (empty when absent), and lookups into it. Pointers stay valid until the
+// document is changed.
+const json* find_gate(const json& state, const std::string& gate_id);
+const json* open_gate(const json& state);  // the OPEN gate, if any (at most one)
+std::vector<json> list_gates(const json& state, bool open_only = false);
+
+// ---- events --------------------------------------------------------------------------
+
+// An event for events::log_always: phase and correlation id from the state, data holds
+// gate_id, gate_type, plan_path and the transition's details.
+events::Event gate_event(const json& state, const std::string& type, const json& gate, json extra = json::object());
+// Logs each event unconditionally; returns the first error (empty when all were written).
+std::string log_events(const std::filesystem::path& root, const std::vector<events::Event>& evs);
+
+// ---- transitions (pure) ----------------------------------------------------------------
+
+struct RequestInput {
+  GateType type = GateType::Vision;
+  std::string plan_path;   // as the requester gave it (relative to the project root)
+  std::string reason;      // optional
+  std::optional<int> wave; // for wave gates
+  std::string now;         // ISO-8601; now_iso8601() when empty
+  std::string state_file;  // for the paused answer
+};
+
+struct Transition {
+  std::string error;   // empty = done; else a whole sentence, the document is untouched
+  bool changed = false;
+  json gate;           // the gate after the transition (null when none)
+  json answer;         // request: {"status":"paused","approval":{requested_at,plan_path,state_file},...}
+  std::vector<events::Event> events;
+  std::string message; // for people ("Vision gate: cleared", ...)
+  bool ok() const { return error.empty(); }
+};
+
+// Opens a gate: gates[] gets an OPEN gate, status becomes awaiting_approval and
+// approval = {requested_at, plan_path, approved: false, gate_type, gate_id}. The same type
+// and file while that gate is OPEN answers as the first request did (changed = false).
+// A different gate while one is OPEN: "Cannot freeze: already frozen ...". Allowed from
+// RUNNING and HALTED (a revised request after a rejection); not on a complete run.
+// A correlation_id already present is kept; one is created when absent.
+Transition request(json& state, const RequestInput& in);
+
+struct ResolveInput {
+  std::string gate_id;  // empty: the open gate
+  std::string by;       // approved_by / rejected by
+  std::string digest;   // "sha256:..." of the gate's file now (approve); may be empty for reject
+  std::string feedback; // required for reject; optional note for approve
+  std::string now;      // ISO-8601; now_iso8601() when empty
+};
+
+// OPEN -> APPROVED: records approved_by, digest, resolved_at; the approval object (when it
+// belongs to this gate) gets approved/approved_at/approved_by/digest; status back to
+// running. Errors: "No pending approval to resolve" (nothing open), unknown gate id,
+// a gate that is not OPEN, a missing digest or approver.
+Transition approve(json& state, const ResolveInput& in);
+// OPEN -> REJECTED with feedback kept; the run is halted. Same errors as approve, plus an
+// empty feedback.
+Transition reject(json& state, const ResolveInput& in);
+
+// An older state written by other tools may carry a pending approval object and no gates:
+// adopts it as an OPEN gate so approve/reject/list see it. Returns true when it changed.
+bool adopt_legacy_approval(json& state, const std::string& now = {});
+
+// ---- resume rules ---------------------------------------------------------------------
+
+// Resuming a run: a correlation_id already present is kept (new_correlation_id is used
+// only when there is none); a missing status becomes running; awaiting_approval, halted
+// and complete are left as they are. Returns the run state after.
+RunState resume(json& state, const std::string& new_correlation_id);
+// Sets status to running unless the run is frozen (awaiting_approval is only ever
+// replaced by an approval), halted or complete; returns an error sentence then.
+std::string set_running(json& state);
+// Waves advance only when the approval object is set and approved and nothing is open.
+bool waves_may_advance(const json& state);
+
+// ---- approvals and digests ------------------------------------------------------------
+
+enum class ApprovalCheck { Approved, Missing, Pending, Rejected, Stale };
+struct ApprovalStatus {
+  ApprovalCheck check = ApprovalCheck::Missing;
+  std::string message;  // why it does not count (empty when Approved)
+  json gate;            // the latest gate of that type for that file (null if none)
+  bool counts() const { return check == ApprovalCheck::Approved; }
+};
+// Whether the latest gate of `type` for `plan_path` still counts given the file's digest
+// now. An approval whose digest differs (file edited after approval) is Stale. A legacy
+// approval object (no gates, approved, no digest) counts for the vision gate.
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path,
+                               const std::string& current_digest);
+
+// When the approval of (type, plan_path) is Stale, opens the gate again (a new OPEN gate
+// whose reason says why, status awaiting_approval, approval.approved false) and returns
+// the approval_invalidated + gate_frozen events. changed=false when it still counts or was
+// never approved. When another gate is open, error says so and nothing changes.
+Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
+                           const std::string& now = {});
+
+// "sha256:..." of the gate's file (plan_path relative to root, or absolute inside root).
+// Empty with err set when it cannot be read or lies outside the project.
+std::string file_digest(const std::filesystem::path& root, const std::string& plan_path, std::string& err);
+// plan_path as it is stored: relative to root, normalised; err when outside the project.
+std::string normalize_plan_path(const std::filesystem::path& root, const std::string& plan_path, std::string& err);
+
+// ---- approvers ----------------------------------------------------------------------------
+
+enum class Decision { Approved, Rejected, Pending };
+std::string_view to_string(Decision d);
+
+struct ApproverSpec {
+  enum class Kind { Manual, Skip, Command, Invalid };
+  Kind kind = Kind::Manual;
+  std::vector<std::string> argv;  // Command: the argv template
+  long long timeout_ms = 0;       // Command: 0 = command_timeout_ms
+  std::string error;              // Invalid: why
+};
+// config approvers[gate_type] (or approvers.default): "manual" | "skip" | argv array |
+// {"command": [...], "timeout_ms": n}. Anything else is Invalid.
+ApproverSpec approver_spec(const Config& cfg, GateType type);
+
+struct ApproverRequest {
+  std::filesystem::path root;
+  std::vector<std::string> argv_template;
+  long long timeout_ms = 30000;
+  std::string gate_id, gate_type, plan_path, reason;
+};
+struct ApproverVerdict {
+  Decision decision = Decision::Pending;
+  std::string feedback;
+  std::string error;  // the approver failed: the gate stays pending with last_error
+};
+// The port to a command approver (implemented in runner/approvers.h).
+class ApproverPort {
+ public:
+  virtual ~ApproverPort() = default;
+  virtual ApproverVerdict decide(const ApproverRequest& req) = 0;
+};
+// Parses an approver's stdout: {"decision":"approved|rejected|pending","feedback":".."}.
+ApproverVerdict parse_verdict(std::string_view stdout_text);
+
+// Applies an approver's verdict to gate_id while it is OPEN: approved -> approve (by, digest),
+// rejected -> reject (feedback; an empty one becomes "rejected by <by>"), pending -> stays
+// open (last_error cleared), error -> stays open with last_error (gate_error event).
+// A gate no longer OPEN is left alone (changed=false, message says so).
+Transition apply_verdict(json& state, const std::string& gate_id, const ApproverVerdict& v, const std::string& by,
+                         const std::string& digest, const std::string& now = {});
+
+// ---- the whole thing against a project (locks via state::update) -------------------------
+
+struct GateRun {
+  std::string error;          // the request/resolution failed (nothing or part applied)
+  json answer;                // request: the paused answer
+  json gate;                  // the gate as it ended
+  json state;                 // the state document after
+  std::vector<events::Event> events;  // already logged when logged == true
+  std::vector<std::string> messages;  // for people, in order
+  bool ok() const { return error.empty(); }
+};
+
+// request + run the gate's approver at once (manual: stays pending; skip: approved by
+// "skip"; command: its verdict). Idempotent requests do not run the approver again.
+// Events are logged (events::log_always). port may be null when no command is configured.
+GateRun request_gate(const std::filesystem::path& root, const Config& cfg, RequestInput in, ApproverPort* port);
+// Runs (or re-runs) the approver of an OPEN gate and records its verdict.
+GateRun run_approver(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id, ApproverPort* port);
+// A person approves: an OPEN gate whose approver errored (last_error set) has its approver
+// retried instead; otherwise approved by `by` with the file's digest now.
+GateRun approve_gate(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
+                     const std::string& by, ApproverPort* port);
+GateRun reject_gate(const std::filesystem::path& root, const std::string& gate_id, const std::string& by,
+                    const std::string& feedback);
+
+}  // namespace yolo::gates
