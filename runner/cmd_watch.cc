@@ -1,0 +1,58 @@
+// yolo watch [REPO]: react live to .yolo-planning changes (issue 5).
+#include <unistd.h>
+
+#include <climits>
+
+#include "protocol/fs.h"
+#include "runner/command.h"
+#include "runner/output.h"
+#include "runner/watcher.h"
+
+namespace yolo::runner {
+namespace {
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("yolo");
+}
+
+struct Options {
+  std::string repo;
+  bool json = false;
+  bool execute = false;
+  bool no_review = false;
+  int debounce_ms = -1;
+};
+
+int run(const Options& o) {
+  auto start = o.repo.empty() ? std::filesystem::current_path() : std::filesystem::path(o.repo);
+  auto root = fs::find_project_root(start);
+  if (!root) {
+    out::err("✗ no .yolo-planning folder in " + start.string() + " or above");
+    return kExitFail;
+  }
+  WatchOptions w;
+  w.root = *root;
+  w.self_exe = self_exe();
+  w.json = o.json;
+  w.drive_execution = o.execute;
+  w.debounce_ms = o.debounce_ms;
+  w.review = !o.no_review;
+  return run_watch(w);
+}
+
+const CommandRegistrar reg{Command{
+    "watch", "Watch .yolo-planning: re-review changed plans, resume on approval, advance waves on SUMMARY",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<Options>();
+      sub.add_option("REPO", o->repo, "Project folder (default: found from the current folder)");
+      sub.add_flag("--json", o->json, "One JSON line per event");
+      sub.add_flag("--execute", o->execute, "Also drive `yolo execute` (same as `yolo execute --watch`)");
+      sub.add_flag("--no-review", o->no_review, "Do not review changed plans");
+      sub.add_option("--debounce-ms", o->debounce_ms, "Settle time after a burst of events (default: config watch.debounce_ms, 20)");
+      return [o] { return run(*o); };
+    }}};
+
+}  // namespace
+}  // namespace yolo::runner

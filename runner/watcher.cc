@@ -1,0 +1,541 @@
+#include "runner/watcher.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "protocol/clock.h"
+#include "protocol/config.h"
+#include "protocol/fs.h"
+#include "protocol/plan.h"
+#include "protocol/sha256.h"
+#include "protocol/state.h"
+#include "protocol/text.h"
+#include "protocol/watch_paths.h"
+#include "runner/dir_watch.h"
+#include "runner/output.h"
+#include "runner/subprocess.h"
+
+namespace yolo::runner {
+namespace {
+
+namespace stdfs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using watch::PathKind;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+std::string fmt_ms(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, ms < 10 ? "%.1f ms" : "%.0f ms", ms);
+  return b;
+}
+
+// Content hash of a file, or empty when it cannot be read.
+std::string hash_file(const stdfs::path& p) {
+  auto r = fs::read_bytes(p, 64u << 20);
+  return r.ok() ? sha256_hex(r.content) : std::string();
+}
+
+class Watcher {
+ public:
+  explicit Watcher(const WatchOptions& o) : o_(o), planning_(o.root / ".yolo-planning") {}
+
+  int run() {
+    std::string err;
+    if (!stdfs::is_directory(planning_)) {
+      out::err("✗ no .yolo-planning folder in " + o_.root.string());
+      return 1;
+    }
+    if (!acquire_instance_lock(err)) {
+      out::err("✗ " + err);
+      return 1;
+    }
+    auto cfg = load_config(o_.root);
+    if (!cfg.ok()) out::err("⚠ " + cfg.error + " (using defaults)");
+    config_ = cfg.config;
+    debounce_ms_ = o_.debounce_ms >= 0 ? o_.debounce_ms : config_.debounce_ms;
+    if (debounce_ms_ < 0) debounce_ms_ = 0;
+
+    uv_loop_init(&loop_);
+    uv_timer_init(&loop_, &debounce_);
+    debounce_.data = this;
+    uv_timer_init(&loop_, &force_exit_);
+    force_exit_.data = this;
+    for (auto* s : {&sigint_, &sigterm_}) {
+      uv_signal_init(&loop_, s);
+      s->data = this;
+    }
+    uv_signal_start(&sigint_, [](uv_signal_t* s, int sig) { static_cast<Watcher*>(s->data)->shutdown(sig); }, SIGINT);
+    uv_signal_start(&sigterm_, [](uv_signal_t* s, int sig) { static_cast<Watcher*>(s->data)->shutdown(sig); }, SIGTERM);
+
+    auto t0 = Clock::now();
+    dir_watch_ = std::make_unique<DirWatch>(
+        &loop_, [this](const DirWatch::Change& c) { on_change(c); },
+        [this](const std::string& why) { request_rescan(why); });
+    dir_watch_->skip_name = [](const std::string& n) { return n == ".events" || n == ".git" || n == "node_modules"; };
+    if (std::string e = dir_watch_->start(); !e.empty()) {
+      out::err("✗ cannot watch: " + e);
+      return 1;
+    }
+    dir_watch_->add_single(o_.root);  // to see .yolo-planning itself deleted and recreated
+    dir_watch_->add_tree(planning_);
+    load_state(/*announce=*/false);
+    roadmap_hash_ = hash_file(planning_ / "ROADMAP.md");
+    full_rescan_ = true;
+    reconcile(/*initial=*/true);
+    emit(out::sym(out::Sym::Diamond) + " watching " + planning_.string() + ": " + std::to_string(dir_watch_->watch_count()) +
+             " folders, " + std::to_string(plan_hash_.size()) + " plans (ready in " + fmt_ms(ms_since(t0)) + ", debounce " +
+             std::to_string(debounce_ms_) + " ms)",
+         {{"event", "ready"}, {"root", o_.root.string()}, {"folders", dir_watch_->watch_count()},
+          {"plans", plan_hash_.size()}, {"ms", ms_since(t0)}, {"debounce_ms", debounce_ms_}, {"pid", ::getpid()}});
+    if (o_.drive_execution) consider_execution(/*force=*/true);
+
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    // Close what is left and let libuv release it.
+    uv_walk(&loop_, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    uv_loop_close(&loop_);
+    emit(out::sym(out::Sym::Skip) + " watch stopped", {{"event", "stopped"}});
+    return 0;
+  }
+
+ private:
+  // --- instance lock -------------------------------------------------------
+  bool acquire_instance_lock(std::string& err) {
+    auto p = planning_ / ".watch.lock";
+    lock_fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0) {
+      err = p.string() + ": " + std::strerror(errno);
+      return false;
+    }
+    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      char buf[32] = {0};
+      ssize_t n = ::pread(lock_fd_, buf, sizeof buf - 1, 0);
+      std::string pid = n > 0 ? std::string(text::trim(std::string_view(buf, static_cast<size_t>(n)))) : "unknown";
+      err = "another yolo watch (pid " + pid + ") is already watching " + o_.root.string();
+      ::close(lock_fd_);
+      lock_fd_ = -1;
+      return false;
+    }
+    std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
+      // not fatal: the lock is what matters
+    }
+    return true;
+  }
+
+  // --- output --------------------------------------------------------------
+  void emit(const std::string& human, json j) {
+    if (o_.json) {
+      j["ts"] = now_iso8601();
+      out::json_line(j);
+    } else {
+      out::line(human);
+    }
+  }
+
+  // --- events --------------------------------------------------------------
+  void on_change(const DirWatch::Change& c) {
+    if (stopping_) return;
+    if (c.path.parent_path() == o_.root) {  // the project root: only .yolo-planning matters
+      if (c.path.filename() != ".yolo-planning") return;
+      if (!c.gone) dir_watch_->add_tree(planning_);
+      full_rescan_ = true;
+      schedule();
+      return;
+    }
+    if (c.path == planning_) {  // deleted or moved itself
+      full_rescan_ = true;
+      schedule();
+      return;
+    }
+    switch (watch::classify(planning_, c.path)) {
+      case PathKind::Ignored:
+      case PathKind::Other:
+        return;
+      case PathKind::Plan:
+      case PathKind::Summary:
+        dirty_files_.insert(c.path);
+        break;
+      case PathKind::PhaseDir:
+        dirty_dirs_.insert(c.path);
+        break;
+      case PathKind::PhasesRoot:
+        full_rescan_ = true;
+        break;
+      case PathKind::State:
+        state_dirty_ = true;
+        break;
+      case PathKind::Roadmap:
+        roadmap_dirty_ = true;
+        break;
+      case PathKind::Config:
+        config_dirty_ = true;
+        break;
+    }
+    schedule();
+  }
+
+  void request_rescan(const std::string& why) {
+    emit(out::sym(out::Sym::Warn) + " rescanning everything: " + why, {{"event", "rescan"}, {"reason", why}});
+    full_rescan_ = true;
+    schedule();
+  }
+
+  void schedule() {
+    uv_timer_start(&debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); },
+                   static_cast<uint64_t>(debounce_ms_), 0);
+  }
+
+  // --- reconcile -------------------------------------------------------------
+  void reconcile(bool initial) {
+    if (stopping_) return;
+    if (config_dirty_) {
+      config_dirty_ = false;
+      auto cfg = load_config(o_.root);
+      if (cfg.ok()) config_ = cfg.config;
+      else emit(out::sym(out::Sym::Warn) + " " + cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
+    }
+    std::map<stdfs::path, std::vector<stdfs::path>> changed;  // phase dir -> changed plans
+    bool summaries_changed = false;
+    if (full_rescan_) {
+      full_rescan_ = false;
+      dirty_files_.clear();
+      dirty_dirs_.clear();
+      std::set<stdfs::path> present;
+      std::error_code ec;
+      for (auto it = stdfs::directory_iterator(planning_ / "phases", ec); !ec && it != stdfs::directory_iterator();
+           it.increment(ec))
+        if (it->is_directory()) scan_phase(it->path(), present, changed, summaries_changed);
+      forget_missing([&](const stdfs::path& p) { return !present.count(p); }, changed, summaries_changed);
+      if (!initial) state_dirty_ = roadmap_dirty_ = true;
+    } else {
+      for (const auto& d : dirty_dirs_) {
+        std::set<stdfs::path> present;
+        scan_phase(d, present, changed, summaries_changed);
+        forget_missing([&](const stdfs::path& p) { return p.parent_path() == d && !present.count(p); }, changed,
+                       summaries_changed);
+      }
+      dirty_dirs_.clear();
+      for (const auto& f : dirty_files_) check_file(f, changed, summaries_changed);
+      dirty_files_.clear();
+    }
+    if (state_dirty_) {
+      state_dirty_ = false;
+      load_state(/*announce=*/true);
+    }
+    bool roadmap_changed = false;
+    if (roadmap_dirty_) {
+      roadmap_dirty_ = false;
+      std::string h = hash_file(planning_ / "ROADMAP.md");
+      if (h != roadmap_hash_) {
+        roadmap_hash_ = h;
+        roadmap_changed = !h.empty();
+        if (roadmap_changed)
+          emit(out::sym(out::Sym::Diamond) + " ROADMAP.md changed → vision gate", {{"event", "roadmap_changed"}});
+      }
+    }
+    if (o_.review)
+      for (const auto& [phase, plans] : changed) start_review(phase);
+    if (roadmap_changed && !driving()) request_vision_gate();
+    if (driving() && (summaries_changed || roadmap_changed || approvals_changed_)) consider_execution(false);
+    approvals_changed_ = false;
+  }
+
+  void scan_phase(const stdfs::path& dir, std::set<stdfs::path>& present,
+                  std::map<stdfs::path, std::vector<stdfs::path>>& changed, bool& summaries_changed) {
+    std::error_code ec;
+    for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (!is_plan_filename(name) && !is_summary_filename(name)) continue;
+      present.insert(it->path());
+      check_file(it->path(), changed, summaries_changed);
+    }
+  }
+
+  template <typename Pred>
+  void forget_missing(Pred missing, std::map<stdfs::path, std::vector<stdfs::path>>& changed, bool& summaries_changed) {
+    for (auto it = plan_hash_.begin(); it != plan_hash_.end();) {
+      if (missing(it->first)) {
+        changed[it->first.parent_path()];  // siblings' cross-plan checks change
+        it = plan_hash_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = summary_hash_.begin(); it != summary_hash_.end();) {
+      if (missing(it->first)) {
+        summaries_changed = true;
+        it = summary_hash_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void check_file(const stdfs::path& p, std::map<stdfs::path, std::vector<stdfs::path>>& changed,
+                  bool& summaries_changed) {
+    std::string name = p.filename().string();
+    bool is_plan = is_plan_filename(name);
+    auto& cache = is_plan ? plan_hash_ : summary_hash_;
+    std::error_code ec;
+    if (!stdfs::is_regular_file(p, ec)) {
+      if (cache.erase(p)) {
+        if (is_plan) changed[p.parent_path()];
+        else summaries_changed = true;
+      }
+      return;
+    }
+    std::string h = hash_file(p);
+    auto it = cache.find(p);
+    if (it != cache.end() && it->second == h) return;  // touched, not changed
+    cache[p] = h;
+    if (!is_plan) {
+      summaries_changed = true;
+      emit(out::sym(out::Sym::Diamond) + " " + name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
+      return;
+    }
+    auto rev = reviewed_hash_.find(p);
+    if (rev != reviewed_hash_.end() && rev->second == h) return;  // already reviewed as it is
+    std::string id = plan_label(p);
+    changed[p.parent_path()].push_back(p);
+    emit(out::sym(out::Sym::Diamond) + " " + id + " changed → reviewing",
+         {{"event", "plan_changed"}, {"plan_id", id}, {"path", p.string()}, {"hash", h}});
+  }
+
+  std::string plan_label(const stdfs::path& p) {
+    auto l = load_plan(p);
+    if (l.plan && (!l.plan->phase.empty() || !l.plan->plan.empty())) return l.plan->id();
+    return p.filename().string();
+  }
+
+  // --- state -----------------------------------------------------------------
+  void load_state(bool announce) {
+    auto s = state::load(o_.root);
+    if (!s.ok()) {
+      if (s.error != last_state_error_)
+        emit(out::sym(out::Sym::Fail) + " " + s.error, {{"event", "state_error"}, {"error", s.error}});
+      last_state_error_ = s.error;
+      return;
+    }
+    last_state_error_.clear();
+    const json& d = s.doc;
+    reviewed_hash_.clear();
+    if (auto r = d.find("reviews"); r != d.end() && r->is_object()) {
+      for (const auto& [id, rec] : r->items()) {
+        if (!rec.is_object() || !rec.contains("path") || !rec.contains("hash")) continue;
+        stdfs::path p = rec["path"].get<std::string>();
+        if (p.is_relative()) p = o_.root / p;
+        reviewed_hash_[p.lexically_normal()] = rec["hash"].get<std::string>();
+      }
+    }
+    active_run_ = d.value("status", "") == "running" || d.value("status", "") == "awaiting_approval";
+    // Approval/gate fingerprint: what unblocks or blocks the run.
+    json approvals = {{"approval", d.value("approval", json(nullptr))}, {"gates", json::array()}};
+    if (auto g = d.find("gates"); g != d.end() && g->is_array())
+      for (const auto& gate : *g) approvals["gates"].push_back({gate.value("id", ""), gate.value("status", "")});
+    std::string fp = approvals.dump();
+    if (fp != approvals_fp_) {
+      if (announce) announce_approval_change(d);
+      approvals_fp_ = fp;
+      approvals_changed_ = true;
+    }
+  }
+
+  void announce_approval_change(const json& d) {
+    const json approval = d.value("approval", json(nullptr));
+    bool awaiting = d.value("status", "") == "awaiting_approval";
+    if (awaiting && approval.is_object()) {
+      std::string p = approval.value("plan_path", "");
+      emit(out::sym(out::Sym::Pause) + " waiting for approval of " + p, {{"event", "awaiting_approval"}, {"plan_path", p}});
+    } else if (approval.is_object() && approval.value("approved", false)) {
+      std::string by = approval.value("approved_by", json("")).is_string() ? approval.value("approved_by", "") : "";
+      emit(out::sym(out::Sym::Ok) + " approval landed" + (by.empty() ? "" : " (by " + by + ")") +
+               (driving() ? " → resuming" : ""),
+           {{"event", "approved"}, {"approved_by", by}});
+    }
+  }
+
+  bool driving() const { return o_.drive_execution || active_run_; }
+
+  // --- children ----------------------------------------------------------------
+  struct Job {
+    std::unique_ptr<Process> proc;
+    bool rerun = false;
+  };
+
+  SpawnSpec child(std::vector<std::string> args) {
+    SpawnSpec s;
+    s.argv = {o_.self_exe};
+    s.argv.insert(s.argv.end(), args.begin(), args.end());
+    s.cwd = o_.root;
+    s.timeout_ms = 0;  // the child applies its own per-agent timeouts
+    s.kill_grace_ms = 300;
+    return s;
+  }
+
+  void start_review(const stdfs::path& phase) {
+    auto& job = reviews_[phase];
+    if (job.proc && job.proc->running()) {
+      job.rerun = true;  // queue behind the running review: never two for one plan
+      return;
+    }
+    job.rerun = false;
+    job.proc = Process::start(&loop_, child({"review", phase.string(), "--changed", "--json"}),
+                              [this, phase](SpawnResult r) { on_review_done(phase, std::move(r)); });
+  }
+
+  void on_review_done(const stdfs::path& phase, SpawnResult r) {
+    if (stopping_) {
+      maybe_finish_shutdown();
+      return;
+    }
+    bool ok_exit = r.outcome == SpawnResult::Outcome::Exited && r.exit_code >= 0 && r.exit_code <= 2;
+    int reported = 0;
+    for (auto line : text::lines(r.out)) {
+      line = text::trim(line);
+      if (line.empty() || line.front() != '{') continue;
+      json j = json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.contains("verdict")) continue;
+      ++reported;
+      std::string id = j.value("plan_id", j.value("plan", std::string("?")));
+      std::string verdict = j["verdict"].is_string() ? j["verdict"].get<std::string>() : "?";
+      auto v = parse_verdict(verdict).value_or(Verdict::Reject);
+      double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : r.elapsed_ms;
+      std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
+      emit(out::sym(out::sym_for(v)) + " " + id + " " + word + " (" + fmt_ms(ms) + ")",
+           {{"event", "reviewed"}, {"plan_id", id}, {"verdict", verdict}, {"ms", ms}, {"path", j.value("plan", "")},
+            {"source", j.value("source", "")}});
+    }
+    if (!ok_exit) {
+      std::string tail = text::tail_lines(r.err, 5);
+      emit(out::sym(out::Sym::Fail) + " review of " + phase.filename().string() + " failed: " + r.describe() +
+               (tail.empty() ? "" : "\n" + tail),
+           {{"event", "review_failed"}, {"phase_dir", phase.string()}, {"error", r.describe()}, {"stderr", tail}});
+    }
+    (void)reported;
+    load_state(/*announce=*/true);  // the child recorded reviews[id].hash
+    auto& job = reviews_[phase];
+    if (job.rerun) start_review(phase);
+  }
+
+  void request_vision_gate() {
+    if (gate_proc_ && gate_proc_->running()) return;
+    gate_proc_ = Process::start(
+        &loop_, child({"request-approval", "--plan-path", (planning_ / "ROADMAP.md").string(), "--gate-type", "vision", "--json"}),
+        [this](SpawnResult r) {
+          if (stopping_) return maybe_finish_shutdown();
+          if (!r.ok())
+            emit(out::sym(out::Sym::Fail) + " vision gate request failed: " + r.describe() + " " +
+                     std::string(text::trim(text::tail_lines(r.err, 3))),
+                 {{"event", "gate_error"}, {"error", r.describe()}});
+          load_state(true);
+        });
+  }
+
+  void consider_execution(bool force) {
+    if (stopping_) return;
+    if (exec_proc_ && exec_proc_->running()) {
+      exec_rerun_ = true;
+      return;
+    }
+    if (!force && !driving()) return;
+    exec_rerun_ = false;
+    auto t0 = Clock::now();
+    exec_proc_ = Process::start(&loop_, child({"execute", "--json"}), [this, t0](SpawnResult r) {
+      if (stopping_) return maybe_finish_shutdown();
+      on_execute_done(std::move(r), ms_since(t0));
+    });
+  }
+
+  void on_execute_done(SpawnResult r, double ms) {
+    std::string what;
+    out::Sym s = out::Sym::Fail;
+    if (r.outcome == SpawnResult::Outcome::Exited) {
+      switch (r.exit_code) {
+        case 0: what = "phase complete"; s = out::Sym::Ok; break;
+        case 1: what = "run halted or failed"; s = out::Sym::Fail; break;
+        case 3: what = "paused at a gate"; s = out::Sym::Pause; break;
+        case 4: what = "waiting for SUMMARY files"; s = out::Sym::Skip; break;
+        default: what = "execute " + r.describe(); break;
+      }
+    } else {
+      what = "execute " + r.describe();
+    }
+    std::string tail = r.ok() || r.exit_code == 3 || r.exit_code == 4 ? "" : std::string(text::trim(text::tail_lines(r.err, 5)));
+    emit(out::sym(s) + " " + what + " (" + fmt_ms(ms) + ")" + (tail.empty() ? "" : "\n" + tail),
+         {{"event", "execute_done"}, {"exit_code", r.exit_code}, {"outcome", what}, {"ms", ms}});
+    load_state(/*announce=*/true);
+    approvals_changed_ = false;  // what execute itself wrote is not news
+    if (exec_rerun_) consider_execution(true);
+  }
+
+  // --- shutdown ----------------------------------------------------------------
+  void shutdown(int sig) {
+    if (stopping_) return;
+    stopping_ = true;
+    (void)sig;
+    uv_timer_stop(&debounce_);
+    dir_watch_->stop();
+    for (auto& [_, job] : reviews_)
+      if (job.proc && job.proc->running()) job.proc->cancel();
+    if (exec_proc_ && exec_proc_->running()) exec_proc_->cancel();
+    if (gate_proc_ && gate_proc_->running()) gate_proc_->cancel();
+    // Children get SIGTERM now and SIGKILL after their grace; never wait past a second.
+    uv_timer_start(&force_exit_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->finish(); }, 900, 0);
+    maybe_finish_shutdown();
+  }
+
+  void maybe_finish_shutdown() {
+    if (!stopping_) return;
+    for (auto& [_, job] : reviews_)
+      if (job.proc && job.proc->running()) return;
+    if (exec_proc_ && exec_proc_->running()) return;
+    if (gate_proc_ && gate_proc_->running()) return;
+    finish();
+  }
+
+  void finish() {
+    reviews_.clear();  // Process destructors SIGKILL anything still running
+    exec_proc_.reset();
+    gate_proc_.reset();
+    uv_stop(&loop_);
+  }
+
+  WatchOptions o_;
+  stdfs::path planning_;
+  Config config_;
+  int debounce_ms_ = 20;
+  int lock_fd_ = -1;
+  uv_loop_t loop_{};
+  uv_timer_t debounce_{}, force_exit_{};
+  uv_signal_t sigint_{}, sigterm_{};
+  std::unique_ptr<DirWatch> dir_watch_;
+  bool stopping_ = false;
+  bool full_rescan_ = false, state_dirty_ = false, roadmap_dirty_ = false, config_dirty_ = false;
+  bool approvals_changed_ = false, active_run_ = false, exec_rerun_ = false;
+  std::set<stdfs::path> dirty_files_, dirty_dirs_;
+  std::map<stdfs::path, std::string> plan_hash_, summary_hash_, reviewed_hash_;
+  std::string roadmap_hash_, approvals_fp_, last_state_error_;
+  std::map<stdfs::path, Job> reviews_;
+  std::unique_ptr<Process> exec_proc_, gate_proc_;
+};
+
+}  // namespace
+
+int run_watch(const WatchOptions& opts) {
+  Watcher w(opts);
+  return w.run();
+}
+
+}  // namespace yolo::runner

@@ -1,0 +1,25 @@
+// `yolo watch`: one libuv loop reacting to .yolo-planning changes (PROTOCOL.md, issue 5).
+// Events only say that something changed; after a debounce the watcher reconciles by
+// content hash against what was last reviewed (kept in the state), reviews exactly the
+// plans whose content changed (one `yolo review PHASE --changed` child per phase at a
+// time, a newer change queues behind it), and drives `yolo execute` when an approval,
+// a SUMMARY or ROADMAP changes the run's inputs.
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace yolo::runner {
+
+struct WatchOptions {
+  std::filesystem::path root;   // the project root (holds .yolo-planning)
+  std::string self_exe;         // the yolo binary to run children with
+  bool json = false;            // JSON lines instead of human lines
+  bool drive_execution = false; // run `yolo execute` as inputs change (execute --watch)
+  int debounce_ms = -1;         // <0: config watch.debounce_ms
+  bool review = true;           // review changed plans
+};
+
+// Runs until SIGINT/SIGTERM. Returns the exit code.
+int run_watch(const WatchOptions& opts);
+
+}  // namespace yolo::runner
