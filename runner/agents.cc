@@ -1,0 +1,254 @@
+#include "runner/agents.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include "protocol/argv_template.h"
+#include "protocol/fs.h"
+#include "protocol/plan.h"
+#include "protocol/text.h"
+
+namespace yolo::runner {
+
+namespace stdfs = std::filesystem;
+
+std::string agent_model(const stdfs::path& root, const Config& cfg, const std::string& agent, std::string* warning) {
+  if (auto ov = cfg.raw.find("model_overrides"); ov != cfg.raw.end() && ov->is_object())
+    if (auto m = ov->find(agent); m != ov->end() && m->is_string() && cost_weight(m->get<std::string>()) > 0)
+      return m->get<std::string>();
+  stdfs::path profiles_path;
+  if (const char* p = std::getenv("YOLO_MODEL_PROFILES"); p && *p) profiles_path = p;
+  else profiles_path = root / ".yolo-planning" / "model-profiles.json";
+  auto read = fs::read_text(profiles_path);
+  if (!read.ok()) {
+    if (read.error->kind != fs::FileError::Kind::NotFound && warning) *warning = read.error->message + " (using sonnet)";
+    return "sonnet";
+  }
+  json profiles = json::parse(read.content, nullptr, false);
+  if (profiles.is_discarded()) {
+    if (warning) *warning = profiles_path.string() + ": not valid JSON (using sonnet)";
+    return "sonnet";
+  }
+  ModelChoice c = resolve_model(agent, cfg.raw, profiles);
+  if (!c.error.empty()) {
+    if (warning) *warning = profiles_path.string() + ": " + c.error + " (using sonnet)";
+    return "sonnet";
+  }
+  return c.model;
+}
+
+long long agent_turns(const Config& cfg, const std::string& agent) {
+  TurnsChoice t = resolve_turns(agent, cfg.raw, "");
+  if (t.error.empty()) return t.turns;
+  return default_base_turns(agent);
+}
+
+namespace {
+
+const char* outcome_name(SpawnResult::Outcome o) {
+  switch (o) {
+    case SpawnResult::Outcome::Exited: return "exited";
+    case SpawnResult::Outcome::Signaled: return "signaled";
+    case SpawnResult::Outcome::TimedOut: return "timed_out";
+    case SpawnResult::Outcome::Cancelled: return "cancelled";
+    case SpawnResult::Outcome::SpawnFailed: return "spawn_failed";
+  }
+  return "unknown";
+}
+
+double children_cpu_ms() {
+  rusage ru{};
+  ::getrusage(RUSAGE_CHILDREN, &ru);
+  return (static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3) +
+         (static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
+}
+
+bool uses(const std::vector<std::string>& tmpl, const std::string& placeholder) {
+  for (const auto& a : tmpl)
+    if (a.find(placeholder) != std::string::npos) return true;
+  return false;
+}
+
+// A temp file holding the prompt, removed when this goes out of scope.
+struct PromptFile {
+  std::string path;
+  std::string error;
+  explicit PromptFile(const std::string& content) {
+    std::string tmpl = (stdfs::temp_directory_path() / "yolo-prompt-XXXXXX").string();
+    int fd = ::mkstemp(tmpl.data());
+    if (fd < 0) {
+      error = "cannot create a prompt file in " + stdfs::temp_directory_path().string();
+      return;
+    }
+    size_t done = 0;
+    while (done < content.size()) {
+      ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    path = tmpl;
+    if (done != content.size()) error = "cannot write the prompt file " + path;
+  }
+  ~PromptFile() {
+    if (!path.empty()) ::unlink(path.c_str());
+  }
+  PromptFile(const PromptFile&) = delete;
+  PromptFile& operator=(const PromptFile&) = delete;
+};
+
+// Runs one child on a private loop, stopping its group on SIGINT/SIGTERM/SIGHUP.
+SpawnResult run_interruptible(const SpawnSpec& spec, int& interrupt_signal) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  SpawnResult out;
+  struct Ctx {
+    Process* proc = nullptr;
+    int* sig = nullptr;
+    bool done = false;
+  } ctx;
+  ctx.sig = &interrupt_signal;
+  uv_signal_t sigs[3];
+  const int signums[3] = {SIGINT, SIGTERM, SIGHUP};
+  {
+    std::unique_ptr<Process> p;
+    for (int i = 0; i < 3; ++i) {
+      uv_signal_init(&loop, &sigs[i]);
+      sigs[i].data = &ctx;
+      uv_signal_start(&sigs[i], [](uv_signal_t* h, int signum) {
+        auto* c = static_cast<Ctx*>(h->data);
+        if (*c->sig == 0) *c->sig = signum;
+        if (c->proc && !c->done) c->proc->cancel();
+      }, signums[i]);
+    }
+    p = Process::start(&loop, spec, [&](SpawnResult r) {
+      out = std::move(r);
+      ctx.done = true;
+      for (auto& s : sigs) uv_close(reinterpret_cast<uv_handle_t*>(&s), nullptr);
+    });
+    ctx.proc = p.get();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ctx.proc = nullptr;
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);  // let closing handles finish
+  uv_loop_close(&loop);
+  return out;
+}
+
+}  // namespace
+
+json AgentSpawn::info(const std::string& agent) const {
+  json j = {{"agent", agent},
+            {"argv0", argv.empty() ? std::string() : argv[0]},
+            {"model", model},
+            {"max_turns", max_turns},
+            {"timeout_ms", timeout_ms},
+            {"outcome", outcome_name(result.outcome)},
+            {"describe", result.describe()},
+            {"elapsed_ms", result.elapsed_ms},
+            {"child_cpu_ms", child_cpu_ms},
+            {"out_bytes", result.out_total},
+            {"err_bytes", result.err_total},
+            {"out_truncated", result.out_truncated()}};
+  if (result.outcome == SpawnResult::Outcome::Exited) j["exit_code"] = result.exit_code;
+  if (interrupt_signal) j["interrupt_signal"] = interrupt_signal;
+  if (!setup_error.empty()) j["setup_error"] = setup_error;
+  return j;
+}
+
+AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentContext& ctx) {
+  AgentSpawn s;
+  const CommandSpec& spec = agent == "architect" ? cfg.architect : cfg.reviewer;
+  s.model = agent_model(ctx.root, cfg, agent, nullptr);
+  s.max_turns = agent_turns(cfg, agent);
+  s.timeout_ms = cfg.timeout_for(spec);
+  std::unique_ptr<PromptFile> prompt_file;
+  std::map<std::string, std::string> vars = {{"plan_path", ctx.plan_path}, {"phase_dir", ctx.phase_dir},
+                                             {"plan_id", ctx.plan_id},     {"plan_title", ctx.plan_title},
+                                             {"model", s.model},           {"max_turns", std::to_string(s.max_turns)},
+                                             {"cycle", std::to_string(ctx.cycle)}, {"prompt", ctx.prompt}};
+  if (uses(spec.argv, "{prompt_file}")) {
+    prompt_file = std::make_unique<PromptFile>(ctx.prompt);
+    if (!prompt_file->error.empty()) {
+      s.setup_error = prompt_file->error;
+      s.result.outcome = SpawnResult::Outcome::SpawnFailed;
+      s.result.spawn_error = prompt_file->error;
+      return s;
+    }
+    vars["prompt_file"] = prompt_file->path;
+  }
+  s.argv = expand_argv(spec.argv, vars);
+  SpawnSpec sp;
+  sp.argv = s.argv;
+  sp.cwd = ctx.root;
+  sp.timeout_ms = s.timeout_ms;
+  sp.env = {{"YOLO_CORRELATION_ID", ctx.correlation_id},
+            {"YOLO_PLAN_ID", ctx.plan_id},
+            {"YOLO_PHASE_DIR", ctx.phase_dir},
+            {"YOLO_CYCLE", std::to_string(ctx.cycle)},
+            {"YOLO_PLAN_PATH", ctx.plan_path},
+            {"YOLO_AGENT", agent},
+            {"YOLO_MODEL", s.model},
+            {"YOLO_MAX_TURNS", std::to_string(s.max_turns)}};
+  if (!uses(spec.argv, "{prompt}") && !prompt_file) sp.stdin_data = ctx.prompt;
+  double cpu0 = children_cpu_ms();
+  s.result = run_interruptible(sp, s.interrupt_signal);
+  s.child_cpu_ms = children_cpu_ms() - cpu0;
+  return s;
+}
+
+review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s) {
+  review::AgentRun r;
+  r.info = s.info(agent);
+  r.output = s.result.out;
+  r.output_truncated = s.result.out_truncated();
+  if (s.interrupt_signal) {
+    r.status = review::AgentRun::Status::Interrupted;
+    r.reason = "interrupted by signal " + std::to_string(s.interrupt_signal);
+    return r;
+  }
+  if (s.result.ok()) {
+    r.status = review::AgentRun::Status::Ran;
+    return r;
+  }
+  r.status = review::AgentRun::Status::Unavailable;
+  r.reason = agent + " " + s.result.describe();
+  if (s.result.outcome == SpawnResult::Outcome::Exited || s.result.outcome == SpawnResult::Outcome::Signaled) {
+    // The last line the agent wrote on stderr usually says why.
+    std::string last(text::trim(text::tail_lines(s.result.err, 1)));
+    if (last.size() > 200) last = last.substr(0, 200) + "…";
+    if (!last.empty() && text::valid_utf8(last)) r.reason += ": " + last;
+  }
+  return r;
+}
+
+namespace {
+std::string title_of(const std::string& plan_path) {
+  auto loaded = load_plan(plan_path);
+  return loaded.plan ? loaded.plan->title : std::string();
+}
+}  // namespace
+
+review::AgentRun ReviewerAgent::review(const review::ReviewerRequest& req) {
+  AgentContext c{root_, req.plan_path, req.phase_dir, req.plan_id, title_of(req.plan_path), req.cycle, req.prompt,
+                 correlation_id_};
+  AgentSpawn s = spawn_agent("reviewer", cfg_, c);
+  if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
+  return to_agent_run("reviewer", s);
+}
+
+review::AgentRun ArchitectAgent::revise(const review::ArchitectRequest& req) {
+  AgentContext c{root_, req.plan_path, req.phase_dir, req.plan_id, title_of(req.plan_path), req.cycle, req.prompt,
+                 correlation_id_};
+  AgentSpawn s = spawn_agent("architect", cfg_, c);
+  if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
+  return to_agent_run("architect", s);
+}
+
+}  // namespace yolo::runner
