@@ -1,0 +1,47 @@
+#include "runner/approvers.h"
+
+#include <map>
+
+#include "protocol/argv_template.h"
+#include "protocol/text.h"
+#include "runner/subprocess.h"
+
+namespace yolo::runner {
+
+gates::ApproverVerdict CommandApprover::decide(const gates::ApproverRequest& req) {
+  gates::ApproverVerdict v;
+  if (req.argv_template.empty()) {
+    v.error = "approver command is empty";
+    return v;
+  }
+  std::map<std::string, std::string> vars = {
+      {"plan_path", req.plan_path}, {"gate_type", req.gate_type}, {"gate_id", req.gate_id}, {"reason", req.reason}};
+  SpawnSpec spec;
+  spec.argv = expand_argv(req.argv_template, vars);
+  spec.cwd = req.root;
+  spec.timeout_ms = req.timeout_ms;
+  spec.output_cap = 64 * 1024;
+  spec.env = {{"YOLO_GATE_ID", req.gate_id}, {"YOLO_GATE_TYPE", req.gate_type}, {"YOLO_PLAN_PATH", req.plan_path}};
+  SpawnResult r = run_process(spec);
+  std::string name = "approver " + req.argv_template[0];
+  if (!r.ok()) {
+    v.error = name + " " + r.describe();
+    std::string tail = text::tail_lines(text::trim(r.err), 3);
+    if (!tail.empty()) v.error += ": " + tail;
+    return v;
+  }
+  if (r.out_truncated()) {
+    v.error = name + " printed more than " + std::to_string(spec.output_cap) + " bytes; expected one JSON verdict";
+    return v;
+  }
+  v = gates::parse_verdict(r.out);
+  if (!v.error.empty()) v.error = name + ": " + v.error;
+  return v;
+}
+
+gates::ApproverPort& command_approver() {
+  static CommandApprover instance;
+  return instance;
+}
+
+}  // namespace yolo::runner

@@ -1,0 +1,48 @@
+#include "runner/identity.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "protocol/text.h"
+#include "runner/subprocess.h"
+
+namespace yolo::runner {
+
+namespace {
+
+std::string clean(std::string_view s) {
+  std::string r(text::trim(s));
+  if (auto nl = r.find('\n'); nl != std::string::npos) r = std::string(text::trim(r.substr(0, nl)));
+  if (r.size() > 200 || !text::valid_utf8(r)) return {};
+  return r;
+}
+
+std::string os_user() {
+  struct passwd pw;
+  struct passwd* res = nullptr;
+  char buf[4096];
+  if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &res) == 0 && res && res->pw_name && *res->pw_name) return res->pw_name;
+  for (const char* var : {"USER", "LOGNAME"})
+    if (const char* v = std::getenv(var); v && *v) return clean(v);
+  return {};
+}
+
+}  // namespace
+
+std::string approver_identity(const std::string& by_flag, const std::filesystem::path& project_root) {
+  if (std::string by = clean(by_flag); !by.empty()) return by;
+  SpawnSpec spec;
+  spec.argv = {"git", "config", "user.name"};
+  spec.cwd = project_root;
+  spec.timeout_ms = 5000;
+  spec.output_cap = 4096;
+  SpawnResult r = run_process(spec);
+  if (r.ok())
+    if (std::string name = clean(r.out); !name.empty()) return name;
+  if (std::string u = os_user(); !u.empty()) return u;
+  return "unknown";
+}
+
+}  // namespace yolo::runner
