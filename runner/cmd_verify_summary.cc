@@ -1,0 +1,116 @@
+// yolo verify-summary SUMMARY [PLAN] [--mode strict|structural|off] [--root DIR]:
+// the SUMMARY gate of PROTOCOL.md section 7 with the claims checks of issue 7.
+// Exit 0 pass, 1 fail, 2 pass with warnings.
+#include <filesystem>
+
+#include "protocol/config.h"
+#include "protocol/fs.h"
+#include "protocol/summary.h"
+#include "runner/command.h"
+#include "runner/git.h"
+#include "runner/output.h"
+
+namespace yolo::runner {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+struct Options {
+  std::string summary;
+  std::string plan;
+  std::string mode;
+  std::string root;
+  bool human = false;
+  bool json = false;
+};
+
+out::Sym sym_for(VerifyVerdict v) {
+  return v == VerifyVerdict::Pass ? out::Sym::Ok : v == VerifyVerdict::Warn ? out::Sym::Warn : out::Sym::Fail;
+}
+
+std::string render(const SummaryVerdict& v) {
+  VerifyVerdict vv = v.verdict();
+  std::string s = out::sym(sym_for(vv)) + " " + out::bold(v.plan_id.empty() ? v.summary_path : v.plan_id) + "  " +
+                  to_string(vv) + "  " + out::dim(v.summary_path + " (" + to_string(v.mode) + ")");
+  for (const auto& c : v.review.checks) {
+    out::Sym cs = c.status == "fail" ? out::Sym::Fail : c.status == "warn" ? out::Sym::Warn : out::Sym::Ok;
+    s += "\n  " + out::sym(cs) + " " + c.name;
+    for (const auto& f : v.review.findings) {
+      if (f.check != c.name) continue;
+      s += "\n      [" + std::string(to_string(f.severity)) + "] " + f.issue;
+      if (!f.suggested_fix.empty()) s += out::dim("  → " + f.suggested_fix);
+    }
+  }
+  return s;
+}
+
+stdfs::path project_root_for(const stdfs::path& summary) {
+  std::error_code ec;
+  stdfs::path abs = stdfs::absolute(summary, ec);
+  if (ec) abs = summary;
+  if (auto r = fs::find_project_root(abs.parent_path())) return *r;
+  if (auto top = git_toplevel(abs.parent_path())) return *top;
+  return stdfs::current_path(ec);
+}
+
+int run(const Options& o) {
+  bool human = o.human || (!o.json && out::stdout_is_tty());
+  auto usage_error = [&](const std::string& msg) {
+    if (human) out::err(out::sym(out::Sym::Fail) + " verify-summary: " + msg);
+    else out::json_line({{"ok", false}, {"cmd", "verify-summary"}, {"verdict", "fail"}, {"error", msg}});
+    return kExitUsage;
+  };
+  if (o.summary.empty()) return usage_error("give a SUMMARY file");
+  std::optional<SummaryMode> mode;
+  if (!o.mode.empty()) {
+    mode = parse_summary_mode(o.mode);
+    if (!mode) return usage_error("--mode must be strict, structural or off, not '" + o.mode + "'");
+  }
+  stdfs::path root;
+  if (!o.root.empty()) {
+    std::error_code ec;
+    if (!stdfs::is_directory(o.root, ec)) return usage_error("--root is not a folder: " + o.root);
+    root = stdfs::absolute(o.root, ec);
+  } else {
+    root = project_root_for(o.summary);
+  }
+  auto cfg = load_config(root);
+  if (!cfg.ok()) out::err(out::sym(out::Sym::Warn) + " " + cfg.error + " (using defaults)");
+  if (!mode) {
+    mode = parse_summary_mode(cfg.config.summary_checks);
+    if (!mode) {
+      out::err(out::sym(out::Sym::Warn) + " summary_checks is '" + cfg.config.summary_checks +
+               "', not strict, structural or off (using strict)");
+      mode = SummaryMode::Strict;
+    }
+  }
+  std::optional<stdfs::path> plan;
+  if (!o.plan.empty()) plan = o.plan;
+  GitCli git(root, cfg.config.command_timeout_ms > 0 ? cfg.config.command_timeout_ms : 10000);
+  SummaryVerdict v = verify_summary(o.summary, plan, root, *mode, &git);
+  if (human) out::line(render(v));
+  else {
+    json j = v.to_json();
+    j["root"] = root.string();
+    out::json_line(j);
+  }
+  return exit_code(v.verdict());
+}
+
+const CommandRegistrar reg{Command{
+    "verify-summary",
+    "The SUMMARY gate: structure (PROTOCOL.md section 7) and claims checked against the repository "
+    "(exit 0 pass, 1 fail, 2 pass with warnings)",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<Options>();
+      sub.add_option("SUMMARY", o->summary, "The SUMMARY.md file")->required();
+      sub.add_option("PLAN", o->plan, "Its PLAN.md (default: the PLAN beside the SUMMARY)");
+      sub.add_option("--mode", o->mode, "strict | structural | off (default: config summary_checks, else strict)");
+      sub.add_option("--root", o->root, "Project root (default: the folder holding .yolo-planning, else the git top level)");
+      sub.add_flag("--human", o->human, "Readable report with ✓ ⚠ ✗ (default on a TTY)");
+      sub.add_flag("--json", o->json, "JSON even on a TTY");
+      return [o] { return run(*o); };
+    }}};
+
+}  // namespace
+}  // namespace yolo::runner

@@ -1,0 +1,125 @@
+#include "runner/git.h"
+
+#include "protocol/text.h"
+#include "runner/subprocess.h"
+
+namespace yolo::runner {
+namespace {
+
+SpawnSpec git_spec(const std::filesystem::path& root, const std::vector<std::string>& args, long long timeout_ms,
+                   size_t output_cap) {
+  SpawnSpec s;
+  s.argv = {"git", "-C", root.string()};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"GIT_OPTIONAL_LOCKS", "0"}, {"LC_ALL", "C"}, {"GIT_PAGER", "cat"}};
+  s.timeout_ms = timeout_ms;
+  s.output_cap = output_cap;
+  return s;
+}
+
+std::string first_line(std::string_view s) {
+  auto ls = text::lines(text::trim(s));
+  return ls.empty() ? std::string() : std::string(text::trim(ls.front()));
+}
+
+}  // namespace
+
+GitCli::GitCli(std::filesystem::path root, long long timeout_ms) : root_(std::move(root)), timeout_ms_(timeout_ms) {}
+
+GitCli::Answer GitCli::git(const std::vector<std::string>& args, size_t output_cap) {
+  ++started_;
+  SpawnResult r = run_process(git_spec(root_, args, timeout_ms_, output_cap));
+  Answer a;
+  if (r.outcome != SpawnResult::Outcome::Exited) {
+    last_error_ = "git " + (args.empty() ? std::string() : args.front()) + " " + r.describe();
+    return a;
+  }
+  a.ran = true;
+  a.status = r.exit_code;
+  if (r.out_truncated()) {
+    a.ran = false;
+    last_error_ = "git " + args.front() + " printed more than " + std::to_string(output_cap) + " bytes";
+    return a;
+  }
+  a.out = std::move(r.out);
+  a.err = std::move(r.err);
+  return a;
+}
+
+bool GitCli::is_repo() {
+  if (is_repo_) return *is_repo_;
+  Answer a = git({"rev-parse", "--is-inside-work-tree"});
+  if (!a.ran) {
+    is_repo_ = false;
+    return false;
+  }
+  is_repo_ = a.status == 0 && text::trim(a.out) == "true";
+  if (!*is_repo_) {
+    std::string why = first_line(a.err);
+    last_error_ = why.empty() ? root_.string() + " is not inside a git work tree" : why;
+  }
+  return *is_repo_;
+}
+
+std::optional<bool> GitCli::commit_exists(const std::string& hash) {
+  if (!is_commit_hash(hash)) return false;  // never on a command line
+  Answer a = git({"rev-parse", "--verify", "--quiet", hash + "^{commit}"});
+  if (!a.ran) return std::nullopt;
+  if (a.status == 1 || (a.status != 0 && a.err.find("ambiguous") != std::string::npos)) {
+    // Not found, or a short id several objects share.
+    if (a.err.find("ambiguous") != std::string::npos) last_error_ = first_line(a.err);
+    return false;
+  }
+  if (a.status != 0) {
+    last_error_ = "git rev-parse exited with status " + std::to_string(a.status) +
+                  (a.err.empty() ? std::string() : ": " + first_line(a.err));
+    return std::nullopt;
+  }
+  std::string full = first_line(a.out);
+  if (!full.starts_with(text::to_lower(hash))) return false;  // a ref spelled in hex, not this id
+  full_ids_[hash] = full;
+  return true;
+}
+
+std::optional<std::vector<std::string>> GitCli::files_touched(const std::string& hash) {
+  if (!is_commit_hash(hash)) return std::nullopt;
+  auto it = full_ids_.find(hash);
+  if (it == full_ids_.end()) {
+    auto e = commit_exists(hash);
+    if (!e) return std::nullopt;
+    if (!*e) {
+      last_error_ = "commit " + hash + " does not exist";
+      return std::nullopt;
+    }
+    it = full_ids_.find(hash);
+  }
+  Answer a = git({"diff-tree", "-r", "--root", "-m", "--no-commit-id", "--name-only", "--no-renames", "--relative", "-z",
+                  it->second},
+                 16u << 20);
+  if (!a.ran) return std::nullopt;
+  if (a.status != 0) {
+    last_error_ = "git diff-tree exited with status " + std::to_string(a.status) +
+                  (a.err.empty() ? std::string() : ": " + first_line(a.err));
+    return std::nullopt;
+  }
+  std::vector<std::string> files;
+  size_t pos = 0;
+  while (pos < a.out.size()) {
+    size_t nul = a.out.find('\0', pos);
+    std::string f = a.out.substr(pos, nul == std::string::npos ? std::string::npos : nul - pos);
+    if (!f.empty()) files.push_back(std::move(f));
+    if (nul == std::string::npos) break;
+    pos = nul + 1;
+  }
+  return files;
+}
+
+std::optional<std::filesystem::path> git_toplevel(const std::filesystem::path& dir, long long timeout_ms) {
+  SpawnResult r = run_process(git_spec(dir, {"rev-parse", "--show-toplevel"}, timeout_ms, 1 << 16));
+  if (!r.ok()) return std::nullopt;
+  std::string top = first_line(r.out);
+  if (top.empty()) return std::nullopt;
+  return std::filesystem::path(top);
+}
+
+}  // namespace yolo::runner

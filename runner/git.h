@@ -1,0 +1,53 @@
+// GitPort (protocol/git_port.h) answered by the real `git`: every question is one child
+// started with runner::run_process (argv, no shell, own process group, timeout), as
+// `git -C ROOT ...` with prompts and optional locks disabled. Only strings that pass
+// is_commit_hash() are ever placed on a git command line.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/git_port.h"
+
+namespace yolo::runner {
+
+class GitCli : public GitPort {
+ public:
+  explicit GitCli(std::filesystem::path root, long long timeout_ms = 10000);
+
+  // `git rev-parse --is-inside-work-tree` (answered once, then cached).
+  bool is_repo() override;
+  // `git rev-parse --verify --quiet HASH^{commit}`; true only when the answer is a commit
+  // whose id starts with HASH (so a branch or tag that happens to be spelled in hex
+  // does not count).
+  std::optional<bool> commit_exists(const std::string& hash) override;
+  // `git diff-tree -r --root -m --no-commit-id --name-only --no-renames --relative -z ID`.
+  std::optional<std::vector<std::string>> files_touched(const std::string& hash) override;
+  std::string last_error() const override { return last_error_; }
+
+  // How many git children this object has started (tests use it to prove nothing ran).
+  int processes_started() const { return started_; }
+
+ private:
+  struct Answer {
+    bool ran = false;  // exited (any status)
+    int status = -1;
+    std::string out, err;
+  };
+  Answer git(const std::vector<std::string>& args, size_t output_cap = 1 << 20);
+
+  std::filesystem::path root_;
+  long long timeout_ms_;
+  std::optional<bool> is_repo_;
+  std::map<std::string, std::string> full_ids_;  // hash as given -> full id
+  std::string last_error_;
+  int started_ = 0;
+};
+
+// The top folder of the git work tree holding dir (`git rev-parse --show-toplevel`);
+// nullopt outside a repository or without git.
+std::optional<std::filesystem::path> git_toplevel(const std::filesystem::path& dir, long long timeout_ms = 10000);
+
+}  // namespace yolo::runner
