@@ -1,0 +1,85 @@
+// yolo review PLAN|PHASE_DIR [--max-cycles N] [--json] [--changed]: the two-stage review
+// gate with its feedback loop (PROTOCOL.md section 4). Exit 0 approve, 1 reject,
+// 2 conditional (the worst verdict for a phase); 64 for usage errors. On SIGINT/SIGTERM
+// the running reviewer/architect group is stopped and yolo dies of the same signal.
+#include <signal.h>
+
+#include <filesystem>
+
+#include "protocol/config.h"
+#include "protocol/fs.h"
+#include "protocol/plan.h"
+#include "runner/command.h"
+#include "runner/output.h"
+#include "runner/review_gate.h"
+
+namespace yolo::runner {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+struct Options {
+  std::string target;
+  int max_cycles = 0;
+  bool json = false;
+  bool changed = false;
+};
+
+int usage_error(const Options& o, const std::string& msg) {
+  if (o.json) out::json_line({{"ok", false}, {"cmd", "review"}, {"error", msg}});
+  out::err("yolo review: " + msg);
+  return kExitUsage;
+}
+
+int run(const Options& o) {
+  std::error_code ec;
+  stdfs::path target = stdfs::absolute(o.target, ec).lexically_normal();
+  if (!stdfs::exists(target, ec)) return usage_error(o, "no such plan file or phase folder: " + o.target);
+  if (o.max_cycles < 0) return usage_error(o, "--max-cycles must be at least 1");
+  bool is_phase = stdfs::is_directory(target, ec);
+  auto root = fs::find_project_root(is_phase ? target : target.parent_path());
+  if (!root) root = fs::find_project_root(stdfs::current_path());
+  if (!root) return usage_error(o, "no .yolo-planning folder above " + o.target + " or the current folder");
+
+  ReviewGateOptions g;
+  g.root = *root;
+  auto cfg = load_config(*root);
+  if (!cfg.ok()) out::err(out::sym(out::Sym::Warn) + " " + cfg.error + " (using defaults)");
+  g.config = cfg.config;
+  g.max_cycles = o.max_cycles;
+  g.json = o.json;
+  g.changed_only = o.changed;
+
+  std::vector<review::PlanTarget> plans;
+  if (is_phase) {
+    for (const auto& f : list_plan_files(target)) plans.push_back(review::PlanTarget{f, target, ""});
+    if (plans.empty()) return usage_error(o, "no plan files (*-PLAN.md) in " + o.target);
+  } else {
+    plans.push_back(review::PlanTarget{target, target.parent_path(), ""});
+  }
+  ReviewGateResult r = run_review_gate(g, plans, is_phase);
+  if (r.interrupt_signal) {
+    // The agent's group is gone; die of the same signal so the parent sees why.
+    ::signal(r.interrupt_signal, SIG_DFL);
+    ::raise(r.interrupt_signal);
+    return 128 + r.interrupt_signal;
+  }
+  return r.exit_code();
+}
+
+const CommandRegistrar reg{Command{
+    "review",
+    "Two-stage review gate with the feedback loop: Stage 1, the reviewer agent, the architect (exit 0 approve, 1 "
+    "reject, 2 conditional)",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<Options>();
+      sub.add_option("TARGET", o->target, "A PLAN.md file or a phase folder")->required();
+      sub.add_option("--max-cycles", o->max_cycles, "Review cycles per plan (default: review_max_cycles, 3)")
+          ->check(CLI::Range(1, 100));
+      sub.add_flag("--json", o->json, "One JSON object per plan (JSON lines); a phase adds a summary line");
+      sub.add_flag("--changed", o->changed, "Only plans whose content hash differs from their last review");
+      return [o] { return run(*o); };
+    }}};
+
+}  // namespace
+}  // namespace yolo::runner

@@ -1,0 +1,401 @@
+#include "runner/review_gate.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+
+#include "protocol/clock.h"
+#include "protocol/events.h"
+#include "protocol/plan.h"
+#include "protocol/state.h"
+#include "protocol/text.h"
+#include "runner/agents.h"
+#include "runner/output.h"
+
+namespace yolo::runner {
+
+namespace stdfs = std::filesystem;
+
+std::string gate_plan_id(const stdfs::path& plan_path) {
+  auto loaded = load_plan(plan_path);
+  if (loaded.plan && (!loaded.plan->phase.empty() || !loaded.plan->plan.empty())) return loaded.plan->id();
+  std::string stem = plan_path.filename().string();
+  if (stem.size() > 3 && stem.substr(stem.size() - 3) == ".md") stem.resize(stem.size() - 3);
+  return stem;
+}
+
+namespace {
+
+std::optional<long long> leading_number(const std::string& s) {
+  size_t i = 0;
+  long long v = 0;
+  while (i < s.size() && i < 9 && std::isdigit(static_cast<unsigned char>(s[i]))) v = v * 10 + (s[i++] - '0');
+  if (i == 0) return std::nullopt;
+  return v;
+}
+
+std::string rel(const stdfs::path& root, const std::string& p) {
+  std::error_code ec;
+  stdfs::path abs = stdfs::absolute(p, ec);
+  stdfs::path r = abs.lexically_normal().lexically_relative(root.lexically_normal());
+  if (r.empty() || *r.begin() == "..") return p;
+  return r.string();
+}
+
+std::string plural(size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+json findings_json(const std::vector<review::ReviewerFinding>& fs) {
+  json a = json::array();
+  for (const auto& f : fs) a.push_back(f.to_json());
+  return a;
+}
+
+class GateObserver : public review::LoopObserver {
+ public:
+  GateObserver(const ReviewGateOptions& o, std::string cid, ReviewGateResult& result)
+      : o_(o), cid_(std::move(cid)), result_(result) {}
+
+  void plan_start(const review::PlanTarget& t, const std::string& plan_id, int max_cycles) override {
+    phase_ = 0;
+    plan_.reset();
+    // "01-03" -> phase 1, plan 3; else the phase folder's number.
+    size_t dash = plan_id.find('-');
+    if (auto ph = leading_number(plan_id); ph && dash != std::string::npos) {
+      phase_ = *ph;
+      plan_ = leading_number(plan_id.substr(dash + 1));
+    } else if (auto pd = leading_number((t.phase_dir ? *t.phase_dir : t.plan_path.parent_path()).filename().string())) {
+      phase_ = *pd;
+    }
+    event("review_start", plan_id, {{"plan_path", rel(o_.root, t.plan_path.string())}, {"max_cycles", max_cycles}});
+  }
+
+  void cycle_start(const review::PlanLoopResult& r, int cycle) override {
+    say(out::sym(out::Sym::Diamond) + " Reviewing plan " + out::bold(r.plan_id) + " (cycle " + std::to_string(cycle) + "/" +
+        std::to_string(r.max_cycles) + ")  " + out::dim(rel(o_.root, r.plan_path)));
+  }
+
+  void stage1_done(const review::PlanLoopResult&, const review::CycleResult& c) override {
+    say("  " + out::sym(out::sym_for(c.stage1_verdict)) + " Stage 1: " + to_string(c.stage1_verdict) +
+        (c.stage1.findings.empty() ? "" : " (" + plural(c.stage1.findings.size(), "finding") + ")"));
+  }
+
+  void cycle_done(const review::PlanLoopResult& r, const review::CycleResult& c) override {
+    using review::Source;
+    switch (c.source) {
+      case Source::Stage1Reject:
+        say("  " + out::sym(out::Sym::Fail) + " Stage 1 rejected the plan; the reviewer is not spawned");
+        list(c.findings);
+        break;
+      case Source::Fallback:
+        warn(out::sym(out::Sym::Warn) + " Reviewer agent unavailable — falling back to CLI review for plan " + r.plan_id);
+        warn("  " + out::dim(c.reason));
+        event("review_agent_fallback", r.plan_id, {{"cycle", c.cycle}, {"reason", c.reason}});
+        list(c.findings);
+        break;
+      case Source::ParseFailure: {
+        warn(out::sym(out::Sym::Fail) + " Reviewer output for plan " + r.plan_id +
+             " has no valid VERDICT line — failing closed (reject)");
+        warn("  " + c.reason);
+        warn("  Last 20 lines of the reviewer's output:");
+        for (auto l : text::lines(c.output_tail)) warn("  │ " + std::string(l));
+        event("review_parse_failure", r.plan_id, {{"cycle", c.cycle}, {"reason", c.reason}});
+        break;
+      }
+      case Source::Reviewer:
+        say("  " + out::sym(out::sym_for(c.reviewer_verdict)) + " Reviewer: " + to_string(c.reviewer_verdict) + " (" +
+            plural(c.findings.size(), "finding") + ", " + std::to_string(c.high()) + " high)");
+        list(c.findings);
+        break;
+    }
+    if (!c.unparsed.empty()) {
+      warn("  " + out::sym(out::Sym::Warn) + " " + plural(c.unparsed.size(), "finding line") + " of the reviewer could not be read:");
+      for (const auto& u : c.unparsed) warn("      line " + std::to_string(u.line) + ": " + u.text + out::dim("  (" + u.reason + ")"));
+    }
+    if (!c.escalated.empty()) {
+      std::string ids;
+      for (const auto& id : c.escalated) ids += (ids.empty() ? "" : ", ") + id;
+      say("  " + out::sym(out::Sym::Fail) + " Escalated (high in 2+ cycles, never approved): " + ids);
+    }
+    if (r.loop_entered) {
+      event("review_loop_cycle", r.plan_id,
+            {{"cycle", c.cycle}, {"max", r.max_cycles}, {"verdict", to_string(c.verdict)}, {"finding_count", c.findings.size()},
+             {"high", c.high()}, {"source", review::to_string(c.source)}});
+      record_loop(r, false);
+    }
+  }
+
+  void loop_start(const review::PlanLoopResult& r) override {
+    event("review_loop_start", r.plan_id, {{"max", r.max_cycles}, {"verdict", to_string(r.last().verdict)}});
+    // The first cycle happened before the loop was known to start.
+    const auto& c = r.last();
+    event("review_loop_cycle", r.plan_id,
+          {{"cycle", c.cycle}, {"max", r.max_cycles}, {"verdict", to_string(c.verdict)}, {"finding_count", c.findings.size()},
+           {"high", c.high()}, {"source", review::to_string(c.source)}});
+    record_loop(r, false);
+  }
+
+  void architect_start(const review::PlanLoopResult& r, const review::ArchitectRequest& a) override {
+    say("  " + out::sym(out::Sym::Diamond) + " Architect revising plan " + r.plan_id + " (" +
+        plural(a.delta.size(), "delta finding") + ")");
+  }
+
+  void architect_done(const review::PlanLoopResult& r, const review::ArchitectAttempt& a) override {
+    if (!a.ran) warn("  " + out::sym(out::Sym::Warn) + " Architect unavailable for plan " + r.plan_id + ": " + a.reason);
+    else if (!a.changed)
+      warn("  " + out::sym(out::Sym::Warn) + " Architect left plan " + r.plan_id +
+           " unchanged (same content hash) — stopping the loop");
+    else say("  " + out::sym(out::Sym::Ok) + " Plan revised");
+  }
+
+  void plan_end(const review::PlanLoopResult& r) override {
+    if (r.interrupted) {
+      warn(out::sym(out::Sym::Fail) + " Review of plan " + r.plan_id + " interrupted");
+      return;
+    }
+    if (r.loop_entered)
+      event("review_loop_end", r.plan_id,
+            {{"status", r.passed() ? "passed" : "failed"}, {"cycles", r.cycles.size()}, {"verdict", to_string(r.verdict)},
+             {"reason", r.stop_reason}});
+    const auto& c = r.last();
+    event("review_end", r.plan_id,
+          {{"verdict", to_string(r.verdict)}, {"source", review::to_string(c.source)}, {"cycles", r.cycles.size()}});
+    std::string line = out::sym(out::sym_for(r.verdict)) + " " + out::bold(r.plan_id) + ": " + to_string(r.verdict) +
+                       " after " + plural(r.cycles.size(), "cycle") + " (" + review::to_string(c.source) + ")";
+    if (!r.passed()) line += " — " + r.stop_reason;
+    say(line);
+    json j = plan_json(r);
+    record_final(r, j);
+    if (o_.json) out::json_line(j);
+    result_.plan_lines.push_back(std::move(j));
+  }
+
+  json plan_json(const review::PlanLoopResult& r) const {
+    const auto& c = r.last();
+    json s1f = json::array();
+    for (const auto& f : c.stage1.findings) s1f.push_back(f.to_json());
+    json history = json::array();
+    for (const auto& h : r.cycles) history.push_back(h.to_json());
+    json arch = json::array();
+    for (const auto& a : r.architect)
+      arch.push_back({{"after_cycle", a.after_cycle}, {"delta_count", a.delta_count}, {"ran", a.ran}, {"changed", a.changed},
+                      {"reason", a.reason}});
+    json unparsed = json::array();
+    for (const auto& u : c.unparsed) unparsed.push_back({{"line", u.line}, {"text", u.text}, {"reason", u.reason}});
+    json j = {{"cmd", "review"},
+              {"type", "plan"},
+              {"plan_id", r.plan_id},
+              {"plan", rel(o_.root, r.plan_path)},
+              {"hash", r.hash},
+              {"verdict", to_string(r.verdict)},
+              {"ok", r.passed()},
+              {"source", review::to_string(c.source)},
+              {"stage1", {{"verdict", to_string(c.stage1_verdict)}, {"findings", std::move(s1f)}}},
+              {"findings", findings_json(c.findings)},
+              {"accumulated_findings", findings_json(r.accumulated())},
+              {"cycles", r.cycles.size()},
+              {"max_cycles", r.max_cycles},
+              {"loop_status", r.passed() ? "passed" : "failed"},
+              {"stop_reason", r.stop_reason},
+              {"escalated", c.escalated},
+              {"unparsed", std::move(unparsed)},
+              {"history", std::move(history)},
+              {"architect", std::move(arch)},
+              {"reviewer", c.reviewer_info}};
+    if (!c.reason.empty()) j["reason"] = c.reason;
+    if (c.source == review::Source::ParseFailure) j["output_tail"] = c.output_tail;
+    return j;
+  }
+
+  void say(const std::string& s) const {
+    if (!o_.json) out::line(s);
+  }
+  void warn(const std::string& s) const {
+    if (o_.json) out::err(s);
+    else out::line(s);
+  }
+
+  void event(const std::string& type, const std::string& plan_id, json data) {
+    events::Event e;
+    e.type = type;
+    e.phase = phase_;
+    e.plan = plan_;
+    data["plan_id"] = plan_id;
+    e.data = std::move(data);
+    e.correlation_id = cid_;
+    events::log(o_.root, o_.config.raw, e);
+  }
+
+ private:
+  void list(const std::vector<review::ReviewerFinding>& fs) const {
+    for (const auto& f : fs) {
+      std::string s = "      [" + std::string(to_string(f.severity)) + "] " + f.id;
+      if (!f.file.empty()) s += " " + f.file;
+      s += " — " + f.description;
+      if (!f.suggestion.empty()) s += out::dim("  → " + f.suggestion);
+      say(s);
+    }
+  }
+
+  void update_state(const std::function<void(json&)>& fn) {
+    if (!o_.record_state) return;
+    auto r = state::update(o_.root, [&](json& doc, std::string&) {
+      if (!doc.contains("status")) doc["status"] = "running";
+      if (!doc.contains("correlation_id") && !cid_.empty()) doc["correlation_id"] = cid_;
+      fn(doc);
+      return true;
+    });
+    if (!r.ok()) {
+      out::err(out::sym(out::Sym::Warn) + " review result not recorded: " + r.error);
+      result_.state_errors.push_back(r.error);
+    }
+  }
+
+  void record_loop(const review::PlanLoopResult& r, bool finished) {
+    update_state([&](json& doc) {
+      if (!doc.contains("review_loops") || !doc["review_loops"].is_object()) doc["review_loops"] = json::object();
+      doc["review_loops"][r.plan_id] = r.review_loop_entry(finished);
+    });
+  }
+
+  void record_final(const review::PlanLoopResult& r, const json& j) {
+    update_state([&](json& doc) {
+      if (!doc.contains("review_loops") || !doc["review_loops"].is_object()) doc["review_loops"] = json::object();
+      if (!doc.contains("reviews") || !doc["reviews"].is_object()) doc["reviews"] = json::object();
+      doc["review_loops"][r.plan_id] = r.review_loop_entry(true);
+      doc["reviews"][r.plan_id] = {{"hash", r.hash},
+                                   {"verdict", to_string(r.verdict)},
+                                   {"path", j["plan"]},
+                                   {"reviewed_at", now_iso8601()},
+                                   {"source", j["source"]},
+                                   {"findings", j["findings"]}};
+    });
+  }
+
+  const ReviewGateOptions& o_;
+  std::string cid_;
+  ReviewGateResult& result_;
+  long long phase_ = 0;
+  std::optional<long long> plan_;
+};
+
+std::string correlation_id_for(const ReviewGateOptions& o, const json& st) {
+  if (!o.correlation_id.empty()) return o.correlation_id;
+  if (const char* c = std::getenv("YOLO_CORRELATION_ID"); c && *c) return c;
+  if (st.is_object())
+    if (auto it = st.find("correlation_id"); it != st.end() && it->is_string() && !it->get<std::string>().empty())
+      return it->get<std::string>();
+  return new_uuid();
+}
+
+}  // namespace
+
+ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<review::PlanTarget>& plans, bool is_phase) {
+  ReviewGateResult res;
+  auto snapshot = state::load(o.root);
+  if (!snapshot.ok()) out::err(out::sym(out::Sym::Warn) + " " + snapshot.error);
+  std::string cid = correlation_id_for(o, snapshot.doc);
+  GateObserver obs(o, cid, res);
+  ReviewerAgent reviewer(o.root, o.config, cid);
+  ArchitectAgent architect(o.root, o.config, cid);
+  review::LoopOptions lo;
+  lo.max_cycles = o.max_cycles > 0 ? o.max_cycles : o.config.review_max_cycles;
+  lo.precheck.max_tasks = o.config.max_tasks_per_plan;
+
+  std::vector<std::pair<std::string, json>> skipped;  // plan id, line
+  std::vector<review::PlanTarget> todo;
+  for (const auto& t : plans) {
+    if (o.changed_only && snapshot.ok()) {
+      std::string id = t.plan_id.empty() ? gate_plan_id(t.plan_path) : t.plan_id;
+      std::string hash = review::file_hash(t.plan_path);
+      const json* prev = nullptr;
+      if (auto rv = snapshot.doc.find("reviews"); rv != snapshot.doc.end() && rv->is_object())
+        if (auto it = rv->find(id); it != rv->end() && it->is_object()) prev = &*it;
+      if (prev && !hash.empty() && prev->value("hash", "") == hash) {
+        std::string v = prev->value("verdict", "reject");
+        auto verdict = parse_verdict(v).value_or(Verdict::Reject);
+        res.worst = worst(res.worst, verdict);
+        json j = {{"cmd", "review"},     {"type", "plan"},   {"plan_id", id},
+                  {"plan", rel(o.root, t.plan_path.string())}, {"hash", hash},     {"verdict", to_string(verdict)},
+                  {"ok", verdict != Verdict::Reject},          {"source", "unchanged"}, {"skipped", true},
+                  {"stage1", nullptr},   {"findings", prev->value("findings", json::array())}, {"cycles", 0}};
+        if (!o.json)
+          out::line(out::sym(out::Sym::Skip) + " " + out::bold(id) + ": unchanged since its last review (" +
+                    to_string(verdict) + ")  " + out::dim(rel(o.root, t.plan_path.string())));
+        else out::json_line(j);
+        res.plan_lines.push_back(j);
+        skipped.emplace_back(id, std::move(j));
+        continue;
+      }
+    }
+    todo.push_back(t);
+  }
+
+  res.loops = review::run_phase_loops(todo, lo, reviewer, architect, obs);
+  res.interrupt_signal = reviewer.interrupt_signal() ? reviewer.interrupt_signal() : architect.interrupt_signal();
+  res.worst = worst(res.worst, res.loops.worst);
+  res.halted = res.worst == Verdict::Reject;
+  if (res.loops.interrupted) return res;
+
+  // The phase summary: every plan's outcome, the accumulated findings de-duplicated by id.
+  json rows = json::array();
+  for (const auto& line : res.plan_lines)
+    rows.push_back({{"plan_id", line["plan_id"]}, {"verdict", line["verdict"]}, {"cycles", line["cycles"]},
+                    {"source", line["source"]}, {"stop_reason", line.value("stop_reason", "")}});
+  json acc = res.loops.accumulated_findings();
+  for (const auto& [id, line] : skipped)
+    for (const auto& f : line["findings"]) {
+      json g = f;
+      g["plan_id"] = id;
+      acc.push_back(std::move(g));
+    }
+  std::string phase_dir = plans.empty() ? std::string()
+                                        : rel(o.root, (plans.front().phase_dir ? *plans.front().phase_dir
+                                                                               : plans.front().plan_path.parent_path())
+                                                          .string());
+  res.summary = {{"cmd", "review"},   {"type", "phase_summary"}, {"phase_dir", phase_dir}, {"verdict", to_string(res.worst)},
+                 {"halted", res.halted}, {"plans", rows},        {"findings", acc}};
+  if (!is_phase) return res;
+
+  if (res.halted) {
+    json rejected = json::array();
+    for (const auto& row : rows)
+      if (row["verdict"] == "reject") rejected.push_back(row["plan_id"]);
+    events::Event e;
+    e.type = "review_halt";
+    if (auto n = leading_number(stdfs::path(phase_dir).filename().string())) e.phase = *n;
+    e.data = {{"phase_dir", phase_dir}, {"rejected", rejected}};
+    e.correlation_id = cid;
+    events::log(o.root, o.config.raw, e);
+  }
+  if (o.json) {
+    out::json_line(res.summary);
+    return res;
+  }
+  out::line("");
+  out::line(out::bold("Review summary") + "  " + out::dim(phase_dir));
+  for (const auto& row : rows) {
+    auto v = parse_verdict(row["verdict"].get<std::string>()).value_or(Verdict::Reject);
+    std::string id = row["plan_id"].get<std::string>();
+    std::string l = "  " + out::sym(out::sym_for(v)) + " " + id + std::string(id.size() < 8 ? 8 - id.size() : 1, ' ') +
+                    to_string(v) + std::string(13 - std::string(to_string(v)).size(), ' ') +
+                    plural(row["cycles"].get<size_t>(), "cycle") + "  " + row["source"].get<std::string>();
+    if (v == Verdict::Reject && !row["stop_reason"].get<std::string>().empty()) l += "  " + out::dim(row["stop_reason"].get<std::string>());
+    out::line(l);
+  }
+  size_t rejected = 0;
+  for (const auto& row : rows) rejected += row["verdict"] == "reject" ? 1 : 0;
+  if (res.halted)
+    out::line(out::sym(out::Sym::Fail) + " Phase halted: " + std::to_string(rejected) + " of " + plural(rows.size(), "plan") +
+              " rejected — no plan of this phase executes");
+  else out::line(out::sym(out::sym_for(res.worst)) + " Phase review passed (" + to_string(res.worst) + ")");
+  if (!acc.empty()) {
+    out::line("Accumulated findings (" + std::to_string(acc.size()) + ", de-duplicated by id):");
+    for (const auto& f : acc)
+      out::line("  " + f.value("plan_id", "") + " [" + f.value("severity", "") + "] " + f.value("id", "") + " — " +
+                f.value("title", ""));
+  }
+  return res;
+}
+
+}  // namespace yolo::runner

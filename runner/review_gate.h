@@ -1,0 +1,46 @@
+// The review gate of one plan or a phase's plans (PROTOCOL.md section 4), as used by
+// `yolo review` and reusable by `yolo execute` (Step 2b): Stage 1, the reviewer agent,
+// the feedback loop with the architect, people's lines (or JSON lines), events, and the
+// state record: reviews["{id}"] = {hash, verdict, path, reviewed_at, findings} and
+// review_loops["{id}"] = {cycle, max, status, findings_per_cycle}.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "protocol/config.h"
+#include "protocol/json.h"
+#include "protocol/review_loop.h"
+
+namespace yolo::runner {
+
+struct ReviewGateOptions {
+  std::filesystem::path root;  // the project root (holds .yolo-planning)
+  Config config;
+  int max_cycles = 0;          // 0: config review_max_cycles
+  bool json = false;           // JSON lines on stdout; the ⚠/✗ agent lines go to stderr
+  bool changed_only = false;   // skip plans whose hash equals reviews[id].hash in the state
+  bool record_state = true;    // write reviews / review_loops
+  std::string correlation_id;  // "": $YOLO_CORRELATION_ID, else the state's, else a new one
+};
+
+struct ReviewGateResult {
+  review::PhaseLoopResult loops;  // the plans actually reviewed
+  std::vector<json> plan_lines;   // one object per plan (reviewed or skipped), as printed with --json
+  json summary;                   // the phase summary object (also printed for a phase)
+  Verdict worst = Verdict::Approve;
+  bool halted = false;            // some plan ends rejected: no plan of the phase executes
+  int interrupt_signal = 0;       // SIGINT/SIGTERM/SIGHUP stopped an agent
+  std::vector<std::string> state_errors;
+  int exit_code() const { return yolo::exit_code(worst); }
+};
+
+// Reviews the plans in order, each with its own loop. is_phase adds the summary table
+// (and, with json, a final {"type":"phase_summary"} line).
+ReviewGateResult run_review_gate(const ReviewGateOptions& opts, const std::vector<review::PlanTarget>& plans,
+                                 bool is_phase);
+
+// The plan id of a plan file as the gate records it ("{phase}-{plan}", else the file stem).
+std::string gate_plan_id(const std::filesystem::path& plan_path);
+
+}  // namespace yolo::runner
