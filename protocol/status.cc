@@ -1,0 +1,149 @@
+#include "protocol/status.h"
+
+#include <map>
+
+#include "protocol/gates.h"
+#include "protocol/state.h"
+
+namespace yolo {
+
+namespace {
+
+json get(const json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? json(nullptr) : *it;
+}
+
+std::string str(const json& j, const char* key) {
+  json v = get(j, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+// The review outcome of a plan: the last review (reviews[id]) and its loop (review_loops[id]).
+json review_of(const json& state, const std::string& id) {
+  json r = nullptr;
+  json rv = get(get(state, "reviews"), id.c_str());
+  if (rv.is_object()) {
+    r = json::object();
+    r["verdict"] = get(rv, "verdict");
+    r["reviewed_at"] = get(rv, "reviewed_at");
+    r["hash"] = get(rv, "hash");
+    json f = get(rv, "findings");
+    r["findings"] = f.is_array() ? f.size() : 0;
+  }
+  json loop = get(get(state, "review_loops"), id.c_str());
+  if (loop.is_object()) {
+    if (r.is_null()) r = json::object();
+    r["cycle"] = get(loop, "cycle");
+    r["max"] = get(loop, "max");
+    r["loop_status"] = get(loop, "status");
+    json per = get(loop, "findings_per_cycle");
+    if (per.is_array() && !per.empty()) {
+      const json& last = per.back();
+      if (r["verdict"].is_null()) r["verdict"] = get(last, "verdict");
+      r["last_cycle"] = last;
+    }
+  }
+  return r;
+}
+
+std::string wave_status(const std::vector<std::string>& statuses) {
+  bool all_complete = !statuses.empty();
+  bool any_failed = false, any_running = false, any_ready = false;
+  for (const auto& s : statuses) {
+    if (s != "complete") all_complete = false;
+    if (s == "failed") any_failed = true;
+    if (s == "running") any_running = true;
+    if (s == "ready") any_ready = true;
+  }
+  if (all_complete) return "complete";
+  if (any_failed) return "failed";
+  if (any_running) return "running";
+  if (any_ready) return "ready";
+  return "pending";
+}
+
+}  // namespace
+
+json execution_status_of(const json& state) {
+  json s = {{"ok", true}, {"cmd", "status"}};
+  for (const char* k : {"phase", "phase_name", "phase_dir", "status", "wave", "total_waves", "correlation_id", "started_at",
+                        "completed_at"})
+    s[k] = get(state, k);
+  json steps = get(state, "steps_completed");
+  s["steps_completed"] = steps.is_array() ? steps : json::array();
+  s["run_state"] = std::string(gates::to_string(gates::run_state(state)));
+  s["waves_may_advance"] = gates::waves_may_advance(state);
+
+  json plans = json::array();
+  std::map<long long, std::pair<std::vector<std::string>, std::vector<std::string>>> waves;  // wave -> ids, statuses
+  json counts = json::object();
+  json ps = get(state, "plans");
+  if (ps.is_array())
+    for (const auto& p : ps) {
+      if (!p.is_object()) continue;
+      std::string id = str(p, "id"), st = str(p, "status");
+      json e = {{"id", id}, {"title", get(p, "title")}, {"wave", get(p, "wave")}, {"status", st}, {"path", get(p, "path")}};
+      e["started_at"] = get(p, "started_at");
+      e["completed_at"] = get(p, "completed_at");
+      if (!str(p, "error").empty()) e["error"] = str(p, "error");
+      json f = get(p, "findings");
+      if (f.is_array() && !f.empty()) e["findings"] = f;
+      e["review"] = review_of(state, id);
+      plans.push_back(std::move(e));
+      counts[st] = counts.value(st, 0) + 1;
+      json w = get(p, "wave");
+      long long wn = w.is_number_integer() ? w.get<long long>() : 0;
+      waves[wn].first.push_back(id);
+      waves[wn].second.push_back(st);
+    }
+  json wl = json::array();
+  for (const auto& [wn, v] : waves) wl.push_back({{"wave", wn}, {"status", wave_status(v.second)}, {"plans", v.first}});
+  s["plans"] = std::move(plans);
+  s["waves"] = std::move(wl);
+  s["counts"] = std::move(counts);
+  json approval = get(state, "approval");
+  s["approval"] = approval.is_object() ? approval : json(nullptr);
+  json gl = json::array(), open = json::array();
+  for (auto& g : gates::list_gates(state)) {
+    if (str(g, "status") == "OPEN") open.push_back(g);
+    gl.push_back(std::move(g));
+  }
+  s["gates"] = std::move(gl);
+  s["open_gates"] = std::move(open);
+  // Reviews of ids that are not (yet) plans of the state, so nothing recorded is hidden.
+  json extra = json::object();
+  for (const char* k : {"reviews", "review_loops"}) {
+    json m = get(state, k);
+    if (!m.is_object()) continue;
+    for (auto& [id, v] : m.items()) {
+      bool known = false;
+      for (const auto& p : s["plans"])
+        if (p["id"] == id) known = true;
+      if (!known) extra[id] = review_of(state, id);
+    }
+  }
+  if (!extra.empty()) s["other_reviews"] = std::move(extra);
+  return s;
+}
+
+json execution_status(const std::filesystem::path& root) {
+  auto snap = state::load(root);
+  std::string file = state::state_path(root).string();
+  if (!snap.ok()) {
+    json e = {{"ok", false}, {"cmd", "status"}, {"state_file", file}, {"error", snap.error}};
+    if (!snap.kept_copy.empty()) e["kept_copy"] = snap.kept_copy;
+    return e;
+  }
+  json s = execution_status_of(snap.doc);
+  s["state_file"] = file;
+  s["exists"] = snap.exists;
+  if (!snap.exists) {
+    s["status"] = nullptr;
+    s["run_state"] = nullptr;
+  }
+  return s;
+}
+
+}  // namespace yolo

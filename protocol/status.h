@@ -1,0 +1,24 @@
+// What `yolo status --json` prints (and the MCP server's execution status): the phase, its
+// waves, each plan's state and review outcome, the approval and the gates, read from
+// .yolo-planning/.execution-state.json (a snapshot, no lock).
+#pragma once
+#include <filesystem>
+
+#include "protocol/json.h"
+
+namespace yolo {
+
+// {"ok", "cmd":"status", "state_file", "exists", "phase", "phase_name", "phase_dir",
+//  "status", "run_state" (RUNNING|FROZEN|HALTED|COMPLETE), "wave", "total_waves",
+//  "correlation_id", "started_at", "completed_at", "steps_completed",
+//  "counts": {plan status: n}, "waves": [{"wave", "status", "plans": [ids]}],
+//  "plans": [{"id","title","wave","status","path","error","review": {...}|null}],
+//  "approval": {...}|null, "gates": [...], "open_gates": [...]}.
+// A state that cannot be read gives {"ok": false, "error": "<file>: <problem>"}; a
+// missing one gives ok with exists=false and status null.
+json execution_status(const std::filesystem::path& root);
+
+// The status of a document already loaded (same shape, without file fields).
+json execution_status_of(const json& state);
+
+}  // namespace yolo

@@ -1,0 +1,190 @@
+// yolo request-approval | approve | reject | gates: PROTOCOL.md section 6.
+#include <filesystem>
+
+#include "protocol/config.h"
+#include "protocol/gates.h"
+#include "protocol/state.h"
+#include "runner/approvers.h"
+#include "runner/command.h"
+#include "runner/gates_view.h"
+#include "runner/identity.h"
+#include "runner/output.h"
+
+namespace yolo::runner {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+struct Options {
+  std::string repo;
+  bool json = false;
+  // request-approval
+  std::string plan_path, gate_type = "vision", reason;
+  int wave = 0;
+  // approve / reject
+  std::string gate_id, by, feedback;
+};
+
+int fail(const std::string& cmd, const Options& o, const std::string& error, int code = kExitFail) {
+  if (o.json) out::json_line({{"ok", false}, {"cmd", cmd}, {"error", error}});
+  out::err(out::sym(out::Sym::Fail) + " " + cmd + ": " + error);
+  return code;
+}
+
+Config load_cfg(const stdfs::path& root) {
+  auto c = load_config(root);
+  if (!c.ok()) out::err(out::sym(out::Sym::Warn) + " " + c.error + " (using defaults)");
+  return c.config;
+}
+
+void tell(const gates::GateRun& r) {
+  for (const auto& m : r.messages) {
+    out::Sym s = out::Sym::Diamond;
+    if (m.find("cleared") != std::string::npos) s = out::Sym::Ok;
+    else if (m.find("rejected") != std::string::npos || m.find("failed") != std::string::npos) s = out::Sym::Fail;
+    else if (m.find("Awaiting") != std::string::npos || m.find("waiting") != std::string::npos || m.find("pending") != std::string::npos)
+      s = out::Sym::Pause;
+    else if (m.rfind("warning", 0) == 0) s = out::Sym::Warn;
+    out::err(out::sym(s) + " " + m);
+  }
+}
+
+int request_approval(const Options& o) {
+  const std::string cmd = "request-approval";
+  auto type = gates::parse_gate_type(o.gate_type);
+  if (!type) return fail(cmd, o, "--gate-type must be vision, wave, security or scope_change, got '" + o.gate_type + "'", kExitUsage);
+  std::string err;
+  auto root = find_project(o.repo, err);
+  if (!root) return fail(cmd, o, err);
+  Config cfg = load_cfg(*root);
+  gates::RequestInput in;
+  in.type = *type;
+  in.plan_path = o.plan_path;
+  in.reason = o.reason;
+  if (o.wave > 0) in.wave = o.wave;
+  auto r = gates::request_gate(*root, cfg, in, &command_approver());
+  if (!r.ok()) return fail(cmd, o, r.error);
+  tell(r);
+  out::json_line(r.answer);  // the answer agents read, also without --json
+  return kExitOk;
+}
+
+json run_json(const std::string& cmd, const gates::GateRun& r) {
+  json j = {{"ok", r.ok()}, {"cmd", cmd}, {"gate", r.gate}, {"messages", r.messages}};
+  j["status"] = r.state.is_object() && r.state.contains("status") ? r.state["status"] : json(nullptr);
+  j["run_state"] = std::string(gates::to_string(gates::run_state(r.state)));
+  if (!r.ok()) j["error"] = r.error;
+  return j;
+}
+
+int approve(const Options& o) {
+  const std::string cmd = "approve";
+  std::string err;
+  auto root = find_project(o.repo, err);
+  if (!root) return fail(cmd, o, err);
+  Config cfg = load_cfg(*root);
+  std::string by = approver_identity(o.by, *root);
+  auto r = gates::approve_gate(*root, cfg, o.gate_id, by, &command_approver());
+  if (!r.ok()) return fail(cmd, o, r.error);
+  std::string status = r.gate.is_object() ? r.gate.value("status", "") : "";
+  bool approved = status == "APPROVED";
+  if (o.json) {
+    json j = run_json(cmd, r);
+    j["ok"] = approved;
+    if (!approved) j["error"] = r.messages.empty() ? "gate " + r.gate.value("id", "") + " is " + status : r.messages.back();
+    out::json_line(j);
+    tell(r);
+  } else {
+    for (const auto& m : r.messages)
+      out::line(out::sym(approved ? out::Sym::Ok : status == "REJECTED" ? out::Sym::Fail : out::Sym::Pause) + " " + m);
+  }
+  return approved ? kExitOk : kExitFail;
+}
+
+int reject(const Options& o) {
+  const std::string cmd = "reject";
+  std::string err;
+  auto root = find_project(o.repo, err);
+  if (!root) return fail(cmd, o, err);
+  std::string by = approver_identity(o.by, *root);
+  auto r = gates::reject_gate(*root, o.gate_id, by, o.feedback);
+  if (!r.ok()) return fail(cmd, o, r.error);
+  if (o.json) out::json_line(run_json(cmd, r));
+  else
+    for (const auto& m : r.messages) out::line(out::sym(out::Sym::Fail) + " " + m);
+  return kExitOk;
+}
+
+int list(const Options& o) {
+  const std::string cmd = "gates";
+  std::string err;
+  auto root = find_project(o.repo, err);
+  if (!root) return fail(cmd, o, err);
+  auto snap = state::load(*root);
+  if (!snap.ok()) return fail(cmd, o, snap.error);
+  json all = json::array(), open = json::array();
+  for (auto& g : gates::list_gates(snap.doc)) {
+    if (g.value("status", "") == "OPEN") open.push_back(g);
+    all.push_back(std::move(g));
+  }
+  if (o.json) {
+    out::json_line({{"ok", true},
+                    {"cmd", cmd},
+                    {"run_state", std::string(gates::to_string(gates::run_state(snap.doc)))},
+                    {"status", snap.doc.value("status", json(nullptr))},
+                    {"gates", all},
+                    {"open_gates", open}});
+  } else {
+    out::line(render_gates(all));
+  }
+  return kExitOk;
+}
+
+void common(CLI::App& sub, Options& o) {
+  sub.add_option("--repo", o.repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
+  sub.add_flag("--json", o.json, "One JSON document on stdout");
+}
+
+const CommandRegistrar reg_request{Command{
+    "request-approval", "Open a gate (vision by default) and run its approver; prints {\"status\":\"paused\",\"approval\":{...}}",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<Options>();
+      sub.add_option("--plan-path", o->plan_path, "The file to approve (e.g. .yolo-planning/ROADMAP.md)")->required();
+      sub.add_option("--gate-type", o->gate_type, "vision | wave | security | scope_change");
+      sub.add_option("--reason", o->reason, "Why the gate is opened");
+      sub.add_option("--wave", o->wave, "The wave a wave gate is for")->check(CLI::PositiveNumber);
+      common(sub, *o);
+      return [o] { return request_approval(*o); };
+    }}};
+
+const CommandRegistrar reg_approve{Command{
+    "approve", "Approve the open gate (or GATE_ID); retries an approver that errored",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<Options>();
+      sub.add_option("GATE_ID", o->gate_id, "The gate (default: the open one)");
+      sub.add_option("--by", o->by, "Who approves (default: git user.name, else the OS user)");
+      common(sub, *o);
+      return [o] { return approve(*o); };
+    }}};
+
+const CommandRegistrar reg_reject{Command{
+    "reject", "Reject the open gate (or GATE_ID) with feedback; the run halts",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<Options>();
+      sub.add_option("GATE_ID", o->gate_id, "The gate (default: the open one)");
+      sub.add_option("--feedback", o->feedback, "What to change")->required();
+      sub.add_option("--by", o->by, "Who rejects (default: git user.name, else the OS user)");
+      common(sub, *o);
+      return [o] { return reject(*o); };
+    }}};
+
+const CommandRegistrar reg_gates{Command{
+    "gates", "List the gates of the run (open first in the JSON's open_gates)",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<Options>();
+      common(sub, *o);
+      return [o] { return list(*o); };
+    }}};
+
+}  // namespace
+}  // namespace yolo::runner

@@ -1,0 +1,21 @@
+// Shared by cmd_gates.cc and cmd_status.cc: finding the project (--repo DIR or the current
+// folder upward) and the tables people read (✓ ⚠ ✗ ◆ ⏸ ○).
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "protocol/json.h"
+
+namespace yolo::runner {
+
+// The folder holding .yolo-planning/, from repo (when given) or the current folder upward.
+// nullopt with err naming the folder searched.
+std::optional<std::filesystem::path> find_project(const std::string& repo, std::string& err);
+
+// One line per gate: symbol, id, type, status, file, who/when, feedback or last_error.
+std::string render_gates(const json& gates);
+// The `yolo status` table from execution_status().
+std::string render_status(const json& status);
+
+}  // namespace yolo::runner
