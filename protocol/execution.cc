@@ -1,0 +1,146 @@
+#include "protocol/execution.h"
+
+#include <algorithm>
+
+namespace yolo::execution {
+namespace {
+
+std::string str(const json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool same_phase(const json& doc, const PhaseInfo& phase) {
+  if (!doc.is_object()) return false;
+  std::string dir = str(doc, "phase_dir");
+  if (!dir.empty()) return dir == phase.dir;
+  // Older files (other tools) carry only phase and phase_name.
+  auto it = doc.find("phase");
+  return it != doc.end() && it->is_number_integer() && it->get<long long>() == phase.number &&
+         str(doc, "phase_name") == phase.name;
+}
+
+}  // namespace
+
+bool halted_by_gate(const json& doc) {
+  if (str(doc, "status") != "halted") return false;
+  auto it = doc.find("gates");
+  if (it == doc.end() || !it->is_array() || it->empty()) return false;
+  return str(it->back(), "status") == "REJECTED";
+}
+
+void mark_step(json& doc, const std::string& step) {
+  if (!doc.contains("steps_completed") || !doc["steps_completed"].is_array()) doc["steps_completed"] = json::array();
+  if (!has_step(doc, step)) doc["steps_completed"].push_back(step);
+}
+
+bool has_step(const json& doc, const std::string& step) {
+  if (!doc.is_object()) return false;
+  auto it = doc.find("steps_completed");
+  if (it == doc.end() || !it->is_array()) return false;
+  return std::find(it->begin(), it->end(), json(step)) != it->end();
+}
+
+json* find_plan(json& doc, const std::string& id) {
+  if (!doc.is_object() || !doc.contains("plans") || !doc["plans"].is_array()) return nullptr;
+  for (auto& p : doc["plans"])
+    if (str(p, "id") == id) return &p;
+  return nullptr;
+}
+
+const json* find_plan(const json& doc, const std::string& id) { return find_plan(const_cast<json&>(doc), id); }
+
+std::vector<waves::PlanNode> nodes(const json& doc, const std::vector<PlanEntry>& plans) {
+  std::vector<waves::PlanNode> out;
+  out.reserve(plans.size());
+  for (const auto& e : plans) {
+    waves::PlanNode n;
+    n.id = e.id;
+    n.plan = e.plan;
+    n.wave = e.wave;
+    n.depends_on = e.depends_on;
+    if (const json* p = find_plan(doc, e.id)) n.status = waves::parse_status(str(*p, "status")).value_or(waves::PlanStatus::Pending);
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+void update_wave(json& doc) {
+  long long total = 0, current = 0;
+  if (doc.contains("plans") && doc["plans"].is_array())
+    for (const auto& p : doc["plans"]) {
+      long long w = p.contains("wave") && p["wave"].is_number_integer() ? p["wave"].get<long long>() : 0;
+      if (w < 1) continue;
+      total = std::max(total, w);
+      if (str(p, "status") != "complete" && (current == 0 || w < current)) current = w;
+    }
+  doc["total_waves"] = total;
+  doc["wave"] = current == 0 ? total : current;
+}
+
+Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>& plans, const PrepareOptions& opts) {
+  Prepared r;
+  if (!doc.is_object()) doc = json::object();
+  r.new_run = !same_phase(doc, phase);
+  json old_plans = json::array();
+  if (!r.new_run && doc.contains("plans") && doc["plans"].is_array()) old_plans = doc["plans"];
+
+  if (str(doc, "correlation_id").empty()) doc["correlation_id"] = opts.correlation_id;
+  doc["phase"] = phase.number;
+  doc["phase_name"] = phase.name;
+  doc["phase_dir"] = phase.dir;
+  if (r.new_run) {
+    doc["started_at"] = opts.now;
+    doc["completed_at"] = nullptr;
+    doc["steps_completed"] = json::array();
+  } else if (!doc.contains("started_at")) {
+    doc["started_at"] = opts.now;
+  }
+  mark_step(doc, "step_2");
+
+  json out = json::array();
+  bool all_complete = !plans.empty();
+  for (const auto& e : plans) {
+    const json* prior = nullptr;
+    for (const auto& p : old_plans)
+      if (str(p, "id") == e.id) prior = &p;
+    std::string before = prior ? str(*prior, "status") : std::string();
+    json p = {{"id", e.id}, {"title", e.title}, {"path", e.path}};
+    if (e.wave >= 1) p["wave"] = e.wave;
+    std::string status;
+    if (e.summary == SummaryState::Passed) status = "complete";
+    else if (e.summary == SummaryState::Failed && !opts.retry_failed) status = "failed";
+    else if (before == "ready") status = "ready";
+    else status = "pending";
+    if (before == "running") r.was_running = true;
+    p["status"] = status;
+    if (prior && prior->contains("started_at") && status == "complete") p["started_at"] = (*prior)["started_at"];
+    if (status == "complete")
+      p["completed_at"] = prior && str(*prior, "completed_at").size() ? (*prior)["completed_at"] : json(opts.now);
+    if (status == "failed") {
+      p["findings"] = e.summary_findings.is_array() ? e.summary_findings : json::array();
+      p["error"] = "its SUMMARY does not pass the SUMMARY gate";
+    }
+    if (status != "complete") all_complete = false;
+    out.push_back(std::move(p));
+  }
+  doc["plans"] = std::move(out);
+  update_wave(doc);
+  r.wave = doc["wave"].get<long long>();
+  r.total_waves = doc["total_waves"].get<long long>();
+
+  std::string status = str(doc, "status");
+  if (status == "awaiting_approval" || halted_by_gate(doc)) {
+    // kept: only an approval (or a new request) moves the run on
+  } else if (all_complete) {
+    if (status != "complete") doc["completed_at"] = opts.now;
+    doc["status"] = "complete";
+  } else {
+    doc["status"] = "running";
+    doc["completed_at"] = nullptr;
+  }
+  return r;
+}
+
+}  // namespace yolo::execution

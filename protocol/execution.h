@@ -1,0 +1,69 @@
+// Step 2 of `yolo execute` on the state document (PROTOCOL.md section 5), pure JSON:
+// initialise a run for a phase or resume the one already there.
+//
+// Resume rules: a correlation_id already present is kept; awaiting_approval is never
+// replaced with running (nor a halt caused by a rejected gate: only a new request lifts
+// it); steps_completed keeps what was done; plans with a SUMMARY that passes the SUMMARY
+// gate are complete, whatever the state said; a plan left `running` by a run that died is
+// pending again; a `ready` plan (waiting for its SUMMARY) stays ready.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "protocol/json.h"
+#include "protocol/waves.h"
+
+namespace yolo::execution {
+
+struct PhaseInfo {
+  long long number = 0;  // NN of the folder name
+  std::string name;      // the slug ("demo" for 01-demo)
+  std::string dir;       // relative to the project root: ".yolo-planning/phases/01-demo"
+};
+
+enum class SummaryState { Missing, Passed, Failed };
+
+struct PlanEntry {
+  std::string id, plan, title;
+  long long wave = 0;  // 0 when the plan has no valid wave
+  std::vector<std::string> depends_on;
+  std::string path;    // relative to the project root
+  SummaryState summary = SummaryState::Missing;
+  json summary_findings = json::array();  // when Failed
+};
+
+struct PrepareOptions {
+  std::string now;               // ISO-8601
+  std::string correlation_id;    // used only when the document has none
+  bool retry_failed = false;     // failed plans without a passing SUMMARY become pending (an executor re-runs them)
+};
+
+struct Prepared {
+  bool new_run = false;        // the document held no run of this phase
+  bool was_running = false;    // some plan was left `running` (a run died): now pending
+  long long wave = 0;          // current wave (lowest with a plan not complete; total_waves when all are)
+  long long total_waves = 0;
+};
+
+// Initialises or resumes doc (may be {}) for the phase and its plans (file order).
+Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>& plans, const PrepareOptions& opts);
+
+// True when the run is halted because its latest gate was rejected (only a new approval
+// request lifts that halt).
+bool halted_by_gate(const json& doc);
+
+// Adds step to steps_completed when absent.
+void mark_step(json& doc, const std::string& step);
+bool has_step(const json& doc, const std::string& step);
+
+// The plan object of doc.plans with this id (nullptr when none).
+json* find_plan(json& doc, const std::string& id);
+const json* find_plan(const json& doc, const std::string& id);
+
+// Scheduler nodes: the entries' waves and dependencies with the statuses of doc.plans.
+std::vector<waves::PlanNode> nodes(const json& doc, const std::vector<PlanEntry>& plans);
+
+// Recomputes doc.wave from the plans (lowest wave with a plan not complete).
+void update_wave(json& doc);
+
+}  // namespace yolo::execution

@@ -1,0 +1,941 @@
+#include "runner/executor.h"
+
+#include <signal.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "protocol/argv_template.h"
+#include "protocol/clock.h"
+#include "protocol/config.h"
+#include "protocol/events.h"
+#include "protocol/execution.h"
+#include "protocol/fs.h"
+#include "protocol/gates.h"
+#include "protocol/plan.h"
+#include "protocol/precheck.h"
+#include "protocol/state.h"
+#include "protocol/summary.h"
+#include "protocol/text.h"
+#include "protocol/waves.h"
+#include "runner/approvers.h"
+#include "runner/git.h"
+#include "runner/output.h"
+#include "runner/render.h"
+#include "runner/subprocess.h"
+
+namespace yolo::runner {
+namespace {
+
+namespace stdfs = std::filesystem;
+using execution::PlanEntry;
+using execution::SummaryState;
+using out::Sym;
+
+constexpr const char* kRoadmap = ".yolo-planning/ROADMAP.md";
+
+std::string str(const json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<long long> as_int(const std::string& s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  for (char c : s)
+    if (c < '0' || c > '9') return std::nullopt;
+  return std::stoll(s);
+}
+
+struct PhaseDir {
+  long long number = 0;
+  std::string folder;  // "01-demo"
+  std::string slug;    // "demo"
+  stdfs::path abs;
+  std::string rel;     // ".yolo-planning/phases/01-demo"
+};
+
+std::vector<PhaseDir> list_phases(const stdfs::path& root) {
+  std::vector<PhaseDir> out;
+  std::error_code ec;
+  stdfs::path dir = root / ".yolo-planning" / "phases";
+  for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
+    if (!it->is_directory(ec)) continue;
+    PhaseDir p;
+    p.folder = it->path().filename().string();
+    if (p.folder.empty() || p.folder[0] == '.') continue;
+    size_t digits = 0;
+    while (digits < p.folder.size() && digits < 18 && p.folder[digits] >= '0' && p.folder[digits] <= '9') ++digits;
+    p.number = digits ? std::stoll(p.folder.substr(0, digits)) : 0;
+    p.slug = digits && digits < p.folder.size() && p.folder[digits] == '-' ? p.folder.substr(digits + 1) : p.folder;
+    p.abs = it->path();
+    p.rel = ".yolo-planning/phases/" + p.folder;
+    out.push_back(std::move(p));
+  }
+  std::sort(out.begin(), out.end(), [](const PhaseDir& a, const PhaseDir& b) { return a.folder < b.folder; });
+  return out;
+}
+
+// `NN-MM-PLAN.md` -> `NN-MM-SUMMARY.md` (same for `MM-PLAN.md` and `PLAN.md`).
+std::string summary_rel_for(const std::string& plan_rel) {
+  const std::string suffix = "PLAN.md";
+  if (plan_rel.size() >= suffix.size() && plan_rel.compare(plan_rel.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return plan_rel.substr(0, plan_rel.size() - suffix.size()) + "SUMMARY.md";
+  return plan_rel + ".SUMMARY.md";
+}
+
+std::string fmt_secs(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", ms / 1000.0);
+  return buf;
+}
+
+enum class GateOutcome { Passed, Paused, Halted };
+
+class Run {
+ public:
+  explicit Run(ExecuteOptions o) : o_(std::move(o)), root_(o_.root), git_(o_.root) { t0_ = uv_hrtime(); }
+
+  int run();
+
+ private:
+  // ---- output and events ----------------------------------------------------------
+  double elapsed_ms() const { return static_cast<double>(uv_hrtime() - t0_) / 1e6; }
+  void emit(const std::string& event, json data, Sym sym, const std::string& human) {
+    if (o_.json) {
+      json j = {{"event", event}};
+      if (data.is_object())
+        for (auto& [k, v] : data.items()) j[k] = v;
+      j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
+      out::json_line(j);
+    } else {
+      out::line(out::sym(sym) + " " + human + "  " + out::dim("[" + fmt_secs(elapsed_ms()) + "]"));
+    }
+  }
+  void note(const std::string& human) {  // extra detail lines for people only
+    if (!o_.json) out::line("    " + human);
+  }
+  void log(const std::string& type, const std::string& plan, json data = json::object()) {
+    events::Event e;
+    e.type = type;
+    e.phase = phase_.number;
+    if (auto n = as_int(plan)) e.plan = *n;
+    data["phase_dir"] = phase_.rel;
+    e.data = std::move(data);
+    e.correlation_id = cid_;
+    auto w = events::log(root_, cfg_.raw, e);
+    if (!w.written && cfg_.v3_event_log && !log_warned_) {
+      out::err("⚠ event not logged: " + w.reason);
+      log_warned_ = true;
+    }
+  }
+  int finish(int code, const std::string& result, const std::string& message);
+
+  // ---- steps ---------------------------------------------------------------------
+  int choose_phase();
+  void load_plans();
+  SummaryState check_summary(const PlanEntry& e, json& findings);
+  bool phase_complete_on_disk(const PhaseDir& p);
+  int step2();
+  int precheck();
+  int review_gate();
+  GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave);
+  void pause_for(const json& gate);
+  std::string approver_note_for(gates::GateType type) const {
+    auto spec = gates::approver_spec(cfg_, type);
+    switch (spec.kind) {
+      case gates::ApproverSpec::Kind::Manual: return "manual";
+      case gates::ApproverSpec::Kind::Skip: return "skip";
+      case gates::ApproverSpec::Kind::Command: return "command " + (spec.argv.empty() ? std::string() : spec.argv[0]);
+      case gates::ApproverSpec::Kind::Invalid: return "invalid: " + spec.error;
+    }
+    return "manual";
+  }
+  bool set_halted(const std::string& reason);
+  int waves();
+
+  // ---- the loop ---------------------------------------------------------------
+  void schedule();
+  void start_plans(const std::vector<size_t>& idx, long long wave);
+  void mark_ready(const std::vector<size_t>& idx);
+  void on_done(size_t i, SpawnResult r);
+  void stop(int code, const std::string& result, const std::string& message) {
+    if (final_code_ < 0) {
+      final_code_ = code;
+      final_result_ = result;
+      final_message_ = message;
+    }
+    stopping_ = true;
+  }
+  void interrupt(int signum);
+
+  ExecuteOptions o_;
+  stdfs::path root_;
+  Config cfg_;
+  GitCli git_;
+  SummaryMode mode_ = SummaryMode::Strict;
+  uint64_t t0_ = 0;
+  std::string cid_;
+  bool log_warned_ = false;
+  PhaseDir phase_;
+  std::vector<PlanEntry> entries_;
+  std::string approver_note_;
+
+  uv_loop_t loop_{};
+  uv_signal_t sigint_{}, sigterm_{};
+  std::map<size_t, std::unique_ptr<Process>> running_;
+  std::vector<std::unique_ptr<Process>> finished_;
+  std::map<size_t, uint64_t> started_at_;
+  std::set<long long> waves_started_, wave_gate_passed_, waves_ended_;
+  bool frozen_noted_ = false;
+  long long first_wave_ = 0;
+  bool stopping_ = false;
+  bool interrupted_ = false;
+  int final_code_ = -1;
+  std::string final_result_, final_message_;
+};
+
+int Run::finish(int code, const std::string& result, const std::string& message) {
+  if (o_.json) {
+    json plans = json::array();
+    auto snap = state::load(root_);
+    if (snap.ok())
+      for (const auto& e : entries_) {
+        const json* p = execution::find_plan(snap.doc, e.id);
+        plans.push_back({{"id", e.id}, {"status", p ? str(*p, "status") : std::string("pending")}});
+      }
+    json j = {{"ok", code == kExecComplete}, {"cmd", "execute"}, {"result", result}, {"exit_code", code}, {"message", message}};
+    if (!phase_.folder.empty()) {
+      j["phase"] = phase_.number;
+      j["phase_dir"] = phase_.rel;
+    }
+    j["plans"] = plans;
+    j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
+    out::json_line(j);
+  } else if (!message.empty()) {
+    Sym s = code == kExecComplete ? Sym::Ok : code == kExecPaused ? Sym::Pause : code == kExecWaitingSummary ? Sym::Diamond : Sym::Fail;
+    if (code == kExecHalted || code == kExecUsage) out::err(out::sym(s) + " " + message);
+    else out::line(out::sym(s) + " " + message);
+  }
+  return code;
+}
+
+// ---- phase and plans ----------------------------------------------------------------
+
+SummaryState Run::check_summary(const PlanEntry& e, json& findings) {
+  stdfs::path sp = root_ / summary_rel_for(e.path);
+  std::error_code ec;
+  if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
+  SummaryVerdict v = verify_summary(sp, root_ / e.path, root_, mode_, &git_);
+  if (v.passed()) return SummaryState::Passed;
+  findings = v.to_json().value("findings", json::array());
+  return SummaryState::Failed;
+}
+
+bool Run::phase_complete_on_disk(const PhaseDir& p) {
+  auto files = list_plan_files(p.abs);
+  if (files.empty()) return true;
+  for (const auto& f : files) {
+    stdfs::path rel = stdfs::relative(f, root_);
+    PlanEntry e;
+    e.path = rel.generic_string();
+    json ignored;
+    if (check_summary(e, ignored) != SummaryState::Passed) return false;
+  }
+  return true;
+}
+
+int Run::choose_phase() {
+  auto phases = list_phases(root_);
+  if (phases.empty()) return finish(kExecHalted, "error", "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
+  if (!o_.phase.empty()) {
+    std::string want = o_.phase;
+    while (!want.empty() && want.back() == '/') want.pop_back();
+    want = stdfs::path(want).filename().string();
+    auto num = as_int(want);
+    for (const auto& p : phases)
+      if (p.folder == want || (num && p.number == *num && !p.folder.empty() && p.folder[0] >= '0' && p.folder[0] <= '9')) {
+        phase_ = p;
+        return -1;
+      }
+    return finish(kExecUsage, "error", "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
+  }
+  auto snap = state::load(root_);
+  for (const auto& p : phases) {
+    if (snap.ok() && str(snap.doc, "phase_dir") == p.rel && str(snap.doc, "status") == "complete") continue;
+    if (snap.ok() && str(snap.doc, "phase_dir") == p.rel) {
+      phase_ = p;  // the phase the state is running
+      return -1;
+    }
+    if (phase_complete_on_disk(p)) continue;
+    phase_ = p;
+    return -1;
+  }
+  phase_ = phases.back();
+  return finish(kExecComplete, "complete", "every phase is complete (" + std::to_string(phases.size()) + " phases)");
+}
+
+void Run::load_plans() {
+  for (const auto& f : list_plan_files(phase_.abs)) {
+    PlanEntry e;
+    e.path = stdfs::relative(f, root_).generic_string();
+    auto l = load_plan(f);
+    if (l.plan) {
+      const Plan& p = *l.plan;
+      e.plan = p.plan;
+      e.id = p.phase.empty() && p.plan.empty() ? f.filename().string() : p.id();
+      e.title = p.title;
+      e.wave = p.wave.value_or(0);
+      e.depends_on = p.depends_on;
+    } else {
+      e.id = f.filename().string();
+    }
+    entries_.push_back(std::move(e));
+  }
+}
+
+int Run::step2() {
+  bool executor = !cfg_.executor.argv.empty();
+  for (auto& e : entries_) e.summary = check_summary(e, e.summary_findings);
+  execution::PhaseInfo info{phase_.number, phase_.slug, phase_.rel};
+  execution::PrepareOptions po{now_iso8601(), new_uuid(), executor};
+  execution::Prepared prepared;
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    prepared = execution::prepare(doc, info, entries_, po);
+    return true;
+  });
+  if (!up.ok()) return finish(kExecHalted, "error", up.error);
+  cid_ = str(up.doc, "correlation_id");
+  size_t done = 0;
+  for (const auto& e : entries_) done += e.summary == SummaryState::Passed;
+  log("phase_start", "", {{"resumed", !prepared.new_run}, {"plans", entries_.size()}, {"total_waves", prepared.total_waves}});
+  std::string head = "Phase " + phase_.folder + ": " + std::to_string(entries_.size()) + " plans in " +
+                     std::to_string(prepared.total_waves) + " waves" +
+                     (prepared.new_run ? "" : " (resumed, " + std::to_string(done) + " complete)");
+  emit("phase_start",
+       {{"phase", phase_.number}, {"phase_dir", phase_.rel}, {"plans", entries_.size()}, {"total_waves", prepared.total_waves},
+        {"resumed", !prepared.new_run}, {"correlation_id", cid_}},
+       Sym::Diamond, head);
+  if (prepared.was_running) note("plans left running by an earlier run are pending again");
+  for (const auto& e : entries_)
+    if (e.summary == SummaryState::Failed && !executor) {
+      emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"findings", e.summary_findings}}, Sym::Fail,
+           "Plan " + e.id + ": its SUMMARY fails the SUMMARY gate");
+      for (const auto& f : e.summary_findings) note("[" + str(f, "severity") + "] " + str(f, "issue"));
+    }
+  if (entries_.empty()) return finish(kExecHalted, "halted", "no plans in " + phase_.rel);
+  return -1;
+}
+
+bool Run::set_halted(const std::string& reason) {
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    if (str(doc, "status") == "awaiting_approval" || str(doc, "status") == "halted") return false;
+    doc["status"] = "halted";
+    return true;
+  });
+  log("phase_end", "", {{"status", "halted"}, {"reason", reason}});
+  return up.ok();
+}
+
+int Run::precheck() {
+  PrecheckOptions po;
+  po.max_tasks = cfg_.max_tasks_per_plan;
+  po.root = root_;
+  auto reviews = review_phase(phase_.abs, po);
+  int rejected = 0, conditional = 0;
+  for (const auto& r : reviews) {
+    Verdict v = r.verdict();
+    if (v == Verdict::Approve) continue;
+    if (v == Verdict::Reject) ++rejected;
+    else ++conditional;
+    if (o_.json) {
+      json j = r.to_json();
+      j.erase("cmd");
+      emit("precheck", {{"plan", r.plan_id}, {"path", r.plan_path}, {"verdict", to_string(v)}, {"findings", j["findings"]}},
+           out::sym_for(v), "");
+    } else {
+      out::line(render::structural_review(r));
+    }
+  }
+  if (rejected) {
+    std::string why = std::to_string(rejected) + " plan(s) rejected by the structural pre-check";
+    set_halted(why);
+    return finish(kExecHalted, "halted", "Halted before anything ran: " + why + " (fix them and run `yolo execute` again)");
+  }
+  emit("precheck", {{"verdict", conditional ? "conditional" : "approve"}, {"plans", reviews.size()}},
+       conditional ? Sym::Warn : Sym::Ok,
+       "Cross-plan validation: " + std::to_string(reviews.size()) + " plans" +
+           (conditional ? ", " + std::to_string(conditional) + " with warnings" : std::string(", no findings")));
+  return -1;
+}
+
+int Run::review_gate() {
+  if (cfg_.review_gate == "never") {
+    emit("review_gate", {{"status", "skipped"}, {"review_gate", "never"}}, Sym::Skip, "Review gate skipped (review_gate: never)");
+    return -1;
+  }
+  if (cfg_.review_gate != "always" && !o_.review) {
+    emit("review_gate", {{"status", "skipped"}, {"review_gate", cfg_.review_gate}}, Sym::Skip,
+         "Review gate skipped (review_gate: " + cfg_.review_gate + "; --review runs it)");
+    return -1;
+  }
+  // Already passed for exactly these plan contents: nothing to review again.
+  auto snap = state::load(root_);
+  if (snap.ok() && execution::has_step(snap.doc, "step_2b") && snap.doc.contains("reviews") && snap.doc["reviews"].is_object()) {
+    bool all = true;
+    for (const auto& e : entries_) {
+      auto l = load_plan(root_ / e.path);
+      const json* rv = nullptr;
+      if (auto it = snap.doc["reviews"].find(e.id); it != snap.doc["reviews"].end()) rv = &*it;
+      if (!l.plan || !rv) {
+        all = false;
+        break;
+      }
+      std::string h = str(*rv, "hash");
+      if ((h != l.plan->content_hash && h != "sha256:" + l.plan->content_hash) || str(*rv, "verdict") == "reject") {
+        all = false;
+        break;
+      }
+    }
+    if (all) {
+      emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok, "Review gate: already passed for these plan contents");
+      return -1;
+    }
+  }
+  emit("review_gate", {{"status", "running"}}, Sym::Diamond, "Review gate: yolo review " + phase_.rel);
+  SpawnSpec spec;
+  spec.argv = {o_.self_exe, "review", phase_.abs.string(), "--json"};
+  spec.cwd = root_;
+  spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"NO_COLOR", "1"}};
+  spec.timeout_ms = 0;  // the review bounds each agent with its own timeout
+  SpawnResult r = run_process(spec);
+  std::string verdict;
+  if (r.outcome == SpawnResult::Outcome::Exited) {
+    if (r.exit_code == 0) verdict = "approve";
+    else if (r.exit_code == 2) verdict = "conditional";
+    else if (r.exit_code == 1) verdict = "reject";
+  }
+  if (verdict.empty()) {
+    std::string why = "the review gate could not run (`yolo review` " + r.describe() + ")";
+    emit("review_gate", {{"status", "error"}, {"reason", why}, {"stderr", text::tail_lines(r.err, 20)}}, Sym::Fail, why);
+    for (const auto& l : text::lines(text::tail_lines(r.err, 20))) note(std::string(l));
+    set_halted(why);
+    return finish(kExecHalted, "halted", "Halted: " + why);
+  }
+  json detail = json::array();
+  for (const auto& l : text::lines(r.out)) {
+    json j = json::parse(l, nullptr, false);
+    if (!j.is_discarded()) detail.push_back(j);
+  }
+  if (verdict == "reject") {
+    emit("review_gate", {{"status", "rejected"}, {"verdict", verdict}, {"review", detail}}, Sym::Fail,
+         "Review gate: rejected: no plan of this phase executes");
+    if (!o_.json) {
+      for (const auto& l : text::lines(text::tail_lines(r.out, 20))) note(std::string(l));
+    }
+    set_halted("review gate rejected the phase");
+    return finish(kExecHalted, "halted", "Halted: the review gate rejected the phase (see `yolo status`)");
+  }
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    execution::mark_step(doc, "step_2b");
+    return true;
+  });
+  if (!up.ok()) return finish(kExecHalted, "error", up.error);
+  emit("review_gate", {{"status", "passed"}, {"verdict", verdict}, {"review", detail}},
+       verdict == "approve" ? Sym::Ok : Sym::Warn, "Review gate: " + verdict);
+  return -1;
+}
+
+// ---- gates --------------------------------------------------------------------------
+
+void Run::pause_for(const json& g) {
+  std::string type = str(g, "gate_type");
+  std::string label = type.empty() ? "Approval" : type;
+  if (!label.empty()) label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+  std::string path = str(g, "plan_path");
+  std::string id = str(g, "id");
+  emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}}, Sym::Pause,
+       label + " gate: Awaiting human approval for " + path + ". Execution paused.");
+  if (!str(g, "last_error").empty()) note("the approver failed: " + str(g, "last_error") + " (`yolo approve` retries it)");
+  if (!id.empty()) note("approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT");
+}
+
+GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave) {
+  std::string tname(gates::to_string(type));
+  std::string label = tname;
+  label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+  bool acted = false;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto snap = state::load(root_);
+    if (!snap.ok()) {
+      stop(kExecHalted, "error", snap.error);
+      return GateOutcome::Halted;
+    }
+    json doc = snap.doc;
+    gates::adopt_legacy_approval(doc);
+    if (const json* g = gates::open_gate(doc)) {
+      pause_for(*g);
+      return GateOutcome::Paused;
+    }
+    std::string err;
+    std::string digest = gates::file_digest(root_, rel, err);
+    if (digest.empty()) {
+      std::string why = "the " + tname + " gate needs " + rel + ": " + err;
+      emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail, label + " gate: " + why);
+      stop(kExecHalted, "halted", "Halted: " + why);
+      return GateOutcome::Halted;
+    }
+    gates::ApprovalStatus st = gates::approval_status(doc, type, rel, digest);
+    switch (st.check) {
+      case gates::ApprovalCheck::Approved: {
+        std::string by = str(st.gate, "approved_by");
+        emit("gate_passed", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"approved_by", by}}, Sym::Ok,
+             label + " gate: " + (acted ? "cleared" : "approved") + (by.empty() ? "" : " (by " + by + ")") + " for " + rel);
+        return GateOutcome::Passed;
+      }
+      case gates::ApprovalCheck::Pending:
+        pause_for(st.gate.is_object() ? st.gate : json{{"gate_type", tname}, {"plan_path", rel}});
+        return GateOutcome::Paused;
+      case gates::ApprovalCheck::Rejected: {
+        std::string fb = str(st.gate, "feedback");
+        emit("gate_rejected", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"feedback", fb}}, Sym::Fail,
+             label + " gate: rejected: " + fb);
+        note("revise " + rel + " and request approval again: yolo request-approval --plan-path " + rel + " --gate-type " + tname);
+        set_halted(st.message);
+        stop(kExecHalted, "halted", "Halted: " + st.message);
+        return GateOutcome::Halted;
+      }
+      case gates::ApprovalCheck::Stale: {
+        emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn, st.message);
+        std::vector<events::Event> evs;
+        std::string gid;
+        auto up = state::update(root_, [&](json& d, std::string& e) {
+          gates::Transition t = gates::reopen_if_stale(d, type, rel, digest);
+          if (!t.ok()) {
+            e = t.error;
+            return false;
+          }
+          evs = t.events;
+          gid = str(t.gate, "id");
+          return t.changed;
+        });
+        if (!up.ok()) {
+          stop(kExecHalted, "error", up.error);
+          return GateOutcome::Halted;
+        }
+        gates::log_events(root_, evs);
+        if (!gid.empty()) {
+          gates::GateRun a = gates::run_approver(root_, cfg_, gid, &command_approver());
+          if (!a.ok()) note("approver: " + a.error);
+        }
+        acted = true;
+        continue;
+      }
+      case gates::ApprovalCheck::Missing: {
+        gates::RequestInput in;
+        in.type = type;
+        in.plan_path = rel;
+        in.reason = reason;
+        in.wave = wave;
+        emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
+             label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
+        gates::GateRun r = gates::request_gate(root_, cfg_, in, &command_approver());
+        for (const auto& m : r.messages)
+          if (m.rfind("warning", 0) == 0) note(m);
+        if (!r.ok()) {
+          emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail, label + " gate: " + r.error);
+          stop(kExecHalted, "halted", "Halted: " + r.error);
+          return GateOutcome::Halted;
+        }
+        acted = true;
+        continue;
+      }
+    }
+  }
+  stop(kExecPaused, "paused", label + " gate: still not passed");
+  return GateOutcome::Paused;
+}
+
+
+bool executor_configured(const Config& c) { return !c.executor.argv.empty(); }
+
+// ---- waves ----------------------------------------------------------------------------
+
+int Run::waves() {
+  for (const auto& e : entries_)
+    if (e.wave >= 1 && (first_wave_ == 0 || e.wave < first_wave_)) first_wave_ = e.wave;
+  uv_loop_init(&loop_);
+  uv_signal_init(&loop_, &sigint_);
+  uv_signal_init(&loop_, &sigterm_);
+  sigint_.data = sigterm_.data = this;
+  auto on_signal = [](uv_signal_t* h, int signum) { static_cast<Run*>(h->data)->interrupt(signum); };
+  uv_signal_start(&sigint_, on_signal, SIGINT);
+  uv_signal_start(&sigterm_, on_signal, SIGTERM);
+  uv_unref(reinterpret_cast<uv_handle_t*>(&sigint_));
+  uv_unref(reinterpret_cast<uv_handle_t*>(&sigterm_));
+  schedule();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_signal_stop(&sigint_);
+  uv_signal_stop(&sigterm_);
+  uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
+  running_.clear();
+  finished_.clear();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_loop_close(&loop_);
+  if (final_code_ < 0) return finish(kExecHalted, "halted", "stopped with nothing left to run");
+  return finish(final_code_, final_result_, final_message_);
+}
+
+void Run::interrupt(int signum) {
+  if (interrupted_) return;
+  interrupted_ = true;
+  stop(kExecHalted, "interrupted",
+       "Interrupted (signal " + std::to_string(signum) + "): running executors were stopped; their plans are pending again");
+  for (auto& [i, p] : running_) p->cancel();
+}
+
+void Run::schedule() {
+  if (stopping_) return;
+  auto snap = state::load(root_);
+  if (!snap.ok()) {
+    stop(kExecHalted, "error", snap.error);
+    return;
+  }
+  const json& doc = snap.doc;
+  gates::RunState rs = gates::run_state(doc);
+  if (rs == gates::RunState::Halted) {
+    std::string msg = "the run is halted";
+    if (doc.contains("gates") && doc["gates"].is_array() && !doc["gates"].empty() && str(doc["gates"].back(), "status") == "REJECTED") {
+      const json& g = doc["gates"].back();
+      msg = str(g, "gate_type") + " gate " + str(g, "id") + " for " + str(g, "plan_path") + " was rejected: " + str(g, "feedback");
+      emit("gate_rejected", {{"gate_id", str(g, "id")}, {"gate_type", str(g, "gate_type")}, {"feedback", str(g, "feedback")}}, Sym::Fail,
+           "Halted: " + msg);
+      note("revise and request approval again: yolo request-approval --plan-path " + str(g, "plan_path") + " --gate-type " +
+           str(g, "gate_type"));
+    }
+    stop(kExecHalted, "halted", "Halted: " + msg);
+    return;
+  }
+  bool executor = executor_configured(cfg_);
+  waves::Options wo;
+  wo.max_parallel = executor ? cfg_.max_parallel : static_cast<int>(entries_.size()) + 1;
+  wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);
+  wo.only = o_.only_plan;
+  waves::Decision d = waves::next(execution::nodes(doc, entries_), wo);
+  switch (d.outcome) {
+    case waves::Outcome::Waiting: return;
+    case waves::Outcome::Complete: {
+      if (!running_.empty()) return;
+      waves::Options all = wo;
+      all.only.clear();
+      all.frozen = false;
+      bool phase_done = waves::next(execution::nodes(doc, entries_), all).outcome == waves::Outcome::Complete;
+      if (!phase_done) {
+        emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
+        stop(kExecComplete, "complete", "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
+        return;
+      }
+      std::string now = now_iso8601();
+      auto up = state::update(root_, [&](json& s, std::string&) {
+        execution::update_wave(s);
+        execution::mark_step(s, "step_3");
+        if (str(s, "status") == "awaiting_approval") return true;
+        if (str(s, "status") != "complete") s["completed_at"] = now;
+        s["status"] = "complete";
+        return true;
+      });
+      if (!up.ok()) {
+        stop(kExecHalted, "error", up.error);
+        return;
+      }
+      log("phase_end", "", {{"status", "complete"}, {"plans", entries_.size()}, {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
+      emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,
+           "Phase " + phase_.folder + " complete: " + std::to_string(entries_.size()) + "/" + std::to_string(entries_.size()) +
+               " plans");
+      stop(kExecComplete, "complete", "");
+      return;
+    }
+    case waves::Outcome::Frozen: {
+      if (!running_.empty()) {
+        if (!frozen_noted_) {
+          frozen_noted_ = true;
+          emit("frozen", {{"running", running_.size()}}, Sym::Pause,
+               "A gate is open: no new plan starts; waiting for the " + std::to_string(running_.size()) + " running plan(s)");
+        }
+        return;
+      }
+      if (const json* g = gates::open_gate(doc)) pause_for(*g);
+      else if (doc.contains("approval") && doc["approval"].is_object()) pause_for(doc["approval"]);
+      stop(kExecPaused, "paused", "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
+      return;
+    }
+    case waves::Outcome::Failed:
+    case waves::Outcome::Blocked: {
+      if (!running_.empty()) return;
+      set_halted(d.reason);
+      emit("phase_end", {{"status", "halted"}, {"reason", d.reason}}, Sym::Fail, "Halted: " + d.reason);
+      stop(kExecHalted, "halted", "Phase " + phase_.folder + " halted: " + d.reason);
+      return;
+    }
+    case waves::Outcome::Start: break;
+  }
+  long long w = d.wave;
+  if (cfg_.wave_approval && w > first_wave_ && !wave_gate_passed_.count(w)) {
+    if (!running_.empty()) return;
+    std::string rel, ids;
+    for (const auto& e : entries_)
+      if (e.wave == w) {
+        if (rel.empty()) rel = e.path;
+        ids += (ids.empty() ? "" : ", ") + e.id;
+      }
+    std::string reason = "wave " + std::to_string(w) + " of phase " + phase_.folder + ": plans " + ids;
+    GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w));
+    if (g == GateOutcome::Passed) {
+      wave_gate_passed_.insert(w);
+      schedule();
+    } else if (g == GateOutcome::Paused) {
+      stop(kExecPaused, "paused", "Paused before wave " + std::to_string(w) + ": its wave gate awaits approval");
+    }
+    return;
+  }
+  if (!waves_started_.count(w)) {
+    waves_started_.insert(w);
+    json ids = json::array();
+    for (const auto& e : entries_)
+      if (e.wave == w) ids.push_back(e.id);
+    log("wave_start", "", {{"wave", w}, {"plans", ids}});
+    emit("wave_start", {{"wave", w}, {"total_waves", d.total_waves}, {"plans", ids}}, Sym::Diamond,
+         "Wave " + std::to_string(w) + "/" + std::to_string(d.total_waves) + ": " + std::to_string(ids.size()) + " plan(s)");
+  }
+  if (executor) start_plans(d.start, w);
+  else mark_ready(d.start);
+}
+
+void Run::mark_ready(const std::vector<size_t>& idx) {
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    for (size_t i : idx)
+      if (json* p = execution::find_plan(doc, entries_[i].id)) p->operator[]("status") = "ready";
+    return true;
+  });
+  if (!up.ok()) {
+    stop(kExecHalted, "error", up.error);
+    return;
+  }
+  for (size_t i : idx) {
+    const auto& e = entries_[i];
+    std::string sp = summary_rel_for(e.path);
+    emit("plan_ready", {{"plan", e.id}, {"wave", e.wave}, {"plan_path", e.path}, {"summary_path", sp}}, Sym::Diamond,
+         "Plan " + e.id + " ready: waiting for " + sp);
+  }
+  stop(kExecWaitingSummary, "waiting_for_summary",
+       "Waiting for SUMMARY: no executor is configured; " + std::to_string(idx.size()) +
+           " plan(s) are ready for an agent or a person. Run `yolo execute` again once their SUMMARY files exist.");
+}
+
+void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
+  std::string now = now_iso8601();
+  bool froze = false;
+  auto up = state::update(root_, [&](json& doc, std::string& err) {
+    if (gates::run_state(doc) != gates::RunState::Running || !gates::waves_may_advance(doc)) {
+      froze = true;
+      return false;
+    }
+    for (size_t i : idx) {
+      json* p = execution::find_plan(doc, entries_[i].id);
+      if (!p) {
+        err = "plan " + entries_[i].id + " is missing from the state";
+        return false;
+      }
+      (*p)["status"] = "running";
+      (*p)["started_at"] = now;
+      (*p)["completed_at"] = nullptr;
+      p->erase("error");
+      p->erase("findings");
+    }
+    execution::update_wave(doc);
+    return true;
+  });
+  if (froze) {
+    schedule();  // sees the gate now
+    return;
+  }
+  if (!up.ok()) {
+    stop(kExecHalted, "error", up.error);
+    return;
+  }
+  for (size_t i : idx) {
+    const auto& e = entries_[i];
+    std::map<std::string, std::string> vars = {{"plan_path", e.path},
+                                               {"plan_id", e.id},
+                                               {"wave", std::to_string(wave)},
+                                               {"phase_dir", phase_.rel},
+                                               {"summary_path", summary_rel_for(e.path)}};
+    SpawnSpec spec;
+    spec.argv = expand_argv(cfg_.executor.argv, vars);
+    spec.cwd = root_;
+    spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"YOLO_PLAN_ID", e.id},      {"YOLO_PHASE_DIR", phase_.rel},
+                {"YOLO_PLAN_PATH", e.path},     {"YOLO_WAVE", std::to_string(wave)}, {"YOLO_SUMMARY_PATH", summary_rel_for(e.path)}};
+    spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
+    started_at_[i] = uv_hrtime();
+    running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
+    int pid = running_[i]->pid();
+    log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
+    emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}}, Sym::Diamond,
+         "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
+  }
+}
+
+void Run::on_done(size_t i, SpawnResult r) {
+  if (auto it = running_.find(i); it != running_.end()) {
+    finished_.push_back(std::move(it->second));
+    running_.erase(it);
+  }
+  const PlanEntry& e = entries_[i];
+  std::string sp = summary_rel_for(e.path);
+  std::string status, error;
+  json findings = json::array();
+  bool summary_failed = false;
+  if (interrupted_) {
+    status = "pending";
+    error = "interrupted";
+  } else if (!r.ok()) {
+    status = "failed";
+    error = "the executor " + r.describe();
+  } else {
+    json f = json::array();
+    switch (check_summary(e, f)) {
+      case SummaryState::Passed: status = "complete"; break;
+      case SummaryState::Missing:
+        status = "failed";
+        error = "the executor exited 0 but wrote no SUMMARY (" + sp + ")";
+        break;
+      case SummaryState::Failed:
+        status = "failed";
+        error = "its SUMMARY fails the SUMMARY gate (" + sp + ")";
+        findings = f;
+        summary_failed = true;
+        break;
+    }
+  }
+  std::string now = now_iso8601();
+  json after;
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    if (json* p = execution::find_plan(doc, e.id)) {
+      (*p)["status"] = status;
+      (*p)["completed_at"] = status == "pending" ? json(nullptr) : json(now);
+      if (!error.empty()) (*p)["error"] = error;
+      else p->erase("error");
+      if (status == "failed") (*p)["findings"] = findings;
+      else p->erase("findings");
+    }
+    execution::update_wave(doc);
+    return true;
+  });
+  if (!up.ok()) {
+    stop(kExecHalted, "error", up.error);
+    return;
+  }
+  after = up.doc;
+  long long ms = static_cast<long long>(r.elapsed_ms);
+  if (summary_failed) {
+    int high = 0;
+    for (const auto& f : findings) high += str(f, "severity") == "high";
+    log("summary_claims_failed", e.plan, {{"plan_id", e.id}, {"summary_path", sp}, {"findings", findings.size()}, {"high", high}});
+  }
+  log("plan_end", e.plan, {{"plan_id", e.id}, {"status", status}, {"elapsed_ms", ms}, {"outcome", r.describe()}});
+  json data = {{"plan", e.id}, {"status", status}, {"wave", e.wave}, {"elapsed_ms", ms}};
+  if (!error.empty()) data["error"] = error;
+  if (!findings.empty()) data["findings"] = findings;
+  if (status == "complete") {
+    emit("plan_end", data, Sym::Ok, "Plan " + e.id + " complete (" + fmt_secs(r.elapsed_ms) + ")");
+  } else if (status == "pending") {
+    emit("plan_end", data, Sym::Warn, "Plan " + e.id + " stopped (interrupted)");
+  } else {
+    data["stderr_tail"] = text::tail_lines(r.err, 10);
+    emit("plan_end", data, Sym::Fail, "Plan " + e.id + " failed: " + error);
+    size_t shown = 0;
+    for (const auto& f : findings) {
+      if (shown++ == 5) {
+        note("... " + std::to_string(findings.size() - 5) + " more (yolo status --json)");
+        break;
+      }
+      note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
+    }
+    if (!r.ok())
+      for (const auto& l : text::lines(text::tail_lines(r.err, 5)))
+        if (!text::trim(l).empty()) note(out::dim(std::string(l)));
+  }
+  // wave_end once every plan of the wave is complete or failed.
+  if (!waves_ended_.count(e.wave)) {
+    bool all_done = true, any_failed = false;
+    for (const auto& x : entries_) {
+      if (x.wave != e.wave) continue;
+      const json* p = execution::find_plan(after, x.id);
+      std::string s = p ? str(*p, "status") : "";
+      if (s != "complete" && s != "failed") all_done = false;
+      if (s == "failed") any_failed = true;
+    }
+    if (all_done) {
+      waves_ended_.insert(e.wave);
+      std::string ws = any_failed ? "failed" : "complete";
+      log("wave_end", "", {{"wave", e.wave}, {"status", ws}});
+      emit("wave_end", {{"wave", e.wave}, {"status", ws}}, any_failed ? Sym::Fail : Sym::Ok,
+           "Wave " + std::to_string(e.wave) + " " + ws);
+    }
+  }
+  schedule();
+}
+
+// ---- the whole run ----------------------------------------------------------------------
+
+int Run::run() {
+  auto c = load_config(root_);
+  if (!c.ok()) return finish(kExecHalted, "error", c.error);
+  cfg_ = c.config;
+  mode_ = mode_from_config(cfg_.summary_checks);
+  auto snap = state::load(root_);
+  if (!snap.ok()) {
+    std::string msg = snap.error;
+    if (!snap.kept_copy.empty()) msg += " (a copy was kept at " + snap.kept_copy + ")";
+    return finish(kExecHalted, "error", msg);
+  }
+  if (int rc = choose_phase(); rc >= 0) return rc;
+  load_plans();
+  if (int rc = step2(); rc >= 0) return rc;
+  snap = state::load(root_);
+  if (snap.ok() && str(snap.doc, "status") == "complete") {
+    emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,
+         "Phase " + phase_.folder + " complete: every plan has a SUMMARY that passes the gate");
+    return finish(kExecComplete, "complete", "");
+  }
+  if (int rc = precheck(); rc >= 0) return rc;
+  if (int rc = review_gate(); rc >= 0) return rc;
+  std::string err;
+  std::string roadmap = gates::normalize_plan_path(root_, kRoadmap, err);
+  if (roadmap.empty()) roadmap = kRoadmap;
+  GateOutcome g = ensure_gate(gates::GateType::Vision, roadmap, "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);
+  if (g == GateOutcome::Paused)
+    return finish(kExecPaused, "paused", "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");
+  if (g == GateOutcome::Halted) return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    execution::mark_step(doc, "step_2c");
+    return true;
+  });
+  if (!up.ok()) return finish(kExecHalted, "error", up.error);
+  return waves();
+}
+
+}  // namespace
+
+int execute(const ExecuteOptions& opts) {
+  Run run(opts);
+  return run.run();
+}
+
+}  // namespace yolo::runner

@@ -1,0 +1,40 @@
+// `yolo execute`: one phase, end to end (PROTOCOL.md sections 5-7, issue 4).
+//
+//   Step 2   load the phase's plans, initialise or resume the state (correlation id,
+//            steps_completed, plan statuses: a plan whose SUMMARY passes is complete)
+//            and run the cross-plan validation (any Stage 1 reject halts before anything runs)
+//   Step 2b  the review gate (`yolo review PHASE_DIR --json` as a child) when config
+//            review_gate is `always` or with --review
+//   Step 2c  the vision gate on .yolo-planning/ROADMAP.md: approved and unchanged since
+//            (digest) or the run pauses; with no approval object execute opens it and its
+//            approver decides
+//   waves    plans by wave and depends_on, up to max_parallel executors at once on one
+//            libuv loop, each with its timeout; after each one the SUMMARY gate; with
+//            wave_approval a `wave` gate before each wave after the first; with no
+//            executor configured the wave's plans become `ready` and execute waits for
+//            their SUMMARY files.
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace yolo::runner {
+
+// Exit codes of `yolo execute` (README "Exit codes").
+inline constexpr int kExecComplete = 0;
+inline constexpr int kExecHalted = 1;          // halted or failed; also a broken state/config file
+inline constexpr int kExecPaused = 3;          // paused at a gate
+inline constexpr int kExecWaitingSummary = 4;  // no executor: waiting for SUMMARY files
+inline constexpr int kExecUsage = 64;
+
+struct ExecuteOptions {
+  std::filesystem::path root;  // the project root (holds .yolo-planning)
+  std::string phase;           // number or folder name under .yolo-planning/phases; empty: first not complete
+  std::string only_plan;       // --plan NN: only this plan (its dependencies must be complete)
+  bool review = false;         // --review
+  bool json = false;           // JSON lines of events
+  std::string self_exe;        // the yolo binary (for `yolo review`)
+};
+
+int execute(const ExecuteOptions& opts);
+
+}  // namespace yolo::runner
