@@ -1,0 +1,311 @@
+#include "runner/mcp_tools.h"
+
+#include <algorithm>
+#include <optional>
+#include <system_error>
+
+#include "protocol/config.h"
+#include "protocol/fs.h"
+#include "protocol/gates.h"
+#include "protocol/precheck.h"
+#include "protocol/state.h"
+#include "protocol/status.h"
+#include "runner/approvers.h"
+
+namespace yolo::runner::mcp {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+std::string dashed(std::string s) {
+  std::replace(s.begin(), s.end(), '_', '-');
+  return s;
+}
+
+std::string arg(const json& args, const char* key) {
+  auto it = args.find(key);
+  return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string field(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool has_planning_dir(const stdfs::path& root) {
+  std::error_code ec;
+  return stdfs::is_directory(root / ".yolo-planning", ec);
+}
+
+std::string no_planning_dir(const stdfs::path& root) {
+  return "No .yolo-planning/ folder in " + root.string() +
+         ": this is not a yolo project (start yolo mcp with --repo pointing at the project)";
+}
+
+// A path given by the client, resolved inside the project root. Relative paths are taken
+// from the root; absolute ones must lie inside it. Symlinks pointing out are refused too.
+std::optional<stdfs::path> inside_root(const stdfs::path& root, const std::string& given, const char* what,
+                                       std::string& err) {
+  std::error_code ec;
+  stdfs::path base = stdfs::weakly_canonical(root, ec);
+  if (ec) base = root.lexically_normal();
+  std::string rel = given;
+  stdfs::path p(given);
+  if (p.is_absolute()) {
+    stdfs::path r = p.lexically_normal().lexically_relative(base);
+    if (r.empty() || *r.begin() == "..") {
+      err = std::string(what) + " must lie inside the project root " + base.string() + ": " + given;
+      return std::nullopt;
+    }
+    rel = r.string();
+  }
+  auto resolved = fs::resolve_inside(base, rel);
+  if (!resolved) {
+    err = std::string(what) + " must lie inside the project root " + base.string() + ": " + given;
+    return std::nullopt;
+  }
+  stdfs::path real = stdfs::weakly_canonical(*resolved, ec);
+  if (!ec) {
+    stdfs::path r = real.lexically_relative(base);
+    if (r.empty() || *r.begin() == "..") {
+      err = std::string(what) + " leads outside the project root " + base.string() + " (through a link): " + given;
+      return std::nullopt;
+    }
+  }
+  return *resolved;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// ---- review_plan ----------------------------------------------------------------------
+
+ToolResult review_plan(const json& args, const ToolContext& ctx) {
+  std::string err;
+  auto plan = inside_root(ctx.root, arg(args, "plan_path"), "plan_path", err);
+  if (!plan) return ToolResult::failure(err);
+  std::optional<stdfs::path> phase;
+  if (args.contains("phase_dir")) {
+    phase = inside_root(ctx.root, arg(args, "phase_dir"), "phase_dir", err);
+    if (!phase) return ToolResult::failure(err);
+    std::error_code ec;
+    if (!stdfs::is_directory(*phase, ec)) return ToolResult::failure("phase_dir is not a folder: " + phase->string());
+  }
+  PrecheckOptions opts;
+  std::string note;
+  auto cfg = load_config(ctx.root);
+  if (!cfg.ok()) note = " (config: " + cfg.error + "; using defaults)";
+  opts.max_tasks = cfg.config.max_tasks_per_plan;
+  StructuralReview r = review_plan_file(*plan, phase, opts);
+  ToolResult out;
+  out.structured = r.to_json();
+  Verdict v = r.verdict();
+  size_t high = static_cast<size_t>(std::count_if(r.findings.begin(), r.findings.end(),
+                                                  [](const Finding& f) { return f.severity == Severity::High; }));
+  const char* sym = v == Verdict::Approve ? "✓" : v == Verdict::Conditional ? "⚠" : "✗";
+  out.text = std::string(sym) + " Stage 1 review of " + arg(args, "plan_path") + ": " + to_string(v) + " (" +
+             std::to_string(r.findings.size()) + " finding" + (r.findings.size() == 1 ? "" : "s") + ", " +
+             std::to_string(high) + " high)" + note;
+  for (const auto& f : r.findings)
+    out.text += std::string("\n- [") + to_string(f.severity) + "] " + f.check + ": " + f.issue;
+  return out;
+}
+
+// ---- request_human_approval -------------------------------------------------------------
+
+ToolResult request_human_approval(const json& args, const ToolContext& ctx) {
+  if (!has_planning_dir(ctx.root)) return ToolResult::failure(no_planning_dir(ctx.root));
+  gates::RequestInput in;
+  std::string type = arg(args, "gate_type");
+  if (!type.empty()) {
+    auto t = gates::parse_gate_type(type);
+    if (!t) return ToolResult::failure("unknown gate_type: " + type);
+    in.type = *t;
+  }
+  in.plan_path = arg(args, "plan_path");
+  in.reason = arg(args, "reason");
+  in.state_file = state::state_path(ctx.root).string();
+  auto cfg = load_config(ctx.root);
+  if (!cfg.ok()) return ToolResult::failure("Cannot request approval: " + cfg.error);
+  gates::GateRun run = gates::request_gate(ctx.root, cfg.config, in, &command_approver());
+  if (!run.ok()) return ToolResult::failure(run.error);
+  ToolResult out;
+  out.structured = run.answer;
+  std::string status = field(run.answer, "status");
+  std::string gate_type = field(run.answer, "gate_type");
+  if (!gate_type.empty()) gate_type[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(gate_type[0])));
+  std::string path = run.answer.contains("approval") ? field(run.answer["approval"], "plan_path") : in.plan_path;
+  if (status == "paused") {
+    out.text = "⏸ " + gate_type + " gate: Awaiting human approval for " + path +
+               ". Execution paused. Stop here: a person approves with `yolo approve` (gate " +
+               field(run.answer, "gate_id") + ").";
+  } else if (status == "approved") {
+    out.text = "✓ " + gate_type + " gate: cleared by its configured approver for " + path + ".";
+  } else {
+    out.text = "✗ " + gate_type + " gate: rejected by its configured approver for " + path + ".";
+    if (run.answer.contains("feedback") && run.answer["feedback"].is_string())
+      out.text += " Feedback: " + run.answer["feedback"].get<std::string>();
+  }
+  for (const auto& m : run.messages)
+    if (out.text.find(m) == std::string::npos) out.text += "\n" + m;
+  return out;
+}
+
+// ---- manage_hitl_gate ---------------------------------------------------------------------
+
+json gate_view(const json& g) {
+  json v = {{"gate_id", field(g, "id")}};
+  for (auto it = g.begin(); it != g.end(); ++it)
+    if (it.key() != "id") v[it.key()] = it.value();
+  return v;
+}
+
+ToolResult list_gates(const ToolContext& ctx) {
+  auto snap = state::load(ctx.root);
+  if (!snap.ok()) return ToolResult::failure(snap.error);
+  json doc = snap.doc;
+  gates::adopt_legacy_approval(doc);  // a copy: listing never writes
+  json list = json::array();
+  for (const auto& g : gates::list_gates(doc, true)) list.push_back(gate_view(g));
+  ToolResult out;
+  out.structured = {{"action", "list"}, {"gates", list}};
+  if (list.empty()) out.text = "○ No open gates.";
+  else {
+    out.text = "⏸ " + std::to_string(list.size()) + " open gate" + (list.size() == 1 ? "" : "s") + ":";
+    for (const auto& g : list) {
+      out.text += "\n- " + field(g, "gate_id") + " (" + field(g, "gate_type") + ")";
+      if (!field(g, "plan_path").empty()) out.text += " for " + field(g, "plan_path");
+      if (!field(g, "reason").empty()) out.text += ": " + field(g, "reason");
+      out.text += ", opened " + field(g, "created_at");
+    }
+  }
+  return out;
+}
+
+ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
+  if (!has_planning_dir(ctx.root)) return ToolResult::failure(no_planning_dir(ctx.root));
+  const std::string action = arg(args, "action");
+  if (action == "list") return list_gates(ctx);
+  auto cfg = load_config(ctx.root);
+  if (!cfg.ok()) return ToolResult::failure("Refused to " + action + ": " + cfg.error);
+  if (!cfg.config.mcp_can_approve)
+    return ToolResult::failure("Refused: an agent over MCP may request approval but not " +
+                               std::string(action == "approve" ? "grant" : "reject") +
+                               " it. A person resolves the gate with `yolo " + action +
+                               "`, or sets \"mcp_can_approve\": true in .yolo-planning/config.json to allow it.");
+  const std::string by = "mcp:" + ctx.client_name;
+  const std::string gate_id = arg(args, "gate_id");
+  const std::string feedback = arg(args, "feedback");
+  gates::GateRun run = action == "approve" ? gates::approve_gate(ctx.root, cfg.config, gate_id, by, &command_approver())
+                                           : gates::reject_gate(ctx.root, gate_id, by, feedback);
+  if (!run.ok()) return ToolResult::failure(run.error);
+  std::string status = field(run.gate, "status");
+  ToolResult out;
+  if (action == "approve" && status != "APPROVED") {
+    // approve_gate retried a failed command approver instead of approving.
+    std::string why = run.messages.empty() ? "the gate is still " + status : join(run.messages, "; ");
+    return ToolResult::failure("Gate " + field(run.gate, "id") + " was not approved: " + why);
+  }
+  json fb = run.gate.contains("feedback") ? run.gate["feedback"] : json(nullptr);
+  if (fb.is_null() && !feedback.empty()) fb = feedback;
+  out.structured = {{"action", action},
+                    {"gate_id", field(run.gate, "id")},
+                    {"status", action == "approve" ? "resumed" : "rejected"},
+                    {"feedback", fb},
+                    {"approved_by", run.gate.contains("approved_by") ? run.gate["approved_by"] : json(nullptr)}};
+  if (action == "approve")
+    out.text = "✓ Gate " + field(run.gate, "id") + " approved by " + by + ": execution resumes.";
+  else
+    out.text = "✗ Gate " + field(run.gate, "id") + " rejected by " + by + ": the run is halted. Feedback: " + feedback;
+  if (!run.messages.empty()) out.text += "\n" + join(run.messages, "\n");
+  return out;
+}
+
+// ---- execution_status ------------------------------------------------------------------
+
+std::string num(const json& j) {
+  return j.is_number_integer() ? std::to_string(j.get<long long>()) : std::string("?");
+}
+
+ToolResult execution_status_tool(const json& /*args*/, const ToolContext& ctx) {
+  if (!has_planning_dir(ctx.root)) return ToolResult::failure(no_planning_dir(ctx.root));
+  json s = execution_status(ctx.root);
+  if (!s.value("ok", false)) return ToolResult::failure(s.value("error", std::string("cannot read the state")));
+  ToolResult out;
+  if (!s.value("exists", false)) {
+    out.text = "○ No run yet: " + s.value("state_file", std::string()) + " does not exist.";
+  } else {
+    std::string status = s["status"].is_string() ? s["status"].get<std::string>() : "unknown";
+    std::string phase_name = s["phase_name"].is_string() ? " (" + s["phase_name"].get<std::string>() + ")" : "";
+    out.text = "◆ Phase " + num(s["phase"]) + phase_name + ": " + status + ", wave " + num(s["wave"]) + " of " +
+               num(s["total_waves"]);
+    if (s["counts"].is_object() && !s["counts"].empty()) {
+      out.text += "; plans:";
+      for (auto& [k, v] : s["counts"].items()) out.text += " " + k + " " + v.dump();
+    }
+    size_t open = s["open_gates"].is_array() ? s["open_gates"].size() : 0;
+    if (open) {
+      for (const auto& g : s["open_gates"])
+        out.text += "\n⏸ open gate " + field(g, "id") + " (" + field(g, "gate_type") + ") for " + field(g, "plan_path");
+    }
+  }
+  out.structured = std::move(s);
+  return out;
+}
+
+std::vector<Tool> make_tools() {
+  std::vector<Tool> t;
+  t.push_back(Tool{
+      "request_human_approval", "Request human approval",
+      "Open a human approval gate (default: the vision gate) for a file such as .yolo-planning/ROADMAP.md. "
+      "The run's state becomes awaiting_approval and execution pauses until a person approves. After calling "
+      "it, stop: do not continue the work until the gate is approved.",
+      json{{"readOnlyHint", false}, {"destructiveHint", false}, {"idempotentHint", true}, {"openWorldHint", false}},
+      request_human_approval});
+  t.push_back(Tool{
+      "manage_hitl_gate", "List, approve or reject gates",
+      "List the open human-in-the-loop gates (gate_id, gate_type, reason, created_at), or approve / reject one. "
+      "Approving or rejecting over MCP is refused unless the project's config sets mcp_can_approve: true.",
+      json{{"readOnlyHint", false}, {"destructiveHint", false}, {"idempotentHint", false}, {"openWorldHint", false}},
+      manage_hitl_gate});
+  t.push_back(Tool{
+      "review_plan", "Review a plan (Stage 1)",
+      "Run the deterministic structural pre-check of a PLAN.md (frontmatter, task count, must_haves, wave; with "
+      "phase_dir also file paths and cross-plan checks) and return the verdict (approve, conditional, reject) "
+      "with its findings.",
+      json{{"readOnlyHint", true}, {"openWorldHint", false}}, review_plan});
+  t.push_back(Tool{
+      "execution_status", "Execution status",
+      "Show the run of the project: phase, waves, each plan's state and review outcome, the approval and the "
+      "open gates (what `yolo status --json` prints).",
+      json{{"readOnlyHint", true}, {"openWorldHint", false}}, execution_status_tool});
+  return t;
+}
+
+}  // namespace
+
+ToolResult ToolResult::failure(std::string message) {
+  ToolResult r;
+  r.is_error = true;
+  r.text = std::move(message);
+  return r;
+}
+
+std::string Tool::input_schema() const { return "mcp-" + dashed(name) + "-input"; }
+std::string Tool::output_schema() const { return "mcp-" + dashed(name) + "-output"; }
+
+const std::vector<Tool>& tools() {
+  static const std::vector<Tool> all = make_tools();
+  return all;
+}
+
+const Tool* find_tool(const std::string& name) {
+  for (const auto& t : tools())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+}  // namespace yolo::runner::mcp
