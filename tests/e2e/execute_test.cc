@@ -1,0 +1,389 @@
+// yolo execute, end to end: the real binary on a copy of fixtures/demo (a git repository),
+// with the fixture executors of fixtures/agents as real child processes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "test_support.h"
+
+namespace yolo::test {
+namespace {
+
+struct Times {
+  double start = -1, end = -1;
+};
+
+class ExecuteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    copy_fixture("demo", repo());
+    stdfs::create_directories(repo() / "agents");
+    for (const char* a : {"executor-ok", "executor-fail", "executor-broken-summary", "reviewer-approve"})
+      stdfs::copy_file(source_dir() / "fixtures" / "agents" / a, repo() / "agents" / a);
+    git({"init", "-q"});
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", "demo fixture"});
+    // Fast by default: no review gate, skip the vision gate; tests change what they need.
+    set_config({{"review_gate", "never"}, {"approvers", {{"vision", "skip"}}}});
+  }
+
+  stdfs::path repo() const { return dir_.path() / "repo"; }
+  stdfs::path log_path() const { return logs_.path() / "exec.log"; }
+  stdfs::path state_path() const { return repo() / ".yolo-planning" / ".execution-state.json"; }
+  stdfs::path phase_dir() const { return repo() / ".yolo-planning" / "phases" / "01-demo"; }
+
+  void git(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run_program(argv, repo());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  json config() { return json::parse(read_file(repo() / ".yolo-planning" / "config.json")); }
+  void set_config(const json& patch) {
+    json c = config();
+    c.merge_patch(patch);
+    write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
+  }
+  void use_executor(const std::string& name) {
+    set_config({{"executor", {{"command", {"agents/" + name, "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}}});
+  }
+
+  RunResult yolo(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
+    env.push_back("YOLO_EXEC_LOG=" + log_path().string());
+    env.push_back("NO_COLOR=1");
+    return run_yolo(args, repo(), env);
+  }
+  RunResult execute(std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
+    std::vector<std::string> args = {"execute"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return yolo(args, std::move(env));
+  }
+
+  json state() { return json::parse(read_file(state_path())); }
+  std::string plan_status(const std::string& id) {
+    for (const auto& p : state()["plans"])
+      if (p["id"] == id) return p["status"].get<std::string>();
+    return "absent";
+  }
+
+  std::map<std::string, Times> exec_log() {
+    std::map<std::string, Times> m;
+    std::ifstream f(log_path());
+    std::string kind, id;
+    double t;
+    while (f >> kind >> id >> t) (kind == "start" ? m[id].start : m[id].end) = t;
+    return m;
+  }
+
+  std::vector<json> events() {
+    std::vector<json> v;
+    std::istringstream in(read_file(repo() / ".yolo-planning" / ".events" / "event-log.jsonl"));
+    std::string l;
+    while (std::getline(in, l))
+      if (!l.empty()) v.push_back(json::parse(l));
+    return v;
+  }
+  size_t count_events(const std::string& type) {
+    auto ev = events();
+    return static_cast<size_t>(std::count_if(ev.begin(), ev.end(), [&](const json& e) { return e["event"] == type; }));
+  }
+
+  // What an agent or a person does without an executor: run the fixture executor by hand.
+  void write_summary_by_hand(const std::string& plan) {
+    std::string rel = ".yolo-planning/phases/01-demo/01-" + plan + "-";
+    auto r = run_program({(repo() / "agents" / "executor-ok").string(), rel + "PLAN.md", rel + "SUMMARY.md"}, repo(),
+                         {"YOLO_PLAN_ID=01-" + plan});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  TempDir dir_, logs_;
+};
+
+TEST_F(ExecuteTest, ThreeWavesRunInOrderWithParallelismInsideAWave) {
+  use_executor("executor-ok");
+  set_config({{"max_parallel", 2}});
+  auto r = execute({}, {"YOLO_EXEC_SLEEP=0.4"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto t = exec_log();
+  ASSERT_EQ(t.size(), 4u);
+  for (const auto& [id, x] : t) {
+    ASSERT_GT(x.start, 0) << id;
+    ASSERT_GE(x.end, x.start) << id;
+  }
+  // No overlap across waves: every plan of wave N+1 starts after every plan of wave N ended.
+  EXPECT_GE(t["01-02"].start, t["01-01"].end);
+  EXPECT_GE(t["01-03"].start, t["01-01"].end);
+  EXPECT_GE(t["01-04"].start, std::max(t["01-02"].end, t["01-03"].end));
+  // Overlap inside wave 2 (max_parallel 2).
+  EXPECT_LT(t["01-02"].start, t["01-03"].end);
+  EXPECT_LT(t["01-03"].start, t["01-02"].end);
+
+  json s = state();
+  EXPECT_EQ(s["status"], "complete");
+  EXPECT_TRUE(s["completed_at"].is_string());
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(plan_status(id), "complete") << id;
+  EXPECT_EQ(s["total_waves"], 3);
+  for (const char* step : {"step_2", "step_2c", "step_3"})
+    EXPECT_NE(std::find(s["steps_completed"].begin(), s["steps_completed"].end(), step), s["steps_completed"].end()) << step;
+  // The skip approver passed the vision gate and it is recorded as such.
+  EXPECT_EQ(s["approval"]["approved"], true);
+  EXPECT_EQ(s["approval"]["approved_by"], "skip");
+  // Real commits, one per plan, and the files exist.
+  auto log = run_program({"git", "log", "--oneline"}, repo());
+  EXPECT_NE(log.out.find("plan 01-04"), std::string::npos);
+  EXPECT_TRUE(stdfs::exists(repo() / "greeting" / "index.txt"));
+  // Events: one phase_start/phase_end, three waves, four plans, all with the run's correlation id.
+  EXPECT_EQ(count_events("phase_start"), 1u);
+  EXPECT_EQ(count_events("phase_end"), 1u);
+  EXPECT_EQ(count_events("wave_start"), 3u);
+  EXPECT_EQ(count_events("wave_end"), 3u);
+  EXPECT_EQ(count_events("plan_start"), 4u);
+  EXPECT_EQ(count_events("plan_end"), 4u);
+  for (const auto& e : events()) {
+    if (e["event"] == "plan_start") {
+      EXPECT_EQ(e["correlation_id"], s["correlation_id"]);
+    }
+  }
+
+  // Running again changes nothing and runs nothing.
+  auto again = execute();
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(exec_log().size(), 4u);
+}
+
+TEST_F(ExecuteTest, MaxParallelOneNeverOverlaps) {
+  use_executor("executor-ok");
+  set_config({{"max_parallel", 1}});
+  auto r = execute({}, {"YOLO_EXEC_SLEEP=0.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto t = exec_log();
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_TRUE(t["01-02"].end <= t["01-03"].start || t["01-03"].end <= t["01-02"].start);
+}
+
+TEST_F(ExecuteTest, NothingExecutesWhileAwaitingApprovalThenApproveResumes) {
+  use_executor("executor-ok");
+  set_config({{"approvers", {{"vision", "manual"}}}, {"review_gate", "always"}});
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("⏸ Vision gate: Awaiting human approval for .yolo-planning/ROADMAP.md. Execution paused."), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Review gate: approve"), std::string::npos) << r.out;
+  EXPECT_FALSE(stdfs::exists(log_path()));
+  json s = state();
+  EXPECT_EQ(s["status"], "awaiting_approval");
+  EXPECT_EQ(s["approval"]["approved"], false);
+  std::string cid = s["correlation_id"];
+  for (const auto& p : s["plans"]) EXPECT_EQ(p["status"], "pending");
+
+  // Still paused on a second run; nothing ran, status not overwritten, correlation id kept.
+  r = execute();
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_FALSE(stdfs::exists(log_path()));
+  EXPECT_EQ(state()["status"], "awaiting_approval");
+  EXPECT_EQ(state()["correlation_id"], cid);
+
+  auto a = yolo({"approve", "--by", "tester"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  r = execute();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(exec_log().size(), 4u);
+  s = state();
+  EXPECT_EQ(s["status"], "complete");
+  EXPECT_EQ(s["correlation_id"], cid);
+  EXPECT_EQ(s["approval"]["approved_by"], "tester");
+}
+
+TEST_F(ExecuteTest, RejectedGateHaltsWithFeedbackKept) {
+  use_executor("executor-ok");
+  set_config({{"approvers", {{"vision", "manual"}}}});
+  ASSERT_EQ(execute().exit_code, 3);
+  auto rj = yolo({"reject", "--feedback", "the vision is too vague"});
+  ASSERT_EQ(rj.exit_code, 0) << rj.out << rj.err;
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("the vision is too vague"), std::string::npos) << r.out << r.err;
+  EXPECT_FALSE(stdfs::exists(log_path()));
+  json s = state();
+  EXPECT_EQ(s["status"], "halted");
+  EXPECT_EQ(s["gates"].back()["status"], "REJECTED");
+  EXPECT_EQ(s["gates"].back()["feedback"], "the vision is too vague");
+}
+
+TEST_F(ExecuteTest, EditedRoadmapAfterApprovalReopensTheGate) {
+  use_executor("executor-ok");
+  set_config({{"approvers", {{"vision", "manual"}}}});
+  ASSERT_EQ(execute().exit_code, 3);
+  ASSERT_EQ(yolo({"approve", "--by", "tester"}).exit_code, 0);
+  write_file(repo() / ".yolo-planning" / "ROADMAP.md", read_file(repo() / ".yolo-planning" / "ROADMAP.md") + "\nA late change.\n");
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("changed after it was approved"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("⏸ Vision gate: Awaiting human approval"), std::string::npos) << r.out;
+  EXPECT_FALSE(stdfs::exists(log_path()));
+  json s = state();
+  EXPECT_EQ(s["status"], "awaiting_approval");
+  EXPECT_EQ(s["gates"].size(), 2u);
+  EXPECT_EQ(s["gates"][1]["status"], "OPEN");
+  // Approving the new content lets it run.
+  ASSERT_EQ(yolo({"approve", "--by", "tester"}).exit_code, 0);
+  EXPECT_EQ(execute().exit_code, 0);
+}
+
+TEST_F(ExecuteTest, BrokenSummaryFailsItsPlanAndStopsTheNextWave) {
+  use_executor("executor-broken-summary");
+  set_config({{"v3_event_log", true}});
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("Plan 01-01 failed"), std::string::npos) << r.out;
+  auto t = exec_log();
+  EXPECT_EQ(t.size(), 1u);  // wave 2 never started
+  EXPECT_EQ(plan_status("01-01"), "failed");
+  EXPECT_EQ(plan_status("01-02"), "pending");
+  json s = state();
+  EXPECT_EQ(s["status"], "halted");
+  const json& p = s["plans"][0];
+  ASSERT_TRUE(p["findings"].is_array());
+  EXPECT_FALSE(p["findings"].empty());
+  EXPECT_EQ(count_events("summary_claims_failed"), 1u);
+}
+
+TEST_F(ExecuteTest, FailingExecutorFailsItsPlanThenAFixedExecutorRetries) {
+  use_executor("executor-fail");
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(plan_status("01-01"), "failed");
+  json s = state();
+  EXPECT_NE(s["plans"][0]["error"].get<std::string>().find("status 3"), std::string::npos) << s.dump();
+  EXPECT_EQ(exec_log().size(), 1u);
+  use_executor("executor-ok");
+  r = execute();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(state()["status"], "complete");
+}
+
+TEST_F(ExecuteTest, NoExecutorMarksReadyAndWaitsForSummaries) {
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_NE(r.out.find("Waiting for SUMMARY"), std::string::npos) << r.out;
+  EXPECT_EQ(plan_status("01-01"), "ready");
+  EXPECT_EQ(plan_status("01-02"), "pending");
+  write_summary_by_hand("01");
+  r = execute();
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_EQ(plan_status("01-01"), "complete");
+  EXPECT_EQ(plan_status("01-02"), "ready");
+  EXPECT_EQ(plan_status("01-03"), "ready");
+  EXPECT_EQ(plan_status("01-04"), "pending");
+  write_summary_by_hand("02");
+  write_summary_by_hand("03");
+  EXPECT_EQ(execute().exit_code, 4);
+  EXPECT_EQ(plan_status("01-04"), "ready");
+  write_summary_by_hand("04");
+  r = execute();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(state()["status"], "complete");
+}
+
+TEST_F(ExecuteTest, JsonLinesOfEvents) {
+  use_executor("executor-ok");
+  auto r = execute({"--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto lines = r.json_lines();
+  ASSERT_FALSE(lines.empty());
+  std::vector<std::string> kinds;
+  for (const auto& l : lines)
+    if (l.contains("event")) kinds.push_back(l["event"]);
+  EXPECT_EQ(kinds.front(), "phase_start");
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "plan_start"), 4);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "wave_start"), 3);
+  const json& last = lines.back();
+  EXPECT_EQ(last["cmd"], "execute");
+  EXPECT_EQ(last["ok"], true);
+  EXPECT_EQ(last["result"], "complete");
+  EXPECT_EQ(last["plans"].size(), 4u);
+}
+
+TEST_F(ExecuteTest, WaveApprovalGatesEachWaveAfterTheFirst) {
+  use_executor("executor-ok");
+  set_config({{"wave_approval", true}, {"approvers", {{"vision", "skip"}, {"wave", "manual"}}}});
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(plan_status("01-01"), "complete");
+  EXPECT_EQ(plan_status("01-02"), "pending");
+  EXPECT_NE(r.out.find("Wave gate: Awaiting human approval"), std::string::npos) << r.out;
+  ASSERT_EQ(yolo({"approve", "--by", "tester"}).exit_code, 0);
+  r = execute();
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // wave 3's gate
+  EXPECT_EQ(plan_status("01-03"), "complete");
+  EXPECT_EQ(plan_status("01-04"), "pending");
+  ASSERT_EQ(yolo({"approve", "--by", "tester"}).exit_code, 0);
+  EXPECT_EQ(execute().exit_code, 0);
+  EXPECT_EQ(exec_log().size(), 4u);
+}
+
+TEST_F(ExecuteTest, ReviewGateNeverIsAnnounced) {
+  auto r = execute();
+  EXPECT_NE(r.out.find("○ Review gate skipped (review_gate: never)"), std::string::npos) << r.out;
+}
+
+TEST_F(ExecuteTest, StructuralRejectHaltsBeforeAnythingRuns) {
+  use_executor("executor-ok");
+  auto plan = phase_dir() / "01-02-PLAN.md";
+  std::string text = read_file(plan);
+  text.replace(text.find("depends_on: [\"01\"]"), 17, "depends_on: [\"09\"]");
+  write_file(plan, text);
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("Halted before anything ran"), std::string::npos) << r.err;
+  EXPECT_FALSE(stdfs::exists(log_path()));
+  EXPECT_EQ(state()["status"], "halted");
+}
+
+TEST_F(ExecuteTest, OnlyOnePlan) {
+  use_executor("executor-ok");
+  auto r = execute({"--plan", "01"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(exec_log().size(), 1u);
+  EXPECT_EQ(plan_status("01-01"), "complete");
+  EXPECT_EQ(plan_status("01-02"), "pending");
+  EXPECT_NE(state()["status"], "complete");
+}
+
+TEST_F(ExecuteTest, BrokenStateFileIsAClearErrorAndKept) {
+  write_file(state_path(), "{ this is not json");
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(".execution-state.json"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(state_path()), "{ this is not json");
+}
+
+TEST_F(ExecuteTest, BrokenConfigIsAClearError) {
+  write_file(repo() / ".yolo-planning" / "config.json", "[1, 2");
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("config.json"), std::string::npos) << r.err;
+}
+
+TEST_F(ExecuteTest, PhaseByNumberOrNameAndUsageErrors) {
+  EXPECT_EQ(execute({"7"}).exit_code, 64);
+  EXPECT_EQ(execute({"1"}).exit_code, 4);
+  EXPECT_EQ(execute({"01-demo"}).exit_code, 4);
+  EXPECT_EQ(execute({"--no-such-flag"}).exit_code, 64);
+}
+
+TEST_F(ExecuteTest, ExecutorTimeoutFailsThePlan) {
+  use_executor("executor-ok");
+  set_config({{"executor", {{"timeout_ms", 300}}}});
+  auto r = execute({}, {"YOLO_EXEC_SLEEP=5"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(plan_status("01-01"), "failed");
+  EXPECT_NE(state()["plans"][0]["error"].get<std::string>().find("timed out"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace yolo::test

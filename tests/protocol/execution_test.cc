@@ -1,0 +1,158 @@
+#include "protocol/execution.h"
+
+#include <gtest/gtest.h>
+
+#include "protocol/state.h"
+
+namespace yolo::execution {
+namespace {
+
+const PhaseInfo kPhase{1, "demo", ".yolo-planning/phases/01-demo"};
+
+std::vector<PlanEntry> entries() {
+  std::vector<PlanEntry> v;
+  for (int i = 1; i <= 3; ++i) {
+    PlanEntry e;
+    e.plan = "0" + std::to_string(i);
+    e.id = "01-" + e.plan;
+    e.title = "plan " + e.plan;
+    e.wave = i == 3 ? 2 : 1;
+    e.path = kPhase.dir + "/" + e.id + "-PLAN.md";
+    v.push_back(e);
+  }
+  return v;
+}
+
+PrepareOptions opts(bool retry = false) { return PrepareOptions{"2026-11-22T05:00:00Z", "cid-new", retry}; }
+
+std::string status_of(const json& doc, const std::string& id) { return (*find_plan(doc, id))["status"]; }
+
+TEST(Execution, NewRunInitialisesAValidState) {
+  json doc = json::object();
+  Prepared p = prepare(doc, kPhase, entries(), opts());
+  EXPECT_TRUE(p.new_run);
+  EXPECT_EQ(doc["status"], "running");
+  EXPECT_EQ(doc["correlation_id"], "cid-new");
+  EXPECT_EQ(doc["phase"], 1);
+  EXPECT_EQ(doc["phase_name"], "demo");
+  EXPECT_EQ(doc["total_waves"], 2);
+  EXPECT_EQ(doc["wave"], 1);
+  EXPECT_EQ(doc["steps_completed"], json::array({"step_2"}));
+  EXPECT_EQ(doc["plans"].size(), 3u);
+  EXPECT_EQ(state::validate(doc), "");
+}
+
+TEST(Execution, ResumeKeepsCorrelationIdAndSteps) {
+  json doc = {{"status", "running"}, {"correlation_id", "cid-old"}};
+  prepare(doc, kPhase, entries(), opts());
+  mark_step(doc, "step_2b");
+  Prepared p = prepare(doc, kPhase, entries(), opts());
+  EXPECT_FALSE(p.new_run);
+  EXPECT_EQ(doc["correlation_id"], "cid-old");
+  EXPECT_TRUE(has_step(doc, "step_2b"));
+  mark_step(doc, "step_2b");
+  EXPECT_EQ(doc["steps_completed"].size(), 2u);
+}
+
+TEST(Execution, AwaitingApprovalIsNeverReplacedWithRunning) {
+  json doc = json::object();
+  prepare(doc, kPhase, entries(), opts());
+  doc["status"] = "awaiting_approval";
+  prepare(doc, kPhase, entries(), opts());
+  EXPECT_EQ(doc["status"], "awaiting_approval");
+}
+
+TEST(Execution, HaltByRejectedGateIsKeptOtherHaltsAreRetried) {
+  json doc = json::object();
+  prepare(doc, kPhase, entries(), opts());
+  doc["status"] = "halted";
+  prepare(doc, kPhase, entries(), opts());
+  EXPECT_EQ(doc["status"], "running");  // a failed plan: a new execute retries
+  doc["status"] = "halted";
+  doc["gates"] = json::array({{{"id", "vision-1"}, {"gate_type", "vision"}, {"status", "REJECTED"}, {"created_at", "2026-11-22T05:00:00Z"}}});
+  EXPECT_TRUE(halted_by_gate(doc));
+  prepare(doc, kPhase, entries(), opts());
+  EXPECT_EQ(doc["status"], "halted");
+}
+
+TEST(Execution, PlansWithAPassingSummaryAreComplete) {
+  json doc = json::object();
+  auto e = entries();
+  e[0].summary = SummaryState::Passed;
+  prepare(doc, kPhase, e, opts());
+  EXPECT_EQ(status_of(doc, "01-01"), "complete");
+  EXPECT_EQ(status_of(doc, "01-02"), "pending");
+  // Even when the state said otherwise.
+  (*find_plan(doc, "01-01"))["status"] = "failed";
+  prepare(doc, kPhase, e, opts());
+  EXPECT_EQ(status_of(doc, "01-01"), "complete");
+  // And a plan the state called complete whose SUMMARY is gone is not.
+  e[0].summary = SummaryState::Missing;
+  prepare(doc, kPhase, e, opts());
+  EXPECT_EQ(status_of(doc, "01-01"), "pending");
+}
+
+TEST(Execution, FailingSummaryIsFailedUnlessAnExecutorRetries) {
+  json doc = json::object();
+  auto e = entries();
+  e[1].summary = SummaryState::Failed;
+  e[1].summary_findings = json::array({{{"severity", "high"}, {"issue", "no commits"}}});
+  prepare(doc, kPhase, e, opts(false));
+  EXPECT_EQ(status_of(doc, "01-02"), "failed");
+  EXPECT_EQ((*find_plan(doc, "01-02"))["findings"].size(), 1u);
+  EXPECT_EQ(state::validate(doc), "");
+  prepare(doc, kPhase, e, opts(true));
+  EXPECT_EQ(status_of(doc, "01-02"), "pending");
+  EXPECT_FALSE(find_plan(doc, "01-02")->contains("findings"));
+}
+
+TEST(Execution, RunningLeftByADeadRunIsPendingReadyStaysReady) {
+  json doc = json::object();
+  prepare(doc, kPhase, entries(), opts());
+  (*find_plan(doc, "01-01"))["status"] = "running";
+  (*find_plan(doc, "01-02"))["status"] = "ready";
+  Prepared p = prepare(doc, kPhase, entries(), opts());
+  EXPECT_TRUE(p.was_running);
+  EXPECT_EQ(status_of(doc, "01-01"), "pending");
+  EXPECT_EQ(status_of(doc, "01-02"), "ready");
+}
+
+TEST(Execution, AllCompleteMarksTheRunComplete) {
+  json doc = json::object();
+  auto e = entries();
+  for (auto& x : e) x.summary = SummaryState::Passed;
+  prepare(doc, kPhase, e, opts());
+  EXPECT_EQ(doc["status"], "complete");
+  EXPECT_TRUE(doc["completed_at"].is_string());
+  EXPECT_EQ(doc["wave"], 2);
+}
+
+TEST(Execution, AnotherPhaseStartsANewRunButKeepsApprovalAndGates) {
+  json doc = json::object();
+  prepare(doc, kPhase, entries(), opts());
+  doc["approval"] = {{"plan_path", ".yolo-planning/ROADMAP.md"}, {"approved", true}};
+  mark_step(doc, "step_2c");
+  PhaseInfo two{2, "next", ".yolo-planning/phases/02-next"};
+  Prepared p = prepare(doc, two, {}, opts());
+  EXPECT_TRUE(p.new_run);
+  EXPECT_EQ(doc["approval"]["approved"], true);
+  EXPECT_FALSE(has_step(doc, "step_2c"));
+  EXPECT_EQ(doc["phase"], 2);
+}
+
+TEST(Execution, NodesCarryStatusesFromTheDocument) {
+  json doc = json::object();
+  auto e = entries();
+  e[2].depends_on = {"01"};
+  prepare(doc, kPhase, e, opts());
+  (*find_plan(doc, "01-01"))["status"] = "complete";
+  auto n = nodes(doc, e);
+  ASSERT_EQ(n.size(), 3u);
+  EXPECT_EQ(n[0].status, waves::PlanStatus::Complete);
+  EXPECT_EQ(n[2].depends_on, std::vector<std::string>{"01"});
+  update_wave(doc);
+  EXPECT_EQ(doc["wave"], 1);
+}
+
+}  // namespace
+}  // namespace yolo::execution
