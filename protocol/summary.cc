@@ -465,9 +465,8 @@ struct PlanFileSet {
   void add(const std::string& raw) {
     if (raw.empty()) return;
     std::string p = norm_rel(raw);
-    if (p.find_first_of("*?[") != std::string::npos) patterns.push_back(p);
-    else if (p.ends_with("/")) dirs.push_back(p);
-    else exact.push_back(p);
+    auto& into = p.find_first_of("*?[") != std::string::npos ? patterns : p.ends_with("/") ? dirs : exact;
+    if (std::find(into.begin(), into.end(), p) == into.end()) into.push_back(p);
   }
   bool matches(const std::string& touched) const {
     std::string t = norm_rel(touched);
