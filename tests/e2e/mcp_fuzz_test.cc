@@ -238,6 +238,28 @@ TEST(McpFuzz, BatchesUnderProtocol20250326) {
   EXPECT_EQ(out[3]["id"], 3);
 }
 
+TEST(McpFuzz, ToolResultsUnder20250326CarryTheJsonAsTextOnly) {
+  TempDir repo;
+  write_file(repo / ".yolo-planning/phases/01-x/01-01-PLAN.md",
+             "---\nphase: 01\nplan: 01\ntitle: T\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"x\"\n---\n# P\n");
+  json call = {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
+               {"params", {{"name", "review_plan"}, {"arguments", {{"plan_path", ".yolo-planning/phases/01-x/01-01-PLAN.md"}}}}}};
+  for (std::string version : {"2025-03-26", "2025-06-18"}) {
+    SCOPED_TRACE(version);
+    auto r = run_yolo({"mcp", "--repo", repo.path().string()}, repo.path(), {}, init_line(version, 1) + line(call));
+    auto out = parse_lines(r.out);
+    ASSERT_EQ(out.size(), 2u);
+    const json& res = out[1]["result"];
+    EXPECT_EQ(res["isError"], false);
+    json text = json::parse(res["content"].back()["text"].get<std::string>());
+    EXPECT_EQ(text["verdict"], "approve");
+    EXPECT_EQ(res.contains("structuredContent"), version == "2025-06-18");
+    if (version == "2025-06-18") {
+      EXPECT_EQ(res["structuredContent"], text);
+    }
+  }
+}
+
 TEST(McpFuzz, LastMessageWithoutNewlineIsAnsweredAndEndOfInputExitsCleanly) {
   TempDir repo;
   auto r = run_yolo({"mcp", "--repo", repo.path().string()}, repo.path(), {},

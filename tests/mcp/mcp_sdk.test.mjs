@@ -7,6 +7,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -226,8 +227,7 @@ describe('yolo mcp with the MCP TypeScript SDK client', () => {
   test('execution_status shows what yolo status --json shows', async () => {
     const r = await client.callTool({ name: 'execution_status', arguments: {} });
     assert.equal(r.isError, false, r.content[0]?.text);
-    const cli = await import('node:child_process').then(({ execFileSync }) =>
-      JSON.parse(execFileSync(yolo, ['status', '--json'], { cwd: root, encoding: 'utf8' })));
+    const cli = JSON.parse(execFileSync(yolo, ['status', '--json'], { cwd: root, encoding: 'utf8' }));
     assert.deepEqual(r.structuredContent, cli);
   });
 
@@ -293,6 +293,23 @@ describe('yolo mcp with the MCP TypeScript SDK client', () => {
     const gate = st.gates.find((g) => g.id === req.structuredContent.gate_id);
     assert.equal(gate.status, 'REJECTED');
     assert.equal(gate.feedback, 'split the secrets out');
+  });
+
+  test('a gate opened over MCP is approved from a terminal, and the server sees it', async () => {
+    const req = await client.callTool({
+      name: 'request_human_approval',
+      arguments: { plan_path: '.yolo-planning/ROADMAP.md', reason: 'revised roadmap' },
+    });
+    assert.equal(req.structuredContent.status, 'paused', req.content[0]?.text);
+    const id = req.structuredContent.gate_id;
+    execFileSync(yolo, ['approve', id, '--by', 'alice', '--repo', root], { cwd: root, encoding: 'utf8' });
+    const list = await client.callTool({ name: 'manage_hitl_gate', arguments: { action: 'list' } });
+    assert.deepEqual(list.structuredContent.gates, []);
+    const status = await client.callTool({ name: 'execution_status', arguments: {} });
+    const gate = status.structuredContent.gates.find((g) => g.id === id);
+    assert.equal(gate.status, 'APPROVED');
+    assert.equal(gate.approved_by, 'alice');
+    assert.equal(status.structuredContent.status, 'running');
   });
 });
 
