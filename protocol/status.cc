@@ -138,6 +138,16 @@ json execution_status(const std::filesystem::path& root) {
   }
   json s = execution_status_of(snap.doc);
   s["state_file"] = file;
+  // Does the approval still count? (its file may have been edited since)
+  const json& a = s["approval"];
+  if (a.is_object() && a.value("approved", false) && a.contains("plan_path") && a["plan_path"].is_string()) {
+    std::string err;
+    std::string digest = gates::file_digest(root, a["plan_path"].get<std::string>(), err);
+    auto type = gates::parse_gate_type(a.value("gate_type", std::string("vision"))).value_or(gates::GateType::Vision);
+    auto st = gates::approval_status(snap.doc, type, a["plan_path"].get<std::string>(), digest);
+    s["approval_counts"] = st.counts();
+    if (!st.counts()) s["approval_problem"] = st.message;
+  }
   s["exists"] = snap.exists;
   if (!snap.exists) {
     s["status"] = nullptr;

@@ -13,7 +13,8 @@ namespace yolo {
 //  "correlation_id", "started_at", "completed_at", "steps_completed",
 //  "counts": {plan status: n}, "waves": [{"wave", "status", "plans": [ids]}],
 //  "plans": [{"id","title","wave","status","path","error","review": {...}|null}],
-//  "approval": {...}|null, "gates": [...], "open_gates": [...]}.
+//  "approval": {...}|null, "approval_counts" and "approval_problem" (an approved file edited
+//  since: the approval no longer counts), "gates": [...], "open_gates": [...]}.
 // A state that cannot be read gives {"ok": false, "error": "<file>: <problem>"}; a
 // missing one gives ok with exists=false and status null.
 json execution_status(const std::filesystem::path& root);

@@ -110,7 +110,9 @@ std::string render_status(const json& s) {
   const json& a = s.contains("approval") ? s["approval"] : json();
   if (a.is_object()) {
     std::string type = str(a, "gate_type").empty() ? "vision" : str(a, "gate_type");
-    if (a.value("approved", false))
+    if (a.value("approved", false) && !str(s, "approval_problem").empty())
+      add(out::sym(out::Sym::Warn) + " Approval: " + one_line(str(s, "approval_problem"), 400));
+    else if (a.value("approved", false))
       add(out::sym(out::Sym::Ok) + " Approval: " + type + " approved by " + str(a, "approved_by") + " (" + str(a, "plan_path") + ")");
     else
       add(out::sym(out::Sym::Pause) + " Approval: " + type + " awaiting approval for " + str(a, "plan_path") + " since " + str(a, "requested_at"));
