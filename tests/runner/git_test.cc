@@ -1,0 +1,106 @@
+// runner::GitCli (the GitPort on real git) against temporary repositories.
+#include "runner/git.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "test_support.h"
+
+namespace yolo::runner {
+namespace {
+
+namespace stdfs = std::filesystem;
+using test::run_program;
+using test::TempDir;
+using test::write_file;
+
+std::string git(const stdfs::path& repo, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"git", "-C", repo.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run_program(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string out = r.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+struct Repo {
+  TempDir dir;
+  Repo() {
+    git(dir.path(), {"init", "-q"});
+    git(dir.path(), {"config", "user.name", "T"});
+    git(dir.path(), {"config", "user.email", "t@example.com"});
+    git(dir.path(), {"config", "commit.gpgsign", "false"});
+  }
+  std::string commit(const std::vector<std::string>& files, const std::string& msg) {
+    for (const auto& f : files) write_file(dir / f, msg + "\n");
+    git(dir.path(), {"add", "-A"});
+    git(dir.path(), {"commit", "-q", "-m", msg});
+    return git(dir.path(), {"rev-parse", "HEAD"});
+  }
+};
+
+TEST(GitCli, AnswersAboutCommitsAndTheirFiles) {
+  Repo r;
+  std::string first = r.commit({"a.txt", "sub/b.txt"}, "first");
+  std::string second = r.commit({"sub/c d.txt"}, "second");
+  GitCli g(r.dir.path());
+  EXPECT_TRUE(g.is_repo());
+  EXPECT_EQ(g.commit_exists(first.substr(0, 7)), true);
+  EXPECT_EQ(g.commit_exists(second), true);
+  std::string upper = second.substr(0, 10);
+  std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+  EXPECT_EQ(g.commit_exists(upper), true);
+  EXPECT_EQ(g.commit_exists("deadbeef"), false);
+  auto root_files = g.files_touched(first.substr(0, 7));
+  ASSERT_TRUE(root_files);
+  EXPECT_EQ(*root_files, (std::vector<std::string>{"a.txt", "sub/b.txt"}));
+  auto files = g.files_touched(second);
+  ASSERT_TRUE(files);
+  EXPECT_EQ(*files, std::vector<std::string>{"sub/c d.txt"});
+  EXPECT_FALSE(g.files_touched("deadbeef"));
+}
+
+TEST(GitCli, PathsAreRelativeToTheRootGiven) {
+  Repo r;
+  std::string h = r.commit({"proj/src/a.cc", "other/b.cc"}, "one");
+  GitCli g(r.dir / "proj");
+  auto files = g.files_touched(h);
+  ASSERT_TRUE(files) << g.last_error();
+  EXPECT_EQ(*files, std::vector<std::string>{"src/a.cc"});
+}
+
+TEST(GitCli, RefNamesSpelledInHexAreNotCommits) {
+  Repo r;
+  r.commit({"a.txt"}, "one");
+  git(r.dir.path(), {"branch", "beef"});
+  GitCli g(r.dir.path());
+  EXPECT_EQ(g.commit_exists("beef"), false);
+}
+
+TEST(GitCli, HostileStringsStartNoProcess) {
+  Repo r;
+  GitCli g(r.dir.path());
+  for (std::string h : {"--output=/tmp/x", "HEAD; rm -rf ~", "HEAD", "main~1", "-p", "abc"}) {
+    EXPECT_EQ(g.commit_exists(h), false) << h;
+    EXPECT_FALSE(g.files_touched(h)) << h;
+  }
+  EXPECT_EQ(g.processes_started(), 0);
+}
+
+TEST(GitCli, OutsideARepository) {
+  TempDir d;
+  GitCli g(d.path());
+  // /tmp may sit inside a repository on some machines; only check the answer is consistent.
+  bool repo = g.is_repo();
+  EXPECT_EQ(repo, git_toplevel(d.path()).has_value());
+  if (!repo) {
+    EXPECT_FALSE(g.last_error().empty());
+  }
+  GitCli missing(d / "does-not-exist");
+  EXPECT_FALSE(missing.is_repo());
+}
+
+}  // namespace
+}  // namespace yolo::runner
