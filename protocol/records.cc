@@ -232,8 +232,30 @@ std::vector<schema::Error> tidy(std::vector<schema::Error> errors, const std::st
     }
     return std::nullopt;
   };
+  // Messages that only say "something below failed": dropped when a deeper error exists.
+  auto is_context = [](const std::string& message) {
+    return message.rfind("Failed to validate against additional properties schema", 0) == 0 ||
+           message.rfind("Failed to validate against schema associated with pattern", 0) == 0;
+  };
+  auto has_deeper = [&](const schema::Error& e) {
+    for (const auto& other : errors)
+      if (other.pointer.size() > e.pointer.size() && other.pointer.rfind(e.pointer + "/", 0) == 0) return true;
+    return false;
+  };
+  // "Failed to validate against child schema #n." adds nothing when the alternatives' own
+  // errors and the anyOf/oneOf summary are reported at the same place.
+  auto is_child_summary = [](const std::string& message) {
+    return message.rfind("Failed to validate against child schema #", 0) == 0;
+  };
+  auto has_sibling = [&](const schema::Error& e) {
+    for (const auto& other : errors)
+      if (&other != &e && other.pointer == e.pointer && !is_child_summary(other.message)) return true;
+    return false;
+  };
   std::vector<schema::Error> out;
   for (const auto& e : errors) {
+    if (is_context(e.message) && has_deeper(e)) continue;
+    if (is_child_summary(e.message) && has_sibling(e)) continue;
     if (auto child = child_of(e.message)) {
       std::string under = e.pointer + "/" + *child;
       bool covered = false;
@@ -245,8 +267,18 @@ std::vector<schema::Error> tidy(std::vector<schema::Error> errors, const std::st
         }
       }
       if (covered) continue;
+      // Nothing more specific was reported (valijson says nothing for propertyNames):
+      // point at the child at least.
+      schema::Error at_child{prefix + under, "Failed validation here (no more specific reason reported: check the allowed keys and values)"};
+      bool dup = false;
+      for (const auto& o : out) dup = dup || (o.pointer == at_child.pointer && o.message == at_child.message);
+      if (!dup) out.push_back(std::move(at_child));
+      continue;
     }
-    out.push_back(schema::Error{prefix + e.pointer, e.message});
+    schema::Error x{prefix + e.pointer, e.message};
+    bool dup = false;
+    for (const auto& o : out) dup = dup || (o.pointer == x.pointer && o.message == x.message);
+    if (!dup) out.push_back(std::move(x));
   }
   return out;
 }
