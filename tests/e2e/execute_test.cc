@@ -65,7 +65,8 @@ class ExecuteTest : public ::testing::Test {
 
   json state() { return json::parse(read_file(state_path())); }
   std::string plan_status(const std::string& id) {
-    for (const auto& p : state()["plans"])
+    json s = state();
+    for (const auto& p : s["plans"])
       if (p["id"] == id) return p["status"].get<std::string>();
     return "absent";
   }
@@ -267,6 +268,7 @@ TEST_F(ExecuteTest, FailingExecutorFailsItsPlanThenAFixedExecutorRetries) {
 }
 
 TEST_F(ExecuteTest, NoExecutorMarksReadyAndWaitsForSummaries) {
+  set_config({{"executor", nullptr}});
   auto r = execute();
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
   EXPECT_NE(r.out.find("Waiting for SUMMARY"), std::string::npos) << r.out;
@@ -327,6 +329,7 @@ TEST_F(ExecuteTest, WaveApprovalGatesEachWaveAfterTheFirst) {
 }
 
 TEST_F(ExecuteTest, ReviewGateNeverIsAnnounced) {
+  set_config({{"executor", nullptr}});
   auto r = execute();
   EXPECT_NE(r.out.find("○ Review gate skipped (review_gate: never)"), std::string::npos) << r.out;
 }
@@ -370,6 +373,7 @@ TEST_F(ExecuteTest, BrokenConfigIsAClearError) {
 }
 
 TEST_F(ExecuteTest, PhaseByNumberOrNameAndUsageErrors) {
+  set_config({{"executor", nullptr}});
   EXPECT_EQ(execute({"7"}).exit_code, 64);
   EXPECT_EQ(execute({"1"}).exit_code, 4);
   EXPECT_EQ(execute({"01-demo"}).exit_code, 4);
