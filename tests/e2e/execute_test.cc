@@ -389,5 +389,32 @@ TEST_F(ExecuteTest, ExecutorTimeoutFailsThePlan) {
   EXPECT_NE(state()["plans"][0]["error"].get<std::string>().find("timed out"), std::string::npos);
 }
 
+TEST_F(ExecuteTest, GateOpenedDuringAWaveLetsRunningPlansFinishAndStartsNothingNew) {
+  use_executor("executor-ok");
+  set_config({{"max_parallel", 2}});
+  // Plan 01-02 (wave 2, beside 01-03) opens a security gate while it runs.
+  auto r = execute({}, {"YOLO_EXEC_OPEN_GATE=" + yolo_bin(), "YOLO_EXEC_OPEN_GATE_FOR=01-02", "YOLO_EXEC_SLEEP=0.3"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("Security gate: Awaiting human approval"), std::string::npos) << r.out;
+  // Both running plans finished and were recorded; wave 3 did not start.
+  EXPECT_EQ(plan_status("01-02"), "complete");
+  EXPECT_EQ(plan_status("01-03"), "complete");
+  EXPECT_EQ(plan_status("01-04"), "pending");
+  EXPECT_EQ(exec_log().size(), 3u);
+  EXPECT_EQ(state()["status"], "awaiting_approval");
+  ASSERT_EQ(yolo({"approve", "--by", "tester"}).exit_code, 0);
+  r = execute();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Exactly where it stopped: only 01-04 ran now, nothing ran twice.
+  std::ifstream f(log_path());
+  std::string kind, id;
+  double t;
+  std::map<std::string, int> starts;
+  while (f >> kind >> id >> t)
+    if (kind == "start") ++starts[id];
+  EXPECT_EQ(starts.size(), 4u);
+  for (const auto& [plan, n] : starts) EXPECT_EQ(n, 1) << plan;
+}
+
 }  // namespace
 }  // namespace yolo::test
