@@ -52,8 +52,11 @@ std::optional<stdfs::path> inside_root(const stdfs::path& root, const std::strin
   std::string rel = given;
   stdfs::path p(given);
   if (p.is_absolute()) {
-    stdfs::path r = p.lexically_normal().lexically_relative(base);
-    if (r.empty() || *r.begin() == "..") {
+    auto outside = [](const stdfs::path& r) { return r.empty() || *r.begin() == ".."; };
+    // Relative to the root as given, else to its real path (the root may be reached by a link).
+    stdfs::path r = p.lexically_normal().lexically_relative(root.lexically_normal());
+    if (outside(r)) r = p.lexically_normal().lexically_relative(base);
+    if (outside(r)) {
       err = std::string(what) + " must lie inside the project root " + base.string() + ": " + given;
       return std::nullopt;
     }

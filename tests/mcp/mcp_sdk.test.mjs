@@ -3,7 +3,7 @@
 // mcp_can_approve switch. Run with `node --test` (YOLO_BIN = the built yolo binary).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, existsSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -160,6 +160,12 @@ describe('yolo mcp with the MCP TypeScript SDK client', () => {
     assert.equal(outside.isError, true);
     assert.match(outside.content[0].text, /inside the project root/);
     assert.equal(outside.structuredContent, undefined);
+
+    // A link inside the project that points out of it is refused too.
+    symlinkSync(tmpdir(), join(root, 'out-link'));
+    const linked = await client.callTool({ name: 'review_plan', arguments: { plan_path: 'out-link/PLAN.md' } });
+    assert.equal(linked.isError, true);
+    assert.match(linked.content[0].text, /outside the project root/);
   });
 
   test('bad arguments are invalid-params errors (-32602), before anything runs', async () => {
