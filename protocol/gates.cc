@@ -843,7 +843,7 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
     r.state = snap.doc;
     return r;
   }
-  std::string id = str(*g, "id");
+  const std::string id = str(*g, "id");
   GateType type = parse_gate_type(str(*g, "gate_type")).value_or(GateType::Vision);
   if (!str(*g, "last_error").empty() && approver_spec(cfg, type).kind == ApproverSpec::Kind::Command) {
     r.messages.push_back("Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")");
@@ -851,13 +851,22 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
     a.messages.insert(a.messages.begin(), r.messages.begin(), r.messages.end());
     return a;
   }
-  std::string digest = file_digest(root, str(*g, "plan_path"), err);
-  if (digest.empty()) {
-    r.error = "Cannot approve gate " + id + ": " + err;
-    r.state = snap.doc;
-    return r;
-  }
-  locked(root, r, [&](json& d) { return approve(d, ResolveInput{id, by, digest, {}, {}}); });
+  // The target is resolved again under the lock (without an id: the gate open then), and
+  // the digest is of its file as it is at that moment.
+  locked(root, r, [&](json& d) {
+    json cur = d;
+    adopt_legacy_approval(cur);
+    Transition t;
+    json* target = resolve_target(cur, gate_id, t.error);
+    if (!target) return t;
+    std::string derr;
+    std::string digest = file_digest(root, str(*target, "plan_path"), derr);
+    if (digest.empty()) {
+      t.error = "Cannot approve gate " + str(*target, "id") + ": " + derr;
+      return t;
+    }
+    return approve(d, ResolveInput{str(*target, "id"), by, digest, {}, {}});
+  });
   return r;
 }
 
