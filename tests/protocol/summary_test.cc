@@ -197,6 +197,30 @@ TEST(SummaryParse, HashFormat) {
   EXPECT_FALSE(is_commit_hash("g123456"));
 }
 
+TEST(SummaryParse, GarbageNeverCrashes) {
+  std::vector<std::string> pieces = {"## Files Modified\n", "- `", "- **", "**:", "| |", "||\n", "- :", "- a:",
+                                     "```\n", "## \n", "#\n", "- (deleted)\n", "- `a/b` (deleted", "\r\n",
+                                     "---\n", "tasks_total: 99999999999999999999\n", "commit_hashes: {a: 1}\n",
+                                     "- **Deleted:**\n", "1. \n", "1.x\n", "\xe2\x80\x94", "- ../../x\n"};
+  unsigned seed = 12345;
+  for (int round = 0; round < 400; ++round) {
+    std::string doc;
+    int n = static_cast<int>(seed % 40);
+    for (int i = 0; i < n; ++i) {
+      seed = seed * 1103515245u + 12345u;
+      doc += pieces[(seed >> 8) % pieces.size()];
+    }
+    Summary s = parse_summary(doc, "fuzz.md");
+    TempDir d;
+    write_file(d / "fuzz-SUMMARY.md", doc);
+    for (auto mode : {SummaryMode::Structural, SummaryMode::Strict}) {
+      auto v = verify_summary(d / "fuzz-SUMMARY.md", std::nullopt, d.path(), mode, nullptr);
+      EXPECT_FALSE(v.to_json().dump().empty());
+    }
+    seed += static_cast<unsigned>(s.sections.size());
+  }
+}
+
 // ---------------------------------------------------------------- structural checks
 
 TEST(SummaryStructural, TruthfulSummaryPasses) {
