@@ -679,7 +679,7 @@ void Run::schedule() {
     case waves::Outcome::Blocked: {
       if (!running_.empty()) return;
       set_halted(d.reason);
-      emit("phase_end", {{"status", "halted"}, {"reason", d.reason}}, Sym::Fail, "Halted: " + d.reason);
+      if (o_.json) emit("phase_end", {{"status", "halted"}, {"reason", d.reason}}, Sym::Fail, "Halted: " + d.reason);
       stop(kExecHalted, "halted", "Phase " + phase_.folder + " halted: " + d.reason);
       return;
     }
