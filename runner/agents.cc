@@ -62,9 +62,9 @@ const char* outcome_name(SpawnResult::Outcome o) {
   return "unknown";
 }
 
-double children_cpu_ms() {
+double cpu_ms(int who) {
   rusage ru{};
-  ::getrusage(RUSAGE_CHILDREN, &ru);
+  ::getrusage(who, &ru);
   return (static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3) +
          (static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
 }
@@ -153,6 +153,7 @@ json AgentSpawn::info(const std::string& agent) const {
             {"describe", result.describe()},
             {"elapsed_ms", result.elapsed_ms},
             {"child_cpu_ms", child_cpu_ms},
+            {"parent_cpu_ms", parent_cpu_ms},
             {"out_bytes", result.out_total},
             {"err_bytes", result.err_total},
             {"out_truncated", result.out_truncated()}};
@@ -197,9 +198,10 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
             {"YOLO_MODEL", s.model},
             {"YOLO_MAX_TURNS", std::to_string(s.max_turns)}};
   if (!uses(spec.argv, "{prompt}") && !prompt_file) sp.stdin_data = ctx.prompt;
-  double cpu0 = children_cpu_ms();
+  double child0 = cpu_ms(RUSAGE_CHILDREN), self0 = cpu_ms(RUSAGE_SELF);
   s.result = run_interruptible(sp, s.interrupt_signal);
-  s.child_cpu_ms = children_cpu_ms() - cpu0;
+  s.child_cpu_ms = cpu_ms(RUSAGE_CHILDREN) - child0;
+  s.parent_cpu_ms = cpu_ms(RUSAGE_SELF) - self0;
   return s;
 }
 
