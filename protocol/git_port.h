@@ -32,6 +32,10 @@ class GitPort {
   // relative to the project root, '/'-separated; for a merge, against every parent.
   // nullopt when git could not answer (see last_error()).
   virtual std::optional<std::vector<std::string>> files_touched(const std::string& hash) = 0;
+  // Optional: called once with every hash (each passing is_commit_hash()) before the
+  // per-hash questions, so an implementation can answer them all with a few children
+  // and serve commit_exists / files_touched from what it learnt. Default: nothing.
+  virtual void prefetch(const std::vector<std::string>& hashes) { (void)hashes; }
   // Why the last call answered nullopt ("git timed out after 10000 ms", ...); may be empty.
   virtual std::string last_error() const { return {}; }
 };

@@ -588,6 +588,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
                "List the plan's commits only"));
     hashes.resize(kMaxCommitsChecked);
   }
+  git->prefetch(hashes);
   std::vector<std::string> valid;
   for (const auto& h : hashes) {
     auto e = git->commit_exists(h);

@@ -1,5 +1,8 @@
 #include "runner/git.h"
 
+#include <algorithm>
+#include <set>
+
 #include "protocol/text.h"
 #include "runner/subprocess.h"
 
@@ -26,9 +29,11 @@ std::string first_line(std::string_view s) {
 
 GitCli::GitCli(std::filesystem::path root, long long timeout_ms) : root_(std::move(root)), timeout_ms_(timeout_ms) {}
 
-GitCli::Answer GitCli::git(const std::vector<std::string>& args, size_t output_cap) {
+GitCli::Answer GitCli::git(const std::vector<std::string>& args, size_t output_cap, std::string stdin_data) {
   ++started_;
-  SpawnResult r = run_process(git_spec(root_, args, timeout_ms_, output_cap));
+  SpawnSpec spec = git_spec(root_, args, timeout_ms_, output_cap);
+  spec.stdin_data = std::move(stdin_data);
+  SpawnResult r = run_process(spec);
   Answer a;
   if (r.outcome != SpawnResult::Outcome::Exited) {
     last_error_ = "git " + (args.empty() ? std::string() : args.front()) + " " + r.describe();
@@ -63,6 +68,8 @@ bool GitCli::is_repo() {
 
 std::optional<bool> GitCli::commit_exists(const std::string& hash) {
   if (!is_commit_hash(hash)) return false;  // never on a command line
+  if (full_ids_.count(hash)) return true;
+  if (known_missing_.count(hash)) return false;
   Answer a = git({"rev-parse", "--verify", "--quiet", hash + "^{commit}"});
   if (!a.ran) return std::nullopt;
   if (a.status == 1 || (a.status != 0 && a.err.find("ambiguous") != std::string::npos)) {
@@ -93,6 +100,7 @@ std::optional<std::vector<std::string>> GitCli::files_touched(const std::string&
     }
     it = full_ids_.find(hash);
   }
+  if (auto f = files_.find(it->second); f != files_.end()) return f->second;
   Answer a = git({"diff-tree", "-r", "--root", "-m", "--no-commit-id", "--name-only", "--no-renames", "--relative", "-z",
                   it->second},
                  16u << 20);
@@ -112,6 +120,62 @@ std::optional<std::vector<std::string>> GitCli::files_touched(const std::string&
     pos = nul + 1;
   }
   return files;
+}
+
+void GitCli::prefetch(const std::vector<std::string>& hashes) {
+  std::vector<std::string> asked;
+  std::string input;
+  for (const auto& h : hashes) {
+    if (!is_commit_hash(h) || full_ids_.count(h) || known_missing_.count(h)) continue;
+    asked.push_back(h);
+    input += h + "^{commit}\n";
+  }
+  if (asked.empty()) return;
+  Answer a = git({"cat-file", "--batch-check"}, 1 << 20, input);
+  if (!a.ran || a.status != 0) return;  // asked again one by one
+  auto ls = text::lines(a.out);
+  if (ls.size() < asked.size()) return;
+  std::vector<std::string> found;
+  for (size_t i = 0; i < asked.size(); ++i) {
+    std::string_view l = text::trim(ls[i]);
+    const std::string& h = asked[i];
+    size_t sp = l.find(' ');
+    std::string_view id = l.substr(0, sp);
+    std::string_view kind = sp == std::string_view::npos ? std::string_view{} : l.substr(sp + 1);
+    if (kind.starts_with("commit") && id.size() >= h.size() && is_commit_hash(id) &&
+        std::string(id).starts_with(text::to_lower(h))) {
+      full_ids_[h] = std::string(id);
+      found.emplace_back(id);
+    } else if (kind == "missing" || kind.starts_with("commit")) {
+      known_missing_[h] = true;  // missing, or a ref name spelled in hex
+    }
+    // "ambiguous" and anything unexpected: left to commit_exists.
+  }
+  if (found.empty()) return;
+  std::string ids;
+  for (const auto& f : found) ids += f + "\n";
+  Answer d = git({"diff-tree", "--stdin", "-r", "--root", "-m", "--name-only", "--no-renames", "--relative", "-z"},
+                 16u << 20, ids);
+  if (!d.ran || d.status != 0) return;
+  std::set<std::string> expected(found.begin(), found.end());
+  std::map<std::string, std::vector<std::string>> got;
+  for (const auto& f : found) got[f];  // a commit touching nothing under the root lists nothing
+  std::string current;
+  size_t pos = 0;
+  while (pos < d.out.size()) {
+    size_t nul = d.out.find('\0', pos);
+    std::string tok = d.out.substr(pos, nul == std::string::npos ? std::string::npos : nul - pos);
+    pos = nul == std::string::npos ? d.out.size() : nul + 1;
+    if (tok.empty()) continue;
+    if (expected.count(tok)) {
+      current = tok;
+      continue;
+    }
+    if (current.empty()) return;  // not the expected shape: ask one by one
+    auto& v = got[current];
+    if (std::find(v.begin(), v.end(), tok) == v.end()) v.push_back(std::move(tok));
+  }
+  for (auto& [id, files] : got) files_[id] = std::move(files);
 }
 
 std::optional<std::filesystem::path> git_toplevel(const std::filesystem::path& dir, long long timeout_ms) {

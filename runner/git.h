@@ -26,6 +26,11 @@ class GitCli : public GitPort {
   // `git diff-tree -r --root -m --no-commit-id --name-only --no-renames --relative -z ID`.
   std::optional<std::vector<std::string>> files_touched(const std::string& hash) override;
   std::string last_error() const override { return last_error_; }
+  // Two children for all hashes: `git cat-file --batch-check` (HASH^{commit} per line)
+  // and `git diff-tree --stdin ...` over the commits found. Later questions about these
+  // hashes are answered from memory; a failed prefetch just leaves them to be asked one
+  // by one.
+  void prefetch(const std::vector<std::string>& hashes) override;
 
   // How many git children this object has started (tests use it to prove nothing ran).
   int processes_started() const { return started_; }
@@ -36,12 +41,14 @@ class GitCli : public GitPort {
     int status = -1;
     std::string out, err;
   };
-  Answer git(const std::vector<std::string>& args, size_t output_cap = 1 << 20);
+  Answer git(const std::vector<std::string>& args, size_t output_cap = 1 << 20, std::string stdin_data = {});
 
   std::filesystem::path root_;
   long long timeout_ms_;
   std::optional<bool> is_repo_;
   std::map<std::string, std::string> full_ids_;  // hash as given -> full id
+  std::map<std::string, bool> known_missing_;    // hash as given -> not a commit (prefetched)
+  std::map<std::string, std::vector<std::string>> files_;  // full id -> files (prefetched)
   std::string last_error_;
   int started_ = 0;
 };

@@ -252,11 +252,13 @@ TEST(VerifySummaryE2E, HostileHashesAreRefusedAndNothingRuns) {
   GitProject g;
   auto hashes = g.implement();
   TempDir side;
-  // A git on PATH that logs every argv it gets, then runs the real git.
+  // A git on PATH that logs every argv element and its stdin, then runs the real git.
   stdfs::path log = side / "git-argv.log";
   stdfs::path bin = side / "bin";
-  write_file(bin / "git", "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '" + log.string() + "'; done\nexec '" +
-                              find_real_git() + "' \"$@\"\n");
+  std::string in = (side / "stdin.$$").string();
+  write_file(bin / "git", "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '" + log.string() + "'; done\n" +
+                              "cat > \"" + in + "\"\ncat \"" + in + "\" >> '" + log.string() + "'\n" + "exec '" +
+                              find_real_git() + "' \"$@\" < \"" + in + "\"\n");
   ::chmod((bin / "git").c_str(), 0755);
   stdfs::path out = side / "x";
   stdfs::path pwned = side / "pwned";

@@ -89,6 +89,38 @@ TEST(GitCli, HostileStringsStartNoProcess) {
   EXPECT_EQ(g.processes_started(), 0);
 }
 
+TEST(GitCli, PrefetchAnswersEverythingWithTwoChildren) {
+  Repo r;
+  std::string a = r.commit({"a.txt", "sub/b.txt"}, "first");
+  git(r.dir.path(), {"checkout", "-q", "-b", "feature"});
+  std::string f = r.commit({"f.txt"}, "feature");
+  git(r.dir.path(), {"checkout", "-q", "-"});
+  r.commit({"main.txt"}, "main");
+  git(r.dir.path(), {"merge", "-q", "--no-ff", "-m", "merge", "feature"});
+  std::string m = git(r.dir.path(), {"rev-parse", "HEAD"});
+  git(r.dir.path(), {"branch", "cafe"});
+  std::vector<std::string> hashes = {a.substr(0, 7), f, m.substr(0, 12), "cafe", "deadbeef"};
+
+  GitCli one_by_one(r.dir.path());
+  GitCli batched(r.dir.path());
+  batched.prefetch(hashes);
+  EXPECT_EQ(batched.processes_started(), 2);
+  for (const auto& h : hashes) {
+    EXPECT_EQ(batched.commit_exists(h), one_by_one.commit_exists(h)) << h;
+    auto x = batched.files_touched(h), y = one_by_one.files_touched(h);
+    ASSERT_EQ(x.has_value(), y.has_value()) << h;
+    if (x) {
+      std::sort(x->begin(), x->end());
+      std::sort(y->begin(), y->end());
+      y->erase(std::unique(y->begin(), y->end()), y->end());
+      EXPECT_EQ(*x, *y) << h;
+    }
+  }
+  EXPECT_EQ(batched.processes_started(), 2);
+  EXPECT_EQ(batched.commit_exists("cafe"), false);
+  EXPECT_EQ(batched.commit_exists(m.substr(0, 12)), true);
+}
+
 TEST(GitCli, OutsideARepository) {
   TempDir d;
   GitCli g(d.path());
