@@ -1,12 +1,18 @@
 // yolo execute, end to end: the real binary on a copy of fixtures/demo (a git repository),
 // with the fixture executors of fixtures/agents as real child processes.
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
 
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "bg_process.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -414,6 +420,34 @@ TEST_F(ExecuteTest, GateOpenedDuringAWaveLetsRunningPlansFinishAndStartsNothingN
     if (kind == "start") ++starts[id];
   EXPECT_EQ(starts.size(), 4u);
   for (const auto& [plan, n] : starts) EXPECT_EQ(n, 1) << plan;
+}
+
+TEST_F(ExecuteTest, InterruptStopsRunningExecutorsAndLeavesTheirPlansPending) {
+  using namespace std::chrono_literals;
+  use_executor("executor-ok");
+  ::setenv("YOLO_EXEC_SLEEP", "30", 1);
+  ::setenv("YOLO_EXEC_LOG", log_path().c_str(), 1);
+  auto started = std::chrono::steady_clock::now();
+  BgProcess p({yolo_bin(), "execute", "--json"}, repo());
+  ::unsetenv("YOLO_EXEC_SLEEP");
+  ::unsetenv("YOLO_EXEC_LOG");
+  auto ev = p.wait_for([](const json& j) { return j.value("event", "") == "plan_start"; }, 20s);
+  ASSERT_TRUE(ev.has_value()) << p.stderr_text();
+  int pid = (*ev)["pid"].get<int>();
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(::kill(-pid, 0), 0);  // the executor's process group is alive
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait_exit(10s), 1) << p.stderr_text();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 15s);
+  // The whole group (bash and its sleep) is gone.
+  bool gone = false;
+  for (int i = 0; i < 40 && !gone; ++i) {
+    gone = ::kill(-pid, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(gone);
+  EXPECT_EQ(plan_status("01-01"), "pending");
+  EXPECT_EQ(state()["plans"][0]["error"], "interrupted");
 }
 
 }  // namespace
