@@ -707,11 +707,15 @@ void Run::schedule() {
   if (!waves_started_.count(w)) {
     waves_started_.insert(w);
     json ids = json::array();
+    std::string names;
     for (const auto& e : entries_)
-      if (e.wave == w) ids.push_back(e.id);
+      if (e.wave == w) {
+        ids.push_back(e.id);
+        names += (names.empty() ? "" : ", ") + e.id;
+      }
     log("wave_start", "", {{"wave", w}, {"plans", ids}});
     emit("wave_start", {{"wave", w}, {"total_waves", d.total_waves}, {"plans", ids}}, Sym::Diamond,
-         "Wave " + std::to_string(w) + "/" + std::to_string(d.total_waves) + ": " + std::to_string(ids.size()) + " plan(s)");
+         "Wave " + std::to_string(w) + "/" + std::to_string(d.total_waves) + ": " + names);
   }
   if (executor) start_plans(d.start, w);
   else mark_ready(d.start);
