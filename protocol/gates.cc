@@ -803,7 +803,10 @@ GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in
       }))
     return r;
   r.answer = answer;
-  if (!created) return r;
+  if (!created) {
+    if (!str(r.gate, "last_error").empty()) r.answer["last_error"] = str(r.gate, "last_error");
+    return r;
+  }
   std::string gid = str(r.gate, "id");
   GateRun a = run_approver(root, cfg, gid, port);
   for (auto& e : a.events) r.events.push_back(std::move(e));
