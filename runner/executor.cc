@@ -189,7 +189,6 @@ class Run {
   uv_loop_t loop_{};
   uv_signal_t sigint_{}, sigterm_{};
   std::map<size_t, std::unique_ptr<Process>> running_;
-  std::vector<std::unique_ptr<Process>> finished_;
   std::map<size_t, uint64_t> started_at_;
   std::set<long long> waves_started_, wave_gate_passed_, waves_ended_;
   bool frozen_noted_ = false;
@@ -423,7 +422,8 @@ int Run::review_gate() {
   if (verdict.empty()) {
     std::string why = "the review gate could not run (`yolo review` " + r.describe() + ")";
     emit("review_gate", {{"status", "error"}, {"reason", why}, {"stderr", text::tail_lines(r.err, 20)}}, Sym::Fail, why);
-    for (const auto& l : text::lines(text::tail_lines(r.err, 20))) note(std::string(l));
+    std::string tail = text::tail_lines(r.err, 20);
+    for (const auto& l : text::lines(tail)) note(std::string(l));
     set_halted(why);
     return finish(kExecHalted, "halted", "Halted: " + why);
   }
@@ -436,7 +436,8 @@ int Run::review_gate() {
     emit("review_gate", {{"status", "rejected"}, {"verdict", verdict}, {"review", detail}}, Sym::Fail,
          "Review gate: rejected: no plan of this phase executes");
     if (!o_.json) {
-      for (const auto& l : text::lines(text::tail_lines(r.out, 20))) note(std::string(l));
+      std::string tail = text::tail_lines(r.out, 20);
+      for (const auto& l : text::lines(tail)) note(std::string(l));
     }
     set_halted("review gate rejected the phase");
     return finish(kExecHalted, "halted", "Halted: the review gate rejected the phase (see `yolo status`)");
@@ -585,7 +586,6 @@ int Run::waves() {
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
   running_.clear();
-  finished_.clear();
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
   if (final_code_ < 0) return finish(kExecHalted, "halted", "stopped with nothing left to run");
@@ -796,10 +796,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
 }
 
 void Run::on_done(size_t i, SpawnResult r) {
-  if (auto it = running_.find(i); it != running_.end()) {
-    finished_.push_back(std::move(it->second));
-    running_.erase(it);
-  }
+  // Drop the Process now, inside its own done callback: its handles are still closing, so
+  // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
+  if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
   const PlanEntry& e = entries_[i];
   std::string sp = summary_rel_for(e.path);
   std::string status, error;
@@ -871,9 +870,11 @@ void Run::on_done(size_t i, SpawnResult r) {
       }
       note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
     }
-    if (!r.ok())
-      for (const auto& l : text::lines(text::tail_lines(r.err, 5)))
+    if (!r.ok()) {
+      std::string tail = text::tail_lines(r.err, 5);
+      for (const auto& l : text::lines(tail))
         if (!text::trim(l).empty()) note(out::dim(std::string(l)));
+    }
   }
   // wave_end once every plan of the wave is complete or failed.
   if (!waves_ended_.count(e.wave)) {
