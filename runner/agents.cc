@@ -130,11 +130,14 @@ SpawnResult run_interruptible(const SpawnSpec& spec, int& interrupt_signal) {
     p = Process::start(&loop, spec, [&](SpawnResult r) {
       out = std::move(r);
       ctx.done = true;
+      ctx.proc = nullptr;
       for (auto& s : sigs) uv_close(reinterpret_cast<uv_handle_t*>(&s), nullptr);
+      // Drop the Process while its state is still alive: once the loop has closed every
+      // handle that state is freed, and ~Process must not touch it afterwards.
+      p.reset();
     });
     ctx.proc = p.get();
     uv_run(&loop, UV_RUN_DEFAULT);
-    ctx.proc = nullptr;
   }
   uv_run(&loop, UV_RUN_DEFAULT);  // let closing handles finish
   uv_loop_close(&loop);
