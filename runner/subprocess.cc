@@ -49,7 +49,8 @@ struct Process::Impl {
     if (uv_is_closing(h)) return;
     uv_close(h, [](uv_handle_t* hh) {
       auto* self = static_cast<Impl*>(hh->data);
-      if (--self->open_handles == 0) delete self;
+      // Freed here only when its Process is gone; otherwise ~Process frees it.
+      if (--self->open_handles == 0 && self->detached) delete self;
     });
   }
 
@@ -222,7 +223,9 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
     impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->out_pipe));
     impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->err_pipe));
     if (impl->has_stdin) impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->in_pipe));
-    // A fresh holder reports the failure; the old impl frees itself when closed.
+    // A fresh holder reports the failure; the old impl, now owned by no Process,
+    // frees itself when its handles have closed.
+    impl->detached = true;
     auto* report = new Impl;
     report->loop = loop;
     report->done = std::move(impl->done);
@@ -256,6 +259,8 @@ Process::~Process() {
   if (!impl_) return;
   impl_->detached = true;
   if (!impl_->finished && impl_->result.pid > 0 && !impl_->exited) impl_->signal_group(SIGKILL);
+  if (impl_->open_handles == 0) delete impl_;  // all closed already: nobody else will free it
+  impl_ = nullptr;
 }
 
 void Process::cancel() {

@@ -407,6 +407,9 @@ class Watcher {
       if (line.empty() || line.front() != '{') continue;
       json j = json::parse(line, nullptr, false);
       if (j.is_discarded() || !j.contains("verdict")) continue;
+      // Plans `--changed` left alone (already reviewed as they are) and the phase roll-up
+      // are not reviews.
+      if (j.value("skipped", false) || j.value("type", "") == "phase_summary") continue;
       ++reported;
       std::string id = j.value("plan_id", j.value("plan", std::string("?")));
       std::string verdict = j["verdict"].is_string() ? j["verdict"].get<std::string>() : "?";

@@ -1,0 +1,271 @@
+// End-to-end tests of `yolo watch`: the real binary in the background on a temp repo,
+// real file operations as editors and git do them.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "bg_process.h"
+#include "protocol/sha256.h"
+#include "test_support.h"
+
+namespace yolo::test {
+namespace {
+
+using namespace std::chrono_literals;
+namespace stdfs = std::filesystem;
+
+std::string plan_text(const std::string& phase, const std::string& plan, const std::string& title, int wave = 1,
+                      const std::string& depends = "[]") {
+  return "---\nphase: \"" + phase + "\"\nplan: \"" + plan + "\"\ntitle: \"" + title + "\"\nwave: " + std::to_string(wave) +
+         "\ndepends_on: " + depends + "\nmust_haves:\n  - \"" + title + " works\"\n---\n\n## Task 1: Do it\n\n**Files:** `src/a.txt` (new)\n";
+}
+
+class Watch : public ::testing::Test {
+ protected:
+  TempDir dir;
+  stdfs::path planning() const { return dir / ".yolo-planning"; }
+  stdfs::path phase1() const { return planning() / "phases" / "01-alpha"; }
+  stdfs::path plan1() const { return phase1() / "01-01-PLAN.md"; }
+  std::unique_ptr<BgProcess> w;
+
+  void SetUp() override {
+    write_file(planning() / "config.json", R"({"v3_event_log": true})");
+    write_file(plan1(), plan_text("01", "01", "First"));
+    write_file(phase1() / "01-02-PLAN.md", plan_text("01", "02", "Second", 2, "[\"01\"]"));
+  }
+
+  void start(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv{yolo_bin(), "watch", dir.path().string(), "--json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    w = std::make_unique<BgProcess>(argv, dir.path());
+    auto ready = w->wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 20s);
+    ASSERT_TRUE(ready) << w->stderr_text();
+    // The first reconcile reviews everything not reviewed yet: let it settle.
+    settle();
+  }
+
+  // Reads events until nothing arrives for `quiet`; returns them.
+  std::vector<json> settle(std::chrono::milliseconds quiet = 800ms) {
+    std::vector<json> all;
+    while (true) {
+      auto batch = w->collect(quiet);
+      if (batch.empty()) return all;
+      all.insert(all.end(), batch.begin(), batch.end());
+    }
+  }
+
+  static int count(const std::vector<json>& evs, const std::string& event, const std::string& plan_id = "") {
+    int n = 0;
+    for (const auto& e : evs)
+      if (e.value("event", "") == event && (plan_id.empty() || e.value("plan_id", "") == plan_id)) ++n;
+    return n;
+  }
+
+  // Waits for the review of plan_id after a change, then for quiet; returns the events
+  // read since the call (the change's events: nothing reads stdout between a change and this).
+  std::vector<json> reviews_after_change(const std::string& plan_id) {
+    size_t from = w->seen.size();
+    auto first = w->wait_for([&](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == plan_id; }, 20s);
+    EXPECT_TRUE(first) << "no review of " << plan_id << "; stderr: " << w->stderr_text();
+    settle();
+    return std::vector<json>(w->seen.begin() + static_cast<std::ptrdiff_t>(from), w->seen.end());
+  }
+
+  void TearDown() override {
+    if (w) {
+      w->signal(SIGTERM);
+      w->wait_exit(5s);
+    }
+  }
+};
+
+void rename_save(const stdfs::path& p, const std::string& content) {  // VS Code / atomic writers
+  stdfs::path tmp = p.parent_path() / ("." + p.filename().string() + ".tmp.4242");
+  write_file(tmp, content);
+  stdfs::rename(tmp, p);
+}
+
+void vim_save(const stdfs::path& p, const std::string& content) {
+  stdfs::path dirp = p.parent_path();
+  write_file(dirp / "4913", "");  // vim's probe of the folder
+  stdfs::remove(dirp / "4913");
+  write_file(dirp / ("." + p.filename().string() + ".swp"), "swap");
+  stdfs::rename(p, dirp / (p.filename().string() + "~"));  // backup by rename
+  write_file(p, content);
+  stdfs::remove(dirp / (p.filename().string() + "~"));
+  stdfs::remove(dirp / ("." + p.filename().string() + ".swp"));
+}
+
+void emacs_save(const stdfs::path& p, const std::string& content) {
+  stdfs::path dirp = p.parent_path();
+  stdfs::path lock = dirp / (".#" + p.filename().string());
+  stdfs::create_symlink("user@host.1234:1700000000", lock);
+  stdfs::copy_file(p, dirp / (p.filename().string() + "~"), stdfs::copy_options::overwrite_existing);
+  write_file(p, content);  // in place
+  stdfs::remove(lock);
+}
+
+void jetbrains_save(const stdfs::path& p, const std::string& content) {
+  stdfs::path dirp = p.parent_path();
+  stdfs::path tmp = dirp / (p.filename().string() + "___jb_tmp___");
+  stdfs::path old = dirp / (p.filename().string() + "___jb_old___");
+  write_file(tmp, content);
+  stdfs::rename(p, old);
+  stdfs::rename(tmp, p);
+  stdfs::remove(old);
+}
+
+void chunked_save(const stdfs::path& p, const std::string& content) {  // several writes in a burst
+  std::ofstream f(p, std::ios::trunc);
+  for (size_t i = 0; i < content.size(); i += 40) {
+    f << content.substr(i, 40);
+    f.flush();
+  }
+}
+
+struct SavePattern {
+  const char* name;
+  void (*save)(const stdfs::path&, const std::string&);
+};
+
+class WatchEditors : public Watch, public ::testing::WithParamInterface<SavePattern> {};
+
+TEST_P(WatchEditors, SaveGivesExactlyOneReviewOfTheFinalContent) {
+  start();
+  std::string content = plan_text("01", "01", std::string("Edited by ") + GetParam().name);
+  GetParam().save(plan1(), content);
+  auto evs = reviews_after_change("01-01");
+  EXPECT_EQ(count(evs, "reviewed", "01-01"), 1) << GetParam().name;
+  EXPECT_EQ(count(evs, "plan_changed", "01-01"), 1) << GetParam().name;
+  // No temp or swap file was ever taken for a plan.
+  for (const auto& e : evs) {
+    if (e.value("event", "") == "plan_changed") {
+      EXPECT_EQ(e.value("path", ""), plan1().string());
+    }
+  }
+  // The review recorded is the review of the final content.
+  auto state = json::parse(read_file(planning() / ".execution-state.json"));
+  EXPECT_EQ(state["reviews"]["01-01"]["hash"], json(yolo::sha256_hex(content)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Editors, WatchEditors,
+                         ::testing::Values(SavePattern{"rename", rename_save}, SavePattern{"vim", vim_save},
+                                           SavePattern{"emacs", emacs_save}, SavePattern{"jetbrains", jetbrains_save},
+                                           SavePattern{"chunked", chunked_save}),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST_F(Watch, SedInPlaceGivesOneReview) {
+  start();
+  auto r = run_program({"sed", "-i", "s/First/Sed edited/", plan1().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto evs = reviews_after_change("01-01");
+  EXPECT_EQ(count(evs, "reviewed", "01-01"), 1);
+}
+
+TEST_F(Watch, InitialReconcileReviewsUnreviewedPlansOnceThenTouchReviewsNothing) {
+  start();
+  EXPECT_EQ(count(w->seen, "reviewed", "01-01"), 1);
+  EXPECT_EQ(count(w->seen, "reviewed", "01-02"), 1);
+  size_t before = w->seen.size();
+  auto r = run_program({"touch", plan1().string(), (phase1() / "01-02-PLAN.md").string()});
+  ASSERT_EQ(r.exit_code, 0);
+  auto evs = settle();
+  EXPECT_EQ(count(evs, "reviewed"), 0);
+  EXPECT_EQ(count(evs, "plan_changed"), 0);
+  (void)before;
+}
+
+TEST_F(Watch, RestartDoesNotReReviewUnchangedPlans) {
+  start();
+  w->signal(SIGTERM);
+  ASSERT_EQ(w->wait_exit(5s), 0);
+  w.reset();
+  start();
+  EXPECT_EQ(count(w->seen, "reviewed"), 0) << "unchanged plans were reviewed again after a restart";
+}
+
+TEST_F(Watch, RunnersOwnWritesNeverTriggerAReview) {
+  start();
+  // log-event appends to .events/, updates nothing else; a state write replaces the state file.
+  auto r = run_yolo({"log-event", "plan_start", "1", "1", "who=test"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  write_file(planning() / ".lock", "");
+  auto evs = settle();
+  EXPECT_EQ(count(evs, "reviewed"), 0);
+  EXPECT_EQ(count(evs, "plan_changed"), 0);
+}
+
+TEST_F(Watch, NewPhaseFolderIsWatched) {
+  start();
+  stdfs::path phase2 = planning() / "phases" / "02-beta";
+  stdfs::create_directories(phase2);
+  std::this_thread::sleep_for(100ms);  // the folder's watch is added
+  write_file(phase2 / "02-01-PLAN.md", plan_text("02", "01", "Beta one"));
+  reviews_after_change("02-01");
+  // and a later edit inside the new folder is seen too
+  rename_save(phase2 / "02-01-PLAN.md", plan_text("02", "01", "Beta one, edited"));
+  auto before = count(w->seen, "reviewed", "02-01");
+  w->wait_for([&](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "02-01"; }, 20s);
+  settle();
+  EXPECT_EQ(count(w->seen, "reviewed", "02-01"), before + 1);
+}
+
+TEST_F(Watch, DeletedAndRecreatedPhasesTreeKeepsWorking) {
+  start();
+  std::string plan2 = read_file(phase1() / "01-02-PLAN.md");
+  stdfs::remove_all(planning() / "phases");  // git checkout of a branch without it...
+  settle();
+  write_file(plan1(), plan_text("01", "01", "Recreated and changed"));  // ...and back, one plan changed
+  write_file(phase1() / "01-02-PLAN.md", plan2);                         // one identical
+  auto evs = reviews_after_change("01-01");
+  EXPECT_EQ(count(evs, "reviewed", "01-01"), 1);
+  EXPECT_EQ(count(evs, "reviewed", "01-02"), 0) << "identical content must not be reviewed again";
+  // the recreated folders are watched
+  rename_save(phase1() / "01-02-PLAN.md", plan_text("01", "02", "Second, edited", 2, "[\"01\"]"));
+  reviews_after_change("01-02");
+}
+
+TEST_F(Watch, SecondWatcherIsRefusedNamingTheHolder) {
+  start();
+  auto r = run_yolo({"watch", dir.path().string()}, dir.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("pid " + std::to_string(w->pid())), std::string::npos) << r.err;
+}
+
+TEST_F(Watch, SigtermStopsChildrenAndExitsWithinASecond) {
+  stdfs::path pidfile = dir / "reviewer.pid";
+  // A reviewer that records its pid and hangs.
+  write_file(planning() / "config.json",
+             json{{"reviewer", {{"command", {"sh", "-c", "echo $$ > " + pidfile.string() + "; exec sleep 60"}},
+                                {"timeout_ms", 60000}}}}
+                 .dump());
+  std::vector<std::string> argv{yolo_bin(), "watch", dir.path().string(), "--json"};
+  w = std::make_unique<BgProcess>(argv, dir.path());
+  ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 20s)) << w->stderr_text();
+  // wait until the hanging reviewer runs
+  for (int i = 0; i < 400 && !stdfs::exists(pidfile); ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_TRUE(stdfs::exists(pidfile)) << "reviewer never started; stderr: " << w->stderr_text();
+  std::this_thread::sleep_for(50ms);
+  int reviewer = std::stoi(read_file(pidfile));
+  auto t0 = std::chrono::steady_clock::now();
+  w->signal(SIGTERM);
+  int code = w->wait_exit(3s);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(code, 0);
+  EXPECT_LT(ms, 1500);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    std::string stat = read_file("/proc/" + std::to_string(reviewer) + "/stat");
+    size_t paren = stat.rfind(')');
+    gone = stat.empty() || (paren != std::string::npos && stat[paren + 2] == 'Z');
+    if (!gone) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(gone) << "reviewer " << reviewer << " outlived the watcher";
+  w.reset();
+}
+
+}  // namespace
+}  // namespace yolo::test
