@@ -14,6 +14,9 @@ SpawnSpec git_spec(const std::filesystem::path& root, const std::vector<std::str
   SpawnSpec s;
   s.argv = {"git", "-C", root.string()};
   s.argv.insert(s.argv.end(), args.begin(), args.end());
+  // A git hook (or `git --git-dir`) exports these for its own repository; inherited, they
+  // would make `git -C ROOT` answer about that repository instead of ROOT.
+  s.unset_env = git_hook_env();
   s.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"GIT_OPTIONAL_LOCKS", "0"}, {"LC_ALL", "C"}, {"GIT_PAGER", "cat"}};
   s.timeout_ms = timeout_ms;
   s.output_cap = output_cap;
@@ -176,6 +179,16 @@ void GitCli::prefetch(const std::vector<std::string>& hashes) {
     if (std::find(v.begin(), v.end(), tok) == v.end()) v.push_back(std::move(tok));
   }
   for (auto& [id, files] : got) files_[id] = std::move(files);
+}
+
+const std::vector<std::string>& git_hook_env() {
+  static const std::vector<std::string> names = {"GIT_DIR",           "GIT_WORK_TREE",
+                                                 "GIT_INDEX_FILE",    "GIT_PREFIX",
+                                                 "GIT_COMMON_DIR",    "GIT_OBJECT_DIRECTORY",
+                                                 "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                                                 "GIT_IMPLICIT_WORK_TREE",
+                                                 "GIT_SHALLOW_FILE",  "GIT_GRAFT_FILE"};
+  return names;
 }
 
 std::optional<std::filesystem::path> git_toplevel(const std::filesystem::path& dir, long long timeout_ms) {

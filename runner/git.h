@@ -1,6 +1,7 @@
 // GitPort (protocol/git_port.h) answered by the real `git`: every question is one child
 // started with runner::run_process (argv, no shell, own process group, timeout), as
-// `git -C ROOT ...` with prompts and optional locks disabled. Only strings that pass
+// `git -C ROOT ...` with prompts and optional locks disabled and without the variables that
+// tie git to another repository (git_hook_env(): a hook exports them). Only strings that pass
 // is_commit_hash() are ever placed on a git command line.
 #pragma once
 #include <filesystem>
@@ -52,6 +53,15 @@ class GitCli : public GitPort {
   std::string last_error_;
   int started_ = 0;
 };
+
+// The variables that tie a git command to one repository, which git exports to hooks
+// (GIT_INDEX_FILE, GIT_PREFIX, and GIT_DIR / GIT_WORK_TREE with --git-dir, worktrees or a
+// hook run by a tool): GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE, GIT_PREFIX, GIT_COMMON_DIR,
+// GIT_OBJECT_DIRECTORY, GIT_ALTERNATE_OBJECT_DIRECTORIES, GIT_IMPLICIT_WORK_TREE,
+// GIT_SHALLOW_FILE, GIT_GRAFT_FILE (the location part of `git rev-parse --local-env-vars`).
+// Every git child of the runner is started without them (SpawnSpec::unset_env), so
+// `git -C ROOT` always means ROOT, also when yolo runs inside a hook of another repository.
+const std::vector<std::string>& git_hook_env();
 
 // The top folder of the git work tree holding dir (`git rev-parse --show-toplevel`);
 // nullopt outside a repository or without git.

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -158,14 +159,16 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
 
   if (impl->spec.argv.empty() || impl->spec.argv[0].empty()) return fail("empty command");
 
-  // Environment: inherited, then overrides.
+  // Environment: inherited, minus unset_env, then overrides.
   std::map<std::string, std::string> env;
   std::vector<std::string> order;
+  const auto& unset = impl->spec.unset_env;
   for (char** e = environ; e && *e; ++e) {
     std::string kv = *e;
     size_t eq = kv.find('=');
     if (eq == std::string::npos) continue;
     std::string k = kv.substr(0, eq);
+    if (std::find(unset.begin(), unset.end(), k) != unset.end()) continue;
     if (!env.count(k)) order.push_back(k);
     env[k] = kv.substr(eq + 1);
   }

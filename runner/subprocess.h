@@ -17,6 +17,10 @@ namespace yolo::runner {
 struct SpawnSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH when it has no '/'
   std::filesystem::path cwd;      // empty: inherit
+  // Names removed from the inherited environment (before `env` is applied), e.g. the
+  // GIT_DIR / GIT_INDEX_FILE a git hook exports, which would point a `git -C OTHER` child
+  // at the hook's repository.
+  std::vector<std::string> unset_env;
   std::vector<std::pair<std::string, std::string>> env;  // added to / overriding the inherited environment
   std::string stdin_data;         // written to the child's stdin, which is then closed
   long long timeout_ms = 30000;   // <= 0: no timeout

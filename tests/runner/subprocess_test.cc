@@ -4,6 +4,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "test_support.h"
@@ -129,6 +132,58 @@ TEST(Subprocess, AsyncChildrenRunInParallelAndCanBeCancelled) {
   c.reset();
   uv_run(&loop, UV_RUN_DEFAULT);
   EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
+// Sets an environment variable for one test and restores the old value afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Subprocess, UnsetEnvRemovesInheritedVariables) {
+  ScopedEnv foo("YOLO_TEST_FOO", "inherited");
+  ScopedEnv bar("YOLO_TEST_BAR", "kept");
+  ScopedEnv empty("YOLO_TEST_EMPTY", "");
+  SpawnSpec s = spec({"sh", "-c", "echo ${YOLO_TEST_FOO-unset} ${YOLO_TEST_BAR-unset} ${YOLO_TEST_EMPTY-unset}"});
+  auto plain = run_process(s);
+  ASSERT_TRUE(plain.ok()) << plain.describe() << plain.err;
+  EXPECT_EQ(plain.out, "inherited kept\n");  // the empty one is set, so no "unset"
+
+  s.unset_env = {"YOLO_TEST_FOO", "YOLO_TEST_EMPTY", "YOLO_TEST_NOT_THERE"};
+  auto r = run_process(s);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_EQ(r.out, "unset kept unset\n");
+}
+
+TEST(Subprocess, UnsetEnvIsAppliedBeforeOverrides) {
+  ScopedEnv foo("YOLO_TEST_FOO", "inherited");
+  SpawnSpec s = spec({"env"});
+  s.unset_env = {"YOLO_TEST_FOO", "YOLO_TEST_BAZ"};
+  s.env = {{"YOLO_TEST_BAZ", "override"}};
+  auto r = run_process(s);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_EQ(r.out.find("YOLO_TEST_FOO="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nYOLO_TEST_BAZ=override\n"), std::string::npos) << r.out;
+  // Unset then set again: the override wins, the inherited value is gone.
+  s.env = {{"YOLO_TEST_FOO", "override"}};
+  r = run_process(s);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_NE(r.out.find("YOLO_TEST_FOO=override\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("YOLO_TEST_FOO=inherited"), std::string::npos) << r.out;
 }
 
 }  // namespace
