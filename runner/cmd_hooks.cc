@@ -1,19 +1,31 @@
 // yolo hooks install|uninstall|run: git hooks that re-review plans after checkout,
 // merge and rewrite, and block commits of rejected plans.
 //
-// An installed hook is a tiny sh script calling this binary with argv; an existing hook
-// is kept as `<hook>.pre-yolo` and chained, and `uninstall` puts it back.
+// An installed hook is a tiny sh script calling this binary (its absolute path, else `yolo`
+// on PATH) with argv; an existing hook is kept as `<hook>.pre-yolo` and chained (run after
+// ours, with git's arguments), and `uninstall` puts it back as it was. Installing again
+// leaves our hooks alone unless --force rewrites them.
+//
+// pre-commit reviews the staged plans with one review cycle (the architect never rewrites
+// a plan while it is being committed) and blocks the commit on a reject, naming the
+// findings and the command that shows them. post-checkout, post-merge and post-rewrite run
+// `yolo review PHASE --changed` for every phase. Git exports GIT_INDEX_FILE & co. to hooks:
+// our own git questions get them made absolute (a `git commit -a` stages into a temporary
+// index), every other child (yolo review, hence the agents) starts without them.
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "protocol/text.h"
 #include "runner/command.h"
+#include "runner/git.h"
 #include "runner/output.h"
 #include "runner/subprocess.h"
 
@@ -31,12 +43,46 @@ std::string self_exe() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("yolo");
 }
 
+// The repository a hook (or `git --git-dir/--work-tree`) is working on, as git exported it,
+// made absolute. The runner's own git questions about that repository keep it: a partial
+// commit (`git commit FILE`, `git commit -a`) stages into a temporary index that only
+// GIT_INDEX_FILE names, and a repository with a separate git dir is found only through
+// GIT_DIR. Relative values are relative to the hook's folder, our current folder.
+std::vector<std::pair<std::string, std::string>> own_repo_env() {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const char* k : {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"}) {
+    const char* v = std::getenv(k);
+    if (!v || !*v) continue;
+    std::error_code ec;
+    stdfs::path p = stdfs::absolute(v, ec);
+    env.emplace_back(k, (ec ? stdfs::path(v) : p.lexically_normal()).string());
+  }
+  return env;
+}
+
+// A git child about the current repository: the hook's variables are dropped (GIT_PREFIX
+// would be wrong from another folder) and the repository's location is given absolute.
 SpawnResult git(const stdfs::path& cwd, std::vector<std::string> args) {
   SpawnSpec s;
   s.argv = {"git"};
   s.argv.insert(s.argv.end(), args.begin(), args.end());
   s.cwd = cwd;
+  s.unset_env = git_hook_env();
+  s.env = own_repo_env();
+  s.env.emplace_back("GIT_TERMINAL_PROMPT", "0");
+  s.env.emplace_back("GIT_OPTIONAL_LOCKS", "0");
   s.timeout_ms = 30000;
+  return run_process(s);
+}
+
+// A yolo child started from a hook: none of the variables git exported to the hook, so
+// the reviewer and architect agents (which may run git in other repositories) start clean.
+SpawnResult run_yolo_child(const stdfs::path& cwd, std::vector<std::string> argv) {
+  SpawnSpec s;
+  s.argv = std::move(argv);
+  s.cwd = cwd;
+  s.unset_env = git_hook_env();
+  s.timeout_ms = 0;  // the agents have their own timeouts
   return run_process(s);
 }
 
@@ -109,7 +155,8 @@ int install(const stdfs::path& cwd, bool force, bool json_out) {
   for (const char* name : kHooks) {
     stdfs::path hook = *dir / name;
     stdfs::path chained = *dir / (std::string(name) + ".pre-yolo");
-    bool exists = stdfs::exists(hook, ec);
+    // symlink_status: a hook that is a dangling link (a hook manager's) is still a hook to keep.
+    bool exists = stdfs::exists(stdfs::symlink_status(hook, ec));
     std::string action = "installed";
     if (exists && is_ours(hook)) {
       if (!force) {
@@ -119,7 +166,7 @@ int install(const stdfs::path& cwd, bool force, bool json_out) {
       }
       action = "reinstalled";
     } else if (exists) {
-      if (stdfs::exists(chained, ec)) {
+      if (stdfs::exists(stdfs::symlink_status(chained, ec))) {
         out::err("✗ " + hook.string() + ": a foreign hook is there and " + chained.string() +
                  " already exists; move one of them and run again");
         return kExitFail;
@@ -156,11 +203,17 @@ int uninstall(const stdfs::path& cwd, bool json_out) {
     stdfs::path hook = *dir / name;
     stdfs::path chained = *dir / (std::string(name) + ".pre-yolo");
     if (!stdfs::exists(hook, ec) || !is_ours(hook)) continue;
-    stdfs::remove(hook, ec);
     std::string action = "removed";
-    if (stdfs::exists(chained, ec)) {
+    if (stdfs::exists(stdfs::symlink_status(chained, ec))) {
+      // rename over ours: the original comes back as it was (content, mode, link).
       stdfs::rename(chained, hook, ec);
       action = "removed (previous hook restored)";
+    } else {
+      stdfs::remove(hook, ec);
+    }
+    if (ec) {
+      out::err("✗ cannot remove " + hook.string() + ": " + ec.message());
+      return kExitFail;
     }
     removed.push_back({{"hook", name}, {"action", action}});
     if (!json_out) out::line(out::sym(out::Sym::Ok) + " " + hook.string() + " " + action);
@@ -187,52 +240,103 @@ std::vector<stdfs::path> staged_plans(const stdfs::path& toplevel) {
   return out;
 }
 
-int run_hook(const std::string& name, const std::vector<std::string>& files) {
-  stdfs::path cwd = stdfs::current_path();
-  auto root = fs::find_project_root(cwd);
-  if (!root) return kExitOk;  // not a yolo project: nothing to do
-  std::string exe = self_exe();
-  if (name == "pre-commit") {
-    std::vector<stdfs::path> plans;
-    if (!files.empty()) {
-      for (const auto& f : files)
-        if (is_plan_filename(stdfs::path(f).filename().string())) plans.push_back(stdfs::absolute(f));
-    } else {
-      auto top = git(cwd, {"rev-parse", "--show-toplevel"});
-      if (top.ok()) plans = staged_plans(trimmed(top.out));
+// The verdict lines `yolo review --json` printed for one plan: its findings, for the message.
+std::vector<std::string> finding_lines(const std::string& review_out) {
+  std::vector<std::string> lines;
+  std::istringstream in(review_out);
+  std::string l;
+  while (std::getline(in, l)) {
+    json j = json::parse(l, nullptr, false);
+    if (!j.is_object() || j.value("type", "") != "plan" || !j.contains("findings") || !j["findings"].is_array()) continue;
+    for (const auto& f : j["findings"]) {
+      if (!f.is_object()) continue;
+      std::string what = f.value("title", "");
+      if (what.empty()) what = f.value("description", "");
+      lines.push_back("[" + f.value("severity", "?") + "] " + what);
     }
-    int worst = 0;
-    for (const auto& p : plans) {
-      SpawnSpec s;
-      s.argv = {exe, "review", p.string(), "--json"};
-      s.cwd = *root;
-      s.timeout_ms = 0;
-      auto r = run_process(s);
-      if (r.outcome == SpawnResult::Outcome::Exited && r.exit_code == 1) {
-        out::err(out::sym(out::Sym::Fail) + " " + p.string() + " was rejected by the review gate; see why with:\n    yolo review " +
-                 p.string());
-        worst = 1;
-      } else if (!(r.outcome == SpawnResult::Outcome::Exited && (r.exit_code == 0 || r.exit_code == 2))) {
-        out::err(out::sym(out::Sym::Fail) + " review of " + p.string() + " could not run: " + r.describe());
-        worst = 1;
+  }
+  return lines;
+}
+
+// pre-commit: review the staged plans (or the files the pre-commit framework passes) and
+// refuse the commit when one is rejected.
+int pre_commit(const std::vector<std::string>& files) {
+  stdfs::path cwd = stdfs::current_path();
+  std::vector<stdfs::path> plans;
+  if (!files.empty()) {
+    for (const auto& f : files)
+      if (is_plan_filename(stdfs::path(f).filename().string())) plans.push_back(stdfs::absolute(f).lexically_normal());
+  } else {
+    auto top = git(cwd, {"rev-parse", "--show-toplevel"});
+    if (!top.ok()) return kExitOk;  // not in a work tree (a bare repository): nothing staged to review
+    stdfs::path toplevel = trimmed(top.out);
+    plans = staged_plans(toplevel);
+    // The review reads the working tree; say so when it is not what is being committed.
+    if (!plans.empty()) {
+      std::vector<std::string> args = {"--literal-pathspecs", "diff", "--name-only", "-z", "--"};
+      for (const auto& p : plans) args.push_back(p.lexically_relative(toplevel).string());
+      auto d = git(toplevel, args);
+      size_t start = 0;
+      while (d.ok() && start < d.out.size()) {
+        size_t z = d.out.find('\0', start);
+        std::string f = d.out.substr(start, z == std::string::npos ? std::string::npos : z - start);
+        start = z == std::string::npos ? d.out.size() : z + 1;
+        if (!f.empty())
+          out::err(out::sym(out::Sym::Warn) + " " + f +
+                   " has unstaged changes: the review reads the file as it is now, not the staged version (git add it)");
       }
     }
-    if (worst) out::err("commit blocked: fix the rejected plan(s), or commit with --no-verify to skip the gate");
-    return worst;
   }
-  // post-checkout / post-merge / post-rewrite: re-review plans whose content changed.
+  const std::string exe = self_exe();
+  int worst = 0;
+  for (const auto& p : plans) {
+    auto root = fs::find_project_root(p.parent_path());
+    if (!root) continue;  // a PLAN.md outside any yolo project
+    // One cycle: the architect must not rewrite the plan while it is being committed (the
+    // commit would keep the staged, rejected text while the rewrite passed the review).
+    auto r = run_yolo_child(*root, {exe, "review", p.string(), "--json", "--max-cycles", "1"});
+    if (r.outcome == SpawnResult::Outcome::Exited && r.exit_code == 1) {
+      out::err(out::sym(out::Sym::Fail) + " " + p.string() + " was rejected by the review gate");
+      auto why = finding_lines(r.out);
+      for (size_t i = 0; i < why.size() && i < 10; ++i) out::err("    " + why[i]);
+      if (why.size() > 10) out::err("    ... and " + std::to_string(why.size() - 10) + " more");
+      out::err("  see why with:\n    yolo review " + quote_sh(p.string()));
+      worst = 1;
+    } else if (!(r.outcome == SpawnResult::Outcome::Exited && (r.exit_code == 0 || r.exit_code == 2))) {
+      std::string detail = trimmed(r.err);
+      out::err(out::sym(out::Sym::Fail) + " review of " + p.string() + " could not run: " + r.describe() +
+               (detail.empty() ? "" : "\n    " + detail));
+      worst = 1;
+    }
+  }
+  if (worst) out::err("commit blocked: fix the rejected plan(s), or commit with --no-verify to skip the gate");
+  return worst;
+}
+
+// post-checkout / post-merge / post-rewrite: re-review the plans whose content differs from
+// their last review (`yolo review PHASE --changed` for every phase folder).
+int re_review() {
+  auto root = fs::find_project_root(stdfs::current_path());
+  if (!root) return kExitOk;  // not a yolo project: nothing to do
+  const std::string exe = self_exe();
+  std::vector<stdfs::path> phases;
   std::error_code ec;
   for (auto it = stdfs::directory_iterator(*root / ".yolo-planning" / "phases", ec);
-       !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
-    if (!it->is_directory()) continue;
-    SpawnSpec s;
-    s.argv = {exe, "review", it->path().string(), "--changed"};
-    s.cwd = *root;
-    s.timeout_ms = 0;
-    auto r = run_process(s);
+       !ec && it != stdfs::directory_iterator(); it.increment(ec))
+    if (it->is_directory(ec) && !list_plan_files(it->path()).empty()) phases.push_back(it->path());
+  std::sort(phases.begin(), phases.end());
+  for (const auto& phase : phases) {
+    auto r = run_yolo_child(*root, {exe, "review", phase.string(), "--changed"});
+    // The hook's output goes to the person running git: on stderr, like git's own.
     if (!r.out.empty()) std::fwrite(r.out.data(), 1, r.out.size(), stderr);
+    if (!r.err.empty()) std::fwrite(r.err.data(), 1, r.err.size(), stderr);
   }
   return kExitOk;
+}
+
+int run_hook(const std::string& name, const std::vector<std::string>& files) {
+  if (name == "pre-commit") return pre_commit(files);
+  return re_review();
 }
 
 struct Options {
@@ -253,7 +357,9 @@ const CommandRegistrar reg{Command{
       auto* un = sub.add_subcommand("uninstall", "Remove the hooks and restore what was there");
       un->add_flag("--json", o->json, "JSON output");
       auto* run = sub.add_subcommand("run", "Run a hook's work (called by the installed hooks)");
-      run->add_option("HOOK", o->hook, "post-checkout | post-merge | post-rewrite | pre-commit")->required();
+      run->add_option("HOOK", o->hook, "post-checkout | post-merge | post-rewrite | pre-commit")
+          ->required()
+          ->check(CLI::IsMember({"post-checkout", "post-merge", "post-rewrite", "pre-commit"}));
       run->add_option("FILES", o->files, "Files (pre-commit framework passes them; hook arguments otherwise)");
       return [o, inst, un, run]() -> int {
         if (inst->parsed()) return install(stdfs::current_path(), o->force, o->json);
