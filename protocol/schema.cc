@@ -1,8 +1,11 @@
 #include "protocol/schema.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
+#include <string_view>
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
@@ -13,29 +16,53 @@
 namespace yolo::schema {
 namespace {
 
-struct Compiled {
+// Schemas are parsed and compiled on first use, one name at a time, and cached for the
+// process: a command that validates one kind of document pays for that schema only
+// (compiling all of them took most of a short command's run time).
+struct Entry {
+  std::string_view text;
+  std::once_flag doc_once;
   json doc;
+  std::once_flag schema_once;
   std::unique_ptr<valijson::Schema> schema;
 };
 
+std::atomic<size_t> g_compiled{0};
+
 struct Registry {
-  std::map<std::string, Compiled> by_name;
+  std::map<std::string, Entry, std::less<>> by_name;
   Registry() {
-    for (const auto& e : schemas::embedded()) {
-      Compiled c;
-      c.doc = json::parse(e.text);  // a broken schema is a build defect: fail loudly
-      c.schema = std::make_unique<valijson::Schema>();
-      valijson::SchemaParser parser;
-      valijson::adapters::NlohmannJsonAdapter adapter(c.doc);
-      parser.populateSchema(adapter, *c.schema);
-      by_name.emplace(std::string(e.name), std::move(c));
-    }
+    for (const auto& e : schemas::embedded()) by_name[std::string(e.name)].text = e.text;
   }
 };
 
-const Registry& registry() {
-  static const Registry r;
+Registry& registry() {
+  static Registry r;
   return r;
+}
+
+Entry* find(std::string_view name) {
+  auto& reg = registry();
+  auto it = reg.by_name.find(name);
+  return it == reg.by_name.end() ? nullptr : &it->second;
+}
+
+const json& doc_of(Entry& e) {
+  // A broken schema is a build defect: fail loudly (json::parse throws).
+  std::call_once(e.doc_once, [&e] { e.doc = json::parse(e.text); });
+  return e.doc;
+}
+
+const valijson::Schema& schema_of(Entry& e) {
+  std::call_once(e.schema_once, [&e] {
+    auto compiled = std::make_unique<valijson::Schema>();
+    valijson::SchemaParser parser;
+    valijson::adapters::NlohmannJsonAdapter adapter(doc_of(e));
+    parser.populateSchema(adapter, *compiled);
+    e.schema = std::move(compiled);
+    ++g_compiled;
+  });
+  return *e.schema;
 }
 
 std::string to_pointer(const std::vector<std::string>& context) {
@@ -64,19 +91,23 @@ std::vector<std::string> names() {
   return out;
 }
 
-bool has(const std::string& name) { return registry().by_name.count(name) > 0; }
+bool has(const std::string& name) { return find(name) != nullptr; }
 
-const json& document(const std::string& name) { return registry().by_name.at(name).doc; }
+const json& document(const std::string& name) {
+  Entry* e = find(name);
+  if (!e) throw std::out_of_range("unknown schema '" + name + "'");
+  return doc_of(*e);
+}
 
 std::vector<Error> validate(const std::string& name, const json& doc) {
-  const auto& reg = registry();
-  auto it = reg.by_name.find(name);
-  if (it == reg.by_name.end()) return {Error{"", "unknown schema '" + name + "'"}};
+  Entry* entry = find(name);
+  if (!entry) return {Error{"", "unknown schema '" + name + "'"}};
+  const valijson::Schema& compiled = schema_of(*entry);
   valijson::Validator validator;
   valijson::ValidationResults results;
   valijson::adapters::NlohmannJsonAdapter adapter(doc);
   std::vector<Error> out;
-  if (validator.validate(*it->second.schema, adapter, &results)) return out;
+  if (validator.validate(compiled, adapter, &results)) return out;
   valijson::ValidationResults::Error e;
   // valijson reports each failing level; keep the deepest, most specific ones first.
   std::vector<Error> all;
@@ -85,6 +116,8 @@ std::vector<Error> validate(const std::string& name, const json& doc) {
                    [](const Error& a, const Error& b) { return a.pointer.size() > b.pointer.size(); });
   return all;
 }
+
+size_t compiled_count() { return g_compiled.load(); }
 
 std::string describe(const std::vector<Error>& errors, size_t max) {
   std::string out;
