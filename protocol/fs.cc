@@ -13,23 +13,57 @@
 namespace yolo::fs {
 namespace {
 
+const char* file_type(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "an unknown file type";
+}
+
+FileError not_regular(const stdfs::path& path, mode_t m) {
+  return FileError{FileError::Kind::Io, path.string(),
+                   path.string() + ": not a regular file (" + file_type(m) + ")"};
+}
+
 ReadResult read_impl(const stdfs::path& path, size_t max_bytes, bool text) {
   ReadResult r;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
+  auto open_error = [&](int e) {
     if (e == ENOENT || e == ENOTDIR)
-      r.error = FileError{FileError::Kind::NotFound, path.string(), "file not found: " + path.string()};
-    else
-      r.error = FileError{FileError::Kind::Io, path.string(), path.string() + ": " + std::strerror(e)};
-    return r;
-  }
+      return FileError{FileError::Kind::NotFound, path.string(), "file not found: " + path.string()};
+    return FileError{FileError::Kind::Io, path.string(), path.string() + ": " + std::strerror(e)};
+  };
+  // Only regular files are read. Look before opening: opening a device can have effects of
+  // its own, and opening a FIFO for reading blocks until a writer appears.
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    r.error = FileError{FileError::Kind::Io, path.string(), path.string() + ": not a regular file"};
+  if (::stat(path.c_str(), &st) != 0) {
+    r.error = open_error(errno);
     return r;
   }
+  if (!S_ISREG(st.st_mode)) {
+    r.error = not_regular(path, st.st_mode);
+    return r;
+  }
+  // O_NONBLOCK: should the path be swapped for a FIFO after the stat, open() still returns
+  // at once, and the fstat below refuses it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    r.error = open_error(errno);
+    return r;
+  }
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    r.error = FileError{FileError::Kind::Io, path.string(), path.string() + ": " + std::strerror(e)};
+    return r;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    r.error = not_regular(path, st.st_mode);
+    return r;
+  }
+  if (int fl = ::fcntl(fd, F_GETFL); fl >= 0) ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
   if (static_cast<size_t>(st.st_size) > max_bytes) {
     ::close(fd);
     r.error = FileError{FileError::Kind::TooLarge, path.string(),

@@ -460,8 +460,6 @@ TEST(ReviewPlanHostile, HumanOutputDoesNotPassTerminalEscapes) {
 }
 
 TEST(ReviewPlanHostile, FifoDoesNotHang) {
-  GTEST_SKIP() << "bug: protocol/fs.cc read_impl opens with O_RDONLY before checking S_ISREG, so a FIFO given as "
-                  "PLAN or FILE blocks in open() forever";
   test::TempDir t;
   stdfs::path fifo = t / "01-PLAN.md";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -488,6 +486,16 @@ TEST(ReviewPlanHostile, FifoDoesNotHang) {
   EXPECT_LT(elapsed, std::chrono::seconds(2)) << "blocked on the FIFO";
   EXPECT_EQ(r.exit_code, 1) << dump(r);
   EXPECT_EQ(pf.exit_code, 1) << dump(pf);
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << dump(r);
+  EXPECT_NE(r.out.find(fifo.string()), std::string::npos) << dump(r);
+}
+
+TEST(ReviewPlanHostile, DevicesAreNotRead) {
+  for (const char* dev : {"/dev/zero", "/dev/null"}) {
+    auto r = run_yolo({"review-plan", dev});
+    EXPECT_EQ(r.exit_code, 1) << dump(r);
+    EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << dump(r);
+  }
 }
 
 // --- log-event ------------------------------------------------------------------
