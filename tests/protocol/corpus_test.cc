@@ -30,6 +30,15 @@ std::optional<stdfs::path> corpus() {
   return std::nullopt;
 }
 
+// Values in a JSON document (every object, array and scalar), as the alias-bomb guard of
+// protocol/frontmatter.cc counts them.
+size_t count_values(const json& j) {
+  size_t n = 1;
+  if (j.is_structured())
+    for (const auto& v : j) n += count_values(v);
+  return n;
+}
+
 std::vector<stdfs::path> all_files(const stdfs::path& root) {
   std::vector<stdfs::path> v;
   for (auto it = stdfs::recursive_directory_iterator(root); it != stdfs::recursive_directory_iterator(); ++it)
@@ -41,7 +50,7 @@ std::vector<stdfs::path> all_files(const stdfs::path& root) {
 TEST(Corpus, EveryMarkdownFileParsesOrIsRefusedPrecisely) {
   auto root = corpus();
   if (!root) GTEST_SKIP() << "corpus not found at YOLO_CORPUS_DIR";
-  size_t md = 0, with_fm = 0, without_fm = 0, refused = 0, other = 0;
+  size_t md = 0, with_fm = 0, without_fm = 0, refused = 0, other = 0, most_values = 0;
   for (const auto& f : all_files(*root)) {
     if (f.extension() != ".md") {
       ++other;
@@ -60,13 +69,20 @@ TEST(Corpus, EveryMarkdownFileParsesOrIsRefusedPrecisely) {
       ++refused;
       EXPECT_GT(fm.error->line, 0) << f << ": refusal without a line number: " << fm.error->message;
       EXPECT_FALSE(fm.error->message.empty()) << f;
+      // The alias-bomb guard (20000 values) never refuses real planning files.
+      EXPECT_EQ(fm.error->message.find("alias bomb"), std::string::npos) << f << ": " << fm.error->message;
+      EXPECT_EQ(fm.error->message.find("expands to more than"), std::string::npos) << f << ": " << fm.error->message;
       continue;
     }
     EXPECT_TRUE(fm.data.is_object()) << f;
+    most_values = std::max(most_values, count_values(fm.data));
     (fm.has_frontmatter ? with_fm : without_fm)++;
   }
   std::cout << "[corpus] " << md << " markdown files: " << with_fm << " with frontmatter, " << without_fm
-            << " without, " << refused << " refused; " << other << " other files\n";
+            << " without, " << refused << " refused; " << other << " other files; at most " << most_values
+            << " values in one frontmatter\n";
+  // A wide margin under the guard's 20000, so real files stay far from it.
+  EXPECT_LT(most_values, 2000u);
   EXPECT_GT(md, 0u);
   EXPECT_EQ(md, with_fm + without_fm + refused);
 }
