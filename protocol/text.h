@@ -18,5 +18,12 @@ std::string tail_lines(std::string_view s, size_t n);
 // True when s is valid UTF-8.
 bool valid_utf8(std::string_view s);
 std::string to_lower(std::string_view s);
+// Text for a terminal: control characters that a terminal would act on are replaced by a
+// visible placeholder, so plan-derived text cannot inject escape sequences. C0 controls
+// except '\n' and '\t' become caret notation (ESC -> "^[", BEL -> "^G", CR -> "^M"), DEL
+// becomes "^?", C1 controls U+0080..U+009F (encoded as C2 80..C2 9F) become "?", and bytes
+// that are not part of valid UTF-8 become "?" (an 8-bit terminal would read 0x9B as CSI).
+// Everything else, including other multi-byte characters, is kept as is.
+std::string sanitize_for_terminal(std::string_view s);
 
 }  // namespace yolo::text

@@ -4,6 +4,7 @@
 #include "protocol/config.h"
 #include "protocol/gates.h"
 #include "protocol/state.h"
+#include "protocol/text.h"
 #include "runner/approvers.h"
 #include "runner/command.h"
 #include "runner/gates_view.h"
@@ -25,15 +26,19 @@ struct Options {
   std::string gate_id, by, feedback;
 };
 
+// Gate messages and errors carry plan paths, feedback and approver output: no control
+// characters reach the terminal.
+std::string safe(const std::string& s) { return text::sanitize_for_terminal(s); }
+
 int fail(const std::string& cmd, const Options& o, const std::string& error, int code = kExitFail) {
   if (o.json) out::json_line({{"ok", false}, {"cmd", cmd}, {"error", error}});
-  out::err(out::sym(out::Sym::Fail) + " " + cmd + ": " + error);
+  out::err(out::sym(out::Sym::Fail) + " " + cmd + ": " + safe(error));
   return code;
 }
 
 Config load_cfg(const stdfs::path& root) {
   auto c = load_config(root);
-  if (!c.ok()) out::err(out::sym(out::Sym::Warn) + " " + c.error + " (using defaults)");
+  if (!c.ok()) out::err(out::sym(out::Sym::Warn) + " " + safe(c.error) + " (using defaults)");
   return c.config;
 }
 
@@ -45,7 +50,7 @@ void tell(const gates::GateRun& r) {
     else if (m.find("Awaiting") != std::string::npos || m.find("waiting") != std::string::npos || m.find("pending") != std::string::npos)
       s = out::Sym::Pause;
     else if (m.rfind("warning", 0) == 0) s = out::Sym::Warn;
-    out::err(out::sym(s) + " " + m);
+    out::err(out::sym(s) + " " + safe(m));
   }
 }
 
@@ -96,7 +101,7 @@ int approve(const Options& o) {
     tell(r);
   } else {
     for (const auto& m : r.messages)
-      out::line(out::sym(approved ? out::Sym::Ok : status == "REJECTED" ? out::Sym::Fail : out::Sym::Pause) + " " + m);
+      out::line(out::sym(approved ? out::Sym::Ok : status == "REJECTED" ? out::Sym::Fail : out::Sym::Pause) + " " + safe(m));
   }
   return approved ? kExitOk : kExitFail;
 }
@@ -111,7 +116,7 @@ int reject(const Options& o) {
   if (!r.ok()) return fail(cmd, o, r.error);
   if (o.json) out::json_line(run_json(cmd, r));
   else
-    for (const auto& m : r.messages) out::line(out::sym(out::Sym::Fail) + " " + m);
+    for (const auto& m : r.messages) out::line(out::sym(out::Sym::Fail) + " " + safe(m));
   return kExitOk;
 }
 

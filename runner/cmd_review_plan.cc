@@ -4,6 +4,7 @@
 #include "protocol/config.h"
 #include "protocol/fs.h"
 #include "protocol/precheck.h"
+#include "protocol/text.h"
 #include "runner/command.h"
 #include "runner/output.h"
 #include "runner/render.h"
@@ -25,7 +26,7 @@ PrecheckOptions options_for(const stdfs::path& near) {
   PrecheckOptions o;
   if (auto root = fs::find_project_root(near)) {
     auto cfg = load_config(*root);
-    if (!cfg.ok()) out::err("⚠ " + cfg.error + " (using defaults)");
+    if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
     o.max_tasks = cfg.config.max_tasks_per_plan;
   }
   return o;
@@ -39,7 +40,7 @@ int run(const Options& o) {
       std::error_code ec;
       if (!stdfs::is_directory(dir, ec)) {
         json e = {{"ok", false}, {"cmd", "review-plan"}, {"verdict", "reject"}, {"error", "phase folder not found: " + dir}};
-        if (human) out::line(out::sym(out::Sym::Fail) + " phase folder not found: " + dir);
+        if (human) out::line(out::sym(out::Sym::Fail) + " phase folder not found: " + text::sanitize_for_terminal(dir));
         else out::json_line(e);
         worst_v = Verdict::Reject;
         continue;

@@ -1,6 +1,7 @@
 // yolo status [--json] [--repo DIR]: phase, waves, each plan's state and review, the
 // approval and the open gates, from .yolo-planning/.execution-state.json.
 #include "protocol/status.h"
+#include "protocol/text.h"
 #include "runner/command.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
@@ -24,7 +25,8 @@ int run(const Options& o) {
   json s = execution_status(*root);
   if (!s.value("ok", false)) {
     if (o.json) out::json_line(s);
-    out::err(out::sym(out::Sym::Fail) + " status: " + s.value("error", std::string("cannot read the state")));
+    out::err(out::sym(out::Sym::Fail) + " status: " +
+             text::sanitize_for_terminal(s.value("error", std::string("cannot read the state"))));
     return kExitFail;
   }
   if (o.json) out::json_line(s);

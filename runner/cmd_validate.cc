@@ -123,11 +123,15 @@ std::string value_at(const json& doc, const std::string& pointer) {
   }
 }
 
+// Paths, pointers (keys of the document) and messages for people: no control characters
+// reach the terminal.
+std::string safe(const std::string& s) { return text::sanitize_for_terminal(s); }
+
 void print_error_lines(const std::vector<schema::Error>& errors, const std::string& indent, const json& doc) {
   for (const auto& e : errors) {
     std::string got = value_at(doc, e.pointer);
-    out::line(indent + out::sym(out::Sym::Fail) + " " + pointer_text(e.pointer) + ": " + e.message +
-              (got.empty() ? "" : " (got " + got + ")"));
+    out::line(indent + out::sym(out::Sym::Fail) + " " + safe(pointer_text(e.pointer)) + ": " + safe(e.message) +
+              (got.empty() ? "" : " (got " + safe(got) + ")"));
   }
 }
 
@@ -140,7 +144,7 @@ std::string known_schemas() {
 // One usage problem (unknown schema or stage): exit 64.
 int usage_error(const Options& o, const std::string& message) {
   if (o.json) out::json_line({{"ok", false}, {"cmd", "validate"}, {"error", message}});
-  else out::err("validate: " + message);
+  else out::err("validate: " + safe(message));
   return kExitUsage;
 }
 
@@ -163,7 +167,7 @@ bool validate_one(const Options& o, const std::string& file) {
     result["valid"] = false;
     result["error"] = l.error;
     if (o.json) out::json_line(result);
-    else out::line(out::sym(out::Sym::Fail) + " " + l.error);
+    else out::line(out::sym(out::Sym::Fail) + " " + safe(l.error));
     return false;
   }
   std::string schema_name = o.schema;
@@ -179,7 +183,7 @@ bool validate_one(const Options& o, const std::string& file) {
       result["valid"] = false;
       result["error"] = msg;
       if (o.json) out::json_line(result);
-      else out::line(out::sym(out::Sym::Fail) + " " + msg);
+      else out::line(out::sym(out::Sym::Fail) + " " + safe(msg));
       return false;
     }
     schema_name = c.schema;
@@ -204,9 +208,9 @@ bool validate_one(const Options& o, const std::string& file) {
   if (o.json) {
     out::json_line(result);
   } else if (valid) {
-    out::line(out::sym(out::Sym::Ok) + " " + file + ": valid " + schema_name);
+    out::line(out::sym(out::Sym::Ok) + " " + safe(file) + ": valid " + schema_name);
   } else {
-    out::line(out::sym(out::Sym::Fail) + " " + file + ": " + std::to_string(errors.size()) +
+    out::line(out::sym(out::Sym::Fail) + " " + safe(file) + ": " + std::to_string(errors.size()) +
               (errors.size() == 1 ? " error" : " errors") + " against " + schema_name);
     print_error_lines(errors, "    ", l.doc);
   }
@@ -258,19 +262,20 @@ int run_stage(const Options& o, const std::string& stage) {
   std::string req;
   for (const auto& r : g.required) req += (req.empty() ? "" : ", ") + r;
   out::line(out::sym(out::Sym::Diamond) + " " + out::bold(g.stage + " gate") + ": requires " + req);
-  for (const auto& e : load_errors) out::line("  " + out::sym(out::Sym::Fail) + " " + e);
+  for (const auto& e : load_errors) out::line("  " + out::sym(out::Sym::Fail) + " " + safe(e));
   for (const auto& r : g.records) {
     if (r.kind.empty()) {
-      out::line("  " + out::sym(out::Sym::Skip) + " " + r.source + ": not a workflow record (ignored)");
+      out::line("  " + out::sym(out::Sym::Skip) + " " + safe(r.source) + ": not a workflow record (ignored)");
     } else if (r.errors.empty()) {
-      out::line("  " + out::sym(out::Sym::Ok) + " " + r.source + ": " + r.kind);
+      out::line("  " + out::sym(out::Sym::Ok) + " " + safe(r.source) + ": " + r.kind);
     } else {
-      out::line("  " + out::sym(out::Sym::Fail) + " " + r.source + ": " + r.kind + ", " + std::to_string(r.errors.size()) +
+      out::line("  " + out::sym(out::Sym::Fail) + " " + safe(r.source) + ": " + r.kind + ", " +
+                std::to_string(r.errors.size()) +
                 (r.errors.size() == 1 ? " error" : " errors"));
       print_error_lines(r.errors, "      ", docs[r.source]);
     }
   }
-  for (const auto& m : g.missing) out::line("  " + out::sym(out::Sym::Fail) + " Missing required: " + m);
+  for (const auto& m : g.missing) out::line("  " + out::sym(out::Sym::Fail) + " Missing required: " + safe(m));
   if (valid) out::line(out::sym(out::Sym::Ok) + " " + g.stage + " gate passed: " + action);
   else out::line(out::sym(out::Sym::Fail) + " " + g.stage + " gate failed: " + action);
   return valid ? kExitOk : kExitFail;

@@ -6,6 +6,7 @@
 #include "protocol/config.h"
 #include "protocol/fs.h"
 #include "protocol/summary.h"
+#include "protocol/text.h"
 #include "runner/command.h"
 #include "runner/git.h"
 #include "runner/output.h"
@@ -28,17 +29,21 @@ out::Sym sym_for(VerifyVerdict v) {
   return v == VerifyVerdict::Pass ? out::Sym::Ok : v == VerifyVerdict::Warn ? out::Sym::Warn : out::Sym::Fail;
 }
 
+// Ids, paths and findings come from the SUMMARY and its plan: no control characters reach
+// the terminal.
+std::string safe(const std::string& s) { return text::sanitize_for_terminal(s); }
+
 std::string render(const SummaryVerdict& v) {
   VerifyVerdict vv = v.verdict();
-  std::string s = out::sym(sym_for(vv)) + " " + out::bold(v.plan_id.empty() ? v.summary_path : v.plan_id) + "  " +
-                  to_string(vv) + "  " + out::dim(v.summary_path + " (" + to_string(v.mode) + ")");
+  std::string s = out::sym(sym_for(vv)) + " " + out::bold(safe(v.plan_id.empty() ? v.summary_path : v.plan_id)) +
+                  "  " + to_string(vv) + "  " + out::dim(safe(v.summary_path) + " (" + to_string(v.mode) + ")");
   for (const auto& c : v.review.checks) {
     out::Sym cs = c.status == "fail" ? out::Sym::Fail : c.status == "warn" ? out::Sym::Warn : out::Sym::Ok;
-    s += "\n  " + out::sym(cs) + " " + c.name;
+    s += "\n  " + out::sym(cs) + " " + safe(c.name);
     for (const auto& f : v.review.findings) {
       if (f.check != c.name) continue;
-      s += "\n      [" + std::string(to_string(f.severity)) + "] " + f.issue;
-      if (!f.suggested_fix.empty()) s += out::dim("  → " + f.suggested_fix);
+      s += "\n      [" + std::string(to_string(f.severity)) + "] " + safe(f.issue);
+      if (!f.suggested_fix.empty()) s += out::dim("  → " + safe(f.suggested_fix));
     }
   }
   return s;
@@ -56,7 +61,7 @@ stdfs::path project_root_for(const stdfs::path& summary) {
 int run(const Options& o) {
   bool human = o.human || (!o.json && out::stdout_is_tty());
   auto usage_error = [&](const std::string& msg) {
-    if (human) out::err(out::sym(out::Sym::Fail) + " verify-summary: " + msg);
+    if (human) out::err(out::sym(out::Sym::Fail) + " verify-summary: " + safe(msg));
     else out::json_line({{"ok", false}, {"cmd", "verify-summary"}, {"verdict", "fail"}, {"error", msg}});
     return kExitUsage;
   };

@@ -114,11 +114,16 @@ class Run {
       j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
       out::json_line(j);
     } else {
-      out::line(out::sym(sym) + " " + human + "  " + out::dim("[" + fmt_secs(elapsed_ms()) + "]"));
+      // Human lines carry plan ids, titles, paths, findings and children's output: no
+      // control characters reach the terminal.
+      out::line(out::sym(sym) + " " + text::sanitize_for_terminal(human) + "  " +
+                out::dim("[" + fmt_secs(elapsed_ms()) + "]"));
     }
   }
-  void note(const std::string& human) {  // extra detail lines for people only
-    if (!o_.json) out::line("    " + human);
+  void note(const std::string& human, bool dim = false) {  // extra detail lines for people only
+    if (o_.json) return;
+    std::string s = text::sanitize_for_terminal(human);
+    out::line("    " + (dim ? out::dim(s) : s));
   }
   void log(const std::string& type, const std::string& plan, json data = json::object()) {
     events::Event e;
@@ -218,8 +223,9 @@ int Run::finish(int code, const std::string& result, const std::string& message)
     out::json_line(j);
   } else if (!message.empty()) {
     Sym s = code == kExecComplete ? Sym::Ok : code == kExecPaused ? Sym::Pause : code == kExecWaitingSummary ? Sym::Diamond : Sym::Fail;
-    if (code == kExecHalted || code == kExecUsage) out::err(out::sym(s) + " " + message);
-    else out::line(out::sym(s) + " " + message);
+    std::string m = text::sanitize_for_terminal(message);
+    if (code == kExecHalted || code == kExecUsage) out::err(out::sym(s) + " " + m);
+    else out::line(out::sym(s) + " " + m);
   }
   return code;
 }
@@ -873,7 +879,7 @@ void Run::on_done(size_t i, SpawnResult r) {
     if (!r.ok()) {
       std::string tail = text::tail_lines(r.err, 5);
       for (const auto& l : text::lines(tail))
-        if (!text::trim(l).empty()) note(out::dim(std::string(l)));
+        if (!text::trim(l).empty()) note(std::string(l), true);
     }
   }
   // wave_end once every plan of the wave is complete or failed.

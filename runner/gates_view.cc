@@ -1,6 +1,7 @@
 #include "runner/gates_view.h"
 
 #include "protocol/fs.h"
+#include "protocol/text.h"
 #include "runner/output.h"
 
 namespace yolo::runner {
@@ -9,11 +10,14 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
+// A value for display. State and gates hold plan-derived text (titles, paths, feedback,
+// approver errors): control characters are made visible, never sent to the terminal.
 std::string str(const json& j, const char* key) {
   if (!j.is_object()) return {};
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return {};
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return text::sanitize_for_terminal(it->is_string() ? it->get<std::string>()
+                                                     : it->dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 std::string pad(std::string s, size_t n) {
@@ -142,7 +146,7 @@ std::string render_status(const json& s) {
   if (!plans.is_array() || plans.empty()) add(out::sym(out::Sym::Skip) + " No plans in the state yet");
   const json& others = s.contains("other_reviews") ? s["other_reviews"] : json();
   if (others.is_object())
-    for (auto& [id, rv] : others.items()) add("  " + out::sym(out::Sym::Skip) + " " + pad(id, 8) + review_text(rv));
+    for (auto& [id, rv] : others.items()) add("  " + out::sym(out::Sym::Skip) + " " + pad(text::sanitize_for_terminal(id), 8) + review_text(rv));
   const json& gl = s.contains("gates") ? s["gates"] : json();
   size_t resolved = 0;
   if (gl.is_array())

@@ -27,6 +27,10 @@ std::string gate_plan_id(const stdfs::path& plan_path) {
 
 namespace {
 
+// Plan ids, paths, reasons and reviewer/architect text come from plans and agents: shown to
+// people without control characters (no terminal escape sequences get through).
+std::string safe(std::string_view s) { return text::sanitize_for_terminal(s); }
+
 std::optional<long long> leading_number(const std::string& s) {
   size_t i = 0;
   long long v = 0;
@@ -71,8 +75,8 @@ class GateObserver : public review::LoopObserver {
   }
 
   void cycle_start(const review::PlanLoopResult& r, int cycle) override {
-    say(out::sym(out::Sym::Diamond) + " Reviewing plan " + out::bold(r.plan_id) + " (cycle " + std::to_string(cycle) + "/" +
-        std::to_string(r.max_cycles) + ")  " + out::dim(rel(o_.root, r.plan_path)));
+    say(out::sym(out::Sym::Diamond) + " Reviewing plan " + out::bold(safe(r.plan_id)) + " (cycle " + std::to_string(cycle) +
+        "/" + std::to_string(r.max_cycles) + ")  " + out::dim(safe(rel(o_.root, r.plan_path))));
   }
 
   void stage1_done(const review::PlanLoopResult&, const review::CycleResult& c) override {
@@ -88,17 +92,17 @@ class GateObserver : public review::LoopObserver {
         list(c.findings);
         break;
       case Source::Fallback:
-        warn(out::sym(out::Sym::Warn) + " Reviewer agent unavailable — falling back to CLI review for plan " + r.plan_id);
-        warn("  " + out::dim(c.reason));
+        warn(out::sym(out::Sym::Warn) + " Reviewer agent unavailable — falling back to CLI review for plan " + safe(r.plan_id));
+        warn("  " + out::dim(safe(c.reason)));
         event("review_agent_fallback", r.plan_id, {{"cycle", c.cycle}, {"reason", c.reason}});
         list(c.findings);
         break;
       case Source::ParseFailure: {
-        warn(out::sym(out::Sym::Fail) + " Reviewer output for plan " + r.plan_id +
+        warn(out::sym(out::Sym::Fail) + " Reviewer output for plan " + safe(r.plan_id) +
              " has no valid VERDICT line — failing closed (reject)");
-        warn("  " + c.reason);
+        warn("  " + safe(c.reason));
         warn("  Last 20 lines of the reviewer's output:");
-        for (auto l : text::lines(c.output_tail)) warn("  │ " + std::string(l));
+        for (auto l : text::lines(c.output_tail)) warn("  │ " + safe(l));
         event("review_parse_failure", r.plan_id, {{"cycle", c.cycle}, {"reason", c.reason}});
         break;
       }
@@ -110,12 +114,12 @@ class GateObserver : public review::LoopObserver {
     }
     if (!c.unparsed.empty()) {
       warn("  " + out::sym(out::Sym::Warn) + " " + plural(c.unparsed.size(), "finding line") + " of the reviewer could not be read:");
-      for (const auto& u : c.unparsed) warn("      line " + std::to_string(u.line) + ": " + u.text + out::dim("  (" + u.reason + ")"));
+      for (const auto& u : c.unparsed) warn("      line " + std::to_string(u.line) + ": " + safe(u.text) + out::dim("  (" + safe(u.reason) + ")"));
     }
     if (!c.escalated.empty()) {
       std::string ids;
       for (const auto& id : c.escalated) ids += (ids.empty() ? "" : ", ") + id;
-      say("  " + out::sym(out::Sym::Fail) + " Escalated (high in 2+ cycles, never approved): " + ids);
+      say("  " + out::sym(out::Sym::Fail) + " Escalated (high in 2+ cycles, never approved): " + safe(ids));
     }
     if (r.loop_entered) {
       event("review_loop_cycle", r.plan_id,
@@ -136,21 +140,21 @@ class GateObserver : public review::LoopObserver {
   }
 
   void architect_start(const review::PlanLoopResult& r, const review::ArchitectRequest& a) override {
-    say("  " + out::sym(out::Sym::Diamond) + " Architect revising plan " + r.plan_id + " (" +
+    say("  " + out::sym(out::Sym::Diamond) + " Architect revising plan " + safe(r.plan_id) + " (" +
         plural(a.delta.size(), "delta finding") + ")");
   }
 
   void architect_done(const review::PlanLoopResult& r, const review::ArchitectAttempt& a) override {
-    if (!a.ran) warn("  " + out::sym(out::Sym::Warn) + " Architect unavailable for plan " + r.plan_id + ": " + a.reason);
+    if (!a.ran) warn("  " + out::sym(out::Sym::Warn) + " Architect unavailable for plan " + safe(r.plan_id) + ": " + safe(a.reason));
     else if (!a.changed)
-      warn("  " + out::sym(out::Sym::Warn) + " Architect left plan " + r.plan_id +
+      warn("  " + out::sym(out::Sym::Warn) + " Architect left plan " + safe(r.plan_id) +
            " unchanged (same content hash) — stopping the loop");
     else say("  " + out::sym(out::Sym::Ok) + " Plan revised");
   }
 
   void plan_end(const review::PlanLoopResult& r) override {
     if (r.interrupted) {
-      warn(out::sym(out::Sym::Fail) + " Review of plan " + r.plan_id + " interrupted");
+      warn(out::sym(out::Sym::Fail) + " Review of plan " + safe(r.plan_id) + " interrupted");
       return;
     }
     if (r.loop_entered)
@@ -160,9 +164,9 @@ class GateObserver : public review::LoopObserver {
     const auto& c = r.last();
     event("review_end", r.plan_id,
           {{"verdict", to_string(r.verdict)}, {"source", review::to_string(c.source)}, {"cycles", r.cycles.size()}});
-    std::string line = out::sym(out::sym_for(r.verdict)) + " " + out::bold(r.plan_id) + ": " + to_string(r.verdict) +
+    std::string line = out::sym(out::sym_for(r.verdict)) + " " + out::bold(safe(r.plan_id)) + ": " + to_string(r.verdict) +
                        " after " + plural(r.cycles.size(), "cycle") + " (" + review::to_string(c.source) + ")";
-    if (!r.passed()) line += " — " + r.stop_reason;
+    if (!r.passed()) line += " — " + safe(r.stop_reason);
     say(line);
     json j = plan_json(r);
     record_final(r, j);
@@ -229,10 +233,10 @@ class GateObserver : public review::LoopObserver {
  private:
   void list(const std::vector<review::ReviewerFinding>& fs) const {
     for (const auto& f : fs) {
-      std::string s = "      [" + std::string(to_string(f.severity)) + "] " + f.id;
-      if (!f.file.empty()) s += " " + f.file;
-      s += " — " + f.description;
-      if (!f.suggestion.empty()) s += out::dim("  → " + f.suggestion);
+      std::string s = "      [" + std::string(to_string(f.severity)) + "] " + safe(f.id);
+      if (!f.file.empty()) s += " " + safe(f.file);
+      s += " — " + safe(f.description);
+      if (!f.suggestion.empty()) s += out::dim("  → " + safe(f.suggestion));
       say(s);
     }
   }
@@ -246,7 +250,7 @@ class GateObserver : public review::LoopObserver {
       return true;
     });
     if (!r.ok()) {
-      out::err(out::sym(out::Sym::Warn) + " review result not recorded: " + r.error);
+      out::err(out::sym(out::Sym::Warn) + " review result not recorded: " + safe(r.error));
       result_.state_errors.push_back(r.error);
     }
   }
@@ -293,7 +297,7 @@ std::string correlation_id_for(const ReviewGateOptions& o, const json& st) {
 ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<review::PlanTarget>& plans, bool is_phase) {
   ReviewGateResult res;
   auto snapshot = state::load(o.root);
-  if (!snapshot.ok()) out::err(out::sym(out::Sym::Warn) + " " + snapshot.error);
+  if (!snapshot.ok()) out::err(out::sym(out::Sym::Warn) + " " + safe(snapshot.error));
   std::string cid = correlation_id_for(o, snapshot.doc);
   GateObserver obs(o, cid, res);
   ReviewerAgent reviewer(o.root, o.config, cid);
@@ -320,8 +324,8 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
                   {"ok", verdict != Verdict::Reject},          {"source", "unchanged"}, {"skipped", true},
                   {"stage1", nullptr},   {"findings", prev->value("findings", json::array())}, {"cycles", 0}};
         if (!o.json)
-          out::line(out::sym(out::Sym::Skip) + " " + out::bold(id) + ": unchanged since its last review (" +
-                    to_string(verdict) + ")  " + out::dim(rel(o.root, t.plan_path.string())));
+          out::line(out::sym(out::Sym::Skip) + " " + out::bold(safe(id)) + ": unchanged since its last review (" +
+                    to_string(verdict) + ")  " + out::dim(safe(rel(o.root, t.plan_path.string()))));
         else out::json_line(j);
         res.plan_lines.push_back(j);
         skipped.emplace_back(id, std::move(j));
@@ -373,14 +377,14 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
     return res;
   }
   out::line("");
-  out::line(out::bold("Review summary") + "  " + out::dim(phase_dir));
+  out::line(out::bold("Review summary") + "  " + out::dim(safe(phase_dir)));
   for (const auto& row : rows) {
     auto v = parse_verdict(row["verdict"].get<std::string>()).value_or(Verdict::Reject);
-    std::string id = row["plan_id"].get<std::string>();
+    std::string id = safe(row["plan_id"].get<std::string>());
     std::string l = "  " + out::sym(out::sym_for(v)) + " " + id + std::string(id.size() < 8 ? 8 - id.size() : 1, ' ') +
                     to_string(v) + std::string(13 - std::string(to_string(v)).size(), ' ') +
                     plural(row["cycles"].get<size_t>(), "cycle") + "  " + row["source"].get<std::string>();
-    if (v == Verdict::Reject && !row["stop_reason"].get<std::string>().empty()) l += "  " + out::dim(row["stop_reason"].get<std::string>());
+    if (v == Verdict::Reject && !row["stop_reason"].get<std::string>().empty()) l += "  " + out::dim(safe(row["stop_reason"].get<std::string>()));
     out::line(l);
   }
   size_t rejected = 0;
@@ -392,8 +396,8 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   if (!acc.empty()) {
     out::line("Accumulated findings (" + std::to_string(acc.size()) + ", de-duplicated by id):");
     for (const auto& f : acc)
-      out::line("  " + f.value("plan_id", "") + " [" + f.value("severity", "") + "] " + f.value("id", "") + " — " +
-                f.value("title", ""));
+      out::line("  " + safe(f.value("plan_id", "")) + " [" + safe(f.value("severity", "")) + "] " + safe(f.value("id", "")) +
+                " — " + safe(f.value("title", "")));
   }
   return res;
 }

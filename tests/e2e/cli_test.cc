@@ -446,8 +446,6 @@ TEST(ReviewPlanHostile, HostileTitleAndShellMetacharacters) {
 }
 
 TEST(ReviewPlanHostile, HumanOutputDoesNotPassTerminalEscapes) {
-  GTEST_SKIP() << "bug: runner/render.cc prints plan-controlled text (ids, dependency names, paths) raw in --human "
-                  "output, so ESC/OSC sequences from a plan reach the terminal";
   test::TempDir t;
   stdfs::path ph = t / ".yolo-planning/phases/01-x";
   test::write_file(ph / "01-PLAN.md",
@@ -457,6 +455,28 @@ TEST(ReviewPlanHostile, HumanOutputDoesNotPassTerminalEscapes) {
   EXPECT_EQ(r.exit_code, 1) << dump(r);
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "raw ESC in human output";
   EXPECT_EQ(r.out.find('\a'), std::string::npos) << "raw BEL in human output";
+  EXPECT_NE(r.out.find("^["), std::string::npos) << "the ESC is shown, as ^[\n" << r.out;
+  // The same plan through --phase: every human line is sanitised.
+  auto p = run_yolo({"review-plan", "--human", "--phase", ph.string()});
+  EXPECT_EQ(p.exit_code, 1) << dump(p);
+  EXPECT_EQ(p.out.find('\x1b'), std::string::npos) << "raw ESC in human output";
+  EXPECT_EQ(p.out.find('\a'), std::string::npos) << "raw BEL in human output";
+  // JSON output keeps the text exactly (escaped by the JSON encoder).
+  auto j = run_yolo({"review-plan", "--json", (ph / "01-PLAN.md").string(), ph.string()});
+  EXPECT_EQ(j.out.find('\x1b'), std::string::npos);
+  EXPECT_NE(j.json_out()["plan_id"].get<std::string>().find('\x1b'), std::string::npos) << j.out;
+}
+
+TEST(ReviewPlanHostile, HumanOutputDoesNotPassC1Controls) {
+  test::TempDir t;
+  stdfs::path ph = t / ".yolo-planning/phases/01-x";
+  // U+009B is CSI for terminals that honour C1 controls; a raw CR could overwrite the line.
+  test::write_file(ph / "01-PLAN.md", "---\nphase: \"1\xc2\x9b" "2J\"\nplan: \"01\\r\"\ntitle: t\nwave: 1\n"
+                                      "depends_on: []\nmust_haves: [a]\n---\n");
+  auto r = run_yolo({"review-plan", "--human", (ph / "01-PLAN.md").string(), ph.string()});
+  EXPECT_LT(r.exit_code, 3) << dump(r);
+  EXPECT_EQ(r.out.find("\xc2\x9b"), std::string::npos) << "raw C1 CSI in human output";
+  EXPECT_EQ(r.out.find('\r'), std::string::npos) << "raw CR in human output";
 }
 
 TEST(ReviewPlanHostile, FifoDoesNotHang) {

@@ -1,0 +1,74 @@
+// protocol/text.h: sanitize_for_terminal keeps plan-derived text from driving the terminal.
+#include <gtest/gtest.h>
+
+#include "protocol/text.h"
+
+namespace yolo {
+namespace {
+
+using text::sanitize_for_terminal;
+
+TEST(SanitizeForTerminal, PlainTextNewlinesAndTabsAreKept) {
+  EXPECT_EQ(sanitize_for_terminal(""), "");
+  EXPECT_EQ(sanitize_for_terminal("Plan 01-02: add the parser"), "Plan 01-02: add the parser");
+  EXPECT_EQ(sanitize_for_terminal("a\nb\tc"), "a\nb\tc");
+}
+
+TEST(SanitizeForTerminal, C0ControlsBecomeCaretNotation) {
+  EXPECT_EQ(sanitize_for_terminal("\x1b[31mred\x1b[0m"), "^[[31mred^[[0m");
+  EXPECT_EQ(sanitize_for_terminal("\x1b]0;title\a"), "^[]0;title^G");
+  EXPECT_EQ(sanitize_for_terminal("over\rwrite"), "over^Mwrite");
+  EXPECT_EQ(sanitize_for_terminal("back\bspace"), "back^Hspace");
+  EXPECT_EQ(sanitize_for_terminal(std::string("nul\0x", 5)), "nul^@x");
+  EXPECT_EQ(sanitize_for_terminal("\x1f"), "^_");
+  EXPECT_EQ(sanitize_for_terminal("del\x7f"), "del^?");
+}
+
+TEST(SanitizeForTerminal, C1ControlsBecomePlaceholders) {
+  EXPECT_EQ(sanitize_for_terminal("\xc2\x9b" "31m"), "?31m");  // U+009B CSI
+  EXPECT_EQ(sanitize_for_terminal("\xc2\x80\xc2\x9f"), "??");   // U+0080, U+009F
+  EXPECT_EQ(sanitize_for_terminal("\xc2\xa0"), "\xc2\xa0");     // U+00A0 is not a control
+}
+
+TEST(SanitizeForTerminal, MultiByteCharactersAreKept) {
+  // Continuation bytes 0x80..0x9F inside characters are not C1 controls.
+  const std::string s = "✓ ⚠ ✗ ◆ ⏸ ○ — → é 日本 😀 \xe2\x80\x9c";  // U+201C has byte 0x80 and 0x9C
+  EXPECT_EQ(sanitize_for_terminal(s), s);
+}
+
+TEST(SanitizeForTerminal, InvalidUtf8BytesBecomePlaceholders) {
+  EXPECT_EQ(sanitize_for_terminal("a\x9b" "b"), "a?b");       // a raw 8-bit CSI
+  EXPECT_EQ(sanitize_for_terminal("\xff\xfe"), "??");
+  EXPECT_EQ(sanitize_for_terminal("\xe2\x9c"), "??");          // truncated sequence
+  EXPECT_EQ(sanitize_for_terminal("\xc0\x9b"), "??");          // overlong encoding
+  EXPECT_TRUE(text::valid_utf8(sanitize_for_terminal("\x1b\xc2\x9b\xff ok ✓")));
+}
+
+TEST(SanitizeForTerminal, NoControlCharacterSurvives) {
+  std::string all;
+  for (int c = 0; c < 256; ++c) all.push_back(static_cast<char>(c));
+  for (int c = 0x80; c < 0xA0; ++c) {
+    all += "\xc2";
+    all.push_back(static_cast<char>(c));
+  }
+  std::string out = sanitize_for_terminal(all);
+  for (size_t i = 0; i < out.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(out[i]);
+    if (c == '\n' || c == '\t') continue;
+    EXPECT_FALSE(c < 0x20 || c == 0x7f) << "byte " << int(c) << " at " << i;
+    if (c == 0xc2 && i + 1 < out.size()) {
+      EXPECT_GE(static_cast<unsigned char>(out[i + 1]), 0xa0);
+    }
+  }
+  EXPECT_TRUE(text::valid_utf8(out));
+}
+
+TEST(Utf8, ValidUtf8StillChecksAsBefore) {
+  EXPECT_TRUE(text::valid_utf8("plain ✓ 😀"));
+  EXPECT_FALSE(text::valid_utf8("\xed\xa0\x80"));  // surrogate
+  EXPECT_FALSE(text::valid_utf8("\xf4\x90\x80\x80"));  // > U+10FFFF
+  EXPECT_FALSE(text::valid_utf8("\x80"));
+}
+
+}  // namespace
+}  // namespace yolo
