@@ -92,13 +92,13 @@ ConfigLoad load_config(const std::filesystem::path& root) {
     if (read.error->kind != fs::FileError::Kind::NotFound) r.error = read.error->message;
     return r;
   }
-  json j = json::parse(read.content, nullptr, false);
-  if (j.is_discarded()) {
+  JsonParse parsed = parse_json_bounded(read.content);
+  if (!parsed.ok()) {
     ConfigLoad r;
-    r.error = path.string() + ": not valid JSON";
+    r.error = path.string() + ": " + parsed.message;
     return r;
   }
-  return config_from_json(j, path.string());
+  return config_from_json(parsed.doc, path.string());
 }
 
 int cost_weight(const std::string& model) {

@@ -595,8 +595,13 @@ ApproverVerdict parse_verdict(std::string_view out) {
     if (t.size() > 200) s += "…";
     return s.empty() ? std::string("(nothing)") : "'" + s + "'";
   };
-  json j = json::parse(t.begin(), t.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  JsonParse parsed = parse_json_bounded(t);
+  if (parsed.problem == JsonParse::Problem::TooDeep) {
+    v.error = "approver verdict refused: " + parsed.message;
+    return v;
+  }
+  const json& j = parsed.doc;
+  if (!parsed.ok() || !j.is_object()) {
     v.error = "approver printed no JSON verdict {\"decision\": ...}: " + snippet();
     return v;
   }

@@ -70,20 +70,20 @@ LoadResult load_impl(const std::filesystem::path& root) {
     return r;
   }
   r.exists = true;
-  json doc = json::parse(read.content, nullptr, false);
-  if (doc.is_discarded()) {
-    r.error = path.string() + ": not valid JSON; the runner will not overwrite it";
+  JsonParse parsed = parse_json_bounded(read.content);
+  if (!parsed.ok()) {
+    r.error = path.string() + ": " + parsed.message + "; the runner will not overwrite it";
     r.kept_copy = keep_copy(path, read.content);
     r.error += " (copy kept at " + r.kept_copy + ")";
     return r;
   }
-  if (std::string v = validate(doc); !v.empty()) {
+  if (std::string v = validate(parsed.doc); !v.empty()) {
     r.error = path.string() + ": does not match schema execution-state: " + v;
     r.kept_copy = keep_copy(path, read.content);
     r.error += " (copy kept at " + r.kept_copy + ")";
     return r;
   }
-  r.doc = std::move(doc);
+  r.doc = std::move(parsed.doc);
   return r;
 }
 

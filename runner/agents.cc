@@ -30,9 +30,10 @@ std::string agent_model(const stdfs::path& root, const Config& cfg, const std::s
     if (read.error->kind != fs::FileError::Kind::NotFound && warning) *warning = read.error->message + " (using sonnet)";
     return "sonnet";
   }
-  json profiles = json::parse(read.content, nullptr, false);
-  if (profiles.is_discarded()) {
-    if (warning) *warning = profiles_path.string() + ": not valid JSON (using sonnet)";
+  JsonParse parsed = parse_json_bounded(read.content);
+  const json& profiles = parsed.doc;
+  if (!parsed.ok()) {
+    if (warning) *warning = profiles_path.string() + ": " + parsed.message + " (using sonnet)";
     return "sonnet";
   }
   ModelChoice c = resolve_model(agent, cfg.raw, profiles);

@@ -26,7 +26,7 @@ std::optional<long long> as_int(const std::string& s) {
 json read_json_file(const std::filesystem::path& p) {
   auto r = fs::read_text(p);
   if (!r.ok()) return nullptr;
-  return json::parse(r.content, nullptr, false);
+  return parse_json_bounded(r.content).doc;  // discarded when broken or nested too deep
 }
 
 int run(const Options& o) {

@@ -20,9 +20,10 @@ bool read_json(const std::string& path, json& out) {
     out::err("resolve-model: " + r.error->message);
     return false;
   }
-  out = json::parse(r.content, nullptr, false);
-  if (out.is_discarded()) {
-    out::err("resolve-model: " + path + ": not valid JSON");
+  JsonParse parsed = parse_json_bounded(r.content);
+  out = std::move(parsed.doc);
+  if (!parsed.ok()) {
+    out::err("resolve-model: " + path + ": " + parsed.message);
     return false;
   }
   return true;
@@ -66,7 +67,7 @@ struct TurnsOptions {
 
 int run_turns(const TurnsOptions& o) {
   json config = nullptr;
-  if (auto r = fs::read_text(o.config); r.ok()) config = json::parse(r.content, nullptr, false);
+  if (auto r = fs::read_text(o.config); r.ok()) config = parse_json_bounded(r.content).doc;
   if (config.is_discarded() || !config.is_object()) config = nullptr;  // defaults
   TurnsChoice t = resolve_turns(o.agent, config, o.effort);
   if (!t.error.empty()) {

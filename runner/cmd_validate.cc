@@ -38,32 +38,6 @@ bool is_markdown(const std::string& path) {
   return ext == ".md" || ext == ".markdown";
 }
 
-// Nesting limit for JSON input, as for YAML frontmatter: copying or printing a document
-// nested hundreds of thousands deep recurses that deep and would overflow the stack.
-constexpr int kMaxJsonDepth = 64;
-
-// The 1-based line where the text first nests deeper than max_depth, or 0 when it does not.
-int too_deep_at(std::string_view text, int max_depth) {
-  int depth = 0, line = 1;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (c == '\n') ++line;
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return line;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return 0;
-}
-
 Loaded load(const std::string& path) {
   Loaded l;
   auto read = fs::read_text(path);
@@ -86,17 +60,16 @@ Loaded load(const std::string& path) {
     }
     return l;
   }
-  if (int line = too_deep_at(read.content, kMaxJsonDepth)) {
-    l.error = path + ":" + std::to_string(line) + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
-    return l;
-  }
-  try {
-    l.doc = json::parse(read.content);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> drop the tag
-    if (auto p = what.find("] "); p != std::string::npos && what.front() == '[') what = what.substr(p + 2);
-    l.error = path + ": not valid JSON: " + what;
+  // Bounded like YAML frontmatter: a document nested hundreds of thousands deep would
+  // overflow the stack when copied, printed or validated.
+  JsonParse parsed = parse_json_bounded(read.content);
+  if (parsed.problem == JsonParse::Problem::TooDeep) {
+    l.error = path + ":" + std::to_string(parsed.line) + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+              " levels";
+  } else if (!parsed.ok()) {
+    l.error = path + ": " + parsed.message;
+  } else {
+    l.doc = std::move(parsed.doc);
   }
   return l;
 }

@@ -435,8 +435,8 @@ int Run::review_gate() {
   }
   json detail = json::array();
   for (const auto& l : text::lines(r.out)) {
-    json j = json::parse(l, nullptr, false);
-    if (!j.is_discarded()) detail.push_back(j);
+    JsonParse j = parse_json_bounded(l);
+    if (j.ok()) detail.push_back(std::move(j.doc));
   }
   if (verdict == "reject") {
     emit("review_gate", {{"status", "rejected"}, {"verdict", verdict}, {"review", detail}}, Sym::Fail,

@@ -69,25 +69,6 @@ json result_response(const json& id, json result) {
   return json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
 }
 
-int json_depth(std::string_view s, int limit) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : s) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > max_depth) max_depth = depth;
-      if (max_depth > limit) return limit + 1;
-    } else if ((c == ']' || c == '}') && depth > 0) --depth;
-  }
-  return max_depth;
-}
-
 std::string dump_line(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 Server::Server(std::filesystem::path root, Limits limits) : root_(std::move(root)), limits_(limits) {}
@@ -109,20 +90,17 @@ std::optional<std::string> Server::handle_message(std::string_view raw) {
       return dump_line(error_response(nullptr, kParseError, "Parse error: the message is not valid UTF-8"));
     if (msg.find('\0') != std::string_view::npos)
       return dump_line(error_response(nullptr, kParseError, "Parse error: the message holds a NUL byte"));
-    if (json_depth(msg, limits_.max_depth) > limits_.max_depth)
+    JsonParse parsed = parse_json_bounded(msg, limits_.max_depth);
+    if (parsed.problem == JsonParse::Problem::TooDeep)
       return dump_line(error_response(nullptr, kInvalidRequest,
                                       "Invalid Request: JSON nested deeper than " + std::to_string(limits_.max_depth) +
                                           " levels is refused"));
-    json doc;
-    try {
-      doc = json::parse(msg);
-    } catch (const json::parse_error& e) {
-      return dump_line(error_response(nullptr, kParseError, "Parse error: the message is not valid JSON",
-                                      json{{"detail", clip(e.what())}, {"byte", e.byte}}));
-    } catch (const json::exception& e) {
-      return dump_line(error_response(nullptr, kParseError, "Parse error: the message is not valid JSON",
-                                      json{{"detail", clip(e.what())}}));
+    if (!parsed.ok()) {
+      json detail = {{"detail", clip(parsed.message)}};
+      if (parsed.byte) detail["byte"] = parsed.byte;
+      return dump_line(error_response(nullptr, kParseError, "Parse error: the message is not valid JSON", detail));
     }
+    json doc = std::move(parsed.doc);
     if (doc.is_array()) {
       if (!initialized_ || modern())
         return dump_line(error_response(nullptr, kInvalidRequest,

@@ -72,9 +72,6 @@ class Server {
 // Helpers, exposed for tests.
 json error_response(const json& id, int code, const std::string& message, const json& data = nullptr);
 json result_response(const json& id, json result);
-// Max nesting depth of arrays/objects in text, scanning outside strings; stops counting
-// once limit is exceeded (returns limit + 1).
-int json_depth(std::string_view text, int limit);
 // One line of JSON for the wire: invalid UTF-8 in strings is replaced, never thrown.
 std::string dump_line(const json& j);
 
