@@ -1,12 +1,16 @@
 #include "protocol/state.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <climits>
 #include <cstring>
+#include <string_view>
 
 #include "protocol/clock.h"
 #include "protocol/fs.h"
@@ -45,6 +49,22 @@ class FileLock {
   int fd_ = -1;
   std::string error_;
 };
+
+// The pid in a temp file name `.<file>.tmp.<pid>.<n>` of fs::write_atomic, or 0.
+pid_t temp_file_writer(std::string_view name) {
+  if (name.size() < 2 || name.front() != '.') return 0;
+  size_t at = name.rfind(".tmp.");
+  if (at == std::string_view::npos || at < 2) return 0;
+  std::string_view rest = name.substr(at + 5);
+  size_t dot = rest.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) return 0;
+  for (char c : rest.substr(dot + 1))
+    if (c < '0' || c > '9') return 0;
+  long long pid = 0;
+  auto [p, ec] = std::from_chars(rest.data(), rest.data() + dot, pid);
+  if (ec != std::errc() || p != rest.data() + dot || pid <= 0 || pid > INT_MAX) return 0;
+  return static_cast<pid_t>(pid);
+}
 
 std::string keep_copy(const std::filesystem::path& path, const std::string& content) {
   std::string stamp = now_iso8601();
@@ -102,6 +122,22 @@ std::string validate(const json& doc) {
 
 LoadResult load(const std::filesystem::path& root) { return load_impl(root); }
 
+size_t remove_stale_temp_files(const std::filesystem::path& dir) {
+  size_t removed = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    pid_t pid = temp_file_writer(it->path().filename().string());
+    if (pid == 0) continue;
+    // Alive (or someone else's: EPERM) => its writer may still rename it into place.
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code tec;
+    auto st = it->symlink_status(tec);
+    if (tec || !std::filesystem::is_regular_file(st)) continue;
+    if (std::filesystem::remove(it->path(), tec)) ++removed;
+  }
+  return removed;
+}
+
 UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn) {
   UpdateResult r;
   std::error_code ec;
@@ -114,6 +150,8 @@ UpdateResult update(const std::filesystem::path& root, const std::function<bool(
     r.error = lock.error();
     return r;
   }
+  // Writers that died between creating their temp file and renaming it leave it behind.
+  remove_stale_temp_files(root / ".yolo-planning");
   LoadResult cur = load_impl(root);
   if (!cur.ok()) {
     r.error = cur.error;

@@ -39,6 +39,13 @@ struct UpdateResult {
 // invalid result is never written. A broken existing file is never overwritten.
 UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn);
 
+// Removes the temp files of fs::write_atomic (`.<file>.tmp.<pid>.<n>`) in dir whose writer
+// process is gone (kill(pid, 0) says ESRCH): a writer that died between creating its temp
+// file and renaming it leaves one behind. Temp files of live processes, folders and
+// anything not named that way are left alone. Returns how many were removed. update() does
+// this for .yolo-planning/ while it holds the lock.
+size_t remove_stale_temp_files(const std::filesystem::path& dir);
+
 // Validates a state document; empty string when valid, else "pointer: message; ...".
 std::string validate(const json& doc);
 
