@@ -327,6 +327,7 @@ class Watcher {
     auto before = fs::read_bytes(state::state_path(o_.root), 64u << 20);
     if (state_cached_ && before.ok() && before.content == state_bytes_) return;
     state_cached_ = false;
+    std::string().swap(state_bytes_);  // a peak of one state text less while loading
     auto s = state::load(o_.root);
     if (!s.ok()) {
       if (s.error != last_state_error_)
@@ -358,6 +359,7 @@ class Watcher {
     }
     // Remember the bytes only when the file read the same on both sides of the load, so
     // what was loaded is what they say.
+    s.doc = json();  // done with it: no parsed state and two texts in memory at once
     auto after = fs::read_bytes(state::state_path(o_.root), 64u << 20);
     if (before.ok() && after.ok() && after.content == before.content) {
       state_bytes_ = std::move(before.content);
