@@ -7,6 +7,7 @@
 #include "runner/command.h"
 #include "runner/executor.h"
 #include "runner/output.h"
+#include "runner/watcher.h"
 
 namespace yolo::runner {
 namespace {
@@ -19,6 +20,8 @@ struct Options {
   std::string repo;
   bool review = false;
   bool json = false;
+  bool watch = false;
+  int debounce_ms = -1;
 };
 
 int run(const Options& o) {
@@ -34,13 +37,26 @@ int run(const Options& o) {
     out::err("execute: no .yolo-planning folder in " + start.string() + " or above");
     return kExecHalted;
   }
+  if (o.watch) {
+    // Run, then keep running: the watcher re-runs `yolo execute` whenever a plan, an approval
+    // or a SUMMARY changes what it can do, until SIGINT/SIGTERM.
+    WatchOptions w;
+    w.root = *root;
+    w.self_exe = self_exe();
+    w.json = o.json;
+    w.drive_execution = true;
+    w.debounce_ms = o.debounce_ms;
+    if (!o.phase.empty()) w.execute_args.push_back(o.phase);
+    if (!o.plan.empty()) w.execute_args.insert(w.execute_args.end(), {"--plan", o.plan});
+    if (o.review) w.execute_args.push_back("--review");
+    return run_watch(w);
+  }
   e.root = *root;
   e.phase = o.phase;
   e.only_plan = o.plan;
   e.review = o.review;
   e.json = o.json;
-  stdfs::path self = stdfs::read_symlink("/proc/self/exe", ec);
-  e.self_exe = ec ? std::string("yolo") : self.string();
+  e.self_exe = self_exe();
   return execute(e);
 }
 
@@ -55,6 +71,10 @@ const CommandRegistrar reg{Command{
       sub.add_flag("--review", o->review, "Run the review gate (as review_gate: always)");
       sub.add_flag("--json", o->json, "JSON lines of events, then a result object");
       sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
+      sub.add_flag("--watch", o->watch,
+                   "Keep running: re-review changed plans, resume when an approval lands, start the next wave when "
+                   "SUMMARY files complete one (as `yolo watch --execute`; stop with Ctrl-C)");
+      sub.add_option("--debounce-ms", o->debounce_ms, "With --watch: settle time after a burst of events (default: config watch.debounce_ms, 20)");
       return [o] { return run(*o); };
     }}};
 

@@ -1,8 +1,4 @@
 // yolo watch [REPO]: react live to .yolo-planning changes (issue 5).
-#include <unistd.h>
-
-#include <climits>
-
 #include "protocol/fs.h"
 #include "runner/command.h"
 #include "runner/output.h"
@@ -10,12 +6,6 @@
 
 namespace yolo::runner {
 namespace {
-
-std::string self_exe() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("yolo");
-}
 
 struct Options {
   std::string repo;

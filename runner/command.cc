@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 namespace yolo::runner {
@@ -12,6 +13,12 @@ std::vector<Command>& registry() {
   return r;
 }
 }  // namespace
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("yolo") : p.string();
+}
 
 void register_command(Command c) { registry().push_back(std::move(c)); }
 

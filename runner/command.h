@@ -27,6 +27,10 @@ struct CommandRegistrar {
   explicit CommandRegistrar(Command c) { register_command(std::move(c)); }
 };
 
+// Absolute path of the running `yolo` binary (children and hooks run this same binary);
+// "yolo" (found on PATH) when it cannot be read.
+std::string self_exe();
+
 // Builds the CLI, parses argv and runs the chosen command. Returns the exit code.
 int run_cli(int argc, char** argv);
 

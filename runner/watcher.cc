@@ -470,7 +470,9 @@ class Watcher {
     if (!force && !driving()) return;
     exec_rerun_ = false;
     auto t0 = Clock::now();
-    exec_proc_ = Process::start(&loop_, child({"execute", "--json"}), [this, t0](SpawnResult r) {
+    std::vector<std::string> args{"execute", "--json"};
+    args.insert(args.end(), o_.execute_args.begin(), o_.execute_args.end());
+    exec_proc_ = Process::start(&loop_, child(std::move(args)), [this, t0](SpawnResult r) {
       if (stopping_) return maybe_finish_shutdown();
       on_execute_done(std::move(r), ms_since(t0));
     });

@@ -7,6 +7,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace yolo::runner {
 
@@ -17,6 +18,7 @@ struct WatchOptions {
   bool drive_execution = false; // run `yolo execute` as inputs change (execute --watch)
   int debounce_ms = -1;         // <0: config watch.debounce_ms
   bool review = true;           // review changed plans
+  std::vector<std::string> execute_args;  // extra arguments for each `yolo execute` child (PHASE, --plan, --review)
 };
 
 // Runs until SIGINT/SIGTERM. Returns the exit code.

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -448,6 +450,80 @@ TEST_F(ExecuteTest, InterruptStopsRunningExecutorsAndLeavesTheirPlansPending) {
   EXPECT_TRUE(gone);
   EXPECT_EQ(plan_status("01-01"), "pending");
   EXPECT_EQ(state()["plans"][0]["error"], "interrupted");
+}
+
+// `yolo execute --watch`: the watcher drives execute; nothing is typed but the approval.
+class ExecuteWatchTest : public ExecuteTest {
+ protected:
+  std::unique_ptr<BgProcess> w;
+  void start_watch() {
+    ::setenv("YOLO_EXEC_LOG", log_path().c_str(), 1);
+    w = std::make_unique<BgProcess>(std::vector<std::string>{yolo_bin(), "execute", "--watch", "--json"}, repo());
+    ::unsetenv("YOLO_EXEC_LOG");
+  }
+  // The exit code of the first `execute` run after which `done()` holds, or fails the test.
+  // The watcher may run execute more than once for one change (an approval that execute
+  // wrote itself is seen mid-run and queues a rerun): a test waits for the outcome, not for
+  // a count of runs.
+  int execute_until(const std::function<bool()>& done) {
+    using namespace std::chrono;
+    auto deadline = steady_clock::now() + 30s;
+    while (steady_clock::now() < deadline) {
+      auto left = duration_cast<milliseconds>(deadline - steady_clock::now());
+      auto ev = w->wait_for([](const json& j) { return j.value("event", "") == "execute_done"; }, left);
+      if (!ev) break;
+      if (done()) return (*ev)["exit_code"].get<int>();
+    }
+    ADD_FAILURE() << "no execute run reached the expected state; stderr: " << w->stderr_text();
+    return -100;
+  }
+  void TearDown() override {
+    using namespace std::chrono_literals;
+    if (w) {
+      w->signal(SIGTERM);
+      EXPECT_EQ(w->wait_exit(5s), 0) << w->stderr_text();
+      if (HasFailure())
+        for (const auto& j : w->seen) std::cerr << "watch: " << j.dump() << "\n";
+    }
+  }
+};
+
+TEST_F(ExecuteWatchTest, AnApprovalResumesTheRunAtOnce) {
+  using namespace std::chrono_literals;
+  use_executor("executor-ok");
+  set_config({{"approvers", {{"vision", "manual"}}}});
+  start_watch();
+  ASSERT_EQ(execute_until([&] { return state()["status"] == "awaiting_approval"; }), 3);  // paused at the vision gate
+  EXPECT_FALSE(stdfs::exists(log_path()));
+  // A person approves from another terminal; nothing else is typed.
+  auto a = yolo({"approve", "--by", "tester"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  auto approved = w->wait_for([](const json& j) { return j.value("event", "") == "approved"; }, 20s);
+  ASSERT_TRUE(approved.has_value()) << w->stderr_text();
+  EXPECT_EQ((*approved)["approved_by"], "tester");
+  EXPECT_EQ(execute_until([&] { return state()["status"] == "complete"; }), 0);
+  EXPECT_EQ(exec_log().size(), 4u);  // every plan ran exactly once
+}
+
+TEST_F(ExecuteWatchTest, ASummaryAdvancesTheWave) {
+  set_config({{"executor", nullptr}});  // a person or an outside agent does the work
+  start_watch();
+  ASSERT_EQ(execute_until([&] { return plan_status("01-01") == "ready"; }), 4);
+  EXPECT_EQ(plan_status("01-02"), "pending");
+  write_summary_by_hand("01");  // wave 1 done: wave 2 (01-02, 01-03) becomes ready
+  EXPECT_EQ(execute_until([&] { return plan_status("01-01") == "complete"; }), 4);
+  EXPECT_EQ(plan_status("01-02"), "ready");
+  EXPECT_EQ(plan_status("01-03"), "ready");
+  EXPECT_EQ(plan_status("01-04"), "pending");
+  write_summary_by_hand("02");  // half of wave 2: wave 3 must not start
+  EXPECT_EQ(execute_until([&] { return plan_status("01-02") == "complete"; }), 4);
+  EXPECT_EQ(plan_status("01-04"), "pending");
+  write_summary_by_hand("03");
+  EXPECT_EQ(execute_until([&] { return plan_status("01-03") == "complete"; }), 4);
+  EXPECT_EQ(plan_status("01-04"), "ready");
+  write_summary_by_hand("04");
+  EXPECT_EQ(execute_until([&] { return state()["status"] == "complete"; }), 0);
+  EXPECT_EQ(plan_status("01-04"), "complete");
 }
 
 }  // namespace
