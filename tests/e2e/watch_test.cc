@@ -267,5 +267,52 @@ TEST_F(Watch, SigtermStopsChildrenAndExitsWithinASecond) {
   w.reset();
 }
 
+TEST_F(Watch, RoadmapWrittenOpensTheVisionGateAndAnApprovalIsSeen) {
+  write_file(planning() / "config.json", R"({"approvers": {"vision": "manual"}})");
+  start();
+  write_file(planning() / "ROADMAP.md", "# Roadmap\n\nShip the thing.\n");
+  auto waiting = w->wait_for([](const json& j) { return j.value("event", "") == "awaiting_approval"; }, 20s);
+  ASSERT_TRUE(waiting) << w->stderr_text();
+  EXPECT_EQ((*waiting)["plan_path"], ".yolo-planning/ROADMAP.md");
+  auto state = json::parse(read_file(planning() / ".execution-state.json"));
+  EXPECT_EQ(state["status"], "awaiting_approval");
+  EXPECT_EQ(state["approval"]["approved"], false);
+  // A person approves in another terminal: the watcher says so.
+  auto r = run_yolo({"approve", "--by", "reader"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto approved = w->wait_for([](const json& j) { return j.value("event", "") == "approved"; }, 20s);
+  ASSERT_TRUE(approved) << w->stderr_text();
+  EXPECT_EQ((*approved)["approved_by"], "reader");
+}
+
+TEST_F(Watch, AChangeDuringAReviewQueuesBehindItNeverTwoReviewersAtOnce) {
+  // A slow reviewer that logs when it starts and ends (the script is fixed text; the plan
+  // path reaches it as $1, an argv element).
+  stdfs::path log = dir / "reviewer.log";
+  std::string script = "echo start >> " + log.string() + "; sleep 0.6; echo end >> " + log.string() +
+                       "; echo 'VERDICT: approve'";
+  write_file(planning() / "config.json",
+             json{{"reviewer", {{"command", {"sh", "-c", script, "reviewer", "{plan_path}"}}, {"timeout_ms", 20000}}}}.dump());
+  start();
+  // The first reconcile reviews both plans (slowly): wait for it before editing.
+  while (count(w->seen, "reviewed") < 2)
+    ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "reviewed"; }, 20s)) << w->stderr_text();
+  stdfs::remove(log);
+  rename_save(plan1(), plan_text("01", "01", "First edit"));
+  // The review of the first edit is running: edit again.
+  for (int i = 0; i < 200 && !stdfs::exists(log); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(stdfs::exists(log)) << "the reviewer never started; stderr: " << w->stderr_text();
+  std::string last = plan_text("01", "01", "Second edit");
+  rename_save(plan1(), last);
+  // Two reviews of 01-01, one after the other.
+  for (int n = 0; n < 2; ++n)
+    ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "01-01"; }, 20s))
+        << "review " << n + 1 << " missing; stderr: " << w->stderr_text();
+  settle();
+  EXPECT_EQ(read_file(log), "start\nend\nstart\nend\n") << "reviewers overlapped";
+  auto state = json::parse(read_file(planning() / ".execution-state.json"));
+  EXPECT_EQ(state["reviews"]["01-01"]["hash"], json(yolo::sha256_hex(last))) << "the last review is not of the final content";
+}
+
 }  // namespace
 }  // namespace yolo::test
