@@ -68,7 +68,7 @@ const CommandRegistrar reg{Command{
       auto o = std::make_shared<Options>();
       sub.add_option("PHASE", o->phase, "Phase number or folder name under .yolo-planning/phases (default: the first not complete)");
       sub.add_option("--plan", o->plan, "Only this plan (NN or PHASE-NN); its dependencies must be complete");
-      sub.add_flag("--review", o->review, "Run the review gate (as review_gate: always)");
+      sub.add_flag("--review", o->review, "Run the review gate (as review_gate: always); review_gate: never still skips it");
       sub.add_flag("--json", o->json, "JSON lines of events, then a result object");
       sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--watch", o->watch,

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -36,12 +35,6 @@ namespace stdfs = std::filesystem;
 
 const char* const kHooks[] = {"post-checkout", "post-merge", "post-rewrite", "pre-commit"};
 const char* const kMarker = "# installed by yolo-runner (yolo hooks install)";
-
-std::string self_exe() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("yolo");
-}
 
 // The repository a hook (or `git --git-dir/--work-tree`) is working on, as git exported it,
 // made absolute. The runner's own git questions about that repository keep it: a partial
@@ -282,7 +275,7 @@ int pre_commit(const std::vector<std::string>& files) {
         std::string f = d.out.substr(start, z == std::string::npos ? std::string::npos : z - start);
         start = z == std::string::npos ? d.out.size() : z + 1;
         if (!f.empty())
-          out::err(out::sym(out::Sym::Warn) + " " + f +
+          out::err(out::sym(out::Sym::Warn) + " " + text::sanitize_for_terminal(f) +
                    " has unstaged changes: the review reads the file as it is now, not the staged version (git add it)");
       }
     }
@@ -296,16 +289,16 @@ int pre_commit(const std::vector<std::string>& files) {
     // commit would keep the staged, rejected text while the rewrite passed the review).
     auto r = run_yolo_child(*root, {exe, "review", p.string(), "--json", "--max-cycles", "1"});
     if (r.outcome == SpawnResult::Outcome::Exited && r.exit_code == 1) {
-      out::err(out::sym(out::Sym::Fail) + " " + p.string() + " was rejected by the review gate");
+      out::err(out::sym(out::Sym::Fail) + " " + text::sanitize_for_terminal(p.string()) + " was rejected by the review gate");
       auto why = finding_lines(r.out);
-      for (size_t i = 0; i < why.size() && i < 10; ++i) out::err("    " + why[i]);
+      for (size_t i = 0; i < why.size() && i < 10; ++i) out::err("    " + text::sanitize_for_terminal(why[i]));
       if (why.size() > 10) out::err("    ... and " + std::to_string(why.size() - 10) + " more");
       out::err("  see why with:\n    yolo review " + quote_sh(p.string()));
       worst = 1;
     } else if (!(r.outcome == SpawnResult::Outcome::Exited && (r.exit_code == 0 || r.exit_code == 2))) {
       std::string detail = trimmed(r.err);
-      out::err(out::sym(out::Sym::Fail) + " review of " + p.string() + " could not run: " + r.describe() +
-               (detail.empty() ? "" : "\n    " + detail));
+      out::err(out::sym(out::Sym::Fail) + " review of " + text::sanitize_for_terminal(p.string()) + " could not run: " +
+               r.describe() + (detail.empty() ? "" : "\n    " + text::sanitize_for_terminal(detail)));
       worst = 1;
     }
   }

@@ -14,6 +14,7 @@ struct Options {
   std::string type;
   std::string phase;
   std::vector<std::string> rest;
+  bool json = false;  // output is JSON either way
 };
 
 std::optional<long long> as_int(const std::string& s) {
@@ -86,6 +87,7 @@ const CommandRegistrar reg{Command{
       sub.add_option("TYPE", o->type, "Event type")->required();
       sub.add_option("PHASE", o->phase, "Phase number")->required();
       sub.add_option("ARGS", o->rest, "[PLAN] [key=value ...]");
+      sub.add_flag("--json", o->json, "Accepted for uniformity: the output is always JSON");
       return [o] { return run(*o); };
     }}};
 

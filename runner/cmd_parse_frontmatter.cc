@@ -36,7 +36,9 @@ const CommandRegistrar reg{Command{"parse-frontmatter", "Print a Markdown file's
                                    [](CLI::App& sub) {
                                      auto file = std::make_shared<std::string>();
                                      sub.add_option("FILE", *file, "Markdown file")->required();
-                                     return [file] { return run(*file); };
+                                     auto as_json = std::make_shared<bool>(false);
+                                     sub.add_flag("--json", *as_json, "Accepted for uniformity: the output is always JSON");
+                                     return [file, as_json] { return run(*file); };
                                    }}};
 
 }  // namespace

@@ -11,7 +11,11 @@ namespace yolo::out {
 bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }
 
 bool color_enabled() {
-  static const bool on = stdout_is_tty() && std::getenv("NO_COLOR") == nullptr;
+  // no-color.org: NO_COLOR set to a non-empty value turns colour off; empty counts as unset.
+  static const bool on = [] {
+    const char* nc = std::getenv("NO_COLOR");
+    return stdout_is_tty() && (nc == nullptr || *nc == '\0');
+  }();
   return on;
 }
 

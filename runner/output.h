@@ -11,7 +11,7 @@ namespace yolo::out {
 enum class Sym { Ok, Warn, Fail, Diamond, Pause, Skip };
 
 bool stdout_is_tty();
-bool color_enabled();  // stdout is a TTY and NO_COLOR is unset
+bool color_enabled();  // stdout is a TTY and NO_COLOR is unset or empty
 // The symbol (✓ ⚠ ✗ ◆ ⏸ ○), coloured when colour is enabled.
 std::string sym(Sym s);
 std::string bold(const std::string& s);

@@ -61,7 +61,7 @@ class Watcher {
       return 1;
     }
     auto cfg = load_config(o_.root);
-    if (!cfg.ok()) out::err("⚠ " + cfg.error + " (using defaults)");
+    if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
     config_ = cfg.config;
     debounce_ms_ = o_.debounce_ms >= 0 ? o_.debounce_ms : config_.debounce_ms;
     if (debounce_ms_ < 0) debounce_ms_ = 0;
@@ -93,7 +93,7 @@ class Watcher {
     roadmap_hash_ = hash_file(planning_ / "ROADMAP.md");
     full_rescan_ = true;
     reconcile(/*initial=*/true);
-    emit(out::sym(out::Sym::Diamond) + " watching " + planning_.string() + ": " + std::to_string(dir_watch_->watch_count()) +
+    emit(out::Sym::Diamond, "watching " + planning_.string() + ": " + std::to_string(dir_watch_->watch_count()) +
              " folders, " + std::to_string(plan_hash_.size()) + " plans (ready in " + fmt_ms(ms_since(t0)) + ", debounce " +
              std::to_string(debounce_ms_) + " ms)",
          {{"event", "ready"}, {"root", o_.root.string()}, {"folders", dir_watch_->watch_count()},
@@ -105,7 +105,7 @@ class Watcher {
     uv_walk(&loop_, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
-    emit(out::sym(out::Sym::Skip) + " watch stopped", {{"event", "stopped"}});
+    emit(out::Sym::Skip, "watch stopped", {{"event", "stopped"}});
     return 0;
   }
 
@@ -135,12 +135,15 @@ class Watcher {
   }
 
   // --- output --------------------------------------------------------------
-  void emit(const std::string& human, json j) {
+  // One reaction: a line for people (the symbol, then `msg` with control characters made
+  // visible: plan ids, paths and children's stderr come from files anyone can write), or
+  // the JSON line.
+  void emit(out::Sym s, const std::string& msg, json j) {
     if (o_.json) {
       j["ts"] = now_iso8601();
       out::json_line(j);
     } else {
-      out::line(human);
+      out::line(out::sym(s) + " " + text::sanitize_for_terminal(msg));
     }
   }
 
@@ -187,7 +190,7 @@ class Watcher {
   }
 
   void request_rescan(const std::string& why) {
-    emit(out::sym(out::Sym::Warn) + " rescanning everything: " + why, {{"event", "rescan"}, {"reason", why}});
+    emit(out::Sym::Warn, "rescanning everything: " + why, {{"event", "rescan"}, {"reason", why}});
     full_rescan_ = true;
     schedule();
   }
@@ -204,7 +207,7 @@ class Watcher {
       config_dirty_ = false;
       auto cfg = load_config(o_.root);
       if (cfg.ok()) config_ = cfg.config;
-      else emit(out::sym(out::Sym::Warn) + " " + cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
+      else emit(out::Sym::Warn, cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
     }
     std::map<stdfs::path, std::vector<stdfs::path>> changed;  // phase dir -> changed plans
     bool summaries_changed = false;
@@ -242,7 +245,7 @@ class Watcher {
         roadmap_hash_ = h;
         roadmap_changed = !h.empty();
         if (roadmap_changed)
-          emit(out::sym(out::Sym::Diamond) + " ROADMAP.md changed → vision gate", {{"event", "roadmap_changed"}});
+          emit(out::Sym::Diamond, "ROADMAP.md changed → vision gate", {{"event", "roadmap_changed"}});
       }
     }
     if (o_.review)
@@ -302,14 +305,14 @@ class Watcher {
     cache[p] = h;
     if (!is_plan) {
       summaries_changed = true;
-      emit(out::sym(out::Sym::Diamond) + " " + name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
+      emit(out::Sym::Diamond, name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
       return;
     }
     auto rev = reviewed_hash_.find(p);
     if (rev != reviewed_hash_.end() && rev->second == h) return;  // already reviewed as it is
     std::string id = plan_label(p);
     changed[p.parent_path()].push_back(p);
-    emit(out::sym(out::Sym::Diamond) + " " + id + " changed → reviewing",
+    emit(out::Sym::Diamond, id + " changed → reviewing",
          {{"event", "plan_changed"}, {"plan_id", id}, {"path", p.string()}, {"hash", h}});
   }
 
@@ -331,7 +334,7 @@ class Watcher {
     auto s = state::load(o_.root);
     if (!s.ok()) {
       if (s.error != last_state_error_)
-        emit(out::sym(out::Sym::Fail) + " " + s.error, {{"event", "state_error"}, {"error", s.error}});
+        emit(out::Sym::Fail, s.error, {{"event", "state_error"}, {"error", s.error}});
       last_state_error_ = s.error;
       return;
     }
@@ -372,10 +375,10 @@ class Watcher {
     bool awaiting = d.value("status", "") == "awaiting_approval";
     if (awaiting && approval.is_object()) {
       std::string p = approval.value("plan_path", "");
-      emit(out::sym(out::Sym::Pause) + " waiting for approval of " + p, {{"event", "awaiting_approval"}, {"plan_path", p}});
+      emit(out::Sym::Pause, "waiting for approval of " + p, {{"event", "awaiting_approval"}, {"plan_path", p}});
     } else if (approval.is_object() && approval.value("approved", false)) {
       std::string by = approval.value("approved_by", json("")).is_string() ? approval.value("approved_by", "") : "";
-      emit(out::sym(out::Sym::Ok) + " approval landed" + (by.empty() ? "" : " (by " + by + ")") +
+      emit(out::Sym::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") +
                (driving() ? " → resuming" : ""),
            {{"event", "approved"}, {"approved_by", by}});
     }
@@ -431,13 +434,13 @@ class Watcher {
       auto v = parse_verdict(verdict).value_or(Verdict::Reject);
       double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : r.elapsed_ms;
       std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
-      emit(out::sym(out::sym_for(v)) + " " + id + " " + word + " (" + fmt_ms(ms) + ")",
+      emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")",
            {{"event", "reviewed"}, {"plan_id", id}, {"verdict", verdict}, {"ms", ms}, {"path", j.value("plan", "")},
             {"source", j.value("source", "")}});
     }
     if (!ok_exit) {
       std::string tail = text::tail_lines(r.err, 5);
-      emit(out::sym(out::Sym::Fail) + " review of " + phase.filename().string() + " failed: " + r.describe() +
+      emit(out::Sym::Fail, "review of " + phase.filename().string() + " failed: " + r.describe() +
                (tail.empty() ? "" : "\n" + tail),
            {{"event", "review_failed"}, {"phase_dir", phase.string()}, {"error", r.describe()}, {"stderr", tail}});
     }
@@ -454,7 +457,7 @@ class Watcher {
         [this](SpawnResult r) {
           if (stopping_) return maybe_finish_shutdown();
           if (!r.ok())
-            emit(out::sym(out::Sym::Fail) + " vision gate request failed: " + r.describe() + " " +
+            emit(out::Sym::Fail, "vision gate request failed: " + r.describe() + " " +
                      std::string(text::trim(text::tail_lines(r.err, 3))),
                  {{"event", "gate_error"}, {"error", r.describe()}});
           load_state(true);
@@ -493,7 +496,7 @@ class Watcher {
       what = "execute " + r.describe();
     }
     std::string tail = r.ok() || r.exit_code == 3 || r.exit_code == 4 ? "" : std::string(text::trim(text::tail_lines(r.err, 5)));
-    emit(out::sym(s) + " " + what + " (" + fmt_ms(ms) + ")" + (tail.empty() ? "" : "\n" + tail),
+    emit(s, what + " (" + fmt_ms(ms) + ")" + (tail.empty() ? "" : "\n" + tail),
          {{"event", "execute_done"}, {"exit_code", r.exit_code}, {"outcome", what}, {"ms", ms}});
     load_state(/*announce=*/true);
     approvals_changed_ = false;  // what execute itself wrote is not news

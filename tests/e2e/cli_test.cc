@@ -233,6 +233,31 @@ TEST_F(PrecheckFixture, JsonIsTheDefaultOnAPipe) {
   EXPECT_NO_THROW(d.json_out()) << d.out;
 }
 
+// On a terminal (a pty from util-linux `script`), people get colour unless NO_COLOR is set to
+// something non-empty (no-color.org: an empty NO_COLOR counts as unset).
+TEST_F(PrecheckFixture, ColourOnlyOnATerminalAndNotWithNoColor) {
+  if (test::run_program({"sh", "-c", "command -v script"}).exit_code != 0) GTEST_SKIP() << "util-linux script is not installed";
+  std::string plan = phase("01-approve/01-01-PLAN.md").string();
+  auto on_tty = [&](const std::string& no_color) {
+    // The command line is fixed text and a temp path in single quotes: no plan content.
+    std::string cmd = "'" + test::yolo_bin() + "' review-plan '" + plan + "'";
+    std::vector<std::string> argv = {"env", "-u", "NO_COLOR", "TERM=xterm"};
+    if (no_color != "<unset>") argv.push_back("NO_COLOR=" + no_color);
+    for (const char* a : {"script", "-qec"}) argv.push_back(a);
+    argv.push_back(cmd);
+    argv.push_back("/dev/null");
+    return test::run_program(argv);
+  };
+  auto plain = on_tty("<unset>");
+  EXPECT_EQ(plain.exit_code, 0) << dump(plain);
+  EXPECT_NE(plain.out.find("✓"), std::string::npos) << "human output on a terminal: " << plain.out;
+  EXPECT_NE(plain.out.find("\x1b["), std::string::npos) << "colour on a terminal: " << plain.out;
+  EXPECT_NE(on_tty("").out.find("\x1b["), std::string::npos) << "an empty NO_COLOR counts as unset";
+  auto nc = on_tty("1");
+  EXPECT_NE(nc.out.find("✓"), std::string::npos) << nc.out;
+  EXPECT_EQ(nc.out.find("\x1b["), std::string::npos) << "NO_COLOR=1 on a terminal: " << nc.out;
+}
+
 TEST(ReviewPlanCorpus, PhaseOverTheWholeCorpus) {
   stdfs::path root = test::corpus_dir();
   if (!stdfs::is_directory(root)) GTEST_SKIP() << "corpus not present";
@@ -755,6 +780,16 @@ TEST_F(Resolve, ModelAll) {
   ASSERT_EQ(costs.size(), 9u);
   EXPECT_EQ(costs["dev"], json({{"model", "opus"}, {"cost_weight", 100}}));
   EXPECT_EQ(costs["scout"], json({{"model", "haiku"}, {"cost_weight", 2}}));
+}
+
+TEST_F(Resolve, JsonFlag) {
+  auto m = run_yolo({"resolve-model", "dev", config(), profiles, "--json"});
+  ASSERT_EQ(m.exit_code, 0) << dump(m);
+  EXPECT_EQ(m.json_out(), json({{"model", "opus"}}));
+  auto t = run_yolo({"resolve-turns", "dev", config(), "turbo", "--json"});
+  ASSERT_EQ(t.exit_code, 0) << dump(t);
+  EXPECT_EQ(t.json_out(), json({{"agent", "dev"}, {"turns", 45}}));  // 75 x 0.6
+  EXPECT_EQ(run_yolo({"resolve-turns", "dev", config(), "turbo"}).out, "45\n");
 }
 
 TEST_F(Resolve, ModelFailures) {

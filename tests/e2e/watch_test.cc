@@ -314,5 +314,23 @@ TEST_F(Watch, AChangeDuringAReviewQueuesBehindItNeverTwoReviewersAtOnce) {
   EXPECT_EQ(state["reviews"]["01-01"]["hash"], json(yolo::sha256_hex(last))) << "the last review is not of the final content";
 }
 
+TEST_F(Watch, HumanLinesNeverCarryControlCharactersFromAPlan) {
+  // An OSC sequence (set the window title) and a bell in the plan's id: a person watching
+  // sees them made visible, the terminal never acts on them.
+  write_file(plan1(), plan_text("01\x1b]0;pwned\x07", "01", "First"));
+  w = std::make_unique<BgProcess>(std::vector<std::string>{yolo_bin(), "watch", dir.path().string()}, dir.path());
+  for (int i = 0; i < 200; ++i) {
+    w->collect(50ms);
+    bool reviewed = false;
+    for (const auto& l : w->other_lines) reviewed = reviewed || l.find("01^[]0;pwned^G-01") != std::string::npos;
+    if (reviewed) break;
+  }
+  std::string all;
+  for (const auto& l : w->other_lines) all += l + "\n";
+  EXPECT_NE(all.find("01^[]0;pwned^G-01"), std::string::npos) << all << w->stderr_text();
+  EXPECT_EQ(all.find('\x1b'), std::string::npos) << "an escape byte reached the terminal";
+  EXPECT_EQ(all.find('\x07'), std::string::npos) << "a bell reached the terminal";
+}
+
 }  // namespace
 }  // namespace yolo::test
