@@ -124,7 +124,8 @@ class Run {
     if (o_.json) return;
     std::string s = text::sanitize_for_terminal(human);
     out::line("    " + (dim ? out::dim(s) : s));
-  }
+  }  void note_review_outcomes(const json& detail);
+
   void log(const std::string& type, const std::string& plan, json data = json::object()) {
     events::Event e;
     e.type = type;
@@ -455,7 +456,27 @@ int Run::review_gate() {
   if (!up.ok()) return finish(kExecHalted, "error", up.error);
   emit("review_gate", {{"status", "passed"}, {"verdict", verdict}, {"review", detail}},
        verdict == "approve" ? Sym::Ok : Sym::Warn, "Review gate: " + verdict);
+  note_review_outcomes(detail);
   return -1;
+}
+
+// One line per reviewed plan for people: its verdict, how many cycles the loop took (a
+// reject revised by the architect shows here), and what decided it.
+void Run::note_review_outcomes(const json& detail) {
+  for (const auto& j : detail) {
+    if (!j.is_object() || j.value("type", "") != "plan" || j.value("skipped", false)) continue;
+    std::string v = j.value("verdict", "?");
+    Sym s = v == "approve" ? Sym::Ok : v == "conditional" ? Sym::Warn : Sym::Fail;
+    long long cycles = j.contains("cycles") && j["cycles"].is_number_integer() ? j["cycles"].get<long long>() : 1;
+    std::string line = out::sym(s) + " " + text::sanitize_for_terminal(j.value("plan_id", "?")) + " " + v;
+    if (cycles > 1) line += " after " + std::to_string(cycles) + " cycles (the architect revised it)";
+    std::string src = j.value("source", "");
+    if (src == "reviewer") line += " (reviewer)";
+    else if (src == "fallback") line += " (reviewer unavailable: Stage 1 verdict)";
+    else if (src == "parse_failure") line += " (reviewer output unparseable: failed closed)";
+    else if (src == "stage1_reject") line += " (Stage 1)";
+    if (!o_.json) out::line("    " + line);
+  }
 }
 
 // ---- gates --------------------------------------------------------------------------

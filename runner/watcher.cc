@@ -98,6 +98,7 @@ class Watcher {
              std::to_string(debounce_ms_) + " ms)",
          {{"event", "ready"}, {"root", o_.root.string()}, {"folders", dir_watch_->watch_count()},
           {"plans", plan_hash_.size()}, {"ms", ms_since(t0)}, {"debounce_ms", debounce_ms_}, {"pid", ::getpid()}});
+    started_ = true;
     if (o_.drive_execution) consider_execution(/*force=*/true);
 
     uv_run(&loop_, UV_RUN_DEFAULT);
@@ -305,6 +306,7 @@ class Watcher {
     cache[p] = h;
     if (!is_plan) {
       summaries_changed = true;
+      if (!started_) return;  // the first scan finds what is there: nothing was written
       emit(out::Sym::Diamond, name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
       return;
     }
@@ -545,6 +547,7 @@ class Watcher {
   uv_signal_t sigint_{}, sigterm_{};
   std::unique_ptr<DirWatch> dir_watch_;
   bool stopping_ = false;
+  bool started_ = false;  // the first reconcile is done
   bool full_rescan_ = false, state_dirty_ = false, roadmap_dirty_ = false, config_dirty_ = false;
   bool approvals_changed_ = false, active_run_ = false, exec_rerun_ = false;
   std::set<stdfs::path> dirty_files_, dirty_dirs_;

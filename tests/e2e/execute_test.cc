@@ -29,13 +29,18 @@ class ExecuteTest : public ::testing::Test {
   void SetUp() override {
     copy_fixture("demo", repo());
     stdfs::create_directories(repo() / "agents");
-    for (const char* a : {"executor-ok", "executor-fail", "executor-broken-summary", "reviewer-approve"})
+    for (const char* a : {"executor-ok", "executor-fail", "executor-broken-summary", "reviewer-approve",
+                          "reviewer-reject-until-marker", "architect-fix"})
       stdfs::copy_file(source_dir() / "fixtures" / "agents" / a, repo() / "agents" / a);
     git({"init", "-q"});
     git({"add", "-A"});
     git({"commit", "-q", "-m", "demo fixture"});
-    // Fast by default: no review gate, skip the vision gate; tests change what they need.
-    set_config({{"review_gate", "never"}, {"approvers", {{"vision", "skip"}}}});
+    // Fast by default: no review gate, skip the vision gate, a reviewer that approves (the
+    // demo's own reviewer rejects once to show the architect loop); tests change what they need.
+    set_config({{"review_gate", "never"},
+                {"approvers", {{"vision", "skip"}}},
+                {"reviewer", {{"command", {"agents/reviewer-approve", "{plan_path}"}}, {"timeout_ms", 10000}}},
+                {"architect", nullptr}});
   }
 
   stdfs::path repo() const { return dir_.path() / "repo"; }
@@ -174,6 +179,23 @@ TEST_F(ExecuteTest, MaxParallelOneNeverOverlaps) {
   EXPECT_TRUE(t["01-02"].end <= t["01-03"].start || t["01-03"].end <= t["01-02"].start);
 }
 
+// The demo's reviewer rejects each plan once; the architect revises it; execute says so per plan.
+TEST_F(ExecuteTest, ReviewGateShowsEachPlansLoop) {
+  use_executor("executor-ok");
+  set_config({{"review_gate", "always"},
+              {"reviewer", {{"command", {"agents/reviewer-reject-until-marker", "{plan_path}", "{cycle}"}}}},
+              {"architect", {{"command", {"agents/architect-fix", "{plan_path}"}}}}});
+  auto r = execute();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    EXPECT_NE(r.out.find(std::string("✓ ") + id + " approve after 2 cycles (the architect revised it) (reviewer)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(read_file(phase_dir() / (std::string(id) + "-PLAN.md")).find("REVIEW-FIX-APPLIED"), std::string::npos) << id;
+  }
+  EXPECT_EQ(exec_log().size(), 4u);
+}
+
 TEST_F(ExecuteTest, NothingExecutesWhileAwaitingApprovalThenApproveResumes) {
   use_executor("executor-ok");
   set_config({{"approvers", {{"vision", "manual"}}}, {"review_gate", "always"}});
@@ -182,6 +204,8 @@ TEST_F(ExecuteTest, NothingExecutesWhileAwaitingApprovalThenApproveResumes) {
   EXPECT_NE(r.out.find("⏸ Vision gate: Awaiting human approval for .yolo-planning/ROADMAP.md. Execution paused."), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Review gate: approve"), std::string::npos) << r.out;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"})
+    EXPECT_NE(r.out.find(std::string("✓ ") + id + " approve (reviewer)"), std::string::npos) << "one line per plan: " << r.out;
   EXPECT_FALSE(stdfs::exists(log_path()));
   json s = state();
   EXPECT_EQ(s["status"], "awaiting_approval");
