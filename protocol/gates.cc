@@ -4,6 +4,7 @@
 
 #include "protocol/clock.h"
 #include "protocol/fs.h"
+#include "protocol/seal.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -314,12 +315,17 @@ Transition approve(json& state, const ResolveInput& in) {
               (in.digest.empty() ? std::string(" (the file could not be read)") : " (got '" + in.digest + "')");
     return t;
   }
+  if (const seal::Key& k = seal::key(); !k.ok()) {
+    t.error = "Cannot approve " + describe_gate(*g) + ": an approval must be sealed and " + k.error;
+    return t;
+  }
   (*g)["status"] = kApproved;
   (*g)["resolved_at"] = now;
   (*g)["approved_by"] = in.by;
   (*g)["digest"] = in.digest;
   (*g)["last_error"] = nullptr;
   if (!in.feedback.empty()) (*g)["feedback"] = in.feedback;
+  (*g)["seal"] = seal::compute(*g);
   json gate = *g;
   if (approval_belongs_to(doc, gate)) {
     json& a = doc["approval"];
@@ -405,6 +411,21 @@ bool waves_may_advance(const json& state) {
 
 // ---- approvals and digests ----------------------------------------------------------
 
+namespace {
+// An approval yolo did not record (no seal, or one that does not match its fields under
+// this machine's key): it does not count, and the gate opens again like a stale one.
+ApprovalStatus& unsealed(ApprovalStatus& st, const std::string& tname, const std::string& plan_path, const std::string& who,
+                         const std::string& when) {
+  st.check = ApprovalCheck::Stale;
+  std::string by = who.empty() ? std::string() : " by " + who;
+  std::string at = when.empty() ? std::string() : " at " + when;
+  st.message = "the approval of " + plan_path + by + at + " carries no valid seal: it was not recorded by `yolo approve` " +
+               "or an approver on this machine (written by hand or by another tool?), so it does not count and the " + tname +
+               " gate is open again";
+  return st;
+}
+}  // namespace
+
 ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const std::string& current_digest) {
   ApprovalStatus st;
   std::string tname(to_string(type));
@@ -430,6 +451,7 @@ ApprovalStatus approval_status(const json& state, GateType type, const std::stri
     who = str(*latest, "approved_by");
     when = str(*latest, "resolved_at");
     digest = str(*latest, "digest");
+    if (!seal::valid(*latest)) return unsealed(st, tname, plan_path, who, when);
   } else {
     // A legacy approval object (other tools): no gates, approval.plan_path.
     const json* a = nullptr;
@@ -445,9 +467,9 @@ ApprovalStatus approval_status(const json& state, GateType type, const std::stri
       st.message = label(tname) + " gate for " + plan_path + " is awaiting approval";
       return st;
     }
-    who = str(*a, "approved_by");
-    when = str(*a, "approved_at");
-    digest = str(*a, "digest");
+    // yolo records every approval in a sealed gate: an approved object without one was
+    // written by another tool or by hand.
+    return unsealed(st, tname, plan_path, str(*a, "approved_by"), str(*a, "approved_at"));
   }
   if (digest.empty() || digest == current_digest) {  // no digest recorded: cannot tell, it counts
     st.check = ApprovalCheck::Approved;

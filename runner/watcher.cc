@@ -14,7 +14,9 @@
 #include "protocol/clock.h"
 #include "protocol/config.h"
 #include "protocol/fs.h"
+#include "protocol/gates.h"
 #include "protocol/plan.h"
+#include "protocol/seal.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -380,6 +382,17 @@ class Watcher {
       emit(out::Sym::Pause, "waiting for approval of " + p, {{"event", "awaiting_approval"}, {"plan_path", p}});
     } else if (approval.is_object() && approval.value("approved", false)) {
       std::string by = approval.value("approved_by", json("")).is_string() ? approval.value("approved_by", "") : "";
+      const json* gate = approval.contains("gate_id") && approval["gate_id"].is_string()
+                             ? gates::find_gate(d, approval["gate_id"].get<std::string>())
+                             : nullptr;
+      if (!gate || !seal::valid(*gate)) {
+        std::string p = approval.value("plan_path", "");
+        emit(out::Sym::Warn, "an approval of " + p + (by.empty() ? "" : " by " + by) +
+                                 " appeared without a valid seal (written by hand?): it does not count",
+             {{"event", "approval_unsealed"}, {"plan_path", p}, {"approved_by", by}});
+        if (driving()) approvals_changed_ = true;  // execute re-opens the gate and says why
+        return;
+      }
       emit(out::Sym::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") +
                (driving() ? " → resuming" : ""),
            {{"event", "approved"}, {"approved_by", by}});

@@ -27,6 +27,16 @@ TempDir::~TempDir() {
   stdfs::remove_all(path_, ec);
 }
 
+namespace {
+// Every test process seals approvals with its own key (protocol/seal.h), made in a temp
+// folder: tests never touch the user's key, and the yolo children they start inherit it.
+struct TestApprovalKey {
+  TempDir dir;
+  TestApprovalKey() { ::setenv("YOLO_APPROVAL_KEY_FILE", (dir / "approval.key").c_str(), 1); }
+};
+const TestApprovalKey test_approval_key;
+}  // namespace
+
 void write_file(const stdfs::path& p, const std::string& content) {
   if (p.has_parent_path()) stdfs::create_directories(p.parent_path());
   std::ofstream f(p, std::ios::binary | std::ios::trunc);

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "bg_process.h"
+#include "protocol/sha256.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -193,6 +194,35 @@ TEST_F(ExecuteTest, ReviewGateShowsEachPlansLoop) {
         << r.out;
     EXPECT_NE(read_file(phase_dir() / (std::string(id) + "-PLAN.md")).find("REVIEW-FIX-APPLIED"), std::string::npos) << id;
   }
+  EXPECT_EQ(exec_log().size(), 4u);
+}
+
+// An agent (or anyone) writing an approval into the state file does not pass the gate: only
+// a sealed approval made by `yolo approve` or an approver counts.
+TEST_F(ExecuteTest, AHandWrittenApprovalIsNotAnApproval) {
+  use_executor("executor-ok");
+  set_config({{"approvers", {{"vision", "manual"}}}});
+  ASSERT_EQ(execute().exit_code, 3);
+  json s = state();
+  s["status"] = "running";
+  s["approval"]["approved"] = true;
+  s["approval"]["approved_by"] = "agent";
+  for (auto& g : s["gates"]) {
+    g["status"] = "APPROVED";
+    g["approved_by"] = "agent";
+    g["resolved_at"] = s["approval"]["requested_at"];
+    g["digest"] = "sha256:" + yolo::sha256_hex(read_file(repo() / ".yolo-planning" / "ROADMAP.md"));
+  }
+  write_file(state_path(), s.dump(2));
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("carries no valid seal"), std::string::npos) << r.out;
+  EXPECT_FALSE(stdfs::exists(log_path())) << "a plan ran on a forged approval";
+  EXPECT_EQ(state()["status"], "awaiting_approval");
+  // A person approves for real: the run goes on.
+  ASSERT_EQ(yolo({"approve", "--by", "tester"}).exit_code, 0);
+  r = execute();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(exec_log().size(), 4u);
 }
 

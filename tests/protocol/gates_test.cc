@@ -1,4 +1,5 @@
 #include "protocol/gates.h"
+#include "protocol/seal.h"
 
 #include <gtest/gtest.h>
 
@@ -323,10 +324,60 @@ TEST(Gates, ALegacyPendingApprovalIsAdoptedAsAGate) {
   expect_valid(doc);
   EXPECT_EQ(doc["approval"]["approved"], true);
   EXPECT_EQ(doc["status"], "running");
-  // A legacy approved object with no digest counts for the vision gate.
+  EXPECT_TRUE(seal::valid(t.gate)) << t.gate.dump();
+  // A legacy approved object (another tool's, or written by hand) carries no seal: it does
+  // not count, and the gate opens again like a stale approval.
   json legacy = {{"status", "running"}, {"approval", {{"plan_path", "R.md"}, {"approved", true}}}};
-  EXPECT_TRUE(approval_status(legacy, GateType::Vision, "R.md", kDigestA).counts());
+  auto st = approval_status(legacy, GateType::Vision, "R.md", kDigestA);
+  EXPECT_EQ(st.check, ApprovalCheck::Stale);
+  EXPECT_NE(st.message.find("carries no valid seal"), std::string::npos) << st.message;
   EXPECT_EQ(approval_status(legacy, GateType::Security, "R.md", kDigestA).check, ApprovalCheck::Missing);
+}
+
+// Approvals cannot be forged: writing APPROVED (even with a digest and a made-up seal) into
+// the state does not pass a gate; changing any sealed field of a real approval breaks it.
+TEST(Gates, OnlySealedApprovalsCount) {
+  json doc = json::object();
+  RequestInput in;
+  in.plan_path = "R.md";
+  in.now = kNow;
+  ASSERT_TRUE(request(doc, in).ok());
+  json forged = doc;
+  forged["gates"][0]["status"] = "APPROVED";
+  forged["gates"][0]["approved_by"] = "mallory";
+  forged["gates"][0]["digest"] = kDigestA;
+  forged["gates"][0]["resolved_at"] = kNow;
+  forged["approval"]["approved"] = true;
+  forged["status"] = "running";
+  EXPECT_EQ(approval_status(forged, GateType::Vision, "R.md", kDigestA).check, ApprovalCheck::Stale);
+  forged["gates"][0]["seal"] = "hmac-sha256:" + std::string(64, '0');
+  EXPECT_EQ(approval_status(forged, GateType::Vision, "R.md", kDigestA).check, ApprovalCheck::Stale);
+
+  ResolveInput r;
+  r.by = "carol";
+  r.digest = kDigestA;
+  r.now = kNow;
+  ASSERT_TRUE(approve(doc, r).ok());
+  EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA).counts());
+  for (const char* field : {"id", "plan_path", "approved_by", "digest", "resolved_at", "gate_type"}) {
+    json tampered = doc;
+    tampered["gates"][0][field] = std::string(field) == "gate_type" ? "security" : "sha256:" + std::string(64, 'b');
+    EXPECT_FALSE(seal::valid(tampered["gates"][0])) << field;
+  }
+  // Another machine's key (another user) does not accept this machine's seal.
+  seal::set_key_for_testing(std::string(32, 'k'));
+  EXPECT_EQ(approval_status(doc, GateType::Vision, "R.md", kDigestA).check, ApprovalCheck::Stale);
+  seal::set_key_for_testing("");
+  EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA).counts());
+}
+
+// RFC 4231 test case 2 ("Jefe" / "what do ya want for nothing?").
+TEST(Seal, HmacSha256KnownAnswer) {
+  EXPECT_EQ(seal::hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  // RFC 4231 test case 6: a key longer than the block is hashed first.
+  EXPECT_EQ(seal::hmac_sha256_hex(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First"),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
 TEST(Gates, ParseVerdict) {

@@ -1,0 +1,204 @@
+#include "protocol/seal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <random>
+
+#include "protocol/fs.h"
+#include "protocol/sha256.h"
+
+namespace yolo::seal {
+namespace {
+
+namespace stdfs = std::filesystem;
+constexpr size_t kKeyBytes = 32;
+
+std::optional<std::string> testing_key;
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string to_hex(const uint8_t* p, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  s.reserve(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    s.push_back(d[p[i] >> 4]);
+    s.push_back(d[p[i] & 15]);
+  }
+  return s;
+}
+
+std::string random_bytes(size_t n, std::string& err) {
+  std::string out(n, '\0');
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err = std::string("/dev/urandom: ") + std::strerror(errno);
+    return {};
+  }
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::read(fd, out.data() + done, n - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      err = "/dev/urandom: short read";
+      ::close(fd);
+      return {};
+    }
+    done += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  return out;
+}
+
+// Reads the key file; nullopt when it does not exist.
+std::optional<Key> read_key(const stdfs::path& p) {
+  std::error_code ec;
+  if (!stdfs::exists(p, ec)) return std::nullopt;
+  Key k;
+  auto r = fs::read_bytes(p, 4096);
+  if (!r.ok()) k.error = "approval key " + p.string() + ": " + r.error->message;
+  else if (r.content.size() != kKeyBytes)
+    k.error = "approval key " + p.string() + " holds " + std::to_string(r.content.size()) + " bytes, not " +
+              std::to_string(kKeyBytes) + ": remove it to make a new one (approvals sealed with it then no longer count)";
+  else k.bytes = std::move(r.content);
+  return k;
+}
+
+// Creates the key without a race: the bytes go to a private temp file that is then linked
+// to the key's name, which fails when another process got there first (its key wins).
+Key create_key(const stdfs::path& p) {
+  Key k;
+  std::error_code ec;
+  stdfs::create_directories(p.parent_path(), ec);
+  std::string err;
+  std::string bytes = random_bytes(kKeyBytes, err);
+  if (bytes.empty()) {
+    k.error = "cannot make an approval key: " + err;
+    return k;
+  }
+  std::string tmp = p.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(std::random_device{}());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    k.error = "cannot create the approval key " + p.string() + ": " + std::strerror(errno) +
+              " (set YOLO_APPROVAL_KEY_FILE to a writable path)";
+    return k;
+  }
+  bool wrote = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!wrote) {
+    ::unlink(tmp.c_str());
+    k.error = "cannot write the approval key " + p.string() + ": " + std::strerror(errno);
+    return k;
+  }
+  int rc = ::link(tmp.c_str(), p.c_str());
+  int link_errno = errno;
+  ::unlink(tmp.c_str());
+  if (rc != 0 && link_errno != EEXIST) {
+    k.error = "cannot create the approval key " + p.string() + ": " + std::strerror(link_errno);
+    return k;
+  }
+  auto existing = read_key(p);  // ours, or the one another process linked first
+  if (!existing) k.error = "approval key " + p.string() + " vanished while it was created";
+  else k = *existing;
+  return k;
+}
+
+Key load_key() {
+  stdfs::path p = key_path();
+  if (p.empty()) return Key{{}, "no place for the approval key: set YOLO_APPROVAL_KEY_FILE (or HOME)"};
+  if (auto k = read_key(p)) return *k;
+  return create_key(p);
+}
+
+// Each field as length:value, so no two different records share one message.
+std::string message(const json& gate) {
+  std::string m = "yolo-approval-seal-v1";
+  for (const char* f : {"id", "gate_type", "plan_path", "status", "approved_by", "digest", "resolved_at"}) {
+    auto it = gate.find(f);
+    std::string v = it != gate.end() && it->is_string() ? it->get<std::string>() : std::string();
+    m += "\n" + std::string(f) + ":" + std::to_string(v.size()) + ":" + v;
+  }
+  return m;
+}
+
+}  // namespace
+
+stdfs::path key_path() {
+  if (std::string f = env("YOLO_APPROVAL_KEY_FILE"); !f.empty()) return f;
+  if (std::string x = env("XDG_CONFIG_HOME"); !x.empty() && stdfs::path(x).is_absolute())
+    return stdfs::path(x) / "yolo" / "approval.key";
+  if (std::string h = env("HOME"); !h.empty()) return stdfs::path(h) / ".config" / "yolo" / "approval.key";
+  return {};
+}
+
+const Key& key() {
+  static std::once_flag once;
+  static Key k;
+  if (testing_key) {
+    static thread_local Key t;
+    t = Key{*testing_key, {}};
+    return t;
+  }
+  std::call_once(once, [] { k = load_key(); });
+  return k;
+}
+
+void set_key_for_testing(const std::string& bytes) {
+  if (bytes.empty()) testing_key.reset();
+  else testing_key = bytes;
+}
+
+std::string hmac_sha256_hex(std::string_view key_bytes, std::string_view msg) {
+  std::string k(key_bytes);
+  if (k.size() > 64) {
+    Sha256 h;
+    h.update(k);
+    auto d = h.finish();
+    k.assign(reinterpret_cast<const char*>(d.data()), d.size());
+  }
+  k.resize(64, '\0');
+  std::string ipad(64, '\0'), opad(64, '\0');
+  for (size_t i = 0; i < 64; ++i) {
+    ipad[i] = static_cast<char>(k[i] ^ 0x36);
+    opad[i] = static_cast<char>(k[i] ^ 0x5c);
+  }
+  Sha256 inner;
+  inner.update(ipad);
+  inner.update(msg);
+  auto id = inner.finish();
+  Sha256 outer;
+  outer.update(opad);
+  outer.update(std::string_view(reinterpret_cast<const char*>(id.data()), id.size()));
+  auto od = outer.finish();
+  return to_hex(od.data(), od.size());
+}
+
+std::string compute(const json& gate) {
+  const Key& k = key();
+  if (!k.ok() || !gate.is_object()) return {};
+  return "hmac-sha256:" + hmac_sha256_hex(k.bytes, message(gate));
+}
+
+bool valid(const json& gate) {
+  if (!gate.is_object()) return false;
+  auto it = gate.find("seal");
+  if (it == gate.end() || !it->is_string()) return false;
+  std::string want = compute(gate);
+  const std::string& got = it->get_ref<const std::string&>();
+  if (want.empty() || got.size() != want.size()) return false;
+  unsigned diff = 0;  // constant time: the comparison says nothing about where they differ
+  for (size_t i = 0; i < want.size(); ++i) diff |= static_cast<unsigned char>(want[i] ^ got[i]);
+  return diff == 0;
+}
+
+}  // namespace yolo::seal

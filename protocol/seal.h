@@ -1,0 +1,42 @@
+// Approval seals: an approval counts only when yolo made it.
+//
+// Every approval yolo records (`yolo approve`, an approver's verdict, `skip`, an allowed MCP
+// call) carries `seal: "hmac-sha256:<hex>"`, an HMAC over the gate's id, type, file, status,
+// approver, digest and time, keyed with a secret that lives outside the repository (see
+// key_path()). Anyone can write `"approved": true` into .execution-state.json (an agent, a
+// checkout, a merge); nobody without the key can write a matching seal, so such an approval
+// does not count and the gate opens again. The key is per user and machine: approvals made
+// elsewhere do not carry over (the state file is a run's, not the repository's).
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "protocol/json.h"
+
+namespace yolo::seal {
+
+// $YOLO_APPROVAL_KEY_FILE, else $XDG_CONFIG_HOME/yolo/approval.key, else
+// $HOME/.config/yolo/approval.key. Empty when none of them can be formed.
+std::filesystem::path key_path();
+
+struct Key {
+  std::string bytes;  // 32 random bytes (empty on error)
+  std::string error;  // why there is no key, naming the file
+  bool ok() const { return error.empty(); }
+};
+// The key, read once per process; created (mode 0600, random bytes) on first use. A key file
+// of the wrong size is an error, never replaced: approvals sealed with it would be lost.
+const Key& key();
+// Tests: use this key instead of the file (empty: back to the file).
+void set_key_for_testing(const std::string& bytes);
+
+// HMAC-SHA256 (RFC 2104) of msg under key, lower-case hex.
+std::string hmac_sha256_hex(std::string_view key, std::string_view msg);
+
+// The seal of an APPROVED gate record (fields: id, gate_type, plan_path, status,
+// approved_by, digest, resolved_at). Empty when there is no key.
+std::string compute(const json& gate);
+// Whether gate["seal"] is the seal of its fields under this machine's key.
+bool valid(const json& gate);
+
+}  // namespace yolo::seal
