@@ -1,6 +1,7 @@
 #include "protocol/status.h"
 
 #include <map>
+#include <set>
 
 #include "protocol/gates.h"
 #include "protocol/state.h"
@@ -9,36 +10,39 @@ namespace yolo {
 
 namespace {
 
-json get(const json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
+// A member by reference (null when absent): with 10,000 reviews in a state, a copy per
+// lookup made `yolo status` quadratic.
+const json& get(const json& j, const char* key) {
+  static const json null_value = nullptr;
+  if (!j.is_object()) return null_value;
   auto it = j.find(key);
-  return it == j.end() ? json(nullptr) : *it;
+  return it == j.end() ? null_value : *it;
 }
 
 std::string str(const json& j, const char* key) {
-  json v = get(j, key);
+  const json& v = get(j, key);
   return v.is_string() ? v.get<std::string>() : std::string();
 }
 
 // The review outcome of a plan: the last review (reviews[id]) and its loop (review_loops[id]).
 json review_of(const json& state, const std::string& id) {
   json r = nullptr;
-  json rv = get(get(state, "reviews"), id.c_str());
+  const json& rv = get(get(state, "reviews"), id.c_str());
   if (rv.is_object()) {
     r = json::object();
     r["verdict"] = get(rv, "verdict");
     r["reviewed_at"] = get(rv, "reviewed_at");
     r["hash"] = get(rv, "hash");
-    json f = get(rv, "findings");
+    const json& f = get(rv, "findings");
     r["findings"] = f.is_array() ? f.size() : 0;
   }
-  json loop = get(get(state, "review_loops"), id.c_str());
+  const json& loop = get(get(state, "review_loops"), id.c_str());
   if (loop.is_object()) {
     if (r.is_null()) r = json::object();
     r["cycle"] = get(loop, "cycle");
     r["max"] = get(loop, "max");
     r["loop_status"] = get(loop, "status");
-    json per = get(loop, "findings_per_cycle");
+    const json& per = get(loop, "findings_per_cycle");
     if (per.is_array() && !per.empty()) {
       const json& last = per.back();
       if (r["verdict"].is_null()) r["verdict"] = get(last, "verdict");
@@ -114,15 +118,13 @@ json execution_status_of(const json& state) {
   s["open_gates"] = std::move(open);
   // Reviews of ids that are not (yet) plans of the state, so nothing recorded is hidden.
   json extra = json::object();
+  std::set<std::string> known;
+  for (const auto& p : s["plans"]) known.insert(str(p, "id"));
   for (const char* k : {"reviews", "review_loops"}) {
-    json m = get(state, k);
+    const json& m = get(state, k);
     if (!m.is_object()) continue;
-    for (auto& [id, v] : m.items()) {
-      bool known = false;
-      for (const auto& p : s["plans"])
-        if (p["id"] == id) known = true;
-      if (!known) extra[id] = review_of(state, id);
-    }
+    for (auto it = m.begin(); it != m.end(); ++it)
+      if (!known.count(it.key()) && !extra.contains(it.key())) extra[it.key()] = review_of(state, it.key());
   }
   if (!extra.empty()) s["other_reviews"] = std::move(extra);
   return s;
