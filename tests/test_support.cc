@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -94,13 +97,30 @@ RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& c
     ::close(in_p[1]);
     throw std::runtime_error("spawn failed: " + std::string(std::strerror(rc)));
   }
-  // Feed stdin (small inputs in tests), then read both pipes to the end.
+  // Feed stdin (small inputs in tests), then read both pipes to the end. A child that exits
+  // before reading its input (a usage error, say) must not kill the test with SIGPIPE: the
+  // signal is blocked around the writes (only in this thread, after the spawn, so children
+  // keep the default) and a pending one is consumed.
+  sigset_t pipe_set, old_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
   size_t written = 0;
+  bool broken = false;
   while (written < input.size()) {
     ssize_t n = ::write(in_p[1], input.data() + written, input.size() - written);
-    if (n <= 0) break;
+    if (n <= 0) {
+      broken = n < 0 && errno == EPIPE;
+      break;
+    }
     written += static_cast<size_t>(n);
   }
+  if (broken) {
+    timespec zero{0, 0};
+    while (sigtimedwait(&pipe_set, nullptr, &zero) == SIGPIPE) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
   ::close(in_p[1]);
   RunResult r;
   pollfd fds[2] = {{out_p[0], POLLIN, 0}, {err_p[0], POLLIN, 0}};
