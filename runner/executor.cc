@@ -124,7 +124,8 @@ class Run {
     if (o_.json) return;
     std::string s = text::sanitize_for_terminal(human);
     out::line("    " + (dim ? out::dim(s) : s));
-  }  void note_review_outcomes(const json& detail);
+  }
+  void note_review_outcomes(const json& detail);
 
   void log(const std::string& type, const std::string& plan, json data = json::object()) {
     events::Event e;

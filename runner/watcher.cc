@@ -390,8 +390,7 @@ class Watcher {
         emit(out::Sym::Warn, "an approval of " + p + (by.empty() ? "" : " by " + by) +
                                  " appeared without a valid seal (written by hand?): it does not count",
              {{"event", "approval_unsealed"}, {"plan_path", p}, {"approved_by", by}});
-        if (driving()) approvals_changed_ = true;  // execute re-opens the gate and says why
-        return;
+        return;  // when driving, execute runs anyway (the state changed): it re-opens the gate and says why
       }
       emit(out::Sym::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") +
                (driving() ? " → resuming" : ""),
