@@ -201,9 +201,10 @@ GateRun request_gate(const std::filesystem::path& root, const Config& cfg, Reque
 // Runs (or re-runs) the approver of an OPEN gate and records its verdict.
 GateRun run_approver(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id, ApproverPort* port);
 // A person approves: an OPEN gate whose approver errored (last_error set) has its approver
-// retried instead; otherwise approved by `by` with the file's digest now.
+// retried instead, unless `override_approver` (the person decides in its place; the gate
+// records override: true); otherwise approved by `by` with the file's digest now.
 GateRun approve_gate(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
-                     const std::string& by, ApproverPort* port);
+                     const std::string& by, ApproverPort* port, bool override_approver = false);
 GateRun reject_gate(const std::filesystem::path& root, const std::string& gate_id, const std::string& by,
                     const std::string& feedback);
 

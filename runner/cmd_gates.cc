@@ -24,6 +24,7 @@ struct Options {
   int wave = 0;
   // approve / reject
   std::string gate_id, by, feedback;
+  bool override_approver = false;
 };
 
 // Gate messages and errors carry plan paths, feedback and approver output: no control
@@ -89,7 +90,7 @@ int approve(const Options& o) {
   if (!root) return fail(cmd, o, err);
   Config cfg = load_cfg(*root);
   std::string by = approver_identity(o.by, *root);
-  auto r = gates::approve_gate(*root, cfg, o.gate_id, by, &command_approver());
+  auto r = gates::approve_gate(*root, cfg, o.gate_id, by, &command_approver(), o.override_approver);
   if (!r.ok()) return fail(cmd, o, r.error);
   std::string status = r.gate.is_object() ? r.gate.value("status", "") : "";
   bool approved = status == "APPROVED";
@@ -168,6 +169,8 @@ const CommandRegistrar reg_approve{Command{
       auto o = std::make_shared<Options>();
       sub.add_option("GATE_ID", o->gate_id, "The gate (default: the open one)");
       sub.add_option("--by", o->by, "Who approves (default: git user.name, else the OS user)");
+      sub.add_flag("--override", o->override_approver,
+                   "When the gate's command approver failed, approve as a person instead of retrying it (recorded: override)");
       common(sub, *o);
       return [o] { return approve(*o); };
     }}};

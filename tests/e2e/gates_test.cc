@@ -227,6 +227,28 @@ TEST(GatesE2E, AnErroringApproverLeavesLastErrorAndApproveRetries) {
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 3);
 }
 
+// An approver that keeps failing does not lock people out: `approve --override` approves as
+// the person instead of retrying, and says so in the gate.
+TEST(GatesE2E, ApproveOverrideDecidesInPlaceOfAFailingApprover) {
+  Repo repo(json({{"approvers", {{"vision", {{"command", {"./down.sh"}}, {"timeout_ms", 5000}}}}}}));
+  repo.script("down.sh", "echo 'approval service down' >&2\nexit 3\n");
+  ASSERT_EQ(repo.yolo({"request-approval", "--plan-path", kRoadmap}).exit_code, 0);
+  EXPECT_EQ(repo.yolo({"approve", "--by", "dana"}).exit_code, 1);  // a plain approve retries it, in vain
+  EXPECT_EQ(repo.state()["gates"][0]["status"], "OPEN");
+  auto ok = repo.yolo({"approve", "--by", "dana", "--override"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("in place of its failing approver"), std::string::npos) << ok.out;
+  json g = repo.state()["gates"][0];
+  EXPECT_EQ(g["status"], "APPROVED");
+  EXPECT_EQ(g["approved_by"], "dana");
+  EXPECT_EQ(g["override"], true);
+  EXPECT_TRUE(g["last_error"].is_null());
+  EXPECT_EQ(repo.state()["status"], "running");
+  // The approver ran twice (the request, the plain approve), not for the override.
+  std::string log = read_file(repo.dir / "approver.log");
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 2);
+}
+
 TEST(GatesE2E, GarbageFromTheApproverIsAnError) {
   Repo repo(json({{"approvers", {{"vision", {"./talk.sh"}}}}}));
   repo.script("talk.sh", "echo 'sure, approved!'\n");
