@@ -667,6 +667,7 @@ struct ScaleResult {
   int plans = 0, phases = 0, debounce = 20;
   double gen_s = NAN, state_mb = NAN;
   double ready_wall_ms = NAN, ready_ms = NAN, cpu_per_edit_ms = NAN;
+  double status_ms = NAN;  // whole-process `yolo status --json` on the scale state, median of 3
   long long folders = -1, plans_seen = -1;
   int initial_reviews = 0, initial_changed = 0;
   Series s;
@@ -784,6 +785,19 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
   for (const auto& l : w.error_lines)
     if (r.error_lines.size() < 5) r.error_lines.push_back(l);
   w.proc->stop();
+  // `yolo status --json` (and MCP execution_status) on the same state: it was quadratic in
+  // the number of reviews (3 minutes at 10,000), so it is measured here.
+  {
+    std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' status --json > /dev/null 2>&1";
+    std::vector<double> t;
+    for (int i = 0; i < 3; ++i) {
+      auto a = Clock::now();
+      if (::system(cmd.c_str()) != 0) ++r.errors;
+      t.push_back(ms(a, Clock::now()));
+    }
+    std::sort(t.begin(), t.end());
+    r.status_ms = t[1];
+  }
   return r;
 }
 
@@ -929,6 +943,7 @@ int main(int argc, char** argv) {
                     {"error_lines", scale.error_lines},
                     {"idle", scale.idle.to_json(o.idle_s)},
                     {"vm_hwm_kib", scale.hwm_kib},
+                    {"status_json_ms", std::round(scale.status_ms * 100) / 100},
                     {"vm_rss_kib", scale.rss_kib},
                     {"rss_target_met", t_rss}};
     j["correct"] = correct;
@@ -991,6 +1006,7 @@ int main(int argc, char** argv) {
       std::printf("  idle at scale over %d s: utime+stime %.0f ms, on-CPU %.3f ms, %lld wake-ups\n", o.idle_s,
                   scale.idle.tick_ms, scale.idle.sched_ms, scale.idle.wakeups);
       std::printf("  edits checked against reviews[id].hash: %d wrong or missing\n", scale.s.failures);
+      std::printf("  `yolo status --json` on this state, whole process: %s ms (median of 3)\n", f1(scale.status_ms).c_str());
     }
     for (const auto& l : small.error_lines) std::printf("  error event: %s\n", l.c_str());
     for (const auto& l : scale.error_lines) std::printf("  error event (scale): %s\n", l.c_str());
