@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -20,11 +19,11 @@ namespace {
 namespace stdfs = std::filesystem;
 constexpr size_t kKeyBytes = 32;
 
-std::optional<std::string> testing_key;
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
+std::optional<Key> testing_key;
+// Function-local: use_key_file() may run from another file's static initializer (tests).
+stdfs::path& key_file() {
+  static stdfs::path p;
+  return p;
 }
 
 std::string to_hex(const uint8_t* p, size_t n) {
@@ -114,8 +113,8 @@ Key create_key(const stdfs::path& p) {
 }
 
 Key load_key() {
-  stdfs::path p = key_path();
-  if (p.empty()) return Key{{}, "no place for the approval key: set YOLO_APPROVAL_KEY_FILE (or HOME)"};
+  const stdfs::path& p = key_file();
+  if (p.empty()) return Key{{}, "no file for the approval key: set YOLO_APPROVAL_KEY_FILE (or HOME)"};
   if (auto k = read_key(p)) return *k;
   return create_key(p);
 }
@@ -133,29 +132,19 @@ std::string message(const json& gate) {
 
 }  // namespace
 
-stdfs::path key_path() {
-  if (std::string f = env("YOLO_APPROVAL_KEY_FILE"); !f.empty()) return f;
-  if (std::string x = env("XDG_CONFIG_HOME"); !x.empty() && stdfs::path(x).is_absolute())
-    return stdfs::path(x) / "yolo" / "approval.key";
-  if (std::string h = env("HOME"); !h.empty()) return stdfs::path(h) / ".config" / "yolo" / "approval.key";
-  return {};
-}
+void use_key_file(const stdfs::path& p) { key_file() = p; }
 
 const Key& key() {
+  if (testing_key) return *testing_key;
   static std::once_flag once;
   static Key k;
-  if (testing_key) {
-    static thread_local Key t;
-    t = Key{*testing_key, {}};
-    return t;
-  }
   std::call_once(once, [] { k = load_key(); });
   return k;
 }
 
 void set_key_for_testing(const std::string& bytes) {
   if (bytes.empty()) testing_key.reset();
-  else testing_key = bytes;
+  else testing_key = Key{bytes, {}};
 }
 
 std::string hmac_sha256_hex(std::string_view key_bytes, std::string_view msg) {

@@ -3,7 +3,7 @@
 // Every approval yolo records (`yolo approve`, an approver's verdict, `skip`, an allowed MCP
 // call) carries `seal: "hmac-sha256:<hex>"`, an HMAC over the gate's id, type, file, status,
 // approver, digest and time, keyed with a secret that lives outside the repository (see
-// key_path()). Anyone can write `"approved": true` into .execution-state.json (an agent, a
+// use_key_file()). Anyone can write `"approved": true` into .execution-state.json (an agent, a
 // checkout, a merge); nobody without the key can write a matching seal, so such an approval
 // does not count and the gate opens again. The key is per user and machine: approvals made
 // elsewhere do not carry over (the state file is a run's, not the repository's).
@@ -15,16 +15,17 @@
 
 namespace yolo::seal {
 
-// $YOLO_APPROVAL_KEY_FILE, else $XDG_CONFIG_HOME/yolo/approval.key, else
-// $HOME/.config/yolo/approval.key. Empty when none of them can be formed.
-std::filesystem::path key_path();
+// The file holding the key. The runner chooses it (runner/identity.h: approval_key_path);
+// protocol/ only reads and creates it. Until it is set, key() reports an error.
+void use_key_file(const std::filesystem::path& p);
 
 struct Key {
   std::string bytes;  // 32 random bytes (empty on error)
   std::string error;  // why there is no key, naming the file
   bool ok() const { return error.empty(); }
 };
-// The key, read once per process; created (mode 0600, random bytes) on first use. A key file
+// The key, read once per process from the use_key_file() file; created (mode 0600, random
+// bytes) on first use. A key file
 // of the wrong size is an error, never replaced: approvals sealed with it would be lost.
 const Key& key();
 // Tests: use this key instead of the file (empty: back to the file).

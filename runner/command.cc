@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <iostream>
 
+#include "protocol/seal.h"
+#include "runner/identity.h"
+
 namespace yolo::runner {
 namespace {
 std::vector<Command>& registry() {
@@ -31,6 +34,7 @@ const std::vector<Command>& commands() {
 int run_cli(int argc, char** argv) {
   // A child that closes its stdin early must not kill us with SIGPIPE: writes fail with EPIPE.
   ::signal(SIGPIPE, SIG_IGN);
+  seal::use_key_file(approval_key_path());
   CLI::App app{"yolo: runs the .yolo-planning protocol (review gate, approvals, waves)", "yolo"};
   app.set_version_flag("--version", std::string("yolo ") + YOLO_VERSION);
   app.require_subcommand(1);

@@ -45,4 +45,16 @@ std::string approver_identity(const std::string& by_flag, const std::filesystem:
   return "unknown";
 }
 
+std::filesystem::path approval_key_path() {
+  auto env = [](const char* n) {
+    const char* v = std::getenv(n);
+    return v ? std::string(v) : std::string();
+  };
+  if (std::string f = env("YOLO_APPROVAL_KEY_FILE"); !f.empty()) return f;
+  if (std::string x = env("XDG_CONFIG_HOME"); !x.empty() && std::filesystem::path(x).is_absolute())
+    return std::filesystem::path(x) / "yolo" / "approval.key";
+  if (std::string h = env("HOME"); !h.empty()) return std::filesystem::path(h) / ".config" / "yolo" / "approval.key";
+  return {};
+}
+
 }  // namespace yolo::runner

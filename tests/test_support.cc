@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include "protocol/seal.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -35,7 +37,10 @@ namespace {
 // folder: tests never touch the user's key, and the yolo children they start inherit it.
 struct TestApprovalKey {
   TempDir dir;
-  TestApprovalKey() { ::setenv("YOLO_APPROVAL_KEY_FILE", (dir / "approval.key").c_str(), 1); }
+  TestApprovalKey() {
+    ::setenv("YOLO_APPROVAL_KEY_FILE", (dir / "approval.key").c_str(), 1);  // for yolo children
+    seal::use_key_file(dir / "approval.key");                               // for code in this process
+  }
 };
 const TestApprovalKey test_approval_key;
 }  // namespace
