@@ -325,6 +325,7 @@ Transition approve(json& state, const ResolveInput& in) {
   (*g)["digest"] = in.digest;
   (*g)["last_error"] = nullptr;
   if (!in.feedback.empty()) (*g)["feedback"] = in.feedback;
+  if (in.override_approver) (*g)["override"] = true;
   (*g)["seal"] = seal::compute(*g);
   json gate = *g;
   if (approval_belongs_to(doc, gate)) {
@@ -339,7 +340,8 @@ Transition approve(json& state, const ResolveInput& in) {
   t.events.push_back(gate_event(doc, "gate_resumed", gate, {{"approved_by", in.by}, {"digest", in.digest}}));
   t.gate = gate;
   t.changed = true;
-  t.message = label(str(gate, "gate_type")) + " gate: cleared (" + str(gate, "id") + " approved by " + in.by + ")";
+  t.message = label(str(gate, "gate_type")) + " gate: cleared (" + str(gate, "id") + " approved by " + in.by +
+              (in.override_approver ? " in place of its failing approver" : "") + ")";
   state = std::move(doc);
   return t;
 }
@@ -874,9 +876,11 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
     return r;
   }
   const std::string id = str(*g, "id");
-  GateType type = parse_gate_type(str(*g, "gate_type")).value_or(GateType::Vision);
-  const bool failed_command = !str(*g, "last_error").empty() && approver_spec(cfg, type).kind == ApproverSpec::Kind::Command;
-  if (failed_command && !override_approver) {
+  auto failed_command = [&](const json& gate) {
+    GateType t = parse_gate_type(str(gate, "gate_type")).value_or(GateType::Vision);
+    return !str(gate, "last_error").empty() && approver_spec(cfg, t).kind == ApproverSpec::Kind::Command;
+  };
+  if (failed_command(*g) && !override_approver) {
     r.messages.push_back("Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")");
     GateRun a = run_approver(root, cfg, id, port);
     a.messages.insert(a.messages.begin(), r.messages.begin(), r.messages.end());
@@ -896,14 +900,9 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
       t.error = "Cannot approve gate " + str(*target, "id") + ": " + derr;
       return t;
     }
-    Transition t2 = approve(d, ResolveInput{str(*target, "id"), by, digest, {}, {}});
-    if (t2.ok() && failed_command) {
-      for (auto& gate : gates_array(d))
-        if (str(gate, "id") == str(t2.gate, "id")) gate["override"] = true;
-      t2.gate["override"] = true;
-      t2.message += " in place of its failing approver";
-    }
-    return t2;
+    ResolveInput in{str(*target, "id"), by, digest, {}, {}};
+    in.override_approver = override_approver && failed_command(*target);  // decided on the gate as it is under the lock
+    return approve(d, in);
   });
   return r;
 }

@@ -84,9 +84,11 @@ struct ResolveInput {
   std::string digest;   // "sha256:..." of the gate's file now (approve); may be empty for reject
   std::string feedback; // required for reject; optional note for approve
   std::string now;      // ISO-8601; now_iso8601() when empty
+  bool override_approver = false;  // approve: a person decides in place of a failing command approver
 };
 
-// OPEN -> APPROVED: records approved_by, digest, resolved_at; the approval object (when it
+// OPEN -> APPROVED: records approved_by, digest, resolved_at (and override: true when
+// override_approver); the approval object (when it
 // belongs to this gate) gets approved/approved_at/approved_by/digest; status back to
 // running. Errors: "No pending approval to resolve" (nothing open), unknown gate id,
 // a gate that is not OPEN, a missing digest or approver.

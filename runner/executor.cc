@@ -464,6 +464,7 @@ int Run::review_gate() {
 // One line per reviewed plan for people: its verdict, how many cycles the loop took (a
 // reject revised by the architect shows here), and what decided it.
 void Run::note_review_outcomes(const json& detail) {
+  if (o_.json) return;  // the review_gate event carries the same detail
   for (const auto& j : detail) {
     if (!j.is_object() || j.value("type", "") != "plan" || j.value("skipped", false)) continue;
     std::string v = j.value("verdict", "?");
@@ -476,7 +477,7 @@ void Run::note_review_outcomes(const json& detail) {
     else if (src == "fallback") line += " (reviewer unavailable: Stage 1 verdict)";
     else if (src == "parse_failure") line += " (reviewer output unparseable: failed closed)";
     else if (src == "stage1_reject") line += " (Stage 1)";
-    if (!o_.json) out::line("    " + line);
+    out::line("    " + line);
   }
 }
 

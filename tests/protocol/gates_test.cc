@@ -371,6 +371,24 @@ TEST(Gates, OnlySealedApprovalsCount) {
   EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA).counts());
 }
 
+// A person deciding in place of a failing approver: the approval is sealed like any other,
+// and the gate says it was an override.
+TEST(Gates, ApproveInPlaceOfAFailingApproverIsMarked) {
+  json doc = json::object();
+  RequestInput in;
+  in.plan_path = "R.md";
+  in.now = kNow;
+  ASSERT_TRUE(request(doc, in).ok());
+  ResolveInput r{{}, "dana", kDigestA, {}, kLater};
+  r.override_approver = true;
+  auto t = approve(doc, r);
+  ASSERT_TRUE(t.ok()) << t.error;
+  EXPECT_EQ(doc["gates"][0]["override"], true);
+  EXPECT_NE(t.message.find("in place of its failing approver"), std::string::npos) << t.message;
+  EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA).counts());
+  expect_valid(doc);
+}
+
 // RFC 4231 test case 2 ("Jefe" / "what do ya want for nothing?").
 TEST(Seal, HmacSha256KnownAnswer) {
   EXPECT_EQ(seal::hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
