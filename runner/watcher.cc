@@ -16,7 +16,6 @@
 #include "protocol/fs.h"
 #include "protocol/gates.h"
 #include "protocol/plan.h"
-#include "protocol/seal.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -382,14 +381,14 @@ class Watcher {
       emit(out::Sym::Pause, "waiting for approval of " + p, {{"event", "awaiting_approval"}, {"plan_path", p}});
     } else if (approval.is_object() && approval.value("approved", false)) {
       std::string by = approval.value("approved_by", json("")).is_string() ? approval.value("approved_by", "") : "";
-      const json* gate = approval.contains("gate_id") && approval["gate_id"].is_string()
-                             ? gates::find_gate(d, approval["gate_id"].get<std::string>())
-                             : nullptr;
-      if (!gate || !seal::valid(*gate)) {
-        std::string p = approval.value("plan_path", "");
-        emit(out::Sym::Warn, "an approval of " + p + (by.empty() ? "" : " by " + by) +
-                                 " appeared without a valid seal (written by hand?): it does not count",
-             {{"event", "approval_unsealed"}, {"plan_path", p}, {"approved_by", by}});
+      // Whether it counts is the gates' own question (seal, digest of the file now).
+      std::string p = approval.value("plan_path", "");
+      auto type = gates::parse_gate_type(approval.value("gate_type", "vision")).value_or(gates::GateType::Vision);
+      std::string err;
+      auto st = gates::approval_status(d, type, p, gates::file_digest(o_.root, p, err));
+      if (!st.counts()) {
+        emit(out::Sym::Warn, "an approval of " + p + " does not count: " + st.message,
+             {{"event", "approval_not_counted"}, {"plan_path", p}, {"approved_by", by}, {"reason", st.message}});
         return;  // when driving, execute runs anyway (the state changed): it re-opens the gate and says why
       }
       emit(out::Sym::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") +

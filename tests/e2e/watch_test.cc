@@ -332,5 +332,26 @@ TEST_F(Watch, HumanLinesNeverCarryControlCharactersFromAPlan) {
   EXPECT_EQ(all.find('\x07'), std::string::npos) << "a bell reached the terminal";
 }
 
+TEST_F(Watch, AHandWrittenApprovalIsNotAnnouncedAsOne) {
+  write_file(planning() / "config.json", R"({"approvers": {"vision": "manual"}})");
+  write_file(planning() / "ROADMAP.md", "# Roadmap\n");
+  ASSERT_EQ(run_yolo({"request-approval", "--plan-path", ".yolo-planning/ROADMAP.md"}, dir.path()).exit_code, 0);
+  start();
+  // An agent edits the state: approved, with everything but a valid seal.
+  json s = json::parse(read_file(planning() / ".execution-state.json"));
+  s["status"] = "running";
+  s["approval"]["approved"] = true;
+  s["gates"][0]["status"] = "APPROVED";
+  s["gates"][0]["approved_by"] = "agent";
+  s["gates"][0]["resolved_at"] = s["gates"][0]["created_at"];
+  s["gates"][0]["digest"] = "sha256:" + yolo::sha256_hex(read_file(planning() / "ROADMAP.md"));
+  write_file(planning() / ".execution-state.json.tmp", s.dump());
+  stdfs::rename(planning() / ".execution-state.json.tmp", planning() / ".execution-state.json");
+  auto warned = w->wait_for([](const json& j) { return j.value("event", "") == "approval_not_counted"; }, 20s);
+  ASSERT_TRUE(warned) << w->stderr_text();
+  EXPECT_NE((*warned)["reason"].get<std::string>().find("carries no valid seal"), std::string::npos) << warned->dump();
+  EXPECT_EQ(count(w->seen, "approved"), 0) << "a forged approval was announced";
+}
+
 }  // namespace
 }  // namespace yolo::test
