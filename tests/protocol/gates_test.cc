@@ -334,14 +334,20 @@ TEST(Gates, ALegacyPendingApprovalIsAdoptedAsAGate) {
   EXPECT_EQ(approval_status(legacy, GateType::Security, "R.md", kDigestA).check, ApprovalCheck::Missing);
 }
 
+// A fresh state with the vision gate open on `path`.
+json vision_gate_open_on(const std::string& path) {
+  json doc = json::object();
+  RequestInput in;
+  in.plan_path = path;
+  in.now = kNow;
+  EXPECT_TRUE(request(doc, in).ok());
+  return doc;
+}
+
 // Approvals cannot be forged: writing APPROVED (even with a digest and a made-up seal) into
 // the state does not pass a gate; changing any sealed field of a real approval breaks it.
 TEST(Gates, OnlySealedApprovalsCount) {
-  json doc = json::object();
-  RequestInput in;
-  in.plan_path = "R.md";
-  in.now = kNow;
-  ASSERT_TRUE(request(doc, in).ok());
+  json doc = vision_gate_open_on("R.md");
   json forged = doc;
   forged["gates"][0]["status"] = "APPROVED";
   forged["gates"][0]["approved_by"] = "mallory";
@@ -374,11 +380,7 @@ TEST(Gates, OnlySealedApprovalsCount) {
 // A person deciding in place of a failing approver: the approval is sealed like any other,
 // and the gate says it was an override.
 TEST(Gates, ApproveInPlaceOfAFailingApproverIsMarked) {
-  json doc = json::object();
-  RequestInput in;
-  in.plan_path = "R.md";
-  in.now = kNow;
-  ASSERT_TRUE(request(doc, in).ok());
+  json doc = vision_gate_open_on("R.md");
   ResolveInput r{{}, "dana", kDigestA, {}, kLater};
   r.override_approver = true;
   auto t = approve(doc, r);
