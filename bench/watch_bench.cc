@@ -2,18 +2,19 @@
 // binary in the background on a temp repo, plans saved by rename (write a temp file, rename
 // it into place), times taken on this side with CLOCK_MONOTONIC.
 //
-//   1. save -> review written: SAVES saves of one plan, each with new content; per save, the
-//      time from the rename to (a) the state file holding the review being renamed into
-//      place (this program's own inotify watch on .yolo-planning) and (b) the `reviewed`
-//      JSON line arriving; every review is checked to be of the saved content
-//      (reviews[id].hash). The debounce (watch.debounce_ms) is reported separately.
+//   1. save -> review recorded: SAVES saves of one plan, each with new content; per save, the
+//      time from the rename to (a) the phase's review ledger holding the review being
+//      renamed into place (.yolo-planning/.reviews/<phase>.json, this program's own inotify
+//      watch) and (b) the `reviewed` JSON line arriving; every review is checked to be of
+//      the saved content (the ledger's hash). The debounce (watch.debounce_ms) is reported
+//      separately.
 //   2. The same for `inotifywait -m -e close_write,moved_to DIR | while read ...; do yolo
 //      review-plan PLAN DIR > OUT; done`: rename -> OUT closed after writing, and -> the
 //      loop's line.
 //   3. Idle CPU of the watcher over IDLE seconds: utime+stime (/proc/PID/stat, clock ticks)
 //      and the on-CPU time of all its threads (/proc/PID/task/*/schedstat, ns).
-//   4. Scale: PLANS plans in PHASES phases, all reviewed beforehand (reviews[id].hash
-//      written into the state): start -> `ready`, edits -> review written, VmHWM.
+//   4. Scale: PLANS plans in PHASES phases, all reviewed beforehand (a ledger per phase
+//      holding every plan's hash): start -> `ready`, edits -> review written, VmHWM.
 //
 // Not a Google Benchmark program (it has its own main); scripts/bench-watch builds and runs it.
 // Usage: watch_bench --yolo PATH [--json] [--saves N] [--debounce-ms N] [--gap-ms N]
@@ -194,10 +195,12 @@ class Child {
 // the time poll() woke up for it.
 class Monitor {
  public:
-  Monitor(int out_fd, const stdfs::path& dir) : out_fd_(out_fd) {
+  Monitor(int out_fd, const std::vector<stdfs::path>& dirs) : out_fd_(out_fd) {
     ino_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (ino_ < 0 || ::inotify_add_watch(ino_, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0)
-      die("inotify on " + dir.string() + ": " + std::strerror(errno));
+    if (ino_ < 0) die(std::string("inotify: ") + std::strerror(errno));
+    for (const auto& dir : dirs)
+      if (::inotify_add_watch(ino_, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0)
+        die("inotify on " + dir.string() + ": " + std::strerror(errno));
   }
   ~Monitor() {
     if (ino_ >= 0) ::close(ino_);
@@ -414,8 +417,13 @@ int debounce_of(const json& ready, const Options& o) {
   return o.debounce_ms >= 0 ? o.debounce_ms : 20;
 }
 
-std::string state_hash(const stdfs::path& repo, const std::string& id) {
-  json s = json::parse(read_file(repo / ".yolo-planning" / ".execution-state.json"), nullptr, false);
+// The review ledger of a phase folder (.yolo-planning/.reviews/<phase>.json).
+stdfs::path ledger_of(const stdfs::path& repo, const stdfs::path& phase_dir) {
+  return repo / ".yolo-planning" / ".reviews" / (phase_dir.filename().string() + ".json");
+}
+
+std::string recorded_hash(const stdfs::path& repo, const stdfs::path& plan, const std::string& id) {
+  json s = json::parse(read_file(ledger_of(repo, plan.parent_path())), nullptr, false);
   if (s.is_discarded() || !s.contains("reviews") || !s["reviews"].contains(id)) return "";
   return s["reviews"][id].value("hash", "");
 }
@@ -428,10 +436,10 @@ std::string stderr_tail(const stdfs::path& p) {
 
 // --- one save, timed --------------------------------------------------------------------
 struct Sample {
-  double written = NAN;   // rename -> state (or OUT) renamed/closed
+  double written = NAN;   // rename -> the ledger (or OUT) renamed/closed
   double event = NAN;     // rename -> the `reviewed` line
   double changed = NAN;   // rename -> the `plan_changed` line (watcher only)
-  double child_ms = NAN;  // the review child's wall time as the watcher reports it
+  double child_ms = NAN;  // the review's wall time as the watcher reports it
   std::string verdict;
   bool ok = false;
 };
@@ -451,7 +459,8 @@ WatcherRun start_watcher(const Options& o, const stdfs::path& repo, const stdfs:
   WatcherRun w;
   auto t0 = Clock::now();
   w.proc = std::make_unique<Child>(std::vector<std::string>{o.yolo, "watch", repo.string(), "--json"}, repo, err_file);
-  w.mon = std::make_unique<Monitor>(w.proc->out_fd(), repo / ".yolo-planning");
+  stdfs::create_directories(repo / ".yolo-planning" / ".reviews");  // so it can be watched from the start
+  w.mon = std::make_unique<Monitor>(w.proc->out_fd(), std::vector<stdfs::path>{repo / ".yolo-planning" / ".reviews"});
   w.mon->on_line = [&](const std::string& l, Clock::time_point t) {
     json j = parse_line(l);
     if (ev(j) == "ready" && w.ready.is_null()) {
@@ -470,8 +479,9 @@ Sample timed_watch_save(WatcherRun& w, const stdfs::path& repo, const stdfs::pat
   Sample s;
   Clock::time_point t0;
   std::optional<Clock::time_point> t_state, t_event, t_changed;
+  std::string ledger = ledger_of(repo, plan.parent_path()).filename().string();
   w.mon->on_fs = [&](const std::string& name, uint32_t mask, Clock::time_point t) {
-    if (name == ".execution-state.json" && (mask & IN_MOVED_TO) && !t_state) t_state = t;
+    if (name == ledger && (mask & IN_MOVED_TO) && !t_state) t_state = t;
   };
   w.mon->on_line = [&](const std::string& line, Clock::time_point t) {
     json j = parse_line(line);
@@ -494,7 +504,7 @@ Sample timed_watch_save(WatcherRun& w, const stdfs::path& repo, const stdfs::pat
   if (t_state) s.written = ms(t0, *t_state);
   if (t_event) s.event = ms(t0, *t_event);
   if (t_changed) s.changed = ms(t0, *t_changed);
-  s.ok = t_event && t_state && state_hash(repo, id) == yolo::sha256_hex(content);
+  s.ok = t_event && t_state && recorded_hash(repo, plan, id) == yolo::sha256_hex(content);
   return s;
 }
 
@@ -619,7 +629,7 @@ LoopResult run_inotifywait(const Options& o, const stdfs::path& work) {
       "  case \"$f\" in *-PLAN.md) \"$2\" review-plan \"$1/$f\" \"$1\" > \"$3\"; echo \"reviewed $f $?\";; esac\n"
       "done\n";
   Child c({"bash", "-c", script, "bench-loop", phase.string(), o.yolo, out.string()}, repo, err);
-  Monitor mon(c.out_fd(), outdir);
+  Monitor mon(c.out_fd(), {outdir});
   stdfs::path plan = phase / "01-01-PLAN.md";
   // inotifywait has no readiness signal on stdout: save until the loop answers.
   bool up = false;
@@ -665,7 +675,7 @@ LoopResult run_inotifywait(const Options& o, const stdfs::path& work) {
 
 struct ScaleResult {
   int plans = 0, phases = 0, debounce = 20;
-  double gen_s = NAN, state_mb = NAN;
+  double gen_s = NAN, state_mb = NAN, ledgers_mb = NAN;
   double ready_wall_ms = NAN, ready_ms = NAN, cpu_per_edit_ms = NAN;
   double status_ms = NAN;  // whole-process `yolo status --json` on the scale state, median of 3
   long long folders = -1, plans_seen = -1;
@@ -708,39 +718,49 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
       plans.push_back(std::move(p));
     }
   }
-  // Review one plan for real, so the state has the runner's own shape, then record every
-  // plan as reviewed in that shape (what `yolo review` per phase would leave, minus the wait).
+  // Review one plan for real, so the records have the runner's own shape, then record every
+  // plan as reviewed in that shape, one ledger per phase (what `yolo review` per phase would
+  // leave, minus the wait). The state keeps what that one review left in it.
   {
     std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + plans.front().path.string() +
                       "' --json > '" + (work / "scale-review.json").string() + "' 2> '" + (work / "scale-review.stderr").string() + "'";
     int rc = ::system(cmd.c_str());
-    json st = json::parse(read_file(planning / ".execution-state.json"), nullptr, false);
-    if (st.is_discarded() || !st.contains("reviews") || !st["reviews"].contains(plans.front().id)) {
+    json first = json::parse(read_file(ledger_of(repo, phase_dirs.front())), nullptr, false);
+    if (first.is_discarded() || !first.contains("reviews") || !first["reviews"].contains(plans.front().id)) {
       r.fatal = "`yolo review` of " + plans.front().path.string() + " recorded no review (exit " + std::to_string(rc) +
                 "): " + stderr_tail(work / "scale-review.stderr");
       return r;
     }
-    json tmpl = st["reviews"][plans.front().id];
+    json tmpl = first["reviews"][plans.front().id];
     if (tmpl.value("verdict", "") == "reject") {
       r.fatal = "the generated plan is rejected by Stage 1: " + read_file(work / "scale-review.json");
       return r;
     }
+    std::map<stdfs::path, json> ledgers;
     for (const auto& p : plans) {
+      json& l = ledgers[p.path.parent_path()];
+      if (l.is_null()) l = {{"phase_dir", stdfs::relative(p.path.parent_path(), repo).string()}, {"reviews", json::object()}};
       json rec = tmpl;
       rec["hash"] = p.hash;
       rec["path"] = p.rel;
-      st["reviews"][p.id] = std::move(rec);
+      l["reviews"][p.id] = std::move(rec);
     }
-    std::string text = st.dump(2) + "\n";
-    r.state_mb = static_cast<double>(text.size()) / (1024.0 * 1024.0);
-    write_file(planning / ".execution-state.json.tmp.bench", text);
-    stdfs::rename(planning / ".execution-state.json.tmp.bench", planning / ".execution-state.json");
+    size_t bytes = 0;
+    for (const auto& [dir, l] : ledgers) {
+      std::string text = l.dump(2) + "\n";
+      bytes += text.size();
+      stdfs::path f = ledger_of(repo, dir);
+      write_file(f.string() + ".tmp.bench", text);
+      stdfs::rename(f.string() + ".tmp.bench", f);
+    }
+    r.ledgers_mb = static_cast<double>(bytes) / (1024.0 * 1024.0);
+    r.state_mb = static_cast<double>(stdfs::file_size(planning / ".execution-state.json")) / (1024.0 * 1024.0);
   }
   r.gen_s = ms(g0, Clock::now()) / 1000;
   // Cold file cache is not what a running editor session sees; warm it as a first watcher
   // run would (a read of every plan), so the figure is the watcher's own work.
   std::string warm = "cat '" + planning.string() + "'/phases/*/*-PLAN.md '" + planning.string() +
-                     "/.execution-state.json' > /dev/null";
+                     "'/.reviews/*.json '" + planning.string() + "/.execution-state.json' > /dev/null";
   if (::system(warm.c_str()) != 0) { /* not fatal */ }
 
   stdfs::path err = work / "watch-scale.stderr";
@@ -896,12 +916,12 @@ int main(int argc, char** argv) {
         {"load1", load1},
         {"cpus", ncpu},
         {"watch",
-         {{"save_to_state_written", w_written.to_json()},
-          {"save_to_state_written_minus_debounce", w_written_nd.to_json()},
+         {{"save_to_review_recorded", w_written.to_json()},
+          {"save_to_review_recorded_minus_debounce", w_written_nd.to_json()},
           {"save_to_reviewed_event", w_event.to_json()},
           {"save_to_reviewed_event_minus_debounce", w_event_nd.to_json()},
           {"save_to_plan_changed", w_changed.to_json()},
-          {"review_child_wall", w_child.to_json()},
+          {"review_wall", w_child.to_json()},
           {"watcher_cpu_per_save_ms", std::round(small.cpu_per_save_ms * 1000) / 1000},
           {"verdicts", small.s.verdicts},
           {"wrong_or_missing_reviews", small.s.failures},
@@ -926,16 +946,17 @@ int main(int argc, char** argv) {
                     {"folders_watched", scale.folders},
                     {"plans_seen", scale.plans_seen},
                     {"state_file_mib", std::round(scale.state_mb * 100) / 100},
+                    {"review_ledgers_mib", std::round(scale.ledgers_mb * 100) / 100},
                     {"start_to_ready_ms", std::round(scale.ready_wall_ms * 100) / 100},
                     {"ready_reported_ms", scale.ready_ms},
                     {"ready_target_met", t_ready},
                     {"reviews_at_start", scale.initial_reviews},
                     {"plans_changed_at_start", scale.initial_changed},
-                    {"edit_to_state_written", s_written.to_json()},
-                    {"edit_to_state_written_minus_debounce", s_written_nd.to_json()},
+                    {"edit_to_review_recorded", s_written.to_json()},
+                    {"edit_to_review_recorded_minus_debounce", s_written_nd.to_json()},
                     {"edit_to_reviewed_event", s_event.to_json()},
                     {"edit_to_plan_changed", s_changed.to_json()},
-                    {"review_child_wall", s_child.to_json()},
+                    {"review_wall", s_child.to_json()},
                     {"watcher_cpu_per_edit_ms", std::round(scale.cpu_per_edit_ms * 1000) / 1000},
                     {"edit_target_met", t_edit},
                     {"wrong_or_missing_reviews", scale.s.failures},
@@ -962,30 +983,31 @@ int main(int argc, char** argv) {
     std::printf("  %-50s %9s %9s %9s %9s  %-10s %s\n", "save -> review (ms)", "median", "p99", "min", "max", "target", "met");
     std::printf("  %-50s %9s %9s %9s %9s  %-10s %s\n", std::string(50, '-').c_str(), "------", "------", "------",
                 "------", "------", "---");
-    row("yolo watch: rename -> state written", w_written, "< " + std::to_string(db + 5) + " ms", met(t_latency));
+    row("yolo watch: rename -> review recorded", w_written, "< " + std::to_string(db + 5) + " ms", met(t_latency));
     row("  same, minus the debounce (" + std::to_string(db) + " ms)", w_written_nd, "< 5 ms", met(t_latency));
     row("  rename -> `reviewed` event", w_event, "", "");
     row("  rename -> `plan_changed` (debounce + reconcile)", w_changed, "", "");
-    row("  review child wall (yolo review PHASE --changed)", w_child, "", "");
+    row("  the review itself, as the watcher reports it", w_child, "", "");
     if (loop.skipped.empty()) {
       row("inotifywait | review-plan: rename -> output", l_written, "", "");
       row("  rename -> the loop's line", l_event, "", "");
     } else {
       std::printf("  inotifywait loop: skipped (%s)\n", loop.skipped.c_str());
     }
-    std::printf("  the watcher's own CPU per save (its children excluded): %.2f ms\n", small.cpu_per_save_ms);
+    std::printf("  the watcher's own CPU per save (the review included: no agents, so no child): %.2f ms\n", small.cpu_per_save_ms);
     std::printf("\n  idle watcher over %d s: utime+stime %.0f ms (clock ticks of %.0f ms), on-CPU %.3f ms (schedstat), "
                 "%lld wake-ups, %zu events; target < 10 ms: %s\n",
                 o.idle_s, small.idle.tick_ms, 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK)), small.idle.sched_ms,
                 small.idle.wakeups, small.idle.lines, met(t_idle));
-    std::printf("  reviews checked against the saved content (reviews[id].hash): %d of %d wrong or missing; "
+    std::printf("  reviews checked against the saved content (the ledger's hash): %d of %d wrong or missing; "
                 "verdicts seen: ",
                 small.s.failures, o.saves);
     for (const auto& v : small.s.verdicts) std::printf("%s ", v.c_str());
     std::printf("\n");
     if (o.scale) {
-      std::printf("\n  scale: %d plans in %d phases, state file %.2f MiB, all reviewed beforehand (generated in %.1f s)\n",
-                  scale.plans, scale.phases, scale.state_mb, scale.gen_s);
+      std::printf("\n  scale: %d plans in %d phases, all reviewed beforehand: review ledgers %.2f MiB, state file %.3f MiB "
+                  "(generated in %.1f s)\n",
+                  scale.plans, scale.phases, scale.ledgers_mb, scale.state_mb, scale.gen_s);
       std::printf("  %-50s %9s %9s  %s\n", "", "value", "target", "met");
       std::printf("  %-50s %9s %9s  %s\n", "start -> `ready` (first full reconcile), ms", f1(scale.ready_wall_ms).c_str(),
                   "< 1500", met(t_ready));
@@ -997,15 +1019,15 @@ int main(int argc, char** argv) {
       std::printf("\n  %-50s %9s %9s %9s %9s  %-10s %s\n",
                   ("one edited plan (" + std::to_string(o.scale_edits) + " edits), ms").c_str(),
                   "median", "p99", "min", "max", "target", "met");
-      row("rename -> state written, minus debounce", s_written_nd, "< 10 ms", met(t_edit));
-      row("  rename -> state written", s_written, "", "");
+      row("rename -> review recorded, minus debounce", s_written_nd, "< 10 ms", met(t_edit));
+      row("  rename -> review recorded", s_written, "", "");
       row("  rename -> `reviewed` event", s_event, "", "");
       row("  rename -> `plan_changed` (debounce + reconcile)", s_changed, "", "");
-      row("  review child wall (yolo review PHASE --changed)", s_child, "", "");
-      std::printf("  the watcher's own CPU per edit (its children excluded): %.2f ms\n", scale.cpu_per_edit_ms);
+      row("  the review itself, as the watcher reports it", s_child, "", "");
+      std::printf("  the watcher's own CPU per edit (the review included): %.2f ms\n", scale.cpu_per_edit_ms);
       std::printf("  idle at scale over %d s: utime+stime %.0f ms, on-CPU %.3f ms, %lld wake-ups\n", o.idle_s,
                   scale.idle.tick_ms, scale.idle.sched_ms, scale.idle.wakeups);
-      std::printf("  edits checked against reviews[id].hash: %d wrong or missing\n", scale.s.failures);
+      std::printf("  edits checked against the ledger's hash: %d wrong or missing\n", scale.s.failures);
       std::printf("  `yolo status --json` on this state, whole process: %s ms (median of 3)\n", f1(scale.status_ms).c_str());
     }
     for (const auto& l : small.error_lines) std::printf("  error event: %s\n", l.c_str());

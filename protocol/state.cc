@@ -76,9 +76,13 @@ std::string keep_copy(const std::filesystem::path& path, const std::string& cont
   return copy.string();
 }
 
-LoadResult load_impl(const std::filesystem::path& root) {
+std::string validate_with(const std::string& schema_name, const json& doc) {
+  auto errors = schema::validate(schema_name, doc);
+  return errors.empty() ? std::string() : schema::describe(errors);
+}
+
+LoadResult load_impl(const std::filesystem::path& path, const std::string& schema_name) {
   LoadResult r;
-  auto path = state_path(root);
   auto read = fs::read_text(path, kMaxStateBytes);
   if (!read.ok()) {
     if (read.error->kind == fs::FileError::Kind::NotFound) return r;
@@ -97,8 +101,8 @@ LoadResult load_impl(const std::filesystem::path& root) {
     r.error += " (copy kept at " + r.kept_copy + ")";
     return r;
   }
-  if (std::string v = validate(parsed.doc); !v.empty()) {
-    r.error = path.string() + ": does not match schema execution-state: " + v;
+  if (std::string v = validate_with(schema_name, parsed.doc); !v.empty()) {
+    r.error = path.string() + ": does not match schema " + schema_name + ": " + v;
     r.kept_copy = keep_copy(path, read.content);
     r.error += " (copy kept at " + r.kept_copy + ")";
     return r;
@@ -115,12 +119,13 @@ std::filesystem::path state_path(const std::filesystem::path& root) {
 
 std::filesystem::path lock_path(const std::filesystem::path& root) { return root / ".yolo-planning" / ".lock"; }
 
-std::string validate(const json& doc) {
-  auto errors = schema::validate("execution-state", doc);
-  return errors.empty() ? std::string() : schema::describe(errors);
-}
+std::string validate(const json& doc) { return validate_with("execution-state", doc); }
 
-LoadResult load(const std::filesystem::path& root) { return load_impl(root); }
+LoadResult load(const std::filesystem::path& root) { return load_impl(state_path(root), "execution-state"); }
+
+LoadResult load_document(const std::filesystem::path& file, const std::string& schema_name) {
+  return load_impl(file, schema_name);
+}
 
 size_t remove_stale_temp_files(const std::filesystem::path& dir) {
   size_t removed = 0;
@@ -139,6 +144,11 @@ size_t remove_stale_temp_files(const std::filesystem::path& dir) {
 }
 
 UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn) {
+  return update_document(root, state_path(root), "execution-state", fn);
+}
+
+UpdateResult update_document(const std::filesystem::path& root, const std::filesystem::path& file,
+                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn) {
   UpdateResult r;
   std::error_code ec;
   if (!std::filesystem::is_directory(root / ".yolo-planning", ec)) {
@@ -151,8 +161,8 @@ UpdateResult update(const std::filesystem::path& root, const std::function<bool(
     return r;
   }
   // Writers that died between creating their temp file and renaming it leave it behind.
-  remove_stale_temp_files(root / ".yolo-planning");
-  LoadResult cur = load_impl(root);
+  remove_stale_temp_files(file.parent_path());
+  LoadResult cur = load_impl(file, schema_name);
   if (!cur.ok()) {
     r.error = cur.error;
     return r;
@@ -164,12 +174,13 @@ UpdateResult update(const std::filesystem::path& root, const std::function<bool(
     r.error = err;
     return r;
   }
-  if (std::string v = validate(doc); !v.empty()) {
+  if (std::string v = validate_with(schema_name, doc); !v.empty()) {
     r.doc = cur.doc;
-    r.error = state_path(root).string() + ": update refused, the result would not match schema execution-state: " + v;
+    r.error = file.string() + ": update refused, the result would not match schema " + schema_name + ": " + v;
     return r;
   }
-  if (std::string w = fs::write_atomic(state_path(root), doc.dump(2) + "\n"); !w.empty()) {
+  if (!std::filesystem::is_directory(file.parent_path(), ec)) std::filesystem::create_directories(file.parent_path(), ec);
+  if (std::string w = fs::write_atomic(file, doc.dump(2) + "\n"); !w.empty()) {
     r.doc = cur.doc;
     r.error = w;
     return r;

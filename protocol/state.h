@@ -39,6 +39,16 @@ struct UpdateResult {
 // invalid result is never written. A broken existing file is never overwritten.
 UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn);
 
+// The same discipline for another runner-owned JSON file under .yolo-planning (the review
+// ledgers): parsed and validated against schemas/<schema_name>.json on every read and
+// write, a broken file kept and never overwritten, updates under the same .lock (so one
+// lock orders every runner write), written atomically. The folder of `file` is created
+// when missing.
+LoadResult load_document(const std::filesystem::path& file, const std::string& schema_name);
+UpdateResult update_document(const std::filesystem::path& root, const std::filesystem::path& file,
+                             const std::string& schema_name,
+                             const std::function<bool(json& doc, std::string& err)>& fn);
+
 // Removes the temp files of fs::write_atomic (`.<file>.tmp.<pid>.<n>`) in dir whose writer
 // process is gone (kill(pid, 0) says ESRCH): a writer that died between creating its temp
 // file and renaming it leaves one behind. Temp files of live processes, folders and

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "protocol/gates.h"
+#include "protocol/review_ledger.h"
 #include "protocol/state.h"
 
 namespace yolo {
@@ -24,10 +25,13 @@ std::string str(const json& j, const char* key) {
   return v.is_string() ? v.get<std::string>() : std::string();
 }
 
-// The review outcome of a plan: the last review (reviews[id]) and its loop (review_loops[id]).
-json review_of(const json& state, const std::string& id) {
+// The review outcome of a plan: its last review (the ledgers' record; in older states,
+// state.reviews[id]) and its loop (the run's review_loops[id], else the record's loop).
+json review_of(const json& state, const json& reviews, const std::string& id) {
   json r = nullptr;
-  const json& rv = get(get(state, "reviews"), id.c_str());
+  const json* rvp = &get(reviews, id.c_str());
+  if (!rvp->is_object()) rvp = &get(get(state, "reviews"), id.c_str());
+  const json& rv = *rvp;
   if (rv.is_object()) {
     r = json::object();
     r["verdict"] = get(rv, "verdict");
@@ -36,7 +40,9 @@ json review_of(const json& state, const std::string& id) {
     const json& f = get(rv, "findings");
     r["findings"] = f.is_array() ? f.size() : 0;
   }
-  const json& loop = get(get(state, "review_loops"), id.c_str());
+  const json* loopp = &get(get(state, "review_loops"), id.c_str());
+  if (!loopp->is_object()) loopp = &get(rv, "loop");
+  const json& loop = *loopp;
   if (loop.is_object()) {
     if (r.is_null()) r = json::object();
     r["cycle"] = get(loop, "cycle");
@@ -70,7 +76,7 @@ std::string wave_status(const std::vector<std::string>& statuses) {
 
 }  // namespace
 
-json execution_status_of(const json& state) {
+json execution_status_of(const json& state, const json& reviews) {
   json s = {{"ok", true}, {"cmd", "status"}};
   for (const char* k : {"phase", "phase_name", "phase_dir", "status", "wave", "total_waves", "correlation_id", "started_at",
                         "completed_at"})
@@ -94,7 +100,7 @@ json execution_status_of(const json& state) {
       if (!str(p, "error").empty()) e["error"] = str(p, "error");
       json f = get(p, "findings");
       if (f.is_array() && !f.empty()) e["findings"] = f;
-      e["review"] = review_of(state, id);
+      e["review"] = review_of(state, reviews, id);
       plans.push_back(std::move(e));
       counts[st] = counts.value(st, 0) + 1;
       json w = get(p, "wave");
@@ -120,11 +126,10 @@ json execution_status_of(const json& state) {
   json extra = json::object();
   std::set<std::string> known;
   for (const auto& p : s["plans"]) known.insert(str(p, "id"));
-  for (const char* k : {"reviews", "review_loops"}) {
-    const json& m = get(state, k);
-    if (!m.is_object()) continue;
-    for (auto it = m.begin(); it != m.end(); ++it)
-      if (!known.count(it.key()) && !extra.contains(it.key())) extra[it.key()] = review_of(state, it.key());
+  for (const json* m : {&reviews, &get(state, "reviews"), &get(state, "review_loops")}) {
+    if (!m->is_object()) continue;
+    for (auto it = m->begin(); it != m->end(); ++it)
+      if (!known.count(it.key()) && !extra.contains(it.key())) extra[it.key()] = review_of(state, reviews, it.key());
   }
   if (!extra.empty()) s["other_reviews"] = std::move(extra);
   return s;
@@ -138,8 +143,10 @@ json execution_status(const std::filesystem::path& root) {
     if (!snap.kept_copy.empty()) e["kept_copy"] = snap.kept_copy;
     return e;
   }
-  json s = execution_status_of(snap.doc);
+  auto ledgers = review_ledger::load_all(root);
+  json s = execution_status_of(snap.doc, ledgers.reviews);
   s["state_file"] = file;
+  if (!ledgers.errors.empty()) s["review_ledger_errors"] = ledgers.errors;
   // Does the approval still count? (its file may have been edited since)
   const json& a = s["approval"];
   if (a.is_object() && a.value("approved", false) && a.contains("plan_path") && a["plan_path"].is_string()) {

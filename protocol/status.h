@@ -13,13 +13,16 @@ namespace yolo {
 //  "correlation_id", "started_at", "completed_at", "steps_completed",
 //  "counts": {plan status: n}, "waves": [{"wave", "status", "plans": [ids]}],
 //  "plans": [{"id","title","wave","status","path","error","review": {...}|null}],
+//  "other_reviews": {id: {...}} (reviewed plans that are not plans of the run),
+//  "review_ledger_errors": [...] (ledgers that could not be read),
 //  "approval": {...}|null, "approval_counts" and "approval_problem" (an approved file edited
 //  since: the approval no longer counts), "gates": [...], "open_gates": [...]}.
 // A state that cannot be read gives {"ok": false, "error": "<file>: <problem>"}; a
 // missing one gives ok with exists=false and status null.
 json execution_status(const std::filesystem::path& root);
 
-// The status of a document already loaded (same shape, without file fields).
-json execution_status_of(const json& state);
+// The status of a document already loaded (same shape, without file fields). `reviews`:
+// plan id -> ledger record (review_ledger::load_all), or null.
+json execution_status_of(const json& state, const json& reviews = nullptr);
 
 }  // namespace yolo

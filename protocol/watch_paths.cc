@@ -10,6 +10,7 @@ const char* to_string(PathKind k) {
     case PathKind::Summary: return "summary";
     case PathKind::Roadmap: return "roadmap";
     case PathKind::State: return "state";
+    case PathKind::Ledger: return "ledger";
     case PathKind::Config: return "config";
     case PathKind::PhaseDir: return "phase_dir";
     case PathKind::PhasesRoot: return "phases";
@@ -29,7 +30,7 @@ bool is_noise_name(const std::string& n) {
   if (n.find("___jb_tmp___") != std::string::npos || n.find("___jb_old___") != std::string::npos) return true;
   if (n.find(".tmp.") != std::string::npos) return true;  // our atomic writes, many editors
   if (n.size() == 9 && n.starts_with("sed")) return true;  // sed -i temp: sedXXXXXX
-  if (n.starts_with(".execution-state.json.corrupt-")) return true;
+  if (n.find(".json.corrupt-") != std::string::npos) return true;  // kept copies of broken state/ledgers
   if (n.starts_with(".goutputstream-")) return true;
   return false;
 }
@@ -43,6 +44,10 @@ PathKind classify(const std::filesystem::path& planning, const std::filesystem::
   if (first == ".events") return PathKind::Ignored;
   std::vector<std::string> parts;
   for (const auto& p : rel) parts.push_back(p.string());
+  if (first == ".reviews") {
+    bool ledger = parts.size() == 2 && name.size() > 5 && name.front() != '.' && name.ends_with(".json");
+    return ledger ? PathKind::Ledger : PathKind::Ignored;
+  }
   if (parts.size() == 1) {
     if (name == ".execution-state.json") return PathKind::State;
     if (name == "config.json") return PathKind::Config;

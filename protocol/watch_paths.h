@@ -11,6 +11,7 @@ enum class PathKind {
   Summary,     // phases/<phase>/*SUMMARY.md
   Roadmap,     // ROADMAP.md
   State,       // .execution-state.json (approvals land here)
+  Ledger,      // .reviews/<phase>.json (review records: ours, or another yolo's such as a hook's)
   Config,      // config.json
   PhaseDir,    // phases/<phase>/
   PhasesRoot,  // phases/

@@ -19,6 +19,7 @@
 #include "protocol/gates.h"
 #include "protocol/plan.h"
 #include "protocol/precheck.h"
+#include "protocol/review_ledger.h"
 #include "protocol/state.h"
 #include "protocol/summary.h"
 #include "protocol/text.h"
@@ -393,12 +394,12 @@ int Run::review_gate() {
   }
   // Already passed for exactly these plan contents: nothing to review again.
   auto snap = state::load(root_);
-  if (snap.ok() && execution::has_step(snap.doc, "step_2b") && snap.doc.contains("reviews") && snap.doc["reviews"].is_object()) {
+  auto ledger = review_ledger::load(root_, phase_.abs);
+  if (snap.ok() && ledger.ok() && execution::has_step(snap.doc, "step_2b")) {
     bool all = true;
     for (const auto& e : entries_) {
       auto l = load_plan(root_ / e.path);
-      const json* rv = nullptr;
-      if (auto it = snap.doc["reviews"].find(e.id); it != snap.doc["reviews"].end()) rv = &*it;
+      const json* rv = review_ledger::find(ledger.doc, e.id);
       if (!l.plan || !rv) {
         all = false;
         break;

@@ -3,11 +3,13 @@
 #include <cctype>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <optional>
 
 #include "protocol/clock.h"
 #include "protocol/events.h"
 #include "protocol/plan.h"
+#include "protocol/review_ledger.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
 #include "runner/agents.h"
@@ -61,6 +63,7 @@ class GateObserver : public review::LoopObserver {
       : o_(o), cid_(std::move(cid)), result_(result) {}
 
   void plan_start(const review::PlanTarget& t, const std::string& plan_id, int max_cycles) override {
+    phase_dir_ = t.phase_dir ? *t.phase_dir : t.plan_path.parent_path();
     phase_ = 0;
     plan_.reset();
     // "01-03" -> phase 1, plan 3; else the phase folder's number.
@@ -170,7 +173,7 @@ class GateObserver : public review::LoopObserver {
     say(line);
     json j = plan_json(r);
     record_final(r, j);
-    if (o_.json) out::json_line(j);
+    if (o_.json && !o_.quiet) out::json_line(j);
     result_.plan_lines.push_back(std::move(j));
   }
 
@@ -212,9 +215,10 @@ class GateObserver : public review::LoopObserver {
   }
 
   void say(const std::string& s) const {
-    if (!o_.json) out::line(s);
+    if (!o_.json && !o_.quiet) out::line(s);
   }
   void warn(const std::string& s) const {
+    if (o_.quiet) return;
     if (o_.json) out::err(s);
     else out::line(s);
   }
@@ -241,44 +245,62 @@ class GateObserver : public review::LoopObserver {
     }
   }
 
-  void update_state(const std::function<void(json&)>& fn) {
+  // fn returns false to leave the state as it is (nothing to write there).
+  void update_state(const std::function<bool(json&)>& fn) {
     if (!o_.record_state) return;
     auto r = state::update(o_.root, [&](json& doc, std::string&) {
+      if (!fn(doc)) return false;
       if (!doc.contains("status")) doc["status"] = "running";
       if (!doc.contains("correlation_id") && !cid_.empty()) doc["correlation_id"] = cid_;
-      fn(doc);
       return true;
     });
-    if (!r.ok()) {
-      out::err(out::sym(out::Sym::Warn) + " review result not recorded: " + safe(r.error));
-      result_.state_errors.push_back(r.error);
+    if (!r.ok()) not_recorded(r.error);
+  }
+
+  // The state's review_loops are the run's (PROTOCOL.md section 5): the loops of the plans
+  // of the state's phase, or, before a run has a phase, of the phase reviewed last. Loops
+  // of other phases live in their ledgers only, so the state stays the size of one phase
+  // however many plans the watcher reviews. False: this plan's loop is not the run's.
+  bool put_loop(json& doc, const std::string& plan_id, json entry) const {
+    if (phase_ > 0) {
+      if (auto p = doc.find("phase"); p != doc.end() && p->is_number_integer()) {
+        if (p->get<long long>() != phase_) return false;
+      } else if (auto rl = doc.find("review_loops"); rl != doc.end() && rl->is_object()) {
+        for (auto it = rl->begin(); it != rl->end();) {
+          auto n = leading_number(it.key());
+          if (n && *n != phase_) it = rl->erase(it);
+          else ++it;
+        }
+      }
     }
+    if (!doc.contains("review_loops") || !doc["review_loops"].is_object()) doc["review_loops"] = json::object();
+    doc["review_loops"][plan_id] = std::move(entry);
+    return true;
   }
 
   void record_loop(const review::PlanLoopResult& r, bool finished) {
-    update_state([&](json& doc) {
-      if (!doc.contains("review_loops") || !doc["review_loops"].is_object()) doc["review_loops"] = json::object();
-      doc["review_loops"][r.plan_id] = r.review_loop_entry(finished);
-    });
+    update_state([&](json& doc) { return put_loop(doc, r.plan_id, r.review_loop_entry(finished)); });
   }
 
   void record_final(const review::PlanLoopResult& r, const json& j) {
-    update_state([&](json& doc) {
-      if (!doc.contains("review_loops") || !doc["review_loops"].is_object()) doc["review_loops"] = json::object();
-      if (!doc.contains("reviews") || !doc["reviews"].is_object()) doc["reviews"] = json::object();
-      doc["review_loops"][r.plan_id] = r.review_loop_entry(true);
-      doc["reviews"][r.plan_id] = {{"hash", r.hash},
-                                   {"verdict", to_string(r.verdict)},
-                                   {"path", j["plan"]},
-                                   {"reviewed_at", now_iso8601()},
-                                   {"source", j["source"]},
-                                   {"findings", j["findings"]}};
-    });
+    update_state([&](json& doc) { return put_loop(doc, r.plan_id, r.review_loop_entry(true)); });
+    if (!o_.record_state) return;
+    if (r.hash.empty()) return;  // the plan could not be read: nothing to reconcile against
+    json rec = {{"hash", r.hash},           {"verdict", to_string(r.verdict)}, {"path", j["plan"]},
+                {"reviewed_at", now_iso8601()}, {"source", j["source"]},        {"findings", j["findings"]},
+                {"loop", r.review_loop_entry(true)}};
+    if (std::string e = review_ledger::record(o_.root, phase_dir_, r.plan_id, std::move(rec)); !e.empty()) not_recorded(e);
+  }
+
+  void not_recorded(const std::string& e) {
+    if (!o_.quiet) out::err(out::sym(out::Sym::Warn) + " review result not recorded: " + safe(e));
+    result_.state_errors.push_back(e);
   }
 
   const ReviewGateOptions& o_;
   std::string cid_;
   ReviewGateResult& result_;
+  stdfs::path phase_dir_;
   long long phase_ = 0;
   std::optional<long long> plan_;
 };
@@ -297,7 +319,11 @@ std::string correlation_id_for(const ReviewGateOptions& o, const json& st) {
 ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<review::PlanTarget>& plans, bool is_phase) {
   ReviewGateResult res;
   auto snapshot = state::load(o.root);
-  if (!snapshot.ok()) out::err(out::sym(out::Sym::Warn) + " " + safe(snapshot.error));
+  auto warn = [&](const std::string& e) {
+    if (!o.quiet) out::err(out::sym(out::Sym::Warn) + " " + safe(e));
+    res.state_errors.push_back(e);
+  };
+  if (!snapshot.ok()) warn(snapshot.error);
   std::string cid = correlation_id_for(o, snapshot.doc);
   GateObserver obs(o, cid, res);
   ReviewerAgent reviewer(o.root, o.config, cid);
@@ -308,13 +334,18 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
 
   std::vector<std::pair<std::string, json>> skipped;  // plan id, line
   std::vector<review::PlanTarget> todo;
+  std::map<stdfs::path, std::optional<state::LoadResult>> ledgers;  // phase folder -> its ledger
   for (const auto& t : plans) {
-    if (o.changed_only && snapshot.ok()) {
+    if (o.changed_only) {
       std::string id = t.plan_id.empty() ? gate_plan_id(t.plan_path) : t.plan_id;
       std::string hash = review::file_hash(t.plan_path);
-      const json* prev = nullptr;
-      if (auto rv = snapshot.doc.find("reviews"); rv != snapshot.doc.end() && rv->is_object())
-        if (auto it = rv->find(id); it != rv->end() && it->is_object()) prev = &*it;
+      stdfs::path pd = t.phase_dir ? *t.phase_dir : t.plan_path.parent_path();
+      auto& ledger = ledgers[pd];
+      if (!ledger) {
+        ledger = review_ledger::load(o.root, pd);
+        if (!ledger->ok()) warn(ledger->error);
+      }
+      const json* prev = ledger->ok() ? review_ledger::find(ledger->doc, id) : nullptr;
       if (prev && !hash.empty() && prev->value("hash", "") == hash) {
         std::string v = prev->value("verdict", "reject");
         auto verdict = parse_verdict(v).value_or(Verdict::Reject);
@@ -323,7 +354,8 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
                   {"plan", rel(o.root, t.plan_path.string())}, {"hash", hash},     {"verdict", to_string(verdict)},
                   {"ok", verdict != Verdict::Reject},          {"source", "unchanged"}, {"skipped", true},
                   {"stage1", nullptr},   {"findings", prev->value("findings", json::array())}, {"cycles", 0}};
-        if (!o.json)
+        if (o.quiet) {
+        } else if (!o.json)
           out::line(out::sym(out::Sym::Skip) + " " + out::bold(safe(id)) + ": unchanged since its last review (" +
                     to_string(verdict) + ")  " + out::dim(safe(rel(o.root, t.plan_path.string()))));
         else out::json_line(j);
@@ -372,6 +404,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
     e.correlation_id = cid;
     events::log(o.root, o.config.raw, e);
   }
+  if (o.quiet) return res;
   if (o.json) {
     out::json_line(res.summary);
     return res;

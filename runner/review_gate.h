@@ -1,8 +1,9 @@
 // The review gate of one plan or a phase's plans (PROTOCOL.md section 4), as used by
 // `yolo review` and reusable by `yolo execute` (Step 2b): Stage 1, the reviewer agent,
 // the feedback loop with the architect, people's lines (or JSON lines), events, and the
-// state record: reviews["{id}"] = {hash, verdict, path, reviewed_at, findings} and
-// review_loops["{id}"] = {cycle, max, status, findings_per_cycle}.
+// records: the phase's review ledger (protocol/review_ledger.h: reviews["{id}"] = {hash,
+// verdict, path, reviewed_at, source, findings, loop}) and the state's
+// review_loops["{id}"] = {cycle, max, status, findings_per_cycle} for the run's phase.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -19,8 +20,9 @@ struct ReviewGateOptions {
   Config config;
   int max_cycles = 0;          // 0: config review_max_cycles
   bool json = false;           // JSON lines on stdout; the ⚠/✗ agent lines go to stderr
-  bool changed_only = false;   // skip plans whose hash equals reviews[id].hash in the state
-  bool record_state = true;    // write reviews / review_loops
+  bool changed_only = false;   // skip plans whose hash equals their ledger record's hash
+  bool record_state = true;    // write the ledger / review_loops
+  bool quiet = false;          // print nothing (not even warnings): the caller reads the result
   std::string correlation_id;  // "": $YOLO_CORRELATION_ID, else the state's, else a new one
 };
 

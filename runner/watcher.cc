@@ -16,12 +16,14 @@
 #include "protocol/fs.h"
 #include "protocol/gates.h"
 #include "protocol/plan.h"
+#include "protocol/review_ledger.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
 #include "protocol/watch_paths.h"
 #include "runner/dir_watch.h"
 #include "runner/output.h"
+#include "runner/review_gate.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {
@@ -91,6 +93,7 @@ class Watcher {
     dir_watch_->add_single(o_.root);  // to see .yolo-planning itself deleted and recreated
     dir_watch_->add_tree(planning_);
     load_state(/*announce=*/false);
+    load_all_ledgers();
     roadmap_hash_ = hash_file(planning_ / "ROADMAP.md");
     full_rescan_ = true;
     reconcile(/*initial=*/true);
@@ -181,6 +184,9 @@ class Watcher {
       case PathKind::State:
         state_dirty_ = true;
         break;
+      case PathKind::Ledger:
+        dirty_ledgers_.insert(c.path);
+        break;
       case PathKind::Roadmap:
         roadmap_dirty_ = true;
         break;
@@ -213,6 +219,13 @@ class Watcher {
     }
     std::map<stdfs::path, std::vector<stdfs::path>> changed;  // phase dir -> changed plans
     bool summaries_changed = false;
+    // What was last reviewed first: a plan is compared with its freshest record.
+    if (full_rescan_) {
+      dirty_ledgers_.clear();
+      load_all_ledgers();
+    }
+    for (const auto& f : dirty_ledgers_) load_ledger(f);
+    dirty_ledgers_.clear();
     if (full_rescan_) {
       full_rescan_ = false;
       dirty_files_.clear();
@@ -251,7 +264,7 @@ class Watcher {
       }
     }
     if (o_.review)
-      for (const auto& [phase, plans] : changed) start_review(phase);
+      for (const auto& [phase, plans] : changed) start_review(phase, plans);
     if (roadmap_changed && !driving()) request_vision_gate();
     if (driving() && (summaries_changed || roadmap_changed || approvals_changed_)) consider_execution(false);
     approvals_changed_ = false;
@@ -328,8 +341,7 @@ class Watcher {
   // --- state -----------------------------------------------------------------
   void load_state(bool announce) {
     // A state file with the bytes last loaded says the same: skip its parse and schema check.
-    // A review's own write asks twice (its child's exit, then its inotify event), and with
-    // 10,000 reviews in the state one load is ~90 ms of this loop.
+    // A review's own write asks twice (its child's exit, then its inotify event).
     auto before = fs::read_bytes(state::state_path(o_.root), 64u << 20);
     if (state_cached_ && before.ok() && before.content == state_bytes_) return;
     state_cached_ = false;
@@ -343,15 +355,6 @@ class Watcher {
     }
     last_state_error_.clear();
     const json& d = s.doc;
-    reviewed_hash_.clear();
-    if (auto r = d.find("reviews"); r != d.end() && r->is_object()) {
-      for (const auto& [id, rec] : r->items()) {
-        if (!rec.is_object() || !rec.contains("path") || !rec.contains("hash")) continue;
-        stdfs::path p = rec["path"].get<std::string>();
-        if (p.is_relative()) p = o_.root / p;
-        reviewed_hash_[p.lexically_normal()] = rec["hash"].get<std::string>();
-      }
-    }
     active_run_ = d.value("status", "") == "running" || d.value("status", "") == "awaiting_approval";
     // Approval/gate fingerprint: what unblocks or blocks the run.
     json approvals = {{"approval", d.value("approval", json(nullptr))}, {"gates", json::array()}};
@@ -397,12 +400,45 @@ class Watcher {
     }
   }
 
+  // --- review ledgers (what was last reviewed: plan path -> content hash) -----------------
+  void load_all_ledgers() {
+    ledger_seen_.clear();
+    std::error_code ec;
+    for (stdfs::directory_iterator it(review_ledger::dir(o_.root), ec), end; !ec && it != end; it.increment(ec))
+      if (watch::classify(planning_, it->path()) == PathKind::Ledger) load_ledger(it->path());
+  }
+
+  // A ledger whose bytes are the ones last loaded says the same: no parse, no schema check
+  // (every review of ours writes one, and its inotify event comes back here).
+  void load_ledger(const stdfs::path& file) {
+    auto bytes = fs::read_bytes(file, 16u << 20);
+    if (!bytes.ok()) {
+      ledger_seen_.erase(file);  // gone: the hashes it gave stay (a review too many, never one too few)
+      return;
+    }
+    size_t h = std::hash<std::string>{}(bytes.content);
+    if (auto it = ledger_seen_.find(file); it != ledger_seen_.end() && it->second == h) return;
+    auto r = review_ledger::load_file(file);
+    if (!r.ok()) {
+      emit(out::Sym::Fail, r.error, {{"event", "ledger_error"}, {"error", r.error}});
+      return;
+    }
+    for (const auto& [id, rec] : r.doc["reviews"].items()) {
+      if (!rec.contains("path") || !rec["path"].is_string()) continue;
+      stdfs::path p = rec["path"].get<std::string>();
+      if (p.is_relative()) p = o_.root / p;
+      reviewed_hash_[p.lexically_normal()] = rec["hash"].get<std::string>();
+    }
+    ledger_seen_[file] = h;
+  }
+
   bool driving() const { return o_.drive_execution || active_run_; }
 
   // --- children ----------------------------------------------------------------
   struct Job {
     std::unique_ptr<Process> proc;
     bool rerun = false;
+    std::set<stdfs::path> pending;  // plans changed while it ran
   };
 
   SpawnSpec child(std::vector<std::string> args) {
@@ -415,15 +451,73 @@ class Watcher {
     return s;
   }
 
-  void start_review(const stdfs::path& phase) {
+  // Without a reviewer or architect agent configured, a review is Stage 1 and its record:
+  // no child can hang, so the watcher runs it here (the same review gate `yolo review`
+  // runs), sparing a process start per save. With agents, a child `yolo review` runs them,
+  // so this loop never blocks on an agent and can stop it on a signal.
+  bool review_in_process() const { return config_.reviewer.argv.empty() && config_.architect.argv.empty(); }
+
+  void start_review(const stdfs::path& phase, const std::vector<stdfs::path>& plans) {
+    if (review_in_process()) {
+      if (!plans.empty()) review_here(phase, plans);
+      return;
+    }
     auto& job = reviews_[phase];
     if (job.proc && job.proc->running()) {
       job.rerun = true;  // queue behind the running review: never two for one plan
+      job.pending.insert(plans.begin(), plans.end());
       return;
     }
     job.rerun = false;
+    job.pending.clear();
     job.proc = Process::start(&loop_, child({"review", phase.string(), "--changed", "--json"}),
                               [this, phase](SpawnResult r) { on_review_done(phase, std::move(r)); });
+  }
+
+  void review_here(const stdfs::path& phase, const std::vector<stdfs::path>& plans) {
+    auto t0 = Clock::now();
+    ReviewGateOptions g;
+    g.root = o_.root;
+    g.config = config_;
+    g.quiet = true;
+    std::vector<review::PlanTarget> targets;
+    for (const auto& p : plans) targets.push_back(review::PlanTarget{p, phase, ""});
+    ReviewGateResult res;
+    try {
+      res = run_review_gate(g, targets, /*is_phase=*/false);
+    } catch (const std::exception& e) {
+      emit(out::Sym::Fail, "review of " + phase.filename().string() + " failed: " + e.what(),
+           {{"event", "review_failed"}, {"phase_dir", phase.string()}, {"error", e.what()}});
+      return;
+    }
+    double ms = ms_since(t0);
+    for (const auto& e : res.state_errors)
+      emit(out::Sym::Warn, "review result not recorded: " + e, {{"event", "record_error"}, {"error", e}});
+    bool recorded = res.state_errors.empty();
+    for (const auto& j : res.plan_lines) {
+      if (recorded && j.contains("hash") && j["hash"].is_string() && !j["hash"].get<std::string>().empty()) {
+        stdfs::path p = j.value("plan", "");
+        if (p.is_relative()) p = o_.root / p;
+        reviewed_hash_[p.lexically_normal()] = j["hash"].get<std::string>();
+      }
+      announce_review(j, ms);
+    }
+    // Our own write of the ledger comes back as an event: remember its bytes now, so that
+    // event costs a read, not a parse.
+    auto file = review_ledger::path_for(o_.root, phase);
+    if (recorded)
+      if (auto b = fs::read_bytes(file, 16u << 20); b.ok()) ledger_seen_[file] = std::hash<std::string>{}(b.content);
+  }
+
+  void announce_review(const json& j, double fallback_ms) {
+    std::string id = j.value("plan_id", j.value("plan", std::string("?")));
+    std::string verdict = j["verdict"].is_string() ? j["verdict"].get<std::string>() : "?";
+    auto v = parse_verdict(verdict).value_or(Verdict::Reject);
+    double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : fallback_ms;
+    std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
+    emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")",
+         {{"event", "reviewed"}, {"plan_id", id}, {"verdict", verdict}, {"ms", ms}, {"path", j.value("plan", "")},
+          {"source", j.value("source", "")}});
   }
 
   void on_review_done(const stdfs::path& phase, SpawnResult r) {
@@ -442,14 +536,7 @@ class Watcher {
       // are not reviews.
       if (j.value("skipped", false) || j.value("type", "") == "phase_summary") continue;
       ++reported;
-      std::string id = j.value("plan_id", j.value("plan", std::string("?")));
-      std::string verdict = j["verdict"].is_string() ? j["verdict"].get<std::string>() : "?";
-      auto v = parse_verdict(verdict).value_or(Verdict::Reject);
-      double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : r.elapsed_ms;
-      std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
-      emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")",
-           {{"event", "reviewed"}, {"plan_id", id}, {"verdict", verdict}, {"ms", ms}, {"path", j.value("plan", "")},
-            {"source", j.value("source", "")}});
+      announce_review(j, r.elapsed_ms);
     }
     if (!ok_exit) {
       std::string tail = text::tail_lines(r.err, 5);
@@ -458,9 +545,10 @@ class Watcher {
            {{"event", "review_failed"}, {"phase_dir", phase.string()}, {"error", r.describe()}, {"stderr", tail}});
     }
     (void)reported;
-    load_state(/*announce=*/true);  // the child recorded reviews[id].hash
+    load_state(/*announce=*/true);  // the child may have written the run's review_loops
+    load_ledger(review_ledger::path_for(o_.root, phase));  // and recorded the hashes it reviewed
     auto& job = reviews_[phase];
-    if (job.rerun) start_review(phase);
+    if (job.rerun) start_review(phase, {job.pending.begin(), job.pending.end()});
   }
 
   void request_vision_gate() {
@@ -561,7 +649,8 @@ class Watcher {
   bool started_ = false;  // the first reconcile is done
   bool full_rescan_ = false, state_dirty_ = false, roadmap_dirty_ = false, config_dirty_ = false;
   bool approvals_changed_ = false, active_run_ = false, exec_rerun_ = false;
-  std::set<stdfs::path> dirty_files_, dirty_dirs_;
+  std::set<stdfs::path> dirty_files_, dirty_dirs_, dirty_ledgers_;
+  std::map<stdfs::path, size_t> ledger_seen_;  // ledger file -> hash of the bytes last loaded
   std::map<stdfs::path, std::string> plan_hash_, summary_hash_, reviewed_hash_;
   std::string roadmap_hash_, approvals_fp_, last_state_error_;
   std::string state_bytes_;  // the state file as last loaded (valid when state_cached_)

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "test_support.h"
 
 #include "protocol/seal.h"
@@ -57,6 +58,20 @@ std::string read_file(const stdfs::path& p) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+json review_records(const stdfs::path& root) {
+  json all = json::object();
+  std::error_code ec;
+  std::vector<stdfs::path> files;
+  for (stdfs::directory_iterator it(root / ".yolo-planning" / ".reviews", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".json" && it->path().filename().string().front() != '.') files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    json l = json::parse(read_file(f));
+    for (auto& [id, rec] : l["reviews"].items()) all[id] = rec;
+  }
+  return all;
 }
 
 json RunResult::json_out() const { return json::parse(out); }

@@ -27,6 +27,10 @@ class TempDir {
 void write_file(const stdfs::path& p, const std::string& content);
 std::string read_file(const stdfs::path& p);
 
+// Every review record the runner left in <root>/.yolo-planning/.reviews/*.json, merged by
+// plan id (read as plain JSON: the files themselves, not the code under test).
+json review_records(const stdfs::path& root);
+
 struct RunResult {
   int exit_code = -1;
   std::string out;

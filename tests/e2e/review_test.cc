@@ -117,10 +117,10 @@ TEST(Review, ApproveRecordsTheReviewInTheState) {
   std::string hash = sha256_hex(read_file(repo.plan));
   EXPECT_EQ(j["hash"], hash);
   json st = repo.state();
-  EXPECT_EQ(st["reviews"]["01-01"]["hash"], hash);
-  EXPECT_EQ(st["reviews"]["01-01"]["verdict"], "approve");
-  EXPECT_EQ(st["reviews"]["01-01"]["path"], ".yolo-planning/phases/01-core/01-01-PLAN.md");
-  EXPECT_TRUE(st["reviews"]["01-01"]["reviewed_at"].is_string());
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["hash"], hash);
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["verdict"], "approve");
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["path"], ".yolo-planning/phases/01-core/01-01-PLAN.md");
+  EXPECT_TRUE(test::review_records(repo.root)["01-01"]["reviewed_at"].is_string());
   EXPECT_EQ(st["review_loops"]["01-01"], json::parse(R"({"cycle":1,"max":3,"status":"passed",
       "findings_per_cycle":[{"verdict":"approve","finding_count":0,"high":0}]})"));
   auto types = repo.event_types();
@@ -153,8 +153,8 @@ TEST(Review, ConditionalCarriesFindingsAndReportsUnparsedLines) {
   EXPECT_TRUE(contains(j["unparsed"][0]["reason"], "urgent"));
   EXPECT_TRUE(contains(r.err, "could not be read"));
   json st = repo.state();
-  EXPECT_EQ(st["reviews"]["01-01"]["verdict"], "conditional");
-  EXPECT_EQ(st["reviews"]["01-01"]["findings"].size(), 3u);
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["verdict"], "conditional");
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["findings"].size(), 3u);
 }
 
 TEST(Review, RejectThenRevisedThenApprovedInCycle2) {
@@ -178,7 +178,7 @@ TEST(Review, RejectThenRevisedThenApprovedInCycle2) {
   EXPECT_EQ(j["hash"], after);
   EXPECT_TRUE(contains(read_file(repo.plan), "REVIEW-FIX-APPLIED"));
   json st = repo.state();
-  EXPECT_EQ(st["reviews"]["01-01"]["hash"], after);
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["hash"], after);
   EXPECT_EQ(st["review_loops"]["01-01"]["cycle"], 2);
   EXPECT_EQ(st["review_loops"]["01-01"]["status"], "passed");
   EXPECT_EQ(st["review_loops"]["01-01"]["findings_per_cycle"],
@@ -226,8 +226,8 @@ TEST(Review, MaxCyclesReachedHaltsThePhase) {
   EXPECT_EQ(st["review_loops"]["01-02"]["cycle"], 3);
   EXPECT_EQ(st["review_loops"]["01-02"]["max"], 3);
   EXPECT_EQ(st["review_loops"]["01-02"]["findings_per_cycle"].size(), 3u);
-  EXPECT_EQ(st["reviews"]["01-02"]["verdict"], "reject");
-  EXPECT_EQ(st["reviews"]["01-01"]["verdict"], "approve");
+  EXPECT_EQ(test::review_records(repo.root)["01-02"]["verdict"], "reject");
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["verdict"], "approve");
   EXPECT_EQ(count_of(repo.event_types(), "review_halt"), 1u);
 
   // The human summary table.
@@ -264,7 +264,7 @@ TEST(Review, GarbageFailsClosedAndShowsTheLast20Lines) {
   EXPECT_EQ(read_file(repo.plan), before);  // no revision on a parse failure
   auto types = repo.event_types();
   EXPECT_EQ(count_of(types, "review_parse_failure"), 1u);
-  EXPECT_EQ(repo.state()["reviews"]["01-01"]["verdict"], "reject");
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["verdict"], "reject");
 
   auto j = repo.review({repo.plan.string(), "--json"});
   json line = only_line(j);
@@ -285,7 +285,7 @@ void expect_fallback(const Repo& repo, const test::RunResult& r, const std::stri
       EXPECT_TRUE(contains(e["data"]["reason"], reason_part)) << e.dump();
     }
   EXPECT_TRUE(found);
-  EXPECT_EQ(repo.state()["reviews"]["01-01"]["source"], "fallback");
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["source"], "fallback");
 }
 
 TEST(Review, MissingBinaryFallsBackToTheCliVerdict) {
@@ -402,7 +402,7 @@ TEST(Review, Stage1RejectNeverSpawns) {
   EXPECT_EQ(j["source"], "stage1_reject");
   EXPECT_EQ(j["stage1"]["verdict"], "reject");
   EXPECT_FALSE(stdfs::exists(dump)) << "the reviewer was spawned";
-  EXPECT_EQ(repo.state()["reviews"]["01-01"]["verdict"], "reject");
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["verdict"], "reject");
 }
 
 TEST(Review, HostileTextReachesTheChildOnlyAsLiteralArgv) {
@@ -451,8 +451,7 @@ TEST(Review, HostileTextReachesTheChildOnlyAsLiteralArgv) {
     std::string l;
     while (std::getline(in, l)) EXPECT_NE(l, "pwned");
   }
-  json st = json::parse(read_file(root / ".yolo-planning" / ".execution-state.json"));
-  EXPECT_EQ(st["reviews"]["01-" + plan_no]["verdict"], "approve");
+  EXPECT_EQ(test::review_records(root)["01-" + plan_no]["verdict"], "approve");
 }
 
 TEST(Review, PromptOnStdinModelOverrideAndTurns) {
@@ -511,7 +510,7 @@ TEST(Review, RunsFromAnywhereInsideTheRepo) {
   auto r = run_yolo({"review", "../../.yolo-planning/phases/01-core/01-01-PLAN.md", "--json"}, repo.root / "src" / "deep");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(only_line(r)["max_cycles"], 5);  // the repo's config was read
-  EXPECT_EQ(repo.state()["reviews"]["01-01"]["path"], ".yolo-planning/phases/01-core/01-01-PLAN.md");
+  EXPECT_EQ(test::review_records(repo.root)["01-01"]["path"], ".yolo-planning/phases/01-core/01-01-PLAN.md");
 }
 
 TEST(Review, BadTargetsAreUsageErrors) {
@@ -539,6 +538,61 @@ TEST(Review, BrokenStateFileIsReportedNotOverwritten) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(contains(r.err, ".execution-state.json")) << r.err;
   EXPECT_EQ(read_file(repo.root / ".yolo-planning" / ".execution-state.json"), "{not json");
+}
+
+// The state's review_loops are the run's: before a run has a phase, the loops of the phase
+// reviewed last; with one, only that phase's. Every review is in its phase's ledger.
+TEST(Review, TheStateKeepsTheLoopsOfOnePhaseTheLedgersKeepEveryReview) {
+  Repo repo;
+  repo.config(json::object());
+  stdfs::path phase2 = repo.root / ".yolo-planning" / "phases" / "02-api";
+  std::string p2 = plan_text("01");
+  p2.replace(p2.find("phase: \"01\""), 11, "phase: \"02\"");
+  write_file(phase2 / "02-01-PLAN.md", p2);
+  ASSERT_EQ(repo.review({repo.phase.string()}).exit_code, 0);
+  EXPECT_TRUE(repo.state()["review_loops"].contains("01-01"));
+  ASSERT_EQ(repo.review({phase2.string()}).exit_code, 0);
+  json loops = repo.state()["review_loops"];
+  EXPECT_TRUE(loops.contains("02-01")) << loops.dump();
+  EXPECT_FALSE(loops.contains("01-01")) << loops.dump();
+  json recs = test::review_records(repo.root);
+  EXPECT_EQ(recs["01-01"]["loop"]["status"], "passed");
+  EXPECT_EQ(recs["02-01"]["loop"]["status"], "passed");
+  EXPECT_TRUE(stdfs::exists(repo.root / ".yolo-planning/.reviews/01-core.json"));
+  EXPECT_TRUE(stdfs::exists(repo.root / ".yolo-planning/.reviews/02-api.json"));
+  // A run of phase 1: reviewing phase 2 leaves the run's loops alone.
+  json st = repo.state();
+  st["phase"] = 1;
+  st["review_loops"] = json::object();
+  write_file(repo.root / ".yolo-planning" / ".execution-state.json", st.dump());
+  write_file(phase2 / "02-01-PLAN.md", p2 + "\nMore detail.\n");
+  ASSERT_EQ(repo.review({phase2.string()}).exit_code, 0);
+  EXPECT_EQ(repo.state()["review_loops"], json::object());
+  EXPECT_EQ(test::review_records(repo.root)["02-01"]["hash"], sha256_hex(read_file(phase2 / "02-01-PLAN.md")));
+  ASSERT_EQ(repo.review({repo.phase.string()}).exit_code, 0);
+  EXPECT_TRUE(repo.state()["review_loops"].contains("01-01"));
+  // `yolo status` shows both, each from its ledger.
+  auto s = run_yolo({"status", "--json"}, repo.root);
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  json sj = s.json_out();
+  EXPECT_EQ(sj["other_reviews"]["02-01"]["verdict"], "approve") << sj.dump();
+  EXPECT_EQ(sj["other_reviews"]["01-01"]["verdict"], "approve") << sj.dump();
+}
+
+TEST(Review, ChangedSkipsWhatTheLedgerSaysWasReviewedAsItIs) {
+  Repo repo;
+  repo.config(json::object());
+  ASSERT_EQ(repo.review({repo.phase.string()}).exit_code, 0);
+  auto again = repo.review({repo.phase.string(), "--changed", "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.json_lines()[0]["skipped"], true) << again.out;
+  // A broken ledger is named, kept, and the plan is reviewed again (never skipped on it).
+  stdfs::path ledger = repo.root / ".yolo-planning/.reviews/01-core.json";
+  write_file(ledger, "[]");
+  auto broken = repo.review({repo.phase.string(), "--changed", "--json"});
+  EXPECT_TRUE(contains(broken.err, "01-core.json")) << broken.err;
+  EXPECT_EQ(broken.json_lines()[0].value("skipped", false), false) << broken.out;
+  EXPECT_EQ(read_file(ledger), "[]");
 }
 
 }  // namespace

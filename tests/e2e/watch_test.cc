@@ -147,8 +147,7 @@ TEST_P(WatchEditors, SaveGivesExactlyOneReviewOfTheFinalContent) {
     }
   }
   // The review recorded is the review of the final content.
-  auto state = json::parse(read_file(planning() / ".execution-state.json"));
-  EXPECT_EQ(state["reviews"]["01-01"]["hash"], json(yolo::sha256_hex(content)));
+  EXPECT_EQ(test::review_records(dir.path())["01-01"]["hash"], json(yolo::sha256_hex(content)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Editors, WatchEditors,
@@ -310,8 +309,7 @@ TEST_F(Watch, AChangeDuringAReviewQueuesBehindItNeverTwoReviewersAtOnce) {
         << "review " << n + 1 << " missing; stderr: " << w->stderr_text();
   settle();
   EXPECT_EQ(read_file(log), "start\nend\nstart\nend\n") << "reviewers overlapped";
-  auto state = json::parse(read_file(planning() / ".execution-state.json"));
-  EXPECT_EQ(state["reviews"]["01-01"]["hash"], json(yolo::sha256_hex(last))) << "the last review is not of the final content";
+  EXPECT_EQ(test::review_records(dir.path())["01-01"]["hash"], json(yolo::sha256_hex(last))) << "the last review is not of the final content";
 }
 
 TEST_F(Watch, HumanLinesNeverCarryControlCharactersFromAPlan) {

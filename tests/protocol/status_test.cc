@@ -41,6 +41,25 @@ TEST(Status, WavesPlansReviewsAndGates) {
   EXPECT_EQ(s["open_gates"][0]["plan_path"], "R.md");
 }
 
+TEST(Status, ReviewsComeFromTheLedgersAndLoopsFromTheRunOrTheRecord) {
+  json st = json::parse(R"({
+    "phase": 1, "status": "running",
+    "plans": [{"id": "01-01", "wave": 1, "status": "pending"}, {"id": "01-02", "wave": 1, "status": "pending"}],
+    "review_loops": {"01-01": {"cycle": 2, "max": 3, "status": "passed"}}})");
+  json reviews = json::parse(R"({
+    "01-01": {"hash": "a", "verdict": "approve", "findings": [], "loop": {"cycle": 9, "max": 9, "status": "failed"}},
+    "01-02": {"hash": "b", "verdict": "conditional", "findings": [{"id": "F1"}],
+              "loop": {"cycle": 1, "max": 3, "status": "passed"}},
+    "07-01": {"hash": "c", "verdict": "reject", "findings": []}})");
+  json s = execution_status_of(st, reviews);
+  EXPECT_EQ(s["plans"][0]["review"]["verdict"], "approve");
+  EXPECT_EQ(s["plans"][0]["review"]["cycle"], 2);  // the run's loop wins over the record's
+  EXPECT_EQ(s["plans"][1]["review"]["verdict"], "conditional");
+  EXPECT_EQ(s["plans"][1]["review"]["findings"], 1);
+  EXPECT_EQ(s["plans"][1]["review"]["cycle"], 1);  // no loop in the run: the record's
+  EXPECT_EQ(s["other_reviews"]["07-01"]["verdict"], "reject");
+}
+
 TEST(Status, MissingAndBrokenStateFiles) {
   test::TempDir dir;
   std::filesystem::create_directories(dir / ".yolo-planning");
