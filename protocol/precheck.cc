@@ -264,6 +264,10 @@ StructuralReview missing_file_review(const std::filesystem::path& plan_path, con
   r.add(make(Severity::High, "file", error, "Check the plan path"));
   return r;
 }
+
+PlanLoad load_sibling(const PrecheckOptions& opts, const std::filesystem::path& p) {
+  return opts.cache ? opts.cache->load_sibling(p, opts.max_file_bytes) : load_plan(p, opts.max_file_bytes);
+}
 }  // namespace
 
 StructuralReview review_plan_file(const std::filesystem::path& plan_path,
@@ -278,15 +282,18 @@ StructuralReview review_plan_file(const std::filesystem::path& plan_path,
   // compared with its siblings even when it lives elsewhere.
   std::vector<Plan> phase;
   std::error_code ec;
-  auto self = std::filesystem::weakly_canonical(plan_path, ec);
+  std::optional<std::filesystem::path> self;  // resolved only for a sibling of the same name
   size_t self_index = SIZE_MAX;
   for (const auto& f : list_plan_files(*phase_dir)) {
-    if (std::filesystem::weakly_canonical(f, ec) == self) {
-      self_index = phase.size();
-      phase.push_back(*loaded.plan);
-      continue;
+    if (f.filename() == plan_path.filename()) {
+      if (!self) self = std::filesystem::weakly_canonical(plan_path, ec);
+      if (std::filesystem::weakly_canonical(f, ec) == *self) {
+        self_index = phase.size();
+        phase.push_back(*loaded.plan);
+        continue;
+      }
     }
-    auto other = load_plan(f, opts.max_file_bytes);
+    auto other = load_sibling(opts, f);
     if (other.plan && !other.plan->frontmatter_error) phase.push_back(std::move(*other.plan));
   }
   if (self_index == SIZE_MAX) {

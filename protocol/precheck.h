@@ -6,6 +6,7 @@
 
 #include "protocol/findings.h"
 #include "protocol/plan.h"
+#include "protocol/plan_cache.h"
 
 namespace yolo {
 
@@ -13,6 +14,7 @@ struct PrecheckOptions {
   int max_tasks = 5;                          // config max_tasks_per_plan
   std::optional<std::filesystem::path> root;  // project root: enables file_paths
   size_t max_file_bytes = 1 << 20;
+  PlanCache* cache = nullptr;  // siblings read through it when set (a long-running caller's)
 };
 
 // Checks of one plan on its own: frontmatter, task_count, must_haves, wave_valid and,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "protocol/schema.h"
+
 namespace yolo::review_ledger {
 
 namespace stdfs = std::filesystem;
@@ -34,14 +36,21 @@ const json* find(const json& ledger, const std::string& plan_id) {
 }
 
 std::string record(const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id, json rec) {
-  auto r = state::update_document(root, path_for(root, phase_dir), kSchema, [&](json& doc, std::string&) {
+  auto set = [&](json& doc, std::string&) {
     if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
     stdfs::path rel = phase_dir.lexically_normal().lexically_relative(root.lexically_normal());
     doc["phase_dir"] = rel.empty() || rel.native().starts_with("..") ? phase_dir.string() : rel.string();
     doc["reviews"][plan_id] = std::move(rec);
     return true;
-  });
-  return r.error;
+  };
+  // The schema constrains each record on its own and the others were checked when the
+  // ledger was read: check the document made of what changed.
+  auto check = [&](const json& doc) {
+    json changed = {{"phase_dir", doc["phase_dir"]}, {"reviews", {{plan_id, doc["reviews"][plan_id]}}}};
+    auto errors = schema::validate(kSchema, changed);
+    return errors.empty() ? std::string() : schema::describe(errors);
+  };
+  return state::update_document(root, path_for(root, phase_dir), kSchema, set, check).error;
 }
 
 All load_all(const stdfs::path& root) {

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string_view>
 
 #include "protocol/clock.h"
@@ -81,6 +83,35 @@ std::string validate_with(const std::string& schema_name, const json& doc) {
   return errors.empty() ? std::string() : schema::describe(errors);
 }
 
+// Documents this process has validated (read, or written after validation), by their exact
+// bytes: reading the same bytes again skips the schema check, not the parse. A long-running
+// reader (the watcher) rereads what it wrote itself; at 100 plans a phase, the check of a
+// ledger was most of a review. Bounded, shared by threads.
+class ValidatedBytes {
+ public:
+  bool has(const std::filesystem::path& p, const std::string& schema_name, const std::string& bytes) {
+    std::lock_guard<std::mutex> g(m_);
+    auto it = docs_.find(p);
+    return it != docs_.end() && it->second.first == schema_name && it->second.second == bytes;
+  }
+  void put(const std::filesystem::path& p, const std::string& schema_name, const std::string& bytes) {
+    if (bytes.size() > kMaxBytes) return;
+    std::lock_guard<std::mutex> g(m_);
+    if (docs_.size() >= kMaxDocs && !docs_.count(p)) docs_.erase(docs_.begin());
+    docs_[p] = {schema_name, bytes};
+  }
+
+ private:
+  static constexpr size_t kMaxDocs = 16, kMaxBytes = 1u << 20;
+  std::mutex m_;
+  std::map<std::filesystem::path, std::pair<std::string, std::string>> docs_;  // path -> (schema, bytes)
+};
+
+ValidatedBytes& validated() {
+  static ValidatedBytes v;
+  return v;
+}
+
 LoadResult load_impl(const std::filesystem::path& path, const std::string& schema_name) {
   LoadResult r;
   auto read = fs::read_text(path, kMaxStateBytes);
@@ -101,11 +132,14 @@ LoadResult load_impl(const std::filesystem::path& path, const std::string& schem
     r.error += " (copy kept at " + r.kept_copy + ")";
     return r;
   }
-  if (std::string v = validate_with(schema_name, parsed.doc); !v.empty()) {
-    r.error = path.string() + ": does not match schema " + schema_name + ": " + v;
-    r.kept_copy = keep_copy(path, read.content);
-    r.error += " (copy kept at " + r.kept_copy + ")";
-    return r;
+  if (!validated().has(path, schema_name, read.content)) {
+    if (std::string v = validate_with(schema_name, parsed.doc); !v.empty()) {
+      r.error = path.string() + ": does not match schema " + schema_name + ": " + v;
+      r.kept_copy = keep_copy(path, read.content);
+      r.error += " (copy kept at " + r.kept_copy + ")";
+      return r;
+    }
+    validated().put(path, schema_name, read.content);
   }
   r.doc = std::move(parsed.doc);
   return r;
@@ -148,7 +182,8 @@ UpdateResult update(const std::filesystem::path& root, const std::function<bool(
 }
 
 UpdateResult update_document(const std::filesystem::path& root, const std::filesystem::path& file,
-                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn) {
+                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
+                             const std::function<std::string(const json& doc)>& check) {
   UpdateResult r;
   std::error_code ec;
   if (!std::filesystem::is_directory(root / ".yolo-planning", ec)) {
@@ -174,17 +209,23 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
     r.error = err;
     return r;
   }
-  if (std::string v = validate_with(schema_name, doc); !v.empty()) {
+  if (cur.exists && doc == cur.doc) {  // nothing changed: no write, no event for watchers
+    r.doc = std::move(doc);
+    return r;
+  }
+  if (std::string v = check ? check(doc) : validate_with(schema_name, doc); !v.empty()) {
     r.doc = cur.doc;
     r.error = file.string() + ": update refused, the result would not match schema " + schema_name + ": " + v;
     return r;
   }
   if (!std::filesystem::is_directory(file.parent_path(), ec)) std::filesystem::create_directories(file.parent_path(), ec);
-  if (std::string w = fs::write_atomic(file, doc.dump(2) + "\n"); !w.empty()) {
+  std::string text = doc.dump(2) + "\n";
+  if (std::string w = fs::write_atomic(file, text); !w.empty()) {
     r.doc = cur.doc;
     r.error = w;
     return r;
   }
+  validated().put(file, schema_name, text);
   r.doc = std::move(doc);
   r.written = true;
   return r;

@@ -36,18 +36,25 @@ struct UpdateResult {
 // Read-modify-write under the lock. fn receives the current state ({} when absent) and
 // mutates it; it returns false (optionally setting err) to abort without writing. The
 // result is validated against schemas/execution-state.json before it is written: an
-// invalid result is never written. A broken existing file is never overwritten.
+// invalid result is never written. A broken existing file is never overwritten. A result
+// equal to the file's document is not written (written stays false).
 UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn);
 
 // The same discipline for another runner-owned JSON file under .yolo-planning (the review
 // ledgers): parsed and validated against schemas/<schema_name>.json on every read and
 // write, a broken file kept and never overwritten, updates under the same .lock (so one
 // lock orders every runner write), written atomically. The folder of `file` is created
-// when missing.
+// when missing. `check`, when set, replaces the whole-document check of the result: for a
+// document whose schema constrains each entry on its own (a ledger's records), checking
+// the entries fn changed is the same check in time proportional to the change (the rest
+// was checked when it was read). It returns "" or "pointer: message; ...".
+// Bytes this process has already validated (read or written) are not checked again on a
+// later read of the same bytes; the parse always runs.
 LoadResult load_document(const std::filesystem::path& file, const std::string& schema_name);
 UpdateResult update_document(const std::filesystem::path& root, const std::filesystem::path& file,
                              const std::string& schema_name,
-                             const std::function<bool(json& doc, std::string& err)>& fn);
+                             const std::function<bool(json& doc, std::string& err)>& fn,
+                             const std::function<std::string(const json& doc)>& check = nullptr);
 
 // Removes the temp files of fs::write_atomic (`.<file>.tmp.<pid>.<n>`) in dir whose writer
 // process is gone (kill(pid, 0) says ESRCH): a writer that died between creating its temp

@@ -331,6 +331,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   review::LoopOptions lo;
   lo.max_cycles = o.max_cycles > 0 ? o.max_cycles : o.config.review_max_cycles;
   lo.precheck.max_tasks = o.config.max_tasks_per_plan;
+  lo.precheck.cache = o.plan_cache;
 
   std::vector<std::pair<std::string, json>> skipped;  // plan id, line
   std::vector<review::PlanTarget> todo;

@@ -23,6 +23,7 @@ struct ReviewGateOptions {
   bool changed_only = false;   // skip plans whose hash equals their ledger record's hash
   bool record_state = true;    // write the ledger / review_loops
   bool quiet = false;          // print nothing (not even warnings): the caller reads the result
+  PlanCache* plan_cache = nullptr;  // a long-running caller's parsed plans (the watcher's)
   std::string correlation_id;  // "": $YOLO_CORRELATION_ID, else the state's, else a new one
 };
 

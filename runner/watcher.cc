@@ -103,6 +103,7 @@ class Watcher {
          {{"event", "ready"}, {"root", o_.root.string()}, {"folders", dir_watch_->watch_count()},
           {"plans", plan_hash_.size()}, {"ms", ms_since(t0)}, {"debounce_ms", debounce_ms_}, {"pid", ::getpid()}});
     started_ = true;
+    start_warming();
     if (o_.drive_execution) consider_execution(/*force=*/true);
 
     uv_run(&loop_, UV_RUN_DEFAULT);
@@ -480,6 +481,7 @@ class Watcher {
     g.root = o_.root;
     g.config = config_;
     g.quiet = true;
+    g.plan_cache = &plan_cache_;
     std::vector<review::PlanTarget> targets;
     for (const auto& p : plans) targets.push_back(review::PlanTarget{p, phase, ""});
     ReviewGateResult res;
@@ -507,6 +509,30 @@ class Watcher {
     auto file = review_ledger::path_for(o_.root, phase);
     if (recorded)
       if (auto b = fs::read_bytes(file, 16u << 20); b.ok()) ledger_seen_[file] = std::hash<std::string>{}(b.content);
+  }
+
+  // After the first reconcile, the siblings the cross-plan checks read are parsed ahead, a
+  // phase per loop turn (events are handled between turns), so the first save in any phase
+  // costs the review of one plan, not the parse of its whole phase. Then the loop sleeps.
+  void start_warming() {
+    std::set<stdfs::path> phases;
+    for (const auto& [p, _] : plan_hash_) phases.insert(p.parent_path());
+    warm_queue_.assign(phases.begin(), phases.end());
+    if (warm_queue_.empty() || !o_.review) return;
+    uv_idle_init(&loop_, &warm_);
+    warm_.data = this;
+    uv_idle_start(&warm_, [](uv_idle_t* h) { static_cast<Watcher*>(h->data)->warm_one(); });
+  }
+
+  void warm_one() {
+    if (stopping_ || warm_queue_.empty()) {
+      uv_idle_stop(&warm_);
+      warm_queue_.clear();
+      return;
+    }
+    stdfs::path phase = warm_queue_.back();
+    warm_queue_.pop_back();
+    for (const auto& f : list_plan_files(phase)) plan_cache_.load_sibling(f, PrecheckOptions{}.max_file_bytes);
   }
 
   void announce_review(const json& j, double fallback_ms) {
@@ -650,7 +676,12 @@ class Watcher {
   bool full_rescan_ = false, state_dirty_ = false, roadmap_dirty_ = false, config_dirty_ = false;
   bool approvals_changed_ = false, active_run_ = false, exec_rerun_ = false;
   std::set<stdfs::path> dirty_files_, dirty_dirs_, dirty_ledgers_;
-  std::map<stdfs::path, size_t> ledger_seen_;  // ledger file -> hash of the bytes last loaded
+  std::map<stdfs::path, size_t> ledger_seen_;
+  // Siblings as the cross-plan checks read them (slim, ~1 KB a plan; at most 20,000 kept),
+  // reused while their files stay the same.
+  PlanCache plan_cache_;
+  uv_idle_t warm_{};
+  std::vector<stdfs::path> warm_queue_;  // ledger file -> hash of the bytes last loaded
   std::map<stdfs::path, std::string> plan_hash_, summary_hash_, reviewed_hash_;
   std::string roadmap_hash_, approvals_fp_, last_state_error_;
   std::string state_bytes_;  // the state file as last loaded (valid when state_cached_)
