@@ -197,6 +197,56 @@ TEST_F(Watch, RunnersOwnWritesNeverTriggerAReview) {
   EXPECT_EQ(count(evs, "plan_changed"), 0);
 }
 
+// Reviews run in the watcher itself here (no agents configured) and it keeps its siblings
+// parsed between reviews: the cross-plan checks must still see each sibling as it is now.
+TEST_F(Watch, CrossPlanChecksSeeSiblingsAsTheyAreNow) {
+  start();
+  auto verdict_after = [&](const std::function<void()>& change, const std::string& id) {
+    size_t from = w->seen.size();
+    change();
+    reviews_after_change(id);
+    std::string v;
+    for (size_t i = from; i < w->seen.size(); ++i)
+      if (w->seen[i].value("event", "") == "reviewed" && w->seen[i].value("plan_id", "") == id)
+        v = w->seen[i].value("verdict", "");
+    return v == "reject" ? "reject" : v.empty() ? "none" : "pass";  // conditional: plans share src/a.txt
+  };
+  // 01-02 (wave 2) depends on 01 (wave 1): fine.
+  EXPECT_EQ(verdict_after([&] { rename_save(phase1() / "01-02-PLAN.md", plan_text("01", "02", "Second v2", 2, "[\"01\"]")); }, "01-02"),
+            "pass");
+  // 01-01 moves to wave 2 (reviewed on its own: fine); 01-02 saved again now depends on a
+  // plan of its own wave: the cached 01-01 must not be used.
+  EXPECT_EQ(verdict_after([&] { rename_save(plan1(), plan_text("01", "01", "First", 2)); }, "01-01"), "pass");
+  EXPECT_EQ(verdict_after([&] { rename_save(phase1() / "01-02-PLAN.md", plan_text("01", "02", "Second v3", 2, "[\"01\"]")); }, "01-02"),
+            "reject");
+  // A dependency on a plan that does not exist yet, then the plan appears.
+  EXPECT_EQ(verdict_after([&] { rename_save(plan1(), plan_text("01", "01", "First", 1, "[\"03\"]")); }, "01-01"), "reject");
+  EXPECT_EQ(verdict_after([&] { write_file(phase1() / "01-03-PLAN.md", plan_text("01", "03", "Third")); }, "01-03"), "pass");
+  EXPECT_EQ(verdict_after([&] { rename_save(plan1(), plan_text("01", "01", "First again", 2, "[\"03\"]")); }, "01-01"), "pass");
+  EXPECT_NE(test::review_records(dir.path())["01-01"]["verdict"], "reject");
+}
+
+// A review ledger someone broke: named once, kept, never overwritten; watching goes on and
+// later saves are still reviewed (their record cannot be written: said so each time).
+TEST_F(Watch, ABrokenLedgerIsNamedAndWatchingGoesOn) {
+  start();
+  stdfs::path ledger = planning() / ".reviews" / "01-alpha.json";
+  ASSERT_TRUE(stdfs::exists(ledger));
+  write_file(ledger, "{\"reviews\": 7}");
+  auto evs = settle();
+  ASSERT_EQ(count(evs, "ledger_error"), 1) << w->stderr_text();
+  rename_save(plan1(), plan_text("01", "01", "First, edited"));
+  auto after = reviews_after_change("01-01");
+  EXPECT_EQ(count(after, "reviewed", "01-01"), 1);
+  EXPECT_GE(count(after, "record_error"), 1);
+  EXPECT_EQ(read_file(ledger), "{\"reviews\": 7}");
+  for (const auto& e : evs) {
+    if (e.value("event", "") == "ledger_error") {
+      EXPECT_NE(e.value("error", "").find("01-alpha.json"), std::string::npos) << e.dump();
+    }
+  }
+}
+
 TEST_F(Watch, NewPhaseFolderIsWatched) {
   start();
   stdfs::path phase2 = planning() / "phases" / "02-beta";

@@ -1,6 +1,7 @@
 #include "protocol/state.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "test_support.h"
 
@@ -12,6 +13,40 @@ struct Repo {
   Repo() { std::filesystem::create_directories(dir / ".yolo-planning"); }
   const std::filesystem::path& root() const { return dir.path(); }
 };
+
+TEST(State, AnUpdateThatChangesNothingWritesNothing) {
+  Repo repo;
+  auto set = [](json& d, std::string&) {
+    d["status"] = "running";
+    return true;
+  };
+  ASSERT_TRUE(update(repo.root(), set).written);
+  auto path = state_path(repo.root());
+  auto ino = [&] {
+    struct stat st {};
+    ::stat(path.c_str(), &st);
+    return st.st_ino;
+  };
+  auto before = ino();
+  auto again = update(repo.root(), set);
+  EXPECT_TRUE(again.ok()) << again.error;
+  EXPECT_FALSE(again.written);
+  EXPECT_EQ(ino(), before);  // not replaced: watchers see no event
+  EXPECT_EQ(again.doc["status"], "running");
+}
+
+TEST(State, BytesSeenValidOnceAreStillCheckedWhenTheyChange) {
+  Repo repo;
+  ASSERT_TRUE(update(repo.root(), [](json& d, std::string&) {
+                d["status"] = "running";
+                return true;
+              }).written);
+  ASSERT_TRUE(load(repo.root()).ok());  // these bytes are now known valid
+  test::write_file(state_path(repo.root()), R"({"status": "sleeping"})");
+  auto l = load(repo.root());
+  EXPECT_FALSE(l.ok());
+  EXPECT_NE(l.error.find("status"), std::string::npos) << l.error;
+}
 
 TEST(State, MissingFileIsEmptyNotAnError) {
   Repo repo;
