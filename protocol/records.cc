@@ -160,6 +160,11 @@ SchemaChoice detect_schema(const std::filesystem::path& file, const json& doc) {
     c.reason = "file name";
     return c;
   }
+  if (file.parent_path().filename() == ".reviews" && file.extension() == ".json") {
+    c.schema = "review-ledger";
+    c.reason = "file name";
+    return c;
+  }
   if (name == "config.json") {
     c.schema = "config";
     c.reason = "file name";

@@ -178,6 +178,21 @@ TEST(Validate, StateAndConfigByFileName) {
   EXPECT_TRUE(has_error(l[2], "/status", "enum")) << l[2].dump();
 }
 
+TEST(Validate, AReviewLedgerByItsFolder) {
+  TempDir d;
+  write_file(d / ".yolo-planning" / ".reviews" / "01-core.json", read_file(example("review-ledger", "valid-phase.json")));
+  write_file(d / ".yolo-planning" / ".reviews" / "02-api.json", read_file(example("review-ledger", "invalid-record.json")));
+  auto r = run_yolo({"validate", "--json", ".yolo-planning/.reviews/01-core.json", ".yolo-planning/.reviews/02-api.json"},
+                    d.path());
+  EXPECT_EQ(r.exit_code, 1);
+  auto l = r.json_lines();
+  ASSERT_EQ(l.size(), 2u) << r.out << r.err;
+  EXPECT_EQ(l[0]["schema"], "review-ledger");
+  EXPECT_EQ(l[0]["valid"], true) << l[0].dump();
+  EXPECT_EQ(l[1]["schema"], "review-ledger");
+  EXPECT_TRUE(has_error(l[1], "/reviews/01-01/verdict", "enum")) << l[1].dump();
+}
+
 TEST(Validate, SchemaOptionOverridesDetection) {
   TempDir d;
   write_file(d / "fm.md", "---\nphase: 1\nplan: 1\ntitle: t\nwave: 1\ndepends_on: []\nmust_haves: [x]\n---\n");
