@@ -192,9 +192,13 @@ TEST_F(Watch, RunnersOwnWritesNeverTriggerAReview) {
   auto r = run_yolo({"log-event", "plan_start", "1", "1", "who=test"}, dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   write_file(planning() / ".lock", "");
+  // Another yolo reviews the phase: its ledger and state writes are records, not plans.
+  auto rv = run_yolo({"review", phase1().string(), "--json"}, dir.path());
+  ASSERT_EQ(rv.exit_code, 0) << rv.out << rv.err;
   auto evs = settle();
   EXPECT_EQ(count(evs, "reviewed"), 0);
   EXPECT_EQ(count(evs, "plan_changed"), 0);
+  EXPECT_EQ(count(evs, "ledger_error"), 0);
 }
 
 // Reviews run in the watcher itself here (no agents configured) and it keeps its siblings
