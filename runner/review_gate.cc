@@ -10,6 +10,7 @@
 #include "protocol/events.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
+#include "protocol/run_loops.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
 #include "runner/agents.h"
@@ -257,33 +258,12 @@ class GateObserver : public review::LoopObserver {
     if (!r.ok()) not_recorded(r.error);
   }
 
-  // The state's review_loops are the run's (PROTOCOL.md section 5): the loops of the plans
-  // of the state's phase, or, before a run has a phase, of the phase reviewed last. Loops
-  // of other phases live in their ledgers only, so the state stays the size of one phase
-  // however many plans the watcher reviews. False: this plan's loop is not the run's.
-  bool put_loop(json& doc, const std::string& plan_id, json entry) const {
-    if (phase_ > 0) {
-      if (auto p = doc.find("phase"); p != doc.end() && p->is_number_integer()) {
-        if (p->get<long long>() != phase_) return false;
-      } else if (auto rl = doc.find("review_loops"); rl != doc.end() && rl->is_object()) {
-        for (auto it = rl->begin(); it != rl->end();) {
-          auto n = leading_number(it.key());
-          if (n && *n != phase_) it = rl->erase(it);
-          else ++it;
-        }
-      }
-    }
-    if (!doc.contains("review_loops") || !doc["review_loops"].is_object()) doc["review_loops"] = json::object();
-    doc["review_loops"][plan_id] = std::move(entry);
-    return true;
-  }
-
   void record_loop(const review::PlanLoopResult& r, bool finished) {
-    update_state([&](json& doc) { return put_loop(doc, r.plan_id, r.review_loop_entry(finished)); });
+    update_state([&](json& doc) { return review::put_run_loop(doc, phase_, r.plan_id, r.review_loop_entry(finished)); });
   }
 
   void record_final(const review::PlanLoopResult& r, const json& j) {
-    update_state([&](json& doc) { return put_loop(doc, r.plan_id, r.review_loop_entry(true)); });
+    update_state([&](json& doc) { return review::put_run_loop(doc, phase_, r.plan_id, r.review_loop_entry(true)); });
     if (!o_.record_state) return;
     if (r.hash.empty()) return;  // the plan could not be read: nothing to reconcile against
     json rec = {{"hash", r.hash},           {"verdict", to_string(r.verdict)}, {"path", j["plan"]},
@@ -356,6 +336,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
                   {"ok", verdict != Verdict::Reject},          {"source", "unchanged"}, {"skipped", true},
                   {"stage1", nullptr},   {"findings", prev->value("findings", json::array())}, {"cycles", 0}};
         if (o.quiet) {
+          // the caller reads plan_lines
         } else if (!o.json)
           out::line(out::sym(out::Sym::Skip) + " " + out::bold(safe(id)) + ": unchanged since its last review (" +
                     to_string(verdict) + ")  " + out::dim(safe(rel(o.root, t.plan_path.string()))));
