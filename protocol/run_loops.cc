@@ -1,10 +1,8 @@
 #include "protocol/run_loops.h"
 
 #include <cctype>
-#include <optional>
 
 namespace yolo::review {
-namespace {
 
 std::optional<long long> leading_number(const std::string& s) {
   size_t i = 0;
@@ -13,8 +11,6 @@ std::optional<long long> leading_number(const std::string& s) {
   if (i == 0) return std::nullopt;
   return v;
 }
-
-}  // namespace
 
 bool put_run_loop(json& state, long long phase, const std::string& plan_id, json entry) {
   if (phase > 0) {

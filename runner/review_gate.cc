@@ -30,17 +30,11 @@ std::string gate_plan_id(const stdfs::path& plan_path) {
 
 namespace {
 
+using review::leading_number;
+
 // Plan ids, paths, reasons and reviewer/architect text come from plans and agents: shown to
 // people without control characters (no terminal escape sequences get through).
 std::string safe(std::string_view s) { return text::sanitize_for_terminal(s); }
-
-std::optional<long long> leading_number(const std::string& s) {
-  size_t i = 0;
-  long long v = 0;
-  while (i < s.size() && i < 9 && std::isdigit(static_cast<unsigned char>(s[i]))) v = v * 10 + (s[i++] - '0');
-  if (i == 0) return std::nullopt;
-  return v;
-}
 
 std::string rel(const stdfs::path& root, const std::string& p) {
   std::error_code ec;
