@@ -16,10 +16,16 @@
 #include "protocol/events.h"
 #include "protocol/execution.h"
 #include "protocol/fs.h"
+#include "protocol/gate_step.h"
 #include "protocol/gates.h"
+#include "protocol/json_field.h"
+#include "protocol/numbers.h"
 #include "protocol/plan.h"
 #include "protocol/precheck.h"
 #include "protocol/review_ledger.h"
+#include "protocol/review_loop.h"
+#include "protocol/review_report.h"
+#include "protocol/reviewed.h"
 #include "protocol/state.h"
 #include "protocol/summary.h"
 #include "protocol/text.h"
@@ -43,18 +49,9 @@ using out::Sym;
 
 constexpr const char* kRoadmap = ".yolo-planning/ROADMAP.md";
 
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using json_field::str;
 
-std::optional<long long> as_int(const std::string& s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  for (char c : s)
-    if (c < '0' || c > '9') return std::nullopt;
-  return std::stoll(s);
-}
+std::optional<long long> as_int(const std::string& s) { return text::parse_digits(s); }
 
 struct PhaseDir {
   long long number = 0;
@@ -387,11 +384,7 @@ int Run::step2() {
 }
 
 bool Run::set_halted(const std::string& reason) {
-  auto up = state::update(root_, [&](json& doc, std::string&) {
-    if (str(doc, "status") == "awaiting_approval" || str(doc, "status") == "halted") return false;
-    doc["status"] = "halted";
-    return true;
-  });
+  auto up = state::update(root_, [&](json& doc, std::string&) { return execution::halt(doc); });
   log("phase_end", "", {{"status", "halted"}, {"reason", reason}});
   return up.ok();
 }
@@ -539,21 +532,9 @@ int Run::review_gate() {
   auto snap = state::load(root_);
   auto ledger = review_ledger::load(root_, phase_.abs);
   if (snap.ok() && ledger.ok() && execution::has_step(snap.doc, "step_2b")) {
-    bool all = true;
-    for (const auto& e : entries_) {
-      auto l = load_plan(root_ / e.path);
-      const json* rv = review_ledger::find(ledger.doc, e.id);
-      if (!l.plan || !rv) {
-        all = false;
-        break;
-      }
-      std::string h = str(*rv, "hash");
-      if ((h != l.plan->content_hash && h != "sha256:" + l.plan->content_hash) || str(*rv, "verdict") == "reject") {
-        all = false;
-        break;
-      }
-    }
-    if (all) {
+    std::vector<review::PlanContent> contents;
+    for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(root_ / e.path)});
+    if (review::passed_as_is(ledger.doc, contents)) {
       emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok, "Review gate: already passed for these plan contents");
       return -1;
     }
@@ -585,11 +566,7 @@ int Run::review_gate() {
     set_halted(why);
     return finish(kExecHalted, "halted", "Halted: " + why);
   }
-  json detail = json::array();
-  for (const auto& l : text::lines(r.out)) {
-    JsonParse j = parse_json_bounded(l);
-    if (j.ok()) detail.push_back(std::move(j.doc));
-  }
+  json detail = review::parse_review_output(r.out).to_json();
   if (verdict == "reject") {
     emit("review_gate", {{"status", "rejected"}, {"verdict", verdict}, {"review", detail}}, Sym::Fail,
          "Review gate: rejected: no plan of this phase executes");
@@ -618,7 +595,7 @@ int Run::review_gate() {
 void Run::note_review_outcomes(const json& detail) {
   if (o_.json) return;  // the review_gate event carries the same detail
   for (const auto& j : detail) {
-    if (!j.is_object() || j.value("type", "") != "plan" || j.value("skipped", false)) continue;
+    if (!review::ReviewReport::is_review(j)) continue;
     std::string v = j.value("verdict", "?");
     Sym s = v == "approve" ? Sym::Ok : v == "conditional" ? Sym::Warn : Sym::Fail;
     long long cycles = j.contains("cycles") && j["cycles"].is_number_integer() ? j["cycles"].get<long long>() : 1;
@@ -637,8 +614,7 @@ void Run::note_review_outcomes(const json& detail) {
 
 void Run::pause_for(const json& g) {
   std::string type = str(g, "gate_type");
-  std::string label = type.empty() ? "Approval" : type;
-  if (!label.empty()) label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+  std::string label(gates::label_of(type));
   std::string path = str(g, "plan_path");
   std::string id = str(g, "id");
   emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}}, Sym::Pause,
@@ -650,8 +626,7 @@ void Run::pause_for(const json& g) {
 
 GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave) {
   std::string tname(gates::to_string(type));
-  std::string label = tname;
-  label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+  std::string label(gates::label(type));
   bool acted = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto snap = state::load(root_);
@@ -659,32 +634,27 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       stop(kExecHalted, "error", snap.error);
       return GateOutcome::Halted;
     }
-    json doc = snap.doc;
-    gates::adopt_legacy_approval(doc);
-    if (const json* g = gates::open_gate(doc)) {
-      pause_for(*g);
-      return GateOutcome::Paused;
-    }
     std::string err;
     std::string digest = gates::file_digest(root_, rel, err);
-    if (digest.empty()) {
+    gates::Need need = gates::ensure(snap.doc, type, rel, digest);
+    if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
       emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail, label + " gate: " + why);
       stop(kExecHalted, "halted", "Halted: " + why);
       return GateOutcome::Halted;
     }
-    gates::ApprovalStatus st = gates::approval_status(doc, type, rel, digest);
-    switch (st.check) {
-      case gates::ApprovalCheck::Approved: {
+    const gates::ApprovalStatus& st = need.status;
+    switch (need.step) {
+      case gates::Step::Proceed: {
         std::string by = str(st.gate, "approved_by");
         emit("gate_passed", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"approved_by", by}}, Sym::Ok,
              label + " gate: " + (acted ? "cleared" : "approved") + (by.empty() ? "" : " (by " + by + ")") + " for " + rel);
         return GateOutcome::Passed;
       }
-      case gates::ApprovalCheck::Pending:
-        pause_for(st.gate.is_object() ? st.gate : json{{"gate_type", tname}, {"plan_path", rel}});
+      case gates::Step::Pause:
+        pause_for(need.gate);
         return GateOutcome::Paused;
-      case gates::ApprovalCheck::Rejected: {
+      case gates::Step::Halt: {
         std::string fb = str(st.gate, "feedback");
         emit("gate_rejected", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"feedback", fb}}, Sym::Fail,
              label + " gate: rejected: " + fb);
@@ -693,7 +663,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         stop(kExecHalted, "halted", "Halted: " + st.message);
         return GateOutcome::Halted;
       }
-      case gates::ApprovalCheck::Stale: {
+      case gates::Step::Reopen: {
         emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn, st.message);
         std::vector<events::Event> evs;
         std::string gid;
@@ -719,7 +689,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         acted = true;
         continue;
       }
-      case gates::ApprovalCheck::Missing: {
+      case gates::Step::Request: {
         gates::RequestInput in;
         in.type = type;
         in.plan_path = rel;
@@ -729,7 +699,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
              label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
         gates::GateRun r = gates::request_gate(root_, cfg_, in, &command_approver());
         for (const auto& m : r.messages)
-          if (m.rfind("warning", 0) == 0) note(m);
+          if (m.kind == gates::Outcome::Warning) note(m.text);
         if (!r.ok()) {
           emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail, label + " gate: " + r.error);
           stop(kExecHalted, "halted", "Halted: " + r.error);
@@ -839,11 +809,7 @@ void Run::schedule() {
       }
       std::string now = now_iso8601();
       auto up = state::update(root_, [&](json& s, std::string&) {
-        execution::update_wave(s);
-        execution::mark_step(s, "step_3");
-        if (str(s, "status") == "awaiting_approval") return true;
-        if (str(s, "status") != "complete") s["completed_at"] = now;
-        s["status"] = "complete";
+        execution::complete_phase(s, now);
         return true;
       });
       if (!up.ok()) {
@@ -919,8 +885,9 @@ void Run::schedule() {
 
 void Run::mark_ready(const std::vector<size_t>& idx) {
   auto up = state::update(root_, [&](json& doc, std::string&) {
-    for (size_t i : idx)
-      if (json* p = execution::find_plan(doc, entries_[i].id)) p->operator[]("status") = "ready";
+    std::vector<std::string> ids;
+    for (size_t i : idx) ids.push_back(entries_[i].id);
+    execution::mark_ready(doc, ids);
     return true;
   });
   if (!up.ok()) {
@@ -946,20 +913,10 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       froze = true;
       return false;
     }
-    for (size_t i : idx) {
-      json* p = execution::find_plan(doc, entries_[i].id);
-      if (!p) {
-        err = "plan " + entries_[i].id + " is missing from the state";
-        return false;
-      }
-      (*p)["status"] = "running";
-      (*p)["started_at"] = now;
-      (*p)["completed_at"] = nullptr;
-      p->erase("error");
-      p->erase("findings");
-    }
-    execution::update_wave(doc);
-    return true;
+    std::vector<std::string> ids;
+    for (size_t i : idx) ids.push_back(entries_[i].id);
+    err = execution::start_plans(doc, ids, now);
+    return err.empty();
   });
   if (froze) {
     schedule();  // sees the gate now
@@ -1031,15 +988,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   std::string now = now_iso8601();
   json after;
   auto up = state::update(root_, [&](json& doc, std::string&) {
-    if (json* p = execution::find_plan(doc, e.id)) {
-      (*p)["status"] = status;
-      (*p)["completed_at"] = status == "pending" ? json(nullptr) : json(now);
-      if (!error.empty()) (*p)["error"] = error;
-      else p->erase("error");
-      if (status == "failed") (*p)["findings"] = findings;
-      else p->erase("findings");
-    }
-    execution::update_wave(doc);
+    execution::end_plan(doc, e.id, {status, error, findings}, now);
     return true;
   });
   if (!up.ok()) {

@@ -13,10 +13,16 @@
 
 #include "protocol/clock.h"
 #include "protocol/config.h"
+#include "protocol/execution.h"
+#include "protocol/file_lock.h"
 #include "protocol/fs.h"
 #include "protocol/gates.h"
 #include "protocol/plan.h"
+#include "protocol/reconcile.h"
 #include "protocol/review_ledger.h"
+#include "protocol/review_loop.h"
+#include "protocol/review_report.h"
+#include "protocol/reviewed.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -44,11 +50,8 @@ std::string fmt_ms(double ms) {
   return b;
 }
 
-// Content hash of a file, or empty when it cannot be read.
-std::string hash_file(const stdfs::path& p) {
-  auto r = fs::read_bytes(p, 64u << 20);
-  return r.ok() ? sha256_hex(r.content) : std::string();
-}
+// Content hash of a file (sha256 hex), or empty when it cannot be read.
+std::string hash_file(const stdfs::path& p) { return review::file_hash(p); }
 
 class Watcher {
  public:
@@ -120,22 +123,21 @@ class Watcher {
   // --- instance lock -------------------------------------------------------
   bool acquire_instance_lock(std::string& err) {
     auto p = planning_ / ".watch.lock";
-    lock_fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0) {
-      err = p.string() + ": " + std::strerror(errno);
+    instance_lock_ = std::make_unique<fs::FileLock>(p, fs::FileLock::Wait::DontWait);
+    if (!instance_lock_->error().empty()) {
+      err = instance_lock_->error();
       return false;
     }
-    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (instance_lock_->busy()) {
       char buf[32] = {0};
-      ssize_t n = ::pread(lock_fd_, buf, sizeof buf - 1, 0);
+      ssize_t n = ::pread(instance_lock_->fd(), buf, sizeof buf - 1, 0);
       std::string pid = n > 0 ? std::string(text::trim(std::string_view(buf, static_cast<size_t>(n)))) : "unknown";
       err = "another yolo watch (pid " + pid + ") is already watching " + o_.root.string();
-      ::close(lock_fd_);
-      lock_fd_ = -1;
+      instance_lock_.reset();
       return false;
     }
     std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
+    if (::ftruncate(instance_lock_->fd(), 0) != 0 || ::pwrite(instance_lock_->fd(), pid.data(), pid.size(), 0) < 0) {
       // not fatal: the lock is what matters
     }
     return true;
@@ -265,11 +267,12 @@ class Watcher {
           emit(out::Sym::Diamond, "ROADMAP.md changed → vision gate", {{"event", "roadmap_changed"}});
       }
     }
-    if (o_.review)
-      for (const auto& [phase, plans] : changed) start_review(phase, plans);
-    if (roadmap_changed && !driving()) request_vision_gate();
-    if (driving() && (summaries_changed || roadmap_changed || approvals_changed_)) consider_execution(false);
+    watch::Changes found{std::move(changed), summaries_changed, roadmap_changed, approvals_changed_};
     approvals_changed_ = false;
+    auto act = watch::decide(found, situation());
+    for (const auto& [phase, plans] : act.reviews) start_review(phase, plans);
+    if (act.request_vision_gate) request_vision_gate();
+    if (act.run_execute) consider_execution(false);
   }
 
   void scan_phase(const stdfs::path& dir, std::set<stdfs::path>& present,
@@ -318,16 +321,20 @@ class Watcher {
     }
     std::string h = hash_file(p);
     auto it = cache.find(p);
-    if (it != cache.end() && it->second == h) return;  // touched, not changed
-    cache[p] = h;
+    std::optional<std::string_view> seen;
+    if (it != cache.end()) seen = it->second;
     if (!is_plan) {
+      if (seen && *seen == h) return;  // touched, not changed
+      cache[p] = h;
       summaries_changed = true;
       if (!started_) return;  // the first scan finds what is there: nothing was written
       emit(out::Sym::Diamond, name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
       return;
     }
     auto rev = reviewed_hash_.find(p);
-    if (rev != reviewed_hash_.end() && rev->second == h) return;  // already reviewed as it is
+    auto seen_now = watch::plan_seen(seen, rev != reviewed_hash_.end() ? rev->second : std::string(), h);
+    cache[p] = h;
+    if (seen_now != watch::PlanSeen::NeedsReview) return;  // touched, or already reviewed as it is
     std::string id = plan_label(p);
     changed[p.parent_path()].push_back(p);
     emit(out::Sym::Diamond, id + (o_.review ? " changed → reviewing" : " changed"),
@@ -357,7 +364,7 @@ class Watcher {
     }
     last_state_error_.clear();
     const json& d = s.doc;
-    active_run_ = d.value("status", "") == "running" || d.value("status", "") == "awaiting_approval";
+    active_run_ = execution::run_in_progress(d);  // a review's records are no run
     // Approval/gate fingerprint: what unblocks or blocks the run.
     json approvals = {{"approval", d.value("approval", json(nullptr))}, {"gates", json::array()}};
     if (auto g = d.find("gates"); g != d.end() && g->is_array())
@@ -434,7 +441,8 @@ class Watcher {
     ledger_seen_[file] = h;
   }
 
-  bool driving() const { return o_.drive_execution || active_run_; }
+  watch::Situation situation() const { return {o_.review, o_.drive_execution, active_run_}; }
+  bool driving() const { return watch::drives_execution(situation()); }
 
   // --- children ----------------------------------------------------------------
   struct Job {
@@ -582,25 +590,16 @@ class Watcher {
       return;
     }
     bool ok_exit = r.outcome == SpawnResult::Outcome::Exited && r.exit_code >= 0 && r.exit_code <= 2;
-    int reported = 0;
-    for (auto line : text::lines(r.out)) {
-      line = text::trim(line);
-      if (line.empty() || line.front() != '{') continue;
-      json j = json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.contains("verdict")) continue;
-      // Plans `--changed` left alone (already reviewed as they are) and the phase roll-up
-      // are not reviews.
-      if (j.value("skipped", false) || j.value("type", "") == "phase_summary") continue;
-      ++reported;
-      announce_review(j, r.elapsed_ms);
-    }
+    // Plans `--changed` left alone (already reviewed as they are) and the phase roll-up are
+    // not reviews.
+    auto report = review::parse_review_output(r.out);
+    for (const json* j : report.reviews()) announce_review(*j, r.elapsed_ms);
     if (!ok_exit) {
       std::string tail = text::tail_lines(r.err, 5);
       emit(out::Sym::Fail, "review of " + phase.filename().string() + " failed: " + r.describe() +
                (tail.empty() ? "" : "\n" + tail),
            {{"event", "review_failed"}, {"phase_dir", phase.string()}, {"error", r.describe()}, {"stderr", tail}});
     }
-    (void)reported;
     load_state(/*announce=*/true);  // the child may have written the run's review_loops
     load_ledger(review_ledger::path_for(o_.root, phase));  // and recorded the hashes it reviewed
     auto& job = reviews_[phase];
@@ -696,7 +695,7 @@ class Watcher {
   stdfs::path planning_;
   Config config_;
   int debounce_ms_ = 20;
-  int lock_fd_ = -1;
+  std::unique_ptr<fs::FileLock> instance_lock_;  // .watch.lock: one watcher per project
   uv_loop_t loop_{};
   uv_timer_t debounce_{}, force_exit_{};
   uv_signal_t sigint_{}, sigterm_{};
