@@ -1,0 +1,160 @@
+// Robustness against real processes and real file trees (issue 15), end to end: the built
+// binary, real children that misbehave (detached daemons, kill -9), real trees that bite
+// (symlink loops, unreadable folders), real git in the middle of an operation.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "bg_process.h"
+#include "test_support.h"
+
+namespace yolo::test {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string plan_text(const std::string& phase, const std::string& plan, const std::string& extra = "") {
+  return "---\nphase: \"" + phase + "\"\nplan: \"" + plan + "\"\ntitle: \"Build it\"\nwave: 1\ndepends_on: []\n" + extra +
+         "must_haves:\n  - \"it works\"\n---\n\n## Tasks\n\n### Task 1: Write it\n\nWrite the code.\n";
+}
+
+// Live processes whose command line holds `marker` (zombies do not count: they run nothing).
+std::vector<int> processes_with(const std::string& marker) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : stdfs::directory_iterator("/proc", ec)) {
+    std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = read_file(e.path() / "cmdline");
+    if (cmd.find(marker) == std::string::npos) continue;
+    std::string stat = read_file(e.path() / "stat");
+    size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z') continue;
+    out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// Waits up to `limit` for every process with the marker to be gone; kills leftovers (so a
+// failing test does not leave sleepers behind) and returns how many there were.
+size_t leftovers(const std::string& marker, std::chrono::milliseconds limit = 3000ms) {
+  auto deadline = Clock::now() + limit;
+  std::vector<int> left;
+  while ((left = processes_with(marker)).size() && Clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  for (int p : left) ::kill(p, SIGKILL);
+  return left.size();
+}
+
+// Waits up to 5 s for exactly n processes with the marker (a shell's short-lived forks carry
+// its command line until they exec); returns the last count.
+size_t settle_at(const std::string& marker, size_t n) {
+  size_t c = 0;
+  for (int i = 0; i < 200 && (c = processes_with(marker).size()) != n; ++i) std::this_thread::sleep_for(25ms);
+  return c;
+}
+
+double secs_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A project with one plan and the given config.
+struct Project {
+  TempDir dir;
+  stdfs::path root = dir.path();
+  stdfs::path phase = root / ".yolo-planning" / "phases" / "01-core";
+  stdfs::path plan = phase / "01-01-PLAN.md";
+  std::string marker = "yolo-robust-" + std::to_string(::getpid()) + "-" + root.filename().string();
+  Project() {
+    write_file(plan, plan_text("01", "01"));
+    write_file(root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n\nBuild it.\n");
+  }
+  void config(const json& c) { write_file(root / ".yolo-planning" / "config.json", c.dump()); }
+  // A shell command whose detached (setsid) child sleeps with the marker in its argv.
+  std::string detached_sleeper(int secs = 40) const {
+    return "setsid sh -c 'sleep " + std::to_string(secs) + "; : " + marker + "' </dev/null >/dev/null 2>&1 &";
+  }
+  std::string detached_sleeper_holding_stdout(int secs = 40) const {
+    return "setsid sh -c 'sleep " + std::to_string(secs) + "; : " + marker + "' &";
+  }
+};
+
+// ---- 1. timeouts hold when an agent leaves a detached process ------------------------------
+
+TEST(Robust, ReviewerThatLeavesADetachedDaemonHoldingItsPipeReturnsAtOnce) {
+  Project p;
+  std::string sh = p.detached_sleeper_holding_stdout() + " sleep .3; echo 'VERDICT: approve'";
+  p.config({{"reviewer", {{"command", {"sh", "-c", sh}}, {"timeout_ms", 1000}}}});
+  auto t0 = Clock::now();
+  auto r = run_yolo({"review", p.plan.string(), "--json"}, p.root);
+  double took = secs_since(t0);
+  EXPECT_LT(took, 5.0) << "yolo review waited for the daemon that holds its pipe";
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(leftovers(p.marker), 0u) << "the detached descendant outlived the review";
+}
+
+TEST(Robust, ReviewerTimeoutHoldsWhenItsDaemonEscapedTheGroup) {
+  Project p;
+  std::string sh = p.detached_sleeper_holding_stdout() + " exec sleep 30";
+  p.config({{"reviewer", {{"command", {"sh", "-c", sh}}, {"timeout_ms", 1000}}}});
+  auto t0 = Clock::now();
+  auto r = run_yolo({"review", p.plan.string(), "--json"}, p.root);
+  EXPECT_LT(secs_since(t0), 5.0);
+  auto lines = r.json_lines();
+  ASSERT_FALSE(lines.empty()) << r.out << r.err;
+  EXPECT_EQ(lines[0]["source"], "fallback") << r.out;
+  EXPECT_EQ(leftovers(p.marker), 0u);
+}
+
+TEST(Robust, SigtermToReviewTakesEffectWithADetachedDescendant) {
+  Project p;
+  auto started = p.root / "started";
+  std::string sh = p.detached_sleeper_holding_stdout() + " touch " + started.string() + "; exec sleep 30";
+  p.config({{"reviewer", {{"command", {"sh", "-c", sh}}, {"timeout_ms", 60000}}}});
+  BgProcess y({yolo_bin(), "review", p.plan.string(), "--json"}, p.root);
+  for (int i = 0; i < 200 && !stdfs::exists(started); ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_TRUE(stdfs::exists(started));
+  std::this_thread::sleep_for(100ms);
+  auto t0 = Clock::now();
+  y.signal(SIGTERM);
+  y.wait_exit(10s);
+  EXPECT_LT(secs_since(t0), 5.0) << "SIGTERM waited for the detached descendant";
+  EXPECT_EQ(leftovers(p.marker), 0u);
+}
+
+TEST(Robust, KillMinus9OfReviewLeavesNoAgentAndNoPromptFile) {
+  Project p;
+  TempDir tmp;  // the review's TMPDIR: prompt files land here
+  auto started = p.root / "started";
+  // The agent reads its prompt file, then runs on: in its group and detached from it.
+  std::string sh = "test -s \"$1\" || exit 9; " + p.detached_sleeper() + " touch " + started.string() +
+                   "; exec sh -c 'sleep 40; : " + p.marker + "'";
+  p.config({{"reviewer", {{"command", {"sh", "-c", sh, "sh", "{prompt_file}"}}, {"timeout_ms", 60000}}}});
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
+  BgProcess y({yolo_bin(), "review", p.plan.string(), "--json"}, p.root);
+  ::unsetenv("TMPDIR");
+  for (int i = 0; i < 200 && !stdfs::exists(started); ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_TRUE(stdfs::exists(started)) << y.stderr_text();
+  ASSERT_EQ(settle_at(p.marker, 2), 2u);
+  y.signal(SIGKILL);
+  y.wait_exit(5s);
+  EXPECT_EQ(leftovers(p.marker, 5000ms), 0u) << "agents outlived a kill -9 of yolo review";
+  // The private folder with the prompt file is gone too.
+  size_t files = 0;
+  for (int i = 0; i < 100; ++i) {
+    files = 0;
+    for (auto it = stdfs::recursive_directory_iterator(tmp.path()); it != stdfs::recursive_directory_iterator(); ++it) ++files;
+    if (files == 0) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(files, 0u) << "a prompt file was left in TMPDIR";
+}
+
+}  // namespace
+}  // namespace yolo::test
