@@ -156,5 +156,98 @@ TEST(Robust, KillMinus9OfReviewLeavesNoAgentAndNoPromptFile) {
   EXPECT_EQ(files, 0u) << "a prompt file was left in TMPDIR";
 }
 
+// ---- 2. one execute per project; executors left by a killed execute are ended first -------
+
+struct ExecProject : Project {
+  explicit ExecProject(const std::string& executor_sh) {
+    config({{"review_gate", "never"},
+            {"approvers", {{"vision", "skip"}}},
+            {"executor", {{"command", {"sh", "-c", executor_sh, "sh", "{plan_id}"}}, {"timeout_ms", 60000}}}});
+  }
+  void set_executor(const std::string& executor_sh) {
+    config({{"review_gate", "never"},
+            {"approvers", {{"vision", "skip"}}},
+            {"executor", {{"command", {"sh", "-c", executor_sh, "sh", "{plan_id}"}}, {"timeout_ms", 60000}}}});
+  }
+};
+
+TEST(Robust, SecondExecuteOnAProjectIsRefusedNamingTheFirstsPid) {
+  ExecProject p("touch started; exec sh -c 'sleep 30; : MARK'");
+  p.set_executor("touch started; exec sh -c 'sleep 30; : " + p.marker + "'");
+  BgProcess first({yolo_bin(), "execute", "--json"}, p.root);
+  for (int i = 0; i < 400 && !stdfs::exists(p.root / "started"); ++i) std::this_thread::sleep_for(25ms);
+  ASSERT_TRUE(stdfs::exists(p.root / "started")) << first.stderr_text();
+  auto second = run_yolo({"execute"}, p.root);
+  EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
+  EXPECT_NE(second.err.find("another yolo execute (pid " + std::to_string(first.pid()) + ")"), std::string::npos)
+      << second.err;
+  EXPECT_EQ(processes_with(p.marker).size(), 1u) << "the second execute started the plan again";
+  first.signal(SIGTERM);
+  first.wait_exit(10s);
+  EXPECT_EQ(leftovers(p.marker), 0u);
+}
+
+// The pid of `parent`'s child (forked by any of its threads) whose command name is `comm`, or 0.
+int child_named(int parent, const std::string& comm) {
+  std::error_code ec;
+  for (const auto& t : stdfs::directory_iterator("/proc/" + std::to_string(parent) + "/task", ec)) {
+    std::istringstream in(read_file(t.path() / "children"));
+    int c;
+    while (in >> c)
+      if (read_file("/proc/" + std::to_string(c) + "/comm") == comm + "\n") return c;
+  }
+  return 0;
+}
+
+TEST(Robust, ExecutorLeftRunningByAKilledExecuteIsEndedBeforeThePlanStartsAgain) {
+  // The executor notes a second copy of itself running (mkdir is the test's lock).
+  std::string slow = "mkdir running.d 2>/dev/null || echo DOUBLE >> log; echo start >> log; "
+                     "trap 'rmdir running.d; exit 1' TERM; sh -c 'sleep 60; : MARK' & wait";
+  ExecProject p(slow);
+  std::string mslow = slow;
+  mslow.replace(mslow.find("MARK"), 4, p.marker);
+  p.set_executor(mslow);
+  BgProcess first({yolo_bin(), "execute", "--json"}, p.root);
+  auto ev = first.wait_for([](const json& j) { return j.value("event", "") == "plan_start"; }, 20s);
+  ASSERT_TRUE(ev.has_value()) << first.stderr_text();
+  // The executor's shell (its script holds the marker) and its sleeper.
+  ASSERT_EQ(settle_at(p.marker, 2), 2u);
+  // Its state names the executor: pid, group, start time.
+  json st = json::parse(read_file(p.root / ".yolo-planning" / ".execution-state.json"));
+  for (int i = 0; i < 100 && !st["plans"][0].contains("executor"); ++i) {
+    std::this_thread::sleep_for(25ms);
+    st = json::parse(read_file(p.root / ".yolo-planning" / ".execution-state.json"));
+  }
+  ASSERT_TRUE(st["plans"][0].contains("executor")) << st.dump();
+  EXPECT_EQ(st["plans"][0]["executor"]["pid"], (*ev)["pid"]);
+  // kill -9 of execute and of its keeper: nothing ends the executor now.
+  int keeper = child_named(first.pid(), "yolo-keeper");
+  if (keeper > 0) ::kill(keeper, SIGKILL);
+  first.signal(SIGKILL);
+  first.wait_exit(5s);
+  std::this_thread::sleep_for(200ms);
+  ASSERT_EQ(settle_at(p.marker, 2), 2u) << "the executor should have survived for this test";
+  p.set_executor("mkdir running.d 2>/dev/null || echo DOUBLE >> log; echo second >> log; rmdir running.d; exit 1");
+  auto again = run_yolo({"execute"}, p.root, {"NO_COLOR=1"});
+  std::string log = read_file(p.root / "log");
+  EXPECT_EQ(log.find("DOUBLE"), std::string::npos) << log << again.out << again.err;
+  EXPECT_NE(log.find("second"), std::string::npos) << log << again.out << again.err;
+  EXPECT_NE((again.out + again.err).find("still runs; ending it"), std::string::npos) << again.out << again.err;
+  EXPECT_EQ(leftovers(p.marker, 1000ms), 0u);
+}
+
+TEST(Robust, KillMinus9OfExecuteEndsItsExecutors) {
+  ExecProject p("x");
+  p.set_executor("sh -c 'sleep 60; : " + p.marker + "' & " + p.detached_sleeper() + " wait");
+  BgProcess first({yolo_bin(), "execute", "--json"}, p.root);
+  auto ev = first.wait_for([](const json& j) { return j.value("event", "") == "plan_start"; }, 20s);
+  ASSERT_TRUE(ev.has_value()) << first.stderr_text();
+  // The executor's shell (its script holds the marker), its child and its detached sleeper.
+  ASSERT_EQ(settle_at(p.marker, 3), 3u);
+  first.signal(SIGKILL);
+  first.wait_exit(5s);
+  EXPECT_EQ(leftovers(p.marker, 5000ms), 0u) << "executors outlived a kill -9 of yolo execute";
+}
+
 }  // namespace
 }  // namespace yolo::test
