@@ -249,5 +249,103 @@ TEST(Robust, KillMinus9OfExecuteEndsItsExecutors) {
   EXPECT_EQ(leftovers(p.marker, 5000ms), 0u) << "executors outlived a kill -9 of yolo execute";
 }
 
+// ---- 3, 4, 5. the watcher --------------------------------------------------------------------
+
+std::unique_ptr<BgProcess> start_watch(const stdfs::path& root, std::vector<std::string> prefix = {}) {
+  std::vector<std::string> argv = prefix;
+  for (const auto& a : std::vector<std::string>{yolo_bin(), "watch", root.string(), "--json"}) argv.push_back(a);
+  return std::make_unique<BgProcess>(argv, root);
+}
+
+bool is_event(const json& j, const std::string& e) { return j.value("event", "") == e; }
+
+TEST(Robust, WatchSkipsSymlinkLoopsAndGoesOn) {
+  Project p;
+  stdfs::create_directory_symlink("loop", p.root / ".yolo-planning" / "phases" / "loop");
+  stdfs::create_directory_symlink("b", p.root / ".yolo-planning" / "phases" / "a");
+  stdfs::create_directory_symlink("a", p.root / ".yolo-planning" / "phases" / "b");
+  auto w = start_watch(p.root);
+  auto ready = w->wait_for([](const json& j) { return is_event(j, "ready"); }, 10s);
+  ASSERT_TRUE(ready.has_value()) << "watch did not start: " << w->stderr_text();
+  EXPECT_EQ((*ready)["plans"], 1);
+  bool named = false;
+  for (const auto& j : w->seen)
+    if (is_event(j, "walk_error") && j.value("path", "").find("loop") != std::string::npos) named = true;
+  EXPECT_TRUE(named) << "the loop was not named";
+  // Still watching: a new plan is seen.
+  write_file(p.phase / "01-02-PLAN.md", plan_text("01", "02"));
+  EXPECT_TRUE(w->wait_for([](const json& j) { return is_event(j, "plan_changed"); }, 10s).has_value()) << w->stderr_text();
+  w->signal(SIGTERM);
+  EXPECT_EQ(w->wait_exit(5s), 0) << w->stderr_text();
+}
+
+TEST(Robust, WatchAsAnotherUserSkipsAnUnreadablePhaseFolder) {
+  if (::geteuid() != 0 || !stdfs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "needs root and setpriv to act as nobody";
+  Project p;
+  TempDir secret;  // root's, 0700: nobody cannot look inside
+  stdfs::create_directories(secret.path() / "phase");
+  ::chmod(secret.path().c_str(), 0700);
+  stdfs::create_directory_symlink(secret.path() / "phase", p.phase.parent_path() / "02-secret");
+  ASSERT_EQ(run_program({"chown", "-R", "nobody:", p.root.string()}).exit_code, 0);
+  ::chmod(p.root.c_str(), 0755);
+  auto w = start_watch(p.root, {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"});
+  auto ready = w->wait_for([](const json& j) { return is_event(j, "ready"); }, 10s);
+  ASSERT_TRUE(ready.has_value()) << "watch did not start: " << w->stderr_text();
+  bool named = false;
+  for (const auto& j : w->seen)
+    if (is_event(j, "walk_error") && j.value("path", "").find("02-secret") != std::string::npos) named = true;
+  EXPECT_TRUE(named) << "the unreadable folder was not named";
+  w->signal(SIGTERM);
+  EXPECT_EQ(w->wait_exit(5s), 0) << w->stderr_text();
+}
+
+RunResult git(const stdfs::path& root, std::vector<std::string> args) {
+  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, root);
+}
+
+TEST(Robust, WatchLockSurvivesThePlanningFolderBeingDeletedAndCheckedOutAgain) {
+  Project p;
+  ASSERT_EQ(git(p.root, {"init", "-q"}).exit_code, 0);
+  ASSERT_EQ(git(p.root, {"add", "-A"}).exit_code, 0);
+  ASSERT_EQ(git(p.root, {"commit", "-q", "-m", "plans"}).exit_code, 0);
+  auto w = start_watch(p.root);
+  ASSERT_TRUE(w->wait_for([](const json& j) { return is_event(j, "ready"); }, 10s).has_value()) << w->stderr_text();
+  stdfs::remove_all(p.root / ".yolo-planning");
+  ASSERT_EQ(git(p.root, {"checkout", "--", ".yolo-planning"}).exit_code, 0);
+  std::this_thread::sleep_for(200ms);
+  auto second = run_yolo({"watch", p.root.string()}, p.root);
+  EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
+  EXPECT_NE(second.err.find("another yolo watch (pid " + std::to_string(w->pid()) + ")"), std::string::npos) << second.err;
+  w->signal(SIGTERM);
+  EXPECT_EQ(w->wait_exit(5s), 0) << w->stderr_text();
+}
+
+TEST(Robust, WatchWaitsWhileGitIsMidOperationThenReconcilesOnce) {
+  Project p;
+  ASSERT_EQ(git(p.root, {"init", "-q"}).exit_code, 0);
+  auto w = start_watch(p.root);
+  ASSERT_TRUE(w->wait_for([](const json& j) { return is_event(j, "ready"); }, 10s).has_value()) << w->stderr_text();
+  // A merge stops half way: MERGE_HEAD is there, plans are half applied.
+  write_file(p.root / ".git" / "MERGE_HEAD", "0123456789012345678901234567890123456789\n");
+  write_file(p.phase / "01-02-PLAN.md", "---\nphase: \"01\"\n<<<<<<< HEAD\n");
+  auto during = w->collect(1500ms);
+  bool busy = false, changed = false;
+  for (const auto& j : during) {
+    busy = busy || is_event(j, "git_busy");
+    changed = changed || is_event(j, "plan_changed");
+  }
+  EXPECT_TRUE(busy) << "the watcher did not say it waits for git";
+  EXPECT_FALSE(changed) << "the watcher looked at a half-merged plan";
+  write_file(p.phase / "01-02-PLAN.md", plan_text("01", "02"));
+  stdfs::remove(p.root / ".git" / "MERGE_HEAD");
+  auto after = w->wait_for([](const json& j) { return is_event(j, "plan_changed"); }, 10s);
+  ASSERT_TRUE(after.has_value()) << w->stderr_text();
+  EXPECT_EQ((*after)["plan_id"], "01-02");
+  w->signal(SIGTERM);
+  EXPECT_EQ(w->wait_exit(5s), 0) << w->stderr_text();
+}
+
 }  // namespace
 }  // namespace yolo::test
