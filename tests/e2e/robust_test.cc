@@ -347,5 +347,47 @@ TEST(Robust, WatchWaitsWhileGitIsMidOperationThenReconcilesOnce) {
   EXPECT_EQ(w->wait_exit(5s), 0) << w->stderr_text();
 }
 
+// ---- 6. hook managers, and hooks when yolo is gone ---------------------------------------
+
+TEST(Robust, ChainedHookRunsWithItsOwnNameAsDollarZero) {
+  Project p;
+  ASSERT_EQ(git(p.root, {"init", "-q"}).exit_code, 0);
+  // A husky-like dispatcher: runs the script named after $0, which blocks the commit.
+  auto hooks = p.root / ".git" / "hooks";
+  stdfs::create_directories(hooks);
+  write_file(hooks / "pre-commit", "#!/bin/sh\nn=$(basename \"$0\")\necho \"dispatch $n\" >> \"$(dirname \"$0\")/../../dispatch.log\"\n"
+                                   "[ \"$n\" = pre-commit ] && { echo 'blocked by the user hook' >&2; exit 1; }\nexit 0\n");
+  ::chmod((hooks / "pre-commit").c_str(), 0755);
+  auto inst = run_yolo({"hooks", "install"}, p.root);
+  ASSERT_EQ(inst.exit_code, 0) << inst.err;
+  write_file(p.root / "a.txt", "a\n");
+  ASSERT_EQ(git(p.root, {"add", "a.txt"}).exit_code, 0);
+  auto c = git(p.root, {"commit", "-q", "-m", "a"});
+  EXPECT_NE(c.exit_code, 0) << "the user's blocking hook was silently disabled";
+  EXPECT_NE(c.err.find("blocked by the user hook"), std::string::npos) << c.err;
+  EXPECT_NE(read_file(p.root / "dispatch.log").find("dispatch pre-commit\n"), std::string::npos) << read_file(p.root / "dispatch.log");
+}
+
+TEST(Robust, HooksWithoutYoloBlockOnlyWhenAPlanIsStaged) {
+  Project p;
+  ASSERT_EQ(git(p.root, {"init", "-q"}).exit_code, 0);
+  // Install with a copy of yolo, then remove the copy: yolo is neither there nor on PATH.
+  TempDir bin;
+  stdfs::copy_file(yolo_bin(), bin.path() / "yolo");
+  ::chmod((bin.path() / "yolo").c_str(), 0755);
+  auto inst = run_program({(bin.path() / "yolo").string(), "hooks", "install"}, p.root);
+  ASSERT_EQ(inst.exit_code, 0) << inst.err;
+  stdfs::remove(bin.path() / "yolo");
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+  write_file(p.root / "a.txt", "a\n");
+  ASSERT_EQ(git(p.root, {"add", "a.txt"}).exit_code, 0);
+  auto plain = run_program({"git", "-c", "user.name=t", "-c", "user.email=t@e.invalid", "commit", "-q", "-m", "a"}, p.root, env);
+  EXPECT_EQ(plain.exit_code, 0) << "a commit without plans was blocked: " << plain.err;
+  ASSERT_EQ(git(p.root, {"add", "-A"}).exit_code, 0);
+  auto with_plan = run_program({"git", "-c", "user.name=t", "-c", "user.email=t@e.invalid", "commit", "-q", "-m", "plans"}, p.root, env);
+  EXPECT_NE(with_plan.exit_code, 0) << "a staged plan went in unreviewed";
+  EXPECT_NE(with_plan.err.find("yolo hooks install --force"), std::string::npos) << with_plan.err;
+}
+
 }  // namespace
 }  // namespace yolo::test
