@@ -389,5 +389,27 @@ TEST(Robust, HooksWithoutYoloBlockOnlyWhenAPlanIsStaged) {
   EXPECT_NE(with_plan.err.find("yolo hooks install --force"), std::string::npos) << with_plan.err;
 }
 
+// ---- 7. the event log on a full disk ----------------------------------------------------------
+
+TEST(Robust, EventAppendIsAllOrNothingWhenTheFileCannotGrow) {
+  Project p;
+  p.config({{"v3_event_log", true}});
+  auto log = p.root / ".yolo-planning" / ".events" / "event-log.jsonl";
+  ASSERT_EQ(run_yolo({"log-event", "phase_start", "1"}, p.root).exit_code, 0);
+  // A file-size limit of 8 KiB stands in for a full disk: the big event fits only in part.
+  std::string big(12000, 'x');
+  auto r = run_program({"sh", "-c", "ulimit -f 8; exec \"$0\" log-event phase_end 1 note=" + big, yolo_bin()}, p.root);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  ASSERT_EQ(run_yolo({"log-event", "phase_start", "2"}, p.root).exit_code, 0);
+  std::istringstream in(read_file(log));
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    EXPECT_FALSE(json::parse(line, nullptr, false).is_discarded()) << "line " << n << " is broken: " << line.substr(0, 200);
+  }
+  EXPECT_EQ(n, 2);
+}
+
 }  // namespace
 }  // namespace yolo::test
