@@ -411,5 +411,60 @@ TEST(Robust, EventAppendIsAllOrNothingWhenTheFileCannotGrow) {
   EXPECT_EQ(n, 2);
 }
 
+// ---- 8. plans -------------------------------------------------------------------------------
+
+json review_plan(const stdfs::path& plan) {
+  auto r = run_yolo({"review-plan", plan.string(), plan.parent_path().string()}, plan.parent_path());
+  return json::parse(r.out, nullptr, false);
+}
+
+bool has_finding(const json& j, const std::string& needle) {
+  if (!j.contains("findings")) return false;
+  for (const auto& f : j["findings"])
+    if (f.value("issue", "").find(needle) != std::string::npos && f.value("severity", "") == "high") return true;
+  return false;
+}
+
+TEST(Robust, DuplicateYamlKeysAreAFinding) {
+  Project p;
+  write_file(p.plan, plan_text("01", "01", "wave: 3\n"));
+  auto j = review_plan(p.plan);
+  EXPECT_EQ(j["verdict"], "reject") << j.dump();
+  EXPECT_TRUE(has_finding(j, "duplicate key 'wave'")) << j.dump();
+}
+
+TEST(Robust, PhaseThatDiffersFromItsFolderAndPathLikeIdsAreFindings) {
+  Project p;
+  write_file(p.plan, plan_text("02", "01"));
+  auto j = review_plan(p.plan);
+  EXPECT_TRUE(has_finding(j, "differs from its folder")) << j.dump();
+  write_file(p.plan, plan_text("01", "../../x"));
+  j = review_plan(p.plan);
+  EXPECT_TRUE(has_finding(j, "may not hold '..'")) << j.dump();
+  write_file(p.plan, plan_text("01", "a/b"));
+  j = review_plan(p.plan);
+  EXPECT_TRUE(has_finding(j, "may not hold '..'")) << j.dump();
+}
+
+TEST(Robust, QuotedTitleFullOfBracketsIsNotNesting) {
+  Project p;
+  std::string text = plan_text("01", "01");
+  text.replace(text.find("title: \"Build it\""), 17, "title: \"" + std::string(70, '[') + "\"");
+  write_file(p.plan, text);
+  auto j = review_plan(p.plan);
+  EXPECT_EQ(j["verdict"], "approve") << j.dump();
+}
+
+TEST(Robust, PlanFileNameWithANewlineIsNotAPlan) {
+  Project p;
+  write_file(p.phase / "01-02\n-PLAN.md", plan_text("01", "02"));
+  auto r2 = run_yolo({"review-plan", p.plan.string(), p.phase.string()}, p.root);
+  json j = json::parse(r2.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r2.out << r2.err;
+  EXPECT_EQ(j["verdict"], "approve") << j.dump();  // no duplicate id with the odd file
+  auto rv = run_yolo({"review", p.phase.string(), "--json"}, p.root);
+  EXPECT_EQ(rv.out.find("01-02"), std::string::npos) << rv.out;
+}
+
 }  // namespace
 }  // namespace yolo::test
