@@ -466,5 +466,39 @@ TEST(Robust, PlanFileNameWithANewlineIsNotAPlan) {
   EXPECT_EQ(rv.out.find("01-02"), std::string::npos) << rv.out;
 }
 
+// ---- 9. state reads -----------------------------------------------------------------------
+
+TEST(Robust, BrokenStateGetsOneCopyPerDistinctContent) {
+  Project p;
+  auto state = p.root / ".yolo-planning" / ".execution-state.json";
+  write_file(state, "{ not json");
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(run_yolo({"status"}, p.root).exit_code, 1);
+  auto copies = [&] {
+    size_t n = 0;
+    for (const auto& e : stdfs::directory_iterator(state.parent_path()))
+      if (e.path().filename().string().find(".execution-state.json.corrupt-") == 0) ++n;
+    return n;
+  };
+  EXPECT_EQ(copies(), 1u);
+  write_file(state, "{ other garbage");
+  EXPECT_EQ(run_yolo({"status"}, p.root).exit_code, 1);
+  EXPECT_EQ(copies(), 2u) << "a second broken content in the same second lost its copy";
+}
+
+TEST(Robust, ReadOnlyStateIsNotReplaced) {
+  Project p;
+  auto state = p.root / ".yolo-planning" / ".execution-state.json";
+  ASSERT_EQ(run_yolo({"request-approval", "--plan-path", ".yolo-planning/ROADMAP.md", "--gate-type", "vision"}, p.root).exit_code, 0);
+  std::string before = read_file(state);
+  ::chmod(state.c_str(), 0444);
+  auto r = run_yolo({"execute"}, p.root);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE((r.out + r.err).find("read-only"), std::string::npos) << r.out << r.err;
+  struct stat st {};
+  ASSERT_EQ(::stat(state.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0444u);
+  EXPECT_EQ(read_file(state), before);
+}
+
 }  // namespace
 }  // namespace yolo::test
