@@ -82,10 +82,12 @@ struct PromptFile {
   std::string path;
   std::string error;
   explicit PromptFile(const std::string& content) {
-    std::string tmpl = (stdfs::temp_directory_path() / "yolo-prompt-XXXXXX").string();
-    int fd = ::mkstemp(tmpl.data());
+    // In our private folder: the keeper removes it even if we are killed (subprocess.h).
+    stdfs::path dir = private_temp_dir();
+    std::string tmpl = (dir / "yolo-prompt-XXXXXX").string();
+    int fd = dir.empty() ? -1 : ::mkstemp(tmpl.data());
     if (fd < 0) {
-      error = "cannot create a prompt file in " + stdfs::temp_directory_path().string();
+      error = "cannot create a prompt file in " + (dir.empty() ? stdfs::temp_directory_path().string() : dir.string());
       return;
     }
     size_t done = 0;

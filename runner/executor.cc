@@ -1,10 +1,12 @@
 #include "runner/executor.h"
 
 #include <signal.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -34,6 +36,7 @@
 #include "runner/approvers.h"
 #include "runner/config_report.h"
 #include "runner/git.h"
+#include "runner/instance_lock.h"
 #include "runner/output.h"
 #include "runner/render.h"
 #include "runner/review_report.h"
@@ -93,6 +96,19 @@ std::string fmt_secs(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fs", ms / 1000.0);
   return buf;
+}
+
+// /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
+std::string boot_id() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string b;
+  std::getline(f, b);
+  return b;
+}
+
+// What a later execute needs to know whether this executor still runs (its pid may be reused).
+json executor_record(int pid) {
+  return {{"pid", pid}, {"pgid", process_group_of(pid)}, {"start_ticks", process_start_ticks(pid)}, {"boot_id", boot_id()}};
 }
 
 enum class GateOutcome { Passed, Paused, Halted };
@@ -177,6 +193,7 @@ class Run {
     return "manual";
   }
   bool set_halted(const std::string& reason);
+  void end_leftover_executors(const json& doc);
   int waves();
 
   // ---- the loop ---------------------------------------------------------------
@@ -229,6 +246,7 @@ class Run {
   uv_loop_t loop_{};
   uv_signal_t sigint_{}, sigterm_{};
   std::map<size_t, std::unique_ptr<Process>> running_;
+  InstanceLock lock_;
   std::map<size_t, uint64_t> started_at_;
   std::map<size_t, std::vector<std::string>> argv_;  // the executor's argv, for its log
   std::set<size_t> completed_;                        // plans completed by this run
@@ -926,6 +944,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     stop(kExecHalted, "error", up.error);
     return;
   }
+  json spawned = json::object();  // plan id -> who runs it, for a later run to find (kill -9 of this one)
   for (size_t i : idx) {
     const auto& e = entries_[i];
     std::map<std::string, std::string> vars = {{"plan_path", e.path},
@@ -943,9 +962,47 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     argv_[i] = spec.argv;
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
     int pid = running_[i]->pid();
+    if (pid > 0) spawned[e.id] = executor_record(pid);
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
     emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}}, Sym::Diamond,
          "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
+  }
+  if (!spawned.empty()) {
+    auto rec = state::update(root_, [&](json& doc, std::string&) {
+      bool any = false;
+      for (auto& [id, r] : spawned.items())
+        if (json* p = execution::find_plan(doc, id); p && str(*p, "status") == "running") {
+          (*p)["executor"] = r;
+          any = true;
+        }
+      return any;
+    });
+    if (!rec.ok()) note("could not record the executors' pids: " + rec.error);
+  }
+}
+
+// A plan left `running` by an execute that died (kill -9): if its executor still lives (the
+// same pid, boot and start time), end its process group before the plan starts again, so
+// no plan ever runs twice at once.
+void Run::end_leftover_executors(const json& doc) {
+  if (!doc.contains("plans") || !doc["plans"].is_array()) return;
+  std::string boot = boot_id();
+  for (const auto& p : doc["plans"]) {
+    if (str(p, "status") != "running" || !p.contains("executor") || !p["executor"].is_object()) continue;
+    const json& r = p["executor"];
+    int pid = r.value("pid", 0), pgid = r.value("pgid", 0);
+    unsigned long long ticks = r.value("start_ticks", 0ULL);
+    if (pid <= 0 || ticks == 0 || r.value("boot_id", std::string()) != boot || process_start_ticks(pid) != ticks) continue;
+    emit("leftover_executor", {{"plan", str(p, "id")}, {"pid", pid}, {"pgid", pgid}}, Sym::Warn,
+         "Plan " + str(p, "id") + ": its executor (pid " + std::to_string(pid) +
+             ") from an execute that stopped without cleaning up still runs; ending it before the plan starts again");
+    auto alive = [&] { return process_start_ticks(pid) == ticks; };
+    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGTERM);
+    ::kill(pid, SIGTERM);
+    for (int k = 0; k < 100 && alive(); ++k) ::usleep(50 * 1000);  // 5 s to finish cleanly
+    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGKILL);
+    if (alive()) ::kill(pid, SIGKILL);
+    for (int k = 0; k < 100 && alive(); ++k) ::usleep(20 * 1000);
   }
 }
 
@@ -1051,6 +1108,11 @@ void Run::on_done(size_t i, SpawnResult r) {
 // ---- the whole run ----------------------------------------------------------------------
 
 int Run::run() {
+  // One execute per project: a second one would start the same plans again.
+  std::string lock_err;
+  if (!lock_.acquire(root_, "execute", lock_err))
+    return finish(kExecHalted, "locked", lock_err + "; wait for it to finish, or stop it (kill " +
+                                              (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
   auto c = load_config_reported(root_);
   if (!c.ok()) return finish(kExecHalted, "error", c.error);
   cfg_ = c.config;
@@ -1075,6 +1137,7 @@ int Run::run() {
   }
   if (o_.dry_run) return dry_run();
   if (int rc = check_agents(); rc >= 0) return rc;
+  end_leftover_executors(snap.doc);
   if (int rc = step2(); rc >= 0) return rc;
   snap = state::load(root_);
   if (snap.ok() && str(snap.doc, "status") == "complete") {
