@@ -8,6 +8,8 @@
 
 #include "protocol/seal.h"
 #include "runner/identity.h"
+#include "runner/person.h"
+#include "runner/signing.h"
 
 namespace yolo::runner {
 namespace {
@@ -35,6 +37,10 @@ int run_cli(int argc, char** argv) {
   // A child that closes its stdin early must not kill us with SIGPIPE: writes fail with EPIPE.
   ::signal(SIGPIPE, SIG_IGN);
   seal::use_key_file(approval_key_path());
+  // Every process yolo starts (agents, executors, approvers, hooks' children) carries the
+  // marker that `yolo approve` refuses (runner/person.h).
+  mark_children_as_started_by_yolo();
+  install_signature_checks();
   CLI::App app{"yolo: runs the .yolo-planning protocol (review gate, approvals, waves)", "yolo"};
   app.set_version_flag("--version", std::string("yolo ") + YOLO_VERSION);
   app.require_subcommand(1);

@@ -152,7 +152,8 @@ class Run {
   int step2();
   int precheck();
   int review_gate();
-  GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave);
+  GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave,
+                          const std::vector<std::string>& files = {});
   void pause_for(const json& gate);
   std::string approver_note_for(gates::GateType type) const {
     auto spec = gates::approver_spec(cfg_, type);
@@ -496,7 +497,9 @@ void Run::pause_for(const json& g) {
   if (!id.empty()) note("approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT");
 }
 
-GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave) {
+GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave,
+                             const std::vector<std::string>& files) {
+  const gates::Now now = gates::now_of(root_);
   std::string tname(gates::to_string(type));
   std::string label = tname;
   label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
@@ -521,7 +524,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       stop(kExecHalted, "halted", "Halted: " + why);
       return GateOutcome::Halted;
     }
-    gates::ApprovalStatus st = gates::approval_status(doc, type, rel, digest);
+    gates::ApprovalStatus st = gates::approval_status(doc, type, rel, now, files);
     switch (st.check) {
       case gates::ApprovalCheck::Approved: {
         std::string by = str(st.gate, "approved_by");
@@ -546,7 +549,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         std::vector<events::Event> evs;
         std::string gid;
         auto up = state::update(root_, [&](json& d, std::string& e) {
-          gates::Transition t = gates::reopen_if_stale(d, type, rel, digest);
+          gates::Transition t = gates::reopen_if_stale(d, type, rel, now, files);
           if (!t.ok()) {
             e = t.error;
             return false;
@@ -573,6 +576,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         in.plan_path = rel;
         in.reason = reason;
         in.wave = wave;
+        in.files = files;
         emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
              label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
         gates::GateRun r = gates::request_gate(root_, cfg_, in, &command_approver());
@@ -719,13 +723,15 @@ void Run::schedule() {
   if (cfg_.wave_approval && w > first_wave_ && !wave_gate_passed_.count(w)) {
     if (!running_.empty()) return;
     std::string rel, ids;
+    std::vector<std::string> files;  // the wave gate covers every plan of the wave
     for (const auto& e : entries_)
       if (e.wave == w) {
         if (rel.empty()) rel = e.path;
+        files.push_back(e.path);
         ids += (ids.empty() ? "" : ", ") + e.id;
       }
     std::string reason = "wave " + std::to_string(w) + " of phase " + phase_.folder + ": plans " + ids;
-    GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w));
+    GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w), files);
     if (g == GateOutcome::Passed) {
       wave_gate_passed_.insert(w);
       schedule();
