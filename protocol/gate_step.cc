@@ -14,6 +14,11 @@ std::string_view to_string(Step s) {
 }
 
 Need ensure(const json& state, GateType type, const std::string& plan_path, const std::string& digest) {
+  return ensure(state, type, plan_path, now_with_digest(plan_path, digest));
+}
+
+Need ensure(const json& state, GateType type, const std::string& plan_path, const Now& now,
+            const std::vector<std::string>& files) {
   Need n;
   json doc = state.is_object() ? state : json::object();
   adopt_legacy_approval(doc);
@@ -22,7 +27,7 @@ Need ensure(const json& state, GateType type, const std::string& plan_path, cons
     n.gate = *g;
     return n;
   }
-  n.status = approval_status(doc, type, plan_path, digest);
+  n.status = approval_status(doc, type, plan_path, now, files);
   n.gate = n.status.gate;
   switch (n.status.check) {
     case ApprovalCheck::Approved: n.step = Step::Proceed; break;

@@ -1,7 +1,9 @@
 #include "protocol/gates.h"
 
 #include <algorithm>
+#include <set>
 
+#include "protocol/audit.h"
 #include "protocol/clock.h"
 #include "protocol/contain.h"
 #include "protocol/fs.h"
@@ -246,6 +248,137 @@ std::vector<json> list_gates(const json& state, bool open_only) {
   return r;
 }
 
+// ---- what a gate covers ----------------------------------------------------------------
+
+const std::vector<std::string>& gate_config_keys() {
+  static const std::vector<std::string> keys = {"approvers",       "review_gate",    "reviewer",          "architect",
+                                                "executor",        "summary_checks", "mcp_can_approve",   "wave_approval",
+                                                "review_max_cycles", "command_timeout_ms"};
+  return keys;
+}
+
+json coverage(const stdfs::path& root, GateType type, const std::vector<std::string>& files) {
+  json c = json::object();
+  for (const auto& f : files) {
+    if (f.empty()) continue;
+    std::string err;
+    std::string rel = normalize_plan_path(root, f, err);
+    std::string d = rel.empty() ? std::string() : file_digest(root, rel, err);
+    c["file:" + (rel.empty() ? f : rel)] = d.empty() ? "absent" : d;
+  }
+  if (type == GateType::Vision) {
+    auto r = fs::read_bytes(root / ".yolo-planning" / "config.json", 16u << 20);
+    json cfg = json::object();
+    if (r.ok()) {
+      JsonParse parsed = parse_json_bounded(r.content);
+      if (!parsed.ok() || !parsed.doc.is_object()) {
+        c["config:config.json"] = sha256_digest(r.content);
+        return c;
+      }
+      cfg = std::move(parsed.doc);
+    }
+    for (const auto& k : gate_config_keys()) {
+      auto it = cfg.find(k);
+      c["config:" + k] = it == cfg.end() ? std::string("absent")
+                                         : sha256_digest(it->dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+  }
+  return c;
+}
+
+std::vector<std::string> covered_files(const json& gate) {
+  std::vector<std::string> files;
+  std::string plan = str(gate, "plan_path");
+  if (!plan.empty()) files.push_back(plan);
+  if (gate.is_object())
+    if (auto it = gate.find("covers"); it != gate.end() && it->is_object())
+      for (auto& [k, v] : it->items())
+        if (k.rfind("file:", 0) == 0 && k.substr(5) != plan) files.push_back(k.substr(5));
+  return files;
+}
+
+std::vector<std::string> coverage_changes(const json& before, const json& after) {
+  std::vector<std::string> out;
+  json b = before.is_object() ? before : json::object(), a = after.is_object() ? after : json::object();
+  auto name = [](const std::string& k) {
+    if (k.rfind("file:", 0) == 0) return k.substr(5);
+    if (k.rfind("config:", 0) == 0) return "config key " + k.substr(7);
+    return k;
+  };
+  auto val = [](const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
+  for (auto& [k, v] : a.items()) {
+    auto it = b.find(k);
+    if (it == b.end()) out.push_back(name(k) + " added (" + short_digest(val(v)) + ")");
+    else if (*it != v) {
+      std::string was = val(*it), now = val(v);
+      if (now == "absent") out.push_back(name(k) + " removed");
+      else if (was == "absent") out.push_back(name(k) + " set (" + short_digest(now) + ")");
+      else out.push_back(name(k) + " changed (" + short_digest(was) + " -> " + short_digest(now) + ")");
+    }
+  }
+  for (auto& [k, v] : b.items())
+    if (!a.contains(k)) out.push_back(name(k) + " no longer covered");
+  return out;
+}
+
+std::string project_id(const stdfs::path& root) {
+  std::error_code ec;
+  stdfs::path p = stdfs::weakly_canonical(root, ec);
+  if (ec) p = stdfs::absolute(root, ec).lexically_normal();
+  return p.generic_string();
+}
+
+namespace {
+std::function<bool(const stdfs::path&)>& sig_required() {
+  static std::function<bool(const stdfs::path&)> f;
+  return f;
+}
+std::function<std::string(const stdfs::path&, const json&)>& sig_check() {
+  static std::function<std::string(const stdfs::path&, const json&)> f;
+  return f;
+}
+}  // namespace
+
+void use_signatures(std::function<bool(const stdfs::path& root)> required,
+                    std::function<std::string(const stdfs::path& root, const json& gate)> check) {
+  sig_required() = std::move(required);
+  sig_check() = std::move(check);
+}
+
+Now now_of(const stdfs::path& root) {
+  Now n;
+  n.project = project_id(root);
+  n.covers = [root](GateType t, const std::vector<std::string>& files) { return coverage(root, t, files); };
+  if (sig_required() && sig_check()) {
+    n.signatures_required = sig_required()(root);
+    auto check = sig_check();
+    n.signature_problem = [root, check](const json& g) { return check(root, g); };
+  }
+  return n;
+}
+
+Now now_with_digest(const std::string& plan_path, const std::string& digest) {
+  Now n;
+  n.covers = [plan_path, digest](GateType, const std::vector<std::string>&) {
+    return json{{"file:" + plan_path, digest.empty() ? std::string("absent") : digest}};
+  };
+  return n;
+}
+
+std::vector<std::string> gate_list_problems(const json& state) {
+  std::vector<std::string> out;
+  if (!state.is_object() || !state.contains("gates") || !state["gates"].is_array()) return out;
+  std::set<std::string> seen, dup;
+  int open = 0;
+  for (const auto& g : state["gates"]) {
+    std::string id = str(g, "id");
+    if (!seen.insert(id).second && dup.insert(id).second) out.push_back("gate id '" + id + "' appears more than once in gates");
+    if (is_open(g)) ++open;
+  }
+  if (open > 1) out.push_back(std::to_string(open) + " gates are OPEN at once (at most one can be)");
+  return out;
+}
+
 // ---- events --------------------------------------------------------------------------
 
 events::Event gate_event(const json& state, const std::string& type, const json& gate, json extra) {
@@ -260,7 +393,9 @@ events::Event gate_event(const json& state, const std::string& type, const json&
 }
 
 std::string log_events(const stdfs::path& root, const std::vector<events::Event>& evs) {
-  std::string first;
+  // Every gate transition also goes to the hash-chained audit log (protocol/audit.h).
+  std::string first = audit::append(root, evs);
+  if (!first.empty()) first = "audit log: " + first;
   for (const auto& e : evs) {
     auto w = events::log_always(root, e);
     if (!w.written && first.empty()) first = w.reason;
@@ -327,6 +462,12 @@ Transition request(json& state, const RequestInput& in) {
             {"last_error", nullptr}};
   if (!in.reason.empty()) g["reason"] = in.reason;
   if (in.wave && *in.wave >= 1) g["wave"] = *in.wave;
+  if (str(doc, "correlation_id").empty()) doc["correlation_id"] = new_uuid();
+  if (in.covers.is_object()) {
+    g["covers"] = in.covers;
+    g["project"] = in.project;
+    g["run"] = str(doc, "correlation_id");
+  }
   gates_array(doc).push_back(g);
   doc["status"] = kAwaiting;
   doc["approval"] = {{"requested_at", now}, {"plan_path", in.plan_path}, {"approved", false},
@@ -335,6 +476,7 @@ Transition request(json& state, const RequestInput& in) {
   if (str(doc, "correlation_id").empty()) doc["correlation_id"] = new_uuid();
   json extra = json::object();
   if (!in.reason.empty()) extra["reason"] = in.reason;
+  if (g.contains("covers")) extra["covers"] = g["covers"];
   t.events.push_back(gate_event(doc, "gate_frozen", g, extra));
   t.gate = g;
   t.answer = paused_answer(g, in.state_file);
@@ -361,10 +503,30 @@ Transition approve(json& state, const ResolveInput& in) {
               (in.digest.empty() ? std::string(" (the file could not be read)") : " (got '" + in.digest + "')");
     return t;
   }
+  json covers = in.covers.is_object() ? in.covers : json{{"file:" + str(*g, "plan_path"), in.digest}};
+  if (auto it = g->find("covers"); it != g->end() && it->is_object() && *it != covers) {
+    std::string changes;
+    for (const auto& c : coverage_changes(*it, covers)) changes += (changes.empty() ? "" : "; ") + c;
+    t.error = "Not approved: what " + describe_gate(*g) + " covers changed since it opened (" + changes +
+              "): read it again and approve what it holds now";
+    return t;
+  }
+  if (!in.project.empty() && !str(*g, "project").empty() && str(*g, "project") != in.project) {
+    t.error = "Not approved: " + describe_gate(*g) + " was opened in another project (" + str(*g, "project") + ")";
+    return t;
+  }
+  if (!str(*g, "run").empty() && str(*g, "run") != str(doc, "correlation_id")) {
+    t.error = "Not approved: " + describe_gate(*g) + " was opened in another run (" + str(*g, "run") + ")";
+    return t;
+  }
   if (const seal::Key& k = seal::key(); !k.ok()) {
     t.error = "Cannot approve " + describe_gate(*g) + ": an approval must be sealed and " + k.error;
     return t;
   }
+  if (str(doc, "correlation_id").empty()) doc["correlation_id"] = new_uuid();
+  (*g)["covers"] = covers;
+  if (str(*g, "project").empty()) (*g)["project"] = in.project;
+  (*g)["run"] = str(doc, "correlation_id");
   (*g)["status"] = kApproved;
   (*g)["resolved_at"] = now;
   (*g)["approved_by"] = in.by;
@@ -383,7 +545,8 @@ Transition approve(json& state, const ResolveInput& in) {
   }
   std::string status = str(doc, "status");
   if (status == kAwaiting || status == "halted" || status.empty()) doc["status"] = "running";
-  t.events.push_back(gate_event(doc, "gate_resumed", gate, {{"approved_by", in.by}, {"digest", in.digest}}));
+  t.events.push_back(gate_event(doc, "gate_resumed", gate,
+                                {{"approved_by", in.by}, {"digest", in.digest}, {"covers", gate["covers"]}, {"seal", gate["seal"]}}));
   t.gate = gate;
   t.changed = true;
   t.message = label(str(gate, "gate_type")) + " gate: cleared (" + str(gate, "id") + " approved by " + in.by +
@@ -476,71 +639,137 @@ ApprovalStatus& unsealed(ApprovalStatus& st, const std::string& tname, const std
 }
 }  // namespace
 
-ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const std::string& current_digest) {
+namespace {
+// An APPROVED gate against now: sealed, bound to this project and run, covering what it
+// covers now. `files`: the files it must cover (empty: the ones it covered).
+ApprovalStatus check_approved(const json& state, const json& g, const Now& now, const std::vector<std::string>& files) {
+  ApprovalStatus st;
+  st.gate = g;
+  std::string tname = str(g, "gate_type"), plan_path = str(g, "plan_path");
+  GateType type = parse_gate_type(tname).value_or(GateType::Vision);
+  std::string who = str(g, "approved_by"), when = str(g, "resolved_at");
+  std::string by = who.empty() ? std::string() : " by " + who;
+  std::string at = when.empty() ? std::string() : " at " + when;
+  auto stale = [&](const std::string& why) {
+    st.check = ApprovalCheck::Stale;
+    st.message = why + ": the approval of " + plan_path + by + at + " no longer counts and the " + tname + " gate is open again";
+    return st;
+  };
+  bool is_signed = g.contains("ssh_signature") && now.signature_problem;
+  if (now.signatures_required && !is_signed)
+    return stale("it carries no SSH signature, and this project's .yolo-planning/allowed_signers requires one");
+  if (is_signed) {
+    // The signature binds the project's first commit: it counts in any clone of it.
+    if (std::string why = now.signature_problem(g); !why.empty()) return stale(why);
+  } else {
+    if (!seal::valid(g)) return unsealed(st, tname, plan_path, who, when);
+  }
+  auto cit = g.find("covers");
+  if (cit == g.end() || !cit->is_object()) return stale("it does not record what it covers (made by an older yolo)");
+  if (!is_signed && str(g, "project") != now.project)
+    return stale("it was made in another project (" + str(g, "project") + "), not in " + now.project);
+  if (str(g, "run") != str(state, "correlation_id"))
+    return stale("it was made in another run (" + str(g, "run") + "), not in this one (" + str(state, "correlation_id") + ")");
+  json current = now.covers ? now.covers(type, files.empty() ? covered_files(g) : files) : json::object();
+  if (current != *cit) {
+    st.check = ApprovalCheck::Stale;
+    const std::string key = "file:" + plan_path;
+    json was = *cit, now_c = current;
+    std::string before = was.contains(key) && was[key].is_string() ? was[key].get<std::string>() : std::string();
+    std::string after = now_c.contains(key) && now_c[key].is_string() ? now_c[key].get<std::string>() : std::string();
+    was.erase(key);
+    now_c.erase(key);
+    if (was == now_c && after == "absent") {
+      st.message = plan_path + " cannot be read any more since it was approved" + by + at +
+                   ": the approval no longer counts and the " + tname + " gate is open again";
+    } else if (was == now_c) {  // only the gate's own file changed
+      st.message = plan_path + " changed after it was approved" + by + at + " (approved " + short_digest(before) + ", now " +
+                   short_digest(after) + "): the approval no longer counts and the " + tname + " gate is open again";
+    } else {
+      std::string changes;
+      for (const auto& c : coverage_changes(*cit, current)) changes += (changes.empty() ? "" : "; ") + c;
+      st.message = "what it covers changed after it was approved" + by + at + " (" + changes +
+                   "): the approval no longer counts and the " + tname + " gate is open again";
+    }
+    return st;
+  }
+  st.check = ApprovalCheck::Approved;
+  return st;
+}
+}  // namespace
+
+ApprovalStatus gate_status(const json& state, const json& gate, const Now& now) {
+  ApprovalStatus st;
+  st.gate = gate;
+  std::string s = str(gate, "status"), tname = str(gate, "gate_type"), plan_path = str(gate, "plan_path");
+  if (s == kOpen) {
+    st.check = ApprovalCheck::Pending;
+    st.message = label(tname) + " gate " + str(gate, "id") + " for " + plan_path + " is awaiting approval";
+    return st;
+  }
+  if (s == kRejected) {
+    st.check = ApprovalCheck::Rejected;
+    st.message = label(tname) + " gate " + str(gate, "id") + " for " + plan_path + " was rejected: " + str(gate, "feedback");
+    return st;
+  }
+  return check_approved(state, gate, now, {});
+}
+
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const Now& now,
+                               const std::vector<std::string>& files) {
   ApprovalStatus st;
   std::string tname(to_string(type));
   const json* latest = nullptr;
   if (state.is_object() && state.contains("gates") && state["gates"].is_array())
     for (const auto& g : state["gates"])
       if (str(g, "gate_type") == tname && str(g, "plan_path") == plan_path) latest = &g;
-  std::string who, when, digest;
   if (latest) {
-    st.gate = *latest;
-    std::string s = str(*latest, "status");
-    if (s == kOpen) {
-      st.check = ApprovalCheck::Pending;
-      st.message = label(tname) + " gate " + str(*latest, "id") + " for " + plan_path + " is awaiting approval";
-      if (!str(*latest, "last_error").empty()) st.message += " (approver error: " + str(*latest, "last_error") + ")";
+    if (str(*latest, "status") != kApproved) {
+      st = gate_status(state, *latest, now);
+      if (st.check == ApprovalCheck::Pending && !str(*latest, "last_error").empty())
+        st.message += " (approver error: " + str(*latest, "last_error") + ")";
       return st;
     }
-    if (s == kRejected) {
-      st.check = ApprovalCheck::Rejected;
-      st.message = label(tname) + " gate " + str(*latest, "id") + " for " + plan_path + " was rejected: " + str(*latest, "feedback");
-      return st;
-    }
-    who = str(*latest, "approved_by");
-    when = str(*latest, "resolved_at");
-    digest = str(*latest, "digest");
-    if (!seal::valid(*latest)) return unsealed(st, tname, plan_path, who, when);
-  } else {
-    // A legacy approval object (other tools): no gates, approval.plan_path.
-    const json* a = nullptr;
-    if (state.is_object() && state.contains("approval") && state["approval"].is_object()) a = &state["approval"];
-    std::string atype = a ? str(*a, "gate_type") : std::string();
-    if (!a || str(*a, "plan_path") != plan_path || (atype.empty() ? type != GateType::Vision : atype != tname)) {
-      st.check = ApprovalCheck::Missing;
-      st.message = "No " + tname + " approval for " + plan_path + " yet";
-      return st;
-    }
-    if (!a->contains("approved") || !(*a)["approved"].is_boolean() || !(*a)["approved"].get<bool>()) {
-      st.check = ApprovalCheck::Pending;
-      st.message = label(tname) + " gate for " + plan_path + " is awaiting approval";
-      return st;
-    }
-    // yolo records every approval in a sealed gate: an approved object without one was
-    // written by another tool or by hand.
-    return unsealed(st, tname, plan_path, str(*a, "approved_by"), str(*a, "approved_at"));
+    return check_approved(state, *latest, now, files);
   }
-  if (digest.empty() || digest == current_digest) {  // no digest recorded: cannot tell, it counts
-    st.check = ApprovalCheck::Approved;
+  // A legacy approval object (other tools): no gates, approval.plan_path.
+  const json* a = nullptr;
+  if (state.is_object() && state.contains("approval") && state["approval"].is_object()) a = &state["approval"];
+  std::string atype = a ? str(*a, "gate_type") : std::string();
+  if (!a || str(*a, "plan_path") != plan_path || (atype.empty() ? type != GateType::Vision : atype != tname)) {
+    st.check = ApprovalCheck::Missing;
+    st.message = "No " + tname + " approval for " + plan_path + " yet";
     return st;
   }
-  st.check = ApprovalCheck::Stale;
-  std::string by = who.empty() ? std::string() : " by " + who;
-  std::string at = when.empty() ? std::string() : " at " + when;
-  if (current_digest.empty())
-    st.message = plan_path + " cannot be read any more since it was approved" + by + at +
-                 ": the approval no longer counts and the " + tname + " gate is open again";
-  else
-    st.message = plan_path + " changed after it was approved" + by + at + " (approved " + short_digest(digest) + ", now " +
-                 short_digest(current_digest) + "): the approval no longer counts and the " + tname + " gate is open again";
-  return st;
+  if (!a->contains("approved") || !(*a)["approved"].is_boolean() || !(*a)["approved"].get<bool>()) {
+    st.check = ApprovalCheck::Pending;
+    st.message = label(tname) + " gate for " + plan_path + " is awaiting approval";
+    return st;
+  }
+  // yolo records every approval in a sealed gate: an approved object without one was
+  // written by another tool or by hand.
+  return unsealed(st, tname, plan_path, str(*a, "approved_by"), str(*a, "approved_at"));
 }
 
-Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
-                           const std::string& now) {
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const std::string& current_digest) {
+  return approval_status(state, type, plan_path, now_with_digest(plan_path, current_digest));
+}
+
+std::vector<json> checked_gates(const json& state, const Now& now, bool open_only) {
+  std::vector<json> gs = list_gates(state, open_only);
+  for (auto& g : gs) {
+    if (str(g, "status") != kApproved) continue;
+    ApprovalStatus st = gate_status(state, g, now);
+    g["counts"] = st.counts();
+    if (!st.counts()) g["problem"] = st.message;
+  }
+  return gs;
+}
+
+Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const Now& now,
+                           const std::vector<std::string>& files, const std::string& now_time) {
   Transition t;
-  ApprovalStatus st = approval_status(state, type, plan_path, current_digest);
+  ApprovalStatus st = approval_status(state, type, plan_path, now, files);
   if (st.check != ApprovalCheck::Stale) {
     t.message = st.message;
     t.gate = st.gate;
@@ -554,16 +783,50 @@ Transition reopen_if_stale(json& state, GateType type, const std::string& plan_p
   in.type = type;
   in.plan_path = plan_path;
   in.reason = st.message;
-  in.now = now;
+  in.now = now_time;
+  in.files = files.empty() && st.gate.is_object() ? covered_files(st.gate) : files;
+  if (in.files.empty()) in.files = {plan_path};
+  if (now.covers) in.covers = now.covers(type, in.files);
+  in.project = now.project;
   if (st.gate.is_object() && st.gate.contains("wave") && st.gate["wave"].is_number_integer()) in.wave = st.gate["wave"].get<int>();
   json doc = state;
   t = request(doc, in);
   if (!t.ok()) return t;
   json old = st.gate.is_object() ? st.gate : json{{"id", ""}, {"gate_type", std::string(to_string(type))}, {"plan_path", plan_path}};
+  json cur = in.covers.is_object() ? in.covers : json(nullptr);
   t.events.insert(t.events.begin(), gate_event(doc, "approval_invalidated", old,
-                                               {{"reason", st.message}, {"digest", current_digest}, {"new_gate_id", str(t.gate, "id")}}));
+                                               {{"reason", st.message}, {"covers", cur}, {"new_gate_id", str(t.gate, "id")}}));
   t.message = st.message;
   t.outcome = Outcome::Paused;
+  state = std::move(doc);
+  return t;
+}
+
+Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
+                           const std::string& now) {
+  return reopen_if_stale(state, type, plan_path, now_with_digest(plan_path, current_digest), {}, now);
+}
+
+Transition refresh_covers(json& state, const std::string& gate_id, const json& covers, const std::string& now) {
+  Transition t;
+  json doc = state;
+  json* g = find_gate_mut(doc, gate_id);
+  if (!g || !is_open(*g)) {
+    t.error = "No pending approval to resolve: " + (g ? "gate " + gate_id + " is " + str(*g, "status") : "there is no gate '" + gate_id + "'");
+    return t;
+  }
+  t.gate = *g;
+  json before = g->contains("covers") ? (*g)["covers"] : json(nullptr);
+  if (before == covers) return t;
+  auto changes = coverage_changes(before, covers);
+  (*g)["covers"] = covers;
+  (*g)["covers_changed_at"] = now_or(now);
+  t.events.push_back(gate_event(doc, "gate_content_changed", *g, {{"changes", changes}}));
+  t.gate = *g;
+  t.changed = true;
+  std::string list;
+  for (const auto& c : changes) list += (list.empty() ? "" : "; ") + c;
+  t.message = "what " + describe_gate(*g) + " covers changed since it opened (" + list + ")";
   state = std::move(doc);
   return t;
 }
@@ -687,7 +950,7 @@ ApproverVerdict parse_verdict(std::string_view out) {
 }
 
 Transition apply_verdict(json& state, const std::string& gate_id, const ApproverVerdict& v, const std::string& by,
-                         const std::string& digest, const std::string& now) {
+                         const std::string& digest, const std::string& now, const json& covers, const std::string& project) {
   Transition t;
   const json* cur = find_gate(state, gate_id);
   if (!cur) {
@@ -716,6 +979,8 @@ Transition apply_verdict(json& state, const std::string& gate_id, const Approver
   };
   if (!v.error.empty()) return record_error(v.error);
   ResolveInput in{gate_id, by, digest, v.feedback, now};
+  in.covers = covers;
+  in.project = project;
   switch (v.decision) {
     case Decision::Approved: {
       t = approve(state, in);
@@ -805,6 +1070,20 @@ GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::stri
   r.gate = *g;
   GateType type = parse_gate_type(str(*g, "gate_type")).value_or(GateType::Vision);
   std::string plan_path = str(*g, "plan_path");
+  const std::vector<std::string> files = covered_files(*g);
+  if (g->contains("covers")) {
+    // An approver is asked about what the gate covers now: the gate shows it first.
+    json before = coverage(root, type, files);
+    if ((*g)["covers"] != before) {
+      GateRun rc;
+      if (!locked(root, rc, [&](json& d) { return refresh_covers(d, gate_id, before); })) {
+        r.error = rc.error;
+        return r;
+      }
+      for (auto& e : rc.events) r.events.push_back(std::move(e));
+      for (auto& m : rc.messages) r.messages.push_back(std::move(m));
+    }
+  }
   ApproverSpec spec = approver_spec(cfg, type);
   ApproverVerdict v;
   std::string by;
@@ -834,14 +1113,17 @@ GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::stri
       break;
   }
   std::string digest;
+  json covers;
   if (v.error.empty() && v.decision == Decision::Approved) {
     std::string derr;
     digest = file_digest(root, plan_path, derr);
     if (digest.empty()) v.error = "cannot approve: " + derr;
+    covers = coverage(root, type, files);
   }
+  const std::string project = project_id(root);
   locked(root, r, [&](json& d) {
     adopt_legacy_approval(d);
-    return apply_verdict(d, gate_id, v, by, digest);
+    return apply_verdict(d, gate_id, v, by, digest, {}, covers, project);
   });
   return r;
 }
@@ -860,6 +1142,18 @@ GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in
     return r;
   }
   if (in.state_file.empty()) in.state_file = state::state_path(root).string();
+  std::vector<std::string> files = {rel};
+  for (const auto& f : in.files) {
+    std::string frel = normalize_plan_path(root, f, err);
+    if (frel.empty()) {
+      r.error = "Cannot request approval: " + err;
+      return r;
+    }
+    if (std::find(files.begin(), files.end(), frel) == files.end()) files.push_back(frel);
+  }
+  in.files = files;
+  in.covers = coverage(root, in.type, files);
+  in.project = project_id(root);
   bool created = false;
   json answer;
   if (!locked(root, r, [&](json& d) {
@@ -897,7 +1191,7 @@ GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in
 }
 
 GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::string& gate_id, const std::string& by,
-                     ApproverPort* port, bool override_approver) {
+                     ApproverPort* port, bool override_approver, const json& shown) {
   GateRun r;
   auto snap = state::load(root);
   if (!snap.ok()) {
@@ -925,23 +1219,49 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
     return a;
   }
   // The target is resolved again under the lock (without an id: the gate open then), and
-  // the digest is of its file as it is at that moment.
+  // what it covers is read as it is at that moment. Content that changed since the gate
+  // opened is not approved: the gate shows the new content (refresh_covers) and the person
+  // approves again after reading it.
+  std::string refused;
   locked(root, r, [&](json& d) {
     json cur = d;
     adopt_legacy_approval(cur);
     Transition t;
     json* target = resolve_target(cur, gate_id, t.error);
     if (!target) return t;
+    const std::string tid = str(*target, "id");
+    GateType type = parse_gate_type(str(*target, "gate_type")).value_or(GateType::Vision);
     std::string derr;
     std::string digest = file_digest(root, str(*target, "plan_path"), derr);
     if (digest.empty()) {
-      t.error = "Cannot approve gate " + str(*target, "id") + ": " + derr;
+      t.error = "Cannot approve gate " + tid + ": " + derr;
       return t;
     }
-    ResolveInput in{str(*target, "id"), by, digest, {}, {}};
+    json covers = coverage(root, type, covered_files(*target));
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& c : v) s += (s.empty() ? "" : "; ") + c;
+      return s;
+    };
+    if (target->contains("covers") && (*target)["covers"] != covers) {
+      refused = "Not approved: what gate " + tid + " covers changed since it opened (" +
+                list(coverage_changes((*target)["covers"], covers)) +
+                "). The gate now shows the new content: read it, then approve again";
+      adopt_legacy_approval(d);
+      return refresh_covers(d, tid, covers);
+    }
+    if (shown.is_object() && shown != covers) {
+      t.error = "Not approved: what gate " + tid + " covers changed while it was shown (" + list(coverage_changes(shown, covers)) +
+                "): read it again, then approve";
+      return t;
+    }
+    ResolveInput in{tid, by, digest, {}, {}};
+    in.covers = covers;
+    in.project = project_id(root);
     in.override_approver = override_approver && failed_command(*target);  // decided on the gate as it is under the lock
     return approve(d, in);
   });
+  if (!refused.empty() && r.error.empty()) r.error = refused;
   return r;
 }
 

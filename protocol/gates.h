@@ -8,6 +8,7 @@
 // wrap them in state::update (locked read-modify-write) and run approvers outside the lock.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,6 +83,52 @@ struct Message {
 };
 // The texts of messages, in order.
 std::vector<std::string> texts(const std::vector<Message>& messages);
+// ---- what a gate covers ----------------------------------------------------------------
+//
+// A gate binds, from the moment it opens: the project (project_id), the run (the state's
+// correlation_id) and `covers`, the digest of everything it governs: "file:<path>" for each
+// covered file (vision: ROADMAP.md; wave: every plan of the wave; others: the requested
+// file) and, for vision, "config:<key>" for every config key that decides gates, reviewers
+// and executors (kGateConfigKeys). The person approves exactly that; the seal covers it; a
+// later change of any of it makes the approval Stale and the gate opens again.
+
+// approvers, review_gate, reviewer, architect, executor, summary_checks, mcp_can_approve,
+// wave_approval, review_max_cycles, command_timeout_ms.
+const std::vector<std::string>& gate_config_keys();
+
+// The covers of a gate of `type` over `files` (relative to root) as they are now. A file
+// that cannot be read is "absent"; an unparseable config.json is "config:config.json".
+json coverage(const std::filesystem::path& root, GateType type, const std::vector<std::string>& files);
+// The files a gate covers (its "file:" entries; else its plan_path).
+std::vector<std::string> covered_files(const json& gate);
+// One line per difference: "ROADMAP.md changed (sha256:ab… -> sha256:cd…)", "config key
+// reviewer changed", "plan X added". Empty when equal.
+std::vector<std::string> coverage_changes(const json& before, const json& after);
+// The project's identity for approvals sealed with the local key: its canonical path.
+std::string project_id(const std::filesystem::path& root);
+
+// What approvals are checked against: the project and a way to get a gate's covers now.
+// With signatures (the project commits an allowed-signers file, runner/signing.h), an
+// approval counts only with a verifying SSH signature, which stands in for the local seal
+// and project path (it binds the project's first commit), so it counts in any clone.
+struct Now {
+  std::string project;
+  std::function<json(GateType, const std::vector<std::string>&)> covers;
+  bool signatures_required = false;
+  std::function<std::string(const json& gate)> signature_problem;  // "" when it verifies
+};
+// The runner registers how to tell whether a project requires signatures and how to verify
+// one (ssh-keygen is a child process: not protocol's). now_of() uses them.
+void use_signatures(std::function<bool(const std::filesystem::path& root)> required,
+                    std::function<std::string(const std::filesystem::path& root, const json& gate)> check);
+Now now_of(const std::filesystem::path& root);
+// For pure callers and tests: the project "" and covers {"file:<plan_path>": digest}.
+Now now_with_digest(const std::string& plan_path, const std::string& digest);
+
+// The gates as list_gates gives them, each APPROVED one with "counts" (whether the approval
+// counts now: gate_status) and, when it does not, "problem" (why): what `gates`, `status`
+// and `verify` show, the same way.
+std::vector<json> checked_gates(const json& state, const Now& now, bool open_only = false);
 
 // ---- transitions (pure) ----------------------------------------------------------------
 
@@ -92,6 +139,9 @@ struct RequestInput {
   std::optional<int> wave; // for wave gates
   std::string now;         // ISO-8601; now_iso8601() when empty
   std::string state_file;  // for the paused answer
+  std::vector<std::string> files = {};  // more files the gate covers (wave: every plan), plan_path first anyway
+  json covers = nullptr;       // coverage() when the gate opens (request_gate fills it); null: none
+  std::string project = {};// project_id()
 };
 
 struct Transition {
@@ -120,9 +170,12 @@ struct ResolveInput {
   std::string feedback; // required for reject; optional note for approve
   std::string now;      // ISO-8601; now_iso8601() when empty
   bool override_approver = false;  // approve: a person decides in place of a failing command approver
+  json covers = nullptr;  // approve: the covers now; must equal the gate's (null: {"file:<plan_path>": digest})
+  std::string project = {};  // approve: project_id(); must equal the gate's when it has one
 };
 
-// OPEN -> APPROVED: records approved_by, digest, resolved_at (and override: true when
+// OPEN -> APPROVED: refused when in.covers differs from what the gate covered when it opened
+// (the caller re-opens it with refresh_covers). Records approved_by, digest, resolved_at (and override: true when
 // override_approver); the approval object (when it
 // belongs to this gate) gets approved/approved_at/approved_by/digest; status back to
 // running. Errors: "No pending approval to resolve" (nothing open), unknown gate id,
@@ -131,6 +184,13 @@ Transition approve(json& state, const ResolveInput& in);
 // OPEN -> REJECTED with feedback kept; the run is halted. Same errors as approve, plus an
 // empty feedback.
 Transition reject(json& state, const ResolveInput& in);
+
+// The content of an OPEN gate changed before it was approved: the gate shows the new covers
+// (covers_changed_at, event gate_content_changed with the changes). changed=false when equal.
+Transition refresh_covers(json& state, const std::string& gate_id, const json& covers, const std::string& now = {});
+
+// Problems of the gates array as a whole: duplicate ids, more than one OPEN gate. Each a sentence.
+std::vector<std::string> gate_list_problems(const json& state);
 
 // An older state written by other tools may carry a pending approval object and no gates:
 // adopts it as an OPEN gate so approve/reject/list see it. Returns true when it changed.
@@ -160,13 +220,23 @@ struct ApprovalStatus {
 // Whether the latest gate of `type` for `plan_path` still counts given the file's digest
 // now. An approval whose digest differs (file edited after approval) is Stale. A legacy
 // approval object (no gates, approved, no digest) counts for the vision gate.
+// A counting approval is sealed, bound to this project (now.project) and run (the state's
+// correlation_id), and covers exactly what now.covers gives for `files` (empty: the files
+// the gate covered).
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const Now& now,
+                               const std::vector<std::string>& files = {});
 ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path,
                                const std::string& current_digest);
+// The status of one recorded gate (any status) against now: what `gates`, `status` and
+// `verify` show. Approved only for a sealed, bound, current approval.
+ApprovalStatus gate_status(const json& state, const json& gate, const Now& now);
 
 // When the approval of (type, plan_path) is Stale, opens the gate again (a new OPEN gate
 // whose reason says why, status awaiting_approval, approval.approved false) and returns
 // the approval_invalidated + gate_frozen events. changed=false when it still counts or was
 // never approved. When another gate is open, error says so and nothing changes.
+Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const Now& now,
+                           const std::vector<std::string>& files = {}, const std::string& now_time = {});
 Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
                            const std::string& now = {});
 
@@ -216,8 +286,10 @@ ApproverVerdict parse_verdict(std::string_view stdout_text);
 // rejected -> reject (feedback; an empty one becomes "rejected by <by>"), pending -> stays
 // open (last_error cleared), error -> stays open with last_error (gate_error event).
 // A gate no longer OPEN is left alone (changed=false, message says so).
+// covers/project: as in ResolveInput (what the gate covers now).
 Transition apply_verdict(json& state, const std::string& gate_id, const ApproverVerdict& v, const std::string& by,
-                         const std::string& digest, const std::string& now = {});
+                         const std::string& digest, const std::string& now = {}, const json& covers = nullptr,
+                         const std::string& project = {});
 
 // ---- the whole thing against a project (locks via state::update) -------------------------
 
@@ -240,8 +312,12 @@ GateRun run_approver(const std::filesystem::path& root, const Config& cfg, const
 // A person approves: an OPEN gate whose approver errored (last_error set) has its approver
 // retried instead, unless `override_approver` (the person decides in its place; the gate
 // records override: true); otherwise approved by `by` with the file's digest now.
+// `shown`: the covers the person was shown before confirming (null: not shown); the approval
+// is refused when the content differs from them or from what the gate covered when it
+// opened (then the gate shows the new content: refresh_covers).
 GateRun approve_gate(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
-                     const std::string& by, ApproverPort* port, bool override_approver = false);
+                     const std::string& by, ApproverPort* port, bool override_approver = false,
+                     const json& shown = nullptr);
 GateRun reject_gate(const std::filesystem::path& root, const std::string& gate_id, const std::string& by,
                     const std::string& feedback);
 

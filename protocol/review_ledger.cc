@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "protocol/schema.h"
+#include "protocol/seal.h"
 
 namespace yolo::review_ledger {
 
@@ -10,6 +11,45 @@ namespace stdfs = std::filesystem;
 
 namespace {
 constexpr const char* kSchema = "review-ledger";
+constexpr const char* kSealDomain = "yolo-review-record-v1";
+
+// What a record's seal covers: the project (its canonical path), the ledger file's name,
+// the plan id and the record itself (without its seal).
+json sealed_fields(const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id, const json& rec) {
+  std::error_code ec;
+  stdfs::path p = stdfs::weakly_canonical(root, ec);
+  if (ec) p = root.lexically_normal();
+  json r = rec;
+  if (r.is_object()) r.erase("seal");
+  return {{"project", p.generic_string()}, {"ledger", ledger_file.filename().string()}, {"plan_id", plan_id}, {"record", r}};
+}
+
+// The project root of a ledger file (<root>/.yolo-planning/.reviews/<name>.json).
+stdfs::path root_of(const stdfs::path& ledger_file) { return ledger_file.parent_path().parent_path().parent_path(); }
+}  // namespace
+
+bool trusted(const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id, const json& rec) {
+  if (!rec.is_object()) return false;
+  auto it = rec.find("seal");
+  if (it == rec.end() || !it->is_string()) return false;
+  return seal::check(kSealDomain, sealed_fields(root, ledger_file, plan_id, rec), it->get<std::string>());
+}
+
+std::vector<std::string> drop_untrusted(const stdfs::path& root, const stdfs::path& ledger_file, json& ledger) {
+  std::vector<std::string> dropped;
+  auto rv = ledger.find("reviews");
+  if (rv == ledger.end() || !rv->is_object()) return dropped;
+  for (auto it = rv->begin(); it != rv->end();) {
+    if (trusted(root, ledger_file, it.key(), *it)) {
+      ++it;
+      continue;
+    }
+    dropped.push_back("the review record of " + it.key() + " in " + ledger_file.string() +
+                      " carries no valid seal (not made by yolo's review here: edited, copied or older): it does not count "
+                      "and the plan is reviewed again");
+    it = rv->erase(it);
+  }
+  return dropped;
 }
 
 stdfs::path dir(const stdfs::path& root) { return root / ".yolo-planning" / ".reviews"; }
@@ -23,10 +63,15 @@ stdfs::path path_for(const stdfs::path& root, const stdfs::path& phase_dir) {
 state::LoadResult load(const stdfs::path& root, const stdfs::path& phase_dir) {
   auto r = state::load_document(path_for(root, phase_dir), kSchema);
   if (r.ok() && !r.exists) r.doc = {{"reviews", json::object()}};
+  if (r.ok()) drop_untrusted(root, path_for(root, phase_dir), r.doc);
   return r;
 }
 
-state::LoadResult load_file(const stdfs::path& file) { return state::load_document(file, kSchema); }
+state::LoadResult load_file(const stdfs::path& file) {
+  auto r = state::load_document(file, kSchema);
+  if (r.ok()) drop_untrusted(root_of(file), file, r.doc);
+  return r;
+}
 
 const json* find(const json& ledger, const std::string& plan_id) {
   auto rv = ledger.find("reviews");
@@ -40,6 +85,8 @@ std::string record(const stdfs::path& root, const stdfs::path& phase_dir, const 
     if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
     stdfs::path rel = phase_dir.lexically_normal().lexically_relative(root.lexically_normal());
     doc["phase_dir"] = rel.empty() || rel.native().starts_with("..") ? phase_dir.string() : rel.string();
+    // Sealed: only a record yolo wrote after a review counts when the ledger is read.
+    if (rec.is_object()) rec["seal"] = seal::seal_of(kSealDomain, sealed_fields(root, path_for(root, phase_dir), plan_id, rec));
     doc["reviews"][plan_id] = std::move(rec);
     return true;
   };
@@ -66,11 +113,12 @@ All load_all(const stdfs::path& root) {
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    auto r = load_file(f);
+    auto r = state::load_document(f, kSchema);
     if (!r.ok()) {
       all.errors.push_back(r.error);
       continue;
     }
+    for (auto& why : drop_untrusted(root, f, r.doc)) all.errors.push_back(std::move(why));
     for (auto& [id, rec] : r.doc["reviews"].items()) all.reviews[id] = std::move(rec);
   }
   return all;

@@ -20,6 +20,15 @@ std::filesystem::path dir(const std::filesystem::path& root);
 // The ledger of the phase folder `phase_dir` (named after its last component).
 std::filesystem::path path_for(const std::filesystem::path& root, const std::filesystem::path& phase_dir);
 
+// Every record carries a seal (protocol/seal.h) over the project, the ledger file, the plan
+// id and the record; a record without a valid one (edited by hand, copied from another
+// project, written by another tool) is dropped when the ledger is read, so the plan is
+// reviewed again.
+bool trusted(const std::filesystem::path& root, const std::filesystem::path& ledger_file, const std::string& plan_id,
+             const json& record);
+// Removes the untrusted records of a loaded ledger; one sentence per record removed.
+std::vector<std::string> drop_untrusted(const std::filesystem::path& root, const std::filesystem::path& ledger_file, json& ledger);
+
 // {"reviews": {}} when there is no ledger yet; an error names the file (a copy of a broken
 // one is kept, as for the state).
 state::LoadResult load(const std::filesystem::path& root, const std::filesystem::path& phase_dir);

@@ -238,22 +238,35 @@ ReviewerOutput parse_reviewer_output(std::string_view input) {
     pending_line = 0;
   };
 
+  // Verdict lines: outside fenced blocks, and inside them (the reviewer's own answer may be
+  // fenced; a fence may also be a plan it echoes). Quoted lines ('>') never give a verdict.
+  struct Candidate {
+    Verdict verdict;
+    int line;
+    std::string word;
+  };
+  std::vector<Candidate> outside, fenced;
+  bool in_fence = false;
+
   for (size_t i = 0; i < ls.size(); ++i) {
     int lineno = static_cast<int>(i) + 1;
     std::string_view raw = ls[i];
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
     std::string_view s = text::trim(raw);
-    if (s.empty() || is_fence(s)) continue;
+    if (is_fence(s)) {
+      in_fence = !in_fence;
+      continue;
+    }
+    if (s.empty()) continue;
 
     std::string_view h = header_text(s);
     if (auto v = after_key(h, "VERDICT")) {
       flush();
       in_block = false;
-      if (r.verdict) continue;  // the first well-formed VERDICT line wins
+      if (s.front() == '>') continue;  // a quote (of the plan, say) is not the reviewer's verdict
       std::string word = text::to_lower(strip_decor(*v));
       if (auto verdict = parse_verdict(word)) {
-        r.verdict = verdict;
-        r.verdict_line = lineno;
+        (in_fence ? fenced : outside).push_back(Candidate{*verdict, lineno, word});
       } else {
         std::string shown(text::trim(*v).substr(0, 60));
         r.rejected_verdicts.push_back("line " + std::to_string(lineno) + ": '" + shown + "'");
@@ -326,6 +339,29 @@ ReviewerOutput parse_reviewer_output(std::string_view input) {
     }
   }
   flush();
+  // Verdicts outside fences are the reviewer's; fenced ones count only when there are none
+  // outside. Two different verdicts fail closed: reject, with a finding that says why.
+  const std::vector<Candidate>& use = outside.empty() ? fenced : outside;
+  if (!use.empty()) {
+    r.verdict = use.front().verdict;
+    r.verdict_line = use.front().line;
+    std::string seen;
+    bool conflict = false;
+    for (const auto& c : use) {
+      if (c.verdict != use.front().verdict) conflict = true;
+      seen += (seen.empty() ? "" : ", ") + std::string("line ") + std::to_string(c.line) + ": " + c.word;
+    }
+    if (conflict) {
+      r.verdict = Verdict::Reject;
+      r.conflict = "the reviewer's output holds conflicting verdicts (" + seen + ")";
+      ReviewerFinding f;
+      f.severity = Severity::High;
+      f.description = r.conflict + ": failed closed (reject); the reviewer must give one verdict";
+      f.id = synthetic_finding_id("f-conflict", f.description);
+      f.title = "Conflicting verdicts in the reviewer's output";
+      r.findings.push_back(std::move(f));
+    }
+  }
   return r;
 }
 

@@ -6,8 +6,11 @@
 //   - [id:f-001] [severity:high] [file:src/a.cc] [status:persistent] issue: ... | suggestion: ...
 //
 // Tolerant of prose around the block, Markdown fences and emphasis, CRLF and leading
-// spaces; strict about the verdict: the first well-formed `VERDICT:` line (one known word
-// and nothing else) wins, and an unknown word is no verdict. Finding lines that cannot be
+// spaces; strict about the verdict: a well-formed `VERDICT:` line (one known word and
+// nothing else) outside fenced blocks; fenced ones only when there is none outside (the
+// reviewer's own fenced answer); never a quoted (`>`) line, so a plan the reviewer echoes
+// cannot steer it. Two different verdicts fail closed: reject, `conflict` says why (also
+// as a high finding). An unknown word is no verdict. Finding lines that cannot be
 // read are reported in `unparsed`, never silently dropped.
 #pragma once
 #include <optional>
@@ -49,6 +52,7 @@ struct ReviewerOutput {
   std::vector<ReviewerFinding> findings;
   std::vector<UnparsedLine> unparsed;  // finding-like lines that could not be read
   std::vector<std::string> rejected_verdicts;  // "line N: VERDICT: maybe" (ill-formed VERDICT lines)
+  std::string conflict;  // conflicting verdicts (then verdict is reject); empty otherwise
   bool ok() const { return verdict.has_value(); }
   // Why there is no verdict (empty when there is one).
   std::string why_no_verdict() const;

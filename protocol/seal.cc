@@ -112,15 +112,23 @@ Key create_key(const stdfs::path& p) {
   return k;
 }
 
-// Each field as length:value, so no two different records share one message.
-std::string message(const json& gate) {
-  std::string m = "yolo-approval-seal-v1";
-  for (const char* f : {"id", "gate_type", "plan_path", "status", "approved_by", "digest", "resolved_at"}) {
-    auto it = gate.find(f);
-    std::string v = it != gate.end() && it->is_string() ? it->get<std::string>() : std::string();
-    m += "\n" + std::string(f) + ":" + std::to_string(v.size()) + ":" + v;
+// The fields of a gate its seal covers; the message is their canonical JSON (keys sorted),
+// so no two different records share one message.
+json sealed_fields(const json& gate) {
+  json f = json::object();
+  for (const char* k : {"id", "gate_type", "plan_path", "status", "approved_by", "digest", "resolved_at", "override", "covers",
+                        "project", "run"}) {
+    auto it = gate.find(k);
+    f[k] = it != gate.end() ? *it : json(nullptr);
   }
-  return m;
+  return f;
+}
+
+bool same(const std::string& want, const std::string& got) {
+  if (want.empty() || got.size() != want.size()) return false;
+  unsigned diff = 0;  // constant time: the comparison says nothing about where they differ
+  for (size_t i = 0; i < want.size(); ++i) diff |= static_cast<unsigned char>(want[i] ^ got[i]);
+  return diff == 0;
 }
 
 }  // namespace
@@ -191,24 +199,29 @@ std::string hmac_sha256_hex(std::string_view key_bytes, std::string_view msg) {
   return to_hex(od.data(), od.size());
 }
 
+namespace {
+std::string seal_with(const Key& k, std::string_view domain, const json& fields) {
+  if (!k.ok()) return {};
+  return "hmac-sha256:" + hmac_sha256_hex(k.bytes, std::string(domain) + "\n" + fields.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+}  // namespace
+
+std::string seal_of(std::string_view domain, const json& fields) { return seal_with(key(), domain, fields); }
+
+bool check(std::string_view domain, const json& fields, const std::string& seal) {
+  return same(seal_with(existing_key(), domain, fields), seal);  // checking a seal never makes a key
+}
+
 std::string compute(const json& gate) {
-  const Key& k = key();
-  if (!k.ok() || !gate.is_object()) return {};
-  return "hmac-sha256:" + hmac_sha256_hex(k.bytes, message(gate));
+  if (!gate.is_object()) return {};
+  return seal_of("yolo-approval-seal-v2", sealed_fields(gate));
 }
 
 bool valid(const json& gate) {
   if (!gate.is_object()) return false;
   auto it = gate.find("seal");
   if (it == gate.end() || !it->is_string()) return false;
-  const Key& k = existing_key();  // checking a seal never makes a key
-  if (!k.ok()) return false;
-  std::string want = "hmac-sha256:" + hmac_sha256_hex(k.bytes, message(gate));
-  const std::string& got = it->get_ref<const std::string&>();
-  if (want.empty() || got.size() != want.size()) return false;
-  unsigned diff = 0;  // constant time: the comparison says nothing about where they differ
-  for (size_t i = 0; i < want.size(); ++i) diff |= static_cast<unsigned char>(want[i] ^ got[i]);
-  return diff == 0;
+  return check("yolo-approval-seal-v2", sealed_fields(gate), it->get_ref<const std::string&>());
 }
 
 }  // namespace yolo::seal

@@ -38,10 +38,18 @@ void set_key_for_testing(const std::string& bytes);
 // HMAC-SHA256 (RFC 2104) of msg under key, lower-case hex.
 std::string hmac_sha256_hex(std::string_view key, std::string_view msg);
 
-// The seal of an APPROVED gate record (fields: id, gate_type, plan_path, status,
-// approved_by, digest, resolved_at). Empty when there is no key.
+// The seal of an APPROVED gate record: its id, gate_type, plan_path, status, approved_by,
+// digest, resolved_at, override, and what binds it (gates.h): covers (every covered file's
+// and config key's digest), project and run. A gate copied into another project or run, or
+// with any of these edited, no longer matches. Empty when there is no key.
 std::string compute(const json& gate);
 // Whether gate["seal"] is the seal of its fields under this machine's key.
 bool valid(const json& gate);
+
+// A seal over any record yolo makes (review records, audit entries): HMAC over `domain`
+// and the canonical JSON of `fields`. Empty when there is no key.
+std::string seal_of(std::string_view domain, const json& fields);
+// Whether `seal` is seal_of(domain, fields) (constant-time comparison).
+bool check(std::string_view domain, const json& fields, const std::string& seal);
 
 }  // namespace yolo::seal

@@ -51,9 +51,22 @@ std::string keep_copy(const std::filesystem::path& path, const std::string& cont
   return copy.string();
 }
 
+// What the schema cannot say: every gate id is unique (approvals are found by id).
+std::string duplicate_gate_id(const json& doc) {
+  auto g = doc.find("gates");
+  if (g == doc.end() || !g->is_array()) return {};
+  std::map<std::string, int> seen;
+  for (const auto& gate : *g)
+    if (gate.is_object() && gate.contains("id") && gate["id"].is_string() && ++seen[gate["id"].get<std::string>()] == 2)
+      return "gates: the gate id '" + gate["id"].get<std::string>() + "' appears more than once (each gate needs its own id)";
+  return {};
+}
+
 std::string validate_with(const std::string& schema_name, const json& doc) {
   auto errors = schema::validate(schema_name, doc);
-  return errors.empty() ? std::string() : schema::describe(errors);
+  if (!errors.empty()) return schema::describe(errors);
+  if (schema_name == "execution-state" && doc.is_object()) return duplicate_gate_id(doc);
+  return {};
 }
 
 // Documents this process has validated (read, or written after validation), by their exact

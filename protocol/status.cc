@@ -156,14 +156,17 @@ json execution_status(const std::filesystem::path& root) {
   auto ledgers = review_ledger::load_all(root);
   json s = execution_status_of(snap.doc, ledgers.reviews);
   s["state_file"] = file;
+  {  // each approved gate says whether it counts, as `yolo gates` shows it
+    json gl = json::array();
+    for (auto& g : gates::checked_gates(snap.doc, gates::now_of(root))) gl.push_back(std::move(g));
+    s["gates"] = std::move(gl);
+  }
   if (!ledgers.errors.empty()) s["review_ledger_errors"] = ledgers.errors;
   // Does the approval still count? (its file may have been edited since)
   const json& a = s["approval"];
   if (a.is_object() && a.value("approved", false) && a.contains("plan_path") && a["plan_path"].is_string()) {
-    std::string err;
-    std::string digest = gates::file_digest(root, a["plan_path"].get<std::string>(), err);
     auto type = gates::parse_gate_type(a.value("gate_type", std::string("vision"))).value_or(gates::GateType::Vision);
-    auto st = gates::approval_status(snap.doc, type, a["plan_path"].get<std::string>(), digest);
+    auto st = gates::approval_status(snap.doc, type, a["plan_path"].get<std::string>(), gates::now_of(root));
     s["approval_counts"] = st.counts();
     if (!st.counts()) s["approval_problem"] = st.message;
   }

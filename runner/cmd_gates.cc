@@ -11,6 +11,8 @@
 #include "runner/identity.h"
 #include "runner/output.h"
 #include "runner/config_report.h"
+#include "runner/person.h"
+#include "runner/signing.h"
 
 namespace yolo::runner {
 namespace {
@@ -26,6 +28,7 @@ struct Options {
   // approve / reject
   std::string gate_id, by, feedback;
   bool override_approver = false;
+  bool yes = false;  // approve / reject: no question (the terminal check stays)
 };
 
 // Gate messages and errors carry plan paths, feedback and approver output: no control
@@ -116,17 +119,96 @@ json run_json(const std::string& cmd, const gates::GateRun& r) {
   return j;
 }
 
+// A gate is decided by a person at a terminal: never by a process yolo started, never
+// without a terminal. The message says what a person does.
+bool refuse_unless_person(const std::string& cmd, const Options& o, int& code) {
+  PersonCheck p = person_at_terminal();
+  if (p.ok) return false;
+  std::string target = o.gate_id.empty() ? std::string() : " " + o.gate_id;
+  code = fail(cmd, o,
+              "refused: a gate is " + std::string(cmd == "approve" ? "approved" : "rejected") + " by a person at a terminal, and " +
+                  p.problem + ". Ask the person responsible to run `yolo " + cmd + target +
+                  "` in their own terminal, read what it shows and answer the question.");
+  return true;
+}
+
+// The gate a decision is about (the open one when no id is given), as loaded now.
+json target_gate(const stdfs::path& root, const std::string& gate_id) {
+  auto snap = state::load(root);
+  if (!snap.ok()) return nullptr;
+  for (const auto& g : gates::list_gates(snap.doc)) {
+    if (gate_id.empty() ? g.value("status", "") == "OPEN" : g.value("id", "") == gate_id) return g;
+  }
+  return nullptr;
+}
+
+// Shows the person what the gate covers (now) and what changed since it opened; returns
+// the covers shown.
+json show_gate(const stdfs::path& root, const json& g) {
+  auto type = gates::parse_gate_type(g.value("gate_type", "vision")).value_or(gates::GateType::Vision);
+  json now = gates::coverage(root, type, gates::covered_files(g));
+  out::err(out::sym(out::Sym::Diamond) + " gate " + safe(g.value("id", "")) + " (" + safe(g.value("gate_type", "")) + ") for " +
+           safe(g.value("plan_path", "")) + (g.contains("reason") && g["reason"].is_string() ? ": " + safe(g["reason"].get<std::string>()) : ""));
+  out::err("  project: " + safe(gates::project_id(root)));
+  auto snap = state::load(root);
+  if (snap.ok() && snap.doc.contains("correlation_id") && snap.doc["correlation_id"].is_string())
+    out::err("  run:     " + safe(snap.doc["correlation_id"].get<std::string>()));
+  out::err("  covers:");
+  for (auto& [k, v] : now.items()) out::err("    " + safe(k) + "  " + safe(v.is_string() ? v.get<std::string>() : v.dump()));
+  if (g.contains("covers") && g["covers"].is_object() && g["covers"] != now) {
+    out::err(out::sym(out::Sym::Warn) + " changed since the gate opened:");
+    for (const auto& c : gates::coverage_changes(g["covers"], now)) out::err("    " + safe(c));
+  }
+  return now;
+}
+
 int approve(const Options& o) {
   const std::string cmd = "approve";
   std::string err;
   auto root = find_project(o.repo, err);
   if (!root) return fail(cmd, o, err);
+  if (int code = 0; refuse_unless_person(cmd, o, code)) return code;
   Config cfg = load_cfg(*root);
   std::string by = approver_identity(o.by, *root);
-  auto r = gates::approve_gate(*root, cfg, o.gate_id, by, &command_approver(), o.override_approver);
+  json shown = nullptr;
+  std::string gate_id = o.gate_id;
+  if (json g = target_gate(*root, o.gate_id); g.is_object() && g.value("status", "") == "OPEN") {
+    shown = show_gate(*root, g);
+    gate_id = g.value("id", "");  // the gate shown is the one approved, never another opened meanwhile
+    if (!o.yes && !confirm("Approve exactly this as " + safe(by) + "? [y/N] "))
+      return fail(cmd, o, "not approved (the answer was not y or yes); the gate stays open");
+  }
+  auto r = gates::approve_gate(*root, cfg, gate_id, by, &command_approver(), o.override_approver, shown);
   if (!r.ok()) return fail(cmd, o, r.error);
   std::string status = r.gate.is_object() ? r.gate.value("status", "") : "";
   bool approved = status == "APPROVED";
+  std::error_code ec;
+  if (approved && stdfs::exists(allowed_signers_path(*root), ec)) {
+    // The project wants approvals that travel: signed with the person's SSH key.
+    std::string serr;
+    std::string sig = sign_approval(*root, r.gate, serr);
+    std::string id = r.gate.value("id", "");
+    if (!sig.empty()) {
+      auto up = state::update(*root, [&](json& d, std::string&) {
+        if (!d.contains("gates") || !d["gates"].is_array()) return false;
+        for (auto& g : d["gates"])
+          if (g.value("id", "") == id && g.value("status", "") == "APPROVED" && g.value("seal", "") == r.gate.value("seal", "")) {
+            g["ssh_signature"] = sig;
+            return true;
+          }
+        return false;
+      });
+      if (!up.ok()) serr = up.error;
+      else r.gate["ssh_signature"] = sig;
+    }
+    std::string why = serr.empty() ? verify_approval(*root, r.gate) : serr;
+    if (!why.empty()) {
+      r.messages.push_back("the approval of gate " + id + " is recorded but does not count: " + why);
+      approved = false;
+    } else {
+      r.messages.push_back("gate " + id + " signed with your SSH key (" + allowed_signers_path(*root).filename().string() + " allows it)");
+    }
+  }
   if (o.json) {
     json j = run_json(cmd, r);
     j["ok"] = approved;
@@ -144,8 +226,16 @@ int reject(const Options& o) {
   std::string err;
   auto root = find_project(o.repo, err);
   if (!root) return fail(cmd, o, err);
+  if (int code = 0; refuse_unless_person(cmd, o, code)) return code;
   std::string by = approver_identity(o.by, *root);
-  auto r = gates::reject_gate(*root, o.gate_id, by, o.feedback);
+  std::string gate_id = o.gate_id;
+  if (json g = target_gate(*root, o.gate_id); g.is_object() && g.value("status", "") == "OPEN") {
+    show_gate(*root, g);
+    gate_id = g.value("id", "");  // the gate shown is the one rejected
+    if (!o.yes && !confirm("Reject it as " + safe(by) + "? [y/N] "))
+      return fail(cmd, o, "not rejected (the answer was not y or yes); the gate stays open");
+  }
+  auto r = gates::reject_gate(*root, gate_id, by, o.feedback);
   if (!r.ok()) return fail(cmd, o, r.error);
   if (o.json) out::json_line(run_json(cmd, r));
   else
@@ -161,7 +251,7 @@ int list(const Options& o) {
   auto snap = state::load(*root);
   if (!snap.ok()) return fail(cmd, o, snap.error);
   json all = json::array(), open = json::array();
-  for (auto& g : gates::list_gates(snap.doc)) {
+  for (auto& g : gates::checked_gates(snap.doc, gates::now_of(*root))) {
     if (g.value("status", "") == "OPEN") open.push_back(g);
     all.push_back(std::move(g));
   }
@@ -203,6 +293,7 @@ const CommandRegistrar reg_approve{Command{
       sub.add_option("--by", o->by, "Who approves (default: git user.name, else the OS user)");
       sub.add_flag("--override", o->override_approver,
                    "When the gate's command approver failed, approve as a person instead of retrying it (recorded: override)");
+      sub.add_flag("--yes", o->yes, "Do not ask for confirmation (a terminal is still needed)");
       common(sub, *o);
       return [o] { return approve(*o); };
     }}};
@@ -214,6 +305,7 @@ const CommandRegistrar reg_reject{Command{
       sub.add_option("GATE_ID", o->gate_id, "The gate (default: the open one)");
       sub.add_option("--feedback", o->feedback, "What to change")->required();
       sub.add_option("--by", o->by, "Who rejects (default: git user.name, else the OS user)");
+      sub.add_flag("--yes", o->yes, "Do not ask for confirmation (a terminal is still needed)");
       common(sub, *o);
       return [o] { return reject(*o); };
     }}};

@@ -20,8 +20,11 @@
 #include <filesystem>
 #include <sstream>
 
+#include "protocol/config.h"
 #include "protocol/fs.h"
+#include "protocol/gates.h"
 #include "protocol/plan.h"
+#include "protocol/state.h"
 #include "protocol/text.h"
 #include "runner/command.h"
 #include "runner/git.h"
@@ -347,12 +350,36 @@ int re_review() {
        !ec && it != stdfs::directory_iterator(); it.increment(ec))
     if (it->is_directory(ec) && !list_plan_files(it->path()).empty()) phases.push_back(it->path());
   std::sort(phases.begin(), phases.end());
+  // A checkout or merge may bring a config whose reviewer or architect is any program: the
+  // agents run only when a person approved that config (the vision gate covers it);
+  // otherwise the hook runs Stage 1 alone (no agent, nothing recorded).
+  bool agents = true;
+  if (auto cfg = load_config(*root); cfg.ok() && (!cfg.config.reviewer.argv.empty() || !cfg.config.architect.argv.empty())) {
+    auto snap = state::load(*root);
+    agents = snap.ok() &&
+             gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(*root)).counts();
+    if (!agents)
+      out::err(out::sym(out::Sym::Warn) +
+               " the reviewer/architect in .yolo-planning/config.json are not covered by an approved vision gate: the hook runs "
+               "no agent, only Stage 1 (`yolo execute` asks a person to approve the config)");
+  }
   // Quiet (issue 16): nothing when no plan changed, one line otherwise. The hook's output
   // goes to the person running git: on stderr, like git's own.
   std::vector<std::string> outcomes;
   size_t rejected = 0;
   std::vector<std::string> failures;
   for (const auto& phase : phases) {
+    if (!agents) {  // Stage 1 only: one line at the end names the plans it rejects
+      for (const auto& plan : list_plan_files(phase)) {
+        auto r = run_yolo_child(*root, {exe, "review-plan", plan.string(), phase.string()});
+        json j = json::parse(r.out, nullptr, false);
+        if (j.is_object() && j.value("verdict", "") == "reject") {
+          ++rejected;
+          outcomes.push_back(text::sanitize_for_terminal(plan.filename().string()) + " reject (Stage 1)");
+        }
+      }
+      continue;
+    }
     auto r = run_yolo_child(*root, {exe, "review", phase.string(), "--changed", "--json"});
     if (!(r.outcome == SpawnResult::Outcome::Exited && r.exit_code >= 0 && r.exit_code <= 2)) {
       failures.push_back(phase.filename().string() + ": " + r.describe());

@@ -180,7 +180,8 @@ class Run {
   int dry_run();
   int precheck();
   int review_gate();
-  GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave);
+  GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave,
+                          const std::vector<std::string>& files = {});
   void pause_for(const json& gate);
   std::string approver_note_for(gates::GateType type) const {
     auto spec = gates::approver_spec(cfg_, type);
@@ -642,7 +643,9 @@ void Run::pause_for(const json& g) {
   if (!id.empty()) next_ = "`yolo approve " + id + "` in a terminal (or `yolo reject " + id + " --feedback TEXT`), then `yolo execute`";
 }
 
-GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave) {
+GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave,
+                             const std::vector<std::string>& files) {
+  const gates::Now now = gates::now_of(root_);
   std::string tname(gates::to_string(type));
   std::string label(gates::label(type));
   bool acted = false;
@@ -654,7 +657,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
     }
     std::string err;
     std::string digest = gates::file_digest(root_, rel, err);
-    gates::Need need = gates::ensure(snap.doc, type, rel, digest);
+    gates::Need need = gates::ensure(snap.doc, type, rel, now, files);
     if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
       emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail, label + " gate: " + why);
@@ -686,7 +689,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         std::vector<events::Event> evs;
         std::string gid;
         auto up = state::update(root_, [&](json& d, std::string& e) {
-          gates::Transition t = gates::reopen_if_stale(d, type, rel, digest);
+          gates::Transition t = gates::reopen_if_stale(d, type, rel, now, files);
           if (!t.ok()) {
             e = t.error;
             return false;
@@ -713,6 +716,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         in.plan_path = rel;
         in.reason = reason;
         in.wave = wave;
+        in.files = files;
         emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
              label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
         gates::GateRun r = gates::request_gate(root_, cfg_, in, &command_approver());
@@ -869,13 +873,15 @@ void Run::schedule() {
   if (cfg_.wave_approval && w > first_wave_ && !wave_gate_passed_.count(w)) {
     if (!running_.empty()) return;
     std::string rel, ids;
+    std::vector<std::string> files;  // the wave gate covers every plan of the wave
     for (const auto& e : entries_)
       if (e.wave == w) {
         if (rel.empty()) rel = e.path;
+        files.push_back(e.path);
         ids += (ids.empty() ? "" : ", ") + e.id;
       }
     std::string reason = "wave " + std::to_string(w) + " of phase " + phase_.folder + ": plans " + ids;
-    GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w));
+    GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w), files);
     if (g == GateOutcome::Passed) {
       wave_gate_passed_.insert(w);
       schedule();

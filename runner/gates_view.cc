@@ -63,9 +63,12 @@ std::string column(std::string s, size_t n) {
   return s;
 }
 
+// An approval that does not count (unsealed, copied, stale: "counts": false) is never ✓.
+bool does_not_count(const json& g) { return g.is_object() && g.contains("counts") && g["counts"] == false; }
+
 out::Sym gate_sym(const json& g) {
   std::string s = str(g, "status");
-  if (s == "APPROVED") return out::Sym::Ok;
+  if (s == "APPROVED") return does_not_count(g) ? out::Sym::Warn : out::Sym::Ok;
   if (s == "REJECTED") return out::Sym::Fail;
   if (!str(g, "last_error").empty()) return out::Sym::Warn;
   return out::Sym::Pause;
@@ -116,7 +119,10 @@ std::string render_gates(const json& gates) {
     r += out::sym(gate_sym(g)) + " " + pad(str(g, "id"), 16) + pad(str(g, "gate_type"), 13) + pad(str(g, "status"), 9) +
          str(g, "plan_path");
     std::string s = str(g, "status");
-    if (s == "APPROVED") r += out::dim("  by " + str(g, "approved_by") + " at " + str(g, "resolved_at"));
+    if (s == "APPROVED") {
+      r += out::dim("  by " + str(g, "approved_by") + " at " + str(g, "resolved_at"));
+      if (does_not_count(g)) r += "\n    does not count: " + one_line(str(g, "problem"), 400);
+    }
     else if (s == "REJECTED") r += out::dim("  at " + str(g, "resolved_at")) + "\n    feedback: " + one_line(str(g, "feedback"), 300);
     else {
       r += out::dim("  since " + str(g, "created_at"));

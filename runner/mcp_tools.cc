@@ -167,11 +167,22 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   if (action == "list") return list_gates(ctx);
   auto cfg = load_config(ctx.root);
   if (!cfg.ok()) return ToolResult::failure("Refused to " + action + ": " + cfg.error);
-  if (!cfg.config.mcp_can_approve)
-    return ToolResult::failure("Refused: an agent over MCP may request approval but not " +
+  // mcp_can_approve counts only when a person approved the config that sets it (the vision
+  // gate covers it), and never for the vision gate itself. The refusal says what a person does.
+  bool allowed = cfg.config.mcp_can_approve;
+  if (allowed) {
+    auto snap = state::load(ctx.root);
+    const json* target = nullptr;
+    if (snap.ok()) target = arg(args, "gate_id").empty() ? gates::open_gate(snap.doc) : gates::find_gate(snap.doc, arg(args, "gate_id"));
+    bool vision_target = target && field(*target, "gate_type") == "vision";
+    allowed = snap.ok() && !vision_target &&
+              gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(ctx.root)).counts();
+  }
+  if (!allowed)
+    return ToolResult::failure("Refused: over MCP an agent may request approval, never " +
                                std::string(action == "approve" ? "grant" : "reject") +
-                               " it. A person resolves the gate with `yolo " + action +
-                               "`, or sets \"mcp_can_approve\": true in .yolo-planning/config.json to allow it.");
+                               " it. Stop here and ask the person responsible to run `yolo " + action +
+                               "` in their terminal.");
   const std::string by = "mcp:" + ctx.client_name;
   const std::string gate_id = arg(args, "gate_id");
   const std::string feedback = arg(args, "feedback");
@@ -244,7 +255,7 @@ std::vector<Tool> make_tools() {
   t.push_back(Tool{
       "manage_hitl_gate", "List, approve or reject gates",
       "List the open human-in-the-loop gates (gate_id, gate_type, reason, created_at), or approve / reject one. "
-      "Approving or rejecting over MCP is refused unless the project's config sets mcp_can_approve: true.",
+      "Approving or rejecting is for the person responsible, at a terminal (`yolo approve`).",
       json{{"readOnlyHint", false}, {"destructiveHint", false}, {"idempotentHint", false}, {"openWorldHint", false}},
       manage_hitl_gate});
   t.push_back(Tool{

@@ -455,8 +455,7 @@ class Watcher {
       // Whether it counts is the gates' own question (seal, digest of the file now).
       std::string p = approval.value("plan_path", "");
       auto type = gates::parse_gate_type(approval.value("gate_type", "vision")).value_or(gates::GateType::Vision);
-      std::string err;
-      auto st = gates::approval_status(d, type, p, gates::file_digest(o_.root, p, err));
+      auto st = gates::approval_status(d, type, p, gates::now_of(o_.root));
       if (!st.counts()) {
         emit(out::Sym::Warn, "an approval of " + p + " does not count: " + st.message,
              {{"event", "approval_not_counted"}, {"plan_path", p}, {"approved_by", by}, {"reason", st.message}});

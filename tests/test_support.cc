@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -173,6 +174,91 @@ RunResult run_yolo(const std::vector<std::string>& args, const stdfs::path& cwd,
   std::vector<std::string> argv{yolo_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(argv, cwd, env, input);
+}
+
+RunResult run_yolo_tty(const std::vector<std::string>& args, const stdfs::path& cwd, const std::vector<std::string>& env,
+                       const std::string& typed) {
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) throw std::runtime_error("no pseudo-terminal");
+  std::string slave = ::ptsname(master);
+  int out_p[2], err_p[2];
+  if (::pipe2(out_p, O_CLOEXEC) || ::pipe2(err_p, O_CLOEXEC)) throw std::runtime_error("pipe failed");
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);  // a session leader: opening the tty makes it controlling
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, slave.c_str(), O_RDWR, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
+  posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  for (const auto& e : env) envs.push_back(e);
+  std::vector<char*> envp, argp;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv{yolo_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  for (auto& a : argv) argp.push_back(a.data());
+  argp.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argp[0], &fa, &attr, argp.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(out_p[1]);
+  ::close(err_p[1]);
+  if (rc != 0) {
+    ::close(out_p[0]);
+    ::close(err_p[0]);
+    ::close(master);
+    throw std::runtime_error("spawn failed: " + std::string(std::strerror(rc)));
+  }
+  // The person types ahead; the terminal keeps the line until yolo reads it.
+  if (!typed.empty() && ::write(master, typed.data(), typed.size()) < 0) {
+  }
+  RunResult r;
+  pollfd fds[3] = {{out_p[0], POLLIN, 0}, {err_p[0], POLLIN, 0}, {master, POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (::poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 3; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (i == 2) {  // the terminal's echo: drained, not kept
+        if (n <= 0) fds[i].fd = -1;
+        continue;
+      }
+      if (n > 0) (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      else {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+bool become_terminal_session() {
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return false;
+  char name[128];
+  if (::ptsname_r(master, name, sizeof name) != 0) return false;
+  if (::setsid() < 0) return false;
+  int slave = ::open(name, O_RDWR);  // a session leader without a terminal: this one becomes it
+  if (slave < 0) return false;
+  if (::dup2(slave, 0) < 0) return false;
+  if (slave != 0) ::close(slave);
+  return true;
 }
 
 stdfs::path source_dir() { return YOLO_SOURCE_DIR; }

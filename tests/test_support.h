@@ -43,6 +43,16 @@ struct RunResult {
 // unless input is given. env entries "K=V" are added to the environment.
 RunResult run_yolo(const std::vector<std::string>& args, const stdfs::path& cwd = stdfs::current_path(),
                    const std::vector<std::string>& env = {}, const std::string& input = {});
+// Runs yolo as a person at a terminal does: in a new session whose controlling terminal is
+// a fresh pseudo-terminal, which is also its stdin; `typed` is what the person types into
+// it (default: "y" and Enter, the answer to `yolo approve`'s question). stdout and stderr
+// stay pipes, as in run_yolo.
+RunResult run_yolo_tty(const std::vector<std::string>& args, const stdfs::path& cwd = stdfs::current_path(),
+                       const std::vector<std::string>& env = {}, const std::string& typed = "y\n");
+// In a forked child before exec: a new session whose controlling terminal, and stdin, is a
+// fresh pseudo-terminal (the person's terminal; nothing is typed: use --yes). The master
+// stays open in the process. False when it fails.
+bool become_terminal_session();
 // Runs any program the same way.
 RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& cwd = stdfs::current_path(),
                       const std::vector<std::string>& env = {}, const std::string& input = {});

@@ -41,6 +41,7 @@ void start(Job& j, const stdfs::path& cwd) {
   pid_t pid = fork();
   if (pid == 0) {
     if (chdir(dir) != 0) _exit(126);
+    if ((j.role == "approve" || j.role == "reject") && !become_terminal_session()) _exit(125);  // a person's commands
     int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -73,7 +74,7 @@ TEST(Concurrency, TwoHundredProcessesLoseNoUpdate) {
       case 1: {
         if (i % 8 == 1) {  // 1/8 of the jobs are rejects
           j.role = "reject";
-          j.args = {yolo_bin(), "reject", "--by", "r" + std::to_string(i), "--feedback", "no " + std::to_string(i)};
+          j.args = {yolo_bin(), "reject", "--yes", "--by", "r" + std::to_string(i), "--feedback", "no " + std::to_string(i)};
         } else {
           j.role = "request";
           std::string file = "docs/r" + std::to_string(i) + ".md";
@@ -84,7 +85,7 @@ TEST(Concurrency, TwoHundredProcessesLoseNoUpdate) {
       }
       case 2:
         j.role = "approve";
-        j.args = {yolo_bin(), "approve", "--by", "a" + std::to_string(i), "--json"};
+        j.args = {yolo_bin(), "approve", "--yes", "--by", "a" + std::to_string(i), "--json"};
         break;
       default:
         j.role = "log";

@@ -150,16 +150,18 @@ TEST(Crash, KillNineTheYoloCommandsAtRandomMoments) {
   std::mt19937 rng(11);
   std::vector<std::vector<std::string>> cmds = {
       {yolo_bin(), "request-approval", "--plan-path", "plan.md", "--gate-type", "security", "--repo", root.string()},
-      {yolo_bin(), "approve", "--by", "k", "--repo", root.string()},
+      {yolo_bin(), "approve", "--yes", "--by", "k", "--repo", root.string()},
       {yolo_bin(), "request-approval", "--plan-path", "plan.md", "--gate-type", "scope_change", "--repo", root.string()},
-      {yolo_bin(), "reject", "--feedback", "killed", "--repo", root.string(), "--by", "k"}};
+      {yolo_bin(), "reject", "--yes", "--feedback", "killed", "--repo", root.string(), "--by", "k"}};
   for (int i = 0; i < 30; ++i) {
     auto& args = cmds[static_cast<size_t>(i) % cmds.size()];
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    bool person = args[1] == "approve" || args[1] == "reject";
     pid_t pid = fork();
     if (pid == 0) {
+      if (person && !become_terminal_session()) _exit(125);
       int fd = open("/dev/null", O_WRONLY);
       dup2(fd, 1);
       dup2(fd, 2);
@@ -179,7 +181,7 @@ TEST(Crash, KillNineTheYoloCommandsAtRandomMoments) {
   // Nothing is stuck: the commands still work.
   auto g = run_yolo({"gates", "--json", "--repo", root.string()});
   EXPECT_EQ(g.exit_code, 0) << g.err;
-  run_yolo({"approve", "--by", "z", "--repo", root.string()});
+  run_yolo_tty({"approve", "--by", "z", "--repo", root.string()});
   auto r = run_yolo({"request-approval", "--plan-path", "plan.md", "--gate-type", "wave", "--repo", root.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }

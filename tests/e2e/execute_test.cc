@@ -69,6 +69,8 @@ class ExecuteTest : public ::testing::Test {
   RunResult yolo(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
     env.push_back("YOLO_EXEC_LOG=" + log_path().string());
     env.push_back("NO_COLOR=1");
+    // approve and reject are a person's: at a terminal (a pty), answering y.
+    if (!args.empty() && (args[0] == "approve" || args[0] == "reject")) return run_yolo_tty(args, repo(), env);
     return run_yolo(args, repo(), env);
   }
   RunResult execute(std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {

@@ -20,7 +20,11 @@ struct Repo {
     write_file(dir / ".yolo-planning/config.json", config.dump());
   }
   const stdfs::path& root() const { return dir.path(); }
-  RunResult yolo(const std::vector<std::string>& args) const { return run_yolo(args, root()); }
+  // approve and reject are a person's: at a terminal (a pty), answering y.
+  RunResult yolo(const std::vector<std::string>& args) const {
+    if (!args.empty() && (args[0] == "approve" || args[0] == "reject")) return run_yolo_tty(args, root());
+    return run_yolo(args, root());
+  }
   json state() const { return json::parse(read_file(dir / ".yolo-planning/.execution-state.json")); }
   std::vector<json> events() const {
     std::vector<json> r;

@@ -76,7 +76,11 @@ struct Repo {
     return out;
   }
 
-  test::RunResult yolo(const std::vector<std::string>& args) const { return run_yolo(args, root, env); }
+  test::RunResult yolo(const std::vector<std::string>& args) const {
+    // approve and reject are a person's: at a terminal (a pty), answering y.
+    if (!args.empty() && (args[0] == "approve" || args[0] == "reject")) return test::run_yolo_tty(args, root, env);
+    return run_yolo(args, root, env);
+  }
   std::string head() const { return git({"rev-parse", "HEAD"}); }
   int commit_count() const {
     auto r = git_run({"rev-list", "--count", "HEAD"});

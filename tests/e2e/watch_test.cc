@@ -331,7 +331,7 @@ TEST_F(Watch, RoadmapWrittenOpensTheVisionGateAndAnApprovalIsSeen) {
   EXPECT_EQ(state["status"], "awaiting_approval");
   EXPECT_EQ(state["approval"]["approved"], false);
   // A person approves in another terminal: the watcher says so.
-  auto r = run_yolo({"approve", "--by", "reader"}, dir.path());
+  auto r = run_yolo_tty({"approve", "--by", "reader"}, dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto approved = w->wait_for([](const json& j) { return j.value("event", "") == "approved"; }, 20s);
   ASSERT_TRUE(approved) << w->stderr_text();

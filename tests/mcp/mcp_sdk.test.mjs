@@ -57,6 +57,13 @@ function makeRepo({ planning = true } = {}) {
   return root;
 }
 
+// A person at a terminal: `yolo approve` needs one, so it runs under script(1)'s pty and
+// the person's answer ("y") is typed into it.
+function atTerminal(args, cwd) {
+  const q = (a) => `'${String(a).replace(/'/g, `'\\''`)}'`;
+  return execFileSync('script', ['-qec', [yolo, ...args].map(q).join(' '), '/dev/null'], { cwd, input: 'y\n', encoding: 'utf8' });
+}
+
 const stateFile = (root) => join(root, '.yolo-planning', '.execution-state.json');
 const readState = (root) => JSON.parse(readFileSync(stateFile(root), 'utf8'));
 const schemaFile = (name) => JSON.parse(readFileSync(join(sourceDir, 'schemas', `${name}.json`), 'utf8'));
@@ -244,7 +251,9 @@ describe('yolo mcp with the MCP TypeScript SDK client', () => {
         arguments: { action, feedback: 'self-approval' },
       });
       assert.equal(r.isError, true, action);
-      assert.match(r.content[0].text, /mcp_can_approve/);
+      // It says what a person does, never which setting would let the agent through.
+      assert.match(r.content[0].text, new RegExp(`yolo ${action}`));
+      assert.doesNotMatch(r.content[0].text, /mcp_can_approve|config/);
     }
     const st = readState(root);
     assert.equal(st.status, 'awaiting_approval');
@@ -252,9 +261,23 @@ describe('yolo mcp with the MCP TypeScript SDK client', () => {
     assert.equal(st.approval.approved, false);
   });
 
-  test('with mcp_can_approve, approve records approved_by mcp:<client name>', async () => {
+  test('mcp_can_approve written by an agent does not let it approve', async () => {
     writeFileSync(join(root, '.yolo-planning', 'config.json'), JSON.stringify({ mcp_can_approve: true }));
-    const gateId = readState(root).gates[0].id;
+    const r = await client.callTool({ name: 'manage_hitl_gate', arguments: { action: 'approve' } });
+    assert.equal(r.isError, true, r.content[0]?.text);
+    assert.equal(readState(root).gates[0].status, 'OPEN');
+  });
+
+  test('with mcp_can_approve approved by a person, approve records approved_by mcp:<client name>', async () => {
+    // The vision gate covers the config: the person approves ROADMAP.md and mcp_can_approve together.
+    const visionId = readState(root).gates[0].id;
+    atTerminal(['approve', visionId, '--by', 'alice'], root);
+    assert.equal(readState(root).gates[0].status, 'APPROVED');
+    const req = await client.callTool({
+      name: 'request_human_approval',
+      arguments: { plan_path: '.yolo-planning/phases/01-demo/01-01-PLAN.md', gate_type: 'scope_change', reason: 'more scope' },
+    });
+    const gateId = req.structuredContent.gate_id;
     const r = await client.callTool({
       name: 'manage_hitl_gate',
       arguments: { action: 'approve', gate_id: gateId },
@@ -264,11 +287,10 @@ describe('yolo mcp with the MCP TypeScript SDK client', () => {
     assert.equal(r.structuredContent.status, 'resumed');
     const st = readState(root);
     assert.equal(st.status, 'running');
-    assert.equal(st.approval.approved, true);
-    assert.equal(st.approval.approved_by, `mcp:${CLIENT_NAME}`);
-    assert.equal(st.gates[0].status, 'APPROVED');
-    assert.equal(st.gates[0].approved_by, `mcp:${CLIENT_NAME}`);
-    assert.match(st.gates[0].digest, /^sha256:[0-9a-f]{64}$/);
+    const gate = st.gates.find((g) => g.id === gateId);
+    assert.equal(gate.status, 'APPROVED');
+    assert.equal(gate.approved_by, `mcp:${CLIENT_NAME}`);
+    assert.match(gate.digest, /^sha256:[0-9a-f]{64}$/);
 
     const list = await client.callTool({ name: 'manage_hitl_gate', arguments: { action: 'list' } });
     assert.deepEqual(list.structuredContent.gates, []);
@@ -276,7 +298,6 @@ describe('yolo mcp with the MCP TypeScript SDK client', () => {
     // Nothing left to approve: a tool error, not a crash.
     const none = await client.callTool({ name: 'manage_hitl_gate', arguments: { action: 'approve' } });
     assert.equal(none.isError, true);
-    assert.match(none.content[0].text, /No pending approval/);
   });
 
   test('with mcp_can_approve, reject halts the run and keeps the feedback', async () => {
@@ -308,7 +329,7 @@ describe('yolo mcp with the MCP TypeScript SDK client', () => {
     });
     assert.equal(req.structuredContent.status, 'paused', req.content[0]?.text);
     const id = req.structuredContent.gate_id;
-    execFileSync(yolo, ['approve', id, '--by', 'alice', '--repo', root], { cwd: root, encoding: 'utf8' });
+    atTerminal(['approve', id, '--by', 'alice', '--repo', root], root);
     const list = await client.callTool({ name: 'manage_hitl_gate', arguments: { action: 'list' } });
     assert.deepEqual(list.structuredContent.gates, []);
     const status = await client.callTool({ name: 'execution_status', arguments: {} });

@@ -68,10 +68,13 @@ TEST(ReviewerOutput, ToleratesProseFencesCrlfAndIndentation) {
 TEST(ReviewerOutput, MarkdownEmphasisAndHeadingsAroundTheVerdict) {
   EXPECT_EQ(*parse_reviewer_output("**VERDICT:** approve\n").verdict, Verdict::Approve);
   EXPECT_EQ(*parse_reviewer_output("## VERDICT: `reject`\n").verdict, Verdict::Reject);
-  EXPECT_EQ(*parse_reviewer_output("> VERDICT: Conditional\n").verdict, Verdict::Conditional);
+  // A quoted line is text the reviewer quotes (a plan it echoes), never its verdict.
+  EXPECT_FALSE(parse_reviewer_output("> VERDICT: Conditional\n").verdict);
+  EXPECT_EQ(*parse_reviewer_output("> VERDICT: approve\nVERDICT: Conditional\n").verdict, Verdict::Conditional);
 }
 
-TEST(ReviewerOutput, FirstWellFormedVerdictWins) {
+// Two different well-formed verdicts: fail closed (reject), and say why.
+TEST(ReviewerOutput, ConflictingWellFormedVerdictsReject) {
   auto r = parse_reviewer_output(
       "Format: VERDICT: approve|reject|conditional\n"  // prose, not a VERDICT line
       "VERDICT: approve|reject|conditional\n"          // the template echoed: not well-formed
@@ -81,6 +84,7 @@ TEST(ReviewerOutput, FirstWellFormedVerdictWins) {
   EXPECT_EQ(*r.verdict, Verdict::Reject);
   EXPECT_EQ(r.verdict_line, 3);
   EXPECT_EQ(r.rejected_verdicts.size(), 1u);
+  EXPECT_NE(r.conflict.find("line 3: reject, line 4: approve"), std::string::npos) << r.conflict;
 }
 
 TEST(ReviewerOutput, UnknownWordIsNoVerdict) {

@@ -1,0 +1,137 @@
+#include "protocol/audit.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "protocol/clock.h"
+#include "protocol/fs.h"
+#include "protocol/seal.h"
+#include "protocol/sha256.h"
+#include "protocol/text.h"
+
+namespace yolo::audit {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+constexpr const char* kMacDomain = "yolo-audit-v1";
+constexpr size_t kMaxLog = 64u << 20;
+
+std::string canonical(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// The hash of an entry: over everything but its hash and mac.
+std::string entry_hash(const json& e) {
+  json body = e;
+  body.erase("hash");
+  body.erase("mac");
+  return sha256_hex(canonical(body));
+}
+
+std::string last_hash(const std::string& content, long long& seq) {
+  seq = 0;
+  std::string last;
+  for (auto line : text::lines(content)) {
+    line = text::trim(line);
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    last = j.value("hash", std::string());
+    seq = j.value("seq", 0LL);
+  }
+  return last;
+}
+
+}  // namespace
+
+stdfs::path path(const stdfs::path& root) { return root / ".yolo-planning" / "audit-log.jsonl"; }
+
+std::string append(const stdfs::path& root, const std::vector<events::Event>& evs) {
+  if (evs.empty()) return {};
+  stdfs::path p = path(root);
+  std::error_code ec;
+  stdfs::create_directories(p.parent_path(), ec);
+  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return p.string() + ": " + std::strerror(errno);
+  while (::flock(fd, LOCK_EX) != 0)
+    if (errno != EINTR) {
+      std::string e = p.string() + ": cannot lock: " + std::strerror(errno);
+      ::close(fd);
+      return e;
+    }
+  auto cur = fs::read_bytes(p, kMaxLog);
+  long long seq = 0;
+  std::string prev = cur.ok() ? last_hash(cur.content, seq) : std::string();
+  std::string out;
+  for (const auto& ev : evs) {
+    json e = {{"seq", ++seq},
+              {"ts", now_iso8601()},
+              {"event", ev.type},
+              {"correlation_id", ev.correlation_id},
+              {"data", ev.data},
+              {"prev", prev}};
+    e["hash"] = entry_hash(e);
+    e["mac"] = seal::seal_of(kMacDomain, json{{"hash", e["hash"]}});
+    prev = e["hash"].get<std::string>();
+    out += canonical(e) + "\n";
+  }
+  std::string err;
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::write(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = p.string() + ": " + std::strerror(errno);
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (err.empty() && ::fsync(fd) != 0) err = p.string() + ": fsync: " + std::strerror(errno);
+  ::close(fd);
+  return err;
+}
+
+Check check(const stdfs::path& root) {
+  Check c;
+  stdfs::path p = path(root);
+  std::error_code ec;
+  if (!stdfs::exists(p, ec)) return c;
+  c.exists = true;
+  auto r = fs::read_bytes(p, kMaxLog);
+  if (!r.ok()) {
+    c.problems.push_back(p.string() + ": " + r.error->message);
+    return c;
+  }
+  std::string prev;
+  long long want_seq = 1;
+  int lineno = 0;
+  for (auto line : text::lines(r.content)) {
+    ++lineno;
+    line = text::trim(line);
+    if (line.empty()) continue;
+    std::string where = p.filename().string() + " line " + std::to_string(lineno);
+    json e = json::parse(line, nullptr, false);
+    if (!e.is_object()) {
+      c.problems.push_back(where + ": not a JSON entry");
+      continue;
+    }
+    c.entries.push_back(e);
+    std::string hash = e.value("hash", std::string()), mac = e.value("mac", std::string());
+    if (e.value("prev", std::string("?")) != prev)
+      c.problems.push_back(where + ": the chain is broken (prev does not match the entry before: one was removed or edited)");
+    if (entry_hash(e) != hash) c.problems.push_back(where + ": the entry was edited (its hash does not match its content)");
+    else if (!seal::check(kMacDomain, json{{"hash", hash}}, mac))
+      c.problems.push_back(where + ": the entry carries no valid mac (not written by yolo with this machine's key)");
+    if (e.value("seq", 0LL) != want_seq)
+      c.problems.push_back(where + ": sequence number " + std::to_string(e.value("seq", 0LL)) + ", expected " + std::to_string(want_seq));
+    want_seq = e.value("seq", 0LL) + 1;
+    prev = hash;
+  }
+  return c;
+}
+
+}  // namespace yolo::audit

@@ -1,0 +1,142 @@
+// yolo verify: re-checks offline everything recorded about approvals and reviews (PROTOCOL.md
+// section 6, "Trust"): every approval (seal, project, run, content it covers), every gate
+// transition (the hash-chained audit log, and that it holds every recorded approval) and
+// every review record (its seal). Prints what fails; exits 1 when anything does. Meant as
+// a required CI check.
+#include <filesystem>
+#include <map>
+
+#include "protocol/audit.h"
+#include "protocol/gates.h"
+#include "protocol/review_ledger.h"
+#include "protocol/seal.h"
+#include "protocol/state.h"
+#include "protocol/text.h"
+#include "runner/command.h"
+#include "runner/gates_view.h"
+#include "runner/output.h"
+
+namespace yolo::runner {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+struct Options {
+  std::string repo;
+  bool json = false;
+};
+
+std::string str(const json& j, const char* k) {
+  auto it = j.find(k);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int verify(const Options& o) {
+  std::string err;
+  auto root = find_project(o.repo, err);
+  if (!root) {
+    if (o.json) out::json_line({{"ok", false}, {"cmd", "verify"}, {"error", err}});
+    out::err(out::sym(out::Sym::Fail) + " verify: " + err);
+    return kExitFail;
+  }
+  json failures = json::array(), passed = json::array();
+  auto fail = [&](const std::string& what, const std::string& why) { failures.push_back({{"what", what}, {"problem", why}}); };
+  auto pass = [&](const std::string& what) { passed.push_back(what); };
+
+  // Approvals and gates.
+  auto snap = state::load(*root);
+  json doc = snap.ok() ? snap.doc : json::object();
+  if (!snap.ok()) fail("state", snap.error);
+  const gates::Now now = gates::now_of(*root);
+  for (const auto& p : gates::gate_list_problems(doc)) fail("gates", p);
+  std::map<std::string, const json*> latest;  // (type, file) -> its latest gate
+  if (doc.contains("gates") && doc["gates"].is_array())
+    for (const auto& g : doc["gates"]) latest[str(g, "gate_type") + "\n" + str(g, "plan_path")] = &g;
+  std::map<std::string, std::string> approved_seals;  // gate id -> seal
+  if (doc.contains("gates") && doc["gates"].is_array())
+    for (const auto& g : doc["gates"]) {
+      if (str(g, "status") != "APPROVED") continue;
+      std::string what = "gate " + str(g, "id") + " (" + str(g, "gate_type") + " for " + str(g, "plan_path") + ")";
+      gates::ApprovalStatus st = gates::gate_status(doc, g, now);
+      bool is_latest = latest[str(g, "gate_type") + "\n" + str(g, "plan_path")] == &g;
+      // An older approval whose content changed since is history (a newer gate followed);
+      // its seal and binding must still hold.
+      bool only_content = st.check == gates::ApprovalCheck::Stale && seal::valid(g) && str(g, "project") == now.project &&
+                          str(g, "run") == str(doc, "correlation_id");
+      if (st.counts() || (!is_latest && only_content)) pass(what + " approved by " + str(g, "approved_by"));
+      else fail(what, st.message);
+      approved_seals[str(g, "id")] = str(g, "seal");
+    }
+  // An approved object with no sealed gate behind it.
+  if (doc.contains("approval") && doc["approval"].is_object() && doc["approval"].value("approved", false)) {
+    std::string gid = str(doc["approval"], "gate_id");
+    if (gid.empty() || !approved_seals.count(gid))
+      fail("approval", "approval.approved is true but no approved, sealed gate" + (gid.empty() ? std::string() : " " + gid) + " backs it");
+  }
+
+  // The audit log: an unbroken chain that records every approval.
+  auto log = audit::check(*root);
+  for (const auto& p : log.problems) fail("audit log", p);
+  std::map<std::string, std::string> logged_seals;
+  for (const auto& e : log.entries)
+    if (str(e, "event") == "gate_resumed" && e.contains("data") && e["data"].is_object())
+      logged_seals[str(e["data"], "gate_id")] = str(e["data"], "seal");
+  for (const auto& [id, seal] : approved_seals) {
+    auto it = logged_seals.find(id);
+    if (it == logged_seals.end())
+      fail("audit log", "the approval of gate " + id + " is not in " + audit::path(*root).filename().string() +
+                            " (an entry was removed, or the approval was not made by yolo here)");
+    else if (it->second != seal)
+      fail("audit log", "the approval of gate " + id + " differs from the one the audit log recorded");
+  }
+  if (log.exists && log.problems.empty()) pass("audit log: " + std::to_string(log.entries.size()) + " entries, chain intact");
+
+  // Review records.
+  std::error_code ec;
+  size_t records = 0;
+  for (stdfs::directory_iterator it(review_ledger::dir(*root), ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& f = it->path();
+    std::string n = f.filename().string();
+    if (n.empty() || n.front() == '.' || f.extension() != ".json") continue;
+    auto r = state::load_document(f, "review-ledger");
+    if (!r.ok()) {
+      fail("review ledger " + n, r.error);
+      continue;
+    }
+    if (!r.doc.contains("reviews") || !r.doc["reviews"].is_object()) continue;
+    for (auto& [id, rec] : r.doc["reviews"].items()) {
+      if (review_ledger::trusted(*root, f, id, rec)) ++records;
+      else
+        fail("review record " + id + " in " + n, "no valid seal: not made by yolo's review in this project (edited, copied or older)");
+    }
+  }
+  if (records) pass(std::to_string(records) + " review record(s) sealed by yolo");
+
+  bool ok = failures.empty();
+  if (o.json) {
+    out::json_line({{"ok", ok}, {"cmd", "verify"}, {"failures", failures}, {"passed", passed}});
+  } else {
+    for (const auto& p : passed) out::line(out::sym(out::Sym::Ok) + " " + text::sanitize_for_terminal(p.get<std::string>()));
+    for (const auto& f : failures)
+      out::line(out::sym(out::Sym::Fail) + " " + text::sanitize_for_terminal(f["what"].get<std::string>()) + ": " +
+                text::sanitize_for_terminal(f["problem"].get<std::string>()));
+    if (ok) out::line(out::sym(out::Sym::Ok) + " verify: every approval, gate transition and review record checks out");
+    else
+      out::line(out::sym(out::Sym::Fail) + " verify: " + std::to_string(failures.size()) +
+                " problem(s); an approval that does not count is made again by a person (`yolo execute` re-opens its gate), "
+                "a review record that does not count is reviewed again (`yolo review`)");
+  }
+  return ok ? kExitOk : kExitFail;
+}
+
+const CommandRegistrar reg_verify{Command{
+    "verify", "Re-check offline every approval, gate transition (audit log) and review record; exit 1 on any failure",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<Options>();
+      sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
+      sub.add_flag("--json", o->json, "One JSON document on stdout");
+      return [o] { return verify(*o); };
+    }}};
+
+}  // namespace
+}  // namespace yolo::runner

@@ -1,0 +1,31 @@
+// Approvals signed with a person's SSH key, that travel with the project (README "Trust
+// model"): when the project commits `.yolo-planning/allowed_signers` (OpenSSH's format; the
+// `namespaces="yolo-vision,yolo-wave"` option says which gate types a key may approve),
+// `yolo approve` signs the approval with `ssh-keygen -Y sign` (the key from
+// `git config user.signingkey`, as for signed commits; namespace yolo-<gate_type>) and every
+// check verifies it with `ssh-keygen -Y verify` against that file. The signed payload binds
+// the gate id and type, its file, everything it covers, the run and the project's first
+// commit, so it verifies in any clone and nowhere else.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "protocol/json.h"
+
+namespace yolo::runner {
+
+std::filesystem::path allowed_signers_path(const std::filesystem::path& root);
+
+// The canonical text an approval's signature covers.
+std::string signed_payload(const std::filesystem::path& root, const json& gate);
+
+// Signs an APPROVED gate: the armored signature, or empty with err set.
+std::string sign_approval(const std::filesystem::path& root, const json& gate, std::string& err);
+
+// "" when gate["ssh_signature"] verifies against allowed_signers for its gate type; else why.
+std::string verify_approval(const std::filesystem::path& root, const json& gate);
+
+// Registers the checks with protocol/gates (gates::use_signatures); called at start-up.
+void install_signature_checks();
+
+}  // namespace yolo::runner
