@@ -147,6 +147,9 @@ std::string render_status(const json& s) {
   const json& others = s.contains("other_reviews") ? s["other_reviews"] : json();
   if (others.is_object())
     for (auto& [id, rv] : others.items()) add("  " + out::sym(out::Sym::Skip) + " " + pad(text::sanitize_for_terminal(id), 8) + review_text(rv));
+  if (s.contains("other_ledgers") && s["other_ledgers"].is_object())
+    add(out::dim("Reviews of " + std::to_string(s["other_ledgers"].value("count", 0)) +
+                 " other phase(s) are not shown: `yolo status --records`"));
   const json& gl = s.contains("gates") ? s["gates"] : json();
   size_t resolved = 0;
   if (gl.is_array())
