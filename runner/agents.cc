@@ -13,6 +13,7 @@
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "protocol/text.h"
+#include "runner/agent_logs.h"
 
 namespace yolo::runner {
 
@@ -246,6 +247,8 @@ review::AgentRun ReviewerAgent::review(const review::ReviewerRequest& req) {
                  correlation_id_};
   AgentSpawn s = spawn_agent("reviewer", cfg_, c);
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
+  if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)
+    write_agent_log(root_, req.phase_dir, req.plan_id, "reviewer", req.cycle, s.argv, s.result);
   return to_agent_run("reviewer", s);
 }
 
@@ -254,6 +257,8 @@ review::AgentRun ArchitectAgent::revise(const review::ArchitectRequest& req) {
                  correlation_id_};
   AgentSpawn s = spawn_agent("architect", cfg_, c);
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
+  if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)
+    write_agent_log(root_, req.phase_dir, req.plan_id, "architect", req.cycle, s.argv, s.result);
   return to_agent_run("architect", s);
 }
 

@@ -25,6 +25,7 @@
 #include "runner/output.h"
 #include "runner/review_gate.h"
 #include "runner/subprocess.h"
+#include "runner/config_report.h"
 
 namespace yolo::runner {
 namespace {
@@ -63,7 +64,7 @@ class Watcher {
       out::err("✗ " + err);
       return 1;
     }
-    auto cfg = load_config(o_.root);
+    auto cfg = load_config_reported(o_.root);
     if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
     config_ = cfg.config;
     debounce_ms_ = o_.debounce_ms >= 0 ? o_.debounce_ms : config_.debounce_ms;
@@ -214,7 +215,7 @@ class Watcher {
     if (stopping_) return;
     if (config_dirty_) {
       config_dirty_ = false;
-      auto cfg = load_config(o_.root);
+      auto cfg = load_config_reported(o_.root);
       if (cfg.ok()) config_ = cfg.config;
       else emit(out::Sym::Warn, cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
     }
@@ -329,7 +330,7 @@ class Watcher {
     if (rev != reviewed_hash_.end() && rev->second == h) return;  // already reviewed as it is
     std::string id = plan_label(p);
     changed[p.parent_path()].push_back(p);
-    emit(out::Sym::Diamond, id + " changed → reviewing",
+    emit(out::Sym::Diamond, id + (o_.review ? " changed → reviewing" : " changed"),
          {{"event", "plan_changed"}, {"plan_id", id}, {"path", p.string()}, {"hash", h}});
   }
 
@@ -457,6 +458,7 @@ class Watcher {
   // runs), sparing a process start per save. With agents, a child `yolo review` runs them,
   // so this loop never blocks on an agent and can stop it on a signal.
   bool review_in_process() const { return config_.reviewer.argv.empty() && config_.architect.argv.empty(); }
+  bool fixing() const { return o_.fix || config_.watch_fix; }
 
   void start_review(const stdfs::path& phase, const std::vector<stdfs::path>& plans) {
     if (review_in_process()) {
@@ -471,7 +473,11 @@ class Watcher {
     }
     job.rerun = false;
     job.pending.clear();
-    job.proc = Process::start(&loop_, child({"review", phase.string(), "--changed", "--json"}),
+    std::vector<std::string> args = {"review", phase.string(), "--changed", "--json"};
+    // The architect rewrites a plan only when asked (--fix or watch.fix): one cycle otherwise,
+    // so the file the person just saved is never changed under them.
+    if (!fixing()) args.insert(args.end(), {"--max-cycles", "1"});
+    job.proc = Process::start(&loop_, child(args),
                               [this, phase](SpawnResult r) { on_review_done(phase, std::move(r)); });
   }
 
@@ -482,6 +488,7 @@ class Watcher {
     g.config = config_;
     g.quiet = true;
     g.plan_cache = &plan_cache_;
+    if (!fixing()) g.max_cycles = 1;
     std::vector<review::PlanTarget> targets;
     for (const auto& p : plans) targets.push_back(review::PlanTarget{p, phase, ""});
     ReviewGateResult res;
@@ -541,7 +548,30 @@ class Watcher {
     auto v = parse_verdict(verdict).value_or(Verdict::Reject);
     double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : fallback_ms;
     std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
-    emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")",
+    std::string why;
+    if (v == Verdict::Reject) {  // say why: its most severe finding
+      const json found = j.contains("findings") && j["findings"].is_array() ? j["findings"] : json::array();
+      for (const char* sev : {"high", "medium", "low"}) {
+        for (const auto& f : found)
+          if (f.is_object() && f.value("severity", "") == sev) {
+            std::string t = f.value("title", "");
+            if (t.empty()) t = f.value("description", "");
+            why = " — [" + std::string(sev) + "] " + t;
+            break;
+          }
+        if (!why.empty()) break;
+      }
+    }
+    // What the architect changed (only with --fix / watch.fix).
+    if (j.contains("architect") && j["architect"].is_array())
+      for (const auto& a : j["architect"])
+        if (a.is_object() && a.value("changed", false)) {
+          std::string path = j.value("plan", "");
+          emit(out::Sym::Warn, id + " was rewritten by the architect: `git diff -- " + path + "` shows the change",
+               {{"event", "plan_revised"}, {"plan_id", id}, {"path", path}});
+          break;
+        }
+    emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")" + why,
          {{"event", "reviewed"}, {"plan_id", id}, {"verdict", verdict}, {"ms", ms}, {"path", j.value("plan", "")},
           {"source", j.value("source", "")}});
   }
