@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include "protocol/json_field.h"
+#include <string_view>
+#include <unordered_map>
 
 namespace yolo::execution {
 namespace {
@@ -64,13 +66,21 @@ const json* find_plan(const json& doc, const std::string& id) { return find_plan
 std::vector<waves::PlanNode> nodes(const json& doc, const std::vector<PlanEntry>& plans) {
   std::vector<waves::PlanNode> out;
   out.reserve(plans.size());
+  // doc.plans by id (the first of an id, as find_plan): one pass, not one search per plan.
+  std::unordered_map<std::string_view, const json*> by_id;
+  if (doc.is_object())
+    if (auto it = doc.find("plans"); it != doc.end() && it->is_array())
+      for (const auto& p : *it)
+        if (auto id = p.find("id"); p.is_object() && id != p.end() && id->is_string())
+          by_id.emplace(id->get_ref<const std::string&>(), &p);
   for (const auto& e : plans) {
     waves::PlanNode n;
     n.id = e.id;
     n.plan = e.plan;
     n.wave = e.wave;
     n.depends_on = e.depends_on;
-    if (const json* p = find_plan(doc, e.id)) n.status = waves::parse_status(str(*p, "status")).value_or(waves::PlanStatus::Pending);
+    if (auto f = by_id.find(e.id); f != by_id.end())
+      n.status = waves::parse_status(str(*f->second, "status")).value_or(waves::PlanStatus::Pending);
     out.push_back(std::move(n));
   }
   return out;
@@ -111,10 +121,11 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
 
   json out = json::array();
   bool all_complete = !plans.empty();
+  std::unordered_map<std::string, const json*> old_by_id;  // the last of an id, as before
+  for (const auto& p : old_plans) old_by_id[str(p, "id")] = &p;
   for (const auto& e : plans) {
     const json* prior = nullptr;
-    for (const auto& p : old_plans)
-      if (str(p, "id") == e.id) prior = &p;
+    if (auto f = old_by_id.find(e.id); f != old_by_id.end()) prior = f->second;
     std::string before = prior ? str(*prior, "status") : std::string();
     json p = {{"id", e.id}, {"title", e.title}, {"path", e.path}};
     if (e.wave >= 1) p["wave"] = e.wave;

@@ -9,6 +9,7 @@
 #include "protocol/fs.h"
 #include "protocol/make_finding.h"
 #include "protocol/must_haves.h"
+#include "protocol/phase_snapshot.h"
 
 namespace yolo {
 namespace {
@@ -317,6 +318,11 @@ StructuralReview review_plan_file(const std::filesystem::path& plan_path,
   if (phase_dir && !opts.root) opts.root = std::filesystem::current_path();
   StructuralReview r = precheck_plan(*loaded.plan, opts);
   if (!phase_dir) return r;
+  if (opts.snapshots)
+    if (auto cross = opts.snapshots->cross_for(*phase_dir, plan_path, *loaded.plan, opts.max_file_bytes)) {
+      attach_cross(r, std::move(*cross));
+      return r;
+    }
   // Load the phase; the plan under review takes its place (or is added) so it is
   // compared with its siblings even when it lives elsewhere.
   std::vector<Plan> phase;

@@ -10,11 +10,16 @@
 
 namespace yolo {
 
+class PhaseSnapshots;
+
 struct PrecheckOptions {
   int max_tasks = 5;                          // config max_tasks_per_plan
   std::optional<std::filesystem::path> root;  // project root: enables file_paths
   size_t max_file_bytes = 1 << 20;
   PlanCache* cache = nullptr;  // siblings read through it when set (a long-running caller's)
+  // A review pass's phases, loaded and cross-checked once (protocol/phase_snapshot.h): with
+  // it, review_plan_file costs the same at any phase size.
+  PhaseSnapshots* snapshots = nullptr;
 };
 
 // Checks of one plan on its own: frontmatter, task_count, must_haves, wave_valid and,

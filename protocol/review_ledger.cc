@@ -81,19 +81,32 @@ const json* find(const json& ledger, const std::string& plan_id) {
 }
 
 std::string record(const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id, json rec) {
+  std::vector<std::pair<std::string, json>> one;
+  one.emplace_back(plan_id, std::move(rec));
+  return record_many(root, phase_dir, std::move(one));
+}
+
+std::string record_many(const stdfs::path& root, const stdfs::path& phase_dir,
+                        std::vector<std::pair<std::string, json>> records) {
+  if (records.empty()) return "";
   auto set = [&](json& doc, std::string&) {
     if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
     stdfs::path rel = phase_dir.lexically_normal().lexically_relative(root.lexically_normal());
     doc["phase_dir"] = rel.empty() || rel.native().starts_with("..") ? phase_dir.string() : rel.string();
     // Sealed: only a record yolo wrote after a review counts when the ledger is read.
-    if (rec.is_object()) rec["seal"] = seal::seal_of(kSealDomain, sealed_fields(root, path_for(root, phase_dir), plan_id, rec));
-    doc["reviews"][plan_id] = std::move(rec);
+    json& reviews = doc["reviews"];
+    for (const auto& [id, rec] : records) {
+      json r = rec;
+      if (r.is_object()) r["seal"] = seal::seal_of(kSealDomain, sealed_fields(root, path_for(root, phase_dir), id, r));
+      reviews[id] = std::move(r);
+    }
     return true;
   };
   // The schema constrains each record on its own and the others were checked when the
   // ledger was read: check the document made of what changed.
   auto check = [&](const json& doc) {
-    json changed = {{"phase_dir", doc["phase_dir"]}, {"reviews", {{plan_id, doc["reviews"][plan_id]}}}};
+    json changed = {{"phase_dir", doc["phase_dir"]}, {"reviews", json::object()}};
+    for (const auto& [id, rec] : records) changed["reviews"][id] = doc["reviews"][id];
     auto errors = schema::validate(kSchema, changed);
     return errors.empty() ? std::string() : schema::describe(errors);
   };

@@ -43,6 +43,11 @@ const json* find(const json& ledger, const std::string& plan_id);
 std::string record(const std::filesystem::path& root, const std::filesystem::path& phase_dir,
                    const std::string& plan_id, json record);
 
+// Sets reviews[id] = record for each (id, record) in order (a later one for the same id
+// wins), in one update of the phase's ledger under the lock: one read, one atomic write.
+std::string record_many(const std::filesystem::path& root, const std::filesystem::path& phase_dir,
+                        std::vector<std::pair<std::string, json>> records);
+
 struct All {
   json reviews = json::object();  // plan id -> record, over every ledger
   std::vector<std::string> errors;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string_view>
 
 #include "protocol/clock.h"
@@ -96,6 +98,63 @@ class ValidatedBytes {
 ValidatedBytes& validated() {
   static ValidatedBytes v;
   return v;
+}
+
+// The documents this process wrote last, by file, with the identity of the file it wrote
+// (device, inode, size, times: rename gives every write a new inode). An update that finds
+// the file as it left it (checked under the lock) starts from that document instead of
+// reading and parsing the file again: a review pass that records 400 plans in batches
+// would otherwise parse its own, growing ledger at every batch. Bounded, shared by threads.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  long long mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const FileId&) const = default;
+};
+
+std::optional<FileId> file_id(const std::filesystem::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return FileId{st.st_dev, st.st_ino, st.st_size, static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
+                static_cast<long long>(st.st_ctim.tv_sec) * 1000000000LL + st.st_ctim.tv_nsec};
+}
+
+class WrittenDocs {
+ public:
+  // The document written to p, if p is still exactly the file written.
+  std::optional<json> take(const std::filesystem::path& p, const std::string& schema_name) {
+    auto id = file_id(p);
+    std::lock_guard<std::mutex> g(m_);
+    auto it = docs_.find(p);
+    if (it == docs_.end() || !id || it->second.schema != schema_name || !(it->second.id == *id)) return std::nullopt;
+    std::optional<json> d = std::move(it->second.doc);
+    docs_.erase(it);
+    return d;
+  }
+  void put(const std::filesystem::path& p, const std::string& schema_name, const json& doc, size_t bytes) {
+    auto id = file_id(p);
+    std::lock_guard<std::mutex> g(m_);
+    docs_.erase(p);
+    if (!id || bytes > kMaxBytes) return;
+    if (docs_.size() >= kMaxDocs) docs_.erase(docs_.begin());
+    docs_.emplace(p, Entry{schema_name, *id, doc});
+  }
+
+ private:
+  static constexpr size_t kMaxDocs = 4, kMaxBytes = 16u << 20;
+  struct Entry {
+    std::string schema;
+    FileId id;
+    json doc;
+  };
+  std::mutex m_;
+  std::map<std::filesystem::path, Entry> docs_;
+};
+
+WrittenDocs& written() {
+  static WrittenDocs w;
+  return w;
 }
 
 LoadResult load_impl(const std::filesystem::path& path, const std::string& schema_name) {
@@ -183,7 +242,13 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
   }
   // Writers that died between creating their temp file and renaming it leave it behind.
   remove_stale_temp_files(file.parent_path());
-  LoadResult cur = load_impl(file, schema_name);
+  LoadResult cur;
+  if (auto mine = written().take(file, schema_name)) {
+    cur.exists = true;
+    cur.doc = std::move(*mine);
+  } else {
+    cur = load_impl(file, schema_name);
+  }
   if (!cur.ok()) {
     r.error = cur.error;
     return r;
@@ -196,6 +261,7 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
     return r;
   }
   if (cur.exists && doc == cur.doc) {  // nothing changed: no write, no event for watchers
+    written().put(file, schema_name, doc, 0);
     r.doc = std::move(doc);
     return r;
   }
@@ -221,6 +287,7 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
     return r;
   }
   validated().put(file, schema_name, text);
+  written().put(file, schema_name, doc, text.size());
   r.doc = std::move(doc);
   r.written = true;
   return r;

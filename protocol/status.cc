@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "protocol/gates.h"
 #include "protocol/json_field.h"
 #include "protocol/review_ledger.h"
+#include "protocol/run_loops.h"
 #include "protocol/state.h"
 
 namespace yolo {
@@ -145,7 +148,52 @@ json execution_status_of(const json& state, const json& reviews) {
   return s;
 }
 
-json execution_status(const std::filesystem::path& root) {
+namespace {
+
+// The ledgers of the run's phase, read; the others, named. See StatusOptions.
+review_ledger::All run_ledgers(const std::filesystem::path& root, const json& state, json& others) {
+  review_ledger::All all;
+  std::string phase_file;  // the run's ledger file name, when the state names a phase folder
+  if (std::string pd = str(state, "phase_dir"); !pd.empty())
+    phase_file = review_ledger::path_for(root, root / pd).filename().string();
+  std::optional<long long> phase_number;
+  if (const json& ph = get(state, "phase"); ph.is_number_integer()) phase_number = ph.get<long long>();
+  std::vector<std::filesystem::path> mine;
+  std::vector<std::string> other;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(review_ledger::dir(root), ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& p = it->path();
+    std::string n = p.filename().string();
+    if (n.empty() || n.front() == '.' || p.extension() != ".json") continue;  // temp files, kept copies
+    bool is_run;
+    if (!phase_file.empty()) is_run = n == phase_file;
+    else if (phase_number) is_run = review::leading_number(n) == phase_number;
+    else is_run = false;
+    if (is_run) mine.push_back(p);
+    else other.push_back(n);
+  }
+  std::sort(mine.begin(), mine.end());
+  std::sort(other.begin(), other.end());
+  for (const auto& f : mine) {
+    auto r = review_ledger::load_file(f);
+    if (!r.ok()) {
+      all.errors.push_back(r.error);
+      continue;
+    }
+    for (auto& [id, rec] : r.doc["reviews"].items()) all.reviews[id] = std::move(rec);
+  }
+  if (!other.empty()) {
+    json files = json::array();
+    for (size_t i = 0; i < other.size() && i < 20; ++i) files.push_back(other[i]);
+    others = {{"count", other.size()}, {"files", std::move(files)},
+              {"hint", "the review records of other phases: yolo status --json --records"}};
+  }
+  return all;
+}
+
+}  // namespace
+
+json execution_status(const std::filesystem::path& root, const StatusOptions& opts) {
   auto snap = state::load(root);
   std::string file = state::state_path(root).string();
   if (!snap.ok()) {
@@ -153,7 +201,8 @@ json execution_status(const std::filesystem::path& root) {
     if (!snap.kept_copy.empty()) e["kept_copy"] = snap.kept_copy;
     return e;
   }
-  auto ledgers = review_ledger::load_all(root);
+  json others = nullptr;
+  auto ledgers = opts.all_records ? review_ledger::load_all(root) : run_ledgers(root, snap.doc, others);
   json s = execution_status_of(snap.doc, ledgers.reviews);
   s["state_file"] = file;
   {  // each approved gate says whether it counts, as `yolo gates` shows it
@@ -162,6 +211,7 @@ json execution_status(const std::filesystem::path& root) {
     s["gates"] = std::move(gl);
   }
   if (!ledgers.errors.empty()) s["review_ledger_errors"] = ledgers.errors;
+  if (!others.is_null()) s["other_ledgers"] = std::move(others);
   // Does the approval still count? (its file may have been edited since)
   const json& a = s["approval"];
   if (a.is_object() && a.value("approved", false) && a.contains("plan_path") && a["plan_path"].is_string()) {

@@ -19,7 +19,17 @@ namespace yolo {
 //  since: the approval no longer counts), "gates": [...], "open_gates": [...]}.
 // A state that cannot be read gives {"ok": false, "error": "<file>: <problem>"}; a
 // missing one gives ok with exists=false and status null.
-json execution_status(const std::filesystem::path& root);
+//
+// Bounded by default: the review records read are those of the run's phase (the ledger of
+// state.phase_dir, else the ledgers named after state.phase; none before a run), so the
+// output and the time stay those of one phase however many plans the project has; the
+// other ledgers are only named, in "other_ledgers": {"count", "files" (at most 20),
+// "hint"}. With all_records (`yolo status --records`), every ledger is read and every
+// record shows in other_reviews, as before.
+struct StatusOptions {
+  bool all_records = false;
+};
+json execution_status(const std::filesystem::path& root, const StatusOptions& opts = {});
 
 // The status of a document already loaded (same shape, without file fields). `reviews`:
 // plan id -> ledger record (review_ledger::load_all), or null.

@@ -203,10 +203,11 @@ int approve(const Options& o) {
     }
     std::string why = serr.empty() ? verify_approval(*root, r.gate) : serr;
     if (!why.empty()) {
-      r.messages.push_back("the approval of gate " + id + " is recorded but does not count: " + why);
+      r.messages.push_back({gates::Outcome::Warning, "the approval of gate " + id + " is recorded but does not count: " + why, id});
       approved = false;
     } else {
-      r.messages.push_back("gate " + id + " signed with your SSH key (" + allowed_signers_path(*root).filename().string() + " allows it)");
+      r.messages.push_back({gates::Outcome::Cleared,
+                           "gate " + id + " signed with your SSH key (" + allowed_signers_path(*root).filename().string() + " allows it)", id});
     }
   }
   if (o.json) {

@@ -14,6 +14,7 @@ namespace {
 struct Options {
   std::string repo;
   bool json = false;
+  bool records = false;
 };
 
 int run(const Options& o) {
@@ -24,7 +25,7 @@ int run(const Options& o) {
     out::err(out::sym(out::Sym::Fail) + " status: " + err);
     return kExitFail;
   }
-  json s = execution_status(*root);
+  json s = execution_status(*root, StatusOptions{o.records});
   if (!s.value("ok", false)) {
     if (o.json) out::json_line(s);
     out::err(out::sym(out::Sym::Fail) + " status: " +
@@ -44,6 +45,8 @@ const CommandRegistrar reg{Command{
       auto o = std::make_shared<Options>();
       sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--json", o->json, "One JSON document on stdout");
+      sub.add_flag("--records,--all", o->records,
+                   "Every review record of every phase (default: the run's phase; the other ledgers are only named)");
       return [o] { return run(*o); };
     }}};
 

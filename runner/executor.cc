@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <uv.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "protocol/argv_template.h"
 #include "protocol/clock.h"
@@ -209,7 +211,29 @@ class Run {
       final_message_ = message;
     }
     stopping_ = true;
+    flush_plans();
   }
+
+  // ---- the run's state in memory (issue 19) ------------------------------------------
+  // Re-reading, validating and rewriting (with fsync) the whole state on every start and
+  // end of a plan made execute quadratic. The plans' statuses are this run's own (one
+  // execute per project): they are kept in nodes_ and written in batches (flush_plans: one
+  // read-modify-write under the lock for every change queued), at most every 100 ms and
+  // never more than a fifth of the time, and at once before anything that reads them back
+  // (gates, the end of the phase, stop). The rest of the state (gates, approvals) is
+  // another process's to change: state_now() reads the file again only when its identity
+  // (inode, size, times) changed. A run killed between two writes loses only statuses
+  // that the next run finds again (SUMMARY files; a `running` plan becomes pending).
+  struct PlanUpdate {
+    std::string status;
+    std::optional<std::string> started_at;
+    json completed_at;           // null or an ISO-8601 time
+    std::string error;           // "": removed
+    json findings;               // null: removed
+  };
+  const state::LoadResult& state_now();
+  void queue_plan(size_t i, PlanUpdate u);
+  void flush_plans();
   void interrupt(int signum);
   // The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
   void draw_live() {
@@ -249,6 +273,21 @@ class Run {
   std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
   std::map<size_t, uint64_t> started_at_;
+  std::vector<waves::PlanNode> nodes_;                 // entries_ with this run's statuses, built once
+  std::map<long long, std::vector<size_t>> wave_members_;  // wave -> entries_ indexes
+  std::map<size_t, PlanUpdate> pending_;               // status changes not written yet
+  uv_timer_t flush_timer_{};
+  bool flush_timer_armed_ = false, loop_started_ = false;
+  uint64_t last_flush_ns_ = 0, last_flush_cost_ns_ = 0;
+  state::LoadResult state_cache_;
+  struct FileId {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = -1;
+    long long mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const FileId&) const = default;
+  };
+  std::optional<FileId> state_id_;
   std::map<size_t, std::vector<std::string>> argv_;  // the executor's argv, for its log
   std::set<size_t> completed_;                        // plans completed by this run
   uv_timer_t live_timer_{};
@@ -744,7 +783,16 @@ bool executor_configured(const Config& c) { return !c.executor.argv.empty(); }
 int Run::waves() {
   for (const auto& e : entries_)
     if (e.wave >= 1 && (first_wave_ == 0 || e.wave < first_wave_)) first_wave_ = e.wave;
+  {
+    const auto& snap = state_now();
+    nodes_ = execution::nodes(snap.ok() ? snap.doc : json::object(), entries_);
+    for (size_t i = 0; i < entries_.size(); ++i) wave_members_[entries_[i].wave].push_back(i);
+  }
   uv_loop_init(&loop_);
+  uv_timer_init(&loop_, &flush_timer_);
+  flush_timer_.data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(&flush_timer_));  // the final flush_plans() writes what is left
+  loop_started_ = true;
   uv_signal_init(&loop_, &sigint_);
   uv_signal_init(&loop_, &sigterm_);
   sigint_.data = sigterm_.data = this;
@@ -773,10 +821,80 @@ int Run::waves() {
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
   running_.clear();
+  flush_plans();
+  loop_started_ = false;
+  uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
   if (final_code_ < 0) return finish(kExecHalted, "halted", "stopped with nothing left to run");
   return finish(final_code_, final_result_, final_message_);
+}
+
+const state::LoadResult& Run::state_now() {
+  auto id_of = [&](FileId& id) {
+    struct stat st {};
+    if (::stat(state::state_path(root_).c_str(), &st) != 0) return false;
+    id = FileId{st.st_dev, st.st_ino, st.st_size, static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
+                static_cast<long long>(st.st_ctim.tv_sec) * 1000000000LL + st.st_ctim.tv_nsec};
+    return true;
+  };
+  FileId before;
+  if (state_id_ && id_of(before) && before == *state_id_ && state_cache_.ok()) return state_cache_;
+  bool known = id_of(before);
+  state_cache_ = state::load(root_);
+  FileId after;
+  // Kept only when the file did not change while it was read (else: read again next time).
+  if (known && id_of(after) && after == before && state_cache_.ok()) state_id_ = after;
+  else state_id_.reset();
+  return state_cache_;
+}
+
+void Run::queue_plan(size_t i, PlanUpdate u) {
+  if (auto it = pending_.find(i); it != pending_.end() && !u.started_at) u.started_at = it->second.started_at;
+  pending_[i] = std::move(u);
+  if (!loop_started_) {
+    flush_plans();
+    return;
+  }
+  if (flush_timer_armed_) return;
+  uint64_t since = uv_hrtime() - last_flush_ns_;
+  uint64_t gap = std::max<uint64_t>(100'000'000ULL, 4 * last_flush_cost_ns_);
+  uint64_t delay_ms = since >= gap ? 0 : (gap - since) / 1'000'000ULL;
+  flush_timer_armed_ = true;
+  uv_timer_start(&flush_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->flush_plans(); }, delay_ms, 0);
+}
+
+void Run::flush_plans() {
+  if (flush_timer_armed_) {
+    uv_timer_stop(&flush_timer_);
+    flush_timer_armed_ = false;
+  }
+  if (pending_.empty()) return;
+  uint64_t t = uv_hrtime();
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    std::unordered_map<std::string, json*> by_id;
+    if (doc.contains("plans") && doc["plans"].is_array())
+      for (auto& p : doc["plans"]) by_id.emplace(str(p, "id"), &p);  // the first of an id, as find_plan
+    for (const auto& [i, u] : pending_) {
+      auto f = by_id.find(entries_[i].id);
+      if (f == by_id.end()) continue;
+      json& p = *f->second;
+      p["status"] = u.status;
+      if (u.started_at) p["started_at"] = *u.started_at;
+      p["completed_at"] = u.completed_at;
+      if (!u.error.empty()) p["error"] = u.error;
+      else p.erase("error");
+      if (!u.findings.is_null()) p["findings"] = u.findings;
+      else p.erase("findings");
+      if (u.status != "running") p.erase("executor");  // ended: its executor's pid/pgid/start no longer matter
+    }
+    execution::update_wave(doc);
+    return true;
+  });
+  pending_.clear();
+  last_flush_ns_ = uv_hrtime();
+  last_flush_cost_ns_ = last_flush_ns_ - t;
+  if (!up.ok()) stop(kExecHalted, "error", up.error);
 }
 
 void Run::interrupt(int signum) {
@@ -789,7 +907,7 @@ void Run::interrupt(int signum) {
 
 void Run::schedule() {
   if (stopping_) return;
-  auto snap = state::load(root_);
+  const auto& snap = state_now();
   if (!snap.ok()) {
     stop(kExecHalted, "error", snap.error);
     return;
@@ -814,7 +932,8 @@ void Run::schedule() {
   wo.max_parallel = executor ? cfg_.max_parallel : static_cast<int>(entries_.size()) + 1;
   wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);
   wo.only = o_.only_plan;
-  waves::Decision d = waves::next(execution::nodes(doc, entries_), wo);
+  waves::Decision d = waves::next(nodes_, wo);
+  if (d.outcome != waves::Outcome::Start && d.outcome != waves::Outcome::Waiting) flush_plans();
   switch (d.outcome) {
     case waves::Outcome::Waiting: return;
     case waves::Outcome::Complete: {
@@ -822,7 +941,7 @@ void Run::schedule() {
       waves::Options all = wo;
       all.only.clear();
       all.frozen = false;
-      bool phase_done = waves::next(execution::nodes(doc, entries_), all).outcome == waves::Outcome::Complete;
+      bool phase_done = waves::next(nodes_, all).outcome == waves::Outcome::Complete;
       if (!phase_done) {
         emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
         next_ = "`yolo execute` runs the rest of the phase";
@@ -881,6 +1000,7 @@ void Run::schedule() {
         ids += (ids.empty() ? "" : ", ") + e.id;
       }
     std::string reason = "wave " + std::to_string(w) + " of phase " + phase_.folder + ": plans " + ids;
+    flush_plans();
     GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w), files);
     if (g == GateOutcome::Passed) {
       wave_gate_passed_.insert(w);
@@ -931,24 +1051,19 @@ void Run::mark_ready(const std::vector<size_t>& idx) {
 
 void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   std::string now = now_iso8601();
-  bool froze = false;
-  auto up = state::update(root_, [&](json& doc, std::string& err) {
-    if (gates::run_state(doc) != gates::RunState::Running || !gates::waves_may_advance(doc)) {
-      froze = true;
-      return false;
-    }
-    std::vector<std::string> ids;
-    for (size_t i : idx) ids.push_back(entries_[i].id);
-    err = execution::start_plans(doc, ids, now);
-    return err.empty();
-  });
-  if (froze) {
+  // A gate opened by another process since schedule() read the state: nothing starts.
+  const auto& snap = state_now();
+  if (!snap.ok()) {
+    stop(kExecHalted, "error", snap.error);
+    return;
+  }
+  if (gates::run_state(snap.doc) != gates::RunState::Running || !gates::waves_may_advance(snap.doc)) {
     schedule();  // sees the gate now
     return;
   }
-  if (!up.ok()) {
-    stop(kExecHalted, "error", up.error);
-    return;
+  for (size_t i : idx) {
+    nodes_[i].status = waves::PlanStatus::Running;
+    queue_plan(i, PlanUpdate{"running", now, nullptr, "", nullptr});
   }
   json spawned = json::object();  // plan id -> who runs it, for a later run to find (kill -9 of this one)
   for (size_t i : idx) {
@@ -974,6 +1089,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
          "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
   }
   if (!spawned.empty()) {
+    // The plans' `running` and who runs them are on disk before anything else happens: a
+    // later execute (after a kill -9 of this one) must find both to end the executors.
+    flush_plans();
     auto rec = state::update(root_, [&](json& doc, std::string&) {
       bool any = false;
       for (auto& [id, r] : spawned.items())
@@ -1049,16 +1167,9 @@ void Run::on_done(size_t i, SpawnResult r) {
     }
   }
   std::string now = now_iso8601();
-  json after;
-  auto up = state::update(root_, [&](json& doc, std::string&) {
-    execution::end_plan(doc, e.id, {status, error, findings}, now);
-    return true;
-  });
-  if (!up.ok()) {
-    stop(kExecHalted, "error", up.error);
-    return;
-  }
-  after = up.doc;
+  nodes_[i].status = waves::parse_status(status).value_or(waves::PlanStatus::Pending);
+  queue_plan(i, PlanUpdate{status, std::nullopt, status == "pending" ? json(nullptr) : json(now), error,
+                           status == "failed" ? findings : json(nullptr)});
   long long ms = static_cast<long long>(r.elapsed_ms);
   if (summary_failed) {
     int high = 0;
@@ -1093,12 +1204,10 @@ void Run::on_done(size_t i, SpawnResult r) {
   // wave_end once every plan of the wave is complete or failed.
   if (!waves_ended_.count(e.wave)) {
     bool all_done = true, any_failed = false;
-    for (const auto& x : entries_) {
-      if (x.wave != e.wave) continue;
-      const json* p = execution::find_plan(after, x.id);
-      std::string s = p ? str(*p, "status") : "";
-      if (s != "complete" && s != "failed") all_done = false;
-      if (s == "failed") any_failed = true;
+    for (size_t x : wave_members_[e.wave]) {
+      auto s = nodes_[x].status;
+      if (s != waves::PlanStatus::Complete && s != waves::PlanStatus::Failed) all_done = false;
+      if (s == waves::PlanStatus::Failed) any_failed = true;
     }
     if (all_done) {
       waves_ended_.insert(e.wave);

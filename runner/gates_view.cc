@@ -266,6 +266,9 @@ std::string render_status(const json& s) {
     add(out::bold("Reviews of plans outside this run"));
     for (auto& [id, rv] : others.items()) add("  " + out::sym(out::Sym::Skip) + " " + column(text::sanitize_for_terminal(id), 8) + " " + review_text(rv));
   }
+  if (s.contains("other_ledgers") && s["other_ledgers"].is_object())
+    add(out::dim("Reviews of " + std::to_string(s["other_ledgers"].value("count", 0)) +
+                 " other phase(s) are not shown: `yolo status --records`"));
   const json& gl = s.contains("gates") ? s["gates"] : json();
   size_t resolved = 0;
   if (gl.is_array())

@@ -1,13 +1,16 @@
 #include "runner/review_gate.h"
 
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "protocol/clock.h"
 #include "protocol/events.h"
+#include "protocol/phase_snapshot.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
 #include "protocol/reviewed.h"
@@ -53,10 +56,38 @@ json findings_json(const std::vector<review::ReviewerFinding>& fs) {
   return a;
 }
 
+// Records are written in batches: a pass over 400 plans used to rewrite (and fsync) the
+// phase's ledger and the state 400 times each, the whole files every time. The observer
+// keeps what is to be recorded and writes it (one state update, one ledger update per phase,
+// each under the lock and atomic as before) when the pass ends, or while it runs once the
+// last write is a second old, so a pass with slow agents still records each plan soon
+// after it finishes. A plan's JSON line is printed only after its records are written:
+// whoever reads the lines (and a `kill -9` in the middle) finds the record of every plan
+// that was reported.
 class GateObserver : public review::LoopObserver {
  public:
-  GateObserver(const ReviewGateOptions& o, std::string cid, ReviewGateResult& result)
-      : o_(o), cid_(std::move(cid)), result_(result) {}
+  GateObserver(const ReviewGateOptions& o, std::string cid, ReviewGateResult& result, PhaseSnapshots& snapshots)
+      : o_(o), cid_(std::move(cid)), result_(result), snapshots_(snapshots), last_flush_(Clock::now()) {}
+
+  // Writes what is pending (state, then ledgers), then prints the JSON lines it held back.
+  void flush() {
+    auto start = Clock::now();
+    if (!pending_loops_.empty()) {
+      update_state([&](json& doc) {
+        bool changed = false;
+        for (auto& [phase, id, entry] : pending_loops_) changed = review::put_run_loop(doc, phase, id, entry) || changed;
+        return changed;
+      });
+      pending_loops_.clear();
+    }
+    for (auto& [dir, recs] : pending_records_)
+      if (std::string e = review_ledger::record_many(o_.root, dir, std::move(recs)); !e.empty()) not_recorded(e);
+    pending_records_.clear();
+    for (const auto& j : pending_lines_) out::json_line(j);
+    pending_lines_.clear();
+    last_flush_ = Clock::now();
+    last_flush_cost_ = last_flush_ - start;
+  }
 
   void plan_start(const review::PlanTarget& t, const std::string& plan_id, int max_cycles) override {
     phase_dir_ = t.phase_dir ? *t.phase_dir : t.plan_path.parent_path();
@@ -148,6 +179,7 @@ class GateObserver : public review::LoopObserver {
   }
 
   void architect_done(const review::PlanLoopResult& r, const review::ArchitectAttempt& a) override {
+    snapshots_.invalidate();  // the architect may have rewritten any plan of the phase
     if (!a.ran) warn("  " + out::sym(out::Sym::Warn) + " Architect unavailable for plan " + safe(r.plan_id) + ": " + safe(a.reason));
     else if (!a.changed)
       warn("  " + out::sym(out::Sym::Warn) + " Architect left plan " + safe(r.plan_id) +
@@ -173,8 +205,12 @@ class GateObserver : public review::LoopObserver {
     say(line);
     json j = plan_json(r);
     record_final(r, j);
-    if (o_.json && !o_.quiet) out::json_line(j);
+    if (o_.json && !o_.quiet) pending_lines_.push_back(j);
     result_.plan_lines.push_back(std::move(j));
+    // A write at most every second, and never more than a fifth of the time: the cost of a
+    // write grows with the ledger, so a fixed rate would make a long pass quadratic again.
+    auto since = Clock::now() - last_flush_;
+    if (since >= std::chrono::seconds(1) && since >= 4 * last_flush_cost_) flush();
   }
 
   json plan_json(const review::PlanLoopResult& r) const {
@@ -253,18 +289,21 @@ class GateObserver : public review::LoopObserver {
     if (!r.ok()) not_recorded(r.error);
   }
 
+  // A loop in progress (agents at work, seconds apart): written at once.
   void record_loop(const review::PlanLoopResult& r, bool finished) {
-    update_state([&](json& doc) { return review::put_run_loop(doc, phase_, r.plan_id, r.review_loop_entry(finished)); });
+    if (!o_.record_state) return;
+    pending_loops_.emplace_back(phase_, r.plan_id, r.review_loop_entry(finished));
+    flush();
   }
 
   void record_final(const review::PlanLoopResult& r, const json& j) {
-    update_state([&](json& doc) { return review::put_run_loop(doc, phase_, r.plan_id, r.review_loop_entry(true)); });
     if (!o_.record_state) return;
+    pending_loops_.emplace_back(phase_, r.plan_id, r.review_loop_entry(true));
     if (r.hash.empty()) return;  // the plan could not be read: nothing to reconcile against
     json rec = {{"hash", r.hash},           {"verdict", to_string(r.verdict)}, {"path", j["plan"]},
                 {"reviewed_at", now_iso8601()}, {"source", j["source"]},        {"findings", j["findings"]},
                 {"loop", r.review_loop_entry(true)}};
-    if (std::string e = review_ledger::record(o_.root, phase_dir_, r.plan_id, std::move(rec)); !e.empty()) not_recorded(e);
+    pending_records_[phase_dir_].emplace_back(r.plan_id, std::move(rec));
   }
 
   void not_recorded(const std::string& e) {
@@ -272,9 +311,16 @@ class GateObserver : public review::LoopObserver {
     result_.state_errors.push_back(e);
   }
 
+  using Clock = std::chrono::steady_clock;
   const ReviewGateOptions& o_;
   std::string cid_;
   ReviewGateResult& result_;
+  PhaseSnapshots& snapshots_;
+  std::vector<std::tuple<long long, std::string, json>> pending_loops_;       // phase, plan id, review_loops entry
+  std::map<stdfs::path, std::vector<std::pair<std::string, json>>> pending_records_;  // phase folder -> (id, record)
+  std::vector<json> pending_lines_;
+  Clock::time_point last_flush_;
+  Clock::duration last_flush_cost_{};
   stdfs::path phase_dir_;
   long long phase_ = 0;
   std::optional<long long> plan_;
@@ -300,7 +346,11 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   };
   if (!snapshot.ok()) warn(snapshot.error);
   std::string cid = correlation_id_for(o, snapshot.doc);
-  GateObserver obs(o, cid, res);
+  // One pass: each phase folder loaded and cross-checked once, siblings through the
+  // caller's cache when it has one, else through this pass's own.
+  PlanCache own_cache;
+  PhaseSnapshots snapshots(o.plan_cache ? o.plan_cache : &own_cache);
+  GateObserver obs(o, cid, res, snapshots);
   ReviewerAgent reviewer(o.root, o.config, cid);
   ArchitectAgent architect(o.root, o.config, cid);
   review::LoopOptions lo;
@@ -308,6 +358,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   lo.precheck.max_tasks = o.config.max_tasks_per_plan;
   lo.reviewer_required = o.config.reviewer_required;
   lo.precheck.cache = o.plan_cache;
+  lo.precheck.snapshots = &snapshots;
 
   std::vector<std::pair<std::string, json>> skipped;  // plan id, line
   std::vector<review::PlanTarget> todo;
@@ -346,6 +397,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   }
 
   res.loops = review::run_phase_loops(todo, lo, reviewer, architect, obs);
+  obs.flush();
   res.interrupt_signal = reviewer.interrupt_signal() ? reviewer.interrupt_signal() : architect.interrupt_signal();
   res.worst = worst(res.worst, res.loops.worst);
   res.halted = res.worst == Verdict::Reject;

@@ -13,7 +13,9 @@
 #include <sstream>
 #include <thread>
 
+#include "bg_process.h"
 #include "protocol/gates.h"
+#include "protocol/review_ledger.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
 #include "test_support.h"
@@ -184,6 +186,76 @@ TEST(Crash, KillNineTheYoloCommandsAtRandomMoments) {
   run_yolo_tty({"approve", "--by", "z", "--repo", root.string()});
   auto r = run_yolo({"request-approval", "--plan-path", "plan.md", "--gate-type", "wave", "--repo", root.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// `yolo review PHASE` writes its records in batches (one ledger and one state write per
+// batch, not per plan) and prints a plan's JSON line only once its record is written. kill -9
+// in the middle of a pass, at different points: every plan reported so far has its record,
+// with the content it reviewed (the plans change every round), the ledger and the state are
+// whole and schema-valid, and the next pass completes.
+TEST(Crash, KillNineABatchedReviewMidPassKeepsEveryReportedRecord) {
+  TempDir dir;
+  const stdfs::path root = dir.path();
+  const stdfs::path phase = root / ".yolo-planning/phases/01-core";
+  const int kPlans = 200;
+  // A reviewer that takes 10 ms a plan makes a pass (2 s or more, batches written every second)
+  // long enough to be killed midway.
+  write_file(root / ".yolo-planning/config.json",
+             json({{"reviewer", {"/bin/sh", "-c", "sleep 0.01; echo 'VERDICT: approve'"}}}).dump());
+  auto write_plans = [&](int round) {
+    for (int i = 1; i <= kPlans; ++i) {
+      char name[32];
+      std::snprintf(name, sizeof name, "01-%03d-PLAN.md", i);
+      write_file(phase / name, "---\nphase: \"01\"\nplan: \"" + std::to_string(i) + "\"\ntitle: \"Plan " + std::to_string(i) +
+                                   "\"\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"it works\"\n---\n\n### Task 1: Do it\n\nRound " +
+                                   std::to_string(round) + ".\n");
+    }
+  };
+  size_t killed_mid_pass = 0;
+  for (int round = 0; round < 5; ++round) {
+    write_plans(round);
+    BgProcess p({yolo_bin(), "review", phase.string(), "--json"}, root);
+    // Round r waits for 1 + r * 30 lines before the kill.
+    std::vector<json> lines;
+    size_t want = 1 + static_cast<size_t>(round) * 30;
+    while (lines.size() < want) {
+      auto j = p.next_json(std::chrono::seconds(30));
+      ASSERT_TRUE(j) << "round " << round << ": no line after " << lines.size() << "; stderr: " << p.stderr_text();
+      if (j->value("type", "") == "plan") lines.push_back(*j);
+    }
+    p.signal(SIGKILL);
+    int st = p.wait_exit(std::chrono::seconds(10));
+    if (st == 128 + SIGKILL) ++killed_mid_pass;
+    // Every reported plan has its record, of this round's content.
+    auto ledger = review_ledger::load(root, phase);
+    ASSERT_TRUE(ledger.ok()) << ledger.error;
+    for (const auto& l : p.seen) {
+      if (l.value("type", "") != "plan") continue;
+      const json* rec = review_ledger::find(ledger.doc, l["plan_id"].get<std::string>());
+      ASSERT_NE(rec, nullptr) << "round " << round << ": reported " << l["plan_id"] << " has no record";
+      EXPECT_EQ(rec->value("hash", ""), l["hash"].get<std::string>()) << "round " << round << ": " << l["plan_id"];
+    }
+    auto st_doc = state::load(root);
+    ASSERT_TRUE(st_doc.ok()) << st_doc.error;
+  }
+  EXPECT_GE(killed_mid_pass, 4u) << "the pass ended before the kill too often: nothing was tested";
+  // The next pass runs to the end and records every plan.
+  write_plans(99);
+  auto r = run_yolo({"review", phase.string(), "--json"}, root);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto ledger = review_ledger::load(root, phase);
+  ASSERT_TRUE(ledger.ok()) << ledger.error;
+  EXPECT_EQ(ledger.doc["reviews"].size(), static_cast<size_t>(kPlans));
+  size_t fresh = 0;
+  for (const auto& l : r.json_lines())
+    if (l.value("type", "") == "plan") {
+      const json* rec = review_ledger::find(ledger.doc, l["plan_id"].get<std::string>());
+      fresh += rec && rec->value("hash", "") == l["hash"].get<std::string>();
+    }
+  EXPECT_EQ(fresh, static_cast<size_t>(kPlans));
+  auto state_doc = state::load(root);
+  ASSERT_TRUE(state_doc.ok()) << state_doc.error;
+  EXPECT_EQ(state_doc.doc["review_loops"].size(), static_cast<size_t>(kPlans));
 }
 
 }  // namespace

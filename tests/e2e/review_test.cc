@@ -578,11 +578,19 @@ TEST(Review, TheStateKeepsTheLoopsOfTheRunsPhaseTheLedgersKeepEveryReview) {
   ASSERT_EQ(repo.review({repo.phase.string()}).exit_code, 0);
   EXPECT_TRUE(repo.state()["review_loops"].contains("01-01"));
   // `yolo status` shows both, each from its ledger.
-  auto s = run_yolo({"status", "--json"}, repo.root);
+  auto s = run_yolo({"status", "--json", "--records"}, repo.root);
   ASSERT_EQ(s.exit_code, 0) << s.err;
   json sj = s.json_out();
   EXPECT_EQ(sj["other_reviews"]["02-01"]["verdict"], "approve") << sj.dump();
   EXPECT_EQ(sj["other_reviews"]["01-01"]["verdict"], "approve") << sj.dump();
+  // By default only the run's phase (1) is read; phase 2's ledger is named, not read.
+  auto b = run_yolo({"status", "--json"}, repo.root);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  json bj = b.json_out();
+  EXPECT_EQ(bj["other_reviews"]["01-01"]["verdict"], "approve") << bj.dump();
+  EXPECT_FALSE(bj["other_reviews"].contains("02-01")) << bj.dump();
+  EXPECT_EQ(bj["other_ledgers"]["count"], 1) << bj.dump();
+  EXPECT_EQ(bj["other_ledgers"]["files"], json({"02-api.json"})) << bj.dump();
 }
 
 TEST(Review, ChangedSkipsWhatTheLedgerSaysWasReviewedAsItIs) {
