@@ -1,6 +1,8 @@
 #include "protocol/events.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,7 +21,14 @@ const std::vector<std::string>& known_types() {
       "review_loop_cycle", "review_loop_end", "review_halt", "qa_loop_start", "qa_loop_cycle", "qa_loop_end",
       "qa_parse_failure", "gate_frozen", "gate_resumed", "gate_rejected", "gate_error", "approval_requested",
       "approval_granted", "approval_invalidated", "summary_checks_passed", "summary_claims_failed",
-      "state_corrupt", "watch_start", "watch_stop", "watch_rescan", "plan_changed"};
+      "state_corrupt", "watch_start", "watch_stop", "watch_rescan", "plan_changed",
+      // The reference's own list (issue 16): V1 checkpoint, the V2 task and gate protocol,
+      // and its metric types. Agents written for the reference log these.
+      "checkpoint", "phase_planned", "task_created", "task_claimed", "task_started", "artifact_written",
+      "gate_passed", "gate_failed", "task_completed_candidate", "task_completed_confirmed", "task_blocked",
+      "task_reassigned", "shutdown_sent", "shutdown_received", "token_overage", "token_cap_escalated",
+      "file_conflict", "smart_route", "contract_revision", "cache_hit", "task_completion_rejected",
+      "snapshot_restored", "state_recovered", "message_rejected"};
   return types;
 }
 
@@ -49,15 +58,30 @@ std::string append_line(const std::filesystem::path& path, const std::string& li
   if (fd < 0) return path.string() + ": " + std::strerror(errno);
   std::string buf = line;
   buf.push_back('\n');
-  // One write call: O_APPEND makes the offset update and the write atomic w.r.t. other
-  // appenders on local file systems, so concurrent lines never interleave.
-  ssize_t n;
-  do {
-    n = ::write(fd, buf.data(), buf.size());
-  } while (n < 0 && errno == EINTR);
+  // All or nothing: on a full disk (or a file-size limit) a write can stop part way; the
+  // part written is cut off again, so no truncated line is left for the next event to be
+  // glued to. The lock orders appenders, so the size we cut back to is where ours began
+  // (O_APPEND alone already keeps concurrent lines from interleaving).
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  struct stat st {};
+  off_t start = ::fstat(fd, &st) == 0 ? st.st_size : -1;
+  size_t done = 0;
   std::string err;
-  if (n < 0) err = path.string() + ": " + std::strerror(errno);
-  else if (static_cast<size_t>(n) != buf.size()) err = path.string() + ": short write";
+  while (done < buf.size()) {
+    ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = path.string() + ": " + (n < 0 ? std::strerror(errno) : "short write");
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (!err.empty() && done > 0) {
+    if (start < 0 || ::ftruncate(fd, start) != 0)
+      err += " (and a partial line could not be removed: " + std::string(std::strerror(errno)) + ")";
+  }
+  ::flock(fd, LOCK_UN);
   ::close(fd);
   return err;
 }

@@ -178,6 +178,7 @@ void end_plan(json& doc, const std::string& id, const PlanEnd& end, const std::s
     (*p)["completed_at"] = end.status == "pending" ? json(nullptr) : json(now);
     if (!end.error.empty()) (*p)["error"] = end.error;
     else p->erase("error");
+    p->erase("executor");  // the executor's pid/pgid/start (a run that ends it needs it no more)
     if (end.status == "failed") (*p)["findings"] = end.findings.is_array() ? end.findings : json::array();
     else p->erase("findings");
   }

@@ -1,6 +1,7 @@
 #include "protocol/precheck.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -39,6 +40,30 @@ void check_frontmatter(const Plan& p, StructuralReview& r) {
   c.counts["missing_keys"] = missing;
   for (const auto& k : missing)
     r.add(make_finding(Severity::High, "frontmatter", "missing required key '" + k + "'", "Add '" + k + ":' to the frontmatter"));
+  // The id names records, ledger entries and state entries: no path parts, no control bytes.
+  for (const auto& [key, v] : {std::pair<const char*, const std::string&>{"phase", p.phase}, {"plan", p.plan}}) {
+    bool bad = v.find("..") != std::string::npos || v.find('/') != std::string::npos || v.find('\\') != std::string::npos;
+    for (unsigned char ch : v) bad = bad || ch < 0x20 || ch == 0x7f;
+    if (bad)
+      r.add(make_finding(Severity::High, "frontmatter", std::string("'") + key + "' is '" + v + "': an id may not hold '..', '/', '\\' or control characters",
+                 std::string("Use the plain number, e.g. ") + key + ": 01"));
+  }
+  // `phase: 02` in phases/01-core: the plan would be tracked (and executed) as another phase's.
+  std::string folder = std::filesystem::path(p.path).parent_path().filename().string();
+  auto lead = [](const std::string& t) {
+    size_t i = 0;
+    while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
+    std::string n = t.substr(0, i);
+    while (!n.empty() && n.back() == '.') n.pop_back();
+    size_t z = 0;
+    while (z + 1 < n.size() && n[z] == '0' && n[z + 1] != '.') ++z;
+    return n.substr(z);
+  };
+  std::string fnum = lead(folder), pnum = lead(p.phase);
+  if (!fnum.empty() && !pnum.empty() && fnum != pnum)
+    r.add(make_finding(Severity::High, "frontmatter",
+               "'phase: " + p.phase + "' differs from its folder " + folder + " (phase " + fnum + ")",
+               "Set phase: to the folder's number, or move the plan to its phase's folder"));
 }
 
 void check_tasks(const Plan& p, const PrecheckOptions& o, StructuralReview& r) {

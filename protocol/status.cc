@@ -1,5 +1,6 @@
 #include "protocol/status.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -37,6 +38,17 @@ json review_of(const json& state, const json& reviews, const std::string& id) {
     r["hash"] = get(rv, "hash");
     const json& f = get(rv, "findings");
     r["findings"] = f.is_array() ? f.size() : 0;
+    if (!str(rv, "source").empty()) r["source"] = str(rv, "source");
+    // Why a reject: its most severe finding, so status can say it in one line.
+    if (str(rv, "verdict") == "reject" && f.is_array())
+      for (const char* sev : {"high", "medium", "low"}) {
+        auto it = std::find_if(f.begin(), f.end(), [&](const json& x) { return str(x, "severity") == sev; });
+        if (it == f.end()) continue;
+        std::string t = str(*it, "title").empty() ? str(*it, "issue") : str(*it, "title");
+        if (t.empty()) t = str(*it, "description");
+        r["reason"] = "[" + std::string(sev) + "] " + (str(*it, "id").empty() ? "" : str(*it, "id") + " ") + t;
+        break;
+      }
   }
   const json* loopp = &get(get(state, "review_loops"), id.c_str());
   if (!loopp->is_object()) loopp = &get(rv, "loop");

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "protocol/contain.h"
@@ -311,14 +312,20 @@ void check_frontmatter(const Summary& s, StructuralReview& r) {
   }
   if (!s.has_frontmatter) {
     r.add(make_finding(Severity::High, "frontmatter", s.path + ": no YAML frontmatter block (the first line must be '---')",
-               "Start the SUMMARY with a frontmatter block holding phase, plan, title, status, completed, "
-               "tasks_completed, tasks_total, commit_hashes and deviations"));
+               "Start the SUMMARY with a frontmatter block holding phase, plan, title, status, "
+               "tasks_completed, tasks_total, commit_hashes (and completed, deviations)"));
     return;
   }
   auto missing = s.missing_keys();
   c.counts["missing_keys"] = missing;
   for (const auto& k : missing)
     r.add(make_finding(Severity::High, "frontmatter", "missing required key '" + k + "'", "Add '" + k + ":' to the frontmatter"));
+  auto described = s.missing_descriptive_keys();
+  if (!described.empty()) c.counts["missing_descriptive_keys"] = described;
+  for (const auto& k : described)
+    r.add(make_finding(Severity::Low, "frontmatter", "missing key '" + k + "' (it only describes the work: a warning)",
+               "Add '" + k + ":' to the frontmatter" +
+                   std::string(k == "completed" ? " (the day the plan was finished, YYYY-MM-DD)" : " (write 'none' when there were none)")));
 }
 
 void check_status(const Summary& s, StructuralReview& r) {
@@ -400,7 +407,10 @@ void check_sections(const Summary& s, StructuralReview& r) {
   for (const char* name : kSummarySections) {
     if (s.section(name)) continue;
     missing.push_back(name);
-    r.add(make_finding(Severity::High, "sections", "missing body section '## " + std::string(name) + "'",
+    bool descriptive = std::any_of(std::begin(kSummaryDescriptiveSections), std::end(kSummaryDescriptiveSections),
+                                   [&](const char* d) { return std::string_view(d) == name; });
+    r.add(make_finding(descriptive ? Severity::Low : Severity::High, "sections",
+               "missing body section '## " + std::string(name) + "'" + (descriptive ? " (it only describes: a warning)" : ""),
                "Add a '## " + std::string(name) + "' section" +
                    (std::string_view(name) == "Deviations" ? " (write 'None' when there were none)" : "")));
   }
@@ -793,6 +803,13 @@ std::vector<std::string> Summary::missing_keys() const {
   return out;
 }
 
+std::vector<std::string> Summary::missing_descriptive_keys() const {
+  std::vector<std::string> out;
+  for (const char* k : kSummaryDescriptiveKeys)
+    if (!frontmatter.contains(k)) out.emplace_back(k);
+  return out;
+}
+
 const SummarySection* Summary::section(std::string_view name) const {
   for (const auto& s : sections)
     if (title_matches(s.title, name)) return &s;
@@ -850,6 +867,16 @@ SummaryLoad load_summary(const std::filesystem::path& path, size_t max_bytes) {
   return r;
 }
 
+namespace {
+// "02-cli" -> "02", "03b-cleanup" -> "03b", "07" -> "07"; empty when the folder has no prefix.
+std::string phase_prefix(const std::string& folder) {
+  size_t dash = folder.find('-');
+  std::string p = folder.substr(0, dash);
+  if (p.empty() || !std::isdigit(static_cast<unsigned char>(p[0]))) return "";
+  return p;
+}
+}  // namespace
+
 std::optional<std::filesystem::path> sibling_plan_path(const std::filesystem::path& summary_path) {
   std::string name = summary_path.filename().string();
   if (!is_summary_filename(name)) return std::nullopt;
@@ -861,6 +888,19 @@ std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem
                                                            const Summary* summary) {
   std::error_code ec;
   if (auto sib = sibling_plan_path(summary_path); sib && stdfs::is_regular_file(*sib, ec)) return sib;
+  // `NN-MM-SUMMARY.md` beside `MM-PLAN.md` (NN the phase folder's prefix).
+  if (auto sib = sibling_plan_path(summary_path)) {
+    std::string name = sib->filename().string();
+    stdfs::path dir = summary_path.parent_path();
+    std::string folder = (dir.empty() ? stdfs::current_path() : dir).filename().string();
+    std::string pre = phase_prefix(folder) + "-";
+    if (pre.size() > 1 && name.starts_with(pre)) {
+      stdfs::path shorter = sib->parent_path() / name.substr(pre.size());
+      auto names = summary_names_for_plan(shorter.filename().string(), folder);
+      if (names.size() > 1 && names[1] == summary_path.filename().string() && stdfs::is_regular_file(shorter, ec))
+        return shorter;
+    }
+  }
   if (!summary || summary->plan.empty()) return std::nullopt;
   stdfs::path dir = summary_path.parent_path();
   if (dir.empty()) dir = ".";
@@ -876,6 +916,54 @@ std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem
       return candidate;
   }
   return std::nullopt;
+}
+
+
+std::vector<std::string> summary_names_for_plan(const std::string& plan_filename, const std::string& phase_folder) {
+  if (!is_plan_filename(plan_filename)) return {};
+  std::string stem = plan_filename.substr(0, plan_filename.size() - std::string_view("PLAN.md").size());
+  std::vector<std::string> out{stem + "SUMMARY.md"};
+  // `MM-` (one number, no phase in front): the phase's number may be put in front.
+  std::string pre = phase_prefix(phase_folder);
+  if (!pre.empty() && stem.size() > 1 && stem.find('-') == stem.size() - 1 &&
+      std::all_of(stem.begin(), stem.end() - 1, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    out.push_back(pre + "-" + stem + "SUMMARY.md");
+  return out;
+}
+
+std::string preferred_summary_name(const std::string& plan_filename, const std::string& phase_folder,
+                                   const std::vector<std::string>& existing_summaries) {
+  auto names = summary_names_for_plan(plan_filename, phase_folder);
+  if (names.empty()) return "";
+  if (names.size() == 1 || existing_summaries.empty()) return names[0];
+  // The long form only when the phase already spells every SUMMARY that way.
+  std::string pre = phase_prefix(phase_folder) + "-";
+  for (const auto& e : existing_summaries) {
+    if (!e.starts_with(pre)) return names[0];
+    std::string rest = e.substr(pre.size());
+    size_t dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0 || rest.substr(dash) != "-SUMMARY.md") return names[0];
+  }
+  return names[1];
+}
+
+SummaryLocation locate_summary(const std::filesystem::path& plan_path) {
+  stdfs::path dir = plan_path.parent_path();
+  std::string folder = (dir.empty() ? stdfs::current_path() : dir).filename().string();
+  auto names = summary_names_for_plan(plan_path.filename().string(), folder);
+  if (names.empty()) return {stdfs::path(plan_path.string() + ".SUMMARY.md"), false};
+  std::error_code ec;
+  for (const auto& n : names)
+    if (stdfs::is_regular_file(dir / n, ec)) return {dir / n, true};
+  std::vector<std::string> existing;
+  if (names.size() > 1) {
+    for (auto it = stdfs::directory_iterator(dir.empty() ? stdfs::path(".") : dir, ec);
+         !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
+      std::string n = it->path().filename().string();
+      if (is_summary_filename(n)) existing.push_back(n);
+    }
+  }
+  return {dir / preferred_summary_name(plan_path.filename().string(), folder, existing), false};
 }
 
 const char* to_string(SummaryMode m) {

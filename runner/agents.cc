@@ -13,6 +13,7 @@
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "protocol/text.h"
+#include "runner/agent_logs.h"
 
 namespace yolo::runner {
 
@@ -81,10 +82,12 @@ struct PromptFile {
   std::string path;
   std::string error;
   explicit PromptFile(const std::string& content) {
-    std::string tmpl = (stdfs::temp_directory_path() / "yolo-prompt-XXXXXX").string();
-    int fd = ::mkstemp(tmpl.data());
+    // In our private folder: the keeper removes it even if we are killed (subprocess.h).
+    stdfs::path dir = private_temp_dir();
+    std::string tmpl = (dir / "yolo-prompt-XXXXXX").string();
+    int fd = dir.empty() ? -1 : ::mkstemp(tmpl.data());
     if (fd < 0) {
-      error = "cannot create a prompt file in " + stdfs::temp_directory_path().string();
+      error = "cannot create a prompt file in " + (dir.empty() ? stdfs::temp_directory_path().string() : dir.string());
       return;
     }
     size_t done = 0;
@@ -250,6 +253,8 @@ review::AgentRun AgentProcess::run(const std::string& plan_path, const std::stri
   AgentContext c{root_, plan_path, phase_dir, plan_id, title_of(plan_path), cycle, prompt, correlation_id_};
   AgentSpawn s = spawn_agent(agent_, cfg_, c);
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
+  if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)
+    write_agent_log(root_, phase_dir, plan_id, agent_, cycle, s.argv, s.result);
   return to_agent_run(agent_, s);
 }
 

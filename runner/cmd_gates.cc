@@ -10,6 +10,7 @@
 #include "runner/gates_view.h"
 #include "runner/identity.h"
 #include "runner/output.h"
+#include "runner/config_report.h"
 
 namespace yolo::runner {
 namespace {
@@ -38,7 +39,7 @@ int fail(const std::string& cmd, const Options& o, const std::string& error, int
 }
 
 Config load_cfg(const stdfs::path& root) {
-  auto c = load_config(root);
+  auto c = load_config_reported(root);
   if (!c.ok()) out::err(out::sym(out::Sym::Warn) + " " + safe(c.error) + " (using defaults)");
   return c.config;
 }

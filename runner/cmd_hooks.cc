@@ -118,19 +118,45 @@ std::string quote_sh(const std::string& s) {
   return q + "'";
 }
 
+// The installed hook. Two things it must get right:
+//  - A chained hook runs with its own name as $0: hook managers dispatch on it (husky's
+//    `h` runs .husky/$(basename "$0")), so a shell-script hook is sourced by a shell whose
+//    $0 is the original path; any other program is run as it is.
+//  - When yolo is gone (uninstalled, moved, not on PATH), the hook does not block every
+//    commit: pre-commit blocks only when a plan is staged, and says how to fix it.
 std::string hook_script(const std::string& name, const std::string& exe) {
   std::string s = "#!/bin/sh\n" + std::string(kMarker) + "\n";
   s += "yolo_bin=" + quote_sh(exe) + "\n";
-  s += "[ -x \"$yolo_bin\" ] || yolo_bin=yolo\n";
+  s += "if [ ! -x \"$yolo_bin\" ]; then\n"
+       "  if command -v yolo >/dev/null 2>&1; then yolo_bin=yolo; else yolo_bin=; fi\n"
+       "fi\n";
   s += "chained=\"$0.pre-yolo\"\n";
+  s += "run_chained() {\n"
+       "  [ -x \"$chained\" ] || exit 0\n"
+       "  IFS= read -r first < \"$chained\" || first=\n"
+       "  case \"$first\" in\n"
+       "    '#!/bin/sh'|'#!/bin/sh '*|'#!/usr/bin/env sh'|'#!/usr/bin/env sh '*|'#!/bin/dash'|'#!/usr/bin/env dash')\n"
+       "      exec sh -c '. \"$0.pre-yolo\"' \"$0\" \"$@\" ;;\n"
+       "    '#!/bin/bash'|'#!/bin/bash '*|'#!/usr/bin/env bash'|'#!/usr/bin/env bash '*)\n"
+       "      exec bash -c '. \"$0.pre-yolo\"' \"$0\" \"$@\" ;;\n"
+       "  esac\n"
+       "  exec \"$chained\" \"$@\"\n"
+       "}\n";
   if (name == std::string("pre-commit")) {
-    s += "\"$yolo_bin\" hooks run pre-commit || exit $?\n";
-    s += "if [ -x \"$chained\" ]; then exec \"$chained\" \"$@\"; fi\n";
+    s += "if [ -z \"$yolo_bin\" ]; then\n"
+         "  if git diff --cached --name-only --diff-filter=ACMR 2>/dev/null | grep -qE '(^|/)\\.yolo-planning/(.*/)?([^/]*-)?PLAN\\.md$'; then\n"
+         "    echo \"yolo hooks: a plan is staged but yolo is not at \"" + quote_sh(exe) +
+         "\" nor on PATH, so its review cannot run.\" >&2\n"
+         "    echo \"  fix: put yolo back on PATH and run 'yolo hooks install --force', or remove these hooks with 'yolo hooks uninstall' (git commit --no-verify skips them once)\" >&2\n"
+         "    exit 1\n"
+         "  fi\n"
+         "else\n"
+         "  \"$yolo_bin\" hooks run pre-commit || exit $?\n"
+         "fi\n";
   } else {
-    s += "\"$yolo_bin\" hooks run " + name + " \"$@\" || true\n";
-    s += "if [ -x \"$chained\" ]; then exec \"$chained\" \"$@\"; fi\n";
+    s += "[ -z \"$yolo_bin\" ] || \"$yolo_bin\" hooks run " + name + " \"$@\" || true\n";
   }
-  s += "exit 0\n";
+  s += "run_chained \"$@\"\n";
   return s;
 }
 
@@ -282,6 +308,8 @@ int pre_commit(const std::vector<std::string>& files) {
   }
   const std::string exe = self_exe();
   int worst = 0;
+  // Say what takes the time: a reviewer agent may take minutes per plan.
+  if (!plans.empty()) out::err(out::sym(out::Sym::Diamond) + " yolo: reviewing " + std::to_string(plans.size()) + " staged plan(s)…");
   for (const auto& p : plans) {
     auto root = fs::find_project_root(p.parent_path());
     if (!root) continue;  // a PLAN.md outside any yolo project
@@ -293,7 +321,8 @@ int pre_commit(const std::vector<std::string>& files) {
       auto why = finding_lines(r.out);
       for (size_t i = 0; i < why.size() && i < 10; ++i) out::err("    " + text::sanitize_for_terminal(why[i]));
       if (why.size() > 10) out::err("    ... and " + std::to_string(why.size() - 10) + " more");
-      out::err("  see why with:\n    yolo review " + quote_sh(p.string()));
+      // One review cycle, so the hint never lets the architect rewrite the plan being committed.
+      out::err("  see why with:\n    yolo review --max-cycles 1 " + quote_sh(p.string()));
       worst = 1;
     } else if (!(r.outcome == SpawnResult::Outcome::Exited && (r.exit_code == 0 || r.exit_code == 2))) {
       std::string detail = trimmed(r.err);
@@ -318,12 +347,35 @@ int re_review() {
        !ec && it != stdfs::directory_iterator(); it.increment(ec))
     if (it->is_directory(ec) && !list_plan_files(it->path()).empty()) phases.push_back(it->path());
   std::sort(phases.begin(), phases.end());
+  // Quiet (issue 16): nothing when no plan changed, one line otherwise. The hook's output
+  // goes to the person running git: on stderr, like git's own.
+  std::vector<std::string> outcomes;
+  size_t rejected = 0;
+  std::vector<std::string> failures;
   for (const auto& phase : phases) {
-    auto r = run_yolo_child(*root, {exe, "review", phase.string(), "--changed"});
-    // The hook's output goes to the person running git: on stderr, like git's own.
-    if (!r.out.empty()) std::fwrite(r.out.data(), 1, r.out.size(), stderr);
-    if (!r.err.empty()) std::fwrite(r.err.data(), 1, r.err.size(), stderr);
+    auto r = run_yolo_child(*root, {exe, "review", phase.string(), "--changed", "--json"});
+    if (!(r.outcome == SpawnResult::Outcome::Exited && r.exit_code >= 0 && r.exit_code <= 2)) {
+      failures.push_back(phase.filename().string() + ": " + r.describe());
+      continue;
+    }
+    std::istringstream in(r.out);
+    std::string l;
+    while (std::getline(in, l)) {
+      json j = json::parse(l, nullptr, false);
+      if (!j.is_object() || j.value("type", "") != "plan" || j.value("skipped", false)) continue;
+      std::string v = j.value("verdict", "?");
+      if (v == "reject") ++rejected;
+      outcomes.push_back(text::sanitize_for_terminal(j.value("plan_id", "?")) + " " + v);
+    }
   }
+  if (!outcomes.empty()) {
+    std::string list;
+    for (size_t i = 0; i < outcomes.size() && i < 6; ++i) list += (i ? ", " : "") + outcomes[i];
+    if (outcomes.size() > 6) list += ", +" + std::to_string(outcomes.size() - 6) + " more";
+    out::err(out::sym(rejected ? out::Sym::Fail : out::Sym::Ok) + " yolo: re-reviewed " + std::to_string(outcomes.size()) +
+             " changed plan(s): " + list + (rejected ? "  (`yolo status` shows why)" : ""));
+  }
+  for (const auto& f : failures) out::err(out::sym(out::Sym::Warn) + " yolo: review of " + text::sanitize_for_terminal(f));
   return kExitOk;
 }
 

@@ -13,6 +13,7 @@ struct Options {
   bool json = false;
   bool execute = false;
   bool no_review = false;
+  bool fix = false;
   int debounce_ms = -1;
 };
 
@@ -30,6 +31,7 @@ int run(const Options& o) {
   w.drive_execution = o.execute;
   w.debounce_ms = o.debounce_ms;
   w.review = !o.no_review;
+  w.fix = o.fix;
   return run_watch(w);
 }
 
@@ -41,6 +43,9 @@ const CommandRegistrar reg{Command{
       sub.add_flag("--json", o->json, "One JSON line per event");
       sub.add_flag("--execute", o->execute, "Also drive `yolo execute` (same as `yolo execute --watch`)");
       sub.add_flag("--no-review", o->no_review, "Do not review changed plans");
+      sub.add_flag("--fix", o->fix,
+                   "Let the architect revise rejected plans (default off: a plan you just saved is never rewritten; "
+                   "config watch.fix turns it on too)");
       sub.add_option("--debounce-ms", o->debounce_ms, "Settle time after a burst of events (default: config watch.debounce_ms, 20)");
       return [o] { return run(*o); };
     }}};

@@ -7,7 +7,10 @@
 #include <iostream>
 
 #include "protocol/seal.h"
+#include "protocol/text.h"
+#include "runner/cli_docs.h"
 #include "runner/identity.h"
+#include "runner/subprocess.h"
 
 namespace yolo::runner {
 namespace {
@@ -34,6 +37,12 @@ const std::vector<Command>& commands() {
 int run_cli(int argc, char** argv) {
   // A child that closes its stdin early must not kill us with SIGPIPE: writes fail with EPIPE.
   ::signal(SIGPIPE, SIG_IGN);
+  // A write past a file-size limit fails with EFBIG instead of killing us (the event log
+  // then removes its partial line: protocol/events.cc).
+  ::signal(SIGXFSZ, SIG_IGN);
+  // Children that escape their process group are re-parented to us and ended with their
+  // spawn; a keeper ends them if we are killed (runner/subprocess.h).
+  supervise_children();
   seal::use_key_file(approval_key_path());
   CLI::App app{"yolo: runs the .yolo-planning protocol (review gate, approvals, waves)", "yolo"};
   app.set_version_flag("--version", std::string("yolo ") + YOLO_VERSION);
@@ -42,6 +51,21 @@ int run_cli(int argc, char** argv) {
   for (const auto& c : commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     runs.emplace_back(sub, c.setup(*sub));
+  }
+  // Bare `yolo`: what it can do. A mistyped command: say so, and the nearest one.
+  if (argc < 2) {
+    std::cout << commands_overview(describe_commands(app));
+    return kExitOk;
+  }
+  if (std::string first = argv[1]; !first.empty() && first[0] != '-') {
+    bool known = std::any_of(commands().begin(), commands().end(), [&](const Command& c) { return c.name == first; });
+    if (!known) {
+      std::string near = suggest_command(first, describe_commands(app));
+      std::cerr << "yolo: unknown command '" << text::sanitize_for_terminal(first) << "'"
+                << (near.empty() ? std::string(".") : ". Did you mean '" + near + "'?") << "\n";
+      std::cerr << "Next: `yolo help` lists the commands\n";
+      return kExitUsage;
+    }
   }
   try {
     app.parse(argc, argv);

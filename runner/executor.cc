@@ -1,10 +1,12 @@
 #include "runner/executor.h"
 
 #include <signal.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,10 +32,14 @@
 #include "protocol/summary.h"
 #include "protocol/text.h"
 #include "protocol/waves.h"
+#include "runner/agent_logs.h"
 #include "runner/approvers.h"
+#include "runner/config_report.h"
 #include "runner/git.h"
+#include "runner/instance_lock.h"
 #include "runner/output.h"
 #include "runner/render.h"
+#include "runner/review_report.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {
@@ -79,18 +85,30 @@ std::vector<PhaseDir> list_phases(const stdfs::path& root) {
   return out;
 }
 
-// `NN-MM-PLAN.md` -> `NN-MM-SUMMARY.md` (same for `MM-PLAN.md` and `PLAN.md`).
-std::string summary_rel_for(const std::string& plan_rel) {
-  const std::string suffix = "PLAN.md";
-  if (plan_rel.size() >= suffix.size() && plan_rel.compare(plan_rel.size() - suffix.size(), suffix.size(), suffix) == 0)
-    return plan_rel.substr(0, plan_rel.size() - suffix.size()) + "SUMMARY.md";
-  return plan_rel + ".SUMMARY.md";
+// The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
+// uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
+std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel) {
+  stdfs::path sp = locate_summary(root / plan_rel).path;
+  return stdfs::path(plan_rel).parent_path().append(sp.filename().string()).generic_string();
 }
 
 std::string fmt_secs(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fs", ms / 1000.0);
   return buf;
+}
+
+// /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
+std::string boot_id() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string b;
+  std::getline(f, b);
+  return b;
+}
+
+// What a later execute needs to know whether this executor still runs (its pid may be reused).
+json executor_record(int pid) {
+  return {{"pid", pid}, {"pgid", process_group_of(pid)}, {"start_ticks", process_start_ticks(pid)}, {"boot_id", boot_id()}};
 }
 
 enum class GateOutcome { Passed, Paused, Halted };
@@ -140,6 +158,17 @@ class Run {
     }
   }
   int finish(int code, const std::string& result, const std::string& message);
+  // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
+  std::string next_step(int code) const {
+    if (!next_.empty()) return next_;
+    switch (code) {
+      case kExecComplete: return "`yolo execute` runs the next phase that is not complete; `yolo status` shows the project";
+      case kExecPaused: return "`yolo gates` shows the open gate; `yolo approve` (or `yolo reject --feedback TEXT`), then `yolo execute`";
+      case kExecWaitingSummary: return "write the SUMMARY files named above (or configure an `executor`), then `yolo execute`";
+      case kExecUsage: return "`yolo status` lists the phases and plans; `yolo execute --help` shows the options";
+      default: return "fix what is reported above, then `yolo execute` (`yolo status` shows the run)";
+    }
+  }
 
   // ---- steps ---------------------------------------------------------------------
   int choose_phase();
@@ -147,6 +176,8 @@ class Run {
   SummaryState check_summary(const PlanEntry& e, json& findings);
   bool phase_complete_on_disk(const PhaseDir& p);
   int step2();
+  int check_agents();
+  int dry_run();
   int precheck();
   int review_gate();
   GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave);
@@ -162,6 +193,7 @@ class Run {
     return "manual";
   }
   bool set_halted(const std::string& reason);
+  void end_leftover_executors(const json& doc);
   int waves();
 
   // ---- the loop ---------------------------------------------------------------
@@ -178,6 +210,26 @@ class Run {
     stopping_ = true;
   }
   void interrupt(int signum);
+  // The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
+  void draw_live() {
+    size_t done = 0;
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (completed_.count(i) || (entries_[i].summary == SummaryState::Passed && !running_.count(i))) ++done;
+    const size_t width = 12;
+    size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
+    std::string bar = "[";
+    for (size_t k = 0; k < width; ++k) bar += k < filled ? "█" : "░";
+    std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
+    long long timeout = cfg_.timeout_for(cfg_.executor);
+    for (const auto& [i, p] : running_) {
+      double secs = static_cast<double>(uv_hrtime() - started_at_[i]) / 1e9;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
+      l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
+    }
+    if (running_.empty()) l += " · waiting";
+    out::set_live(l);
+  }
 
   ExecuteOptions o_;
   stdfs::path root_;
@@ -194,7 +246,11 @@ class Run {
   uv_loop_t loop_{};
   uv_signal_t sigint_{}, sigterm_{};
   std::map<size_t, std::unique_ptr<Process>> running_;
+  InstanceLock lock_;
   std::map<size_t, uint64_t> started_at_;
+  std::map<size_t, std::vector<std::string>> argv_;  // the executor's argv, for its log
+  std::set<size_t> completed_;                        // plans completed by this run
+  uv_timer_t live_timer_{};
   std::set<long long> waves_started_, wave_gate_passed_, waves_ended_;
   bool frozen_noted_ = false;
   long long first_wave_ = 0;
@@ -202,6 +258,7 @@ class Run {
   bool interrupted_ = false;
   int final_code_ = -1;
   std::string final_result_, final_message_;
+  std::string next_;  // the next step for the person, when a step knows better than the exit code
 };
 
 int Run::finish(int code, const std::string& result, const std::string& message) {
@@ -219,13 +276,20 @@ int Run::finish(int code, const std::string& result, const std::string& message)
       j["phase_dir"] = phase_.rel;
     }
     j["plans"] = plans;
+    j["next"] = next_step(code);
     j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
     out::json_line(j);
-  } else if (!message.empty()) {
+  } else {
     Sym s = code == kExecComplete ? Sym::Ok : code == kExecPaused ? Sym::Pause : code == kExecWaitingSummary ? Sym::Diamond : Sym::Fail;
     std::string m = text::sanitize_for_terminal(message);
-    if (code == kExecHalted || code == kExecUsage) out::err(out::sym(s) + " " + m);
-    else out::line(out::sym(s) + " " + m);
+    std::string nl = "Next: " + text::sanitize_for_terminal(next_step(code));
+    if (code == kExecHalted || code == kExecUsage) {
+      if (!m.empty()) out::err(out::sym(s) + " " + m);
+      out::err(nl);
+    } else {
+      if (!m.empty()) out::line(out::sym(s) + " " + m);
+      out::line(nl);
+    }
   }
   return code;
 }
@@ -233,7 +297,7 @@ int Run::finish(int code, const std::string& result, const std::string& message)
 // ---- phase and plans ----------------------------------------------------------------
 
 SummaryState Run::check_summary(const PlanEntry& e, json& findings) {
-  stdfs::path sp = root_ / summary_rel_for(e.path);
+  stdfs::path sp = root_ / summary_rel_for(root_, e.path);
   std::error_code ec;
   if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
   SummaryVerdict v = verify_summary(sp, root_ / e.path, root_, mode_, &git_);
@@ -375,6 +439,103 @@ int Run::precheck() {
   return -1;
 }
 
+// --dry-run: the waves, each plan's dependencies and SUMMARY, and the command that would run
+// it. Reads the plans, the SUMMARY files and the state; starts nothing and writes nothing.
+int Run::dry_run() {
+  std::vector<waves::PlanNode> nodes;
+  for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending});
+  std::map<long long, std::vector<size_t>> by_wave;
+  for (size_t i = 0; i < entries_.size(); ++i) by_wave[entries_[i].wave].push_back(i);
+  bool executor = !cfg_.executor.argv.empty();
+  bool reviewing = cfg_.review_gate == "always" || (o_.review && cfg_.review_gate != "never");
+  json jw = json::array();
+  size_t to_run = 0;
+  if (!o_.json)
+    out::line(out::bold("Phase " + text::sanitize_for_terminal(phase_.folder)) + ": " + std::to_string(entries_.size()) + " plans in " +
+              std::to_string(by_wave.size()) + " wave(s)  " + out::dim("(dry run: nothing runs, nothing is written)"));
+  for (const auto& [w, idx] : by_wave) {
+    if (!o_.json) out::line(out::bold(w >= 1 ? "Wave " + std::to_string(w) : std::string("No valid wave (never runs)")));
+    json jp = json::array();
+    for (size_t i : idx) {
+      const auto& e = entries_[i];
+      json deps = json::array();
+      std::string dep_text;
+      for (const auto& d : e.depends_on) {
+        int j = waves::resolve_dependency(nodes, d);
+        std::string id = j >= 0 ? entries_[static_cast<size_t>(j)].id : d + " (unknown)";
+        deps.push_back(id);
+        dep_text += (dep_text.empty() ? "" : ", ") + id;
+      }
+      json f;
+      SummaryState ss = check_summary(e, f);
+      std::string summary = ss == SummaryState::Passed ? "passes" : ss == SummaryState::Failed ? "fails" : "missing";
+      std::string sp = summary_rel_for(root_, e.path);
+      json jl = {{"id", e.id}, {"title", e.title}, {"path", e.path}, {"depends_on", deps}, {"summary", summary}, {"summary_path", sp}};
+      std::string what;
+      if (ss == SummaryState::Passed) {
+        what = out::sym(Sym::Ok) + " complete (its SUMMARY passes)";
+      } else if (executor && w >= 1) {
+        std::map<std::string, std::string> vars = {{"plan_path", e.path}, {"plan_id", e.id}, {"wave", std::to_string(w)},
+                                                   {"phase_dir", phase_.rel}, {"summary_path", sp}};
+        auto argv = expand_argv(cfg_.executor.argv, vars);
+        jl["would_run"] = argv;
+        std::string cmd;
+        for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + (a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'");
+        what = out::sym(Sym::Diamond) + " would run: " + cmd;
+        ++to_run;
+      } else if (w >= 1) {
+        what = out::sym(Sym::Skip) + " would wait for " + sp + " (no executor configured)";
+        ++to_run;
+      } else {
+        what = out::sym(Sym::Fail) + " never runs: its wave is not a positive integer";
+      }
+      jp.push_back(jl);
+      if (!o_.json)
+        out::line("  " + text::sanitize_for_terminal(e.id) + "  " + text::sanitize_for_terminal(e.title) +
+                  (dep_text.empty() ? out::dim("  (no dependencies)") : out::dim("  (after " + text::sanitize_for_terminal(dep_text) + ")")) +
+                  "\n      " + text::sanitize_for_terminal(what));
+    }
+    jw.push_back({{"wave", w}, {"plans", jp}});
+  }
+  std::string review = reviewing ? "the review gate runs first (yolo review " + phase_.rel + " --changed)"
+                                 : "review gate skipped (review_gate: " + cfg_.review_gate + ")";
+  next_ = "`yolo execute" + (o_.phase.empty() ? std::string() : " " + o_.phase) + "` runs it";
+  if (o_.json) {
+    out::json_line({{"ok", true}, {"cmd", "execute"}, {"dry_run", true}, {"phase", phase_.number}, {"phase_dir", phase_.rel},
+                    {"waves", jw}, {"review_gate", reviewing}, {"executor", executor}, {"would_run", to_run}, {"next", next_}});
+    return kExecComplete;
+  }
+  out::line(out::sym(Sym::Skip) + " " + review + "; then the vision gate on ROADMAP.md");
+  out::line("Next: " + next_);
+  return kExecComplete;
+}
+
+// Before the run starts: a configured agent whose program does not exist. A missing executor
+// would fail every plan, so the run does not start; a missing reviewer means every plan gets
+// only the Stage 1 verdict (the fallback), said loudly, or refused with reviewer_required.
+int Run::check_agents() {
+  bool reviewing = cfg_.review_gate == "always" || (o_.review && cfg_.review_gate != "never");
+  for (const auto& m : missing_agent_programs(cfg_, root_)) {
+    std::string what = m.role + " program '" + m.program + "' not found (config.json " + m.role + ", argv[0]; PATH or a path from the project root)";
+    if (m.role == "executor") {
+      next_ = "install it or correct `executor` in .yolo-planning/config.json, then `yolo execute`";
+      return finish(kExecHalted, "error", "the " + what);
+    }
+    if (m.role == "reviewer" && reviewing && cfg_.reviewer_required) {
+      next_ = "install it or correct `reviewer` in .yolo-planning/config.json (reviewer_required is true), then `yolo execute`";
+      return finish(kExecHalted, "error", "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
+    }
+    if (m.role == "reviewer" && reviewing)
+      emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+           "The " + what + ": every plan gets the Stage 1 verdict only (fallback, no real review). "
+           "Set \"reviewer_required\": true to refuse that");
+    else if (m.role == "architect" && reviewing)
+      emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+           "The " + what + ": a rejected plan is not revised");
+  }
+  return -1;
+}
+
 int Run::review_gate() {
   if (cfg_.review_gate == "never") {
     emit("review_gate", {{"status", "skipped"}, {"review_gate", "never"}}, Sym::Skip, "Review gate skipped (review_gate: never)");
@@ -396,9 +557,15 @@ int Run::review_gate() {
       return -1;
     }
   }
-  emit("review_gate", {{"status", "running"}}, Sym::Diamond, "Review gate: yolo review " + phase_.rel);
+  emit("review_gate", {{"status", "running"}}, Sym::Diamond,
+       "Review gate: yolo review " + phase_.rel + " --changed" +
+           (cfg_.reviewer.argv.empty() ? std::string(" (no reviewer configured: Stage 1 only)")
+                                       : " (reviewer " + cfg_.reviewer.argv.front() + ", up to " +
+                                             std::to_string(cfg_.timeout_for(cfg_.reviewer) / 1000) + " s per plan and cycle)"));
   SpawnSpec spec;
-  spec.argv = {o_.self_exe, "review", phase_.abs.string(), "--json"};
+  // --changed: plans whose content equals their review-ledger record (a `yolo review PLAN`
+  // or an earlier gate) keep that verdict; only changed plans are reviewed again.
+  spec.argv = {o_.self_exe, "review", phase_.abs.string(), "--json", "--changed"};
   spec.cwd = root_;
   spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"NO_COLOR", "1"}};
   spec.timeout_ms = 0;  // the review bounds each agent with its own timeout
@@ -421,10 +588,12 @@ int Run::review_gate() {
   if (verdict == "reject") {
     emit("review_gate", {{"status", "rejected"}, {"verdict", verdict}, {"review", detail}}, Sym::Fail,
          "Review gate: rejected: no plan of this phase executes");
-    if (!o_.json) {
-      std::string tail = text::tail_lines(r.out, 20);
-      for (const auto& l : text::lines(tail)) note(std::string(l));
-    }
+    if (!o_.json)
+      for (const auto& l : rejected_plans_report(detail)) out::line("    " + l);
+    auto paths = rejected_plan_paths(detail);
+    next_ = paths.empty() ? "edit the rejected plan, then `yolo execute`"
+                          : "edit " + paths.front() + (paths.size() > 1 ? " (and " + std::to_string(paths.size() - 1) + " more)" : "") +
+                                ", then `yolo execute`";
     set_halted("review gate rejected the phase");
     return finish(kExecHalted, "halted", "Halted: the review gate rejected the phase (see `yolo status`)");
   }
@@ -470,6 +639,7 @@ void Run::pause_for(const json& g) {
        label + " gate: Awaiting human approval for " + path + ". Execution paused.");
   if (!str(g, "last_error").empty()) note("the approver failed: " + str(g, "last_error") + " (`yolo approve` retries it)");
   if (!id.empty()) note("approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT");
+  if (!id.empty()) next_ = "`yolo approve " + id + "` in a terminal (or `yolo reject " + id + " --feedback TEXT`), then `yolo execute`";
 }
 
 GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave) {
@@ -579,8 +749,21 @@ int Run::waves() {
   uv_signal_start(&sigterm_, on_signal, SIGTERM);
   uv_unref(reinterpret_cast<uv_handle_t*>(&sigint_));
   uv_unref(reinterpret_cast<uv_handle_t*>(&sigterm_));
+  // On a terminal: a live line with the running executors and the phase's progress.
+  bool live = !o_.json && out::live_enabled();
+  if (live) {
+    uv_timer_init(&loop_, &live_timer_);
+    live_timer_.data = this;
+    uv_timer_start(&live_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->draw_live(); }, 250, 250);
+    uv_unref(reinterpret_cast<uv_handle_t*>(&live_timer_));
+  }
   schedule();
   uv_run(&loop_, UV_RUN_DEFAULT);
+  if (live) {
+    uv_timer_stop(&live_timer_);
+    uv_close(reinterpret_cast<uv_handle_t*>(&live_timer_), nullptr);
+    out::set_live("");
+  }
   uv_signal_stop(&sigint_);
   uv_signal_stop(&sigterm_);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
@@ -638,6 +821,7 @@ void Run::schedule() {
       bool phase_done = waves::next(execution::nodes(doc, entries_), all).outcome == waves::Outcome::Complete;
       if (!phase_done) {
         emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
+        next_ = "`yolo execute` runs the rest of the phase";
         stop(kExecComplete, "complete", "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
         return;
       }
@@ -730,7 +914,7 @@ void Run::mark_ready(const std::vector<size_t>& idx) {
   }
   for (size_t i : idx) {
     const auto& e = entries_[i];
-    std::string sp = summary_rel_for(e.path);
+    std::string sp = summary_rel_for(root_, e.path);
     emit("plan_ready", {{"plan", e.id}, {"wave", e.wave}, {"plan_path", e.path}, {"summary_path", sp}}, Sym::Diamond,
          "Plan " + e.id + " ready: waiting for " + sp);
   }
@@ -760,25 +944,65 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     stop(kExecHalted, "error", up.error);
     return;
   }
+  json spawned = json::object();  // plan id -> who runs it, for a later run to find (kill -9 of this one)
   for (size_t i : idx) {
     const auto& e = entries_[i];
     std::map<std::string, std::string> vars = {{"plan_path", e.path},
                                                {"plan_id", e.id},
                                                {"wave", std::to_string(wave)},
                                                {"phase_dir", phase_.rel},
-                                               {"summary_path", summary_rel_for(e.path)}};
+                                               {"summary_path", summary_rel_for(root_, e.path)}};
     SpawnSpec spec;
     spec.argv = expand_argv(cfg_.executor.argv, vars);
     spec.cwd = root_;
     spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"YOLO_PLAN_ID", e.id},      {"YOLO_PHASE_DIR", phase_.rel},
-                {"YOLO_PLAN_PATH", e.path},     {"YOLO_WAVE", std::to_string(wave)}, {"YOLO_SUMMARY_PATH", summary_rel_for(e.path)}};
+                {"YOLO_PLAN_PATH", e.path},     {"YOLO_WAVE", std::to_string(wave)}, {"YOLO_SUMMARY_PATH", summary_rel_for(root_, e.path)}};
     spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
     started_at_[i] = uv_hrtime();
+    argv_[i] = spec.argv;
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
     int pid = running_[i]->pid();
+    if (pid > 0) spawned[e.id] = executor_record(pid);
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
     emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}}, Sym::Diamond,
          "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
+  }
+  if (!spawned.empty()) {
+    auto rec = state::update(root_, [&](json& doc, std::string&) {
+      bool any = false;
+      for (auto& [id, r] : spawned.items())
+        if (json* p = execution::find_plan(doc, id); p && str(*p, "status") == "running") {
+          (*p)["executor"] = r;
+          any = true;
+        }
+      return any;
+    });
+    if (!rec.ok()) note("could not record the executors' pids: " + rec.error);
+  }
+}
+
+// A plan left `running` by an execute that died (kill -9): if its executor still lives (the
+// same pid, boot and start time), end its process group before the plan starts again, so
+// no plan ever runs twice at once.
+void Run::end_leftover_executors(const json& doc) {
+  if (!doc.contains("plans") || !doc["plans"].is_array()) return;
+  std::string boot = boot_id();
+  for (const auto& p : doc["plans"]) {
+    if (str(p, "status") != "running" || !p.contains("executor") || !p["executor"].is_object()) continue;
+    const json& r = p["executor"];
+    int pid = r.value("pid", 0), pgid = r.value("pgid", 0);
+    unsigned long long ticks = r.value("start_ticks", 0ULL);
+    if (pid <= 0 || ticks == 0 || r.value("boot_id", std::string()) != boot || process_start_ticks(pid) != ticks) continue;
+    emit("leftover_executor", {{"plan", str(p, "id")}, {"pid", pid}, {"pgid", pgid}}, Sym::Warn,
+         "Plan " + str(p, "id") + ": its executor (pid " + std::to_string(pid) +
+             ") from an execute that stopped without cleaning up still runs; ending it before the plan starts again");
+    auto alive = [&] { return process_start_ticks(pid) == ticks; };
+    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGTERM);
+    ::kill(pid, SIGTERM);
+    for (int k = 0; k < 100 && alive(); ++k) ::usleep(50 * 1000);  // 5 s to finish cleanly
+    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGKILL);
+    if (alive()) ::kill(pid, SIGKILL);
+    for (int k = 0; k < 100 && alive(); ++k) ::usleep(20 * 1000);
   }
 }
 
@@ -787,7 +1011,9 @@ void Run::on_done(size_t i, SpawnResult r) {
   // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
   if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
   const PlanEntry& e = entries_[i];
-  std::string sp = summary_rel_for(e.path);
+  std::string log_file = write_agent_log(root_, phase_.rel, e.id, "executor", 0, argv_[i], r);
+  if (!log_file.empty()) note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
+  std::string sp = summary_rel_for(root_, e.path);
   std::string status, error;
   json findings = json::array();
   bool summary_failed = false;
@@ -800,7 +1026,10 @@ void Run::on_done(size_t i, SpawnResult r) {
   } else {
     json f = json::array();
     switch (check_summary(e, f)) {
-      case SummaryState::Passed: status = "complete"; break;
+      case SummaryState::Passed:
+        status = "complete";
+        completed_.insert(i);
+        break;
       case SummaryState::Missing:
         status = "failed";
         error = "the executor exited 0 but wrote no SUMMARY (" + sp + ")";
@@ -879,7 +1108,12 @@ void Run::on_done(size_t i, SpawnResult r) {
 // ---- the whole run ----------------------------------------------------------------------
 
 int Run::run() {
-  auto c = load_config(root_);
+  // One execute per project: a second one would start the same plans again.
+  std::string lock_err;
+  if (!lock_.acquire(root_, "execute", lock_err))
+    return finish(kExecHalted, "locked", lock_err + "; wait for it to finish, or stop it (kill " +
+                                              (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
+  auto c = load_config_reported(root_);
   if (!c.ok()) return finish(kExecHalted, "error", c.error);
   cfg_ = c.config;
   mode_ = mode_from_config(cfg_.summary_checks);
@@ -891,6 +1125,19 @@ int Run::run() {
   }
   if (int rc = choose_phase(); rc >= 0) return rc;
   load_plans();
+  if (!o_.only_plan.empty()) {  // --plan naming no plan of the phase: a usage error, nothing written
+    std::vector<waves::PlanNode> nodes;
+    for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending});
+    if (waves::resolve_dependency(nodes, o_.only_plan) < 0) {
+      std::string ids;
+      for (const auto& e : entries_) ids += (ids.empty() ? "" : ", ") + e.id;
+      next_ = "`yolo execute --plan ID` with one of: " + (ids.empty() ? std::string("(no plans)") : ids);
+      return finish(kExecUsage, "error", "no plan '" + o_.only_plan + "' in " + phase_.rel);
+    }
+  }
+  if (o_.dry_run) return dry_run();
+  if (int rc = check_agents(); rc >= 0) return rc;
+  end_leftover_executors(snap.doc);
   if (int rc = step2(); rc >= 0) return rc;
   snap = state::load(root_);
   if (snap.ok() && str(snap.doc, "status") == "complete") {

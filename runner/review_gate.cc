@@ -81,6 +81,10 @@ class GateObserver : public review::LoopObserver {
   void stage1_done(const review::PlanLoopResult&, const review::CycleResult& c) override {
     say("  " + out::sym(out::sym_for(c.stage1_verdict)) + " Stage 1: " + to_string(c.stage1_verdict) +
         (c.stage1.findings.empty() ? "" : " (" + plural(c.stage1.findings.size(), "finding") + ")"));
+    // Say what runs now and how long it may take: an agent call can take minutes.
+    if (c.stage1_verdict != Verdict::Reject && !o_.config.reviewer.argv.empty())
+      say("  " + out::sym(out::Sym::Diamond) + " Reviewer " + safe(o_.config.reviewer.argv.front()) + " running (timeout " +
+          std::to_string(o_.config.timeout_for(o_.config.reviewer) / 1000) + " s)…");
   }
 
   void cycle_done(const review::PlanLoopResult& r, const review::CycleResult& c) override {
@@ -302,6 +306,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   review::LoopOptions lo;
   lo.max_cycles = o.max_cycles > 0 ? o.max_cycles : o.config.review_max_cycles;
   lo.precheck.max_tasks = o.config.max_tasks_per_plan;
+  lo.reviewer_required = o.config.reviewer_required;
   lo.precheck.cache = o.plan_cache;
 
   std::vector<std::pair<std::string, json>> skipped;  // plan id, line

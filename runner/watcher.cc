@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -28,9 +29,11 @@
 #include "protocol/text.h"
 #include "protocol/watch_paths.h"
 #include "runner/dir_watch.h"
+#include "runner/instance_lock.h"
 #include "runner/output.h"
 #include "runner/review_gate.h"
 #include "runner/subprocess.h"
+#include "runner/config_report.h"
 
 namespace yolo::runner {
 namespace {
@@ -58,7 +61,8 @@ class Watcher {
 
   int run() {
     std::string err;
-    if (!stdfs::is_directory(planning_)) {
+    std::error_code pec;
+    if (!stdfs::is_directory(planning_, pec)) {
       out::err("✗ no .yolo-planning folder in " + o_.root.string());
       return 1;
     }
@@ -66,7 +70,7 @@ class Watcher {
       out::err("✗ " + err);
       return 1;
     }
-    auto cfg = load_config(o_.root);
+    auto cfg = load_config_reported(o_.root);
     if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
     config_ = cfg.config;
     debounce_ms_ = o_.debounce_ms >= 0 ? o_.debounce_ms : config_.debounce_ms;
@@ -89,6 +93,7 @@ class Watcher {
         &loop_, [this](const DirWatch::Change& c) { on_change(c); },
         [this](const std::string& why) { request_rescan(why); });
     dir_watch_->skip_name = [](const std::string& n) { return n == ".events" || n == ".git" || n == "node_modules"; };
+    dir_watch_->on_error = [this](const stdfs::path& p, const std::error_code& ec) { walk_error(p, ec); };
     if (std::string e = dir_watch_->start(); !e.empty()) {
       out::err("✗ cannot watch: " + e);
       return 1;
@@ -121,25 +126,8 @@ class Watcher {
  private:
   // --- instance lock -------------------------------------------------------
   bool acquire_instance_lock(std::string& err) {
-    auto p = planning_ / ".watch.lock";
-    instance_lock_ = std::make_unique<fs::FileLock>(p, fs::FileLock::Wait::DontWait);
-    if (!instance_lock_->error().empty()) {
-      err = instance_lock_->error();
-      return false;
-    }
-    if (instance_lock_->busy()) {
-      char buf[32] = {0};
-      ssize_t n = ::pread(instance_lock_->fd(), buf, sizeof buf - 1, 0);
-      std::string pid = n > 0 ? std::string(text::trim(std::string_view(buf, static_cast<size_t>(n)))) : "unknown";
-      err = "another yolo watch (pid " + pid + ") is already watching " + o_.root.string();
-      instance_lock_.reset();
-      return false;
-    }
-    std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(instance_lock_->fd(), 0) != 0 || ::pwrite(instance_lock_->fd(), pid.data(), pid.size(), 0) < 0) {
-      // not fatal: the lock is what matters
-    }
-    return true;
+    // Survives .yolo-planning being deleted and recreated (runner/instance_lock.h).
+    return instance_lock_.acquire(o_.root, "watch", err);
   }
 
   // --- output --------------------------------------------------------------
@@ -200,23 +188,81 @@ class Watcher {
     schedule();
   }
 
+  // A flood overflows the kernel's queue again and again: each rescan waits longer (doubling
+  // up to 5 s) while overflows keep coming less than 2 s apart, so a flood cannot keep the
+  // watcher rescanning back to back; a quiet spell resets it.
   void request_rescan(const std::string& why) {
-    emit(out::Sym::Warn, "rescanning everything: " + why, {{"event", "rescan"}, {"reason", why}});
+    auto now = Clock::now();
+    bool soon = last_rescan_request_ != Clock::time_point{} && now - last_rescan_request_ < std::chrono::seconds(2);
+    last_rescan_request_ = now;
+    rescan_backoff_ms_ = soon ? std::min<long long>(5000, std::max<long long>(100, rescan_backoff_ms_ * 2)) : 0;
+    if (!full_rescan_)
+      emit(out::Sym::Warn, "rescanning everything: " + why + (rescan_backoff_ms_ ? " (in " + std::to_string(rescan_backoff_ms_) + " ms)" : ""),
+           {{"event", "rescan"}, {"reason", why}, {"backoff_ms", rescan_backoff_ms_}});
     full_rescan_ = true;
-    schedule();
+    schedule(rescan_backoff_ms_);
   }
 
-  void schedule() {
+  void schedule(long long at_least_ms = 0) {
     uv_timer_start(&debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); },
-                   static_cast<uint64_t>(debounce_ms_), 0);
+                   static_cast<uint64_t>(std::max<long long>(debounce_ms_, at_least_ms)), 0);
+  }
+
+  // The folder git keeps this work tree's state in (.git, or the one a `.git` file names).
+  stdfs::path git_dir() const {
+    std::error_code ec;
+    stdfs::path dot = o_.root / ".git";
+    if (stdfs::is_directory(dot, ec)) return dot;
+    auto r = fs::read_text(dot, 4096);
+    if (!r.ok()) return {};
+    std::string t(text::trim(r.content));
+    if (!t.starts_with("gitdir:")) return {};
+    stdfs::path g = std::string(text::trim(std::string_view(t).substr(7)));
+    return g.is_absolute() ? g : o_.root / g;
+  }
+
+  // What git is in the middle of (files half applied), or empty.
+  std::string git_busy() const {
+    stdfs::path g = git_dir();
+    if (g.empty()) return {};
+    std::error_code ec;
+    for (const auto& [f, what] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"rebase-merge", "a rebase"}, {"rebase-apply", "a rebase or am"}, {"MERGE_HEAD", "a merge"},
+             {"CHERRY_PICK_HEAD", "a cherry-pick"}, {"REVERT_HEAD", "a revert"}, {"index.lock", "a git command (index.lock)"}})
+      if (stdfs::exists(g / f, ec)) {
+        // A lock left by a git that crashed does not hold the watcher forever.
+        if (std::string_view(f) == "index.lock") {
+          auto t = stdfs::last_write_time(g / f, ec);
+          if (!ec && stdfs::file_time_type::clock::now() - t > std::chrono::seconds(60)) continue;
+        }
+        return what;
+      }
+    return {};
   }
 
   // --- reconcile -------------------------------------------------------------
   void reconcile(bool initial) {
     if (stopping_) return;
+    // Mid-rebase, mid-merge, mid-checkout: plans are half applied. Wait (polling, .git is
+    // not watched), then reconcile everything once.
+    if (!initial) {
+      if (std::string busy = git_busy(); !busy.empty()) {
+        if (!git_waiting_)
+          emit(out::Sym::Pause, "git is in the middle of " + busy + ": waiting for it to finish before reviewing",
+               {{"event", "git_busy"}, {"operation", busy}});
+        git_waiting_ = true;
+        full_rescan_ = true;
+        uv_timer_start(&debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); }, 200, 0);
+        return;
+      }
+      if (git_waiting_) {
+        git_waiting_ = false;
+        emit(out::Sym::Ok, "git finished: reconciling once", {{"event", "git_done"}});
+      }
+    }
     if (config_dirty_) {
       config_dirty_ = false;
-      auto cfg = load_config(o_.root);
+      auto cfg = load_config_reported(o_.root);
       if (cfg.ok()) config_ = cfg.config;
       else emit(out::Sym::Warn, cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
     }
@@ -236,8 +282,14 @@ class Watcher {
       std::set<stdfs::path> present;
       std::error_code ec;
       for (auto it = stdfs::directory_iterator(planning_ / "phases", ec); !ec && it != stdfs::directory_iterator();
-           it.increment(ec))
-        if (it->is_directory()) scan_phase(it->path(), present, changed, summaries_changed);
+           it.increment(ec)) {
+        // A symlink loop (ELOOP) or a folder we may not read (EACCES) is named and skipped.
+        std::error_code dec;
+        bool dir = it->is_directory(dec);
+        if (dec) walk_error(it->path(), dec);
+        else if (dir) scan_phase(it->path(), present, changed, summaries_changed);
+      }
+      if (ec && ec != std::errc::no_such_file_or_directory) walk_error(planning_ / "phases", ec);
       forget_missing([&](const stdfs::path& p) { return !present.count(p); }, changed, summaries_changed);
       if (!initial) state_dirty_ = roadmap_dirty_ = true;
     } else {
@@ -283,6 +335,14 @@ class Watcher {
       present.insert(it->path());
       check_file(it->path(), changed, summaries_changed);
     }
+    if (ec && ec != std::errc::no_such_file_or_directory) walk_error(dir, ec);
+  }
+
+  // A folder of the tree that cannot be walked: said once per path and reason, then skipped.
+  void walk_error(const stdfs::path& p, const std::error_code& ec) {
+    std::string msg = "skipping " + p.string() + ": " + ec.message();
+    if (!walk_errors_.insert(msg).second) return;
+    emit(out::Sym::Warn, msg, {{"event", "walk_error"}, {"path", p.string()}, {"error", ec.message()}});
   }
 
   template <typename Pred>
@@ -336,7 +396,7 @@ class Watcher {
     if (seen_now != watch::PlanSeen::NeedsReview) return;  // touched, or already reviewed as it is
     std::string id = plan_label(p);
     changed[p.parent_path()].push_back(p);
-    emit(out::Sym::Diamond, id + " changed → reviewing",
+    emit(out::Sym::Diamond, id + (o_.review ? " changed → reviewing" : " changed"),
          {{"event", "plan_changed"}, {"plan_id", id}, {"path", p.string()}, {"hash", h}});
   }
 
@@ -465,6 +525,7 @@ class Watcher {
   // runs), sparing a process start per save. With agents, a child `yolo review` runs them,
   // so this loop never blocks on an agent and can stop it on a signal.
   bool review_in_process() const { return config_.reviewer.argv.empty() && config_.architect.argv.empty(); }
+  bool fixing() const { return o_.fix || config_.watch_fix; }
 
   void start_review(const stdfs::path& phase, const std::vector<stdfs::path>& plans) {
     if (review_in_process()) {
@@ -479,7 +540,11 @@ class Watcher {
     }
     job.rerun = false;
     job.pending.clear();
-    job.proc = Process::start(&loop_, child({"review", phase.string(), "--changed", "--json"}),
+    std::vector<std::string> args = {"review", phase.string(), "--changed", "--json"};
+    // The architect rewrites a plan only when asked (--fix or watch.fix): one cycle otherwise,
+    // so the file the person just saved is never changed under them.
+    if (!fixing()) args.insert(args.end(), {"--max-cycles", "1"});
+    job.proc = Process::start(&loop_, child(args),
                               [this, phase](SpawnResult r) { on_review_done(phase, std::move(r)); });
   }
 
@@ -490,6 +555,7 @@ class Watcher {
     g.config = config_;
     g.quiet = true;
     g.plan_cache = &plan_cache_;
+    if (!fixing()) g.max_cycles = 1;
     std::vector<review::PlanTarget> targets;
     for (const auto& p : plans) targets.push_back(review::PlanTarget{p, phase, ""});
     ReviewGateResult res;
@@ -549,7 +615,30 @@ class Watcher {
     auto v = parse_verdict(verdict).value_or(Verdict::Reject);
     double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : fallback_ms;
     std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
-    emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")",
+    std::string why;
+    if (v == Verdict::Reject) {  // say why: its most severe finding
+      const json found = j.contains("findings") && j["findings"].is_array() ? j["findings"] : json::array();
+      for (const char* sev : {"high", "medium", "low"}) {
+        for (const auto& f : found)
+          if (f.is_object() && f.value("severity", "") == sev) {
+            std::string t = f.value("title", "");
+            if (t.empty()) t = f.value("description", "");
+            why = " — [" + std::string(sev) + "] " + t;
+            break;
+          }
+        if (!why.empty()) break;
+      }
+    }
+    // What the architect changed (only with --fix / watch.fix).
+    if (j.contains("architect") && j["architect"].is_array())
+      for (const auto& a : j["architect"])
+        if (a.is_object() && a.value("changed", false)) {
+          std::string path = j.value("plan", "");
+          emit(out::Sym::Warn, id + " was rewritten by the architect: `git diff -- " + path + "` shows the change",
+               {{"event", "plan_revised"}, {"plan_id", id}, {"path", path}});
+          break;
+        }
+    emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")" + why,
          {{"event", "reviewed"}, {"plan_id", id}, {"verdict", verdict}, {"ms", ms}, {"path", j.value("plan", "")},
           {"source", j.value("source", "")}});
   }
@@ -665,7 +754,11 @@ class Watcher {
   stdfs::path planning_;
   Config config_;
   int debounce_ms_ = 20;
-  std::unique_ptr<fs::FileLock> instance_lock_;  // .watch.lock: one watcher per project
+  InstanceLock instance_lock_;
+  std::set<std::string> walk_errors_;  // said already
+  bool git_waiting_ = false;           // a git operation is in progress: reconcile when it ends
+  Clock::time_point last_rescan_request_{};
+  long long rescan_backoff_ms_ = 0;
   uv_loop_t loop_{};
   uv_timer_t debounce_{}, force_exit_{};
   uv_signal_t sigint_{}, sigterm_{};
