@@ -25,8 +25,8 @@ struct Key {
   bool ok() const { return error.empty(); }
 };
 // The key, read once per process from the use_key_file() file; created (mode 0600, random
-// bytes) on first use. Only sealing an approval (approve, reject, an approver's verdict)
-// calls it. A key file of the wrong size is an error, never replaced: approvals sealed
+// bytes) on first use. Only sealing an approval (`yolo approve`, an approver's or skip's
+// approval, an allowed MCP approve) calls it. A key file of the wrong size is an error, never replaced: approvals sealed
 // with it would be lost.
 const Key& key();
 // The key when it exists; never creates it (an error while there is none). Checking a
