@@ -1,6 +1,8 @@
 #include "protocol/events.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,15 +58,30 @@ std::string append_line(const std::filesystem::path& path, const std::string& li
   if (fd < 0) return path.string() + ": " + std::strerror(errno);
   std::string buf = line;
   buf.push_back('\n');
-  // One write call: O_APPEND makes the offset update and the write atomic w.r.t. other
-  // appenders on local file systems, so concurrent lines never interleave.
-  ssize_t n;
-  do {
-    n = ::write(fd, buf.data(), buf.size());
-  } while (n < 0 && errno == EINTR);
+  // All or nothing: on a full disk (or a file-size limit) a write can stop part way; the
+  // part written is cut off again, so no truncated line is left for the next event to be
+  // glued to. The lock orders appenders, so the size we cut back to is where ours began
+  // (O_APPEND alone already keeps concurrent lines from interleaving).
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  struct stat st {};
+  off_t start = ::fstat(fd, &st) == 0 ? st.st_size : -1;
+  size_t done = 0;
   std::string err;
-  if (n < 0) err = path.string() + ": " + std::strerror(errno);
-  else if (static_cast<size_t>(n) != buf.size()) err = path.string() + ": short write";
+  while (done < buf.size()) {
+    ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = path.string() + ": " + (n < 0 ? std::strerror(errno) : "short write");
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (!err.empty() && done > 0) {
+    if (start < 0 || ::ftruncate(fd, start) != 0)
+      err += " (and a partial line could not be removed: " + std::string(std::strerror(errno)) + ")";
+  }
+  ::flock(fd, LOCK_UN);
   ::close(fd);
   return err;
 }

@@ -67,6 +67,9 @@ json node_to_json(const YAML::Node& n, int depth, size_t& budget) {
       json obj = json::object();
       for (const auto& kv : n) {
         std::string key = kv.first.IsScalar() ? kv.first.Scalar() : YAML::Dump(kv.first);
+        // `wave: 1` then `wave: 3`: YAML forbids it, and "the last one wins" would hide
+        // which value the author meant.
+        if (obj.contains(key)) throw YAML::ParserException(kv.first.Mark(), "duplicate key '" + key + "'");
         obj[key] = node_to_json(kv.second, depth + 1, budget);
       }
       return obj;
@@ -76,14 +79,52 @@ json node_to_json(const YAML::Node& n, int depth, size_t& budget) {
 }
 
 // yaml-cpp recurses per nesting level while parsing; refuse absurd nesting before it does.
+// Brackets inside quoted scalars (`title: "[[[..."`) and comments do not count; any other
+// does (a plain scalar's too: never less than yaml-cpp's real nesting).
 bool nesting_too_deep(std::string_view yaml) {
   int depth = 0;
-  for (char c : yaml) {
-    if (c == '[' || c == '{') {
-      if (++depth > kMaxDepth) return true;
-    } else if (c == ']' || c == '}') {
-      if (depth > 0) --depth;
+  char quote = 0;     // inside a quoted scalar: ' or "
+  char prev = '\n';   // the last significant character (line start counts as '\n')
+  auto starts_value = [&] { return prev == '\n' || prev == ':' || prev == '-' || prev == '[' || prev == '{' || prev == ',' || prev == '?'; };
+  for (size_t i = 0; i < yaml.size(); ++i) {
+    char c = yaml[i];
+    if (quote) {
+      // A quote is taken to end with its line: a plain scalar's continuation line may start
+      // with a quote character, and the guard must never skip brackets yaml-cpp nests.
+      if (c == '\n') {
+        quote = 0;
+        prev = '\n';
+        continue;
+      }
+      if (quote == '"' && c == '\\') {
+        ++i;
+      } else if (c == quote) {
+        if (quote == '\'' && i + 1 < yaml.size() && yaml[i + 1] == '\'') ++i;  // '' inside '...'
+        else { quote = 0; prev = 'q'; }
+      }
+      continue;
     }
+    if (c == '\n') {
+      if (depth == 0) prev = '\n';
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') continue;
+    if (c == '#' && (i == 0 || yaml[i - 1] == ' ' || yaml[i - 1] == '\t' || yaml[i - 1] == '\n')) {
+      while (i + 1 < yaml.size() && yaml[i + 1] != '\n') ++i;
+      continue;
+    }
+    if ((c == '"' || c == '\'') && starts_value()) {
+      quote = c;
+      continue;
+    }
+    if (c == '[' || c == '{') {  // counted even in plain text: erring on the safe side
+      if (++depth > kMaxDepth) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+    // `-` and `:` start a value only before a space (`a-[b`, `http://x[` are plain text).
+    bool indicator_like = (c == '-' || c == ':') && depth == 0;
+    prev = indicator_like && i + 1 < yaml.size() && yaml[i + 1] != ' ' && yaml[i + 1] != '\t' && yaml[i + 1] != '\n' && yaml[i + 1] != '\r' ? 'x' : c;
   }
   return false;
 }

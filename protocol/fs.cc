@@ -113,6 +113,8 @@ std::string write_atomic(const stdfs::path& path, const std::string& content) {
                         .string();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return path.string() + ": cannot create temp file: " + std::strerror(errno);
+  // The file keeps its mode (a 0600 state stays 0600).
+  if (struct stat old {}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) ::fchmod(fd, old.st_mode & 07777);
   size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::write(fd, content.data() + done, content.size() - done);

@@ -224,10 +224,22 @@ PlanLoad load_plan(const std::filesystem::path& path, size_t max_bytes) {
   return r;
 }
 
+namespace {
+// A name with a newline or another control character is nobody's plan (and would break
+// every line-based listing of it).
+bool has_control(const std::string& name) {
+  for (unsigned char ch : name)
+    if (ch < 0x20 || ch == 0x7f) return true;
+  return false;
+}
+}  // namespace
+
 bool is_plan_filename(const std::string& name) {
+  if (has_control(name)) return false;
   return name == "PLAN.md" || (name.size() > 8 && name.ends_with("-PLAN.md"));
 }
 bool is_summary_filename(const std::string& name) {
+  if (has_control(name)) return false;
   return name == "SUMMARY.md" || (name.size() > 11 && name.ends_with("-SUMMARY.md"));
 }
 
@@ -236,7 +248,8 @@ std::vector<std::filesystem::path> list_plan_files(const std::filesystem::path& 
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator(phase_dir, ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
-    if (!it->is_regular_file(ec)) continue;
+    std::error_code fec;  // an entry that cannot be looked at (ELOOP, EACCES) is skipped, the walk goes on
+    if (!it->is_regular_file(fec) || fec) continue;
     if (is_plan_filename(it->path().filename().string())) out.push_back(it->path());
   }
   std::sort(out.begin(), out.end());

@@ -15,42 +15,15 @@
 #include <string_view>
 
 #include "protocol/clock.h"
+#include "protocol/file_lock.h"
 #include "protocol/fs.h"
 #include "protocol/schema.h"
+#include "protocol/sha256.h"
 
 namespace yolo::state {
 namespace {
 
 constexpr size_t kMaxStateBytes = 16u << 20;
-
-// Holds an exclusive flock on .yolo-planning/.lock for its lifetime.
-class FileLock {
- public:
-  explicit FileLock(const std::filesystem::path& p) {
-    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      error_ = p.string() + ": cannot open lock file: " + std::strerror(errno);
-      return;
-    }
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      error_ = p.string() + ": cannot lock: " + std::strerror(errno);
-      ::close(fd_);
-      fd_ = -1;
-      return;
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  const std::string& error() const { return error_; }
-
- private:
-  int fd_ = -1;
-  std::string error_;
-};
 
 // The pid in a temp file name `.<file>.tmp.<pid>.<n>` of fs::write_atomic, or 0.
 pid_t temp_file_writer(std::string_view name) {
@@ -68,13 +41,13 @@ pid_t temp_file_writer(std::string_view name) {
   return static_cast<pid_t>(pid);
 }
 
+// One copy per distinct content, named by its hash: reading the same broken file again (every
+// `yolo status`) makes no new copy, and two different contents never share a name.
 std::string keep_copy(const std::filesystem::path& path, const std::string& content) {
-  std::string stamp = now_iso8601();
-  for (auto& c : stamp)
-    if (c == ':') c = '-';
   std::filesystem::path copy = path;
-  copy += ".corrupt-" + stamp;
-  if (!std::filesystem::exists(copy)) fs::write_atomic(copy, content);
+  copy += ".corrupt-" + sha256_hex(content).substr(0, 16);
+  std::error_code ec;
+  if (!std::filesystem::exists(copy, ec)) fs::write_atomic(copy, content);
   return copy.string();
 }
 
@@ -190,7 +163,7 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
     r.error = (root / ".yolo-planning").string() + ": no such folder (not a yolo project)";
     return r;
   }
-  FileLock lock(lock_path(root));
+  fs::FileLock lock(lock_path(root));  // exclusive, for the read-modify-write
   if (!lock.error().empty()) {
     r.error = lock.error();
     return r;
@@ -218,6 +191,15 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
     r.error = file.string() + ": update refused, the result would not match schema " + schema_name + ": " + v;
     return r;
   }
+  // A file made read-only on purpose is not replaced behind the owner's back (rename would
+  // do it: it needs only the folder to be writable).
+  if (auto st = std::filesystem::status(file, ec); !ec && std::filesystem::is_regular_file(st) &&
+                                                    (st.permissions() & std::filesystem::perms::owner_write) == std::filesystem::perms::none) {
+    r.doc = cur.doc;
+    r.error = file.string() + ": is read-only; yolo will not replace it (make it writable with chmod u+w to let yolo update it)";
+    return r;
+  }
+  ec.clear();
   if (!std::filesystem::is_directory(file.parent_path(), ec)) std::filesystem::create_directories(file.parent_path(), ec);
   std::string text = doc.dump(2) + "\n";
   if (std::string w = fs::write_atomic(file, text); !w.empty()) {

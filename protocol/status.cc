@@ -5,6 +5,7 @@
 #include <set>
 
 #include "protocol/gates.h"
+#include "protocol/json_field.h"
 #include "protocol/review_ledger.h"
 #include "protocol/state.h"
 
@@ -21,10 +22,7 @@ const json& get(const json& j, const char* key) {
   return it == j.end() ? null_value : *it;
 }
 
-std::string str(const json& j, const char* key) {
-  const json& v = get(j, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+using json_field::str;
 
 // The review outcome of a plan: its last review (the ledgers' record; in older states,
 // state.reviews[id]) and its loop (the run's review_loops[id], else the record's loop).

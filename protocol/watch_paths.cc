@@ -22,7 +22,7 @@ const char* to_string(PathKind k) {
 
 bool is_noise_name(const std::string& n) {
   if (n.empty()) return true;
-  if (n == "4913" || n == ".lock" || n == ".watch.lock") return true;
+  if (n == "4913" || n == ".lock" || n == ".watch.lock" || n == ".execute.lock") return true;
   if (n.back() == '~') return true;                                    // vim/emacs backups
   if (n.starts_with(".#") || (n.front() == '#' && n.back() == '#')) return true;  // emacs
   for (const char* suf : {".swp", ".swx", ".swo", ".tmp", ".bak", ".orig", ".crswap"})

@@ -82,10 +82,12 @@ struct PromptFile {
   std::string path;
   std::string error;
   explicit PromptFile(const std::string& content) {
-    std::string tmpl = (stdfs::temp_directory_path() / "yolo-prompt-XXXXXX").string();
-    int fd = ::mkstemp(tmpl.data());
+    // In our private folder: the keeper removes it even if we are killed (subprocess.h).
+    stdfs::path dir = private_temp_dir();
+    std::string tmpl = (dir / "yolo-prompt-XXXXXX").string();
+    int fd = dir.empty() ? -1 : ::mkstemp(tmpl.data());
     if (fd < 0) {
-      error = "cannot create a prompt file in " + stdfs::temp_directory_path().string();
+      error = "cannot create a prompt file in " + (dir.empty() ? stdfs::temp_directory_path().string() : dir.string());
       return;
     }
     size_t done = 0;
@@ -242,24 +244,18 @@ std::string title_of(const std::string& plan_path) {
 }
 }  // namespace
 
-review::AgentRun ReviewerAgent::review(const review::ReviewerRequest& req) {
-  AgentContext c{root_, req.plan_path, req.phase_dir, req.plan_id, title_of(req.plan_path), req.cycle, req.prompt,
-                 correlation_id_};
-  AgentSpawn s = spawn_agent("reviewer", cfg_, c);
-  if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
-  if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)
-    write_agent_log(root_, req.phase_dir, req.plan_id, "reviewer", req.cycle, s.argv, s.result);
-  return to_agent_run("reviewer", s);
+bool AgentProcess::configured() const {
+  return !(agent_ == "architect" ? cfg_.architect : cfg_.reviewer).argv.empty();
 }
 
-review::AgentRun ArchitectAgent::revise(const review::ArchitectRequest& req) {
-  AgentContext c{root_, req.plan_path, req.phase_dir, req.plan_id, title_of(req.plan_path), req.cycle, req.prompt,
-                 correlation_id_};
-  AgentSpawn s = spawn_agent("architect", cfg_, c);
+review::AgentRun AgentProcess::run(const std::string& plan_path, const std::string& phase_dir, const std::string& plan_id,
+                                   int cycle, const std::string& prompt) {
+  AgentContext c{root_, plan_path, phase_dir, plan_id, title_of(plan_path), cycle, prompt, correlation_id_};
+  AgentSpawn s = spawn_agent(agent_, cfg_, c);
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
   if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)
-    write_agent_log(root_, req.phase_dir, req.plan_id, "architect", req.cycle, s.argv, s.result);
-  return to_agent_run("architect", s);
+    write_agent_log(root_, phase_dir, plan_id, agent_, cycle, s.argv, s.result);
+  return to_agent_run(agent_, s);
 }
 
 }  // namespace yolo::runner

@@ -6,6 +6,7 @@
 #include "protocol/fs.h"
 #include "runner/command.h"
 #include "runner/executor.h"
+#include "runner/gates_view.h"
 #include "runner/output.h"
 #include "runner/watcher.h"
 
@@ -27,16 +28,12 @@ struct Options {
 
 int run(const Options& o) {
   ExecuteOptions e;
-  std::error_code ec;
-  stdfs::path start = o.repo.empty() ? stdfs::current_path(ec) : stdfs::path(o.repo);
-  if (!o.repo.empty() && !stdfs::is_directory(start, ec)) {
-    out::err("execute: --repo " + o.repo + " is not a folder");
-    return kExecUsage;
-  }
-  auto root = fs::find_project_root(stdfs::absolute(start, ec));
+  std::string err;
+  bool bad_repo = false;
+  auto root = find_project(o.repo, err, &bad_repo);
   if (!root) {
-    out::err("execute: no .yolo-planning folder in " + start.string() + " or above");
-    return kExecHalted;
+    out::err("execute: " + err);
+    return bad_repo ? kExecUsage : kExecHalted;
   }
   if (o.watch && !o.dry_run) {
     // Run, then keep running: the watcher re-runs `yolo execute` whenever a plan, an approval

@@ -118,19 +118,45 @@ std::string quote_sh(const std::string& s) {
   return q + "'";
 }
 
+// The installed hook. Two things it must get right:
+//  - A chained hook runs with its own name as $0: hook managers dispatch on it (husky's
+//    `h` runs .husky/$(basename "$0")), so a shell-script hook is sourced by a shell whose
+//    $0 is the original path; any other program is run as it is.
+//  - When yolo is gone (uninstalled, moved, not on PATH), the hook does not block every
+//    commit: pre-commit blocks only when a plan is staged, and says how to fix it.
 std::string hook_script(const std::string& name, const std::string& exe) {
   std::string s = "#!/bin/sh\n" + std::string(kMarker) + "\n";
   s += "yolo_bin=" + quote_sh(exe) + "\n";
-  s += "[ -x \"$yolo_bin\" ] || yolo_bin=yolo\n";
+  s += "if [ ! -x \"$yolo_bin\" ]; then\n"
+       "  if command -v yolo >/dev/null 2>&1; then yolo_bin=yolo; else yolo_bin=; fi\n"
+       "fi\n";
   s += "chained=\"$0.pre-yolo\"\n";
+  s += "run_chained() {\n"
+       "  [ -x \"$chained\" ] || exit 0\n"
+       "  IFS= read -r first < \"$chained\" || first=\n"
+       "  case \"$first\" in\n"
+       "    '#!/bin/sh'|'#!/bin/sh '*|'#!/usr/bin/env sh'|'#!/usr/bin/env sh '*|'#!/bin/dash'|'#!/usr/bin/env dash')\n"
+       "      exec sh -c '. \"$0.pre-yolo\"' \"$0\" \"$@\" ;;\n"
+       "    '#!/bin/bash'|'#!/bin/bash '*|'#!/usr/bin/env bash'|'#!/usr/bin/env bash '*)\n"
+       "      exec bash -c '. \"$0.pre-yolo\"' \"$0\" \"$@\" ;;\n"
+       "  esac\n"
+       "  exec \"$chained\" \"$@\"\n"
+       "}\n";
   if (name == std::string("pre-commit")) {
-    s += "\"$yolo_bin\" hooks run pre-commit || exit $?\n";
-    s += "if [ -x \"$chained\" ]; then exec \"$chained\" \"$@\"; fi\n";
+    s += "if [ -z \"$yolo_bin\" ]; then\n"
+         "  if git diff --cached --name-only --diff-filter=ACMR 2>/dev/null | grep -qE '(^|/)\\.yolo-planning/(.*/)?([^/]*-)?PLAN\\.md$'; then\n"
+         "    echo \"yolo hooks: a plan is staged but yolo is not at \"" + quote_sh(exe) +
+         "\" nor on PATH, so its review cannot run.\" >&2\n"
+         "    echo \"  fix: put yolo back on PATH and run 'yolo hooks install --force', or remove these hooks with 'yolo hooks uninstall' (git commit --no-verify skips them once)\" >&2\n"
+         "    exit 1\n"
+         "  fi\n"
+         "else\n"
+         "  \"$yolo_bin\" hooks run pre-commit || exit $?\n"
+         "fi\n";
   } else {
-    s += "\"$yolo_bin\" hooks run " + name + " \"$@\" || true\n";
-    s += "if [ -x \"$chained\" ]; then exec \"$chained\" \"$@\"; fi\n";
+    s += "[ -z \"$yolo_bin\" ] || \"$yolo_bin\" hooks run " + name + " \"$@\" || true\n";
   }
-  s += "exit 0\n";
+  s += "run_chained \"$@\"\n";
   return s;
 }
 

@@ -1,6 +1,7 @@
 // yolo watch [REPO]: react live to .yolo-planning changes (issue 5).
 #include "protocol/fs.h"
 #include "runner/command.h"
+#include "runner/gates_view.h"
 #include "runner/output.h"
 #include "runner/watcher.h"
 
@@ -17,10 +18,10 @@ struct Options {
 };
 
 int run(const Options& o) {
-  auto start = o.repo.empty() ? std::filesystem::current_path() : std::filesystem::path(o.repo);
-  auto root = fs::find_project_root(start);
+  std::string err;
+  auto root = find_project(o.repo, err);
   if (!root) {
-    out::err("✗ no .yolo-planning folder in " + start.string() + " or above");
+    out::err("✗ " + err);
     return kExitFail;
   }
   WatchOptions w;

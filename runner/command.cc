@@ -10,6 +10,7 @@
 #include "protocol/text.h"
 #include "runner/cli_docs.h"
 #include "runner/identity.h"
+#include "runner/subprocess.h"
 
 namespace yolo::runner {
 namespace {
@@ -36,6 +37,12 @@ const std::vector<Command>& commands() {
 int run_cli(int argc, char** argv) {
   // A child that closes its stdin early must not kill us with SIGPIPE: writes fail with EPIPE.
   ::signal(SIGPIPE, SIG_IGN);
+  // A write past a file-size limit fails with EFBIG instead of killing us (the event log
+  // then removes its partial line: protocol/events.cc).
+  ::signal(SIGXFSZ, SIG_IGN);
+  // Children that escape their process group are re-parented to us and ended with their
+  // spawn; a keeper ends them if we are killed (runner/subprocess.h).
+  supervise_children();
   seal::use_key_file(approval_key_path());
   CLI::App app{"yolo: runs the .yolo-planning protocol (review gate, approvals, waves)", "yolo"};
   app.set_version_flag("--version", std::string("yolo ") + YOLO_VERSION);

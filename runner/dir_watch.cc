@@ -48,9 +48,12 @@ bool DirWatch::add_one(const std::filesystem::path& dir, bool recursive) {
   if (fd_ < 0) return false;
   int wd = inotify_add_watch(fd_, dir.c_str(), kMask);
   if (wd < 0) {
-    if (errno == ENOSPC || errno == ENOMEM)
+    int e = errno;
+    if (e == ENOSPC || e == ENOMEM)
       on_rescan_("inotify watch limit reached at " + dir.string() +
                  " (raise fs.inotify.max_user_watches); changes below it may be missed");
+    else if (e != ENOENT && e != ENOTDIR && on_error)
+      on_error(dir, std::error_code(e, std::generic_category()));
     return false;
   }
   by_wd_[wd] = Entry{dir, recursive};
@@ -64,11 +67,13 @@ void DirWatch::add_tree(const std::filesystem::path& dir) {
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
+    // Symlinks are not followed (a loop would never end); only real folders are walked.
     std::error_code ec2;
-    if (!it->is_directory(ec2) || it->is_symlink(ec2)) continue;
+    if (it->is_symlink(ec2) || ec2 || !it->is_directory(ec2) || ec2) continue;
     if (skip_name && skip_name(it->path().filename().string())) continue;
     add_tree(it->path());
   }
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory && on_error) on_error(dir, ec);
 }
 
 void DirWatch::on_readable() {

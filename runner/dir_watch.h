@@ -36,6 +36,9 @@ class DirWatch {
   void stop();
   size_t watch_count() const { return by_wd_.size(); }
   std::function<bool(const std::string& name)> skip_name;  // folders never watched
+  // A folder that cannot be watched or listed (EACCES, ELOOP, ...): named, skipped, and the
+  // walk goes on.
+  std::function<void(const std::filesystem::path&, const std::error_code&)> on_error;
 
  private:
   void on_readable();

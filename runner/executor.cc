@@ -1,10 +1,12 @@
 #include "runner/executor.h"
 
 #include <signal.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,10 +18,16 @@
 #include "protocol/events.h"
 #include "protocol/execution.h"
 #include "protocol/fs.h"
+#include "protocol/gate_step.h"
 #include "protocol/gates.h"
+#include "protocol/json_field.h"
+#include "protocol/numbers.h"
 #include "protocol/plan.h"
 #include "protocol/precheck.h"
 #include "protocol/review_ledger.h"
+#include "protocol/review_loop.h"
+#include "protocol/review_report.h"
+#include "protocol/reviewed.h"
 #include "protocol/state.h"
 #include "protocol/summary.h"
 #include "protocol/text.h"
@@ -28,6 +36,7 @@
 #include "runner/approvers.h"
 #include "runner/config_report.h"
 #include "runner/git.h"
+#include "runner/instance_lock.h"
 #include "runner/output.h"
 #include "runner/render.h"
 #include "runner/review_report.h"
@@ -43,18 +52,9 @@ using out::Sym;
 
 constexpr const char* kRoadmap = ".yolo-planning/ROADMAP.md";
 
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using json_field::str;
 
-std::optional<long long> as_int(const std::string& s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  for (char c : s)
-    if (c < '0' || c > '9') return std::nullopt;
-  return std::stoll(s);
-}
+std::optional<long long> as_int(const std::string& s) { return text::parse_digits(s); }
 
 struct PhaseDir {
   long long number = 0;
@@ -96,6 +96,19 @@ std::string fmt_secs(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1fs", ms / 1000.0);
   return buf;
+}
+
+// /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
+std::string boot_id() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string b;
+  std::getline(f, b);
+  return b;
+}
+
+// What a later execute needs to know whether this executor still runs (its pid may be reused).
+json executor_record(int pid) {
+  return {{"pid", pid}, {"pgid", process_group_of(pid)}, {"start_ticks", process_start_ticks(pid)}, {"boot_id", boot_id()}};
 }
 
 enum class GateOutcome { Passed, Paused, Halted };
@@ -180,6 +193,7 @@ class Run {
     return "manual";
   }
   bool set_halted(const std::string& reason);
+  void end_leftover_executors(const json& doc);
   int waves();
 
   // ---- the loop ---------------------------------------------------------------
@@ -232,6 +246,7 @@ class Run {
   uv_loop_t loop_{};
   uv_signal_t sigint_{}, sigterm_{};
   std::map<size_t, std::unique_ptr<Process>> running_;
+  InstanceLock lock_;
   std::map<size_t, uint64_t> started_at_;
   std::map<size_t, std::vector<std::string>> argv_;  // the executor's argv, for its log
   std::set<size_t> completed_;                        // plans completed by this run
@@ -419,11 +434,7 @@ int Run::step2() {
 }
 
 bool Run::set_halted(const std::string& reason) {
-  auto up = state::update(root_, [&](json& doc, std::string&) {
-    if (str(doc, "status") == "awaiting_approval" || str(doc, "status") == "halted") return false;
-    doc["status"] = "halted";
-    return true;
-  });
+  auto up = state::update(root_, [&](json& doc, std::string&) { return execution::halt(doc); });
   log("phase_end", "", {{"status", "halted"}, {"reason", reason}});
   return up.ok();
 }
@@ -571,21 +582,9 @@ int Run::review_gate() {
   auto snap = state::load(root_);
   auto ledger = review_ledger::load(root_, phase_.abs);
   if (snap.ok() && ledger.ok() && execution::has_step(snap.doc, "step_2b")) {
-    bool all = true;
-    for (const auto& e : entries_) {
-      auto l = load_plan(root_ / e.path);
-      const json* rv = review_ledger::find(ledger.doc, e.id);
-      if (!l.plan || !rv) {
-        all = false;
-        break;
-      }
-      std::string h = str(*rv, "hash");
-      if ((h != l.plan->content_hash && h != "sha256:" + l.plan->content_hash) || str(*rv, "verdict") == "reject") {
-        all = false;
-        break;
-      }
-    }
-    if (all) {
+    std::vector<review::PlanContent> contents;
+    for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(root_ / e.path)});
+    if (review::passed_as_is(ledger.doc, contents)) {
       emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok, "Review gate: already passed for these plan contents");
       return -1;
     }
@@ -617,11 +616,7 @@ int Run::review_gate() {
     set_halted(why);
     return finish(kExecHalted, "halted", "Halted: " + why);
   }
-  json detail = json::array();
-  for (const auto& l : text::lines(r.out)) {
-    JsonParse j = parse_json_bounded(l);
-    if (j.ok()) detail.push_back(std::move(j.doc));
-  }
+  json detail = review::parse_review_output(r.out).to_json();
   if (verdict == "reject") {
     emit("review_gate", {{"status", "rejected"}, {"verdict", verdict}, {"review", detail}}, Sym::Fail,
          "Review gate: rejected: no plan of this phase executes");
@@ -650,7 +645,7 @@ int Run::review_gate() {
 void Run::note_review_outcomes(const json& detail) {
   if (o_.json) return;  // the review_gate event carries the same detail
   for (const auto& j : detail) {
-    if (!j.is_object() || j.value("type", "") != "plan" || j.value("skipped", false)) continue;
+    if (!review::ReviewReport::is_review(j)) continue;
     std::string v = j.value("verdict", "?");
     Sym s = v == "approve" ? Sym::Ok : v == "conditional" ? Sym::Warn : Sym::Fail;
     long long cycles = j.contains("cycles") && j["cycles"].is_number_integer() ? j["cycles"].get<long long>() : 1;
@@ -669,8 +664,7 @@ void Run::note_review_outcomes(const json& detail) {
 
 void Run::pause_for(const json& g) {
   std::string type = str(g, "gate_type");
-  std::string label = type.empty() ? "Approval" : type;
-  if (!label.empty()) label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+  std::string label(gates::label_of(type));
   std::string path = str(g, "plan_path");
   std::string id = str(g, "id");
   emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}}, Sym::Pause,
@@ -682,8 +676,7 @@ void Run::pause_for(const json& g) {
 
 GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave) {
   std::string tname(gates::to_string(type));
-  std::string label = tname;
-  label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+  std::string label(gates::label(type));
   bool acted = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto snap = state::load(root_);
@@ -691,32 +684,27 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       stop(kExecHalted, "error", snap.error);
       return GateOutcome::Halted;
     }
-    json doc = snap.doc;
-    gates::adopt_legacy_approval(doc);
-    if (const json* g = gates::open_gate(doc)) {
-      pause_for(*g);
-      return GateOutcome::Paused;
-    }
     std::string err;
     std::string digest = gates::file_digest(root_, rel, err);
-    if (digest.empty()) {
+    gates::Need need = gates::ensure(snap.doc, type, rel, digest);
+    if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
       emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail, label + " gate: " + why);
       stop(kExecHalted, "halted", "Halted: " + why);
       return GateOutcome::Halted;
     }
-    gates::ApprovalStatus st = gates::approval_status(doc, type, rel, digest);
-    switch (st.check) {
-      case gates::ApprovalCheck::Approved: {
+    const gates::ApprovalStatus& st = need.status;
+    switch (need.step) {
+      case gates::Step::Proceed: {
         std::string by = str(st.gate, "approved_by");
         emit("gate_passed", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"approved_by", by}}, Sym::Ok,
              label + " gate: " + (acted ? "cleared" : "approved") + (by.empty() ? "" : " (by " + by + ")") + " for " + rel);
         return GateOutcome::Passed;
       }
-      case gates::ApprovalCheck::Pending:
-        pause_for(st.gate.is_object() ? st.gate : json{{"gate_type", tname}, {"plan_path", rel}});
+      case gates::Step::Pause:
+        pause_for(need.gate);
         return GateOutcome::Paused;
-      case gates::ApprovalCheck::Rejected: {
+      case gates::Step::Halt: {
         std::string fb = str(st.gate, "feedback");
         emit("gate_rejected", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"feedback", fb}}, Sym::Fail,
              label + " gate: rejected: " + fb);
@@ -725,7 +713,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         stop(kExecHalted, "halted", "Halted: " + st.message);
         return GateOutcome::Halted;
       }
-      case gates::ApprovalCheck::Stale: {
+      case gates::Step::Reopen: {
         emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn, st.message);
         std::vector<events::Event> evs;
         std::string gid;
@@ -751,7 +739,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         acted = true;
         continue;
       }
-      case gates::ApprovalCheck::Missing: {
+      case gates::Step::Request: {
         gates::RequestInput in;
         in.type = type;
         in.plan_path = rel;
@@ -761,7 +749,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
              label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
         gates::GateRun r = gates::request_gate(root_, cfg_, in, &command_approver());
         for (const auto& m : r.messages)
-          if (m.rfind("warning", 0) == 0) note(m);
+          if (m.kind == gates::Outcome::Warning) note(m.text);
         if (!r.ok()) {
           emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail, label + " gate: " + r.error);
           stop(kExecHalted, "halted", "Halted: " + r.error);
@@ -871,11 +859,7 @@ void Run::schedule() {
       }
       std::string now = now_iso8601();
       auto up = state::update(root_, [&](json& s, std::string&) {
-        execution::update_wave(s);
-        execution::mark_step(s, "step_3");
-        if (str(s, "status") == "awaiting_approval") return true;
-        if (str(s, "status") != "complete") s["completed_at"] = now;
-        s["status"] = "complete";
+        execution::complete_phase(s, now);
         return true;
       });
       if (!up.ok()) {
@@ -951,8 +935,9 @@ void Run::schedule() {
 
 void Run::mark_ready(const std::vector<size_t>& idx) {
   auto up = state::update(root_, [&](json& doc, std::string&) {
-    for (size_t i : idx)
-      if (json* p = execution::find_plan(doc, entries_[i].id)) p->operator[]("status") = "ready";
+    std::vector<std::string> ids;
+    for (size_t i : idx) ids.push_back(entries_[i].id);
+    execution::mark_ready(doc, ids);
     return true;
   });
   if (!up.ok()) {
@@ -978,20 +963,10 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       froze = true;
       return false;
     }
-    for (size_t i : idx) {
-      json* p = execution::find_plan(doc, entries_[i].id);
-      if (!p) {
-        err = "plan " + entries_[i].id + " is missing from the state";
-        return false;
-      }
-      (*p)["status"] = "running";
-      (*p)["started_at"] = now;
-      (*p)["completed_at"] = nullptr;
-      p->erase("error");
-      p->erase("findings");
-    }
-    execution::update_wave(doc);
-    return true;
+    std::vector<std::string> ids;
+    for (size_t i : idx) ids.push_back(entries_[i].id);
+    err = execution::start_plans(doc, ids, now);
+    return err.empty();
   });
   if (froze) {
     schedule();  // sees the gate now
@@ -1001,6 +976,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     stop(kExecHalted, "error", up.error);
     return;
   }
+  json spawned = json::object();  // plan id -> who runs it, for a later run to find (kill -9 of this one)
   for (size_t i : idx) {
     const auto& e = entries_[i];
     std::map<std::string, std::string> vars = {{"plan_path", e.path},
@@ -1018,9 +994,47 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     argv_[i] = spec.argv;
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
     int pid = running_[i]->pid();
+    if (pid > 0) spawned[e.id] = executor_record(pid);
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
     emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}}, Sym::Diamond,
          "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
+  }
+  if (!spawned.empty()) {
+    auto rec = state::update(root_, [&](json& doc, std::string&) {
+      bool any = false;
+      for (auto& [id, r] : spawned.items())
+        if (json* p = execution::find_plan(doc, id); p && str(*p, "status") == "running") {
+          (*p)["executor"] = r;
+          any = true;
+        }
+      return any;
+    });
+    if (!rec.ok()) note("could not record the executors' pids: " + rec.error);
+  }
+}
+
+// A plan left `running` by an execute that died (kill -9): if its executor still lives (the
+// same pid, boot and start time), end its process group before the plan starts again, so
+// no plan ever runs twice at once.
+void Run::end_leftover_executors(const json& doc) {
+  if (!doc.contains("plans") || !doc["plans"].is_array()) return;
+  std::string boot = boot_id();
+  for (const auto& p : doc["plans"]) {
+    if (str(p, "status") != "running" || !p.contains("executor") || !p["executor"].is_object()) continue;
+    const json& r = p["executor"];
+    int pid = r.value("pid", 0), pgid = r.value("pgid", 0);
+    unsigned long long ticks = r.value("start_ticks", 0ULL);
+    if (pid <= 0 || ticks == 0 || r.value("boot_id", std::string()) != boot || process_start_ticks(pid) != ticks) continue;
+    emit("leftover_executor", {{"plan", str(p, "id")}, {"pid", pid}, {"pgid", pgid}}, Sym::Warn,
+         "Plan " + str(p, "id") + ": its executor (pid " + std::to_string(pid) +
+             ") from an execute that stopped without cleaning up still runs; ending it before the plan starts again");
+    auto alive = [&] { return process_start_ticks(pid) == ticks; };
+    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGTERM);
+    ::kill(pid, SIGTERM);
+    for (int k = 0; k < 100 && alive(); ++k) ::usleep(50 * 1000);  // 5 s to finish cleanly
+    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGKILL);
+    if (alive()) ::kill(pid, SIGKILL);
+    for (int k = 0; k < 100 && alive(); ++k) ::usleep(20 * 1000);
   }
 }
 
@@ -1063,15 +1077,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   std::string now = now_iso8601();
   json after;
   auto up = state::update(root_, [&](json& doc, std::string&) {
-    if (json* p = execution::find_plan(doc, e.id)) {
-      (*p)["status"] = status;
-      (*p)["completed_at"] = status == "pending" ? json(nullptr) : json(now);
-      if (!error.empty()) (*p)["error"] = error;
-      else p->erase("error");
-      if (status == "failed") (*p)["findings"] = findings;
-      else p->erase("findings");
-    }
-    execution::update_wave(doc);
+    execution::end_plan(doc, e.id, {status, error, findings}, now);
     return true;
   });
   if (!up.ok()) {
@@ -1134,6 +1140,11 @@ void Run::on_done(size_t i, SpawnResult r) {
 // ---- the whole run ----------------------------------------------------------------------
 
 int Run::run() {
+  // One execute per project: a second one would start the same plans again.
+  std::string lock_err;
+  if (!lock_.acquire(root_, "execute", lock_err))
+    return finish(kExecHalted, "locked", lock_err + "; wait for it to finish, or stop it (kill " +
+                                              (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
   auto c = load_config_reported(root_);
   if (!c.ok()) return finish(kExecHalted, "error", c.error);
   cfg_ = c.config;
@@ -1158,6 +1169,7 @@ int Run::run() {
   }
   if (o_.dry_run) return dry_run();
   if (int rc = check_agents(); rc >= 0) return rc;
+  end_leftover_executors(snap.doc);
   if (int rc = step2(); rc >= 0) return rc;
   snap = state::load(root_);
   if (snap.ok() && str(snap.doc, "status") == "complete") {

@@ -94,11 +94,13 @@ std::string review_text(const json& r) {
 
 }  // namespace
 
-std::optional<stdfs::path> find_project(const std::string& repo, std::string& err) {
+std::optional<stdfs::path> find_project(const std::string& repo, std::string& err, bool* repo_not_folder) {
   std::error_code ec;
   stdfs::path start = repo.empty() ? stdfs::current_path(ec) : stdfs::path(repo);
+  if (repo_not_folder) *repo_not_folder = false;
   if (!repo.empty() && !stdfs::is_directory(start, ec)) {
     err = "--repo " + repo + " is not a folder";
+    if (repo_not_folder) *repo_not_folder = true;
     return std::nullopt;
   }
   auto root = fs::find_project_root(start);

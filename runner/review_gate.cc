@@ -10,6 +10,7 @@
 #include "protocol/events.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
+#include "protocol/reviewed.h"
 #include "protocol/run_loops.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -244,15 +245,11 @@ class GateObserver : public review::LoopObserver {
     }
   }
 
-  // fn returns false to leave the state as it is (nothing to write there).
+  // fn returns false to leave the state as it is (nothing to write there: no run, or
+  // another phase's). A review never creates or marks a run.
   void update_state(const std::function<bool(json&)>& fn) {
     if (!o_.record_state) return;
-    auto r = state::update(o_.root, [&](json& doc, std::string&) {
-      if (!fn(doc)) return false;
-      if (!doc.contains("status")) doc["status"] = "running";
-      if (!doc.contains("correlation_id") && !cid_.empty()) doc["correlation_id"] = cid_;
-      return true;
-    });
+    auto r = state::update(o_.root, [&](json& doc, std::string&) { return fn(doc); });
     if (!r.ok()) not_recorded(r.error);
   }
 
@@ -326,7 +323,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
         if (!ledger->ok()) warn(ledger->error);
       }
       const json* prev = ledger->ok() ? review_ledger::find(ledger->doc, id) : nullptr;
-      if (prev && !hash.empty() && prev->value("hash", "") == hash) {
+      if (review::reviewed_as_is(prev, hash)) {
         std::string v = prev->value("verdict", "reject");
         auto verdict = parse_verdict(v).value_or(Verdict::Reject);
         res.worst = worst(res.worst, verdict);

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -13,15 +14,22 @@
 
 #include "protocol/clock.h"
 #include "protocol/config.h"
+#include "protocol/execution.h"
+#include "protocol/file_lock.h"
 #include "protocol/fs.h"
 #include "protocol/gates.h"
 #include "protocol/plan.h"
+#include "protocol/reconcile.h"
 #include "protocol/review_ledger.h"
+#include "protocol/review_loop.h"
+#include "protocol/review_report.h"
+#include "protocol/reviewed.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
 #include "protocol/watch_paths.h"
 #include "runner/dir_watch.h"
+#include "runner/instance_lock.h"
 #include "runner/output.h"
 #include "runner/review_gate.h"
 #include "runner/subprocess.h"
@@ -44,11 +52,8 @@ std::string fmt_ms(double ms) {
   return b;
 }
 
-// Content hash of a file, or empty when it cannot be read.
-std::string hash_file(const stdfs::path& p) {
-  auto r = fs::read_bytes(p, 64u << 20);
-  return r.ok() ? sha256_hex(r.content) : std::string();
-}
+// Content hash of a file (sha256 hex), or empty when it cannot be read.
+std::string hash_file(const stdfs::path& p) { return review::file_hash(p); }
 
 class Watcher {
  public:
@@ -56,7 +61,8 @@ class Watcher {
 
   int run() {
     std::string err;
-    if (!stdfs::is_directory(planning_)) {
+    std::error_code pec;
+    if (!stdfs::is_directory(planning_, pec)) {
       out::err("✗ no .yolo-planning folder in " + o_.root.string());
       return 1;
     }
@@ -87,6 +93,7 @@ class Watcher {
         &loop_, [this](const DirWatch::Change& c) { on_change(c); },
         [this](const std::string& why) { request_rescan(why); });
     dir_watch_->skip_name = [](const std::string& n) { return n == ".events" || n == ".git" || n == "node_modules"; };
+    dir_watch_->on_error = [this](const stdfs::path& p, const std::error_code& ec) { walk_error(p, ec); };
     if (std::string e = dir_watch_->start(); !e.empty()) {
       out::err("✗ cannot watch: " + e);
       return 1;
@@ -119,26 +126,8 @@ class Watcher {
  private:
   // --- instance lock -------------------------------------------------------
   bool acquire_instance_lock(std::string& err) {
-    auto p = planning_ / ".watch.lock";
-    lock_fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0) {
-      err = p.string() + ": " + std::strerror(errno);
-      return false;
-    }
-    if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-      char buf[32] = {0};
-      ssize_t n = ::pread(lock_fd_, buf, sizeof buf - 1, 0);
-      std::string pid = n > 0 ? std::string(text::trim(std::string_view(buf, static_cast<size_t>(n)))) : "unknown";
-      err = "another yolo watch (pid " + pid + ") is already watching " + o_.root.string();
-      ::close(lock_fd_);
-      lock_fd_ = -1;
-      return false;
-    }
-    std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
-      // not fatal: the lock is what matters
-    }
-    return true;
+    // Survives .yolo-planning being deleted and recreated (runner/instance_lock.h).
+    return instance_lock_.acquire(o_.root, "watch", err);
   }
 
   // --- output --------------------------------------------------------------
@@ -199,20 +188,78 @@ class Watcher {
     schedule();
   }
 
+  // A flood overflows the kernel's queue again and again: each rescan waits longer (doubling
+  // up to 5 s) while overflows keep coming less than 2 s apart, so a flood cannot keep the
+  // watcher rescanning back to back; a quiet spell resets it.
   void request_rescan(const std::string& why) {
-    emit(out::Sym::Warn, "rescanning everything: " + why, {{"event", "rescan"}, {"reason", why}});
+    auto now = Clock::now();
+    bool soon = last_rescan_request_ != Clock::time_point{} && now - last_rescan_request_ < std::chrono::seconds(2);
+    last_rescan_request_ = now;
+    rescan_backoff_ms_ = soon ? std::min<long long>(5000, std::max<long long>(100, rescan_backoff_ms_ * 2)) : 0;
+    if (!full_rescan_)
+      emit(out::Sym::Warn, "rescanning everything: " + why + (rescan_backoff_ms_ ? " (in " + std::to_string(rescan_backoff_ms_) + " ms)" : ""),
+           {{"event", "rescan"}, {"reason", why}, {"backoff_ms", rescan_backoff_ms_}});
     full_rescan_ = true;
-    schedule();
+    schedule(rescan_backoff_ms_);
   }
 
-  void schedule() {
+  void schedule(long long at_least_ms = 0) {
     uv_timer_start(&debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); },
-                   static_cast<uint64_t>(debounce_ms_), 0);
+                   static_cast<uint64_t>(std::max<long long>(debounce_ms_, at_least_ms)), 0);
+  }
+
+  // The folder git keeps this work tree's state in (.git, or the one a `.git` file names).
+  stdfs::path git_dir() const {
+    std::error_code ec;
+    stdfs::path dot = o_.root / ".git";
+    if (stdfs::is_directory(dot, ec)) return dot;
+    auto r = fs::read_text(dot, 4096);
+    if (!r.ok()) return {};
+    std::string t(text::trim(r.content));
+    if (!t.starts_with("gitdir:")) return {};
+    stdfs::path g = std::string(text::trim(std::string_view(t).substr(7)));
+    return g.is_absolute() ? g : o_.root / g;
+  }
+
+  // What git is in the middle of (files half applied), or empty.
+  std::string git_busy() const {
+    stdfs::path g = git_dir();
+    if (g.empty()) return {};
+    std::error_code ec;
+    for (const auto& [f, what] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"rebase-merge", "a rebase"}, {"rebase-apply", "a rebase or am"}, {"MERGE_HEAD", "a merge"},
+             {"CHERRY_PICK_HEAD", "a cherry-pick"}, {"REVERT_HEAD", "a revert"}, {"index.lock", "a git command (index.lock)"}})
+      if (stdfs::exists(g / f, ec)) {
+        // A lock left by a git that crashed does not hold the watcher forever.
+        if (std::string_view(f) == "index.lock") {
+          auto t = stdfs::last_write_time(g / f, ec);
+          if (!ec && stdfs::file_time_type::clock::now() - t > std::chrono::seconds(60)) continue;
+        }
+        return what;
+      }
+    return {};
   }
 
   // --- reconcile -------------------------------------------------------------
   void reconcile(bool initial) {
     if (stopping_) return;
+    // Mid-rebase, mid-merge, mid-checkout: plans are half applied. Wait (polling, .git is
+    // not watched), then reconcile everything once.
+    if (!initial) {
+      if (std::string busy = git_busy(); !busy.empty()) {
+        if (!git_waiting_)
+          emit(out::Sym::Pause, "git is in the middle of " + busy + ": waiting for it to finish before reviewing",
+               {{"event", "git_busy"}, {"operation", busy}});
+        git_waiting_ = true;
+        full_rescan_ = true;
+        uv_timer_start(&debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); }, 200, 0);
+        return;
+      }
+      if (git_waiting_) {
+        git_waiting_ = false;
+        emit(out::Sym::Ok, "git finished: reconciling once", {{"event", "git_done"}});
+      }
+    }
     if (config_dirty_) {
       config_dirty_ = false;
       auto cfg = load_config_reported(o_.root);
@@ -235,8 +282,14 @@ class Watcher {
       std::set<stdfs::path> present;
       std::error_code ec;
       for (auto it = stdfs::directory_iterator(planning_ / "phases", ec); !ec && it != stdfs::directory_iterator();
-           it.increment(ec))
-        if (it->is_directory()) scan_phase(it->path(), present, changed, summaries_changed);
+           it.increment(ec)) {
+        // A symlink loop (ELOOP) or a folder we may not read (EACCES) is named and skipped.
+        std::error_code dec;
+        bool dir = it->is_directory(dec);
+        if (dec) walk_error(it->path(), dec);
+        else if (dir) scan_phase(it->path(), present, changed, summaries_changed);
+      }
+      if (ec && ec != std::errc::no_such_file_or_directory) walk_error(planning_ / "phases", ec);
       forget_missing([&](const stdfs::path& p) { return !present.count(p); }, changed, summaries_changed);
       if (!initial) state_dirty_ = roadmap_dirty_ = true;
     } else {
@@ -265,11 +318,12 @@ class Watcher {
           emit(out::Sym::Diamond, "ROADMAP.md changed → vision gate", {{"event", "roadmap_changed"}});
       }
     }
-    if (o_.review)
-      for (const auto& [phase, plans] : changed) start_review(phase, plans);
-    if (roadmap_changed && !driving()) request_vision_gate();
-    if (driving() && (summaries_changed || roadmap_changed || approvals_changed_)) consider_execution(false);
+    watch::Changes found{std::move(changed), summaries_changed, roadmap_changed, approvals_changed_};
     approvals_changed_ = false;
+    auto act = watch::decide(found, situation());
+    for (const auto& [phase, plans] : act.reviews) start_review(phase, plans);
+    if (act.request_vision_gate) request_vision_gate();
+    if (act.run_execute) consider_execution(false);
   }
 
   void scan_phase(const stdfs::path& dir, std::set<stdfs::path>& present,
@@ -281,6 +335,14 @@ class Watcher {
       present.insert(it->path());
       check_file(it->path(), changed, summaries_changed);
     }
+    if (ec && ec != std::errc::no_such_file_or_directory) walk_error(dir, ec);
+  }
+
+  // A folder of the tree that cannot be walked: said once per path and reason, then skipped.
+  void walk_error(const stdfs::path& p, const std::error_code& ec) {
+    std::string msg = "skipping " + p.string() + ": " + ec.message();
+    if (!walk_errors_.insert(msg).second) return;
+    emit(out::Sym::Warn, msg, {{"event", "walk_error"}, {"path", p.string()}, {"error", ec.message()}});
   }
 
   template <typename Pred>
@@ -318,16 +380,20 @@ class Watcher {
     }
     std::string h = hash_file(p);
     auto it = cache.find(p);
-    if (it != cache.end() && it->second == h) return;  // touched, not changed
-    cache[p] = h;
+    std::optional<std::string_view> seen;
+    if (it != cache.end()) seen = it->second;
     if (!is_plan) {
+      if (seen && *seen == h) return;  // touched, not changed
+      cache[p] = h;
       summaries_changed = true;
       if (!started_) return;  // the first scan finds what is there: nothing was written
       emit(out::Sym::Diamond, name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
       return;
     }
     auto rev = reviewed_hash_.find(p);
-    if (rev != reviewed_hash_.end() && rev->second == h) return;  // already reviewed as it is
+    auto seen_now = watch::plan_seen(seen, rev != reviewed_hash_.end() ? rev->second : std::string(), h);
+    cache[p] = h;
+    if (seen_now != watch::PlanSeen::NeedsReview) return;  // touched, or already reviewed as it is
     std::string id = plan_label(p);
     changed[p.parent_path()].push_back(p);
     emit(out::Sym::Diamond, id + (o_.review ? " changed → reviewing" : " changed"),
@@ -357,7 +423,7 @@ class Watcher {
     }
     last_state_error_.clear();
     const json& d = s.doc;
-    active_run_ = d.value("status", "") == "running" || d.value("status", "") == "awaiting_approval";
+    active_run_ = execution::run_in_progress(d);  // a review's records are no run
     // Approval/gate fingerprint: what unblocks or blocks the run.
     json approvals = {{"approval", d.value("approval", json(nullptr))}, {"gates", json::array()}};
     if (auto g = d.find("gates"); g != d.end() && g->is_array())
@@ -434,7 +500,8 @@ class Watcher {
     ledger_seen_[file] = h;
   }
 
-  bool driving() const { return o_.drive_execution || active_run_; }
+  watch::Situation situation() const { return {o_.review, o_.drive_execution, active_run_}; }
+  bool driving() const { return watch::drives_execution(situation()); }
 
   // --- children ----------------------------------------------------------------
   struct Job {
@@ -582,25 +649,16 @@ class Watcher {
       return;
     }
     bool ok_exit = r.outcome == SpawnResult::Outcome::Exited && r.exit_code >= 0 && r.exit_code <= 2;
-    int reported = 0;
-    for (auto line : text::lines(r.out)) {
-      line = text::trim(line);
-      if (line.empty() || line.front() != '{') continue;
-      json j = json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.contains("verdict")) continue;
-      // Plans `--changed` left alone (already reviewed as they are) and the phase roll-up
-      // are not reviews.
-      if (j.value("skipped", false) || j.value("type", "") == "phase_summary") continue;
-      ++reported;
-      announce_review(j, r.elapsed_ms);
-    }
+    // Plans `--changed` left alone (already reviewed as they are) and the phase roll-up are
+    // not reviews.
+    auto report = review::parse_review_output(r.out);
+    for (const json* j : report.reviews()) announce_review(*j, r.elapsed_ms);
     if (!ok_exit) {
       std::string tail = text::tail_lines(r.err, 5);
       emit(out::Sym::Fail, "review of " + phase.filename().string() + " failed: " + r.describe() +
                (tail.empty() ? "" : "\n" + tail),
            {{"event", "review_failed"}, {"phase_dir", phase.string()}, {"error", r.describe()}, {"stderr", tail}});
     }
-    (void)reported;
     load_state(/*announce=*/true);  // the child may have written the run's review_loops
     load_ledger(review_ledger::path_for(o_.root, phase));  // and recorded the hashes it reviewed
     auto& job = reviews_[phase];
@@ -696,7 +754,11 @@ class Watcher {
   stdfs::path planning_;
   Config config_;
   int debounce_ms_ = 20;
-  int lock_fd_ = -1;
+  InstanceLock instance_lock_;
+  std::set<std::string> walk_errors_;  // said already
+  bool git_waiting_ = false;           // a git operation is in progress: reconcile when it ends
+  Clock::time_point last_rescan_request_{};
+  long long rescan_backoff_ms_ = 0;
   uv_loop_t loop_{};
   uv_timer_t debounce_{}, force_exit_{};
   uv_signal_t sigint_{}, sigterm_{};

@@ -186,5 +186,19 @@ TEST(Subprocess, UnsetEnvIsAppliedBeforeOverrides) {
   EXPECT_EQ(r.out.find("YOLO_TEST_FOO=inherited"), std::string::npos) << r.out;
 }
 
+// A descendant that escaped the group and cleared its environment (nothing says whose it
+// is) still holds the pipe: the drain after the child's exit has a deadline.
+TEST(Subprocess, PipeDrainAfterExitHasADeadline) {
+  SpawnSpec s = spec({"sh", "-c", "env -i setsid sleep 5 & sleep 0.3; echo hi"});
+  s.drain_ms = 300;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_process(s);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(secs, 3.0);
+  EXPECT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r.out, "hi\n");
+  EXPECT_TRUE(r.drain_cut);
+}
+
 }  // namespace
 }  // namespace yolo::runner
