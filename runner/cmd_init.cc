@@ -110,7 +110,7 @@ const char* const kGitignore =
     ".execution-state.json\n"
     ".execution-state.json.*\n"
     ".lock\n"
-    ".watch.lock\n"
+    ".*.lock\n"
     ".reviews/\n"
     ".events/\n"
     ".logs/\n"

@@ -334,6 +334,38 @@ int Run::finish(int code, const std::string& result, const std::string& message)
   return code;
 }
 
+// A child on a private loop with a live line on the terminal ("◆ Review gate: reviewing ...
+// 12.3s"), so a review that takes minutes is not silence. Same result as run_process.
+SpawnResult run_with_live_line(const SpawnSpec& spec, const std::string& what) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  SpawnResult result;
+  uint64_t t0 = uv_hrtime();
+  struct Ctx {
+    std::string what;
+    uint64_t t0;
+  } ctx{what, t0};
+  uv_timer_t timer;
+  uv_timer_init(&loop, &timer);
+  timer.data = &ctx;
+  uv_timer_start(&timer, [](uv_timer_t* t) {
+    auto* c = static_cast<Ctx*>(t->data);
+    out::set_live(out::sym(out::Sym::Diamond) + " " + text::sanitize_for_terminal(c->what) + "  " +
+                  fmt_secs(static_cast<double>(uv_hrtime() - c->t0) / 1e6));
+  }, 250, 250);
+  std::unique_ptr<Process> p = Process::start(&loop, spec, [&](SpawnResult r) {
+    result = std::move(r);
+    uv_timer_stop(&timer);
+    uv_close(reinterpret_cast<uv_handle_t*>(&timer), nullptr);
+    p.reset();
+  });
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_run(&loop, UV_RUN_DEFAULT);  // let closing handles finish
+  uv_loop_close(&loop);
+  out::set_live("");
+  return result;
+}
+
 // ---- phase and plans ----------------------------------------------------------------
 
 SummaryState Run::check_summary(const PlanEntry& e, json& findings) {
@@ -609,7 +641,7 @@ int Run::review_gate() {
   spec.cwd = root_;
   spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"NO_COLOR", "1"}};
   spec.timeout_ms = 0;  // the review bounds each agent with its own timeout
-  SpawnResult r = run_process(spec);
+  SpawnResult r = out::live_enabled() && !o_.json ? run_with_live_line(spec, "Review gate: reviewing " + phase_.rel) : run_process(spec);
   std::string verdict;
   if (r.outcome == SpawnResult::Outcome::Exited) {
     if (r.exit_code == 0) verdict = "approve";

@@ -498,6 +498,18 @@ TEST_F(Ux, LiveProgressLineOnATerminalOnly) {
   EXPECT_TRUE(has(tty.out, "s/30s")) << "elapsed and timeout\n" << tty.out;
 }
 
+// The review gate in execute is not silence on a terminal either: a live line with its time.
+TEST_F(Ux, LiveLineWhileTheReviewGateRuns) {
+  if (!have_program("script")) GTEST_SKIP() << "util-linux script is not installed";
+  set_config({{"review_gate", "always"}, {"executor", nullptr},
+              {"reviewer", {{"command", {"sh", "-c", "sleep 1; echo 'VERDICT: approve'; echo 'FINDINGS:'"}}, {"timeout_ms", 10000}}}});
+  std::string cmd = "'" + yolo_bin() + "' execute";
+  auto tty = run_program({"env", "TERM=xterm", "NO_COLOR=1", "script", "-qec", cmd, "/dev/null"}, repo());
+  EXPECT_EQ(tty.exit_code, 4) << dump(tty);
+  EXPECT_TRUE(has(tty.out, "◆ Review gate: reviewing .yolo-planning/phases/01-demo")) << tty.out;
+  EXPECT_TRUE(has(tty.out, "Review gate: approve")) << tty.out;
+}
+
 TEST_F(Ux, NoLiveLineOnAPipeOneLinePerEvent) {
   use_executor();
   auto piped = yolo({"execute"}, {"YOLO_EXEC_SLEEP=1"});
