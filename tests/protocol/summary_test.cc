@@ -1,4 +1,5 @@
 #include "protocol/summary.h"
+#include "protocol/summary_gate.h"
 
 #include <gtest/gtest.h>
 
