@@ -5,7 +5,7 @@
 
 #include "protocol/config.h"
 #include "protocol/fs.h"
-#include "protocol/summary.h"
+#include "protocol/summary_gate.h"
 #include "protocol/text.h"
 #include "runner/command.h"
 #include "runner/git.h"

@@ -32,6 +32,7 @@
 #include "protocol/reviewed.h"
 #include "protocol/state.h"
 #include "protocol/summary.h"
+#include "protocol/summary_gate.h"
 #include "protocol/text.h"
 #include "protocol/waves.h"
 #include "runner/agent_logs.h"
