@@ -1,9 +1,11 @@
 #include "protocol/config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "protocol/fs.h"
 #include "protocol/schema.h"
+#include "protocol/text.h"
 
 namespace yolo {
 
@@ -53,6 +55,46 @@ void take(const json& j, const char* key, T& out) {
 
 }  // namespace
 
+const std::vector<std::string>& known_config_keys() {
+  static const std::vector<std::string> keys = {
+      "review_gate", "review_max_cycles", "max_tasks_per_plan", "command_timeout_ms", "model_profile", "model_overrides",
+      "effort", "agent_max_turns", "max_turns", "v3_event_log", "v2_typed_protocol", "summary_checks", "max_parallel",
+      "wave_approval", "mcp_can_approve", "reviewer_required", "watch", "reviewer", "architect", "executor", "approvers"};
+  return keys;
+}
+
+bool is_reference_config_key(const std::string& key) {
+  // The reference's own settings (seen in every corpus config.json): yolo keeps them as they
+  // are and does not act on them.
+  static const char* const ref[] = {"autonomy", "auto_commit", "planning_tracking", "auto_push", "verification_tier",
+                                    "skill_suggestions", "auto_install_skills", "discovery_questions", "context_compiler",
+                                    "visual_format", "prefer_teams", "branch_per_milestone", "plain_summary",
+                                    "active_profile", "custom_profiles", "qa_skip_agents", "qa_gate", "qa_max_cycles"};
+  for (const char* k : ref)
+    if (key == k) return true;
+  return key.starts_with("v2_") || key.starts_with("v3_") || key.starts_with("$") || key.starts_with("_");
+}
+
+std::vector<std::string> unknown_key_warnings(const json& config) {
+  std::vector<std::string> out;
+  if (!config.is_object()) return out;
+  const auto& known = known_config_keys();
+  for (const auto& [k, v] : config.items()) {
+    if (std::find(known.begin(), known.end(), k) != known.end() || is_reference_config_key(k)) continue;
+    std::string near = text::nearest(k, known);
+    out.push_back("unknown key '" + k + "'" + (near.empty() ? " (yolo ignores it)" : " (did you mean '" + near + "'?)"));
+  }
+  if (auto w = config.find("watch"); w != config.end() && w->is_object()) {
+    static const std::vector<std::string> wk = {"debounce_ms", "fix"};
+    for (const auto& [k, v] : w->items()) {
+      if (std::find(wk.begin(), wk.end(), k) != wk.end()) continue;
+      std::string near = text::nearest(k, wk);
+      out.push_back("unknown key 'watch." + k + "'" + (near.empty() ? " (yolo ignores it)" : " (did you mean 'watch." + near + "'?)"));
+    }
+  }
+  return out;
+}
+
 ConfigLoad config_from_json(const json& j, const std::string& source) {
   ConfigLoad r;
   if (!j.is_object()) {
@@ -61,11 +103,18 @@ ConfigLoad config_from_json(const json& j, const std::string& source) {
   }
   auto errors = schema::validate("config", j);
   if (!errors.empty()) {
-    r.error = source + ": " + errors.front().pointer + ": " + errors.front().message;
+    for (const auto& e : errors) r.errors.push_back((e.pointer.empty() ? "(document)" : e.pointer) + ": " + e.message);
+    r.error = source + ": " + (r.errors.size() == 1 ? r.errors.front() : std::to_string(r.errors.size()) + " problems:");
+    if (r.errors.size() > 1)
+      for (const auto& e : r.errors) r.error += "\n  " + e;
+    r.config.warnings = unknown_key_warnings(j);
     return r;
   }
   Config& c = r.config;
   c.raw = j;
+  c.warnings = unknown_key_warnings(j);
+  take(j, "reviewer_required", c.reviewer_required);
+  if (auto it = j.find("watch"); it != j.end() && it->is_object()) take(*it, "fix", c.watch_fix);
   take(j, "review_gate", c.review_gate);
   take(j, "review_max_cycles", c.review_max_cycles);
   take(j, "max_tasks_per_plan", c.max_tasks_per_plan);

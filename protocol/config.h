@@ -32,6 +32,11 @@ struct Config {
   bool wave_approval = false;
   int debounce_ms = 20;
   bool mcp_can_approve = false;
+  bool reviewer_required = false;  // a reviewer that cannot run rejects (no Stage 1 fallback)
+  bool watch_fix = false;          // watch.fix: the architect revises in `yolo watch`
+  // Keys yolo does not know (neither its own nor the reference's): one line each, with the
+  // nearest known key when one is near ("unknown key 'reveiw_gate' (did you mean 'review_gate'?)").
+  std::vector<std::string> warnings;
 
   // approvers[gate_type]: "manual" | "skip" | a command (json array or {command, timeout_ms})
   json approver_for(const std::string& gate_type) const;
@@ -40,12 +45,19 @@ struct Config {
 
 struct ConfigLoad {
   Config config;
-  std::string error;  // names the file; config holds defaults when set
+  std::string error;  // names the file and lists every problem; config holds defaults when set
+  std::vector<std::string> errors;  // each problem on its own ("/review_gate: ..."), when the schema refused it
   bool ok() const { return error.empty(); }
 };
 
 // Reads <root>/.yolo-planning/config.json. A missing file is defaults, not an error.
 ConfigLoad load_config(const std::filesystem::path& project_root);
+// The top-level keys yolo reads, and the keys of the reference's config that yolo accepts
+// and ignores (autonomy, qa_gate, v2_*/v3_* flags, ...).
+const std::vector<std::string>& known_config_keys();
+bool is_reference_config_key(const std::string& key);
+// One warning per unknown key (top level and under watch), with the nearest known key.
+std::vector<std::string> unknown_key_warnings(const json& config);
 // Interprets already parsed JSON (unknown keys kept in raw).
 ConfigLoad config_from_json(const json& j, const std::string& source);
 

@@ -1,15 +1,12 @@
 #include "protocol/execution.h"
 
 #include <algorithm>
+#include "protocol/json_field.h"
 
 namespace yolo::execution {
 namespace {
 
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using json_field::str;
 
 bool same_phase(const json& doc, const PhaseInfo& phase) {
   if (!doc.is_object()) return false;
@@ -22,6 +19,19 @@ bool same_phase(const json& doc, const PhaseInfo& phase) {
 }
 
 }  // namespace
+
+bool has_run(const json& state) {
+  if (!state.is_object()) return false;
+  if (!str(state, "phase_dir").empty()) return true;
+  auto it = state.find("phase");
+  return it != state.end() && it->is_number_integer();
+}
+
+bool run_in_progress(const json& state) {
+  if (!has_run(state)) return false;
+  std::string s = str(state, "status");
+  return s == "running" || s == "awaiting_approval";
+}
 
 bool halted_by_gate(const json& doc) {
   if (str(doc, "status") != "halted") return false;
@@ -141,6 +151,52 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
     doc["completed_at"] = nullptr;
   }
   return r;
+}
+
+void mark_ready(json& doc, const std::vector<std::string>& ids) {
+  for (const auto& id : ids)
+    if (json* p = find_plan(doc, id)) (*p)["status"] = "ready";
+}
+
+std::string start_plans(json& doc, const std::vector<std::string>& ids, const std::string& now) {
+  for (const auto& id : ids) {
+    json* p = find_plan(doc, id);
+    if (!p) return "plan " + id + " is missing from the state";
+    (*p)["status"] = "running";
+    (*p)["started_at"] = now;
+    (*p)["completed_at"] = nullptr;
+    p->erase("error");
+    p->erase("findings");
+  }
+  update_wave(doc);
+  return {};
+}
+
+void end_plan(json& doc, const std::string& id, const PlanEnd& end, const std::string& now) {
+  if (json* p = find_plan(doc, id)) {
+    (*p)["status"] = end.status;
+    (*p)["completed_at"] = end.status == "pending" ? json(nullptr) : json(now);
+    if (!end.error.empty()) (*p)["error"] = end.error;
+    else p->erase("error");
+    if (end.status == "failed") (*p)["findings"] = end.findings.is_array() ? end.findings : json::array();
+    else p->erase("findings");
+  }
+  update_wave(doc);
+}
+
+void complete_phase(json& doc, const std::string& now) {
+  update_wave(doc);
+  mark_step(doc, "step_3");
+  if (str(doc, "status") == "awaiting_approval") return;
+  if (str(doc, "status") != "complete") doc["completed_at"] = now;
+  doc["status"] = "complete";
+}
+
+bool halt(json& doc) {
+  std::string s = str(doc, "status");
+  if (s == "awaiting_approval" || s == "halted") return false;
+  doc["status"] = "halted";
+  return true;
 }
 
 }  // namespace yolo::execution

@@ -48,6 +48,17 @@ struct Prepared {
 // Initialises or resumes doc (may be {}) for the phase and its plans (file order).
 Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>& plans, const PrepareOptions& opts);
 
+// Whether `state` holds a run: `yolo execute` started one (it sets the run's phase). No
+// state file, a state that only holds gates requested outside a run, or one written by an
+// older `yolo review` (status "running" and review loops, no phase) hold no run yet: a
+// review never creates or marks a run.
+bool has_run(const json& state);
+
+// Whether a run is in progress: it exists and its status is running or awaiting_approval
+// (a complete or halted run waits for a person). The watcher drives execution while one is
+// (protocol/reconcile.h: watch::drives_execution).
+bool run_in_progress(const json& state);
+
 // True when the run is halted because its latest gate was rejected (only a new approval
 // request lifts that halt).
 bool halted_by_gate(const json& doc);
@@ -65,5 +76,31 @@ std::vector<waves::PlanNode> nodes(const json& doc, const std::vector<PlanEntry>
 
 // Recomputes doc.wave from the plans (lowest wave with a plan not complete).
 void update_wave(json& doc);
+
+// ---- transitions (pure; the runner applies them under the state lock) -------------------
+// start (prepare above), ready, running, complete, failed, halted, resumed (prepare again).
+
+// The plans wait for their SUMMARY files (no executor): status ready.
+void mark_ready(json& doc, const std::vector<std::string>& ids);
+
+// The plans start: status running, started_at now, no completed_at, error or findings.
+// Returns an error naming a plan that is not in the run ("" when all started).
+std::string start_plans(json& doc, const std::vector<std::string>& ids, const std::string& now);
+
+// How a plan's executor ended: complete, failed (error, and the SUMMARY gate's findings when
+// its SUMMARY failed it), or pending again (interrupted: it may run again).
+struct PlanEnd {
+  std::string status;  // complete | failed | pending
+  std::string error;
+  json findings = json::array();
+};
+void end_plan(json& doc, const std::string& id, const PlanEnd& end, const std::string& now);
+
+// The phase is complete (every plan is): status complete, completed_at set the first time,
+// step_3 marked; a run awaiting approval keeps that status.
+void complete_phase(json& doc, const std::string& now);
+
+// Halts the run; a run awaiting approval or already halted is left as it is (false).
+bool halt(json& doc);
 
 }  // namespace yolo::execution

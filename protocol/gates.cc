@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "protocol/clock.h"
+#include "protocol/contain.h"
 #include "protocol/fs.h"
+#include "protocol/json_field.h"
 #include "protocol/seal.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
@@ -15,22 +17,72 @@ namespace stdfs = std::filesystem;
 
 // ---- vocabulary --------------------------------------------------------------------
 
-std::string_view to_string(GateType t) {
-  switch (t) {
-    case GateType::Vision: return "vision";
-    case GateType::Wave: return "wave";
-    case GateType::Security: return "security";
-    case GateType::ScopeChange: return "scope_change";
-  }
-  return "vision";
+namespace {
+
+struct GateTypeInfo {
+  GateType type;
+  std::string_view name, label;
+};
+// Every gate kind, once.
+constexpr GateTypeInfo kGateTypes[] = {
+    {GateType::Vision, "vision", "Vision"},
+    {GateType::Wave, "wave", "Wave"},
+    {GateType::Security, "security", "Security"},
+    {GateType::ScopeChange, "scope_change", "Scope change"},
+};
+
+const GateTypeInfo& info(GateType t) {
+  for (const auto& i : kGateTypes)
+    if (i.type == t) return i;
+  return kGateTypes[0];
 }
 
+}  // namespace
+
+std::string_view to_string(GateType t) { return info(t).name; }
+std::string_view label(GateType t) { return info(t).label; }
+
 std::optional<GateType> parse_gate_type(std::string_view s) {
-  if (s == "vision") return GateType::Vision;
-  if (s == "wave") return GateType::Wave;
-  if (s == "security") return GateType::Security;
-  if (s == "scope_change") return GateType::ScopeChange;
+  for (const auto& i : kGateTypes)
+    if (i.name == s) return i.type;
   return std::nullopt;
+}
+
+std::string_view label_of(std::string_view gate_type) {
+  auto t = parse_gate_type(gate_type);
+  return t ? label(*t) : std::string_view("Approval");
+}
+
+std::string gate_type_names() {
+  std::string out;
+  size_t n = std::size(kGateTypes);
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) out += i + 1 == n ? " or " : ", ";
+    out += kGateTypes[i].name;
+  }
+  return out;
+}
+
+std::string_view to_string(Outcome o) {
+  switch (o) {
+    case Outcome::Paused: return "paused";
+    case Outcome::Cleared: return "cleared";
+    case Outcome::Rejected: return "rejected";
+    case Outcome::Pending: return "pending";
+    case Outcome::Waiting: return "waiting";
+    case Outcome::ApproverFailed: return "approver_failed";
+    case Outcome::Retrying: return "retrying";
+    case Outcome::NotApplied: return "not_applied";
+    case Outcome::Warning: return "warning";
+  }
+  return "warning";
+}
+
+std::vector<std::string> texts(const std::vector<Message>& messages) {
+  std::vector<std::string> out;
+  out.reserve(messages.size());
+  for (const auto& m : messages) out.push_back(m.text);
+  return out;
 }
 
 std::string_view to_string(GateStatus s) {
@@ -68,23 +120,15 @@ constexpr const char* kApproved = "APPROVED";
 constexpr const char* kRejected = "REJECTED";
 constexpr const char* kAwaiting = "awaiting_approval";
 
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using json_field::str;
 
 bool is_open(const json& g) { return str(g, "status") == kOpen; }
 
 std::string now_or(const std::string& now) { return now.empty() ? now_iso8601() : now; }
 
-// "Vision", "Security", "Scope change" for messages.
+// "Vision", "Security", "Scope change" for messages (an empty type is a legacy vision gate).
 std::string label(const std::string& type) {
-  if (type == "scope_change") return "Scope change";
-  if (type.empty()) return "Vision";
-  std::string s = type;
-  s[0] = static_cast<char>(s[0] - 'a' + 'A');
-  return s;
+  return std::string(type.empty() ? gates::label(GateType::Vision) : label_of(type));
 }
 
 json& gates_array(json& doc) {
@@ -270,6 +314,7 @@ Transition request(json& state, const RequestInput& in) {
       t.gate = *g;
       t.answer = paused_answer(*g, in.state_file);
       t.message = label(type) + " gate: Awaiting human approval for " + in.plan_path + ". Execution paused.";
+      t.outcome = Outcome::Paused;
       state = std::move(doc);  // an adopted legacy approval is kept (harmless, idempotent)
       return t;
     }
@@ -295,6 +340,7 @@ Transition request(json& state, const RequestInput& in) {
   t.answer = paused_answer(g, in.state_file);
   t.changed = true;
   t.message = label(type) + " gate: Awaiting human approval for " + in.plan_path + ". Execution paused.";
+  t.outcome = Outcome::Paused;
   state = std::move(doc);
   return t;
 }
@@ -342,6 +388,7 @@ Transition approve(json& state, const ResolveInput& in) {
   t.changed = true;
   t.message = label(str(gate, "gate_type")) + " gate: cleared (" + str(gate, "id") + " approved by " + in.by +
               (in.override_approver ? " in place of its failing approver" : "") + ")";
+  t.outcome = Outcome::Cleared;
   state = std::move(doc);
   return t;
 }
@@ -355,7 +402,7 @@ Transition reject(json& state, const ResolveInput& in) {
   if (!g) return t;
   std::string feedback(text::trim(in.feedback));
   if (feedback.empty()) {
-    t.error = "Cannot reject " + describe_gate(*g) + " without feedback: say what to change (--feedback TEXT)";
+    t.error = "Cannot reject " + describe_gate(*g) + " without feedback: say what to change";
     return t;
   }
   (*g)["status"] = kRejected;
@@ -373,6 +420,7 @@ Transition reject(json& state, const ResolveInput& in) {
   t.changed = true;
   t.message = label(str(gate, "gate_type")) + " gate: rejected (" + str(gate, "id") + (in.by.empty() ? "" : " by " + in.by) +
               "); run halted. Feedback: " + feedback;
+  t.outcome = Outcome::Rejected;
   state = std::move(doc);
   return t;
 }
@@ -515,6 +563,7 @@ Transition reopen_if_stale(json& state, GateType type, const std::string& plan_p
   t.events.insert(t.events.begin(), gate_event(doc, "approval_invalidated", old,
                                                {{"reason", st.message}, {"digest", current_digest}, {"new_gate_id", str(t.gate, "id")}}));
   t.message = st.message;
+  t.outcome = Outcome::Paused;
   state = std::move(doc);
   return t;
 }
@@ -524,32 +573,17 @@ std::string normalize_plan_path(const stdfs::path& root, const std::string& plan
     err = "plan_path is empty";
     return {};
   }
-  stdfs::path p(plan_path);
-  if (p.is_absolute()) {
-    std::error_code ec;
-    stdfs::path rn = stdfs::weakly_canonical(root, ec);
-    if (ec) rn = root.lexically_normal();
-    stdfs::path pn = stdfs::weakly_canonical(p, ec);
-    if (ec) pn = p.lexically_normal();
-    stdfs::path rel = pn.lexically_relative(rn);
-    if (rel.empty() || *rel.begin() == "..") {
-      err = plan_path + " is outside the project " + root.string();
-      return {};
-    }
-    return rel.generic_string();
-  }
-  auto inside = fs::resolve_inside(root, plan_path);
-  if (!inside) {
-    err = plan_path + " is outside the project " + root.string();
+  auto c = fs::contain(root, plan_path, fs::AbsolutePaths::AllowInside);
+  if (!c.ok()) {
+    if (c.refusal == fs::Contained::Refusal::Symlink) err = plan_path + " " + c.why() + " (" + root.string() + ")";
+    else err = plan_path + " is outside the project " + root.string();
     return {};
   }
-  stdfs::path rel = stdfs::path(plan_path).lexically_normal();
-  std::string s = rel.generic_string();
-  if (s.empty() || s == ".") {
+  if (c.rel == ".") {
     err = "plan_path '" + plan_path + "' names no file";
     return {};
   }
-  return s;
+  return c.rel;
 }
 
 std::string file_digest(const stdfs::path& root, const std::string& plan_path, std::string& err) {
@@ -663,6 +697,7 @@ Transition apply_verdict(json& state, const std::string& gate_id, const Approver
   if (!is_open(*cur)) {
     t.gate = *cur;
     t.message = "Gate " + gate_id + " is already " + str(*cur, "status") + "; the approver's verdict was not applied";
+    t.outcome = Outcome::NotApplied;
     return t;
   }
   std::string type = str(*cur, "gate_type");
@@ -674,7 +709,8 @@ Transition apply_verdict(json& state, const std::string& gate_id, const Approver
     e.gate = *g;
     e.events.push_back(gate_event(doc, "gate_error", *g, {{"error", error}}));
     e.changed = true;
-    e.message = label(type) + " gate " + gate_id + ": approver failed: " + error + " (the gate stays pending; `yolo approve` retries)";
+    e.message = label(type) + " gate " + gate_id + ": approver failed: " + error + " (the gate stays pending; approving it retries the approver)";
+    e.outcome = Outcome::ApproverFailed;
     state = std::move(doc);
     return e;
   };
@@ -705,7 +741,8 @@ Transition apply_verdict(json& state, const std::string& gate_id, const Approver
   t.gate = *g;
   t.changed = changed;
   t.message = label(type) + " gate " + gate_id + ": approver says pending" + (v.feedback.empty() ? "" : " (" + v.feedback + ")") +
-              "; waiting for `yolo approve " + gate_id + "`";
+              "; waiting for a person";
+  t.outcome = Outcome::Pending;
   if (changed) state = std::move(doc);
   return t;
 }
@@ -716,7 +753,7 @@ namespace {
 
 void absorb(GateRun& r, Transition& t) {
   for (auto& e : t.events) r.events.push_back(std::move(e));
-  if (!t.message.empty()) r.messages.push_back(t.message);
+  if (!t.message.empty()) r.messages.push_back({t.outcome, t.message, str(t.gate, "id")});
   if (!t.gate.is_null()) r.gate = t.gate;
 }
 
@@ -736,7 +773,8 @@ bool locked(const stdfs::path& root, GateRun& r, const std::function<Transition(
     r.error = u.error;
     return false;
   }
-  if (std::string e = log_events(root, t.events); !e.empty()) r.messages.push_back("warning: event not logged: " + e);
+  if (std::string e = log_events(root, t.events); !e.empty())
+    r.messages.push_back({Outcome::Warning, "warning: event not logged: " + e, str(t.gate, "id")});
   absorb(r, t);
   return true;
 }
@@ -773,8 +811,8 @@ GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::stri
   switch (spec.kind) {
     case ApproverSpec::Kind::Manual:
       r.state = snap.doc;
-      r.messages.push_back(label(str(*g, "gate_type")) + " gate " + gate_id + ": waiting for a person (approver: manual); `yolo approve " +
-                           gate_id + "` or `yolo reject " + gate_id + " --feedback ...`");
+      r.messages.push_back(
+          {Outcome::Waiting, label(str(*g, "gate_type")) + " gate " + gate_id + ": waiting for a person (approver: manual)", gate_id});
       return r;
     case ApproverSpec::Kind::Skip:
       v.decision = Decision::Approved;
@@ -841,7 +879,7 @@ GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in
   for (auto& e : a.events) r.events.push_back(std::move(e));
   for (auto& m : a.messages) r.messages.push_back(std::move(m));
   if (!a.ok()) {
-    r.messages.push_back("warning: approver not run: " + a.error);
+    r.messages.push_back({Outcome::Warning, "warning: approver not run: " + a.error, gid});
     return r;
   }
   if (!a.state.is_null()) r.state = a.state;
@@ -881,7 +919,7 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
     return !str(gate, "last_error").empty() && approver_spec(cfg, t).kind == ApproverSpec::Kind::Command;
   };
   if (failed_command(*g) && !override_approver) {
-    r.messages.push_back("Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")");
+    r.messages.push_back({Outcome::Retrying, "Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")", id});
     GateRun a = run_approver(root, cfg, id, port);
     a.messages.insert(a.messages.begin(), r.messages.begin(), r.messages.end());
     return a;

@@ -21,9 +21,17 @@ namespace yolo::gates {
 
 // ---- vocabulary --------------------------------------------------------------------
 
+// A new gate kind is added here and in the table of gates.cc (name and label), then in the
+// schemas' gate_type enums (schemas/*.json).
 enum class GateType { Vision, Wave, Security, ScopeChange };
 std::string_view to_string(GateType t);                 // "vision" | "wave" | ...
 std::optional<GateType> parse_gate_type(std::string_view s);
+// For people: "Vision", "Wave", "Security", "Scope change".
+std::string_view label(GateType t);
+// The label of a type name as stored ("Approval" for an unknown or empty one).
+std::string_view label_of(std::string_view gate_type);
+// "vision, wave, security or scope_change": every type, for messages.
+std::string gate_type_names();
 
 enum class GateStatus { Open, Approved, Rejected };
 std::string_view to_string(GateStatus s);               // "OPEN" | "APPROVED" | "REJECTED"
@@ -49,6 +57,32 @@ events::Event gate_event(const json& state, const std::string& type, const json&
 // Logs each event unconditionally; returns the first error (empty when all were written).
 std::string log_events(const std::filesystem::path& root, const std::vector<events::Event>& evs);
 
+// ---- outcomes ---------------------------------------------------------------------------
+
+// What a gate step came to, typed: the runner chooses the symbol, the words around it and the
+// next step to offer (CLI syntax for the terminal, tool calls over MCP); protocol/ messages
+// carry none of that.
+enum class Outcome {
+  Paused,          // a gate is open and waits for a decision
+  Cleared,         // approved: the run goes on
+  Rejected,        // rejected: the run is halted, feedback kept
+  Pending,         // an approver answered pending: it waits for a person
+  Waiting,         // a manual approver: it waits for a person
+  ApproverFailed,  // the approver could not decide (last_error): approving retries it
+  Retrying,        // approve runs the failed approver again
+  NotApplied,      // a verdict for a gate that was no longer open
+  Warning,         // something went wrong on the side (an event not logged, an approver not run)
+};
+std::string_view to_string(Outcome o);  // "paused" | "cleared" | ...
+
+struct Message {
+  Outcome kind = Outcome::Warning;
+  std::string text;     // one sentence for people and MCP clients (no CLI syntax)
+  std::string gate_id;  // the gate it is about ("" when none)
+};
+// The texts of messages, in order.
+std::vector<std::string> texts(const std::vector<Message>& messages);
+
 // ---- transitions (pure) ----------------------------------------------------------------
 
 struct RequestInput {
@@ -67,6 +101,7 @@ struct Transition {
   json answer;         // request: {"status":"paused","approval":{requested_at,plan_path,state_file},...}
   std::vector<events::Event> events;
   std::string message; // for people ("Vision gate: cleared", ...)
+  Outcome outcome = Outcome::Warning;  // what message says, typed
   bool ok() const { return error.empty(); }
 };
 
@@ -192,7 +227,7 @@ struct GateRun {
   json gate;                  // the gate as it ended
   json state;                 // the state document after
   std::vector<events::Event> events;  // already logged when logged == true
-  std::vector<std::string> messages;  // for people, in order
+  std::vector<Message> messages;      // for people, in order, each with its kind
   bool ok() const { return error.empty(); }
 };
 

@@ -5,20 +5,14 @@
 #include <map>
 #include <set>
 
+#include "protocol/contain.h"
 #include "protocol/fs.h"
+#include "protocol/make_finding.h"
+#include "protocol/must_haves.h"
 
 namespace yolo {
 namespace {
 
-Finding make(Severity s, std::string check, std::string issue, std::string fix, bool auto_fixable = false) {
-  Finding f;
-  f.severity = s;
-  f.check = std::move(check);
-  f.issue = std::move(issue);
-  f.suggested_fix = std::move(fix);
-  f.auto_fixable = auto_fixable;
-  return f;
-}
 
 std::string label(const Plan& p) {
   if (!p.phase.empty() || !p.plan.empty()) return p.id();
@@ -30,7 +24,7 @@ void check_frontmatter(const Plan& p, StructuralReview& r) {
   if (p.frontmatter_error) {
     const auto& e = *p.frontmatter_error;
     std::string where = e.line ? " at line " + std::to_string(e.line) + (e.column ? ", column " + std::to_string(e.column) : "") : "";
-    Finding f = make(Severity::High, "frontmatter", "frontmatter does not parse" + where + ": " + e.message,
+    Finding f = make_finding(Severity::High, "frontmatter", "frontmatter does not parse" + where + ": " + e.message,
                      "Fix the YAML between the '---' lines");
     if (e.line) f.extra["line"] = e.line;
     if (e.column) f.extra["column"] = e.column;
@@ -38,20 +32,20 @@ void check_frontmatter(const Plan& p, StructuralReview& r) {
     return;
   }
   if (!p.has_frontmatter) {
-    r.add(make(Severity::High, "frontmatter", "no YAML frontmatter block (the first line must be '---')",
+    r.add(make_finding(Severity::High, "frontmatter", "no YAML frontmatter block (the first line must be '---')",
                "Add a frontmatter block with phase, plan, title, wave, depends_on and must_haves"));
     return;
   }
   auto missing = p.missing_keys();
   c.counts["missing_keys"] = missing;
   for (const auto& k : missing)
-    r.add(make(Severity::High, "frontmatter", "missing required key '" + k + "'", "Add '" + k + ":' to the frontmatter"));
+    r.add(make_finding(Severity::High, "frontmatter", "missing required key '" + k + "'", "Add '" + k + ":' to the frontmatter"));
   // The id names records, ledger entries and state entries: no path parts, no control bytes.
   for (const auto& [key, v] : {std::pair<const char*, const std::string&>{"phase", p.phase}, {"plan", p.plan}}) {
     bool bad = v.find("..") != std::string::npos || v.find('/') != std::string::npos || v.find('\\') != std::string::npos;
     for (unsigned char ch : v) bad = bad || ch < 0x20 || ch == 0x7f;
     if (bad)
-      r.add(make(Severity::High, "frontmatter", std::string("'") + key + "' is '" + v + "': an id may not hold '..', '/', '\\' or control characters",
+      r.add(make_finding(Severity::High, "frontmatter", std::string("'") + key + "' is '" + v + "': an id may not hold '..', '/', '\\' or control characters",
                  std::string("Use the plain number, e.g. ") + key + ": 01"));
   }
   // `phase: 02` in phases/01-core: the plan would be tracked (and executed) as another phase's.
@@ -67,7 +61,7 @@ void check_frontmatter(const Plan& p, StructuralReview& r) {
   };
   std::string fnum = lead(folder), pnum = lead(p.phase);
   if (!fnum.empty() && !pnum.empty() && fnum != pnum)
-    r.add(make(Severity::High, "frontmatter",
+    r.add(make_finding(Severity::High, "frontmatter",
                "'phase: " + p.phase + "' differs from its folder " + folder + " (phase " + fnum + ")",
                "Set phase: to the folder's number, or move the plan to its phase's folder"));
 }
@@ -77,7 +71,7 @@ void check_tasks(const Plan& p, const PrecheckOptions& o, StructuralReview& r) {
   c.counts["count"] = p.task_count;
   c.counts["max"] = o.max_tasks;
   if (p.task_count > o.max_tasks)
-    r.add(make(Severity::Medium, "task_count",
+    r.add(make_finding(Severity::Medium, "task_count",
                std::to_string(p.task_count) + " tasks, more than the limit of " + std::to_string(o.max_tasks),
                "Split the plan into smaller plans of at most " + std::to_string(o.max_tasks) + " tasks"));
 }
@@ -87,7 +81,7 @@ void check_must_haves(const Plan& p, StructuralReview& r) {
   c.counts["count"] = p.must_have_count;
   if (p.must_have_count == 0) {
     bool present = p.frontmatter.contains("must_haves");
-    r.add(make(Severity::High, "must_haves", present ? "must_haves is empty" : "must_haves is absent",
+    r.add(make_finding(Severity::High, "must_haves", present ? "must_haves is empty" : "must_haves is absent",
                "List the outcomes that prove the plan is done under must_haves"));
   }
 }
@@ -97,37 +91,57 @@ void check_wave(const Plan& p, StructuralReview& r) {
   if (p.wave) return;
   auto it = p.frontmatter.find("wave");
   std::string got = it == p.frontmatter.end() ? "absent" : "'" + (it->is_string() ? it->get<std::string>() : it->dump()) + "'";
-  r.add(make(Severity::High, "wave_valid", "wave is " + got + ", not a positive integer", "Set 'wave:' to 1 or more"));
+  r.add(make_finding(Severity::High, "wave_valid", "wave is " + got + ", not a positive integer", "Set 'wave:' to 1 or more"));
 }
 
+// A path that is absolute or leads out of the project root (through `..` or a symbolic
+// link) is high and never read; one that does not exist is low. Besides the files the
+// tasks name, the paths the SUMMARY gate reads later are checked here too: the plan's
+// must_haves.artifacts[].path and key_links[].from.
 void check_files(const Plan& p, const std::filesystem::path& root, StructuralReview& r) {
   Check& c = r.check("file_paths");
   std::set<std::string> seen;
   int checked = 0, missing = 0, escaping = 0;
+  fs::Root guard(root);
+  auto refuse = [&](const std::string& path, const fs::Contained& res, const std::string& what, int line,
+                    Severity sev = Severity::High) {
+    ++escaping;
+    Finding fd = make_finding(sev, "file_paths", what + "'" + path + "' " + res.why(),
+                      "Use a path relative to the project root, inside it");
+    fd.extra["path"] = path;
+    if (line) fd.extra["line"] = line;
+    r.add(std::move(fd));
+  };
   for (const auto& f : p.files) {
     if (!seen.insert(f.path).second) continue;
     ++checked;
-    auto resolved = fs::resolve_inside(root, f.path);
-    if (!resolved) {
-      ++escaping;
-      Finding fd = make(Severity::High, "file_paths", "path '" + f.path + "' is absolute or escapes the project root",
-                        "Use a path relative to the project root, inside it");
-      fd.extra["path"] = f.path;
-      if (f.line) fd.extra["line"] = f.line;
-      r.add(std::move(fd));
+    auto res = guard.contain(f.path);
+    if (!res.ok()) {
+      refuse(f.path, res, "path ", f.line);
       continue;
     }
     if (f.is_new || f.is_glob) continue;
     std::error_code ec;
-    if (!std::filesystem::exists(*resolved, ec)) {
+    if (!std::filesystem::exists(res.path, ec)) {
       ++missing;
-      Finding fd = make(Severity::Low, "file_paths", "referenced file '" + f.path + "' does not exist",
+      Finding fd = make_finding(Severity::Low, "file_paths", "referenced file '" + f.path + "' does not exist",
                         "Mark it '(new)' if the plan creates it, or fix the path");
       fd.extra["path"] = f.path;
       if (f.line) fd.extra["line"] = f.line;
       r.add(std::move(fd));
     }
   }
+  // Artifacts and key links may name files the plan creates: only where they lead counts,
+  // with the severity the SUMMARY gate gives them (an artifact high, a key link medium).
+  auto must_have_path = [&](const std::string& path, const char* what, Severity sev) {
+    if (path.empty() || !seen.insert(path).second) return;
+    if (auto res = guard.contain(path); !res.ok()) refuse(path, res, what, 0, sev);
+  };
+  for (const auto& a : artifact_entries(p)) must_have_path(artifact_path(a), "must_haves artifact path ", Severity::High);
+  for (const auto& k : key_link_entries(p))
+    if (k.is_object())
+      if (auto from = k.find("from"); from != k.end())
+        must_have_path(scalar_text(*from), "must_haves key_link 'from' path ", Severity::Medium);
   c.counts["checked"] = checked;
   c.counts["missing"] = missing;
   c.counts["escaping"] = escaping;
@@ -177,7 +191,7 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
       json others = json::array();
       for (size_t j : idx)
         if (j != i) others.push_back(phase[j].path);
-      Finding f = make(Severity::High, "duplicate_id", "plan id " + phase[i].id() + " is used by another plan too",
+      Finding f = make_finding(Severity::High, "duplicate_id", "plan id " + phase[i].id() + " is used by another plan too",
                        "Give each plan of the phase its own plan number");
       f.extra["related"] = others;
       out[i].push_back(std::move(f));
@@ -189,13 +203,13 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
     for (const auto& dep : phase[i].depends_on) {
       int j = resolve_dep(dep, phase, norm_ids, norm_plans);
       if (j < 0) {
-        out[i].push_back(make(Severity::High, "dependencies",
+        out[i].push_back(make_finding(Severity::High, "dependencies",
                               "depends_on names '" + dep + "', which is not a plan of this phase",
                               "Remove the dependency or name an existing plan (cross-phase: use cross_phase_deps)"));
         continue;
       }
       if (static_cast<size_t>(j) == i) {
-        out[i].push_back(make(Severity::High, "dependencies", "plan " + label(phase[i]) + " depends on itself",
+        out[i].push_back(make_finding(Severity::High, "dependencies", "plan " + label(phase[i]) + " depends on itself",
                               "Remove '" + dep + "' from depends_on", true));
         continue;
       }
@@ -203,7 +217,7 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
       const auto& wi = phase[i].wave;
       const auto& wj = phase[static_cast<size_t>(j)].wave;
       if (wi && wj && *wj >= *wi) {
-        Finding f = make(Severity::High, "wave_order",
+        Finding f = make_finding(Severity::High, "wave_order",
                          "depends on " + label(phase[static_cast<size_t>(j)]) + " in wave " + std::to_string(*wj) +
                              ", not an earlier wave than this plan's wave " + std::to_string(*wi),
                          "Move this plan to wave " + std::to_string(*wj + 1) + " or later", true);
@@ -236,7 +250,7 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
           for (int w : cyc) chain += label(phase[static_cast<size_t>(w)]) + " -> ";
           chain += label(phase[static_cast<size_t>(v)]);
           for (int w : cyc)
-            out[static_cast<size_t>(w)].push_back(make(Severity::High, "dependency_cycle", "dependency cycle: " + chain,
+            out[static_cast<size_t>(w)].push_back(make_finding(Severity::High, "dependency_cycle", "dependency cycle: " + chain,
                                                         "Break the cycle: one of these plans must not depend on the other"));
         }
       } else {
@@ -260,7 +274,7 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
       std::string others;
       for (size_t j : idx)
         if (j != i) others += (others.empty() ? "" : ", ") + label(phase[j]);
-      Finding f = make(Severity::Medium, "file_overlap",
+      Finding f = make_finding(Severity::Medium, "file_overlap",
                        "wave " + std::to_string(key.first) + ": '" + key.second + "' is also modified by " + others,
                        "Move one of the plans to a later wave, or make it depend on the other");
       f.extra["path"] = key.second;
@@ -286,7 +300,7 @@ void attach_cross(StructuralReview& r, std::vector<Finding> fs) {
 StructuralReview missing_file_review(const std::filesystem::path& plan_path, const std::string& error) {
   StructuralReview r;
   r.plan_path = plan_path.string();
-  r.add(make(Severity::High, "file", error, "Check the plan path"));
+  r.add(make_finding(Severity::High, "file", error, "Check the plan path"));
   return r;
 }
 

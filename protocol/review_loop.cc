@@ -224,6 +224,10 @@ PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, 
         c.reviewer_verdict = c.stage1_verdict;
         c.findings = s1;
         c.reason = run.reason;
+        if (opts.reviewer_required) {  // a real review is required: no approval without one
+          c.reviewer_verdict = Verdict::Reject;
+          c.reason = run.reason + " (reviewer_required: no fallback to the Stage 1 verdict)";
+        }
       } else {
         ReviewerOutput parsed = parse_reviewer_output(run.output);
         c.unparsed = parsed.unparsed;
@@ -273,6 +277,10 @@ PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, 
       res.stop_reason = "max cycles reached (" + std::to_string(res.max_cycles) + ")";
       break;
     }
+    if (!cur.escalated.empty()) {  // never approved whatever the architect does: a person decides
+      res.stop_reason = "escalated: high finding(s) present in 2+ cycles; the architect is not called again";
+      break;
+    }
     if (!architect.configured()) {
       res.stop_reason = "no architect command configured to revise the plan";
       break;
@@ -286,6 +294,10 @@ PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, 
     aq.open_findings = cur.findings;
     aq.delta = delta_findings(cur.findings, res.cycles.size() >= 2 ? res.cycles[res.cycles.size() - 2].findings
                                                                     : std::vector<ReviewerFinding>{});
+    if (aq.delta.empty()) {  // nothing new to fix: calling it with "Findings to fix: (none)" helps no one
+      res.stop_reason = "no new or changed high or medium finding for the architect to fix";
+      break;
+    }
     aq.prompt = architect_prompt(aq);
     if (!res.loop_entered) {
       res.loop_entered = true;

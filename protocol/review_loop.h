@@ -151,6 +151,8 @@ class LoopObserver {
 struct LoopOptions {
   int max_cycles = 3;  // review_max_cycles (>= 1)
   PrecheckOptions precheck;
+  // reviewer_required (config): a reviewer that could not run rejects (no Stage 1 fallback).
+  bool reviewer_required = false;
 };
 
 // Delta findings: high and medium findings of `current` whose id was not in `previous`

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "protocol/numbers.h"
 #include "protocol/sha256.h"
 #include "protocol/text.h"
 
@@ -38,12 +39,9 @@ std::optional<std::string_view> after_key(std::string_view s, std::string_view k
 }
 
 std::optional<int> leading_int(std::string_view s) {
-  s = strip_decor(s);
-  size_t i = 0;
-  long long v = 0;
-  while (i < s.size() && i < 9 && std::isdigit(static_cast<unsigned char>(s[i]))) v = v * 10 + (s[i++] - '0');
-  if (i == 0) return std::nullopt;
-  return static_cast<int>(v);
+  auto v = text::leading_number(strip_decor(s));
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
 }
 
 // Finds "KEY:" (upper case, at a word start) anywhere in s and reads the integer after it.

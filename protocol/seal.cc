@@ -112,13 +112,6 @@ Key create_key(const stdfs::path& p) {
   return k;
 }
 
-Key load_key() {
-  const stdfs::path& p = key_file();
-  if (p.empty()) return Key{{}, "no file for the approval key: set YOLO_APPROVAL_KEY_FILE (or HOME)"};
-  if (auto k = read_key(p)) return *k;
-  return create_key(p);
-}
-
 // Each field as length:value, so no two different records share one message.
 std::string message(const json& gate) {
   std::string m = "yolo-approval-seal-v1";
@@ -134,12 +127,38 @@ std::string message(const json& gate) {
 
 void use_key_file(const stdfs::path& p) { key_file() = p; }
 
+// The key as read (or made) once per process. Until one exists, read-only callers see an
+// error and look again next time: a later approve in the same process may make it.
+static const Key& cached_key(bool create) {
+  static std::mutex m;
+  static Key k;
+  static bool have = false;
+  std::lock_guard<std::mutex> g(m);
+  if (have) return k;
+  const stdfs::path& p = key_file();
+  if (p.empty()) {
+    k = Key{{}, "no file for the approval key: set YOLO_APPROVAL_KEY_FILE (or HOME)"};
+  } else if (auto existing = read_key(p)) {
+    k = *existing;
+  } else if (create) {
+    k = create_key(p);
+  } else {
+    thread_local Key none;
+    none = Key{{}, "no approval key " + p.string() + " yet: nothing was approved with yolo on this machine"};
+    return none;
+  }
+  have = true;
+  return k;
+}
+
 const Key& key() {
   if (testing_key) return *testing_key;
-  static std::once_flag once;
-  static Key k;
-  std::call_once(once, [] { k = load_key(); });
-  return k;
+  return cached_key(/*create=*/true);
+}
+
+const Key& existing_key() {
+  if (testing_key) return *testing_key;
+  return cached_key(/*create=*/false);
 }
 
 void set_key_for_testing(const std::string& bytes) {
@@ -182,7 +201,9 @@ bool valid(const json& gate) {
   if (!gate.is_object()) return false;
   auto it = gate.find("seal");
   if (it == gate.end() || !it->is_string()) return false;
-  std::string want = compute(gate);
+  const Key& k = existing_key();  // checking a seal never makes a key
+  if (!k.ok()) return false;
+  std::string want = "hmac-sha256:" + hmac_sha256_hex(k.bytes, message(gate));
   const std::string& got = it->get_ref<const std::string&>();
   if (want.empty() || got.size() != want.size()) return false;
   unsigned diff = 0;  // constant time: the comparison says nothing about where they differ

@@ -25,9 +25,13 @@ struct Key {
   bool ok() const { return error.empty(); }
 };
 // The key, read once per process from the use_key_file() file; created (mode 0600, random
-// bytes) on first use. A key file
-// of the wrong size is an error, never replaced: approvals sealed with it would be lost.
+// bytes) on first use. Only sealing an approval (approve, reject, an approver's verdict)
+// calls it. A key file of the wrong size is an error, never replaced: approvals sealed
+// with it would be lost.
 const Key& key();
+// The key when it exists; never creates it (an error while there is none). Checking a
+// seal uses this: a read-only command (status, gates, execute's checks) writes no key.
+const Key& existing_key();
 // Tests: use this key instead of the file (empty: back to the file).
 void set_key_for_testing(const std::string& bytes);
 

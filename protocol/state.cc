@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "protocol/clock.h"
+#include "protocol/file_lock.h"
 #include "protocol/fs.h"
 #include "protocol/schema.h"
 #include "protocol/sha256.h"
@@ -23,35 +24,6 @@ namespace yolo::state {
 namespace {
 
 constexpr size_t kMaxStateBytes = 16u << 20;
-
-// Holds an exclusive flock on .yolo-planning/.lock for its lifetime.
-class FileLock {
- public:
-  explicit FileLock(const std::filesystem::path& p) {
-    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      error_ = p.string() + ": cannot open lock file: " + std::strerror(errno);
-      return;
-    }
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      error_ = p.string() + ": cannot lock: " + std::strerror(errno);
-      ::close(fd_);
-      fd_ = -1;
-      return;
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  const std::string& error() const { return error_; }
-
- private:
-  int fd_ = -1;
-  std::string error_;
-};
 
 // The pid in a temp file name `.<file>.tmp.<pid>.<n>` of fs::write_atomic, or 0.
 pid_t temp_file_writer(std::string_view name) {
@@ -191,7 +163,7 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
     r.error = (root / ".yolo-planning").string() + ": no such folder (not a yolo project)";
     return r;
   }
-  FileLock lock(lock_path(root));
+  fs::FileLock lock(lock_path(root));  // exclusive, for the read-modify-write
   if (!lock.error().empty()) {
     r.error = lock.error();
     return r;

@@ -1,9 +1,11 @@
 #include "protocol/status.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "protocol/gates.h"
+#include "protocol/json_field.h"
 #include "protocol/review_ledger.h"
 #include "protocol/state.h"
 
@@ -20,10 +22,7 @@ const json& get(const json& j, const char* key) {
   return it == j.end() ? null_value : *it;
 }
 
-std::string str(const json& j, const char* key) {
-  const json& v = get(j, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+using json_field::str;
 
 // The review outcome of a plan: its last review (the ledgers' record; in older states,
 // state.reviews[id]) and its loop (the run's review_loops[id], else the record's loop).
@@ -39,6 +38,17 @@ json review_of(const json& state, const json& reviews, const std::string& id) {
     r["hash"] = get(rv, "hash");
     const json& f = get(rv, "findings");
     r["findings"] = f.is_array() ? f.size() : 0;
+    if (!str(rv, "source").empty()) r["source"] = str(rv, "source");
+    // Why a reject: its most severe finding, so status can say it in one line.
+    if (str(rv, "verdict") == "reject" && f.is_array())
+      for (const char* sev : {"high", "medium", "low"}) {
+        auto it = std::find_if(f.begin(), f.end(), [&](const json& x) { return str(x, "severity") == sev; });
+        if (it == f.end()) continue;
+        std::string t = str(*it, "title").empty() ? str(*it, "issue") : str(*it, "title");
+        if (t.empty()) t = str(*it, "description");
+        r["reason"] = "[" + std::string(sev) + "] " + (str(*it, "id").empty() ? "" : str(*it, "id") + " ") + t;
+        break;
+      }
   }
   const json* loopp = &get(get(state, "review_loops"), id.c_str());
   if (!loopp->is_object()) loopp = &get(rv, "loop");

@@ -3,9 +3,14 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
+#include "protocol/contain.h"
 #include "protocol/fs.h"
+#include "protocol/make_finding.h"
+#include "protocol/must_haves.h"
+#include "protocol/numbers.h"
 #include "protocol/text.h"
 
 namespace yolo {
@@ -16,15 +21,6 @@ namespace stdfs = std::filesystem;
 constexpr size_t kMaxCommitsChecked = 200;
 constexpr size_t kMaxSearchBytes = 8u << 20;  // artifacts / key_links files searched
 
-Finding make(Severity s, std::string check, std::string issue, std::string fix, bool auto_fixable = false) {
-  Finding f;
-  f.severity = s;
-  f.check = std::move(check);
-  f.issue = std::move(issue);
-  f.suggested_fix = std::move(fix);
-  f.auto_fixable = auto_fixable;
-  return f;
-}
 
 std::string quoted(const json& v) {
   if (v.is_string()) return "'" + v.get<std::string>() + "'";
@@ -267,10 +263,7 @@ std::optional<long long> non_negative(const json& v) {
   }
   if (v.is_number_unsigned()) return static_cast<long long>(v.get<unsigned long long>() & 0x7fffffffffffffffULL);
   if (v.is_string()) {
-    std::string t(text::trim(v.get<std::string>()));
-    if (t.empty() || t.size() > 18 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return std::nullopt;
-    return std::stoll(t);
+    return text::parse_digits(text::trim(v.get<std::string>()));
   }
   return std::nullopt;
 }
@@ -290,44 +283,6 @@ bool valid_date(std::string_view d) {
 }
 
 // ---------------------------------------------------------------- path safety
-
-struct Resolved {
-  std::optional<stdfs::path> path;  // set when inside the root
-  std::string why;                  // why it was refused
-};
-
-class RootGuard {
- public:
-  explicit RootGuard(stdfs::path root) : root_(std::move(root)) {
-    std::error_code ec;
-    canon_ = stdfs::weakly_canonical(root_, ec);
-    if (ec) canon_ = root_.lexically_normal();
-  }
-  const stdfs::path& root() const { return root_; }
-
-  Resolved resolve(const std::string& rel) const {
-    auto p = fs::resolve_inside(root_, rel);
-    if (!p) return {std::nullopt, "is absolute or escapes the project root"};
-    std::error_code ec;
-    if (stdfs::exists(stdfs::symlink_status(*p, ec))) {
-      stdfs::path c = stdfs::weakly_canonical(*p, ec);
-      if (!ec && !inside(c)) return {std::nullopt, "leads out of the project root through a symbolic link"};
-    }
-    return {p, {}};
-  }
-
- private:
-  bool inside(const stdfs::path& c) const {
-    auto r = canon_.begin(), re = canon_.end();
-    auto it = c.begin(), ce = c.end();
-    for (; r != re; ++r, ++it) {
-      if (r->empty()) continue;  // trailing separator
-      if (it == ce || *it != *r) return false;
-    }
-    return true;
-  }
-  stdfs::path root_, canon_;
-};
 
 bool path_exists(const stdfs::path& p) {
   std::error_code ec;
@@ -349,22 +304,28 @@ void check_frontmatter(const Summary& s, StructuralReview& r) {
   if (s.frontmatter_error) {
     const auto& e = *s.frontmatter_error;
     std::string where = e.line ? " at line " + std::to_string(e.line) + (e.column ? ", column " + std::to_string(e.column) : "") : "";
-    Finding f = make(Severity::High, "frontmatter", s.path + ": frontmatter does not parse" + where + ": " + e.message,
+    Finding f = make_finding(Severity::High, "frontmatter", s.path + ": frontmatter does not parse" + where + ": " + e.message,
                      "Fix the YAML between the '---' lines");
     if (e.line) f.extra["line"] = e.line;
     r.add(std::move(f));
     return;
   }
   if (!s.has_frontmatter) {
-    r.add(make(Severity::High, "frontmatter", s.path + ": no YAML frontmatter block (the first line must be '---')",
-               "Start the SUMMARY with a frontmatter block holding phase, plan, title, status, completed, "
-               "tasks_completed, tasks_total, commit_hashes and deviations"));
+    r.add(make_finding(Severity::High, "frontmatter", s.path + ": no YAML frontmatter block (the first line must be '---')",
+               "Start the SUMMARY with a frontmatter block holding phase, plan, title, status, "
+               "tasks_completed, tasks_total, commit_hashes (and completed, deviations)"));
     return;
   }
   auto missing = s.missing_keys();
   c.counts["missing_keys"] = missing;
   for (const auto& k : missing)
-    r.add(make(Severity::High, "frontmatter", "missing required key '" + k + "'", "Add '" + k + ":' to the frontmatter"));
+    r.add(make_finding(Severity::High, "frontmatter", "missing required key '" + k + "'", "Add '" + k + ":' to the frontmatter"));
+  auto described = s.missing_descriptive_keys();
+  if (!described.empty()) c.counts["missing_descriptive_keys"] = described;
+  for (const auto& k : described)
+    r.add(make_finding(Severity::Low, "frontmatter", "missing key '" + k + "' (it only describes the work: a warning)",
+               "Add '" + k + ":' to the frontmatter" +
+                   std::string(k == "completed" ? " (the day the plan was finished, YYYY-MM-DD)" : " (write 'none' when there were none)")));
 }
 
 void check_status(const Summary& s, StructuralReview& r) {
@@ -382,7 +343,7 @@ void check_status(const Summary& s, StructuralReview& r) {
     fix = "Set 'status: failed'";
     auto_fix = true;
   }
-  r.add(make(Severity::High, "status", "status is " + quoted(*it) + ", not complete, partial or failed", fix, auto_fix));
+  r.add(make_finding(Severity::High, "status", "status is " + quoted(*it) + ", not complete, partial or failed", fix, auto_fix));
 }
 
 void check_completed(const Summary& s, StructuralReview& r) {
@@ -390,7 +351,7 @@ void check_completed(const Summary& s, StructuralReview& r) {
   auto it = s.frontmatter.find("completed");
   if (it == s.frontmatter.end()) return;
   if (valid_date(s.completed)) return;
-  r.add(make(Severity::High, "completed", "completed is " + quoted(*it) + ", not a date written YYYY-MM-DD",
+  r.add(make_finding(Severity::High, "completed", "completed is " + quoted(*it) + ", not a date written YYYY-MM-DD",
              "Set 'completed:' to the day the plan was finished, e.g. 2026-02-24"));
 }
 
@@ -400,13 +361,13 @@ void check_commit_hashes(const Summary& s, StructuralReview& r) {
   if (it == s.frontmatter.end()) return;
   c.counts["count"] = s.commit_hashes.size();
   if (s.commit_hashes.empty()) {
-    r.add(make(Severity::High, "commit_hashes", "commit_hashes is " + std::string(it->is_array() ? "an empty list" : "empty") +
+    r.add(make_finding(Severity::High, "commit_hashes", "commit_hashes is " + std::string(it->is_array() ? "an empty list" : "empty") +
                                                     ": at least one commit is required",
                "List the commits that implement the plan under commit_hashes"));
     return;
   }
   if (it->is_object()) {
-    r.add(make(Severity::High, "commit_hashes", "commit_hashes is a map, not a list of commit hashes",
+    r.add(make_finding(Severity::High, "commit_hashes", "commit_hashes is a map, not a list of commit hashes",
                "Write commit_hashes as a list: [abc1234, def5678]"));
   }
 }
@@ -420,7 +381,7 @@ void check_task_counts(const Summary& s, StructuralReview& r) {
     if (it == fm.end()) continue;
     if (!non_negative(*it)) {
       bad = true;
-      r.add(make(Severity::High, "task_counts", std::string(k) + " is " + quoted(*it) + ", not a whole number >= 0",
+      r.add(make_finding(Severity::High, "task_counts", std::string(k) + " is " + quoted(*it) + ", not a whole number >= 0",
                  "Set '" + std::string(k) + ":' to a number"));
     }
   }
@@ -428,12 +389,12 @@ void check_task_counts(const Summary& s, StructuralReview& r) {
   c.counts["tasks_completed"] = *s.tasks_completed;
   c.counts["tasks_total"] = *s.tasks_total;
   if (*s.tasks_completed > *s.tasks_total) {
-    r.add(make(Severity::High, "task_counts",
+    r.add(make_finding(Severity::High, "task_counts",
                "tasks_completed (" + std::to_string(*s.tasks_completed) + ") is more than tasks_total (" +
                    std::to_string(*s.tasks_total) + ")",
                "Correct the task counts"));
   } else if (s.status == "complete" && *s.tasks_completed != *s.tasks_total) {
-    r.add(make(Severity::High, "task_counts",
+    r.add(make_finding(Severity::High, "task_counts",
                "status is complete but only " + std::to_string(*s.tasks_completed) + " of " +
                    std::to_string(*s.tasks_total) + " tasks are completed",
                "Finish the remaining tasks, or set 'status: partial'"));
@@ -446,7 +407,10 @@ void check_sections(const Summary& s, StructuralReview& r) {
   for (const char* name : kSummarySections) {
     if (s.section(name)) continue;
     missing.push_back(name);
-    r.add(make(Severity::High, "sections", "missing body section '## " + std::string(name) + "'",
+    bool descriptive = std::any_of(std::begin(kSummaryDescriptiveSections), std::end(kSummaryDescriptiveSections),
+                                   [&](const char* d) { return std::string_view(d) == name; });
+    r.add(make_finding(descriptive ? Severity::Low : Severity::High, "sections",
+               "missing body section '## " + std::string(name) + "'" + (descriptive ? " (it only describes: a warning)" : ""),
                "Add a '## " + std::string(name) + "' section" +
                    (std::string_view(name) == "Deviations" ? " (write 'None' when there were none)" : "")));
   }
@@ -479,33 +443,6 @@ struct PlanFileSet {
   }
 };
 
-std::vector<json> artifact_entries(const Plan& plan) {
-  std::vector<json> out;
-  auto mh = plan.frontmatter.find("must_haves");
-  if (mh == plan.frontmatter.end() || !mh->is_object()) return out;
-  auto a = mh->find("artifacts");
-  if (a == mh->end() || !a->is_array()) return out;
-  for (const auto& e : *a) out.push_back(e);
-  return out;
-}
-
-std::vector<json> key_link_entries(const Plan& plan) {
-  std::vector<json> out;
-  auto mh = plan.frontmatter.find("must_haves");
-  if (mh == plan.frontmatter.end() || !mh->is_object()) return out;
-  auto a = mh->find("key_links");
-  if (a == mh->end() || !a->is_array()) return out;
-  for (const auto& e : *a) out.push_back(e);
-  return out;
-}
-
-std::string artifact_path(const json& e) {
-  if (e.is_string()) return e.get<std::string>();
-  if (e.is_object())
-    if (auto p = e.find("path"); p != e.end()) return scalar_text(*p);
-  return {};
-}
-
 void check_plan_match(const Summary& s, const Plan& p, StructuralReview& r) {
   Check& c = r.check("plan");
   c.counts["plan_id"] = p.id();
@@ -518,7 +455,7 @@ void check_plan_match(const Summary& s, const Plan& p, StructuralReview& r) {
             (s.phase.empty() || p.phase.empty() || normalize_ref(s.phase) == normalize_ref(p.phase));
   }
   if (!match)
-    r.add(make(Severity::High, "plan",
+    r.add(make_finding(Severity::High, "plan",
                "the SUMMARY reports on plan " + s.id() + " but is checked against plan " + p.id() + " (" + p.path + ")",
                "Give the plan this SUMMARY belongs to, or correct its phase/plan keys"));
 }
@@ -528,14 +465,14 @@ void check_plan_task_count(const Summary& s, const Plan& p, StructuralReview& r)
   c.counts["plan_tasks"] = p.task_count;
   if (!s.tasks_total) return;  // reported by the structural checks
   if (p.task_count == 0) {
-    r.add(make(Severity::Low, "plan_task_count",
+    r.add(make_finding(Severity::Low, "plan_task_count",
                "the plan declares no tasks the runner recognises ('### Task N:' headings or <task> elements); "
                "task counts were not compared",
                "Write the plan's tasks as '### Task N: name' headings"));
     return;
   }
   if (*s.tasks_total != p.task_count) {
-    r.add(make(Severity::High, "plan_task_count",
+    r.add(make_finding(Severity::High, "plan_task_count",
                "tasks_total is " + std::to_string(*s.tasks_total) + " but the plan " + p.path + " has " +
                    std::to_string(p.task_count) + " tasks",
                "Report every task of the plan: set tasks_total to " + std::to_string(p.task_count) +
@@ -543,7 +480,7 @@ void check_plan_task_count(const Summary& s, const Plan& p, StructuralReview& r)
                false));
   }
   if (s.tasks_completed && *s.tasks_completed > p.task_count) {
-    r.add(make(Severity::High, "plan_task_count",
+    r.add(make_finding(Severity::High, "plan_task_count",
                "tasks_completed is " + std::to_string(*s.tasks_completed) + " but the plan has only " +
                    std::to_string(p.task_count) + " tasks",
                "Set tasks_completed to the number of the plan's tasks really done"));
@@ -560,7 +497,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
     if (!seen.insert(h).second) continue;
     if (!is_commit_hash(h)) {
       ++refused;
-      Finding f = make(Severity::High, "commits_exist",
+      Finding f = make_finding(Severity::High, "commits_exist",
                        "commit_hashes entry '" + h + "' is not a commit hash (expected 4 to 40 hex digits); it was not "
                        "passed to git",
                        "List commit ids only, e.g. 3f2a9c1");
@@ -574,7 +511,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   Check& g = r.check("git");
   if (!git || !git->is_repo()) {
     std::string why = git ? git->last_error() : "no git access was given";
-    r.add(make(Severity::High, "git",
+    r.add(make_finding(Severity::High, "git",
                "the project root is not inside a git repository, so the commits cannot be checked" +
                    (why.empty() ? std::string() : " (" + why + ")"),
                "Run in the repository the plan was executed in, or set summary_checks: structural"));
@@ -582,7 +519,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   }
   g.counts["repo"] = true;
   if (hashes.size() > kMaxCommitsChecked) {
-    r.add(make(Severity::Medium, "commits_exist",
+    r.add(make_finding(Severity::Medium, "commits_exist",
                "only the first " + std::to_string(kMaxCommitsChecked) + " of " + std::to_string(hashes.size()) +
                    " commits were checked",
                "List the plan's commits only"));
@@ -594,7 +531,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
     auto e = git->commit_exists(h);
     if (!e) {
       ++errors;
-      Finding f = make(Severity::High, "commits_exist",
+      Finding f = make_finding(Severity::High, "commits_exist",
                        "git could not tell whether commit " + h + " exists: " +
                            (git->last_error().empty() ? "no answer" : git->last_error()),
                        "Check that git works in the project root, then verify again");
@@ -602,7 +539,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
       r.add(std::move(f));
     } else if (!*e) {
       ++missing;
-      Finding f = make(Severity::High, "commits_exist", "commit " + h + " is not a commit of this repository",
+      Finding f = make_finding(Severity::High, "commits_exist", "commit " + h + " is not a commit of this repository",
                        "List the real commits of the plan's work (git log), or commit the work");
       f.extra["hash"] = h;
       r.add(std::move(f));
@@ -622,7 +559,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   for (const auto& a : artifact_entries(*p)) planned.add(artifact_path(a));
   t.counts["plan_files"] = planned.size();
   if (planned.empty()) {
-    r.add(make(Severity::Low, "commits_touch_plan_files",
+    r.add(make_finding(Severity::Low, "commits_touch_plan_files",
                "the plan names no files ('**Files:**' lines, <files> blocks, files_modified or artifacts), so the "
                "commits could not be matched to it",
                "Name the files each task touches in the plan"));
@@ -634,7 +571,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   for (const auto& h : valid) {
     auto files = git->files_touched(h);
     if (!files) {
-      Finding f = make(Severity::High, "commits_touch_plan_files",
+      Finding f = make_finding(Severity::High, "commits_touch_plan_files",
                        "git could not list the files of commit " + h + ": " +
                            (git->last_error().empty() ? "no answer" : git->last_error()),
                        "Check that git works in the project root, then verify again");
@@ -651,7 +588,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   if (matched.empty()) {
     std::string list;
     for (size_t i = 0; i < valid.size(); ++i) list += (i ? ", " : "") + valid[i];
-    Finding f = make(Severity::High, "commits_touch_plan_files",
+    Finding f = make_finding(Severity::High, "commits_touch_plan_files",
                      "the commits (" + list + ") touch none of the " + std::to_string(planned.size()) +
                          " files the plan names",
                      "List the commits that implement this plan, or commit the plan's work");
@@ -660,16 +597,16 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   }
 }
 
-void check_files_exist(const Summary& s, const RootGuard& root, StructuralReview& r) {
+void check_files_exist(const Summary& s, const fs::Root& root, StructuralReview& r) {
   Check& c = r.check("files_exist");
   int checked = 0, missing = 0, refused = 0, deleted = 0;
   std::set<std::string> seen;
   for (const auto& e : s.files_modified) {
     if (!seen.insert(e.path).second) continue;
-    auto res = root.resolve(e.path);
-    if (!res.path) {
+    auto res = root.contain(e.path);
+    if (!res.ok()) {
       ++refused;
-      Finding f = make(Severity::High, "files_exist", "listed file '" + e.path + "' " + res.why + "; it was not checked",
+      Finding f = make_finding(Severity::High, "files_exist", "listed file '" + e.path + "' " + res.why() + "; it was not checked",
                        "List paths relative to the project root, inside it");
       f.extra["path"] = e.path;
       f.extra["line"] = e.line;
@@ -678,11 +615,11 @@ void check_files_exist(const Summary& s, const RootGuard& root, StructuralReview
     }
     if (e.path.find_first_of("*?[") != std::string::npos) continue;
     ++checked;
-    bool exists = path_exists(*res.path);
+    bool exists = path_exists(res.path);
     if (e.deleted) {
       ++deleted;
       if (exists) {
-        Finding f = make(Severity::Medium, "files_exist", "'" + e.path + "' is listed as deleted but still exists",
+        Finding f = make_finding(Severity::Medium, "files_exist", "'" + e.path + "' is listed as deleted but still exists",
                          "Delete the file, or correct its entry under '## Files Modified'");
         f.extra["path"] = e.path;
         f.extra["line"] = e.line;
@@ -692,7 +629,7 @@ void check_files_exist(const Summary& s, const RootGuard& root, StructuralReview
     }
     if (!exists) {
       ++missing;
-      Finding f = make(Severity::High, "files_exist",
+      Finding f = make_finding(Severity::High, "files_exist",
                        "'" + e.path + "' is listed under '## Files Modified' (line " + std::to_string(e.line) +
                            ") but does not exist",
                        "Create and commit the file, mark it '(deleted)' if it was removed, or drop the claim");
@@ -707,7 +644,7 @@ void check_files_exist(const Summary& s, const RootGuard& root, StructuralReview
   c.counts["deleted"] = deleted;
   c.counts["refused"] = refused;
   if (s.files_modified.empty() && s.section("Files Modified"))
-    r.add(make(Severity::Low, "files_exist", "'## Files Modified' lists no file paths",
+    r.add(make_finding(Severity::Low, "files_exist", "'## Files Modified' lists no file paths",
                "List each file as '- `path/to/file` (what changed)'"));
 }
 
@@ -721,29 +658,29 @@ std::optional<std::string> read_for_search(const stdfs::path& p, std::string& er
   return std::move(rd.content);
 }
 
-void check_artifacts(const Plan& p, const RootGuard& root, StructuralReview& r) {
+void check_artifacts(const Plan& p, const fs::Root& root, StructuralReview& r) {
   Check& c = r.check("artifacts");
   auto entries = artifact_entries(p);
   int checked = 0, missing = 0, lacking = 0;
   for (const auto& e : entries) {
     std::string path = artifact_path(e);
     if (path.empty()) {
-      r.add(make(Severity::Medium, "artifacts", "an artifact of must_haves has no 'path'",
+      r.add(make_finding(Severity::Medium, "artifacts", "an artifact of must_haves has no 'path'",
                  "Give each artifact a path: {path, provides, contains}"));
       continue;
     }
     ++checked;
-    auto res = root.resolve(path);
-    if (!res.path) {
-      Finding f = make(Severity::High, "artifacts", "artifact path '" + path + "' " + res.why + "; it was not read",
+    auto res = root.contain(path);
+    if (!res.ok()) {
+      Finding f = make_finding(Severity::High, "artifacts", "artifact path '" + path + "' " + res.why() + "; it was not read",
                        "Use a path relative to the project root, inside it");
       f.extra["path"] = path;
       r.add(std::move(f));
       continue;
     }
-    if (!path_exists(*res.path)) {
+    if (!path_exists(res.path)) {
       ++missing;
-      Finding f = make(Severity::High, "artifacts", "artifact '" + path + "' named by the plan's must_haves does not exist",
+      Finding f = make_finding(Severity::High, "artifacts", "artifact '" + path + "' named by the plan's must_haves does not exist",
                        "Create the artifact the plan promises (" +
                            (e.is_object() && e.contains("provides") ? scalar_text(e["provides"]) : std::string("see the plan")) +
                            ")");
@@ -764,11 +701,11 @@ void check_artifacts(const Plan& p, const RootGuard& root, StructuralReview& r) 
     }
     if (wants.empty()) continue;
     std::error_code ec;
-    if (stdfs::is_directory(*res.path, ec)) continue;  // a folder artifact: existence is the claim
+    if (stdfs::is_directory(res.path, ec)) continue;  // a folder artifact: existence is the claim
     std::string err;
-    auto content = read_for_search(*res.path, err);
+    auto content = read_for_search(res.path, err);
     if (!content) {
-      Finding f = make(Severity::High, "artifacts", "artifact '" + path + "' could not be searched: " + err,
+      Finding f = make_finding(Severity::High, "artifacts", "artifact '" + path + "' could not be searched: " + err,
                        "Make the artifact a readable text file");
       f.extra["path"] = path;
       r.add(std::move(f));
@@ -777,7 +714,7 @@ void check_artifacts(const Plan& p, const RootGuard& root, StructuralReview& r) 
     for (const auto& w : wants) {
       if (content->find(w) != std::string::npos) continue;
       ++lacking;
-      Finding f = make(Severity::High, "artifacts", "artifact '" + path + "' does not contain '" + w + "'",
+      Finding f = make_finding(Severity::High, "artifacts", "artifact '" + path + "' does not contain '" + w + "'",
                        "Implement what the plan promises in " + path + " (it must contain '" + w + "')");
       f.extra["path"] = path;
       f.extra["contains"] = w;
@@ -790,7 +727,7 @@ void check_artifacts(const Plan& p, const RootGuard& root, StructuralReview& r) 
   c.counts["without_contains"] = lacking;
 }
 
-void check_key_links(const Plan& p, const RootGuard& root, StructuralReview& r) {
+void check_key_links(const Plan& p, const fs::Root& root, StructuralReview& r) {
   Check& c = r.check("key_links");
   auto entries = key_link_entries(p);
   int broken = 0;
@@ -799,23 +736,23 @@ void check_key_links(const Plan& p, const RootGuard& root, StructuralReview& r) 
     std::string from = e.contains("from") ? scalar_text(e["from"]) : std::string();
     std::string to = e.contains("to") ? scalar_text(e["to"]) : std::string();
     if (from.empty() || to.empty()) {
-      r.add(make(Severity::Low, "key_links", "a key_link lacks 'from' or 'to'", "Write key links as {from, to, via}"));
+      r.add(make_finding(Severity::Low, "key_links", "a key_link lacks 'from' or 'to'", "Write key links as {from, to, via}"));
       continue;
     }
-    auto res = root.resolve(from);
-    if (!res.path) {
+    auto res = root.contain(from);
+    if (!res.ok()) {
       ++broken;
-      Finding f = make(Severity::Medium, "key_links", "key_link 'from' path '" + from + "' " + res.why + "; it was not read",
+      Finding f = make_finding(Severity::Medium, "key_links", "key_link 'from' path '" + from + "' " + res.why() + "; it was not read",
                        "Use a path relative to the project root, inside it");
       f.extra["from"] = from;
       r.add(std::move(f));
       continue;
     }
     std::string err;
-    auto content = read_for_search(*res.path, err);
+    auto content = read_for_search(res.path, err);
     if (!content) {
       ++broken;
-      Finding f = make(Severity::Medium, "key_links", "key_link from '" + from + "' to '" + to + "': " + err,
+      Finding f = make_finding(Severity::Medium, "key_links", "key_link from '" + from + "' to '" + to + "': " + err,
                        "Create " + from + " and link it to " + to);
       f.extra["from"] = from;
       f.extra["to"] = to;
@@ -832,7 +769,7 @@ void check_key_links(const Plan& p, const RootGuard& root, StructuralReview& r) 
     }
     if (!found) {
       ++broken;
-      Finding f = make(Severity::Low, "key_links",
+      Finding f = make_finding(Severity::Low, "key_links",
                        "'" + from + "' does not mention '" + to + "'" +
                            (e.contains("via") ? " (via " + scalar_text(e["via"]) + ")" : std::string()) +
                            "; the link may be indirect",
@@ -851,7 +788,7 @@ SummaryVerdict file_failure(const std::string& summary_path, SummaryMode mode, c
   v.summary_path = summary_path;
   v.mode = mode;
   v.review.plan_path = summary_path;
-  v.review.add(make(Severity::High, "file", why, "Write the SUMMARY file the plan's executor must produce"));
+  v.review.add(make_finding(Severity::High, "file", why, "Write the SUMMARY file the plan's executor must produce"));
   return v;
 }
 
@@ -862,6 +799,13 @@ SummaryVerdict file_failure(const std::string& summary_path, SummaryMode mode, c
 std::vector<std::string> Summary::missing_keys() const {
   std::vector<std::string> out;
   for (const char* k : kSummaryRequiredKeys)
+    if (!frontmatter.contains(k)) out.emplace_back(k);
+  return out;
+}
+
+std::vector<std::string> Summary::missing_descriptive_keys() const {
+  std::vector<std::string> out;
+  for (const char* k : kSummaryDescriptiveKeys)
     if (!frontmatter.contains(k)) out.emplace_back(k);
   return out;
 }
@@ -923,6 +867,16 @@ SummaryLoad load_summary(const std::filesystem::path& path, size_t max_bytes) {
   return r;
 }
 
+namespace {
+// "02-cli" -> "02", "03b-cleanup" -> "03b", "07" -> "07"; empty when the folder has no prefix.
+std::string phase_prefix(const std::string& folder) {
+  size_t dash = folder.find('-');
+  std::string p = folder.substr(0, dash);
+  if (p.empty() || !std::isdigit(static_cast<unsigned char>(p[0]))) return "";
+  return p;
+}
+}  // namespace
+
 std::optional<std::filesystem::path> sibling_plan_path(const std::filesystem::path& summary_path) {
   std::string name = summary_path.filename().string();
   if (!is_summary_filename(name)) return std::nullopt;
@@ -934,6 +888,19 @@ std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem
                                                            const Summary* summary) {
   std::error_code ec;
   if (auto sib = sibling_plan_path(summary_path); sib && stdfs::is_regular_file(*sib, ec)) return sib;
+  // `NN-MM-SUMMARY.md` beside `MM-PLAN.md` (NN the phase folder's prefix).
+  if (auto sib = sibling_plan_path(summary_path)) {
+    std::string name = sib->filename().string();
+    stdfs::path dir = summary_path.parent_path();
+    std::string folder = (dir.empty() ? stdfs::current_path() : dir).filename().string();
+    std::string pre = phase_prefix(folder) + "-";
+    if (pre.size() > 1 && name.starts_with(pre)) {
+      stdfs::path shorter = sib->parent_path() / name.substr(pre.size());
+      auto names = summary_names_for_plan(shorter.filename().string(), folder);
+      if (names.size() > 1 && names[1] == summary_path.filename().string() && stdfs::is_regular_file(shorter, ec))
+        return shorter;
+    }
+  }
   if (!summary || summary->plan.empty()) return std::nullopt;
   stdfs::path dir = summary_path.parent_path();
   if (dir.empty()) dir = ".";
@@ -949,6 +916,54 @@ std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem
       return candidate;
   }
   return std::nullopt;
+}
+
+
+std::vector<std::string> summary_names_for_plan(const std::string& plan_filename, const std::string& phase_folder) {
+  if (!is_plan_filename(plan_filename)) return {};
+  std::string stem = plan_filename.substr(0, plan_filename.size() - std::string_view("PLAN.md").size());
+  std::vector<std::string> out{stem + "SUMMARY.md"};
+  // `MM-` (one number, no phase in front): the phase's number may be put in front.
+  std::string pre = phase_prefix(phase_folder);
+  if (!pre.empty() && stem.size() > 1 && stem.find('-') == stem.size() - 1 &&
+      std::all_of(stem.begin(), stem.end() - 1, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    out.push_back(pre + "-" + stem + "SUMMARY.md");
+  return out;
+}
+
+std::string preferred_summary_name(const std::string& plan_filename, const std::string& phase_folder,
+                                   const std::vector<std::string>& existing_summaries) {
+  auto names = summary_names_for_plan(plan_filename, phase_folder);
+  if (names.empty()) return "";
+  if (names.size() == 1 || existing_summaries.empty()) return names[0];
+  // The long form only when the phase already spells every SUMMARY that way.
+  std::string pre = phase_prefix(phase_folder) + "-";
+  for (const auto& e : existing_summaries) {
+    if (!e.starts_with(pre)) return names[0];
+    std::string rest = e.substr(pre.size());
+    size_t dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0 || rest.substr(dash) != "-SUMMARY.md") return names[0];
+  }
+  return names[1];
+}
+
+SummaryLocation locate_summary(const std::filesystem::path& plan_path) {
+  stdfs::path dir = plan_path.parent_path();
+  std::string folder = (dir.empty() ? stdfs::current_path() : dir).filename().string();
+  auto names = summary_names_for_plan(plan_path.filename().string(), folder);
+  if (names.empty()) return {stdfs::path(plan_path.string() + ".SUMMARY.md"), false};
+  std::error_code ec;
+  for (const auto& n : names)
+    if (stdfs::is_regular_file(dir / n, ec)) return {dir / n, true};
+  std::vector<std::string> existing;
+  if (names.size() > 1) {
+    for (auto it = stdfs::directory_iterator(dir.empty() ? stdfs::path(".") : dir, ec);
+         !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
+      std::string n = it->path().filename().string();
+      if (is_summary_filename(n)) existing.push_back(n);
+    }
+  }
+  return {dir / preferred_summary_name(plan_path.filename().string(), folder, existing), false};
 }
 
 const char* to_string(SummaryMode m) {
@@ -1034,17 +1049,17 @@ SummaryVerdict verify_summary(const Summary& s, const Plan* plan, const std::fil
   check_sections(s, r);
   if (mode == SummaryMode::Structural) return v;
 
-  RootGuard guard(root);
+  fs::Root guard(root);
   if (plan) {
     v.plan_path = plan->path;
     check_plan_match(s, *plan, r);
     if (plan->frontmatter_error)
-      r.add(make(Severity::Medium, "plan", plan->path + ": the plan's frontmatter does not parse; its artifacts and files "
+      r.add(make_finding(Severity::Medium, "plan", plan->path + ": the plan's frontmatter does not parse; its artifacts and files "
                                                         "could not be read",
                  "Fix the plan's YAML frontmatter"));
     check_plan_task_count(s, *plan, r);
   } else {
-    r.add(make(Severity::High, "plan", "no plan found for " + s.path + ": the claims cannot be compared with it",
+    r.add(make_finding(Severity::High, "plan", "no plan found for " + s.path + ": the claims cannot be compared with it",
                "Put the SUMMARY beside its PLAN (NN-MM-SUMMARY.md next to NN-MM-PLAN.md) or give the plan"));
   }
   check_commits(s, plan, git, r);

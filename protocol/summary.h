@@ -38,10 +38,15 @@
 
 namespace yolo {
 
-inline const char* const kSummaryRequiredKeys[] = {"phase",           "plan",        "title",
-                                                  "status",          "completed",   "tasks_completed",
-                                                  "tasks_total",     "commit_hashes", "deviations"};
+// Keys that carry claims: missing is a failure (high).
+inline const char* const kSummaryRequiredKeys[] = {"phase",       "plan",         "title",        "status",
+                                                  "tasks_completed", "tasks_total", "commit_hashes"};
+// Keys that only describe the work (the reference's own completion check accepts a SUMMARY
+// without them): missing is a warning (low), a wrong value still a failure.
+inline const char* const kSummaryDescriptiveKeys[] = {"completed", "deviations"};
 inline const char* const kSummarySections[] = {"What Was Built", "Files Modified", "Deviations"};
+// Of those, the sections that only describe: missing is a warning.
+inline const char* const kSummaryDescriptiveSections[] = {"Deviations"};
 
 // One entry of `## Files Modified`.
 struct SummaryFileEntry {
@@ -73,7 +78,8 @@ struct Summary {
   int files_modified_ignored = 0;  // list items of Files Modified that are not a path
 
   std::string id() const { return phase + "-" + plan; }
-  std::vector<std::string> missing_keys() const;
+  std::vector<std::string> missing_keys() const;              // required keys absent
+  std::vector<std::string> missing_descriptive_keys() const;  // completed/deviations absent
   // The section whose title is `name` (case-insensitive, may be followed by more words or
   // punctuation: "Deviations from Plan", "Files Modified (5)"); nullptr when absent.
   const SummarySection* section(std::string_view name) const;
@@ -98,6 +104,28 @@ std::optional<std::filesystem::path> sibling_plan_path(const std::filesystem::pa
 // the same folder whose phase/plan match the SUMMARY's frontmatter; nullopt when none.
 std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem::path& summary_path,
                                                            const Summary* summary = nullptr);
+
+// The names a SUMMARY of the plan file `plan_filename` may have in the phase folder
+// `phase_folder` (its name, e.g. "02-cli" or "03b-cleanup"), the plan's own naming first:
+// `NN-MM-PLAN.md` -> `NN-MM-SUMMARY.md`; `MM-PLAN.md` -> `MM-SUMMARY.md`, then
+// `NN-MM-SUMMARY.md` with NN the folder's prefix up to its first '-' (both occur beside
+// `MM-PLAN.md` in the corpus); `PLAN.md` -> `SUMMARY.md`. Empty for a name that is not a plan.
+std::vector<std::string> summary_names_for_plan(const std::string& plan_filename, const std::string& phase_folder);
+
+// Which of those names `{summary_path}` asks an executor to write when none exists yet: the
+// naming the phase's other SUMMARY files already use (`NN-MM-SUMMARY.md` beside `MM-PLAN.md`
+// when every existing SUMMARY of the folder is spelled that way), else the plan's own.
+// existing_summaries: the file names of the SUMMARY files in the folder.
+std::string preferred_summary_name(const std::string& plan_filename, const std::string& phase_folder,
+                                   const std::vector<std::string>& existing_summaries);
+
+// The SUMMARY of a plan file: the first of summary_names_for_plan that exists beside it, else
+// (exists = false) the preferred_summary_name beside it.
+struct SummaryLocation {
+  std::filesystem::path path;
+  bool exists = false;
+};
+SummaryLocation locate_summary(const std::filesystem::path& plan_path);
 
 enum class SummaryMode { Strict, Structural, Off };
 const char* to_string(SummaryMode m);

@@ -26,4 +26,10 @@ std::string to_lower(std::string_view s);
 // Everything else, including other multi-byte characters, is kept as is.
 std::string sanitize_for_terminal(std::string_view s);
 
+// Edit distance (insert, delete, substitute, swap of two neighbours count 1).
+size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate nearest to `word` when it is near enough to be a typo (distance at most
+// max(1, size/3), or the word is a prefix of it); empty when none is.
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
+
 }  // namespace yolo::text

@@ -13,6 +13,7 @@
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "protocol/text.h"
+#include "runner/agent_logs.h"
 
 namespace yolo::runner {
 
@@ -243,20 +244,18 @@ std::string title_of(const std::string& plan_path) {
 }
 }  // namespace
 
-review::AgentRun ReviewerAgent::review(const review::ReviewerRequest& req) {
-  AgentContext c{root_, req.plan_path, req.phase_dir, req.plan_id, title_of(req.plan_path), req.cycle, req.prompt,
-                 correlation_id_};
-  AgentSpawn s = spawn_agent("reviewer", cfg_, c);
-  if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
-  return to_agent_run("reviewer", s);
+bool AgentProcess::configured() const {
+  return !(agent_ == "architect" ? cfg_.architect : cfg_.reviewer).argv.empty();
 }
 
-review::AgentRun ArchitectAgent::revise(const review::ArchitectRequest& req) {
-  AgentContext c{root_, req.plan_path, req.phase_dir, req.plan_id, title_of(req.plan_path), req.cycle, req.prompt,
-                 correlation_id_};
-  AgentSpawn s = spawn_agent("architect", cfg_, c);
+review::AgentRun AgentProcess::run(const std::string& plan_path, const std::string& phase_dir, const std::string& plan_id,
+                                   int cycle, const std::string& prompt) {
+  AgentContext c{root_, plan_path, phase_dir, plan_id, title_of(plan_path), cycle, prompt, correlation_id_};
+  AgentSpawn s = spawn_agent(agent_, cfg_, c);
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
-  return to_agent_run("architect", s);
+  if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)
+    write_agent_log(root_, phase_dir, plan_id, agent_, cycle, s.argv, s.result);
+  return to_agent_run(agent_, s);
 }
 
 }  // namespace yolo::runner

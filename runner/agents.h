@@ -58,35 +58,55 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
 // Maps a finished spawn to the loop's AgentRun (Ran only for exit status 0).
 review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s);
 
-// The ports, backed by spawn_agent.
-class ReviewerAgent : public review::ReviewerPort {
+// One agent of the review loop ("reviewer" or "architect") as a child process: its command
+// from config, spawned with spawn_agent, mapped with to_agent_run; remembers the signal
+// that interrupted it. The two ports below are this, seen through each port's interface.
+class AgentProcess {
  public:
-  ReviewerAgent(std::filesystem::path root, const Config& cfg, std::string correlation_id)
-      : root_(std::move(root)), cfg_(cfg), correlation_id_(std::move(correlation_id)) {}
-  bool configured() const override { return !cfg_.reviewer.argv.empty(); }
-  review::AgentRun review(const review::ReviewerRequest& req) override;
+  AgentProcess(std::string agent, std::filesystem::path root, const Config& cfg, std::string correlation_id)
+      : agent_(std::move(agent)), root_(std::move(root)), cfg_(cfg), correlation_id_(std::move(correlation_id)) {}
+  bool configured() const;
+  review::AgentRun run(const std::string& plan_path, const std::string& phase_dir, const std::string& plan_id, int cycle,
+                       const std::string& prompt);
   int interrupt_signal() const { return interrupt_signal_; }
 
  private:
+  std::string agent_;
   std::filesystem::path root_;
   const Config& cfg_;
   std::string correlation_id_;
   int interrupt_signal_ = 0;
 };
 
-class ArchitectAgent : public review::ArchitectPort {
+// A port of the review loop (Port) backed by an AgentProcess; Request carries plan_path,
+// phase_dir, plan_id, cycle and prompt.
+template <class Port, class Request>
+class AgentPort : public Port {
  public:
-  ArchitectAgent(std::filesystem::path root, const Config& cfg, std::string correlation_id)
-      : root_(std::move(root)), cfg_(cfg), correlation_id_(std::move(correlation_id)) {}
-  bool configured() const override { return !cfg_.architect.argv.empty(); }
-  review::AgentRun revise(const review::ArchitectRequest& req) override;
-  int interrupt_signal() const { return interrupt_signal_; }
+  bool configured() const override { return p_.configured(); }
+  int interrupt_signal() const { return p_.interrupt_signal(); }
+
+ protected:
+  AgentPort(const char* agent, std::filesystem::path root, const Config& cfg, std::string correlation_id)
+      : p_(agent, std::move(root), cfg, std::move(correlation_id)) {}
+  review::AgentRun run(const Request& r) { return p_.run(r.plan_path, r.phase_dir, r.plan_id, r.cycle, r.prompt); }
 
  private:
-  std::filesystem::path root_;
-  const Config& cfg_;
-  std::string correlation_id_;
-  int interrupt_signal_ = 0;
+  AgentProcess p_;
+};
+
+class ReviewerAgent : public AgentPort<review::ReviewerPort, review::ReviewerRequest> {
+ public:
+  ReviewerAgent(std::filesystem::path root, const Config& cfg, std::string correlation_id)
+      : AgentPort("reviewer", std::move(root), cfg, std::move(correlation_id)) {}
+  review::AgentRun review(const review::ReviewerRequest& r) override { return run(r); }
+};
+
+class ArchitectAgent : public AgentPort<review::ArchitectPort, review::ArchitectRequest> {
+ public:
+  ArchitectAgent(std::filesystem::path root, const Config& cfg, std::string correlation_id)
+      : AgentPort("architect", std::move(root), cfg, std::move(correlation_id)) {}
+  review::AgentRun revise(const review::ArchitectRequest& r) override { return run(r); }
 };
 
 }  // namespace yolo::runner

@@ -6,6 +6,7 @@
 #include "protocol/fs.h"
 #include "runner/command.h"
 #include "runner/executor.h"
+#include "runner/gates_view.h"
 #include "runner/output.h"
 #include "runner/watcher.h"
 
@@ -21,23 +22,20 @@ struct Options {
   bool review = false;
   bool json = false;
   bool watch = false;
+  bool dry_run = false;
   int debounce_ms = -1;
 };
 
 int run(const Options& o) {
   ExecuteOptions e;
-  std::error_code ec;
-  stdfs::path start = o.repo.empty() ? stdfs::current_path(ec) : stdfs::path(o.repo);
-  if (!o.repo.empty() && !stdfs::is_directory(start, ec)) {
-    out::err("execute: --repo " + o.repo + " is not a folder");
-    return kExecUsage;
-  }
-  auto root = fs::find_project_root(stdfs::absolute(start, ec));
+  std::string err;
+  bool bad_repo = false;
+  auto root = find_project(o.repo, err, &bad_repo);
   if (!root) {
-    out::err("execute: no .yolo-planning folder in " + start.string() + " or above");
-    return kExecHalted;
+    out::err("execute: " + err);
+    return bad_repo ? kExecUsage : kExecHalted;
   }
-  if (o.watch) {
+  if (o.watch && !o.dry_run) {
     // Run, then keep running: the watcher re-runs `yolo execute` whenever a plan, an approval
     // or a SUMMARY changes what it can do, until SIGINT/SIGTERM.
     WatchOptions w;
@@ -56,6 +54,7 @@ int run(const Options& o) {
   e.only_plan = o.plan;
   e.review = o.review;
   e.json = o.json;
+  e.dry_run = o.dry_run;
   e.self_exe = self_exe();
   return execute(e);
 }
@@ -70,6 +69,7 @@ const CommandRegistrar reg{Command{
       sub.add_option("--plan", o->plan, "Only this plan (NN or PHASE-NN); its dependencies must be complete");
       sub.add_flag("--review", o->review, "Run the review gate (as review_gate: always); review_gate: never still skips it");
       sub.add_flag("--json", o->json, "JSON lines of events, then a result object");
+      sub.add_flag("--dry-run", o->dry_run, "Show the waves, the dependencies and what would run; run nothing, write nothing");
       sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--watch", o->watch,
                    "Keep running: re-review changed plans, resume when an approval lands, start the next wave when "

@@ -10,6 +10,7 @@
 #include "runner/gates_view.h"
 #include "runner/identity.h"
 #include "runner/output.h"
+#include "runner/config_report.h"
 
 namespace yolo::runner {
 namespace {
@@ -38,27 +39,57 @@ int fail(const std::string& cmd, const Options& o, const std::string& error, int
 }
 
 Config load_cfg(const stdfs::path& root) {
-  auto c = load_config(root);
+  auto c = load_config_reported(root);
   if (!c.ok()) out::err(out::sym(out::Sym::Warn) + " " + safe(c.error) + " (using defaults)");
   return c.config;
 }
 
-void tell(const gates::GateRun& r) {
-  for (const auto& m : r.messages) {
-    out::Sym s = out::Sym::Diamond;
-    if (m.find("cleared") != std::string::npos) s = out::Sym::Ok;
-    else if (m.find("rejected") != std::string::npos || m.find("failed") != std::string::npos) s = out::Sym::Fail;
-    else if (m.find("Awaiting") != std::string::npos || m.find("waiting") != std::string::npos || m.find("pending") != std::string::npos)
-      s = out::Sym::Pause;
-    else if (m.rfind("warning", 0) == 0) s = out::Sym::Warn;
-    out::err(out::sym(s) + " " + safe(m));
+out::Sym sym_for(gates::Outcome o) {
+  using gates::Outcome;
+  switch (o) {
+    case Outcome::Cleared: return out::Sym::Ok;
+    case Outcome::Rejected:
+    case Outcome::ApproverFailed: return out::Sym::Fail;
+    case Outcome::Paused:
+    case Outcome::Pending:
+    case Outcome::Waiting: return out::Sym::Pause;
+    case Outcome::Retrying: return out::Sym::Diamond;
+    case Outcome::NotApplied:
+    case Outcome::Warning: return out::Sym::Warn;
   }
+  return out::Sym::Diamond;
+}
+
+// The next step for a person, after a gate's last message (protocol/ messages name none:
+// MCP clients read them too).
+std::string next_step(const gates::Message& m) {
+  using gates::Outcome;
+  if (m.gate_id.empty()) return {};
+  std::string id = safe(m.gate_id);
+  switch (m.kind) {
+    case Outcome::Paused:
+    case Outcome::Pending:
+    case Outcome::Waiting:
+      return "approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT";
+    case Outcome::ApproverFailed:
+      return "`yolo approve " + id + "` retries the approver; `yolo approve " + id + " --override` decides in its place";
+    default: return {};
+  }
+}
+
+// Each message with the symbol of its kind; then the next step after the last one. To
+// stderr (stdout carries the JSON answer), or to stdout.
+void tell(const gates::GateRun& r, bool to_stdout = false) {
+  auto put = [&](const std::string& s) { to_stdout ? out::line(s) : out::err(s); };
+  for (const auto& m : r.messages) put(out::sym(sym_for(m.kind)) + " " + safe(m.text));
+  if (!r.messages.empty())
+    if (std::string n = next_step(r.messages.back()); !n.empty()) put("  " + out::dim(n));
 }
 
 int request_approval(const Options& o) {
   const std::string cmd = "request-approval";
   auto type = gates::parse_gate_type(o.gate_type);
-  if (!type) return fail(cmd, o, "--gate-type must be vision, wave, security or scope_change, got '" + o.gate_type + "'", kExitUsage);
+  if (!type) return fail(cmd, o, "--gate-type must be " + gates::gate_type_names() + ", got '" + o.gate_type + "'", kExitUsage);
   std::string err;
   auto root = find_project(o.repo, err);
   if (!root) return fail(cmd, o, err);
@@ -76,7 +107,9 @@ int request_approval(const Options& o) {
 }
 
 json run_json(const std::string& cmd, const gates::GateRun& r) {
-  json j = {{"ok", r.ok()}, {"cmd", cmd}, {"gate", r.gate}, {"messages", r.messages}};
+  json outcomes = json::array();
+  for (const auto& m : r.messages) outcomes.push_back(std::string(gates::to_string(m.kind)));
+  json j = {{"ok", r.ok()}, {"cmd", cmd}, {"gate", r.gate}, {"messages", gates::texts(r.messages)}, {"outcomes", outcomes}};
   j["status"] = r.state.is_object() && r.state.contains("status") ? r.state["status"] : json(nullptr);
   j["run_state"] = std::string(gates::to_string(gates::run_state(r.state)));
   if (!r.ok()) j["error"] = r.error;
@@ -97,12 +130,11 @@ int approve(const Options& o) {
   if (o.json) {
     json j = run_json(cmd, r);
     j["ok"] = approved;
-    if (!approved) j["error"] = r.messages.empty() ? "gate " + r.gate.value("id", "") + " is " + status : r.messages.back();
+    if (!approved) j["error"] = r.messages.empty() ? "gate " + r.gate.value("id", "") + " is " + status : r.messages.back().text;
     out::json_line(j);
     tell(r);
   } else {
-    for (const auto& m : r.messages)
-      out::line(out::sym(approved ? out::Sym::Ok : status == "REJECTED" ? out::Sym::Fail : out::Sym::Pause) + " " + safe(m));
+    tell(r, /*to_stdout=*/true);
   }
   return approved ? kExitOk : kExitFail;
 }
@@ -117,7 +149,7 @@ int reject(const Options& o) {
   if (!r.ok()) return fail(cmd, o, r.error);
   if (o.json) out::json_line(run_json(cmd, r));
   else
-    for (const auto& m : r.messages) out::line(out::sym(out::Sym::Fail) + " " + safe(m));
+    tell(r, /*to_stdout=*/true);
   return kExitOk;
 }
 

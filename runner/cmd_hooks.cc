@@ -308,6 +308,8 @@ int pre_commit(const std::vector<std::string>& files) {
   }
   const std::string exe = self_exe();
   int worst = 0;
+  // Say what takes the time: a reviewer agent may take minutes per plan.
+  if (!plans.empty()) out::err(out::sym(out::Sym::Diamond) + " yolo: reviewing " + std::to_string(plans.size()) + " staged plan(s)…");
   for (const auto& p : plans) {
     auto root = fs::find_project_root(p.parent_path());
     if (!root) continue;  // a PLAN.md outside any yolo project
@@ -319,7 +321,8 @@ int pre_commit(const std::vector<std::string>& files) {
       auto why = finding_lines(r.out);
       for (size_t i = 0; i < why.size() && i < 10; ++i) out::err("    " + text::sanitize_for_terminal(why[i]));
       if (why.size() > 10) out::err("    ... and " + std::to_string(why.size() - 10) + " more");
-      out::err("  see why with:\n    yolo review " + quote_sh(p.string()));
+      // One review cycle, so the hint never lets the architect rewrite the plan being committed.
+      out::err("  see why with:\n    yolo review --max-cycles 1 " + quote_sh(p.string()));
       worst = 1;
     } else if (!(r.outcome == SpawnResult::Outcome::Exited && (r.exit_code == 0 || r.exit_code == 2))) {
       std::string detail = trimmed(r.err);
@@ -344,12 +347,35 @@ int re_review() {
        !ec && it != stdfs::directory_iterator(); it.increment(ec))
     if (it->is_directory(ec) && !list_plan_files(it->path()).empty()) phases.push_back(it->path());
   std::sort(phases.begin(), phases.end());
+  // Quiet (issue 16): nothing when no plan changed, one line otherwise. The hook's output
+  // goes to the person running git: on stderr, like git's own.
+  std::vector<std::string> outcomes;
+  size_t rejected = 0;
+  std::vector<std::string> failures;
   for (const auto& phase : phases) {
-    auto r = run_yolo_child(*root, {exe, "review", phase.string(), "--changed"});
-    // The hook's output goes to the person running git: on stderr, like git's own.
-    if (!r.out.empty()) std::fwrite(r.out.data(), 1, r.out.size(), stderr);
-    if (!r.err.empty()) std::fwrite(r.err.data(), 1, r.err.size(), stderr);
+    auto r = run_yolo_child(*root, {exe, "review", phase.string(), "--changed", "--json"});
+    if (!(r.outcome == SpawnResult::Outcome::Exited && r.exit_code >= 0 && r.exit_code <= 2)) {
+      failures.push_back(phase.filename().string() + ": " + r.describe());
+      continue;
+    }
+    std::istringstream in(r.out);
+    std::string l;
+    while (std::getline(in, l)) {
+      json j = json::parse(l, nullptr, false);
+      if (!j.is_object() || j.value("type", "") != "plan" || j.value("skipped", false)) continue;
+      std::string v = j.value("verdict", "?");
+      if (v == "reject") ++rejected;
+      outcomes.push_back(text::sanitize_for_terminal(j.value("plan_id", "?")) + " " + v);
+    }
   }
+  if (!outcomes.empty()) {
+    std::string list;
+    for (size_t i = 0; i < outcomes.size() && i < 6; ++i) list += (i ? ", " : "") + outcomes[i];
+    if (outcomes.size() > 6) list += ", +" + std::to_string(outcomes.size() - 6) + " more";
+    out::err(out::sym(rejected ? out::Sym::Fail : out::Sym::Ok) + " yolo: re-reviewed " + std::to_string(outcomes.size()) +
+             " changed plan(s): " + list + (rejected ? "  (`yolo status` shows why)" : ""));
+  }
+  for (const auto& f : failures) out::err(out::sym(out::Sym::Warn) + " yolo: review of " + text::sanitize_for_terminal(f));
   return kExitOk;
 }
 

@@ -4,6 +4,8 @@
 
 #include "protocol/events.h"
 #include "protocol/fs.h"
+#include "protocol/numbers.h"
+#include "protocol/text.h"
 #include "runner/command.h"
 #include "runner/output.h"
 
@@ -17,12 +19,7 @@ struct Options {
   bool json = false;  // output is JSON either way
 };
 
-std::optional<long long> as_int(const std::string& s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  for (char c : s)
-    if (c < '0' || c > '9') return std::nullopt;
-  return std::stoll(s);
-}
+std::optional<long long> as_int(const std::string& s) { return text::parse_digits(s); }
 
 json read_json_file(const std::filesystem::path& p) {
   auto r = fs::read_text(p);

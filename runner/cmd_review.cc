@@ -12,6 +12,7 @@
 #include "runner/command.h"
 #include "runner/output.h"
 #include "runner/review_gate.h"
+#include "runner/config_report.h"
 
 namespace yolo::runner {
 namespace {
@@ -43,7 +44,7 @@ int run(const Options& o) {
 
   ReviewGateOptions g;
   g.root = *root;
-  auto cfg = load_config(*root);
+  auto cfg = load_config_reported(*root);
   if (!cfg.ok()) out::err(out::sym(out::Sym::Warn) + " " + cfg.error + " (using defaults)");
   g.config = cfg.config;
   g.max_cycles = o.max_cycles;

@@ -8,6 +8,7 @@
 #include "runner/command.h"
 #include "runner/output.h"
 #include "runner/render.h"
+#include "runner/config_report.h"
 
 namespace yolo::runner {
 namespace {
@@ -25,7 +26,7 @@ struct Options {
 PrecheckOptions options_for(const stdfs::path& near) {
   PrecheckOptions o;
   if (auto root = fs::find_project_root(near)) {
-    auto cfg = load_config(*root);
+    auto cfg = load_config_reported(*root);
     if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
     o.max_tasks = cfg.config.max_tasks_per_plan;
   }

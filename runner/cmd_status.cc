@@ -1,8 +1,10 @@
 // yolo status [--json] [--repo DIR]: phase, waves, each plan's state and review, the
 // approval and the open gates, from .yolo-planning/.execution-state.json.
+#include "protocol/overview.h"
 #include "protocol/status.h"
 #include "protocol/text.h"
 #include "runner/command.h"
+#include "runner/config_report.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
 
@@ -29,6 +31,8 @@ int run(const Options& o) {
              text::sanitize_for_terminal(s.value("error", std::string("cannot read the state"))));
     return kExitFail;
   }
+  if (!o.json) report_config_warnings(load_config(*root));  // unknown keys are worth knowing here too
+  s["project"] = project_overview(*root);
   if (o.json) out::json_line(s);
   else out::line(render_status(s));
   return kExitOk;

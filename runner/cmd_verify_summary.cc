@@ -10,6 +10,7 @@
 #include "runner/command.h"
 #include "runner/git.h"
 #include "runner/output.h"
+#include "runner/config_report.h"
 
 namespace yolo::runner {
 namespace {
@@ -79,7 +80,7 @@ int run(const Options& o) {
   } else {
     root = project_root_for(o.summary);
   }
-  auto cfg = load_config(root);
+  auto cfg = load_config_reported(root);
   if (!cfg.ok()) out::err(out::sym(out::Sym::Warn) + " " + cfg.error + " (using defaults)");
   if (!mode) {
     mode = parse_summary_mode(cfg.config.summary_checks);

@@ -1,6 +1,7 @@
 // yolo watch [REPO]: react live to .yolo-planning changes (issue 5).
 #include "protocol/fs.h"
 #include "runner/command.h"
+#include "runner/gates_view.h"
 #include "runner/output.h"
 #include "runner/watcher.h"
 
@@ -12,14 +13,15 @@ struct Options {
   bool json = false;
   bool execute = false;
   bool no_review = false;
+  bool fix = false;
   int debounce_ms = -1;
 };
 
 int run(const Options& o) {
-  auto start = o.repo.empty() ? std::filesystem::current_path() : std::filesystem::path(o.repo);
-  auto root = fs::find_project_root(start);
+  std::string err;
+  auto root = find_project(o.repo, err);
   if (!root) {
-    out::err("✗ no .yolo-planning folder in " + start.string() + " or above");
+    out::err("✗ " + err);
     return kExitFail;
   }
   WatchOptions w;
@@ -29,6 +31,7 @@ int run(const Options& o) {
   w.drive_execution = o.execute;
   w.debounce_ms = o.debounce_ms;
   w.review = !o.no_review;
+  w.fix = o.fix;
   return run_watch(w);
 }
 
@@ -40,6 +43,9 @@ const CommandRegistrar reg{Command{
       sub.add_flag("--json", o->json, "One JSON line per event");
       sub.add_flag("--execute", o->execute, "Also drive `yolo execute` (same as `yolo execute --watch`)");
       sub.add_flag("--no-review", o->no_review, "Do not review changed plans");
+      sub.add_flag("--fix", o->fix,
+                   "Let the architect revise rejected plans (default off: a plan you just saved is never rewritten; "
+                   "config watch.fix turns it on too)");
       sub.add_option("--debounce-ms", o->debounce_ms, "Settle time after a burst of events (default: config watch.debounce_ms, 20)");
       return [o] { return run(*o); };
     }}};

@@ -7,6 +7,8 @@
 #include <iostream>
 
 #include "protocol/seal.h"
+#include "protocol/text.h"
+#include "runner/cli_docs.h"
 #include "runner/identity.h"
 #include "runner/subprocess.h"
 
@@ -49,6 +51,21 @@ int run_cli(int argc, char** argv) {
   for (const auto& c : commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     runs.emplace_back(sub, c.setup(*sub));
+  }
+  // Bare `yolo`: what it can do. A mistyped command: say so, and the nearest one.
+  if (argc < 2) {
+    std::cout << commands_overview(describe_commands(app));
+    return kExitOk;
+  }
+  if (std::string first = argv[1]; !first.empty() && first[0] != '-') {
+    bool known = std::any_of(commands().begin(), commands().end(), [&](const Command& c) { return c.name == first; });
+    if (!known) {
+      std::string near = suggest_command(first, describe_commands(app));
+      std::cerr << "yolo: unknown command '" << text::sanitize_for_terminal(first) << "'"
+                << (near.empty() ? std::string(".") : ". Did you mean '" + near + "'?") << "\n";
+      std::cerr << "Next: `yolo help` lists the commands\n";
+      return kExitUsage;
+    }
   }
   try {
     app.parse(argc, argv);

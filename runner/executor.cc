@@ -18,19 +18,28 @@
 #include "protocol/events.h"
 #include "protocol/execution.h"
 #include "protocol/fs.h"
+#include "protocol/gate_step.h"
 #include "protocol/gates.h"
+#include "protocol/json_field.h"
+#include "protocol/numbers.h"
 #include "protocol/plan.h"
 #include "protocol/precheck.h"
 #include "protocol/review_ledger.h"
+#include "protocol/review_loop.h"
+#include "protocol/review_report.h"
+#include "protocol/reviewed.h"
 #include "protocol/state.h"
 #include "protocol/summary.h"
 #include "protocol/text.h"
 #include "protocol/waves.h"
+#include "runner/agent_logs.h"
 #include "runner/approvers.h"
+#include "runner/config_report.h"
 #include "runner/git.h"
 #include "runner/instance_lock.h"
 #include "runner/output.h"
 #include "runner/render.h"
+#include "runner/review_report.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {
@@ -43,18 +52,9 @@ using out::Sym;
 
 constexpr const char* kRoadmap = ".yolo-planning/ROADMAP.md";
 
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using json_field::str;
 
-std::optional<long long> as_int(const std::string& s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  for (char c : s)
-    if (c < '0' || c > '9') return std::nullopt;
-  return std::stoll(s);
-}
+std::optional<long long> as_int(const std::string& s) { return text::parse_digits(s); }
 
 struct PhaseDir {
   long long number = 0;
@@ -85,12 +85,11 @@ std::vector<PhaseDir> list_phases(const stdfs::path& root) {
   return out;
 }
 
-// `NN-MM-PLAN.md` -> `NN-MM-SUMMARY.md` (same for `MM-PLAN.md` and `PLAN.md`).
-std::string summary_rel_for(const std::string& plan_rel) {
-  const std::string suffix = "PLAN.md";
-  if (plan_rel.size() >= suffix.size() && plan_rel.compare(plan_rel.size() - suffix.size(), suffix.size(), suffix) == 0)
-    return plan_rel.substr(0, plan_rel.size() - suffix.size()) + "SUMMARY.md";
-  return plan_rel + ".SUMMARY.md";
+// The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
+// uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
+std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel) {
+  stdfs::path sp = locate_summary(root / plan_rel).path;
+  return stdfs::path(plan_rel).parent_path().append(sp.filename().string()).generic_string();
 }
 
 std::string fmt_secs(double ms) {
@@ -159,6 +158,17 @@ class Run {
     }
   }
   int finish(int code, const std::string& result, const std::string& message);
+  // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
+  std::string next_step(int code) const {
+    if (!next_.empty()) return next_;
+    switch (code) {
+      case kExecComplete: return "`yolo execute` runs the next phase that is not complete; `yolo status` shows the project";
+      case kExecPaused: return "`yolo gates` shows the open gate; `yolo approve` (or `yolo reject --feedback TEXT`), then `yolo execute`";
+      case kExecWaitingSummary: return "write the SUMMARY files named above (or configure an `executor`), then `yolo execute`";
+      case kExecUsage: return "`yolo status` lists the phases and plans; `yolo execute --help` shows the options";
+      default: return "fix what is reported above, then `yolo execute` (`yolo status` shows the run)";
+    }
+  }
 
   // ---- steps ---------------------------------------------------------------------
   int choose_phase();
@@ -166,6 +176,8 @@ class Run {
   SummaryState check_summary(const PlanEntry& e, json& findings);
   bool phase_complete_on_disk(const PhaseDir& p);
   int step2();
+  int check_agents();
+  int dry_run();
   int precheck();
   int review_gate();
   GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave);
@@ -198,6 +210,26 @@ class Run {
     stopping_ = true;
   }
   void interrupt(int signum);
+  // The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
+  void draw_live() {
+    size_t done = 0;
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (completed_.count(i) || (entries_[i].summary == SummaryState::Passed && !running_.count(i))) ++done;
+    const size_t width = 12;
+    size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
+    std::string bar = "[";
+    for (size_t k = 0; k < width; ++k) bar += k < filled ? "█" : "░";
+    std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
+    long long timeout = cfg_.timeout_for(cfg_.executor);
+    for (const auto& [i, p] : running_) {
+      double secs = static_cast<double>(uv_hrtime() - started_at_[i]) / 1e9;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
+      l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
+    }
+    if (running_.empty()) l += " · waiting";
+    out::set_live(l);
+  }
 
   ExecuteOptions o_;
   stdfs::path root_;
@@ -216,6 +248,9 @@ class Run {
   std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
   std::map<size_t, uint64_t> started_at_;
+  std::map<size_t, std::vector<std::string>> argv_;  // the executor's argv, for its log
+  std::set<size_t> completed_;                        // plans completed by this run
+  uv_timer_t live_timer_{};
   std::set<long long> waves_started_, wave_gate_passed_, waves_ended_;
   bool frozen_noted_ = false;
   long long first_wave_ = 0;
@@ -223,6 +258,7 @@ class Run {
   bool interrupted_ = false;
   int final_code_ = -1;
   std::string final_result_, final_message_;
+  std::string next_;  // the next step for the person, when a step knows better than the exit code
 };
 
 int Run::finish(int code, const std::string& result, const std::string& message) {
@@ -240,13 +276,20 @@ int Run::finish(int code, const std::string& result, const std::string& message)
       j["phase_dir"] = phase_.rel;
     }
     j["plans"] = plans;
+    j["next"] = next_step(code);
     j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
     out::json_line(j);
-  } else if (!message.empty()) {
+  } else {
     Sym s = code == kExecComplete ? Sym::Ok : code == kExecPaused ? Sym::Pause : code == kExecWaitingSummary ? Sym::Diamond : Sym::Fail;
     std::string m = text::sanitize_for_terminal(message);
-    if (code == kExecHalted || code == kExecUsage) out::err(out::sym(s) + " " + m);
-    else out::line(out::sym(s) + " " + m);
+    std::string nl = "Next: " + text::sanitize_for_terminal(next_step(code));
+    if (code == kExecHalted || code == kExecUsage) {
+      if (!m.empty()) out::err(out::sym(s) + " " + m);
+      out::err(nl);
+    } else {
+      if (!m.empty()) out::line(out::sym(s) + " " + m);
+      out::line(nl);
+    }
   }
   return code;
 }
@@ -254,7 +297,7 @@ int Run::finish(int code, const std::string& result, const std::string& message)
 // ---- phase and plans ----------------------------------------------------------------
 
 SummaryState Run::check_summary(const PlanEntry& e, json& findings) {
-  stdfs::path sp = root_ / summary_rel_for(e.path);
+  stdfs::path sp = root_ / summary_rel_for(root_, e.path);
   std::error_code ec;
   if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
   SummaryVerdict v = verify_summary(sp, root_ / e.path, root_, mode_, &git_);
@@ -359,11 +402,7 @@ int Run::step2() {
 }
 
 bool Run::set_halted(const std::string& reason) {
-  auto up = state::update(root_, [&](json& doc, std::string&) {
-    if (str(doc, "status") == "awaiting_approval" || str(doc, "status") == "halted") return false;
-    doc["status"] = "halted";
-    return true;
-  });
+  auto up = state::update(root_, [&](json& doc, std::string&) { return execution::halt(doc); });
   log("phase_end", "", {{"status", "halted"}, {"reason", reason}});
   return up.ok();
 }
@@ -400,6 +439,103 @@ int Run::precheck() {
   return -1;
 }
 
+// --dry-run: the waves, each plan's dependencies and SUMMARY, and the command that would run
+// it. Reads the plans, the SUMMARY files and the state; starts nothing and writes nothing.
+int Run::dry_run() {
+  std::vector<waves::PlanNode> nodes;
+  for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending});
+  std::map<long long, std::vector<size_t>> by_wave;
+  for (size_t i = 0; i < entries_.size(); ++i) by_wave[entries_[i].wave].push_back(i);
+  bool executor = !cfg_.executor.argv.empty();
+  bool reviewing = cfg_.review_gate == "always" || (o_.review && cfg_.review_gate != "never");
+  json jw = json::array();
+  size_t to_run = 0;
+  if (!o_.json)
+    out::line(out::bold("Phase " + text::sanitize_for_terminal(phase_.folder)) + ": " + std::to_string(entries_.size()) + " plans in " +
+              std::to_string(by_wave.size()) + " wave(s)  " + out::dim("(dry run: nothing runs, nothing is written)"));
+  for (const auto& [w, idx] : by_wave) {
+    if (!o_.json) out::line(out::bold(w >= 1 ? "Wave " + std::to_string(w) : std::string("No valid wave (never runs)")));
+    json jp = json::array();
+    for (size_t i : idx) {
+      const auto& e = entries_[i];
+      json deps = json::array();
+      std::string dep_text;
+      for (const auto& d : e.depends_on) {
+        int j = waves::resolve_dependency(nodes, d);
+        std::string id = j >= 0 ? entries_[static_cast<size_t>(j)].id : d + " (unknown)";
+        deps.push_back(id);
+        dep_text += (dep_text.empty() ? "" : ", ") + id;
+      }
+      json f;
+      SummaryState ss = check_summary(e, f);
+      std::string summary = ss == SummaryState::Passed ? "passes" : ss == SummaryState::Failed ? "fails" : "missing";
+      std::string sp = summary_rel_for(root_, e.path);
+      json jl = {{"id", e.id}, {"title", e.title}, {"path", e.path}, {"depends_on", deps}, {"summary", summary}, {"summary_path", sp}};
+      std::string what;
+      if (ss == SummaryState::Passed) {
+        what = out::sym(Sym::Ok) + " complete (its SUMMARY passes)";
+      } else if (executor && w >= 1) {
+        std::map<std::string, std::string> vars = {{"plan_path", e.path}, {"plan_id", e.id}, {"wave", std::to_string(w)},
+                                                   {"phase_dir", phase_.rel}, {"summary_path", sp}};
+        auto argv = expand_argv(cfg_.executor.argv, vars);
+        jl["would_run"] = argv;
+        std::string cmd;
+        for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + (a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'");
+        what = out::sym(Sym::Diamond) + " would run: " + cmd;
+        ++to_run;
+      } else if (w >= 1) {
+        what = out::sym(Sym::Skip) + " would wait for " + sp + " (no executor configured)";
+        ++to_run;
+      } else {
+        what = out::sym(Sym::Fail) + " never runs: its wave is not a positive integer";
+      }
+      jp.push_back(jl);
+      if (!o_.json)
+        out::line("  " + text::sanitize_for_terminal(e.id) + "  " + text::sanitize_for_terminal(e.title) +
+                  (dep_text.empty() ? out::dim("  (no dependencies)") : out::dim("  (after " + text::sanitize_for_terminal(dep_text) + ")")) +
+                  "\n      " + text::sanitize_for_terminal(what));
+    }
+    jw.push_back({{"wave", w}, {"plans", jp}});
+  }
+  std::string review = reviewing ? "the review gate runs first (yolo review " + phase_.rel + " --changed)"
+                                 : "review gate skipped (review_gate: " + cfg_.review_gate + ")";
+  next_ = "`yolo execute" + (o_.phase.empty() ? std::string() : " " + o_.phase) + "` runs it";
+  if (o_.json) {
+    out::json_line({{"ok", true}, {"cmd", "execute"}, {"dry_run", true}, {"phase", phase_.number}, {"phase_dir", phase_.rel},
+                    {"waves", jw}, {"review_gate", reviewing}, {"executor", executor}, {"would_run", to_run}, {"next", next_}});
+    return kExecComplete;
+  }
+  out::line(out::sym(Sym::Skip) + " " + review + "; then the vision gate on ROADMAP.md");
+  out::line("Next: " + next_);
+  return kExecComplete;
+}
+
+// Before the run starts: a configured agent whose program does not exist. A missing executor
+// would fail every plan, so the run does not start; a missing reviewer means every plan gets
+// only the Stage 1 verdict (the fallback), said loudly, or refused with reviewer_required.
+int Run::check_agents() {
+  bool reviewing = cfg_.review_gate == "always" || (o_.review && cfg_.review_gate != "never");
+  for (const auto& m : missing_agent_programs(cfg_, root_)) {
+    std::string what = m.role + " program '" + m.program + "' not found (config.json " + m.role + ", argv[0]; PATH or a path from the project root)";
+    if (m.role == "executor") {
+      next_ = "install it or correct `executor` in .yolo-planning/config.json, then `yolo execute`";
+      return finish(kExecHalted, "error", "the " + what);
+    }
+    if (m.role == "reviewer" && reviewing && cfg_.reviewer_required) {
+      next_ = "install it or correct `reviewer` in .yolo-planning/config.json (reviewer_required is true), then `yolo execute`";
+      return finish(kExecHalted, "error", "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
+    }
+    if (m.role == "reviewer" && reviewing)
+      emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+           "The " + what + ": every plan gets the Stage 1 verdict only (fallback, no real review). "
+           "Set \"reviewer_required\": true to refuse that");
+    else if (m.role == "architect" && reviewing)
+      emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+           "The " + what + ": a rejected plan is not revised");
+  }
+  return -1;
+}
+
 int Run::review_gate() {
   if (cfg_.review_gate == "never") {
     emit("review_gate", {{"status", "skipped"}, {"review_gate", "never"}}, Sym::Skip, "Review gate skipped (review_gate: never)");
@@ -414,28 +550,22 @@ int Run::review_gate() {
   auto snap = state::load(root_);
   auto ledger = review_ledger::load(root_, phase_.abs);
   if (snap.ok() && ledger.ok() && execution::has_step(snap.doc, "step_2b")) {
-    bool all = true;
-    for (const auto& e : entries_) {
-      auto l = load_plan(root_ / e.path);
-      const json* rv = review_ledger::find(ledger.doc, e.id);
-      if (!l.plan || !rv) {
-        all = false;
-        break;
-      }
-      std::string h = str(*rv, "hash");
-      if ((h != l.plan->content_hash && h != "sha256:" + l.plan->content_hash) || str(*rv, "verdict") == "reject") {
-        all = false;
-        break;
-      }
-    }
-    if (all) {
+    std::vector<review::PlanContent> contents;
+    for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(root_ / e.path)});
+    if (review::passed_as_is(ledger.doc, contents)) {
       emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok, "Review gate: already passed for these plan contents");
       return -1;
     }
   }
-  emit("review_gate", {{"status", "running"}}, Sym::Diamond, "Review gate: yolo review " + phase_.rel);
+  emit("review_gate", {{"status", "running"}}, Sym::Diamond,
+       "Review gate: yolo review " + phase_.rel + " --changed" +
+           (cfg_.reviewer.argv.empty() ? std::string(" (no reviewer configured: Stage 1 only)")
+                                       : " (reviewer " + cfg_.reviewer.argv.front() + ", up to " +
+                                             std::to_string(cfg_.timeout_for(cfg_.reviewer) / 1000) + " s per plan and cycle)"));
   SpawnSpec spec;
-  spec.argv = {o_.self_exe, "review", phase_.abs.string(), "--json"};
+  // --changed: plans whose content equals their review-ledger record (a `yolo review PLAN`
+  // or an earlier gate) keep that verdict; only changed plans are reviewed again.
+  spec.argv = {o_.self_exe, "review", phase_.abs.string(), "--json", "--changed"};
   spec.cwd = root_;
   spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"NO_COLOR", "1"}};
   spec.timeout_ms = 0;  // the review bounds each agent with its own timeout
@@ -454,18 +584,16 @@ int Run::review_gate() {
     set_halted(why);
     return finish(kExecHalted, "halted", "Halted: " + why);
   }
-  json detail = json::array();
-  for (const auto& l : text::lines(r.out)) {
-    JsonParse j = parse_json_bounded(l);
-    if (j.ok()) detail.push_back(std::move(j.doc));
-  }
+  json detail = review::parse_review_output(r.out).to_json();
   if (verdict == "reject") {
     emit("review_gate", {{"status", "rejected"}, {"verdict", verdict}, {"review", detail}}, Sym::Fail,
          "Review gate: rejected: no plan of this phase executes");
-    if (!o_.json) {
-      std::string tail = text::tail_lines(r.out, 20);
-      for (const auto& l : text::lines(tail)) note(std::string(l));
-    }
+    if (!o_.json)
+      for (const auto& l : rejected_plans_report(detail)) out::line("    " + l);
+    auto paths = rejected_plan_paths(detail);
+    next_ = paths.empty() ? "edit the rejected plan, then `yolo execute`"
+                          : "edit " + paths.front() + (paths.size() > 1 ? " (and " + std::to_string(paths.size() - 1) + " more)" : "") +
+                                ", then `yolo execute`";
     set_halted("review gate rejected the phase");
     return finish(kExecHalted, "halted", "Halted: the review gate rejected the phase (see `yolo status`)");
   }
@@ -485,7 +613,7 @@ int Run::review_gate() {
 void Run::note_review_outcomes(const json& detail) {
   if (o_.json) return;  // the review_gate event carries the same detail
   for (const auto& j : detail) {
-    if (!j.is_object() || j.value("type", "") != "plan" || j.value("skipped", false)) continue;
+    if (!review::ReviewReport::is_review(j)) continue;
     std::string v = j.value("verdict", "?");
     Sym s = v == "approve" ? Sym::Ok : v == "conditional" ? Sym::Warn : Sym::Fail;
     long long cycles = j.contains("cycles") && j["cycles"].is_number_integer() ? j["cycles"].get<long long>() : 1;
@@ -504,20 +632,19 @@ void Run::note_review_outcomes(const json& detail) {
 
 void Run::pause_for(const json& g) {
   std::string type = str(g, "gate_type");
-  std::string label = type.empty() ? "Approval" : type;
-  if (!label.empty()) label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+  std::string label(gates::label_of(type));
   std::string path = str(g, "plan_path");
   std::string id = str(g, "id");
   emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}}, Sym::Pause,
        label + " gate: Awaiting human approval for " + path + ". Execution paused.");
   if (!str(g, "last_error").empty()) note("the approver failed: " + str(g, "last_error") + " (`yolo approve` retries it)");
   if (!id.empty()) note("approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT");
+  if (!id.empty()) next_ = "`yolo approve " + id + "` in a terminal (or `yolo reject " + id + " --feedback TEXT`), then `yolo execute`";
 }
 
 GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave) {
   std::string tname(gates::to_string(type));
-  std::string label = tname;
-  label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+  std::string label(gates::label(type));
   bool acted = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto snap = state::load(root_);
@@ -525,32 +652,27 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       stop(kExecHalted, "error", snap.error);
       return GateOutcome::Halted;
     }
-    json doc = snap.doc;
-    gates::adopt_legacy_approval(doc);
-    if (const json* g = gates::open_gate(doc)) {
-      pause_for(*g);
-      return GateOutcome::Paused;
-    }
     std::string err;
     std::string digest = gates::file_digest(root_, rel, err);
-    if (digest.empty()) {
+    gates::Need need = gates::ensure(snap.doc, type, rel, digest);
+    if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
       emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail, label + " gate: " + why);
       stop(kExecHalted, "halted", "Halted: " + why);
       return GateOutcome::Halted;
     }
-    gates::ApprovalStatus st = gates::approval_status(doc, type, rel, digest);
-    switch (st.check) {
-      case gates::ApprovalCheck::Approved: {
+    const gates::ApprovalStatus& st = need.status;
+    switch (need.step) {
+      case gates::Step::Proceed: {
         std::string by = str(st.gate, "approved_by");
         emit("gate_passed", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"approved_by", by}}, Sym::Ok,
              label + " gate: " + (acted ? "cleared" : "approved") + (by.empty() ? "" : " (by " + by + ")") + " for " + rel);
         return GateOutcome::Passed;
       }
-      case gates::ApprovalCheck::Pending:
-        pause_for(st.gate.is_object() ? st.gate : json{{"gate_type", tname}, {"plan_path", rel}});
+      case gates::Step::Pause:
+        pause_for(need.gate);
         return GateOutcome::Paused;
-      case gates::ApprovalCheck::Rejected: {
+      case gates::Step::Halt: {
         std::string fb = str(st.gate, "feedback");
         emit("gate_rejected", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"feedback", fb}}, Sym::Fail,
              label + " gate: rejected: " + fb);
@@ -559,7 +681,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         stop(kExecHalted, "halted", "Halted: " + st.message);
         return GateOutcome::Halted;
       }
-      case gates::ApprovalCheck::Stale: {
+      case gates::Step::Reopen: {
         emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn, st.message);
         std::vector<events::Event> evs;
         std::string gid;
@@ -585,7 +707,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         acted = true;
         continue;
       }
-      case gates::ApprovalCheck::Missing: {
+      case gates::Step::Request: {
         gates::RequestInput in;
         in.type = type;
         in.plan_path = rel;
@@ -595,7 +717,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
              label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
         gates::GateRun r = gates::request_gate(root_, cfg_, in, &command_approver());
         for (const auto& m : r.messages)
-          if (m.rfind("warning", 0) == 0) note(m);
+          if (m.kind == gates::Outcome::Warning) note(m.text);
         if (!r.ok()) {
           emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail, label + " gate: " + r.error);
           stop(kExecHalted, "halted", "Halted: " + r.error);
@@ -627,8 +749,21 @@ int Run::waves() {
   uv_signal_start(&sigterm_, on_signal, SIGTERM);
   uv_unref(reinterpret_cast<uv_handle_t*>(&sigint_));
   uv_unref(reinterpret_cast<uv_handle_t*>(&sigterm_));
+  // On a terminal: a live line with the running executors and the phase's progress.
+  bool live = !o_.json && out::live_enabled();
+  if (live) {
+    uv_timer_init(&loop_, &live_timer_);
+    live_timer_.data = this;
+    uv_timer_start(&live_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->draw_live(); }, 250, 250);
+    uv_unref(reinterpret_cast<uv_handle_t*>(&live_timer_));
+  }
   schedule();
   uv_run(&loop_, UV_RUN_DEFAULT);
+  if (live) {
+    uv_timer_stop(&live_timer_);
+    uv_close(reinterpret_cast<uv_handle_t*>(&live_timer_), nullptr);
+    out::set_live("");
+  }
   uv_signal_stop(&sigint_);
   uv_signal_stop(&sigterm_);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
@@ -686,16 +821,13 @@ void Run::schedule() {
       bool phase_done = waves::next(execution::nodes(doc, entries_), all).outcome == waves::Outcome::Complete;
       if (!phase_done) {
         emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
+        next_ = "`yolo execute` runs the rest of the phase";
         stop(kExecComplete, "complete", "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
         return;
       }
       std::string now = now_iso8601();
       auto up = state::update(root_, [&](json& s, std::string&) {
-        execution::update_wave(s);
-        execution::mark_step(s, "step_3");
-        if (str(s, "status") == "awaiting_approval") return true;
-        if (str(s, "status") != "complete") s["completed_at"] = now;
-        s["status"] = "complete";
+        execution::complete_phase(s, now);
         return true;
       });
       if (!up.ok()) {
@@ -771,8 +903,9 @@ void Run::schedule() {
 
 void Run::mark_ready(const std::vector<size_t>& idx) {
   auto up = state::update(root_, [&](json& doc, std::string&) {
-    for (size_t i : idx)
-      if (json* p = execution::find_plan(doc, entries_[i].id)) p->operator[]("status") = "ready";
+    std::vector<std::string> ids;
+    for (size_t i : idx) ids.push_back(entries_[i].id);
+    execution::mark_ready(doc, ids);
     return true;
   });
   if (!up.ok()) {
@@ -781,7 +914,7 @@ void Run::mark_ready(const std::vector<size_t>& idx) {
   }
   for (size_t i : idx) {
     const auto& e = entries_[i];
-    std::string sp = summary_rel_for(e.path);
+    std::string sp = summary_rel_for(root_, e.path);
     emit("plan_ready", {{"plan", e.id}, {"wave", e.wave}, {"plan_path", e.path}, {"summary_path", sp}}, Sym::Diamond,
          "Plan " + e.id + " ready: waiting for " + sp);
   }
@@ -798,20 +931,10 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       froze = true;
       return false;
     }
-    for (size_t i : idx) {
-      json* p = execution::find_plan(doc, entries_[i].id);
-      if (!p) {
-        err = "plan " + entries_[i].id + " is missing from the state";
-        return false;
-      }
-      (*p)["status"] = "running";
-      (*p)["started_at"] = now;
-      (*p)["completed_at"] = nullptr;
-      p->erase("error");
-      p->erase("findings");
-    }
-    execution::update_wave(doc);
-    return true;
+    std::vector<std::string> ids;
+    for (size_t i : idx) ids.push_back(entries_[i].id);
+    err = execution::start_plans(doc, ids, now);
+    return err.empty();
   });
   if (froze) {
     schedule();  // sees the gate now
@@ -828,14 +951,15 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
                                                {"plan_id", e.id},
                                                {"wave", std::to_string(wave)},
                                                {"phase_dir", phase_.rel},
-                                               {"summary_path", summary_rel_for(e.path)}};
+                                               {"summary_path", summary_rel_for(root_, e.path)}};
     SpawnSpec spec;
     spec.argv = expand_argv(cfg_.executor.argv, vars);
     spec.cwd = root_;
     spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"YOLO_PLAN_ID", e.id},      {"YOLO_PHASE_DIR", phase_.rel},
-                {"YOLO_PLAN_PATH", e.path},     {"YOLO_WAVE", std::to_string(wave)}, {"YOLO_SUMMARY_PATH", summary_rel_for(e.path)}};
+                {"YOLO_PLAN_PATH", e.path},     {"YOLO_WAVE", std::to_string(wave)}, {"YOLO_SUMMARY_PATH", summary_rel_for(root_, e.path)}};
     spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
     started_at_[i] = uv_hrtime();
+    argv_[i] = spec.argv;
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
     int pid = running_[i]->pid();
     if (pid > 0) spawned[e.id] = executor_record(pid);
@@ -887,7 +1011,9 @@ void Run::on_done(size_t i, SpawnResult r) {
   // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
   if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
   const PlanEntry& e = entries_[i];
-  std::string sp = summary_rel_for(e.path);
+  std::string log_file = write_agent_log(root_, phase_.rel, e.id, "executor", 0, argv_[i], r);
+  if (!log_file.empty()) note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
+  std::string sp = summary_rel_for(root_, e.path);
   std::string status, error;
   json findings = json::array();
   bool summary_failed = false;
@@ -900,7 +1026,10 @@ void Run::on_done(size_t i, SpawnResult r) {
   } else {
     json f = json::array();
     switch (check_summary(e, f)) {
-      case SummaryState::Passed: status = "complete"; break;
+      case SummaryState::Passed:
+        status = "complete";
+        completed_.insert(i);
+        break;
       case SummaryState::Missing:
         status = "failed";
         error = "the executor exited 0 but wrote no SUMMARY (" + sp + ")";
@@ -916,16 +1045,8 @@ void Run::on_done(size_t i, SpawnResult r) {
   std::string now = now_iso8601();
   json after;
   auto up = state::update(root_, [&](json& doc, std::string&) {
-    if (json* p = execution::find_plan(doc, e.id)) {
-      (*p)["status"] = status;
-      (*p)["completed_at"] = status == "pending" ? json(nullptr) : json(now);
-      if (!error.empty()) (*p)["error"] = error;
-      else p->erase("error");
-      p->erase("executor");
-      if (status == "failed") (*p)["findings"] = findings;
-      else p->erase("findings");
-    }
-    execution::update_wave(doc);
+    execution::end_plan(doc, e.id, {status, error, findings}, now);
+    if (json* p = execution::find_plan(doc, e.id)) p->erase("executor");  // it is not running any more
     return true;
   });
   if (!up.ok()) {
@@ -993,7 +1114,7 @@ int Run::run() {
   if (!lock_.acquire(root_, "execute", lock_err))
     return finish(kExecHalted, "locked", lock_err + "; wait for it to finish, or stop it (kill " +
                                               (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
-  auto c = load_config(root_);
+  auto c = load_config_reported(root_);
   if (!c.ok()) return finish(kExecHalted, "error", c.error);
   cfg_ = c.config;
   mode_ = mode_from_config(cfg_.summary_checks);
@@ -1005,6 +1126,18 @@ int Run::run() {
   }
   if (int rc = choose_phase(); rc >= 0) return rc;
   load_plans();
+  if (!o_.only_plan.empty()) {  // --plan naming no plan of the phase: a usage error, nothing written
+    std::vector<waves::PlanNode> nodes;
+    for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending});
+    if (waves::resolve_dependency(nodes, o_.only_plan) < 0) {
+      std::string ids;
+      for (const auto& e : entries_) ids += (ids.empty() ? "" : ", ") + e.id;
+      next_ = "`yolo execute --plan ID` with one of: " + (ids.empty() ? std::string("(no plans)") : ids);
+      return finish(kExecUsage, "error", "no plan '" + o_.only_plan + "' in " + phase_.rel);
+    }
+  }
+  if (o_.dry_run) return dry_run();
+  if (int rc = check_agents(); rc >= 0) return rc;
   end_leftover_executors(snap.doc);
   if (int rc = step2(); rc >= 0) return rc;
   snap = state::load(root_);

@@ -32,6 +32,7 @@ struct ExecuteOptions {
   std::string only_plan;       // --plan NN: only this plan (its dependencies must be complete)
   bool review = false;         // --review
   bool json = false;           // JSON lines of events
+  bool dry_run = false;        // --dry-run: show the waves and what would run; run and write nothing
   std::string self_exe;        // the yolo binary (for `yolo review`)
 };
 

@@ -28,7 +28,38 @@ std::string pad(std::string s, size_t n) {
 std::string one_line(std::string s, size_t max = 100) {
   for (auto& c : s)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  if (s.size() > max) s = s.substr(0, max) + "…";
+  if (s.size() > max) {
+    size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    s = s.substr(0, cut) + "…";
+  }
+  return s;
+}
+
+// Columns on a terminal: one per UTF-8 character (continuation bytes take none).
+size_t width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80 ? 1 : 0;
+  return w;
+}
+
+// A column of exactly n characters: cut with "…" when longer, then padded; never runs into
+// the next column.
+std::string column(std::string s, size_t n) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  if (width(s) > n) {
+    size_t keep = n - 1, seen = 0, i = 0;
+    for (; i < s.size(); ++i) {
+      if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+        if (seen == keep) break;
+        ++seen;
+      }
+    }
+    s = s.substr(0, i) + "…";
+  }
+  size_t w = width(s);
+  if (w < n) s.append(n - w, ' ');
   return s;
 }
 
@@ -56,16 +87,20 @@ std::string review_text(const json& r) {
     t += " (cycle " + r["cycle"].dump() + "/" + r["max"].dump() + ")";
   if (r.contains("findings") && r["findings"].is_number() && r["findings"].get<long long>() > 0)
     t += ", " + r["findings"].dump() + " finding(s)";
+  if (str(r, "source") == "fallback") t += " " + out::sym(out::Sym::Warn) + " Stage 1 only (no reviewer ran)";
+  if (!str(r, "reason").empty()) t += "\n      " + out::sym(out::Sym::Fail) + " " + one_line(str(r, "reason"), 160);
   return t;
 }
 
 }  // namespace
 
-std::optional<stdfs::path> find_project(const std::string& repo, std::string& err) {
+std::optional<stdfs::path> find_project(const std::string& repo, std::string& err, bool* repo_not_folder) {
   std::error_code ec;
   stdfs::path start = repo.empty() ? stdfs::current_path(ec) : stdfs::path(repo);
+  if (repo_not_folder) *repo_not_folder = false;
   if (!repo.empty() && !stdfs::is_directory(start, ec)) {
     err = "--repo " + repo + " is not a folder";
+    if (repo_not_folder) *repo_not_folder = true;
     return std::nullopt;
   }
   auto root = fs::find_project_root(start);
@@ -93,14 +128,88 @@ std::string render_gates(const json& gates) {
   return r;
 }
 
+namespace {
+
+long long num(const json& j, const char* k) {
+  auto it = j.is_object() ? j.find(k) : j.end();
+  return it != j.end() && it->is_number_integer() ? it->get<long long>() : 0;
+}
+
+// One line per phase folder: plans with a SUMMARY of all plans, and the last reviews.
+std::string render_project(const json& project) {
+  const json& phases = project.is_object() && project.contains("phases") ? project["phases"] : json();
+  if (!phases.is_array() || phases.empty()) return "  " + out::sym(out::Sym::Skip) + " no phase folders under .yolo-planning/phases";
+  std::string r;
+  for (const auto& p : phases) {
+    long long plans = num(p, "plans"), done = num(p, "summaries");
+    out::Sym sym = plans > 0 && done == plans ? out::Sym::Ok : done > 0 ? out::Sym::Diamond : out::Sym::Skip;
+    std::string l = "  " + out::sym(sym) + " " + column(str(p, "folder"), 34) + " " +
+                    column(std::to_string(done) + "/" + std::to_string(plans) + " done", 10) + " ";
+    long long reviewed = num(p, "reviewed");
+    if (reviewed == 0) l += out::dim("not reviewed");
+    else {
+      l += std::to_string(reviewed) + " reviewed";
+      if (num(p, "rejected")) l += ", " + out::sym(out::Sym::Fail) + " " + std::to_string(num(p, "rejected")) + " rejected";
+      if (num(p, "conditional")) l += ", " + std::to_string(num(p, "conditional")) + " conditional";
+      if (num(p, "fallback"))
+        l += ", " + out::sym(out::Sym::Warn) + " " + std::to_string(num(p, "fallback")) + " by Stage 1 only (no reviewer ran)";
+    }
+    if (!r.empty()) r += "\n";
+    r += l;
+  }
+  return r;
+}
+
+// The one line that tells the person what to do now.
+std::string status_next(const json& s) {
+  std::string next;
+  std::string rs = str(s, "run_state");
+  const json& open = s.contains("open_gates") ? s["open_gates"] : json();
+  const json& plans = s.contains("plans") ? s["plans"] : json();
+  auto any_plan = [&](const std::string& st) {
+    if (plans.is_array())
+      for (const auto& p : plans)
+        if (str(p, "status") == st) return true;
+    return false;
+  };
+  bool rejected_review = false;
+  if (plans.is_array())
+    for (const auto& p : plans)
+      if (p.contains("review") && str(p["review"], "verdict") == "reject") rejected_review = true;
+  if (!s.value("exists", true)) {
+    const json& ph = s.contains("project") && s["project"].is_object() ? s["project"].value("phases", json::array()) : json::array();
+    next = ph.empty() ? "`yolo init` scaffolds .yolo-planning (ROADMAP, a first phase, a config)"
+                      : "`yolo execute --dry-run` shows what would run; `yolo execute` starts the first phase not complete";
+  } else if (open.is_array() && !open.empty()) {
+    std::string id = str(open.front(), "id");
+    next = "`yolo approve " + id + "` in a terminal (or `yolo reject " + id + " --feedback TEXT`), then `yolo execute`";
+  } else if (rs == "HALTED") {
+    if (rejected_review) next = "edit the rejected plan(s), then `yolo execute` (only changed plans are reviewed again)";
+    else if (any_plan("failed")) next = "`yolo logs PLAN` shows what the failed plan's executor printed; fix it, then `yolo execute`";
+    else next = "fix what halted the run (above), then `yolo execute`";
+  } else if (rs == "COMPLETE") {
+    next = "`yolo execute` runs the next phase that is not complete";
+  } else if (any_plan("ready")) {
+    next = "write the SUMMARY files of the ready plans (or configure an `executor`), then `yolo execute`";
+  } else {
+    next = "`yolo execute` continues the run";
+  }
+  return "Next: " + next;
+}
+
+}  // namespace
+
 std::string render_status(const json& s) {
   std::string r;
   auto add = [&](const std::string& l) {
     if (!r.empty()) r += "\n";
     r += l;
   };
+  const json& project = s.contains("project") ? s["project"] : json();
   if (!s.value("exists", true)) {
-    add(out::sym(out::Sym::Skip) + " No execution state yet (" + str(s, "state_file") + "): run `yolo execute`");
+    add(out::bold("Project") + "  " + out::sym(out::Sym::Skip) + " no run yet");
+    add(render_project(project));
+    add(status_next(s));
     return r;
   }
   std::string rs = str(s, "run_state");
@@ -118,6 +227,8 @@ std::string render_status(const json& s) {
       add(out::sym(out::Sym::Warn) + " Approval: " + one_line(str(s, "approval_problem"), 400));
     else if (a.value("approved", false))
       add(out::sym(out::Sym::Ok) + " Approval: " + type + " approved by " + str(a, "approved_by") + " (" + str(a, "plan_path") + ")");
+    else if (rs == "HALTED")
+      add(out::sym(out::Sym::Skip) + " Approval: " + type + " not approved (" + str(a, "plan_path") + "); the run halted, nothing awaits approval");
     else
       add(out::sym(out::Sym::Pause) + " Approval: " + type + " awaiting approval for " + str(a, "plan_path") + " since " + str(a, "requested_at"));
   } else {
@@ -137,22 +248,29 @@ std::string render_status(const json& s) {
       for (const auto& p : plans) {
         if (p.value("wave", json()).dump() != w.value("wave", json()).dump()) continue;
         std::string ps = str(p, "status");
-        std::string line = "  " + out::sym(plan_sym(ps)) + " " + pad(str(p, "id"), 8) + pad(one_line(str(p, "title"), 40), 42) +
-                           pad(ps, 10) + review_text(p.value("review", json()));
+        std::string line = "  " + out::sym(plan_sym(ps)) + " " + column(str(p, "id"), 8) + " " + column(str(p, "title"), 40) + "  " +
+                           column(ps, 9) + " " + review_text(p.value("review", json()));
         if (!str(p, "error").empty()) line += "\n      " + out::sym(out::Sym::Fail) + " " + one_line(str(p, "error"), 200);
         add(line);
       }
     }
   if (!plans.is_array() || plans.empty()) add(out::sym(out::Sym::Skip) + " No plans in the state yet");
   const json& others = s.contains("other_reviews") ? s["other_reviews"] : json();
-  if (others.is_object())
-    for (auto& [id, rv] : others.items()) add("  " + out::sym(out::Sym::Skip) + " " + pad(text::sanitize_for_terminal(id), 8) + review_text(rv));
+  if (others.is_object() && !others.empty()) {
+    add(out::bold("Reviews of plans outside this run"));
+    for (auto& [id, rv] : others.items()) add("  " + out::sym(out::Sym::Skip) + " " + column(text::sanitize_for_terminal(id), 8) + " " + review_text(rv));
+  }
   const json& gl = s.contains("gates") ? s["gates"] : json();
   size_t resolved = 0;
   if (gl.is_array())
     for (const auto& g : gl)
       if (str(g, "status") != "OPEN") ++resolved;
   if (resolved > 0) add(out::dim(std::to_string(resolved) + " resolved gate(s): `yolo gates`"));
+  if (project.is_object() && project.contains("phases") && project["phases"].size() > 1) {
+    add(out::bold("Project"));
+    add(render_project(project));
+  }
+  add(status_next(s));
   return r;
 }
 

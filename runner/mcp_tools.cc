@@ -5,8 +5,10 @@
 #include <system_error>
 
 #include "protocol/config.h"
+#include "protocol/contain.h"
 #include "protocol/fs.h"
 #include "protocol/gates.h"
+#include "protocol/json_field.h"
 #include "protocol/precheck.h"
 #include "protocol/state.h"
 #include "protocol/status.h"
@@ -22,15 +24,9 @@ std::string dashed(std::string s) {
   return s;
 }
 
-std::string arg(const json& args, const char* key) {
-  auto it = args.find(key);
-  return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::string field(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using json_field::str;
+// A string argument of a tool call ("" when absent or not a string).
+std::string arg(const json& args, const char* key) { return str(args, key); }
 
 bool has_planning_dir(const stdfs::path& root) {
   std::error_code ec;
@@ -42,40 +38,17 @@ std::string no_planning_dir(const stdfs::path& root) {
          ": this is not a yolo project (start yolo mcp with --repo pointing at the project)";
 }
 
-// A path given by the client, resolved inside the project root. Relative paths are taken
-// from the root; absolute ones must lie inside it. Symlinks pointing out are refused too.
+// A path given by the client, resolved inside the project root (fs::contain: relative
+// paths are taken from the root, absolute ones must lie inside it, and no symbolic link may
+// lead out of it).
 std::optional<stdfs::path> inside_root(const stdfs::path& root, const std::string& given, const char* what,
                                        std::string& err) {
-  std::error_code ec;
-  stdfs::path base = stdfs::weakly_canonical(root, ec);
-  if (ec) base = root.lexically_normal();
-  std::string rel = given;
-  stdfs::path p(given);
-  if (p.is_absolute()) {
-    auto outside = [](const stdfs::path& r) { return r.empty() || *r.begin() == ".."; };
-    // Relative to the root as given, else to its real path (the root may be reached by a link).
-    stdfs::path r = p.lexically_normal().lexically_relative(root.lexically_normal());
-    if (outside(r)) r = p.lexically_normal().lexically_relative(base);
-    if (outside(r)) {
-      err = std::string(what) + " must lie inside the project root " + base.string() + ": " + given;
-      return std::nullopt;
-    }
-    rel = r.string();
-  }
-  auto resolved = fs::resolve_inside(base, rel);
-  if (!resolved) {
-    err = std::string(what) + " must lie inside the project root " + base.string() + ": " + given;
-    return std::nullopt;
-  }
-  stdfs::path real = stdfs::weakly_canonical(*resolved, ec);
-  if (!ec) {
-    stdfs::path r = real.lexically_relative(base);
-    if (r.empty() || *r.begin() == "..") {
-      err = std::string(what) + " leads outside the project root " + base.string() + " (through a link): " + given;
-      return std::nullopt;
-    }
-  }
-  return *resolved;
+  auto c = fs::contain(root, given, fs::AbsolutePaths::AllowInside);
+  if (c.ok()) return c.path;
+  if (c.refusal == fs::Contained::Refusal::Symlink)
+    err = std::string(what) + " leads outside the project root " + root.string() + " (through a link): " + given;
+  else err = std::string(what) + " must lie inside the project root " + root.string() + ": " + given;
+  return std::nullopt;
 }
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
@@ -137,14 +110,14 @@ ToolResult request_human_approval(const json& args, const ToolContext& ctx) {
   if (!run.ok()) return ToolResult::failure(run.error);
   ToolResult out;
   out.structured = run.answer;
-  std::string status = field(run.answer, "status");
-  std::string gate_type = field(run.answer, "gate_type");
-  if (!gate_type.empty()) gate_type[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(gate_type[0])));
-  std::string path = run.answer.contains("approval") ? field(run.answer["approval"], "plan_path") : in.plan_path;
+  std::string status = str(run.answer, "status");
+  std::string gate_type = str(run.answer, "gate_type");
+  gate_type = std::string(gates::label_of(gate_type));
+  std::string path = run.answer.contains("approval") ? str(run.answer["approval"], "plan_path") : in.plan_path;
   if (status == "paused") {
     out.text = "⏸ " + gate_type + " gate: Awaiting human approval for " + path +
                ". Execution paused. Stop here: a person approves with `yolo approve` (gate " +
-               field(run.answer, "gate_id") + ").";
+               str(run.answer, "gate_id") + ").";
   } else if (status == "approved") {
     out.text = "✓ " + gate_type + " gate: cleared by its configured approver for " + path + ".";
   } else {
@@ -153,14 +126,14 @@ ToolResult request_human_approval(const json& args, const ToolContext& ctx) {
       out.text += " Feedback: " + run.answer["feedback"].get<std::string>();
   }
   for (const auto& m : run.messages)
-    if (out.text.find(m) == std::string::npos) out.text += "\n" + m;
+    if (out.text.find(m.text) == std::string::npos) out.text += "\n" + m.text;
   return out;
 }
 
 // ---- manage_hitl_gate ---------------------------------------------------------------------
 
 json gate_view(const json& g) {
-  json v = {{"gate_id", field(g, "id")}};
+  json v = {{"gate_id", str(g, "id")}};
   for (auto it = g.begin(); it != g.end(); ++it)
     if (it.key() != "id") v[it.key()] = it.value();
   return v;
@@ -179,10 +152,10 @@ ToolResult list_gates(const ToolContext& ctx) {
   else {
     out.text = "⏸ " + std::to_string(list.size()) + " open gate" + (list.size() == 1 ? "" : "s") + ":";
     for (const auto& g : list) {
-      out.text += "\n- " + field(g, "gate_id") + " (" + field(g, "gate_type") + ")";
-      if (!field(g, "plan_path").empty()) out.text += " for " + field(g, "plan_path");
-      if (!field(g, "reason").empty()) out.text += ": " + field(g, "reason");
-      out.text += ", opened " + field(g, "created_at");
+      out.text += "\n- " + str(g, "gate_id") + " (" + str(g, "gate_type") + ")";
+      if (!str(g, "plan_path").empty()) out.text += " for " + str(g, "plan_path");
+      if (!str(g, "reason").empty()) out.text += ": " + str(g, "reason");
+      out.text += ", opened " + str(g, "created_at");
     }
   }
   return out;
@@ -205,25 +178,25 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   gates::GateRun run = action == "approve" ? gates::approve_gate(ctx.root, cfg.config, gate_id, by, &command_approver())
                                            : gates::reject_gate(ctx.root, gate_id, by, feedback);
   if (!run.ok()) return ToolResult::failure(run.error);
-  std::string status = field(run.gate, "status");
+  std::string status = str(run.gate, "status");
   ToolResult out;
   if (action == "approve" && status != "APPROVED") {
     // approve_gate retried a failed command approver instead of approving.
-    std::string why = run.messages.empty() ? "the gate is still " + status : join(run.messages, "; ");
-    return ToolResult::failure("Gate " + field(run.gate, "id") + " was not approved: " + why);
+    std::string why = run.messages.empty() ? "the gate is still " + status : join(gates::texts(run.messages), "; ");
+    return ToolResult::failure("Gate " + str(run.gate, "id") + " was not approved: " + why);
   }
   json fb = run.gate.contains("feedback") ? run.gate["feedback"] : json(nullptr);
   if (fb.is_null() && !feedback.empty()) fb = feedback;
   out.structured = {{"action", action},
-                    {"gate_id", field(run.gate, "id")},
+                    {"gate_id", str(run.gate, "id")},
                     {"status", action == "approve" ? "resumed" : "rejected"},
                     {"feedback", fb},
                     {"approved_by", run.gate.contains("approved_by") ? run.gate["approved_by"] : json(nullptr)}};
   if (action == "approve")
-    out.text = "✓ Gate " + field(run.gate, "id") + " approved by " + by + ": execution resumes.";
+    out.text = "✓ Gate " + str(run.gate, "id") + " approved by " + by + ": execution resumes.";
   else
-    out.text = "✗ Gate " + field(run.gate, "id") + " rejected by " + by + ": the run is halted. Feedback: " + feedback;
-  if (!run.messages.empty()) out.text += "\n" + join(run.messages, "\n");
+    out.text = "✗ Gate " + str(run.gate, "id") + " rejected by " + by + ": the run is halted. Feedback: " + feedback;
+  if (!run.messages.empty()) out.text += "\n" + join(gates::texts(run.messages), "\n");
   return out;
 }
 
@@ -252,7 +225,7 @@ ToolResult execution_status_tool(const json& /*args*/, const ToolContext& ctx) {
     size_t open = s["open_gates"].is_array() ? s["open_gates"].size() : 0;
     if (open) {
       for (const auto& g : s["open_gates"])
-        out.text += "\n⏸ open gate " + field(g, "id") + " (" + field(g, "gate_type") + ") for " + field(g, "plan_path");
+        out.text += "\n⏸ open gate " + str(g, "id") + " (" + str(g, "gate_type") + ") for " + str(g, "plan_path");
     }
   }
   out.structured = std::move(s);

@@ -1,5 +1,6 @@
 #include "runner/output.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -57,16 +58,73 @@ void json_line(const json& j) {
   std::fflush(stdout);
 }
 
+namespace {
+std::string& live_text() {
+  static std::string s;
+  return s;
+}
+void live_clear() {
+  if (live_text().empty()) return;
+  std::fputs("\r\033[K", stdout);
+  std::fflush(stdout);
+}
+void live_draw() {
+  if (live_text().empty()) return;
+  std::fwrite(live_text().data(), 1, live_text().size(), stdout);
+  std::fflush(stdout);
+}
+size_t columns() {
+  struct winsize w {};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 10) return w.ws_col;
+  return 80;
+}
+}  // namespace
+
+bool live_enabled() {
+  static const bool on = [] {
+    const char* term = std::getenv("TERM");
+    return stdout_is_tty() && !(term && std::string(term) == "dumb");
+  }();
+  return on;
+}
+
+void set_live(const std::string& s) {
+  if (!live_enabled()) return;
+  live_clear();
+  // Cut to the terminal's width: a wrapped line could not be redrawn in place.
+  std::string t;
+  size_t cols = columns() - 1, w = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '\033') {  // an escape sequence takes no column
+      size_t end = s.find('m', i);
+      if (end == std::string::npos) break;
+      t += s.substr(i, end - i + 1);
+      i = end;
+      continue;
+    }
+    if ((c & 0xC0) != 0x80 && ++w > cols) break;
+    t += s[i];
+  }
+  if (!t.empty() && color_enabled()) t += "\033[0m";
+  live_text() = t;
+  live_draw();
+}
+
 void line(const std::string& s) {
+  live_clear();
   std::string l = s + "\n";
   std::fwrite(l.data(), 1, l.size(), stdout);
+  live_draw();
   std::fflush(stdout);
 }
 
 void err(const std::string& s) {
+  live_clear();
   std::string l = s + "\n";
   std::fwrite(l.data(), 1, l.size(), stderr);
   std::fflush(stderr);
+  live_draw();
 }
 
 }  // namespace yolo::out

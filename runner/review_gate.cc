@@ -10,6 +10,7 @@
 #include "protocol/events.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
+#include "protocol/reviewed.h"
 #include "protocol/run_loops.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -80,6 +81,10 @@ class GateObserver : public review::LoopObserver {
   void stage1_done(const review::PlanLoopResult&, const review::CycleResult& c) override {
     say("  " + out::sym(out::sym_for(c.stage1_verdict)) + " Stage 1: " + to_string(c.stage1_verdict) +
         (c.stage1.findings.empty() ? "" : " (" + plural(c.stage1.findings.size(), "finding") + ")"));
+    // Say what runs now and how long it may take: an agent call can take minutes.
+    if (c.stage1_verdict != Verdict::Reject && !o_.config.reviewer.argv.empty())
+      say("  " + out::sym(out::Sym::Diamond) + " Reviewer " + safe(o_.config.reviewer.argv.front()) + " running (timeout " +
+          std::to_string(o_.config.timeout_for(o_.config.reviewer) / 1000) + " s)…");
   }
 
   void cycle_done(const review::PlanLoopResult& r, const review::CycleResult& c) override {
@@ -240,15 +245,11 @@ class GateObserver : public review::LoopObserver {
     }
   }
 
-  // fn returns false to leave the state as it is (nothing to write there).
+  // fn returns false to leave the state as it is (nothing to write there: no run, or
+  // another phase's). A review never creates or marks a run.
   void update_state(const std::function<bool(json&)>& fn) {
     if (!o_.record_state) return;
-    auto r = state::update(o_.root, [&](json& doc, std::string&) {
-      if (!fn(doc)) return false;
-      if (!doc.contains("status")) doc["status"] = "running";
-      if (!doc.contains("correlation_id") && !cid_.empty()) doc["correlation_id"] = cid_;
-      return true;
-    });
+    auto r = state::update(o_.root, [&](json& doc, std::string&) { return fn(doc); });
     if (!r.ok()) not_recorded(r.error);
   }
 
@@ -305,6 +306,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   review::LoopOptions lo;
   lo.max_cycles = o.max_cycles > 0 ? o.max_cycles : o.config.review_max_cycles;
   lo.precheck.max_tasks = o.config.max_tasks_per_plan;
+  lo.reviewer_required = o.config.reviewer_required;
   lo.precheck.cache = o.plan_cache;
 
   std::vector<std::pair<std::string, json>> skipped;  // plan id, line
@@ -321,7 +323,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
         if (!ledger->ok()) warn(ledger->error);
       }
       const json* prev = ledger->ok() ? review_ledger::find(ledger->doc, id) : nullptr;
-      if (prev && !hash.empty() && prev->value("hash", "") == hash) {
+      if (review::reviewed_as_is(prev, hash)) {
         std::string v = prev->value("verdict", "reject");
         auto verdict = parse_verdict(v).value_or(Verdict::Reject);
         res.worst = worst(res.worst, verdict);

@@ -14,10 +14,16 @@
 
 #include "protocol/clock.h"
 #include "protocol/config.h"
+#include "protocol/execution.h"
+#include "protocol/file_lock.h"
 #include "protocol/fs.h"
 #include "protocol/gates.h"
 #include "protocol/plan.h"
+#include "protocol/reconcile.h"
 #include "protocol/review_ledger.h"
+#include "protocol/review_loop.h"
+#include "protocol/review_report.h"
+#include "protocol/reviewed.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -27,6 +33,7 @@
 #include "runner/output.h"
 #include "runner/review_gate.h"
 #include "runner/subprocess.h"
+#include "runner/config_report.h"
 
 namespace yolo::runner {
 namespace {
@@ -45,11 +52,8 @@ std::string fmt_ms(double ms) {
   return b;
 }
 
-// Content hash of a file, or empty when it cannot be read.
-std::string hash_file(const stdfs::path& p) {
-  auto r = fs::read_bytes(p, 64u << 20);
-  return r.ok() ? sha256_hex(r.content) : std::string();
-}
+// Content hash of a file (sha256 hex), or empty when it cannot be read.
+std::string hash_file(const stdfs::path& p) { return review::file_hash(p); }
 
 class Watcher {
  public:
@@ -66,7 +70,7 @@ class Watcher {
       out::err("✗ " + err);
       return 1;
     }
-    auto cfg = load_config(o_.root);
+    auto cfg = load_config_reported(o_.root);
     if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
     config_ = cfg.config;
     debounce_ms_ = o_.debounce_ms >= 0 ? o_.debounce_ms : config_.debounce_ms;
@@ -258,7 +262,7 @@ class Watcher {
     }
     if (config_dirty_) {
       config_dirty_ = false;
-      auto cfg = load_config(o_.root);
+      auto cfg = load_config_reported(o_.root);
       if (cfg.ok()) config_ = cfg.config;
       else emit(out::Sym::Warn, cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
     }
@@ -314,11 +318,12 @@ class Watcher {
           emit(out::Sym::Diamond, "ROADMAP.md changed → vision gate", {{"event", "roadmap_changed"}});
       }
     }
-    if (o_.review)
-      for (const auto& [phase, plans] : changed) start_review(phase, plans);
-    if (roadmap_changed && !driving()) request_vision_gate();
-    if (driving() && (summaries_changed || roadmap_changed || approvals_changed_)) consider_execution(false);
+    watch::Changes found{std::move(changed), summaries_changed, roadmap_changed, approvals_changed_};
     approvals_changed_ = false;
+    auto act = watch::decide(found, situation());
+    for (const auto& [phase, plans] : act.reviews) start_review(phase, plans);
+    if (act.request_vision_gate) request_vision_gate();
+    if (act.run_execute) consider_execution(false);
   }
 
   void scan_phase(const stdfs::path& dir, std::set<stdfs::path>& present,
@@ -375,19 +380,23 @@ class Watcher {
     }
     std::string h = hash_file(p);
     auto it = cache.find(p);
-    if (it != cache.end() && it->second == h) return;  // touched, not changed
-    cache[p] = h;
+    std::optional<std::string_view> seen;
+    if (it != cache.end()) seen = it->second;
     if (!is_plan) {
+      if (seen && *seen == h) return;  // touched, not changed
+      cache[p] = h;
       summaries_changed = true;
       if (!started_) return;  // the first scan finds what is there: nothing was written
       emit(out::Sym::Diamond, name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
       return;
     }
     auto rev = reviewed_hash_.find(p);
-    if (rev != reviewed_hash_.end() && rev->second == h) return;  // already reviewed as it is
+    auto seen_now = watch::plan_seen(seen, rev != reviewed_hash_.end() ? rev->second : std::string(), h);
+    cache[p] = h;
+    if (seen_now != watch::PlanSeen::NeedsReview) return;  // touched, or already reviewed as it is
     std::string id = plan_label(p);
     changed[p.parent_path()].push_back(p);
-    emit(out::Sym::Diamond, id + " changed → reviewing",
+    emit(out::Sym::Diamond, id + (o_.review ? " changed → reviewing" : " changed"),
          {{"event", "plan_changed"}, {"plan_id", id}, {"path", p.string()}, {"hash", h}});
   }
 
@@ -414,7 +423,7 @@ class Watcher {
     }
     last_state_error_.clear();
     const json& d = s.doc;
-    active_run_ = d.value("status", "") == "running" || d.value("status", "") == "awaiting_approval";
+    active_run_ = execution::run_in_progress(d);  // a review's records are no run
     // Approval/gate fingerprint: what unblocks or blocks the run.
     json approvals = {{"approval", d.value("approval", json(nullptr))}, {"gates", json::array()}};
     if (auto g = d.find("gates"); g != d.end() && g->is_array())
@@ -491,7 +500,8 @@ class Watcher {
     ledger_seen_[file] = h;
   }
 
-  bool driving() const { return o_.drive_execution || active_run_; }
+  watch::Situation situation() const { return {o_.review, o_.drive_execution, active_run_}; }
+  bool driving() const { return watch::drives_execution(situation()); }
 
   // --- children ----------------------------------------------------------------
   struct Job {
@@ -515,6 +525,7 @@ class Watcher {
   // runs), sparing a process start per save. With agents, a child `yolo review` runs them,
   // so this loop never blocks on an agent and can stop it on a signal.
   bool review_in_process() const { return config_.reviewer.argv.empty() && config_.architect.argv.empty(); }
+  bool fixing() const { return o_.fix || config_.watch_fix; }
 
   void start_review(const stdfs::path& phase, const std::vector<stdfs::path>& plans) {
     if (review_in_process()) {
@@ -529,7 +540,11 @@ class Watcher {
     }
     job.rerun = false;
     job.pending.clear();
-    job.proc = Process::start(&loop_, child({"review", phase.string(), "--changed", "--json"}),
+    std::vector<std::string> args = {"review", phase.string(), "--changed", "--json"};
+    // The architect rewrites a plan only when asked (--fix or watch.fix): one cycle otherwise,
+    // so the file the person just saved is never changed under them.
+    if (!fixing()) args.insert(args.end(), {"--max-cycles", "1"});
+    job.proc = Process::start(&loop_, child(args),
                               [this, phase](SpawnResult r) { on_review_done(phase, std::move(r)); });
   }
 
@@ -540,6 +555,7 @@ class Watcher {
     g.config = config_;
     g.quiet = true;
     g.plan_cache = &plan_cache_;
+    if (!fixing()) g.max_cycles = 1;
     std::vector<review::PlanTarget> targets;
     for (const auto& p : plans) targets.push_back(review::PlanTarget{p, phase, ""});
     ReviewGateResult res;
@@ -599,7 +615,30 @@ class Watcher {
     auto v = parse_verdict(verdict).value_or(Verdict::Reject);
     double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : fallback_ms;
     std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
-    emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")",
+    std::string why;
+    if (v == Verdict::Reject) {  // say why: its most severe finding
+      const json found = j.contains("findings") && j["findings"].is_array() ? j["findings"] : json::array();
+      for (const char* sev : {"high", "medium", "low"}) {
+        for (const auto& f : found)
+          if (f.is_object() && f.value("severity", "") == sev) {
+            std::string t = f.value("title", "");
+            if (t.empty()) t = f.value("description", "");
+            why = " — [" + std::string(sev) + "] " + t;
+            break;
+          }
+        if (!why.empty()) break;
+      }
+    }
+    // What the architect changed (only with --fix / watch.fix).
+    if (j.contains("architect") && j["architect"].is_array())
+      for (const auto& a : j["architect"])
+        if (a.is_object() && a.value("changed", false)) {
+          std::string path = j.value("plan", "");
+          emit(out::Sym::Warn, id + " was rewritten by the architect: `git diff -- " + path + "` shows the change",
+               {{"event", "plan_revised"}, {"plan_id", id}, {"path", path}});
+          break;
+        }
+    emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")" + why,
          {{"event", "reviewed"}, {"plan_id", id}, {"verdict", verdict}, {"ms", ms}, {"path", j.value("plan", "")},
           {"source", j.value("source", "")}});
   }
@@ -610,25 +649,16 @@ class Watcher {
       return;
     }
     bool ok_exit = r.outcome == SpawnResult::Outcome::Exited && r.exit_code >= 0 && r.exit_code <= 2;
-    int reported = 0;
-    for (auto line : text::lines(r.out)) {
-      line = text::trim(line);
-      if (line.empty() || line.front() != '{') continue;
-      json j = json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.contains("verdict")) continue;
-      // Plans `--changed` left alone (already reviewed as they are) and the phase roll-up
-      // are not reviews.
-      if (j.value("skipped", false) || j.value("type", "") == "phase_summary") continue;
-      ++reported;
-      announce_review(j, r.elapsed_ms);
-    }
+    // Plans `--changed` left alone (already reviewed as they are) and the phase roll-up are
+    // not reviews.
+    auto report = review::parse_review_output(r.out);
+    for (const json* j : report.reviews()) announce_review(*j, r.elapsed_ms);
     if (!ok_exit) {
       std::string tail = text::tail_lines(r.err, 5);
       emit(out::Sym::Fail, "review of " + phase.filename().string() + " failed: " + r.describe() +
                (tail.empty() ? "" : "\n" + tail),
            {{"event", "review_failed"}, {"phase_dir", phase.string()}, {"error", r.describe()}, {"stderr", tail}});
     }
-    (void)reported;
     load_state(/*announce=*/true);  // the child may have written the run's review_loops
     load_ledger(review_ledger::path_for(o_.root, phase));  // and recorded the hashes it reviewed
     auto& job = reviews_[phase];

@@ -278,7 +278,7 @@ TEST(Hooks, PreCommitBlocksARejectedPlanAndSaysHowToSeeWhy) {
   EXPECT_TRUE(contains(c.err, "01-01-PLAN.md was rejected by the review gate")) << c.err;
   EXPECT_TRUE(contains(c.err, "[high]")) << c.err;
   EXPECT_TRUE(contains(c.err, "see why with:")) << c.err;
-  EXPECT_TRUE(contains(c.err, "yolo review '" + r.plan.string() + "'")) << c.err;
+  EXPECT_TRUE(contains(c.err, "yolo review --max-cycles 1 '" + r.plan.string() + "'")) << c.err;
   EXPECT_TRUE(contains(c.err, "--no-verify")) << c.err;
   // The command it names does show why.
   auto why = r.yolo({"review", r.plan.string()});

@@ -161,21 +161,22 @@ TEST_F(LoopTest, RejectThenRevisedThenApprovedInCycle2) {
                                                "plan_end approve"}));
 }
 
-TEST_F(LoopTest, MaxCyclesReachedEscalatesPersistentHigh) {
+// Issue 16: once a high finding is escalated (high in 2+ cycles) the plan can never be
+// approved, so the architect is not called again (before, it was called once more with
+// "Findings to fix: (none)").
+TEST_F(LoopTest, EscalationStopsTheLoopWithoutAnotherArchitectCall) {
   reviewer.answer = [](const ReviewerRequest&) { return ran(kRejectHigh); };
   auto r = run();
   EXPECT_EQ(r.verdict, Verdict::Reject);
   EXPECT_FALSE(r.passed());
-  ASSERT_EQ(r.cycles.size(), 3u);
-  EXPECT_EQ(architect.calls.size(), 2u);
+  ASSERT_EQ(r.cycles.size(), 2u);
+  EXPECT_EQ(architect.calls.size(), 1u);
+  EXPECT_FALSE(architect.calls[0].delta.empty());
   EXPECT_TRUE(r.cycles[0].escalated.empty());
   EXPECT_EQ(r.cycles[1].escalated, std::vector<std::string>{"f-1"});
-  EXPECT_NE(r.stop_reason.find("max cycles"), std::string::npos);
+  EXPECT_NE(r.stop_reason.find("escalated"), std::string::npos) << r.stop_reason;
   EXPECT_EQ(r.review_loop_entry()["status"], "failed");
-  EXPECT_EQ(r.review_loop_entry()["cycle"], 3);
-  // Nothing changed between cycles: the second architect call gets no delta.
-  EXPECT_TRUE(architect.calls[1].delta.empty());
-  EXPECT_EQ(architect.calls[1].open_findings.size(), 3u);
+  EXPECT_EQ(r.review_loop_entry()["cycle"], 2);
   // Accumulated: de-duplicated by id.
   EXPECT_EQ(r.accumulated().size(), 3u);
 }
@@ -189,12 +190,34 @@ TEST_F(LoopTest, EscalatedHighFindingIsNeverApproved) {
     return ran("VERDICT: conditional\n- [id:f-9] [severity:low] issue: nit\n");
   };
   auto r = run();
-  ASSERT_EQ(r.cycles.size(), 3u);
+  ASSERT_EQ(r.cycles.size(), 2u);
   EXPECT_EQ(r.cycles[1].reviewer_verdict, Verdict::Approve);
   EXPECT_EQ(r.cycles[1].verdict, Verdict::Reject);
   EXPECT_EQ(r.cycles[1].escalated, std::vector<std::string>{"f-1"});
-  EXPECT_EQ(r.verdict, Verdict::Conditional);
+  EXPECT_EQ(r.verdict, Verdict::Reject);
+  EXPECT_EQ(architect.calls.size(), 1u);
   EXPECT_EQ(r.cycles[1].to_json()["reviewer_verdict"], "approve");
+}
+
+// A reject whose findings are all low (or unchanged medium) leaves the architect nothing new
+// to fix: it is not called with an empty list.
+TEST_F(LoopTest, NoDeltaFindingsNoArchitectCall) {
+  reviewer.answer = [](const ReviewerRequest&) { return ran("VERDICT: reject\n- [id:f-7] [severity:low] issue: nit\n"); };
+  auto r = run();
+  EXPECT_EQ(r.verdict, Verdict::Reject);
+  EXPECT_EQ(r.cycles.size(), 1u);
+  EXPECT_TRUE(architect.calls.empty());
+  EXPECT_NE(r.stop_reason.find("no new or changed"), std::string::npos) << r.stop_reason;
+}
+
+// reviewer_required: a reviewer that cannot run rejects instead of falling back.
+TEST_F(LoopTest, ReviewerRequiredRejectsInsteadOfFallingBack) {
+  reviewer.answer = [](const ReviewerRequest&) { return unavailable("reviewer could not start: no such file"); };
+  opts.reviewer_required = true;
+  auto r = run();
+  EXPECT_EQ(r.verdict, Verdict::Reject);
+  EXPECT_EQ(r.cycles[0].source, Source::Fallback);
+  EXPECT_NE(r.cycles[0].reason.find("reviewer_required"), std::string::npos);
 }
 
 TEST_F(LoopTest, ArchitectLeavingThePlanUnchangedStopsTheLoop) {

@@ -7,13 +7,16 @@ namespace {
 
 const json kLoop = {{"cycle", 1}, {"max", 3}, {"status", "passed"}};
 
-TEST(RunLoops, BeforeARunHasAPhaseTheStateKeepsThePhaseReviewedLast) {
-  json st = {{"status", "running"}, {"review_loops", {{"01-01", kLoop}, {"01-02", kLoop}, {"notes", kLoop}}}};
-  EXPECT_TRUE(put_run_loop(st, 1, "01-03", kLoop));
-  EXPECT_EQ(st["review_loops"].size(), 4u);
-  EXPECT_TRUE(put_run_loop(st, 2, "02-01", kLoop));
-  // Phase 1's loops leave the state (their ledger keeps them); an id without a number stays.
-  EXPECT_EQ(st["review_loops"], json({{"02-01", kLoop}, {"notes", kLoop}}));
+// A review never creates or marks a run: without one (no state, or a state written by an
+// older review or a gate request, with no phase), nothing goes into the state.
+TEST(RunLoops, WithoutARunTheStateIsLeftAlone) {
+  for (json st : {json::object(), json{{"status", "running"}, {"review_loops", {{"01-01", kLoop}}}},
+                  json{{"status", "awaiting_approval"}, {"gates", json::array()}}}) {
+    json before = st;
+    EXPECT_FALSE(put_run_loop(st, 1, "01-03", kLoop)) << before.dump();
+    EXPECT_FALSE(put_run_loop(st, 0, "notes", kLoop)) << before.dump();
+    EXPECT_EQ(st, before);
+  }
 }
 
 TEST(RunLoops, WithARunOnlyItsPhasesLoopsAreKept) {

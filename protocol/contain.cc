@@ -1,0 +1,112 @@
+#include "protocol/contain.h"
+
+#include <deque>
+#include <vector>
+
+namespace yolo::fs {
+
+std::optional<stdfs::path> resolve_links(const stdfs::path& p) {
+  std::deque<stdfs::path> todo;
+  for (const auto& c : p.relative_path()) todo.push_back(c);
+  stdfs::path cur = p.root_path().empty() ? stdfs::path("/") : p.root_path();
+  int links = 0;
+  while (!todo.empty()) {
+    stdfs::path c = std::move(todo.front());
+    todo.pop_front();
+    if (c.empty() || c == ".") continue;
+    if (c == "..") {
+      cur = cur.parent_path();
+      continue;
+    }
+    stdfs::path next = cur / c;
+    std::error_code ec;
+    if (stdfs::is_symlink(stdfs::symlink_status(next, ec))) {
+      if (++links > 40) return std::nullopt;
+      stdfs::path target = stdfs::read_symlink(next, ec);
+      if (!ec) {
+        stdfs::path rel = target.relative_path();
+        std::vector<stdfs::path> parts(rel.begin(), rel.end());
+        todo.insert(todo.begin(), parts.begin(), parts.end());
+        if (target.is_absolute()) cur = target.root_path();
+        continue;
+      }
+    }
+    cur = std::move(next);
+  }
+  return cur;
+}
+
+std::string Contained::why() const {
+  switch (refusal) {
+    case Refusal::None: return {};
+    case Refusal::Empty: return "is empty";
+    case Refusal::Absolute:
+    case Refusal::Escapes: return "is absolute or escapes the project root";
+    case Refusal::Symlink: return "leads out of the project root through a symbolic link";
+    case Refusal::LinkLoop: return "is a loop of symbolic links";
+  }
+  return {};
+}
+
+Root::Root(stdfs::path root) : root_(std::move(root)) {
+  std::error_code ec;
+  stdfs::path abs = stdfs::absolute(root_, ec);
+  if (ec) abs = root_;
+  abs = abs.lexically_normal();
+  real_ = resolve_links(abs).value_or(abs);
+}
+
+bool Root::inside(const stdfs::path& real) const {
+  auto r = real_.begin(), re = real_.end();
+  auto it = real.begin(), ce = real.end();
+  for (; r != re; ++r, ++it) {
+    if (r->empty()) continue;  // trailing separator
+    if (it == ce || *it != *r) return false;
+  }
+  return true;
+}
+
+Contained Root::contain(const std::string& p, AbsolutePaths absolute) const {
+  using R = Contained::Refusal;
+  Contained c;
+  if (p.empty()) {
+    c.refusal = R::Empty;
+    return c;
+  }
+  auto refuse = [&](R r) {
+    c.refusal = r;
+    return c;
+  };
+  const bool is_absolute = p[0] == '/';
+  stdfs::path rel, target;  // target: the absolute path to resolve
+  if (is_absolute) {
+    if (absolute == AbsolutePaths::Refuse) return refuse(R::Absolute);
+    target = stdfs::path(p).lexically_normal();
+  } else {
+    if (p[0] == '~' || p[0] == '\\' || (p.size() > 1 && p[1] == ':')) return refuse(R::Absolute);  // ~user, C:\ style
+    rel = stdfs::path(p).lexically_normal();
+    for (const auto& part : rel)
+      if (part == "..") return refuse(R::Escapes);
+    if (rel.empty()) rel = ".";
+    target = real_ / rel;
+  }
+  // Resolve, then compare.
+  auto real = resolve_links(target);
+  if (!real) return refuse(R::LinkLoop);
+  if (!inside(*real)) return refuse(is_absolute ? R::Escapes : R::Symlink);
+  if (is_absolute) {
+    rel = real->lexically_relative(real_);
+    if (rel.empty()) rel = ".";
+  }
+  std::string s = rel.generic_string();
+  if (s.size() > 1 && s.back() == '/') s.pop_back();
+  c.rel = s;
+  c.path = s == "." ? root_ : (root_ / rel).lexically_normal();
+  return c;
+}
+
+Contained contain(const stdfs::path& root, const std::string& p, AbsolutePaths absolute) {
+  return Root(root).contain(p, absolute);
+}
+
+}  // namespace yolo::fs

@@ -1,0 +1,51 @@
+// Path containment: the one check for every path that comes from outside the runner.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace yolo::fs {
+
+namespace stdfs = std::filesystem;
+
+// `p` (absolute) with every symbolic link resolved, component by component, also a link
+// whose target does not exist (where weakly_canonical stops resolving). nullopt on a loop
+// of links.
+std::optional<stdfs::path> resolve_links(const stdfs::path& p);
+
+// ---- containment: the one check for every path that comes from outside -----------------
+// A path from a plan, a SUMMARY, a gate request, an MCP call or the command line is read or
+// digested only when contained: relative (or, where allowed, absolute) and, with every
+// symbolic link resolved, inside the project root. Resolve, then compare: a lexical check
+// alone lets `link/notes.md` through when `link` points out of the project.
+struct Contained {
+  enum class Refusal { None, Empty, Absolute, Escapes, Symlink, LinkLoop };
+  Refusal refusal = Refusal::None;
+  stdfs::path path;  // what to read: root / rel (links unresolved); empty when refused
+  std::string rel;   // relative to root, normalised, '/' separated ("." for the root)
+  bool ok() const { return refusal == Refusal::None; }
+  // Why it was refused, a phrase that follows the path: "is absolute or escapes the
+  // project root", "leads out of the project root through a symbolic link", ...
+  std::string why() const;
+};
+
+// How an absolute path is taken: refused (plans, SUMMARY claims), or accepted when it lies
+// inside the root (the command line, gate requests, MCP).
+enum class AbsolutePaths { Refuse, AllowInside };
+
+// The project root, resolved once; contain() checks any number of paths against it.
+class Root {
+ public:
+  explicit Root(stdfs::path root);
+  const stdfs::path& path() const { return root_; }
+  Contained contain(const std::string& p, AbsolutePaths absolute = AbsolutePaths::Refuse) const;
+
+ private:
+  bool inside(const stdfs::path& real) const;
+  stdfs::path root_, real_;
+};
+
+// Root(root).contain(p, absolute), for a single path.
+Contained contain(const stdfs::path& root, const std::string& p, AbsolutePaths absolute = AbsolutePaths::Refuse);
+
+}  // namespace yolo::fs

@@ -1,0 +1,51 @@
+#include "runner/agent_logs.h"
+
+#include <cctype>
+
+#include "protocol/clock.h"
+#include "protocol/fs.h"
+
+namespace yolo::runner {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+// A file-name-safe component: plan ids and phase folders as written, nothing that climbs.
+std::string component(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  while (out.starts_with(".")) out.erase(0, 1);
+  return out.empty() ? std::string("_") : out;
+}
+}  // namespace
+
+stdfs::path logs_dir(const stdfs::path& root) { return root / ".yolo-planning" / ".logs"; }
+
+std::string write_agent_log(const stdfs::path& root, const std::string& phase_dir, const std::string& plan_id,
+                            const std::string& role, int n, const std::vector<std::string>& argv, const SpawnResult& r) {
+  std::string phase = stdfs::path(phase_dir).filename().string();
+  if (phase.empty()) phase = stdfs::path(phase_dir).parent_path().filename().string();
+  stdfs::path dir = logs_dir(root) / component(phase) / component(plan_id);
+  std::error_code ec;
+  stdfs::create_directories(dir, ec);
+  if (ec) return "";
+  if (n <= 0) {
+    n = 1;
+    while (stdfs::exists(dir / (component(role) + "-" + std::to_string(n) + ".log"), ec)) ++n;
+  }
+  stdfs::path file = dir / (component(role) + "-" + std::to_string(n) + ".log");
+  std::string cmd;
+  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  std::string s = "# yolo " + role + " " + std::to_string(n) + " for plan " + plan_id + " at " + now_iso8601() + "\n";
+  s += "# argv: " + cmd + "\n# outcome: " + r.describe() + " after " + std::to_string(static_cast<long long>(r.elapsed_ms)) + " ms\n";
+  s += "## stdout" + std::string(r.out_truncated() ? " (last " + std::to_string(r.out.size()) + " of " + std::to_string(r.out_total) + " bytes)" : "") + "\n";
+  s += r.out;
+  if (!r.out.empty() && r.out.back() != '\n') s += "\n";
+  s += "## stderr" + std::string(r.err_truncated() ? " (last " + std::to_string(r.err.size()) + " of " + std::to_string(r.err_total) + " bytes)" : "") + "\n";
+  s += r.err;
+  if (!r.err.empty() && r.err.back() != '\n') s += "\n";
+  if (!fs::write_atomic(file, s).empty()) return "";
+  return stdfs::relative(file, root, ec).generic_string();
+}
+
+}  // namespace yolo::runner

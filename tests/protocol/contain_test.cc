@@ -1,0 +1,99 @@
+// fs::contain, the one containment check for paths from plans, SUMMARY files, gate requests,
+// MCP calls and the command line: resolve every symbolic link, then compare with the root.
+#include <gtest/gtest.h>
+
+#include "protocol/contain.h"
+#include "protocol/fs.h"
+#include "test_support.h"
+
+namespace yolo::fs {
+namespace {
+
+using test::TempDir;
+using test::write_file;
+using R = Contained::Refusal;
+
+struct Tree {
+  TempDir root, outside;
+  Tree() {
+    write_file(root / "src/a.cc", "a");
+    write_file(outside / "secret.txt", "s");
+    stdfs::create_directory_symlink(outside.path(), root / "out");             // a folder link out
+    stdfs::create_symlink(outside / "secret.txt", root / "secret-link");       // a file link out
+    stdfs::create_directory_symlink(root / "src", root / "src-link");          // a link that stays in
+    stdfs::create_symlink(outside / "not-yet", root / "dangling");             // to nothing, outside
+    stdfs::create_symlink("../" + outside.path().filename().string(), root / "rel-out");  // relative target
+    stdfs::create_symlink("loop-b", root / "loop-a");
+    stdfs::create_symlink("loop-a", root / "loop-b");
+  }
+};
+
+TEST(Contain, PlainRelativePathsAreInsideAndNormalised) {
+  Tree t;
+  auto c = contain(t.root.path(), "./src//a.cc");
+  ASSERT_TRUE(c.ok()) << c.why();
+  EXPECT_EQ(c.rel, "src/a.cc");
+  EXPECT_EQ(c.path, t.root / "src/a.cc");
+  // A file the plan will create is fine too: only where it leads counts.
+  EXPECT_TRUE(contain(t.root.path(), "src/new/b.cc").ok());
+  EXPECT_EQ(contain(t.root.path(), "src/../src/a.cc").rel, "src/a.cc");
+}
+
+TEST(Contain, LexicalEscapesAndAbsolutePathsAreRefused) {
+  Tree t;
+  EXPECT_EQ(contain(t.root.path(), "").refusal, R::Empty);
+  EXPECT_EQ(contain(t.root.path(), "../x").refusal, R::Escapes);
+  EXPECT_EQ(contain(t.root.path(), "src/../../x").refusal, R::Escapes);
+  EXPECT_EQ(contain(t.root.path(), "~/x").refusal, R::Absolute);
+  EXPECT_EQ(contain(t.root.path(), (t.root / "src/a.cc").string()).refusal, R::Absolute);
+  EXPECT_EQ(contain(t.root.path(), "/etc/passwd").why(), "is absolute or escapes the project root");
+}
+
+TEST(Contain, AbsolutePathsInsideTheRootMayBeAllowed) {
+  Tree t;
+  auto c = contain(t.root.path(), (t.root / "src/a.cc").string(), AbsolutePaths::AllowInside);
+  ASSERT_TRUE(c.ok()) << c.why();
+  EXPECT_EQ(c.rel, "src/a.cc");
+  EXPECT_EQ(contain(t.root.path(), "/etc/passwd", AbsolutePaths::AllowInside).refusal, R::Escapes);
+  EXPECT_EQ(contain(t.root.path(), (t.outside / "secret.txt").string(), AbsolutePaths::AllowInside).refusal, R::Escapes);
+  // Through a link that leads out, spelled absolutely: still out.
+  EXPECT_FALSE(contain(t.root.path(), (t.root / "out/secret.txt").string(), AbsolutePaths::AllowInside).ok());
+}
+
+TEST(Contain, SymbolicLinksAreResolvedBeforeTheComparison) {
+  Tree t;
+  for (const char* p : {"out/secret.txt", "out/not-written-yet.md", "secret-link", "dangling", "dangling/x",
+                        "rel-out/secret.txt", "src-link/../out/secret.txt"}) {
+    auto c = contain(t.root.path(), p);
+    EXPECT_EQ(c.refusal, R::Symlink) << p;
+    EXPECT_EQ(c.why(), "leads out of the project root through a symbolic link") << p;
+    EXPECT_TRUE(c.path.empty()) << p;
+  }
+  EXPECT_EQ(contain(t.root.path(), "loop-a").refusal, R::LinkLoop);
+  auto in = contain(t.root.path(), "src-link/a.cc");
+  ASSERT_TRUE(in.ok()) << in.why();
+  EXPECT_EQ(in.rel, "src-link/a.cc");  // as given: the link is the project's own
+}
+
+TEST(Contain, ARootReachedThroughALinkIsTheSameRoot) {
+  Tree t;
+  TempDir links;
+  stdfs::create_directory_symlink(t.root.path(), links / "project");
+  Root r(links / "project");
+  EXPECT_TRUE(r.contain("src/a.cc").ok());
+  EXPECT_FALSE(r.contain("out/secret.txt").ok());
+  auto abs = r.contain((t.root / "src/a.cc").string(), AbsolutePaths::AllowInside);
+  ASSERT_TRUE(abs.ok()) << abs.why();
+  EXPECT_EQ(abs.rel, "src/a.cc");
+}
+
+TEST(ResolveLinks, ResolvesEveryComponentEvenPastAMissingTarget) {
+  Tree t;
+  auto real_out = resolve_links(t.outside.path());
+  ASSERT_TRUE(real_out);
+  EXPECT_EQ(resolve_links(t.root / "dangling/x"), *real_out / "not-yet/x");
+  EXPECT_EQ(resolve_links(t.root / "loop-a"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace yolo::fs
