@@ -315,7 +315,8 @@ TEST(Robust, WatchLockSurvivesThePlanningFolderBeingDeletedAndCheckedOutAgain) {
   stdfs::remove_all(p.root / ".yolo-planning");
   ASSERT_EQ(git(p.root, {"checkout", "--", ".yolo-planning"}).exit_code, 0);
   std::this_thread::sleep_for(200ms);
-  auto second = run_yolo({"watch", p.root.string()}, p.root);
+  // (With the lock lost, the second watch would run on: `timeout` ends it.)
+  auto second = run_program({"timeout", "10", yolo_bin(), "watch", p.root.string()}, p.root);
   EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
   EXPECT_NE(second.err.find("another yolo watch (pid " + std::to_string(w->pid()) + ")"), std::string::npos) << second.err;
   w->signal(SIGTERM);
