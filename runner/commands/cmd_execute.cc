@@ -5,7 +5,7 @@
 
 #include "protocol/fs.h"
 #include "runner/command.h"
-#include "runner/executor.h"
+#include "runner/phase_run.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
 #include "runner/watcher.h"

@@ -1,4 +1,4 @@
-#include "runner/executor.h"
+#include "runner/phase_run.h"
 
 #include <signal.h>
 #include <unistd.h>
