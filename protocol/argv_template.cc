@@ -2,7 +2,8 @@
 
 namespace yolo {
 
-std::vector<std::string> expand_argv(const std::vector<std::string>& tmpl, const std::map<std::string, std::string>& vars) {
+std::vector<std::string> expand_argv(const std::vector<std::string>& tmpl,
+                                     const std::map<std::string, std::string>& vars) {
   std::vector<std::string> out;
   out.reserve(tmpl.size());
   for (const auto& el : tmpl) {

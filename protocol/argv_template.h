@@ -8,6 +8,7 @@
 namespace yolo {
 
 // Replaces each `{key}` found in vars, in every element; unknown `{...}` are left as is.
-std::vector<std::string> expand_argv(const std::vector<std::string>& tmpl, const std::map<std::string, std::string>& vars);
+std::vector<std::string> expand_argv(const std::vector<std::string>& tmpl,
+                                     const std::map<std::string, std::string>& vars);
 
 }  // namespace yolo

@@ -68,12 +68,8 @@ std::string append(const stdfs::path& root, const std::vector<events::Event>& ev
   std::string prev = cur.ok() ? last_hash(cur.content, seq) : std::string();
   std::string out;
   for (const auto& ev : evs) {
-    json e = {{"seq", ++seq},
-              {"ts", now_iso8601()},
-              {"event", ev.type},
-              {"correlation_id", ev.correlation_id},
-              {"data", ev.data},
-              {"prev", prev}};
+    json e = {{"seq", ++seq},    {"ts", now_iso8601()}, {"event", ev.type}, {"correlation_id", ev.correlation_id},
+              {"data", ev.data}, {"prev", prev}};
     e["hash"] = entry_hash(e);
     e["mac"] = seal::seal_of(kMacDomain, json{{"hash", e["hash"]}});
     prev = e["hash"].get<std::string>();
@@ -122,12 +118,15 @@ Check check(const stdfs::path& root) {
     c.entries.push_back(e);
     std::string hash = e.value("hash", std::string()), mac = e.value("mac", std::string());
     if (e.value("prev", std::string("?")) != prev)
-      c.problems.push_back(where + ": the chain is broken (prev does not match the entry before: one was removed or edited)");
-    if (entry_hash(e) != hash) c.problems.push_back(where + ": the entry was edited (its hash does not match its content)");
+      c.problems.push_back(where +
+                           ": the chain is broken (prev does not match the entry before: one was removed or edited)");
+    if (entry_hash(e) != hash)
+      c.problems.push_back(where + ": the entry was edited (its hash does not match its content)");
     else if (!seal::check(kMacDomain, json{{"hash", hash}}, mac))
       c.problems.push_back(where + ": the entry carries no valid mac (not written by yolo with this machine's key)");
     if (e.value("seq", 0LL) != want_seq)
-      c.problems.push_back(where + ": sequence number " + std::to_string(e.value("seq", 0LL)) + ", expected " + std::to_string(want_seq));
+      c.problems.push_back(where + ": sequence number " + std::to_string(e.value("seq", 0LL)) + ", expected " +
+                           std::to_string(want_seq));
     want_seq = e.value("seq", 0LL) + 1;
     prev = hash;
   }

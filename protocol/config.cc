@@ -29,7 +29,8 @@ namespace {
 CommandSpec command_spec(const json& j) {
   CommandSpec c;
   const json* cmd = nullptr;
-  if (j.is_array()) cmd = &j;
+  if (j.is_array())
+    cmd = &j;
   else if (j.is_object()) {
     if (auto it = j.find("command"); it != j.end() && it->is_array()) cmd = &*it;
     if (auto it = j.find("timeout_ms"); it != j.end() && it->is_number()) c.timeout_ms = it->get<long long>();
@@ -56,20 +57,39 @@ void take(const json& j, const char* key, T& out) {
 }  // namespace
 
 const std::vector<std::string>& known_config_keys() {
-  static const std::vector<std::string> keys = {
-      "review_gate", "review_max_cycles", "max_tasks_per_plan", "command_timeout_ms", "model_profile", "model_overrides",
-      "effort", "agent_max_turns", "max_turns", "v3_event_log", "v2_typed_protocol", "summary_checks", "max_parallel",
-      "wave_approval", "mcp_can_approve", "reviewer_required", "watch", "reviewer", "architect", "executor", "approvers"};
+  static const std::vector<std::string> keys = {"review_gate",
+                                                "review_max_cycles",
+                                                "max_tasks_per_plan",
+                                                "command_timeout_ms",
+                                                "model_profile",
+                                                "model_overrides",
+                                                "effort",
+                                                "agent_max_turns",
+                                                "max_turns",
+                                                "v3_event_log",
+                                                "v2_typed_protocol",
+                                                "summary_checks",
+                                                "max_parallel",
+                                                "wave_approval",
+                                                "mcp_can_approve",
+                                                "reviewer_required",
+                                                "watch",
+                                                "reviewer",
+                                                "architect",
+                                                "executor",
+                                                "approvers"};
   return keys;
 }
 
 bool is_reference_config_key(const std::string& key) {
   // The reference's own settings (seen in every corpus config.json): yolo keeps them as they
   // are and does not act on them.
-  static const char* const ref[] = {"autonomy", "auto_commit", "planning_tracking", "auto_push", "verification_tier",
-                                    "skill_suggestions", "auto_install_skills", "discovery_questions", "context_compiler",
-                                    "visual_format", "prefer_teams", "branch_per_milestone", "plain_summary",
-                                    "active_profile", "custom_profiles", "qa_skip_agents", "qa_gate", "qa_max_cycles"};
+  static const char* const ref[] = {
+      "autonomy",          "auto_commit",       "planning_tracking",   "auto_push",
+      "verification_tier", "skill_suggestions", "auto_install_skills", "discovery_questions",
+      "context_compiler",  "visual_format",     "prefer_teams",        "branch_per_milestone",
+      "plain_summary",     "active_profile",    "custom_profiles",     "qa_skip_agents",
+      "qa_gate",           "qa_max_cycles"};
   for (const char* k : ref)
     if (key == k) return true;
   return key.starts_with("v2_") || key.starts_with("v3_") || key.starts_with("$") || key.starts_with("_");
@@ -82,14 +102,16 @@ std::vector<std::string> unknown_key_warnings(const json& config) {
   for (const auto& [k, v] : config.items()) {
     if (std::find(known.begin(), known.end(), k) != known.end() || is_reference_config_key(k)) continue;
     std::string near = text::nearest(k, known);
-    out.push_back("unknown key '" + k + "'" + (near.empty() ? " (yolo ignores it)" : " (did you mean '" + near + "'?)"));
+    out.push_back("unknown key '" + k + "'" +
+                  (near.empty() ? " (yolo ignores it)" : " (did you mean '" + near + "'?)"));
   }
   if (auto w = config.find("watch"); w != config.end() && w->is_object()) {
     static const std::vector<std::string> wk = {"debounce_ms", "fix"};
     for (const auto& [k, v] : w->items()) {
       if (std::find(wk.begin(), wk.end(), k) != wk.end()) continue;
       std::string near = text::nearest(k, wk);
-      out.push_back("unknown key 'watch." + k + "'" + (near.empty() ? " (yolo ignores it)" : " (did you mean 'watch." + near + "'?)"));
+      out.push_back("unknown key 'watch." + k + "'" +
+                    (near.empty() ? " (yolo ignores it)" : " (did you mean 'watch." + near + "'?)"));
     }
   }
   return out;
@@ -104,7 +126,8 @@ ConfigLoad config_from_json(const json& j, const std::string& source) {
   auto errors = schema::validate("config", j);
   if (!errors.empty()) {
     for (const auto& e : errors) r.errors.push_back((e.pointer.empty() ? "(document)" : e.pointer) + ": " + e.message);
-    r.error = source + ": " + (r.errors.size() == 1 ? r.errors.front() : std::to_string(r.errors.size()) + " problems:");
+    r.error =
+        source + ": " + (r.errors.size() == 1 ? r.errors.front() : std::to_string(r.errors.size()) + " problems:");
     if (r.errors.size() > 1)
       for (const auto& e : r.errors) r.error += "\n  " + e;
     r.config.warnings = unknown_key_warnings(j);
@@ -160,7 +183,8 @@ int cost_weight(const std::string& model) {
 ModelChoice resolve_model(const std::string& agent, const json& config, const json& profiles) {
   ModelChoice r;
   if (!is_known_agent(agent)) {
-    r.error = "unknown agent '" + agent + "' (expected one of: lead, dev, qa, scout, debugger, architect, docs, researcher, reviewer)";
+    r.error = "unknown agent '" + agent +
+              "' (expected one of: lead, dev, qa, scout, debugger, architect, docs, researcher, reviewer)";
     return r;
   }
   std::string profile = "quality";
@@ -185,14 +209,15 @@ ModelChoice resolve_model(const std::string& agent, const json& config, const js
     r.model = m->get<std::string>();
   }
   r.cost_weight = cost_weight(r.model);
-  if (r.cost_weight == 0) r.error = "unknown model '" + r.model + "' for agent '" + agent + "' (expected opus, sonnet or haiku)";
+  if (r.cost_weight == 0)
+    r.error = "unknown model '" + r.model + "' for agent '" + agent + "' (expected opus, sonnet or haiku)";
   return r;
 }
 
 int default_base_turns(const std::string& agent) {
-  static const std::pair<const char*, int> bases[] = {{"scout", 15}, {"qa", 25},   {"architect", 30},
-                                                      {"debugger", 80}, {"lead", 50}, {"dev", 75},
-                                                      {"docs", 30},  {"researcher", 15}, {"reviewer", 15}};
+  static const std::pair<const char*, int> bases[] = {{"scout", 15},    {"qa", 25},         {"architect", 30},
+                                                      {"debugger", 80}, {"lead", 50},       {"dev", 75},
+                                                      {"docs", 30},     {"researcher", 15}, {"reviewer", 15}};
   for (const auto& [a, n] : bases)
     if (agent == a) return n;
   return -1;
@@ -268,7 +293,8 @@ TurnsChoice resolve_turns(const std::string& agent, const json& config, const st
   }
   if (override_v) {
     if (override_v->is_object()) {
-      for (const std::string& k : {effort, std::string(legacy_alias(effort)), std::string("balanced"), std::string("medium")}) {
+      for (const std::string& k :
+           {effort, std::string(legacy_alias(effort)), std::string("balanced"), std::string("medium")}) {
         if (auto it = override_v->find(k); it != override_v->end())
           if (auto t = as_turns(*it)) {
             r.turns = *t;

@@ -10,7 +10,8 @@
 
 namespace yolo {
 
-inline const char* const kAgents[] = {"lead", "dev", "qa", "scout", "debugger", "architect", "docs", "researcher", "reviewer"};
+inline const char* const kAgents[] = {"lead",      "dev",  "qa",         "scout",   "debugger",
+                                      "architect", "docs", "researcher", "reviewer"};
 bool is_known_agent(const std::string& agent);
 
 struct CommandSpec {
@@ -45,7 +46,7 @@ struct Config {
 
 struct ConfigLoad {
   Config config;
-  std::string error;  // names the file and lists every problem; config holds defaults when set
+  std::string error;                // names the file and lists every problem; config holds defaults when set
   std::vector<std::string> errors;  // each problem on its own ("/review_gate: ..."), when the schema refused it
   bool ok() const { return error.empty(); }
 };

@@ -38,12 +38,17 @@ std::optional<stdfs::path> resolve_links(const stdfs::path& p) {
 
 std::string Contained::why() const {
   switch (refusal) {
-    case Refusal::None: return {};
-    case Refusal::Empty: return "is empty";
+    case Refusal::None:
+      return {};
+    case Refusal::Empty:
+      return "is empty";
     case Refusal::Absolute:
-    case Refusal::Escapes: return "is absolute or escapes the project root";
-    case Refusal::Symlink: return "leads out of the project root through a symbolic link";
-    case Refusal::LinkLoop: return "is a loop of symbolic links";
+    case Refusal::Escapes:
+      return "is absolute or escapes the project root";
+    case Refusal::Symlink:
+      return "leads out of the project root through a symbolic link";
+    case Refusal::LinkLoop:
+      return "is a loop of symbolic links";
   }
   return {};
 }

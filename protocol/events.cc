@@ -15,20 +15,20 @@ namespace yolo::events {
 
 const std::vector<std::string>& known_types() {
   static const std::vector<std::string> types = {
-      "phase_start", "phase_end", "wave_start", "wave_end", "plan_start", "plan_end", "plan_failed",
-      "task_start", "task_end", "agent_spawn", "agent_shutdown", "agent_token_usage", "error", "exit",
-      "review_start", "review_end", "review_agent_fallback", "review_parse_failure", "review_loop_start",
-      "review_loop_cycle", "review_loop_end", "review_halt", "qa_loop_start", "qa_loop_cycle", "qa_loop_end",
-      "qa_parse_failure", "gate_frozen", "gate_resumed", "gate_rejected", "gate_error", "approval_requested",
-      "approval_granted", "approval_invalidated", "summary_checks_passed", "summary_claims_failed",
-      "state_corrupt", "watch_start", "watch_stop", "watch_rescan", "plan_changed",
+      "phase_start", "phase_end", "wave_start", "wave_end", "plan_start", "plan_end", "plan_failed", "task_start",
+      "task_end", "agent_spawn", "agent_shutdown", "agent_token_usage", "error", "exit", "review_start", "review_end",
+      "review_agent_fallback", "review_parse_failure", "review_loop_start", "review_loop_cycle", "review_loop_end",
+      "review_halt", "qa_loop_start", "qa_loop_cycle", "qa_loop_end", "qa_parse_failure", "gate_frozen", "gate_resumed",
+      "gate_rejected", "gate_error", "approval_requested", "approval_granted", "approval_invalidated",
+      "summary_checks_passed", "summary_claims_failed", "state_corrupt", "watch_start", "watch_stop", "watch_rescan",
+      "plan_changed",
       // The reference's own list (issue 16): V1 checkpoint, the V2 task and gate protocol,
       // and its metric types. Agents written for the reference log these.
-      "checkpoint", "phase_planned", "task_created", "task_claimed", "task_started", "artifact_written",
-      "gate_passed", "gate_failed", "task_completed_candidate", "task_completed_confirmed", "task_blocked",
-      "task_reassigned", "shutdown_sent", "shutdown_received", "token_overage", "token_cap_escalated",
-      "file_conflict", "smart_route", "contract_revision", "cache_hit", "task_completion_rejected",
-      "snapshot_restored", "state_recovered", "message_rejected"};
+      "checkpoint", "phase_planned", "task_created", "task_claimed", "task_started", "artifact_written", "gate_passed",
+      "gate_failed", "task_completed_candidate", "task_completed_confirmed", "task_blocked", "task_reassigned",
+      "shutdown_sent", "shutdown_received", "token_overage", "token_cap_escalated", "file_conflict", "smart_route",
+      "contract_revision", "cache_hit", "task_completion_rejected", "snapshot_restored", "state_recovered",
+      "message_rejected"};
   return types;
 }
 

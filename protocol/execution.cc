@@ -130,10 +130,14 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
     json p = {{"id", e.id}, {"title", e.title}, {"path", e.path}};
     if (e.wave >= 1) p["wave"] = e.wave;
     std::string status;
-    if (e.summary == SummaryState::Passed) status = "complete";
-    else if (e.summary == SummaryState::Failed && !opts.retry_failed) status = "failed";
-    else if (before == "ready") status = "ready";
-    else status = "pending";
+    if (e.summary == SummaryState::Passed)
+      status = "complete";
+    else if (e.summary == SummaryState::Failed && !opts.retry_failed)
+      status = "failed";
+    else if (before == "ready")
+      status = "ready";
+    else
+      status = "pending";
     if (before == "running") r.was_running = true;
     p["status"] = status;
     if (prior && prior->contains("started_at") && status == "complete") p["started_at"] = (*prior)["started_at"];
@@ -187,11 +191,15 @@ void end_plan(json& doc, const std::string& id, const PlanEnd& end, const std::s
   if (json* p = find_plan(doc, id)) {
     (*p)["status"] = end.status;
     (*p)["completed_at"] = end.status == "pending" ? json(nullptr) : json(now);
-    if (!end.error.empty()) (*p)["error"] = end.error;
-    else p->erase("error");
+    if (!end.error.empty())
+      (*p)["error"] = end.error;
+    else
+      p->erase("error");
     p->erase("executor");  // the executor's pid/pgid/start (a run that ends it needs it no more)
-    if (end.status == "failed") (*p)["findings"] = end.findings.is_array() ? end.findings : json::array();
-    else p->erase("findings");
+    if (end.status == "failed")
+      (*p)["findings"] = end.findings.is_array() ? end.findings : json::array();
+    else
+      p->erase("findings");
   }
   update_wave(doc);
 }

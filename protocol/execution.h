@@ -27,21 +27,21 @@ struct PlanEntry {
   std::string id, plan, title;
   long long wave = 0;  // 0 when the plan has no valid wave
   std::vector<std::string> depends_on;
-  std::string path;    // relative to the project root
+  std::string path;  // relative to the project root
   SummaryState summary = SummaryState::Missing;
   json summary_findings = json::array();  // when Failed
 };
 
 struct PrepareOptions {
-  std::string now;               // ISO-8601
-  std::string correlation_id;    // used only when the document has none
-  bool retry_failed = false;     // failed plans without a passing SUMMARY become pending (an executor re-runs them)
+  std::string now;             // ISO-8601
+  std::string correlation_id;  // used only when the document has none
+  bool retry_failed = false;   // failed plans without a passing SUMMARY become pending (an executor re-runs them)
 };
 
 struct Prepared {
-  bool new_run = false;        // the document held no run of this phase
-  bool was_running = false;    // some plan was left `running` (a run died): now pending
-  long long wave = 0;          // current wave (lowest with a plan not complete; total_waves when all are)
+  bool new_run = false;      // the document held no run of this phase
+  bool was_running = false;  // some plan was left `running` (a run died): now pending
+  long long wave = 0;        // current wave (lowest with a plan not complete; total_waves when all are)
   long long total_waves = 0;
 };
 

@@ -17,7 +17,7 @@ class FileLock {
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
   bool held() const { return held_; }
-  bool busy() const { return busy_; }        // DontWait: another process holds it
+  bool busy() const { return busy_; }                  // DontWait: another process holds it
   const std::string& error() const { return error_; }  // names the file; empty when held or busy
   int fd() const { return fd_; }
 

@@ -6,18 +6,24 @@ namespace yolo {
 
 const char* to_string(Verdict v) {
   switch (v) {
-    case Verdict::Approve: return "approve";
-    case Verdict::Conditional: return "conditional";
-    case Verdict::Reject: return "reject";
+    case Verdict::Approve:
+      return "approve";
+    case Verdict::Conditional:
+      return "conditional";
+    case Verdict::Reject:
+      return "reject";
   }
   return "reject";
 }
 
 const char* to_string(Severity s) {
   switch (s) {
-    case Severity::High: return "high";
-    case Severity::Medium: return "medium";
-    case Severity::Low: return "low";
+    case Severity::High:
+      return "high";
+    case Severity::Medium:
+      return "medium";
+    case Severity::Low:
+      return "low";
   }
   return "high";
 }
@@ -39,9 +45,12 @@ std::optional<Severity> parse_severity(std::string_view s) {
 
 int exit_code(Verdict v) {
   switch (v) {
-    case Verdict::Approve: return 0;
-    case Verdict::Reject: return 1;
-    case Verdict::Conditional: return 2;
+    case Verdict::Approve:
+      return 0;
+    case Verdict::Reject:
+      return 1;
+    case Verdict::Conditional:
+      return 2;
   }
   return 1;
 }
@@ -79,8 +88,10 @@ Check& StructuralReview::check(const std::string& name) {
 
 void StructuralReview::add(Finding f) {
   Check& c = check(f.check);
-  if (f.severity == Severity::High) c.status = "fail";
-  else if (c.status == "pass") c.status = "warn";
+  if (f.severity == Severity::High)
+    c.status = "fail";
+  else if (c.status == "pass")
+    c.status = "warn";
   findings.push_back(std::move(f));
 }
 
@@ -94,8 +105,8 @@ json StructuralReview::to_json() const {
   }
   json findings_j = json::array();
   for (const auto& f : findings) findings_j.push_back(f.to_json());
-  json out = {{"ok", v != Verdict::Reject}, {"cmd", "review-plan"}, {"verdict", to_string(v)},
-              {"plan", plan_path}, {"checks", std::move(checks_j)}, {"findings", std::move(findings_j)}};
+  json out = {{"ok", v != Verdict::Reject}, {"cmd", "review-plan"},          {"verdict", to_string(v)},
+              {"plan", plan_path},          {"checks", std::move(checks_j)}, {"findings", std::move(findings_j)}};
   if (!plan_id.empty()) out["plan_id"] = plan_id;
   return out;
 }

@@ -49,7 +49,8 @@ json scalar_to_json(const YAML::Node& n) {
 }
 
 json node_to_json(const YAML::Node& n, int depth, size_t& budget) {
-  if (budget == 0) throw std::runtime_error("document expands to more than " + std::to_string(kMaxNodes) + " values (alias bomb?)");
+  if (budget == 0)
+    throw std::runtime_error("document expands to more than " + std::to_string(kMaxNodes) + " values (alias bomb?)");
   --budget;
   if (depth > kMaxDepth) throw std::runtime_error("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
   switch (n.Type()) {
@@ -83,9 +84,11 @@ json node_to_json(const YAML::Node& n, int depth, size_t& budget) {
 // does (a plain scalar's too: never less than yaml-cpp's real nesting).
 bool nesting_too_deep(std::string_view yaml) {
   int depth = 0;
-  char quote = 0;     // inside a quoted scalar: ' or "
-  char prev = '\n';   // the last significant character (line start counts as '\n')
-  auto starts_value = [&] { return prev == '\n' || prev == ':' || prev == '-' || prev == '[' || prev == '{' || prev == ',' || prev == '?'; };
+  char quote = 0;    // inside a quoted scalar: ' or "
+  char prev = '\n';  // the last significant character (line start counts as '\n')
+  auto starts_value = [&] {
+    return prev == '\n' || prev == ':' || prev == '-' || prev == '[' || prev == '{' || prev == ',' || prev == '?';
+  };
   for (size_t i = 0; i < yaml.size(); ++i) {
     char c = yaml[i];
     if (quote) {
@@ -99,8 +102,12 @@ bool nesting_too_deep(std::string_view yaml) {
       if (quote == '"' && c == '\\') {
         ++i;
       } else if (c == quote) {
-        if (quote == '\'' && i + 1 < yaml.size() && yaml[i + 1] == '\'') ++i;  // '' inside '...'
-        else { quote = 0; prev = 'q'; }
+        if (quote == '\'' && i + 1 < yaml.size() && yaml[i + 1] == '\'')
+          ++i;  // '' inside '...'
+        else {
+          quote = 0;
+          prev = 'q';
+        }
       }
       continue;
     }
@@ -124,7 +131,10 @@ bool nesting_too_deep(std::string_view yaml) {
     }
     // `-` and `:` start a value only before a space (`a-[b`, `http://x[` are plain text).
     bool indicator_like = (c == '-' || c == ':') && depth == 0;
-    prev = indicator_like && i + 1 < yaml.size() && yaml[i + 1] != ' ' && yaml[i + 1] != '\t' && yaml[i + 1] != '\n' && yaml[i + 1] != '\r' ? 'x' : c;
+    prev = indicator_like && i + 1 < yaml.size() && yaml[i + 1] != ' ' && yaml[i + 1] != '\t' && yaml[i + 1] != '\n' &&
+                   yaml[i + 1] != '\r'
+               ? 'x'
+               : c;
   }
   return false;
 }
@@ -189,8 +199,9 @@ Frontmatter parse_frontmatter(std::string_view src) {
       }
       if (data.is_null()) return fm;  // only comments
       if (!data.is_object()) {
-        fm.error = FrontmatterError{2, 1, std::string("frontmatter is a YAML ") + (data.is_array() ? "list" : "scalar") +
-                                              ", expected a mapping of keys"};
+        fm.error = FrontmatterError{2, 1,
+                                    std::string("frontmatter is a YAML ") + (data.is_array() ? "list" : "scalar") +
+                                        ", expected a mapping of keys"};
         return fm;
       }
       fm.data = std::move(data);

@@ -21,8 +21,8 @@ struct FrontmatterError {
 struct Frontmatter {
   bool has_frontmatter = false;
   json data = json::object();
-  std::string_view body;   // the Markdown after the closing `---` (view into the source)
-  int body_first_line = 1; // 1-based line number where body starts
+  std::string_view body;    // the Markdown after the closing `---` (view into the source)
+  int body_first_line = 1;  // 1-based line number where body starts
   std::optional<FrontmatterError> error;
   bool ok() const { return !error; }
 };

@@ -23,8 +23,7 @@ const char* file_type(mode_t m) {
 }
 
 FileError not_regular(const stdfs::path& path, mode_t m) {
-  return FileError{FileError::Kind::Io, path.string(),
-                   path.string() + ": not a regular file (" + file_type(m) + ")"};
+  return FileError{FileError::Kind::Io, path.string(), path.string() + ": not a regular file (" + file_type(m) + ")"};
 }
 
 ReadResult read_impl(const stdfs::path& path, size_t max_bytes, bool text) {
@@ -108,13 +107,13 @@ std::string write_atomic(const stdfs::path& path, const std::string& content) {
   stdfs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
   std::random_device rd;
-  std::string tmp = (dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                            std::to_string(rd())))
-                        .string();
+  std::string tmp =
+      (dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd())))
+          .string();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return path.string() + ": cannot create temp file: " + std::strerror(errno);
   // The file keeps its mode (a 0600 state stays 0600).
-  if (struct stat old {}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) ::fchmod(fd, old.st_mode & 07777);
+  if (struct stat old{}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) ::fchmod(fd, old.st_mode & 07777);
   size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::write(fd, content.data() + done, content.size() - done);

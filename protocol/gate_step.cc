@@ -4,11 +4,16 @@ namespace yolo::gates {
 
 std::string_view to_string(Step s) {
   switch (s) {
-    case Step::Proceed: return "proceed";
-    case Step::Pause: return "pause";
-    case Step::Halt: return "halt";
-    case Step::Reopen: return "reopen";
-    case Step::Request: return "request";
+    case Step::Proceed:
+      return "proceed";
+    case Step::Pause:
+      return "pause";
+    case Step::Halt:
+      return "halt";
+    case Step::Reopen:
+      return "reopen";
+    case Step::Request:
+      return "request";
   }
   return "request";
 }
@@ -30,14 +35,22 @@ Need ensure(const json& state, GateType type, const std::string& plan_path, cons
   n.status = approval_status(doc, type, plan_path, now, files);
   n.gate = n.status.gate;
   switch (n.status.check) {
-    case ApprovalCheck::Approved: n.step = Step::Proceed; break;
+    case ApprovalCheck::Approved:
+      n.step = Step::Proceed;
+      break;
     case ApprovalCheck::Pending:
       n.step = Step::Pause;
       if (!n.gate.is_object()) n.gate = {{"gate_type", std::string(to_string(type))}, {"plan_path", plan_path}};
       break;
-    case ApprovalCheck::Rejected: n.step = Step::Halt; break;
-    case ApprovalCheck::Stale: n.step = Step::Reopen; break;
-    case ApprovalCheck::Missing: n.step = Step::Request; break;
+    case ApprovalCheck::Rejected:
+      n.step = Step::Halt;
+      break;
+    case ApprovalCheck::Stale:
+      n.step = Step::Reopen;
+      break;
+    case ApprovalCheck::Missing:
+      n.step = Step::Request;
+      break;
   }
   return n;
 }

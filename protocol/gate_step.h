@@ -20,9 +20,9 @@ std::string_view to_string(Step s);  // "proceed" | "pause" | ...
 
 struct Need {
   Step step = Step::Request;
-  json gate;               // the gate the step is about: the open one (Pause), the latest of this
-                           // type for the file (Proceed, Halt, Reopen), or null
-  ApprovalStatus status;   // approval_status of (type, plan_path) given the digest
+  json gate;              // the gate the step is about: the open one (Pause), the latest of this
+                          // type for the file (Proceed, Halt, Reopen), or null
+  ApprovalStatus status;  // approval_status of (type, plan_path) given the digest
 };
 
 // `state` as read (a legacy approval object is adopted on a copy); `digest` is the

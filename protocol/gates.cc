@@ -67,15 +67,24 @@ std::string gate_type_names() {
 
 std::string_view to_string(Outcome o) {
   switch (o) {
-    case Outcome::Paused: return "paused";
-    case Outcome::Cleared: return "cleared";
-    case Outcome::Rejected: return "rejected";
-    case Outcome::Pending: return "pending";
-    case Outcome::Waiting: return "waiting";
-    case Outcome::ApproverFailed: return "approver_failed";
-    case Outcome::Retrying: return "retrying";
-    case Outcome::NotApplied: return "not_applied";
-    case Outcome::Warning: return "warning";
+    case Outcome::Paused:
+      return "paused";
+    case Outcome::Cleared:
+      return "cleared";
+    case Outcome::Rejected:
+      return "rejected";
+    case Outcome::Pending:
+      return "pending";
+    case Outcome::Waiting:
+      return "waiting";
+    case Outcome::ApproverFailed:
+      return "approver_failed";
+    case Outcome::Retrying:
+      return "retrying";
+    case Outcome::NotApplied:
+      return "not_applied";
+    case Outcome::Warning:
+      return "warning";
   }
   return "warning";
 }
@@ -89,28 +98,38 @@ std::vector<std::string> texts(const std::vector<Message>& messages) {
 
 std::string_view to_string(GateStatus s) {
   switch (s) {
-    case GateStatus::Open: return "OPEN";
-    case GateStatus::Approved: return "APPROVED";
-    case GateStatus::Rejected: return "REJECTED";
+    case GateStatus::Open:
+      return "OPEN";
+    case GateStatus::Approved:
+      return "APPROVED";
+    case GateStatus::Rejected:
+      return "REJECTED";
   }
   return "OPEN";
 }
 
 std::string_view to_string(RunState s) {
   switch (s) {
-    case RunState::Running: return "RUNNING";
-    case RunState::Frozen: return "FROZEN";
-    case RunState::Halted: return "HALTED";
-    case RunState::Complete: return "COMPLETE";
+    case RunState::Running:
+      return "RUNNING";
+    case RunState::Frozen:
+      return "FROZEN";
+    case RunState::Halted:
+      return "HALTED";
+    case RunState::Complete:
+      return "COMPLETE";
   }
   return "RUNNING";
 }
 
 std::string_view to_string(Decision d) {
   switch (d) {
-    case Decision::Approved: return "approved";
-    case Decision::Rejected: return "rejected";
-    case Decision::Pending: return "pending";
+    case Decision::Approved:
+      return "approved";
+    case Decision::Rejected:
+      return "rejected";
+    case Decision::Pending:
+      return "pending";
   }
   return "pending";
 }
@@ -180,7 +199,8 @@ bool approval_belongs_to(const json& doc, const json& g) {
 
 json paused_answer(const json& g, const std::string& state_file) {
   return {{"status", "paused"},
-          {"approval", {{"requested_at", str(g, "created_at")}, {"plan_path", str(g, "plan_path")}, {"state_file", state_file}}},
+          {"approval",
+           {{"requested_at", str(g, "created_at")}, {"plan_path", str(g, "plan_path")}, {"state_file", state_file}}},
           {"gate_id", str(g, "id")},
           {"gate_type", str(g, "gate_type")}};
 }
@@ -251,9 +271,9 @@ std::vector<json> list_gates(const json& state, bool open_only) {
 // ---- what a gate covers ----------------------------------------------------------------
 
 const std::vector<std::string>& gate_config_keys() {
-  static const std::vector<std::string> keys = {"approvers",       "review_gate",    "reviewer",          "architect",
-                                                "executor",        "summary_checks", "mcp_can_approve",   "wave_approval",
-                                                "review_max_cycles", "command_timeout_ms"};
+  static const std::vector<std::string> keys = {
+      "approvers",      "review_gate",     "reviewer",      "architect",         "executor",
+      "summary_checks", "mcp_can_approve", "wave_approval", "review_max_cycles", "command_timeout_ms"};
   return keys;
 }
 
@@ -308,12 +328,16 @@ std::vector<std::string> coverage_changes(const json& before, const json& after)
   auto val = [](const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
   for (auto& [k, v] : a.items()) {
     auto it = b.find(k);
-    if (it == b.end()) out.push_back(name(k) + " added (" + short_digest(val(v)) + ")");
+    if (it == b.end())
+      out.push_back(name(k) + " added (" + short_digest(val(v)) + ")");
     else if (*it != v) {
       std::string was = val(*it), now = val(v);
-      if (now == "absent") out.push_back(name(k) + " removed");
-      else if (was == "absent") out.push_back(name(k) + " set (" + short_digest(now) + ")");
-      else out.push_back(name(k) + " changed (" + short_digest(was) + " -> " + short_digest(now) + ")");
+      if (now == "absent")
+        out.push_back(name(k) + " removed");
+      else if (was == "absent")
+        out.push_back(name(k) + " set (" + short_digest(now) + ")");
+      else
+        out.push_back(name(k) + " changed (" + short_digest(was) + " -> " + short_digest(now) + ")");
     }
   }
   for (auto& [k, v] : b.items())
@@ -372,7 +396,8 @@ std::vector<std::string> gate_list_problems(const json& state) {
   int open = 0;
   for (const auto& g : state["gates"]) {
     std::string id = str(g, "id");
-    if (!seen.insert(id).second && dup.insert(id).second) out.push_back("gate id '" + id + "' appears more than once in gates");
+    if (!seen.insert(id).second && dup.insert(id).second)
+      out.push_back("gate id '" + id + "' appears more than once in gates");
     if (is_open(g)) ++open;
   }
   if (open > 1) out.push_back(std::to_string(open) + " gates are OPEN at once (at most one can be)");
@@ -384,7 +409,8 @@ std::vector<std::string> gate_list_problems(const json& state) {
 events::Event gate_event(const json& state, const std::string& type, const json& gate, json extra) {
   events::Event e;
   e.type = type;
-  if (state.is_object() && state.contains("phase") && state["phase"].is_number_integer()) e.phase = state["phase"].get<long long>();
+  if (state.is_object() && state.contains("phase") && state["phase"].is_number_integer())
+    e.phase = state["phase"].get<long long>();
   e.correlation_id = str(state, "correlation_id");
   e.data = {{"gate_id", str(gate, "id")}, {"gate_type", str(gate, "gate_type")}, {"plan_path", str(gate, "plan_path")}};
   if (extra.is_object())
@@ -419,11 +445,16 @@ bool adopt_legacy_approval(json& state, const std::string& now) {
   if (gid.empty()) gid = new_gate_id(state, t);
   std::string created = str(a, "requested_at");
   if (created.empty()) created = now_or(now);
-  json g = {{"id", gid},           {"gate_type", std::string(to_string(t))},
-            {"plan_path", str(a, "plan_path")}, {"status", kOpen},
-            {"created_at", created}, {"resolved_at", nullptr},
-            {"feedback", nullptr},   {"approved_by", nullptr},
-            {"digest", nullptr},     {"last_error", nullptr}};
+  json g = {{"id", gid},
+            {"gate_type", std::string(to_string(t))},
+            {"plan_path", str(a, "plan_path")},
+            {"status", kOpen},
+            {"created_at", created},
+            {"resolved_at", nullptr},
+            {"feedback", nullptr},
+            {"approved_by", nullptr},
+            {"digest", nullptr},
+            {"last_error", nullptr}};
   gates_array(state).push_back(std::move(g));
   state["approval"]["gate_id"] = gid;
   if (!state["approval"].contains("gate_type")) state["approval"]["gate_type"] = std::string(to_string(t));
@@ -456,9 +487,15 @@ Transition request(json& state, const RequestInput& in) {
     t.error = "Cannot freeze: already frozen: " + describe_gate(*g) + " is open; approve or reject it first";
     return t;
   }
-  json g = {{"id", new_gate_id(doc, in.type)}, {"gate_type", type},          {"plan_path", in.plan_path},
-            {"status", kOpen},                 {"created_at", now},          {"resolved_at", nullptr},
-            {"feedback", nullptr},             {"approved_by", nullptr},     {"digest", nullptr},
+  json g = {{"id", new_gate_id(doc, in.type)},
+            {"gate_type", type},
+            {"plan_path", in.plan_path},
+            {"status", kOpen},
+            {"created_at", now},
+            {"resolved_at", nullptr},
+            {"feedback", nullptr},
+            {"approved_by", nullptr},
+            {"digest", nullptr},
             {"last_error", nullptr}};
   if (!in.reason.empty()) g["reason"] = in.reason;
   if (in.wave && *in.wave >= 1) g["wave"] = *in.wave;
@@ -470,8 +507,8 @@ Transition request(json& state, const RequestInput& in) {
   }
   gates_array(doc).push_back(g);
   doc["status"] = kAwaiting;
-  doc["approval"] = {{"requested_at", now}, {"plan_path", in.plan_path}, {"approved", false},
-                     {"approved_at", nullptr}, {"approved_by", nullptr}, {"gate_type", type},
+  doc["approval"] = {{"requested_at", now},    {"plan_path", in.plan_path}, {"approved", false},
+                     {"approved_at", nullptr}, {"approved_by", nullptr},    {"gate_type", type},
                      {"digest", nullptr},      {"gate_id", str(g, "id")}};
   if (str(doc, "correlation_id").empty()) doc["correlation_id"] = new_uuid();
   json extra = json::object();
@@ -545,8 +582,9 @@ Transition approve(json& state, const ResolveInput& in) {
   }
   std::string status = str(doc, "status");
   if (status == kAwaiting || status == "halted" || status.empty()) doc["status"] = "running";
-  t.events.push_back(gate_event(doc, "gate_resumed", gate,
-                                {{"approved_by", in.by}, {"digest", in.digest}, {"covers", gate["covers"]}, {"seal", gate["seal"]}}));
+  t.events.push_back(
+      gate_event(doc, "gate_resumed", gate,
+                 {{"approved_by", in.by}, {"digest", in.digest}, {"covers", gate["covers"]}, {"seal", gate["seal"]}}));
   t.gate = gate;
   t.changed = true;
   t.message = label(str(gate, "gate_type")) + " gate: cleared (" + str(gate, "id") + " approved by " + in.by +
@@ -581,8 +619,8 @@ Transition reject(json& state, const ResolveInput& in) {
   t.events.push_back(gate_event(doc, "gate_rejected", gate, extra));
   t.gate = gate;
   t.changed = true;
-  t.message = label(str(gate, "gate_type")) + " gate: rejected (" + str(gate, "id") + (in.by.empty() ? "" : " by " + in.by) +
-              "); run halted. Feedback: " + feedback;
+  t.message = label(str(gate, "gate_type")) + " gate: rejected (" + str(gate, "id") +
+              (in.by.empty() ? "" : " by " + in.by) + "); run halted. Feedback: " + feedback;
   t.outcome = Outcome::Rejected;
   state = std::move(doc);
   return t;
@@ -604,9 +642,12 @@ std::string set_running(json& state) {
       if (g) return "Cannot resume: awaiting approval of " + describe_gate(*g) + "; only an approval resumes the run";
       return "Cannot resume: the run is awaiting approval; only an approval resumes the run";
     }
-    case RunState::Halted: return "Cannot resume: the run is halted (a gate was rejected); revise and request approval again";
-    case RunState::Complete: return "Cannot resume: the run is complete";
-    case RunState::Running: break;
+    case RunState::Halted:
+      return "Cannot resume: the run is halted (a gate was rejected); revise and request approval again";
+    case RunState::Complete:
+      return "Cannot resume: the run is complete";
+    case RunState::Running:
+      break;
   }
   if (!state.is_object()) state = json::object();
   state["status"] = "running";
@@ -627,14 +668,15 @@ bool waves_may_advance(const json& state) {
 namespace {
 // An approval yolo did not record (no seal, or one that does not match its fields under
 // this machine's key): it does not count, and the gate opens again like a stale one.
-ApprovalStatus& unsealed(ApprovalStatus& st, const std::string& tname, const std::string& plan_path, const std::string& who,
-                         const std::string& when) {
+ApprovalStatus& unsealed(ApprovalStatus& st, const std::string& tname, const std::string& plan_path,
+                         const std::string& who, const std::string& when) {
   st.check = ApprovalCheck::Stale;
   std::string by = who.empty() ? std::string() : " by " + who;
   std::string at = when.empty() ? std::string() : " at " + when;
-  st.message = "the approval of " + plan_path + by + at + " carries no valid seal: it was not recorded by `yolo approve` " +
-               "or an approver on this machine (written by hand or by another tool?), so it does not count and the " + tname +
-               " gate is open again";
+  st.message = "the approval of " + plan_path + by + at +
+               " carries no valid seal: it was not recorded by `yolo approve` " +
+               "or an approver on this machine (written by hand or by another tool?), so it does not count and the " +
+               tname + " gate is open again";
   return st;
 }
 }  // namespace
@@ -652,7 +694,8 @@ ApprovalStatus check_approved(const json& state, const json& g, const Now& now, 
   std::string at = when.empty() ? std::string() : " at " + when;
   auto stale = [&](const std::string& why) {
     st.check = ApprovalCheck::Stale;
-    st.message = why + ": the approval of " + plan_path + by + at + " no longer counts and the " + tname + " gate is open again";
+    st.message =
+        why + ": the approval of " + plan_path + by + at + " no longer counts and the " + tname + " gate is open again";
     return st;
   };
   bool is_signed = g.contains("ssh_signature") && now.signature_problem;
@@ -669,7 +712,8 @@ ApprovalStatus check_approved(const json& state, const json& g, const Now& now, 
   if (!is_signed && str(g, "project") != now.project)
     return stale("it was made in another project (" + str(g, "project") + "), not in " + now.project);
   if (str(g, "run") != str(state, "correlation_id"))
-    return stale("it was made in another run (" + str(g, "run") + "), not in this one (" + str(state, "correlation_id") + ")");
+    return stale("it was made in another run (" + str(g, "run") + "), not in this one (" +
+                 str(state, "correlation_id") + ")");
   json current = now.covers ? now.covers(type, files.empty() ? covered_files(g) : files) : json::object();
   if (current != *cit) {
     st.check = ApprovalCheck::Stale;
@@ -683,8 +727,9 @@ ApprovalStatus check_approved(const json& state, const json& g, const Now& now, 
       st.message = plan_path + " cannot be read any more since it was approved" + by + at +
                    ": the approval no longer counts and the " + tname + " gate is open again";
     } else if (was == now_c) {  // only the gate's own file changed
-      st.message = plan_path + " changed after it was approved" + by + at + " (approved " + short_digest(before) + ", now " +
-                   short_digest(after) + "): the approval no longer counts and the " + tname + " gate is open again";
+      st.message = plan_path + " changed after it was approved" + by + at + " (approved " + short_digest(before) +
+                   ", now " + short_digest(after) + "): the approval no longer counts and the " + tname +
+                   " gate is open again";
     } else {
       std::string changes;
       for (const auto& c : coverage_changes(*cit, current)) changes += (changes.empty() ? "" : "; ") + c;
@@ -709,7 +754,8 @@ ApprovalStatus gate_status(const json& state, const json& gate, const Now& now) 
   }
   if (s == kRejected) {
     st.check = ApprovalCheck::Rejected;
-    st.message = label(tname) + " gate " + str(gate, "id") + " for " + plan_path + " was rejected: " + str(gate, "feedback");
+    st.message =
+        label(tname) + " gate " + str(gate, "id") + " for " + plan_path + " was rejected: " + str(gate, "feedback");
     return st;
   }
   return check_approved(state, gate, now, {});
@@ -751,7 +797,8 @@ ApprovalStatus approval_status(const json& state, GateType type, const std::stri
   return unsealed(st, tname, plan_path, str(*a, "approved_by"), str(*a, "approved_at"));
 }
 
-ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const std::string& current_digest) {
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path,
+                               const std::string& current_digest) {
   return approval_status(state, type, plan_path, now_with_digest(plan_path, current_digest));
 }
 
@@ -788,14 +835,18 @@ Transition reopen_if_stale(json& state, GateType type, const std::string& plan_p
   if (in.files.empty()) in.files = {plan_path};
   if (now.covers) in.covers = now.covers(type, in.files);
   in.project = now.project;
-  if (st.gate.is_object() && st.gate.contains("wave") && st.gate["wave"].is_number_integer()) in.wave = st.gate["wave"].get<int>();
+  if (st.gate.is_object() && st.gate.contains("wave") && st.gate["wave"].is_number_integer())
+    in.wave = st.gate["wave"].get<int>();
   json doc = state;
   t = request(doc, in);
   if (!t.ok()) return t;
-  json old = st.gate.is_object() ? st.gate : json{{"id", ""}, {"gate_type", std::string(to_string(type))}, {"plan_path", plan_path}};
+  json old = st.gate.is_object()
+                 ? st.gate
+                 : json{{"id", ""}, {"gate_type", std::string(to_string(type))}, {"plan_path", plan_path}};
   json cur = in.covers.is_object() ? in.covers : json(nullptr);
-  t.events.insert(t.events.begin(), gate_event(doc, "approval_invalidated", old,
-                                               {{"reason", st.message}, {"covers", cur}, {"new_gate_id", str(t.gate, "id")}}));
+  t.events.insert(t.events.begin(),
+                  gate_event(doc, "approval_invalidated", old,
+                             {{"reason", st.message}, {"covers", cur}, {"new_gate_id", str(t.gate, "id")}}));
   t.message = st.message;
   t.outcome = Outcome::Paused;
   state = std::move(doc);
@@ -812,7 +863,8 @@ Transition refresh_covers(json& state, const std::string& gate_id, const json& c
   json doc = state;
   json* g = find_gate_mut(doc, gate_id);
   if (!g || !is_open(*g)) {
-    t.error = "No pending approval to resolve: " + (g ? "gate " + gate_id + " is " + str(*g, "status") : "there is no gate '" + gate_id + "'");
+    t.error = "No pending approval to resolve: " +
+              (g ? "gate " + gate_id + " is " + str(*g, "status") : "there is no gate '" + gate_id + "'");
     return t;
   }
   t.gate = *g;
@@ -838,8 +890,10 @@ std::string normalize_plan_path(const stdfs::path& root, const std::string& plan
   }
   auto c = fs::contain(root, plan_path, fs::AbsolutePaths::AllowInside);
   if (!c.ok()) {
-    if (c.refusal == fs::Contained::Refusal::Symlink) err = plan_path + " " + c.why() + " (" + root.string() + ")";
-    else err = plan_path + " is outside the project " + root.string();
+    if (c.refusal == fs::Contained::Refusal::Symlink)
+      err = plan_path + " " + c.why() + " (" + root.string() + ")";
+    else
+      err = plan_path + " is outside the project " + root.string();
     return {};
   }
   if (c.rel == ".") {
@@ -878,7 +932,8 @@ ApproverSpec approver_spec(const Config& cfg, GateType type) {
     s.error = where + ": expected \"manual\", \"skip\" or a command (argv array), got \"" + v + "\"";
     return s;
   }
-  if (j.is_array()) cmd = &j;
+  if (j.is_array())
+    cmd = &j;
   else if (j.is_object()) {
     if (auto it = j.find("command"); it != j.end()) cmd = &*it;
     if (auto it = j.find("timeout_ms"); it != j.end()) {
@@ -932,9 +987,12 @@ ApproverVerdict parse_verdict(std::string_view out) {
     return v;
   }
   std::string ds = d->get<std::string>();
-  if (ds == "approved") v.decision = Decision::Approved;
-  else if (ds == "rejected") v.decision = Decision::Rejected;
-  else if (ds == "pending") v.decision = Decision::Pending;
+  if (ds == "approved")
+    v.decision = Decision::Approved;
+  else if (ds == "rejected")
+    v.decision = Decision::Rejected;
+  else if (ds == "pending")
+    v.decision = Decision::Pending;
   else {
     v.error = "approver decision must be approved, rejected or pending, got '" + ds.substr(0, 100) + "'";
     return v;
@@ -950,7 +1008,8 @@ ApproverVerdict parse_verdict(std::string_view out) {
 }
 
 Transition apply_verdict(json& state, const std::string& gate_id, const ApproverVerdict& v, const std::string& by,
-                         const std::string& digest, const std::string& now, const json& covers, const std::string& project) {
+                         const std::string& digest, const std::string& now, const json& covers,
+                         const std::string& project) {
   Transition t;
   const json* cur = find_gate(state, gate_id);
   if (!cur) {
@@ -972,7 +1031,8 @@ Transition apply_verdict(json& state, const std::string& gate_id, const Approver
     e.gate = *g;
     e.events.push_back(gate_event(doc, "gate_error", *g, {{"error", error}}));
     e.changed = true;
-    e.message = label(type) + " gate " + gate_id + ": approver failed: " + error + " (the gate stays pending; approving it retries the approver)";
+    e.message = label(type) + " gate " + gate_id + ": approver failed: " + error +
+                " (the gate stays pending; approving it retries the approver)";
     e.outcome = Outcome::ApproverFailed;
     state = std::move(doc);
     return e;
@@ -993,7 +1053,8 @@ Transition apply_verdict(json& state, const std::string& gate_id, const Approver
       if (!t.ok()) return record_error(t.error);
       return t;
     }
-    case Decision::Pending: break;
+    case Decision::Pending:
+      break;
   }
   json doc = state;
   json* g = find_gate_mut(doc, gate_id);
@@ -1005,8 +1066,8 @@ Transition apply_verdict(json& state, const std::string& gate_id, const Approver
   }
   t.gate = *g;
   t.changed = changed;
-  t.message = label(type) + " gate " + gate_id + ": approver says pending" + (v.feedback.empty() ? "" : " (" + v.feedback + ")") +
-              "; waiting for a person";
+  t.message = label(type) + " gate " + gate_id + ": approver says pending" +
+              (v.feedback.empty() ? "" : " (" + v.feedback + ")") + "; waiting for a person";
   t.outcome = Outcome::Pending;
   if (changed) state = std::move(doc);
   return t;
@@ -1045,7 +1106,8 @@ bool locked(const stdfs::path& root, GateRun& r, const std::function<Transition(
 }
 
 std::string approver_name(const ApproverSpec& s) {
-  if (s.kind == ApproverSpec::Kind::Command && !s.argv.empty()) return "approver:" + stdfs::path(s.argv[0]).filename().string();
+  if (s.kind == ApproverSpec::Kind::Command && !s.argv.empty())
+    return "approver:" + stdfs::path(s.argv[0]).filename().string();
   return "approver";
 }
 
@@ -1091,14 +1153,17 @@ GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::stri
     case ApproverSpec::Kind::Manual:
       r.state = snap.doc;
       r.messages.push_back(
-          {Outcome::Waiting, label(str(*g, "gate_type")) + " gate " + gate_id + ": waiting for a person (approver: manual)", gate_id});
+          {Outcome::Waiting,
+           label(str(*g, "gate_type")) + " gate " + gate_id + ": waiting for a person (approver: manual)", gate_id});
       return r;
     case ApproverSpec::Kind::Skip:
       v.decision = Decision::Approved;
       v.feedback = "skipped (approvers." + std::string(to_string(type)) + ": skip)";
       by = "skip";
       break;
-    case ApproverSpec::Kind::Invalid: v.error = spec.error; break;
+    case ApproverSpec::Kind::Invalid:
+      v.error = spec.error;
+      break;
     case ApproverSpec::Kind::Command:
       by = approver_name(spec);
       if (!port) {
@@ -1106,8 +1171,13 @@ GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::stri
         break;
       }
       {
-        ApproverRequest req{root, spec.argv, cfg.timeout_for(CommandSpec{spec.argv, spec.timeout_ms}), gate_id,
-                            str(*g, "gate_type"), plan_path, str(*g, "reason")};
+        ApproverRequest req{root,
+                            spec.argv,
+                            cfg.timeout_for(CommandSpec{spec.argv, spec.timeout_ms}),
+                            gate_id,
+                            str(*g, "gate_type"),
+                            plan_path,
+                            str(*g, "reason")};
         v = port->decide(req);
       }
       break;
@@ -1180,7 +1250,8 @@ GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in
   if (const json* g = find_gate(r.state, gid)) {
     r.gate = *g;
     std::string s = str(*g, "status");
-    if (s == kApproved) r.answer["status"] = "approved";
+    if (s == kApproved)
+      r.answer["status"] = "approved";
     else if (s == kRejected) {
       r.answer["status"] = "rejected";
       r.answer["feedback"] = (*g)["feedback"];
@@ -1213,7 +1284,8 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
     return !str(gate, "last_error").empty() && approver_spec(cfg, t).kind == ApproverSpec::Kind::Command;
   };
   if (failed_command(*g) && !override_approver) {
-    r.messages.push_back({Outcome::Retrying, "Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")", id});
+    r.messages.push_back(
+        {Outcome::Retrying, "Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")", id});
     GateRun a = run_approver(root, cfg, id, port);
     a.messages.insert(a.messages.begin(), r.messages.begin(), r.messages.end());
     return a;
@@ -1251,8 +1323,8 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
       return refresh_covers(d, tid, covers);
     }
     if (shown.is_object() && shown != covers) {
-      t.error = "Not approved: what gate " + tid + " covers changed while it was shown (" + list(coverage_changes(shown, covers)) +
-                "): read it again, then approve";
+      t.error = "Not approved: what gate " + tid + " covers changed while it was shown (" +
+                list(coverage_changes(shown, covers)) + "): read it again, then approve";
       return t;
     }
     ResolveInput in{tid, by, digest, {}, {}};
@@ -1265,7 +1337,8 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
   return r;
 }
 
-GateRun reject_gate(const stdfs::path& root, const std::string& gate_id, const std::string& by, const std::string& feedback) {
+GateRun reject_gate(const stdfs::path& root, const std::string& gate_id, const std::string& by,
+                    const std::string& feedback) {
   GateRun r;
   locked(root, r, [&](json& d) { return reject(d, ResolveInput{gate_id, by, {}, feedback, {}}); });
   return r;

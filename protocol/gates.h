@@ -25,7 +25,7 @@ namespace yolo::gates {
 // A new gate kind is added here and in the table of gates.cc (name and label), then in the
 // schemas' gate_type enums (schemas/*.json).
 enum class GateType { Vision, Wave, Security, ScopeChange };
-std::string_view to_string(GateType t);                 // "vision" | "wave" | ...
+std::string_view to_string(GateType t);  // "vision" | "wave" | ...
 std::optional<GateType> parse_gate_type(std::string_view s);
 // For people: "Vision", "Wave", "Security", "Scope change".
 std::string_view label(GateType t);
@@ -35,11 +35,11 @@ std::string_view label_of(std::string_view gate_type);
 std::string gate_type_names();
 
 enum class GateStatus { Open, Approved, Rejected };
-std::string_view to_string(GateStatus s);               // "OPEN" | "APPROVED" | "REJECTED"
+std::string_view to_string(GateStatus s);  // "OPEN" | "APPROVED" | "REJECTED"
 
 // The run's state, derived from the document (never stored as its own field).
 enum class RunState { Running, Frozen, Halted, Complete };
-std::string_view to_string(RunState s);                 // "RUNNING" | "FROZEN" | "HALTED" | "COMPLETE"
+std::string_view to_string(RunState s);  // "RUNNING" | "FROZEN" | "HALTED" | "COMPLETE"
 // Complete when status is complete; Halted when halted; Frozen when a gate is OPEN or the
 // status is awaiting_approval; else Running (also for an empty document).
 RunState run_state(const json& state);
@@ -134,23 +134,23 @@ std::vector<json> checked_gates(const json& state, const Now& now, bool open_onl
 
 struct RequestInput {
   GateType type = GateType::Vision;
-  std::string plan_path;   // as the requester gave it (relative to the project root)
-  std::string reason;      // optional
-  std::optional<int> wave; // for wave gates
-  std::string now;         // ISO-8601; now_iso8601() when empty
-  std::string state_file;  // for the paused answer
+  std::string plan_path;                // as the requester gave it (relative to the project root)
+  std::string reason;                   // optional
+  std::optional<int> wave;              // for wave gates
+  std::string now;                      // ISO-8601; now_iso8601() when empty
+  std::string state_file;               // for the paused answer
   std::vector<std::string> files = {};  // more files the gate covers (wave: every plan), plan_path first anyway
-  json covers = nullptr;       // coverage() when the gate opens (request_gate fills it); null: none
-  std::string project = {};// project_id()
+  json covers = nullptr;                // coverage() when the gate opens (request_gate fills it); null: none
+  std::string project = {};             // project_id()
 };
 
 struct Transition {
-  std::string error;   // empty = done; else a whole sentence, the document is untouched
+  std::string error;  // empty = done; else a whole sentence, the document is untouched
   bool changed = false;
-  json gate;           // the gate after the transition (null when none)
-  json answer;         // request: {"status":"paused","approval":{requested_at,plan_path,state_file},...}
+  json gate;    // the gate after the transition (null when none)
+  json answer;  // request: {"status":"paused","approval":{requested_at,plan_path,state_file},...}
   std::vector<events::Event> events;
-  std::string message; // for people ("Vision gate: cleared", ...)
+  std::string message;                 // for people ("Vision gate: cleared", ...)
   Outcome outcome = Outcome::Warning;  // what message says, typed
   bool ok() const { return error.empty(); }
 };
@@ -164,13 +164,13 @@ struct Transition {
 Transition request(json& state, const RequestInput& in);
 
 struct ResolveInput {
-  std::string gate_id;  // empty: the open gate
-  std::string by;       // approved_by / rejected by
-  std::string digest;   // "sha256:..." of the gate's file now (approve); may be empty for reject
-  std::string feedback; // required for reject; optional note for approve
-  std::string now;      // ISO-8601; now_iso8601() when empty
+  std::string gate_id;             // empty: the open gate
+  std::string by;                  // approved_by / rejected by
+  std::string digest;              // "sha256:..." of the gate's file now (approve); may be empty for reject
+  std::string feedback;            // required for reject; optional note for approve
+  std::string now;                 // ISO-8601; now_iso8601() when empty
   bool override_approver = false;  // approve: a person decides in place of a failing command approver
-  json covers = nullptr;  // approve: the covers now; must equal the gate's (null: {"file:<plan_path>": digest})
+  json covers = nullptr;     // approve: the covers now; must equal the gate's (null: {"file:<plan_path>": digest})
   std::string project = {};  // approve: project_id(); must equal the gate's when it has one
 };
 
@@ -294,10 +294,10 @@ Transition apply_verdict(json& state, const std::string& gate_id, const Approver
 // ---- the whole thing against a project (locks via state::update) -------------------------
 
 struct GateRun {
-  std::string error;          // the request/resolution failed (nothing or part applied)
-  json answer;                // request: the paused answer
-  json gate;                  // the gate as it ended
-  json state;                 // the state document after
+  std::string error;                  // the request/resolution failed (nothing or part applied)
+  json answer;                        // request: the paused answer
+  json gate;                          // the gate as it ended
+  json state;                         // the state document after
   std::vector<events::Event> events;  // already logged when logged == true
   std::vector<Message> messages;      // for people, in order, each with its kind
   bool ok() const { return error.empty(); }
@@ -308,7 +308,8 @@ struct GateRun {
 // Events are logged (events::log_always). port may be null when no command is configured.
 GateRun request_gate(const std::filesystem::path& root, const Config& cfg, RequestInput in, ApproverPort* port);
 // Runs (or re-runs) the approver of an OPEN gate and records its verdict.
-GateRun run_approver(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id, ApproverPort* port);
+GateRun run_approver(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
+                     ApproverPort* port);
 // A person approves: an OPEN gate whose approver errored (last_error set) has its approver
 // retried instead, unless `override_approver` (the person decides in its place; the gate
 // records override: true); otherwise approved by `by` with the file's digest now.

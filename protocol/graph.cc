@@ -29,10 +29,14 @@ std::string clean(const std::string& t, size_t max = 60) {
 std::string mermaid_text(const std::string& t) {
   std::string s;
   for (char c : clean(t)) {
-    if (c == '"') s += "#quot;";
-    else if (c == '<') s += "#lt;";
-    else if (c == '>') s += "#gt;";
-    else s += c;
+    if (c == '"')
+      s += "#quot;";
+    else if (c == '<')
+      s += "#lt;";
+    else if (c == '>')
+      s += "#gt;";
+    else
+      s += c;
   }
   return s;
 }
@@ -62,15 +66,17 @@ std::string mermaid(const std::vector<Phase>& phases) {
     o << "  subgraph " << pid << "[\"" << mermaid_text("Phase " + ph.folder) << "\"]\n";
     for (const auto& [w, plans] : by_wave(ph)) {
       std::string wid = node_id(ph.folder, "wave" + std::to_string(w));
-      o << "    subgraph " << wid << "[\"" << (w >= 1 ? "Wave " + std::to_string(w) : std::string("no valid wave")) << "\"]\n";
+      o << "    subgraph " << wid << "[\"" << (w >= 1 ? "Wave " + std::to_string(w) : std::string("no valid wave"))
+        << "\"]\n";
       for (const Plan* p : plans)
-        o << "      " << node_id(ph.folder, p->id) << "[\"" << mermaid_text(p->id + ": " + p->title) << (p->complete ? " ✓" : "")
-          << "\"]\n";
+        o << "      " << node_id(ph.folder, p->id) << "[\"" << mermaid_text(p->id + ": " + p->title)
+          << (p->complete ? " ✓" : "") << "\"]\n";
       o << "    end\n";
     }
     o << "  end\n";
     for (const auto& p : ph.plans)
-      for (const auto& d : p.depends_on) o << "  " << node_id(ph.folder, d) << " --> " << node_id(ph.folder, p.id) << "\n";
+      for (const auto& d : p.depends_on)
+        o << "  " << node_id(ph.folder, d) << " --> " << node_id(ph.folder, p.id) << "\n";
     for (const auto& p : ph.plans)
       if (p.complete) o << "  class " << node_id(ph.folder, p.id) << " done\n";
   }
@@ -82,7 +88,8 @@ std::string dot(const std::vector<Phase>& phases) {
   std::ostringstream o;
   o << "digraph yolo {\n  rankdir=TB;\n  compound=true;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n";
   for (const auto& ph : phases) {
-    o << "  subgraph cluster_" << node_id(ph.folder, "") << " {\n    label=\"" << dot_text("Phase " + ph.folder) << "\";\n";
+    o << "  subgraph cluster_" << node_id(ph.folder, "") << " {\n    label=\"" << dot_text("Phase " + ph.folder)
+      << "\";\n";
     for (const auto& [w, plans] : by_wave(ph)) {
       o << "    subgraph cluster_" << node_id(ph.folder, "wave" + std::to_string(w)) << " {\n      label=\""
         << (w >= 1 ? "Wave " + std::to_string(w) : std::string("no valid wave")) << "\";\n      style=dashed;\n";
@@ -93,7 +100,8 @@ std::string dot(const std::vector<Phase>& phases) {
     }
     o << "  }\n";
     for (const auto& p : ph.plans)
-      for (const auto& d : p.depends_on) o << "  " << node_id(ph.folder, d) << " -> " << node_id(ph.folder, p.id) << ";\n";
+      for (const auto& d : p.depends_on)
+        o << "  " << node_id(ph.folder, d) << " -> " << node_id(ph.folder, p.id) << ";\n";
   }
   o << "}\n";
   return o.str();

@@ -8,7 +8,7 @@
 namespace yolo::graph {
 
 struct Plan {
-  std::string id;      // "01-03"
+  std::string id;  // "01-03"
   std::string title;
   long long wave = 0;  // < 1: invalid
   bool complete = false;

@@ -8,9 +8,12 @@ int json_too_deep_at(std::string_view text, int max_depth) {
   for (char c : text) {
     if (c == '\n') ++line;
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {

@@ -21,12 +21,12 @@ int json_too_deep_at(std::string_view text, int max_depth = kMaxJsonDepth);
 
 struct JsonParse {
   enum class Problem { None, TooDeep, Invalid };
-  json doc;                          // value_t::discarded unless ok()
+  json doc;  // value_t::discarded unless ok()
   Problem problem = Problem::None;
-  size_t line = 0;                   // TooDeep: where the limit is passed; Invalid: where parsing failed
-  size_t byte = 0;                   // Invalid: nlohmann's byte position of the error
-  std::string message;               // "JSON nested deeper than 64 levels (line 3)" or
-                                     // "not valid JSON: parse error at line 1, column 2: ..."
+  size_t line = 0;      // TooDeep: where the limit is passed; Invalid: where parsing failed
+  size_t byte = 0;      // Invalid: nlohmann's byte position of the error
+  std::string message;  // "JSON nested deeper than 64 levels (line 3)" or
+                        // "not valid JSON: parse error at line 1, column 2: ..."
   bool ok() const { return problem == Problem::None; }
 };
 

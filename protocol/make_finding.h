@@ -7,7 +7,8 @@
 
 namespace yolo {
 
-inline Finding make_finding(Severity s, std::string check, std::string issue, std::string fix, bool auto_fixable = false) {
+inline Finding make_finding(Severity s, std::string check, std::string issue, std::string fix,
+                            bool auto_fixable = false) {
   Finding f;
   f.severity = s;
   f.check = std::move(check);

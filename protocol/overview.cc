@@ -13,16 +13,22 @@ namespace stdfs = std::filesystem;
 json project_overview(const stdfs::path& root) {
   std::vector<stdfs::path> dirs;
   std::error_code ec;
-  for (auto it = stdfs::directory_iterator(root / ".yolo-planning" / "phases", ec); !ec && it != stdfs::directory_iterator();
-       it.increment(ec))
+  for (auto it = stdfs::directory_iterator(root / ".yolo-planning" / "phases", ec);
+       !ec && it != stdfs::directory_iterator(); it.increment(ec))
     if (it->is_directory(ec)) dirs.push_back(it->path());
   std::sort(dirs.begin(), dirs.end());
   json phases = json::array();
-  json totals = {{"phases", dirs.size()}, {"plans", 0},    {"summaries", 0}, {"reviewed", 0},
-                 {"approved", 0},          {"conditional", 0}, {"rejected", 0}, {"fallback", 0}};
+  json totals = {{"phases", dirs.size()}, {"plans", 0},       {"summaries", 0}, {"reviewed", 0},
+                 {"approved", 0},         {"conditional", 0}, {"rejected", 0},  {"fallback", 0}};
   for (const auto& d : dirs) {
-    json p = {{"folder", d.filename().string()}, {"plans", 0}, {"summaries", 0}, {"reviewed", 0}, {"approved", 0},
-              {"conditional", 0}, {"rejected", 0}, {"fallback", 0}};
+    json p = {{"folder", d.filename().string()},
+              {"plans", 0},
+              {"summaries", 0},
+              {"reviewed", 0},
+              {"approved", 0},
+              {"conditional", 0},
+              {"rejected", 0},
+              {"fallback", 0}};
     auto ledger = review_ledger::load(root, d);
     for (const auto& f : list_plan_files(d)) {
       p["plans"] = p["plans"].get<long long>() + 1;

@@ -30,7 +30,8 @@ std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const std::filesys
   if (at == ph.index.end()) return std::nullopt;
   size_t pos = at->second;
   auto& mine = ph.plans[pos];
-  if (!mine || mine->content_hash != self.content_hash || mine->frontmatter_error.has_value() != self.frontmatter_error.has_value()) {
+  if (!mine || mine->content_hash != self.content_hash ||
+      mine->frontmatter_error.has_value() != self.frontmatter_error.has_value()) {
     mine = self;
     mine->frontmatter = json::object();
     ph.dirty = true;

@@ -41,9 +41,9 @@ class PhaseSnapshots {
 
  private:
   struct Phase {
-    std::vector<std::optional<Plan>> plans;          // listing order; nullopt: unreadable
-    std::unordered_map<std::string, size_t> index;   // lexically normal path -> position
-    std::vector<std::vector<Finding>> cross;         // per position (valid plans only)
+    std::vector<std::optional<Plan>> plans;         // listing order; nullopt: unreadable
+    std::unordered_map<std::string, size_t> index;  // lexically normal path -> position
+    std::vector<std::vector<Finding>> cross;        // per position (valid plans only)
     bool dirty = true;
   };
   Phase& phase(const std::filesystem::path& phase_dir, size_t max_bytes);

@@ -33,7 +33,8 @@ void parse_files_line(std::string_view rest, int line, std::vector<FileRef>& out
       if (close == std::string_view::npos) break;
       std::string_view p = text::trim(rest.substr(open + 1, close - open - 1));
       size_t next = rest.find_first_of("`,", close + 1);
-      std::string_view after = rest.substr(close + 1, next == std::string_view::npos ? std::string_view::npos : next - close - 1);
+      std::string_view after =
+          rest.substr(close + 1, next == std::string_view::npos ? std::string_view::npos : next - close - 1);
       if (looks_like_path(p)) out.push_back({std::string(p), is_new_marker(after), is_glob(p), "files_line", line});
       pos = close + 1;
     }
@@ -81,8 +82,10 @@ int count_task_tags(std::string_view l) {
   size_t pos = 0;
   while ((pos = l.find("<task", pos)) != std::string_view::npos) {
     size_t after = pos + 5;
-    if (after < l.size() && (l[after] == '>' || l[after] == ' ' || l[after] == '\t')) ++n;
-    else if (after == l.size()) ++n;
+    if (after < l.size() && (l[after] == '>' || l[after] == ' ' || l[after] == '\t'))
+      ++n;
+    else if (after == l.size())
+      ++n;
     pos = after;
   }
   return n;
@@ -99,8 +102,11 @@ void scan_body(std::string_view body, int first_line, Plan& plan) {
     std::string_view t = text::trim(l);
     if (t.starts_with("```") || t.starts_with("~~~")) {
       std::string_view mark = t.substr(0, 3);
-      if (!in_fence) { in_fence = true; fence = std::string(mark); }
-      else if (mark == fence) in_fence = false;
+      if (!in_fence) {
+        in_fence = true;
+        fence = std::string(mark);
+      } else if (mark == fence)
+        in_fence = false;
       continue;
     }
     if (in_fence) continue;
@@ -205,8 +211,10 @@ Plan parse_plan(std::string_view content, std::string path) {
       std::string s = scalar_text(v);
       if (!s.empty()) p.files.push_back({s, false, is_glob(s), "files_modified", 0});
     };
-    if (it->is_array()) for (const auto& v : *it) add(v);
-    else add(*it);
+    if (it->is_array())
+      for (const auto& v : *it) add(v);
+    else
+      add(*it);
   }
   if (!fm.error) scan_body(fm.body, fm.body_first_line, p);
   return p;

@@ -32,7 +32,7 @@ struct Plan {
   std::string id() const { return phase + "-" + plan; }
   std::optional<long long> wave;  // set only for a positive integer
   std::vector<std::string> depends_on;
-  size_t must_have_count = 0;     // strings, or truths+artifacts+key_links entries
+  size_t must_have_count = 0;  // strings, or truths+artifacts+key_links entries
   int task_count = 0;
   std::vector<FileRef> files;
 

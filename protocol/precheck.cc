@@ -14,7 +14,6 @@
 namespace yolo {
 namespace {
 
-
 std::string label(const Plan& p) {
   if (!p.phase.empty() || !p.plan.empty()) return p.id();
   return std::filesystem::path(p.path).filename().string();
@@ -24,9 +23,10 @@ void check_frontmatter(const Plan& p, StructuralReview& r) {
   Check& c = r.check("frontmatter");
   if (p.frontmatter_error) {
     const auto& e = *p.frontmatter_error;
-    std::string where = e.line ? " at line " + std::to_string(e.line) + (e.column ? ", column " + std::to_string(e.column) : "") : "";
+    std::string where =
+        e.line ? " at line " + std::to_string(e.line) + (e.column ? ", column " + std::to_string(e.column) : "") : "";
     Finding f = make_finding(Severity::High, "frontmatter", "frontmatter does not parse" + where + ": " + e.message,
-                     "Fix the YAML between the '---' lines");
+                             "Fix the YAML between the '---' lines");
     if (e.line) f.extra["line"] = e.line;
     if (e.column) f.extra["column"] = e.column;
     r.add(std::move(f));
@@ -34,20 +34,24 @@ void check_frontmatter(const Plan& p, StructuralReview& r) {
   }
   if (!p.has_frontmatter) {
     r.add(make_finding(Severity::High, "frontmatter", "no YAML frontmatter block (the first line must be '---')",
-               "Add a frontmatter block with phase, plan, title, wave, depends_on and must_haves"));
+                       "Add a frontmatter block with phase, plan, title, wave, depends_on and must_haves"));
     return;
   }
   auto missing = p.missing_keys();
   c.counts["missing_keys"] = missing;
   for (const auto& k : missing)
-    r.add(make_finding(Severity::High, "frontmatter", "missing required key '" + k + "'", "Add '" + k + ":' to the frontmatter"));
+    r.add(make_finding(Severity::High, "frontmatter", "missing required key '" + k + "'",
+                       "Add '" + k + ":' to the frontmatter"));
   // The id names records, ledger entries and state entries: no path parts, no control bytes.
   for (const auto& [key, v] : {std::pair<const char*, const std::string&>{"phase", p.phase}, {"plan", p.plan}}) {
-    bool bad = v.find("..") != std::string::npos || v.find('/') != std::string::npos || v.find('\\') != std::string::npos;
+    bool bad =
+        v.find("..") != std::string::npos || v.find('/') != std::string::npos || v.find('\\') != std::string::npos;
     for (unsigned char ch : v) bad = bad || ch < 0x20 || ch == 0x7f;
     if (bad)
-      r.add(make_finding(Severity::High, "frontmatter", std::string("'") + key + "' is '" + v + "': an id may not hold '..', '/', '\\' or control characters",
-                 std::string("Use the plain number, e.g. ") + key + ": 01"));
+      r.add(make_finding(
+          Severity::High, "frontmatter",
+          std::string("'") + key + "' is '" + v + "': an id may not hold '..', '/', '\\' or control characters",
+          std::string("Use the plain number, e.g. ") + key + ": 01"));
   }
   // `phase: 02` in phases/01-core: the plan would be tracked (and executed) as another phase's.
   std::string folder = std::filesystem::path(p.path).parent_path().filename().string();
@@ -63,8 +67,8 @@ void check_frontmatter(const Plan& p, StructuralReview& r) {
   std::string fnum = lead(folder), pnum = lead(p.phase);
   if (!fnum.empty() && !pnum.empty() && fnum != pnum)
     r.add(make_finding(Severity::High, "frontmatter",
-               "'phase: " + p.phase + "' differs from its folder " + folder + " (phase " + fnum + ")",
-               "Set phase: to the folder's number, or move the plan to its phase's folder"));
+                       "'phase: " + p.phase + "' differs from its folder " + folder + " (phase " + fnum + ")",
+                       "Set phase: to the folder's number, or move the plan to its phase's folder"));
 }
 
 void check_tasks(const Plan& p, const PrecheckOptions& o, StructuralReview& r) {
@@ -73,8 +77,8 @@ void check_tasks(const Plan& p, const PrecheckOptions& o, StructuralReview& r) {
   c.counts["max"] = o.max_tasks;
   if (p.task_count > o.max_tasks)
     r.add(make_finding(Severity::Medium, "task_count",
-               std::to_string(p.task_count) + " tasks, more than the limit of " + std::to_string(o.max_tasks),
-               "Split the plan into smaller plans of at most " + std::to_string(o.max_tasks) + " tasks"));
+                       std::to_string(p.task_count) + " tasks, more than the limit of " + std::to_string(o.max_tasks),
+                       "Split the plan into smaller plans of at most " + std::to_string(o.max_tasks) + " tasks"));
 }
 
 void check_must_haves(const Plan& p, StructuralReview& r) {
@@ -83,7 +87,7 @@ void check_must_haves(const Plan& p, StructuralReview& r) {
   if (p.must_have_count == 0) {
     bool present = p.frontmatter.contains("must_haves");
     r.add(make_finding(Severity::High, "must_haves", present ? "must_haves is empty" : "must_haves is absent",
-               "List the outcomes that prove the plan is done under must_haves"));
+                       "List the outcomes that prove the plan is done under must_haves"));
   }
 }
 
@@ -91,8 +95,10 @@ void check_wave(const Plan& p, StructuralReview& r) {
   r.check("wave_valid");
   if (p.wave) return;
   auto it = p.frontmatter.find("wave");
-  std::string got = it == p.frontmatter.end() ? "absent" : "'" + (it->is_string() ? it->get<std::string>() : it->dump()) + "'";
-  r.add(make_finding(Severity::High, "wave_valid", "wave is " + got + ", not a positive integer", "Set 'wave:' to 1 or more"));
+  std::string got =
+      it == p.frontmatter.end() ? "absent" : "'" + (it->is_string() ? it->get<std::string>() : it->dump()) + "'";
+  r.add(make_finding(Severity::High, "wave_valid", "wave is " + got + ", not a positive integer",
+                     "Set 'wave:' to 1 or more"));
 }
 
 // A path that is absolute or leads out of the project root (through `..` or a symbolic
@@ -108,7 +114,7 @@ void check_files(const Plan& p, const std::filesystem::path& root, StructuralRev
                     Severity sev = Severity::High) {
     ++escaping;
     Finding fd = make_finding(sev, "file_paths", what + "'" + path + "' " + res.why(),
-                      "Use a path relative to the project root, inside it");
+                              "Use a path relative to the project root, inside it");
     fd.extra["path"] = path;
     if (line) fd.extra["line"] = line;
     r.add(std::move(fd));
@@ -126,7 +132,7 @@ void check_files(const Plan& p, const std::filesystem::path& root, StructuralRev
     if (!std::filesystem::exists(res.path, ec)) {
       ++missing;
       Finding fd = make_finding(Severity::Low, "file_paths", "referenced file '" + f.path + "' does not exist",
-                        "Mark it '(new)' if the plan creates it, or fix the path");
+                                "Mark it '(new)' if the plan creates it, or fix the path");
       fd.extra["path"] = f.path;
       if (f.line) fd.extra["line"] = f.line;
       r.add(std::move(fd));
@@ -138,7 +144,8 @@ void check_files(const Plan& p, const std::filesystem::path& root, StructuralRev
     if (path.empty() || !seen.insert(path).second) return;
     if (auto res = guard.contain(path); !res.ok()) refuse(path, res, what, 0, sev);
   };
-  for (const auto& a : artifact_entries(p)) must_have_path(artifact_path(a), "must_haves artifact path ", Severity::High);
+  for (const auto& a : artifact_entries(p))
+    must_have_path(artifact_path(a), "must_haves artifact path ", Severity::High);
   for (const auto& k : key_link_entries(p))
     if (k.is_object())
       if (auto from = k.find("from"); from != k.end())
@@ -192,7 +199,8 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
       json others = json::array();
       for (size_t j : idx)
         if (j != i) others.push_back(phase[j].path);
-      Finding f = make_finding(Severity::High, "duplicate_id", "plan id " + phase[i].id() + " is used by another plan too",
+      Finding f =
+          make_finding(Severity::High, "duplicate_id", "plan id " + phase[i].id() + " is used by another plan too",
                        "Give each plan of the phase its own plan number");
       f.extra["related"] = others;
       out[i].push_back(std::move(f));
@@ -204,21 +212,22 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
     for (const auto& dep : phase[i].depends_on) {
       int j = resolve_dep(dep, phase, norm_ids, norm_plans);
       if (j < 0) {
-        out[i].push_back(make_finding(Severity::High, "dependencies",
-                              "depends_on names '" + dep + "', which is not a plan of this phase",
-                              "Remove the dependency or name an existing plan (cross-phase: use cross_phase_deps)"));
+        out[i].push_back(make_finding(
+            Severity::High, "dependencies", "depends_on names '" + dep + "', which is not a plan of this phase",
+            "Remove the dependency or name an existing plan (cross-phase: use cross_phase_deps)"));
         continue;
       }
       if (static_cast<size_t>(j) == i) {
         out[i].push_back(make_finding(Severity::High, "dependencies", "plan " + label(phase[i]) + " depends on itself",
-                              "Remove '" + dep + "' from depends_on", true));
+                                      "Remove '" + dep + "' from depends_on", true));
         continue;
       }
       edges[i].push_back(j);
       const auto& wi = phase[i].wave;
       const auto& wj = phase[static_cast<size_t>(j)].wave;
       if (wi && wj && *wj >= *wi) {
-        Finding f = make_finding(Severity::High, "wave_order",
+        Finding f =
+            make_finding(Severity::High, "wave_order",
                          "depends on " + label(phase[static_cast<size_t>(j)]) + " in wave " + std::to_string(*wj) +
                              ", not an earlier wave than this plan's wave " + std::to_string(*wi),
                          "Move this plan to wave " + std::to_string(*wj + 1) + " or later", true);
@@ -251,8 +260,9 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
           for (int w : cyc) chain += label(phase[static_cast<size_t>(w)]) + " -> ";
           chain += label(phase[static_cast<size_t>(v)]);
           for (int w : cyc)
-            out[static_cast<size_t>(w)].push_back(make_finding(Severity::High, "dependency_cycle", "dependency cycle: " + chain,
-                                                        "Break the cycle: one of these plans must not depend on the other"));
+            out[static_cast<size_t>(w)].push_back(
+                make_finding(Severity::High, "dependency_cycle", "dependency cycle: " + chain,
+                             "Break the cycle: one of these plans must not depend on the other"));
         }
       } else {
         colour[static_cast<size_t>(u)] = 2;
@@ -275,7 +285,8 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
       std::string others;
       for (size_t j : idx)
         if (j != i) others += (others.empty() ? "" : ", ") + label(phase[j]);
-      Finding f = make_finding(Severity::Medium, "file_overlap",
+      Finding f =
+          make_finding(Severity::Medium, "file_overlap",
                        "wave " + std::to_string(key.first) + ": '" + key.second + "' is also modified by " + others,
                        "Move one of the plans to a later wave, or make it depend on the other");
       f.extra["path"] = key.second;

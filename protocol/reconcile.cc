@@ -6,7 +6,8 @@ namespace yolo::watch {
 
 bool drives_execution(const Situation& s) { return s.drive_asked || s.run_in_progress; }
 
-PlanSeen plan_seen(std::optional<std::string_view> last_seen, std::string_view reviewed_hash, std::string_view hash_now) {
+PlanSeen plan_seen(std::optional<std::string_view> last_seen, std::string_view reviewed_hash,
+                   std::string_view hash_now) {
   if (last_seen && *last_seen == hash_now) return PlanSeen::Unchanged;
   if (review::same_content(reviewed_hash, hash_now)) return PlanSeen::ReviewedAsIs;
   return PlanSeen::NeedsReview;

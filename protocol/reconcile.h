@@ -31,7 +31,8 @@ enum class PlanSeen {
 };
 // last_seen: the hash the watcher saw before (nullopt: not seen yet); reviewed_hash: the
 // hash of its last review ("" when none); hash_now: "" when the file cannot be read.
-PlanSeen plan_seen(std::optional<std::string_view> last_seen, std::string_view reviewed_hash, std::string_view hash_now);
+PlanSeen plan_seen(std::optional<std::string_view> last_seen, std::string_view reviewed_hash,
+                   std::string_view hash_now);
 
 // What one reconcile found.
 struct Changes {
@@ -45,8 +46,8 @@ struct Changes {
 
 struct Actions {
   std::map<std::filesystem::path, std::vector<std::filesystem::path>> reviews;  // phase -> plans to review
-  bool request_vision_gate = false;  // `yolo request-approval` on ROADMAP.md
-  bool run_execute = false;          // `yolo execute` (queued behind a running one)
+  bool request_vision_gate = false;                                             // `yolo request-approval` on ROADMAP.md
+  bool run_execute = false;  // `yolo execute` (queued behind a running one)
 };
 
 // Reviews of every phase with changed plans (when reviewing); a changed ROADMAP.md asks for

@@ -83,7 +83,8 @@ std::optional<Detected> detect(const json& doc) {
     return Detected{k, doc, false};  // the seed detects it but cannot unwrap: validate as is
   }
   // 3. todo: metadata.objective, wrapped ({"todo": {...}}) or not.
-  if (auto t = doc.find("todo"); t != doc.end() && t->is_object() && has_objective(*t)) return Detected{"todo", *t, true};
+  if (auto t = doc.find("todo"); t != doc.end() && t->is_object() && has_objective(*t))
+    return Detected{"todo", *t, true};
   if (has_objective(doc)) return Detected{"todo", doc, false};
   return std::nullopt;
 }
@@ -214,9 +215,12 @@ std::vector<schema::Error> tidy(std::vector<schema::Error> errors, const std::st
   auto escape = [](const std::string& s) {
     std::string out;
     for (char c : s) {
-      if (c == '~') out += "~0";
-      else if (c == '/') out += "~1";
-      else out += c;
+      if (c == '~')
+        out += "~0";
+      else if (c == '/')
+        out += "~1";
+      else
+        out += c;
     }
     return out;
   };
@@ -274,7 +278,9 @@ std::vector<schema::Error> tidy(std::vector<schema::Error> errors, const std::st
       if (covered) continue;
       // Nothing more specific was reported (valijson says nothing for propertyNames):
       // point at the child at least.
-      schema::Error at_child{prefix + under, "Failed validation here (no more specific reason reported: check the allowed keys and values)"};
+      schema::Error at_child{
+          prefix + under,
+          "Failed validation here (no more specific reason reported: check the allowed keys and values)"};
       bool dup = false;
       for (const auto& o : out) dup = dup || (o.pointer == at_child.pointer && o.message == at_child.message);
       if (!dup) out.push_back(std::move(at_child));

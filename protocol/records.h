@@ -24,8 +24,8 @@ std::string schema_for_kind(std::string_view kind);
 std::optional<std::string> kind_for_schema(std::string_view schema);
 
 struct Detected {
-  std::string kind;    // a record kind
-  json record;         // the record itself (unwrapped when it was wrapped)
+  std::string kind;  // a record kind
+  json record;       // the record itself (unwrapped when it was wrapped)
   bool wrapped = false;
 };
 

@@ -15,13 +15,17 @@ constexpr const char* kSealDomain = "yolo-review-record-v1";
 
 // What a record's seal covers: the project (its canonical path), the ledger file's name,
 // the plan id and the record itself (without its seal).
-json sealed_fields(const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id, const json& rec) {
+json sealed_fields(const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
+                   const json& rec) {
   std::error_code ec;
   stdfs::path p = stdfs::weakly_canonical(root, ec);
   if (ec) p = root.lexically_normal();
   json r = rec;
   if (r.is_object()) r.erase("seal");
-  return {{"project", p.generic_string()}, {"ledger", ledger_file.filename().string()}, {"plan_id", plan_id}, {"record", r}};
+  return {{"project", p.generic_string()},
+          {"ledger", ledger_file.filename().string()},
+          {"plan_id", plan_id},
+          {"record", r}};
 }
 
 // The project root of a ledger file (<root>/.yolo-planning/.reviews/<name>.json).
@@ -44,9 +48,10 @@ std::vector<std::string> drop_untrusted(const stdfs::path& root, const stdfs::pa
       ++it;
       continue;
     }
-    dropped.push_back("the review record of " + it.key() + " in " + ledger_file.string() +
-                      " carries no valid seal (not made by yolo's review here: edited, copied or older): it does not count "
-                      "and the plan is reviewed again");
+    dropped.push_back(
+        "the review record of " + it.key() + " in " + ledger_file.string() +
+        " carries no valid seal (not made by yolo's review here: edited, copied or older): it does not count "
+        "and the plan is reviewed again");
     it = rv->erase(it);
   }
   return dropped;

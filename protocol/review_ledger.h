@@ -27,7 +27,8 @@ std::filesystem::path path_for(const std::filesystem::path& root, const std::fil
 bool trusted(const std::filesystem::path& root, const std::filesystem::path& ledger_file, const std::string& plan_id,
              const json& record);
 // Removes the untrusted records of a loaded ledger; one sentence per record removed.
-std::vector<std::string> drop_untrusted(const std::filesystem::path& root, const std::filesystem::path& ledger_file, json& ledger);
+std::vector<std::string> drop_untrusted(const std::filesystem::path& root, const std::filesystem::path& ledger_file,
+                                        json& ledger);
 
 // {"reviews": {}} when there is no ledger yet; an error names the file (a copy of a broken
 // one is kept, as for the state).

@@ -12,17 +12,21 @@ namespace yolo::review {
 
 const char* to_string(Source s) {
   switch (s) {
-    case Source::Reviewer: return "reviewer";
-    case Source::Fallback: return "fallback";
-    case Source::ParseFailure: return "parse_failure";
-    case Source::Stage1Reject: return "stage1_reject";
+    case Source::Reviewer:
+      return "reviewer";
+    case Source::Fallback:
+      return "fallback";
+    case Source::ParseFailure:
+      return "parse_failure";
+    case Source::Stage1Reject:
+      return "stage1_reject";
   }
   return "fallback";
 }
 
 size_t CycleResult::high() const {
-  return static_cast<size_t>(
-      std::count_if(findings.begin(), findings.end(), [](const ReviewerFinding& f) { return f.severity == Severity::High; }));
+  return static_cast<size_t>(std::count_if(findings.begin(), findings.end(),
+                                           [](const ReviewerFinding& f) { return f.severity == Severity::High; }));
 }
 
 json CycleResult::to_json() const {
@@ -117,8 +121,8 @@ void list_findings(std::string& s, const std::vector<ReviewerFinding>& fs) {
 std::string reviewer_prompt(const ReviewerRequest& r) {
   std::string s;
   if (r.cycle > 1)
-    s += "Re-review this revised plan (feedback loop cycle " + std::to_string(r.cycle) + "/" + std::to_string(r.max_cycles) +
-         ").\n\n";
+    s += "Re-review this revised plan (feedback loop cycle " + std::to_string(r.cycle) + "/" +
+         std::to_string(r.max_cycles) + ").\n\n";
   else
     s += "Review this plan adversarially.\n\n";
   s += "Plan id: " + r.plan_id + "\nPlan path: " + r.plan_path + "\nPhase directory: " + r.phase_dir + "\n";
@@ -133,15 +137,18 @@ std::string reviewer_prompt(const ReviewerRequest& r) {
   }
   s += "\nEnd your answer with exactly this block:\n"
        "VERDICT: approve|reject|conditional\n";
-  if (r.cycle > 1) s += "CYCLE: " + std::to_string(r.cycle) + "/" + std::to_string(r.max_cycles) + "\nRESOLVED: n\nPERSISTENT: n\nNEW: n\n";
+  if (r.cycle > 1)
+    s += "CYCLE: " + std::to_string(r.cycle) + "/" + std::to_string(r.max_cycles) +
+         "\nRESOLVED: n\nPERSISTENT: n\nNEW: n\n";
   s += "FINDINGS:\n"
-       "- [id:f-001] [severity:high|medium|low] [file:path] [status:new|persistent] issue: what is wrong | suggestion: how to fix\n";
+       "- [id:f-001] [severity:high|medium|low] [file:path] [status:new|persistent] issue: what is wrong | suggestion: "
+       "how to fix\n";
   return s;
 }
 
 std::string architect_prompt(const ArchitectRequest& r) {
-  std::string s = "Revise this plan in place to address the reviewer's findings (cycle " + std::to_string(r.cycle) + "/" +
-                  std::to_string(r.max_cycles) + ").\n\n";
+  std::string s = "Revise this plan in place to address the reviewer's findings (cycle " + std::to_string(r.cycle) +
+                  "/" + std::to_string(r.max_cycles) + ").\n\n";
   s += "Plan id: " + r.plan_id + "\nPlan path: " + r.plan_path + "\nPhase directory: " + r.phase_dir + "\n\n";
   s += "Findings to fix (new or changed severity, high and medium):\n";
   list_findings(s, r.delta);
@@ -293,7 +300,7 @@ PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, 
     aq.max_cycles = res.max_cycles;
     aq.open_findings = cur.findings;
     aq.delta = delta_findings(cur.findings, res.cycles.size() >= 2 ? res.cycles[res.cycles.size() - 2].findings
-                                                                    : std::vector<ReviewerFinding>{});
+                                                                   : std::vector<ReviewerFinding>{});
     if (aq.delta.empty()) {  // nothing new to fix: calling it with "Findings to fix: (none)" helps no one
       res.stop_reason = "no new or changed high or medium finding for the architect to fix";
       break;

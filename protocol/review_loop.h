@@ -35,8 +35,8 @@ const char* to_string(Source s);  // reviewer | fallback | parse_failure | stage
 struct AgentRun {
   enum class Status { Ran, Unavailable, Interrupted };
   Status status = Status::Unavailable;
-  std::string output;       // the agent's standard output (the completion message)
-  std::string reason;       // why it is unavailable ("not configured", "exited with status 3", ...)
+  std::string output;  // the agent's standard output (the completion message)
+  std::string reason;  // why it is unavailable ("not configured", "exited with status 3", ...)
   bool output_truncated = false;
   json info = json::object();  // what the port wants reported (argv, model, timings)
 };
@@ -83,9 +83,9 @@ struct CycleResult {
   Verdict verdict = Verdict::Approve;           // the cycle's verdict
   std::vector<ReviewerFinding> findings;        // incl. unparsed lines (severity low, status "unparsed")
   std::vector<UnparsedLine> unparsed;
-  std::vector<std::string> escalated;           // high ids present in 2+ cycles
-  std::string reason;                           // fallback reason / parse failure reason
-  std::string output_tail;                      // parse failure: last 20 lines of the output
+  std::vector<std::string> escalated;  // high ids present in 2+ cycles
+  std::string reason;                  // fallback reason / parse failure reason
+  std::string output_tail;             // parse failure: last 20 lines of the output
   json reviewer_info = json::object();
   size_t high() const;
   json to_json() const;

@@ -22,7 +22,8 @@ std::string_view strip_decor(std::string_view s) {
 // Removes what may stand before a header: blockquote '>', heading '#', emphasis.
 std::string_view header_text(std::string_view s) {
   s = text::trim(s);
-  while (!s.empty() && (s.front() == '>' || s.front() == '#' || is_decor(s.front()) || s.front() == ' ' || s.front() == '\t'))
+  while (!s.empty() &&
+         (s.front() == '>' || s.front() == '#' || is_decor(s.front()) || s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
   return s;
 }
@@ -110,8 +111,12 @@ bool is_none_item(std::string_view s) {
 }  // namespace
 
 json ReviewerFinding::to_json() const {
-  json j = {{"id", id},         {"severity", yolo::to_string(severity)}, {"file", file}, {"title", title},
-            {"description", description}, {"suggestion", suggestion}};
+  json j = {{"id", id},
+            {"severity", yolo::to_string(severity)},
+            {"file", file},
+            {"title", title},
+            {"description", description},
+            {"suggestion", suggestion}};
   if (!status.empty()) j["status"] = status;
   return j;
 }
@@ -177,7 +182,8 @@ std::optional<ReviewerFinding> parse_finding_line(std::string_view line, std::st
     }
     std::string key = text::to_lower(text::trim(tag.substr(0, colon)));
     std::string value(strip_decor(tag.substr(colon + 1)));
-    if (key == "id") f.id = value;
+    if (key == "id")
+      f.id = value;
     else if (key == "severity" || key == "sev") {
       if (auto sev = parse_severity(value)) {
         f.severity = *sev;
@@ -185,12 +191,15 @@ std::optional<ReviewerFinding> parse_finding_line(std::string_view line, std::st
       } else {
         bad_severity = value;
       }
-    } else if (key == "file" || key == "path") f.file = value;
-    else if (key == "status") f.status = text::to_lower(value);
+    } else if (key == "file" || key == "path")
+      f.file = value;
+    else if (key == "status")
+      f.status = text::to_lower(value);
     s.remove_prefix(close + 1);
   }
   s = text::trim(s);
-  if (auto p = find_ci(s, "issue:"); p != std::string_view::npos && text::trim(s.substr(0, p)).empty()) s.remove_prefix(p + 6);
+  if (auto p = find_ci(s, "issue:"); p != std::string_view::npos && text::trim(s.substr(0, p)).empty())
+    s.remove_prefix(p + 6);
   std::string_view desc = s, sugg;
   for (size_t bar = s.find('|'); bar != std::string_view::npos; bar = s.find('|', bar + 1)) {
     std::string_view after = text::trim(s.substr(bar + 1));
@@ -218,7 +227,8 @@ std::optional<ReviewerFinding> parse_finding_line(std::string_view line, std::st
 std::string ReviewerOutput::why_no_verdict() const {
   if (verdict) return {};
   if (!rejected_verdicts.empty())
-    return "no well-formed VERDICT line (expected approve, reject or conditional; got " + rejected_verdicts.front() + ")";
+    return "no well-formed VERDICT line (expected approve, reject or conditional; got " + rejected_verdicts.front() +
+           ")";
   return "no VERDICT: line in the reviewer's output";
 }
 
@@ -232,8 +242,10 @@ ReviewerOutput parse_reviewer_output(std::string_view input) {
   auto flush = [&] {
     if (pending_line == 0) return;
     std::string reason;
-    if (auto f = parse_finding_line(pending, reason)) r.findings.push_back(std::move(*f));
-    else r.unparsed.push_back(UnparsedLine{pending_line, pending, reason});
+    if (auto f = parse_finding_line(pending, reason))
+      r.findings.push_back(std::move(*f));
+    else
+      r.unparsed.push_back(UnparsedLine{pending_line, pending, reason});
     pending.clear();
     pending_line = 0;
   };

@@ -50,9 +50,9 @@ struct ReviewerOutput {
   std::optional<int> resolved, persistent, new_count;
   bool findings_block = false;  // a FINDINGS: header was seen
   std::vector<ReviewerFinding> findings;
-  std::vector<UnparsedLine> unparsed;  // finding-like lines that could not be read
+  std::vector<UnparsedLine> unparsed;          // finding-like lines that could not be read
   std::vector<std::string> rejected_verdicts;  // "line N: VERDICT: maybe" (ill-formed VERDICT lines)
-  std::string conflict;  // conflicting verdicts (then verdict is reject); empty otherwise
+  std::string conflict;                        // conflicting verdicts (then verdict is reject); empty otherwise
   bool ok() const { return verdict.has_value(); }
   // Why there is no verdict (empty when there is one).
   std::string why_no_verdict() const;

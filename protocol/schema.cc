@@ -74,9 +74,12 @@ std::string to_pointer(const std::vector<std::string>& context) {
     if (p.size() >= 2 && p.front() == '"' && p.back() == '"') p = p.substr(1, p.size() - 2);
     std::string esc;
     for (char c : p) {
-      if (c == '~') esc += "~0";
-      else if (c == '/') esc += "~1";
-      else esc += c;
+      if (c == '~')
+        esc += "~0";
+      else if (c == '/')
+        esc += "~1";
+      else
+        esc += c;
     }
     out += "/" + esc;
   }

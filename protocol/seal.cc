@@ -65,11 +65,14 @@ std::optional<Key> read_key(const stdfs::path& p) {
   if (!stdfs::exists(p, ec)) return std::nullopt;
   Key k;
   auto r = fs::read_bytes(p, 4096);
-  if (!r.ok()) k.error = "approval key " + p.string() + ": " + r.error->message;
+  if (!r.ok())
+    k.error = "approval key " + p.string() + ": " + r.error->message;
   else if (r.content.size() != kKeyBytes)
     k.error = "approval key " + p.string() + " holds " + std::to_string(r.content.size()) + " bytes, not " +
-              std::to_string(kKeyBytes) + ": remove it to make a new one (approvals sealed with it then no longer count)";
-  else k.bytes = std::move(r.content);
+              std::to_string(kKeyBytes) +
+              ": remove it to make a new one (approvals sealed with it then no longer count)";
+  else
+    k.bytes = std::move(r.content);
   return k;
 }
 
@@ -107,8 +110,10 @@ Key create_key(const stdfs::path& p) {
     return k;
   }
   auto existing = read_key(p);  // ours, or the one another process linked first
-  if (!existing) k.error = "approval key " + p.string() + " vanished while it was created";
-  else k = *existing;
+  if (!existing)
+    k.error = "approval key " + p.string() + " vanished while it was created";
+  else
+    k = *existing;
   return k;
 }
 
@@ -116,8 +121,8 @@ Key create_key(const stdfs::path& p) {
 // so no two different records share one message.
 json sealed_fields(const json& gate) {
   json f = json::object();
-  for (const char* k : {"id", "gate_type", "plan_path", "status", "approved_by", "digest", "resolved_at", "override", "covers",
-                        "project", "run"}) {
+  for (const char* k : {"id", "gate_type", "plan_path", "status", "approved_by", "digest", "resolved_at", "override",
+                        "covers", "project", "run"}) {
     auto it = gate.find(k);
     f[k] = it != gate.end() ? *it : json(nullptr);
   }
@@ -170,8 +175,10 @@ const Key& existing_key() {
 }
 
 void set_key_for_testing(const std::string& bytes) {
-  if (bytes.empty()) testing_key.reset();
-  else testing_key = Key{bytes, {}};
+  if (bytes.empty())
+    testing_key.reset();
+  else
+    testing_key = Key{bytes, {}};
 }
 
 std::string hmac_sha256_hex(std::string_view key_bytes, std::string_view msg) {
@@ -202,7 +209,8 @@ std::string hmac_sha256_hex(std::string_view key_bytes, std::string_view msg) {
 namespace {
 std::string seal_with(const Key& k, std::string_view domain, const json& fields) {
   if (!k.ok()) return {};
-  return "hmac-sha256:" + hmac_sha256_hex(k.bytes, std::string(domain) + "\n" + fields.dump(-1, ' ', false, json::error_handler_t::replace));
+  return "hmac-sha256:" + hmac_sha256_hex(k.bytes, std::string(domain) + "\n" +
+                                                       fields.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 }  // namespace
 

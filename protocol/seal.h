@@ -26,8 +26,8 @@ struct Key {
 };
 // The key, read once per process from the use_key_file() file; created (mode 0600, random
 // bytes) on first use. Only sealing an approval (`yolo approve`, an approver's or skip's
-// approval, an allowed MCP approve) calls it. A key file of the wrong size is an error, never replaced: approvals sealed
-// with it would be lost.
+// approval, an allowed MCP approve) calls it. A key file of the wrong size is an error, never replaced: approvals
+// sealed with it would be lost.
 const Key& key();
 // The key when it exists; never creates it (an error while there is none). Checking a
 // seal uses this: a read-only command (status, gates, execute's checks) writes no key.

@@ -16,8 +16,7 @@ constexpr uint32_t K[64] = {
 inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 }  // namespace
 
-Sha256::Sha256()
-    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+Sha256::Sha256() : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::block(const uint8_t* p) {
   uint32_t w[64];
@@ -36,9 +35,23 @@ void Sha256::block(const uint8_t* p) {
     uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
     uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
     uint32_t t2 = S0 + maj;
-    h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
   }
-  h_[0] += a; h_[1] += b; h_[2] += c; h_[3] += d; h_[4] += e; h_[5] += f; h_[6] += g; h_[7] += h;
+  h_[0] += a;
+  h_[1] += b;
+  h_[2] += c;
+  h_[3] += d;
+  h_[4] += e;
+  h_[5] += f;
+  h_[6] += g;
+  h_[7] += h;
 }
 
 void Sha256::update(std::string_view data) {
@@ -48,11 +61,23 @@ void Sha256::update(std::string_view data) {
   if (buf_len_ > 0) {
     size_t take = std::min(n, sizeof(buf_) - buf_len_);
     std::memcpy(buf_ + buf_len_, p, take);
-    buf_len_ += take; p += take; n -= take;
-    if (buf_len_ == 64) { block(buf_); buf_len_ = 0; }
+    buf_len_ += take;
+    p += take;
+    n -= take;
+    if (buf_len_ == 64) {
+      block(buf_);
+      buf_len_ = 0;
+    }
   }
-  while (n >= 64) { block(p); p += 64; n -= 64; }
-  if (n > 0) { std::memcpy(buf_, p, n); buf_len_ = n; }
+  while (n >= 64) {
+    block(p);
+    p += 64;
+    n -= 64;
+  }
+  if (n > 0) {
+    std::memcpy(buf_, p, n);
+    buf_len_ = n;
+  }
 }
 
 std::array<uint8_t, 32> Sha256::finish() {
@@ -77,7 +102,10 @@ std::string sha256_hex(std::string_view data) {
   static const char* hex = "0123456789abcdef";
   std::string out;
   out.reserve(64);
-  for (uint8_t b : d) { out.push_back(hex[b >> 4]); out.push_back(hex[b & 15]); }
+  for (uint8_t b : d) {
+    out.push_back(hex[b >> 4]);
+    out.push_back(hex[b & 15]);
+  }
   return out;
 }
 

@@ -60,7 +60,8 @@ std::string duplicate_gate_id(const json& doc) {
   std::map<std::string, int> seen;
   for (const auto& gate : *g)
     if (gate.is_object() && gate.contains("id") && gate["id"].is_string() && ++seen[gate["id"].get<std::string>()] == 2)
-      return "gates: the gate id '" + gate["id"].get<std::string>() + "' appears more than once (each gate needs its own id)";
+      return "gates: the gate id '" + gate["id"].get<std::string>() +
+             "' appears more than once (each gate needs its own id)";
   return {};
 }
 
@@ -116,7 +117,8 @@ struct FileId {
 std::optional<FileId> file_id(const std::filesystem::path& p) {
   struct stat st {};
   if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  return FileId{st.st_dev, st.st_ino, st.st_size, static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
+  return FileId{st.st_dev, st.st_ino, st.st_size,
+                static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
                 static_cast<long long>(st.st_ctim.tv_sec) * 1000000000LL + st.st_ctim.tv_nsec};
 }
 
@@ -272,14 +274,17 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
   }
   // A file made read-only on purpose is not replaced behind the owner's back (rename would
   // do it: it needs only the folder to be writable).
-  if (auto st = std::filesystem::status(file, ec); !ec && std::filesystem::is_regular_file(st) &&
-                                                    (st.permissions() & std::filesystem::perms::owner_write) == std::filesystem::perms::none) {
+  if (auto st = std::filesystem::status(file, ec);
+      !ec && std::filesystem::is_regular_file(st) &&
+      (st.permissions() & std::filesystem::perms::owner_write) == std::filesystem::perms::none) {
     r.doc = cur.doc;
-    r.error = file.string() + ": is read-only; yolo will not replace it (make it writable with chmod u+w to let yolo update it)";
+    r.error = file.string() +
+              ": is read-only; yolo will not replace it (make it writable with chmod u+w to let yolo update it)";
     return r;
   }
   ec.clear();
-  if (!std::filesystem::is_directory(file.parent_path(), ec)) std::filesystem::create_directories(file.parent_path(), ec);
+  if (!std::filesystem::is_directory(file.parent_path(), ec))
+    std::filesystem::create_directories(file.parent_path(), ec);
   std::string text = doc.dump(2) + "\n";
   if (std::string w = fs::write_atomic(file, text); !w.empty()) {
     r.doc = cur.doc;

@@ -16,8 +16,8 @@ std::filesystem::path lock_path(const std::filesystem::path& root);
 struct LoadResult {
   json doc = json::object();  // {} when the file does not exist
   bool exists = false;
-  std::string error;          // names the file and the problem; doc untouched then
-  std::string kept_copy;      // where the broken file was copied, when error is set
+  std::string error;      // names the file and the problem; doc untouched then
+  std::string kept_copy;  // where the broken file was copied, when error is set
   bool ok() const { return error.empty(); }
 };
 
@@ -27,8 +27,8 @@ struct LoadResult {
 LoadResult load(const std::filesystem::path& root);
 
 struct UpdateResult {
-  json doc;            // the state after the update (or as it was, when aborted)
-  std::string error;   // I/O, lock, schema (before or after fn), or fn's own error
+  json doc;           // the state after the update (or as it was, when aborted)
+  std::string error;  // I/O, lock, schema (before or after fn), or fn's own error
   bool written = false;
   bool ok() const { return error.empty(); }
 };
@@ -52,8 +52,7 @@ UpdateResult update(const std::filesystem::path& root, const std::function<bool(
 // later read of the same bytes; the parse always runs.
 LoadResult load_document(const std::filesystem::path& file, const std::string& schema_name);
 UpdateResult update_document(const std::filesystem::path& root, const std::filesystem::path& file,
-                             const std::string& schema_name,
-                             const std::function<bool(json& doc, std::string& err)>& fn,
+                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
                              const std::function<std::string(const json& doc)>& check = nullptr);
 
 // Removes the temp files of fs::write_atomic (`.<file>.tmp.<pid>.<n>`) in dir whose writer

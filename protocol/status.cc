@@ -91,8 +91,8 @@ std::string wave_status(const std::vector<std::string>& statuses) {
 
 json execution_status_of(const json& state, const json& reviews) {
   json s = {{"ok", true}, {"cmd", "status"}};
-  for (const char* k : {"phase", "phase_name", "phase_dir", "status", "wave", "total_waves", "correlation_id", "started_at",
-                        "completed_at"})
+  for (const char* k : {"phase", "phase_name", "phase_dir", "status", "wave", "total_waves", "correlation_id",
+                        "started_at", "completed_at"})
     s[k] = get(state, k);
   json steps = get(state, "steps_completed");
   s["steps_completed"] = steps.is_array() ? steps : json::array();
@@ -107,7 +107,8 @@ json execution_status_of(const json& state, const json& reviews) {
     for (const auto& p : ps) {
       if (!p.is_object()) continue;
       std::string id = str(p, "id"), st = str(p, "status");
-      json e = {{"id", id}, {"title", get(p, "title")}, {"wave", get(p, "wave")}, {"status", st}, {"path", get(p, "path")}};
+      json e = {
+          {"id", id}, {"title", get(p, "title")}, {"wave", get(p, "wave")}, {"status", st}, {"path", get(p, "path")}};
       e["started_at"] = get(p, "started_at");
       e["completed_at"] = get(p, "completed_at");
       if (!str(p, "error").empty()) e["error"] = str(p, "error");
@@ -166,11 +167,16 @@ review_ledger::All run_ledgers(const std::filesystem::path& root, const json& st
     std::string n = p.filename().string();
     if (n.empty() || n.front() == '.' || p.extension() != ".json") continue;  // temp files, kept copies
     bool is_run;
-    if (!phase_file.empty()) is_run = n == phase_file;
-    else if (phase_number) is_run = review::leading_number(n) == phase_number;
-    else is_run = false;
-    if (is_run) mine.push_back(p);
-    else other.push_back(n);
+    if (!phase_file.empty())
+      is_run = n == phase_file;
+    else if (phase_number)
+      is_run = review::leading_number(n) == phase_number;
+    else
+      is_run = false;
+    if (is_run)
+      mine.push_back(p);
+    else
+      other.push_back(n);
   }
   std::sort(mine.begin(), mine.end());
   std::sort(other.begin(), other.end());
@@ -185,7 +191,8 @@ review_ledger::All run_ledgers(const std::filesystem::path& root, const json& st
   if (!other.empty()) {
     json files = json::array();
     for (size_t i = 0; i < other.size() && i < 20; ++i) files.push_back(other[i]);
-    others = {{"count", other.size()}, {"files", std::move(files)},
+    others = {{"count", other.size()},
+              {"files", std::move(files)},
               {"hint", "the review records of other phases: yolo status --json --records"}};
   }
   return all;

@@ -203,8 +203,10 @@ void scan_files_modified(const SummarySection& sec, Summary& s) {
       if (item && text::to_lower(*item).starts_with("file")) item.reset();  // header row
     }
     if (!item) continue;
-    if (auto e = parse_file_item(*item, under_deleted, line)) s.files_modified.push_back(std::move(*e));
-    else ++s.files_modified_ignored;
+    if (auto e = parse_file_item(*item, under_deleted, line))
+      s.files_modified.push_back(std::move(*e));
+    else
+      ++s.files_modified_ignored;
   }
 }
 
@@ -386,7 +388,6 @@ std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem
   }
   return std::nullopt;
 }
-
 
 std::vector<std::string> summary_names_for_plan(const std::string& plan_filename, const std::string& phase_folder) {
   if (!is_plan_filename(plan_filename)) return {};

@@ -15,16 +15,16 @@
 namespace yolo {
 
 // Keys that carry claims: missing is a failure (high).
-inline const char* const kSummaryRequiredKeys[] = {"phase",       "plan",         "title",        "status",
-                                                  "tasks_completed", "tasks_total", "commit_hashes"};
+inline const char* const kSummaryRequiredKeys[] = {"phase",           "plan",        "title",        "status",
+                                                   "tasks_completed", "tasks_total", "commit_hashes"};
 // Keys that only describe the work (the reference's own completion check accepts a SUMMARY
 // without them): missing is a warning (low), a wrong value still a failure.
 inline const char* const kSummaryDescriptiveKeys[] = {"completed", "deviations"};
 
 // One entry of `## Files Modified`.
 struct SummaryFileEntry {
-  std::string path;    // as written, backticks stripped
-  std::string action;  // the text after the path ("(new, 116 lines)", "— deleted: ...")
+  std::string path;      // as written, backticks stripped
+  std::string action;    // the text after the path ("(new, 116 lines)", "— deleted: ...")
   bool deleted = false;  // the action (or a "Deleted" sub-heading / label) says it is gone
   int line = 0;          // 1-based line in the SUMMARY
 };
@@ -45,8 +45,8 @@ struct Summary {
   // Text as written; empty when absent.
   std::string phase, plan, title, status, completed;
   std::optional<long long> tasks_completed, tasks_total;  // set for a non-negative integer
-  std::vector<std::string> commit_hashes;  // entries as text (a scalar counts as one entry)
-  std::vector<SummarySection> sections;    // level-2 sections, in order
+  std::vector<std::string> commit_hashes;                 // entries as text (a scalar counts as one entry)
+  std::vector<SummarySection> sections;                   // level-2 sections, in order
   std::vector<SummaryFileEntry> files_modified;
   int files_modified_ignored = 0;  // list items of Files Modified that are not a path
 

@@ -73,9 +73,10 @@ void check_plan_match(const Summary& s, const Plan& p, StructuralReview& r) {
             (s.phase.empty() || p.phase.empty() || normalize_ref(s.phase) == normalize_ref(p.phase));
   }
   if (!match)
-    r.add(make_finding(Severity::High, "plan",
-               "the SUMMARY reports on plan " + s.id() + " but is checked against plan " + p.id() + " (" + p.path + ")",
-               "Give the plan this SUMMARY belongs to, or correct its phase/plan keys"));
+    r.add(make_finding(
+        Severity::High, "plan",
+        "the SUMMARY reports on plan " + s.id() + " but is checked against plan " + p.id() + " (" + p.path + ")",
+        "Give the plan this SUMMARY belongs to, or correct its phase/plan keys"));
 }
 
 void check_plan_task_count(const Summary& s, const Plan& p, StructuralReview& r) {
@@ -84,24 +85,24 @@ void check_plan_task_count(const Summary& s, const Plan& p, StructuralReview& r)
   if (!s.tasks_total) return;  // reported by the structural checks
   if (p.task_count == 0) {
     r.add(make_finding(Severity::Low, "plan_task_count",
-               "the plan declares no tasks the runner recognises ('### Task N:' headings or <task> elements); "
-               "task counts were not compared",
-               "Write the plan's tasks as '### Task N: name' headings"));
+                       "the plan declares no tasks the runner recognises ('### Task N:' headings or <task> elements); "
+                       "task counts were not compared",
+                       "Write the plan's tasks as '### Task N: name' headings"));
     return;
   }
   if (*s.tasks_total != p.task_count) {
     r.add(make_finding(Severity::High, "plan_task_count",
-               "tasks_total is " + std::to_string(*s.tasks_total) + " but the plan " + p.path + " has " +
-                   std::to_string(p.task_count) + " tasks",
-               "Report every task of the plan: set tasks_total to " + std::to_string(p.task_count) +
-                   " and tasks_completed to the number really done",
-               false));
+                       "tasks_total is " + std::to_string(*s.tasks_total) + " but the plan " + p.path + " has " +
+                           std::to_string(p.task_count) + " tasks",
+                       "Report every task of the plan: set tasks_total to " + std::to_string(p.task_count) +
+                           " and tasks_completed to the number really done",
+                       false));
   }
   if (s.tasks_completed && *s.tasks_completed > p.task_count) {
     r.add(make_finding(Severity::High, "plan_task_count",
-               "tasks_completed is " + std::to_string(*s.tasks_completed) + " but the plan has only " +
-                   std::to_string(p.task_count) + " tasks",
-               "Set tasks_completed to the number of the plan's tasks really done"));
+                       "tasks_completed is " + std::to_string(*s.tasks_completed) + " but the plan has only " +
+                           std::to_string(p.task_count) + " tasks",
+                       "Set tasks_completed to the number of the plan's tasks really done"));
   }
 }
 
@@ -116,9 +117,10 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
     if (!is_commit_hash(h)) {
       ++refused;
       Finding f = make_finding(Severity::High, "commits_exist",
-                       "commit_hashes entry '" + h + "' is not a commit hash (expected 4 to 40 hex digits); it was not "
-                       "passed to git",
-                       "List commit ids only, e.g. 3f2a9c1");
+                               "commit_hashes entry '" + h +
+                                   "' is not a commit hash (expected 4 to 40 hex digits); it was not "
+                                   "passed to git",
+                               "List commit ids only, e.g. 3f2a9c1");
       f.extra["hash"] = h;
       r.add(std::move(f));
       continue;
@@ -130,17 +132,17 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   if (!git || !git->is_repo()) {
     std::string why = git ? git->last_error() : "no git access was given";
     r.add(make_finding(Severity::High, "git",
-               "the project root is not inside a git repository, so the commits cannot be checked" +
-                   (why.empty() ? std::string() : " (" + why + ")"),
-               "Run in the repository the plan was executed in, or set summary_checks: structural"));
+                       "the project root is not inside a git repository, so the commits cannot be checked" +
+                           (why.empty() ? std::string() : " (" + why + ")"),
+                       "Run in the repository the plan was executed in, or set summary_checks: structural"));
     return;
   }
   g.counts["repo"] = true;
   if (hashes.size() > kMaxCommitsChecked) {
     r.add(make_finding(Severity::Medium, "commits_exist",
-               "only the first " + std::to_string(kMaxCommitsChecked) + " of " + std::to_string(hashes.size()) +
-                   " commits were checked",
-               "List the plan's commits only"));
+                       "only the first " + std::to_string(kMaxCommitsChecked) + " of " + std::to_string(hashes.size()) +
+                           " commits were checked",
+                       "List the plan's commits only"));
     hashes.resize(kMaxCommitsChecked);
   }
   git->prefetch(hashes);
@@ -150,15 +152,15 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
     if (!e) {
       ++errors;
       Finding f = make_finding(Severity::High, "commits_exist",
-                       "git could not tell whether commit " + h + " exists: " +
-                           (git->last_error().empty() ? "no answer" : git->last_error()),
-                       "Check that git works in the project root, then verify again");
+                               "git could not tell whether commit " + h +
+                                   " exists: " + (git->last_error().empty() ? "no answer" : git->last_error()),
+                               "Check that git works in the project root, then verify again");
       f.extra["hash"] = h;
       r.add(std::move(f));
     } else if (!*e) {
       ++missing;
       Finding f = make_finding(Severity::High, "commits_exist", "commit " + h + " is not a commit of this repository",
-                       "List the real commits of the plan's work (git log), or commit the work");
+                               "List the real commits of the plan's work (git log), or commit the work");
       f.extra["hash"] = h;
       r.add(std::move(f));
     } else {
@@ -177,10 +179,11 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   for (const auto& a : artifact_entries(*p)) planned.add(artifact_path(a));
   t.counts["plan_files"] = planned.size();
   if (planned.empty()) {
-    r.add(make_finding(Severity::Low, "commits_touch_plan_files",
-               "the plan names no files ('**Files:**' lines, <files> blocks, files_modified or artifacts), so the "
-               "commits could not be matched to it",
-               "Name the files each task touches in the plan"));
+    r.add(make_finding(
+        Severity::Low, "commits_touch_plan_files",
+        "the plan names no files ('**Files:**' lines, <files> blocks, files_modified or artifacts), so the "
+        "commits could not be matched to it",
+        "Name the files each task touches in the plan"));
     return;
   }
   if (valid.empty()) return;  // nothing to match; the failures are already reported
@@ -190,9 +193,9 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
     auto files = git->files_touched(h);
     if (!files) {
       Finding f = make_finding(Severity::High, "commits_touch_plan_files",
-                       "git could not list the files of commit " + h + ": " +
-                           (git->last_error().empty() ? "no answer" : git->last_error()),
-                       "Check that git works in the project root, then verify again");
+                               "git could not list the files of commit " + h + ": " +
+                                   (git->last_error().empty() ? "no answer" : git->last_error()),
+                               "Check that git works in the project root, then verify again");
       f.extra["hash"] = h;
       r.add(std::move(f));
       return;
@@ -206,10 +209,10 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   if (matched.empty()) {
     std::string list;
     for (size_t i = 0; i < valid.size(); ++i) list += (i ? ", " : "") + valid[i];
-    Finding f = make_finding(Severity::High, "commits_touch_plan_files",
-                     "the commits (" + list + ") touch none of the " + std::to_string(planned.size()) +
-                         " files the plan names",
-                     "List the commits that implement this plan, or commit the plan's work");
+    Finding f = make_finding(
+        Severity::High, "commits_touch_plan_files",
+        "the commits (" + list + ") touch none of the " + std::to_string(planned.size()) + " files the plan names",
+        "List the commits that implement this plan, or commit the plan's work");
     f.extra["commits"] = valid;
     r.add(std::move(f));
   }
@@ -224,8 +227,9 @@ void check_files_exist(const Summary& s, const fs::Root& root, StructuralReview&
     auto res = root.contain(e.path);
     if (!res.ok()) {
       ++refused;
-      Finding f = make_finding(Severity::High, "files_exist", "listed file '" + e.path + "' " + res.why() + "; it was not checked",
-                       "List paths relative to the project root, inside it");
+      Finding f = make_finding(Severity::High, "files_exist",
+                               "listed file '" + e.path + "' " + res.why() + "; it was not checked",
+                               "List paths relative to the project root, inside it");
       f.extra["path"] = e.path;
       f.extra["line"] = e.line;
       r.add(std::move(f));
@@ -237,7 +241,8 @@ void check_files_exist(const Summary& s, const fs::Root& root, StructuralReview&
     if (e.deleted) {
       ++deleted;
       if (exists) {
-        Finding f = make_finding(Severity::Medium, "files_exist", "'" + e.path + "' is listed as deleted but still exists",
+        Finding f =
+            make_finding(Severity::Medium, "files_exist", "'" + e.path + "' is listed as deleted but still exists",
                          "Delete the file, or correct its entry under '## Files Modified'");
         f.extra["path"] = e.path;
         f.extra["line"] = e.line;
@@ -248,9 +253,9 @@ void check_files_exist(const Summary& s, const fs::Root& root, StructuralReview&
     if (!exists) {
       ++missing;
       Finding f = make_finding(Severity::High, "files_exist",
-                       "'" + e.path + "' is listed under '## Files Modified' (line " + std::to_string(e.line) +
-                           ") but does not exist",
-                       "Create and commit the file, mark it '(deleted)' if it was removed, or drop the claim");
+                               "'" + e.path + "' is listed under '## Files Modified' (line " + std::to_string(e.line) +
+                                   ") but does not exist",
+                               "Create and commit the file, mark it '(deleted)' if it was removed, or drop the claim");
       f.extra["path"] = e.path;
       f.extra["line"] = e.line;
       r.add(std::move(f));
@@ -263,7 +268,7 @@ void check_files_exist(const Summary& s, const fs::Root& root, StructuralReview&
   c.counts["refused"] = refused;
   if (s.files_modified.empty() && s.section("Files Modified"))
     r.add(make_finding(Severity::Low, "files_exist", "'## Files Modified' lists no file paths",
-               "List each file as '- `path/to/file` (what changed)'"));
+                       "List each file as '- `path/to/file` (what changed)'"));
 }
 
 // Reads a file inside the root for a text search; error text on failure.
@@ -284,13 +289,14 @@ void check_artifacts(const Plan& p, const fs::Root& root, StructuralReview& r) {
     std::string path = artifact_path(e);
     if (path.empty()) {
       r.add(make_finding(Severity::Medium, "artifacts", "an artifact of must_haves has no 'path'",
-                 "Give each artifact a path: {path, provides, contains}"));
+                         "Give each artifact a path: {path, provides, contains}"));
       continue;
     }
     ++checked;
     auto res = root.contain(path);
     if (!res.ok()) {
-      Finding f = make_finding(Severity::High, "artifacts", "artifact path '" + path + "' " + res.why() + "; it was not read",
+      Finding f =
+          make_finding(Severity::High, "artifacts", "artifact path '" + path + "' " + res.why() + "; it was not read",
                        "Use a path relative to the project root, inside it");
       f.extra["path"] = path;
       r.add(std::move(f));
@@ -298,10 +304,11 @@ void check_artifacts(const Plan& p, const fs::Root& root, StructuralReview& r) {
     }
     if (!path_exists(res.path)) {
       ++missing;
-      Finding f = make_finding(Severity::High, "artifacts", "artifact '" + path + "' named by the plan's must_haves does not exist",
-                       "Create the artifact the plan promises (" +
-                           (e.is_object() && e.contains("provides") ? scalar_text(e["provides"]) : std::string("see the plan")) +
-                           ")");
+      Finding f = make_finding(
+          Severity::High, "artifacts", "artifact '" + path + "' named by the plan's must_haves does not exist",
+          "Create the artifact the plan promises (" +
+              (e.is_object() && e.contains("provides") ? scalar_text(e["provides"]) : std::string("see the plan")) +
+              ")");
       f.extra["path"] = path;
       r.add(std::move(f));
       continue;
@@ -324,7 +331,7 @@ void check_artifacts(const Plan& p, const fs::Root& root, StructuralReview& r) {
     auto content = read_for_search(res.path, err);
     if (!content) {
       Finding f = make_finding(Severity::High, "artifacts", "artifact '" + path + "' could not be searched: " + err,
-                       "Make the artifact a readable text file");
+                               "Make the artifact a readable text file");
       f.extra["path"] = path;
       r.add(std::move(f));
       continue;
@@ -333,7 +340,7 @@ void check_artifacts(const Plan& p, const fs::Root& root, StructuralReview& r) {
       if (content->find(w) != std::string::npos) continue;
       ++lacking;
       Finding f = make_finding(Severity::High, "artifacts", "artifact '" + path + "' does not contain '" + w + "'",
-                       "Implement what the plan promises in " + path + " (it must contain '" + w + "')");
+                               "Implement what the plan promises in " + path + " (it must contain '" + w + "')");
       f.extra["path"] = path;
       f.extra["contains"] = w;
       r.add(std::move(f));
@@ -354,14 +361,16 @@ void check_key_links(const Plan& p, const fs::Root& root, StructuralReview& r) {
     std::string from = e.contains("from") ? scalar_text(e["from"]) : std::string();
     std::string to = e.contains("to") ? scalar_text(e["to"]) : std::string();
     if (from.empty() || to.empty()) {
-      r.add(make_finding(Severity::Low, "key_links", "a key_link lacks 'from' or 'to'", "Write key links as {from, to, via}"));
+      r.add(make_finding(Severity::Low, "key_links", "a key_link lacks 'from' or 'to'",
+                         "Write key links as {from, to, via}"));
       continue;
     }
     auto res = root.contain(from);
     if (!res.ok()) {
       ++broken;
-      Finding f = make_finding(Severity::Medium, "key_links", "key_link 'from' path '" + from + "' " + res.why() + "; it was not read",
-                       "Use a path relative to the project root, inside it");
+      Finding f = make_finding(Severity::Medium, "key_links",
+                               "key_link 'from' path '" + from + "' " + res.why() + "; it was not read",
+                               "Use a path relative to the project root, inside it");
       f.extra["from"] = from;
       r.add(std::move(f));
       continue;
@@ -371,7 +380,7 @@ void check_key_links(const Plan& p, const fs::Root& root, StructuralReview& r) {
     if (!content) {
       ++broken;
       Finding f = make_finding(Severity::Medium, "key_links", "key_link from '" + from + "' to '" + to + "': " + err,
-                       "Create " + from + " and link it to " + to);
+                               "Create " + from + " and link it to " + to);
       f.extra["from"] = from;
       f.extra["to"] = to;
       r.add(std::move(f));
@@ -382,16 +391,18 @@ void check_key_links(const Plan& p, const fs::Root& root, StructuralReview& r) {
       // `to` may be a path while `from` names the module: try its file name and stem.
       stdfs::path tp(to);
       std::string name = tp.filename().string(), stem = tp.stem().string();
-      if (to.find('/') != std::string::npos && !name.empty() && content->find(name) != std::string::npos) found = true;
-      else if (to.find('/') != std::string::npos && stem.size() >= 3 && content->find(stem) != std::string::npos) found = true;
+      if (to.find('/') != std::string::npos && !name.empty() && content->find(name) != std::string::npos)
+        found = true;
+      else if (to.find('/') != std::string::npos && stem.size() >= 3 && content->find(stem) != std::string::npos)
+        found = true;
     }
     if (!found) {
       ++broken;
       Finding f = make_finding(Severity::Low, "key_links",
-                       "'" + from + "' does not mention '" + to + "'" +
-                           (e.contains("via") ? " (via " + scalar_text(e["via"]) + ")" : std::string()) +
-                           "; the link may be indirect",
-                       "Check that " + from + " really uses " + to);
+                               "'" + from + "' does not mention '" + to + "'" +
+                                   (e.contains("via") ? " (via " + scalar_text(e["via"]) + ")" : std::string()) +
+                                   "; the link may be indirect",
+                               "Check that " + from + " really uses " + to);
       f.extra["from"] = from;
       f.extra["to"] = to;
       r.add(std::move(f));
@@ -411,13 +422,15 @@ void check_summary_claims(const Summary& s, const Plan* plan, const std::filesys
   if (plan) {
     check_plan_match(s, *plan, r);
     if (plan->frontmatter_error)
-      r.add(make_finding(Severity::Medium, "plan", plan->path + ": the plan's frontmatter does not parse; its artifacts and files "
-                                                        "could not be read",
-                 "Fix the plan's YAML frontmatter"));
+      r.add(make_finding(Severity::Medium, "plan",
+                         plan->path + ": the plan's frontmatter does not parse; its artifacts and files "
+                                      "could not be read",
+                         "Fix the plan's YAML frontmatter"));
     check_plan_task_count(s, *plan, r);
   } else {
-    r.add(make_finding(Severity::High, "plan", "no plan found for " + s.path + ": the claims cannot be compared with it",
-               "Put the SUMMARY beside its PLAN (NN-MM-SUMMARY.md next to NN-MM-PLAN.md) or give the plan"));
+    r.add(make_finding(Severity::High, "plan",
+                       "no plan found for " + s.path + ": the claims cannot be compared with it",
+                       "Put the SUMMARY beside its PLAN (NN-MM-SUMMARY.md next to NN-MM-PLAN.md) or give the plan"));
   }
   check_commits(s, plan, git, r);
   check_files_exist(s, guard, r);

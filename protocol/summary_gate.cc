@@ -40,29 +40,34 @@ void check_frontmatter(const Summary& s, StructuralReview& r) {
   Check& c = r.check("frontmatter");
   if (s.frontmatter_error) {
     const auto& e = *s.frontmatter_error;
-    std::string where = e.line ? " at line " + std::to_string(e.line) + (e.column ? ", column " + std::to_string(e.column) : "") : "";
-    Finding f = make_finding(Severity::High, "frontmatter", s.path + ": frontmatter does not parse" + where + ": " + e.message,
+    std::string where =
+        e.line ? " at line " + std::to_string(e.line) + (e.column ? ", column " + std::to_string(e.column) : "") : "";
+    Finding f =
+        make_finding(Severity::High, "frontmatter", s.path + ": frontmatter does not parse" + where + ": " + e.message,
                      "Fix the YAML between the '---' lines");
     if (e.line) f.extra["line"] = e.line;
     r.add(std::move(f));
     return;
   }
   if (!s.has_frontmatter) {
-    r.add(make_finding(Severity::High, "frontmatter", s.path + ": no YAML frontmatter block (the first line must be '---')",
-               "Start the SUMMARY with a frontmatter block holding phase, plan, title, status, "
-               "tasks_completed, tasks_total, commit_hashes (and completed, deviations)"));
+    r.add(make_finding(Severity::High, "frontmatter",
+                       s.path + ": no YAML frontmatter block (the first line must be '---')",
+                       "Start the SUMMARY with a frontmatter block holding phase, plan, title, status, "
+                       "tasks_completed, tasks_total, commit_hashes (and completed, deviations)"));
     return;
   }
   auto missing = s.missing_keys();
   c.counts["missing_keys"] = missing;
   for (const auto& k : missing)
-    r.add(make_finding(Severity::High, "frontmatter", "missing required key '" + k + "'", "Add '" + k + ":' to the frontmatter"));
+    r.add(make_finding(Severity::High, "frontmatter", "missing required key '" + k + "'",
+                       "Add '" + k + ":' to the frontmatter"));
   auto described = s.missing_descriptive_keys();
   if (!described.empty()) c.counts["missing_descriptive_keys"] = described;
   for (const auto& k : described)
     r.add(make_finding(Severity::Low, "frontmatter", "missing key '" + k + "' (it only describes the work: a warning)",
-               "Add '" + k + ":' to the frontmatter" +
-                   std::string(k == "completed" ? " (the day the plan was finished, YYYY-MM-DD)" : " (write 'none' when there were none)")));
+                       "Add '" + k + ":' to the frontmatter" +
+                           std::string(k == "completed" ? " (the day the plan was finished, YYYY-MM-DD)"
+                                                        : " (write 'none' when there were none)")));
 }
 
 void check_status(const Summary& s, StructuralReview& r) {
@@ -80,7 +85,8 @@ void check_status(const Summary& s, StructuralReview& r) {
     fix = "Set 'status: failed'";
     auto_fix = true;
   }
-  r.add(make_finding(Severity::High, "status", "status is " + quoted(*it) + ", not complete, partial or failed", fix, auto_fix));
+  r.add(make_finding(Severity::High, "status", "status is " + quoted(*it) + ", not complete, partial or failed", fix,
+                     auto_fix));
 }
 
 void check_completed(const Summary& s, StructuralReview& r) {
@@ -89,7 +95,7 @@ void check_completed(const Summary& s, StructuralReview& r) {
   if (it == s.frontmatter.end()) return;
   if (valid_date(s.completed)) return;
   r.add(make_finding(Severity::High, "completed", "completed is " + quoted(*it) + ", not a date written YYYY-MM-DD",
-             "Set 'completed:' to the day the plan was finished, e.g. 2026-02-24"));
+                     "Set 'completed:' to the day the plan was finished, e.g. 2026-02-24"));
 }
 
 void check_commit_hashes(const Summary& s, StructuralReview& r) {
@@ -98,14 +104,15 @@ void check_commit_hashes(const Summary& s, StructuralReview& r) {
   if (it == s.frontmatter.end()) return;
   c.counts["count"] = s.commit_hashes.size();
   if (s.commit_hashes.empty()) {
-    r.add(make_finding(Severity::High, "commit_hashes", "commit_hashes is " + std::string(it->is_array() ? "an empty list" : "empty") +
-                                                    ": at least one commit is required",
-               "List the commits that implement the plan under commit_hashes"));
+    r.add(make_finding(Severity::High, "commit_hashes",
+                       "commit_hashes is " + std::string(it->is_array() ? "an empty list" : "empty") +
+                           ": at least one commit is required",
+                       "List the commits that implement the plan under commit_hashes"));
     return;
   }
   if (it->is_object()) {
     r.add(make_finding(Severity::High, "commit_hashes", "commit_hashes is a map, not a list of commit hashes",
-               "Write commit_hashes as a list: [abc1234, def5678]"));
+                       "Write commit_hashes as a list: [abc1234, def5678]"));
   }
 }
 
@@ -118,8 +125,9 @@ void check_task_counts(const Summary& s, StructuralReview& r) {
     if (it == fm.end()) continue;
     if (!non_negative(*it)) {
       bad = true;
-      r.add(make_finding(Severity::High, "task_counts", std::string(k) + " is " + quoted(*it) + ", not a whole number >= 0",
-                 "Set '" + std::string(k) + ":' to a number"));
+      r.add(make_finding(Severity::High, "task_counts",
+                         std::string(k) + " is " + quoted(*it) + ", not a whole number >= 0",
+                         "Set '" + std::string(k) + ":' to a number"));
     }
   }
   if (bad || !s.tasks_completed || !s.tasks_total) return;
@@ -127,14 +135,14 @@ void check_task_counts(const Summary& s, StructuralReview& r) {
   c.counts["tasks_total"] = *s.tasks_total;
   if (*s.tasks_completed > *s.tasks_total) {
     r.add(make_finding(Severity::High, "task_counts",
-               "tasks_completed (" + std::to_string(*s.tasks_completed) + ") is more than tasks_total (" +
-                   std::to_string(*s.tasks_total) + ")",
-               "Correct the task counts"));
+                       "tasks_completed (" + std::to_string(*s.tasks_completed) + ") is more than tasks_total (" +
+                           std::to_string(*s.tasks_total) + ")",
+                       "Correct the task counts"));
   } else if (s.status == "complete" && *s.tasks_completed != *s.tasks_total) {
     r.add(make_finding(Severity::High, "task_counts",
-               "status is complete but only " + std::to_string(*s.tasks_completed) + " of " +
-                   std::to_string(*s.tasks_total) + " tasks are completed",
-               "Finish the remaining tasks, or set 'status: partial'"));
+                       "status is complete but only " + std::to_string(*s.tasks_completed) + " of " +
+                           std::to_string(*s.tasks_total) + " tasks are completed",
+                       "Finish the remaining tasks, or set 'status: partial'"));
   }
 }
 
@@ -146,10 +154,11 @@ void check_sections(const Summary& s, StructuralReview& r) {
     missing.push_back(name);
     bool descriptive = std::any_of(std::begin(kSummaryDescriptiveSections), std::end(kSummaryDescriptiveSections),
                                    [&](const char* d) { return std::string_view(d) == name; });
-    r.add(make_finding(descriptive ? Severity::Low : Severity::High, "sections",
-               "missing body section '## " + std::string(name) + "'" + (descriptive ? " (it only describes: a warning)" : ""),
-               "Add a '## " + std::string(name) + "' section" +
-                   (std::string_view(name) == "Deviations" ? " (write 'None' when there were none)" : "")));
+    r.add(make_finding(
+        descriptive ? Severity::Low : Severity::High, "sections",
+        "missing body section '## " + std::string(name) + "'" + (descriptive ? " (it only describes: a warning)" : ""),
+        "Add a '## " + std::string(name) + "' section" +
+            (std::string_view(name) == "Deviations" ? " (write 'None' when there were none)" : "")));
   }
   c.counts["missing"] = std::move(missing);
 }
@@ -169,9 +178,12 @@ SummaryVerdict file_failure(const std::string& summary_path, SummaryMode mode, c
 
 const char* to_string(SummaryMode m) {
   switch (m) {
-    case SummaryMode::Strict: return "strict";
-    case SummaryMode::Structural: return "structural";
-    case SummaryMode::Off: return "off";
+    case SummaryMode::Strict:
+      return "strict";
+    case SummaryMode::Structural:
+      return "structural";
+    case SummaryMode::Off:
+      return "off";
   }
   return "strict";
 }
@@ -187,27 +199,36 @@ SummaryMode mode_from_config(std::string_view s) { return parse_summary_mode(s).
 
 const char* to_string(VerifyVerdict v) {
   switch (v) {
-    case VerifyVerdict::Pass: return "pass";
-    case VerifyVerdict::Warn: return "warn";
-    case VerifyVerdict::Fail: return "fail";
+    case VerifyVerdict::Pass:
+      return "pass";
+    case VerifyVerdict::Warn:
+      return "warn";
+    case VerifyVerdict::Fail:
+      return "fail";
   }
   return "fail";
 }
 
 int exit_code(VerifyVerdict v) {
   switch (v) {
-    case VerifyVerdict::Pass: return 0;
-    case VerifyVerdict::Fail: return 1;
-    case VerifyVerdict::Warn: return 2;
+    case VerifyVerdict::Pass:
+      return 0;
+    case VerifyVerdict::Fail:
+      return 1;
+    case VerifyVerdict::Warn:
+      return 2;
   }
   return 1;
 }
 
 VerifyVerdict SummaryVerdict::verdict() const {
   switch (review.verdict()) {
-    case Verdict::Approve: return VerifyVerdict::Pass;
-    case Verdict::Conditional: return VerifyVerdict::Warn;
-    case Verdict::Reject: return VerifyVerdict::Fail;
+    case Verdict::Approve:
+      return VerifyVerdict::Pass;
+    case Verdict::Conditional:
+      return VerifyVerdict::Warn;
+    case Verdict::Reject:
+      return VerifyVerdict::Fail;
   }
   return VerifyVerdict::Fail;
 }
@@ -215,12 +236,9 @@ VerifyVerdict SummaryVerdict::verdict() const {
 json SummaryVerdict::to_json() const {
   json j = review.to_json();
   VerifyVerdict v = verdict();
-  json out = {{"ok", v != VerifyVerdict::Fail},
-              {"cmd", "verify-summary"},
-              {"verdict", to_string(v)},
-              {"mode", to_string(mode)},
-              {"summary", summary_path},
-              {"plan", plan_path.empty() ? json(nullptr) : json(plan_path)}};
+  json out = {{"ok", v != VerifyVerdict::Fail}, {"cmd", "verify-summary"},
+              {"verdict", to_string(v)},        {"mode", to_string(mode)},
+              {"summary", summary_path},        {"plan", plan_path.empty() ? json(nullptr) : json(plan_path)}};
   if (!plan_id.empty()) out["plan_id"] = plan_id;
   out["checks"] = std::move(j["checks"]);
   out["findings"] = std::move(j["findings"]);
@@ -233,8 +251,10 @@ SummaryVerdict verify_summary(const Summary& s, const Plan* plan, const std::fil
   v.summary_path = s.path;
   v.mode = mode;
   v.review.plan_path = s.path;
-  if (!s.phase.empty() || !s.plan.empty()) v.plan_id = s.id();
-  else if (plan) v.plan_id = plan->id();
+  if (!s.phase.empty() || !s.plan.empty())
+    v.plan_id = s.id();
+  else if (plan)
+    v.plan_id = plan->id();
   v.review.plan_id = v.plan_id;
   v.review.check("file");
   if (mode == SummaryMode::Off) return v;
@@ -270,8 +290,10 @@ SummaryVerdict verify_summary(const std::filesystem::path& summary_path,
   std::string plan_error;
   if (pp) {
     auto pl = load_plan(*pp);
-    if (pl.plan) plan = std::move(pl.plan);
-    else plan_error = pl.not_found ? "plan not found: " + pp->string() : pl.error;
+    if (pl.plan)
+      plan = std::move(pl.plan);
+    else
+      plan_error = pl.not_found ? "plan not found: " + pp->string() : pl.error;
   }
   SummaryVerdict v = verify_summary(*load.summary, plan ? &*plan : nullptr, root, mode, git);
   if (!plan_error.empty()) {

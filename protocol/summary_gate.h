@@ -75,8 +75,8 @@ struct SummaryVerdict {
 // section 7 checks (no plan, no git, no file reads besides the SUMMARY); off only requires
 // the SUMMARY to be readable.
 SummaryVerdict verify_summary(const std::filesystem::path& summary_path,
-                              const std::optional<std::filesystem::path>& plan_path,
-                              const std::filesystem::path& root, SummaryMode mode, GitPort* git);
+                              const std::optional<std::filesystem::path>& plan_path, const std::filesystem::path& root,
+                              SummaryMode mode, GitPort* git);
 
 // The same on already parsed files (plan may be nullptr: then the plan checks fail in
 // strict mode with a `plan` finding).

@@ -83,10 +83,17 @@ size_t utf8_seq_len(std::string_view s, size_t i) {
   if (c < 0x80) return 1;
   size_t len;
   unsigned cp;
-  if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-  else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-  else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-  else return 0;
+  if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    cp = c & 0x07;
+  } else
+    return 0;
   if (i + len > s.size()) return 0;
   for (size_t k = 1; k < len; ++k) {
     unsigned char cc = static_cast<unsigned char>(s[i + k]);
@@ -116,8 +123,10 @@ std::string sanitize_for_terminal(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
-      if (c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7F)) out.push_back(static_cast<char>(c));
-      else if (c == 0x7F) out += "^?";
+      if (c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7F))
+        out.push_back(static_cast<char>(c));
+      else if (c == 0x7F)
+        out += "^?";
       else {
         out.push_back('^');
         out.push_back(static_cast<char>(c + 0x40));  // 0x1B -> '[', 0x07 -> 'G', 0x00 -> '@'
@@ -142,7 +151,8 @@ std::string sanitize_for_terminal(std::string_view s) {
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 

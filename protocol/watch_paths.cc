@@ -6,16 +6,26 @@ namespace yolo::watch {
 
 const char* to_string(PathKind k) {
   switch (k) {
-    case PathKind::Plan: return "plan";
-    case PathKind::Summary: return "summary";
-    case PathKind::Roadmap: return "roadmap";
-    case PathKind::State: return "state";
-    case PathKind::Ledger: return "ledger";
-    case PathKind::Config: return "config";
-    case PathKind::PhaseDir: return "phase_dir";
-    case PathKind::PhasesRoot: return "phases";
-    case PathKind::Ignored: return "ignored";
-    case PathKind::Other: return "other";
+    case PathKind::Plan:
+      return "plan";
+    case PathKind::Summary:
+      return "summary";
+    case PathKind::Roadmap:
+      return "roadmap";
+    case PathKind::State:
+      return "state";
+    case PathKind::Ledger:
+      return "ledger";
+    case PathKind::Config:
+      return "config";
+    case PathKind::PhaseDir:
+      return "phase_dir";
+    case PathKind::PhasesRoot:
+      return "phases";
+    case PathKind::Ignored:
+      return "ignored";
+    case PathKind::Other:
+      return "other";
   }
   return "other";
 }
@@ -23,13 +33,13 @@ const char* to_string(PathKind k) {
 bool is_noise_name(const std::string& n) {
   if (n.empty()) return true;
   if (n == "4913" || n == ".lock" || n == ".watch.lock" || n == ".execute.lock") return true;
-  if (n.back() == '~') return true;                                    // vim/emacs backups
+  if (n.back() == '~') return true;                                               // vim/emacs backups
   if (n.starts_with(".#") || (n.front() == '#' && n.back() == '#')) return true;  // emacs
   for (const char* suf : {".swp", ".swx", ".swo", ".tmp", ".bak", ".orig", ".crswap"})
     if (n.ends_with(suf)) return true;
   if (n.find("___jb_tmp___") != std::string::npos || n.find("___jb_old___") != std::string::npos) return true;
-  if (n.find(".tmp.") != std::string::npos) return true;  // our atomic writes, many editors
-  if (n.size() == 9 && n.starts_with("sed")) return true;  // sed -i temp: sedXXXXXX
+  if (n.find(".tmp.") != std::string::npos) return true;           // our atomic writes, many editors
+  if (n.size() == 9 && n.starts_with("sed")) return true;          // sed -i temp: sedXXXXXX
   if (n.find(".json.corrupt-") != std::string::npos) return true;  // kept copies of broken state/ledgers
   if (n.starts_with(".goutputstream-")) return true;
   return false;

@@ -8,11 +8,16 @@ namespace yolo::waves {
 
 const char* to_string(PlanStatus s) {
   switch (s) {
-    case PlanStatus::Pending: return "pending";
-    case PlanStatus::Ready: return "ready";
-    case PlanStatus::Running: return "running";
-    case PlanStatus::Complete: return "complete";
-    case PlanStatus::Failed: return "failed";
+    case PlanStatus::Pending:
+      return "pending";
+    case PlanStatus::Ready:
+      return "ready";
+    case PlanStatus::Running:
+      return "running";
+    case PlanStatus::Complete:
+      return "complete";
+    case PlanStatus::Failed:
+      return "failed";
   }
   return "pending";
 }
@@ -28,12 +33,18 @@ std::optional<PlanStatus> parse_status(std::string_view s) {
 
 const char* to_string(Outcome o) {
   switch (o) {
-    case Outcome::Start: return "start";
-    case Outcome::Waiting: return "waiting";
-    case Outcome::Frozen: return "frozen";
-    case Outcome::Complete: return "complete";
-    case Outcome::Failed: return "failed";
-    case Outcome::Blocked: return "blocked";
+    case Outcome::Start:
+      return "start";
+    case Outcome::Waiting:
+      return "waiting";
+    case Outcome::Frozen:
+      return "frozen";
+    case Outcome::Complete:
+      return "complete";
+    case Outcome::Failed:
+      return "failed";
+    case Outcome::Blocked:
+      return "blocked";
   }
   return "blocked";
 }
@@ -143,9 +154,12 @@ Decision next(const std::vector<PlanNode>& plans, const Options& opts) {
     return d;
   }
   d.outcome = Outcome::Blocked;
-  if (!first_block.empty()) d.reason = first_block;
-  else if (invalid) d.reason = "plan " + invalid->id + " has no valid wave";
-  else d.reason = "no plan can start";
+  if (!first_block.empty())
+    d.reason = first_block;
+  else if (invalid)
+    d.reason = "plan " + invalid->id + " has no valid wave";
+  else
+    d.reason = "no plan can start";
   return d;
 }
 

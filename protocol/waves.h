@@ -20,8 +20,8 @@ const char* to_string(PlanStatus s);
 std::optional<PlanStatus> parse_status(std::string_view s);
 
 struct PlanNode {
-  std::string id;    // "01-03"
-  std::string plan;  // the plan number as written ("03"), for depends_on entries without a phase
+  std::string id;      // "01-03"
+  std::string plan;    // the plan number as written ("03"), for depends_on entries without a phase
   long long wave = 0;  // < 1 means invalid: the plan never starts
   std::vector<std::string> depends_on;
   PlanStatus status = PlanStatus::Pending;
@@ -29,8 +29,8 @@ struct PlanNode {
 
 struct Options {
   int max_parallel = 1;
-  bool frozen = false;       // a gate is open / approval missing or not approved
-  std::string only;          // --plan: when set (an id or a plan number), only that plan may start
+  bool frozen = false;  // a gate is open / approval missing or not approved
+  std::string only;     // --plan: when set (an id or a plan number), only that plan may start
 };
 
 enum class Outcome {
@@ -45,11 +45,11 @@ const char* to_string(Outcome o);
 
 struct Decision {
   Outcome outcome = Outcome::Blocked;
-  std::vector<size_t> start;   // indices into the plans vector, in order
-  long long wave = 0;          // the current wave: lowest wave with a plan not complete (0: none)
-  long long total_waves = 0;   // highest valid wave
+  std::vector<size_t> start;  // indices into the plans vector, in order
+  long long wave = 0;         // the current wave: lowest wave with a plan not complete (0: none)
+  long long total_waves = 0;  // highest valid wave
   size_t running = 0;
-  std::string reason;          // for Failed / Blocked / Frozen: a sentence for people
+  std::string reason;  // for Failed / Blocked / Frozen: a sentence for people
 };
 
 // Index of the plan a depends_on entry names ("03" or "01-03", written any way), or -1.

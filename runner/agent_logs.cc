@@ -22,7 +22,8 @@ std::string component(const std::string& s) {
 stdfs::path logs_dir(const stdfs::path& root) { return root / ".yolo-planning" / ".logs"; }
 
 std::string write_agent_log(const stdfs::path& root, const std::string& phase_dir, const std::string& plan_id,
-                            const std::string& role, int n, const std::vector<std::string>& argv, const SpawnResult& r) {
+                            const std::string& role, int n, const std::vector<std::string>& argv,
+                            const SpawnResult& r) {
   std::string phase = stdfs::path(phase_dir).filename().string();
   if (phase.empty()) phase = stdfs::path(phase_dir).parent_path().filename().string();
   stdfs::path dir = logs_dir(root) / component(phase) / component(plan_id);
@@ -37,11 +38,20 @@ std::string write_agent_log(const stdfs::path& root, const std::string& phase_di
   std::string cmd;
   for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
   std::string s = "# yolo " + role + " " + std::to_string(n) + " for plan " + plan_id + " at " + now_iso8601() + "\n";
-  s += "# argv: " + cmd + "\n# outcome: " + r.describe() + " after " + std::to_string(static_cast<long long>(r.elapsed_ms)) + " ms\n";
-  s += "## stdout" + std::string(r.out_truncated() ? " (last " + std::to_string(r.out.size()) + " of " + std::to_string(r.out_total) + " bytes)" : "") + "\n";
+  s += "# argv: " + cmd + "\n# outcome: " + r.describe() + " after " +
+       std::to_string(static_cast<long long>(r.elapsed_ms)) + " ms\n";
+  s += "## stdout" +
+       std::string(r.out_truncated()
+                       ? " (last " + std::to_string(r.out.size()) + " of " + std::to_string(r.out_total) + " bytes)"
+                       : "") +
+       "\n";
   s += r.out;
   if (!r.out.empty() && r.out.back() != '\n') s += "\n";
-  s += "## stderr" + std::string(r.err_truncated() ? " (last " + std::to_string(r.err.size()) + " of " + std::to_string(r.err_total) + " bytes)" : "") + "\n";
+  s += "## stderr" +
+       std::string(r.err_truncated()
+                       ? " (last " + std::to_string(r.err.size()) + " of " + std::to_string(r.err_total) + " bytes)"
+                       : "") +
+       "\n";
   s += r.err;
   if (!r.err.empty() && r.err.back() != '\n') s += "\n";
   if (!fs::write_atomic(file, s).empty()) return "";

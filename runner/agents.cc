@@ -24,11 +24,14 @@ std::string agent_model(const stdfs::path& root, const Config& cfg, const std::s
     if (auto m = ov->find(agent); m != ov->end() && m->is_string() && cost_weight(m->get<std::string>()) > 0)
       return m->get<std::string>();
   stdfs::path profiles_path;
-  if (const char* p = std::getenv("YOLO_MODEL_PROFILES"); p && *p) profiles_path = p;
-  else profiles_path = root / ".yolo-planning" / "model-profiles.json";
+  if (const char* p = std::getenv("YOLO_MODEL_PROFILES"); p && *p)
+    profiles_path = p;
+  else
+    profiles_path = root / ".yolo-planning" / "model-profiles.json";
   auto read = fs::read_text(profiles_path);
   if (!read.ok()) {
-    if (read.error->kind != fs::FileError::Kind::NotFound && warning) *warning = read.error->message + " (using sonnet)";
+    if (read.error->kind != fs::FileError::Kind::NotFound && warning)
+      *warning = read.error->message + " (using sonnet)";
     return "sonnet";
   }
   JsonParse parsed = parse_json_bounded(read.content);
@@ -55,11 +58,16 @@ namespace {
 
 const char* outcome_name(SpawnResult::Outcome o) {
   switch (o) {
-    case SpawnResult::Outcome::Exited: return "exited";
-    case SpawnResult::Outcome::Signaled: return "signaled";
-    case SpawnResult::Outcome::TimedOut: return "timed_out";
-    case SpawnResult::Outcome::Cancelled: return "cancelled";
-    case SpawnResult::Outcome::SpawnFailed: return "spawn_failed";
+    case SpawnResult::Outcome::Exited:
+      return "exited";
+    case SpawnResult::Outcome::Signaled:
+      return "signaled";
+    case SpawnResult::Outcome::TimedOut:
+      return "timed_out";
+    case SpawnResult::Outcome::Cancelled:
+      return "cancelled";
+    case SpawnResult::Outcome::SpawnFailed:
+      return "spawn_failed";
   }
   return "unknown";
 }
@@ -125,11 +133,14 @@ SpawnResult run_interruptible(const SpawnSpec& spec, int& interrupt_signal) {
     for (int i = 0; i < 3; ++i) {
       uv_signal_init(&loop, &sigs[i]);
       sigs[i].data = &ctx;
-      uv_signal_start(&sigs[i], [](uv_signal_t* h, int signum) {
-        auto* c = static_cast<Ctx*>(h->data);
-        if (*c->sig == 0) *c->sig = signum;
-        if (c->proc && !c->done) c->proc->cancel();
-      }, signums[i]);
+      uv_signal_start(
+          &sigs[i],
+          [](uv_signal_t* h, int signum) {
+            auto* c = static_cast<Ctx*>(h->data);
+            if (*c->sig == 0) *c->sig = signum;
+            if (c->proc && !c->done) c->proc->cancel();
+          },
+          signums[i]);
     }
     p = Process::start(&loop, spec, [&](SpawnResult r) {
       out = std::move(r);
@@ -177,10 +188,10 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
   s.max_turns = agent_turns(cfg, agent);
   s.timeout_ms = cfg.timeout_for(spec);
   std::unique_ptr<PromptFile> prompt_file;
-  std::map<std::string, std::string> vars = {{"plan_path", ctx.plan_path}, {"phase_dir", ctx.phase_dir},
-                                             {"plan_id", ctx.plan_id},     {"plan_title", ctx.plan_title},
-                                             {"model", s.model},           {"max_turns", std::to_string(s.max_turns)},
-                                             {"cycle", std::to_string(ctx.cycle)}, {"prompt", ctx.prompt}};
+  std::map<std::string, std::string> vars = {
+      {"plan_path", ctx.plan_path},         {"phase_dir", ctx.phase_dir}, {"plan_id", ctx.plan_id},
+      {"plan_title", ctx.plan_title},       {"model", s.model},           {"max_turns", std::to_string(s.max_turns)},
+      {"cycle", std::to_string(ctx.cycle)}, {"prompt", ctx.prompt}};
   if (uses(spec.argv, "{prompt_file}")) {
     prompt_file = std::make_unique<PromptFile>(ctx.prompt);
     if (!prompt_file->error.empty()) {
@@ -244,12 +255,10 @@ std::string title_of(const std::string& plan_path) {
 }
 }  // namespace
 
-bool AgentProcess::configured() const {
-  return !(agent_ == "architect" ? cfg_.architect : cfg_.reviewer).argv.empty();
-}
+bool AgentProcess::configured() const { return !(agent_ == "architect" ? cfg_.architect : cfg_.reviewer).argv.empty(); }
 
-review::AgentRun AgentProcess::run(const std::string& plan_path, const std::string& phase_dir, const std::string& plan_id,
-                                   int cycle, const std::string& prompt) {
+review::AgentRun AgentProcess::run(const std::string& plan_path, const std::string& phase_dir,
+                                   const std::string& plan_id, int cycle, const std::string& prompt) {
   AgentContext c{root_, plan_path, phase_dir, plan_id, title_of(plan_path), cycle, prompt, correlation_id_};
   AgentSpawn s = spawn_agent(agent_, cfg_, c);
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;

@@ -36,10 +36,10 @@ struct AgentSpawn {
   std::string model;
   long long max_turns = 0;
   long long timeout_ms = 0;
-  double child_cpu_ms = 0;  // the child's own CPU time (user + system), from rusage
-  double parent_cpu_ms = 0; // yolo's own CPU time spent around the spawn (fork, pipes, loop)
-  int interrupt_signal = 0; // set when SIGINT/SIGTERM/SIGHUP stopped the run
-  std::string setup_error;  // e.g. the prompt file could not be written
+  double child_cpu_ms = 0;   // the child's own CPU time (user + system), from rusage
+  double parent_cpu_ms = 0;  // yolo's own CPU time spent around the spawn (fork, pipes, loop)
+  int interrupt_signal = 0;  // set when SIGINT/SIGTERM/SIGHUP stopped the run
+  std::string setup_error;   // e.g. the prompt file could not be written
   // {"agent","argv0","model","max_turns","timeout_ms","outcome","elapsed_ms","child_cpu_ms",...}
   json info(const std::string& agent) const;
 };
@@ -48,7 +48,8 @@ struct AgentSpawn {
 // ($YOLO_MODEL_PROFILES, else <root>/.yolo-planning/model-profiles.json) through
 // resolve_model; with no profiles file, "sonnet". A warning is set when a profiles file
 // exists but cannot be used.
-std::string agent_model(const std::filesystem::path& root, const Config& cfg, const std::string& agent, std::string* warning);
+std::string agent_model(const std::filesystem::path& root, const Config& cfg, const std::string& agent,
+                        std::string* warning);
 // The turn budget from resolve_turns (config effort), else the agent's default base.
 long long agent_turns(const Config& cfg, const std::string& agent);
 
@@ -66,8 +67,8 @@ class AgentProcess {
   AgentProcess(std::string agent, std::filesystem::path root, const Config& cfg, std::string correlation_id)
       : agent_(std::move(agent)), root_(std::move(root)), cfg_(cfg), correlation_id_(std::move(correlation_id)) {}
   bool configured() const;
-  review::AgentRun run(const std::string& plan_path, const std::string& phase_dir, const std::string& plan_id, int cycle,
-                       const std::string& prompt);
+  review::AgentRun run(const std::string& plan_path, const std::string& phase_dir, const std::string& plan_id,
+                       int cycle, const std::string& prompt);
   int interrupt_signal() const { return interrupt_signal_; }
 
  private:

@@ -73,7 +73,8 @@ void DirWatch::add_tree(const std::filesystem::path& dir) {
     if (skip_name && skip_name(it->path().filename().string())) continue;
     add_tree(it->path());
   }
-  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory && on_error) on_error(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory && on_error)
+    on_error(dir, ec);
 }
 
 void DirWatch::on_readable() {

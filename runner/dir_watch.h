@@ -17,7 +17,7 @@ class DirWatch {
   struct Change {
     std::filesystem::path path;  // the entry that changed (file or folder)
     bool is_dir = false;
-    bool gone = false;           // deleted or moved away
+    bool gone = false;  // deleted or moved away
   };
   using ChangeFn = std::function<void(const Change&)>;
   using RescanFn = std::function<void(const std::string& why)>;

@@ -84,7 +84,10 @@ out::Sym plan_sym(const std::string& s) {
 std::string review_text(const json& r) {
   if (!r.is_object()) return out::dim("review —");
   std::string v = str(r, "verdict");
-  out::Sym s = v == "approve" ? out::Sym::Ok : v == "reject" ? out::Sym::Fail : v == "conditional" ? out::Sym::Warn : out::Sym::Skip;
+  out::Sym s = v == "approve"       ? out::Sym::Ok
+               : v == "reject"      ? out::Sym::Fail
+               : v == "conditional" ? out::Sym::Warn
+                                    : out::Sym::Skip;
   std::string t = "review " + out::sym(s) + " " + (v.empty() ? "—" : v);
   if (r.contains("cycle") && r["cycle"].is_number() && r.contains("max") && r["max"].is_number())
     t += " (cycle " + r["cycle"].dump() + "/" + r["max"].dump() + ")";
@@ -107,7 +110,8 @@ std::optional<stdfs::path> find_project(const std::string& repo, std::string& er
     return std::nullopt;
   }
   auto root = fs::find_project_root(start);
-  if (!root) err = "no .yolo-planning/ folder in " + stdfs::absolute(start, ec).string() + " or above (not a yolo project)";
+  if (!root)
+    err = "no .yolo-planning/ folder in " + stdfs::absolute(start, ec).string() + " or above (not a yolo project)";
   return root;
 }
 
@@ -122,12 +126,15 @@ std::string render_gates(const json& gates) {
     if (s == "APPROVED") {
       r += out::dim("  by " + str(g, "approved_by") + " at " + str(g, "resolved_at"));
       if (does_not_count(g)) r += "\n    does not count: " + one_line(str(g, "problem"), 400);
-    }
-    else if (s == "REJECTED") r += out::dim("  at " + str(g, "resolved_at")) + "\n    feedback: " + one_line(str(g, "feedback"), 300);
+    } else if (s == "REJECTED")
+      r += out::dim("  at " + str(g, "resolved_at")) + "\n    feedback: " + one_line(str(g, "feedback"), 300);
     else {
       r += out::dim("  since " + str(g, "created_at"));
-      if (!str(g, "last_error").empty()) r += "\n    approver error: " + one_line(str(g, "last_error"), 300) + " (`yolo approve " + str(g, "id") + "` retries)";
-      else if (!str(g, "feedback").empty()) r += "\n    " + one_line(str(g, "feedback"), 300);
+      if (!str(g, "last_error").empty())
+        r += "\n    approver error: " + one_line(str(g, "last_error"), 300) + " (`yolo approve " + str(g, "id") +
+             "` retries)";
+      else if (!str(g, "feedback").empty())
+        r += "\n    " + one_line(str(g, "feedback"), 300);
     }
     if (!str(g, "reason").empty()) r += "\n    reason: " + one_line(str(g, "reason"), 300);
   }
@@ -144,7 +151,8 @@ long long num(const json& j, const char* k) {
 // One line per phase folder: plans with a SUMMARY of all plans, and the last reviews.
 std::string render_project(const json& project) {
   const json& phases = project.is_object() && project.contains("phases") ? project["phases"] : json();
-  if (!phases.is_array() || phases.empty()) return "  " + out::sym(out::Sym::Skip) + " no phase folders under .yolo-planning/phases";
+  if (!phases.is_array() || phases.empty())
+    return "  " + out::sym(out::Sym::Skip) + " no phase folders under .yolo-planning/phases";
   std::string r;
   for (const auto& p : phases) {
     long long plans = num(p, "plans"), done = num(p, "summaries");
@@ -152,13 +160,16 @@ std::string render_project(const json& project) {
     std::string l = "  " + out::sym(sym) + " " + column(str(p, "folder"), 34) + " " +
                     column(std::to_string(done) + "/" + std::to_string(plans) + " done", 10) + " ";
     long long reviewed = num(p, "reviewed");
-    if (reviewed == 0) l += out::dim("not reviewed");
+    if (reviewed == 0)
+      l += out::dim("not reviewed");
     else {
       l += std::to_string(reviewed) + " reviewed";
-      if (num(p, "rejected")) l += ", " + out::sym(out::Sym::Fail) + " " + std::to_string(num(p, "rejected")) + " rejected";
+      if (num(p, "rejected"))
+        l += ", " + out::sym(out::Sym::Fail) + " " + std::to_string(num(p, "rejected")) + " rejected";
       if (num(p, "conditional")) l += ", " + std::to_string(num(p, "conditional")) + " conditional";
       if (num(p, "fallback"))
-        l += ", " + out::sym(out::Sym::Warn) + " " + std::to_string(num(p, "fallback")) + " by Stage 1 only (no reviewer ran)";
+        l += ", " + out::sym(out::Sym::Warn) + " " + std::to_string(num(p, "fallback")) +
+             " by Stage 1 only (no reviewer ran)";
     }
     if (!r.empty()) r += "\n";
     r += l;
@@ -183,16 +194,21 @@ std::string status_next(const json& s) {
     for (const auto& p : plans)
       if (p.contains("review") && str(p["review"], "verdict") == "reject") rejected_review = true;
   if (!s.value("exists", true)) {
-    const json& ph = s.contains("project") && s["project"].is_object() ? s["project"].value("phases", json::array()) : json::array();
-    next = ph.empty() ? "`yolo init` scaffolds .yolo-planning (ROADMAP, a first phase, a config)"
-                      : "`yolo execute --dry-run` shows what would run; `yolo execute` starts the first phase not complete";
+    const json& ph =
+        s.contains("project") && s["project"].is_object() ? s["project"].value("phases", json::array()) : json::array();
+    next = ph.empty()
+               ? "`yolo init` scaffolds .yolo-planning (ROADMAP, a first phase, a config)"
+               : "`yolo execute --dry-run` shows what would run; `yolo execute` starts the first phase not complete";
   } else if (open.is_array() && !open.empty()) {
     std::string id = str(open.front(), "id");
     next = "`yolo approve " + id + "` in a terminal (or `yolo reject " + id + " --feedback TEXT`), then `yolo execute`";
   } else if (rs == "HALTED") {
-    if (rejected_review) next = "edit the rejected plan(s), then `yolo execute` (only changed plans are reviewed again)";
-    else if (any_plan("failed")) next = "`yolo logs PLAN` shows what the failed plan's executor printed; fix it, then `yolo execute`";
-    else next = "fix what halted the run (above), then `yolo execute`";
+    if (rejected_review)
+      next = "edit the rejected plan(s), then `yolo execute` (only changed plans are reviewed again)";
+    else if (any_plan("failed"))
+      next = "`yolo logs PLAN` shows what the failed plan's executor printed; fix it, then `yolo execute`";
+    else
+      next = "fix what halted the run (above), then `yolo execute`";
   } else if (rs == "COMPLETE") {
     next = "`yolo execute` runs the next phase that is not complete";
   } else if (any_plan("ready")) {
@@ -219,24 +235,32 @@ std::string render_status(const json& s) {
     return r;
   }
   std::string rs = str(s, "run_state");
-  out::Sym rsym = rs == "COMPLETE" ? out::Sym::Ok : rs == "HALTED" ? out::Sym::Fail : rs == "FROZEN" ? out::Sym::Pause : out::Sym::Diamond;
+  out::Sym rsym = rs == "COMPLETE" ? out::Sym::Ok
+                  : rs == "HALTED" ? out::Sym::Fail
+                  : rs == "FROZEN" ? out::Sym::Pause
+                                   : out::Sym::Diamond;
   std::string head = str(s, "phase").empty() ? std::string("Run") : "Phase " + str(s, "phase");
   if (!str(s, "phase_name").empty()) head += " (" + str(s, "phase_name") + ")";
   head += "  " + out::sym(rsym) + " " + out::bold(rs) + " · status " + str(s, "status");
   if (!str(s, "wave").empty()) head += " · wave " + str(s, "wave") + "/" + str(s, "total_waves");
   add(head);
-  if (!str(s, "correlation_id").empty()) add(out::dim("  correlation " + str(s, "correlation_id") + (str(s, "started_at").empty() ? "" : " · started " + str(s, "started_at"))));
+  if (!str(s, "correlation_id").empty())
+    add(out::dim("  correlation " + str(s, "correlation_id") +
+                 (str(s, "started_at").empty() ? "" : " · started " + str(s, "started_at"))));
   const json& a = s.contains("approval") ? s["approval"] : json();
   if (a.is_object()) {
     std::string type = str(a, "gate_type").empty() ? "vision" : str(a, "gate_type");
     if (a.value("approved", false) && !str(s, "approval_problem").empty())
       add(out::sym(out::Sym::Warn) + " Approval: " + one_line(str(s, "approval_problem"), 400));
     else if (a.value("approved", false))
-      add(out::sym(out::Sym::Ok) + " Approval: " + type + " approved by " + str(a, "approved_by") + " (" + str(a, "plan_path") + ")");
+      add(out::sym(out::Sym::Ok) + " Approval: " + type + " approved by " + str(a, "approved_by") + " (" +
+          str(a, "plan_path") + ")");
     else if (rs == "HALTED")
-      add(out::sym(out::Sym::Skip) + " Approval: " + type + " not approved (" + str(a, "plan_path") + "); the run halted, nothing awaits approval");
+      add(out::sym(out::Sym::Skip) + " Approval: " + type + " not approved (" + str(a, "plan_path") +
+          "); the run halted, nothing awaits approval");
     else
-      add(out::sym(out::Sym::Pause) + " Approval: " + type + " awaiting approval for " + str(a, "plan_path") + " since " + str(a, "requested_at"));
+      add(out::sym(out::Sym::Pause) + " Approval: " + type + " awaiting approval for " + str(a, "plan_path") +
+          " since " + str(a, "requested_at"));
   } else {
     add(out::sym(out::Sym::Skip) + " Approval: none yet (the vision gate has not run)");
   }
@@ -254,9 +278,11 @@ std::string render_status(const json& s) {
       for (const auto& p : plans) {
         if (p.value("wave", json()).dump() != w.value("wave", json()).dump()) continue;
         std::string ps = str(p, "status");
-        std::string line = "  " + out::sym(plan_sym(ps)) + " " + column(str(p, "id"), 8) + " " + column(str(p, "title"), 40) + "  " +
-                           column(ps, 9) + " " + review_text(p.value("review", json()));
-        if (!str(p, "error").empty()) line += "\n      " + out::sym(out::Sym::Fail) + " " + one_line(str(p, "error"), 200);
+        std::string line = "  " + out::sym(plan_sym(ps)) + " " + column(str(p, "id"), 8) + " " +
+                           column(str(p, "title"), 40) + "  " + column(ps, 9) + " " +
+                           review_text(p.value("review", json()));
+        if (!str(p, "error").empty())
+          line += "\n      " + out::sym(out::Sym::Fail) + " " + one_line(str(p, "error"), 200);
         add(line);
       }
     }
@@ -264,7 +290,8 @@ std::string render_status(const json& s) {
   const json& others = s.contains("other_reviews") ? s["other_reviews"] : json();
   if (others.is_object() && !others.empty()) {
     add(out::bold("Reviews of plans outside this run"));
-    for (auto& [id, rv] : others.items()) add("  " + out::sym(out::Sym::Skip) + " " + column(text::sanitize_for_terminal(id), 8) + " " + review_text(rv));
+    for (auto& [id, rv] : others.items())
+      add("  " + out::sym(out::Sym::Skip) + " " + column(text::sanitize_for_terminal(id), 8) + " " + review_text(rv));
   }
   if (s.contains("other_ledgers") && s["other_ledgers"].is_object())
     add(out::dim("Reviews of " + std::to_string(s["other_ledgers"].value("count", 0)) +

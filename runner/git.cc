@@ -104,8 +104,8 @@ std::optional<std::vector<std::string>> GitCli::files_touched(const std::string&
     it = full_ids_.find(hash);
   }
   if (auto f = files_.find(it->second); f != files_.end()) return f->second;
-  Answer a = git({"diff-tree", "-r", "--root", "-m", "--no-commit-id", "--name-only", "--no-renames", "--relative", "-z",
-                  it->second},
+  Answer a = git({"diff-tree", "-r", "--root", "-m", "--no-commit-id", "--name-only", "--no-renames", "--relative",
+                  "-z", it->second},
                  16u << 20);
   if (!a.ran) return std::nullopt;
   if (a.status != 0) {
@@ -182,12 +182,16 @@ void GitCli::prefetch(const std::vector<std::string>& hashes) {
 }
 
 const std::vector<std::string>& git_hook_env() {
-  static const std::vector<std::string> names = {"GIT_DIR",           "GIT_WORK_TREE",
-                                                 "GIT_INDEX_FILE",    "GIT_PREFIX",
-                                                 "GIT_COMMON_DIR",    "GIT_OBJECT_DIRECTORY",
+  static const std::vector<std::string> names = {"GIT_DIR",
+                                                 "GIT_WORK_TREE",
+                                                 "GIT_INDEX_FILE",
+                                                 "GIT_PREFIX",
+                                                 "GIT_COMMON_DIR",
+                                                 "GIT_OBJECT_DIRECTORY",
                                                  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
                                                  "GIT_IMPLICIT_WORK_TREE",
-                                                 "GIT_SHALLOW_FILE",  "GIT_GRAFT_FILE"};
+                                                 "GIT_SHALLOW_FILE",
+                                                 "GIT_GRAFT_FILE"};
   return names;
 }
 

@@ -47,8 +47,8 @@ class GitCli : public GitPort {
   std::filesystem::path root_;
   long long timeout_ms_;
   std::optional<bool> is_repo_;
-  std::map<std::string, std::string> full_ids_;  // hash as given -> full id
-  std::map<std::string, bool> known_missing_;    // hash as given -> not a commit (prefetched)
+  std::map<std::string, std::string> full_ids_;            // hash as given -> full id
+  std::map<std::string, bool> known_missing_;              // hash as given -> not a commit (prefetched)
   std::map<std::string, std::vector<std::string>> files_;  // full id -> files (prefetched)
   std::string last_error_;
   int started_ = 0;

@@ -23,7 +23,8 @@ std::string os_user() {
   struct passwd pw;
   struct passwd* res = nullptr;
   char buf[4096];
-  if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &res) == 0 && res && res->pw_name && *res->pw_name) return res->pw_name;
+  if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &res) == 0 && res && res->pw_name && *res->pw_name)
+    return res->pw_name;
   for (const char* var : {"USER", "LOGNAME"})
     if (const char* v = std::getenv(var); v && *v) return clean(v);
   return {};

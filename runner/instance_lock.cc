@@ -40,8 +40,8 @@ int listener_pid(const sockaddr_un& a, socklen_t len) {
 }
 
 std::string who(const std::string& role, int pid, const std::filesystem::path& root) {
-  return "another yolo " + role + " (pid " + (pid > 0 ? std::to_string(pid) : std::string("unknown")) + ") is already " +
-         (role == "watch" ? "watching " : "running in ") + root.string();
+  return "another yolo " + role + " (pid " + (pid > 0 ? std::to_string(pid) : std::string("unknown")) +
+         ") is already " + (role == "watch" ? "watching " : "running in ") + root.string();
 }
 
 }  // namespace

@@ -23,14 +23,22 @@ bool is_valid_id(const json& id) { return id.is_string() || id.is_number_integer
 
 const char* type_name(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::binary: return "binary";
-    case json::value_t::discarded: return "discarded";
-    default: return j.is_number_integer() ? "an integer" : "a number";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::binary:
+      return "binary";
+    case json::value_t::discarded:
+      return "discarded";
+    default:
+      return j.is_number_integer() ? "an integer" : "a number";
   }
 }
 
@@ -77,8 +85,9 @@ bool Server::modern() const { return protocol_version_ != "2025-03-26"; }
 
 std::string Server::oversize_error(size_t bytes) const {
   return dump_line(error_response(nullptr, kInvalidRequest,
-                                  "Invalid Request: message of " + std::to_string(bytes) + " bytes exceeds the limit of " +
-                                      std::to_string(limits_.max_message_bytes) + " bytes; it was discarded"));
+                                  "Invalid Request: message of " + std::to_string(bytes) +
+                                      " bytes exceeds the limit of " + std::to_string(limits_.max_message_bytes) +
+                                      " bytes; it was discarded"));
 }
 
 std::optional<std::string> Server::handle_message(std::string_view raw) {
@@ -92,9 +101,9 @@ std::optional<std::string> Server::handle_message(std::string_view raw) {
       return dump_line(error_response(nullptr, kParseError, "Parse error: the message holds a NUL byte"));
     JsonParse parsed = parse_json_bounded(msg, limits_.max_depth);
     if (parsed.problem == JsonParse::Problem::TooDeep)
-      return dump_line(error_response(nullptr, kInvalidRequest,
-                                      "Invalid Request: JSON nested deeper than " + std::to_string(limits_.max_depth) +
-                                          " levels is refused"));
+      return dump_line(error_response(
+          nullptr, kInvalidRequest,
+          "Invalid Request: JSON nested deeper than " + std::to_string(limits_.max_depth) + " levels is refused"));
     if (!parsed.ok()) {
       json detail = {{"detail", clip(parsed.message)}};
       if (parsed.byte) detail["byte"] = parsed.byte;
@@ -108,9 +117,9 @@ std::optional<std::string> Server::handle_message(std::string_view raw) {
                                             std::string(initialized_ ? protocol_version_ : kLatestProtocolVersion)));
       if (doc.empty()) return dump_line(error_response(nullptr, kInvalidRequest, "Invalid Request: empty batch"));
       if (doc.size() > limits_.max_batch)
-        return dump_line(error_response(nullptr, kInvalidRequest,
-                                        "Invalid Request: a batch may hold at most " +
-                                            std::to_string(limits_.max_batch) + " messages"));
+        return dump_line(error_response(
+            nullptr, kInvalidRequest,
+            "Invalid Request: a batch may hold at most " + std::to_string(limits_.max_batch) + " messages"));
       json answers = json::array();
       for (const auto& m : doc)
         if (auto a = handle_value(m, true)) answers.push_back(std::move(*a));
@@ -133,8 +142,9 @@ std::optional<json> Server::handle_value(const json& msg, bool in_batch) {
   bool has_id = msg.contains("id");
   if (has_id) {
     if (!is_valid_id(msg["id"]))
-      return error_response(nullptr, kInvalidRequest,
-                            std::string("Invalid Request: id must be a string or an integer, got ") + type_name(msg["id"]));
+      return error_response(
+          nullptr, kInvalidRequest,
+          std::string("Invalid Request: id must be a string or an integer, got ") + type_name(msg["id"]));
     id = msg["id"];
   }
   auto jit = msg.find("jsonrpc");
@@ -239,8 +249,7 @@ json Server::tools_call(const json& params, const json& id) {
   if (!tool) return error_response(id, kInvalidParams, "Unknown tool: " + clip(name, 120));
   json args = params.contains("arguments") ? params["arguments"] : json::object();
   if (args.is_null()) args = json::object();
-  if (!args.is_object())
-    return error_response(id, kInvalidParams, "Invalid params: \"arguments\" must be an object");
+  if (!args.is_object()) return error_response(id, kInvalidParams, "Invalid params: \"arguments\" must be an object");
   auto errors = schema::validate(tool->input_schema(), args);
   if (!errors.empty()) {
     json details = json::array();
@@ -257,7 +266,8 @@ json Server::tools_call(const json& params, const json& id) {
     return error_response(id, kInternalError, "Internal error in tool " + name + ": " + clip(e.what()));
   }
   if (r.is_error)
-    return result_response(id, json{{"content", json::array({{{"type", "text"}, {"text", r.text}}})}, {"isError", true}});
+    return result_response(id,
+                           json{{"content", json::array({{{"type", "text"}, {"text", r.text}}})}, {"isError", true}});
   auto out_errors = schema::validate(tool->output_schema(), r.structured);
   if (!out_errors.empty())
     return error_response(id, kInternalError,

@@ -47,7 +47,8 @@ std::optional<stdfs::path> inside_root(const stdfs::path& root, const std::strin
   if (c.ok()) return c.path;
   if (c.refusal == fs::Contained::Refusal::Symlink)
     err = std::string(what) + " leads outside the project root " + root.string() + " (through a link): " + given;
-  else err = std::string(what) + " must lie inside the project root " + root.string() + ": " + given;
+  else
+    err = std::string(what) + " must lie inside the project root " + root.string() + ": " + given;
   return std::nullopt;
 }
 
@@ -148,7 +149,8 @@ ToolResult list_gates(const ToolContext& ctx) {
   for (const auto& g : gates::list_gates(doc, true)) list.push_back(gate_view(g));
   ToolResult out;
   out.structured = {{"action", "list"}, {"gates", list}};
-  if (list.empty()) out.text = "○ No open gates.";
+  if (list.empty())
+    out.text = "○ No open gates.";
   else {
     out.text = "⏸ " + std::to_string(list.size()) + " open gate" + (list.size() == 1 ? "" : "s") + ":";
     for (const auto& g : list) {
@@ -173,10 +175,14 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   if (allowed) {
     auto snap = state::load(ctx.root);
     const json* target = nullptr;
-    if (snap.ok()) target = arg(args, "gate_id").empty() ? gates::open_gate(snap.doc) : gates::find_gate(snap.doc, arg(args, "gate_id"));
+    if (snap.ok())
+      target =
+          arg(args, "gate_id").empty() ? gates::open_gate(snap.doc) : gates::find_gate(snap.doc, arg(args, "gate_id"));
     bool vision_target = target && field(*target, "gate_type") == "vision";
-    allowed = snap.ok() && !vision_target &&
-              gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(ctx.root)).counts();
+    allowed =
+        snap.ok() && !vision_target &&
+        gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(ctx.root))
+            .counts();
   }
   if (!allowed)
     return ToolResult::failure("Refused: over MCP an agent may request approval, never " +
@@ -213,9 +219,7 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
 
 // ---- execution_status ------------------------------------------------------------------
 
-std::string num(const json& j) {
-  return j.is_number_integer() ? std::to_string(j.get<long long>()) : std::string("?");
-}
+std::string num(const json& j) { return j.is_number_integer() ? std::to_string(j.get<long long>()) : std::string("?"); }
 
 ToolResult execution_status_tool(const json& /*args*/, const ToolContext& ctx) {
   if (!has_planning_dir(ctx.root)) return ToolResult::failure(no_planning_dir(ctx.root));
@@ -258,17 +262,17 @@ std::vector<Tool> make_tools() {
       "Approving or rejecting is for the person responsible, at a terminal (`yolo approve`).",
       json{{"readOnlyHint", false}, {"destructiveHint", false}, {"idempotentHint", false}, {"openWorldHint", false}},
       manage_hitl_gate});
-  t.push_back(Tool{
-      "review_plan", "Review a plan (Stage 1)",
-      "Run the deterministic structural pre-check of a PLAN.md (frontmatter, task count, must_haves, wave; with "
-      "phase_dir also file paths and cross-plan checks) and return the verdict (approve, conditional, reject) "
-      "with its findings.",
-      json{{"readOnlyHint", true}, {"openWorldHint", false}}, review_plan});
-  t.push_back(Tool{
-      "execution_status", "Execution status",
-      "Show the run of the project: phase, waves, each plan's state and review outcome, the approval and the "
-      "open gates (what `yolo status --json` prints).",
-      json{{"readOnlyHint", true}, {"openWorldHint", false}}, execution_status_tool});
+  t.push_back(
+      Tool{"review_plan", "Review a plan (Stage 1)",
+           "Run the deterministic structural pre-check of a PLAN.md (frontmatter, task count, must_haves, wave; with "
+           "phase_dir also file paths and cross-plan checks) and return the verdict (approve, conditional, reject) "
+           "with its findings.",
+           json{{"readOnlyHint", true}, {"openWorldHint", false}}, review_plan});
+  t.push_back(
+      Tool{"execution_status", "Execution status",
+           "Show the run of the project: phase, waves, each plan's state and review outcome, the approval and the "
+           "open gates (what `yolo status --json` prints).",
+           json{{"readOnlyHint", true}, {"openWorldHint", false}}, execution_status_tool});
   return t;
 }
 

@@ -29,12 +29,18 @@ std::string paint(const char* code, const std::string& s) {
 
 std::string sym(Sym s) {
   switch (s) {
-    case Sym::Ok: return paint("32", "✓");
-    case Sym::Warn: return paint("33", "⚠");
-    case Sym::Fail: return paint("31", "✗");
-    case Sym::Diamond: return paint("36", "◆");
-    case Sym::Pause: return paint("35", "⏸");
-    case Sym::Skip: return paint("2", "○");
+    case Sym::Ok:
+      return paint("32", "✓");
+    case Sym::Warn:
+      return paint("33", "⚠");
+    case Sym::Fail:
+      return paint("31", "✗");
+    case Sym::Diamond:
+      return paint("36", "◆");
+    case Sym::Pause:
+      return paint("35", "⏸");
+    case Sym::Skip:
+      return paint("2", "○");
   }
   return "?";
 }
@@ -44,9 +50,12 @@ std::string dim(const std::string& s) { return paint("2", s); }
 
 Sym sym_for(Verdict v) {
   switch (v) {
-    case Verdict::Approve: return Sym::Ok;
-    case Verdict::Conditional: return Sym::Warn;
-    case Verdict::Reject: return Sym::Fail;
+    case Verdict::Approve:
+      return Sym::Ok;
+    case Verdict::Conditional:
+      return Sym::Warn;
+    case Verdict::Reject:
+      return Sym::Fail;
   }
   return Sym::Fail;
 }

@@ -75,7 +75,8 @@ PersonCheck person_at_terminal() {
     return c;
   }
   if (pid_t y = yolo_ancestor()) {
-    c.problem = "this process runs under yolo (pid " + std::to_string(y) + "): it was started by an agent, executor or approver";
+    c.problem = "this process runs under yolo (pid " + std::to_string(y) +
+                "): it was started by an agent, executor or approver";
     return c;
   }
   if (!::isatty(STDIN_FILENO)) {
@@ -101,7 +102,8 @@ bool confirm(const std::string& question) {
   }
   std::string a;
   for (char ch : line)
-    if (ch != ' ' && ch != '\t' && ch != '\r') a.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    if (ch != ' ' && ch != '\t' && ch != '\r')
+      a.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
   return a == "y" || a == "yes";
 }
 

@@ -64,7 +64,7 @@ struct PhaseDir {
   std::string folder;  // "01-demo"
   std::string slug;    // "demo"
   stdfs::path abs;
-  std::string rel;     // ".yolo-planning/phases/01-demo"
+  std::string rel;  // ".yolo-planning/phases/01-demo"
 };
 
 std::vector<PhaseDir> list_phases(const stdfs::path& root) {
@@ -111,7 +111,8 @@ std::string boot_id() {
 
 // What a later execute needs to know whether this executor still runs (its pid may be reused).
 json executor_record(int pid) {
-  return {{"pid", pid}, {"pgid", process_group_of(pid)}, {"start_ticks", process_start_ticks(pid)}, {"boot_id", boot_id()}};
+  return {
+      {"pid", pid}, {"pgid", process_group_of(pid)}, {"start_ticks", process_start_ticks(pid)}, {"boot_id", boot_id()}};
 }
 
 enum class GateOutcome { Passed, Paused, Halted };
@@ -165,11 +166,17 @@ class Run {
   std::string next_step(int code) const {
     if (!next_.empty()) return next_;
     switch (code) {
-      case kExecComplete: return "`yolo execute` runs the next phase that is not complete; `yolo status` shows the project";
-      case kExecPaused: return "`yolo gates` shows the open gate; `yolo approve` (or `yolo reject --feedback TEXT`), then `yolo execute`";
-      case kExecWaitingSummary: return "write the SUMMARY files named above (or configure an `executor`), then `yolo execute`";
-      case kExecUsage: return "`yolo status` lists the phases and plans; `yolo execute --help` shows the options";
-      default: return "fix what is reported above, then `yolo execute` (`yolo status` shows the run)";
+      case kExecComplete:
+        return "`yolo execute` runs the next phase that is not complete; `yolo status` shows the project";
+      case kExecPaused:
+        return "`yolo gates` shows the open gate; `yolo approve` (or `yolo reject --feedback TEXT`), then `yolo "
+               "execute`";
+      case kExecWaitingSummary:
+        return "write the SUMMARY files named above (or configure an `executor`), then `yolo execute`";
+      case kExecUsage:
+        return "`yolo status` lists the phases and plans; `yolo execute --help` shows the options";
+      default:
+        return "fix what is reported above, then `yolo execute` (`yolo status` shows the run)";
     }
   }
 
@@ -183,16 +190,20 @@ class Run {
   int dry_run();
   int precheck();
   int review_gate();
-  GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave,
-                          const std::vector<std::string>& files = {});
+  GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
+                          std::optional<int> wave, const std::vector<std::string>& files = {});
   void pause_for(const json& gate);
   std::string approver_note_for(gates::GateType type) const {
     auto spec = gates::approver_spec(cfg_, type);
     switch (spec.kind) {
-      case gates::ApproverSpec::Kind::Manual: return "manual";
-      case gates::ApproverSpec::Kind::Skip: return "skip";
-      case gates::ApproverSpec::Kind::Command: return "command " + (spec.argv.empty() ? std::string() : spec.argv[0]);
-      case gates::ApproverSpec::Kind::Invalid: return "invalid: " + spec.error;
+      case gates::ApproverSpec::Kind::Manual:
+        return "manual";
+      case gates::ApproverSpec::Kind::Skip:
+        return "skip";
+      case gates::ApproverSpec::Kind::Command:
+        return "command " + (spec.argv.empty() ? std::string() : spec.argv[0]);
+      case gates::ApproverSpec::Kind::Invalid:
+        return "invalid: " + spec.error;
     }
     return "manual";
   }
@@ -228,9 +239,9 @@ class Run {
   struct PlanUpdate {
     std::string status;
     std::optional<std::string> started_at;
-    json completed_at;           // null or an ISO-8601 time
-    std::string error;           // "": removed
-    json findings;               // null: removed
+    json completed_at;  // null or an ISO-8601 time
+    std::string error;  // "": removed
+    json findings;      // null: removed
   };
   const state::LoadResult& state_now();
   void queue_plan(size_t i, PlanUpdate u);
@@ -274,9 +285,9 @@ class Run {
   std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
   std::map<size_t, uint64_t> started_at_;
-  std::vector<waves::PlanNode> nodes_;                 // entries_ with this run's statuses, built once
+  std::vector<waves::PlanNode> nodes_;                     // entries_ with this run's statuses, built once
   std::map<long long, std::vector<size_t>> wave_members_;  // wave -> entries_ indexes
-  std::map<size_t, PlanUpdate> pending_;               // status changes not written yet
+  std::map<size_t, PlanUpdate> pending_;                   // status changes not written yet
   uv_timer_t flush_timer_{};
   bool flush_timer_armed_ = false, loop_started_ = false;
   uint64_t last_flush_ns_ = 0, last_flush_cost_ns_ = 0;
@@ -290,7 +301,7 @@ class Run {
   };
   std::optional<FileId> state_id_;
   std::map<size_t, std::vector<std::string>> argv_;  // the executor's argv, for its log
-  std::set<size_t> completed_;                        // plans completed by this run
+  std::set<size_t> completed_;                       // plans completed by this run
   uv_timer_t live_timer_{};
   std::set<long long> waves_started_, wave_gate_passed_, waves_ended_;
   bool frozen_noted_ = false;
@@ -311,7 +322,11 @@ int Run::finish(int code, const std::string& result, const std::string& message)
         const json* p = execution::find_plan(snap.doc, e.id);
         plans.push_back({{"id", e.id}, {"status", p ? str(*p, "status") : std::string("pending")}});
       }
-    json j = {{"ok", code == kExecComplete}, {"cmd", "execute"}, {"result", result}, {"exit_code", code}, {"message", message}};
+    json j = {{"ok", code == kExecComplete},
+              {"cmd", "execute"},
+              {"result", result},
+              {"exit_code", code},
+              {"message", message}};
     if (!phase_.folder.empty()) {
       j["phase"] = phase_.number;
       j["phase_dir"] = phase_.rel;
@@ -321,7 +336,10 @@ int Run::finish(int code, const std::string& result, const std::string& message)
     j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
     out::json_line(j);
   } else {
-    Sym s = code == kExecComplete ? Sym::Ok : code == kExecPaused ? Sym::Pause : code == kExecWaitingSummary ? Sym::Diamond : Sym::Fail;
+    Sym s = code == kExecComplete         ? Sym::Ok
+            : code == kExecPaused         ? Sym::Pause
+            : code == kExecWaitingSummary ? Sym::Diamond
+                                          : Sym::Fail;
     std::string m = text::sanitize_for_terminal(message);
     std::string nl = "Next: " + text::sanitize_for_terminal(next_step(code));
     if (code == kExecHalted || code == kExecUsage) {
@@ -349,11 +367,14 @@ SpawnResult run_with_live_line(const SpawnSpec& spec, const std::string& what) {
   uv_timer_t timer;
   uv_timer_init(&loop, &timer);
   timer.data = &ctx;
-  uv_timer_start(&timer, [](uv_timer_t* t) {
-    auto* c = static_cast<Ctx*>(t->data);
-    out::set_live(out::sym(out::Sym::Diamond) + " " + text::sanitize_for_terminal(c->what) + "  " +
-                  fmt_secs(static_cast<double>(uv_hrtime() - c->t0) / 1e6));
-  }, 250, 250);
+  uv_timer_start(
+      &timer,
+      [](uv_timer_t* t) {
+        auto* c = static_cast<Ctx*>(t->data);
+        out::set_live(out::sym(out::Sym::Diamond) + " " + text::sanitize_for_terminal(c->what) + "  " +
+                      fmt_secs(static_cast<double>(uv_hrtime() - c->t0) / 1e6));
+      },
+      250, 250);
   std::unique_ptr<Process> p = Process::start(&loop, spec, [&](SpawnResult r) {
     result = std::move(r);
     uv_timer_stop(&timer);
@@ -394,18 +415,21 @@ bool Run::phase_complete_on_disk(const PhaseDir& p) {
 
 int Run::choose_phase() {
   auto phases = list_phases(root_);
-  if (phases.empty()) return finish(kExecHalted, "error", "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
+  if (phases.empty())
+    return finish(kExecHalted, "error", "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
   if (!o_.phase.empty()) {
     std::string want = o_.phase;
     while (!want.empty() && want.back() == '/') want.pop_back();
     want = stdfs::path(want).filename().string();
     auto num = as_int(want);
     for (const auto& p : phases)
-      if (p.folder == want || (num && p.number == *num && !p.folder.empty() && p.folder[0] >= '0' && p.folder[0] <= '9')) {
+      if (p.folder == want ||
+          (num && p.number == *num && !p.folder.empty() && p.folder[0] >= '0' && p.folder[0] <= '9')) {
         phase_ = p;
         return -1;
       }
-    return finish(kExecUsage, "error", "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
+    return finish(kExecUsage, "error",
+                  "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
   }
   auto snap = state::load(root_);
   for (const auto& p : phases) {
@@ -455,13 +479,18 @@ int Run::step2() {
   cid_ = str(up.doc, "correlation_id");
   size_t done = 0;
   for (const auto& e : entries_) done += e.summary == SummaryState::Passed;
-  log("phase_start", "", {{"resumed", !prepared.new_run}, {"plans", entries_.size()}, {"total_waves", prepared.total_waves}});
+  log("phase_start", "",
+      {{"resumed", !prepared.new_run}, {"plans", entries_.size()}, {"total_waves", prepared.total_waves}});
   std::string head = "Phase " + phase_.folder + ": " + std::to_string(entries_.size()) + " plans in " +
                      std::to_string(prepared.total_waves) + " waves" +
                      (prepared.new_run ? "" : " (resumed, " + std::to_string(done) + " complete)");
   emit("phase_start",
-       {{"phase", phase_.number}, {"phase_dir", phase_.rel}, {"plans", entries_.size()}, {"total_waves", prepared.total_waves},
-        {"resumed", !prepared.new_run}, {"correlation_id", cid_}},
+       {{"phase", phase_.number},
+        {"phase_dir", phase_.rel},
+        {"plans", entries_.size()},
+        {"total_waves", prepared.total_waves},
+        {"resumed", !prepared.new_run},
+        {"correlation_id", cid_}},
        Sym::Diamond, head);
   if (prepared.was_running) note("plans left running by an earlier run are pending again");
   for (const auto& e : entries_)
@@ -489,12 +518,15 @@ int Run::precheck() {
   for (const auto& r : reviews) {
     Verdict v = r.verdict();
     if (v == Verdict::Approve) continue;
-    if (v == Verdict::Reject) ++rejected;
-    else ++conditional;
+    if (v == Verdict::Reject)
+      ++rejected;
+    else
+      ++conditional;
     if (o_.json) {
       json j = r.to_json();
       j.erase("cmd");
-      emit("precheck", {{"plan", r.plan_id}, {"path", r.plan_path}, {"verdict", to_string(v)}, {"findings", j["findings"]}},
+      emit("precheck",
+           {{"plan", r.plan_id}, {"path", r.plan_path}, {"verdict", to_string(v)}, {"findings", j["findings"]}},
            out::sym_for(v), "");
     } else {
       out::line(render::structural_review(r));
@@ -503,7 +535,8 @@ int Run::precheck() {
   if (rejected) {
     std::string why = std::to_string(rejected) + " plan(s) rejected by the structural pre-check";
     set_halted(why);
-    return finish(kExecHalted, "halted", "Halted before anything ran: " + why + " (fix them and run `yolo execute` again)");
+    return finish(kExecHalted, "halted",
+                  "Halted before anything ran: " + why + " (fix them and run `yolo execute` again)");
   }
   emit("precheck", {{"verdict", conditional ? "conditional" : "approve"}, {"plans", reviews.size()}},
        conditional ? Sym::Warn : Sym::Ok,
@@ -524,10 +557,12 @@ int Run::dry_run() {
   json jw = json::array();
   size_t to_run = 0;
   if (!o_.json)
-    out::line(out::bold("Phase " + text::sanitize_for_terminal(phase_.folder)) + ": " + std::to_string(entries_.size()) + " plans in " +
-              std::to_string(by_wave.size()) + " wave(s)  " + out::dim("(dry run: nothing runs, nothing is written)"));
+    out::line(out::bold("Phase " + text::sanitize_for_terminal(phase_.folder)) + ": " +
+              std::to_string(entries_.size()) + " plans in " + std::to_string(by_wave.size()) + " wave(s)  " +
+              out::dim("(dry run: nothing runs, nothing is written)"));
   for (const auto& [w, idx] : by_wave) {
-    if (!o_.json) out::line(out::bold(w >= 1 ? "Wave " + std::to_string(w) : std::string("No valid wave (never runs)")));
+    if (!o_.json)
+      out::line(out::bold(w >= 1 ? "Wave " + std::to_string(w) : std::string("No valid wave (never runs)")));
     json jp = json::array();
     for (size_t i : idx) {
       const auto& e = entries_[i];
@@ -543,17 +578,22 @@ int Run::dry_run() {
       SummaryState ss = check_summary(e, f);
       std::string summary = ss == SummaryState::Passed ? "passes" : ss == SummaryState::Failed ? "fails" : "missing";
       std::string sp = summary_rel_for(root_, e.path);
-      json jl = {{"id", e.id}, {"title", e.title}, {"path", e.path}, {"depends_on", deps}, {"summary", summary}, {"summary_path", sp}};
+      json jl = {{"id", e.id},         {"title", e.title},   {"path", e.path},
+                 {"depends_on", deps}, {"summary", summary}, {"summary_path", sp}};
       std::string what;
       if (ss == SummaryState::Passed) {
         what = out::sym(Sym::Ok) + " complete (its SUMMARY passes)";
       } else if (executor && w >= 1) {
-        std::map<std::string, std::string> vars = {{"plan_path", e.path}, {"plan_id", e.id}, {"wave", std::to_string(w)},
-                                                   {"phase_dir", phase_.rel}, {"summary_path", sp}};
+        std::map<std::string, std::string> vars = {{"plan_path", e.path},
+                                                   {"plan_id", e.id},
+                                                   {"wave", std::to_string(w)},
+                                                   {"phase_dir", phase_.rel},
+                                                   {"summary_path", sp}};
         auto argv = expand_argv(cfg_.executor.argv, vars);
         jl["would_run"] = argv;
         std::string cmd;
-        for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + (a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'");
+        for (const auto& a : argv)
+          cmd += (cmd.empty() ? "" : " ") + (a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'");
         what = out::sym(Sym::Diamond) + " would run: " + cmd;
         ++to_run;
       } else if (w >= 1) {
@@ -565,7 +605,8 @@ int Run::dry_run() {
       jp.push_back(jl);
       if (!o_.json)
         out::line("  " + text::sanitize_for_terminal(e.id) + "  " + text::sanitize_for_terminal(e.title) +
-                  (dep_text.empty() ? out::dim("  (no dependencies)") : out::dim("  (after " + text::sanitize_for_terminal(dep_text) + ")")) +
+                  (dep_text.empty() ? out::dim("  (no dependencies)")
+                                    : out::dim("  (after " + text::sanitize_for_terminal(dep_text) + ")")) +
                   "\n      " + text::sanitize_for_terminal(what));
     }
     jw.push_back({{"wave", w}, {"plans", jp}});
@@ -574,8 +615,16 @@ int Run::dry_run() {
                                  : "review gate skipped (review_gate: " + cfg_.review_gate + ")";
   next_ = "`yolo execute" + (o_.phase.empty() ? std::string() : " " + o_.phase) + "` runs it";
   if (o_.json) {
-    out::json_line({{"ok", true}, {"cmd", "execute"}, {"dry_run", true}, {"phase", phase_.number}, {"phase_dir", phase_.rel},
-                    {"waves", jw}, {"review_gate", reviewing}, {"executor", executor}, {"would_run", to_run}, {"next", next_}});
+    out::json_line({{"ok", true},
+                    {"cmd", "execute"},
+                    {"dry_run", true},
+                    {"phase", phase_.number},
+                    {"phase_dir", phase_.rel},
+                    {"waves", jw},
+                    {"review_gate", reviewing},
+                    {"executor", executor},
+                    {"would_run", to_run},
+                    {"next", next_}});
     return kExecComplete;
   }
   out::line(out::sym(Sym::Skip) + " " + review + "; then the vision gate on ROADMAP.md");
@@ -589,19 +638,24 @@ int Run::dry_run() {
 int Run::check_agents() {
   bool reviewing = cfg_.review_gate == "always" || (o_.review && cfg_.review_gate != "never");
   for (const auto& m : missing_agent_programs(cfg_, root_)) {
-    std::string what = m.role + " program '" + m.program + "' not found (config.json " + m.role + ", argv[0]; PATH or a path from the project root)";
+    std::string what = m.role + " program '" + m.program + "' not found (config.json " + m.role +
+                       ", argv[0]; PATH or a path from the project root)";
     if (m.role == "executor") {
       next_ = "install it or correct `executor` in .yolo-planning/config.json, then `yolo execute`";
       return finish(kExecHalted, "error", "the " + what);
     }
     if (m.role == "reviewer" && reviewing && cfg_.reviewer_required) {
-      next_ = "install it or correct `reviewer` in .yolo-planning/config.json (reviewer_required is true), then `yolo execute`";
-      return finish(kExecHalted, "error", "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
+      next_ =
+          "install it or correct `reviewer` in .yolo-planning/config.json (reviewer_required is true), then `yolo "
+          "execute`";
+      return finish(kExecHalted, "error",
+                    "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
     }
     if (m.role == "reviewer" && reviewing)
       emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
-           "The " + what + ": every plan gets the Stage 1 verdict only (fallback, no real review). "
-           "Set \"reviewer_required\": true to refuse that");
+           "The " + what +
+               ": every plan gets the Stage 1 verdict only (fallback, no real review). "
+               "Set \"reviewer_required\": true to refuse that");
     else if (m.role == "architect" && reviewing)
       emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
            "The " + what + ": a rejected plan is not revised");
@@ -611,7 +665,8 @@ int Run::check_agents() {
 
 int Run::review_gate() {
   if (cfg_.review_gate == "never") {
-    emit("review_gate", {{"status", "skipped"}, {"review_gate", "never"}}, Sym::Skip, "Review gate skipped (review_gate: never)");
+    emit("review_gate", {{"status", "skipped"}, {"review_gate", "never"}}, Sym::Skip,
+         "Review gate skipped (review_gate: never)");
     return -1;
   }
   if (cfg_.review_gate != "always" && !o_.review) {
@@ -626,15 +681,17 @@ int Run::review_gate() {
     std::vector<review::PlanContent> contents;
     for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(root_ / e.path)});
     if (review::passed_as_is(ledger.doc, contents)) {
-      emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok, "Review gate: already passed for these plan contents");
+      emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok,
+           "Review gate: already passed for these plan contents");
       return -1;
     }
   }
   emit("review_gate", {{"status", "running"}}, Sym::Diamond,
        "Review gate: yolo review " + phase_.rel + " --changed" +
-           (cfg_.reviewer.argv.empty() ? std::string(" (no reviewer configured: Stage 1 only)")
-                                       : " (reviewer " + cfg_.reviewer.argv.front() + ", up to " +
-                                             std::to_string(cfg_.timeout_for(cfg_.reviewer) / 1000) + " s per plan and cycle)"));
+           (cfg_.reviewer.argv.empty()
+                ? std::string(" (no reviewer configured: Stage 1 only)")
+                : " (reviewer " + cfg_.reviewer.argv.front() + ", up to " +
+                      std::to_string(cfg_.timeout_for(cfg_.reviewer) / 1000) + " s per plan and cycle)"));
   SpawnSpec spec;
   // --changed: plans whose content equals their review-ledger record (a `yolo review PLAN`
   // or an earlier gate) keep that verdict; only changed plans are reviewed again.
@@ -642,16 +699,21 @@ int Run::review_gate() {
   spec.cwd = root_;
   spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"NO_COLOR", "1"}};
   spec.timeout_ms = 0;  // the review bounds each agent with its own timeout
-  SpawnResult r = out::live_enabled() && !o_.json ? run_with_live_line(spec, "Review gate: reviewing " + phase_.rel) : run_process(spec);
+  SpawnResult r = out::live_enabled() && !o_.json ? run_with_live_line(spec, "Review gate: reviewing " + phase_.rel)
+                                                  : run_process(spec);
   std::string verdict;
   if (r.outcome == SpawnResult::Outcome::Exited) {
-    if (r.exit_code == 0) verdict = "approve";
-    else if (r.exit_code == 2) verdict = "conditional";
-    else if (r.exit_code == 1) verdict = "reject";
+    if (r.exit_code == 0)
+      verdict = "approve";
+    else if (r.exit_code == 2)
+      verdict = "conditional";
+    else if (r.exit_code == 1)
+      verdict = "reject";
   }
   if (verdict.empty()) {
     std::string why = "the review gate could not run (`yolo review` " + r.describe() + ")";
-    emit("review_gate", {{"status", "error"}, {"reason", why}, {"stderr", text::tail_lines(r.err, 20)}}, Sym::Fail, why);
+    emit("review_gate", {{"status", "error"}, {"reason", why}, {"stderr", text::tail_lines(r.err, 20)}}, Sym::Fail,
+         why);
     std::string tail = text::tail_lines(r.err, 20);
     for (const auto& l : text::lines(tail)) note(std::string(l));
     set_halted(why);
@@ -665,7 +727,8 @@ int Run::review_gate() {
       for (const auto& l : rejected_plans_report(detail)) out::line("    " + l);
     auto paths = rejected_plan_paths(detail);
     next_ = paths.empty() ? "edit the rejected plan, then `yolo execute`"
-                          : "edit " + paths.front() + (paths.size() > 1 ? " (and " + std::to_string(paths.size() - 1) + " more)" : "") +
+                          : "edit " + paths.front() +
+                                (paths.size() > 1 ? " (and " + std::to_string(paths.size() - 1) + " more)" : "") +
                                 ", then `yolo execute`";
     set_halted("review gate rejected the phase");
     return finish(kExecHalted, "halted", "Halted: the review gate rejected the phase (see `yolo status`)");
@@ -693,10 +756,14 @@ void Run::note_review_outcomes(const json& detail) {
     std::string line = out::sym(s) + " " + text::sanitize_for_terminal(j.value("plan_id", "?")) + " " + v;
     if (cycles > 1) line += " after " + std::to_string(cycles) + " cycles (the architect revised it)";
     std::string src = j.value("source", "");
-    if (src == "reviewer") line += " (reviewer)";
-    else if (src == "fallback") line += " (reviewer unavailable: Stage 1 verdict)";
-    else if (src == "parse_failure") line += " (reviewer output unparseable: failed closed)";
-    else if (src == "stage1_reject") line += " (Stage 1)";
+    if (src == "reviewer")
+      line += " (reviewer)";
+    else if (src == "fallback")
+      line += " (reviewer unavailable: Stage 1 verdict)";
+    else if (src == "parse_failure")
+      line += " (reviewer output unparseable: failed closed)";
+    else if (src == "stage1_reject")
+      line += " (Stage 1)";
     out::line("    " + line);
   }
 }
@@ -708,15 +775,18 @@ void Run::pause_for(const json& g) {
   std::string label(gates::label_of(type));
   std::string path = str(g, "plan_path");
   std::string id = str(g, "id");
-  emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}}, Sym::Pause,
-       label + " gate: Awaiting human approval for " + path + ". Execution paused.");
-  if (!str(g, "last_error").empty()) note("the approver failed: " + str(g, "last_error") + " (`yolo approve` retries it)");
+  emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}},
+       Sym::Pause, label + " gate: Awaiting human approval for " + path + ". Execution paused.");
+  if (!str(g, "last_error").empty())
+    note("the approver failed: " + str(g, "last_error") + " (`yolo approve` retries it)");
   if (!id.empty()) note("approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT");
-  if (!id.empty()) next_ = "`yolo approve " + id + "` in a terminal (or `yolo reject " + id + " --feedback TEXT`), then `yolo execute`";
+  if (!id.empty())
+    next_ =
+        "`yolo approve " + id + "` in a terminal (or `yolo reject " + id + " --feedback TEXT`), then `yolo execute`";
 }
 
-GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason, std::optional<int> wave,
-                             const std::vector<std::string>& files) {
+GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
+                             std::optional<int> wave, const std::vector<std::string>& files) {
   const gates::Now now = gates::now_of(root_);
   std::string tname(gates::to_string(type));
   std::string label(gates::label(type));
@@ -732,7 +802,8 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
     gates::Need need = gates::ensure(snap.doc, type, rel, now, files);
     if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
-      emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail, label + " gate: " + why);
+      emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail,
+           label + " gate: " + why);
       stop(kExecHalted, "halted", "Halted: " + why);
       return GateOutcome::Halted;
     }
@@ -740,8 +811,10 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
     switch (need.step) {
       case gates::Step::Proceed: {
         std::string by = str(st.gate, "approved_by");
-        emit("gate_passed", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"approved_by", by}}, Sym::Ok,
-             label + " gate: " + (acted ? "cleared" : "approved") + (by.empty() ? "" : " (by " + by + ")") + " for " + rel);
+        emit("gate_passed",
+             {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"approved_by", by}}, Sym::Ok,
+             label + " gate: " + (acted ? "cleared" : "approved") + (by.empty() ? "" : " (by " + by + ")") + " for " +
+                 rel);
         return GateOutcome::Passed;
       }
       case gates::Step::Pause:
@@ -749,15 +822,18 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         return GateOutcome::Paused;
       case gates::Step::Halt: {
         std::string fb = str(st.gate, "feedback");
-        emit("gate_rejected", {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"feedback", fb}}, Sym::Fail,
+        emit("gate_rejected",
+             {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"feedback", fb}}, Sym::Fail,
              label + " gate: rejected: " + fb);
-        note("revise " + rel + " and request approval again: yolo request-approval --plan-path " + rel + " --gate-type " + tname);
+        note("revise " + rel + " and request approval again: yolo request-approval --plan-path " + rel +
+             " --gate-type " + tname);
         set_halted(st.message);
         stop(kExecHalted, "halted", "Halted: " + st.message);
         return GateOutcome::Halted;
       }
       case gates::Step::Reopen: {
-        emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn, st.message);
+        emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn,
+             st.message);
         std::vector<events::Event> evs;
         std::string gid;
         auto up = state::update(root_, [&](json& d, std::string& e) {
@@ -795,7 +871,8 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         for (const auto& m : r.messages)
           if (m.kind == gates::Outcome::Warning) note(m.text);
         if (!r.ok()) {
-          emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail, label + " gate: " + r.error);
+          emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail,
+               label + " gate: " + r.error);
           stop(kExecHalted, "halted", "Halted: " + r.error);
           return GateOutcome::Halted;
         }
@@ -807,7 +884,6 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
   stop(kExecPaused, "paused", label + " gate: still not passed");
   return GateOutcome::Paused;
 }
-
 
 bool executor_configured(const Config& c) { return !c.executor.argv.empty(); }
 
@@ -839,7 +915,8 @@ int Run::waves() {
   if (live) {
     uv_timer_init(&loop_, &live_timer_);
     live_timer_.data = this;
-    uv_timer_start(&live_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->draw_live(); }, 250, 250);
+    uv_timer_start(
+        &live_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->draw_live(); }, 250, 250);
     uv_unref(reinterpret_cast<uv_handle_t*>(&live_timer_));
   }
   schedule();
@@ -867,7 +944,8 @@ const state::LoadResult& Run::state_now() {
   auto id_of = [&](FileId& id) {
     struct stat st {};
     if (::stat(state::state_path(root_).c_str(), &st) != 0) return false;
-    id = FileId{st.st_dev, st.st_ino, st.st_size, static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
+    id = FileId{st.st_dev, st.st_ino, st.st_size,
+                static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
                 static_cast<long long>(st.st_ctim.tv_sec) * 1000000000LL + st.st_ctim.tv_nsec};
     return true;
   };
@@ -877,8 +955,10 @@ const state::LoadResult& Run::state_now() {
   state_cache_ = state::load(root_);
   FileId after;
   // Kept only when the file did not change while it was read (else: read again next time).
-  if (known && id_of(after) && after == before && state_cache_.ok()) state_id_ = after;
-  else state_id_.reset();
+  if (known && id_of(after) && after == before && state_cache_.ok())
+    state_id_ = after;
+  else
+    state_id_.reset();
   return state_cache_;
 }
 
@@ -894,7 +974,8 @@ void Run::queue_plan(size_t i, PlanUpdate u) {
   uint64_t gap = std::max<uint64_t>(100'000'000ULL, 4 * last_flush_cost_ns_);
   uint64_t delay_ms = since >= gap ? 0 : (gap - since) / 1'000'000ULL;
   flush_timer_armed_ = true;
-  uv_timer_start(&flush_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->flush_plans(); }, delay_ms, 0);
+  uv_timer_start(
+      &flush_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->flush_plans(); }, delay_ms, 0);
 }
 
 void Run::flush_plans() {
@@ -915,10 +996,14 @@ void Run::flush_plans() {
       p["status"] = u.status;
       if (u.started_at) p["started_at"] = *u.started_at;
       p["completed_at"] = u.completed_at;
-      if (!u.error.empty()) p["error"] = u.error;
-      else p.erase("error");
-      if (!u.findings.is_null()) p["findings"] = u.findings;
-      else p.erase("findings");
+      if (!u.error.empty())
+        p["error"] = u.error;
+      else
+        p.erase("error");
+      if (!u.findings.is_null())
+        p["findings"] = u.findings;
+      else
+        p.erase("findings");
       if (u.status != "running") p.erase("executor");  // ended: its executor's pid/pgid/start no longer matter
     }
     execution::update_wave(doc);
@@ -934,7 +1019,8 @@ void Run::interrupt(int signum) {
   if (interrupted_) return;
   interrupted_ = true;
   stop(kExecHalted, "interrupted",
-       "Interrupted (signal " + std::to_string(signum) + "): running executors were stopped; their plans are pending again");
+       "Interrupted (signal " + std::to_string(signum) +
+           "): running executors were stopped; their plans are pending again");
   for (auto& [i, p] : running_) p->cancel();
 }
 
@@ -949,13 +1035,16 @@ void Run::schedule() {
   gates::RunState rs = gates::run_state(doc);
   if (rs == gates::RunState::Halted) {
     std::string msg = "the run is halted";
-    if (doc.contains("gates") && doc["gates"].is_array() && !doc["gates"].empty() && str(doc["gates"].back(), "status") == "REJECTED") {
+    if (doc.contains("gates") && doc["gates"].is_array() && !doc["gates"].empty() &&
+        str(doc["gates"].back(), "status") == "REJECTED") {
       const json& g = doc["gates"].back();
-      msg = str(g, "gate_type") + " gate " + str(g, "id") + " for " + str(g, "plan_path") + " was rejected: " + str(g, "feedback");
-      emit("gate_rejected", {{"gate_id", str(g, "id")}, {"gate_type", str(g, "gate_type")}, {"feedback", str(g, "feedback")}}, Sym::Fail,
+      msg = str(g, "gate_type") + " gate " + str(g, "id") + " for " + str(g, "plan_path") +
+            " was rejected: " + str(g, "feedback");
+      emit("gate_rejected",
+           {{"gate_id", str(g, "id")}, {"gate_type", str(g, "gate_type")}, {"feedback", str(g, "feedback")}}, Sym::Fail,
            "Halted: " + msg);
-      note("revise and request approval again: yolo request-approval --plan-path " + str(g, "plan_path") + " --gate-type " +
-           str(g, "gate_type"));
+      note("revise and request approval again: yolo request-approval --plan-path " + str(g, "plan_path") +
+           " --gate-type " + str(g, "gate_type"));
     }
     stop(kExecHalted, "halted", "Halted: " + msg);
     return;
@@ -968,7 +1057,8 @@ void Run::schedule() {
   waves::Decision d = waves::next(nodes_, wo);
   if (d.outcome != waves::Outcome::Start && d.outcome != waves::Outcome::Waiting) flush_plans();
   switch (d.outcome) {
-    case waves::Outcome::Waiting: return;
+    case waves::Outcome::Waiting:
+      return;
     case waves::Outcome::Complete: {
       if (!running_.empty()) return;
       waves::Options all = wo;
@@ -990,10 +1080,11 @@ void Run::schedule() {
         stop(kExecHalted, "error", up.error);
         return;
       }
-      log("phase_end", "", {{"status", "complete"}, {"plans", entries_.size()}, {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
+      log("phase_end", "",
+          {{"status", "complete"}, {"plans", entries_.size()}, {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
       emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,
-           "Phase " + phase_.folder + " complete: " + std::to_string(entries_.size()) + "/" + std::to_string(entries_.size()) +
-               " plans");
+           "Phase " + phase_.folder + " complete: " + std::to_string(entries_.size()) + "/" +
+               std::to_string(entries_.size()) + " plans");
       stop(kExecComplete, "complete", "");
       return;
     }
@@ -1002,12 +1093,15 @@ void Run::schedule() {
         if (!frozen_noted_) {
           frozen_noted_ = true;
           emit("frozen", {{"running", running_.size()}}, Sym::Pause,
-               "A gate is open: no new plan starts; waiting for the " + std::to_string(running_.size()) + " running plan(s)");
+               "A gate is open: no new plan starts; waiting for the " + std::to_string(running_.size()) +
+                   " running plan(s)");
         }
         return;
       }
-      if (const json* g = gates::open_gate(doc)) pause_for(*g);
-      else if (doc.contains("approval") && doc["approval"].is_object()) pause_for(doc["approval"]);
+      if (const json* g = gates::open_gate(doc))
+        pause_for(*g);
+      else if (doc.contains("approval") && doc["approval"].is_object())
+        pause_for(doc["approval"]);
       stop(kExecPaused, "paused", "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
       return;
     }
@@ -1019,7 +1113,8 @@ void Run::schedule() {
       stop(kExecHalted, "halted", "Phase " + phase_.folder + " halted: " + d.reason);
       return;
     }
-    case waves::Outcome::Start: break;
+    case waves::Outcome::Start:
+      break;
   }
   long long w = d.wave;
   if (cfg_.wave_approval && w > first_wave_ && !wave_gate_passed_.count(w)) {
@@ -1056,8 +1151,10 @@ void Run::schedule() {
     emit("wave_start", {{"wave", w}, {"total_waves", d.total_waves}, {"plans", ids}}, Sym::Diamond,
          "Wave " + std::to_string(w) + "/" + std::to_string(d.total_waves) + ": " + names);
   }
-  if (executor) start_plans(d.start, w);
-  else mark_ready(d.start);
+  if (executor)
+    start_plans(d.start, w);
+  else
+    mark_ready(d.start);
 }
 
 void Run::mark_ready(const std::vector<size_t>& idx) {
@@ -1109,8 +1206,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     SpawnSpec spec;
     spec.argv = expand_argv(cfg_.executor.argv, vars);
     spec.cwd = root_;
-    spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"YOLO_PLAN_ID", e.id},      {"YOLO_PHASE_DIR", phase_.rel},
-                {"YOLO_PLAN_PATH", e.path},     {"YOLO_WAVE", std::to_string(wave)}, {"YOLO_SUMMARY_PATH", summary_rel_for(root_, e.path)}};
+    spec.env = {{"YOLO_CORRELATION_ID", cid_},       {"YOLO_PLAN_ID", e.id},
+                {"YOLO_PHASE_DIR", phase_.rel},      {"YOLO_PLAN_PATH", e.path},
+                {"YOLO_WAVE", std::to_string(wave)}, {"YOLO_SUMMARY_PATH", summary_rel_for(root_, e.path)}};
     spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
     started_at_[i] = uv_hrtime();
     argv_[i] = spec.argv;
@@ -1118,8 +1216,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     int pid = running_[i]->pid();
     if (pid > 0) spawned[e.id] = executor_record(pid);
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
-    emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}}, Sym::Diamond,
-         "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
+    emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}},
+         Sym::Diamond, "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
   }
   if (!spawned.empty()) {
     // The plans' `running` and who runs them are on disk before anything else happens: a
@@ -1149,7 +1247,8 @@ void Run::end_leftover_executors(const json& doc) {
     const json& r = p["executor"];
     int pid = r.value("pid", 0), pgid = r.value("pgid", 0);
     unsigned long long ticks = r.value("start_ticks", 0ULL);
-    if (pid <= 0 || ticks == 0 || r.value("boot_id", std::string()) != boot || process_start_ticks(pid) != ticks) continue;
+    if (pid <= 0 || ticks == 0 || r.value("boot_id", std::string()) != boot || process_start_ticks(pid) != ticks)
+      continue;
     emit("leftover_executor", {{"plan", str(p, "id")}, {"pid", pid}, {"pgid", pgid}}, Sym::Warn,
          "Plan " + str(p, "id") + ": its executor (pid " + std::to_string(pid) +
              ") from an execute that stopped without cleaning up still runs; ending it before the plan starts again");
@@ -1207,7 +1306,8 @@ void Run::on_done(size_t i, SpawnResult r) {
   if (summary_failed) {
     int high = 0;
     for (const auto& f : findings) high += str(f, "severity") == "high";
-    log("summary_claims_failed", e.plan, {{"plan_id", e.id}, {"summary_path", sp}, {"findings", findings.size()}, {"high", high}});
+    log("summary_claims_failed", e.plan,
+        {{"plan_id", e.id}, {"summary_path", sp}, {"findings", findings.size()}, {"high", high}});
   }
   log("plan_end", e.plan, {{"plan_id", e.id}, {"status", status}, {"elapsed_ms", ms}, {"outcome", r.describe()}});
   json data = {{"plan", e.id}, {"status", status}, {"wave", e.wave}, {"elapsed_ms", ms}};
@@ -1259,8 +1359,9 @@ int Run::run() {
   // One execute per project: a second one would start the same plans again.
   std::string lock_err;
   if (!lock_.acquire(root_, "execute", lock_err))
-    return finish(kExecHalted, "locked", lock_err + "; wait for it to finish, or stop it (kill " +
-                                              (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
+    return finish(kExecHalted, "locked",
+                  lock_err + "; wait for it to finish, or stop it (kill " +
+                      (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
   auto c = load_config_reported(root_);
   if (!c.ok()) return finish(kExecHalted, "error", c.error);
   cfg_ = c.config;
@@ -1298,10 +1399,12 @@ int Run::run() {
   std::string err;
   std::string roadmap = gates::normalize_plan_path(root_, kRoadmap, err);
   if (roadmap.empty()) roadmap = kRoadmap;
-  GateOutcome g = ensure_gate(gates::GateType::Vision, roadmap, "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);
+  GateOutcome g = ensure_gate(gates::GateType::Vision, roadmap,
+                              "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);
   if (g == GateOutcome::Paused)
     return finish(kExecPaused, "paused", "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");
-  if (g == GateOutcome::Halted) return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
+  if (g == GateOutcome::Halted)
+    return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
   auto up = state::update(root_, [&](json& doc, std::string&) {
     execution::mark_step(doc, "step_2c");
     return true;

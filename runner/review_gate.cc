@@ -75,7 +75,8 @@ class GateObserver : public review::LoopObserver {
     if (!pending_loops_.empty()) {
       update_state([&](json& doc) {
         bool changed = false;
-        for (auto& [phase, id, entry] : pending_loops_) changed = review::put_run_loop(doc, phase, id, entry) || changed;
+        for (auto& [phase, id, entry] : pending_loops_)
+          changed = review::put_run_loop(doc, phase, id, entry) || changed;
         return changed;
       });
       pending_loops_.clear();
@@ -105,8 +106,8 @@ class GateObserver : public review::LoopObserver {
   }
 
   void cycle_start(const review::PlanLoopResult& r, int cycle) override {
-    say(out::sym(out::Sym::Diamond) + " Reviewing plan " + out::bold(safe(r.plan_id)) + " (cycle " + std::to_string(cycle) +
-        "/" + std::to_string(r.max_cycles) + ")  " + out::dim(safe(rel(o_.root, r.plan_path))));
+    say(out::sym(out::Sym::Diamond) + " Reviewing plan " + out::bold(safe(r.plan_id)) + " (cycle " +
+        std::to_string(cycle) + "/" + std::to_string(r.max_cycles) + ")  " + out::dim(safe(rel(o_.root, r.plan_path))));
   }
 
   void stage1_done(const review::PlanLoopResult&, const review::CycleResult& c) override {
@@ -114,8 +115,8 @@ class GateObserver : public review::LoopObserver {
         (c.stage1.findings.empty() ? "" : " (" + plural(c.stage1.findings.size(), "finding") + ")"));
     // Say what runs now and how long it may take: an agent call can take minutes.
     if (c.stage1_verdict != Verdict::Reject && !o_.config.reviewer.argv.empty())
-      say("  " + out::sym(out::Sym::Diamond) + " Reviewer " + safe(o_.config.reviewer.argv.front()) + " running (timeout " +
-          std::to_string(o_.config.timeout_for(o_.config.reviewer) / 1000) + " s)…");
+      say("  " + out::sym(out::Sym::Diamond) + " Reviewer " + safe(o_.config.reviewer.argv.front()) +
+          " running (timeout " + std::to_string(o_.config.timeout_for(o_.config.reviewer) / 1000) + " s)…");
   }
 
   void cycle_done(const review::PlanLoopResult& r, const review::CycleResult& c) override {
@@ -126,7 +127,8 @@ class GateObserver : public review::LoopObserver {
         list(c.findings);
         break;
       case Source::Fallback:
-        warn(out::sym(out::Sym::Warn) + " Reviewer agent unavailable — falling back to CLI review for plan " + safe(r.plan_id));
+        warn(out::sym(out::Sym::Warn) + " Reviewer agent unavailable — falling back to CLI review for plan " +
+             safe(r.plan_id));
         warn("  " + out::dim(safe(c.reason)));
         event("review_agent_fallback", r.plan_id, {{"cycle", c.cycle}, {"reason", c.reason}});
         list(c.findings);
@@ -147,8 +149,10 @@ class GateObserver : public review::LoopObserver {
         break;
     }
     if (!c.unparsed.empty()) {
-      warn("  " + out::sym(out::Sym::Warn) + " " + plural(c.unparsed.size(), "finding line") + " of the reviewer could not be read:");
-      for (const auto& u : c.unparsed) warn("      line " + std::to_string(u.line) + ": " + safe(u.text) + out::dim("  (" + safe(u.reason) + ")"));
+      warn("  " + out::sym(out::Sym::Warn) + " " + plural(c.unparsed.size(), "finding line") +
+           " of the reviewer could not be read:");
+      for (const auto& u : c.unparsed)
+        warn("      line " + std::to_string(u.line) + ": " + safe(u.text) + out::dim("  (" + safe(u.reason) + ")"));
     }
     if (!c.escalated.empty()) {
       std::string ids;
@@ -157,8 +161,12 @@ class GateObserver : public review::LoopObserver {
     }
     if (r.loop_entered) {
       event("review_loop_cycle", r.plan_id,
-            {{"cycle", c.cycle}, {"max", r.max_cycles}, {"verdict", to_string(c.verdict)}, {"finding_count", c.findings.size()},
-             {"high", c.high()}, {"source", review::to_string(c.source)}});
+            {{"cycle", c.cycle},
+             {"max", r.max_cycles},
+             {"verdict", to_string(c.verdict)},
+             {"finding_count", c.findings.size()},
+             {"high", c.high()},
+             {"source", review::to_string(c.source)}});
       record_loop(r, false);
     }
   }
@@ -168,8 +176,12 @@ class GateObserver : public review::LoopObserver {
     // The first cycle happened before the loop was known to start.
     const auto& c = r.last();
     event("review_loop_cycle", r.plan_id,
-          {{"cycle", c.cycle}, {"max", r.max_cycles}, {"verdict", to_string(c.verdict)}, {"finding_count", c.findings.size()},
-           {"high", c.high()}, {"source", review::to_string(c.source)}});
+          {{"cycle", c.cycle},
+           {"max", r.max_cycles},
+           {"verdict", to_string(c.verdict)},
+           {"finding_count", c.findings.size()},
+           {"high", c.high()},
+           {"source", review::to_string(c.source)}});
     record_loop(r, false);
   }
 
@@ -180,11 +192,14 @@ class GateObserver : public review::LoopObserver {
 
   void architect_done(const review::PlanLoopResult& r, const review::ArchitectAttempt& a) override {
     snapshots_.invalidate();  // the architect may have rewritten any plan of the phase
-    if (!a.ran) warn("  " + out::sym(out::Sym::Warn) + " Architect unavailable for plan " + safe(r.plan_id) + ": " + safe(a.reason));
+    if (!a.ran)
+      warn("  " + out::sym(out::Sym::Warn) + " Architect unavailable for plan " + safe(r.plan_id) + ": " +
+           safe(a.reason));
     else if (!a.changed)
       warn("  " + out::sym(out::Sym::Warn) + " Architect left plan " + safe(r.plan_id) +
            " unchanged (same content hash) — stopping the loop");
-    else say("  " + out::sym(out::Sym::Ok) + " Plan revised");
+    else
+      say("  " + out::sym(out::Sym::Ok) + " Plan revised");
   }
 
   void plan_end(const review::PlanLoopResult& r) override {
@@ -194,13 +209,16 @@ class GateObserver : public review::LoopObserver {
     }
     if (r.loop_entered)
       event("review_loop_end", r.plan_id,
-            {{"status", r.passed() ? "passed" : "failed"}, {"cycles", r.cycles.size()}, {"verdict", to_string(r.verdict)},
+            {{"status", r.passed() ? "passed" : "failed"},
+             {"cycles", r.cycles.size()},
+             {"verdict", to_string(r.verdict)},
              {"reason", r.stop_reason}});
     const auto& c = r.last();
     event("review_end", r.plan_id,
           {{"verdict", to_string(r.verdict)}, {"source", review::to_string(c.source)}, {"cycles", r.cycles.size()}});
-    std::string line = out::sym(out::sym_for(r.verdict)) + " " + out::bold(safe(r.plan_id)) + ": " + to_string(r.verdict) +
-                       " after " + plural(r.cycles.size(), "cycle") + " (" + review::to_string(c.source) + ")";
+    std::string line = out::sym(out::sym_for(r.verdict)) + " " + out::bold(safe(r.plan_id)) + ": " +
+                       to_string(r.verdict) + " after " + plural(r.cycles.size(), "cycle") + " (" +
+                       review::to_string(c.source) + ")";
     if (!r.passed()) line += " — " + safe(r.stop_reason);
     say(line);
     json j = plan_json(r);
@@ -221,7 +239,10 @@ class GateObserver : public review::LoopObserver {
     for (const auto& h : r.cycles) history.push_back(h.to_json());
     json arch = json::array();
     for (const auto& a : r.architect)
-      arch.push_back({{"after_cycle", a.after_cycle}, {"delta_count", a.delta_count}, {"ran", a.ran}, {"changed", a.changed},
+      arch.push_back({{"after_cycle", a.after_cycle},
+                      {"delta_count", a.delta_count},
+                      {"ran", a.ran},
+                      {"changed", a.changed},
                       {"reason", a.reason}});
     json unparsed = json::array();
     for (const auto& u : c.unparsed) unparsed.push_back({{"line", u.line}, {"text", u.text}, {"reason", u.reason}});
@@ -255,8 +276,10 @@ class GateObserver : public review::LoopObserver {
   }
   void warn(const std::string& s) const {
     if (o_.quiet) return;
-    if (o_.json) out::err(s);
-    else out::line(s);
+    if (o_.json)
+      out::err(s);
+    else
+      out::line(s);
   }
 
   void event(const std::string& type, const std::string& plan_id, json data) {
@@ -300,8 +323,12 @@ class GateObserver : public review::LoopObserver {
     if (!o_.record_state) return;
     pending_loops_.emplace_back(phase_, r.plan_id, r.review_loop_entry(true));
     if (r.hash.empty()) return;  // the plan could not be read: nothing to reconcile against
-    json rec = {{"hash", r.hash},           {"verdict", to_string(r.verdict)}, {"path", j["plan"]},
-                {"reviewed_at", now_iso8601()}, {"source", j["source"]},        {"findings", j["findings"]},
+    json rec = {{"hash", r.hash},
+                {"verdict", to_string(r.verdict)},
+                {"path", j["plan"]},
+                {"reviewed_at", now_iso8601()},
+                {"source", j["source"]},
+                {"findings", j["findings"]},
                 {"loop", r.review_loop_entry(true)}};
     pending_records_[phase_dir_].emplace_back(r.plan_id, std::move(rec));
   }
@@ -316,7 +343,7 @@ class GateObserver : public review::LoopObserver {
   std::string cid_;
   ReviewGateResult& result_;
   PhaseSnapshots& snapshots_;
-  std::vector<std::tuple<long long, std::string, json>> pending_loops_;       // phase, plan id, review_loops entry
+  std::vector<std::tuple<long long, std::string, json>> pending_loops_;  // phase, plan id, review_loops entry
   std::map<stdfs::path, std::vector<std::pair<std::string, json>>> pending_records_;  // phase folder -> (id, record)
   std::vector<json> pending_lines_;
   Clock::time_point last_flush_;
@@ -337,7 +364,8 @@ std::string correlation_id_for(const ReviewGateOptions& o, const json& st) {
 
 }  // namespace
 
-ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<review::PlanTarget>& plans, bool is_phase) {
+ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<review::PlanTarget>& plans,
+                                 bool is_phase) {
   ReviewGateResult res;
   auto snapshot = state::load(o.root);
   auto warn = [&](const std::string& e) {
@@ -378,16 +406,25 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
         std::string v = prev->value("verdict", "reject");
         auto verdict = parse_verdict(v).value_or(Verdict::Reject);
         res.worst = worst(res.worst, verdict);
-        json j = {{"cmd", "review"},     {"type", "plan"},   {"plan_id", id},
-                  {"plan", rel(o.root, t.plan_path.string())}, {"hash", hash},     {"verdict", to_string(verdict)},
-                  {"ok", verdict != Verdict::Reject},          {"source", "unchanged"}, {"skipped", true},
-                  {"stage1", nullptr},   {"findings", prev->value("findings", json::array())}, {"cycles", 0}};
+        json j = {{"cmd", "review"},
+                  {"type", "plan"},
+                  {"plan_id", id},
+                  {"plan", rel(o.root, t.plan_path.string())},
+                  {"hash", hash},
+                  {"verdict", to_string(verdict)},
+                  {"ok", verdict != Verdict::Reject},
+                  {"source", "unchanged"},
+                  {"skipped", true},
+                  {"stage1", nullptr},
+                  {"findings", prev->value("findings", json::array())},
+                  {"cycles", 0}};
         if (o.quiet) {
           // the caller reads plan_lines
         } else if (!o.json)
           out::line(out::sym(out::Sym::Skip) + " " + out::bold(safe(id)) + ": unchanged since its last review (" +
                     to_string(verdict) + ")  " + out::dim(safe(rel(o.root, t.plan_path.string()))));
-        else out::json_line(j);
+        else
+          out::json_line(j);
         res.plan_lines.push_back(j);
         skipped.emplace_back(id, std::move(j));
         continue;
@@ -406,8 +443,11 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   // The phase summary: every plan's outcome, the accumulated findings de-duplicated by id.
   json rows = json::array();
   for (const auto& line : res.plan_lines)
-    rows.push_back({{"plan_id", line["plan_id"]}, {"verdict", line["verdict"]}, {"cycles", line["cycles"]},
-                    {"source", line["source"]}, {"stop_reason", line.value("stop_reason", "")}});
+    rows.push_back({{"plan_id", line["plan_id"]},
+                    {"verdict", line["verdict"]},
+                    {"cycles", line["cycles"]},
+                    {"source", line["source"]},
+                    {"stop_reason", line.value("stop_reason", "")}});
   json acc = res.loops.accumulated_findings();
   for (const auto& [id, line] : skipped)
     for (const auto& f : line["findings"]) {
@@ -415,12 +455,14 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
       g["plan_id"] = id;
       acc.push_back(std::move(g));
     }
-  std::string phase_dir = plans.empty() ? std::string()
-                                        : rel(o.root, (plans.front().phase_dir ? *plans.front().phase_dir
-                                                                               : plans.front().plan_path.parent_path())
-                                                          .string());
-  res.summary = {{"cmd", "review"},   {"type", "phase_summary"}, {"phase_dir", phase_dir}, {"verdict", to_string(res.worst)},
-                 {"halted", res.halted}, {"plans", rows},        {"findings", acc}};
+  std::string phase_dir =
+      plans.empty()
+          ? std::string()
+          : rel(o.root,
+                (plans.front().phase_dir ? *plans.front().phase_dir : plans.front().plan_path.parent_path()).string());
+  res.summary = {
+      {"cmd", "review"},      {"type", "phase_summary"}, {"phase_dir", phase_dir}, {"verdict", to_string(res.worst)},
+      {"halted", res.halted}, {"plans", rows},           {"findings", acc}};
   if (!is_phase) return res;
 
   if (res.halted) {
@@ -447,20 +489,22 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
     std::string l = "  " + out::sym(out::sym_for(v)) + " " + id + std::string(id.size() < 8 ? 8 - id.size() : 1, ' ') +
                     to_string(v) + std::string(13 - std::string(to_string(v)).size(), ' ') +
                     plural(row["cycles"].get<size_t>(), "cycle") + "  " + row["source"].get<std::string>();
-    if (v == Verdict::Reject && !row["stop_reason"].get<std::string>().empty()) l += "  " + out::dim(safe(row["stop_reason"].get<std::string>()));
+    if (v == Verdict::Reject && !row["stop_reason"].get<std::string>().empty())
+      l += "  " + out::dim(safe(row["stop_reason"].get<std::string>()));
     out::line(l);
   }
   size_t rejected = 0;
   for (const auto& row : rows) rejected += row["verdict"] == "reject" ? 1 : 0;
   if (res.halted)
-    out::line(out::sym(out::Sym::Fail) + " Phase halted: " + std::to_string(rejected) + " of " + plural(rows.size(), "plan") +
-              " rejected — no plan of this phase executes");
-  else out::line(out::sym(out::sym_for(res.worst)) + " Phase review passed (" + to_string(res.worst) + ")");
+    out::line(out::sym(out::Sym::Fail) + " Phase halted: " + std::to_string(rejected) + " of " +
+              plural(rows.size(), "plan") + " rejected — no plan of this phase executes");
+  else
+    out::line(out::sym(out::sym_for(res.worst)) + " Phase review passed (" + to_string(res.worst) + ")");
   if (!acc.empty()) {
     out::line("Accumulated findings (" + std::to_string(acc.size()) + ", de-duplicated by id):");
     for (const auto& f : acc)
-      out::line("  " + safe(f.value("plan_id", "")) + " [" + safe(f.value("severity", "")) + "] " + safe(f.value("id", "")) +
-                " — " + safe(f.value("title", "")));
+      out::line("  " + safe(f.value("plan_id", "")) + " [" + safe(f.value("severity", "")) + "] " +
+                safe(f.value("id", "")) + " — " + safe(f.value("title", "")));
   }
   return res;
 }

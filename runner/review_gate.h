@@ -18,13 +18,13 @@ namespace yolo::runner {
 struct ReviewGateOptions {
   std::filesystem::path root;  // the project root (holds .yolo-planning)
   Config config;
-  int max_cycles = 0;          // 0: config review_max_cycles
-  bool json = false;           // JSON lines on stdout; the ⚠/✗ agent lines go to stderr
-  bool changed_only = false;   // skip plans whose hash equals their ledger record's hash
-  bool record_state = true;    // write the ledger / review_loops
-  bool quiet = false;          // print nothing (not even warnings): the caller reads the result
+  int max_cycles = 0;               // 0: config review_max_cycles
+  bool json = false;                // JSON lines on stdout; the ⚠/✗ agent lines go to stderr
+  bool changed_only = false;        // skip plans whose hash equals their ledger record's hash
+  bool record_state = true;         // write the ledger / review_loops
+  bool quiet = false;               // print nothing (not even warnings): the caller reads the result
   PlanCache* plan_cache = nullptr;  // a long-running caller's parsed plans (the watcher's)
-  std::string correlation_id;  // "": $YOLO_CORRELATION_ID, else the state's, else a new one
+  std::string correlation_id;       // "": $YOLO_CORRELATION_ID, else the state's, else a new one
 };
 
 struct ReviewGateResult {
@@ -32,8 +32,8 @@ struct ReviewGateResult {
   std::vector<json> plan_lines;   // one object per plan (reviewed or skipped), as printed with --json
   json summary;                   // the phase summary object (also printed for a phase)
   Verdict worst = Verdict::Approve;
-  bool halted = false;            // some plan ends rejected: no plan of the phase executes
-  int interrupt_signal = 0;       // SIGINT/SIGTERM/SIGHUP stopped an agent
+  bool halted = false;       // some plan ends rejected: no plan of the phase executes
+  int interrupt_signal = 0;  // SIGINT/SIGTERM/SIGHUP stopped an agent
   std::vector<std::string> state_errors;
   int exit_code() const { return yolo::exit_code(worst); }
 };

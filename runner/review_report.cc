@@ -17,9 +17,7 @@ std::string str(const json& j, const char* k) {
 
 int rank(const std::string& severity) { return severity == "high" ? 0 : severity == "medium" ? 1 : 2; }
 
-bool is_reject(const json& l) {
-  return l.is_object() && str(l, "type") == "plan" && str(l, "verdict") == "reject";
-}
+bool is_reject(const json& l) { return l.is_object() && str(l, "type") == "plan" && str(l, "verdict") == "reject"; }
 
 }  // namespace
 
@@ -30,7 +28,8 @@ std::vector<std::string> rejected_plans_report(const json& lines, size_t top) {
     if (!is_reject(l)) continue;
     std::string head = out::sym(out::Sym::Fail) + " " + out::bold(safe(str(l, "plan_id"))) + " rejected";
     if (l.contains("cycles") && l["cycles"].is_number_unsigned() && l["cycles"].get<size_t>() > 0)
-      head += " after " + std::to_string(l["cycles"].get<size_t>()) + " cycle" + (l["cycles"].get<size_t>() == 1 ? "" : "s");
+      head += " after " + std::to_string(l["cycles"].get<size_t>()) + " cycle" +
+              (l["cycles"].get<size_t>() == 1 ? "" : "s");
     if (std::string src = str(l, "source"); !src.empty()) head += " (" + safe(src) + ")";
     if (std::string p = str(l, "plan"); !p.empty()) head += "  " + out::dim(safe(p));
     out.push_back(head);
@@ -70,7 +69,9 @@ std::vector<std::string> rejected_plans_report(const json& lines, size_t top) {
       if (!fix.empty()) s += out::dim("  → " + safe(fix));
       out.push_back(s);
     }
-    if (fs.size() > top) out.push_back(out::dim("    … " + std::to_string(fs.size() - top) + " more (yolo status, yolo review " + safe(str(l, "plan")) + ")"));
+    if (fs.size() > top)
+      out.push_back(out::dim("    … " + std::to_string(fs.size() - top) + " more (yolo status, yolo review " +
+                             safe(str(l, "plan")) + ")"));
   }
   return out;
 }

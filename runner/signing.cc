@@ -109,8 +109,10 @@ std::string verify_approval(const stdfs::path& root, const json& gate) {
   for (auto line : text::lines(who.out)) {
     std::string principal(text::trim(line));
     if (principal.empty()) continue;
-    auto v = run(root, {"ssh-keygen", "-Y", "verify", "-f", allowed.string(), "-I", principal, "-n", ns_for(gate), "-s", sigfile.path},
-                 payload);
+    auto v = run(
+        root,
+        {"ssh-keygen", "-Y", "verify", "-f", allowed.string(), "-I", principal, "-n", ns_for(gate), "-s", sigfile.path},
+        payload);
     if (v.ok()) return {};
   }
   return "its SSH signature does not verify for a " + str(gate, "gate_type") +

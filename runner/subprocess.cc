@@ -30,7 +30,7 @@ struct Supervisor {
   std::mutex mu;  // held around uv_spawn and every sweep: no child of ours is unregistered
   bool enabled = false;
   bool keeper_started = false;
-  std::string env_name;  // YOLO_PROC_<token>
+  std::string env_name;          // YOLO_PROC_<token>
   char keeper_needle[64] = {0};  // "YOLO_PROC_<token>=", for the keeper (no allocation there)
   char temp_dir[4096] = {0};
   bool temp_made = false;
@@ -154,7 +154,9 @@ int keeper_sweep(const char* needle, size_t nlen) {
   while (needle[nlen]) ++nlen;
   for (int round = 0; round < 50; ++round) {
     if (keeper_sweep(needle, nlen) == 0) break;
-    struct timespec ts {0, 20 * 1000 * 1000};
+    struct timespec ts {
+      0, 20 * 1000 * 1000
+    };
     ::nanosleep(&ts, nullptr);
   }
   if (temp_dir[0]) {
@@ -293,7 +295,9 @@ void sweep_orphans() {
   std::lock_guard<std::mutex> lock(s.mu);
   for (int round = 0; round < 10; ++round) {
     if (sweep_orphans_locked() == 0) break;
-    struct timespec ts {0, 5 * 1000 * 1000};
+    struct timespec ts {
+      0, 5 * 1000 * 1000
+    };
     ::nanosleep(&ts, nullptr);
   }
   sweep_orphans_locked();  // reap what died in the last round
@@ -321,7 +325,8 @@ void supervise_children() {
   std::error_code ec;
   auto tmp = std::filesystem::temp_directory_path(ec);
   if (ec) tmp = "/tmp";
-  std::snprintf(s.temp_dir, sizeof s.temp_dir, "%s/yolo-%d-%s", tmp.c_str(), static_cast<int>(::getpid()), token.c_str());
+  std::snprintf(s.temp_dir, sizeof s.temp_dir, "%s/yolo-%d-%s", tmp.c_str(), static_cast<int>(::getpid()),
+                token.c_str());
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   s.enabled = true;
 }
@@ -415,8 +420,9 @@ struct Process::Impl {
     stopping = true;
     result.outcome = why;
     signal_group(SIGTERM);
-    uv_timer_start(&grace, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->signal_group(SIGKILL); },
-                   static_cast<uint64_t>(spec.kill_grace_ms > 0 ? spec.kill_grace_ms : 1), 0);
+    uv_timer_start(
+        &grace, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->signal_group(SIGKILL); },
+        static_cast<uint64_t>(spec.kill_grace_ms > 0 ? spec.kill_grace_ms : 1), 0);
   }
 
   void maybe_finish() {
@@ -451,8 +457,12 @@ struct Process::Impl {
     auto* self = static_cast<Impl*>(s->data);
     bool is_out = s == reinterpret_cast<uv_stream_t*>(&self->out_pipe);
     if (n > 0) {
-      if (is_out) append_capped(self->result.out, self->result.out_total, buf->base, static_cast<size_t>(n), self->spec.output_cap);
-      else append_capped(self->result.err, self->result.err_total, buf->base, static_cast<size_t>(n), self->spec.output_cap);
+      if (is_out)
+        append_capped(self->result.out, self->result.out_total, buf->base, static_cast<size_t>(n),
+                      self->spec.output_cap);
+      else
+        append_capped(self->result.err, self->result.err_total, buf->base, static_cast<size_t>(n),
+                      self->spec.output_cap);
     }
     delete[] buf->base;
     if (n < 0) {
@@ -486,7 +496,8 @@ struct Process::Impl {
       s.live_pids.erase(self->result.pid);
       s.live_seqs.erase(self->seq);
     }
-    if (self->result.outcome != SpawnResult::Outcome::TimedOut && self->result.outcome != SpawnResult::Outcome::Cancelled) {
+    if (self->result.outcome != SpawnResult::Outcome::TimedOut &&
+        self->result.outcome != SpawnResult::Outcome::Cancelled) {
       if (term_signal) {
         self->result.outcome = SpawnResult::Outcome::Signaled;
       } else {
@@ -502,8 +513,9 @@ struct Process::Impl {
     if (self->seq) sweep_orphans();
     if (!self->out_eof || !self->err_eof) {
       uv_timer_stop(&self->grace);
-      uv_timer_start(&self->grace, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->drain_deadline(); },
-                     static_cast<uint64_t>(self->spec.drain_ms > 0 ? self->spec.drain_ms : 1), 0);
+      uv_timer_start(
+          &self->grace, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->drain_deadline(); },
+          static_cast<uint64_t>(self->spec.drain_ms > 0 ? self->spec.drain_ms : 1), 0);
     }
     self->maybe_finish();
   }
@@ -525,14 +537,17 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
     uv_timer_init(loop, &impl->timer);
     impl->timer.data = impl;
     impl->open_handles = 1;
-    uv_timer_start(&impl->timer, [](uv_timer_t* t) {
-      auto* self = static_cast<Impl*>(t->data);
-      if (!self->detached && self->done) {
-        auto cb = std::move(self->done);
-        cb(std::move(self->result));
-      }
-      self->close_handle(reinterpret_cast<uv_handle_t*>(t));
-    }, 0, 0);
+    uv_timer_start(
+        &impl->timer,
+        [](uv_timer_t* t) {
+          auto* self = static_cast<Impl*>(t->data);
+          if (!self->detached && self->done) {
+            auto cb = std::move(self->done);
+            cb(std::move(self->result));
+          }
+          self->close_handle(reinterpret_cast<uv_handle_t*>(t));
+        },
+        0, 0);
     return std::move(handle);
   };
 
@@ -647,8 +662,9 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
     });
   }
   if (impl->spec.timeout_ms > 0)
-    uv_timer_start(&impl->timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->stop(SpawnResult::Outcome::TimedOut); },
-                   static_cast<uint64_t>(impl->spec.timeout_ms), 0);
+    uv_timer_start(
+        &impl->timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->stop(SpawnResult::Outcome::TimedOut); },
+        static_cast<uint64_t>(impl->spec.timeout_ms), 0);
   return handle;
 }
 

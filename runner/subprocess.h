@@ -39,19 +39,19 @@ struct SpawnSpec {
   // at the hook's repository.
   std::vector<std::string> unset_env;
   std::vector<std::pair<std::string, std::string>> env;  // added to / overriding the inherited environment
-  std::string stdin_data;         // written to the child's stdin, which is then closed
-  long long timeout_ms = 30000;   // <= 0: no timeout
-  long long kill_grace_ms = 500;  // SIGTERM -> SIGKILL
-  size_t output_cap = 1 << 20;    // bytes kept per stream (the tail)
-  long long drain_ms = 2000;      // after the child exited: how long its output may still arrive
+  std::string stdin_data;                                // written to the child's stdin, which is then closed
+  long long timeout_ms = 30000;                          // <= 0: no timeout
+  long long kill_grace_ms = 500;                         // SIGTERM -> SIGKILL
+  size_t output_cap = 1 << 20;                           // bytes kept per stream (the tail)
+  long long drain_ms = 2000;                             // after the child exited: how long its output may still arrive
 };
 
 struct SpawnResult {
   enum class Outcome { Exited, Signaled, TimedOut, Cancelled, SpawnFailed };
   Outcome outcome = Outcome::SpawnFailed;
-  int exit_code = -1;    // when Exited
-  int term_signal = 0;   // when Signaled / TimedOut / Cancelled
-  std::string out, err;  // the last output_cap bytes of each stream
+  int exit_code = -1;                   // when Exited
+  int term_signal = 0;                  // when Signaled / TimedOut / Cancelled
+  std::string out, err;                 // the last output_cap bytes of each stream
   size_t out_total = 0, err_total = 0;  // bytes the child wrote
   bool out_truncated() const { return out_total > out.size(); }
   bool err_truncated() const { return err_total > err.size(); }

@@ -42,9 +42,7 @@ namespace stdfs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using watch::PathKind;
 
-double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 std::string fmt_ms(double ms) {
   char b[32];
@@ -85,8 +83,10 @@ class Watcher {
       uv_signal_init(&loop_, s);
       s->data = this;
     }
-    uv_signal_start(&sigint_, [](uv_signal_t* s, int sig) { static_cast<Watcher*>(s->data)->shutdown(sig); }, SIGINT);
-    uv_signal_start(&sigterm_, [](uv_signal_t* s, int sig) { static_cast<Watcher*>(s->data)->shutdown(sig); }, SIGTERM);
+    uv_signal_start(
+        &sigint_, [](uv_signal_t* s, int sig) { static_cast<Watcher*>(s->data)->shutdown(sig); }, SIGINT);
+    uv_signal_start(
+        &sigterm_, [](uv_signal_t* s, int sig) { static_cast<Watcher*>(s->data)->shutdown(sig); }, SIGTERM);
 
     auto t0 = Clock::now();
     dir_watch_ = std::make_unique<DirWatch>(
@@ -105,18 +105,29 @@ class Watcher {
     roadmap_hash_ = hash_file(planning_ / "ROADMAP.md");
     full_rescan_ = true;
     reconcile(/*initial=*/true);
-    emit(out::Sym::Diamond, "watching " + planning_.string() + ": " + std::to_string(dir_watch_->watch_count()) +
-             " folders, " + std::to_string(plan_hash_.size()) + " plans (ready in " + fmt_ms(ms_since(t0)) + ", debounce " +
+    emit(out::Sym::Diamond,
+         "watching " + planning_.string() + ": " + std::to_string(dir_watch_->watch_count()) + " folders, " +
+             std::to_string(plan_hash_.size()) + " plans (ready in " + fmt_ms(ms_since(t0)) + ", debounce " +
              std::to_string(debounce_ms_) + " ms)",
-         {{"event", "ready"}, {"root", o_.root.string()}, {"folders", dir_watch_->watch_count()},
-          {"plans", plan_hash_.size()}, {"ms", ms_since(t0)}, {"debounce_ms", debounce_ms_}, {"pid", ::getpid()}});
+         {{"event", "ready"},
+          {"root", o_.root.string()},
+          {"folders", dir_watch_->watch_count()},
+          {"plans", plan_hash_.size()},
+          {"ms", ms_since(t0)},
+          {"debounce_ms", debounce_ms_},
+          {"pid", ::getpid()}});
     started_ = true;
     start_warming();
     if (o_.drive_execution) consider_execution(/*force=*/true);
 
     uv_run(&loop_, UV_RUN_DEFAULT);
     // Close what is left and let libuv release it.
-    uv_walk(&loop_, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
+    uv_walk(
+        &loop_,
+        [](uv_handle_t* h, void*) {
+          if (!uv_is_closing(h)) uv_close(h, nullptr);
+        },
+        nullptr);
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
     emit(out::Sym::Skip, "watch stopped", {{"event", "stopped"}});
@@ -197,15 +208,18 @@ class Watcher {
     last_rescan_request_ = now;
     rescan_backoff_ms_ = soon ? std::min<long long>(5000, std::max<long long>(100, rescan_backoff_ms_ * 2)) : 0;
     if (!full_rescan_)
-      emit(out::Sym::Warn, "rescanning everything: " + why + (rescan_backoff_ms_ ? " (in " + std::to_string(rescan_backoff_ms_) + " ms)" : ""),
+      emit(out::Sym::Warn,
+           "rescanning everything: " + why +
+               (rescan_backoff_ms_ ? " (in " + std::to_string(rescan_backoff_ms_) + " ms)" : ""),
            {{"event", "rescan"}, {"reason", why}, {"backoff_ms", rescan_backoff_ms_}});
     full_rescan_ = true;
     schedule(rescan_backoff_ms_);
   }
 
   void schedule(long long at_least_ms = 0) {
-    uv_timer_start(&debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); },
-                   static_cast<uint64_t>(std::max<long long>(debounce_ms_, at_least_ms)), 0);
+    uv_timer_start(
+        &debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); },
+        static_cast<uint64_t>(std::max<long long>(debounce_ms_, at_least_ms)), 0);
   }
 
   // The folder git keeps this work tree's state in (.git, or the one a `.git` file names).
@@ -226,9 +240,13 @@ class Watcher {
     stdfs::path g = git_dir();
     if (g.empty()) return {};
     std::error_code ec;
-    for (const auto& [f, what] : std::initializer_list<std::pair<const char*, const char*>>{
-             {"rebase-merge", "a rebase"}, {"rebase-apply", "a rebase or am"}, {"MERGE_HEAD", "a merge"},
-             {"CHERRY_PICK_HEAD", "a cherry-pick"}, {"REVERT_HEAD", "a revert"}, {"index.lock", "a git command (index.lock)"}})
+    for (const auto& [f, what] :
+         std::initializer_list<std::pair<const char*, const char*>>{{"rebase-merge", "a rebase"},
+                                                                    {"rebase-apply", "a rebase or am"},
+                                                                    {"MERGE_HEAD", "a merge"},
+                                                                    {"CHERRY_PICK_HEAD", "a cherry-pick"},
+                                                                    {"REVERT_HEAD", "a revert"},
+                                                                    {"index.lock", "a git command (index.lock)"}})
       if (stdfs::exists(g / f, ec)) {
         // A lock left by a git that crashed does not hold the watcher forever.
         if (std::string_view(f) == "index.lock") {
@@ -252,7 +270,8 @@ class Watcher {
                {{"event", "git_busy"}, {"operation", busy}});
         git_waiting_ = true;
         full_rescan_ = true;
-        uv_timer_start(&debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); }, 200, 0);
+        uv_timer_start(
+            &debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); }, 200, 0);
         return;
       }
       if (git_waiting_) {
@@ -263,8 +282,10 @@ class Watcher {
     if (config_dirty_) {
       config_dirty_ = false;
       auto cfg = load_config_reported(o_.root);
-      if (cfg.ok()) config_ = cfg.config;
-      else emit(out::Sym::Warn, cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
+      if (cfg.ok())
+        config_ = cfg.config;
+      else
+        emit(out::Sym::Warn, cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
     }
     std::map<stdfs::path, std::vector<stdfs::path>> changed;  // phase dir -> changed plans
     bool summaries_changed = false;
@@ -286,8 +307,10 @@ class Watcher {
         // A symlink loop (ELOOP) or a folder we may not read (EACCES) is named and skipped.
         std::error_code dec;
         bool dir = it->is_directory(dec);
-        if (dec) walk_error(it->path(), dec);
-        else if (dir) scan_phase(it->path(), present, changed, summaries_changed);
+        if (dec)
+          walk_error(it->path(), dec);
+        else if (dir)
+          scan_phase(it->path(), present, changed, summaries_changed);
       }
       if (ec && ec != std::errc::no_such_file_or_directory) walk_error(planning_ / "phases", ec);
       forget_missing([&](const stdfs::path& p) { return !present.count(p); }, changed, summaries_changed);
@@ -373,8 +396,10 @@ class Watcher {
     std::error_code ec;
     if (!stdfs::is_regular_file(p, ec)) {
       if (cache.erase(p)) {
-        if (is_plan) changed[p.parent_path()];
-        else summaries_changed = true;
+        if (is_plan)
+          changed[p.parent_path()];
+        else
+          summaries_changed = true;
       }
       return;
     }
@@ -416,8 +441,7 @@ class Watcher {
     std::string().swap(state_bytes_);  // a peak of one state text less while loading
     auto s = state::load(o_.root);
     if (!s.ok()) {
-      if (s.error != last_state_error_)
-        emit(out::Sym::Fail, s.error, {{"event", "state_error"}, {"error", s.error}});
+      if (s.error != last_state_error_) emit(out::Sym::Fail, s.error, {{"event", "state_error"}, {"error", s.error}});
       last_state_error_ = s.error;
       return;
     }
@@ -461,8 +485,7 @@ class Watcher {
              {{"event", "approval_not_counted"}, {"plan_path", p}, {"approved_by", by}, {"reason", st.message}});
         return;  // when driving, execute runs anyway (the state changed): it re-opens the gate and says why
       }
-      emit(out::Sym::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") +
-               (driving() ? " → resuming" : ""),
+      emit(out::Sym::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") + (driving() ? " → resuming" : ""),
            {{"event", "approved"}, {"approved_by", by}});
     }
   }
@@ -543,8 +566,8 @@ class Watcher {
     // The architect rewrites a plan only when asked (--fix or watch.fix): one cycle otherwise,
     // so the file the person just saved is never changed under them.
     if (!fixing()) args.insert(args.end(), {"--max-cycles", "1"});
-    job.proc = Process::start(&loop_, child(args),
-                              [this, phase](SpawnResult r) { on_review_done(phase, std::move(r)); });
+    job.proc =
+        Process::start(&loop_, child(args), [this, phase](SpawnResult r) { on_review_done(phase, std::move(r)); });
   }
 
   void review_here(const stdfs::path& phase, const std::vector<stdfs::path>& plans) {
@@ -638,7 +661,11 @@ class Watcher {
           break;
         }
     emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")" + why,
-         {{"event", "reviewed"}, {"plan_id", id}, {"verdict", verdict}, {"ms", ms}, {"path", j.value("plan", "")},
+         {{"event", "reviewed"},
+          {"plan_id", id},
+          {"verdict", verdict},
+          {"ms", ms},
+          {"path", j.value("plan", "")},
           {"source", j.value("source", "")}});
   }
 
@@ -654,11 +681,11 @@ class Watcher {
     for (const json* j : report.reviews()) announce_review(*j, r.elapsed_ms);
     if (!ok_exit) {
       std::string tail = text::tail_lines(r.err, 5);
-      emit(out::Sym::Fail, "review of " + phase.filename().string() + " failed: " + r.describe() +
-               (tail.empty() ? "" : "\n" + tail),
+      emit(out::Sym::Fail,
+           "review of " + phase.filename().string() + " failed: " + r.describe() + (tail.empty() ? "" : "\n" + tail),
            {{"event", "review_failed"}, {"phase_dir", phase.string()}, {"error", r.describe()}, {"stderr", tail}});
     }
-    load_state(/*announce=*/true);  // the child may have written the run's review_loops
+    load_state(/*announce=*/true);                         // the child may have written the run's review_loops
     load_ledger(review_ledger::path_for(o_.root, phase));  // and recorded the hashes it reviewed
     auto& job = reviews_[phase];
     if (job.rerun) start_review(phase, {job.pending.begin(), job.pending.end()});
@@ -666,16 +693,18 @@ class Watcher {
 
   void request_vision_gate() {
     if (gate_proc_ && gate_proc_->running()) return;
-    gate_proc_ = Process::start(
-        &loop_, child({"request-approval", "--plan-path", (planning_ / "ROADMAP.md").string(), "--gate-type", "vision", "--json"}),
-        [this](SpawnResult r) {
-          if (stopping_) return maybe_finish_shutdown();
-          if (!r.ok())
-            emit(out::Sym::Fail, "vision gate request failed: " + r.describe() + " " +
-                     std::string(text::trim(text::tail_lines(r.err, 3))),
-                 {{"event", "gate_error"}, {"error", r.describe()}});
-          load_state(true);
-        });
+    gate_proc_ = Process::start(&loop_,
+                                child({"request-approval", "--plan-path", (planning_ / "ROADMAP.md").string(),
+                                       "--gate-type", "vision", "--json"}),
+                                [this](SpawnResult r) {
+                                  if (stopping_) return maybe_finish_shutdown();
+                                  if (!r.ok())
+                                    emit(out::Sym::Fail,
+                                         "vision gate request failed: " + r.describe() + " " +
+                                             std::string(text::trim(text::tail_lines(r.err, 3))),
+                                         {{"event", "gate_error"}, {"error", r.describe()}});
+                                  load_state(true);
+                                });
   }
 
   void consider_execution(bool force) {
@@ -700,16 +729,31 @@ class Watcher {
     out::Sym s = out::Sym::Fail;
     if (r.outcome == SpawnResult::Outcome::Exited) {
       switch (r.exit_code) {
-        case 0: what = "phase complete"; s = out::Sym::Ok; break;
-        case 1: what = "run halted or failed"; s = out::Sym::Fail; break;
-        case 3: what = "paused at a gate"; s = out::Sym::Pause; break;
-        case 4: what = "waiting for SUMMARY files"; s = out::Sym::Skip; break;
-        default: what = "execute " + r.describe(); break;
+        case 0:
+          what = "phase complete";
+          s = out::Sym::Ok;
+          break;
+        case 1:
+          what = "run halted or failed";
+          s = out::Sym::Fail;
+          break;
+        case 3:
+          what = "paused at a gate";
+          s = out::Sym::Pause;
+          break;
+        case 4:
+          what = "waiting for SUMMARY files";
+          s = out::Sym::Skip;
+          break;
+        default:
+          what = "execute " + r.describe();
+          break;
       }
     } else {
       what = "execute " + r.describe();
     }
-    std::string tail = r.ok() || r.exit_code == 3 || r.exit_code == 4 ? "" : std::string(text::trim(text::tail_lines(r.err, 5)));
+    std::string tail =
+        r.ok() || r.exit_code == 3 || r.exit_code == 4 ? "" : std::string(text::trim(text::tail_lines(r.err, 5)));
     emit(s, what + " (" + fmt_ms(ms) + ")" + (tail.empty() ? "" : "\n" + tail),
          {{"event", "execute_done"}, {"exit_code", r.exit_code}, {"outcome", what}, {"ms", ms}});
     load_state(/*announce=*/true);
@@ -729,7 +773,8 @@ class Watcher {
     if (exec_proc_ && exec_proc_->running()) exec_proc_->cancel();
     if (gate_proc_ && gate_proc_->running()) gate_proc_->cancel();
     // Children get SIGTERM now and SIGKILL after their grace; never wait past a second.
-    uv_timer_start(&force_exit_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->finish(); }, 900, 0);
+    uv_timer_start(
+        &force_exit_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->finish(); }, 900, 0);
     maybe_finish_shutdown();
   }
 

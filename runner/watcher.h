@@ -12,13 +12,13 @@
 namespace yolo::runner {
 
 struct WatchOptions {
-  std::filesystem::path root;   // the project root (holds .yolo-planning)
-  std::string self_exe;         // the yolo binary to run children with
-  bool json = false;            // JSON lines instead of human lines
-  bool drive_execution = false; // run `yolo execute` as inputs change (execute --watch)
-  int debounce_ms = -1;         // <0: config watch.debounce_ms
-  bool review = true;           // review changed plans
-  bool fix = false;             // --fix: the architect may revise rejected plans (else config watch.fix)
+  std::filesystem::path root;             // the project root (holds .yolo-planning)
+  std::string self_exe;                   // the yolo binary to run children with
+  bool json = false;                      // JSON lines instead of human lines
+  bool drive_execution = false;           // run `yolo execute` as inputs change (execute --watch)
+  int debounce_ms = -1;                   // <0: config watch.debounce_ms
+  bool review = true;                     // review changed plans
+  bool fix = false;                       // --fix: the architect may revise rejected plans (else config watch.fix)
   std::vector<std::string> execute_args;  // extra arguments for each `yolo execute` child (PHASE, --plan, --review)
 };
 

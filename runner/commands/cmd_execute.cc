@@ -65,16 +65,21 @@ const CommandRegistrar reg{Command{
     "(exit 0 complete, 1 halted, 3 paused at a gate, 4 waiting for SUMMARY, 64 usage)",
     [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
-      sub.add_option("PHASE", o->phase, "Phase number or folder name under .yolo-planning/phases (default: the first not complete)");
+      sub.add_option("PHASE", o->phase,
+                     "Phase number or folder name under .yolo-planning/phases (default: the first not complete)");
       sub.add_option("--plan", o->plan, "Only this plan (NN or PHASE-NN); its dependencies must be complete");
-      sub.add_flag("--review", o->review, "Run the review gate (as review_gate: always); review_gate: never still skips it");
+      sub.add_flag("--review", o->review,
+                   "Run the review gate (as review_gate: always); review_gate: never still skips it");
       sub.add_flag("--json", o->json, "JSON lines of events, then a result object");
-      sub.add_flag("--dry-run", o->dry_run, "Show the waves, the dependencies and what would run; run nothing, write nothing");
-      sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
+      sub.add_flag("--dry-run", o->dry_run,
+                   "Show the waves, the dependencies and what would run; run nothing, write nothing");
+      sub.add_option("--repo", o->repo,
+                     "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--watch", o->watch,
                    "Keep running: re-review changed plans, resume when an approval lands, start the next wave when "
                    "SUMMARY files complete one (as `yolo watch --execute`; stop with Ctrl-C)");
-      sub.add_option("--debounce-ms", o->debounce_ms, "With --watch: settle time after a burst of events (default: config watch.debounce_ms, 20)");
+      sub.add_option("--debounce-ms", o->debounce_ms,
+                     "With --watch: settle time after a burst of events (default: config watch.debounce_ms, 20)");
       return [o] { return run(*o); };
     }}};
 

@@ -50,15 +50,20 @@ Config load_cfg(const stdfs::path& root) {
 out::Sym sym_for(gates::Outcome o) {
   using gates::Outcome;
   switch (o) {
-    case Outcome::Cleared: return out::Sym::Ok;
+    case Outcome::Cleared:
+      return out::Sym::Ok;
     case Outcome::Rejected:
-    case Outcome::ApproverFailed: return out::Sym::Fail;
+    case Outcome::ApproverFailed:
+      return out::Sym::Fail;
     case Outcome::Paused:
     case Outcome::Pending:
-    case Outcome::Waiting: return out::Sym::Pause;
-    case Outcome::Retrying: return out::Sym::Diamond;
+    case Outcome::Waiting:
+      return out::Sym::Pause;
+    case Outcome::Retrying:
+      return out::Sym::Diamond;
     case Outcome::NotApplied:
-    case Outcome::Warning: return out::Sym::Warn;
+    case Outcome::Warning:
+      return out::Sym::Warn;
   }
   return out::Sym::Diamond;
 }
@@ -75,8 +80,10 @@ std::string next_step(const gates::Message& m) {
     case Outcome::Waiting:
       return "approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT";
     case Outcome::ApproverFailed:
-      return "`yolo approve " + id + "` retries the approver; `yolo approve " + id + " --override` decides in its place";
-    default: return {};
+      return "`yolo approve " + id + "` retries the approver; `yolo approve " + id +
+             " --override` decides in its place";
+    default:
+      return {};
   }
 }
 
@@ -92,7 +99,8 @@ void tell(const gates::GateRun& r, bool to_stdout = false) {
 int request_approval(const Options& o) {
   const std::string cmd = "request-approval";
   auto type = gates::parse_gate_type(o.gate_type);
-  if (!type) return fail(cmd, o, "--gate-type must be " + gates::gate_type_names() + ", got '" + o.gate_type + "'", kExitUsage);
+  if (!type)
+    return fail(cmd, o, "--gate-type must be " + gates::gate_type_names() + ", got '" + o.gate_type + "'", kExitUsage);
   std::string err;
   auto root = find_project(o.repo, err);
   if (!root) return fail(cmd, o, err);
@@ -112,7 +120,8 @@ int request_approval(const Options& o) {
 json run_json(const std::string& cmd, const gates::GateRun& r) {
   json outcomes = json::array();
   for (const auto& m : r.messages) outcomes.push_back(std::string(gates::to_string(m.kind)));
-  json j = {{"ok", r.ok()}, {"cmd", cmd}, {"gate", r.gate}, {"messages", gates::texts(r.messages)}, {"outcomes", outcomes}};
+  json j = {
+      {"ok", r.ok()}, {"cmd", cmd}, {"gate", r.gate}, {"messages", gates::texts(r.messages)}, {"outcomes", outcomes}};
   j["status"] = r.state.is_object() && r.state.contains("status") ? r.state["status"] : json(nullptr);
   j["run_state"] = std::string(gates::to_string(gates::run_state(r.state)));
   if (!r.ok()) j["error"] = r.error;
@@ -126,9 +135,9 @@ bool refuse_unless_person(const std::string& cmd, const Options& o, int& code) {
   if (p.ok) return false;
   std::string target = o.gate_id.empty() ? std::string() : " " + o.gate_id;
   code = fail(cmd, o,
-              "refused: a gate is " + std::string(cmd == "approve" ? "approved" : "rejected") + " by a person at a terminal, and " +
-                  p.problem + ". Ask the person responsible to run `yolo " + cmd + target +
-                  "` in their own terminal, read what it shows and answer the question.");
+              "refused: a gate is " + std::string(cmd == "approve" ? "approved" : "rejected") +
+                  " by a person at a terminal, and " + p.problem + ". Ask the person responsible to run `yolo " + cmd +
+                  target + "` in their own terminal, read what it shows and answer the question.");
   return true;
 }
 
@@ -147,14 +156,16 @@ json target_gate(const stdfs::path& root, const std::string& gate_id) {
 json show_gate(const stdfs::path& root, const json& g) {
   auto type = gates::parse_gate_type(g.value("gate_type", "vision")).value_or(gates::GateType::Vision);
   json now = gates::coverage(root, type, gates::covered_files(g));
-  out::err(out::sym(out::Sym::Diamond) + " gate " + safe(g.value("id", "")) + " (" + safe(g.value("gate_type", "")) + ") for " +
-           safe(g.value("plan_path", "")) + (g.contains("reason") && g["reason"].is_string() ? ": " + safe(g["reason"].get<std::string>()) : ""));
+  out::err(out::sym(out::Sym::Diamond) + " gate " + safe(g.value("id", "")) + " (" + safe(g.value("gate_type", "")) +
+           ") for " + safe(g.value("plan_path", "")) +
+           (g.contains("reason") && g["reason"].is_string() ? ": " + safe(g["reason"].get<std::string>()) : ""));
   out::err("  project: " + safe(gates::project_id(root)));
   auto snap = state::load(root);
   if (snap.ok() && snap.doc.contains("correlation_id") && snap.doc["correlation_id"].is_string())
     out::err("  run:     " + safe(snap.doc["correlation_id"].get<std::string>()));
   out::err("  covers:");
-  for (auto& [k, v] : now.items()) out::err("    " + safe(k) + "  " + safe(v.is_string() ? v.get<std::string>() : v.dump()));
+  for (auto& [k, v] : now.items())
+    out::err("    " + safe(k) + "  " + safe(v.is_string() ? v.get<std::string>() : v.dump()));
   if (g.contains("covers") && g["covers"].is_object() && g["covers"] != now) {
     out::err(out::sym(out::Sym::Warn) + " changed since the gate opened:");
     for (const auto& c : gates::coverage_changes(g["covers"], now)) out::err("    " + safe(c));
@@ -192,28 +203,35 @@ int approve(const Options& o) {
       auto up = state::update(*root, [&](json& d, std::string&) {
         if (!d.contains("gates") || !d["gates"].is_array()) return false;
         for (auto& g : d["gates"])
-          if (g.value("id", "") == id && g.value("status", "") == "APPROVED" && g.value("seal", "") == r.gate.value("seal", "")) {
+          if (g.value("id", "") == id && g.value("status", "") == "APPROVED" &&
+              g.value("seal", "") == r.gate.value("seal", "")) {
             g["ssh_signature"] = sig;
             return true;
           }
         return false;
       });
-      if (!up.ok()) serr = up.error;
-      else r.gate["ssh_signature"] = sig;
+      if (!up.ok())
+        serr = up.error;
+      else
+        r.gate["ssh_signature"] = sig;
     }
     std::string why = serr.empty() ? verify_approval(*root, r.gate) : serr;
     if (!why.empty()) {
-      r.messages.push_back({gates::Outcome::Warning, "the approval of gate " + id + " is recorded but does not count: " + why, id});
+      r.messages.push_back(
+          {gates::Outcome::Warning, "the approval of gate " + id + " is recorded but does not count: " + why, id});
       approved = false;
     } else {
       r.messages.push_back({gates::Outcome::Cleared,
-                           "gate " + id + " signed with your SSH key (" + allowed_signers_path(*root).filename().string() + " allows it)", id});
+                            "gate " + id + " signed with your SSH key (" +
+                                allowed_signers_path(*root).filename().string() + " allows it)",
+                            id});
     }
   }
   if (o.json) {
     json j = run_json(cmd, r);
     j["ok"] = approved;
-    if (!approved) j["error"] = r.messages.empty() ? "gate " + r.gate.value("id", "") + " is " + status : r.messages.back().text;
+    if (!approved)
+      j["error"] = r.messages.empty() ? "gate " + r.gate.value("id", "") + " is " + status : r.messages.back().text;
     out::json_line(j);
     tell(r);
   } else {
@@ -238,7 +256,8 @@ int reject(const Options& o) {
   }
   auto r = gates::reject_gate(*root, gate_id, by, o.feedback);
   if (!r.ok()) return fail(cmd, o, r.error);
-  if (o.json) out::json_line(run_json(cmd, r));
+  if (o.json)
+    out::json_line(run_json(cmd, r));
   else
     tell(r, /*to_stdout=*/true);
   return kExitOk;
@@ -270,12 +289,14 @@ int list(const Options& o) {
 }
 
 void common(CLI::App& sub, Options& o) {
-  sub.add_option("--repo", o.repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
+  sub.add_option("--repo", o.repo,
+                 "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
   sub.add_flag("--json", o.json, "One JSON document on stdout");
 }
 
 const CommandRegistrar reg_request{Command{
-    "request-approval", "Open a gate (vision by default) and run its approver; prints {\"status\":\"paused\",\"approval\":{...}}",
+    "request-approval",
+    "Open a gate (vision by default) and run its approver; prints {\"status\":\"paused\",\"approval\":{...}}",
     [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
       sub.add_option("--plan-path", o->plan_path, "The file to approve (e.g. .yolo-planning/ROADMAP.md)")->required();
@@ -287,37 +308,35 @@ const CommandRegistrar reg_request{Command{
     }}};
 
 const CommandRegistrar reg_approve{Command{
-    "approve", "Approve the open gate (or GATE_ID); retries an approver that errored",
-    [](CLI::App& sub) {
+    "approve", "Approve the open gate (or GATE_ID); retries an approver that errored", [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
       sub.add_option("GATE_ID", o->gate_id, "The gate (default: the open one)");
       sub.add_option("--by", o->by, "Who approves (default: git user.name, else the OS user)");
-      sub.add_flag("--override", o->override_approver,
-                   "When the gate's command approver failed, approve as a person instead of retrying it (recorded: override)");
+      sub.add_flag(
+          "--override", o->override_approver,
+          "When the gate's command approver failed, approve as a person instead of retrying it (recorded: override)");
       sub.add_flag("--yes", o->yes, "Do not ask for confirmation (a terminal is still needed)");
       common(sub, *o);
       return [o] { return approve(*o); };
     }}};
 
-const CommandRegistrar reg_reject{Command{
-    "reject", "Reject the open gate (or GATE_ID) with feedback; the run halts",
-    [](CLI::App& sub) {
-      auto o = std::make_shared<Options>();
-      sub.add_option("GATE_ID", o->gate_id, "The gate (default: the open one)");
-      sub.add_option("--feedback", o->feedback, "What to change")->required();
-      sub.add_option("--by", o->by, "Who rejects (default: git user.name, else the OS user)");
-      sub.add_flag("--yes", o->yes, "Do not ask for confirmation (a terminal is still needed)");
-      common(sub, *o);
-      return [o] { return reject(*o); };
-    }}};
+const CommandRegistrar reg_reject{
+    Command{"reject", "Reject the open gate (or GATE_ID) with feedback; the run halts", [](CLI::App& sub) {
+              auto o = std::make_shared<Options>();
+              sub.add_option("GATE_ID", o->gate_id, "The gate (default: the open one)");
+              sub.add_option("--feedback", o->feedback, "What to change")->required();
+              sub.add_option("--by", o->by, "Who rejects (default: git user.name, else the OS user)");
+              sub.add_flag("--yes", o->yes, "Do not ask for confirmation (a terminal is still needed)");
+              common(sub, *o);
+              return [o] { return reject(*o); };
+            }}};
 
-const CommandRegistrar reg_gates{Command{
-    "gates", "List the gates of the run (open first in the JSON's open_gates)",
-    [](CLI::App& sub) {
-      auto o = std::make_shared<Options>();
-      common(sub, *o);
-      return [o] { return list(*o); };
-    }}};
+const CommandRegistrar reg_gates{
+    Command{"gates", "List the gates of the run (open first in the JSON's open_gates)", [](CLI::App& sub) {
+              auto o = std::make_shared<Options>();
+              common(sub, *o);
+              return [o] { return list(*o); };
+            }}};
 
 }  // namespace
 }  // namespace yolo::runner

@@ -72,15 +72,16 @@ int run(const Options& o) {
     std::string name = d.filename().string();
     if (!o.phase.empty()) {
       std::string want = stdfs::path(o.phase).filename().string();
-      bool match = name == want || name.starts_with(want + "-") ||
-                   (want.size() == 1 && name.starts_with("0" + want + "-"));
+      bool match =
+          name == want || name.starts_with(want + "-") || (want.size() == 1 && name.starts_with("0" + want + "-"));
       if (!match) continue;
     }
     phases.push_back(load_phase(d));
   }
   if (phases.empty()) {
     out::err(out::sym(out::Sym::Fail) + " graph: " +
-             (o.phase.empty() ? "no phase folders under " + phases_dir.string() : "no phase '" + o.phase + "' under " + phases_dir.string()));
+             (o.phase.empty() ? "no phase folders under " + phases_dir.string()
+                              : "no phase '" + o.phase + "' under " + phases_dir.string()));
     return o.phase.empty() ? kExitFail : kExitUsage;
   }
   std::cout << (o.format == "dot" ? graph::dot(phases) : graph::mermaid(phases));
@@ -88,12 +89,13 @@ int run(const Options& o) {
 }
 
 const CommandRegistrar reg{Command{
-    "graph", "Print the plan graph (phases, waves, dependencies) as Mermaid or Graphviz DOT",
-    [](CLI::App& sub) {
+    "graph", "Print the plan graph (phases, waves, dependencies) as Mermaid or Graphviz DOT", [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
       sub.add_option("PHASE", o->phase, "Phase number or folder name (default: every phase)");
-      sub.add_option("--format", o->format, "mermaid (default) or dot (render: yolo graph --format dot | dot -Tsvg > plans.svg)");
-      sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
+      sub.add_option("--format", o->format,
+                     "mermaid (default) or dot (render: yolo graph --format dot | dot -Tsvg > plans.svg)");
+      sub.add_option("--repo", o->repo,
+                     "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       return [o] { return run(*o); };
     }}};
 

@@ -9,65 +9,64 @@
 namespace yolo::runner {
 namespace {
 
-const CommandRegistrar help_cmd{{
-    "help", "Show the commands, or one command's options (yolo help COMMAND)",
-    [](CLI::App& sub) -> std::function<int()> {
-      auto name = std::make_shared<std::vector<std::string>>();
-      sub.add_option("COMMAND", *name, "A command (and a subcommand: yolo help hooks install)");
-      CLI::App* app = &sub;
-      return [name, app]() {
-        CLI::App* root = app->get_parent();
-        auto cmds = describe_commands(*root);
-        if (name->empty()) {
-          std::cout << commands_overview(cmds);
-          return kExitOk;
-        }
-        CLI::App* target = root;
-        for (const auto& n : *name) {
-          CLI::App* next = nullptr;
-          try {
-            next = target->get_subcommand(n);
-          } catch (const CLI::OptionNotFound&) {
-          }
-          if (!next) {
-            std::string near = suggest_command(n, target == root ? cmds : describe_commands(*target));
-            out::err("yolo: unknown command '" + n + "'" + (near.empty() ? "" : ". Did you mean '" + near + "'?"));
-            out::err("Next: `yolo help` lists the commands");
-            return kExitUsage;
-          }
-          target = next;
-        }
-        std::cout << target->help();
-        return kExitOk;
-      };
-    }}};
+const CommandRegistrar help_cmd{
+    {"help", "Show the commands, or one command's options (yolo help COMMAND)",
+     [](CLI::App& sub) -> std::function<int()> {
+       auto name = std::make_shared<std::vector<std::string>>();
+       sub.add_option("COMMAND", *name, "A command (and a subcommand: yolo help hooks install)");
+       CLI::App* app = &sub;
+       return [name, app]() {
+         CLI::App* root = app->get_parent();
+         auto cmds = describe_commands(*root);
+         if (name->empty()) {
+           std::cout << commands_overview(cmds);
+           return kExitOk;
+         }
+         CLI::App* target = root;
+         for (const auto& n : *name) {
+           CLI::App* next = nullptr;
+           try {
+             next = target->get_subcommand(n);
+           } catch (const CLI::OptionNotFound&) {
+           }
+           if (!next) {
+             std::string near = suggest_command(n, target == root ? cmds : describe_commands(*target));
+             out::err("yolo: unknown command '" + n + "'" + (near.empty() ? "" : ". Did you mean '" + near + "'?"));
+             out::err("Next: `yolo help` lists the commands");
+             return kExitUsage;
+           }
+           target = next;
+         }
+         std::cout << target->help();
+         return kExitOk;
+       };
+     }}};
 
-const CommandRegistrar completion_cmd{{
-    "completion", "Print a shell completion script: yolo completion bash|zsh|fish",
-    [](CLI::App& sub) -> std::function<int()> {
-      auto shell = std::make_shared<std::string>();
-      sub.add_option("SHELL", *shell, "bash, zsh or fish")->required();
-      CLI::App* app = &sub;
-      return [shell, app]() {
-        std::string s = completion_script(*shell, describe_commands(*app->get_parent()));
-        if (s.empty()) {
-          out::err("yolo completion: unknown shell '" + *shell + "' (bash, zsh or fish)");
-          return kExitUsage;
-        }
-        std::cout << s;
-        return kExitOk;
-      };
-    }}};
+const CommandRegistrar completion_cmd{
+    {"completion", "Print a shell completion script: yolo completion bash|zsh|fish",
+     [](CLI::App& sub) -> std::function<int()> {
+       auto shell = std::make_shared<std::string>();
+       sub.add_option("SHELL", *shell, "bash, zsh or fish")->required();
+       CLI::App* app = &sub;
+       return [shell, app]() {
+         std::string s = completion_script(*shell, describe_commands(*app->get_parent()));
+         if (s.empty()) {
+           out::err("yolo completion: unknown shell '" + *shell + "' (bash, zsh or fish)");
+           return kExitUsage;
+         }
+         std::cout << s;
+         return kExitOk;
+       };
+     }}};
 
-const CommandRegistrar man_cmd{{
-    "man", "Print the man page (roff); `cmake --install` installs it as yolo.1",
-    [](CLI::App& sub) -> std::function<int()> {
-      CLI::App* app = &sub;
-      return [app]() {
-        std::cout << man_page(describe_commands(*app->get_parent()), YOLO_VERSION);
-        return kExitOk;
-      };
-    }}};
+const CommandRegistrar man_cmd{{"man", "Print the man page (roff); `cmake --install` installs it as yolo.1",
+                                [](CLI::App& sub) -> std::function<int()> {
+                                  CLI::App* app = &sub;
+                                  return [app]() {
+                                    std::cout << man_page(describe_commands(*app->get_parent()), YOLO_VERSION);
+                                    return kExitOk;
+                                  };
+                                }}};
 
 }  // namespace
 }  // namespace yolo::runner

@@ -147,10 +147,13 @@ std::string hook_script(const std::string& name, const std::string& exe) {
        "}\n";
   if (name == std::string("pre-commit")) {
     s += "if [ -z \"$yolo_bin\" ]; then\n"
-         "  if git diff --cached --name-only --diff-filter=ACMR 2>/dev/null | grep -qE '(^|/)\\.yolo-planning/(.*/)?([^/]*-)?PLAN\\.md$'; then\n"
-         "    echo \"yolo hooks: a plan is staged but yolo is not at \"" + quote_sh(exe) +
+         "  if git diff --cached --name-only --diff-filter=ACMR 2>/dev/null | grep -qE "
+         "'(^|/)\\.yolo-planning/(.*/)?([^/]*-)?PLAN\\.md$'; then\n"
+         "    echo \"yolo hooks: a plan is staged but yolo is not at \"" +
+         quote_sh(exe) +
          "\" nor on PATH, so its review cannot run.\" >&2\n"
-         "    echo \"  fix: put yolo back on PATH and run 'yolo hooks install --force', or remove these hooks with 'yolo hooks uninstall' (git commit --no-verify skips them once)\" >&2\n"
+         "    echo \"  fix: put yolo back on PATH and run 'yolo hooks install --force', or remove these hooks with "
+         "'yolo hooks uninstall' (git commit --no-verify skips them once)\" >&2\n"
          "    exit 1\n"
          "  fi\n"
          "else\n"
@@ -208,7 +211,8 @@ int install(const stdfs::path& cwd, bool force, bool json_out) {
     installed.push_back({{"hook", name}, {"path", hook.string()}, {"action", action}});
     if (!json_out) out::line(out::sym(out::Sym::Ok) + " " + hook.string() + " " + action);
   }
-  if (json_out) out::json_line({{"ok", true}, {"cmd", "hooks install"}, {"hooks_dir", dir->string()}, {"hooks", installed}});
+  if (json_out)
+    out::json_line({{"ok", true}, {"cmd", "hooks install"}, {"hooks_dir", dir->string()}, {"hooks", installed}});
   return kExitOk;
 }
 
@@ -240,8 +244,10 @@ int uninstall(const stdfs::path& cwd, bool json_out) {
     removed.push_back({{"hook", name}, {"action", action}});
     if (!json_out) out::line(out::sym(out::Sym::Ok) + " " + hook.string() + " " + action);
   }
-  if (json_out) out::json_line({{"ok", true}, {"cmd", "hooks uninstall"}, {"hooks", removed}});
-  else if (removed.empty()) out::line(out::sym(out::Sym::Skip) + " no yolo hooks installed in " + dir->string());
+  if (json_out)
+    out::json_line({{"ok", true}, {"cmd", "hooks uninstall"}, {"hooks", removed}});
+  else if (removed.empty())
+    out::line(out::sym(out::Sym::Skip) + " no yolo hooks installed in " + dir->string());
   return kExitOk;
 }
 
@@ -269,7 +275,8 @@ std::vector<std::string> finding_lines(const std::string& review_out) {
   std::string l;
   while (std::getline(in, l)) {
     json j = json::parse(l, nullptr, false);
-    if (!j.is_object() || j.value("type", "") != "plan" || !j.contains("findings") || !j["findings"].is_array()) continue;
+    if (!j.is_object() || j.value("type", "") != "plan" || !j.contains("findings") || !j["findings"].is_array())
+      continue;
     for (const auto& f : j["findings"]) {
       if (!f.is_object()) continue;
       std::string what = f.value("title", "");
@@ -304,15 +311,17 @@ int pre_commit(const std::vector<std::string>& files) {
         std::string f = d.out.substr(start, z == std::string::npos ? std::string::npos : z - start);
         start = z == std::string::npos ? d.out.size() : z + 1;
         if (!f.empty())
-          out::err(out::sym(out::Sym::Warn) + " " + text::sanitize_for_terminal(f) +
-                   " has unstaged changes: the review reads the file as it is now, not the staged version (git add it)");
+          out::err(
+              out::sym(out::Sym::Warn) + " " + text::sanitize_for_terminal(f) +
+              " has unstaged changes: the review reads the file as it is now, not the staged version (git add it)");
       }
     }
   }
   const std::string exe = self_exe();
   int worst = 0;
   // Say what takes the time: a reviewer agent may take minutes per plan.
-  if (!plans.empty()) out::err(out::sym(out::Sym::Diamond) + " yolo: reviewing " + std::to_string(plans.size()) + " staged plan(s)…");
+  if (!plans.empty())
+    out::err(out::sym(out::Sym::Diamond) + " yolo: reviewing " + std::to_string(plans.size()) + " staged plan(s)…");
   for (const auto& p : plans) {
     auto root = fs::find_project_root(p.parent_path());
     if (!root) continue;  // a PLAN.md outside any yolo project
@@ -320,7 +329,8 @@ int pre_commit(const std::vector<std::string>& files) {
     // commit would keep the staged, rejected text while the rewrite passed the review).
     auto r = run_yolo_child(*root, {exe, "review", p.string(), "--json", "--max-cycles", "1"});
     if (r.outcome == SpawnResult::Outcome::Exited && r.exit_code == 1) {
-      out::err(out::sym(out::Sym::Fail) + " " + text::sanitize_for_terminal(p.string()) + " was rejected by the review gate");
+      out::err(out::sym(out::Sym::Fail) + " " + text::sanitize_for_terminal(p.string()) +
+               " was rejected by the review gate");
       auto why = finding_lines(r.out);
       for (size_t i = 0; i < why.size() && i < 10; ++i) out::err("    " + text::sanitize_for_terminal(why[i]));
       if (why.size() > 10) out::err("    ... and " + std::to_string(why.size() - 10) + " more");
@@ -354,13 +364,16 @@ int re_review() {
   // agents run only when a person approved that config (the vision gate covers it);
   // otherwise the hook runs Stage 1 alone (no agent, nothing recorded).
   bool agents = true;
-  if (auto cfg = load_config(*root); cfg.ok() && (!cfg.config.reviewer.argv.empty() || !cfg.config.architect.argv.empty())) {
+  if (auto cfg = load_config(*root);
+      cfg.ok() && (!cfg.config.reviewer.argv.empty() || !cfg.config.architect.argv.empty())) {
     auto snap = state::load(*root);
-    agents = snap.ok() &&
-             gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(*root)).counts();
+    agents = snap.ok() && gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md",
+                                                 gates::now_of(*root))
+                              .counts();
     if (!agents)
       out::err(out::sym(out::Sym::Warn) +
-               " the reviewer/architect in .yolo-planning/config.json are not covered by an approved vision gate: the hook runs "
+               " the reviewer/architect in .yolo-planning/config.json are not covered by an approved vision gate: the "
+               "hook runs "
                "no agent, only Stage 1 (`yolo execute` asks a person to approve the config)");
   }
   // Quiet (issue 16): nothing when no plan changed, one line otherwise. The hook's output
@@ -399,10 +412,12 @@ int re_review() {
     std::string list;
     for (size_t i = 0; i < outcomes.size() && i < 6; ++i) list += (i ? ", " : "") + outcomes[i];
     if (outcomes.size() > 6) list += ", +" + std::to_string(outcomes.size() - 6) + " more";
-    out::err(out::sym(rejected ? out::Sym::Fail : out::Sym::Ok) + " yolo: re-reviewed " + std::to_string(outcomes.size()) +
-             " changed plan(s): " + list + (rejected ? "  (`yolo status` shows why)" : ""));
+    out::err(out::sym(rejected ? out::Sym::Fail : out::Sym::Ok) + " yolo: re-reviewed " +
+             std::to_string(outcomes.size()) + " changed plan(s): " + list +
+             (rejected ? "  (`yolo status` shows why)" : ""));
   }
-  for (const auto& f : failures) out::err(out::sym(out::Sym::Warn) + " yolo: review of " + text::sanitize_for_terminal(f));
+  for (const auto& f : failures)
+    out::err(out::sym(out::Sym::Warn) + " yolo: review of " + text::sanitize_for_terminal(f));
   return kExitOk;
 }
 

@@ -31,11 +31,16 @@ json agent_templates() {
   return {
       {"claude",
        {{"about", "Claude Code in print mode (claude -p)"},
-        {"reviewer", {{"command", {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}"}}, {"timeout_ms", 600000}}},
-        {"architect",
-         {{"command", {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}", "--permission-mode", "acceptEdits"}},
+        {"reviewer",
+         {{"command", {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}"}},
           {"timeout_ms", 600000}}},
-        {"executor", {{"command", {"claude", "-p", kExecPrompt, "--permission-mode", "acceptEdits"}}, {"timeout_ms", 3600000}}}}},
+        {"architect",
+         {{"command",
+           {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}", "--permission-mode",
+            "acceptEdits"}},
+          {"timeout_ms", 600000}}},
+        {"executor",
+         {{"command", {"claude", "-p", kExecPrompt, "--permission-mode", "acceptEdits"}}, {"timeout_ms", 3600000}}}}},
       {"codex",
        {{"about", "OpenAI Codex CLI (codex exec)"},
         {"reviewer", {{"command", {"codex", "exec", "{prompt}"}}, {"timeout_ms", 600000}}},
@@ -48,24 +53,29 @@ json agent_templates() {
         {"executor", {{"command", {"gemini", "--yolo", "-p", kExecPrompt}}, {"timeout_ms", 3600000}}}}},
       {"aider",
        {{"about", "aider (--message runs one instruction and exits)"},
-        {"reviewer", {{"command", {"aider", "--message", "{prompt}", "--no-auto-commits", "--yes-always", "{plan_path}"}}, {"timeout_ms", 600000}}},
-        {"architect", {{"command", {"aider", "--message", "{prompt}", "--no-auto-commits", "--yes-always", "{plan_path}"}}, {"timeout_ms", 600000}}},
+        {"reviewer",
+         {{"command", {"aider", "--message", "{prompt}", "--no-auto-commits", "--yes-always", "{plan_path}"}},
+          {"timeout_ms", 600000}}},
+        {"architect",
+         {{"command", {"aider", "--message", "{prompt}", "--no-auto-commits", "--yes-always", "{plan_path}"}},
+          {"timeout_ms", 600000}}},
         {"executor", {{"command", {"aider", "--message", kExecPrompt, "--yes-always"}}, {"timeout_ms", 3600000}}}}},
   };
 }
 
 json initial_config(const std::string& agent) {
-  json c = {{"_comment",
-             "yolo settings (README: Configuration). To use an agent CLI, copy the reviewer, architect and executor of one "
-             "entry of _agent_templates to the top level (or run `yolo init --agent NAME` in a new project). Keys starting "
-             "with '_' are ignored by yolo."},
-            {"review_gate", "always"},
-            {"review_max_cycles", 3},
-            {"summary_checks", "strict"},
-            {"max_parallel", 2},
-            {"reviewer_required", false},
-            {"approvers", {{"vision", "manual"}, {"wave", "manual"}, {"default", "manual"}}},
-            {"_agent_templates", agent_templates()}};
+  json c = {
+      {"_comment",
+       "yolo settings (README: Configuration). To use an agent CLI, copy the reviewer, architect and executor of one "
+       "entry of _agent_templates to the top level (or run `yolo init --agent NAME` in a new project). Keys starting "
+       "with '_' are ignored by yolo."},
+      {"review_gate", "always"},
+      {"review_max_cycles", 3},
+      {"summary_checks", "strict"},
+      {"max_parallel", 2},
+      {"reviewer_required", false},
+      {"approvers", {{"vision", "manual"}, {"wave", "manual"}, {"default", "manual"}}},
+      {"_agent_templates", agent_templates()}};
   if (!agent.empty()) {
     const json& t = c["_agent_templates"][agent];
     for (const char* role : {"reviewer", "architect", "executor"}) c[role] = t[role];
@@ -158,18 +168,22 @@ int run(const Options& o) {
   }
   bool git = stdfs::exists(dir / ".git", ec);
   if (o.json) {
-    out::json_line({{"ok", true}, {"cmd", "init"}, {"root", dir.string()}, {"written", written}, {"kept", kept}, {"git", git}});
+    out::json_line(
+        {{"ok", true}, {"cmd", "init"}, {"root", dir.string()}, {"written", written}, {"kept", kept}, {"git", git}});
     return kExitOk;
   }
   for (const auto& w : written) out::line(out::sym(out::Sym::Ok) + " wrote " + w.get<std::string>());
   for (const auto& k : kept) out::line(out::sym(out::Sym::Skip) + " kept " + k.get<std::string>() + " (exists)");
-  if (!git) out::line(out::sym(out::Sym::Warn) + " not a git repository: the SUMMARY gate checks commits (run `git init`)");
+  if (!git)
+    out::line(out::sym(out::Sym::Warn) + " not a git repository: the SUMMARY gate checks commits (run `git init`)");
   if (o.agent.empty())
-    out::line(out::sym(out::Sym::Skip) + " no agents configured: reviews use Stage 1 only, execute waits for SUMMARY files. "
+    out::line(out::sym(out::Sym::Skip) +
+              " no agents configured: reviews use Stage 1 only, execute waits for SUMMARY files. "
               "Templates for claude, codex, gemini and aider are in config.json under _agent_templates");
   out::line("Commit .yolo-planning/config.json, ROADMAP.md, .gitignore and phases/; the rest is local to your run.");
-  out::line("Next: edit .yolo-planning/ROADMAP.md and phases/01-first-phase/01-PLAN.md, then `yolo review-plan "
-            ".yolo-planning/phases/01-first-phase/01-PLAN.md` and `yolo execute`");
+  out::line(
+      "Next: edit .yolo-planning/ROADMAP.md and phases/01-first-phase/01-PLAN.md, then `yolo review-plan "
+      ".yolo-planning/phases/01-first-phase/01-PLAN.md` and `yolo execute`");
   return kExitOk;
 }
 
@@ -178,7 +192,8 @@ const CommandRegistrar reg{Command{
     [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
       sub.add_option("DIR", o->dir, "Project folder (default: the current folder)");
-      sub.add_option("--agent", o->agent, "Configure reviewer, architect and executor for claude, codex, gemini or aider");
+      sub.add_option("--agent", o->agent,
+                     "Configure reviewer, architect and executor for claude, codex, gemini or aider");
       sub.add_flag("--force", o->force, "Add the missing files to an existing .yolo-planning (never overwrites)");
       sub.add_flag("--json", o->json, "One JSON line on stdout");
       return [o] { return run(*o); };

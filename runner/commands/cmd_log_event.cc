@@ -62,7 +62,8 @@ int run(const Options& o) {
     w.reason = "no .yolo-planning folder here or above";
   } else {
     json config = read_json_file(*root / ".yolo-planning" / "config.json");
-    if (const char* cid = std::getenv("YOLO_CORRELATION_ID"); cid && *cid) e.correlation_id = cid;
+    if (const char* cid = std::getenv("YOLO_CORRELATION_ID"); cid && *cid)
+      e.correlation_id = cid;
     else {
       json state = read_json_file(*root / ".yolo-planning" / ".execution-state.json");
       if (state.is_object() && state.contains("correlation_id") && state["correlation_id"].is_string())
@@ -71,22 +72,24 @@ int run(const Options& o) {
     w = events::log(*root, config, e);
   }
   delta["written"] = w.written;
-  if (w.written) delta["event_id"] = w.event_id;
-  else delta["reason"] = w.reason;
+  if (w.written)
+    delta["event_id"] = w.event_id;
+  else
+    delta["reason"] = w.reason;
   out::json_line({{"ok", true}, {"cmd", "log-event"}, {"delta", delta}});
   return w.written ? kExitOk : 3;
 }
 
-const CommandRegistrar reg{Command{
-    "log-event", "Append an event to .yolo-planning/.events/event-log.jsonl (exit 0 written, 3 not)",
-    [](CLI::App& sub) {
-      auto o = std::make_shared<Options>();
-      sub.add_option("TYPE", o->type, "Event type")->required();
-      sub.add_option("PHASE", o->phase, "Phase number")->required();
-      sub.add_option("ARGS", o->rest, "[PLAN] [key=value ...]");
-      sub.add_flag("--json", o->json, "Accepted for uniformity: the output is always JSON");
-      return [o] { return run(*o); };
-    }}};
+const CommandRegistrar reg{
+    Command{"log-event", "Append an event to .yolo-planning/.events/event-log.jsonl (exit 0 written, 3 not)",
+            [](CLI::App& sub) {
+              auto o = std::make_shared<Options>();
+              sub.add_option("TYPE", o->type, "Event type")->required();
+              sub.add_option("PHASE", o->phase, "Phase number")->required();
+              sub.add_option("ARGS", o->rest, "[PLAN] [key=value ...]");
+              sub.add_flag("--json", o->json, "Accepted for uniformity: the output is always JSON");
+              return [o] { return run(*o); };
+            }}};
 
 }  // namespace
 }  // namespace yolo::runner

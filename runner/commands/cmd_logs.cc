@@ -33,13 +33,16 @@ struct LogFile {
 std::vector<LogFile> all_logs(const stdfs::path& root) {
   std::vector<LogFile> out;
   std::error_code ec;
-  for (auto ph = stdfs::directory_iterator(logs_dir(root), ec); !ec && ph != stdfs::directory_iterator(); ph.increment(ec)) {
+  for (auto ph = stdfs::directory_iterator(logs_dir(root), ec); !ec && ph != stdfs::directory_iterator();
+       ph.increment(ec)) {
     if (!ph->is_directory(ec)) continue;
     std::error_code ec2;
-    for (auto pl = stdfs::directory_iterator(ph->path(), ec2); !ec2 && pl != stdfs::directory_iterator(); pl.increment(ec2)) {
+    for (auto pl = stdfs::directory_iterator(ph->path(), ec2); !ec2 && pl != stdfs::directory_iterator();
+         pl.increment(ec2)) {
       if (!pl->is_directory(ec2)) continue;
       std::error_code ec3;
-      for (auto f = stdfs::directory_iterator(pl->path(), ec3); !ec3 && f != stdfs::directory_iterator(); f.increment(ec3)) {
+      for (auto f = stdfs::directory_iterator(pl->path(), ec3); !ec3 && f != stdfs::directory_iterator();
+           f.increment(ec3)) {
         std::string name = f->path().filename().string();
         if (!name.ends_with(".log")) continue;
         LogFile l;
@@ -73,7 +76,8 @@ bool plan_matches(const std::string& want, const LogFile& l) {
         while (part.size() > 1 && part[0] == '0') part.erase(0, 1);
         out += (out.empty() ? "" : "-") + part;
         part.clear();
-      } else part += c;
+      } else
+        part += c;
     }
     return out;
   };
@@ -137,10 +141,12 @@ const CommandRegistrar reg{Command{
     "logs", "Show what the agents and the executor printed for a plan, per cycle and attempt (yolo logs PLAN)",
     [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
-      sub.add_option("PLAN", o->plan, "Plan id (01-02), number (02) or PLAN file; without it, the plans that have logs");
+      sub.add_option("PLAN", o->plan,
+                     "Plan id (01-02), number (02) or PLAN file; without it, the plans that have logs");
       sub.add_option("--role", o->role, "Only reviewer, architect or executor");
       sub.add_flag("--last", o->last, "Only the newest log");
-      sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
+      sub.add_option("--repo", o->repo,
+                     "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       return [o] { return run(*o); };
     }}};
 

@@ -40,8 +40,7 @@ int run(const Options& o) {
 }
 
 const CommandRegistrar reg{Command{
-    "mcp", "MCP server over stdio (JSON-RPC): gates, approvals, plan review and status for agents",
-    [](CLI::App& sub) {
+    "mcp", "MCP server over stdio (JSON-RPC): gates, approvals, plan review and status for agents", [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
       sub.add_option("--repo", o->repo, "The project (folder holding .yolo-planning/); default: the current folder");
       sub.add_option("--max-message-bytes", o->max_message_bytes, "Longest accepted message line (default 4 MiB)")

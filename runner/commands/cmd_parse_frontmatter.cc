@@ -28,18 +28,19 @@ int run(const std::string& file) {
     out::json_line(j);
     return kExitFail;
   }
-  out::json_line({{"ok", true}, {"cmd", "parse-frontmatter"}, {"frontmatter", fm.data}, {"has_frontmatter", fm.has_frontmatter}});
+  out::json_line(
+      {{"ok", true}, {"cmd", "parse-frontmatter"}, {"frontmatter", fm.data}, {"has_frontmatter", fm.has_frontmatter}});
   return kExitOk;
 }
 
-const CommandRegistrar reg{Command{"parse-frontmatter", "Print a Markdown file's YAML frontmatter as JSON",
-                                   [](CLI::App& sub) {
-                                     auto file = std::make_shared<std::string>();
-                                     sub.add_option("FILE", *file, "Markdown file")->required();
-                                     auto as_json = std::make_shared<bool>(false);
-                                     sub.add_flag("--json", *as_json, "Accepted for uniformity: the output is always JSON");
-                                     return [file, as_json] { return run(*file); };
-                                   }}};
+const CommandRegistrar reg{
+    Command{"parse-frontmatter", "Print a Markdown file's YAML frontmatter as JSON", [](CLI::App& sub) {
+              auto file = std::make_shared<std::string>();
+              sub.add_option("FILE", *file, "Markdown file")->required();
+              auto as_json = std::make_shared<bool>(false);
+              sub.add_flag("--json", *as_json, "Accepted for uniformity: the output is always JSON");
+              return [file, as_json] { return run(*file); };
+            }}};
 
 }  // namespace
 }  // namespace yolo::runner

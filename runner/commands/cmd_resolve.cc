@@ -57,9 +57,12 @@ int run_model(const ModelOptions& o) {
   }
   json r;
   if (!one(o.args[0], r)) return kExitFail;
-  if (o.with_cost) out::json_line(r);
-  else if (o.json) out::json_line({{"model", r}});
-  else out::line(r.get<std::string>());
+  if (o.with_cost)
+    out::json_line(r);
+  else if (o.json)
+    out::json_line({{"model", r}});
+  else
+    out::line(r.get<std::string>());
   return kExitOk;
 }
 
@@ -77,31 +80,35 @@ int run_turns(const TurnsOptions& o) {
     out::err("resolve-turns: " + t.error);
     return kExitFail;
   }
-  if (o.json) out::json_line({{"agent", o.agent}, {"turns", t.turns}});
-  else out::line(std::to_string(t.turns));
+  if (o.json)
+    out::json_line({{"agent", o.agent}, {"turns", t.turns}});
+  else
+    out::line(std::to_string(t.turns));
   return kExitOk;
 }
 
-const CommandRegistrar model_reg{Command{
-    "resolve-model", "Print the model (opus, sonnet, haiku) for an agent",
-    [](CLI::App& sub) {
-      auto o = std::make_shared<ModelOptions>();
-      sub.add_option("AGENT CONFIG PROFILES", o->args, "AGENT CONFIG PROFILES (CONFIG PROFILES with --all)")->expected(2, 3);
-      sub.add_flag("--with-cost", o->with_cost, "Print {\"model\", \"cost_weight\"}");
-      sub.add_flag("--all", o->all, "Print {agent: model} for all nine agents");
-      sub.add_flag("--json", o->json, "Print {\"model\"} instead of the bare name (--with-cost and --all always print JSON)");
-      return [o] { return run_model(*o); };
-    }}};
+const CommandRegistrar model_reg{
+    Command{"resolve-model", "Print the model (opus, sonnet, haiku) for an agent", [](CLI::App& sub) {
+              auto o = std::make_shared<ModelOptions>();
+              sub.add_option("AGENT CONFIG PROFILES", o->args, "AGENT CONFIG PROFILES (CONFIG PROFILES with --all)")
+                  ->expected(2, 3);
+              sub.add_flag("--with-cost", o->with_cost, "Print {\"model\", \"cost_weight\"}");
+              sub.add_flag("--all", o->all, "Print {agent: model} for all nine agents");
+              sub.add_flag("--json", o->json,
+                           "Print {\"model\"} instead of the bare name (--with-cost and --all always print JSON)");
+              return [o] { return run_model(*o); };
+            }}};
 
-const CommandRegistrar turns_reg{Command{"resolve-turns", "Print the turn budget for an agent",
-                                         [](CLI::App& sub) {
-                                           auto o = std::make_shared<TurnsOptions>();
-                                           sub.add_option("AGENT", o->agent, "lead, dev, qa, scout, debugger, architect, docs, researcher or reviewer")->required();
-                                           sub.add_option("CONFIG", o->config, "config.json (missing or malformed: the defaults)")->required();
-                                           sub.add_option("EFFORT", o->effort, "thorough|balanced|fast|turbo (or high|medium|low)");
-                                           sub.add_flag("--json", o->json, "Print {\"agent\", \"turns\"} instead of the bare number");
-                                           return [o] { return run_turns(*o); };
-                                         }}};
+const CommandRegistrar turns_reg{Command{
+    "resolve-turns", "Print the turn budget for an agent", [](CLI::App& sub) {
+      auto o = std::make_shared<TurnsOptions>();
+      sub.add_option("AGENT", o->agent, "lead, dev, qa, scout, debugger, architect, docs, researcher or reviewer")
+          ->required();
+      sub.add_option("CONFIG", o->config, "config.json (missing or malformed: the defaults)")->required();
+      sub.add_option("EFFORT", o->effort, "thorough|balanced|fast|turbo (or high|medium|low)");
+      sub.add_flag("--json", o->json, "Print {\"agent\", \"turns\"} instead of the bare number");
+      return [o] { return run_turns(*o); };
+    }}};
 
 }  // namespace
 }  // namespace yolo::runner

@@ -40,16 +40,21 @@ int run(const Options& o) {
     for (const auto& dir : o.phases) {
       std::error_code ec;
       if (!stdfs::is_directory(dir, ec)) {
-        json e = {{"ok", false}, {"cmd", "review-plan"}, {"verdict", "reject"}, {"error", "phase folder not found: " + dir}};
-        if (human) out::line(out::sym(out::Sym::Fail) + " phase folder not found: " + text::sanitize_for_terminal(dir));
-        else out::json_line(e);
+        json e = {
+            {"ok", false}, {"cmd", "review-plan"}, {"verdict", "reject"}, {"error", "phase folder not found: " + dir}};
+        if (human)
+          out::line(out::sym(out::Sym::Fail) + " phase folder not found: " + text::sanitize_for_terminal(dir));
+        else
+          out::json_line(e);
         worst_v = Verdict::Reject;
         continue;
       }
       for (const auto& r : review_phase(dir, options_for(dir))) {
         worst_v = worst(worst_v, r.verdict());
-        if (human) out::line(render::structural_review(r));
-        else out::json_line(r.to_json());
+        if (human)
+          out::line(render::structural_review(r));
+        else
+          out::json_line(r.to_json());
       }
     }
     return exit_code(worst_v);
@@ -61,8 +66,10 @@ int run(const Options& o) {
   std::optional<stdfs::path> phase;
   if (!o.phase_dir.empty()) phase = o.phase_dir;
   StructuralReview r = review_plan_file(o.plan, phase, options_for(phase ? *phase : stdfs::path(o.plan)));
-  if (human) out::line(render::structural_review(r));
-  else out::json_line(r.to_json());
+  if (human)
+    out::line(render::structural_review(r));
+  else
+    out::json_line(r.to_json());
   return exit_code(r.verdict());
 }
 

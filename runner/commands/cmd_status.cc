@@ -28,14 +28,16 @@ int run(const Options& o) {
   json s = execution_status(*root, StatusOptions{o.records});
   if (!s.value("ok", false)) {
     if (o.json) out::json_line(s);
-    out::err(out::sym(out::Sym::Fail) + " status: " +
-             text::sanitize_for_terminal(s.value("error", std::string("cannot read the state"))));
+    out::err(out::sym(out::Sym::Fail) +
+             " status: " + text::sanitize_for_terminal(s.value("error", std::string("cannot read the state"))));
     return kExitFail;
   }
   if (!o.json) report_config_warnings(load_config(*root));  // unknown keys are worth knowing here too
   s["project"] = project_overview(*root);
-  if (o.json) out::json_line(s);
-  else out::line(render_status(s));
+  if (o.json)
+    out::json_line(s);
+  else
+    out::line(render_status(s));
   return kExitOk;
 }
 
@@ -43,7 +45,8 @@ const CommandRegistrar reg{Command{
     "status", "Phase, waves, plans, reviews and gates of the current run (a table; --json for machines)",
     [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
-      sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
+      sub.add_option("--repo", o->repo,
+                     "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--json", o->json, "One JSON document on stdout");
       sub.add_flag("--records,--all", o->records,
                    "Every review record of every phase (default: the run's phase; the other ledgers are only named)");

@@ -116,8 +116,10 @@ std::string known_schemas() {
 
 // One usage problem (unknown schema or stage): exit 64.
 int usage_error(const Options& o, const std::string& message) {
-  if (o.json) out::json_line({{"ok", false}, {"cmd", "validate"}, {"error", message}});
-  else out::err("validate: " + safe(message));
+  if (o.json)
+    out::json_line({{"ok", false}, {"cmd", "validate"}, {"error", message}});
+  else
+    out::err("validate: " + safe(message));
   return kExitUsage;
 }
 
@@ -139,8 +141,10 @@ bool validate_one(const Options& o, const std::string& file) {
     result["ok"] = false;
     result["valid"] = false;
     result["error"] = l.error;
-    if (o.json) out::json_line(result);
-    else out::line(out::sym(out::Sym::Fail) + " " + safe(l.error));
+    if (o.json)
+      out::json_line(result);
+    else
+      out::line(out::sym(out::Sym::Fail) + " " + safe(l.error));
     return false;
   }
   std::string schema_name = o.schema;
@@ -150,13 +154,15 @@ bool validate_one(const Options& o, const std::string& file) {
   if (schema_name.empty()) {
     records::SchemaChoice c = records::detect_schema(file, l.doc);
     if (c.schema.empty()) {
-      std::string msg = "cannot detect the kind of " + file + " (" + c.reason +
-                        "); pass --schema NAME (see yolo validate --list)";
+      std::string msg =
+          "cannot detect the kind of " + file + " (" + c.reason + "); pass --schema NAME (see yolo validate --list)";
       result["ok"] = false;
       result["valid"] = false;
       result["error"] = msg;
-      if (o.json) out::json_line(result);
-      else out::line(out::sym(out::Sym::Fail) + " " + safe(msg));
+      if (o.json)
+        out::json_line(result);
+      else
+        out::line(out::sym(out::Sym::Fail) + " " + safe(msg));
       return false;
     }
     schema_name = c.schema;
@@ -243,14 +249,15 @@ int run_stage(const Options& o, const std::string& stage) {
       out::line("  " + out::sym(out::Sym::Ok) + " " + safe(r.source) + ": " + r.kind);
     } else {
       out::line("  " + out::sym(out::Sym::Fail) + " " + safe(r.source) + ": " + r.kind + ", " +
-                std::to_string(r.errors.size()) +
-                (r.errors.size() == 1 ? " error" : " errors"));
+                std::to_string(r.errors.size()) + (r.errors.size() == 1 ? " error" : " errors"));
       print_error_lines(r.errors, "      ", docs[r.source]);
     }
   }
   for (const auto& m : g.missing) out::line("  " + out::sym(out::Sym::Fail) + " Missing required: " + safe(m));
-  if (valid) out::line(out::sym(out::Sym::Ok) + " " + g.stage + " gate passed: " + action);
-  else out::line(out::sym(out::Sym::Fail) + " " + g.stage + " gate failed: " + action);
+  if (valid)
+    out::line(out::sym(out::Sym::Ok) + " " + g.stage + " gate passed: " + action);
+  else
+    out::line(out::sym(out::Sym::Fail) + " " + g.stage + " gate failed: " + action);
   return valid ? kExitOk : kExitFail;
 }
 
@@ -261,7 +268,9 @@ int run(const Options& o) {
   if (o.files.empty()) return usage_error(o, "give a FILE to validate (or --list)");
   if (!o.stage.empty()) {
     auto stage = records::stage_name(o.stage);
-    if (!stage) return usage_error(o, "unknown stage '" + o.stage + "' (known: PLAN, REVIEW, DISRUPT, IMPLEMENT, TEST, VALIDATE, LEARN)");
+    if (!stage)
+      return usage_error(
+          o, "unknown stage '" + o.stage + "' (known: PLAN, REVIEW, DISRUPT, IMPLEMENT, TEST, VALIDATE, LEARN)");
     if (!o.schema.empty()) return usage_error(o, "--stage and --schema cannot be combined");
     return run_stage(o, *stage);
   }
@@ -276,7 +285,8 @@ const CommandRegistrar reg{Command{
       auto o = std::make_shared<Options>();
       sub.add_option("FILES", o->files, "JSON files, or Markdown files (their frontmatter is validated)");
       sub.add_option("--schema", o->schema, "Schema name (default: detected from the file name or content)");
-      sub.add_option("--stage", o->stage, "Apply a stage's quality gate (PLAN REVIEW DISRUPT IMPLEMENT TEST VALIDATE LEARN)");
+      sub.add_option("--stage", o->stage,
+                     "Apply a stage's quality gate (PLAN REVIEW DISRUPT IMPLEMENT TEST VALIDATE LEARN)");
       sub.add_flag("--list", o->list, "Print the names of the embedded schemas");
       sub.add_flag("--json", o->json, "Machine-readable output: one JSON line per file (or one for the gate)");
       return [o] { return run(*o); };

@@ -40,7 +40,9 @@ int verify(const Options& o) {
     return kExitFail;
   }
   json failures = json::array(), passed = json::array();
-  auto fail = [&](const std::string& what, const std::string& why) { failures.push_back({{"what", what}, {"problem", why}}); };
+  auto fail = [&](const std::string& what, const std::string& why) {
+    failures.push_back({{"what", what}, {"problem", why}});
+  };
   auto pass = [&](const std::string& what) { passed.push_back(what); };
 
   // Approvals and gates.
@@ -61,17 +63,20 @@ int verify(const Options& o) {
       bool is_latest = latest[str(g, "gate_type") + "\n" + str(g, "plan_path")] == &g;
       // An older approval whose content changed since is history (a newer gate followed);
       // its seal and binding must still hold.
-      bool only_content = st.check == gates::ApprovalCheck::Stale && seal::valid(g) && str(g, "project") == now.project &&
-                          str(g, "run") == str(doc, "correlation_id");
-      if (st.counts() || (!is_latest && only_content)) pass(what + " approved by " + str(g, "approved_by"));
-      else fail(what, st.message);
+      bool only_content = st.check == gates::ApprovalCheck::Stale && seal::valid(g) &&
+                          str(g, "project") == now.project && str(g, "run") == str(doc, "correlation_id");
+      if (st.counts() || (!is_latest && only_content))
+        pass(what + " approved by " + str(g, "approved_by"));
+      else
+        fail(what, st.message);
       approved_seals[str(g, "id")] = str(g, "seal");
     }
   // An approved object with no sealed gate behind it.
   if (doc.contains("approval") && doc["approval"].is_object() && doc["approval"].value("approved", false)) {
     std::string gid = str(doc["approval"], "gate_id");
     if (gid.empty() || !approved_seals.count(gid))
-      fail("approval", "approval.approved is true but no approved, sealed gate" + (gid.empty() ? std::string() : " " + gid) + " backs it");
+      fail("approval", "approval.approved is true but no approved, sealed gate" +
+                           (gid.empty() ? std::string() : " " + gid) + " backs it");
   }
 
   // The audit log: an unbroken chain that records every approval.
@@ -89,7 +94,8 @@ int verify(const Options& o) {
     else if (it->second != seal)
       fail("audit log", "the approval of gate " + id + " differs from the one the audit log recorded");
   }
-  if (log.exists && log.problems.empty()) pass("audit log: " + std::to_string(log.entries.size()) + " entries, chain intact");
+  if (log.exists && log.problems.empty())
+    pass("audit log: " + std::to_string(log.entries.size()) + " entries, chain intact");
 
   // Review records.
   std::error_code ec;
@@ -105,9 +111,11 @@ int verify(const Options& o) {
     }
     if (!r.doc.contains("reviews") || !r.doc["reviews"].is_object()) continue;
     for (auto& [id, rec] : r.doc["reviews"].items()) {
-      if (review_ledger::trusted(*root, f, id, rec)) ++records;
+      if (review_ledger::trusted(*root, f, id, rec))
+        ++records;
       else
-        fail("review record " + id + " in " + n, "no valid seal: not made by yolo's review in this project (edited, copied or older)");
+        fail("review record " + id + " in " + n,
+             "no valid seal: not made by yolo's review in this project (edited, copied or older)");
     }
   }
   if (records) pass(std::to_string(records) + " review record(s) sealed by yolo");
@@ -116,15 +124,18 @@ int verify(const Options& o) {
   if (o.json) {
     out::json_line({{"ok", ok}, {"cmd", "verify"}, {"failures", failures}, {"passed", passed}});
   } else {
-    for (const auto& p : passed) out::line(out::sym(out::Sym::Ok) + " " + text::sanitize_for_terminal(p.get<std::string>()));
+    for (const auto& p : passed)
+      out::line(out::sym(out::Sym::Ok) + " " + text::sanitize_for_terminal(p.get<std::string>()));
     for (const auto& f : failures)
       out::line(out::sym(out::Sym::Fail) + " " + text::sanitize_for_terminal(f["what"].get<std::string>()) + ": " +
                 text::sanitize_for_terminal(f["problem"].get<std::string>()));
-    if (ok) out::line(out::sym(out::Sym::Ok) + " verify: every approval, gate transition and review record checks out");
+    if (ok)
+      out::line(out::sym(out::Sym::Ok) + " verify: every approval, gate transition and review record checks out");
     else
-      out::line(out::sym(out::Sym::Fail) + " verify: " + std::to_string(failures.size()) +
-                " problem(s); an approval that does not count is made again by a person (`yolo execute` re-opens its gate), "
-                "a review record that does not count is reviewed again (`yolo review`)");
+      out::line(
+          out::sym(out::Sym::Fail) + " verify: " + std::to_string(failures.size()) +
+          " problem(s); an approval that does not count is made again by a person (`yolo execute` re-opens its gate), "
+          "a review record that does not count is reviewed again (`yolo review`)");
   }
   return ok ? kExitOk : kExitFail;
 }
@@ -133,7 +144,8 @@ const CommandRegistrar reg_verify{Command{
     "verify", "Re-check offline every approval, gate transition (audit log) and review record; exit 1 on any failure",
     [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
-      sub.add_option("--repo", o->repo, "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
+      sub.add_option("--repo", o->repo,
+                     "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--json", o->json, "One JSON document on stdout");
       return [o] { return verify(*o); };
     }}};

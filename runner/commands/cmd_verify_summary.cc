@@ -36,8 +36,8 @@ std::string safe(const std::string& s) { return text::sanitize_for_terminal(s); 
 
 std::string render(const SummaryVerdict& v) {
   VerifyVerdict vv = v.verdict();
-  std::string s = out::sym(sym_for(vv)) + " " + out::bold(safe(v.plan_id.empty() ? v.summary_path : v.plan_id)) +
-                  "  " + to_string(vv) + "  " + out::dim(safe(v.summary_path) + " (" + to_string(v.mode) + ")");
+  std::string s = out::sym(sym_for(vv)) + " " + out::bold(safe(v.plan_id.empty() ? v.summary_path : v.plan_id)) + "  " +
+                  to_string(vv) + "  " + out::dim(safe(v.summary_path) + " (" + to_string(v.mode) + ")");
   for (const auto& c : v.review.checks) {
     out::Sym cs = c.status == "fail" ? out::Sym::Fail : c.status == "warn" ? out::Sym::Warn : out::Sym::Ok;
     s += "\n  " + out::sym(cs) + " " + safe(c.name);
@@ -62,8 +62,10 @@ stdfs::path project_root_for(const stdfs::path& summary) {
 int run(const Options& o) {
   bool human = o.human || (!o.json && out::stdout_is_tty());
   auto usage_error = [&](const std::string& msg) {
-    if (human) out::err(out::sym(out::Sym::Fail) + " verify-summary: " + safe(msg));
-    else out::json_line({{"ok", false}, {"cmd", "verify-summary"}, {"verdict", "fail"}, {"error", msg}});
+    if (human)
+      out::err(out::sym(out::Sym::Fail) + " verify-summary: " + safe(msg));
+    else
+      out::json_line({{"ok", false}, {"cmd", "verify-summary"}, {"verdict", "fail"}, {"error", msg}});
     return kExitUsage;
   };
   if (o.summary.empty()) return usage_error("give a SUMMARY file");
@@ -94,7 +96,8 @@ int run(const Options& o) {
   if (!o.plan.empty()) plan = o.plan;
   GitCli git(root, cfg.config.command_timeout_ms > 0 ? cfg.config.command_timeout_ms : 10000);
   SummaryVerdict v = verify_summary(o.summary, plan, root, *mode, &git);
-  if (human) out::line(render(v));
+  if (human)
+    out::line(render(v));
   else {
     json j = v.to_json();
     j["root"] = root.string();
@@ -112,7 +115,8 @@ const CommandRegistrar reg{Command{
       sub.add_option("SUMMARY", o->summary, "The SUMMARY.md file")->required();
       sub.add_option("PLAN", o->plan, "Its PLAN.md (default: the PLAN beside the SUMMARY)");
       sub.add_option("--mode", o->mode, "strict | structural | off (default: config summary_checks, else strict)");
-      sub.add_option("--root", o->root, "Project root (default: the folder holding .yolo-planning, else the git top level)");
+      sub.add_option("--root", o->root,
+                     "Project root (default: the folder holding .yolo-planning, else the git top level)");
       sub.add_flag("--human", o->human, "Readable report with ✓ ⚠ ✗ (default on a TTY)");
       sub.add_flag("--json", o->json, "JSON even on a TTY");
       return [o] { return run(*o); };

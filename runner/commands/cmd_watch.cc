@@ -46,7 +46,8 @@ const CommandRegistrar reg{Command{
       sub.add_flag("--fix", o->fix,
                    "Let the architect revise rejected plans (default off: a plan you just saved is never rewritten; "
                    "config watch.fix turns it on too)");
-      sub.add_option("--debounce-ms", o->debounce_ms, "Settle time after a burst of events (default: config watch.debounce_ms, 20)");
+      sub.add_option("--debounce-ms", o->debounce_ms,
+                     "Settle time after a burst of events (default: config watch.debounce_ms, 20)");
       return [o] { return run(*o); };
     }}};
 
