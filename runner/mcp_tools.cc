@@ -178,7 +178,7 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
     if (snap.ok())
       target =
           arg(args, "gate_id").empty() ? gates::open_gate(snap.doc) : gates::find_gate(snap.doc, arg(args, "gate_id"));
-    bool vision_target = target && field(*target, "gate_type") == "vision";
+    bool vision_target = target && str(*target, "gate_type") == "vision";
     allowed =
         snap.ok() && !vision_target &&
         gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(ctx.root))
