@@ -93,6 +93,8 @@ struct Project {
     stdfs::create_directory_symlink(outside.path(), dir / "link");
   }
   RunResult yolo(const std::vector<std::string>& args) const { return run_yolo(args, dir.path()); }
+  // approve/reject are a person's: at a terminal (a real pty), answering yes.
+  RunResult person(const std::vector<std::string>& args) const { return run_yolo_tty(args, dir.path()); }
 };
 
 // The absolute spelling was refused, the relative one through a link was accepted.
@@ -170,7 +172,7 @@ TEST(GateOutcomes, TheSymbolFollowsTheKindNotTheWords) {
   std::string line = r.err.substr(at, r.err.find('\n', at) - at);
   EXPECT_EQ(line.find("yolo "), std::string::npos) << line;
   EXPECT_NE(r.err.find("yolo approve security-1"), std::string::npos) << r.err;
-  auto a = p.yolo({"approve", "--json", "--by", "alice"});  // a person decides the pending gate
+  auto a = p.person({"approve", "--json", "--by", "alice"});  // a person decides the pending gate
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.json_out()["outcomes"], json::array({"cleared"})) << a.out;
 }
@@ -180,7 +182,7 @@ TEST(GateOutcomes, TheSymbolFollowsTheKindNotTheWords) {
 TEST(ApprovalKey, ReadOnlyCommandsNeverCreateIt) {
   Project p;
   ASSERT_EQ(p.yolo({"request-approval", "--plan-path", kRoadmap}).exit_code, 0);
-  ASSERT_EQ(p.yolo({"approve", "--by", "alice"}).exit_code, 0);  // sealed with this process's test key
+  ASSERT_EQ(p.person({"approve", "--by", "alice"}).exit_code, 0);  // sealed with this process's test key
   TempDir home;
   stdfs::path key = home / "approval.key";
   auto with_key = [&](std::vector<std::string> args) {
@@ -197,7 +199,7 @@ TEST(ApprovalKey, ReadOnlyCommandsNeverCreateIt) {
   EXPECT_EQ(with_key({"status", "--json"}).json_out()["approval_counts"], false);
   // Approving is what makes it.
   ASSERT_EQ(with_key({"request-approval", "--plan-path", kRoadmap, "--gate-type", "security"}).exit_code, 0);
-  auto a = with_key({"approve", "--by", "bob"});
+  auto a = run_yolo_tty({"approve", "--by", "bob"}, p.dir.path(), {"YOLO_APPROVAL_KEY_FILE=" + key.string()});
   EXPECT_EQ(a.exit_code, 0) << a.err;
   EXPECT_TRUE(stdfs::exists(key));
 }
@@ -221,9 +223,9 @@ std::vector<std::string> logged_events(const stdfs::path& root) {
 TEST(AuditTrail, GateTransitionsAreLoggedWithTheEventLogOffAndTheReadmeSaysSo) {
   Project p;
   ASSERT_EQ(p.yolo({"request-approval", "--plan-path", kRoadmap}).exit_code, 0);
-  ASSERT_EQ(p.yolo({"approve", "--by", "alice"}).exit_code, 0);
+  ASSERT_EQ(p.person({"approve", "--by", "alice"}).exit_code, 0);
   ASSERT_EQ(p.yolo({"request-approval", "--plan-path", kRoadmap, "--gate-type", "security"}).exit_code, 0);
-  ASSERT_EQ(p.yolo({"reject", "--feedback", "no", "--by", "alice"}).exit_code, 0);
+  ASSERT_EQ(p.person({"reject", "--feedback", "no", "--by", "alice"}).exit_code, 0);
   EXPECT_EQ(p.yolo({"log-event", "plan_start", "1"}).exit_code, 3);
   EXPECT_EQ(logged_events(p.dir.path()),
             (std::vector<std::string>{"gate_frozen", "gate_resumed", "gate_frozen", "gate_rejected"}));
