@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "protocol/gates.h"
+#include "protocol/overview.h"
 #include "protocol/json_field.h"
 #include "protocol/review_ledger.h"
 #include "protocol/run_loops.h"
@@ -227,6 +228,7 @@ json execution_status(const std::filesystem::path& root, const StatusOptions& op
     s["approval_counts"] = st.counts();
     if (!st.counts()) s["approval_problem"] = st.message;
   }
+  s["project"] = project_overview(root);  // the whole project: `yolo status` and MCP alike
   s["exists"] = snap.exists;
   if (!snap.exists) {
     s["status"] = nullptr;

@@ -1,6 +1,5 @@
 // yolo status [--json] [--repo DIR]: phase, waves, each plan's state and review, the
 // approval and the open gates, from .yolo-planning/.execution-state.json.
-#include "protocol/overview.h"
 #include "protocol/status.h"
 #include "protocol/text.h"
 #include "runner/command.h"
@@ -33,7 +32,6 @@ int run(const Options& o) {
     return kExitFail;
   }
   if (!o.json) report_config_warnings(load_config(*root));  // unknown keys are worth knowing here too
-  s["project"] = project_overview(*root);
   if (o.json)
     out::json_line(s);
   else

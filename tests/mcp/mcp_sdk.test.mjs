@@ -271,6 +271,10 @@ describe('yolo mcp with the MCP TypeScript SDK client', () => {
   test('with mcp_can_approve approved by a person, approve records approved_by mcp:<client name>', async () => {
     // The vision gate covers the config: the person approves ROADMAP.md and mcp_can_approve together.
     const visionId = readState(root).gates[0].id;
+    // The agent wrote mcp_can_approve after the gate opened: the first approve shows the change
+    // and approves nothing; the person approves again once they have read it.
+    assert.throws(() => atTerminal(['approve', visionId, '--by', 'alice'], root));
+    assert.equal(readState(root).gates[0].status, 'OPEN');
     atTerminal(['approve', visionId, '--by', 'alice'], root);
     assert.equal(readState(root).gates[0].status, 'APPROVED');
     const req = await client.callTool({
