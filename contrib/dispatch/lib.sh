@@ -66,10 +66,13 @@ dispatch_print_handle() {
     "$(json_escape "$1")" "$(json_escape "$2")" "$(json_escape "$3")" "$4"
 }
 
-# dispatch_show ARGV...: a command as a shell would need it typed (what --dry-run prints).
+# dispatch_show ARGV...: a command as a shell would need it typed (what --dry-run prints):
+# plain words as they are, others in single quotes.
 dispatch_show() {
-  local out= a
-  for a in "$@"; do out+="${out:+ }$(printf '%q' "$a")"; done
+  local out= a q="'" re='^[][A-Za-z0-9_./=:,+@%{}^-]+$'
+  for a in "$@"; do
+    if [[ $a =~ $re ]]; then out+="${out:+ }$a"; else out+="${out:+ }'${a//$q/$q\\$q$q}'"; fi
+  done
   printf '%s\n' "$out"
 }
 
