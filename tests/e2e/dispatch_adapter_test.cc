@@ -29,7 +29,8 @@ using test::RunResult;
 using test::TempDir;
 
 std::string dump(const RunResult& r) {
-  return "exit " + std::to_string(r.exit_code) + "\nstdout: " + r.out.substr(0, 3000) + "\nstderr: " + r.err.substr(0, 3000);
+  return "exit " + std::to_string(r.exit_code) + "\nstdout: " + r.out.substr(0, 3000) +
+         "\nstderr: " + r.err.substr(0, 3000);
 }
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -51,9 +52,7 @@ RunResult git(const std::vector<std::string>& args, const stdfs::path& cwd) {
 bool has_branch(const stdfs::path& bare, const std::string& branch) {
   return git({"rev-parse", "--verify", "--quiet", "refs/heads/" + branch}, bare).exit_code == 0;
 }
-std::string show(const stdfs::path& bare, const std::string& spec) {
-  return git({"show", spec}, bare).out;
-}
+std::string show(const stdfs::path& bare, const std::string& spec) { return git({"show", spec}, bare).out; }
 
 // A project's remote: a bare repository whose main holds agents/exec, the executor the jobs
 // run. `agents/exec MODE ARG...`: "fail" exits 1, "nothing" commits nothing, "sleep N" sleeps
@@ -131,10 +130,12 @@ TEST(DispatchAdapterTest, TheJobNameIsDeterministicAndAValidName) {
   };
   std::string a = name("run-1", "01-02", "1");
   EXPECT_EQ(a, name("run-1", "01-02", "1"));
-  EXPECT_EQ(a, trim(run_program({adapter("kubernetes"), "name", "--plan-id=01-02", "--correlation-id=run-1",
-                                 "--attempt=1"}).out));
-  EXPECT_EQ(a, trim(run_program({adapter("github-actions"), "name", "--plan-id", "01-02", "--correlation-id",
-                                 "run-1", "--attempt", "1"}).out));
+  EXPECT_EQ(
+      a, trim(run_program({adapter("kubernetes"), "name", "--plan-id=01-02", "--correlation-id=run-1", "--attempt=1"})
+                  .out));
+  EXPECT_EQ(a, trim(run_program({adapter("github-actions"), "name", "--plan-id", "01-02", "--correlation-id", "run-1",
+                                 "--attempt", "1"})
+                        .out));
   std::set<std::string> all{a, name("run-1", "01-02", "2"), name("run-2", "01-02", "1"), name("run-1", "01-03", "1")};
   EXPECT_EQ(all.size(), 4u) << "attempt, run and plan each change the name";
   // Odd plan ids still give a valid Kubernetes name (lower case, [a-z0-9-], <= 63).
@@ -150,12 +151,12 @@ TEST(DispatchAdapterTest, SlurmDryRunPrintsTheLookupAndTheSbatchArgvAndRunsNothi
   TempDir tmp;
   Remote remote(tmp.path());
   FakeClients fake(tmp.path());
-  std::string job = trim(run_program({adapter("slurm"), "name", "--plan-id", "01-02", "--correlation-id", "c1",
-                                      "--attempt", "3"}).out);
-  auto r = run_program(submit_argv("slurm", "01-02", "c1", "3", remote, "yolo/c1/01-02",
-                                   {"agents/exec", "it's $(touch pwned)"},
-                                   {"--dry-run", "--sbatch-arg", "--partition=batch", "--export-env", "API_TOKEN"}),
-                       tmp.path(), {fake.path_env(), "API_TOKEN=s3cret-value"});
+  std::string job = trim(
+      run_program({adapter("slurm"), "name", "--plan-id", "01-02", "--correlation-id", "c1", "--attempt", "3"}).out);
+  auto r = run_program(
+      submit_argv("slurm", "01-02", "c1", "3", remote, "yolo/c1/01-02", {"agents/exec", "it's $(touch pwned)"},
+                  {"--dry-run", "--sbatch-arg", "--partition=batch", "--export-env", "API_TOKEN"}),
+      tmp.path(), {fake.path_env(), "API_TOKEN=s3cret-value"});
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   auto ls = lines(r.out);
   ASSERT_EQ(ls.size(), 3u) << r.out;
@@ -186,8 +187,9 @@ TEST(DispatchAdapterTest, KubernetesAndGithubDryRunsPrintTheirCommandsAndRunNoth
   TempDir tmp;
   Remote remote(tmp.path());
   FakeClients fake(tmp.path());
-  std::string job = trim(run_program({adapter("kubernetes"), "name", "--plan-id", "01-02", "--correlation-id",
-                                      "c1", "--attempt", "1"}).out);
+  std::string job = trim(
+      run_program({adapter("kubernetes"), "name", "--plan-id", "01-02", "--correlation-id", "c1", "--attempt", "1"})
+          .out);
   auto r = run_program(submit_argv("kubernetes", "01-02", "c1", "1", remote, "yolo/c1/01-02", {"agents/exec", "a b"},
                                    {"--dry-run", "--image", "debian:bookworm", "--namespace", "ci"}),
                        tmp.path(), {fake.path_env()});
@@ -219,7 +221,8 @@ TEST(DispatchAdapterTest, KubernetesAndGithubDryRunsPrintTheirCommandsAndRunNoth
   EXPECT_NE(ls[1].find("gh workflow run yolo-dispatch.yml --repo o/p -f job_name=" + job + " -f plan_id=01-02"),
             std::string::npos)
       << ls[1];
-  EXPECT_NE(ls[1].find("-f executor_b64=YWdlbnRzL2V4ZWMAYSBiAA=="), std::string::npos) << "agents/exec\\0a b\\0 " << ls[1];
+  EXPECT_NE(ls[1].find("-f executor_b64=YWdlbnRzL2V4ZWMAYSBiAA=="), std::string::npos)
+      << "agents/exec\\0a b\\0 " << ls[1];
   r = run_program({adapter("github-actions"), "wait", "--dry-run", "123"}, tmp.path(), {fake.path_env()});
   EXPECT_EQ(trim(r.out), "gh run watch 123 --exit-status --interval 5") << dump(r);
   r = run_program({adapter("github-actions"), "cancel", "--dry-run", "--repo", "o/p", "123"}, tmp.path(),
@@ -262,9 +265,20 @@ TEST(DispatchAdapterTest, RunJobPushesTheBranchOnlyWhenTheExecutorCommitted) {
   TempDir tmp;
   Remote remote(tmp.path());
   auto run = [&](const std::string& branch, const std::vector<std::string>& exec) {
-    std::vector<std::string> argv{adapter("run-job"), "--remote", remote.bare.string(), "--base-commit", remote.base,
-                                  "--branch", branch, "--plan-id", "01-01",
-                                  "--correlation-id", "c1", "--attempt", "1", "--"};
+    std::vector<std::string> argv{adapter("run-job"),
+                                  "--remote",
+                                  remote.bare.string(),
+                                  "--base-commit",
+                                  remote.base,
+                                  "--branch",
+                                  branch,
+                                  "--plan-id",
+                                  "01-01",
+                                  "--correlation-id",
+                                  "c1",
+                                  "--attempt",
+                                  "1",
+                                  "--"};
     argv.insert(argv.end(), exec.begin(), exec.end());
     return run_program(argv, tmp.path(), {"TMPDIR=" + tmp.path().string()});
   };
@@ -294,8 +308,9 @@ TEST(DispatchAdapterTest, RunJobPushesTheBranchOnlyWhenTheExecutorCommitted) {
   EXPECT_NE(r.err.find("made no commit"), std::string::npos) << r.err;
   EXPECT_FALSE(has_branch(remote.bare, "yolo/c1/nothing"));
 
-  std::vector<std::string> bad{adapter("run-job"), "--remote", remote.bare.string(), "--base-commit",
-                               std::string(40, 'a'), "--branch", "yolo/c1/nobase", "--", "agents/exec"};
+  std::vector<std::string> bad{adapter("run-job"),   "--remote", remote.bare.string(), "--base-commit",
+                               std::string(40, 'a'), "--branch", "yolo/c1/nobase",     "--",
+                               "agents/exec"};
   r = run_program(bad, tmp.path(), {"TMPDIR=" + tmp.path().string()});
   EXPECT_EQ(r.exit_code, 1) << dump(r);
   EXPECT_NE(r.err.find("is not on the remote"), std::string::npos) << r.err;
@@ -314,13 +329,14 @@ TEST(DispatchAdapterTest, TheKubernetesJobsCommandRunsThePlan) {
   TempDir tmp;
   Remote remote(tmp.path());
   auto r = run_program({adapter("kubernetes"), "manifest", "--image", "debian:bookworm", "--plan-id", "01-05",
-                   "--correlation-id", "c9", "--attempt", "2", "--base-commit", remote.base, "--branch",
-                   "yolo/c9/01-05", "--remote", remote.bare.string(), "--", "agents/exec", "k 8"},
-                  tmp.path(), {"KUBECONFIG=/dev/null"});
+                        "--correlation-id", "c9", "--attempt", "2", "--base-commit", remote.base, "--branch",
+                        "yolo/c9/01-05", "--remote", remote.bare.string(), "--", "agents/exec", "k 8"},
+                       tmp.path(), {"KUBECONFIG=/dev/null"});
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   json job = json::parse(r.out);
-  std::string name = trim(run_program({adapter("kubernetes"), "name", "--plan-id", "01-05", "--correlation-id", "c9",
-                                       "--attempt", "2"}).out);
+  std::string name = trim(
+      run_program({adapter("kubernetes"), "name", "--plan-id", "01-05", "--correlation-id", "c9", "--attempt", "2"})
+          .out);
   EXPECT_EQ(job["metadata"]["name"], name);
   EXPECT_EQ(job["spec"]["backoffLimit"], 0) << "Kubernetes does not run a failed plan again";
   const json& pod = job["spec"]["template"]["spec"];
@@ -345,8 +361,8 @@ TEST(DispatchAdapterTest, TheGithubWorkflowsScriptRunsThePlan) {
   YAML::Node wf = YAML::LoadFile(adapter("github-actions.yml"));
   EXPECT_EQ(wf["run-name"].as<std::string>(), "${{ inputs.job_name }}");
   YAML::Node inputs = wf["on"]["workflow_dispatch"]["inputs"];
-  for (const char* in : {"job_name", "plan_id", "correlation_id", "attempt", "base_commit", "branch", "plan_path",
-                         "executor_b64"})
+  for (const char* in :
+       {"job_name", "plan_id", "correlation_id", "attempt", "base_commit", "branch", "plan_path", "executor_b64"})
     EXPECT_TRUE(inputs[in]) << in;
   YAML::Node steps = wf["jobs"]["plan"]["steps"];
   ASSERT_EQ(steps.size(), 2u);
@@ -361,9 +377,10 @@ TEST(DispatchAdapterTest, TheGithubWorkflowsScriptRunsThePlan) {
   stdfs::path ws = tmp.path() / "ws";
   ASSERT_EQ(git({"clone", "-q", remote.bare.string(), ws.string()}, tmp.path()).exit_code, 0);
   ASSERT_EQ(git({"checkout", "-q", "--detach", remote.base}, ws).exit_code, 0);
-  auto r = run_program({"bash", "-c", run}, ws,
-                       {"YOLO_PLAN_ID=01-07", "YOLO_CORRELATION_ID=c2", "YOLO_ATTEMPT=1", "YOLO_BASE_COMMIT=" + remote.base,
-                        "YOLO_BRANCH=yolo/c2/01-07", "YOLO_PLAN_PATH=", "EXECUTOR_B64=" + m[1].str()});
+  auto r =
+      run_program({"bash", "-c", run}, ws,
+                  {"YOLO_PLAN_ID=01-07", "YOLO_CORRELATION_ID=c2", "YOLO_ATTEMPT=1", "YOLO_BASE_COMMIT=" + remote.base,
+                   "YOLO_BRANCH=yolo/c2/01-07", "YOLO_PLAN_PATH=", "EXECUTOR_B64=" + m[1].str()});
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   EXPECT_EQ(show(remote.bare, "yolo/c2/01-07:out-01-07.txt"), "01-07\ng h\nit's\n");
 }
