@@ -115,8 +115,9 @@ struct FakeClients {
 };
 
 TEST(DispatchAdapterTest, EveryScriptParsesWithBashN) {
-  for (const auto& f : {adapter("slurm"), adapter("kubernetes"), adapter("github-actions"), adapter("run-job"),
-                        adapter("lib.sh"), script("slurm-up"), script("slurm-down"), script("bench-dispatch")}) {
+  for (const auto& f :
+       {adapter("slurm"), adapter("kubernetes"), adapter("github-actions"), adapter("local"), adapter("run-job"),
+        adapter("lib.sh"), script("slurm-up"), script("slurm-down"), script("bench-dispatch")}) {
     auto r = run_program({"bash", "-n", f});
     EXPECT_EQ(r.exit_code, 0) << f << "\n" << dump(r);
   }
@@ -383,6 +384,51 @@ TEST(DispatchAdapterTest, TheGithubWorkflowsScriptRunsThePlan) {
                    "YOLO_BRANCH=yolo/c2/01-07", "YOLO_PLAN_PATH=", "EXECUTOR_B64=" + m[1].str()});
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   EXPECT_EQ(show(remote.bare, "yolo/c2/01-07:out-01-07.txt"), "01-07\ng h\nit's\n");
+}
+
+// The engine-less adapter: jobs are background processes here, same contract.
+TEST(DispatchAdapterTest, TheLocalAdapterRunsAWaveAndNeverStartsAJobTwice) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  std::vector<std::string> env{"YOLO_DISPATCH_LOCAL_DIR=" + (tmp.path() / "jobs").string(),
+                               "TMPDIR=" + tmp.path().string()};
+  auto submit = [&](const std::string& plan, const std::vector<std::string>& exec) {
+    return run_program(submit_argv("local", plan, "c5", "1", remote, "yolo/c5/" + plan, exec), tmp.path(), env);
+  };
+  std::vector<std::string> handles;
+  for (const char* p : {"05-01", "05-02", "05-03", "05-04"}) {
+    auto r = submit(p, {"agents/exec", "local"});
+    ASSERT_EQ(r.exit_code, 0) << dump(r);
+    EXPECT_EQ(r.json_out()["reused"], false);
+    handles.push_back(r.json_out()["handle"]);
+  }
+  auto again = submit("05-02", {"agents/exec", "local"});
+  ASSERT_EQ(again.exit_code, 0) << dump(again);
+  EXPECT_EQ(again.json_out()["handle"], handles[1]);
+  EXPECT_EQ(again.json_out()["reused"], true);
+  for (const auto& h : handles) {
+    auto w = run_program({adapter("local"), "wait", h}, tmp.path(), env);
+    EXPECT_EQ(w.exit_code, 0) << h << " " << dump(w);
+  }
+  for (const char* p : {"05-01", "05-02", "05-03", "05-04"})
+    EXPECT_EQ(show(remote.bare, std::string("yolo/c5/") + p + ":out-" + p + ".txt"), std::string(p) + "\nlocal\n");
+  EXPECT_EQ(trim(git({"rev-list", "--count", "main..yolo/c5/05-02"}, remote.bare).out), "1") << "run once";
+
+  auto f = submit("05-05", {"agents/exec", "fail"});
+  auto w = run_program({adapter("local"), "wait", f.json_out()["handle"]}, tmp.path(), env);
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_NE(w.err.find("exited 1"), std::string::npos) << w.err;
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/c5/05-05"));
+
+  auto s = submit("05-06", {"agents/exec", "sleep", "60"});
+  std::string h = s.json_out()["handle"];
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_program({adapter("local"), "cancel", h}, tmp.path(), env).exit_code, 0);
+  w = run_program({adapter("local"), "wait", h}, tmp.path(), env);
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/c5/05-06"));
+  EXPECT_EQ(run_program({adapter("local"), "wait", "yolo-none"}, tmp.path(), env).exit_code, 2);
 }
 
 // --- With the one-node cluster of scripts/slurm-up --------------------------------------------
