@@ -5,8 +5,9 @@
 # The submit options every adapter takes (placeholders of the dispatch config):
 #   --plan-id {plan_id} --correlation-id {correlation_id} --attempt {attempt}
 #   --base-commit {base_commit} --branch {branch} --remote {remote} [--plan-path {plan_path}]
+#   [--summary-path {summary_path}]   committed by the job when the executor left it uncommitted
 #   -- EXECUTOR ARG...      the executor's argv, run in the job's clone
-plan_id= corr= attempt= base= branch= remote= plan_path= dry_run=0
+plan_id= corr= attempt= base= branch= remote= plan_path= summary_path= dry_run=0
 executor=()
 
 dispatch_usage() { echo "$adapter: $*" >&2; exit 64; }
@@ -21,6 +22,7 @@ dispatch_common_opt() {
     --branch) branch=$2 ;;
     --remote) remote=$2 ;;
     --plan-path) plan_path=$2 ;;
+    --summary-path) summary_path=$2 ;;
     *) return 1 ;;
   esac
 }
@@ -80,4 +82,11 @@ dispatch_show() {
 dispatch_run() {
   if [ "$dry_run" -eq 1 ]; then dispatch_show "$@"; return 0; fi
   "$@"
+}
+
+# The run-job options for the common submit options (argv).
+dispatch_run_job_args() {
+  run_job_args=(--remote "$remote" --base-commit "$base" --branch "$branch" --plan-id "$plan_id"
+                --correlation-id "$corr" --attempt "$attempt" --plan-path "$plan_path")
+  [ -z "$summary_path" ] || run_job_args+=(--summary-path "$summary_path")
 }

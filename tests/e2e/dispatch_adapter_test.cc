@@ -87,6 +87,60 @@ struct Remote {
   std::string base;
 };
 
+// The demo project (fixtures/demo) as a remote: its plans, run by the fixture executor
+// (fixtures/agents/executor-ok, which commits the work and leaves the SUMMARY uncommitted).
+struct DemoRemote {
+  explicit DemoRemote(const stdfs::path& root) : bare(root / "demo.git") {
+    stdfs::path src = root / "demo-src";
+    test::copy_fixture("demo", src);
+    EXPECT_EQ(git({"init", "-q", "--bare", "-b", "main", bare.string()}, root).exit_code, 0);
+    EXPECT_EQ(git({"init", "-q", "-b", "main", src.string()}, root).exit_code, 0);
+    EXPECT_EQ(git({"add", "-A"}, src).exit_code, 0);
+    EXPECT_EQ(git({"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "demo"}, src).exit_code, 0);
+    EXPECT_EQ(git({"push", "-q", bare.string(), "main"}, src).exit_code, 0);
+    base = trim(git({"rev-parse", "HEAD"}, src).out);
+  }
+  std::vector<std::string> submit(const std::string& name, const std::string& plan, const std::string& corr,
+                                  const std::string& branch) const {
+    std::string dir = ".yolo-planning/phases/01-demo/";
+    std::string plan_path = dir + plan + "-PLAN.md", summary = dir + plan + "-SUMMARY.md";
+    return {adapter(name),
+            "submit",
+            "--plan-id",
+            plan,
+            "--correlation-id",
+            corr,
+            "--attempt",
+            "1",
+            "--base-commit",
+            base,
+            "--branch",
+            branch,
+            "--remote",
+            bare.string(),
+            "--plan-path",
+            plan_path,
+            "--summary-path",
+            summary,
+            "--",
+            (test::source_dir() / "fixtures" / "agents" / "executor-ok").string(),
+            plan_path,
+            summary};
+  }
+  // The pushed branch, checked out, passes yolo's own strict SUMMARY gate.
+  void expect_summary_gate_passes(const stdfs::path& root, const std::string& plan, const std::string& branch) const {
+    stdfs::path co = root / ("check-" + plan);
+    ASSERT_EQ(git({"clone", "-q", "-b", branch, bare.string(), co.string()}, root).exit_code, 0) << branch;
+    std::string summary = ".yolo-planning/phases/01-demo/" + plan + "-SUMMARY.md";
+    ASSERT_TRUE(stdfs::exists(co / summary)) << "the SUMMARY came back through git";
+    EXPECT_TRUE(git({"status", "--porcelain"}, co).out.empty());
+    auto r = test::run_yolo({"verify-summary", summary, "--mode", "strict", "--json"}, co);
+    EXPECT_EQ(r.exit_code, 0) << dump(r);
+  }
+  stdfs::path bare;
+  std::string base;
+};
+
 std::vector<std::string> submit_argv(const std::string& name, const std::string& plan, const std::string& corr,
                                      const std::string& attempt, const Remote& remote, const std::string& branch,
                                      const std::vector<std::string>& exec, const std::vector<std::string>& extra = {}) {
@@ -431,6 +485,19 @@ TEST(DispatchAdapterTest, TheLocalAdapterRunsAWaveAndNeverStartsAJobTwice) {
   EXPECT_EQ(run_program({adapter("local"), "wait", "yolo-none"}, tmp.path(), env).exit_code, 2);
 }
 
+TEST(DispatchAdapterTest, ADemoPlanRunByTheLocalAdapterComesBackAndPassesTheSummaryGate) {
+  TempDir tmp;
+  DemoRemote demo(tmp.path());
+  std::vector<std::string> env{"YOLO_DISPATCH_LOCAL_DIR=" + (tmp.path() / "jobs").string(),
+                               "TMPDIR=" + tmp.path().string()};
+  auto r = run_program(demo.submit("local", "01-01", "d1", "yolo/d1/01-01"), tmp.path(), env);
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  auto w = run_program({adapter("local"), "wait", r.json_out()["handle"]}, tmp.path(), env);
+  ASSERT_EQ(w.exit_code, 0) << dump(w)
+                            << test::read_file(tmp.path() / "jobs" / r.json_out()["handle"].get<std::string>() / "log");
+  demo.expect_summary_gate_passes(tmp.path(), "01-01", "yolo/d1/01-01");
+}
+
 // --- With the one-node cluster of scripts/slurm-up --------------------------------------------
 
 class SlurmClusterTest : public ::testing::Test {
@@ -576,6 +643,18 @@ TEST_F(SlurmClusterTest, CancelEndsARunningJobAndItsWaitFails) {
   auto u = slurm({"wait", "999999"});
   EXPECT_EQ(u.exit_code, 2) << dump(u);
   EXPECT_NE(u.err.find("unknown"), std::string::npos) << u.err;
+}
+
+TEST_F(SlurmClusterTest, DemoPlansRunAsJobsComeBackAndPassTheSummaryGate) {
+  DemoRemote demo(tmp_.path());
+  std::vector<std::string> handles;
+  for (const char* p : {"01-01", "01-02"}) {
+    auto r = run_program(demo.submit("slurm", p, corr_, "yolo/" + corr_ + "/" + p), tmp_.path(), env_);
+    ASSERT_EQ(r.exit_code, 0) << dump(r);
+    handles.push_back(r.json_out()["handle"]);
+  }
+  for (const auto& h : handles) EXPECT_EQ(slurm({"wait", h}).exit_code, 0) << h;
+  for (const char* p : {"01-01", "01-02"}) demo.expect_summary_gate_passes(tmp_.path(), p, "yolo/" + corr_ + "/" + p);
 }
 
 }  // namespace
