@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "bg_process.h"
 #include "test_support.h"
 
 namespace yolo::e2e {
@@ -655,6 +657,32 @@ TEST_F(SlurmClusterTest, DemoPlansRunAsJobsComeBackAndPassTheSummaryGate) {
   }
   for (const auto& h : handles) EXPECT_EQ(slurm({"wait", h}).exit_code, 0) << h;
   for (const char* p : {"01-01", "01-02"}) demo.expect_summary_gate_passes(tmp_.path(), p, "yolo/" + corr_ + "/" + p);
+}
+
+// The submitter dies mid-job (yolo killed with its wait processes) and comes back: its submit
+// gets the same job, its wait sees it end; the plan ran once.
+TEST_F(SlurmClusterTest, AKilledWaiterReattachesAndThePlanRunsOnce) {
+  Remote remote(tmp_.path());
+  auto s = submit(remote, "06-01", "1", {"agents/exec", "sleep", "3"});
+  ASSERT_EQ(s.exit_code, 0) << dump(s);
+  std::string id = s.json_out()["handle"];
+  {
+    std::vector<std::string> argv{"env"};
+    argv.insert(argv.end(), env_.begin(), env_.end());
+    argv.insert(argv.end(), {adapter("slurm"), "wait", id});
+    test::BgProcess waiter(argv, tmp_.path());
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    waiter.signal(SIGKILL);
+    EXPECT_NE(waiter.wait_exit(std::chrono::seconds(10)), 0);
+  }
+  auto again = submit(remote, "06-01", "1", {"agents/exec", "sleep", "3"});
+  ASSERT_EQ(again.exit_code, 0) << dump(again);
+  EXPECT_EQ(again.json_out()["handle"], id);
+  EXPECT_EQ(again.json_out()["reused"], true);
+  auto w = slurm({"wait", id});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_EQ(jobs_named(again.json_out()["job_name"]), std::vector<std::string>{id});
+  EXPECT_EQ(trim(git({"rev-list", "--count", "main.." + branch("06-01", "1")}, remote.bare).out), "1");
 }
 
 }  // namespace
