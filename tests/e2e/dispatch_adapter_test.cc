@@ -514,7 +514,8 @@ class SlurmClusterTest : public ::testing::Test {
     if (!up_) GTEST_SKIP() << "skipped: " << reason_;
     const char* d = std::getenv("YOLO_SLURM_DIR");
     env_ = {"SLURM_CONF=" + std::string(d ? d : "/var/tmp/yolo-slurm") + "/etc/slurm.conf",
-            "YOLO_SLURM_LOG_DIR=" + tmp_.path().string(), "YOLO_SLURM_POLL=0.5"};
+            "YOLO_SLURM_LOG_DIR=" + tmp_.path().string(), "YOLO_SLURM_POLL=0.5",
+            "XDG_RUNTIME_DIR=", "TMPDIR=" + tmp_.path().string()};
     // A run id of its own per test: names never meet those of another test or an earlier run.
     corr_ = "t" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
