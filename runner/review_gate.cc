@@ -17,6 +17,7 @@
 #include "protocol/run_loops.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
+#include "runner/agent_progress.h"
 #include "runner/agents.h"
 #include "runner/output.h"
 
@@ -381,6 +382,11 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   GateObserver obs(o, cid, res, snapshots);
   ReviewerAgent reviewer(o.root, o.config, cid);
   ArchitectAgent architect(o.root, o.config, cid);
+  // A live line per agent call on a terminal; events for execute's review gate (agent_progress.h).
+  AgentProgress progress =
+      agent_progress(out::live_enabled() && !o.json && !o.quiet, o.json && agent_progress_requested());
+  reviewer.set_progress(progress);
+  architect.set_progress(progress);
   review::LoopOptions lo;
   lo.max_cycles = o.max_cycles > 0 ? o.max_cycles : o.config.review_max_cycles;
   lo.precheck.max_tasks = o.config.max_tasks_per_plan;

@@ -17,7 +17,7 @@
 #include "protocol/execution.h"
 #include "protocol/file_lock.h"
 #include "protocol/fs.h"
-#include "protocol/gates.h"
+#include "protocol/approvals.h"
 #include "protocol/plan.h"
 #include "protocol/reconcile.h"
 #include "protocol/review_ledger.h"
