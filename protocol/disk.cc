@@ -51,7 +51,7 @@ class RealDisk : public Disk {
                      size_t max_bytes, bool durable) override {
     std::error_code ec;
     stdfs::create_directories(p.parent_path(), ec);
-    int fd = ::open(p.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);  // read through its own open
     if (fd < 0) return p.string() + ": " + std::strerror(errno);
     while (::flock(fd, LOCK_EX) != 0)
       if (errno != EINTR) {

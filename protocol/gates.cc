@@ -389,11 +389,20 @@ Transition request(json& state, const RequestInput& in) {
   return t;
 }
 
+namespace {
+// The document an approval or a rejection works on: a copy of the state (an object), a legacy
+// approval object adopted as a gate.
+json resolution_doc(const json& state, const std::string& now) {
+  json doc = state.is_object() ? state : json::object();
+  adopt_legacy_approval(doc, now);
+  return doc;
+}
+}  // namespace
+
 Transition approve(json& state, const ResolveInput& in) {
   Transition t;
-  json doc = state.is_object() ? state : json::object();
   std::string now = now_or(in.now);
-  adopt_legacy_approval(doc, now);
+  json doc = resolution_doc(state, now);
   json* g = resolve_target(doc, in.gate_id, t.error);
   if (!g) return t;
   if (in.by.empty()) {
@@ -462,9 +471,8 @@ Transition approve(json& state, const ResolveInput& in) {
 
 Transition reject(json& state, const ResolveInput& in) {
   Transition t;
-  json doc = state.is_object() ? state : json::object();
   std::string now = now_or(in.now);
-  adopt_legacy_approval(doc, now);
+  json doc = resolution_doc(state, now);
   json* g = resolve_target(doc, in.gate_id, t.error);
   if (!g) return t;
   std::string feedback(text::trim(in.feedback));

@@ -26,7 +26,7 @@
 #include "protocol/json_field.h"
 #include "protocol/numbers.h"
 #include "protocol/plan.h"
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 #include "protocol/review_ledger.h"
 #include "protocol/review_loop.h"
 #include "protocol/review_report.h"
@@ -476,10 +476,10 @@ bool Run::set_halted(const std::string& reason) {
 }
 
 int Run::precheck() {
-  PrecheckOptions po;
+  Stage1Options po;
   po.max_tasks = cfg_.max_tasks_per_plan;
   po.root = root_;
-  auto reviews = review_phase(phase_.abs, po);
+  auto reviews = stage1_phase(phase_.abs, po);
   int rejected = 0, conditional = 0;
   for (const auto& r : reviews) {
     Verdict v = r.verdict();
