@@ -60,7 +60,8 @@ std::string MemoryDisk::write_atomic(const stdfs::path& p, const std::string& co
 std::string MemoryDisk::append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
                                size_t max_bytes, bool) {
   if (!fail_.empty()) return p.string() + ": " + fail_;
-  make_dirs(norm(p).parent_path());
+  if (std::string e = make_dirs(norm(p).parent_path()); !e.empty()) return p.string() + ": " + e;
+  if (dirs_.count(norm(p))) return p.string() + ": Is a directory";
   std::string& f = files_[norm(p)];
   std::string add = next(max_bytes > 0 && f.size() <= max_bytes ? f : std::string());
   f += add;
