@@ -1,5 +1,5 @@
 // Google Benchmark of the hot Stage 1 parsers, in process, over the shared corpus:
-// parse_frontmatter, parse_plan and review_phase.
+// parse_frontmatter, parse_plan and stage1_phase.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include "protocol/frontmatter.h"
 #include "protocol/fs.h"
 #include "protocol/plan.h"
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 
 namespace {
 
@@ -99,21 +99,21 @@ void BM_PrecheckPlan_AllPlans(benchmark::State& state) {
   if (!need_corpus(state)) return;
   std::vector<yolo::Plan> parsed;
   for (const auto& s : corpus().plans) parsed.push_back(yolo::parse_plan(s, "PLAN.md"));
-  yolo::PrecheckOptions o;
+  yolo::Stage1Options o;
   for (auto _ : state)
-    for (const auto& p : parsed) benchmark::DoNotOptimize(yolo::precheck_plan(p, o));
+    for (const auto& p : parsed) benchmark::DoNotOptimize(yolo::stage1_plan(p, o));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * parsed.size()));
 }
 BENCHMARK(BM_PrecheckPlan_AllPlans)->Unit(benchmark::kMillisecond);
 
-// The whole corpus through review_phase: reads files, parses, checks files on disk, cross-plan.
+// The whole corpus through stage1_phase: reads files, parses, checks files on disk, cross-plan.
 void BM_ReviewPhase_WholeCorpus(benchmark::State& state) {
   if (!need_corpus(state)) return;
   const auto& c = corpus();
   size_t reviews = 0;
   for (auto _ : state) {
     for (const auto& d : c.phase_dirs) {
-      auto rs = yolo::review_phase(d, {});
+      auto rs = yolo::stage1_phase(d, {});
       reviews += rs.size();
       benchmark::DoNotOptimize(rs);
     }

@@ -49,6 +49,10 @@
 
 #include "protocol/json.h"
 #include "protocol/sha256.h"
+#include "protocol/review_ledger.h"
+#include "protocol/seal.h"
+#include "runner/identity.h"
+#include "runner/subprocess.h"
 
 extern char** environ;
 
@@ -121,6 +125,16 @@ std::string plan_text(const std::string& phase, const std::string& plan, const s
 }
 
 // --- children --------------------------------------------------------------------------
+
+// A child run to completion through the runner's own child-process runner (argv, never a
+// shell). The background watcher below is a Child: its stdout is polled with inotify events.
+yolo::runner::SpawnResult run_to_end(const std::vector<std::string>& argv, const stdfs::path& cwd = {}) {
+  yolo::runner::SpawnSpec s;
+  s.argv = argv;
+  s.cwd = cwd;
+  s.timeout_ms = 600000;
+  return yolo::runner::run_process(s);
+}
 std::vector<pid_t> g_groups;  // process groups to kill on exit
 
 void kill_groups(int) {
@@ -613,7 +627,7 @@ struct LoopResult {
 
 LoopResult run_inotifywait(const Options& o, const stdfs::path& work) {
   LoopResult r;
-  if (::system("command -v inotifywait >/dev/null 2>&1") != 0) {
+  if (run_to_end({"inotifywait", "--help"}).outcome == yolo::runner::SpawnResult::Outcome::SpawnFailed) {
     r.skipped = "inotifywait not installed (scripts/setup --with-tools installs inotify-tools)";
     return r;
   }
@@ -722,9 +736,10 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
   // plan as reviewed in that shape, one ledger per phase (what `yolo review` per phase would
   // leave, minus the wait). The state keeps what that one review left in it.
   {
-    std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + plans.front().path.string() +
-                      "' --json > '" + (work / "scale-review.json").string() + "' 2> '" + (work / "scale-review.stderr").string() + "'";
-    int rc = ::system(cmd.c_str());
+    auto review = run_to_end({o.yolo, "review", plans.front().path.string(), "--json"}, repo);
+    write_file(work / "scale-review.json", review.out);
+    write_file(work / "scale-review.stderr", review.err);
+    int rc = review.ran() ? review.exit_code : -1;
     json first = json::parse(read_file(ledger_of(repo, phase_dirs.front())), nullptr, false);
     if (first.is_discarded() || !first.contains("reviews") || !first["reviews"].contains(plans.front().id)) {
       r.fatal = "`yolo review` of " + plans.front().path.string() + " recorded no review (exit " + std::to_string(rc) +
@@ -736,32 +751,40 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
       r.fatal = "the generated plan is rejected by Stage 1: " + read_file(work / "scale-review.json");
       return r;
     }
-    std::map<stdfs::path, json> ledgers;
+    // Each record sealed as yolo's own review seals it (protocol/review_ledger.h): records
+    // without a valid seal do not count and the watcher would review every plan again.
+    yolo::seal::use_key_file(yolo::runner::approval_key_path());
+    std::map<stdfs::path, std::vector<std::pair<std::string, json>>> ledgers;
     for (const auto& p : plans) {
-      json& l = ledgers[p.path.parent_path()];
-      if (l.is_null()) l = {{"phase_dir", stdfs::relative(p.path.parent_path(), repo).string()}, {"reviews", json::object()}};
       json rec = tmpl;
+      rec.erase("seal");
       rec["hash"] = p.hash;
       rec["path"] = p.rel;
-      l["reviews"][p.id] = std::move(rec);
+      ledgers[p.path.parent_path()].emplace_back(p.id, std::move(rec));
     }
     size_t bytes = 0;
-    for (const auto& [dir, l] : ledgers) {
-      std::string text = l.dump(2) + "\n";
-      bytes += text.size();
-      stdfs::path f = ledger_of(repo, dir);
-      write_file(f.string() + ".tmp.bench", text);
-      stdfs::rename(f.string() + ".tmp.bench", f);
+    for (auto& [dir, recs] : ledgers) {
+      if (std::string e = yolo::review_ledger::record_many(repo, dir, std::move(recs)); !e.empty()) {
+        r.fatal = "cannot record the generated reviews: " + e;
+        return r;
+      }
+      std::error_code fec;
+      bytes += stdfs::file_size(ledger_of(repo, dir), fec);
     }
     r.ledgers_mb = static_cast<double>(bytes) / (1024.0 * 1024.0);
-    r.state_mb = static_cast<double>(stdfs::file_size(planning / ".execution-state.json")) / (1024.0 * 1024.0);
+    // A review writes no run state (issue 13): there may be none; its size is then 0.
+    std::error_code ec;
+    auto state_bytes = stdfs::file_size(planning / ".execution-state.json", ec);
+    r.state_mb = ec ? 0.0 : static_cast<double>(state_bytes) / (1024.0 * 1024.0);
   }
   r.gen_s = ms(g0, Clock::now()) / 1000;
   // Cold file cache is not what a running editor session sees; warm it as a first watcher
   // run would (a read of every plan), so the figure is the watcher's own work.
-  std::string warm = "cat '" + planning.string() + "'/phases/*/*-PLAN.md '" + planning.string() +
-                     "'/.reviews/*.json '" + planning.string() + "/.execution-state.json' > /dev/null";
-  if (::system(warm.c_str()) != 0) { /* not fatal */ }
+  for (const auto& d : phase_dirs)
+    for (const auto& e : stdfs::directory_iterator(d))
+      if (e.path().string().ends_with("-PLAN.md")) (void)read_file(e.path());
+  for (const auto& e : stdfs::directory_iterator(planning / ".reviews")) (void)read_file(e.path());
+  (void)read_file(planning / ".execution-state.json");
 
   stdfs::path err = work / "watch-scale.stderr";
   WatcherRun w = start_watcher(o, repo, err, 120s);
@@ -808,11 +831,10 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
   // `yolo status --json` (and MCP execution_status) on the same state: it was quadratic in
   // the number of reviews (3 minutes at 10,000), so it is measured here.
   {
-    std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' status --json > /dev/null 2>&1";
     std::vector<double> t;
     for (int i = 0; i < 3; ++i) {
       auto a = Clock::now();
-      if (::system(cmd.c_str()) != 0) ++r.errors;
+      if (!run_to_end({o.yolo, "status", "--json"}, repo).ok()) ++r.errors;
       t.push_back(ms(a, Clock::now()));
     }
     std::sort(t.begin(), t.end());
@@ -850,10 +872,8 @@ int main(int argc, char** argv) {
     work = tmpl;
   }
   std::string version;
-  if (FILE* p = ::popen(("'" + o.yolo + "' --version 2>/dev/null").c_str(), "r")) {
-    char b[128] = {0};
-    if (std::fgets(b, sizeof b, p)) version = b;
-    ::pclose(p);
+  if (auto v = run_to_end({o.yolo, "--version"}); v.ok()) {
+    version = v.out.substr(0, v.out.find('\n') + 1);
     while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
   }
   auto progress = [&](const std::string& m) {

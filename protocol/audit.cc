@@ -51,53 +51,41 @@ std::string last_hash(const std::string& content, long long& seq) {
 stdfs::path path(const stdfs::path& root) { return root / ".yolo-planning" / "audit-log.jsonl"; }
 
 std::string append(const stdfs::path& root, const std::vector<events::Event>& evs) {
-  if (evs.empty()) return {};
-  stdfs::path p = path(root);
-  std::error_code ec;
-  stdfs::create_directories(p.parent_path(), ec);
-  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return p.string() + ": " + std::strerror(errno);
-  while (::flock(fd, LOCK_EX) != 0)
-    if (errno != EINTR) {
-      std::string e = p.string() + ": cannot lock: " + std::strerror(errno);
-      ::close(fd);
-      return e;
-    }
-  auto cur = fs::read_bytes(p, kMaxLog);
-  long long seq = 0;
-  std::string prev = cur.ok() ? last_hash(cur.content, seq) : std::string();
-  std::string out;
-  for (const auto& ev : evs) {
-    json e = {{"seq", ++seq},    {"ts", now_iso8601()}, {"event", ev.type}, {"correlation_id", ev.correlation_id},
-              {"data", ev.data}, {"prev", prev}};
-    e["hash"] = entry_hash(e);
-    e["mac"] = seal::seal_of(kMacDomain, json{{"hash", e["hash"]}});
-    prev = e["hash"].get<std::string>();
-    out += canonical(e) + "\n";
-  }
-  std::string err;
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = ::write(fd, out.data() + done, out.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = p.string() + ": " + std::strerror(errno);
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (err.empty() && ::fsync(fd) != 0) err = p.string() + ": fsync: " + std::strerror(errno);
-  ::close(fd);
-  return err;
+  return append(World::real(), root, evs);
 }
 
-Check check(const stdfs::path& root) {
+std::string append(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs) {
+  if (evs.empty()) return {};
+  const seal::Key& key = w.sealing_key();
+  // The end of the chain is read under the file's lock, with the append: one step.
+  return w.files().append(
+      path(root),
+      [&](const std::string& before) {
+        long long seq = 0;
+        std::string prev = last_hash(before, seq);
+        std::string out;
+        for (const auto& ev : evs) {
+          json e = {{"seq", ++seq},    {"ts", w.now()}, {"event", ev.type}, {"correlation_id", ev.correlation_id},
+                    {"data", ev.data}, {"prev", prev}};
+          e["hash"] = entry_hash(e);
+          e["mac"] = seal::seal_of(kMacDomain, json{{"hash", e["hash"]}}, key);
+          prev = e["hash"].get<std::string>();
+          out += canonical(e) + "\n";
+        }
+        return out;
+      },
+      kMaxLog);
+}
+
+Check check(const stdfs::path& root) { return check(World::real(), root); }
+
+Check check(const World& w, const stdfs::path& root) {
   Check c;
   stdfs::path p = path(root);
-  std::error_code ec;
-  if (!stdfs::exists(p, ec)) return c;
+  fs::Disk& disk = w.files();
+  if (!disk.exists(p)) return c;
   c.exists = true;
-  auto r = fs::read_bytes(p, kMaxLog);
+  auto r = disk.read(p, kMaxLog, false);
   if (!r.ok()) {
     c.problems.push_back(p.string() + ": " + r.error->message);
     return c;
@@ -122,7 +110,7 @@ Check check(const stdfs::path& root) {
                            ": the chain is broken (prev does not match the entry before: one was removed or edited)");
     if (entry_hash(e) != hash)
       c.problems.push_back(where + ": the entry was edited (its hash does not match its content)");
-    else if (!seal::check(kMacDomain, json{{"hash", hash}}, mac))
+    else if (!seal::check(kMacDomain, json{{"hash", hash}}, mac, w.checking_key()))
       c.problems.push_back(where + ": the entry carries no valid mac (not written by yolo with this machine's key)");
     if (e.value("seq", 0LL) != want_seq)
       c.problems.push_back(where + ": sequence number " + std::to_string(e.value("seq", 0LL)) + ", expected " +

@@ -12,6 +12,7 @@
 
 #include "protocol/events.h"
 #include "protocol/json.h"
+#include "protocol/world.h"
 
 namespace yolo::audit {
 
@@ -27,5 +28,9 @@ struct Check {
 };
 // Reads the log and checks the chain, each hash and each mac.
 Check check(const std::filesystem::path& root);
+
+// The same through the world's disk, clock and key (the functions above: World::real()).
+std::string append(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs);
+Check check(const World& w, const std::filesystem::path& root);
 
 }  // namespace yolo::audit

@@ -37,8 +37,10 @@ bool is_known_type(const std::string& type) {
   return std::find(t.begin(), t.end(), type) != t.end();
 }
 
-json to_json(const Event& e) {
-  json j = {{"ts", now_iso8601()}, {"event_id", new_uuid()}};
+json to_json(const Event& e) { return to_json(World::real(), e); }
+
+json to_json(const World& w, const Event& e) {
+  json j = {{"ts", w.now()}, {"event_id", new_uuid()}};
   j["correlation_id"] = e.correlation_id.empty() ? json(nullptr) : json(e.correlation_id);
   j["event"] = e.type;
   j["phase"] = e.phase;
@@ -52,45 +54,23 @@ std::filesystem::path log_path(const std::filesystem::path& root) {
 }
 
 std::string append_line(const std::filesystem::path& path, const std::string& line) {
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return path.string() + ": " + std::strerror(errno);
-  std::string buf = line;
-  buf.push_back('\n');
-  // All or nothing: on a full disk (or a file-size limit) a write can stop part way; the
-  // part written is cut off again, so no truncated line is left for the next event to be
-  // glued to. The lock orders appenders, so the size we cut back to is where ours began
-  // (O_APPEND alone already keeps concurrent lines from interleaving).
-  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
-  }
-  struct stat st {};
-  off_t start = ::fstat(fd, &st) == 0 ? st.st_size : -1;
-  size_t done = 0;
-  std::string err;
-  while (done < buf.size()) {
-    ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = path.string() + ": " + (n < 0 ? std::strerror(errno) : "short write");
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (!err.empty() && done > 0) {
-    if (start < 0 || ::ftruncate(fd, start) != 0)
-      err += " (and a partial line could not be removed: " + std::string(std::strerror(errno)) + ")";
-  }
-  ::flock(fd, LOCK_UN);
-  ::close(fd);
-  return err;
+  return append_line(World::real(), path, line);
 }
 
-WriteResult log_always(const std::filesystem::path& root, const Event& e) {
+// One line, under the file's lock, all or nothing (a partial line is cut back, so the next
+// event is never glued to it); not fsynced: the audit log is the durable trail.
+std::string append_line(const World& w, const std::filesystem::path& path, const std::string& line) {
+  return w.files().append(
+      path, [&](const std::string&) { return line + "\n"; }, 0, /*durable=*/false);
+}
+
+WriteResult log_always(const std::filesystem::path& root, const Event& e) { return log_always(World::real(), root, e); }
+
+WriteResult log_always(const World& w, const std::filesystem::path& root, const Event& e) {
   WriteResult r;
-  json j = to_json(e);
+  json j = to_json(w, e);
   r.event_id = j["event_id"].get<std::string>();
-  std::string err = append_line(log_path(root), j.dump());
+  std::string err = append_line(w, log_path(root), j.dump());
   if (!err.empty()) {
     r.reason = err;
     return r;
@@ -100,6 +80,10 @@ WriteResult log_always(const std::filesystem::path& root, const Event& e) {
 }
 
 WriteResult log(const std::filesystem::path& root, const json& config, const Event& e) {
+  return log(World::real(), root, config, e);
+}
+
+WriteResult log(const World& w, const std::filesystem::path& root, const json& config, const Event& e) {
   auto flag = [&](const char* k) {
     if (!config.is_object()) return false;
     auto it = config.find(k);
@@ -108,7 +92,7 @@ WriteResult log(const std::filesystem::path& root, const json& config, const Eve
   if (!flag("v3_event_log")) return WriteResult{false, "", "v3_event_log is not enabled in config"};
   if (flag("v2_typed_protocol") && !is_known_type(e.type))
     return WriteResult{false, "", "unknown event type '" + e.type + "' refused (v2_typed_protocol)"};
-  return log_always(root, e);
+  return log_always(w, root, e);
 }
 
 }  // namespace yolo::events

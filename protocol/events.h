@@ -5,6 +5,7 @@
 #include <string>
 
 #include "protocol/json.h"
+#include "protocol/world.h"
 
 namespace yolo::events {
 
@@ -41,5 +42,11 @@ WriteResult log(const std::filesystem::path& root, const json& config, const Eve
 
 // Writes unconditionally (the runner's own audit events).
 WriteResult log_always(const std::filesystem::path& root, const Event& e);
+
+// The same through the world's disk and clock (the functions above: World::real()).
+json to_json(const World& w, const Event& e);
+std::string append_line(const World& w, const std::filesystem::path& path, const std::string& line);
+WriteResult log(const World& w, const std::filesystem::path& root, const json& config, const Event& e);
+WriteResult log_always(const World& w, const std::filesystem::path& root, const Event& e);
 
 }  // namespace yolo::events

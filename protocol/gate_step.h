@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "protocol/gates.h"
+#include "protocol/approvals.h"
 #include "protocol/json.h"
 
 namespace yolo::gates {

@@ -1,22 +1,29 @@
-// Gates and approvals (PROTOCOL.md section 6): one mechanism for the vision gate and every
-// other gate_type. A gate is OPEN -> APPROVED | REJECTED; the run is RUNNING -> FROZEN (a
-// gate is open) -> RUNNING (approved) | HALTED (rejected, feedback kept).
+// Gates (PROTOCOL.md section 6), the vocabulary and the transitions: one mechanism for the
+// vision gate and every other gate_type. A gate is OPEN -> APPROVED | REJECTED; the run is
+// RUNNING -> FROZEN (a gate is open) -> RUNNING (approved) | HALTED (rejected, feedback kept).
 //
 // The transition functions are pure: they mutate a state document (`json& state`, the
 // content of .execution-state.json) and return what happened, including the events the
-// caller logs (events::log_always). The run_*/request_gate/resolve_gate helpers at the end
-// wrap them in state::update (locked read-modify-write) and run approvers outside the lock.
+// caller logs (events::log_always).
+//
+// The other gate modules, one concept each:
+//   gate_coverage.h    what a gate covers (files and config keys), digests, project identity
+//   approvals.h        whether an approval counts now: status, staleness, seal, signatures
+//   approver_policy.h  which approver decides a gate type, and what its answer does
+//   gate_run.h         the whole thing against a project: locked, events logged, approvers run
 #pragma once
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "protocol/config.h"
 #include "protocol/events.h"
 #include "protocol/json.h"
+
+namespace yolo::seal {
+struct Key;
+}
 
 namespace yolo::gates {
 
@@ -83,53 +90,6 @@ struct Message {
 };
 // The texts of messages, in order.
 std::vector<std::string> texts(const std::vector<Message>& messages);
-// ---- what a gate covers ----------------------------------------------------------------
-//
-// A gate binds, from the moment it opens: the project (project_id), the run (the state's
-// correlation_id) and `covers`, the digest of everything it governs: "file:<path>" for each
-// covered file (vision: ROADMAP.md; wave: every plan of the wave; others: the requested
-// file) and, for vision, "config:<key>" for every config key that decides gates, reviewers
-// and executors (kGateConfigKeys). The person approves exactly that; the seal covers it; a
-// later change of any of it makes the approval Stale and the gate opens again.
-
-// approvers, review_gate, reviewer, architect, executor, summary_checks, mcp_can_approve,
-// wave_approval, review_max_cycles, command_timeout_ms.
-const std::vector<std::string>& gate_config_keys();
-
-// The covers of a gate of `type` over `files` (relative to root) as they are now. A file
-// that cannot be read is "absent"; an unparseable config.json is "config:config.json".
-json coverage(const std::filesystem::path& root, GateType type, const std::vector<std::string>& files);
-// The files a gate covers (its "file:" entries; else its plan_path).
-std::vector<std::string> covered_files(const json& gate);
-// One line per difference: "ROADMAP.md changed (sha256:ab… -> sha256:cd…)", "config key
-// reviewer changed", "plan X added". Empty when equal.
-std::vector<std::string> coverage_changes(const json& before, const json& after);
-// The project's identity for approvals sealed with the local key: its canonical path.
-std::string project_id(const std::filesystem::path& root);
-
-// What approvals are checked against: the project and a way to get a gate's covers now.
-// With signatures (the project commits an allowed-signers file, runner/signing.h), an
-// approval counts only with a verifying SSH signature, which stands in for the local seal
-// and project path (it binds the project's first commit), so it counts in any clone.
-struct Now {
-  std::string project;
-  std::function<json(GateType, const std::vector<std::string>&)> covers;
-  bool signatures_required = false;
-  std::function<std::string(const json& gate)> signature_problem;  // "" when it verifies
-};
-// The runner registers how to tell whether a project requires signatures and how to verify
-// one (ssh-keygen is a child process: not protocol's). now_of() uses them.
-void use_signatures(std::function<bool(const std::filesystem::path& root)> required,
-                    std::function<std::string(const std::filesystem::path& root, const json& gate)> check);
-Now now_of(const std::filesystem::path& root);
-// For pure callers and tests: the project "" and covers {"file:<plan_path>": digest}.
-Now now_with_digest(const std::string& plan_path, const std::string& digest);
-
-// The gates as list_gates gives them, each APPROVED one with "counts" (whether the approval
-// counts now: gate_status) and, when it does not, "problem" (why): what `gates`, `status`
-// and `verify` show, the same way.
-std::vector<json> checked_gates(const json& state, const Now& now, bool open_only = false);
-
 // ---- transitions (pure) ----------------------------------------------------------------
 
 struct RequestInput {
@@ -172,6 +132,7 @@ struct ResolveInput {
   bool override_approver = false;  // approve: a person decides in place of a failing command approver
   json covers = nullptr;     // approve: the covers now; must equal the gate's (null: {"file:<plan_path>": digest})
   std::string project = {};  // approve: project_id(); must equal the gate's when it has one
+  const seal::Key* key = nullptr;  // approve: the key that seals it (null: seal::key(), the key file)
 };
 
 // OPEN -> APPROVED: refused when in.covers differs from what the gate covered when it opened
@@ -207,119 +168,5 @@ RunState resume(json& state, const std::string& new_correlation_id);
 std::string set_running(json& state);
 // Waves advance only when the approval object is set and approved and nothing is open.
 bool waves_may_advance(const json& state);
-
-// ---- approvals and digests ------------------------------------------------------------
-
-enum class ApprovalCheck { Approved, Missing, Pending, Rejected, Stale };
-struct ApprovalStatus {
-  ApprovalCheck check = ApprovalCheck::Missing;
-  std::string message;  // why it does not count (empty when Approved)
-  json gate;            // the latest gate of that type for that file (null if none)
-  bool counts() const { return check == ApprovalCheck::Approved; }
-};
-// Whether the latest gate of `type` for `plan_path` still counts given the file's digest
-// now. An approval whose digest differs (file edited after approval) is Stale. A legacy
-// approval object (no gates, approved, no digest) counts for the vision gate.
-// A counting approval is sealed, bound to this project (now.project) and run (the state's
-// correlation_id), and covers exactly what now.covers gives for `files` (empty: the files
-// the gate covered).
-ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const Now& now,
-                               const std::vector<std::string>& files = {});
-ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path,
-                               const std::string& current_digest);
-// The status of one recorded gate (any status) against now: what `gates`, `status` and
-// `verify` show. Approved only for a sealed, bound, current approval.
-ApprovalStatus gate_status(const json& state, const json& gate, const Now& now);
-
-// When the approval of (type, plan_path) is Stale, opens the gate again (a new OPEN gate
-// whose reason says why, status awaiting_approval, approval.approved false) and returns
-// the approval_invalidated + gate_frozen events. changed=false when it still counts or was
-// never approved. When another gate is open, error says so and nothing changes.
-Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const Now& now,
-                           const std::vector<std::string>& files = {}, const std::string& now_time = {});
-Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
-                           const std::string& now = {});
-
-// "sha256:..." of the gate's file (plan_path relative to root, or absolute inside root).
-// Empty with err set when it cannot be read or lies outside the project.
-std::string file_digest(const std::filesystem::path& root, const std::string& plan_path, std::string& err);
-// plan_path as it is stored: relative to root, normalised; err when outside the project.
-std::string normalize_plan_path(const std::filesystem::path& root, const std::string& plan_path, std::string& err);
-
-// ---- approvers ----------------------------------------------------------------------------
-
-enum class Decision { Approved, Rejected, Pending };
-std::string_view to_string(Decision d);
-
-struct ApproverSpec {
-  enum class Kind { Manual, Skip, Command, Invalid };
-  Kind kind = Kind::Manual;
-  std::vector<std::string> argv;  // Command: the argv template
-  long long timeout_ms = 0;       // Command: 0 = command_timeout_ms
-  std::string error;              // Invalid: why
-};
-// config approvers[gate_type] (or approvers.default): "manual" | "skip" | argv array |
-// {"command": [...], "timeout_ms": n}. Anything else is Invalid.
-ApproverSpec approver_spec(const Config& cfg, GateType type);
-
-struct ApproverRequest {
-  std::filesystem::path root;
-  std::vector<std::string> argv_template;
-  long long timeout_ms = 30000;
-  std::string gate_id, gate_type, plan_path, reason;
-};
-struct ApproverVerdict {
-  Decision decision = Decision::Pending;
-  std::string feedback;
-  std::string error;  // the approver failed: the gate stays pending with last_error
-};
-// The port to a command approver (implemented in runner/approvers.h).
-class ApproverPort {
- public:
-  virtual ~ApproverPort() = default;
-  virtual ApproverVerdict decide(const ApproverRequest& req) = 0;
-};
-// Parses an approver's stdout: {"decision":"approved|rejected|pending","feedback":".."}.
-ApproverVerdict parse_verdict(std::string_view stdout_text);
-
-// Applies an approver's verdict to gate_id while it is OPEN: approved -> approve (by, digest),
-// rejected -> reject (feedback; an empty one becomes "rejected by <by>"), pending -> stays
-// open (last_error cleared), error -> stays open with last_error (gate_error event).
-// A gate no longer OPEN is left alone (changed=false, message says so).
-// covers/project: as in ResolveInput (what the gate covers now).
-Transition apply_verdict(json& state, const std::string& gate_id, const ApproverVerdict& v, const std::string& by,
-                         const std::string& digest, const std::string& now = {}, const json& covers = nullptr,
-                         const std::string& project = {});
-
-// ---- the whole thing against a project (locks via state::update) -------------------------
-
-struct GateRun {
-  std::string error;                  // the request/resolution failed (nothing or part applied)
-  json answer;                        // request: the paused answer
-  json gate;                          // the gate as it ended
-  json state;                         // the state document after
-  std::vector<events::Event> events;  // already logged when logged == true
-  std::vector<Message> messages;      // for people, in order, each with its kind
-  bool ok() const { return error.empty(); }
-};
-
-// request + run the gate's approver at once (manual: stays pending; skip: approved by
-// "skip"; command: its verdict). Idempotent requests do not run the approver again.
-// Events are logged (events::log_always). port may be null when no command is configured.
-GateRun request_gate(const std::filesystem::path& root, const Config& cfg, RequestInput in, ApproverPort* port);
-// Runs (or re-runs) the approver of an OPEN gate and records its verdict.
-GateRun run_approver(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
-                     ApproverPort* port);
-// A person approves: an OPEN gate whose approver errored (last_error set) has its approver
-// retried instead, unless `override_approver` (the person decides in its place; the gate
-// records override: true); otherwise approved by `by` with the file's digest now.
-// `shown`: the covers the person was shown before confirming (null: not shown); the approval
-// is refused when the content differs from them or from what the gate covered when it
-// opened (then the gate shows the new content: refresh_covers).
-GateRun approve_gate(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
-                     const std::string& by, ApproverPort* port, bool override_approver = false,
-                     const json& shown = nullptr);
-GateRun reject_gate(const std::filesystem::path& root, const std::string& gate_id, const std::string& by,
-                    const std::string& feedback);
 
 }  // namespace yolo::gates

@@ -1,6 +1,6 @@
 #include "protocol/phase_snapshot.h"
 
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 
 namespace yolo {
 
@@ -38,7 +38,7 @@ std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const std::filesys
   }
   if (self.frontmatter_error) {
     // Not among the checked plans when it is a sibling, but checked as itself: the phase
-    // with this plan in its place (review_plan_file does the same).
+    // with this plan in its place (stage1_plan_file does the same).
     std::vector<Plan> all;
     size_t self_index = 0;
     for (size_t i = 0; i < ph.plans.size(); ++i) {

@@ -28,7 +28,7 @@ class PhaseSnapshots {
   explicit PhaseSnapshots(PlanCache* cache = nullptr) : cache_(cache) {}
 
   // The cross-plan findings of `self` (the plan at plan_path, just loaded by the caller)
-  // among the plans of phase_dir, exactly as review_plan_file computes them; nullopt when
+  // among the plans of phase_dir, exactly as stage1_plan_file computes them; nullopt when
   // plan_path is not one of the folder's plan files (the caller computes them itself).
   std::optional<std::vector<Finding>> cross_for(const std::filesystem::path& phase_dir,
                                                 const std::filesystem::path& plan_path, const Plan& self,

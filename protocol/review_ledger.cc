@@ -33,18 +33,29 @@ stdfs::path root_of(const stdfs::path& ledger_file) { return ledger_file.parent_
 }  // namespace
 
 bool trusted(const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id, const json& rec) {
+  return trusted(World::real(), root, ledger_file, plan_id, rec);
+}
+
+bool trusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
+             const json& rec) {
   if (!rec.is_object()) return false;
   auto it = rec.find("seal");
   if (it == rec.end() || !it->is_string()) return false;
-  return seal::check(kSealDomain, sealed_fields(root, ledger_file, plan_id, rec), it->get<std::string>());
+  return seal::check(kSealDomain, sealed_fields(root, ledger_file, plan_id, rec), it->get<std::string>(),
+                     w.checking_key());
 }
 
 std::vector<std::string> drop_untrusted(const stdfs::path& root, const stdfs::path& ledger_file, json& ledger) {
+  return drop_untrusted(World::real(), root, ledger_file, ledger);
+}
+
+std::vector<std::string> drop_untrusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file,
+                                        json& ledger) {
   std::vector<std::string> dropped;
   auto rv = ledger.find("reviews");
   if (rv == ledger.end() || !rv->is_object()) return dropped;
   for (auto it = rv->begin(); it != rv->end();) {
-    if (trusted(root, ledger_file, it.key(), *it)) {
+    if (trusted(w, root, ledger_file, it.key(), *it)) {
       ++it;
       continue;
     }
@@ -66,15 +77,21 @@ stdfs::path path_for(const stdfs::path& root, const stdfs::path& phase_dir) {
 }
 
 state::LoadResult load(const stdfs::path& root, const stdfs::path& phase_dir) {
-  auto r = state::load_document(path_for(root, phase_dir), kSchema);
+  return load(World::real(), root, phase_dir);
+}
+
+state::LoadResult load(const World& w, const stdfs::path& root, const stdfs::path& phase_dir) {
+  auto r = state::load_document(w, path_for(root, phase_dir), kSchema);
   if (r.ok() && !r.exists) r.doc = {{"reviews", json::object()}};
-  if (r.ok()) drop_untrusted(root, path_for(root, phase_dir), r.doc);
+  if (r.ok()) drop_untrusted(w, root, path_for(root, phase_dir), r.doc);
   return r;
 }
 
-state::LoadResult load_file(const stdfs::path& file) {
-  auto r = state::load_document(file, kSchema);
-  if (r.ok()) drop_untrusted(root_of(file), file, r.doc);
+state::LoadResult load_file(const stdfs::path& file) { return load_file(World::real(), file); }
+
+state::LoadResult load_file(const World& w, const stdfs::path& file) {
+  auto r = state::load_document(w, file, kSchema);
+  if (r.ok()) drop_untrusted(w, root_of(file), file, r.doc);
   return r;
 }
 
@@ -86,14 +103,25 @@ const json* find(const json& ledger, const std::string& plan_id) {
 }
 
 std::string record(const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id, json rec) {
+  return record(World::real(), root, phase_dir, plan_id, std::move(rec));
+}
+
+std::string record(const World& w, const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id,
+                   json rec) {
   std::vector<std::pair<std::string, json>> one;
   one.emplace_back(plan_id, std::move(rec));
-  return record_many(root, phase_dir, std::move(one));
+  return record_many(w, root, phase_dir, std::move(one));
 }
 
 std::string record_many(const stdfs::path& root, const stdfs::path& phase_dir,
                         std::vector<std::pair<std::string, json>> records) {
+  return record_many(World::real(), root, phase_dir, std::move(records));
+}
+
+std::string record_many(const World& w, const stdfs::path& root, const stdfs::path& phase_dir,
+                        std::vector<std::pair<std::string, json>> records) {
   if (records.empty()) return "";
+  const seal::Key& key = w.sealing_key();
   auto set = [&](json& doc, std::string&) {
     if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
     stdfs::path rel = phase_dir.lexically_normal().lexically_relative(root.lexically_normal());
@@ -102,7 +130,8 @@ std::string record_many(const stdfs::path& root, const stdfs::path& phase_dir,
     json& reviews = doc["reviews"];
     for (const auto& [id, rec] : records) {
       json r = rec;
-      if (r.is_object()) r["seal"] = seal::seal_of(kSealDomain, sealed_fields(root, path_for(root, phase_dir), id, r));
+      if (r.is_object())
+        r["seal"] = seal::seal_of(kSealDomain, sealed_fields(root, path_for(root, phase_dir), id, r), key);
       reviews[id] = std::move(r);
     }
     return true;
@@ -115,28 +144,28 @@ std::string record_many(const stdfs::path& root, const stdfs::path& phase_dir,
     auto errors = schema::validate(kSchema, changed);
     return errors.empty() ? std::string() : schema::describe(errors);
   };
-  return state::update_document(root, path_for(root, phase_dir), kSchema, set, check).error;
+  return state::update_document(w, root, path_for(root, phase_dir), kSchema, set, check).error;
 }
 
-All load_all(const stdfs::path& root) {
+All load_all(const stdfs::path& root) { return load_all(World::real(), root); }
+
+All load_all(const World& w, const stdfs::path& root) {
   All all;
   std::vector<stdfs::path> files;
-  std::error_code ec;
-  for (stdfs::directory_iterator it(dir(root), ec), end; !ec && it != end; it.increment(ec)) {
-    const auto& p = it->path();
-    std::string n = p.filename().string();
+  fs::Disk& disk = w.files();
+  for (const auto& n : disk.list(dir(root))) {  // sorted
+    stdfs::path p = dir(root) / n;
     if (n.empty() || n.front() == '.' || p.extension() != ".json") continue;  // temp files, kept copies
-    if (!it->is_regular_file(ec)) continue;
+    if (disk.is_directory(p) || !disk.exists(p)) continue;
     files.push_back(p);
   }
-  std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    auto r = state::load_document(f, kSchema);
+    auto r = state::load_document(w, f, kSchema);
     if (!r.ok()) {
       all.errors.push_back(r.error);
       continue;
     }
-    for (auto& why : drop_untrusted(root, f, r.doc)) all.errors.push_back(std::move(why));
+    for (auto& why : drop_untrusted(w, root, f, r.doc)) all.errors.push_back(std::move(why));
     for (auto& [id, rec] : r.doc["reviews"].items()) all.reviews[id] = std::move(rec);
   }
   return all;

@@ -57,4 +57,17 @@ struct All {
 // are read in name order, so with the same plan id in two phases the later phase wins.
 All load_all(const std::filesystem::path& root);
 
+// The same through the world's disk and key (the functions above: World::real()).
+bool trusted(const World& w, const std::filesystem::path& root, const std::filesystem::path& ledger_file,
+             const std::string& plan_id, const json& record);
+std::vector<std::string> drop_untrusted(const World& w, const std::filesystem::path& root,
+                                        const std::filesystem::path& ledger_file, json& ledger);
+state::LoadResult load(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir);
+state::LoadResult load_file(const World& w, const std::filesystem::path& file);
+std::string record(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
+                   const std::string& plan_id, json record);
+std::string record_many(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
+                        std::vector<std::pair<std::string, json>> records);
+All load_all(const World& w, const std::filesystem::path& root);
+
 }  // namespace yolo::review_ledger

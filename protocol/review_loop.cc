@@ -188,7 +188,7 @@ PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, 
     CycleResult c;
     c.cycle = cycle;
     c.hash = file_hash(target.plan_path);
-    c.stage1 = review_plan_file(target.plan_path, target.phase_dir, opts.precheck);
+    c.stage1 = stage1_plan_file(target.plan_path, target.phase_dir, opts.stage1);
     c.stage1_verdict = c.stage1.verdict();
     if (cycle == 1) {
       res.plan_id = plan_id_for(target, c.stage1);

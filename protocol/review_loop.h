@@ -23,7 +23,7 @@
 
 #include "protocol/findings.h"
 #include "protocol/json.h"
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 #include "protocol/reviewer_output.h"
 
 namespace yolo::review {
@@ -150,7 +150,7 @@ class LoopObserver {
 
 struct LoopOptions {
   int max_cycles = 3;  // review_max_cycles (>= 1)
-  PrecheckOptions precheck;
+  Stage1Options stage1;
   // reviewer_required (config): a reviewer that could not run rejects (no Stage 1 fallback).
   bool reviewer_required = false;
 };

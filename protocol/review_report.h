@@ -3,7 +3,11 @@
 // re-reads the lines its own way. The lines are written by runner/review_gate.cc: one object
 // per plan ({"type":"plan", "plan_id", "plan", "verdict", "source", "cycles", "skipped"?, ...}),
 // then, for a phase, {"type":"phase_summary", ...}.
+//
+// What a person is told about a rejected review (rejected_plans) is chosen here too; the
+// runner only draws it (runner/render.h: rejected_plans_report).
 #pragma once
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,5 +27,20 @@ struct ReviewReport {
 // Reads the output of `yolo review --json`: lines that are not JSON objects (and objects too
 // deep or too large to trust) are left out.
 ReviewReport parse_review_output(std::string_view stdout_text);
+
+// A plan the review rejected, as a person is told about it (issue 16): what, why, what was
+// escalated and the findings most worth reading first.
+struct RejectedPlan {
+  std::string plan_id, plan, source, stop_reason;
+  size_t cycles = 0;
+  std::vector<std::string> escalated;  // finding ids high in 2+ cycles, never approved
+  std::vector<json> top_findings;      // at most `top`, high first, then medium, then the rest
+  size_t more = 0;                     // findings left out of top_findings
+};
+// The rejected plan lines of `lines` (the array of a ReviewReport), in order. Their findings:
+// "findings", else "accumulated_findings", else Stage 1's ("stage1"."findings").
+std::vector<RejectedPlan> rejected_plans(const json& lines, size_t top = 3);
+// The plan files of the rejected plans (their "plan" field), in order.
+std::vector<std::string> rejected_plan_paths(const json& lines);
 
 }  // namespace yolo::review

@@ -216,6 +216,24 @@ std::string seal_with(const Key& k, std::string_view domain, const json& fields)
 
 std::string seal_of(std::string_view domain, const json& fields) { return seal_with(key(), domain, fields); }
 
+std::string seal_of(std::string_view domain, const json& fields, const Key& k) { return seal_with(k, domain, fields); }
+
+bool check(std::string_view domain, const json& fields, const std::string& seal, const Key& k) {
+  return same(seal_with(k, domain, fields), seal);
+}
+
+std::string compute(const json& gate, const Key& k) {
+  if (!gate.is_object()) return {};
+  return seal_of("yolo-approval-seal-v2", sealed_fields(gate), k);
+}
+
+bool valid(const json& gate, const Key& k) {
+  if (!gate.is_object()) return false;
+  auto it = gate.find("seal");
+  if (it == gate.end() || !it->is_string()) return false;
+  return check("yolo-approval-seal-v2", sealed_fields(gate), it->get_ref<const std::string&>(), k);
+}
+
 bool check(std::string_view domain, const json& fields, const std::string& seal) {
   return same(seal_with(existing_key(), domain, fields), seal);  // checking a seal never makes a key
 }

@@ -52,4 +52,11 @@ std::string seal_of(std::string_view domain, const json& fields);
 // Whether `seal` is seal_of(domain, fields) (constant-time comparison).
 bool check(std::string_view domain, const json& fields, const std::string& seal);
 
+// The same with the key passed in (World::sealing_key / checking_key): the functions above
+// use key() to seal and existing_key() to check.
+std::string compute(const json& gate, const Key& k);
+bool valid(const json& gate, const Key& k);
+std::string seal_of(std::string_view domain, const json& fields, const Key& k);
+bool check(std::string_view domain, const json& fields, const std::string& seal, const Key& k);
+
 }  // namespace yolo::seal

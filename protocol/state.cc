@@ -27,29 +27,12 @@ namespace {
 
 constexpr size_t kMaxStateBytes = 16u << 20;
 
-// The pid in a temp file name `.<file>.tmp.<pid>.<n>` of fs::write_atomic, or 0.
-pid_t temp_file_writer(std::string_view name) {
-  if (name.size() < 2 || name.front() != '.') return 0;
-  size_t at = name.rfind(".tmp.");
-  if (at == std::string_view::npos || at < 2) return 0;
-  std::string_view rest = name.substr(at + 5);
-  size_t dot = rest.find('.');
-  if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) return 0;
-  for (char c : rest.substr(dot + 1))
-    if (c < '0' || c > '9') return 0;
-  long long pid = 0;
-  auto [p, ec] = std::from_chars(rest.data(), rest.data() + dot, pid);
-  if (ec != std::errc() || p != rest.data() + dot || pid <= 0 || pid > INT_MAX) return 0;
-  return static_cast<pid_t>(pid);
-}
-
 // One copy per distinct content, named by its hash: reading the same broken file again (every
 // `yolo status`) makes no new copy, and two different contents never share a name.
-std::string keep_copy(const std::filesystem::path& path, const std::string& content) {
+std::string keep_copy(fs::Disk& disk, const std::filesystem::path& path, const std::string& content) {
   std::filesystem::path copy = path;
   copy += ".corrupt-" + sha256_hex(content).substr(0, 16);
-  std::error_code ec;
-  if (!std::filesystem::exists(copy, ec)) fs::write_atomic(copy, content);
+  if (!disk.exists(copy)) disk.write_atomic(copy, content);
   return copy.string();
 }
 
@@ -106,48 +89,33 @@ ValidatedBytes& validated() {
 // the file as it left it (checked under the lock) starts from that document instead of
 // reading and parsing the file again: a review pass that records 400 plans in batches
 // would otherwise parse its own, growing ledger at every batch. Bounded, shared by threads.
-struct FileId {
-  dev_t dev = 0;
-  ino_t ino = 0;
-  off_t size = 0;
-  long long mtime_ns = 0, ctime_ns = 0;
-  bool operator==(const FileId&) const = default;
-};
-
-std::optional<FileId> file_id(const std::filesystem::path& p) {
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  return FileId{st.st_dev, st.st_ino, st.st_size,
-                static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
-                static_cast<long long>(st.st_ctim.tv_sec) * 1000000000LL + st.st_ctim.tv_nsec};
-}
-
 class WrittenDocs {
  public:
   // The document written to p, if p is still exactly the file written.
-  std::optional<json> take(const std::filesystem::path& p, const std::string& schema_name) {
-    auto id = file_id(p);
+  std::optional<json> take(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name) {
+    std::string id = disk.stamp(p);
     std::lock_guard<std::mutex> g(m_);
     auto it = docs_.find(p);
-    if (it == docs_.end() || !id || it->second.schema != schema_name || !(it->second.id == *id)) return std::nullopt;
+    if (it == docs_.end() || id.empty() || it->second.schema != schema_name || it->second.id != id) return std::nullopt;
     std::optional<json> d = std::move(it->second.doc);
     docs_.erase(it);
     return d;
   }
-  void put(const std::filesystem::path& p, const std::string& schema_name, const json& doc, size_t bytes) {
-    auto id = file_id(p);
+  void put(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name, const json& doc,
+           size_t bytes) {
+    std::string id = disk.stamp(p);
     std::lock_guard<std::mutex> g(m_);
     docs_.erase(p);
-    if (!id || bytes > kMaxBytes) return;
+    if (id.empty() || bytes > kMaxBytes) return;
     if (docs_.size() >= kMaxDocs) docs_.erase(docs_.begin());
-    docs_.emplace(p, Entry{schema_name, *id, doc});
+    docs_.emplace(p, Entry{schema_name, id, doc});
   }
 
  private:
   static constexpr size_t kMaxDocs = 4, kMaxBytes = 16u << 20;
   struct Entry {
     std::string schema;
-    FileId id;
+    std::string id;  // Disk::stamp: device, inode, size, times (a memory disk: its number and write)
     json doc;
   };
   std::mutex m_;
@@ -159,15 +127,15 @@ WrittenDocs& written() {
   return w;
 }
 
-LoadResult load_impl(const std::filesystem::path& path, const std::string& schema_name) {
+LoadResult load_impl(fs::Disk& disk, const std::filesystem::path& path, const std::string& schema_name) {
   LoadResult r;
-  auto read = fs::read_text(path, kMaxStateBytes);
+  auto read = disk.read(path, kMaxStateBytes, true);
   if (!read.ok()) {
     if (read.error->kind == fs::FileError::Kind::NotFound) return r;
     r.error = read.error->message;
     if (read.error->kind != fs::FileError::Kind::Io) {
-      auto raw = fs::read_bytes(path, kMaxStateBytes * 4);
-      if (raw.ok()) r.kept_copy = keep_copy(path, raw.content);
+      auto raw = disk.read(path, kMaxStateBytes * 4, false);
+      if (raw.ok()) r.kept_copy = keep_copy(disk, path, raw.content);
     }
     return r;
   }
@@ -175,14 +143,14 @@ LoadResult load_impl(const std::filesystem::path& path, const std::string& schem
   JsonParse parsed = parse_json_bounded(read.content);
   if (!parsed.ok()) {
     r.error = path.string() + ": " + parsed.message + "; the runner will not overwrite it";
-    r.kept_copy = keep_copy(path, read.content);
+    r.kept_copy = keep_copy(disk, path, read.content);
     r.error += " (copy kept at " + r.kept_copy + ")";
     return r;
   }
   if (!validated().has(path, schema_name, read.content)) {
     if (std::string v = validate_with(schema_name, parsed.doc); !v.empty()) {
       r.error = path.string() + ": does not match schema " + schema_name + ": " + v;
-      r.kept_copy = keep_copy(path, read.content);
+      r.kept_copy = keep_copy(disk, path, read.content);
       r.error += " (copy kept at " + r.kept_copy + ")";
       return r;
     }
@@ -202,54 +170,62 @@ std::filesystem::path lock_path(const std::filesystem::path& root) { return root
 
 std::string validate(const json& doc) { return validate_with("execution-state", doc); }
 
-LoadResult load(const std::filesystem::path& root) { return load_impl(state_path(root), "execution-state"); }
+LoadResult load(const std::filesystem::path& root) { return load(World::real(), root); }
+
+LoadResult load(const World& w, const std::filesystem::path& root) {
+  return load_impl(w.files(), state_path(root), "execution-state");
+}
 
 LoadResult load_document(const std::filesystem::path& file, const std::string& schema_name) {
-  return load_impl(file, schema_name);
+  return load_document(World::real(), file, schema_name);
+}
+
+LoadResult load_document(const World& w, const std::filesystem::path& file, const std::string& schema_name) {
+  return load_impl(w.files(), file, schema_name);
 }
 
 size_t remove_stale_temp_files(const std::filesystem::path& dir) {
-  size_t removed = 0;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    pid_t pid = temp_file_writer(it->path().filename().string());
-    if (pid == 0) continue;
-    // Alive (or someone else's: EPERM) => its writer may still rename it into place.
-    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
-    std::error_code tec;
-    auto st = it->symlink_status(tec);
-    if (tec || !std::filesystem::is_regular_file(st)) continue;
-    if (std::filesystem::remove(it->path(), tec)) ++removed;
-  }
-  return removed;
+  return fs::real_disk().remove_stale_temp_files(dir);
 }
 
 UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn) {
-  return update_document(root, state_path(root), "execution-state", fn);
+  return update(World::real(), root, fn);
+}
+
+UpdateResult update(const World& w, const std::filesystem::path& root,
+                    const std::function<bool(json& doc, std::string& err)>& fn) {
+  return update_document(w, root, state_path(root), "execution-state", fn);
 }
 
 UpdateResult update_document(const std::filesystem::path& root, const std::filesystem::path& file,
                              const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
                              const std::function<std::string(const json& doc)>& check) {
+  return update_document(World::real(), root, file, schema_name, fn, check);
+}
+
+UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
+                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
+                             const std::function<std::string(const json& doc)>& check) {
   UpdateResult r;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(root / ".yolo-planning", ec)) {
+  fs::Disk& disk = w.files();
+  if (!disk.is_directory(root / ".yolo-planning")) {
     r.error = (root / ".yolo-planning").string() + ": no such folder (not a yolo project)";
     return r;
   }
-  fs::FileLock lock(lock_path(root));  // exclusive, for the read-modify-write
-  if (!lock.error().empty()) {
-    r.error = lock.error();
+  std::string lock_error;
+  auto lock = disk.lock(lock_path(root), lock_error);  // exclusive, for the read-modify-write
+  if (!lock) {
+    r.error = lock_error;
     return r;
   }
   // Writers that died between creating their temp file and renaming it leave it behind.
-  remove_stale_temp_files(file.parent_path());
+  disk.remove_stale_temp_files(file.parent_path());
   LoadResult cur;
-  if (auto mine = written().take(file, schema_name)) {
+  if (auto mine = written().take(disk, file, schema_name)) {
     cur.exists = true;
     cur.doc = std::move(*mine);
   } else {
-    cur = load_impl(file, schema_name);
+    cur = load_impl(disk, file, schema_name);
   }
   if (!cur.ok()) {
     r.error = cur.error;
@@ -263,7 +239,7 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
     return r;
   }
   if (cur.exists && doc == cur.doc) {  // nothing changed: no write, no event for watchers
-    written().put(file, schema_name, doc, 0);
+    written().put(disk, file, schema_name, doc, 0);
     r.doc = std::move(doc);
     return r;
   }
@@ -274,25 +250,21 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
   }
   // A file made read-only on purpose is not replaced behind the owner's back (rename would
   // do it: it needs only the folder to be writable).
-  if (auto st = std::filesystem::status(file, ec);
-      !ec && std::filesystem::is_regular_file(st) &&
-      (st.permissions() & std::filesystem::perms::owner_write) == std::filesystem::perms::none) {
+  if (disk.read_only(file)) {
     r.doc = cur.doc;
     r.error = file.string() +
               ": is read-only; yolo will not replace it (make it writable with chmod u+w to let yolo update it)";
     return r;
   }
-  ec.clear();
-  if (!std::filesystem::is_directory(file.parent_path(), ec))
-    std::filesystem::create_directories(file.parent_path(), ec);
+  if (!disk.is_directory(file.parent_path())) disk.make_dirs(file.parent_path());
   std::string text = doc.dump(2) + "\n";
-  if (std::string w = fs::write_atomic(file, text); !w.empty()) {
+  if (std::string e = disk.write_atomic(file, text); !e.empty()) {
     r.doc = cur.doc;
-    r.error = w;
+    r.error = e;
     return r;
   }
   validated().put(file, schema_name, text);
-  written().put(file, schema_name, doc, text.size());
+  written().put(disk, file, schema_name, doc, text.size());
   r.doc = std::move(doc);
   r.written = true;
   return r;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "protocol/json.h"
+#include "protocol/world.h"
 
 namespace yolo::state {
 
@@ -61,6 +62,16 @@ UpdateResult update_document(const std::filesystem::path& root, const std::files
 // anything not named that way are left alone. Returns how many were removed. update() does
 // this for .yolo-planning/ while it holds the lock.
 size_t remove_stale_temp_files(const std::filesystem::path& dir);
+
+// The same through the world's disk (World::real() for the functions above): unit tests
+// run them on an in-memory disk.
+LoadResult load(const World& w, const std::filesystem::path& root);
+UpdateResult update(const World& w, const std::filesystem::path& root,
+                    const std::function<bool(json& doc, std::string& err)>& fn);
+LoadResult load_document(const World& w, const std::filesystem::path& file, const std::string& schema_name);
+UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
+                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
+                             const std::function<std::string(const json& doc)>& check = nullptr);
 
 // Validates a state document; empty string when valid, else "pointer: message; ...".
 std::string validate(const json& doc);

@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "protocol/gates.h"
+#include "protocol/approvals.h"
 #include "protocol/overview.h"
 #include "protocol/json_field.h"
 #include "protocol/review_ledger.h"

@@ -115,50 +115,6 @@ struct PromptFile {
   PromptFile& operator=(const PromptFile&) = delete;
 };
 
-// Runs one child on a private loop, stopping its group on SIGINT/SIGTERM/SIGHUP.
-SpawnResult run_interruptible(const SpawnSpec& spec, int& interrupt_signal) {
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  SpawnResult out;
-  struct Ctx {
-    Process* proc = nullptr;
-    int* sig = nullptr;
-    bool done = false;
-  } ctx;
-  ctx.sig = &interrupt_signal;
-  uv_signal_t sigs[3];
-  const int signums[3] = {SIGINT, SIGTERM, SIGHUP};
-  {
-    std::unique_ptr<Process> p;
-    for (int i = 0; i < 3; ++i) {
-      uv_signal_init(&loop, &sigs[i]);
-      sigs[i].data = &ctx;
-      uv_signal_start(
-          &sigs[i],
-          [](uv_signal_t* h, int signum) {
-            auto* c = static_cast<Ctx*>(h->data);
-            if (*c->sig == 0) *c->sig = signum;
-            if (c->proc && !c->done) c->proc->cancel();
-          },
-          signums[i]);
-    }
-    p = Process::start(&loop, spec, [&](SpawnResult r) {
-      out = std::move(r);
-      ctx.done = true;
-      ctx.proc = nullptr;
-      for (auto& s : sigs) uv_close(reinterpret_cast<uv_handle_t*>(&s), nullptr);
-      // Drop the Process while its state is still alive: once the loop has closed every
-      // handle that state is freed, and ~Process must not touch it afterwards.
-      p.reset();
-    });
-    ctx.proc = p.get();
-    uv_run(&loop, UV_RUN_DEFAULT);
-  }
-  uv_run(&loop, UV_RUN_DEFAULT);  // let closing handles finish
-  uv_loop_close(&loop);
-  return out;
-}
-
 }  // namespace
 
 json AgentSpawn::info(const std::string& agent) const {
@@ -216,8 +172,28 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
             {"YOLO_MODEL", s.model},
             {"YOLO_MAX_TURNS", std::to_string(s.max_turns)}};
   if (!uses(spec.argv, "{prompt}") && !prompt_file) sp.stdin_data = ctx.prompt;
+  sp.unset_env = {"YOLO_AGENT_PROGRESS"};  // asked of the `yolo review` child by execute, not of its agents
+  RunOptions ro;
+  ro.stop_on_signals = true;  // SIGINT/SIGTERM/SIGHUP stop the agent's group; the caller exits
+  AgentCall call{AgentCall::Event::Started, agent, ctx.plan_id, ctx.cycle, s.timeout_ms, 0, nullptr};
+  if (ctx.progress) {
+    ctx.progress(call);
+    ro.tick_ms = 1000;
+    ro.on_tick = [&](double elapsed_ms) {
+      call.event = AgentCall::Event::Running;
+      call.elapsed_ms = elapsed_ms;
+      ctx.progress(call);
+    };
+  }
   double child0 = cpu_ms(RUSAGE_CHILDREN), self0 = cpu_ms(RUSAGE_SELF);
-  s.result = run_interruptible(sp, s.interrupt_signal);
+  s.result = run_process(sp, ro);
+  s.interrupt_signal = s.result.interrupt_signal;
+  if (ctx.progress) {
+    call.event = AgentCall::Event::Ended;
+    call.elapsed_ms = s.result.elapsed_ms;
+    call.result = &s.result;
+    ctx.progress(call);
+  }
   s.child_cpu_ms = cpu_ms(RUSAGE_CHILDREN) - child0;
   s.parent_cpu_ms = cpu_ms(RUSAGE_SELF) - self0;
   return s;
@@ -259,7 +235,7 @@ bool AgentProcess::configured() const { return !(agent_ == "architect" ? cfg_.ar
 
 review::AgentRun AgentProcess::run(const std::string& plan_path, const std::string& phase_dir,
                                    const std::string& plan_id, int cycle, const std::string& prompt) {
-  AgentContext c{root_, plan_path, phase_dir, plan_id, title_of(plan_path), cycle, prompt, correlation_id_};
+  AgentContext c{root_, plan_path, phase_dir, plan_id, title_of(plan_path), cycle, prompt, correlation_id_, progress_};
   AgentSpawn s = spawn_agent(agent_, cfg_, c);
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
   if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)

@@ -13,6 +13,7 @@
 // then SIGKILL) and the run reports Interrupted with the signal, so the caller can exit.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,26 @@
 
 namespace yolo::runner {
 
+// One agent call as it runs, for a progress line (issue 16: plan, agent, elapsed, timeout).
+struct AgentCall {
+  enum class Event { Started, Running, Ended };
+  Event event = Event::Started;
+  std::string agent, plan_id;
+  int cycle = 1;
+  long long timeout_ms = 0;
+  double elapsed_ms = 0;
+  const SpawnResult* result = nullptr;  // Ended: how it ended
+};
+// Called when the call starts, about once a second while it runs, and when it ends.
+using AgentProgress = std::function<void(const AgentCall&)>;
+
 struct AgentContext {
   std::filesystem::path root;  // the project root: the child's working folder
   std::string plan_path, phase_dir, plan_id, plan_title;
   int cycle = 1;
   std::string prompt;
   std::string correlation_id;
+  AgentProgress progress;  // may be empty
 };
 
 struct AgentSpawn {
@@ -70,6 +85,7 @@ class AgentProcess {
   review::AgentRun run(const std::string& plan_path, const std::string& phase_dir, const std::string& plan_id,
                        int cycle, const std::string& prompt);
   int interrupt_signal() const { return interrupt_signal_; }
+  void set_progress(AgentProgress p) { progress_ = std::move(p); }
 
  private:
   std::string agent_;
@@ -77,6 +93,7 @@ class AgentProcess {
   const Config& cfg_;
   std::string correlation_id_;
   int interrupt_signal_ = 0;
+  AgentProgress progress_;
 };
 
 // A port of the review loop (Port) backed by an AgentProcess; Request carries plan_path,
@@ -86,6 +103,7 @@ class AgentPort : public Port {
  public:
   bool configured() const override { return p_.configured(); }
   int interrupt_signal() const { return p_.interrupt_signal(); }
+  void set_progress(AgentProgress p) { p_.set_progress(std::move(p)); }
 
  protected:
   AgentPort(const char* agent, std::filesystem::path root, const Config& cfg, std::string correlation_id)

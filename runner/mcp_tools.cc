@@ -7,9 +7,10 @@
 #include "protocol/config.h"
 #include "protocol/contain.h"
 #include "protocol/fs.h"
-#include "protocol/gates.h"
+#include "protocol/approvals.h"
+#include "protocol/gate_run.h"
 #include "protocol/json_field.h"
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 #include "protocol/state.h"
 #include "protocol/status.h"
 #include "runner/approvers.h"
@@ -71,12 +72,12 @@ ToolResult review_plan(const json& args, const ToolContext& ctx) {
     std::error_code ec;
     if (!stdfs::is_directory(*phase, ec)) return ToolResult::failure("phase_dir is not a folder: " + phase->string());
   }
-  PrecheckOptions opts;
+  Stage1Options opts;
   std::string note;
   auto cfg = load_config(ctx.root);
   if (!cfg.ok()) note = " (config: " + cfg.error + "; using defaults)";
   opts.max_tasks = cfg.config.max_tasks_per_plan;
-  StructuralReview r = review_plan_file(*plan, phase, opts);
+  StructuralReview r = stage1_plan_file(*plan, phase, opts);
   ToolResult out;
   out.structured = r.to_json();
   Verdict v = r.verdict();

@@ -20,12 +20,13 @@
 #include "protocol/events.h"
 #include "protocol/execution.h"
 #include "protocol/fs.h"
+#include "protocol/gate_coverage.h"
 #include "protocol/gate_step.h"
-#include "protocol/gates.h"
+#include "protocol/gate_run.h"
 #include "protocol/json_field.h"
 #include "protocol/numbers.h"
 #include "protocol/plan.h"
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 #include "protocol/review_ledger.h"
 #include "protocol/review_loop.h"
 #include "protocol/review_report.h"
@@ -36,13 +37,13 @@
 #include "protocol/text.h"
 #include "protocol/waves.h"
 #include "runner/agent_logs.h"
+#include "runner/agent_progress.h"
 #include "runner/approvers.h"
 #include "runner/config_report.h"
 #include "runner/git.h"
 #include "runner/instance_lock.h"
 #include "runner/output.h"
 #include "runner/render.h"
-#include "runner/review_report.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {
@@ -353,41 +354,6 @@ int Run::finish(int code, const std::string& result, const std::string& message)
   return code;
 }
 
-// A child on a private loop with a live line on the terminal ("◆ Review gate: reviewing ...
-// 12.3s"), so a review that takes minutes is not silence. Same result as run_process.
-SpawnResult run_with_live_line(const SpawnSpec& spec, const std::string& what) {
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  SpawnResult result;
-  uint64_t t0 = uv_hrtime();
-  struct Ctx {
-    std::string what;
-    uint64_t t0;
-  } ctx{what, t0};
-  uv_timer_t timer;
-  uv_timer_init(&loop, &timer);
-  timer.data = &ctx;
-  uv_timer_start(
-      &timer,
-      [](uv_timer_t* t) {
-        auto* c = static_cast<Ctx*>(t->data);
-        out::set_live(out::sym(out::Sym::Diamond) + " " + text::sanitize_for_terminal(c->what) + "  " +
-                      fmt_secs(static_cast<double>(uv_hrtime() - c->t0) / 1e6));
-      },
-      250, 250);
-  std::unique_ptr<Process> p = Process::start(&loop, spec, [&](SpawnResult r) {
-    result = std::move(r);
-    uv_timer_stop(&timer);
-    uv_close(reinterpret_cast<uv_handle_t*>(&timer), nullptr);
-    p.reset();
-  });
-  uv_run(&loop, UV_RUN_DEFAULT);
-  uv_run(&loop, UV_RUN_DEFAULT);  // let closing handles finish
-  uv_loop_close(&loop);
-  out::set_live("");
-  return result;
-}
-
 // ---- phase and plans ----------------------------------------------------------------
 
 SummaryState Run::check_summary(const PlanEntry& e, json& findings) {
@@ -510,10 +476,10 @@ bool Run::set_halted(const std::string& reason) {
 }
 
 int Run::precheck() {
-  PrecheckOptions po;
+  Stage1Options po;
   po.max_tasks = cfg_.max_tasks_per_plan;
   po.root = root_;
-  auto reviews = review_phase(phase_.abs, po);
+  auto reviews = stage1_phase(phase_.abs, po);
   int rejected = 0, conditional = 0;
   for (const auto& r : reviews) {
     Verdict v = r.verdict();
@@ -699,8 +665,8 @@ int Run::review_gate() {
   spec.cwd = root_;
   spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"NO_COLOR", "1"}};
   spec.timeout_ms = 0;  // the review bounds each agent with its own timeout
-  SpawnResult r = out::live_enabled() && !o_.json ? run_with_live_line(spec, "Review gate: reviewing " + phase_.rel)
-                                                  : run_process(spec);
+  SpawnResult r =
+      o_.json ? run_process(spec) : run_review_child(spec, "Review gate: reviewing " + phase_.rel, out::live_enabled());
   std::string verdict;
   if (r.outcome == SpawnResult::Outcome::Exited) {
     if (r.exit_code == 0)

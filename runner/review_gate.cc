@@ -17,6 +17,7 @@
 #include "protocol/run_loops.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
+#include "runner/agent_progress.h"
 #include "runner/agents.h"
 #include "runner/output.h"
 
@@ -160,21 +161,12 @@ class GateObserver : public review::LoopObserver {
       say("  " + out::sym(out::Sym::Fail) + " Escalated (high in 2+ cycles, never approved): " + safe(ids));
     }
     if (r.loop_entered) {
-      event("review_loop_cycle", r.plan_id,
-            {{"cycle", c.cycle},
-             {"max", r.max_cycles},
-             {"verdict", to_string(c.verdict)},
-             {"finding_count", c.findings.size()},
-             {"high", c.high()},
-             {"source", review::to_string(c.source)}});
+      cycle_event(r, c);
       record_loop(r, false);
     }
   }
 
-  void loop_start(const review::PlanLoopResult& r) override {
-    event("review_loop_start", r.plan_id, {{"max", r.max_cycles}, {"verdict", to_string(r.last().verdict)}});
-    // The first cycle happened before the loop was known to start.
-    const auto& c = r.last();
+  void cycle_event(const review::PlanLoopResult& r, const review::CycleResult& c) {
     event("review_loop_cycle", r.plan_id,
           {{"cycle", c.cycle},
            {"max", r.max_cycles},
@@ -182,6 +174,12 @@ class GateObserver : public review::LoopObserver {
            {"finding_count", c.findings.size()},
            {"high", c.high()},
            {"source", review::to_string(c.source)}});
+  }
+
+  void loop_start(const review::PlanLoopResult& r) override {
+    event("review_loop_start", r.plan_id, {{"max", r.max_cycles}, {"verdict", to_string(r.last().verdict)}});
+    // The first cycle happened before the loop was known to start.
+    cycle_event(r, r.last());
     record_loop(r, false);
   }
 
@@ -381,12 +379,17 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   GateObserver obs(o, cid, res, snapshots);
   ReviewerAgent reviewer(o.root, o.config, cid);
   ArchitectAgent architect(o.root, o.config, cid);
+  // A live line per agent call on a terminal; events for execute's review gate (agent_progress.h).
+  AgentProgress progress =
+      agent_progress(out::live_enabled() && !o.json && !o.quiet, o.json && agent_progress_requested());
+  reviewer.set_progress(progress);
+  architect.set_progress(progress);
   review::LoopOptions lo;
   lo.max_cycles = o.max_cycles > 0 ? o.max_cycles : o.config.review_max_cycles;
-  lo.precheck.max_tasks = o.config.max_tasks_per_plan;
+  lo.stage1.max_tasks = o.config.max_tasks_per_plan;
   lo.reviewer_required = o.config.reviewer_required;
-  lo.precheck.cache = o.plan_cache;
-  lo.precheck.snapshots = &snapshots;
+  lo.stage1.cache = o.plan_cache;
+  lo.stage1.snapshots = &snapshots;
 
   std::vector<std::pair<std::string, json>> skipped;  // plan id, line
   std::vector<review::PlanTarget> todo;

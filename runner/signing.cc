@@ -6,7 +6,7 @@
 #include <random>
 
 #include "protocol/fs.h"
-#include "protocol/gates.h"
+#include "protocol/approvals.h"
 #include "protocol/text.h"
 #include "runner/subprocess.h"
 

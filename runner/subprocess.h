@@ -3,31 +3,26 @@
 // SIGTERM to the whole group and SIGKILL after a grace period, stdout/stderr captured
 // with a size cap that keeps the tail.
 //
-// Escaped descendants. A child can leave processes outside its group (setsid, a daemon that
-// double-forks) that hold our pipes open and outlive every timeout. With supervise_children()
-// on (yolo's main does it), this process is a child subreaper (PR_SET_CHILD_SUBREAPER): such
-// orphans are re-parented to us instead of init, so we can find them, as our own children,
-// without scanning the whole system. Each child gets YOLO_PROC_<token>=<n> in its environment
-// (inherited by its descendants), which says which spawn an orphan came from; when a spawn
-// ends, the orphans carrying its number (or the number of any spawn that has ended) are killed
-// with their descendants and reaped. A cgroup would catch even a descendant that clears its
-// environment, but needs a writable, delegated cgroup v2 tree, which CI containers and many
-// hosts do not give an unprivileged user; the subreaper needs nothing (Linux >= 3.4).
+// Escaped descendants (setsid, double forks) and a kill -9 of yolo itself: runner/child_keeper.h.
 // After the child has exited, the pipes are drained for at most drain_ms more, whatever
 // still holds them.
-// If this process is killed (kill -9), a keeper process forked at the first spawn (it holds
-// the read end of a pipe only we write) wakes on end-of-file, kills every process carrying
-// this process's token and removes the private temp folder (prompt files): no agent runs on
-// unbounded, no prompt is left in /tmp.
+//
+// One runner: Process on a caller's loop (the watcher, execute's waves), and run_process, the
+// same on a private loop, with what a caller may watch while it runs: each output line as it
+// arrives (SpawnSpec::on_line), a periodic tick (live progress), and SIGINT/SIGTERM/SIGHUP
+// stopping the child's group (an interactive command that must not leave its agent behind).
 #pragma once
 #include <uv.h>
 
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "runner/child_keeper.h"
 
 namespace yolo::runner {
 
@@ -44,6 +39,11 @@ struct SpawnSpec {
   long long kill_grace_ms = 500;                         // SIGTERM -> SIGKILL
   size_t output_cap = 1 << 20;                           // bytes kept per stream (the tail)
   long long drain_ms = 2000;                             // after the child exited: how long its output may still arrive
+  // Each line of the child's output as it arrives (without its '\n'; a last line without
+  // one at the end; a line longer than 64 KiB in pieces), on the loop thread. The captured
+  // out/err are the same either way.
+  enum class Stream { Out, Err };
+  std::function<void(Stream, std::string_view line)> on_line;
 };
 
 struct SpawnResult {
@@ -59,6 +59,7 @@ struct SpawnResult {
   std::string spawn_error;  // why it could not start
   double elapsed_ms = 0;
   int pid = 0;
+  int interrupt_signal = 0;  // run_process with stop_on_signals: the signal that stopped it (outcome Cancelled)
 
   bool ran() const { return outcome == Outcome::Exited || outcome == Outcome::Signaled; }
   bool ok() const { return outcome == Outcome::Exited && exit_code == 0; }
@@ -66,24 +67,18 @@ struct SpawnResult {
   std::string describe() const;
 };
 
-// Turns on the supervision of escaped descendants described at the top (subreaper, spawn
-// tokens, keeper). Call once, early in main(), in a process that starts all of its children
-// through this layer (it reaps zombie children it did not start).
-void supervise_children();
-bool supervising_children();
-
-// A private folder (0700) for files handed to children, e.g. prompt files; when supervising,
-// the keeper removes it even if this process is killed. Empty on failure.
-std::filesystem::path private_temp_dir();
-
-// The start time of a process in clock ticks since boot (/proc/PID/stat field 22), 0 when
-// it does not exist: with the pid it names a process for good (pids are reused).
-unsigned long long process_start_ticks(int pid);
-// The process group of a live process, 0 when it does not exist.
-int process_group_of(int pid);
+// What run_process's caller watches while the child runs.
+struct RunOptions {
+  // SIGINT/SIGTERM/SIGHUP while the child runs: its group is stopped (SIGTERM, then SIGKILL
+  // after the grace), the outcome is Cancelled and interrupt_signal says which signal it was.
+  bool stop_on_signals = false;
+  // Called every tick_ms while the child runs, with the time since it started.
+  long long tick_ms = 0;
+  std::function<void(double elapsed_ms)> on_tick;
+};
 
 // Runs one child to completion on a private loop. Thread-compatible (one loop per call).
-SpawnResult run_process(const SpawnSpec& spec);
+SpawnResult run_process(const SpawnSpec& spec, const RunOptions& opts = {});
 
 // A child running on a caller's loop; `done` is called exactly once, on the loop thread.
 // Destroying a Process that is still running kills its group (SIGKILL) first.

@@ -17,7 +17,7 @@
 #include "protocol/execution.h"
 #include "protocol/file_lock.h"
 #include "protocol/fs.h"
-#include "protocol/gates.h"
+#include "protocol/approvals.h"
 #include "protocol/plan.h"
 #include "protocol/reconcile.h"
 #include "protocol/review_ledger.h"
@@ -628,7 +628,7 @@ class Watcher {
     }
     stdfs::path phase = warm_queue_.back();
     warm_queue_.pop_back();
-    for (const auto& f : list_plan_files(phase)) plan_cache_.load_sibling(f, PrecheckOptions{}.max_file_bytes);
+    for (const auto& f : list_plan_files(phase)) plan_cache_.load_sibling(f, Stage1Options{}.max_file_bytes);
   }
 
   void announce_review(const json& j, double fallback_ms) {

@@ -86,42 +86,28 @@ std::vector<json> RunResult::json_lines() const {
   return v;
 }
 
-RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& cwd, const std::vector<std::string>& env,
-                      const std::string& input) {
-  int out_p[2], err_p[2], in_p[2];
-  if (::pipe2(out_p, O_CLOEXEC) || ::pipe2(err_p, O_CLOEXEC) || ::pipe2(in_p, O_CLOEXEC))
-    throw std::runtime_error("pipe failed");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in_p[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
-  posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+namespace {
+
+// The test process's environment plus `extra` ("K=V", later ones win in getenv's order).
+std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
   std::vector<std::string> envs;
   for (char** e = environ; *e; ++e) envs.emplace_back(*e);
-  for (const auto& e : env) envs.push_back(e);
-  std::vector<char*> envp, args;
-  for (auto& e : envs) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& a : argv_copy) args.push_back(a.data());
-  args.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(out_p[1]);
-  ::close(err_p[1]);
-  ::close(in_p[0]);
-  if (rc != 0) {
-    ::close(out_p[0]);
-    ::close(err_p[0]);
-    ::close(in_p[1]);
-    throw std::runtime_error("spawn failed: " + std::string(std::strerror(rc)));
-  }
-  // Feed stdin (small inputs in tests), then read both pipes to the end. A child that exits
-  // before reading its input (a usage error, say) must not kill the test with SIGPIPE: the
-  // signal is blocked around the writes (only in this thread, after the spawn, so children
-  // keep the default) and a pending one is consumed.
+  for (const auto& e : extra) envs.push_back(e);
+  return envs;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> v;
+  for (auto& s : strings) v.push_back(s.data());
+  v.push_back(nullptr);
+  return v;
+}
+
+// Writes input to fd, then closes it. A child that exits before reading its input (a usage
+// error, say) must not kill the test with SIGPIPE: the signal is blocked around the writes
+// (only in this thread, after the spawn, so children keep the default) and a pending one is
+// consumed.
+void feed(int fd, const std::string& input) {
   sigset_t pipe_set, old_set;
   sigemptyset(&pipe_set);
   sigaddset(&pipe_set, SIGPIPE);
@@ -129,7 +115,7 @@ RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& c
   size_t written = 0;
   bool broken = false;
   while (written < input.size()) {
-    ssize_t n = ::write(in_p[1], input.data() + written, input.size() - written);
+    ssize_t n = ::write(fd, input.data() + written, input.size() - written);
     if (n <= 0) {
       broken = n < 0 && errno == EPIPE;
       break;
@@ -142,80 +128,56 @@ RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& c
     }
   }
   pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-  ::close(in_p[1]);
-  RunResult r;
-  pollfd fds[2] = {{out_p[0], POLLIN, 0}, {err_p[0], POLLIN, 0}};
-  int open_fds = 2;
-  char buf[65536];
-  while (open_fds > 0) {
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
-      else {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  ::close(fd);
 }
 
-RunResult run_yolo(const std::vector<std::string>& args, const stdfs::path& cwd, const std::vector<std::string>& env,
-                   const std::string& input) {
-  std::vector<std::string> argv{yolo_bin()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_program(argv, cwd, env, input);
-}
+// How the child's stdin is given: a pipe fed with `input`, or a fresh pseudo-terminal that
+// is also its controlling terminal (a new session), `input` typed into it ahead.
+enum class Stdin { Pipe, Terminal };
 
-RunResult run_yolo_tty(const std::vector<std::string>& args, const stdfs::path& cwd, const std::vector<std::string>& env,
-                       const std::string& typed) {
-  int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) throw std::runtime_error("no pseudo-terminal");
-  std::string slave = ::ptsname(master);
-  int out_p[2], err_p[2];
+// The one child-process runner of the tests: argv (no shell), cwd, env added; stdout and
+// stderr are pipes read to the end; the exit status (128 + signal when killed).
+RunResult run_child(const std::vector<std::string>& argv, const stdfs::path& cwd, const std::vector<std::string>& env,
+                    const std::string& input, Stdin how) {
+  int out_p[2], err_p[2], in_p[2] = {-1, -1};
   if (::pipe2(out_p, O_CLOEXEC) || ::pipe2(err_p, O_CLOEXEC)) throw std::runtime_error("pipe failed");
+  int master = -1;
+  std::string slave;
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);  // a session leader: opening the tty makes it controlling
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, slave.c_str(), O_RDWR, 0);
+  if (how == Stdin::Terminal) {
+    master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) throw std::runtime_error("no pseudo-terminal");
+    slave = ::ptsname(master);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);  // a session leader: opening the tty makes it controlling
+    posix_spawn_file_actions_addopen(&fa, 0, slave.c_str(), O_RDWR, 0);
+  } else {
+    if (::pipe2(in_p, O_CLOEXEC)) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_adddup2(&fa, in_p[0], 0);
+  }
   posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
   posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
-  for (const auto& e : env) envs.push_back(e);
-  std::vector<char*> envp, argp;
-  for (auto& e : envs) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv{yolo_bin()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  for (auto& a : argv) argp.push_back(a.data());
-  argp.push_back(nullptr);
+  std::vector<std::string> envs = environment_with(env), args = argv;
+  std::vector<char*> envp = pointers(envs), argp = pointers(args);
   pid_t pid;
-  int rc = posix_spawn(&pid, argp[0], &fa, &attr, argp.data(), envp.data());
+  int rc = posix_spawnp(&pid, argp[0], &fa, &attr, argp.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(out_p[1]);
   ::close(err_p[1]);
+  if (in_p[0] >= 0) ::close(in_p[0]);
   if (rc != 0) {
-    ::close(out_p[0]);
-    ::close(err_p[0]);
-    ::close(master);
+    for (int fd : {out_p[0], err_p[0], in_p[1], master})
+      if (fd >= 0) ::close(fd);
     throw std::runtime_error("spawn failed: " + std::string(std::strerror(rc)));
   }
-  // The person types ahead; the terminal keeps the line until yolo reads it.
-  if (!typed.empty() && ::write(master, typed.data(), typed.size()) < 0) {
+  if (how == Stdin::Pipe) {
+    feed(in_p[1], input);
+  } else if (!input.empty() && ::write(master, input.data(), input.size()) < 0) {
+    // The person types ahead; the terminal keeps the line until yolo reads it.
   }
   RunResult r;
   pollfd fds[3] = {{out_p[0], POLLIN, 0}, {err_p[0], POLLIN, 0}, {master, POLLIN, 0}};
@@ -233,7 +195,8 @@ RunResult run_yolo_tty(const std::vector<std::string>& args, const stdfs::path& 
         if (n <= 0) fds[i].fd = -1;
         continue;
       }
-      if (n > 0) (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      if (n > 0)
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
       else {
         ::close(fds[i].fd);
         fds[i].fd = -1;
@@ -243,9 +206,32 @@ RunResult run_yolo_tty(const std::vector<std::string>& args, const stdfs::path& 
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  ::close(master);
+  if (master >= 0) ::close(master);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+std::vector<std::string> yolo_argv(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{yolo_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+}  // namespace
+
+RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& cwd, const std::vector<std::string>& env,
+                      const std::string& input) {
+  return run_child(argv, cwd, env, input, Stdin::Pipe);
+}
+
+RunResult run_yolo(const std::vector<std::string>& args, const stdfs::path& cwd, const std::vector<std::string>& env,
+                   const std::string& input) {
+  return run_child(yolo_argv(args), cwd, env, input, Stdin::Pipe);
+}
+
+RunResult run_yolo_tty(const std::vector<std::string>& args, const stdfs::path& cwd, const std::vector<std::string>& env,
+                       const std::string& typed) {
+  return run_child(yolo_argv(args), cwd, env, typed, Stdin::Terminal);
 }
 
 bool become_terminal_session() {

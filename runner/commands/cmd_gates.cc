@@ -2,7 +2,9 @@
 #include <filesystem>
 
 #include "protocol/config.h"
-#include "protocol/gates.h"
+#include "protocol/approvals.h"
+#include "protocol/gate_coverage.h"
+#include "protocol/gate_run.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
 #include "runner/approvers.h"

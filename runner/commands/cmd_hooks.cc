@@ -22,7 +22,7 @@
 
 #include "protocol/config.h"
 #include "protocol/fs.h"
-#include "protocol/gates.h"
+#include "protocol/approvals.h"
 #include "protocol/plan.h"
 #include "protocol/state.h"
 #include "protocol/text.h"

@@ -5,7 +5,7 @@
 
 #include "protocol/config.h"
 #include "protocol/fs.h"
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 #include "runner/command.h"
 #include "runner/output.h"
 

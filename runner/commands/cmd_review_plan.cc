@@ -3,7 +3,7 @@
 
 #include "protocol/config.h"
 #include "protocol/fs.h"
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 #include "protocol/text.h"
 #include "runner/command.h"
 #include "runner/output.h"
@@ -23,8 +23,8 @@ struct Options {
   bool json = false;
 };
 
-PrecheckOptions options_for(const stdfs::path& near) {
-  PrecheckOptions o;
+Stage1Options options_for(const stdfs::path& near) {
+  Stage1Options o;
   if (auto root = fs::find_project_root(near)) {
     auto cfg = load_config_reported(*root);
     if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
@@ -49,7 +49,7 @@ int run(const Options& o) {
         worst_v = Verdict::Reject;
         continue;
       }
-      for (const auto& r : review_phase(dir, options_for(dir))) {
+      for (const auto& r : stage1_phase(dir, options_for(dir))) {
         worst_v = worst(worst_v, r.verdict());
         if (human)
           out::line(render::structural_review(r));
@@ -65,7 +65,7 @@ int run(const Options& o) {
   }
   std::optional<stdfs::path> phase;
   if (!o.phase_dir.empty()) phase = o.phase_dir;
-  StructuralReview r = review_plan_file(o.plan, phase, options_for(phase ? *phase : stdfs::path(o.plan)));
+  StructuralReview r = stage1_plan_file(o.plan, phase, options_for(phase ? *phase : stdfs::path(o.plan)));
   if (human)
     out::line(render::structural_review(r));
   else

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "protocol/audit.h"
-#include "protocol/gates.h"
+#include "protocol/approvals.h"
 #include "protocol/review_ledger.h"
 #include "protocol/seal.h"
 #include "protocol/state.h"

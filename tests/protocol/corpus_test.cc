@@ -12,7 +12,7 @@
 #include "protocol/frontmatter.h"
 #include "protocol/fs.h"
 #include "protocol/plan.h"
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 
 namespace yolo {
 namespace {
@@ -104,7 +104,7 @@ TEST(Corpus, EveryPlanGetsAStage1Verdict) {
   std::map<std::string, size_t> high_by_check;
   size_t reviewed = 0;
   for (const auto& dir : phase_dirs) {
-    auto reviews = review_phase(dir, {});
+    auto reviews = stage1_phase(dir, {});
     EXPECT_EQ(reviews.size(), list_plan_files(dir).size()) << dir;
     for (const auto& r : reviews) {
       ++reviewed;

@@ -8,18 +8,34 @@
 #include <sstream>
 #include <thread>
 
+#include "protocol/world.h"
 #include "test_support.h"
 
 namespace yolo {
 namespace {
 
-std::vector<std::string> log_lines(const std::filesystem::path& root) {
+std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> v;
-  std::istringstream in(test::read_file(events::log_path(root)));
+  std::istringstream in(text);
   std::string l;
   while (std::getline(in, l)) v.push_back(l);
   return v;
 }
+
+std::vector<std::string> log_lines(const std::filesystem::path& root) {
+  return lines_of(test::read_file(events::log_path(root)));
+}
+
+// A project on an in-memory disk with a fixed clock (protocol/world.h): most of the log's
+// rules need no temp folder. What only a real disk shows (an I/O error from the file system,
+// appends racing from threads) stays on a TempDir below.
+struct Mem {
+  fs::MemoryDisk disk;
+  FixedClock clock{"2026-11-25T08:00:00Z"};
+  World w{&disk, &clock, nullptr};
+  std::filesystem::path path() const { return "/r"; }
+  std::vector<std::string> lines() const { return lines_of(disk.get(events::log_path("/r"))); }
+};
 
 const json kOn = {{"v3_event_log", true}};
 
@@ -28,23 +44,23 @@ TEST(Events, LogPath) {
 }
 
 TEST(Events, DisabledIsNotWritten) {
-  test::TempDir t;
+  Mem t;
   events::Event e{"phase_start", 1, std::nullopt, json::object(), ""};
   for (const json& cfg : {json::object(), json(nullptr), json{{"v3_event_log", false}}, json{{"v3_event_log", "true"}},
                           json::array()}) {
-    auto w = events::log(t.path(), cfg, e);
+    auto w = events::log(t.w, t.path(), cfg, e);
     EXPECT_FALSE(w.written) << cfg.dump();
     EXPECT_FALSE(w.reason.empty());
   }
-  EXPECT_FALSE(std::filesystem::exists(events::log_path(t.path())));
+  EXPECT_FALSE(t.disk.has(events::log_path(t.path())));
 }
 
 TEST(Events, LineShape) {
-  test::TempDir t;
+  Mem t;
   events::Event e{"plan_start", 2, 3, json{{"k", "v"}}, "corr-123"};
-  auto w = events::log(t.path(), kOn, e);
+  auto w = events::log(t.w, t.path(), kOn, e);
   ASSERT_TRUE(w.written) << w.reason;
-  auto lines = log_lines(t.path());
+  auto lines = t.lines();
   ASSERT_EQ(lines.size(), 1u);
   json j = json::parse(lines[0]);
   EXPECT_EQ(j["event"], "plan_start");
@@ -58,47 +74,48 @@ TEST(Events, LineShape) {
   EXPECT_TRUE(std::regex_match(w.event_id, uuid)) << w.event_id;
   static const std::regex iso(R"(^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$)");
   EXPECT_TRUE(std::regex_match(j["ts"].get<std::string>(), iso)) << j["ts"];
+  EXPECT_EQ(j["ts"], "2026-11-25T08:00:00Z") << "the world's clock";
   for (const char* k : {"ts", "event_id", "correlation_id", "event", "phase", "plan", "data"}) EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j.size(), 7u);
 }
 
 TEST(Events, PlanIsOptionalAndDataDefaultsToObject) {
-  test::TempDir t;
+  Mem t;
   events::Event e{"phase_end", 1, std::nullopt, json(nullptr), ""};
-  ASSERT_TRUE(events::log(t.path(), kOn, e).written);
-  json j = json::parse(log_lines(t.path()).at(0));
+  ASSERT_TRUE(events::log(t.w, t.path(), kOn, e).written);
+  json j = json::parse(t.lines().at(0));
   EXPECT_FALSE(j.contains("plan"));
   EXPECT_EQ(j["data"], json::object());
   EXPECT_TRUE(j["correlation_id"].is_null());
 }
 
 TEST(Events, AppendsKeepEarlierLines) {
-  test::TempDir t;
+  Mem t;
   std::set<std::string> ids;
   for (int i = 0; i < 5; ++i) {
-    auto w = events::log(t.path(), kOn, events::Event{"task_start", 1, i, json::object(), ""});
+    auto w = events::log(t.w, t.path(), kOn, events::Event{"task_start", 1, i, json::object(), ""});
     ASSERT_TRUE(w.written);
     ids.insert(w.event_id);
   }
-  auto lines = log_lines(t.path());
+  auto lines = t.lines();
   ASSERT_EQ(lines.size(), 5u);
   EXPECT_EQ(ids.size(), 5u) << "event ids are unique";
   for (int i = 0; i < 5; ++i) EXPECT_EQ(json::parse(lines[static_cast<size_t>(i)])["plan"], i);
 }
 
 TEST(Events, TypedProtocolRefusesUnknownTypes) {
-  test::TempDir t;
+  Mem t;
   json cfg = {{"v3_event_log", true}, {"v2_typed_protocol", true}};
-  auto bad = events::log(t.path(), cfg, events::Event{"made_up_event", 1, std::nullopt, json::object(), ""});
+  auto bad = events::log(t.w, t.path(), cfg, events::Event{"made_up_event", 1, std::nullopt, json::object(), ""});
   EXPECT_FALSE(bad.written);
   EXPECT_NE(bad.reason.find("made_up_event"), std::string::npos) << bad.reason;
-  EXPECT_FALSE(std::filesystem::exists(events::log_path(t.path())));
-  auto good = events::log(t.path(), cfg, events::Event{"phase_start", 1, std::nullopt, json::object(), ""});
+  EXPECT_FALSE(t.disk.has(events::log_path(t.path())));
+  auto good = events::log(t.w, t.path(), cfg, events::Event{"phase_start", 1, std::nullopt, json::object(), ""});
   EXPECT_TRUE(good.written) << good.reason;
   // Without typed protocol any type is accepted.
-  auto free = events::log(t.path(), kOn, events::Event{"made_up_event", 1, std::nullopt, json::object(), ""});
+  auto free = events::log(t.w, t.path(), kOn, events::Event{"made_up_event", 1, std::nullopt, json::object(), ""});
   EXPECT_TRUE(free.written);
-  EXPECT_EQ(log_lines(t.path()).size(), 2u);
+  EXPECT_EQ(t.lines().size(), 2u);
 }
 
 TEST(Events, KnownTypesIncludeTheRunnersOwn) {
@@ -143,10 +160,10 @@ TEST(Events, ConcurrentAppendsProduceWholeLines) {
 }
 
 TEST(Events, LogAlwaysIgnoresConfig) {
-  test::TempDir t;
-  auto w = events::log_always(t.path(), events::Event{"anything_at_all", 4, std::nullopt, json::object(), "c"});
+  Mem t;
+  auto w = events::log_always(t.w, t.path(), events::Event{"anything_at_all", 4, std::nullopt, json::object(), "c"});
   EXPECT_TRUE(w.written) << w.reason;
-  EXPECT_EQ(json::parse(log_lines(t.path()).at(0))["phase"], 4);
+  EXPECT_EQ(json::parse(t.lines().at(0))["phase"], 4);
 }
 
 }  // namespace

@@ -1,4 +1,9 @@
 #include "protocol/gates.h"
+
+#include "protocol/approvals.h"
+#include "protocol/approver_policy.h"
+#include "protocol/gate_coverage.h"
+#include "protocol/gate_run.h"
 #include "protocol/seal.h"
 
 #include <gtest/gtest.h>
@@ -56,7 +61,8 @@ TEST(Gates, RunStateIsDerivedFromTheDocument) {
   EXPECT_EQ(run_state({{"status", "awaiting_approval"}}), RunState::Frozen);
   EXPECT_EQ(run_state({{"status", "halted"}}), RunState::Halted);
   EXPECT_EQ(run_state({{"status", "complete"}}), RunState::Complete);
-  json doc = {{"status", "running"}, {"gates", {{{"id", "g"}, {"gate_type", "wave"}, {"status", "OPEN"}, {"created_at", kNow}}}}};
+  json doc = {{"status", "running"},
+              {"gates", {{{"id", "g"}, {"gate_type", "wave"}, {"status", "OPEN"}, {"created_at", kNow}}}}};
   EXPECT_EQ(run_state(doc), RunState::Frozen);
 }
 
@@ -83,7 +89,8 @@ TEST(Gates, RequestFreezesAndAnswersPaused) {
   EXPECT_EQ(g["created_at"], kNow);
   EXPECT_TRUE(g["resolved_at"].is_null());
   EXPECT_EQ(t.answer["status"], "paused");
-  EXPECT_EQ(t.answer["approval"], json({{"requested_at", kNow}, {"plan_path", ".yolo-planning/ROADMAP.md"},
+  EXPECT_EQ(t.answer["approval"], json({{"requested_at", kNow},
+                                        {"plan_path", ".yolo-planning/ROADMAP.md"},
                                         {"state_file", "/p/.yolo-planning/.execution-state.json"}}));
   ASSERT_EQ(t.events.size(), 1u);
   EXPECT_EQ(t.events[0].type, "gate_frozen");
@@ -434,7 +441,8 @@ TEST(Gates, ApproverSpecFromConfig) {
 TEST(Gates, ApplyVerdictOutcomes) {
   json doc = frozen_vision();
   // An error keeps the gate pending with last_error.
-  auto e = apply_verdict(doc, "vision-1", ApproverVerdict{Decision::Pending, {}, "exited with status 3"}, "approver:x", {}, kLater);
+  auto e = apply_verdict(doc, "vision-1", ApproverVerdict{Decision::Pending, {}, "exited with status 3"}, "approver:x",
+                         {}, kLater);
   ASSERT_TRUE(e.ok());
   expect_valid(doc);
   EXPECT_EQ(doc["gates"][0]["status"], "OPEN");
@@ -442,7 +450,8 @@ TEST(Gates, ApplyVerdictOutcomes) {
   EXPECT_EQ(e.events.at(0).type, "gate_error");
   EXPECT_EQ(run_state(doc), RunState::Frozen);
   // Pending clears the error and keeps the feedback.
-  auto p = apply_verdict(doc, "vision-1", ApproverVerdict{Decision::Pending, "needs a human", {}}, "approver:x", {}, kLater);
+  auto p =
+      apply_verdict(doc, "vision-1", ApproverVerdict{Decision::Pending, "needs a human", {}}, "approver:x", {}, kLater);
   EXPECT_TRUE(p.changed);
   EXPECT_TRUE(doc["gates"][0]["last_error"].is_null());
   EXPECT_EQ(doc["gates"][0]["feedback"], "needs a human");
@@ -459,14 +468,16 @@ TEST(Gates, ApplyVerdictOutcomes) {
   EXPECT_TRUE(doc["gates"][0]["last_error"].is_null());
   // Not open any more: left alone.
   json before = doc;
-  auto late = apply_verdict(doc, "vision-1", ApproverVerdict{Decision::Rejected, "no", {}}, "approver:x", kDigestA, kLater);
+  auto late =
+      apply_verdict(doc, "vision-1", ApproverVerdict{Decision::Rejected, "no", {}}, "approver:x", kDigestA, kLater);
   EXPECT_TRUE(late.ok());
   EXPECT_FALSE(late.changed);
   EXPECT_EQ(doc, before);
   EXPECT_FALSE(apply_verdict(doc, "zzz", ApproverVerdict{}, "x", {}, kLater).ok());
   // Rejected without feedback still records why.
   json d2 = frozen_vision();
-  ASSERT_TRUE(apply_verdict(d2, "vision-1", ApproverVerdict{Decision::Rejected, {}, {}}, "approver:x", {}, kLater).ok());
+  ASSERT_TRUE(
+      apply_verdict(d2, "vision-1", ApproverVerdict{Decision::Rejected, {}, {}}, "approver:x", {}, kLater).ok());
   EXPECT_EQ(d2["status"], "halted");
   EXPECT_EQ(d2["gates"][0]["feedback"], "rejected by approver:x");
 }
@@ -486,9 +497,7 @@ struct FakePort : ApproverPort {
 
 struct Project {
   test::TempDir dir;
-  Project() {
-    test::write_file(dir / ".yolo-planning/ROADMAP.md", "# Roadmap\n");
-  }
+  Project() { test::write_file(dir / ".yolo-planning/ROADMAP.md", "# Roadmap\n"); }
   const std::filesystem::path& root() const { return dir.path(); }
   json state() const { return state::load(root()).doc; }
   std::vector<json> events() const {
@@ -597,7 +606,8 @@ TEST(GateRuns, ApproveRecordsDigestAndAnEditReopens) {
   json st = p.state();
   EXPECT_EQ(st["approval"]["approved_by"], "erin");
   EXPECT_EQ(st["approval"]["digest"], sha256_digest("# Roadmap\n"));
-  EXPECT_EQ(approve_gate(p.root(), config(json::object()), "", "erin", nullptr).error, "No pending approval to resolve");
+  EXPECT_EQ(approve_gate(p.root(), config(json::object()), "", "erin", nullptr).error,
+            "No pending approval to resolve");
 
   test::write_file(p.dir / ".yolo-planning/ROADMAP.md", "# Roadmap, edited\n");
   std::string err;
@@ -608,13 +618,16 @@ TEST(GateRuns, ApproveRecordsDigestAndAnEditReopens) {
 
 TEST(GateRuns, BadPathsAreClearErrors) {
   Project p;
-  auto outside = request_gate(p.root(), config(json::object()), RequestInput{GateType::Vision, "../x.md", {}, {}, {}, {}}, nullptr);
+  auto outside = request_gate(p.root(), config(json::object()),
+                              RequestInput{GateType::Vision, "../x.md", {}, {}, {}, {}}, nullptr);
   EXPECT_NE(outside.error.find("outside the project"), std::string::npos) << outside.error;
-  auto missing = request_gate(p.root(), config(json::object()), RequestInput{GateType::Vision, "nope.md", {}, {}, {}, {}}, nullptr);
+  auto missing = request_gate(p.root(), config(json::object()),
+                              RequestInput{GateType::Vision, "nope.md", {}, {}, {}, {}}, nullptr);
   EXPECT_NE(missing.error.find("nope.md"), std::string::npos) << missing.error;
   EXPECT_FALSE(std::filesystem::exists(state::state_path(p.root())));
   std::string err;
-  EXPECT_EQ(normalize_plan_path(p.root(), (p.root() / ".yolo-planning/ROADMAP.md").string(), err), ".yolo-planning/ROADMAP.md");
+  EXPECT_EQ(normalize_plan_path(p.root(), (p.root() / ".yolo-planning/ROADMAP.md").string(), err),
+            ".yolo-planning/ROADMAP.md");
   EXPECT_EQ(normalize_plan_path(p.root(), "./.yolo-planning//ROADMAP.md", err), ".yolo-planning/ROADMAP.md");
   EXPECT_EQ(normalize_plan_path(p.root(), "/etc/passwd", err), "");
 }

@@ -1,5 +1,5 @@
 // PhaseSnapshots (protocol/phase_snapshot.h): a review pass answers every plan's cross-plan
-// checks from one load of its phase, with exactly the findings review_plan_file computes
+// checks from one load of its phase, with exactly the findings stage1_plan_file computes
 // without it, and follows the plan under review when its content changes.
 #include "protocol/phase_snapshot.h"
 
@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 #include "test_support.h"
 
 namespace yolo {
@@ -22,12 +22,12 @@ std::string plan(const std::string& n, int wave, const std::string& deps = "[]",
 
 // Every plan of the folder reviewed with and without the snapshot: the same review.
 void expect_same(const stdfs::path& dir, PhaseSnapshots& snaps) {
-  PrecheckOptions plain;
-  PrecheckOptions with = plain;
+  Stage1Options plain;
+  Stage1Options with = plain;
   with.snapshots = &snaps;
   for (const auto& f : list_plan_files(dir)) {
-    json a = review_plan_file(f, dir, plain).to_json();
-    json b = review_plan_file(f, dir, with).to_json();
+    json a = stage1_plan_file(f, dir, plain).to_json();
+    json b = stage1_plan_file(f, dir, with).to_json();
     EXPECT_EQ(a, b) << f;
   }
 }
@@ -59,9 +59,9 @@ TEST(PhaseSnapshot, ThePlanUnderReviewIsReadFreshAndTakesItsPlace) {
   test::write_file(ph / "01-01-PLAN.md", plan("01", 3, "[\"02\"]"));
   expect_same(ph, snaps);  // its own review sees the new content, and so does 02's
   EXPECT_GT(snaps.recomputes(), before);
-  PrecheckOptions with;
+  Stage1Options with;
   with.snapshots = &snaps;
-  auto r = review_plan_file(ph / "01-02-PLAN.md", ph, with);
+  auto r = stage1_plan_file(ph / "01-02-PLAN.md", ph, with);
   bool cycle = false;
   for (const auto& f : r.findings) cycle = cycle || f.check == "dependency_cycle";
   EXPECT_TRUE(cycle) << r.to_json().dump();
@@ -76,10 +76,10 @@ TEST(PhaseSnapshot, APlanOutsideTheFolderIsLeftToTheCaller) {
   auto l = load_plan(d / "elsewhere/01-02-PLAN.md");
   ASSERT_TRUE(l.plan);
   EXPECT_FALSE(snaps.cross_for(ph, d / "elsewhere/01-02-PLAN.md", *l.plan, 1 << 20).has_value());
-  PrecheckOptions plain, with;
+  Stage1Options plain, with;
   with.snapshots = &snaps;
-  EXPECT_EQ(review_plan_file(d / "elsewhere/01-02-PLAN.md", ph, plain).to_json(),
-            review_plan_file(d / "elsewhere/01-02-PLAN.md", ph, with).to_json());
+  EXPECT_EQ(stage1_plan_file(d / "elsewhere/01-02-PLAN.md", ph, plain).to_json(),
+            stage1_plan_file(d / "elsewhere/01-02-PLAN.md", ph, with).to_json());
 }
 
 TEST(PhaseSnapshot, EveryCorpusPhaseGivesTheSameReviews) {

@@ -1,4 +1,5 @@
 #include "protocol/review_ledger.h"
+#include "protocol/world.h"
 
 #include <gtest/gtest.h>
 
@@ -11,14 +12,27 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
+// A project on an in-memory disk with a key of its own (protocol/world.h): no temp folder.
 struct Repo {
-  test::TempDir dir;
-  stdfs::path phase1, phase2;
+  fs::MemoryDisk disk;
+  FixedClock clock{"2026-11-23T21:40:00Z"};
+  seal::Key key{std::string(32, 'r'), {}};
+  World w{&disk, &clock, &key};
+  stdfs::path phase1 = "/repo/.yolo-planning/phases/01-core", phase2 = "/repo/.yolo-planning/phases/02-api";
   Repo() {
+    disk.make_dirs(phase1);
+    disk.make_dirs(phase2);
+  }
+  stdfs::path root() const { return "/repo"; }
+};
+
+// The same on the real disk, where several threads can race for the lock.
+struct RealRepo {
+  test::TempDir dir;
+  stdfs::path phase1;
+  RealRepo() {
     phase1 = dir / ".yolo-planning/phases/01-core";
-    phase2 = dir / ".yolo-planning/phases/02-api";
     stdfs::create_directories(phase1);
-    stdfs::create_directories(phase2);
   }
   const stdfs::path& root() const { return dir.path(); }
 };
@@ -36,49 +50,49 @@ TEST(ReviewLedger, OneFilePerPhaseNamedAfterTheFolder) {
 
 TEST(ReviewLedger, MissingIsEmptyAndARecordRoundTrips) {
   Repo repo;
-  auto l = load(repo.root(), repo.phase1);
+  auto l = load(repo.w, repo.root(), repo.phase1);
   ASSERT_TRUE(l.ok()) << l.error;
   EXPECT_FALSE(l.exists);
   EXPECT_EQ(find(l.doc, "01-01"), nullptr);
-  ASSERT_EQ(record(repo.root(), repo.phase1, "01-01", rec("aa")), "");
-  ASSERT_EQ(record(repo.root(), repo.phase1, "01-02", rec("bb", "reject")), "");
-  ASSERT_EQ(record(repo.root(), repo.phase1, "01-01", rec("cc")), "");  // replaces
-  l = load(repo.root(), repo.phase1);
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-02", rec("bb", "reject")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("cc")), "");  // replaces
+  l = load(repo.w, repo.root(), repo.phase1);
   ASSERT_TRUE(l.ok()) << l.error;
   ASSERT_NE(find(l.doc, "01-01"), nullptr);
   EXPECT_EQ((*find(l.doc, "01-01"))["hash"], "cc");
   EXPECT_EQ((*find(l.doc, "01-02"))["verdict"], "reject");
   EXPECT_EQ(l.doc["phase_dir"], ".yolo-planning/phases/01-core");
   // The other phase's ledger is untouched by these writes.
-  EXPECT_FALSE(stdfs::exists(path_for(repo.root(), repo.phase2)));
+  EXPECT_FALSE(repo.disk.has(path_for(repo.root(), repo.phase2)));
 }
 
 TEST(ReviewLedger, ARecordThatBreaksTheSchemaIsRefusedAndNothingIsWritten) {
   Repo repo;
-  ASSERT_EQ(record(repo.root(), repo.phase1, "01-01", rec("aa")), "");
-  std::string before = test::read_file(path_for(repo.root(), repo.phase1));
-  std::string e = record(repo.root(), repo.phase1, "01-02", rec("bb", "maybe"));
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")), "");
+  std::string before = repo.disk.get(path_for(repo.root(), repo.phase1));
+  std::string e = record(repo.w, repo.root(), repo.phase1, "01-02", rec("bb", "maybe"));
   EXPECT_NE(e.find("01-core.json"), std::string::npos) << e;
   EXPECT_NE(e.find("review-ledger"), std::string::npos) << e;
-  EXPECT_EQ(test::read_file(path_for(repo.root(), repo.phase1)), before);
+  EXPECT_EQ(repo.disk.get(path_for(repo.root(), repo.phase1)), before);
 }
 
 TEST(ReviewLedger, ABrokenLedgerIsNamedKeptAndNeverOverwritten) {
   Repo repo;
   stdfs::path f = path_for(repo.root(), repo.phase1);
-  stdfs::create_directories(f.parent_path());
-  test::write_file(f, "{\"reviews\": {\"01-01\": ");
-  auto l = load(repo.root(), repo.phase1);
+  repo.disk.make_dirs(f.parent_path());
+  repo.disk.put(f, "{\"reviews\": {\"01-01\": ");
+  auto l = load(repo.w, repo.root(), repo.phase1);
   EXPECT_FALSE(l.ok());
   EXPECT_NE(l.error.find(f.string()), std::string::npos) << l.error;
   EXPECT_FALSE(l.kept_copy.empty());
-  EXPECT_TRUE(stdfs::exists(l.kept_copy));
-  std::string e = record(repo.root(), repo.phase1, "01-01", rec("aa"));
+  EXPECT_TRUE(repo.disk.has(l.kept_copy));
+  std::string e = record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa"));
   EXPECT_NE(e.find(f.string()), std::string::npos) << e;
-  EXPECT_EQ(test::read_file(f), "{\"reviews\": {\"01-01\": ");
+  EXPECT_EQ(repo.disk.get(f), "{\"reviews\": {\"01-01\": ");
   // load_all reports it and still reads the others.
-  ASSERT_EQ(record(repo.root(), repo.phase2, "02-01", rec("dd")), "");
-  auto all = load_all(repo.root());
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase2, "02-01", rec("dd")), "");
+  auto all = load_all(repo.w, repo.root());
   ASSERT_EQ(all.errors.size(), 1u);
   EXPECT_NE(all.errors[0].find("01-core.json"), std::string::npos);
   EXPECT_EQ(all.reviews.size(), 1u);
@@ -87,18 +101,18 @@ TEST(ReviewLedger, ABrokenLedgerIsNamedKeptAndNeverOverwritten) {
 
 TEST(ReviewLedger, LoadAllMergesEveryPhaseAndSkipsTempFilesAndKeptCopies) {
   Repo repo;
-  ASSERT_EQ(record(repo.root(), repo.phase1, "01-01", rec("aa")), "");
-  ASSERT_EQ(record(repo.root(), repo.phase2, "02-01", rec("bb")), "");
-  test::write_file(dir(repo.root()) / ".01-core.json.tmp.1.1", "garbage");
-  test::write_file(dir(repo.root()) / "01-core.json.corrupt-2026", "garbage");
-  auto all = load_all(repo.root());
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase2, "02-01", rec("bb")), "");
+  repo.disk.put(dir(repo.root()) / ".01-core.json.tmp.1.1", "garbage");
+  repo.disk.put(dir(repo.root()) / "01-core.json.corrupt-2026", "garbage");
+  auto all = load_all(repo.w, repo.root());
   EXPECT_TRUE(all.errors.empty());
   EXPECT_EQ(all.reviews.size(), 2u);
   EXPECT_EQ(all.reviews["01-01"]["hash"], "aa");
 }
 
 TEST(ReviewLedger, ConcurrentWritersToOnePhaseLoseNothing) {
-  Repo repo;
+  RealRepo repo;
   constexpr int kThreads = 4, kEach = 25;
   std::vector<std::thread> ts;
   std::vector<std::string> errors(kThreads);

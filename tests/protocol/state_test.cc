@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "protocol/world.h"
 #include "test_support.h"
 
 namespace yolo::state {
@@ -12,6 +13,15 @@ struct Repo {
   test::TempDir dir;
   Repo() { std::filesystem::create_directories(dir / ".yolo-planning"); }
   const std::filesystem::path& root() const { return dir.path(); }
+};
+
+// The same project on an in-memory disk (protocol/world.h): the state's rules need no temp
+// folder. What only a real disk shows (a file replaced or not: its inode) stays on Repo.
+struct MemRepo {
+  fs::MemoryDisk disk;
+  World w{&disk, nullptr, nullptr};
+  MemRepo() { disk.make_dirs("/repo/.yolo-planning"); }
+  std::filesystem::path root() const { return "/repo"; }
 };
 
 TEST(State, AnUpdateThatChangesNothingWritesNothing) {
@@ -36,85 +46,85 @@ TEST(State, AnUpdateThatChangesNothingWritesNothing) {
 }
 
 TEST(State, BytesSeenValidOnceAreStillCheckedWhenTheyChange) {
-  Repo repo;
-  ASSERT_TRUE(update(repo.root(), [](json& d, std::string&) {
+  MemRepo repo;
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
                 d["status"] = "running";
                 return true;
               }).written);
-  ASSERT_TRUE(load(repo.root()).ok());  // these bytes are now known valid
-  test::write_file(state_path(repo.root()), R"({"status": "sleeping"})");
-  auto l = load(repo.root());
+  ASSERT_TRUE(load(repo.w, repo.root()).ok());  // these bytes are now known valid
+  repo.disk.put(state_path(repo.root()), R"({"status": "sleeping"})");
+  auto l = load(repo.w, repo.root());
   EXPECT_FALSE(l.ok());
   EXPECT_NE(l.error.find("status"), std::string::npos) << l.error;
 }
 
 TEST(State, MissingFileIsEmptyNotAnError) {
-  Repo repo;
-  auto r = load(repo.root());
+  MemRepo repo;
+  auto r = load(repo.w, repo.root());
   EXPECT_TRUE(r.ok());
   EXPECT_FALSE(r.exists);
   EXPECT_EQ(r.doc, json::object());
 }
 
 TEST(State, UpdateWritesValidatedStateAtomically) {
-  Repo repo;
-  auto u = update(repo.root(), [](json& d, std::string&) {
+  MemRepo repo;
+  auto u = update(repo.w, repo.root(), [](json& d, std::string&) {
     d["status"] = "running";
     d["correlation_id"] = "abc";
     return true;
   });
   ASSERT_TRUE(u.ok()) << u.error;
   EXPECT_TRUE(u.written);
-  auto l = load(repo.root());
+  auto l = load(repo.w, repo.root());
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l.doc["correlation_id"], "abc");
   // no temp files left behind
-  for (auto& e : std::filesystem::directory_iterator(repo.root() / ".yolo-planning"))
-    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  for (const auto& name : repo.disk.list(repo.root() / ".yolo-planning"))
+    EXPECT_EQ(name.find(".tmp."), std::string::npos) << name;
 }
 
 TEST(State, InvalidResultIsNeverWritten) {
-  Repo repo;
-  ASSERT_TRUE(update(repo.root(), [](json& d, std::string&) { d["status"] = "running"; return true; }).ok());
-  std::string before = test::read_file(state_path(repo.root()));
-  auto u = update(repo.root(), [](json& d, std::string&) { d["status"] = "exploded"; return true; });
+  MemRepo repo;
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) { d["status"] = "running"; return true; }).ok());
+  std::string before = repo.disk.get(state_path(repo.root()));
+  auto u = update(repo.w, repo.root(), [](json& d, std::string&) { d["status"] = "exploded"; return true; });
   EXPECT_FALSE(u.ok());
   EXPECT_NE(u.error.find("/status"), std::string::npos) << u.error;
-  EXPECT_EQ(test::read_file(state_path(repo.root())), before);
+  EXPECT_EQ(repo.disk.get(state_path(repo.root())), before);
 }
 
 TEST(State, AbortedUpdateWritesNothing) {
-  Repo repo;
-  auto u = update(repo.root(), [](json&, std::string& err) { err = "nothing pending"; return false; });
+  MemRepo repo;
+  auto u = update(repo.w, repo.root(), [](json&, std::string& err) { err = "nothing pending"; return false; });
   EXPECT_EQ(u.error, "nothing pending");
-  EXPECT_FALSE(std::filesystem::exists(state_path(repo.root())));
+  EXPECT_FALSE(repo.disk.has(state_path(repo.root())));
 }
 
 TEST(State, GarbageFileIsReportedKeptAndNeverOverwritten) {
-  Repo repo;
-  test::write_file(state_path(repo.root()), "{\"status\": \"running\", trailing garbage");
-  auto l = load(repo.root());
+  MemRepo repo;
+  repo.disk.put(state_path(repo.root()), "{\"status\": \"running\", trailing garbage");
+  auto l = load(repo.w, repo.root());
   ASSERT_FALSE(l.ok());
   EXPECT_NE(l.error.find(".execution-state.json"), std::string::npos);
   EXPECT_NE(l.error.find("not valid JSON"), std::string::npos);
   ASSERT_FALSE(l.kept_copy.empty());
-  EXPECT_EQ(test::read_file(l.kept_copy), "{\"status\": \"running\", trailing garbage");
-  auto u = update(repo.root(), [](json& d, std::string&) { d = {{"status", "running"}}; return true; });
+  EXPECT_EQ(repo.disk.get(l.kept_copy), "{\"status\": \"running\", trailing garbage");
+  auto u = update(repo.w, repo.root(), [](json& d, std::string&) { d = {{"status", "running"}}; return true; });
   EXPECT_FALSE(u.ok());
-  EXPECT_EQ(test::read_file(state_path(repo.root())), "{\"status\": \"running\", trailing garbage");
+  EXPECT_EQ(repo.disk.get(state_path(repo.root())), "{\"status\": \"running\", trailing garbage");
 }
 
 TEST(State, SchemaViolationNamesThePointer) {
-  Repo repo;
-  test::write_file(state_path(repo.root()), R"({"status": "running", "plans": [{"id": "01-01", "status": "weird"}]})");
-  auto l = load(repo.root());
+  MemRepo repo;
+  repo.disk.put(state_path(repo.root()), R"({"status": "running", "plans": [{"id": "01-01", "status": "weird"}]})");
+  auto l = load(repo.w, repo.root());
   ASSERT_FALSE(l.ok());
   EXPECT_NE(l.error.find("/plans/0/status"), std::string::npos) << l.error;
 }
 
 TEST(State, NotAProject) {
-  test::TempDir d;
-  auto u = update(d.path(), [](json& doc, std::string&) { doc["status"] = "running"; return true; });
+  MemRepo repo;
+  auto u = update(repo.w, "/elsewhere", [](json& doc, std::string&) { doc["status"] = "running"; return true; });
   EXPECT_FALSE(u.ok());
   EXPECT_NE(u.error.find(".yolo-planning"), std::string::npos);
 }

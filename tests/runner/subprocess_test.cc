@@ -200,5 +200,92 @@ TEST(Subprocess, PipeDrainAfterExitHasADeadline) {
   EXPECT_TRUE(r.drain_cut);
 }
 
+// ---- what a caller watches while the child runs (one runner: run_process) ----
+
+TEST(Subprocess, LinesArriveAsTheChildWritesThem) {
+  SpawnSpec s = spec({"sh", "-c", "echo one; echo two >&2; sleep 0.3; printf 'three\\nfour'"});
+  std::vector<std::pair<SpawnSpec::Stream, std::string>> lines;
+  std::vector<double> at;  // ms since the start when each line arrived
+  auto t0 = std::chrono::steady_clock::now();
+  s.on_line = [&](SpawnSpec::Stream st, std::string_view l) {
+    lines.emplace_back(st, std::string(l));
+    at.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  };
+  auto r = run_process(s);
+  ASSERT_TRUE(r.ok()) << r.describe();
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], std::make_pair(SpawnSpec::Stream::Out, std::string("one")));
+  EXPECT_EQ(lines[1], std::make_pair(SpawnSpec::Stream::Err, std::string("two")));
+  EXPECT_EQ(lines[2], std::make_pair(SpawnSpec::Stream::Out, std::string("three")));
+  EXPECT_EQ(lines[3], std::make_pair(SpawnSpec::Stream::Out, std::string("four")))
+      << "a last line without a newline is handed over at the end";
+  EXPECT_LT(at[0] + 150, at[2]) << "the first lines came while the child still ran, not at its end";
+  EXPECT_EQ(r.out, "one\nthree\nfour") << "the captured output is the same with a line callback";
+  EXPECT_EQ(r.err, "two\n");
+}
+
+TEST(Subprocess, AVeryLongLineComesInPieces) {
+  SpawnSpec s = spec({"sh", "-c", "head -c 200000 /dev/zero | tr '\\0' x; echo; echo end"});
+  std::vector<size_t> sizes;
+  std::string last;
+  s.on_line = [&](SpawnSpec::Stream, std::string_view l) {
+    sizes.push_back(l.size());
+    last = std::string(l);
+  };
+  auto r = run_process(s);
+  ASSERT_TRUE(r.ok());
+  size_t total = 0;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+    EXPECT_LE(sizes[i], 64u * 1024);
+    total += sizes[i];
+  }
+  EXPECT_EQ(total, 200000u);
+  EXPECT_EQ(last, "end");
+}
+
+TEST(Subprocess, TicksWhileTheChildRuns) {
+  RunOptions o;
+  std::vector<double> ticks;
+  o.tick_ms = 100;
+  o.on_tick = [&](double elapsed) { ticks.push_back(elapsed); };
+  auto r = run_process(spec({"sleep", "0.55"}), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_GE(ticks.size(), 3u);
+  EXPECT_LE(ticks.size(), 7u);
+  for (size_t i = 1; i < ticks.size(); ++i) EXPECT_GT(ticks[i], ticks[i - 1]);
+  // No tick after the child ended.
+  auto quick = run_process(spec({"true"}), o);
+  EXPECT_TRUE(quick.ok());
+}
+
+TEST(Subprocess, ASignalStopsTheChildGroupAndIsReported) {
+  test::TempDir d;
+  std::filesystem::path pidfile = d / "grandchild";
+  // A child with a grandchild in its group: both end when the signal comes.
+  SpawnSpec s = spec({"sh", "-c", "sleep 30 & echo $! > '" + pidfile.string() + "'; wait"}, 60000);
+  RunOptions o;
+  o.stop_on_signals = true;
+  o.tick_ms = 200;
+  bool sent = false;
+  o.on_tick = [&](double) {
+    if (!sent && std::filesystem::exists(pidfile) && !test::read_file(pidfile).empty()) {
+      sent = true;
+      ::kill(::getpid(), SIGHUP);  // as if the terminal went away
+    }
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_process(s, o);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(sent);
+  EXPECT_EQ(r.outcome, SpawnResult::Outcome::Cancelled) << r.describe();
+  EXPECT_EQ(r.interrupt_signal, SIGHUP);
+  EXPECT_LT(ms, 10000);
+  int grandchild = std::atoi(test::read_file(pidfile).c_str());
+  ASSERT_GT(grandchild, 0);
+  EXPECT_TRUE(process_gone(grandchild));
+  // Without stop_on_signals nothing is caught: interrupt_signal stays 0.
+  EXPECT_EQ(run_process(spec({"true"})).interrupt_signal, 0);
+}
+
 }  // namespace
 }  // namespace yolo::runner

@@ -1,4 +1,4 @@
-#include "protocol/precheck.h"
+#include "protocol/stage1.h"
 
 #include <algorithm>
 #include <cctype>
@@ -71,7 +71,7 @@ void check_frontmatter(const Plan& p, StructuralReview& r) {
                        "Set phase: to the folder's number, or move the plan to its phase's folder"));
 }
 
-void check_tasks(const Plan& p, const PrecheckOptions& o, StructuralReview& r) {
+void check_tasks(const Plan& p, const Stage1Options& o, StructuralReview& r) {
   Check& c = r.check("task_count");
   c.counts["count"] = p.task_count;
   c.counts["max"] = o.max_tasks;
@@ -168,7 +168,7 @@ int resolve_dep(const std::string& dep, const std::vector<Plan>& phase, const st
 
 }  // namespace
 
-StructuralReview precheck_plan(const Plan& p, const PrecheckOptions& o) {
+StructuralReview stage1_plan(const Plan& p, const Stage1Options& o) {
   StructuralReview r;
   r.plan_path = p.path;
   if (!p.phase.empty() || !p.plan.empty()) r.plan_id = p.id();
@@ -316,18 +316,18 @@ StructuralReview missing_file_review(const std::filesystem::path& plan_path, con
   return r;
 }
 
-PlanLoad load_sibling(const PrecheckOptions& opts, const std::filesystem::path& p) {
+PlanLoad load_sibling(const Stage1Options& opts, const std::filesystem::path& p) {
   return opts.cache ? opts.cache->load_sibling(p, opts.max_file_bytes) : load_plan(p, opts.max_file_bytes);
 }
 }  // namespace
 
-StructuralReview review_plan_file(const std::filesystem::path& plan_path,
-                                  const std::optional<std::filesystem::path>& phase_dir, PrecheckOptions opts) {
+StructuralReview stage1_plan_file(const std::filesystem::path& plan_path,
+                                  const std::optional<std::filesystem::path>& phase_dir, Stage1Options opts) {
   auto loaded = load_plan(plan_path, opts.max_file_bytes);
   if (!loaded.plan) return missing_file_review(plan_path, loaded.error);
   if (phase_dir && !opts.root) opts.root = root_for_phase(*phase_dir);
   if (phase_dir && !opts.root) opts.root = std::filesystem::current_path();
-  StructuralReview r = precheck_plan(*loaded.plan, opts);
+  StructuralReview r = stage1_plan(*loaded.plan, opts);
   if (!phase_dir) return r;
   if (opts.snapshots)
     if (auto cross = opts.snapshots->cross_for(*phase_dir, plan_path, *loaded.plan, opts.max_file_bytes)) {
@@ -360,7 +360,7 @@ StructuralReview review_plan_file(const std::filesystem::path& plan_path,
   return r;
 }
 
-std::vector<StructuralReview> review_phase(const std::filesystem::path& phase_dir, PrecheckOptions opts) {
+std::vector<StructuralReview> stage1_phase(const std::filesystem::path& phase_dir, Stage1Options opts) {
   if (!opts.root) opts.root = root_for_phase(phase_dir);
   if (!opts.root) opts.root = std::filesystem::current_path();
   std::vector<StructuralReview> out;
@@ -372,7 +372,7 @@ std::vector<StructuralReview> review_phase(const std::filesystem::path& phase_di
       out.push_back(missing_file_review(f, loaded.error));
       continue;
     }
-    out.push_back(precheck_plan(*loaded.plan, opts));
+    out.push_back(stage1_plan(*loaded.plan, opts));
     if (!loaded.plan->frontmatter_error) {
       review_of.push_back(out.size() - 1);
       phase.push_back(std::move(*loaded.plan));

@@ -12,19 +12,19 @@ namespace yolo {
 
 class PhaseSnapshots;
 
-struct PrecheckOptions {
+struct Stage1Options {
   int max_tasks = 5;                          // config max_tasks_per_plan
   std::optional<std::filesystem::path> root;  // project root: enables file_paths
   size_t max_file_bytes = 1 << 20;
   PlanCache* cache = nullptr;  // siblings read through it when set (a long-running caller's)
   // A review pass's phases, loaded and cross-checked once (protocol/phase_snapshot.h): with
-  // it, review_plan_file costs the same at any phase size.
+  // it, stage1_plan_file costs the same at any phase size.
   PhaseSnapshots* snapshots = nullptr;
 };
 
 // Checks of one plan on its own: frontmatter, task_count, must_haves, wave_valid and,
 // with a root, file_paths.
-StructuralReview precheck_plan(const Plan& plan, const PrecheckOptions& opts);
+StructuralReview stage1_plan(const Plan& plan, const Stage1Options& opts);
 
 // Cross-plan checks over one phase's plans. Returns, for each plan (same order), the
 // findings that concern it: dependencies, dependency_cycle, wave_order, file_overlap,
@@ -34,11 +34,11 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
 // The review of a plan file, read from disk. A missing or unreadable file is a reject
 // with a `file` finding. With phase_dir, the phase's plans are loaded for the cross-plan
 // checks and the project root is found from it.
-StructuralReview review_plan_file(const std::filesystem::path& plan_path,
-                                  const std::optional<std::filesystem::path>& phase_dir, PrecheckOptions opts);
+StructuralReview stage1_plan_file(const std::filesystem::path& plan_path,
+                                  const std::optional<std::filesystem::path>& phase_dir, Stage1Options opts);
 
 // Every plan of a phase folder, reviewed with the cross-plan checks, in file order.
-std::vector<StructuralReview> review_phase(const std::filesystem::path& phase_dir, PrecheckOptions opts);
+std::vector<StructuralReview> stage1_phase(const std::filesystem::path& phase_dir, Stage1Options opts);
 
 // The project root for a phase folder: the folder holding .yolo-planning, else the
 // phase folder's grandparent's parent when it sits in `.../phases/`, else nullopt.

@@ -1,0 +1,248 @@
+#include "protocol/approvals.h"
+
+#include "protocol/gate_coverage.h"
+#include "protocol/gates_detail.h"
+#include "protocol/json_field.h"
+#include "protocol/seal.h"
+
+namespace yolo::gates {
+
+namespace stdfs = std::filesystem;
+using json_field::str;
+using namespace detail;
+
+// ---- the signature check the runner registers -------------------------------------------
+
+namespace {
+std::function<bool(const stdfs::path&)>& sig_required() {
+  static std::function<bool(const stdfs::path&)> f;
+  return f;
+}
+std::function<std::string(const stdfs::path&, const json&)>& sig_check() {
+  static std::function<std::string(const stdfs::path&, const json&)> f;
+  return f;
+}
+}  // namespace
+
+void use_signatures(std::function<bool(const stdfs::path& root)> required,
+                    std::function<std::string(const stdfs::path& root, const json& gate)> check) {
+  sig_required() = std::move(required);
+  sig_check() = std::move(check);
+}
+
+Now now_of(const stdfs::path& root) {
+  Now n;
+  n.project = project_id(root);
+  n.covers = [root](GateType t, const std::vector<std::string>& files) { return coverage(root, t, files); };
+  if (sig_required() && sig_check()) {
+    n.signatures_required = sig_required()(root);
+    auto check = sig_check();
+    n.signature_problem = [root, check](const json& g) { return check(root, g); };
+  }
+  return n;
+}
+
+Now now_with_digest(const std::string& plan_path, const std::string& digest) {
+  Now n;
+  n.covers = [plan_path, digest](GateType, const std::vector<std::string>&) {
+    return json{{"file:" + plan_path, digest.empty() ? std::string("absent") : digest}};
+  };
+  return n;
+}
+
+// ---- approvals and digests ----------------------------------------------------------
+
+namespace {
+// An approval yolo did not record (no seal, or one that does not match its fields under
+// this machine's key): it does not count, and the gate opens again like a stale one.
+ApprovalStatus& unsealed(ApprovalStatus& st, const std::string& tname, const std::string& plan_path,
+                         const std::string& who, const std::string& when) {
+  st.check = ApprovalCheck::Stale;
+  std::string by = who.empty() ? std::string() : " by " + who;
+  std::string at = when.empty() ? std::string() : " at " + when;
+  st.message = "the approval of " + plan_path + by + at +
+               " carries no valid seal: it was not recorded by `yolo approve` " +
+               "or an approver on this machine (written by hand or by another tool?), so it does not count and the " +
+               tname + " gate is open again";
+  return st;
+}
+}  // namespace
+
+namespace {
+// An APPROVED gate against now: sealed, bound to this project and run, covering what it
+// covers now. `files`: the files it must cover (empty: the ones it covered).
+ApprovalStatus check_approved(const json& state, const json& g, const Now& now, const std::vector<std::string>& files) {
+  ApprovalStatus st;
+  st.gate = g;
+  std::string tname = str(g, "gate_type"), plan_path = str(g, "plan_path");
+  GateType type = parse_gate_type(tname).value_or(GateType::Vision);
+  std::string who = str(g, "approved_by"), when = str(g, "resolved_at");
+  std::string by = who.empty() ? std::string() : " by " + who;
+  std::string at = when.empty() ? std::string() : " at " + when;
+  auto stale = [&](const std::string& why) {
+    st.check = ApprovalCheck::Stale;
+    st.message =
+        why + ": the approval of " + plan_path + by + at + " no longer counts and the " + tname + " gate is open again";
+    return st;
+  };
+  bool is_signed = g.contains("ssh_signature") && now.signature_problem;
+  if (now.signatures_required && !is_signed)
+    return stale("it carries no SSH signature, and this project's .yolo-planning/allowed_signers requires one");
+  if (is_signed) {
+    // The signature binds the project's first commit: it counts in any clone of it.
+    if (std::string why = now.signature_problem(g); !why.empty()) return stale(why);
+  } else {
+    if (!(now.key ? seal::valid(g, *now.key) : seal::valid(g))) return unsealed(st, tname, plan_path, who, when);
+  }
+  auto cit = g.find("covers");
+  if (cit == g.end() || !cit->is_object()) return stale("it does not record what it covers (made by an older yolo)");
+  if (!is_signed && str(g, "project") != now.project)
+    return stale("it was made in another project (" + str(g, "project") + "), not in " + now.project);
+  if (str(g, "run") != str(state, "correlation_id"))
+    return stale("it was made in another run (" + str(g, "run") + "), not in this one (" +
+                 str(state, "correlation_id") + ")");
+  json current = now.covers ? now.covers(type, files.empty() ? covered_files(g) : files) : json::object();
+  if (current != *cit) {
+    st.check = ApprovalCheck::Stale;
+    const std::string key = "file:" + plan_path;
+    json was = *cit, now_c = current;
+    std::string before = was.contains(key) && was[key].is_string() ? was[key].get<std::string>() : std::string();
+    std::string after = now_c.contains(key) && now_c[key].is_string() ? now_c[key].get<std::string>() : std::string();
+    was.erase(key);
+    now_c.erase(key);
+    if (was == now_c && after == "absent") {
+      st.message = plan_path + " cannot be read any more since it was approved" + by + at +
+                   ": the approval no longer counts and the " + tname + " gate is open again";
+    } else if (was == now_c) {  // only the gate's own file changed
+      st.message = plan_path + " changed after it was approved" + by + at + " (approved " + short_digest(before) +
+                   ", now " + short_digest(after) + "): the approval no longer counts and the " + tname +
+                   " gate is open again";
+    } else {
+      std::string changes;
+      for (const auto& c : coverage_changes(*cit, current)) changes += (changes.empty() ? "" : "; ") + c;
+      st.message = "what it covers changed after it was approved" + by + at + " (" + changes +
+                   "): the approval no longer counts and the " + tname + " gate is open again";
+    }
+    return st;
+  }
+  st.check = ApprovalCheck::Approved;
+  return st;
+}
+}  // namespace
+
+ApprovalStatus gate_status(const json& state, const json& gate, const Now& now) {
+  ApprovalStatus st;
+  st.gate = gate;
+  std::string s = str(gate, "status"), tname = str(gate, "gate_type"), plan_path = str(gate, "plan_path");
+  if (s == kOpen) {
+    st.check = ApprovalCheck::Pending;
+    st.message = label(tname) + " gate " + str(gate, "id") + " for " + plan_path + " is awaiting approval";
+    return st;
+  }
+  if (s == kRejected) {
+    st.check = ApprovalCheck::Rejected;
+    st.message =
+        label(tname) + " gate " + str(gate, "id") + " for " + plan_path + " was rejected: " + str(gate, "feedback");
+    return st;
+  }
+  return check_approved(state, gate, now, {});
+}
+
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const Now& now,
+                               const std::vector<std::string>& files) {
+  ApprovalStatus st;
+  std::string tname(to_string(type));
+  const json* latest = nullptr;
+  if (state.is_object() && state.contains("gates") && state["gates"].is_array())
+    for (const auto& g : state["gates"])
+      if (str(g, "gate_type") == tname && str(g, "plan_path") == plan_path) latest = &g;
+  if (latest) {
+    if (str(*latest, "status") != kApproved) {
+      st = gate_status(state, *latest, now);
+      if (st.check == ApprovalCheck::Pending && !str(*latest, "last_error").empty())
+        st.message += " (approver error: " + str(*latest, "last_error") + ")";
+      return st;
+    }
+    return check_approved(state, *latest, now, files);
+  }
+  // A legacy approval object (other tools): no gates, approval.plan_path.
+  const json* a = nullptr;
+  if (state.is_object() && state.contains("approval") && state["approval"].is_object()) a = &state["approval"];
+  std::string atype = a ? str(*a, "gate_type") : std::string();
+  if (!a || str(*a, "plan_path") != plan_path || (atype.empty() ? type != GateType::Vision : atype != tname)) {
+    st.check = ApprovalCheck::Missing;
+    st.message = "No " + tname + " approval for " + plan_path + " yet";
+    return st;
+  }
+  if (!a->contains("approved") || !(*a)["approved"].is_boolean() || !(*a)["approved"].get<bool>()) {
+    st.check = ApprovalCheck::Pending;
+    st.message = label(tname) + " gate for " + plan_path + " is awaiting approval";
+    return st;
+  }
+  // yolo records every approval in a sealed gate: an approved object without one was
+  // written by another tool or by hand.
+  return unsealed(st, tname, plan_path, str(*a, "approved_by"), str(*a, "approved_at"));
+}
+
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path,
+                               const std::string& current_digest) {
+  return approval_status(state, type, plan_path, now_with_digest(plan_path, current_digest));
+}
+
+std::vector<json> checked_gates(const json& state, const Now& now, bool open_only) {
+  std::vector<json> gs = list_gates(state, open_only);
+  for (auto& g : gs) {
+    if (str(g, "status") != kApproved) continue;
+    ApprovalStatus st = gate_status(state, g, now);
+    g["counts"] = st.counts();
+    if (!st.counts()) g["problem"] = st.message;
+  }
+  return gs;
+}
+
+Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const Now& now,
+                           const std::vector<std::string>& files, const std::string& now_time) {
+  Transition t;
+  ApprovalStatus st = approval_status(state, type, plan_path, now, files);
+  if (st.check != ApprovalCheck::Stale) {
+    t.message = st.message;
+    t.gate = st.gate;
+    return t;
+  }
+  if (const json* g = open_gate(state)) {
+    t.error = st.message.substr(0, st.message.find(':')) + ", but " + describe_gate(*g) + " is open: resolve it first";
+    return t;
+  }
+  RequestInput in;
+  in.type = type;
+  in.plan_path = plan_path;
+  in.reason = st.message;
+  in.now = now_time;
+  in.files = files.empty() && st.gate.is_object() ? covered_files(st.gate) : files;
+  if (in.files.empty()) in.files = {plan_path};
+  if (now.covers) in.covers = now.covers(type, in.files);
+  in.project = now.project;
+  if (st.gate.is_object() && st.gate.contains("wave") && st.gate["wave"].is_number_integer())
+    in.wave = st.gate["wave"].get<int>();
+  json doc = state;
+  t = request(doc, in);
+  if (!t.ok()) return t;
+  json old = st.gate.is_object()
+                 ? st.gate
+                 : json{{"id", ""}, {"gate_type", std::string(to_string(type))}, {"plan_path", plan_path}};
+  json cur = in.covers.is_object() ? in.covers : json(nullptr);
+  t.events.insert(t.events.begin(),
+                  gate_event(doc, "approval_invalidated", old,
+                             {{"reason", st.message}, {"covers", cur}, {"new_gate_id", str(t.gate, "id")}}));
+  t.message = st.message;
+  t.outcome = Outcome::Paused;
+  state = std::move(doc);
+  return t;
+}
+
+Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
+                           const std::string& now) {
+  return reopen_if_stale(state, type, plan_path, now_with_digest(plan_path, current_digest), {}, now);
+}
+
+}  // namespace yolo::gates

@@ -1,0 +1,71 @@
+// Whether an approval counts now: sealed (or SSH-signed), bound to this project and run, and
+// covering exactly what the gate covers now. A later change makes it Stale and the gate opens
+// again (reopen_if_stale).
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "protocol/gates.h"
+#include "protocol/json.h"
+
+namespace yolo::gates {
+
+// What approvals are checked against: the project and a way to get a gate's covers now.
+// With signatures (the project commits an allowed-signers file, runner/signing.h), an
+// approval counts only with a verifying SSH signature, which stands in for the local seal
+// and project path (it binds the project's first commit), so it counts in any clone.
+struct Now {
+  std::string project;
+  std::function<json(GateType, const std::vector<std::string>&)> covers;
+  bool signatures_required = false;
+  std::function<std::string(const json& gate)> signature_problem;  // "" when it verifies
+  const seal::Key* key = nullptr;  // the key seals are checked with (null: seal::existing_key(), never created)
+};
+// The runner registers how to tell whether a project requires signatures and how to verify
+// one (ssh-keygen is a child process: not protocol's). now_of() uses them.
+void use_signatures(std::function<bool(const std::filesystem::path& root)> required,
+                    std::function<std::string(const std::filesystem::path& root, const json& gate)> check);
+Now now_of(const std::filesystem::path& root);
+// For pure callers and tests: the project "" and covers {"file:<plan_path>": digest}.
+Now now_with_digest(const std::string& plan_path, const std::string& digest);
+
+// The gates as list_gates gives them, each APPROVED one with "counts" (whether the approval
+// counts now: gate_status) and, when it does not, "problem" (why): what `gates`, `status`
+// and `verify` show, the same way.
+std::vector<json> checked_gates(const json& state, const Now& now, bool open_only = false);
+
+// ---- approvals and digests ------------------------------------------------------------
+
+enum class ApprovalCheck { Approved, Missing, Pending, Rejected, Stale };
+struct ApprovalStatus {
+  ApprovalCheck check = ApprovalCheck::Missing;
+  std::string message;  // why it does not count (empty when Approved)
+  json gate;            // the latest gate of that type for that file (null if none)
+  bool counts() const { return check == ApprovalCheck::Approved; }
+};
+// Whether the latest gate of `type` for `plan_path` still counts given the file's digest
+// now. An approval whose digest differs (file edited after approval) is Stale. A legacy
+// approval object (no gates, approved, no digest) counts for the vision gate.
+// A counting approval is sealed, bound to this project (now.project) and run (the state's
+// correlation_id), and covers exactly what now.covers gives for `files` (empty: the files
+// the gate covered).
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const Now& now,
+                               const std::vector<std::string>& files = {});
+ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path,
+                               const std::string& current_digest);
+// The status of one recorded gate (any status) against now: what `gates`, `status` and
+// `verify` show. Approved only for a sealed, bound, current approval.
+ApprovalStatus gate_status(const json& state, const json& gate, const Now& now);
+
+// When the approval of (type, plan_path) is Stale, opens the gate again (a new OPEN gate
+// whose reason says why, status awaiting_approval, approval.approved false) and returns
+// the approval_invalidated + gate_frozen events. changed=false when it still counts or was
+// never approved. When another gate is open, error says so and nothing changes.
+Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const Now& now,
+                           const std::vector<std::string>& files = {}, const std::string& now_time = {});
+Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
+                           const std::string& now = {});
+
+}  // namespace yolo::gates

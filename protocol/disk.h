@@ -1,0 +1,102 @@
+// The file system as protocol/ reaches it: one port (ninja's DiskInterface), the real disk
+// for the program and an in-memory one for unit tests (no temp folders). Paths are used as
+// the caller built them (from the project root); nothing here throws for I/O, every failure
+// is a sentence naming the file.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "protocol/fs.h"
+
+namespace yolo::fs {
+
+class Disk {
+ public:
+  virtual ~Disk() = default;
+
+  // At most max_bytes of p. text: NUL bytes or invalid UTF-8 make it Binary (read_text's
+  // rules); else any bytes (read_bytes). A missing file is NotFound.
+  virtual ReadResult read(const stdfs::path& p, size_t max_bytes, bool text) = 0;
+  // Replaces p as a whole: temp file beside it, fsync, rename, fsync of the folder (which
+  // must exist). "" or why not.
+  virtual std::string write_atomic(const stdfs::path& p, const std::string& content) = 0;
+  // Appends to p (created, with its folder, when missing) under an exclusive lock of p
+  // itself: `next` receives p's content as it is then (at most max_bytes; 0: it is not
+  // read, "") and returns what to append, so reading the end (a hash chain) and appending
+  // are one step. All or nothing: a write that stops part way is cut back. durable: fsync
+  // before returning (an audit trail; an event log need not wait for it). "" or why not.
+  virtual std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
+                             size_t max_bytes = 0, bool durable = true) = 0;
+
+  // An exclusive lock on the lock file p (created when missing), held while the returned
+  // object lives. Null with `error` (naming the file) when it cannot be taken.
+  struct Lock {
+    virtual ~Lock() = default;
+  };
+  virtual std::unique_ptr<Lock> lock(const stdfs::path& p, std::string& error) = 0;
+
+  virtual bool exists(const stdfs::path& p) = 0;
+  virtual bool is_directory(const stdfs::path& p) = 0;
+  // Creates dir and its parents. "" or why not.
+  virtual std::string make_dirs(const stdfs::path& dir) = 0;
+  // A regular file its owner may not write: yolo leaves it alone on purpose.
+  virtual bool read_only(const stdfs::path& p) = 0;
+  // The identity of the file now; it changes with every write (rename gives a new inode).
+  // "" when there is no regular file.
+  virtual std::string stamp(const stdfs::path& p) = 0;
+  // The names of the entries of dir, sorted; empty when it does not exist.
+  virtual std::vector<std::string> list(const stdfs::path& dir) = 0;
+  // Removes from dir the temp files of write_atomic (`.<file>.tmp.<pid>.<n>`) whose writer is
+  // gone (it died between writing and renaming). How many.
+  virtual size_t remove_stale_temp_files(const stdfs::path& dir) = 0;
+};
+
+// The real file system (fs.h and file_lock.h underneath).
+Disk& real_disk();
+
+// Files in memory for unit tests: the same answers as the real disk for what protocol/ asks,
+// no fsync, no temp files. One thread.
+class MemoryDisk : public Disk {
+ public:
+  MemoryDisk();
+
+  ReadResult read(const stdfs::path& p, size_t max_bytes, bool text) override;
+  std::string write_atomic(const stdfs::path& p, const std::string& content) override;
+  std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
+                     size_t max_bytes = 0, bool durable = true) override;
+  std::unique_ptr<Lock> lock(const stdfs::path& p, std::string& error) override;
+  bool exists(const stdfs::path& p) override;
+  bool is_directory(const stdfs::path& p) override;
+  std::string make_dirs(const stdfs::path& dir) override;
+  bool read_only(const stdfs::path& p) override;
+  std::string stamp(const stdfs::path& p) override;
+  std::vector<std::string> list(const stdfs::path& dir) override;
+  size_t remove_stale_temp_files(const stdfs::path&) override { return 0; }
+
+  // For the tests themselves.
+  void put(const stdfs::path& p, const std::string& content);  // creates the folders too
+  std::string get(const stdfs::path& p) const;                 // "" when absent
+  bool has(const stdfs::path& p) const;
+  void remove(const stdfs::path& p);
+  void set_read_only(const stdfs::path& p, bool on);
+  void fail_writes(const std::string& why);  // every write fails with `why` (a full disk); "" ends it
+  size_t writes() const { return writes_; }  // writes and appends that succeeded
+  bool locked(const stdfs::path& p) const { return held_.count(p.lexically_normal()) > 0; }
+
+ private:
+  struct HeldLock;
+  std::map<stdfs::path, std::string> files_;
+  std::map<stdfs::path, unsigned long long> generation_;
+  std::set<stdfs::path> dirs_, read_only_, held_;
+  unsigned long long id_ = 0, next_generation_ = 1;
+  std::string fail_;
+  size_t writes_ = 0;
+};
+
+}  // namespace yolo::fs

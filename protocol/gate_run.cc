@@ -1,0 +1,292 @@
+#include "protocol/gate_run.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "protocol/approvals.h"
+#include "protocol/gate_coverage.h"
+#include "protocol/gates_detail.h"
+#include "protocol/json_field.h"
+#include "protocol/state.h"
+
+namespace yolo::gates {
+
+namespace stdfs = std::filesystem;
+using json_field::str;
+using namespace detail;
+
+// ---- against a project -----------------------------------------------------------------
+
+namespace {
+
+void absorb(GateRun& r, Transition& t) {
+  for (auto& e : t.events) r.events.push_back(std::move(e));
+  if (!t.message.empty()) r.messages.push_back({t.outcome, t.message, str(t.gate, "id")});
+  if (!t.gate.is_null()) r.gate = t.gate;
+}
+
+// Runs fn under the state lock; t receives the transition; events are logged after.
+bool locked(const stdfs::path& root, GateRun& r, const std::function<Transition(json&)>& fn) {
+  Transition t;
+  auto u = state::update(root, [&](json& doc, std::string& err) {
+    t = fn(doc);
+    if (!t.ok()) {
+      err = t.error;
+      return false;
+    }
+    return t.changed;
+  });
+  r.state = u.doc;
+  if (!u.ok()) {
+    r.error = u.error;
+    return false;
+  }
+  if (std::string e = log_events(root, t.events); !e.empty())
+    r.messages.push_back({Outcome::Warning, "warning: event not logged: " + e, str(t.gate, "id")});
+  absorb(r, t);
+  return true;
+}
+
+std::string approver_name(const ApproverSpec& s) {
+  if (s.kind == ApproverSpec::Kind::Command && !s.argv.empty())
+    return "approver:" + stdfs::path(s.argv[0]).filename().string();
+  return "approver";
+}
+
+// The state as it is now, a legacy approval object adopted as a gate; nullopt (r.error set)
+// when it cannot be read.
+std::optional<json> current_state(const stdfs::path& root, GateRun& r) {
+  auto snap = state::load(root);
+  if (!snap.ok()) {
+    r.error = snap.error;
+    return std::nullopt;
+  }
+  r.state = snap.doc;
+  json doc = std::move(snap.doc);
+  adopt_legacy_approval(doc);
+  return doc;
+}
+
+}  // namespace
+
+GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::string& gate_id, ApproverPort* port) {
+  GateRun r;
+  auto loaded = current_state(root, r);
+  if (!loaded) return r;
+  json& doc = *loaded;
+  const json* g = find_gate(doc, gate_id);
+  if (!g || !is_open(*g)) {
+    r.error = g ? "No pending approval to resolve: gate " + gate_id + " is " + str(*g, "status")
+                : "No pending approval to resolve: there is no gate '" + gate_id + "'";
+    return r;
+  }
+  r.gate = *g;
+  GateType type = parse_gate_type(str(*g, "gate_type")).value_or(GateType::Vision);
+  std::string plan_path = str(*g, "plan_path");
+  const std::vector<std::string> files = covered_files(*g);
+  if (g->contains("covers")) {
+    // An approver is asked about what the gate covers now: the gate shows it first.
+    json before = coverage(root, type, files);
+    if ((*g)["covers"] != before) {
+      GateRun rc;
+      if (!locked(root, rc, [&](json& d) { return refresh_covers(d, gate_id, before); })) {
+        r.error = rc.error;
+        return r;
+      }
+      for (auto& e : rc.events) r.events.push_back(std::move(e));
+      for (auto& m : rc.messages) r.messages.push_back(std::move(m));
+    }
+  }
+  ApproverSpec spec = approver_spec(cfg, type);
+  ApproverVerdict v;
+  std::string by;
+  switch (spec.kind) {
+    case ApproverSpec::Kind::Manual:
+      r.messages.push_back(
+          {Outcome::Waiting,
+           label(str(*g, "gate_type")) + " gate " + gate_id + ": waiting for a person (approver: manual)", gate_id});
+      return r;
+    case ApproverSpec::Kind::Skip:
+      v.decision = Decision::Approved;
+      v.feedback = "skipped (approvers." + std::string(to_string(type)) + ": skip)";
+      by = "skip";
+      break;
+    case ApproverSpec::Kind::Invalid:
+      v.error = spec.error;
+      break;
+    case ApproverSpec::Kind::Command:
+      by = approver_name(spec);
+      if (!port) {
+        v.error = "no command approver available to run " + spec.argv[0];
+        break;
+      }
+      {
+        ApproverRequest req{root,
+                            spec.argv,
+                            cfg.timeout_for(CommandSpec{spec.argv, spec.timeout_ms}),
+                            gate_id,
+                            str(*g, "gate_type"),
+                            plan_path,
+                            str(*g, "reason")};
+        v = port->decide(req);
+      }
+      break;
+  }
+  std::string digest;
+  json covers;
+  if (v.error.empty() && v.decision == Decision::Approved) {
+    std::string derr;
+    digest = file_digest(root, plan_path, derr);
+    if (digest.empty()) v.error = "cannot approve: " + derr;
+    covers = coverage(root, type, files);
+  }
+  const std::string project = project_id(root);
+  locked(root, r, [&](json& d) {
+    adopt_legacy_approval(d);
+    return apply_verdict(d, gate_id, v, by, digest, {}, covers, project);
+  });
+  return r;
+}
+
+GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in, ApproverPort* port) {
+  GateRun r;
+  std::string err;
+  std::string rel = normalize_plan_path(root, in.plan_path, err);
+  if (rel.empty()) {
+    r.error = "Cannot request approval: " + err;
+    return r;
+  }
+  in.plan_path = rel;
+  if (file_digest(root, rel, err).empty()) {
+    r.error = "Cannot request approval: " + err;
+    return r;
+  }
+  if (in.state_file.empty()) in.state_file = state::state_path(root).string();
+  std::vector<std::string> files = {rel};
+  for (const auto& f : in.files) {
+    std::string frel = normalize_plan_path(root, f, err);
+    if (frel.empty()) {
+      r.error = "Cannot request approval: " + err;
+      return r;
+    }
+    if (std::find(files.begin(), files.end(), frel) == files.end()) files.push_back(frel);
+  }
+  in.files = files;
+  in.covers = coverage(root, in.type, files);
+  in.project = project_id(root);
+  bool created = false;
+  json answer;
+  if (!locked(root, r, [&](json& d) {
+        Transition t = request(d, in);
+        created = t.changed;
+        answer = t.answer;
+        return t;
+      }))
+    return r;
+  r.answer = answer;
+  if (!created) {
+    if (!str(r.gate, "last_error").empty()) r.answer["last_error"] = str(r.gate, "last_error");
+    return r;
+  }
+  std::string gid = str(r.gate, "id");
+  GateRun a = run_approver(root, cfg, gid, port);
+  for (auto& e : a.events) r.events.push_back(std::move(e));
+  for (auto& m : a.messages) r.messages.push_back(std::move(m));
+  if (!a.ok()) {
+    r.messages.push_back({Outcome::Warning, "warning: approver not run: " + a.error, gid});
+    return r;
+  }
+  if (!a.state.is_null()) r.state = a.state;
+  if (const json* g = find_gate(r.state, gid)) {
+    r.gate = *g;
+    std::string s = str(*g, "status");
+    if (s == kApproved)
+      r.answer["status"] = "approved";
+    else if (s == kRejected) {
+      r.answer["status"] = "rejected";
+      r.answer["feedback"] = (*g)["feedback"];
+    }
+    if (!str(*g, "last_error").empty()) r.answer["last_error"] = str(*g, "last_error");
+  }
+  return r;
+}
+
+GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::string& gate_id, const std::string& by,
+                     ApproverPort* port, bool override_approver, const json& shown) {
+  GateRun r;
+  auto loaded = current_state(root, r);
+  if (!loaded) return r;
+  json& doc = *loaded;
+  std::string err;
+  json* g = resolve_target(doc, gate_id, err);
+  if (!g) {
+    r.error = err;
+    return r;
+  }
+  const std::string id = str(*g, "id");
+  auto failed_command = [&](const json& gate) {
+    GateType t = parse_gate_type(str(gate, "gate_type")).value_or(GateType::Vision);
+    return !str(gate, "last_error").empty() && approver_spec(cfg, t).kind == ApproverSpec::Kind::Command;
+  };
+  if (failed_command(*g) && !override_approver) {
+    r.messages.push_back(
+        {Outcome::Retrying, "Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")", id});
+    GateRun a = run_approver(root, cfg, id, port);
+    a.messages.insert(a.messages.begin(), r.messages.begin(), r.messages.end());
+    return a;
+  }
+  // The target is resolved again under the lock (without an id: the gate open then), and
+  // what it covers is read as it is at that moment. Content that changed since the gate
+  // opened is not approved: the gate shows the new content (refresh_covers) and the person
+  // approves again after reading it.
+  std::string refused;
+  locked(root, r, [&](json& d) {
+    json cur = d;
+    adopt_legacy_approval(cur);
+    Transition t;
+    json* target = resolve_target(cur, gate_id, t.error);
+    if (!target) return t;
+    const std::string tid = str(*target, "id");
+    GateType type = parse_gate_type(str(*target, "gate_type")).value_or(GateType::Vision);
+    std::string derr;
+    std::string digest = file_digest(root, str(*target, "plan_path"), derr);
+    if (digest.empty()) {
+      t.error = "Cannot approve gate " + tid + ": " + derr;
+      return t;
+    }
+    json covers = coverage(root, type, covered_files(*target));
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& c : v) s += (s.empty() ? "" : "; ") + c;
+      return s;
+    };
+    if (target->contains("covers") && (*target)["covers"] != covers) {
+      refused = "Not approved: what gate " + tid + " covers changed since it opened (" +
+                list(coverage_changes((*target)["covers"], covers)) +
+                "). The gate now shows the new content: read it, then approve again";
+      adopt_legacy_approval(d);
+      return refresh_covers(d, tid, covers);
+    }
+    if (shown.is_object() && shown != covers) {
+      t.error = "Not approved: what gate " + tid + " covers changed while it was shown (" +
+                list(coverage_changes(shown, covers)) + "): read it again, then approve";
+      return t;
+    }
+    ResolveInput in{tid, by, digest, {}, {}};
+    in.covers = covers;
+    in.project = project_id(root);
+    in.override_approver = override_approver && failed_command(*target);  // decided on the gate as it is under the lock
+    return approve(d, in);
+  });
+  if (!refused.empty() && r.error.empty()) r.error = refused;
+  return r;
+}
+
+GateRun reject_gate(const stdfs::path& root, const std::string& gate_id, const std::string& by,
+                    const std::string& feedback) {
+  GateRun r;
+  locked(root, r, [&](json& d) { return reject(d, ResolveInput{gate_id, by, {}, feedback, {}}); });
+  return r;
+}
+
+}  // namespace yolo::gates

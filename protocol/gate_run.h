@@ -1,0 +1,45 @@
+// Gate runs against a project: each request, approval, rejection and approver verdict is a
+// locked read-modify-write of the state (state::update), its events logged after
+// (gates::log_events), the command approver run outside the lock.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "protocol/approver_policy.h"
+#include "protocol/config.h"
+#include "protocol/gates.h"
+#include "protocol/json.h"
+
+namespace yolo::gates {
+
+struct GateRun {
+  std::string error;                  // the request/resolution failed (nothing or part applied)
+  json answer;                        // request: the paused answer
+  json gate;                          // the gate as it ended
+  json state;                         // the state document after
+  std::vector<events::Event> events;  // already logged when logged == true
+  std::vector<Message> messages;      // for people, in order, each with its kind
+  bool ok() const { return error.empty(); }
+};
+
+// request + run the gate's approver at once (manual: stays pending; skip: approved by
+// "skip"; command: its verdict). Idempotent requests do not run the approver again.
+// Events are logged (events::log_always). port may be null when no command is configured.
+GateRun request_gate(const std::filesystem::path& root, const Config& cfg, RequestInput in, ApproverPort* port);
+// Runs (or re-runs) the approver of an OPEN gate and records its verdict.
+GateRun run_approver(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
+                     ApproverPort* port);
+// A person approves: an OPEN gate whose approver errored (last_error set) has its approver
+// retried instead, unless `override_approver` (the person decides in its place; the gate
+// records override: true); otherwise approved by `by` with the file's digest now.
+// `shown`: the covers the person was shown before confirming (null: not shown); the approval
+// is refused when the content differs from them or from what the gate covered when it
+// opened (then the gate shows the new content: refresh_covers).
+GateRun approve_gate(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
+                     const std::string& by, ApproverPort* port, bool override_approver = false,
+                     const json& shown = nullptr);
+GateRun reject_gate(const std::filesystem::path& root, const std::string& gate_id, const std::string& by,
+                    const std::string& feedback);
+
+}  // namespace yolo::gates

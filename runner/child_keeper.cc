@@ -1,0 +1,405 @@
+#include "runner/child_keeper.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace yolo::runner {
+
+// ---- Supervision of escaped descendants (see subprocess.h) ----
+namespace {
+
+struct Supervisor {
+  std::mutex mu;  // held around uv_spawn and every sweep: no child of ours is unregistered
+  bool enabled = false;
+  bool keeper_started = false;
+  std::string env_name;          // YOLO_PROC_<token>
+  char keeper_needle[64] = {0};  // "YOLO_PROC_<token>=", for the keeper (no allocation there)
+  char temp_dir[4096] = {0};
+  bool temp_made = false;
+  int keeper_pid = 0;
+  int keeper_fd = -1;
+  std::set<int> live_pids;  // children started by uv that have not been reaped by it
+  std::set<unsigned long long> live_seqs;
+  unsigned long long next_seq = 1;
+};
+
+Supervisor& sup() {
+  static Supervisor* s = new Supervisor;  // never destroyed: used until exit
+  return *s;
+}
+
+// The keeper: a forked copy of us that only waits for our death. Async-signal-safe calls
+// only (we may have threads when it is forked): raw syscalls, fixed buffers, no allocation.
+// getdents64 records: glibc's dirent64 has the kernel's layout (d_ino, d_off, d_reclen, d_type, d_name).
+using LinuxDirent64 = struct dirent64;
+
+bool all_digits(const char* p) {
+  if (!*p) return false;
+  for (; *p; ++p)
+    if (*p < '0' || *p > '9') return false;
+  return true;
+}
+
+// Does the NUL-separated environment in `fd` hold an entry starting with `needle`?
+bool env_fd_has(int fd, const char* needle, size_t nlen) {
+  char buf[8192];
+  long pos = 0;  // position in needle at the start of an entry; -1: not matching
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    for (ssize_t i = 0; i < n; ++i) {
+      char c = buf[i];
+      if (c == '\0') {
+        pos = 0;
+        continue;
+      }
+      if (pos < 0) continue;
+      if (c == needle[pos]) {
+        if (static_cast<size_t>(++pos) == nlen) return true;
+      } else {
+        pos = -1;
+      }
+    }
+  }
+}
+
+void fmt_path(char* out, size_t cap, const char* a, const char* b, const char* c) {
+  size_t n = 0;
+  for (const char* parts[3] = {a, b, c}; const char* p : parts)
+    for (; p && *p && n + 1 < cap; ++p) out[n++] = *p;
+  out[n] = 0;
+}
+
+void close_all_but(int keep) {
+  if (keep > 3 && ::syscall(SYS_close_range, 3u, static_cast<unsigned>(keep - 1), 0u) != 0)
+    for (int fd = 3; fd < keep; ++fd) ::close(fd);
+  if (::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0u, 0u) != 0)
+    for (int fd = keep + 1; fd < 65536; ++fd) ::close(fd);
+}
+
+// Kills every process but us whose environment carries `needle`; returns how many.
+int keeper_sweep(const char* needle, size_t nlen) {
+  int self = static_cast<int>(::getpid());
+  int dfd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return 0;
+  int killed = 0;
+  char dbuf[16384];
+  for (;;) {
+    long n = ::syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf);
+    if (n <= 0) break;
+    for (long off = 0; off < n;) {
+      auto* d = reinterpret_cast<LinuxDirent64*>(dbuf + off);
+      off += d->d_reclen;
+      if (!all_digits(d->d_name)) continue;
+      int pid = 0;
+      for (const char* p = d->d_name; *p; ++p) pid = pid * 10 + (*p - '0');
+      if (pid == self) continue;
+      char path[64];
+      fmt_path(path, sizeof path, "/proc/", d->d_name, "/environ");
+      int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      bool hit = env_fd_has(fd, needle, nlen);
+      ::close(fd);
+      if (hit && ::kill(pid, SIGKILL) == 0) ++killed;
+    }
+  }
+  ::close(dfd);
+  return killed;
+}
+
+[[noreturn]] void keeper_main(int rfd, const char* needle, const char* temp_dir) {
+  ::setsid();  // no terminal signal or group kill aimed at yolo reaches the keeper
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) ::sigaction(sig, &ign, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Hold nothing of ours open (a pipe a test or a caller waits on).
+  int nullfd = ::open("/dev/null", O_RDWR);
+  if (nullfd >= 0)
+    for (int fd = 0; fd < 3; ++fd)
+      if (fd != rfd) ::dup2(nullfd, fd);
+  close_all_but(rfd);
+  if (::chdir("/") != 0) {
+    // keeps the folder it was started in busy; nothing else changes
+  }
+  ::prctl(PR_SET_NAME, "yolo-keeper", 0, 0, 0);
+  char c;
+  for (;;) {
+    ssize_t n = ::read(rfd, &c, 1);
+    if (n == 0 || (n < 0 && errno != EINTR)) break;
+  }
+  // Our parent is gone (exited or killed): whatever it started and left running goes too.
+  size_t nlen = 0;
+  while (needle[nlen]) ++nlen;
+  for (int round = 0; round < 50; ++round) {
+    if (keeper_sweep(needle, nlen) == 0) break;
+    struct timespec ts {
+      0, 20 * 1000 * 1000
+    };
+    ::nanosleep(&ts, nullptr);
+  }
+  if (temp_dir[0]) {
+    int dfd = ::open(temp_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dfd >= 0) {
+      char dbuf[8192];
+      for (;;) {
+        long n = ::syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf);
+        if (n <= 0) break;
+        for (long off = 0; off < n;) {
+          auto* d = reinterpret_cast<LinuxDirent64*>(dbuf + off);
+          off += d->d_reclen;
+          if (d->d_name[0] == '.' && (!d->d_name[1] || (d->d_name[1] == '.' && !d->d_name[2]))) continue;
+          ::unlinkat(dfd, d->d_name, 0);
+        }
+      }
+      ::close(dfd);
+      ::rmdir(temp_dir);
+    }
+  }
+  _exit(0);
+}
+
+// Under sup().mu.
+void start_keeper_locked() {
+  Supervisor& s = sup();
+  if (!s.enabled || s.keeper_started) return;
+  s.keeper_started = true;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return;
+  pid_t pid = ::fork();
+  if (pid == 0) keeper_main(fds[0], s.keeper_needle, s.temp_dir);
+  ::close(fds[0]);
+  if (pid < 0) {
+    ::close(fds[1]);
+    return;
+  }
+  s.keeper_pid = pid;
+  s.keeper_fd = fds[1];  // never written; closed by our death
+}
+
+std::string read_small(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// "S" and the fields after the command name of /proc/PID/stat; empty when gone.
+std::vector<std::string> stat_fields(int pid) {
+  std::string st = read_small("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = st.rfind(')');
+  std::vector<std::string> out;
+  if (paren == std::string::npos) return out;
+  std::istringstream in(st.substr(paren + 1));
+  std::string f;
+  while (in >> f) out.push_back(f);
+  return out;  // out[0] = state (field 3), out[1] = ppid, out[2] = pgrp, out[19] = starttime
+}
+
+std::vector<int> children_of(int pid) {
+  std::vector<int> out;
+  std::error_code ec;
+  std::string base = "/proc/" + std::to_string(pid) + "/task";
+  bool any = false;
+  for (const auto& t : std::filesystem::directory_iterator(base, ec)) {
+    std::ifstream f(t.path() / "children");
+    if (!f) continue;
+    any = true;
+    int c;
+    while (f >> c) out.push_back(c);
+  }
+  if (any || ec) return out;
+  // No children files (a kernel without CONFIG_PROC_CHILDREN): scan every process's parent.
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = e.path().filename().string();
+    if (!all_digits(name.c_str())) continue;
+    auto f = stat_fields(std::stoi(name));
+    if (f.size() > 1 && f[1] == std::to_string(pid)) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// The spawn number an orphan carries in its environment, 0 when none of ours.
+unsigned long long spawn_seq_of(int pid, const std::string& env_name) {
+  std::string env = read_small("/proc/" + std::to_string(pid) + "/environ");
+  std::string key = env_name + "=";
+  size_t at = 0;
+  while (at < env.size()) {
+    size_t end = env.find('\0', at);
+    if (end == std::string::npos) end = env.size();
+    if (env.compare(at, key.size(), key) == 0) {
+      try {
+        return std::stoull(env.substr(at + key.size(), end - at - key.size()));
+      } catch (...) {
+        return 0;
+      }
+    }
+    at = end + 1;
+  }
+  return 0;
+}
+
+void kill_tree(int pid, int depth = 0) {
+  ::kill(pid, SIGSTOP);  // no more forks while we look at its children
+  if (depth < 64)
+    for (int c : children_of(pid)) kill_tree(c, depth + 1);
+  ::kill(pid, SIGKILL);
+}
+
+// Ends the orphans (re-parented to us) of spawns that have ended and reaps the zombies among
+// our children that uv does not wait for. Returns how many orphans were killed.
+int sweep_orphans_locked() {
+  Supervisor& s = sup();
+  int self = static_cast<int>(::getpid());
+  int killed = 0;
+  for (int c : children_of(self)) {
+    if (s.live_pids.count(c) || c == s.keeper_pid) continue;
+    auto f = stat_fields(c);
+    if (f.empty()) continue;
+    if (f[0] == "Z" || f[0] == "X") {
+      ::waitpid(c, nullptr, WNOHANG);
+      continue;
+    }
+    unsigned long long seq = spawn_seq_of(c, s.env_name);
+    if (seq == 0 || s.live_seqs.count(seq)) continue;  // not ours, or its spawn still runs
+    kill_tree(c);
+    ++killed;
+  }
+  return killed;
+}
+
+void sweep_orphans() {
+  Supervisor& s = sup();
+  if (!s.enabled) return;
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (int round = 0; round < 10; ++round) {
+    if (sweep_orphans_locked() == 0) break;
+    struct timespec ts {
+      0, 5 * 1000 * 1000
+    };
+    ::nanosleep(&ts, nullptr);
+  }
+  sweep_orphans_locked();  // reap what died in the last round
+}
+
+}  // namespace
+
+void supervise_children() {
+  Supervisor& s = sup();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.enabled) return;
+  unsigned char rnd[8] = {0};
+  if (::getrandom(rnd, sizeof rnd, 0) != static_cast<ssize_t>(sizeof rnd)) {
+    auto t = uv_hrtime() ^ static_cast<uint64_t>(::getpid());
+    std::memcpy(rnd, &t, sizeof rnd);
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : rnd) {
+    token += hex[b >> 4];
+    token += hex[b & 15];
+  }
+  s.env_name = "YOLO_PROC_" + token;
+  std::snprintf(s.keeper_needle, sizeof s.keeper_needle, "%s=", s.env_name.c_str());
+  std::error_code ec;
+  auto tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) tmp = "/tmp";
+  std::snprintf(s.temp_dir, sizeof s.temp_dir, "%s/yolo-%d-%s", tmp.c_str(), static_cast<int>(::getpid()),
+                token.c_str());
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  s.enabled = true;
+}
+
+bool supervising_children() { return sup().enabled; }
+
+std::filesystem::path private_temp_dir() {
+  Supervisor& s = sup();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.enabled) {
+    std::error_code ec;
+    auto t = std::filesystem::temp_directory_path(ec);
+    return ec ? std::filesystem::path("/tmp") : t;
+  }
+  start_keeper_locked();
+  if (!s.temp_made) {
+    if (::mkdir(s.temp_dir, 0700) != 0 && errno != EEXIST) return {};
+    s.temp_made = true;
+  }
+  return s.temp_dir;
+}
+
+unsigned long long process_start_ticks(int pid) {
+  if (pid <= 0) return 0;
+  auto f = stat_fields(pid);
+  if (f.size() < 20) return 0;
+  try {
+    return std::stoull(f[19]);
+  } catch (...) {
+    return 0;
+  }
+}
+
+int process_group_of(int pid) {
+  if (pid <= 0) return 0;
+  pid_t g = ::getpgid(pid);
+  return g < 0 ? 0 : static_cast<int>(g);
+}
+
+// ---- what Process (subprocess.cc) asks of the supervisor ----
+
+namespace keeper {
+
+unsigned long long next_spawn(std::string& env_name) {
+  Supervisor& s = sup();
+  if (!s.enabled) return 0;
+  std::lock_guard<std::mutex> lock(s.mu);
+  start_keeper_locked();
+  env_name = s.env_name;
+  return s.next_seq++;
+}
+
+std::unique_lock<std::mutex> spawn_lock(unsigned long long seq) {
+  std::unique_lock<std::mutex> lock(sup().mu, std::defer_lock);
+  if (seq) lock.lock();
+  return lock;
+}
+
+void spawned(unsigned long long seq, int pid) {
+  if (!seq) return;
+  Supervisor& s = sup();
+  s.live_pids.insert(pid);
+  s.live_seqs.insert(seq);
+}
+
+void exited(unsigned long long seq, int pid) {
+  if (!seq) return;
+  Supervisor& s = sup();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.live_pids.erase(pid);
+  s.live_seqs.erase(seq);
+}
+
+void sweep() { sweep_orphans(); }
+
+}  // namespace keeper
+
+}  // namespace yolo::runner

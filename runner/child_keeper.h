@@ -1,0 +1,54 @@
+// Supervision of escaped descendants. A child can leave processes outside its group (setsid,
+// a daemon that double-forks) that hold our pipes open and outlive every timeout. With
+// supervise_children() on (yolo's main does it), this process is a child subreaper
+// (PR_SET_CHILD_SUBREAPER): such orphans are re-parented to us instead of init, so we can find
+// them, as our own children, without scanning the whole system. Each child gets
+// YOLO_PROC_<token>=<n> in its environment (inherited by its descendants), which says which
+// spawn an orphan came from; when a spawn ends, the orphans carrying its number (or the number
+// of any spawn that has ended) are killed with their descendants and reaped. A cgroup would
+// catch even a descendant that clears its environment, but needs a writable, delegated cgroup
+// v2 tree, which CI containers and many hosts do not give an unprivileged user; the subreaper
+// needs nothing (Linux >= 3.4).
+//
+// If this process is killed (kill -9), a keeper process forked at the first spawn (it holds
+// the read end of a pipe only we write) wakes on end-of-file, kills every process carrying
+// this process's token and removes the private temp folder (prompt files): no agent runs on
+// unbounded, no prompt is left in /tmp.
+#pragma once
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+namespace yolo::runner {
+
+// Turns on the supervision described above (subreaper, spawn tokens, keeper). Call once,
+// early in main(), in a process that starts all of its children through runner/subprocess.h
+// (it reaps zombie children it did not start).
+void supervise_children();
+bool supervising_children();
+
+// A private folder (0700) for files handed to children, e.g. prompt files; when supervising,
+// the keeper removes it even if this process is killed. Empty on failure.
+std::filesystem::path private_temp_dir();
+
+// The start time of a process in clock ticks since boot (/proc/PID/stat field 22), 0 when
+// it does not exist: with the pid it names a process for good (pids are reused).
+unsigned long long process_start_ticks(int pid);
+// The process group of a live process, 0 when it does not exist.
+int process_group_of(int pid);
+
+// What runner/subprocess.cc asks of the supervisor around each spawn (nobody else calls these).
+namespace keeper {
+// The spawn's number (0 when not supervising) and the environment name that carries it;
+// starts the keeper at the first spawn.
+unsigned long long next_spawn(std::string& env_name);
+// Held around uv_spawn and spawned(): a sweep never sees the new child unregistered.
+std::unique_lock<std::mutex> spawn_lock(unsigned long long seq);
+void spawned(unsigned long long seq, int pid);  // under spawn_lock
+// The child exited: its orphans may be swept from now on.
+void exited(unsigned long long seq, int pid);
+// Kills the orphans of spawns that have ended and reaps stray zombies.
+void sweep();
+}  // namespace keeper
+
+}  // namespace yolo::runner

@@ -1,0 +1,240 @@
+// The ports to the ambient world (protocol/world.h, protocol/disk.h): the in-memory disk
+// answers as the real one does, and the state, the review ledger, the event and audit logs
+// and the approval seal run on it with a fixed clock and a key of the test's own: no temp
+// folder, no key file, no wall clock.
+#include "protocol/world.h"
+
+#include <gtest/gtest.h>
+
+#include "protocol/approvals.h"
+#include "protocol/audit.h"
+#include "protocol/events.h"
+#include "protocol/gates.h"
+#include "protocol/review_ledger.h"
+#include "protocol/state.h"
+
+namespace yolo {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+const stdfs::path kRoot = "/project";
+const std::string kNow = "2026-11-25T08:00:00Z";
+
+// A project on a memory disk, a fixed clock and a key.
+struct Mem {
+  fs::MemoryDisk disk;
+  FixedClock clock{kNow};
+  seal::Key key{std::string(32, 'a'), {}};
+  World w{&disk, &clock, &key};
+  Mem() { disk.make_dirs(kRoot / ".yolo-planning" / "phases" / "01-core"); }
+};
+
+TEST(MemoryDisk, ReadsWritesAppendsAsTheRealDiskDoes) {
+  fs::MemoryDisk d;
+  auto missing = d.read("/a/b.txt", 100, true);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error->kind, fs::FileError::Kind::NotFound);
+  EXPECT_NE(d.write_atomic("/a/b.txt", "x"), "") << "the folder must exist, as for a rename";
+  ASSERT_EQ(d.make_dirs("/a"), "");
+  ASSERT_EQ(d.write_atomic("/a/b.txt", "hello"), "");
+  EXPECT_EQ(d.read("/a/b.txt", 100, true).content, "hello");
+  EXPECT_EQ(d.read("/a/b.txt", 3, true).error->kind, fs::FileError::Kind::TooLarge);
+  d.put("/a/bin", std::string("\0x", 2));
+  EXPECT_EQ(d.read("/a/bin", 100, true).error->kind, fs::FileError::Kind::Binary);
+  EXPECT_TRUE(d.read("/a/bin", 100, false).ok());
+  std::string s1 = d.stamp("/a/b.txt");
+  ASSERT_EQ(d.write_atomic("/a/b.txt", "hello"), "");
+  EXPECT_NE(d.stamp("/a/b.txt"), s1) << "every write is a new file";
+  fs::MemoryDisk other;
+  other.put("/a/b.txt", "hello");
+  EXPECT_NE(other.stamp("/a/b.txt"), d.stamp("/a/b.txt")) << "two disks never share a stamp";
+  std::string seen;
+  ASSERT_EQ(d.append(
+                "/logs/x.log",
+                [&](const std::string& before) {
+                  seen = before;
+                  return "1\n";
+                },
+                100),
+            "");
+  ASSERT_EQ(d.append(
+                "/logs/x.log",
+                [&](const std::string& before) {
+                  seen = before;
+                  return "2\n";
+                },
+                100),
+            "");
+  EXPECT_EQ(seen, "1\n");
+  EXPECT_EQ(d.get("/logs/x.log"), "1\n2\n");
+  EXPECT_EQ(d.list("/a"), (std::vector<std::string>{"b.txt", "bin"}));
+  std::string err;
+  auto l = d.lock("/a/.lock", err);
+  ASSERT_TRUE(l) << err;
+  EXPECT_TRUE(d.locked("/a/.lock"));
+  EXPECT_FALSE(d.lock("/a/.lock", err)) << "held";
+  l.reset();
+  EXPECT_FALSE(d.locked("/a/.lock"));
+  d.fail_writes("No space left on device");
+  EXPECT_NE(d.write_atomic("/a/b.txt", "y").find("No space left"), std::string::npos);
+  EXPECT_EQ(d.get("/a/b.txt"), "hello");
+}
+
+TEST(WorldState, AnUpdateIsLockedValidatedAndWrittenOnce) {
+  Mem m;
+  bool locked_inside = false;
+  auto u = state::update(m.w, kRoot, [&](json& doc, std::string&) {
+    locked_inside = m.disk.locked(state::lock_path(kRoot));
+    doc["status"] = "running";
+    doc["phase"] = 1;
+    return true;
+  });
+  ASSERT_TRUE(u.ok()) << u.error;
+  EXPECT_TRUE(u.written);
+  EXPECT_TRUE(locked_inside) << "fn runs under the lock";
+  EXPECT_FALSE(m.disk.locked(state::lock_path(kRoot)));
+  auto l = state::load(m.w, kRoot);
+  ASSERT_TRUE(l.ok()) << l.error;
+  EXPECT_EQ(l.doc["status"], "running");
+  // The same document again: no write.
+  size_t writes = m.disk.writes();
+  auto same = state::update(m.w, kRoot, [](json&, std::string&) { return true; });
+  EXPECT_TRUE(same.ok());
+  EXPECT_FALSE(same.written);
+  EXPECT_EQ(m.disk.writes(), writes);
+  // A result the schema refuses is never written.
+  auto bad = state::update(m.w, kRoot, [](json& doc, std::string&) {
+    doc["status"] = 42;
+    return true;
+  });
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.error.find("update refused"), std::string::npos) << bad.error;
+  EXPECT_EQ(json::parse(m.disk.get(state::state_path(kRoot)))["status"], "running");
+}
+
+TEST(WorldState, ABrokenFileIsKeptNeverOverwrittenAndReadOnlyIsRespected) {
+  Mem m;
+  m.disk.put(state::state_path(kRoot), "{not json");
+  auto l = state::load(m.w, kRoot);
+  EXPECT_FALSE(l.ok());
+  ASSERT_FALSE(l.kept_copy.empty());
+  EXPECT_EQ(m.disk.get(l.kept_copy), "{not json");
+  auto u = state::update(m.w, kRoot, [](json& doc, std::string&) {
+    doc["status"] = "running";
+    return true;
+  });
+  EXPECT_FALSE(u.ok());
+  EXPECT_EQ(m.disk.get(state::state_path(kRoot)), "{not json");
+  m.disk.put(state::state_path(kRoot), "{\"status\": \"running\"}\n");
+  m.disk.set_read_only(state::state_path(kRoot), true);
+  auto ro = state::update(m.w, kRoot, [](json& doc, std::string&) {
+    doc["status"] = "halted";
+    return true;
+  });
+  EXPECT_FALSE(ro.ok());
+  EXPECT_NE(ro.error.find("read-only"), std::string::npos) << ro.error;
+  // Not a project: no .yolo-planning folder.
+  EXPECT_FALSE(state::update(m.w, "/elsewhere", [](json&, std::string&) { return true; }).ok());
+}
+
+json rec(const std::string& hash) {
+  return {
+      {"hash", hash},        {"verdict", "approve"},      {"path", "p.md"},
+      {"reviewed_at", kNow}, {"findings", json::array()}, {"loop", {{"cycle", 1}, {"max", 3}, {"status", "passed"}}}};
+}
+
+TEST(WorldReviewLedger, RecordsAreSealedWithThePassedKeyAndCheckedWithIt) {
+  Mem m;
+  stdfs::path phase = kRoot / ".yolo-planning" / "phases" / "01-core";
+  ASSERT_EQ(review_ledger::record(m.w, kRoot, phase, "01-01", rec("aa")), "");
+  ASSERT_EQ(review_ledger::record_many(m.w, kRoot, phase, {{"01-02", rec("bb")}, {"01-03", rec("cc")}}), "");
+  auto l = review_ledger::load(m.w, kRoot, phase);
+  ASSERT_TRUE(l.ok()) << l.error;
+  ASSERT_NE(review_ledger::find(l.doc, "01-02"), nullptr);
+  EXPECT_EQ((*review_ledger::find(l.doc, "01-01"))["hash"], "aa");
+  // Edited by hand: dropped, the plan is reviewed again.
+  stdfs::path file = review_ledger::path_for(kRoot, phase);
+  json doc = json::parse(m.disk.get(file));
+  doc["reviews"]["01-01"]["verdict"] = "reject";
+  m.disk.put(file, doc.dump(2));
+  l = review_ledger::load(m.w, kRoot, phase);
+  ASSERT_TRUE(l.ok()) << l.error;
+  EXPECT_EQ(review_ledger::find(l.doc, "01-01"), nullptr);
+  EXPECT_NE(review_ledger::find(l.doc, "01-02"), nullptr);
+  // Another machine's key trusts none of them.
+  seal::Key other{std::string(32, 'b'), {}};
+  World elsewhere{&m.disk, &m.clock, &other};
+  auto all = review_ledger::load_all(elsewhere, kRoot);
+  EXPECT_TRUE(all.reviews.empty()) << all.reviews.dump();
+  EXPECT_EQ(all.errors.size(), 3u);  // one per record
+  EXPECT_EQ(review_ledger::load_all(m.w, kRoot).reviews.size(), 2u);
+}
+
+TEST(WorldLogs, EventsAndAuditUseTheClockTheDiskAndTheKey) {
+  Mem m;
+  events::Event e;
+  e.type = "gate_frozen";
+  e.phase = 1;
+  e.correlation_id = "cid-1";
+  auto w1 = events::log_always(m.w, kRoot, e);
+  ASSERT_TRUE(w1.written) << w1.reason;
+  json line = json::parse(m.disk.get(events::log_path(kRoot)));
+  EXPECT_EQ(line["ts"], kNow);
+  EXPECT_EQ(line["event"], "gate_frozen");
+  EXPECT_FALSE(events::log(m.w, kRoot, json::object(), e).written) << "v3_event_log off";
+
+  ASSERT_EQ(audit::append(m.w, kRoot, {e, e}), "");
+  m.clock.set("2026-11-25T09:00:00Z");
+  ASSERT_EQ(audit::append(m.w, kRoot, {e}), "");
+  auto c = audit::check(m.w, kRoot);
+  EXPECT_TRUE(c.exists);
+  EXPECT_TRUE(c.problems.empty()) << c.problems.front();
+  ASSERT_EQ(c.entries.size(), 3u);
+  EXPECT_EQ(c.entries[0]["ts"], kNow);
+  EXPECT_EQ(c.entries[2]["ts"], "2026-11-25T09:00:00Z");
+  EXPECT_EQ(c.entries[2]["seq"], 3);
+  // Checked with another key: every mac is refused.
+  seal::Key other{std::string(32, 'b'), {}};
+  auto c2 = audit::check(World{&m.disk, &m.clock, &other}, kRoot);
+  EXPECT_EQ(c2.problems.size(), 3u);
+  // A full disk: the append says so and leaves the log as it was.
+  std::string before = m.disk.get(audit::path(kRoot));
+  m.disk.fail_writes("No space left on device");
+  EXPECT_NE(audit::append(m.w, kRoot, {e}).find("No space left"), std::string::npos);
+  EXPECT_EQ(m.disk.get(audit::path(kRoot)), before);
+}
+
+TEST(WorldApprovals, AnApprovalIsSealedAndCheckedWithThePassedKey) {
+  seal::Key key{std::string(32, 'a'), {}}, other{std::string(32, 'b'), {}};
+  const std::string digest = "sha256:" + std::string(64, 'e');
+  json doc = {{"status", "running"}, {"phase", 1}, {"correlation_id", "cid-1"}};
+  gates::RequestInput in;
+  in.type = gates::GateType::Vision;
+  in.plan_path = ".yolo-planning/ROADMAP.md";
+  in.now = kNow;
+  ASSERT_TRUE(gates::request(doc, in).ok());
+  gates::ResolveInput r{{}, "alice", digest, {}, kNow};
+  r.key = &key;
+  auto t = gates::approve(doc, r);
+  ASSERT_TRUE(t.ok()) << t.error;
+  EXPECT_TRUE(seal::valid(t.gate, key));
+  gates::Now now = gates::now_with_digest(".yolo-planning/ROADMAP.md", digest);
+  now.key = &key;
+  EXPECT_TRUE(gates::gate_status(doc, t.gate, now).counts());
+  now.key = &other;
+  auto st = gates::gate_status(doc, t.gate, now);
+  EXPECT_EQ(st.check, gates::ApprovalCheck::Stale);
+  EXPECT_NE(st.message.find("carries no valid seal"), std::string::npos) << st.message;
+  // No key at all: nothing is approved.
+  seal::Key none{{}, "no approval key here"};
+  json doc2 = {{"status", "running"}, {"phase", 1}, {"correlation_id", "cid-2"}};
+  ASSERT_TRUE(gates::request(doc2, in).ok());
+  r.key = &none;
+  auto refused = gates::approve(doc2, r);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.error.find("no approval key here"), std::string::npos) << refused.error;
+}
+
+}  // namespace
+}  // namespace yolo
