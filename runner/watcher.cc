@@ -448,6 +448,7 @@ class Watcher {
     last_state_error_.clear();
     const json& d = s.doc;
     active_run_ = execution::run_in_progress(d);  // a review's records are no run
+    run_status_ = d.value("status", json("")).is_string() ? d.value("status", "") : "";
     // Approval/gate fingerprint: what unblocks or blocks the run.
     json approvals = {{"approval", d.value("approval", json(nullptr))}, {"gates", json::array()}};
     if (auto g = d.find("gates"); g != d.end() && g->is_array())
@@ -757,7 +758,15 @@ class Watcher {
     emit(s, what + " (" + fmt_ms(ms) + ")" + (tail.empty() ? "" : "\n" + tail),
          {{"event", "execute_done"}, {"exit_code", r.exit_code}, {"outcome", what}, {"ms", ms}});
     load_state(/*announce=*/true);
-    approvals_changed_ = false;  // what execute itself wrote is not news
+    approvals_changed_ = false;  // what execute itself wrote is not news...
+    // ...but an approval that landed while it was pausing is: the state says so (the run
+    // is not awaiting approval any more). Once per state of the approvals, so a run that
+    // pauses again on the same state does not loop.
+    bool paused = r.outcome == SpawnResult::Outcome::Exited && r.exit_code == 3;
+    if (watch::gate_resolved_since_pause(paused, run_status_) && approvals_fp_ != resumed_fp_) {
+      resumed_fp_ = approvals_fp_;
+      exec_rerun_ = true;
+    }
     if (exec_rerun_) consider_execution(true);
   }
 
@@ -820,6 +829,8 @@ class Watcher {
   std::vector<stdfs::path> warm_queue_;  // ledger file -> hash of the bytes last loaded
   std::map<stdfs::path, std::string> plan_hash_, summary_hash_, reviewed_hash_;
   std::string roadmap_hash_, approvals_fp_, last_state_error_;
+  std::string run_status_;  // the state's status as last loaded
+  std::string resumed_fp_;  // the approvals' fingerprint execute was last run again for
   std::string state_bytes_;  // the state file as last loaded (valid when state_cached_)
   bool state_cached_ = false;
   std::map<stdfs::path, Job> reviews_;
