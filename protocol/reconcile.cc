@@ -29,6 +29,11 @@ bool gate_resolved_since_pause(bool paused, std::string_view run_status) {
   return paused && !run_status.empty() && run_status != "awaiting_approval";
 }
 
+Lane lane_for(bool full_scan, bool initial, size_t found) {
+  if (!full_scan) return Lane::Fresh;
+  return !initial && found <= kFreshRescanMax ? Lane::Fresh : Lane::Backlog;
+}
+
 size_t batch_size(Lane lane, bool agents) {
   if (lane == Lane::Fresh) return 64;
   return agents ? 1 : 256;

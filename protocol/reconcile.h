@@ -83,6 +83,13 @@ struct ReviewBatch {
   std::vector<std::filesystem::path> plans;  // in the order they were queued
 };
 
+// The lane for the plans one reconcile found: a save's are fresh; the first scan's are the
+// backlog; a rescan (after git finished, a queue overflow, a recreated folder) that finds a
+// few is what a person just did (a checkout): fresh, announced plan by plan; one that finds
+// more than kFreshRescanMax is a backlog, announced in one line.
+inline constexpr size_t kFreshRescanMax = 50;
+Lane lane_for(bool full_scan, bool initial, size_t found);
+
 // How many plans one batch takes. Without agents a review is Stage 1 and a record (under a
 // millisecond): a backlog batch is large, so the ledger is written once per many plans, and
 // a fresh batch takes every save at once. With agents each plan is an agent call (seconds

@@ -139,6 +139,13 @@ TEST(ReviewQueue, AGonePlanIsDroppedAndOrderIsKept) {
   EXPECT_FALSE(q.take(Lane::Backlog, 10));
 }
 
+TEST(ReviewQueue, SavesAndSmallRescansAreFreshTheFirstScanAndBigRescansAreTheBacklog) {
+  EXPECT_EQ(lane_for(/*full_scan=*/false, false, 1000), Lane::Fresh);  // saves, however many
+  EXPECT_EQ(lane_for(true, /*initial=*/true, 1), Lane::Backlog);
+  EXPECT_EQ(lane_for(true, false, kFreshRescanMax), Lane::Fresh);  // git finished a checkout
+  EXPECT_EQ(lane_for(true, false, kFreshRescanMax + 1), Lane::Backlog);
+}
+
 TEST(ReviewQueue, BatchesAreLargeWithoutAgentsAndOnePlanPerAgentCallInTheBacklog) {
   EXPECT_EQ(batch_size(Lane::Backlog, /*agents=*/true), 1u);
   EXPECT_GT(batch_size(Lane::Backlog, /*agents=*/false), 100u);
