@@ -4,7 +4,9 @@
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
+#include "protocol/precheck.h"
 #include "protocol/text.h"
+#include "protocol/text_diff.h"
 #include "runner/watcher_impl.h"
 
 namespace yolo::runner::watch_impl {
@@ -48,7 +50,7 @@ void Watcher::warm_one() {
   for (const auto& f : list_plan_files(phase)) plan_cache_.load_sibling(f, PrecheckOptions{}.max_file_bytes);
 }
 
-void Watcher::announce_review(const json& j, double fallback_ms) {
+void Watcher::announce_review(const json& j, double fallback_ms, const std::map<stdfs::path, std::string>& before) {
   std::string id = j.value("plan_id", j.value("plan", std::string("?")));
   std::string verdict = j["verdict"].is_string() ? j["verdict"].get<std::string>() : "?";
   auto v = parse_verdict(verdict).value_or(Verdict::Reject);
@@ -68,13 +70,21 @@ void Watcher::announce_review(const json& j, double fallback_ms) {
       if (!why.empty()) break;
     }
   }
-  // What the architect changed (only with --fix / watch.fix).
+  // What the architect changed (only with --fix / watch.fix): the plan before the review
+  // against the plan now, as a unified diff.
   if (j.contains("architect") && j["architect"].is_array())
     for (const auto& a : j["architect"])
       if (a.is_object() && a.value("changed", false)) {
         std::string path = j.value("plan", "");
-        emit(out::Sym::Warn, id + " was rewritten by the architect: `git diff -- " + path + "` shows the change",
-             {{"event", "plan_revised"}, {"plan_id", id}, {"path", path}});
+        stdfs::path abs = stdfs::path(path).is_relative() ? o_.root / path : stdfs::path(path);
+        std::string diff;
+        if (auto b = before.find(abs.lexically_normal()); b != before.end())
+          if (auto now = fs::read_text(abs, PrecheckOptions{}.max_file_bytes); now.ok())
+            diff = text::unified_diff(b->second, now.content, "a/" + path, "b/" + path);
+        emit(out::Sym::Warn,
+             id + " was rewritten by the architect:" +
+                 (diff.empty() ? " `git diff -- " + path + "` shows the change" : "\n" + diff),
+             {{"event", "plan_revised"}, {"plan_id", id}, {"path", path}, {"diff", diff}});
         break;
       }
   emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")" + why,
@@ -185,7 +195,7 @@ void Watcher::start_reviews(const Changed& reviews, watch::Lane lane) {
 }
 
 void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
-                               const std::set<stdfs::path>& phases) {
+                               const std::set<stdfs::path>& phases, const std::map<stdfs::path, std::string>& before) {
   if (!error.empty()) emit(out::Sym::Fail, "review failed: " + error, {{"event", "review_failed"}, {"error", error}});
   for (const auto& e : res.state_errors)
     emit(out::Sym::Warn, "review result not recorded: " + e, {{"event", "record_error"}, {"error", e}});
@@ -196,7 +206,7 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
       if (p.is_relative()) p = o_.root / p;
       reviewed_hash_[p.lexically_normal()] = j["hash"].get<std::string>();
     }
-    announce_review(j, ms);
+    announce_review(j, ms, before);
   }
   // Our own writes of the ledgers come back as events: remember their bytes now, so those
   // events cost a read, not a parse.

@@ -1,5 +1,8 @@
 #include "runner/watch_reviews.h"
 
+#include "protocol/fs.h"
+#include "protocol/precheck.h"
+
 namespace yolo::runner {
 
 namespace stdfs = std::filesystem;
@@ -16,6 +19,7 @@ struct WatchReviews::Job {
   std::vector<review::PlanTarget> targets;
   ReviewGateResult res;
   std::string error;
+  std::map<stdfs::path, std::string> before;  // --fix: each plan's text before the batch
   Clock::time_point t0;
 };
 
@@ -67,7 +71,11 @@ void WatchReviews::start(watch::ReviewBatch b) {
   // The architect rewrites a plan only when asked (--fix or watch.fix): one cycle otherwise,
   // so the file the person just saved is never changed under them.
   if (!fix_) j->opts.max_cycles = 1;
-  for (const auto& p : b.plans) j->targets.push_back(review::PlanTarget{p, p.parent_path(), ""});
+  for (const auto& p : b.plans) {
+    j->targets.push_back(review::PlanTarget{p, p.parent_path(), ""});
+    if (fix_)
+      if (auto t = fs::read_text(p, PrecheckOptions{}.max_file_bytes); t.ok()) j->before[p.lexically_normal()] = std::move(t.content);
+  }
   ++jobs_;
   if (hooks_.started) hooks_.started(b.lane, b.plans);
   uv_queue_work(
@@ -94,7 +102,7 @@ void WatchReviews::done(Job* j) {
   for (const auto& t : j->targets) phases.insert(t.plan_path.parent_path());
   reviewed_ += j->res.plan_lines.size();
   queue_.finish(j->lane);
-  if (hooks_.ended) hooks_.ended(j->lane, j->res, j->error, ms, phases);
+  if (hooks_.ended) hooks_.ended(j->lane, j->res, j->error, ms, phases, j->before);
   pump();
 }
 

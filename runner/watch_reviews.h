@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -36,9 +37,11 @@ class WatchReviews {
     std::function<void(watch::Lane, const std::vector<std::filesystem::path>&)> started;
     // A batch ended: the review gate's result (plan_lines: one JSON line per plan reviewed;
     // state_errors: what it could not record), the error that stopped it ("" if none), its
-    // elapsed time and the phases it touched.
+    // elapsed time, the phases it touched, and (with the architect allowed to rewrite: --fix)
+    // each plan's text before the batch, to show what the architect changed.
     std::function<void(watch::Lane, const ReviewGateResult&, const std::string& error, double ms,
-                       const std::set<std::filesystem::path>& phases)>
+                       const std::set<std::filesystem::path>& phases,
+                       const std::map<std::filesystem::path, std::string>& before)>
         ended;
   };
 

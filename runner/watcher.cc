@@ -71,7 +71,9 @@ int Watcher::run() {
     return it == reviewed_hash_.end() ? std::string() : it->second;
   };
   hooks.ended = [this](watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
-                       const std::set<stdfs::path>& phases) { on_reviews_ended(lane, res, error, ms, phases); };
+                       const std::set<stdfs::path>& phases, const std::map<stdfs::path, std::string>& before) {
+    on_reviews_ended(lane, res, error, ms, phases, before);
+  };
   reviews_ = std::make_unique<WatchReviews>(&loop_, o_.root, &plan_cache_, std::move(hooks));
   reviews_->configure(config_, fixing());
   dir_watch_ = std::make_unique<DirWatch>(
