@@ -381,6 +381,11 @@ struct Options {
   bool scale = true;
   bool keep = false;
   std::string workdir;
+  // Issue 19 modes (each runs alone when given):
+  std::vector<int> agent_sizes;  // --agent-sizes "6,100,400": save -> reviewer start with an agent, per phase size
+  int agent_saves = 15;
+  int cold_plans = 0, cold_phases = 100;  // --cold-plans N: first watch with no ledgers
+  int cold_saves = 10;
 };
 
 Options parse_args(int argc, char** argv) {
@@ -405,11 +410,21 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--no-scale") o.scale = false;
     else if (a == "--keep") o.keep = true;
     else if (a == "--workdir") o.workdir = need(i);
+    else if (a == "--agent-sizes") {
+      std::stringstream ss(need(i));
+      for (std::string n; std::getline(ss, n, ',');)
+        if (!n.empty()) o.agent_sizes.push_back(std::stoi(n));
+    } else if (a == "--agent-saves") o.agent_saves = std::stoi(need(i));
+    else if (a == "--cold-plans") o.cold_plans = std::stoi(need(i));
+    else if (a == "--cold-phases") o.cold_phases = std::stoi(need(i));
+    else if (a == "--cold-saves") o.cold_saves = std::stoi(need(i));
     else if (a == "-h" || a == "--help") {
       std::puts(
           "usage: watch_bench --yolo PATH [--json] [--saves N] [--warmup N] [--debounce-ms N] [--gap-ms N]\n"
           "         [--idle-s N] [--scale-plans N] [--scale-phases N] [--scale-edits N]\n"
-          "         [--no-inotifywait] [--no-scale] [--keep] [--workdir DIR]");
+          "         [--no-inotifywait] [--no-scale] [--keep] [--workdir DIR]\n"
+          "       watch_bench --yolo PATH --agent-sizes N,N,... [--agent-saves N]   (save -> reviewer start)\n"
+          "       watch_bench --yolo PATH --cold-plans N [--cold-phases N] [--cold-saves N]   (first watch, no ledgers)");
       std::exit(0);
     } else die("unknown argument " + a + " (see --help)");
   }
@@ -853,9 +868,240 @@ std::string f1(double v) {
 
 const char* met(bool b) { return b ? "yes" : "NO"; }
 
+// --- issue 19: save -> reviewer start with an agent; the first watch with no ledgers -------
+
+// The stand-in reviewer of --agent-sizes: this program run as `watch_bench --as-reviewer
+// STAMP PLAN`. Its first act stamps CLOCK_MONOTONIC (the clock of steady_clock here) into
+// STAMP, so "reviewer start" is the moment the agent runs, whoever started it.
+int as_reviewer(const char* stamp) {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  char b[64];
+  int n = std::snprintf(b, sizeof b, "%lld\n", static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec);
+  int fd = ::open(stamp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    if (::write(fd, b, static_cast<size_t>(n)) != n) { /* the bench notices a missing stamp */ }
+    ::close(fd);
+  }
+  std::fputs("VERDICT: approve\nFINDINGS:\n- none\n", stdout);
+  return 0;
+}
+
+long long now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
+
+std::vector<long long> stamps(const stdfs::path& f) {
+  std::vector<long long> v;
+  std::istringstream in(read_file(f));
+  for (long long x; in >> x;) v.push_back(x);
+  return v;
+}
+
+// Waits until STAMP holds more than `had` stamps; returns the newest (or -1).
+long long wait_stamp(const stdfs::path& f, size_t had, std::chrono::milliseconds timeout) {
+  auto end = Clock::now() + timeout;
+  while (Clock::now() < end) {
+    auto v = stamps(f);
+    if (v.size() > had) return v.back();
+    std::this_thread::sleep_for(200us);
+  }
+  return -1;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  return stdfs::read_symlink("/proc/self/exe", ec).string();
+}
+
+struct AgentRow {
+  int plans = 0, debounce = 20;
+  std::vector<double> yolo, loop;  // save -> reviewer start, ms
+  std::string fatal;
+};
+
+AgentRow run_agent_size(const Options& o, const stdfs::path& work, int n) {
+  AgentRow r;
+  r.plans = n;
+  stdfs::path repo = work / ("agent-" + std::to_string(n));
+  stdfs::path phase = repo / ".yolo-planning" / "phases" / "01-agent";
+  write_config(repo, o);
+  for (int i = 1; i <= n; ++i) write_file(phase / ("01-" + two(i, 4) + "-PLAN.md"), plan_text("01", two(i, 4), "Agent plan " + two(i, 4)));
+  // Every plan reviewed beforehand (no agent: Stage 1), so the watcher starts with no backlog.
+  std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + phase.string() + "' --json > /dev/null 2>'" +
+                    (work / "agent-review.stderr").string() + "'";
+  if (::system(cmd.c_str()) > 512) {
+    r.fatal = "yolo review failed: " + stderr_tail(work / "agent-review.stderr");
+    return r;
+  }
+  stdfs::path stamp = work / ("agent-" + std::to_string(n) + ".stamps");
+  json cfg = json::parse(read_file(repo / ".yolo-planning" / "config.json"));
+  cfg["reviewer"] = {{"command", {self_exe(), "--as-reviewer", stamp.string(), "{plan_path}"}}, {"timeout_ms", 10000}};
+  write_file(repo / ".yolo-planning" / "config.json", cfg.dump() + "\n");
+  stdfs::path err = work / ("agent-" + std::to_string(n) + ".stderr");
+  {
+    WatcherRun w = start_watcher(o, repo, err, 120s);
+    if (w.ready.is_null()) {
+      r.fatal = "yolo watch never became ready: " + stderr_tail(err);
+      return r;
+    }
+    r.debounce = debounce_of(w.ready, o);
+    w.mon->settle(500ms);
+    for (int i = 0; i < o.warmup + o.agent_saves; ++i) {
+      int k = 1 + (i * 7919) % n;
+      stdfs::path plan = phase / ("01-" + two(k, 4) + "-PLAN.md");
+      std::string id = "01-" + two(k, 4);
+      size_t had = stamps(stamp).size();
+      bool reviewed = false;
+      w.mon->on_line = [&](const std::string& l, Clock::time_point) {
+        json j = parse_line(l);
+        reviewed = reviewed || (ev(j) == "reviewed" && j.value("plan_id", "") == id);
+      };
+      auto t0 = rename_save(plan, plan_text("01", two(k, 4), "Agent plan " + id + " save " + std::to_string(i)));
+      long long t0ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count();
+      long long st = wait_stamp(stamp, had, 10s);
+      w.mon->run_until([&] { return reviewed || w.mon->eof; }, Clock::now() + 10s);
+      w.mon->on_line = nullptr;
+      if (st < 0 || !reviewed) {
+        r.fatal = "save " + std::to_string(i) + " of " + id + ": no reviewer start or no review: " + stderr_tail(err);
+        return r;
+      }
+      if (i >= o.warmup) r.yolo.push_back(static_cast<double>(st - t0ns) / 1e6);
+      w.mon->settle(std::chrono::milliseconds(std::max(o.gap_ms, 2 * r.debounce + 20)));
+    }
+  }
+  // The anchor: the naive loop a person would write, starting the same reviewer per event.
+  if (::system("command -v inotifywait >/dev/null 2>&1") != 0) return r;
+  std::string script =
+      "inotifywait -m -q -e close_write,moved_to --format '%f' \"$1\" | while IFS= read -r f; do\n"
+      "  case \"$f\" in *-PLAN.md) \"$2\" --as-reviewer \"$3\" \"$1/$f\" > /dev/null; echo \"reviewed $f\";; esac\n"
+      "done\n";
+  stdfs::path lstamp = work / ("loop-" + std::to_string(n) + ".stamps");
+  Child c({"bash", "-c", script, "bench-loop", phase.string(), self_exe(), lstamp.string()}, repo, err);
+  Monitor mon(c.out_fd(), {});
+  bool up = false;
+  for (int i = 0; i < 50 && !up; ++i) {
+    rename_save(phase / "01-0001-PLAN.md", plan_text("01", "0001", "Loop probe " + std::to_string(i)));
+    up = mon.run_until([&] { return !mon.lines.empty(); }, Clock::now() + 200ms);
+  }
+  mon.settle(200ms);
+  for (int i = 0; up && i < o.warmup + o.agent_saves; ++i) {
+    int k = 1 + (i * 7919) % n;
+    size_t had = stamps(lstamp).size();
+    size_t lines = mon.lines.size();
+    auto t0 = rename_save(phase / ("01-" + two(k, 4) + "-PLAN.md"),
+                          plan_text("01", two(k, 4), "Loop plan save " + std::to_string(i)));
+    long long t0ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count();
+    long long st = wait_stamp(lstamp, had, 10s);
+    mon.run_until([&] { return mon.lines.size() > lines || mon.eof; }, Clock::now() + 10s);
+    if (st >= 0 && i >= o.warmup) r.loop.push_back(static_cast<double>(st - t0ns) / 1e6);
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.gap_ms));
+  }
+  return r;
+}
+
+int run_agent_mode(const Options& o, const stdfs::path& work) {
+  json rows = json::array();
+  if (!o.json_out)
+    std::printf("save -> reviewer start, agent configured (median ms; %d saves; the anchor: inotifywait | while read; "
+                "start the same reviewer)\n  %8s %10s %10s %12s %12s\n",
+                o.agent_saves, "plans", "yolo", "anchor", "yolo-deb.", "goal<=deb+5");
+  bool all = true;
+  for (int n : o.agent_sizes) {
+    AgentRow r = run_agent_size(o, work, n);
+    if (!r.fatal.empty()) die(r.fatal);
+    Stats y = stats(r.yolo), l = stats(r.loop);
+    bool met_goal = y.median <= r.debounce + 5;
+    all = all && met_goal;
+    rows.push_back({{"plans", n}, {"debounce_ms", r.debounce}, {"yolo", y.to_json()}, {"anchor", l.to_json()},
+                    {"goal_met", met_goal}});
+    if (!o.json_out)
+      std::printf("  %8d %10.2f %10.2f %12.2f %12s\n", n, y.median, l.median, y.median - r.debounce, met(met_goal));
+  }
+  if (o.json_out) std::printf("%s\n", json{{"agent_save_to_reviewer_start", rows}}.dump(2).c_str());
+  return all ? 0 : 1;
+}
+
+int run_cold_mode(const Options& o, const stdfs::path& work) {
+  stdfs::path repo = work / "cold";
+  stdfs::path planning = repo / ".yolo-planning";
+  write_config(repo, o);
+  int per = o.cold_plans / o.cold_phases, width = o.cold_phases >= 100 ? 3 : 2;
+  std::vector<std::pair<stdfs::path, std::string>> plans;
+  for (int ph = 1; ph <= o.cold_phases; ++ph)
+    for (int pl = 1; pl <= per; ++pl) {
+      std::string phs = two(ph, width), pls = two(pl, 4);
+      stdfs::path f = planning / "phases" / (phs + "-cold") / (phs + "-" + pls + "-PLAN.md");
+      write_file(f, plan_text(phs, pls, "Cold plan " + phs + "-" + pls));
+      plans.emplace_back(f, phs + "-" + pls);
+    }
+  std::string warm = "cat '" + planning.string() + "'/phases/*/*-PLAN.md > /dev/null";
+  if (::system(warm.c_str()) != 0) { /* not fatal */ }
+  stdfs::path err = work / "cold.stderr";
+  WatcherRun w = start_watcher(o, repo, err, 300s);
+  if (w.ready.is_null()) die("yolo watch never became ready: " + stderr_tail(err));
+  auto t_ready = Clock::now();
+  int debounce = debounce_of(w.ready, o);
+  size_t backlog = w.ready.value("backlog", 0);
+  // Saves while the backlog is reviewed: rename -> their `reviewed` line.
+  std::vector<double> save_ms;
+  std::optional<Clock::time_point> t_done;
+  size_t reviewed = 0;
+  for (int i = 0; i < o.cold_saves && !t_done; ++i) {
+    const auto& [f, id] = plans[(static_cast<size_t>(i) * 7919u + 101u) % plans.size()];
+    std::string ph = id.substr(0, id.find('-')), pl = id.substr(id.find('-') + 1);
+    std::optional<Clock::time_point> t_rev;
+    w.mon->on_line = [&](const std::string& l, Clock::time_point t) {
+      json j = parse_line(l);
+      std::string e = ev(j);
+      reviewed += e == "reviewed";
+      if (e == "reviewed" && j.value("plan_id", "") == id && !t_rev) t_rev = t;
+      if (e == "backlog_done" && !t_done) t_done = t;
+    };
+    auto t0 = rename_save(f, plan_text(ph, pl, "Cold plan " + id + " saved " + std::to_string(i)));
+    w.mon->run_until([&] { return t_rev.has_value() || w.mon->eof; }, t0 + 30s);
+    if (t_rev) save_ms.push_back(ms(t0, *t_rev));
+    w.mon->run_until([&] { return w.mon->eof; }, Clock::now() + 300ms);
+  }
+  size_t during = reviewed;
+  w.mon->on_line = [&](const std::string& l, Clock::time_point t) {
+    std::string e = ev(parse_line(l));
+    reviewed += e == "reviewed";
+    if (e == "backlog_done" && !t_done) t_done = t;
+  };
+  w.mon->run_until([&] { return t_done.has_value() || w.mon->eof; }, Clock::now() + 1800s);
+  long long hwm = status_kib(w.proc->pid(), "VmHWM");
+  Cpu cpu = read_cpu(w.proc->pid());
+  Stats s = stats(save_ms);
+  json j = {{"plans", plans.size()},
+            {"phases", o.cold_phases},
+            {"ready_wall_ms", w.ready_wall_ms},
+            {"ready_ms", w.ready.value("ms", 0.0)},
+            {"backlog", backlog},
+            {"debounce_ms", debounce},
+            {"save_during_backlog_to_reviewed", s.to_json()},
+            {"reviewed_while_saving", during},
+            {"backlog_done_s", t_done ? ms(t_ready, *t_done) / 1000 : -1},
+            {"reviewed_total", reviewed},
+            {"cpu_ms", cpu.sched_ms},
+            {"vm_hwm_mib", static_cast<double>(hwm) / 1024.0}};
+  if (o.json_out) {
+    std::printf("%s\n", json{{"cold_first_watch", j}}.dump(2).c_str());
+  } else {
+    std::printf("first `yolo watch` with no ledgers: %zu plans in %d phases\n", plans.size(), o.cold_phases);
+    std::printf("  start -> ready: %.0f ms (goal <= 2000: %s); backlog queued: %zu\n", w.ready_wall_ms,
+                met(w.ready_wall_ms <= 2000), backlog);
+    std::printf("  a save during the backlog -> its review: median %.1f ms, max %.1f ms (n=%zu; debounce %d ms)\n",
+                s.median, s.max, s.n, debounce);
+    std::printf("  backlog reviewed %.1f s after ready (%zu reviews); watcher CPU %.0f ms; VmHWM %.1f MiB\n",
+                t_done ? ms(t_ready, *t_done) / 1000 : -1.0, reviewed, cpu.sched_ms, static_cast<double>(hwm) / 1024.0);
+  }
+  return w.ready_wall_ms <= 2000 && t_done ? 0 : 1;
+}
+
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 3 && std::string(argv[1]) == "--as-reviewer") return as_reviewer(argv[2]);
   Options o = parse_args(argc, argv);
   ::signal(SIGINT, kill_groups);
   ::signal(SIGTERM, kill_groups);
@@ -880,6 +1126,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "watch_bench: %s\n", m.c_str());
   };
 
+  if (!o.agent_sizes.empty() || o.cold_plans > 0) {  // the issue-19 modes run alone
+    int rc = 0;
+    if (!o.agent_sizes.empty()) rc |= run_agent_mode(o, work);
+    if (o.cold_plans > 0) rc |= run_cold_mode(o, work);
+    if (!o.keep && o.workdir.empty()) stdfs::remove_all(work);
+    return rc;
+  }
   progress("1/4 " + std::to_string(o.saves) + " saves by rename under `yolo watch` (+ " + std::to_string(o.idle_s) +
            " s idle)");
   SmallResult small = run_small(o, work);

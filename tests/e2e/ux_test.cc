@@ -463,7 +463,12 @@ TEST_F(Ux, WatchRunsTheArchitectOnlyWhenAsked) {
     write_file(phase_dir() / "01-01-PLAN.md", before + "\nSaved again.\n");
     BgProcess w({yolo_bin(), "watch", repo().string(), "--json", "--fix"}, repo());
     auto rev = w.wait_for([](const json& j) { return j.value("event", "") == "plan_revised"; }, 30s);
-    EXPECT_TRUE(rev) << w.stderr_text();
+    ASSERT_TRUE(rev) << w.stderr_text();
+    // What the architect changed is shown: a unified diff of the plan before and after.
+    std::string diff = (*rev).value("diff", "");
+    EXPECT_TRUE(has(diff, "--- a/.yolo-planning/phases/01-demo/01-01-PLAN.md\n")) << diff;
+    EXPECT_TRUE(has(diff, "\n+<!-- REVIEW-FIX-APPLIED -->\n")) << diff;
+    EXPECT_TRUE(has(diff, "\n Saved again.\n")) << "context lines: " << diff;
     w.signal(SIGINT);
     w.wait_exit(10s);
   }

@@ -19,8 +19,9 @@ namespace stdfs = std::filesystem;
 
 std::string plan_text(const std::string& phase, const std::string& plan, const std::string& title, int wave = 1,
                       const std::string& depends = "[]") {
-  return "---\nphase: \"" + phase + "\"\nplan: \"" + plan + "\"\ntitle: \"" + title + "\"\nwave: " + std::to_string(wave) +
-         "\ndepends_on: " + depends + "\nmust_haves:\n  - \"" + title + " works\"\n---\n\n## Task 1: Do it\n\n**Files:** `src/a.txt` (new)\n";
+  return "---\nphase: \"" + phase + "\"\nplan: \"" + plan + "\"\ntitle: \"" + title +
+         "\"\nwave: " + std::to_string(wave) + "\ndepends_on: " + depends + "\nmust_haves:\n  - \"" + title +
+         " works\"\n---\n\n## Task 1: Do it\n\n**Files:** `src/a.txt` (new)\n";
 }
 
 class Watch : public ::testing::Test {
@@ -68,7 +69,8 @@ class Watch : public ::testing::Test {
   // read since the call (the change's events: nothing reads stdout between a change and this).
   std::vector<json> reviews_after_change(const std::string& plan_id) {
     size_t from = w->seen.size();
-    auto first = w->wait_for([&](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == plan_id; }, 20s);
+    auto first = w->wait_for(
+        [&](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == plan_id; }, 20s);
     EXPECT_TRUE(first) << "no review of " << plan_id << "; stderr: " << w->stderr_text();
     settle();
     return std::vector<json>(w->seen.begin() + static_cast<std::ptrdiff_t>(from), w->seen.end());
@@ -216,17 +218,24 @@ TEST_F(Watch, CrossPlanChecksSeeSiblingsAsTheyAreNow) {
     return v == "reject" ? "reject" : v.empty() ? "none" : "pass";  // conditional: plans share src/a.txt
   };
   // 01-02 (wave 2) depends on 01 (wave 1): fine.
-  EXPECT_EQ(verdict_after([&] { rename_save(phase1() / "01-02-PLAN.md", plan_text("01", "02", "Second v2", 2, "[\"01\"]")); }, "01-02"),
-            "pass");
+  EXPECT_EQ(
+      verdict_after([&] { rename_save(phase1() / "01-02-PLAN.md", plan_text("01", "02", "Second v2", 2, "[\"01\"]")); },
+                    "01-02"),
+      "pass");
   // 01-01 moves to wave 2 (reviewed on its own: fine); 01-02 saved again now depends on a
   // plan of its own wave: the cached 01-01 must not be used.
   EXPECT_EQ(verdict_after([&] { rename_save(plan1(), plan_text("01", "01", "First", 2)); }, "01-01"), "pass");
-  EXPECT_EQ(verdict_after([&] { rename_save(phase1() / "01-02-PLAN.md", plan_text("01", "02", "Second v3", 2, "[\"01\"]")); }, "01-02"),
-            "reject");
+  EXPECT_EQ(
+      verdict_after([&] { rename_save(phase1() / "01-02-PLAN.md", plan_text("01", "02", "Second v3", 2, "[\"01\"]")); },
+                    "01-02"),
+      "reject");
   // A dependency on a plan that does not exist yet, then the plan appears.
-  EXPECT_EQ(verdict_after([&] { rename_save(plan1(), plan_text("01", "01", "First", 1, "[\"03\"]")); }, "01-01"), "reject");
-  EXPECT_EQ(verdict_after([&] { write_file(phase1() / "01-03-PLAN.md", plan_text("01", "03", "Third")); }, "01-03"), "pass");
-  EXPECT_EQ(verdict_after([&] { rename_save(plan1(), plan_text("01", "01", "First again", 2, "[\"03\"]")); }, "01-01"), "pass");
+  EXPECT_EQ(verdict_after([&] { rename_save(plan1(), plan_text("01", "01", "First", 1, "[\"03\"]")); }, "01-01"),
+            "reject");
+  EXPECT_EQ(verdict_after([&] { write_file(phase1() / "01-03-PLAN.md", plan_text("01", "03", "Third")); }, "01-03"),
+            "pass");
+  EXPECT_EQ(verdict_after([&] { rename_save(plan1(), plan_text("01", "01", "First again", 2, "[\"03\"]")); }, "01-01"),
+            "pass");
   EXPECT_NE(test::review_records(dir.path())["01-01"]["verdict"], "reject");
 }
 
@@ -261,7 +270,8 @@ TEST_F(Watch, NewPhaseFolderIsWatched) {
   // and a later edit inside the new folder is seen too
   rename_save(phase2 / "02-01-PLAN.md", plan_text("02", "01", "Beta one, edited"));
   auto before = count(w->seen, "reviewed", "02-01");
-  w->wait_for([&](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "02-01"; }, 20s);
+  w->wait_for([&](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "02-01"; },
+              20s);
   settle();
   EXPECT_EQ(count(w->seen, "reviewed", "02-01"), before + 1);
 }
@@ -272,7 +282,7 @@ TEST_F(Watch, DeletedAndRecreatedPhasesTreeKeepsWorking) {
   stdfs::remove_all(planning() / "phases");  // git checkout of a branch without it...
   settle();
   write_file(plan1(), plan_text("01", "01", "Recreated and changed"));  // ...and back, one plan changed
-  write_file(phase1() / "01-02-PLAN.md", plan2);                         // one identical
+  write_file(phase1() / "01-02-PLAN.md", plan2);                        // one identical
   auto evs = reviews_after_change("01-01");
   EXPECT_EQ(count(evs, "reviewed", "01-01"), 1);
   EXPECT_EQ(count(evs, "reviewed", "01-02"), 0) << "identical content must not be reviewed again";
@@ -291,10 +301,11 @@ TEST_F(Watch, SecondWatcherIsRefusedNamingTheHolder) {
 TEST_F(Watch, SigtermStopsChildrenAndExitsWithinASecond) {
   stdfs::path pidfile = dir / "reviewer.pid";
   // A reviewer that records its pid and hangs.
-  write_file(planning() / "config.json",
-             json{{"reviewer", {{"command", {"sh", "-c", "echo $$ > " + pidfile.string() + "; exec sleep 60"}},
-                                {"timeout_ms", 60000}}}}
-                 .dump());
+  write_file(
+      planning() / "config.json",
+      json{{"reviewer",
+            {{"command", {"sh", "-c", "echo $$ > " + pidfile.string() + "; exec sleep 60"}}, {"timeout_ms", 60000}}}}
+          .dump());
   std::vector<std::string> argv{yolo_bin(), "watch", dir.path().string(), "--json"};
   w = std::make_unique<BgProcess>(argv, dir.path());
   ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 20s)) << w->stderr_text();
@@ -342,10 +353,11 @@ TEST_F(Watch, AChangeDuringAReviewQueuesBehindItNeverTwoReviewersAtOnce) {
   // A slow reviewer that logs when it starts and ends (the script is fixed text; the plan
   // path reaches it as $1, an argv element).
   stdfs::path log = dir / "reviewer.log";
-  std::string script = "echo start >> " + log.string() + "; sleep 0.6; echo end >> " + log.string() +
-                       "; echo 'VERDICT: approve'";
-  write_file(planning() / "config.json",
-             json{{"reviewer", {{"command", {"sh", "-c", script, "reviewer", "{plan_path}"}}, {"timeout_ms", 20000}}}}.dump());
+  std::string script =
+      "echo start >> " + log.string() + "; sleep 0.6; echo end >> " + log.string() + "; echo 'VERDICT: approve'";
+  write_file(
+      planning() / "config.json",
+      json{{"reviewer", {{"command", {"sh", "-c", script, "reviewer", "{plan_path}"}}, {"timeout_ms", 20000}}}}.dump());
   start();
   // The first reconcile reviews both plans (slowly): wait for it before editing.
   while (count(w->seen, "reviewed") < 2)
@@ -359,11 +371,13 @@ TEST_F(Watch, AChangeDuringAReviewQueuesBehindItNeverTwoReviewersAtOnce) {
   rename_save(plan1(), last);
   // Two reviews of 01-01, one after the other.
   for (int n = 0; n < 2; ++n)
-    ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "01-01"; }, 20s))
+    ASSERT_TRUE(w->wait_for(
+        [](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "01-01"; }, 20s))
         << "review " << n + 1 << " missing; stderr: " << w->stderr_text();
   settle();
   EXPECT_EQ(read_file(log), "start\nend\nstart\nend\n") << "reviewers overlapped";
-  EXPECT_EQ(test::review_records(dir.path())["01-01"]["hash"], json(yolo::sha256_hex(last))) << "the last review is not of the final content";
+  EXPECT_EQ(test::review_records(dir.path())["01-01"]["hash"], json(yolo::sha256_hex(last)))
+      << "the last review is not of the final content";
 }
 
 TEST_F(Watch, HumanLinesNeverCarryControlCharactersFromAPlan) {
@@ -403,6 +417,58 @@ TEST_F(Watch, AHandWrittenApprovalIsNotAnnouncedAsOne) {
   ASSERT_TRUE(warned) << w->stderr_text();
   EXPECT_NE((*warned)["reason"].get<std::string>().find("carries no valid seal"), std::string::npos) << warned->dump();
   EXPECT_EQ(count(w->seen, "approved"), 0) << "a forged approval was announced";
+}
+
+}  // namespace
+}  // namespace yolo::test
+
+namespace yolo::test {
+namespace {
+
+// Issue 15.5: a flood that overflows the kernel's event queue again and again makes the
+// watcher rescan with a growing wait (0, then doubling from 100 ms while overflows come less
+// than 2 s apart), not back to back. The watcher is stopped (SIGSTOP) while each flood is
+// written, so the queue (fs.inotify.max_queued_events) overflows for certain.
+TEST_F(Watch, AQueueOverflowFloodIsRescannedWithABackoffNotInALoop) {
+  start();
+  long max_events = 16384;
+  {
+    std::ifstream f("/proc/sys/fs/inotify/max_queued_events");
+    f >> max_events;
+  }
+  if (max_events > 200000) GTEST_SKIP() << "max_queued_events is " << max_events << ": too many events to flood";
+  auto flood = [&] {
+    ASSERT_EQ(::kill(w->pid(), SIGSTOP), 0);
+    // Each file: IN_CREATE, IN_CLOSE_WRITE, IN_DELETE (distinct names: never merged).
+    for (long i = 0; i < max_events / 2 + 100; ++i) {
+      stdfs::path f = phase1() / ("flood-" + std::to_string(i) + ".tmp");
+      std::ofstream(f).close();
+      stdfs::remove(f);
+    }
+    ASSERT_EQ(::kill(w->pid(), SIGCONT), 0);
+  };
+  // Floods about a second apart (each is written in well under a second): every overflow is
+  // less than 2 s after the one before. A flood that lands while a rescan already waits is
+  // folded into it (no second rescan).
+  std::vector<long long> backoffs;
+  int floods = 4;
+  for (int n = 0; n < floods; ++n) {
+    flood();
+    auto ev = w->wait_for([](const json& j) { return j.value("event", "") == "rescan"; }, 3s);
+    if (ev) backoffs.push_back((*ev).value("backoff_ms", -1LL));
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoffs.empty() ? 300 : backoffs.back() + 300));
+  }
+  ASSERT_GE(backoffs.size(), 3u) << "stderr: " << w->stderr_text();
+  EXPECT_LE(backoffs.size(), static_cast<size_t>(floods));
+  // The first overflow rescans at once; the next ones wait longer each time.
+  EXPECT_EQ(backoffs[0], 0);
+  for (size_t i = 1; i < backoffs.size(); ++i) EXPECT_GT(backoffs[i], backoffs[i - 1]) << "rescan " << i + 1;
+  EXPECT_GE(backoffs.back(), 200);
+  // Still watching: a save after the flood is reviewed, once.
+  settle(1500ms);
+  rename_save(plan1(), plan_text("01", "01", "After the flood"));
+  auto evs = reviews_after_change("01-01");
+  EXPECT_EQ(count(evs, "reviewed", "01-01"), 1);
 }
 
 }  // namespace

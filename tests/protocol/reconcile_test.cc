@@ -24,13 +24,13 @@ TEST(Reconcile, APlainWatchDrivesExecutionOnlyWhileARunIsInProgress) {
 }
 
 TEST(Reconcile, APlanNeedsAReviewOnlyWhenItDiffersFromItsLastReview) {
-  EXPECT_EQ(plan_seen(kA, "", kA), PlanSeen::Unchanged);                // touched
+  EXPECT_EQ(plan_seen(kA, "", kA), PlanSeen::Unchanged);                    // touched
   EXPECT_EQ(plan_seen(std::string_view(""), "", ""), PlanSeen::Unchanged);  // still unreadable
-  EXPECT_EQ(plan_seen(std::nullopt, kA, kA), PlanSeen::ReviewedAsIs);   // first seen, reviewed as it is
-  EXPECT_EQ(plan_seen(kB, "sha256:" + kA, kA), PlanSeen::ReviewedAsIs); // reverted to what was reviewed
-  EXPECT_EQ(plan_seen(std::nullopt, "", kA), PlanSeen::NeedsReview);    // never reviewed
-  EXPECT_EQ(plan_seen(kA, kA, kB), PlanSeen::NeedsReview);              // edited
-  EXPECT_EQ(plan_seen(std::nullopt, "", ""), PlanSeen::NeedsReview);    // unreadable: its review says so
+  EXPECT_EQ(plan_seen(std::nullopt, kA, kA), PlanSeen::ReviewedAsIs);       // first seen, reviewed as it is
+  EXPECT_EQ(plan_seen(kB, "sha256:" + kA, kA), PlanSeen::ReviewedAsIs);     // reverted to what was reviewed
+  EXPECT_EQ(plan_seen(std::nullopt, "", kA), PlanSeen::NeedsReview);        // never reviewed
+  EXPECT_EQ(plan_seen(kA, kA, kB), PlanSeen::NeedsReview);                  // edited
+  EXPECT_EQ(plan_seen(std::nullopt, "", ""), PlanSeen::NeedsReview);        // unreadable: its review says so
 }
 
 TEST(Reconcile, ChangedPlansAreReviewedUnlessReviewsAreOff) {
@@ -66,6 +66,98 @@ TEST(Reconcile, SummariesAndApprovalsRunExecuteOnlyWhenDriving) {
     EXPECT_TRUE(decide(c, {true, false, true}).run_execute) << which;
   }
   EXPECT_FALSE(decide(Changes{}, {true, true, true}).run_execute);  // nothing changed
+}
+
+TEST(Reconcile, AGateResolvedWhileExecuteWasPausingRunsExecuteAgain) {
+  // execute paused at the gate, and the person's approval landed before the watcher read
+  // the state: the run is running again, not awaiting approval.
+  EXPECT_TRUE(gate_resolved_since_pause(/*paused=*/true, "running"));
+  EXPECT_TRUE(gate_resolved_since_pause(true, "halted"));              // rejected: execute says so
+  EXPECT_FALSE(gate_resolved_since_pause(true, "awaiting_approval"));  // still waiting: no loop of runs
+  EXPECT_FALSE(gate_resolved_since_pause(false, "running"));           // it did not pause
+  EXPECT_FALSE(gate_resolved_since_pause(true, ""));                   // no state to read
+}
+
+// ---- the review queue ---------------------------------------------------------------
+
+std::vector<std::string> names(const std::optional<ReviewBatch>& b) {
+  std::vector<std::string> v;
+  if (b)
+    for (const auto& p : b->plans) v.push_back(p.filename().string());
+  return v;
+}
+
+TEST(ReviewQueue, ASaveGoesInItsOwnLaneAndNeverWaitsForTheBacklog) {
+  ReviewQueue q;
+  for (int i = 0; i < 10; ++i) q.push("/p/b" + std::to_string(i), Lane::Backlog);
+  auto backlog = q.take(Lane::Backlog, 4);
+  EXPECT_EQ(names(backlog), (std::vector<std::string>{"b0", "b1", "b2", "b3"}));
+  EXPECT_TRUE(q.busy(Lane::Backlog));
+  EXPECT_FALSE(q.take(Lane::Backlog, 4));  // one batch per lane at a time
+  q.push("/p/s", Lane::Fresh);             // a person saves while the backlog runs
+  EXPECT_EQ(names(q.take(Lane::Fresh, 64)), (std::vector<std::string>{"s"}));
+  EXPECT_EQ(q.queued(Lane::Backlog), 6u);
+}
+
+TEST(ReviewQueue, ABacklogPlanThatIsSavedMovesToTheFreshLane) {
+  ReviewQueue q;
+  q.push("/p/a", Lane::Backlog);
+  q.push("/p/b", Lane::Backlog);
+  q.push("/p/b", Lane::Fresh);
+  EXPECT_EQ(q.queued(Lane::Backlog), 1u);
+  EXPECT_EQ(q.queued(Lane::Fresh), 1u);
+  q.push("/p/b", Lane::Backlog);  // a rescan finds it again: it stays fresh
+  EXPECT_EQ(q.queued(Lane::Backlog), 1u);
+  EXPECT_EQ(names(q.take(Lane::Backlog, 10)), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(names(q.take(Lane::Fresh, 10)), (std::vector<std::string>{"b"}));
+}
+
+TEST(ReviewQueue, APlanIsNeverInTwoBatchesAtOnce) {
+  ReviewQueue q;
+  q.push("/p/a", Lane::Backlog);
+  auto b = q.take(Lane::Backlog, 1);
+  ASSERT_EQ(names(b), (std::vector<std::string>{"a"}));
+  q.push("/p/a", Lane::Fresh);  // saved while its backlog review runs
+  q.push("/p/c", Lane::Fresh);
+  EXPECT_EQ(names(q.take(Lane::Fresh, 64)), (std::vector<std::string>{"c"}));  // a waits for its batch
+  q.finish(Lane::Fresh);
+  EXPECT_FALSE(q.take(Lane::Fresh, 64));  // still in flight
+  EXPECT_EQ(q.queued(Lane::Fresh), 1u);
+  q.finish(Lane::Backlog);
+  EXPECT_EQ(names(q.take(Lane::Fresh, 64)), (std::vector<std::string>{"a"}));
+}
+
+TEST(ReviewQueue, AGonePlanIsDroppedAndOrderIsKept) {
+  ReviewQueue q;
+  for (const char* n : {"/p/1", "/p/2", "/p/3", "/p/4"}) q.push(n, Lane::Backlog);
+  q.drop("/p/2");
+  q.drop("/p/zz");  // never queued: nothing happens
+  EXPECT_EQ(q.queued(Lane::Backlog), 3u);
+  EXPECT_EQ(names(q.take(Lane::Backlog, 10)), (std::vector<std::string>{"1", "3", "4"}));
+  q.finish(Lane::Backlog);
+  EXPECT_TRUE(q.idle());
+  EXPECT_FALSE(q.take(Lane::Backlog, 10));
+}
+
+TEST(ReviewQueue, SavesAndSmallRescansAreFreshTheFirstScanAndBigRescansAreTheBacklog) {
+  EXPECT_EQ(lane_for(/*full_scan=*/false, false, 1000), Lane::Fresh);  // saves, however many
+  EXPECT_EQ(lane_for(true, /*initial=*/true, 1), Lane::Backlog);
+  EXPECT_EQ(lane_for(true, false, kFreshRescanMax), Lane::Fresh);  // git finished a checkout
+  EXPECT_EQ(lane_for(true, false, kFreshRescanMax + 1), Lane::Backlog);
+}
+
+TEST(ReviewQueue, BatchesAreLargeWithoutAgentsAndOnePlanPerAgentCallInTheBacklog) {
+  EXPECT_EQ(batch_size(Lane::Backlog, /*agents=*/true), 1u);
+  EXPECT_GT(batch_size(Lane::Backlog, /*agents=*/false), 100u);
+  EXPECT_GE(batch_size(Lane::Fresh, true), 1u);
+}
+
+TEST(ReviewQueue, AQueuedPlanAlreadyReviewedAsItIsIsSkipped) {
+  EXPECT_FALSE(still_needs_review(kA, kA));
+  EXPECT_FALSE(still_needs_review(kA, "sha256:" + kA));
+  EXPECT_TRUE(still_needs_review(kB, kA));
+  EXPECT_TRUE(still_needs_review(kA, ""));
+  EXPECT_TRUE(still_needs_review("", ""));  // unreadable: its review says so
 }
 
 }  // namespace

@@ -1,0 +1,231 @@
+// `yolo watch`, what it sets going: the reviews of changed plans (runner/watch_reviews.h,
+// in this process), the vision gate request on a new ROADMAP.md, and `yolo execute` runs
+// when driving execution (runner/watcher_impl.h lists the parts).
+#include "protocol/fs.h"
+#include "protocol/plan.h"
+#include "protocol/review_ledger.h"
+#include "protocol/stage1.h"
+#include "protocol/text.h"
+#include "protocol/text_diff.h"
+#include "runner/watcher_impl.h"
+
+namespace yolo::runner::watch_impl {
+
+SpawnSpec Watcher::child(std::vector<std::string> args) {
+  SpawnSpec s;
+  s.argv = {o_.self_exe};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.cwd = o_.root;
+  s.timeout_ms = 0;  // the child applies its own per-agent timeouts
+  s.kill_grace_ms = 300;
+  return s;
+}
+
+// After the first reconcile, the siblings the cross-plan checks read are parsed ahead, a
+// phase per loop turn (events are handled between turns), so the first save in any phase
+// costs the review of one plan, not the parse of its whole phase. Then the loop sleeps.
+void Watcher::start_warming() {
+  std::set<stdfs::path> phases;
+  for (const auto& [p, _] : plan_hash_) phases.insert(p.parent_path());
+  warm_queue_.assign(phases.begin(), phases.end());
+  if (warm_queue_.empty() || !o_.review) return;
+  uv_idle_init(&loop_, &warm_);
+  warm_.data = this;
+  uv_idle_start(&warm_, [](uv_idle_t* h) { static_cast<Watcher*>(h->data)->warm_one(); });
+}
+
+void Watcher::warm_one() {
+  if (stopping_ || warm_queue_.empty()) {
+    uv_idle_stop(&warm_);
+    warm_queue_.clear();
+    return;
+  }
+  if (reviews_->fresh_running()) {  // its worker uses the cache now: go on when it ends
+    uv_idle_stop(&warm_);
+    warm_paused_ = true;
+    return;
+  }
+  stdfs::path phase = warm_queue_.back();
+  warm_queue_.pop_back();
+  for (const auto& f : list_plan_files(phase)) plan_cache_.load_sibling(f, Stage1Options{}.max_file_bytes);
+}
+
+void Watcher::announce_review(const json& j, double fallback_ms, const std::map<stdfs::path, std::string>& before) {
+  std::string id = j.value("plan_id", j.value("plan", std::string("?")));
+  std::string verdict = j["verdict"].is_string() ? j["verdict"].get<std::string>() : "?";
+  auto v = parse_verdict(verdict).value_or(Verdict::Reject);
+  double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : fallback_ms;
+  std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
+  std::string why;
+  if (v == Verdict::Reject) {  // say why: its most severe finding
+    const json found = j.contains("findings") && j["findings"].is_array() ? j["findings"] : json::array();
+    for (const char* sev : {"high", "medium", "low"}) {
+      for (const auto& f : found)
+        if (f.is_object() && f.value("severity", "") == sev) {
+          std::string t = f.value("title", "");
+          if (t.empty()) t = f.value("description", "");
+          why = " — [" + std::string(sev) + "] " + t;
+          break;
+        }
+      if (!why.empty()) break;
+    }
+  }
+  // What the architect changed (only with --fix / watch.fix): the plan before the review
+  // against the plan now, as a unified diff.
+  if (j.contains("architect") && j["architect"].is_array())
+    for (const auto& a : j["architect"])
+      if (a.is_object() && a.value("changed", false)) {
+        std::string path = j.value("plan", "");
+        stdfs::path abs = stdfs::path(path).is_relative() ? o_.root / path : stdfs::path(path);
+        std::string diff;
+        if (auto b = before.find(abs.lexically_normal()); b != before.end())
+          if (auto now = fs::read_text(abs, Stage1Options{}.max_file_bytes); now.ok())
+            diff = text::unified_diff(b->second, now.content, "a/" + path, "b/" + path);
+        emit(out::Sym::Warn,
+             id + " was rewritten by the architect:" +
+                 (diff.empty() ? " `git diff -- " + path + "` shows the change" : "\n" + diff),
+             {{"event", "plan_revised"}, {"plan_id", id}, {"path", path}, {"diff", diff}});
+        break;
+      }
+  emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")" + why,
+       {{"event", "reviewed"},
+        {"plan_id", id},
+        {"verdict", verdict},
+        {"ms", ms},
+        {"path", j.value("plan", "")},
+        {"source", j.value("source", "")}});
+}
+
+void Watcher::request_vision_gate() {
+  if (gate_proc_ && gate_proc_->running()) return;
+  gate_proc_ = Process::start(&loop_,
+                              child({"request-approval", "--plan-path", (planning_ / "ROADMAP.md").string(),
+                                     "--gate-type", "vision", "--json"}),
+                              [this](SpawnResult r) {
+                                if (stopping_) return maybe_finish_shutdown();
+                                if (!r.ok())
+                                  emit(out::Sym::Fail,
+                                       "vision gate request failed: " + r.describe() + " " +
+                                           std::string(text::trim(text::tail_lines(r.err, 3))),
+                                       {{"event", "gate_error"}, {"error", r.describe()}});
+                                load_state(true);
+                              });
+}
+
+void Watcher::consider_execution(bool force) {
+  if (stopping_) return;
+  if (exec_proc_ && exec_proc_->running()) {
+    exec_rerun_ = true;
+    return;
+  }
+  if (!force && !driving()) return;
+  exec_rerun_ = false;
+  auto t0 = Clock::now();
+  std::vector<std::string> args{"execute", "--json"};
+  args.insert(args.end(), o_.execute_args.begin(), o_.execute_args.end());
+  exec_proc_ = Process::start(&loop_, child(std::move(args)), [this, t0](SpawnResult r) {
+    if (stopping_) return maybe_finish_shutdown();
+    on_execute_done(std::move(r), ms_since(t0));
+  });
+}
+
+void Watcher::on_execute_done(SpawnResult r, double ms) {
+  std::string what;
+  out::Sym s = out::Sym::Fail;
+  if (r.outcome == SpawnResult::Outcome::Exited) {
+    switch (r.exit_code) {
+      case 0:
+        what = "phase complete";
+        s = out::Sym::Ok;
+        break;
+      case 1:
+        what = "run halted or failed";
+        s = out::Sym::Fail;
+        break;
+      case 3:
+        what = "paused at a gate";
+        s = out::Sym::Pause;
+        break;
+      case 4:
+        what = "waiting for SUMMARY files";
+        s = out::Sym::Skip;
+        break;
+      default:
+        what = "execute " + r.describe();
+        break;
+    }
+  } else {
+    what = "execute " + r.describe();
+  }
+  std::string tail =
+      r.ok() || r.exit_code == 3 || r.exit_code == 4 ? "" : std::string(text::trim(text::tail_lines(r.err, 5)));
+  emit(s, what + " (" + fmt_ms(ms) + ")" + (tail.empty() ? "" : "\n" + tail),
+       {{"event", "execute_done"}, {"exit_code", r.exit_code}, {"outcome", what}, {"ms", ms}});
+  load_state(/*announce=*/true);
+  approvals_changed_ = false;  // what execute itself wrote is not news...
+  // ...but an approval that landed while it was pausing is: the state says so (the run
+  // is not awaiting approval any more). Once per state of the approvals, so a run that
+  // pauses again on the same state does not loop.
+  bool paused = r.outcome == SpawnResult::Outcome::Exited && r.exit_code == 3;
+  if (watch::gate_resolved_since_pause(paused, run_status_) && approvals_fp_ != resumed_fp_) {
+    resumed_fp_ = approvals_fp_;
+    exec_rerun_ = true;
+  }
+  if (exec_rerun_) consider_execution(true);
+}
+
+// Plans to review go to the review queue: a save to the fresh lane, what a full scan found
+// to the backlog (reviewed in the background while events are handled; one line says how
+// many). A phase listed with no plans (a plan came or went) needs nothing by itself.
+void Watcher::start_reviews(const Changed& reviews, watch::Lane lane) {
+  size_t n = 0;
+  for (const auto& [phase, plans] : reviews)
+    for (const auto& p : plans) {
+      reviews_->push(p, lane);
+      ++n;
+    }
+  if (lane == watch::Lane::Backlog && n) {
+    if (backlog_total_ == 0) backlog_t0_ = Clock::now();
+    backlog_total_ += n;
+    emit(out::Sym::Diamond,
+         std::to_string(n) + " plan" + (n == 1 ? "" : "s") + " not reviewed as they are: reviewing in the background",
+         {{"event", "backlog"}, {"plans", n}});
+  }
+  reviews_->pump();
+}
+
+void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
+                               const std::set<stdfs::path>& phases, const std::map<stdfs::path, std::string>& before) {
+  if (!error.empty()) emit(out::Sym::Fail, "review failed: " + error, {{"event", "review_failed"}, {"error", error}});
+  for (const auto& e : res.state_errors)
+    emit(out::Sym::Warn, "review result not recorded: " + e, {{"event", "record_error"}, {"error", e}});
+  bool recorded = res.state_errors.empty();
+  for (const auto& j : res.plan_lines) {
+    if (recorded && j.contains("hash") && j["hash"].is_string() && !j["hash"].get<std::string>().empty()) {
+      stdfs::path p = j.value("plan", "");
+      if (p.is_relative()) p = o_.root / p;
+      reviewed_hash_[p.lexically_normal()] = j["hash"].get<std::string>();
+    }
+    announce_review(j, ms, before);
+  }
+  // Our own writes of the ledgers come back as events: remember their bytes now, so those
+  // events cost a read, not a parse.
+  if (recorded)
+    for (const auto& phase : phases) {
+      auto file = review_ledger::path_for(o_.root, phase);
+      if (auto b = fs::read_bytes(file, 16u << 20); b.ok()) ledger_seen_[file] = std::hash<std::string>{}(b.content);
+    }
+  if (stopping_) return maybe_finish_shutdown();
+  if (lane == watch::Lane::Backlog && reviews_->backlog() == 0 && backlog_total_) {
+    emit(out::Sym::Ok,
+         "backlog reviewed: " + std::to_string(backlog_total_) + " plans in " + fmt_ms(ms_since(backlog_t0_)),
+         {{"event", "backlog_done"}, {"plans", backlog_total_}, {"ms", ms_since(backlog_t0_)}});
+    backlog_total_ = 0;
+  }
+  if (lane == watch::Lane::Fresh && warm_paused_ && !warm_queue_.empty()) {
+    warm_paused_ = false;
+    uv_idle_start(&warm_, [](uv_idle_t* h) { static_cast<Watcher*>(h->data)->warm_one(); });
+  }
+}
+
+}  // namespace yolo::runner::watch_impl

@@ -1,0 +1,342 @@
+// `yolo watch`, what changed: plan and SUMMARY content hashes against what was last seen
+// and last reviewed (the phases' review ledgers), the state's approvals, ROADMAP.md, and
+// whether git is in the middle of an operation (runner/watcher_impl.h lists the parts).
+#include <algorithm>
+
+#include "protocol/clock.h"
+#include "protocol/execution.h"
+#include "protocol/fs.h"
+#include "protocol/approvals.h"
+#include "protocol/plan.h"
+#include "protocol/review_ledger.h"
+#include "protocol/reviewed.h"
+#include "protocol/state.h"
+#include "protocol/text.h"
+#include "protocol/watch_paths.h"
+#include "runner/config_report.h"
+#include "runner/watcher_impl.h"
+
+namespace yolo::runner::watch_impl {
+
+using watch::PathKind;
+
+namespace {
+// Content hash of a file (sha256 hex), or empty when it cannot be read.
+std::string hash_file(const stdfs::path& p) { return review::file_hash(p); }
+}  // namespace
+
+// The folder git keeps this work tree's state in (.git, or the one a `.git` file names).
+stdfs::path Watcher::git_dir() const {
+  std::error_code ec;
+  stdfs::path dot = o_.root / ".git";
+  if (stdfs::is_directory(dot, ec)) return dot;
+  auto r = fs::read_text(dot, 4096);
+  if (!r.ok()) return {};
+  std::string t(text::trim(r.content));
+  if (!t.starts_with("gitdir:")) return {};
+  stdfs::path g = std::string(text::trim(std::string_view(t).substr(7)));
+  return g.is_absolute() ? g : o_.root / g;
+}
+
+// What git is in the middle of (files half applied), or empty.
+std::string Watcher::git_busy() const {
+  stdfs::path g = git_dir();
+  if (g.empty()) return {};
+  std::error_code ec;
+  for (const auto& [f, what] :
+       std::initializer_list<std::pair<const char*, const char*>>{{"rebase-merge", "a rebase"},
+                                                                  {"rebase-apply", "a rebase or am"},
+                                                                  {"MERGE_HEAD", "a merge"},
+                                                                  {"CHERRY_PICK_HEAD", "a cherry-pick"},
+                                                                  {"REVERT_HEAD", "a revert"},
+                                                                  {"index.lock", "a git command (index.lock)"}})
+    if (stdfs::exists(g / f, ec)) {
+      // A lock left by a git that crashed does not hold the watcher forever.
+      if (std::string_view(f) == "index.lock") {
+        auto t = stdfs::last_write_time(g / f, ec);
+        if (!ec && stdfs::file_time_type::clock::now() - t > std::chrono::seconds(60)) continue;
+      }
+      return what;
+    }
+  return {};
+}
+
+void Watcher::reconcile(bool initial) {
+  if (stopping_) return;
+  // Mid-rebase, mid-merge, mid-checkout: plans are half applied. Wait (polling, .git is
+  // not watched), then reconcile everything once.
+  if (!initial) {
+    if (std::string busy = git_busy(); !busy.empty()) {
+      if (!git_waiting_)
+        emit(out::Sym::Pause, "git is in the middle of " + busy + ": waiting for it to finish before reviewing",
+             {{"event", "git_busy"}, {"operation", busy}});
+      git_waiting_ = true;
+      full_rescan_ = true;
+      uv_timer_start(
+          &debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); }, 200, 0);
+      return;
+    }
+    if (git_waiting_) {
+      git_waiting_ = false;
+      emit(out::Sym::Ok, "git finished: reconciling once", {{"event", "git_done"}});
+    }
+  }
+  if (config_dirty_) {
+    config_dirty_ = false;
+    auto cfg = load_config_reported(o_.root);
+    if (cfg.ok()) {
+      config_ = cfg.config;
+      reviews_->configure(config_, fixing());
+    } else
+      emit(out::Sym::Warn, cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
+  }
+  Changed changed;  // phase dir -> changed plans
+  bool summaries_changed = false;
+  // A full scan (the first, or a rescan) queues what it finds in the backlog lane, said in one
+  // line; a save is a fresh review, said per plan.
+  bool full = full_rescan_;
+  bulk_scan_ = full;
+  // What was last reviewed first: a plan is compared with its freshest record.
+  if (full_rescan_) {
+    dirty_ledgers_.clear();
+    load_all_ledgers();
+  }
+  for (const auto& f : dirty_ledgers_) load_ledger(f);
+  dirty_ledgers_.clear();
+  if (full_rescan_) {
+    full_rescan_ = false;
+    dirty_files_.clear();
+    dirty_dirs_.clear();
+    std::set<stdfs::path> present;
+    std::error_code ec;
+    for (auto it = stdfs::directory_iterator(planning_ / "phases", ec); !ec && it != stdfs::directory_iterator();
+         it.increment(ec)) {
+      // A symlink loop (ELOOP) or a folder we may not read (EACCES) is named and skipped.
+      std::error_code dec;
+      bool dir = it->is_directory(dec);
+      if (dec)
+        walk_error(it->path(), dec);
+      else if (dir)
+        scan_phase(it->path(), present, changed, summaries_changed);
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory) walk_error(planning_ / "phases", ec);
+    forget_missing([&](const stdfs::path& p) { return !present.count(p); }, changed, summaries_changed);
+    if (!initial) state_dirty_ = roadmap_dirty_ = true;
+  } else {
+    for (const auto& d : dirty_dirs_) {
+      std::set<stdfs::path> present;
+      scan_phase(d, present, changed, summaries_changed);
+      forget_missing([&](const stdfs::path& p) { return p.parent_path() == d && !present.count(p); }, changed,
+                     summaries_changed);
+    }
+    dirty_dirs_.clear();
+    for (const auto& f : dirty_files_) check_file(f, changed, summaries_changed);
+    dirty_files_.clear();
+  }
+  if (state_dirty_) {
+    state_dirty_ = false;
+    load_state(/*announce=*/true);
+  }
+  bool roadmap_changed = false;
+  if (roadmap_dirty_) {
+    roadmap_dirty_ = false;
+    std::string h = hash_file(planning_ / "ROADMAP.md");
+    if (h != roadmap_hash_) {
+      roadmap_hash_ = h;
+      roadmap_changed = !h.empty();
+      if (roadmap_changed) emit(out::Sym::Diamond, "ROADMAP.md changed → vision gate", {{"event", "roadmap_changed"}});
+    }
+  }
+  watch::Changes found{std::move(changed), summaries_changed, roadmap_changed, approvals_changed_};
+  approvals_changed_ = false;
+  auto act = watch::decide(found, situation());
+  bulk_scan_ = false;
+  size_t n = 0;
+  for (const auto& [_, plans] : found.plans) n += plans.size();
+  auto lane = watch::lane_for(full, initial, n);
+  if (full && lane == watch::Lane::Fresh)  // a few: said plan by plan, as saves are
+    for (const auto& [_, plans] : found.plans)
+      for (const auto& p : plans) announce_changed(p);
+  start_reviews(act.reviews, lane);
+  if (act.request_vision_gate) request_vision_gate();
+  if (act.run_execute) consider_execution(false);
+}
+
+void Watcher::scan_phase(const stdfs::path& dir, std::set<stdfs::path>& present, Changed& changed,
+                         bool& summaries_changed) {
+  std::error_code ec;
+  for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (!is_plan_filename(name) && !is_summary_filename(name)) continue;
+    present.insert(it->path());
+    check_file(it->path(), changed, summaries_changed);
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) walk_error(dir, ec);
+}
+
+// A folder of the tree that cannot be walked: said once per path and reason, then skipped.
+void Watcher::walk_error(const stdfs::path& p, const std::error_code& ec) {
+  std::string msg = "skipping " + p.string() + ": " + ec.message();
+  if (!walk_errors_.insert(msg).second) return;
+  emit(out::Sym::Warn, msg, {{"event", "walk_error"}, {"path", p.string()}, {"error", ec.message()}});
+}
+
+void Watcher::forget_missing(const std::function<bool(const stdfs::path&)>& missing, Changed& changed,
+                             bool& summaries_changed) {
+  for (auto it = plan_hash_.begin(); it != plan_hash_.end();) {
+    if (missing(it->first)) {
+      changed[it->first.parent_path()];  // siblings' cross-plan checks change
+      reviews_->drop(it->first);
+      it = plan_hash_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = summary_hash_.begin(); it != summary_hash_.end();) {
+    if (missing(it->first)) {
+      summaries_changed = true;
+      it = summary_hash_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Watcher::check_file(const stdfs::path& p, Changed& changed, bool& summaries_changed) {
+  std::string name = p.filename().string();
+  bool is_plan = is_plan_filename(name);
+  auto& cache = is_plan ? plan_hash_ : summary_hash_;
+  std::error_code ec;
+  if (!stdfs::is_regular_file(p, ec)) {
+    if (cache.erase(p)) {
+      if (is_plan) {
+        changed[p.parent_path()];
+        reviews_->drop(p);
+      } else
+        summaries_changed = true;
+    }
+    return;
+  }
+  std::string h = hash_file(p);
+  auto it = cache.find(p);
+  std::optional<std::string_view> seen;
+  if (it != cache.end()) seen = it->second;
+  if (!is_plan) {
+    if (seen && *seen == h) return;  // touched, not changed
+    cache[p] = h;
+    summaries_changed = true;
+    if (!started_) return;  // the first scan finds what is there: nothing was written
+    emit(out::Sym::Diamond, name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
+    return;
+  }
+  auto rev = reviewed_hash_.find(p);
+  auto seen_now = watch::plan_seen(seen, rev != reviewed_hash_.end() ? rev->second : std::string(), h);
+  cache[p] = h;
+  if (seen_now != watch::PlanSeen::NeedsReview) return;  // touched, or already reviewed as it is
+  changed[p.parent_path()].push_back(p);
+  if (!bulk_scan_) announce_changed(p);  // a full scan's are announced when it is done
+}
+
+void Watcher::announce_changed(const stdfs::path& p) {
+  std::string id = plan_label(p);
+  emit(out::Sym::Diamond, id + (o_.review ? " changed → reviewing" : " changed"),
+       {{"event", "plan_changed"}, {"plan_id", id}, {"path", p.string()}, {"hash", plan_hash_[p]}});
+}
+
+std::string Watcher::plan_label(const stdfs::path& p) {
+  auto l = load_plan(p);
+  if (l.plan && (!l.plan->phase.empty() || !l.plan->plan.empty())) return l.plan->id();
+  return p.filename().string();
+}
+
+void Watcher::load_state(bool announce) {
+  // A state file with the bytes last loaded says the same: skip its parse and schema check.
+  // A review's own write asks twice (its child's exit, then its inotify event).
+  auto before = fs::read_bytes(state::state_path(o_.root), 64u << 20);
+  if (state_cached_ && before.ok() && before.content == state_bytes_) return;
+  state_cached_ = false;
+  std::string().swap(state_bytes_);  // a peak of one state text less while loading
+  auto s = state::load(o_.root);
+  if (!s.ok()) {
+    if (s.error != last_state_error_) emit(out::Sym::Fail, s.error, {{"event", "state_error"}, {"error", s.error}});
+    last_state_error_ = s.error;
+    return;
+  }
+  last_state_error_.clear();
+  const json& d = s.doc;
+  active_run_ = execution::run_in_progress(d);  // a review's records are no run
+  run_status_ = d.value("status", json("")).is_string() ? d.value("status", "") : "";
+  // Approval/gate fingerprint: what unblocks or blocks the run.
+  json approvals = {{"approval", d.value("approval", json(nullptr))}, {"gates", json::array()}};
+  if (auto g = d.find("gates"); g != d.end() && g->is_array())
+    for (const auto& gate : *g) approvals["gates"].push_back({gate.value("id", ""), gate.value("status", "")});
+  std::string fp = approvals.dump();
+  if (fp != approvals_fp_) {
+    if (announce) announce_approval_change(d);
+    approvals_fp_ = fp;
+    approvals_changed_ = true;
+  }
+  // Remember the bytes only when the file read the same on both sides of the load, so
+  // what was loaded is what they say.
+  s.doc = json();  // done with it: no parsed state and two texts in memory at once
+  auto after = fs::read_bytes(state::state_path(o_.root), 64u << 20);
+  if (before.ok() && after.ok() && after.content == before.content) {
+    state_bytes_ = std::move(before.content);
+    state_cached_ = true;
+  }
+}
+
+void Watcher::announce_approval_change(const json& d) {
+  const json approval = d.value("approval", json(nullptr));
+  bool awaiting = d.value("status", "") == "awaiting_approval";
+  if (awaiting && approval.is_object()) {
+    std::string p = approval.value("plan_path", "");
+    emit(out::Sym::Pause, "waiting for approval of " + p, {{"event", "awaiting_approval"}, {"plan_path", p}});
+  } else if (approval.is_object() && approval.value("approved", false)) {
+    std::string by = approval.value("approved_by", json("")).is_string() ? approval.value("approved_by", "") : "";
+    // Whether it counts is the gates' own question (seal, digest of the file now).
+    std::string p = approval.value("plan_path", "");
+    auto type = gates::parse_gate_type(approval.value("gate_type", "vision")).value_or(gates::GateType::Vision);
+    auto st = gates::approval_status(d, type, p, gates::now_of(o_.root));
+    if (!st.counts()) {
+      emit(out::Sym::Warn, "an approval of " + p + " does not count: " + st.message,
+           {{"event", "approval_not_counted"}, {"plan_path", p}, {"approved_by", by}, {"reason", st.message}});
+      return;  // when driving, execute runs anyway (the state changed): it re-opens the gate and says why
+    }
+    emit(out::Sym::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") + (driving() ? " → resuming" : ""),
+         {{"event", "approved"}, {"approved_by", by}});
+  }
+}
+
+void Watcher::load_all_ledgers() {
+  ledger_seen_.clear();
+  std::error_code ec;
+  for (stdfs::directory_iterator it(review_ledger::dir(o_.root), ec), end; !ec && it != end; it.increment(ec))
+    if (watch::classify(planning_, it->path()) == PathKind::Ledger) load_ledger(it->path());
+}
+
+// A ledger whose bytes are the ones last loaded says the same: no parse, no schema check
+// (every review of ours writes one, and its inotify event comes back here).
+void Watcher::load_ledger(const stdfs::path& file) {
+  auto bytes = fs::read_bytes(file, 16u << 20);
+  if (!bytes.ok()) {
+    ledger_seen_.erase(file);  // gone: the hashes it gave stay (a review too many, never one too few)
+    return;
+  }
+  size_t h = std::hash<std::string>{}(bytes.content);
+  if (auto it = ledger_seen_.find(file); it != ledger_seen_.end() && it->second == h) return;
+  auto r = review_ledger::load_file(file);
+  if (!r.ok()) {
+    emit(out::Sym::Fail, r.error, {{"event", "ledger_error"}, {"error", r.error}});
+    return;
+  }
+  for (const auto& [id, rec] : r.doc["reviews"].items()) {
+    if (!rec.contains("path") || !rec["path"].is_string()) continue;
+    stdfs::path p = rec["path"].get<std::string>();
+    if (p.is_relative()) p = o_.root / p;
+    reviewed_hash_[p.lexically_normal()] = rec["hash"].get<std::string>();
+  }
+  ledger_seen_[file] = h;
+}
+
+}  // namespace yolo::runner::watch_impl

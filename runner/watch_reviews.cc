@@ -1,0 +1,109 @@
+#include "runner/watch_reviews.h"
+
+#include "protocol/fs.h"
+#include "protocol/stage1.h"
+
+namespace yolo::runner {
+
+namespace stdfs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// One batch on a worker thread. Everything it reads is its own copy (options, targets) or,
+// for the plan cache, is not touched by the loop thread while the batch runs (the watcher
+// warms its cache only while the fresh lane is idle).
+struct WatchReviews::Job {
+  uv_work_t req{};
+  WatchReviews* self = nullptr;
+  watch::Lane lane = watch::Lane::Fresh;
+  ReviewGateOptions opts;
+  std::vector<review::PlanTarget> targets;
+  ReviewGateResult res;
+  std::string error;
+  std::map<stdfs::path, std::string> before;  // --fix: each plan's text before the batch
+  Clock::time_point t0;
+};
+
+WatchReviews::WatchReviews(uv_loop_t* loop, stdfs::path root, PlanCache* fresh_cache, Hooks hooks)
+    : loop_(loop), root_(std::move(root)), fresh_cache_(fresh_cache), hooks_(std::move(hooks)) {}
+
+WatchReviews::~WatchReviews() = default;
+
+void WatchReviews::configure(const Config& cfg, bool fix) {
+  config_ = cfg;
+  fix_ = fix;
+}
+
+void WatchReviews::push(const stdfs::path& plan, watch::Lane lane) { queue_.push(plan, lane); }
+
+void WatchReviews::pump() {
+  if (stopped_) return;
+  bool agents = !config_.reviewer.argv.empty() || !config_.architect.argv.empty();
+  for (auto lane : {watch::Lane::Fresh, watch::Lane::Backlog}) {
+    while (!queue_.busy(lane)) {
+      auto b = queue_.take(lane, watch::batch_size(lane, agents));
+      if (!b) break;
+      // What a review that ended meanwhile (or the first reconcile's ledgers) covers already.
+      std::vector<stdfs::path> keep;
+      for (auto& p : b->plans)
+        if (watch::still_needs_review(hooks_.seen_hash(p), hooks_.reviewed_hash(p))) keep.push_back(std::move(p));
+      if (keep.empty()) {
+        queue_.finish(lane);
+        continue;
+      }
+      b->plans = std::move(keep);
+      start(std::move(*b));
+    }
+  }
+  if (!queue_.busy(watch::Lane::Backlog) && queue_.queued(watch::Lane::Backlog) == 0 && backlog_cache_.size())
+    backlog_cache_.clear();  // the backlog is done: its parsed plans are not needed any more
+}
+
+void WatchReviews::start(watch::ReviewBatch b) {
+  auto* j = new Job;
+  j->self = this;
+  j->lane = b.lane;
+  j->req.data = j;
+  j->t0 = Clock::now();
+  j->opts.root = root_;
+  j->opts.config = config_;
+  j->opts.quiet = true;
+  j->opts.plan_cache = b.lane == watch::Lane::Fresh ? fresh_cache_ : &backlog_cache_;
+  // The architect rewrites a plan only when asked (--fix or watch.fix): one cycle otherwise,
+  // so the file the person just saved is never changed under them.
+  if (!fix_) j->opts.max_cycles = 1;
+  for (const auto& p : b.plans) {
+    j->targets.push_back(review::PlanTarget{p, p.parent_path(), ""});
+    if (fix_)
+      if (auto t = fs::read_text(p, Stage1Options{}.max_file_bytes); t.ok()) j->before[p.lexically_normal()] = std::move(t.content);
+  }
+  ++jobs_;
+  if (hooks_.started) hooks_.started(b.lane, b.plans);
+  uv_queue_work(
+      loop_, &j->req,
+      [](uv_work_t* r) {
+        auto* job = static_cast<Job*>(r->data);
+        try {
+          job->res = run_review_gate(job->opts, job->targets, /*is_phase=*/false);
+        } catch (const std::exception& e) {
+          job->error = e.what();
+        }
+      },
+      [](uv_work_t* r, int) {
+        auto* job = static_cast<Job*>(r->data);
+        job->self->done(job);
+      });
+}
+
+void WatchReviews::done(Job* j) {
+  std::unique_ptr<Job> own(j);
+  --jobs_;
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - j->t0).count();
+  std::set<stdfs::path> phases;
+  for (const auto& t : j->targets) phases.insert(t.plan_path.parent_path());
+  reviewed_ += j->res.plan_lines.size();
+  queue_.finish(j->lane);
+  if (hooks_.ended) hooks_.ended(j->lane, j->res, j->error, ms, phases, j->before);
+  pump();
+}
+
+}  // namespace yolo::runner

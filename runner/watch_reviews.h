@@ -1,0 +1,84 @@
+// The watcher's reviews, run in its own process (issue 19): no `yolo review` child per save.
+// The queue and its rules are protocol's (watch::ReviewQueue: a fresh lane for saves, a
+// backlog lane for what the first reconcile found); this runs each lane's batch with the
+// review gate (runner/review_gate.h: Stage 1, the reviewer and architect agents, the ledger
+// and state records) on a libuv worker thread, so the watcher's loop keeps handling file
+// events while a batch, or an agent, runs. The agents are direct children of the watcher
+// (spawned by the gate on the worker's private loop, stopped on SIGINT/SIGTERM like in
+// `yolo review`). The fresh lane uses the watcher's plan cache (siblings parsed once, kept
+// while their files stay the same); the backlog lane has its own, dropped when it empties.
+#pragma once
+#include <uv.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "protocol/config.h"
+#include "protocol/json.h"
+#include "protocol/plan_cache.h"
+#include "protocol/reconcile.h"
+#include "runner/review_gate.h"
+
+namespace yolo::runner {
+
+class WatchReviews {
+ public:
+  struct Hooks {
+    // The plan's content hash as the watcher last saw it, and as last reviewed ("" when none):
+    // a queued plan is reviewed only if they still differ when its batch starts.
+    std::function<std::string(const std::filesystem::path&)> seen_hash, reviewed_hash;
+    // A batch starts: the plans it reviews (the fresh lane's are what people wait for).
+    std::function<void(watch::Lane, const std::vector<std::filesystem::path>&)> started;
+    // A batch ended: the review gate's result (plan_lines: one JSON line per plan reviewed;
+    // state_errors: what it could not record), the error that stopped it ("" if none), its
+    // elapsed time, the phases it touched, and (with the architect allowed to rewrite: --fix)
+    // each plan's text before the batch, to show what the architect changed.
+    std::function<void(watch::Lane, const ReviewGateResult&, const std::string& error, double ms,
+                       const std::set<std::filesystem::path>& phases,
+                       const std::map<std::filesystem::path, std::string>& before)>
+        ended;
+  };
+
+  WatchReviews(uv_loop_t* loop, std::filesystem::path root, PlanCache* fresh_cache, Hooks hooks);
+  ~WatchReviews();
+  WatchReviews(const WatchReviews&) = delete;
+  WatchReviews& operator=(const WatchReviews&) = delete;
+
+  // What the next batch runs with (the config as last loaded; --fix / watch.fix).
+  void configure(const Config& cfg, bool fix);
+  void push(const std::filesystem::path& plan, watch::Lane lane);
+  void drop(const std::filesystem::path& plan) { queue_.drop(plan); }
+  // Starts what may start now (call after pushes).
+  void pump();
+  // No new batch from now on; the running ones end (their agents get the signal too).
+  void stop() { stopped_ = true; }
+  bool running() const { return jobs_ > 0; }
+  bool fresh_running() const { return queue_.busy(watch::Lane::Fresh); }
+  size_t backlog() const { return queue_.queued(watch::Lane::Backlog) + (queue_.busy(watch::Lane::Backlog) ? 1 : 0); }
+  size_t reviewed_count() const { return reviewed_; }
+
+ private:
+  struct Job;
+  void start(watch::ReviewBatch b);
+  void done(Job* j);
+
+  uv_loop_t* loop_;
+  std::filesystem::path root_;
+  PlanCache* fresh_cache_;
+  PlanCache backlog_cache_;
+  Hooks hooks_;
+  Config config_;
+  bool fix_ = false;
+  bool stopped_ = false;
+  int jobs_ = 0;
+  size_t reviewed_ = 0;
+  watch::ReviewQueue queue_;
+};
+
+}  // namespace yolo::runner

@@ -1,0 +1,126 @@
+// The watcher's parts (runner/watcher.h is the entry point), one file per concept:
+//   watcher.cc          the loop: start, file events, rescans and their backoff, shutdown
+//   watch_reconcile.cc  what changed: plan and SUMMARY hashes, ledgers, the state, git busy
+//   watch_drive.cc      what it sets going: reviews (runner/watch_reviews.h), the vision
+//                       gate request, `yolo execute` runs
+// The decisions are protocol's (protocol/reconcile.h: watch::decide, plan_seen, the review
+// queue, gate_resolved_since_pause).
+#pragma once
+#include <uv.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "protocol/config.h"
+#include "protocol/json.h"
+#include "protocol/plan_cache.h"
+#include "protocol/reconcile.h"
+#include "runner/dir_watch.h"
+#include "runner/instance_lock.h"
+#include "runner/output.h"
+#include "runner/review_gate.h"
+#include "runner/subprocess.h"
+#include "runner/watch_reviews.h"
+#include "runner/watcher.h"
+
+namespace yolo::runner::watch_impl {
+
+namespace stdfs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Changed = std::map<stdfs::path, std::vector<stdfs::path>>;  // phase dir -> plans needing a review
+
+double ms_since(Clock::time_point t);
+std::string fmt_ms(double ms);
+
+class Watcher {
+ public:
+  explicit Watcher(const WatchOptions& o) : o_(o), planning_(o.root / ".yolo-planning") {}
+  int run();
+
+ private:
+  // --- the loop (watcher.cc) ---
+  void emit(out::Sym s, const std::string& msg, json j);
+  void on_change(const DirWatch::Change& c);
+  void request_rescan(const std::string& why);
+  void schedule(long long at_least_ms = 0);
+  void shutdown(int sig);
+  void maybe_finish_shutdown();
+  void finish();
+
+  // --- what changed (watch_reconcile.cc) ---
+  stdfs::path git_dir() const;
+  std::string git_busy() const;
+  void reconcile(bool initial);
+  void scan_phase(const stdfs::path& dir, std::set<stdfs::path>& present, Changed& changed, bool& summaries_changed);
+  void walk_error(const stdfs::path& p, const std::error_code& ec);
+  void forget_missing(const std::function<bool(const stdfs::path&)>& missing, Changed& changed,
+                      bool& summaries_changed);
+  void check_file(const stdfs::path& p, Changed& changed, bool& summaries_changed);
+  std::string plan_label(const stdfs::path& p);
+  void announce_changed(const stdfs::path& p);  // "01-02 changed → reviewing"
+  void load_state(bool announce);
+  void announce_approval_change(const json& d);
+  void load_all_ledgers();
+  void load_ledger(const stdfs::path& file);
+  watch::Situation situation() const { return {o_.review, o_.drive_execution, active_run_}; }
+  bool driving() const { return watch::drives_execution(situation()); }
+
+  // --- what it sets going (watch_drive.cc) ---
+  SpawnSpec child(std::vector<std::string> args);
+  bool fixing() const { return o_.fix || config_.watch_fix; }
+  void start_reviews(const Changed& reviews, watch::Lane lane);
+  void on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
+                        const std::set<stdfs::path>& phases, const std::map<stdfs::path, std::string>& before);
+  void announce_review(const json& j, double fallback_ms, const std::map<stdfs::path, std::string>& before);
+  void start_warming();
+  void warm_one();
+  void request_vision_gate();
+  void consider_execution(bool force);
+  void on_execute_done(SpawnResult r, double ms);
+
+  WatchOptions o_;
+  stdfs::path planning_;
+  Config config_;
+  int debounce_ms_ = 20;
+  InstanceLock instance_lock_;
+  std::set<std::string> walk_errors_;  // said already
+  bool git_waiting_ = false;           // a git operation is in progress: reconcile when it ends
+  Clock::time_point last_rescan_request_{};
+  long long rescan_backoff_ms_ = 0;
+  uv_loop_t loop_{};
+  uv_timer_t debounce_{}, force_exit_{};
+  uv_signal_t sigint_{}, sigterm_{};
+  std::unique_ptr<DirWatch> dir_watch_;
+  bool stopping_ = false;
+  bool started_ = false;  // the first reconcile is done
+  bool full_rescan_ = false, state_dirty_ = false, roadmap_dirty_ = false, config_dirty_ = false;
+  bool approvals_changed_ = false, active_run_ = false, exec_rerun_ = false;
+  bool bulk_scan_ = false;  // a full scan is running: plans found are not announced one by one
+  std::set<stdfs::path> dirty_files_, dirty_dirs_, dirty_ledgers_;
+  std::map<stdfs::path, size_t> ledger_seen_;  // ledger file -> hash of the bytes last loaded
+  // Siblings as the cross-plan checks read them (slim, ~1 KB a plan; at most 20,000 kept),
+  // reused while their files stay the same. Used by the fresh review lane's worker while it
+  // runs a batch, else by warming on the loop thread: never both at once.
+  PlanCache plan_cache_;
+  uv_idle_t warm_{};
+  bool warm_paused_ = false;  // warming waits for the fresh lane's batch to end
+  std::vector<stdfs::path> warm_queue_;
+  std::map<stdfs::path, std::string> plan_hash_, summary_hash_, reviewed_hash_;
+  std::string roadmap_hash_, approvals_fp_, last_state_error_;
+  std::string run_status_;   // the state's status as last loaded
+  std::string resumed_fp_;   // the approvals' fingerprint execute was last run again for
+  std::string state_bytes_;  // the state file as last loaded (valid when state_cached_)
+  bool state_cached_ = false;
+  std::unique_ptr<WatchReviews> reviews_;
+  Clock::time_point backlog_t0_{};
+  size_t backlog_total_ = 0;  // plans queued in the backlog since it was last empty
+  std::unique_ptr<Process> exec_proc_, gate_proc_;
+};
+
+}  // namespace yolo::runner::watch_impl
