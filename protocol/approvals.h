@@ -36,7 +36,7 @@ Now now_with_digest(const std::string& plan_path, const std::string& digest);
 // and `verify` show, the same way.
 std::vector<json> checked_gates(const json& state, const Now& now, bool open_only = false);
 
-// ---- approvals and digests ------------------------------------------------------------
+// ---- approval status ------------------------------------------------------------------
 
 enum class ApprovalCheck { Approved, Missing, Pending, Rejected, Stale };
 struct ApprovalStatus {
