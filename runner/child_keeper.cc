@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -36,6 +37,7 @@ struct Supervisor {
   int keeper_fd = -1;
   std::set<int> live_pids;  // children started by uv that have not been reaped by it
   std::set<unsigned long long> live_seqs;
+  pid_t owner_pid = 0;  // the process that turned supervision on (not a forked copy)
   unsigned long long next_seq = 1;
 };
 
@@ -280,11 +282,30 @@ int sweep_orphans_locked() {
       continue;
     }
     unsigned long long seq = spawn_seq_of(c, s.env_name);
-    if (seq == 0 || s.live_seqs.count(seq)) continue;  // not ours, or its spawn still runs
+    // Ours, and its spawn still runs: it stays. An orphan without a number cleared its
+    // environment (env -i): it came from one of our spawns (only they are re-parented to us),
+    // but which is unknown, so it goes when none of them runs any more.
+    if (seq != 0 ? s.live_seqs.count(seq) != 0 : !s.live_seqs.empty()) continue;
     kill_tree(c);
     ++killed;
   }
   return killed;
+}
+
+// At exit nothing of ours runs on: every orphan left goes, whatever its environment says
+// (an escaped descendant that cleared it, or one that double-forked after the last sweep).
+void sweep_at_exit() {
+  Supervisor& s = sup();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.enabled || s.owner_pid != ::getpid()) return;
+  s.live_seqs.clear();
+  s.live_pids.clear();
+  for (int round = 0; round < 10 && sweep_orphans_locked() > 0; ++round) {
+    struct timespec ts {
+      0, 5 * 1000 * 1000
+    };
+    ::nanosleep(&ts, nullptr);
+  }
 }
 
 void sweep_orphans() {
@@ -326,6 +347,8 @@ void supervise_children() {
   std::snprintf(s.temp_dir, sizeof s.temp_dir, "%s/yolo-%d-%s", tmp.c_str(), static_cast<int>(::getpid()),
                 token.c_str());
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  s.owner_pid = ::getpid();
+  std::atexit(sweep_at_exit);
   s.enabled = true;
 }
 

@@ -23,8 +23,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 std::string plan_text(const std::string& phase, const std::string& plan, const std::string& extra = "") {
-  return "---\nphase: \"" + phase + "\"\nplan: \"" + plan + "\"\ntitle: \"Build it\"\nwave: 1\ndepends_on: []\n" + extra +
-         "must_haves:\n  - \"it works\"\n---\n\n## Tasks\n\n### Task 1: Write it\n\nWrite the code.\n";
+  return "---\nphase: \"" + phase + "\"\nplan: \"" + plan + "\"\ntitle: \"Build it\"\nwave: 1\ndepends_on: []\n" +
+         extra + "must_haves:\n  - \"it works\"\n---\n\n## Tasks\n\n### Task 1: Write it\n\nWrite the code.\n";
 }
 
 // Live processes whose command line holds `marker` (zombies do not count: they run nothing).
@@ -112,6 +112,19 @@ TEST(Robust, ReviewerTimeoutHoldsWhenItsDaemonEscapedTheGroup) {
   EXPECT_EQ(leftovers(p.marker), 0u);
 }
 
+// A descendant that clears its environment (so it carries no spawn number) and leaves the
+// process group is still ended: it was re-parented to yolo, and yolo ends every such orphan
+// once none of its spawns runs, and at exit. Before, it outlived `yolo review` for good.
+TEST(Robust, ADescendantThatClearedItsEnvironmentDoesNotOutliveTheReview) {
+  Project p;
+  std::string sh = "env -i setsid sh -c 'sleep 30; : " + p.marker +
+                   "' </dev/null >/dev/null 2>&1 & sleep .3; echo 'VERDICT: approve'";
+  p.config({{"reviewer", {{"command", {"sh", "-c", sh}}, {"timeout_ms", 5000}}}});
+  auto r = run_yolo({"review", p.plan.string(), "--json"}, p.root);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(leftovers(p.marker), 0u) << "the descendant without yolo's environment outlived the review";
+}
+
 TEST(Robust, SigtermToReviewTakesEffectWithADetachedDescendant) {
   Project p;
   auto started = p.root / "started";
@@ -149,7 +162,8 @@ TEST(Robust, KillMinus9OfReviewLeavesNoAgentAndNoPromptFile) {
   size_t files = 0;
   for (int i = 0; i < 100; ++i) {
     files = 0;
-    for (auto it = stdfs::recursive_directory_iterator(tmp.path()); it != stdfs::recursive_directory_iterator(); ++it) ++files;
+    for (auto it = stdfs::recursive_directory_iterator(tmp.path()); it != stdfs::recursive_directory_iterator(); ++it)
+      ++files;
     if (files == 0) break;
     std::this_thread::sleep_for(50ms);
   }
@@ -201,8 +215,9 @@ int child_named(int parent, const std::string& comm) {
 
 TEST(Robust, ExecutorLeftRunningByAKilledExecuteIsEndedBeforeThePlanStartsAgain) {
   // The executor notes a second copy of itself running (mkdir is the test's lock).
-  std::string slow = "mkdir running.d 2>/dev/null || echo DOUBLE >> log; echo start >> log; "
-                     "trap 'rmdir running.d; exit 1' TERM; sh -c 'sleep 60; : MARK' & wait";
+  std::string slow =
+      "mkdir running.d 2>/dev/null || echo DOUBLE >> log; echo start >> log; "
+      "trap 'rmdir running.d; exit 1' TERM; sh -c 'sleep 60; : MARK' & wait";
   ExecProject p(slow);
   std::string mslow = slow;
   mslow.replace(mslow.find("MARK"), 4, p.marker);
@@ -274,7 +289,8 @@ TEST(Robust, WatchSkipsSymlinkLoopsAndGoesOn) {
   EXPECT_TRUE(named) << "the loop was not named";
   // Still watching: a new plan is seen.
   write_file(p.phase / "01-02-PLAN.md", plan_text("01", "02"));
-  EXPECT_TRUE(w->wait_for([](const json& j) { return is_event(j, "plan_changed"); }, 10s).has_value()) << w->stderr_text();
+  EXPECT_TRUE(w->wait_for([](const json& j) { return is_event(j, "plan_changed"); }, 10s).has_value())
+      << w->stderr_text();
   w->signal(SIGTERM);
   EXPECT_EQ(w->wait_exit(5s), 0) << w->stderr_text();
 }
@@ -318,7 +334,8 @@ TEST(Robust, WatchLockSurvivesThePlanningFolderBeingDeletedAndCheckedOutAgain) {
   // (With the lock lost, the second watch would run on: `timeout` ends it.)
   auto second = run_program({"timeout", "10", yolo_bin(), "watch", p.root.string()}, p.root);
   EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
-  EXPECT_NE(second.err.find("another yolo watch (pid " + std::to_string(w->pid()) + ")"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("another yolo watch (pid " + std::to_string(w->pid()) + ")"), std::string::npos)
+      << second.err;
   w->signal(SIGTERM);
   EXPECT_EQ(w->wait_exit(5s), 0) << w->stderr_text();
 }
@@ -356,8 +373,9 @@ TEST(Robust, ChainedHookRunsWithItsOwnNameAsDollarZero) {
   // A husky-like dispatcher: runs the script named after $0, which blocks the commit.
   auto hooks = p.root / ".git" / "hooks";
   stdfs::create_directories(hooks);
-  write_file(hooks / "pre-commit", "#!/bin/sh\nn=$(basename \"$0\")\necho \"dispatch $n\" >> \"$(dirname \"$0\")/../../dispatch.log\"\n"
-                                   "[ \"$n\" = pre-commit ] && { echo 'blocked by the user hook' >&2; exit 1; }\nexit 0\n");
+  write_file(hooks / "pre-commit",
+             "#!/bin/sh\nn=$(basename \"$0\")\necho \"dispatch $n\" >> \"$(dirname \"$0\")/../../dispatch.log\"\n"
+             "[ \"$n\" = pre-commit ] && { echo 'blocked by the user hook' >&2; exit 1; }\nexit 0\n");
   ::chmod((hooks / "pre-commit").c_str(), 0755);
   auto inst = run_yolo({"hooks", "install"}, p.root);
   ASSERT_EQ(inst.exit_code, 0) << inst.err;
@@ -366,7 +384,8 @@ TEST(Robust, ChainedHookRunsWithItsOwnNameAsDollarZero) {
   auto c = git(p.root, {"commit", "-q", "-m", "a"});
   EXPECT_NE(c.exit_code, 0) << "the user's blocking hook was silently disabled";
   EXPECT_NE(c.err.find("blocked by the user hook"), std::string::npos) << c.err;
-  EXPECT_NE(read_file(p.root / "dispatch.log").find("dispatch pre-commit\n"), std::string::npos) << read_file(p.root / "dispatch.log");
+  EXPECT_NE(read_file(p.root / "dispatch.log").find("dispatch pre-commit\n"), std::string::npos)
+      << read_file(p.root / "dispatch.log");
 }
 
 TEST(Robust, HooksWithoutYoloBlockOnlyWhenAPlanIsStaged) {
@@ -382,10 +401,12 @@ TEST(Robust, HooksWithoutYoloBlockOnlyWhenAPlanIsStaged) {
   std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
   write_file(p.root / "a.txt", "a\n");
   ASSERT_EQ(git(p.root, {"add", "a.txt"}).exit_code, 0);
-  auto plain = run_program({"git", "-c", "user.name=t", "-c", "user.email=t@e.invalid", "commit", "-q", "-m", "a"}, p.root, env);
+  auto plain =
+      run_program({"git", "-c", "user.name=t", "-c", "user.email=t@e.invalid", "commit", "-q", "-m", "a"}, p.root, env);
   EXPECT_EQ(plain.exit_code, 0) << "a commit without plans was blocked: " << plain.err;
   ASSERT_EQ(git(p.root, {"add", "-A"}).exit_code, 0);
-  auto with_plan = run_program({"git", "-c", "user.name=t", "-c", "user.email=t@e.invalid", "commit", "-q", "-m", "plans"}, p.root, env);
+  auto with_plan = run_program(
+      {"git", "-c", "user.name=t", "-c", "user.email=t@e.invalid", "commit", "-q", "-m", "plans"}, p.root, env);
   EXPECT_NE(with_plan.exit_code, 0) << "a staged plan went in unreviewed";
   EXPECT_NE(with_plan.err.find("yolo hooks install --force"), std::string::npos) << with_plan.err;
 }
@@ -407,7 +428,8 @@ TEST(Robust, EventAppendIsAllOrNothingWhenTheFileCannotGrow) {
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
-    EXPECT_FALSE(json::parse(line, nullptr, false).is_discarded()) << "line " << n << " is broken: " << line.substr(0, 200);
+    EXPECT_FALSE(json::parse(line, nullptr, false).is_discarded())
+        << "line " << n << " is broken: " << line.substr(0, 200);
   }
   EXPECT_EQ(n, 2);
 }
@@ -489,7 +511,9 @@ TEST(Robust, BrokenStateGetsOneCopyPerDistinctContent) {
 TEST(Robust, ReadOnlyStateIsNotReplaced) {
   Project p;
   auto state = p.root / ".yolo-planning" / ".execution-state.json";
-  ASSERT_EQ(run_yolo({"request-approval", "--plan-path", ".yolo-planning/ROADMAP.md", "--gate-type", "vision"}, p.root).exit_code, 0);
+  ASSERT_EQ(run_yolo({"request-approval", "--plan-path", ".yolo-planning/ROADMAP.md", "--gate-type", "vision"}, p.root)
+                .exit_code,
+            0);
   std::string before = read_file(state);
   ::chmod(state.c_str(), 0444);
   auto r = run_yolo({"execute"}, p.root);
