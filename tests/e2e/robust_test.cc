@@ -328,6 +328,10 @@ TEST(Robust, WatchLockSurvivesThePlanningFolderBeingDeletedAndCheckedOutAgain) {
   ASSERT_EQ(git(p.root, {"commit", "-q", "-m", "plans"}).exit_code, 0);
   auto w = start_watch(p.root);
   ASSERT_TRUE(w->wait_for([](const json& j) { return is_event(j, "ready"); }, 10s).has_value()) << w->stderr_text();
+  // The first watch reviews its backlog after `ready` and writes the review record: the folder
+  // is deleted once that write is done (a delete racing a write fails with "not empty").
+  ASSERT_TRUE(w->wait_for([](const json& j) { return is_event(j, "backlog_done"); }, 10s).has_value())
+      << w->stderr_text();
   stdfs::remove_all(p.root / ".yolo-planning");
   ASSERT_EQ(git(p.root, {"checkout", "--", ".yolo-planning"}).exit_code, 0);
   std::this_thread::sleep_for(200ms);
