@@ -35,6 +35,12 @@ struct Config {
   bool mcp_can_approve = false;
   bool reviewer_required = false;  // a reviewer that cannot run rejects (no Stage 1 fallback)
   bool watch_fix = false;          // watch.fix: the architect revises in `yolo watch`
+  // isolation: "none" (every executor in the project's checkout) | "worktree" (each plan in
+  // its own git worktree and branch, merged back in plan order; issue 17).
+  std::string isolation = "none";
+  // The scope fence's severities (high | medium | low | off) for files changed outside the
+  // plan's files and for planned files left untouched.
+  std::string scope_outside = "high", scope_untouched = "high";
   // Keys yolo does not know (neither its own nor the reference's): one line each, with the
   // nearest known key when one is near ("unknown key 'reveiw_gate' (did you mean 'review_gate'?)").
   std::vector<std::string> warnings;

@@ -1,0 +1,190 @@
+#include "runner/worktree.h"
+
+#include <algorithm>
+#include <system_error>
+
+#include "protocol/text.h"
+#include "runner/git.h"
+
+namespace yolo::runner {
+namespace stdfs = std::filesystem;
+
+namespace {
+
+std::string trimmed(const std::string& s) { return std::string(text::trim(s)); }
+
+std::vector<std::string> split_nul(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t nul = s.find('\0', pos);
+    std::string tok = s.substr(pos, nul == std::string::npos ? std::string::npos : nul - pos);
+    if (!tok.empty()) out.push_back(std::move(tok));
+    if (nul == std::string::npos) break;
+    pos = nul + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ref_safe(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    out += ok ? c : '-';
+  }
+  if (out.empty()) out = "plan";
+  return out;
+}
+
+Worktrees::Worktrees(stdfs::path root, const std::string& correlation_id) : root_(std::move(root)) {
+  run_ = ref_safe(correlation_id.substr(0, 8));
+}
+
+bool Worktrees::init(std::string& err) {
+  GitRun g = run_git(root_, {"rev-parse", "--path-format=absolute", "--git-common-dir"});
+  if (!g.ok()) {
+    err = "isolation \"worktree\" needs a git repository at " + root_.string() + " (" + g.error + ")";
+    return false;
+  }
+  common_ = trimmed(g.out);
+  if (head().empty()) {
+    err = "isolation \"worktree\" needs a commit checked out in " + root_.string() + " (git rev-parse HEAD failed)";
+    return false;
+  }
+  // A committer git knows (user.name/user.email or the environment), else yolo's own.
+  GitRun id = run_git(root_, {"var", "GIT_COMMITTER_IDENT"});
+  own_ident_ = !id.ok();
+  return true;
+}
+
+std::vector<std::pair<std::string, std::string>> Worktrees::ident_env() const {
+  if (!own_ident_) return {};
+  return {{"GIT_AUTHOR_NAME", "yolo"},
+          {"GIT_AUTHOR_EMAIL", "yolo@localhost.invalid"},
+          {"GIT_COMMITTER_NAME", "yolo"},
+          {"GIT_COMMITTER_EMAIL", "yolo@localhost.invalid"}};
+}
+
+std::string Worktrees::branch_for(const std::string& plan_id) const { return "yolo/" + run_ + "/" + ref_safe(plan_id); }
+
+stdfs::path Worktrees::path_for(const std::string& plan_id) const {
+  return common_ / "yolo-worktrees" / run_ / ref_safe(plan_id);
+}
+
+std::string Worktrees::head(const stdfs::path& dir) {
+  GitRun g = run_git(dir.empty() ? root_ : dir, {"rev-parse", "--verify", "--quiet", "HEAD^{commit}"});
+  return g.ok() ? trimmed(g.out) : std::string();
+}
+
+void Worktrees::remove(const stdfs::path& p, const std::string& branch) {
+  std::error_code ec;
+  if (stdfs::exists(p, ec)) run_git(root_, {"worktree", "remove", "--force", "--force", p.string()});
+  if (stdfs::exists(p, ec)) stdfs::remove_all(p, ec);
+  run_git(root_, {"worktree", "prune"});
+  if (!branch.empty()) run_git(root_, {"branch", "-D", "--quiet", branch});
+}
+
+std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const std::string& base, std::string& err) {
+  PlanWorktree w{plan_id, path_for(plan_id), branch_for(plan_id), base};
+  std::error_code ec;
+  // What a killed run left: a folder or a branch of the same name. Rebuilt from base.
+  if (stdfs::exists(w.path, ec) || run_git(root_, {"rev-parse", "--verify", "--quiet", "refs/heads/" + w.branch}).ok())
+    remove(w.path, w.branch);
+  stdfs::create_directories(w.path.parent_path(), ec);
+  GitRun g = run_git(root_, {"worktree", "add", "--quiet", "-B", w.branch, w.path.string(), base});
+  if (!g.ok()) {
+    err = "git worktree add for plan " + plan_id + " failed: " + (g.error.empty() ? g.err : g.error);
+    return std::nullopt;
+  }
+  return w;
+}
+
+std::optional<std::vector<std::string>> Worktrees::changed_files(const PlanWorktree& w, const std::string& commit,
+                                                                 std::string& err) {
+  GitRun g = run_git(w.path, {"diff", "--name-only", "--no-renames", "-z", w.base, commit, "--"});
+  if (!g.ok()) {
+    err = g.error;
+    return std::nullopt;
+  }
+  return split_nul(g.out);
+}
+
+std::optional<std::vector<std::string>> Worktrees::uncommitted(const PlanWorktree& w, std::string& err) {
+  GitRun g = run_git(w.path, {"status", "--porcelain", "-z", "--untracked-files=all", "--no-renames"});
+  if (!g.ok()) {
+    err = g.error;
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  for (const auto& e : split_nul(g.out))
+    if (e.size() > 3) out.push_back(e.substr(3));
+  return out;
+}
+
+std::string Worktrees::commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths,
+                                    const std::string& message, std::string& err) {
+  if (!paths.empty()) {
+    std::vector<std::string> add = {"add", "--"};
+    add.insert(add.end(), paths.begin(), paths.end());
+    GitRun a = run_git(w.path, add);
+    if (!a.ok()) {
+      err = a.error;
+      return {};
+    }
+    GitRun d = run_git(w.path, {"diff", "--cached", "--quiet"});
+    if (d.ran && d.status == 1) {
+      std::vector<std::string> c = {"commit", "--quiet", "--no-verify", "-m", message, "--"};
+      c.insert(c.end(), paths.begin(), paths.end());
+      GitRun cm = run_git(w.path, c, 60000, ident_env());
+      if (!cm.ok()) {
+        err = cm.error;
+        return {};
+      }
+    }
+  }
+  std::string tip = head(w.path);
+  if (tip.empty()) err = "git rev-parse HEAD failed in " + w.path.string();
+  return tip;
+}
+
+std::optional<bool> Worktrees::merged(const std::string& commit) {
+  GitRun g = run_git(root_, {"merge-base", "--is-ancestor", commit, "HEAD"});
+  if (!g.ran) return std::nullopt;
+  if (g.status == 0) return true;
+  if (g.status == 1) return false;
+  return std::nullopt;  // not a commit (128): unknown
+}
+
+bool Worktrees::abort_leftover_merge() {
+  if (!run_git(root_, {"rev-parse", "--verify", "--quiet", "MERGE_HEAD"}).ok()) return false;
+  run_git(root_, {"merge", "--abort"});
+  return true;
+}
+
+MergeResult Worktrees::merge(const std::string& commit, const std::string& message) {
+  MergeResult r;
+  GitRun g = run_git(root_, {"merge", "--no-ff", "--no-verify", "--quiet", "-m", message, commit}, 120000, ident_env());
+  if (g.ok()) {
+    r.outcome = MergeOutcome::Merged;
+    r.commit = head();
+    return r;
+  }
+  r.error = g.error.empty() ? trimmed(g.err) : g.error;
+  GitRun u = run_git(root_, {"diff", "--name-only", "--diff-filter=U", "-z"});
+  if (u.ok()) r.files = split_nul(u.out);
+  bool in_merge = run_git(root_, {"rev-parse", "--verify", "--quiet", "MERGE_HEAD"}).ok();
+  if (in_merge) run_git(root_, {"merge", "--abort"});
+  if (!r.files.empty() || (g.ran && g.status == 1 && g.out.find("CONFLICT") != std::string::npos)) {
+    r.outcome = MergeOutcome::Conflict;
+    if (r.files.empty()) r.error = trimmed(g.out);
+  } else {
+    r.outcome = MergeOutcome::Refused;  // local changes in the way, no identity, a lock: nothing merged
+    std::string all = trimmed(g.err + "\n" + g.out);
+    if (!all.empty()) r.error = all;
+  }
+  return r;
+}
+
+}  // namespace yolo::runner

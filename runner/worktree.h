@@ -1,0 +1,85 @@
+// One git worktree and branch per plan (issue 17, `isolation: "worktree"`): created from the
+// commit the wave starts from, its branch diffed against that base for the scope fence,
+// merged back into the project's checkout in plan order (the merge names the commit that
+// passed the gates, never the branch, which an agent could move afterwards), then removed.
+//
+// Layout: branch  yolo/<run>/<plan>   (run: the first 8 characters of the correlation id)
+//         folder  <git common dir>/yolo-worktrees/<run>/<plan>   (inside .git: never seen
+//                 by `git status` of the project, never committed)
+// Every git call is a runner::run_git child (argv, no shell, timeout).
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace yolo::runner {
+
+struct PlanWorktree {
+  std::string plan_id;
+  std::filesystem::path path;  // absolute
+  std::string branch;          // yolo/<run>/<plan>
+  std::string base;            // full commit id it was created from
+};
+
+enum class MergeOutcome { Merged, Conflict, Refused };
+struct MergeResult {
+  MergeOutcome outcome = MergeOutcome::Refused;
+  std::vector<std::string> files;  // Conflict: the conflicting paths
+  std::string commit;              // Merged: the new HEAD
+  std::string error;               // Refused (and Conflict): git's words
+};
+
+class Worktrees {
+ public:
+  Worktrees(std::filesystem::path root, const std::string& correlation_id);
+
+  // The project is a git work tree with a commit checked out; finds the common git folder
+  // and whether git knows a committer (else yolo commits as "yolo"). false: err says why.
+  bool init(std::string& err);
+
+  const std::string& run_tag() const { return run_; }
+  std::string branch_for(const std::string& plan_id) const;
+  std::filesystem::path path_for(const std::string& plan_id) const;
+
+  // The full id of HEAD of dir (the project's checkout when empty); "" on failure.
+  std::string head(const std::filesystem::path& dir = {});
+
+  // A fresh worktree for the plan on branch_for(plan) at base. Whatever an earlier (killed)
+  // run left under that folder or branch is removed first.
+  std::optional<PlanWorktree> create(const std::string& plan_id, const std::string& base, std::string& err);
+
+  // Files changed between base and commit ('/'-separated, relative): the plan's commits.
+  std::optional<std::vector<std::string>> changed_files(const PlanWorktree& w, const std::string& commit,
+                                                        std::string& err);
+  // Paths with uncommitted changes or untracked in the worktree (`git status --porcelain`).
+  std::optional<std::vector<std::string>> uncommitted(const PlanWorktree& w, std::string& err);
+  // Commits these paths of the worktree (added when new) on its branch; nothing to commit is
+  // fine. Returns the branch tip, "" on failure.
+  std::string commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, const std::string& message,
+                           std::string& err);
+
+  // Whether commit is already in the project's HEAD (a merge done before a kill -9).
+  std::optional<bool> merged(const std::string& commit);
+  // A merge left half-done in the project's checkout (MERGE_HEAD): aborted. true if one was.
+  bool abort_leftover_merge();
+  // `git merge --no-ff COMMIT` in the project's checkout; a conflict is aborted (nothing
+  // half-merged) and names the files.
+  MergeResult merge(const std::string& commit, const std::string& message);
+
+  // Removes the worktree folder and its branch (either may already be gone).
+  void remove(const std::filesystem::path& path, const std::string& branch);
+
+ private:
+  std::vector<std::pair<std::string, std::string>> ident_env() const;
+
+  std::filesystem::path root_;
+  std::string run_;
+  std::filesystem::path common_;  // absolute git common dir
+  bool own_ident_ = false;
+};
+
+// A plan id as one ref component and folder name: [A-Za-z0-9._-] kept, the rest '-'.
+std::string ref_safe(const std::string& s);
+
+}  // namespace yolo::runner
