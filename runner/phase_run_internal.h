@@ -216,7 +216,8 @@ class Run {
   void merge_pending();
   // One plan's gated commit into the project's checkout; false on a conflict or refusal
   // (findings and error say why).
-  bool merge_plan(const PlanEntry& e, const json& wt, json& record, std::string& error, json& findings);
+  // resumed: the commit may already be in HEAD (a kill -9 after git merged it): asked first.
+  bool merge_plan(const PlanEntry& e, const json& wt, bool resumed, json& record, std::string& error, json& findings);
   void stop(int code, const std::string& result, const std::string& message) {
     if (final_code_ < 0) {
       final_code_ = code;
@@ -308,6 +309,7 @@ class Run {
   std::map<size_t, PlanWorktree> worktree_of_;       // plans of this run with a worktree
   std::map<long long, std::string> wave_base_;       // wave -> the commit its worktrees start from
   std::map<size_t, json> wt_record_;                 // plan -> its `worktree` record
+  std::map<size_t, int> slot_of_;                    // plan -> the pool slot it holds while it runs
   std::map<size_t, std::vector<plan_checks::Outcome>> check_out_;
   std::map<size_t, std::vector<plan_checks::Spec>> check_todo_;
   std::map<size_t, std::vector<std::string>> check_errors_;

@@ -266,6 +266,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
     }
     if (status == "complete") completed_.insert(i);
   }
+  slot_of_.erase(i);  // its gates ran: the slot serves the next plan (the branch keeps the work)
   check_out_.erase(i);
   check_todo_.erase(i);
   check_errors_.erase(i);

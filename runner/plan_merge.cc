@@ -7,6 +7,7 @@
 // `head` is the commit that passed the gates (the SUMMARY committed on top): the merge names
 // it, never the branch, and a resumed run asks git whether it is already in HEAD before it
 // merges, so no plan is merged twice and none that passed is lost.
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -48,7 +49,13 @@ bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
     }
     wave_base_[wave] = h;
   }
-  auto w = trees_->create(e.id, wave_base_[wave], err);
+  int slot = 1;  // the lowest slot no running plan holds
+  for (bool taken = true; taken; ++slot) {
+    taken = false;
+    for (const auto& [x, k] : slot_of_) taken = taken || (x != i && k == slot);
+    if (!taken) break;
+  }
+  auto w = trees_->create(e.id, wave_base_[wave], slot, err);
   if (!w) return false;
   // The plan as this run read it (an architect may have revised it without a commit).
   bool ok_root = false, ok_wt = false;
@@ -60,6 +67,7 @@ bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
     std::ofstream(w->path / e.path, std::ios::binary | std::ios::trunc) << mine;
   }
   worktree_of_[i] = *w;
+  slot_of_[i] = slot;
   json rec = {{"path", w->path.string()}, {"branch", w->branch}, {"base", w->base}, {"merge", "none"}};
   wt_record_[i] = rec;
   PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
@@ -81,8 +89,8 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   findings = v.to_json().value("findings", json::array());
   // The scope fence: the branch's commits against the plan's files.
   std::string err;
-  std::string tip = trees_->head(w.path);
-  auto changed = tip.empty() ? std::nullopt : trees_->changed_files(w, tip, err);
+  auto changed = trees_->changed_files(w, "HEAD", err);
+  bool summary_dirty = true;
   auto l = load_plan(w.path / e.path);
   json scope_json = json::object();
   json scope_findings = json::array();
@@ -102,6 +110,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
     for (const auto& f : res.findings) scope_findings.push_back(f.to_json());
     // Work the executor left uncommitted is not part of the plan's branch: it is not merged.
     if (auto dirty = trees_->uncommitted(w, err)) {
+      summary_dirty = std::find(dirty->begin(), dirty->end(), sp) != dirty->end();
       std::vector<std::string> left;
       for (const auto& d : *dirty)
         if (d != sp && d != e.path) left.push_back(d);
@@ -124,7 +133,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   if (high) return SummaryState::Failed;
   if (!commit) return SummaryState::Passed;  // a failed check fails it: nothing to merge
   // Passed: the SUMMARY goes onto the branch (the merge brings it to the checkout).
-  std::string head = trees_->commit_paths(w, {sp}, "yolo: SUMMARY of plan " + e.id, err);
+  std::string head = trees_->commit_paths(w, {sp}, summary_dirty, "yolo: SUMMARY of plan " + e.id, err);
   if (head.empty()) {
     findings.push_back(make_finding(Severity::High, "worktree",
                                     "could not commit the SUMMARY on branch " + w.branch + ": " + err,
@@ -139,15 +148,17 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   return SummaryState::Passed;
 }
 
-bool Run::merge_plan(const PlanEntry& e, const json& wt, json& record, std::string& error, json& findings) {
+bool Run::merge_plan(const PlanEntry& e, const json& wt, bool resumed, json& record, std::string& error,
+                     json& findings) {
   std::string head = str(wt, "head"), branch = str(wt, "branch");
   record = wt;
   if (!is_commit_hash(head)) {
     error = "its worktree record names no gated commit";
     return false;
   }
-  // Merged before a kill -9 (or by hand): never twice.
-  auto already = trees_->merged(head);
+  // Merged before a kill -9 (or by hand): never twice. (A commit this run gated a moment
+  // ago is on a branch nothing merged yet: not asked.)
+  auto already = resumed ? trees_->merged(head) : std::optional<bool>(false);
   if (already && *already) {
     record["merge"] = "merged";
     if (str(record, "merged_at").empty()) record["merged_at"] = now_iso8601();
@@ -192,7 +203,7 @@ void Run::merge_pending() {
     const auto& e = entries_[i];
     json record, findings = json::array();
     std::string error;
-    bool ok = merge_plan(e, r->second, record, error, findings);
+    bool ok = merge_plan(e, r->second, false, record, error, findings);
     wt_record_[i] = record;
     if (ok) {
       PlanUpdate u{"complete", std::nullopt, json(now_iso8601()), "", nullptr};
@@ -206,7 +217,7 @@ void Run::merge_pending() {
            Sym::Ok, "Plan " + e.id + " merged from " + str(record, "branch"));
       log("plan_merged", e.plan,
           {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}});
-      trees_->remove(str(record, "path"), str(record, "branch"));
+      trees_->delete_branch(str(record, "branch"), str(record, "path"));
       worktree_of_.erase(i);
       continue;
     }
@@ -258,15 +269,14 @@ int Run::init_worktrees(const json& doc) {
     const json& wt = (*p)["worktree"];
     std::string merge = str(wt, "merge");
     if (merge == "merged") {
-      std::error_code ec;
-      if (stdfs::exists(str(wt, "path"), ec)) trees_->remove(str(wt, "path"), str(wt, "branch"));
+      trees_->delete_branch(str(wt, "branch"), str(wt, "path"));  // killed before it was deleted
       continue;
     }
     if (merge != "pending") continue;  // not gated: the plan runs again in a fresh worktree
     const auto& e = entries_[i];
     json record, findings = json::array();
     std::string error;
-    bool ok = merge_plan(e, wt, record, error, findings);
+    bool ok = merge_plan(e, wt, true, record, error, findings);
     std::string status = ok ? "complete" : str(record, "merge") == "conflict" ? "failed" : "";
     auto up = state::update(root_, [&](json& d, std::string&) {
       json* q = execution::find_plan(d, e.id);
@@ -286,7 +296,7 @@ int Run::init_worktrees(const json& doc) {
            Sym::Ok, "Plan " + e.id + " (gated before the last execute stopped) merged from " + str(record, "branch"));
       log("plan_merged", e.plan,
           {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}});
-      trees_->remove(str(record, "path"), str(record, "branch"));
+      trees_->delete_branch(str(record, "branch"), str(record, "path"));
       continue;
     }
     emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", error}, {"findings", findings}}, Sym::Fail,

@@ -69,8 +69,8 @@ std::vector<std::pair<std::string, std::string>> Worktrees::ident_env() const {
 
 std::string Worktrees::branch_for(const std::string& plan_id) const { return "yolo/" + run_ + "/" + ref_safe(plan_id); }
 
-stdfs::path Worktrees::path_for(const std::string& plan_id) const {
-  return common_ / "yolo-worktrees" / run_ / ref_safe(plan_id);
+stdfs::path Worktrees::slot_path(int slot) const {
+  return common_ / "yolo-worktrees" / ("slot-" + std::to_string(slot));
 }
 
 std::string Worktrees::head(const stdfs::path& dir) {
@@ -81,19 +81,35 @@ std::string Worktrees::head(const stdfs::path& dir) {
 void Worktrees::remove(const stdfs::path& p, const std::string& branch) {
   std::error_code ec;
   if (stdfs::exists(p, ec)) run_git(root_, {"worktree", "remove", "--force", "--force", p.string()});
-  if (stdfs::exists(p, ec)) stdfs::remove_all(p, ec);
-  run_git(root_, {"worktree", "prune"});
+  if (stdfs::exists(p, ec)) {
+    stdfs::remove_all(p, ec);
+    run_git(root_, {"worktree", "prune"});
+  }
   if (!branch.empty()) run_git(root_, {"branch", "-D", "--quiet", branch});
 }
 
-std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const std::string& base, std::string& err) {
-  PlanWorktree w{plan_id, path_for(plan_id), branch_for(plan_id), base};
+void Worktrees::delete_branch(const std::string& branch, const stdfs::path& slot) {
+  if (branch.empty()) return;
+  GitRun g = run_git(root_, {"branch", "-D", "--quiet", branch});
+  if (g.ok() || g.err.find("not found") != std::string::npos) return;
   std::error_code ec;
-  // What a killed run left: a folder or a branch of the same name. Rebuilt from base.
-  if (stdfs::exists(w.path, ec) || run_git(root_, {"rev-parse", "--verify", "--quiet", "refs/heads/" + w.branch}).ok())
-    remove(w.path, w.branch);
+  if (!slot.empty() && stdfs::exists(slot, ec)) run_git(slot, {"checkout", "--quiet", "--detach"});
+  run_git(root_, {"branch", "-D", "--quiet", branch});
+}
+
+std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const std::string& base, int slot,
+                                              std::string& err) {
+  PlanWorktree w{plan_id, slot_path(slot), branch_for(plan_id), base};
+  std::error_code ec;
+  if (stdfs::exists(w.path / ".git", ec)) {
+    // The slot as a fresh checkout of base on the plan's branch: tracked files reset (only
+    // those that differ are written), everything untracked or ignored removed.
+    GitRun c = run_git(w.path, {"checkout", "--quiet", "--force", "--ignore-other-worktrees", "-B", w.branch, base});
+    if (c.ok() && run_git(w.path, {"clean", "-q", "-f", "-f", "-d", "-x"}).ok()) return w;
+  }
+  remove(w.path, "");  // missing, or broken (a lock left by a killed git): made again
   stdfs::create_directories(w.path.parent_path(), ec);
-  GitRun g = run_git(root_, {"worktree", "add", "--quiet", "-B", w.branch, w.path.string(), base});
+  GitRun g = run_git(root_, {"worktree", "add", "--quiet", "--force", "-B", w.branch, w.path.string(), base});
   if (!g.ok()) {
     err = "git worktree add for plan " + plan_id + " failed: " + (g.error.empty() ? g.err : g.error);
     return std::nullopt;
@@ -123,9 +139,9 @@ std::optional<std::vector<std::string>> Worktrees::uncommitted(const PlanWorktre
   return out;
 }
 
-std::string Worktrees::commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths,
+std::string Worktrees::commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, bool dirty,
                                     const std::string& message, std::string& err) {
-  if (!paths.empty()) {
+  if (dirty && !paths.empty()) {
     std::vector<std::string> add = {"add", "--"};
     add.insert(add.end(), paths.begin(), paths.end());
     GitRun a = run_git(w.path, add);
@@ -133,15 +149,13 @@ std::string Worktrees::commit_paths(const PlanWorktree& w, const std::vector<std
       err = a.error;
       return {};
     }
-    GitRun d = run_git(w.path, {"diff", "--cached", "--quiet"});
-    if (d.ran && d.status == 1) {
-      std::vector<std::string> c = {"commit", "--quiet", "--no-verify", "-m", message, "--"};
-      c.insert(c.end(), paths.begin(), paths.end());
-      GitRun cm = run_git(w.path, c, 60000, ident_env());
-      if (!cm.ok()) {
-        err = cm.error;
-        return {};
-      }
+    std::vector<std::string> c = {"commit", "--quiet", "--no-verify", "-m", message, "--"};
+    c.insert(c.end(), paths.begin(), paths.end());
+    c.insert(c.begin(), {"-c", "maintenance.auto=false"});
+    GitRun cm = run_git(w.path, c, 60000, ident_env());
+    if (!cm.ok()) {
+      err = cm.error;
+      return {};
     }
   }
   std::string tip = head(w.path);
@@ -165,7 +179,46 @@ bool Worktrees::abort_leftover_merge() {
 
 MergeResult Worktrees::merge(const std::string& commit, const std::string& message) {
   MergeResult r;
-  GitRun g = run_git(root_, {"merge", "--no-ff", "--no-verify", "--quiet", "-m", message, commit}, 120000, ident_env());
+  // The merge as plumbing (git >= 2.38): the merged tree is computed without touching the
+  // checkout, so a conflict leaves nothing to abort; then the merge commit, then the checkout
+  // and the branch move together (`reset --keep`: refused, nothing changed, when local
+  // changes are in the way). No autostash, no `maintenance --auto` child.
+  GitRun t = run_git(root_, {"merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", commit});
+  if (t.ran && (t.status == 0 || t.status == 1)) {
+    auto lines = text::lines(t.out);
+    std::string tree = lines.empty() ? std::string() : trimmed(std::string(lines.front()));
+    if (t.status == 1) {
+      r.outcome = MergeOutcome::Conflict;
+      for (size_t k = 1; k < lines.size(); ++k) {
+        std::string f = trimmed(std::string(lines[k]));
+        if (!f.empty() && std::find(r.files.begin(), r.files.end(), f) == r.files.end()) r.files.push_back(f);
+      }
+      r.error = "merge conflict";
+      return r;
+    }
+    std::string head_before = head();
+    GitRun c =
+        run_git(root_, {"commit-tree", tree, "-p", head_before, "-p", commit, "-m", message}, 60000, ident_env());
+    if (!c.ok() || head_before.empty()) {
+      r.error = c.error.empty() ? "git rev-parse HEAD failed" : c.error;
+      return r;
+    }
+    std::string merged = trimmed(c.out);
+    auto env = ident_env();
+    env.push_back({"GIT_REFLOG_ACTION", "yolo merge " + commit.substr(0, 12)});
+    GitRun k = run_git(root_, {"reset", "--quiet", "--keep", merged}, 120000, env);
+    if (!k.ok()) {
+      r.error = trimmed(k.err.empty() ? k.error : k.err);
+      return r;
+    }
+    r.outcome = MergeOutcome::Merged;
+    r.commit = merged;
+    return r;
+  }
+  // An older git without merge-tree --write-tree: the porcelain merge, aborted on a conflict.
+  GitRun g = run_git(
+      root_, {"-c", "maintenance.auto=false", "merge", "--no-ff", "--no-verify", "--quiet", "-m", message, commit},
+      120000, ident_env());
   if (g.ok()) {
     r.outcome = MergeOutcome::Merged;
     r.commit = head();

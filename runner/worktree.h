@@ -1,11 +1,16 @@
 // One git worktree and branch per plan (issue 17, `isolation: "worktree"`): created from the
 // commit the wave starts from, its branch diffed against that base for the scope fence,
 // merged back into the project's checkout in plan order (the merge names the commit that
-// passed the gates, never the branch, which an agent could move afterwards), then removed.
+// passed the gates, never the branch, which an agent could move afterwards).
 //
 // Layout: branch  yolo/<run>/<plan>   (run: the first 8 characters of the correlation id)
-//         folder  <git common dir>/yolo-worktrees/<run>/<plan>   (inside .git: never seen
-//                 by `git status` of the project, never committed)
+//         folder  <git common dir>/yolo-worktrees/slot-N   (inside .git: never seen by
+//                 `git status` of the project, never committed)
+// The folders are a pool, one per plan running at once: a plan gets a free slot, switched to
+// its new branch at the wave's base (`checkout -f -B`, then `clean -fdx`: the same tree as a
+// fresh checkout, but only the files that differ are written), so a large repository is
+// checked out once per slot, not once per plan. A slot is released when its plan's gates
+// have run; the plan's branch is deleted once it is merged (kept when it failed).
 // Every git call is a runner::run_git child (argv, no shell, timeout).
 #pragma once
 #include <filesystem>
@@ -40,24 +45,25 @@ class Worktrees {
 
   const std::string& run_tag() const { return run_; }
   std::string branch_for(const std::string& plan_id) const;
-  std::filesystem::path path_for(const std::string& plan_id) const;
 
   // The full id of HEAD of dir (the project's checkout when empty); "" on failure.
   std::string head(const std::filesystem::path& dir = {});
 
-  // A fresh worktree for the plan on branch_for(plan) at base. Whatever an earlier (killed)
-  // run left under that folder or branch is removed first.
-  std::optional<PlanWorktree> create(const std::string& plan_id, const std::string& base, std::string& err);
+  // The plan's worktree: pool slot `slot` switched to branch_for(plan) (created or reset) at
+  // base, with nothing else in it. A slot that is missing or broken (a killed git left a lock)
+  // is made again with `git worktree add`.
+  std::optional<PlanWorktree> create(const std::string& plan_id, const std::string& base, int slot, std::string& err);
+  std::filesystem::path slot_path(int slot) const;
 
   // Files changed between base and commit ('/'-separated, relative): the plan's commits.
   std::optional<std::vector<std::string>> changed_files(const PlanWorktree& w, const std::string& commit,
                                                         std::string& err);
   // Paths with uncommitted changes or untracked in the worktree (`git status --porcelain`).
   std::optional<std::vector<std::string>> uncommitted(const PlanWorktree& w, std::string& err);
-  // Commits these paths of the worktree (added when new) on its branch; nothing to commit is
-  // fine. Returns the branch tip, "" on failure.
-  std::string commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, const std::string& message,
-                           std::string& err);
+  // Commits these paths of the worktree (added when new) on its branch (dirty: whether
+  // they have changes; false commits nothing). Returns the branch tip, "" on failure.
+  std::string commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, bool dirty,
+                           const std::string& message, std::string& err);
 
   // Whether commit is already in the project's HEAD (a merge done before a kill -9).
   std::optional<bool> merged(const std::string& commit);
@@ -67,7 +73,10 @@ class Worktrees {
   // half-merged) and names the files.
   MergeResult merge(const std::string& commit, const std::string& message);
 
-  // Removes the worktree folder and its branch (either may already be gone).
+  // Deletes a merged plan's branch; when it is still checked out in its slot (no plan took
+  // the slot since), the slot is detached first. A branch already gone is fine.
+  void delete_branch(const std::string& branch, const std::filesystem::path& slot);
+  // Removes a worktree folder (registered or not) and the branch (either may be gone).
   void remove(const std::filesystem::path& path, const std::string& branch);
 
  private:

@@ -119,7 +119,7 @@ TEST_F(WorktreeTest, TwoPlansOfAWaveRunAtOnceInTheirOwnWorktreesAndMergeInPlanOr
   EXPECT_TRUE(stdfs::exists(barrier() / "01-02"));
   EXPECT_TRUE(stdfs::exists(barrier() / "01-03"));
   // ... each in its own worktree (inside .git, on its own branch) ...
-  EXPECT_NE(seen["01-02"].find("/yolo-worktrees/"), std::string::npos) << seen["01-02"];
+  EXPECT_NE(seen["01-02"].find("/.git/yolo-worktrees/slot-"), std::string::npos) << seen["01-02"];
   EXPECT_NE(seen["01-02"].find("cwd "), std::string::npos);
   EXPECT_NE(seen["01-02"].substr(0, seen["01-02"].find('\n')), seen["01-03"].substr(0, seen["01-03"].find('\n')));
   // ... seeing wave 1's merged work and its own edit, never the other's.
@@ -142,9 +142,12 @@ TEST_F(WorktreeTest, TwoPlansOfAWaveRunAtOnceInTheirOwnWorktreesAndMergeInPlanOr
   for (const char* s : {"01-01-SUMMARY.md", "01-02-SUMMARY.md", "01-03-SUMMARY.md", "01-04-SUMMARY.md"})
     EXPECT_TRUE(stdfs::exists(phase_dir() / s)) << s;
   EXPECT_EQ(trim(git({"status", "--porcelain", "--untracked-files=no", "greeting"})), "");
-  // Cleaned up: no worktree but the checkout, no yolo/ branch.
+  // Cleaned up: no yolo/ branch; the worktrees are a pool of max_parallel slots inside .git,
+  // detached, for the next plans.
   std::string wl = git({"worktree", "list"});
-  EXPECT_EQ(std::count(wl.begin(), wl.end(), '\n'), 1) << wl;
+  EXPECT_EQ(std::count(wl.begin(), wl.end(), '\n'), 3) << wl;
+  EXPECT_EQ(wl.find("[yolo/"), std::string::npos) << wl;
+  EXPECT_NE(wl.find(".git/yolo-worktrees/slot-2"), std::string::npos) << wl;
   EXPECT_EQ(trim(git({"branch", "--list", "yolo/*"})), "");
   // The state records each plan's branch and merge; status shows them.
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
@@ -181,6 +184,32 @@ TEST_F(WorktreeTest, APlanEditingAFileOutsideItsFilesFailsTheFenceAndIsNotMerged
   EXPECT_TRUE(merges().empty());
   EXPECT_NE(git({"branch", "--list", "yolo/*"}).find("01-01"), std::string::npos);
   EXPECT_EQ(plan("01-02")["status"], "pending");
+}
+
+// With the fence off, two plans of wave 2 both create stray.txt: the first merges, the
+// second conflicts. It fails with a finding naming the file, the merge is aborted (nothing
+// half-merged), its branch is kept, the run halts with a next step.
+TEST_F(WorktreeTest, AMergeConflictFailsThePlanNamesTheFilesAndMergesNothingOfIt) {
+  set_config({{"scope_fence", "off"}});
+  auto r = execute({"YOLO_EXEC_OUTSIDE_FOR=01-02,01-03"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json p = plan("01-03");
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  EXPECT_EQ(p["worktree"]["merge"], "conflict") << p.dump();
+  ASSERT_FALSE(p["findings"].empty()) << p.dump();
+  EXPECT_EQ(p["findings"][0]["check"], "merge");
+  EXPECT_EQ(p["findings"][0]["files"], json::array({"stray.txt"})) << p.dump();
+  EXPECT_NE(p["error"].get<std::string>().find("left its scope"), std::string::npos) << p.dump();
+  EXPECT_EQ(merges_of("01-02"), 1u);
+  EXPECT_EQ(merges_of("01-03"), 0u);
+  EXPECT_EQ(read_file(repo() / "stray.txt"), "Written by plan 01-02: English greeting\n");
+  EXPECT_FALSE(stdfs::exists(repo() / "greeting" / "fr.txt"));
+  EXPECT_EQ(trim(git({"status", "--porcelain", "--untracked-files=no", "--", ".", ":!.yolo-planning"})), "");
+  auto mh = run_program({"git", "rev-parse", "--verify", "--quiet", "MERGE_HEAD"}, repo());
+  EXPECT_NE(mh.exit_code, 0);  // no merge left in progress
+  EXPECT_NE(git({"branch", "--list", "yolo/*"}).find("01-03"), std::string::npos);
+  EXPECT_NE(r.err.find("Next: keep plan 01-03 to its files"), std::string::npos) << r.err;
+  EXPECT_EQ(plan("01-04")["status"], "pending");
 }
 
 TEST_F(WorktreeTest, APlannedFileLeftUntouchedIsAFinding) {
