@@ -303,13 +303,14 @@ class Run {
     bool operator==(const FileId&) const = default;
   };
   std::optional<FileId> state_id_;
-  std::map<size_t, std::vector<std::string>> argv_;  // the executor's argv, for its log
-  std::set<size_t> completed_;                       // plans completed by this run
-  std::unique_ptr<Worktrees> trees_;                 // isolation: worktree
-  std::map<size_t, PlanWorktree> worktree_of_;       // plans of this run with a worktree
-  std::map<long long, std::string> wave_base_;       // wave -> the commit its worktrees start from
-  std::map<size_t, json> wt_record_;                 // plan -> its `worktree` record
-  std::map<size_t, int> slot_of_;                    // plan -> the pool slot it holds while it runs
+  std::map<size_t, std::vector<std::string>> argv_;          // the executor's argv, for its log
+  std::set<size_t> completed_;                               // plans completed by this run
+  std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
+  std::map<size_t, PlanWorktree> worktree_of_;               // plans of this run with a worktree
+  std::map<long long, std::string> wave_base_;               // wave -> the commit its worktrees start from
+  std::map<size_t, json> wt_record_;                         // plan -> its `worktree` record
+  std::map<size_t, int> slot_of_;                            // plan -> the pool slot it holds while it runs
+  std::map<std::string, std::unique_ptr<GitCli>> slot_git_;  // the SUMMARY gate's git, per slot
   std::map<size_t, std::vector<plan_checks::Outcome>> check_out_;
   std::map<size_t, std::vector<plan_checks::Spec>> check_todo_;
   std::map<size_t, std::vector<std::string>> check_errors_;

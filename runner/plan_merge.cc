@@ -84,13 +84,14 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   std::error_code ec;
   set["worktree"] = rec;
   if (!stdfs::exists(w.path / sp, ec)) return SummaryState::Missing;
-  GitCli git(w.path);
-  SummaryVerdict v = verify_summary(w.path / sp, w.path / e.path, w.path, mode_, &git);
+  auto& git = slot_git_[w.path.string()];  // one per slot: it knows the repository already
+  if (!git) git = std::make_unique<GitCli>(w.path);
+  SummaryVerdict v = verify_summary(w.path / sp, w.path / e.path, w.path, mode_, git.get());
   findings = v.to_json().value("findings", json::array());
   // The scope fence: the branch's commits against the plan's files.
   std::string err;
   auto changed = trees_->changed_files(w, "HEAD", err);
-  bool summary_dirty = true;
+  bool summary_dirty = true, others_dirty = true;
   auto l = load_plan(w.path / e.path);
   json scope_json = json::object();
   json scope_findings = json::array();
@@ -111,6 +112,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
     // Work the executor left uncommitted is not part of the plan's branch: it is not merged.
     if (auto dirty = trees_->uncommitted(w, err)) {
       summary_dirty = std::find(dirty->begin(), dirty->end(), sp) != dirty->end();
+      others_dirty = dirty->size() > (summary_dirty ? 1u : 0u);
       std::vector<std::string> left;
       for (const auto& d : *dirty)
         if (d != sp && d != e.path) left.push_back(d);
@@ -133,7 +135,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   if (high) return SummaryState::Failed;
   if (!commit) return SummaryState::Passed;  // a failed check fails it: nothing to merge
   // Passed: the SUMMARY goes onto the branch (the merge brings it to the checkout).
-  std::string head = trees_->commit_paths(w, {sp}, summary_dirty, "yolo: SUMMARY of plan " + e.id, err);
+  std::string head = trees_->commit_paths(w, {sp}, summary_dirty, others_dirty, "yolo: SUMMARY of plan " + e.id, err);
   if (head.empty()) {
     findings.push_back(make_finding(Severity::High, "worktree",
                                     "could not commit the SUMMARY on branch " + w.branch + ": " + err,
@@ -188,6 +190,8 @@ bool Run::merge_plan(const PlanEntry& e, const json& wt, bool resumed, json& rec
 }
 
 void Run::merge_pending() {
+  std::vector<std::string> merged_branches;
+  std::vector<stdfs::path> slots;
   bool any = false;
   for (const auto& [i, rec] : wt_record_)
     any = any || (str(rec, "merge") == "pending" && nodes_[i].status == waves::PlanStatus::Complete);
@@ -217,7 +221,8 @@ void Run::merge_pending() {
            Sym::Ok, "Plan " + e.id + " merged from " + str(record, "branch"));
       log("plan_merged", e.plan,
           {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}});
-      trees_->delete_branch(str(record, "branch"), str(record, "path"));
+      merged_branches.push_back(str(record, "branch"));
+      slots.push_back(str(record, "path"));
       worktree_of_.erase(i);
       continue;
     }
@@ -243,8 +248,9 @@ void Run::merge_pending() {
         "merges plan " +
         e.id + " (its gated commit is kept on " + str(record, "branch") + ")";
     stop(kExecHalted, "halted", "Halted: plan " + e.id + " passed its gates but could not be merged");
-    return;
+    break;
   }
+  trees_->delete_branches(merged_branches, slots);  // one child for all (the slots detached first)
   flush_plans();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <system_error>
 
+#include "protocol/git_port.h"
 #include "protocol/text.h"
 #include "runner/git.h"
 
@@ -78,6 +79,16 @@ std::string Worktrees::head(const stdfs::path& dir) {
   return g.ok() ? trimmed(g.out) : std::string();
 }
 
+void Worktrees::delete_branches(const std::vector<std::string>& branches, const std::vector<stdfs::path>& slots) {
+  if (branches.empty()) return;
+  std::error_code ec;
+  for (const auto& s : slots)  // a branch still checked out in its slot cannot be deleted
+    if (stdfs::exists(s, ec)) run_git(s, {"checkout", "--quiet", "--detach"});
+  std::vector<std::string> args = {"branch", "-D", "--quiet"};
+  args.insert(args.end(), branches.begin(), branches.end());
+  run_git(root_, args);
+}
+
 void Worktrees::remove(const stdfs::path& p, const std::string& branch) {
   std::error_code ec;
   if (stdfs::exists(p, ec)) run_git(root_, {"worktree", "remove", "--force", "--force", p.string()});
@@ -139,7 +150,7 @@ std::optional<std::vector<std::string>> Worktrees::uncommitted(const PlanWorktre
   return out;
 }
 
-std::string Worktrees::commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, bool dirty,
+std::string Worktrees::commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, bool dirty, bool only,
                                     const std::string& message, std::string& err) {
   if (dirty && !paths.empty()) {
     std::vector<std::string> add = {"add", "--"};
@@ -149,13 +160,27 @@ std::string Worktrees::commit_paths(const PlanWorktree& w, const std::vector<std
       err = a.error;
       return {};
     }
-    std::vector<std::string> c = {"commit", "--quiet", "--no-verify", "-m", message, "--"};
-    c.insert(c.end(), paths.begin(), paths.end());
-    c.insert(c.begin(), {"-c", "maintenance.auto=false"});
+    // "[branch 40-hex-id] subject" (core.abbrev=no): the new tip without another child.
+    std::vector<std::string> c = {
+        "-c", "maintenance.auto=false", "-c", "core.abbrev=no", "commit", "--no-verify", "--no-status", "-m", message};
+    if (only) {  // other changes are staged: only these paths (git builds a temporary index)
+      c.push_back("--");
+      c.insert(c.end(), paths.begin(), paths.end());
+    }
     GitRun cm = run_git(w.path, c, 60000, ident_env());
     if (!cm.ok()) {
       err = cm.error;
       return {};
+    }
+    auto first = text::lines(cm.out);
+    if (!first.empty()) {
+      std::string l(first.front());
+      size_t close = l.find(']');
+      size_t sp = l.rfind(' ', close);
+      if (l.rfind("[", 0) == 0 && close != std::string::npos && sp != std::string::npos && sp < close) {
+        std::string id = l.substr(sp + 1, close - sp - 1);
+        if (id.size() == 40 && is_commit_hash(id)) return id;
+      }
     }
   }
   std::string tip = head(w.path);
@@ -196,6 +221,8 @@ MergeResult Worktrees::merge(const std::string& commit, const std::string& messa
       r.error = "merge conflict";
       return r;
     }
+    // HEAD read again for every merge (a person may commit while a wave runs): the merge's
+    // first parent is what the checkout holds now.
     std::string head_before = head();
     GitRun c =
         run_git(root_, {"commit-tree", tree, "-p", head_before, "-p", commit, "-m", message}, 60000, ident_env());

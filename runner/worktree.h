@@ -62,7 +62,8 @@ class Worktrees {
   std::optional<std::vector<std::string>> uncommitted(const PlanWorktree& w, std::string& err);
   // Commits these paths of the worktree (added when new) on its branch (dirty: whether
   // they have changes; false commits nothing). Returns the branch tip, "" on failure.
-  std::string commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, bool dirty,
+  // only: other changes are in the worktree, so the commit names the paths.
+  std::string commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, bool dirty, bool only,
                            const std::string& message, std::string& err);
 
   // Whether commit is already in the project's HEAD (a merge done before a kill -9).
@@ -76,6 +77,8 @@ class Worktrees {
   // Deletes a merged plan's branch; when it is still checked out in its slot (no plan took
   // the slot since), the slot is detached first. A branch already gone is fine.
   void delete_branch(const std::string& branch, const std::filesystem::path& slot);
+  // The merged plans' branches in one child, after detaching the slots that may hold them.
+  void delete_branches(const std::vector<std::string>& branches, const std::vector<std::filesystem::path>& slots);
   // Removes a worktree folder (registered or not) and the branch (either may be gone).
   void remove(const std::filesystem::path& path, const std::string& branch);
 
