@@ -216,8 +216,9 @@ class Run {
   void merge_pending();
   // One plan's gated commit into the project's checkout; false on a conflict or refusal
   // (findings and error say why).
-  // resumed: the commit may already be in HEAD (a kill -9 after git merged it): asked first.
-  bool merge_plan(const PlanEntry& e, const json& wt, bool resumed, json& record, std::string& error, json& findings);
+  // A plan's merge result into its record (merged / conflict with a finding / refused).
+  bool apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings);
+  std::string merge_message(const PlanEntry& e, const json& wt) const;
   void stop(int code, const std::string& result, const std::string& message) {
     if (final_code_ < 0) {
       final_code_ = code;

@@ -80,10 +80,15 @@ int Run::dry_run() {
                     {"review_gate", reviewing},
                     {"executor", executor},
                     {"would_run", to_run},
+                    {"isolation", cfg_.isolation},
                     {"next", next_}});
     return kExecComplete;
   }
   out::line(out::sym(Sym::Skip) + " " + review + "; then the vision gate on ROADMAP.md");
+  if (isolated())
+    out::line(out::sym(Sym::Skip) +
+              " isolation: worktree: each plan in its own git worktree on branch yolo/<run>/<plan id>, "
+              "merged back in plan order once it passed its gates");
   out::line("Next: " + next_);
   return kExecComplete;
 }

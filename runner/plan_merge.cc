@@ -150,23 +150,13 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   return SummaryState::Passed;
 }
 
-bool Run::merge_plan(const PlanEntry& e, const json& wt, bool resumed, json& record, std::string& error,
-                     json& findings) {
-  std::string head = str(wt, "head"), branch = str(wt, "branch");
+std::string Run::merge_message(const PlanEntry& e, const json& wt) const {
+  return "yolo: merge plan " + e.id + " (" + e.title + ") from " + str(wt, "branch");
+}
+
+bool Run::apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings) {
+  std::string branch = str(wt, "branch");
   record = wt;
-  if (!is_commit_hash(head)) {
-    error = "its worktree record names no gated commit";
-    return false;
-  }
-  // Merged before a kill -9 (or by hand): never twice. (A commit this run gated a moment
-  // ago is on a branch nothing merged yet: not asked.)
-  auto already = resumed ? trees_->merged(head) : std::optional<bool>(false);
-  if (already && *already) {
-    record["merge"] = "merged";
-    if (str(record, "merged_at").empty()) record["merged_at"] = now_iso8601();
-    return true;
-  }
-  MergeResult m = trees_->merge(head, "yolo: merge plan " + e.id + " (" + e.title + ") from " + branch);
   if (m.outcome == MergeOutcome::Merged) {
     record["merge"] = "merged";
     record["merge_commit"] = m.commit;
@@ -177,7 +167,7 @@ bool Run::merge_plan(const PlanEntry& e, const json& wt, bool resumed, json& rec
     record["merge"] = "conflict";
     error = "its branch " + branch + " conflicts with the checkout in " +
             (m.files.empty() ? std::string("(files not named by git)") : join(m.files)) +
-            ": the plan left its scope (nothing was merged)";
+            ": the plan left its scope (nothing of it was merged)";
     Finding f = make_finding(Severity::High, "merge", error,
                              "keep the plan to its files_modified; the branch " + branch +
                                  " is kept for inspection; `yolo execute` runs the plan again in a fresh worktree");
@@ -185,7 +175,7 @@ bool Run::merge_plan(const PlanEntry& e, const json& wt, bool resumed, json& rec
     findings.push_back(f.to_json());
     return false;
   }
-  error = "git merge refused (nothing merged): " + m.error;
+  error = "git could not merge it (nothing merged): " + m.error;
   return false;
 }
 
@@ -199,15 +189,26 @@ void Run::merge_pending() {
   // Every gated commit is on disk before git moves the branch: a kill -9 from here on leaves a
   // state from which the next run merges what is missing and recognises what is merged.
   flush_plans();
+  // In plan order, in one pass: the checkout moves once. (A commit this run gated a moment
+  // ago is on a branch nothing merged yet: whether it is in HEAD is not asked.)
+  std::vector<size_t> order;
+  std::vector<std::pair<std::string, std::string>> steps;
   for (size_t i = 0; i < entries_.size(); ++i) {
     auto r = wt_record_.find(i);
     if (r == wt_record_.end() || str(r->second, "merge") != "pending" ||
-        nodes_[i].status != waves::PlanStatus::Complete)
+        nodes_[i].status != waves::PlanStatus::Complete || !is_commit_hash(str(r->second, "head")))
       continue;
+    order.push_back(i);
+    steps.push_back({str(r->second, "head"), merge_message(entries_[i], r->second)});
+  }
+  std::vector<MergeResult> results = trees_->merge_all(steps);
+  bool refused = false;
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t i = order[k];
     const auto& e = entries_[i];
     json record, findings = json::array();
     std::string error;
-    bool ok = merge_plan(e, r->second, false, record, error, findings);
+    bool ok = apply_merge(wt_record_[i], results[k], record, error, findings);
     wt_record_[i] = record;
     if (ok) {
       PlanUpdate u{"complete", std::nullopt, json(now_iso8601()), "", nullptr};
@@ -247,8 +248,8 @@ void Run::merge_pending() {
         "commit or stash the changes in the project's checkout that are in the way, then `yolo execute` "
         "merges plan " +
         e.id + " (its gated commit is kept on " + str(record, "branch") + ")";
-    stop(kExecHalted, "halted", "Halted: plan " + e.id + " passed its gates but could not be merged");
-    break;
+    if (!refused) stop(kExecHalted, "halted", "Halted: plan " + e.id + " passed its gates but could not be merged");
+    refused = true;
   }
   trees_->delete_branches(merged_branches, slots);  // one child for all (the slots detached first)
   flush_plans();
@@ -282,7 +283,21 @@ int Run::init_worktrees(const json& doc) {
     const auto& e = entries_[i];
     json record, findings = json::array();
     std::string error;
-    bool ok = merge_plan(e, wt, true, record, error, findings);
+    bool ok = false;
+    auto already = is_commit_hash(str(wt, "head")) ? trees_->merged(str(wt, "head")) : std::nullopt;
+    if (already && *already) {  // merged before the kill -9: never twice
+      record = wt;
+      record["merge"] = "merged";
+      record["merged_at"] = now_iso8601();
+      ok = true;
+    } else {
+      MergeResult m;
+      if (!is_commit_hash(str(wt, "head")))
+        m.error = "its worktree record names no gated commit";
+      else
+        m = trees_->merge_all({{str(wt, "head"), merge_message(e, wt)}}).front();
+      ok = apply_merge(wt, m, record, error, findings);
+    }
     std::string status = ok ? "complete" : str(record, "merge") == "conflict" ? "failed" : "";
     auto up = state::update(root_, [&](json& d, std::string&) {
       json* q = execution::find_plan(d, e.id);

@@ -202,47 +202,70 @@ bool Worktrees::abort_leftover_merge() {
   return true;
 }
 
-MergeResult Worktrees::merge(const std::string& commit, const std::string& message) {
-  MergeResult r;
-  // The merge as plumbing (git >= 2.38): the merged tree is computed without touching the
-  // checkout, so a conflict leaves nothing to abort; then the merge commit, then the checkout
-  // and the branch move together (`reset --keep`: refused, nothing changed, when local
-  // changes are in the way). No autostash, no `maintenance --auto` child.
-  GitRun t = run_git(root_, {"merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", commit});
-  if (t.ran && (t.status == 0 || t.status == 1)) {
+std::vector<MergeResult> Worktrees::merge_all(const std::vector<std::pair<std::string, std::string>>& steps) {
+  std::vector<MergeResult> out(steps.size());
+  if (steps.empty()) return out;
+  // The merges as plumbing (git >= 2.38): each merged tree is computed without touching the
+  // checkout (a conflict leaves nothing to abort: that plan is skipped), each merge commit
+  // made on the previous one, then the checkout and the branch move once, to the last
+  // (`reset --keep`: refused, nothing changed, when local changes are in the way). No
+  // autostash, no `maintenance --auto` child, one index update for the whole pass.
+  std::string head_before = head();  // read again every pass: a person may commit meanwhile
+  if (head_before.empty()) {
+    for (auto& r : out) r.error = "git rev-parse HEAD failed in " + root_.string();
+    return out;
+  }
+  std::string cur = head_before;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const auto& [commit, message] = steps[k];
+    MergeResult& r = out[k];
+    GitRun t = run_git(root_, {"merge-tree", "--write-tree", "--name-only", "--no-messages", cur, commit});
+    if (!(t.ran && (t.status == 0 || t.status == 1))) {
+      if (k == 0 && t.ran && t.status == 129) {  // an older git: the porcelain merge, one by one
+        for (size_t j = 0; j < steps.size(); ++j) out[j] = merge_porcelain(steps[j].first, steps[j].second);
+        return out;
+      }
+      r.error = t.error.empty() ? trimmed(t.err) : t.error;
+      continue;
+    }
     auto lines = text::lines(t.out);
     std::string tree = lines.empty() ? std::string() : trimmed(std::string(lines.front()));
     if (t.status == 1) {
       r.outcome = MergeOutcome::Conflict;
-      for (size_t k = 1; k < lines.size(); ++k) {
-        std::string f = trimmed(std::string(lines[k]));
+      for (size_t j = 1; j < lines.size(); ++j) {
+        std::string f = trimmed(std::string(lines[j]));
         if (!f.empty() && std::find(r.files.begin(), r.files.end(), f) == r.files.end()) r.files.push_back(f);
       }
       r.error = "merge conflict";
-      return r;
+      continue;
     }
-    // HEAD read again for every merge (a person may commit while a wave runs): the merge's
-    // first parent is what the checkout holds now.
-    std::string head_before = head();
-    GitRun c =
-        run_git(root_, {"commit-tree", tree, "-p", head_before, "-p", commit, "-m", message}, 60000, ident_env());
-    if (!c.ok() || head_before.empty()) {
-      r.error = c.error.empty() ? "git rev-parse HEAD failed" : c.error;
-      return r;
+    GitRun c = run_git(root_, {"commit-tree", tree, "-p", cur, "-p", commit, "-m", message}, 60000, ident_env());
+    if (!c.ok()) {
+      r.error = c.error;
+      continue;
     }
-    std::string merged = trimmed(c.out);
-    auto env = ident_env();
-    env.push_back({"GIT_REFLOG_ACTION", "yolo merge " + commit.substr(0, 12)});
-    GitRun k = run_git(root_, {"reset", "--quiet", "--keep", merged}, 120000, env);
-    if (!k.ok()) {
-      r.error = trimmed(k.err.empty() ? k.error : k.err);
-      return r;
-    }
+    cur = trimmed(c.out);
     r.outcome = MergeOutcome::Merged;
-    r.commit = merged;
-    return r;
+    r.commit = cur;
   }
-  // An older git without merge-tree --write-tree: the porcelain merge, aborted on a conflict.
+  if (cur == head_before) return out;
+  auto env = ident_env();
+  env.push_back({"GIT_REFLOG_ACTION", "yolo merge"});
+  GitRun k = run_git(root_, {"reset", "--quiet", "--keep", cur}, 120000, env);
+  if (!k.ok()) {
+    std::string why = trimmed(k.err.empty() ? k.error : k.err);
+    for (auto& r : out)
+      if (r.outcome == MergeOutcome::Merged) {
+        r.outcome = MergeOutcome::Refused;
+        r.commit.clear();
+        r.error = why;
+      }
+  }
+  return out;
+}
+
+MergeResult Worktrees::merge_porcelain(const std::string& commit, const std::string& message) {
+  MergeResult r;
   GitRun g = run_git(
       root_, {"-c", "maintenance.auto=false", "merge", "--no-ff", "--no-verify", "--quiet", "-m", message, commit},
       120000, ident_env());

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace yolo::runner {
@@ -70,9 +71,11 @@ class Worktrees {
   std::optional<bool> merged(const std::string& commit);
   // A merge left half-done in the project's checkout (MERGE_HEAD): aborted. true if one was.
   bool abort_leftover_merge();
-  // `git merge --no-ff COMMIT` in the project's checkout; a conflict is aborted (nothing
-  // half-merged) and names the files.
-  MergeResult merge(const std::string& commit, const std::string& message);
+  // Merge commits of these (commit, message) steps, in order, into the project's checkout,
+  // which moves once at the end; a step that conflicts is skipped and names the files
+  // (nothing of it is merged); when the checkout cannot move (local changes in the way)
+  // every step is Refused and nothing changed. One result per step.
+  std::vector<MergeResult> merge_all(const std::vector<std::pair<std::string, std::string>>& steps);
 
   // Deletes a merged plan's branch; when it is still checked out in its slot (no plan took
   // the slot since), the slot is detached first. A branch already gone is fine.
@@ -84,6 +87,8 @@ class Worktrees {
 
  private:
   std::vector<std::pair<std::string, std::string>> ident_env() const;
+  // git < 2.38: `git merge --no-ff`, aborted on a conflict.
+  MergeResult merge_porcelain(const std::string& commit, const std::string& message);
 
   std::filesystem::path root_;
   std::string run_;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "protocol/plan_checks.h"
+#include "protocol/precheck.h"
 
 namespace yolo {
 namespace {
@@ -136,6 +137,19 @@ TEST(PlanChecks, FailedChecksAreHighFindingsWithTheirRecord) {
   EXPECT_EQ(f[1].extra["result"]["exit"], 2);
   EXPECT_EQ(f[1].extra["result"]["output_tail"], "E: bad\n");
   EXPECT_TRUE(f[2].extra["result"]["exit"].is_null());
+}
+
+TEST(PlanChecks, Stage1RejectsAMalformedCheckAndAcceptsArgvLists) {
+  const std::string head = "---\nphase: 1\nplan: 1\ntitle: t\nwave: 1\ndepends_on: []\nmust_haves:\n  truths: [x]\n";
+  auto bad =
+      precheck_plan(parse_plan(head + "  checks:\n    - \"make test\"\n---\n### Task 1: a\n", "01-01-PLAN.md"), {});
+  EXPECT_EQ(bad.verdict(), Verdict::Reject);
+  bool named = false;
+  for (const auto& f : bad.findings) named = named || f.issue.find("must_haves.checks[0]") != std::string::npos;
+  EXPECT_TRUE(named);
+  auto good =
+      precheck_plan(parse_plan(head + "  checks:\n    - [make, test]\n---\n### Task 1: a\n", "01-01-PLAN.md"), {});
+  EXPECT_EQ(good.verdict(), Verdict::Approve);
 }
 
 }  // namespace
