@@ -82,7 +82,10 @@ std::string Worktrees::head(const stdfs::path& dir) {
 void Worktrees::delete_branches(const std::vector<std::string>& branches, const std::vector<stdfs::path>& slots) {
   if (branches.empty()) return;
   std::error_code ec;
-  for (const auto& s : slots)  // a branch still checked out in its slot cannot be deleted
+  std::vector<stdfs::path> once;  // a slot served several plans of the pass: detached once
+  for (const auto& s : slots)
+    if (std::find(once.begin(), once.end(), s) == once.end()) once.push_back(s);
+  for (const auto& s : once)  // a branch still checked out in its slot cannot be deleted
     if (stdfs::exists(s, ec)) run_git(s, {"checkout", "--quiet", "--detach"});
   std::vector<std::string> args = {"branch", "-D", "--quiet"};
   args.insert(args.end(), branches.begin(), branches.end());
@@ -139,7 +142,10 @@ std::optional<std::vector<std::string>> Worktrees::changed_files(const PlanWorkt
 }
 
 std::optional<std::vector<std::string>> Worktrees::uncommitted(const PlanWorktree& w, std::string& err) {
-  GitRun g = run_git(w.path, {"status", "--porcelain", "-z", "--untracked-files=all", "--no-renames"});
+  // The untracked cache lives in the slot's own index: the next plan in the slot rescans only
+  // the folders that changed.
+  GitRun g = run_git(w.path, {"-c", "core.untrackedCache=true", "status", "--porcelain", "-z", "--untracked-files=all",
+                              "--no-renames"});
   if (!g.ok()) {
     err = g.error;
     return std::nullopt;
