@@ -149,6 +149,7 @@ void Run::interrupt(int signum) {
        "Interrupted (signal " + std::to_string(signum) +
            "): running executors were stopped; their plans are pending again");
   for (auto& [i, p] : running_) p->cancel();
+  cancel_dispatched();  // the engine's jobs too (issue 18)
 }
 
 void Run::schedule() {
@@ -180,7 +181,7 @@ void Run::schedule() {
     stop(kExecHalted, "halted", "Halted: " + msg);
     return;
   }
-  bool executor = executor_configured(cfg_);
+  bool executor = runs_plans();
   waves::Options wo;
   wo.max_parallel = executor ? cfg_.max_parallel : static_cast<int>(entries_.size()) + 1;
   wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);

@@ -208,7 +208,7 @@ void Run::load_plans() {
 }
 
 int Run::step2() {
-  bool executor = !cfg_.executor.argv.empty();
+  bool executor = runs_plans();
   for (auto& e : entries_) e.summary = check_summary(e, e.summary_findings);
   execution::PhaseInfo info{phase_.number, phase_.slug, phase_.rel};
   execution::PrepareOptions po{now_iso8601(), fresh_cid_, executor};

@@ -202,7 +202,16 @@ class Run {
   void note_wave_end(long long wave);
 
   // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
-  bool isolated() const { return cfg_.isolation == "worktree" && executor_configured(cfg_); }
+  bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatching(); }
+  // dispatch (issue 18, plan_dispatch.cc): each plan a job of a cluster engine; its branch
+  // comes back through the remote and goes through the same gates and merge.
+  bool dispatching() const { return cfg_.dispatch.configured(); }
+  bool runs_plans() const { return executor_configured(cfg_) || dispatching(); }
+  // Submits the plan's job (or re-attaches to the one a stopped execute submitted: prior is
+  // the plan's record), then waits for it on the loop. false: err says why it could not.
+  bool start_dispatch(size_t i, long long wave, const json& prior, std::string& err);
+  void on_dispatch_done(size_t i, SpawnResult r);
+  void cancel_dispatched();
   // Before step 2: git checks, then what a killed run left: plans that passed their gates
   // but were not merged are merged (never twice), leftover folders removed. -1 or an exit code.
   int init_worktrees(const json& doc);
@@ -315,8 +324,10 @@ class Run {
   std::map<size_t, std::vector<plan_checks::Outcome>> check_out_;
   std::map<size_t, std::vector<plan_checks::Spec>> check_todo_;
   std::map<size_t, std::vector<std::string>> check_errors_;
-  std::map<size_t, SpawnResult> exec_result_;  // the executor's result while its checks run
-  std::string fresh_cid_;                      // the correlation id a new run gets
+  std::map<size_t, SpawnResult> exec_result_;     // the executor's result while its checks run
+  std::string fresh_cid_;                         // the correlation id a new run gets
+  std::map<size_t, json> dispatch_of_;            // plan -> its `dispatch` record while its job runs
+  std::map<size_t, std::string> dispatch_error_;  // plan -> why its job's branch cannot be gated
   uv_timer_t live_timer_{};
   std::set<long long> waves_started_, wave_gate_passed_, waves_ended_;
   bool frozen_noted_ = false;

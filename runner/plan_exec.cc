@@ -62,6 +62,19 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
         continue;
       }
     }
+    if (dispatching()) {
+      std::string err;
+      const json* prior = execution::find_plan(snap.doc, e.id);
+      if (!start_dispatch(i, wave, prior ? *prior : json(), err)) {
+        nodes_[i].status = waves::PlanStatus::Failed;
+        queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now_iso8601()), err, json::array()});
+        emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", err}}, Sym::Fail,
+             "Plan " + e.id + " failed: " + err);
+        slot_of_.erase(i);
+        failed_to_start = true;
+      }
+      continue;
+    }
     SpawnSpec spec;
     spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave));
     spec.cwd = isolated() ? worktree_of_[i].path : root_;
@@ -228,6 +241,9 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   if (interrupted_) {
     status = "pending";
     error = "interrupted";
+  } else if (auto de = dispatch_error_.find(i); de != dispatch_error_.end()) {
+    status = "failed";
+    error = de->second;
   } else if (!r.ok()) {
     status = "failed";
     error = "the executor " + r.describe();
@@ -266,6 +282,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
     }
     if (status == "complete") completed_.insert(i);
   }
+  dispatch_error_.erase(i);
   slot_of_.erase(i);  // its gates ran: the slot serves the next plan (the branch keeps the work)
   check_out_.erase(i);
   check_todo_.erase(i);
