@@ -238,6 +238,17 @@ static std::string plan_isolation_text(const json& p) {
     t += "\n      " + out::sym(sym) + " branch " + one_line(str(w, "branch"), 80) + " · " + what;
     if (m != "merged") t += "\n        worktree " + one_line(str(w, "path"), 160);
   }
+  if (p.contains("dispatch") && p["dispatch"].is_object()) {
+    const json& d = p["dispatch"];
+    std::string st = str(d, "state");
+    out::Sym sym = st == "done"        ? out::Sym::Ok
+                   : st == "failed"    ? out::Sym::Fail
+                   : st == "cancelled" ? out::Sym::Skip
+                                       : out::Sym::Diamond;
+    std::string att = d.contains("attempt") ? d["attempt"].dump() : std::string("?");
+    t += "\n      " + out::sym(sym) + " job " + one_line(str(d, "handle"), 100) + " · attempt " + att + " · " + st;
+    if (!str(d, "url").empty()) t += "\n        " + one_line(str(d, "url"), 160);
+  }
   if (p.contains("scope") && p["scope"].is_object()) {
     const json& sc = p["scope"];
     size_t n = sc.contains("changed") && sc["changed"].is_array() ? sc["changed"].size() : 0;
