@@ -121,8 +121,11 @@ TEST(Execution, RunningLeftByADeadRunIsPendingReadyStaysReady) {
 TEST(Execution, ResumeKeepsEachPlansWorktreeScopeAndChecks) {
   json doc = json::object();
   prepare(doc, kPhase, entries(), opts());
-  json wt = {{"path", "/r/.git/yolo-worktrees/ab/01-01"}, {"branch", "yolo/ab/01-01"}, {"base", "abc1234"},
-             {"head", "def5678"}, {"merge", "pending"}};
+  json wt = {{"path", "/r/.git/yolo-worktrees/ab/01-01"},
+             {"branch", "yolo/ab/01-01"},
+             {"base", "abc1234"},
+             {"head", "def5678"},
+             {"merge", "pending"}};
   (*find_plan(doc, "01-01"))["worktree"] = wt;
   (*find_plan(doc, "01-01"))["checks"] = json::array({{{"name", "t"}, {"argv", {"true"}}, {"passed", true}}});
   (*find_plan(doc, "01-01"))["scope"] = {{"changed", {"a"}}};
