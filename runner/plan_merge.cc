@@ -62,9 +62,20 @@ bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
   std::string mine = read_all(root_ / e.path, ok_root);
   std::string theirs = read_all(w->path / e.path, ok_wt);
   if (ok_root && (!ok_wt || mine != theirs)) {
+    // Written as a regular file inside the worktree: a symlink committed at that path (or a
+    // folder on the way leading out) is never followed.
     std::error_code ec;
-    stdfs::create_directories((w->path / e.path).parent_path(), ec);
-    std::ofstream(w->path / e.path, std::ios::binary | std::ios::trunc) << mine;
+    stdfs::path target = w->path / e.path;
+    stdfs::create_directories(target.parent_path(), ec);
+    stdfs::path parent = stdfs::weakly_canonical(target.parent_path(), ec);
+    stdfs::path top = stdfs::weakly_canonical(w->path, ec);
+    auto rel = parent.lexically_relative(top);
+    if (ec || rel.empty() || *rel.begin() == "..") {
+      err = "the plan's folder in the worktree leads outside it (" + target.string() + ")";
+      return false;
+    }
+    if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) stdfs::remove(target, ec);
+    std::ofstream(target, std::ios::binary | std::ios::trunc) << mine;
   }
   worktree_of_[i] = *w;
   slot_of_[i] = slot;

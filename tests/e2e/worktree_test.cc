@@ -305,6 +305,25 @@ TEST_F(WorktreeTest, KillNineDuringTheMergeOfAWaveThenARerunMergesEveryPlanExact
   EXPECT_EQ(trim(git({"branch", "--list", "yolo/*"})), "");
 }
 
+// The committed plan file is a symlink leading out of the project; the checkout holds the
+// real plan (not committed). yolo hands the worktree the plan it read, as a regular file,
+// and never writes through the symlink.
+TEST_F(WorktreeTest, ThePlanCopiedIntoTheWorktreeNeverFollowsASymlink) {
+  stdfs::path outside = side_.path() / "outside.txt";
+  write_file(outside, "untouched\n");
+  stdfs::path plan_file = phase_dir() / "01-01-PLAN.md";
+  std::string text = read_file(plan_file);
+  stdfs::remove(plan_file);
+  stdfs::create_symlink(outside, plan_file);
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "a symlink where the plan was"});
+  stdfs::remove(plan_file);
+  write_file(plan_file, text);
+  auto r = execute();
+  EXPECT_EQ(read_file(outside), "untouched\n") << r.out << r.err;
+  EXPECT_EQ(plan("01-01")["status"], "complete") << plan("01-01").dump() << r.out << r.err;
+}
+
 TEST_F(WorktreeTest, WorktreeIsolationOutsideAGitRepositoryIsAClearError) {
   stdfs::remove_all(repo() / ".git");
   auto r = execute();
