@@ -50,6 +50,15 @@ bool Run::start_dispatch(size_t i, long long wave, const json& prior, std::strin
       prior.is_object() && prior.contains("dispatch") && prior["dispatch"].is_object() ? prior["dispatch"] : json();
   GitRun url = run_git(root_, {"remote", "get-url", ds.remote});
   std::string remote = url.ok() ? std::string(text::trim(url.out)) : ds.remote;
+  // A local remote written relative to the project ("../remote.git") means the same folder
+  // to the job, to the worktree's fetch and to the adapter: made absolute.
+  size_t colon = remote.find(':'), slash = remote.find('/');
+  bool local = remote.find("://") == std::string::npos && (colon == std::string::npos || slash < colon);
+  if (local && stdfs::path(remote).is_relative()) {
+    std::error_code ec;
+    stdfs::path abs = stdfs::weakly_canonical(root_ / remote, ec);
+    if (!ec) remote = abs.string();
+  }
   bool reattach = d.is_object() && str(d, "state") == "submitted" && !str(d, "handle").empty() &&
                   str(d, "branch") == w.branch && is_commit_hash(str(d, "base"));
   if (reattach) {

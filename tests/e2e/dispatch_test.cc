@@ -29,7 +29,7 @@ class DispatchTest : public ::testing::Test {
     branch_ = trim(git({"symbolic-ref", "--short", "HEAD"}));
     auto bare = run_program({"git", "init", "-q", "--bare", remote().string()}, side_.path());
     ASSERT_EQ(bare.exit_code, 0) << bare.err;
-    git({"remote", "add", "origin", remote().string()});
+    git({"remote", "add", "origin", "../remote.git"});  // relative, as people write it
     git({"push", "-q", "origin", branch_});
     json local = {"agents/dispatch-local"};
     json submit = local, wait = local, cancel = local;
@@ -51,7 +51,7 @@ class DispatchTest : public ::testing::Test {
   }
 
   stdfs::path repo() const { return dir_.path() / "repo"; }
-  stdfs::path remote() const { return side_.path() / "remote.git"; }
+  stdfs::path remote() const { return dir_.path() / "remote.git"; }  // ../remote.git from the repo
   stdfs::path jobs() const { return side_.path() / "jobs"; }
   static std::string trim(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
