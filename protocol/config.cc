@@ -77,7 +77,10 @@ const std::vector<std::string>& known_config_keys() {
                                                 "reviewer",
                                                 "architect",
                                                 "executor",
-                                                "approvers"};
+                                                "approvers",
+                                                "isolation",
+                                                "scope_fence",
+                                                "dispatch"};
   return keys;
 }
 
@@ -152,6 +155,25 @@ ConfigLoad config_from_json(const json& j, const std::string& source) {
   if (auto it = j.find("reviewer"); it != j.end()) c.reviewer = command_spec(*it);
   if (auto it = j.find("architect"); it != j.end()) c.architect = command_spec(*it);
   if (auto it = j.find("executor"); it != j.end()) c.executor = command_spec(*it);
+  take(j, "isolation", c.isolation);
+  if (auto it = j.find("dispatch"); it != j.end() && it->is_object()) {
+    if (auto s2 = it->find("submit"); s2 != it->end()) c.dispatch.submit = command_spec(*s2);
+    if (auto s2 = it->find("wait"); s2 != it->end()) c.dispatch.wait = command_spec(*s2);
+    if (auto s2 = it->find("cancel"); s2 != it->end()) c.dispatch.cancel = command_spec(*s2);
+    take(*it, "remote", c.dispatch.remote);
+  }
+  // scope_fence: one severity for both kinds of finding, or {outside, untouched}; absent:
+  // high in strict SUMMARY mode, medium in structural, off when the SUMMARY gate is off.
+  std::string fence_default = c.summary_checks == "off" ? "off" : c.summary_checks == "structural" ? "medium" : "high";
+  c.scope_outside = c.scope_untouched = fence_default;
+  if (auto it = j.find("scope_fence"); it != j.end()) {
+    if (it->is_string()) {
+      c.scope_outside = c.scope_untouched = it->get<std::string>();
+    } else if (it->is_object()) {
+      take(*it, "outside", c.scope_outside);
+      take(*it, "untouched", c.scope_untouched);
+    }
+  }
   if (c.max_parallel < 1) c.max_parallel = 1;
   return r;
 }

@@ -19,6 +19,17 @@ struct CommandSpec {
   long long timeout_ms = 0;       // 0 = use command_timeout_ms
 };
 
+// dispatch (issue 18): plans handed to a cluster engine instead of a local executor. The
+// engine's job clones `remote`, works on the plan's branch and pushes it; yolo fetches the
+// branch and gates and merges it as a local plan's (worktree isolation).
+struct DispatchSpec {
+  CommandSpec submit;  // prints {"handle": ..., "url": ...} (the last JSON line of its stdout)
+  CommandSpec wait;    // {handle}: exit 0 the job is done, 1 it failed
+  CommandSpec cancel;  // {handle}
+  std::string remote = "origin";
+  bool configured() const { return !submit.argv.empty() && !wait.argv.empty(); }
+};
+
 struct Config {
   json raw = json::object();
   std::string review_gate = "on_request";  // always | on_request | never
@@ -35,6 +46,13 @@ struct Config {
   bool mcp_can_approve = false;
   bool reviewer_required = false;  // a reviewer that cannot run rejects (no Stage 1 fallback)
   bool watch_fix = false;          // watch.fix: the architect revises in `yolo watch`
+  // isolation: "none" (every executor in the project's checkout) | "worktree" (each plan in
+  // its own git worktree and branch, merged back in plan order; issue 17).
+  std::string isolation = "none";
+  // The scope fence's severities (high | medium | low | off) for files changed outside the
+  // plan's files and for planned files left untouched.
+  std::string scope_outside = "high", scope_untouched = "high";
+  DispatchSpec dispatch;
   // Keys yolo does not know (neither its own nor the reference's): one line each, with the
   // nearest known key when one is near ("unknown key 'reveiw_gate' (did you mean 'review_gate'?)").
   std::vector<std::string> warnings;

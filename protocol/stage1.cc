@@ -9,6 +9,7 @@
 #include "protocol/fs.h"
 #include "protocol/make_finding.h"
 #include "protocol/must_haves.h"
+#include "protocol/plan_checks.h"
 #include "protocol/phase_snapshot.h"
 
 namespace yolo {
@@ -89,6 +90,8 @@ void check_must_haves(const Plan& p, StructuralReview& r) {
     r.add(make_finding(Severity::High, "must_haves", present ? "must_haves is empty" : "must_haves is absent",
                        "List the outcomes that prove the plan is done under must_haves"));
   }
+  for (const auto& e : plan_checks::parse(p).errors)  // checks yolo runs itself (issue 17)
+    r.add(make_finding(Severity::High, "must_haves", e, "Write each check as an argv list: [\"make\", \"test\"]"));
 }
 
 void check_wave(const Plan& p, StructuralReview& r) {

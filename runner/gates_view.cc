@@ -221,6 +221,53 @@ std::string status_next(const json& s) {
 
 }  // namespace
 
+// Worktree isolation (issue 17): "branch yolo/ab12cd34/01-02 · merged", the worktree while
+// it exists, the scope fence's findings and each check yolo ran.
+static std::string plan_isolation_text(const json& p) {
+  std::string t;
+  if (p.contains("worktree") && p["worktree"].is_object()) {
+    const json& w = p["worktree"];
+    std::string m = str(w, "merge");
+    out::Sym sym = m == "merged" ? out::Sym::Ok : m == "conflict" ? out::Sym::Fail : out::Sym::Diamond;
+    std::string what = m == "merged"
+                           ? "merged" + (str(w, "merge_commit").empty() ? std::string()
+                                                                        : " as " + str(w, "merge_commit").substr(0, 12))
+                       : m == "pending"  ? "gated, not merged yet"
+                       : m == "conflict" ? "merge conflict (nothing merged)"
+                                         : "not gated yet";
+    t += "\n      " + out::sym(sym) + " branch " + one_line(str(w, "branch"), 80) + " · " + what;
+    if (m != "merged") t += "\n        worktree " + one_line(str(w, "path"), 160);
+  }
+  if (p.contains("dispatch") && p["dispatch"].is_object()) {
+    const json& d = p["dispatch"];
+    std::string st = str(d, "state");
+    out::Sym sym = st == "done"        ? out::Sym::Ok
+                   : st == "failed"    ? out::Sym::Fail
+                   : st == "cancelled" ? out::Sym::Skip
+                                       : out::Sym::Diamond;
+    std::string att = d.contains("attempt") ? d["attempt"].dump() : std::string("?");
+    t += "\n      " + out::sym(sym) + " job " + one_line(str(d, "handle"), 100) + " · attempt " + att + " · " + st;
+    if (!str(d, "url").empty()) t += "\n        " + one_line(str(d, "url"), 160);
+  }
+  if (p.contains("scope") && p["scope"].is_object()) {
+    const json& sc = p["scope"];
+    size_t n = sc.contains("changed") && sc["changed"].is_array() ? sc["changed"].size() : 0;
+    const json& fs = sc.contains("findings") && sc["findings"].is_array() ? sc["findings"] : json::array();
+    t += "\n      " + out::sym(fs.empty() ? out::Sym::Ok : out::Sym::Warn) + " scope: " + std::to_string(n) +
+         " file(s) changed" + (fs.empty() ? ", all planned" : "");
+    for (const auto& f : fs) t += "\n        [" + str(f, "severity") + "] " + one_line(str(f, "issue"), 200);
+  }
+  if (p.contains("checks") && p["checks"].is_array())
+    for (const auto& c : p["checks"]) {
+      bool ok = c.value("passed", false);
+      long long ms =
+          c.contains("duration_ms") && c["duration_ms"].is_number_integer() ? c["duration_ms"].get<long long>() : 0;
+      t += "\n      " + out::sym(ok ? out::Sym::Ok : out::Sym::Fail) + " check " + one_line(str(c, "name"), 60) + ": " +
+           (ok ? std::string("passed") : one_line(str(c, "outcome"), 80)) + " (" + std::to_string(ms) + " ms)";
+    }
+  return t;
+}
+
 std::string render_status(const json& s) {
   std::string r;
   auto add = [&](const std::string& l) {
@@ -283,6 +330,7 @@ std::string render_status(const json& s) {
                            review_text(p.value("review", json()));
         if (!str(p, "error").empty())
           line += "\n      " + out::sym(out::Sym::Fail) + " " + one_line(str(p, "error"), 200);
+        line += plan_isolation_text(p);
         add(line);
       }
     }

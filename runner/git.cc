@@ -195,6 +195,27 @@ const std::vector<std::string>& git_hook_env() {
   return names;
 }
 
+GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms,
+               const std::vector<std::pair<std::string, std::string>>& env) {
+  SpawnSpec spec = git_spec(dir, args, timeout_ms, 4 << 20);
+  spec.env.erase(
+      std::remove_if(spec.env.begin(), spec.env.end(), [](const auto& kv) { return kv.first == "GIT_OPTIONAL_LOCKS"; }),
+      spec.env.end());
+  for (const auto& kv : env) spec.env.push_back(kv);
+  SpawnResult r = run_process(spec);
+  GitRun g;
+  if (r.outcome != SpawnResult::Outcome::Exited) {
+    g.error = "git " + (args.empty() ? std::string() : args.front()) + " " + r.describe();
+    return g;
+  }
+  g.ran = true;
+  g.status = r.exit_code;
+  g.out = std::move(r.out);
+  g.err = std::move(r.err);
+  if (g.status != 0) g.error = "git " + (args.empty() ? std::string() : args.front()) + ": " + first_line(g.err);
+  return g;
+}
+
 std::optional<std::filesystem::path> git_toplevel(const std::filesystem::path& dir, long long timeout_ms) {
   SpawnResult r = run_process(git_spec(dir, {"rev-parse", "--show-toplevel"}, timeout_ms, 1 << 16));
   if (!r.ok()) return std::nullopt;

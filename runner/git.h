@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "protocol/git_port.h"
 
@@ -62,6 +63,19 @@ class GitCli : public GitPort {
 // Every git child of the runner is started without them (SpawnSpec::unset_env), so
 // `git -C ROOT` always means ROOT, also when yolo runs inside a hook of another repository.
 const std::vector<std::string>& git_hook_env();
+
+// One `git -C DIR ARGS...` child as GitCli starts them (argv, no shell, own process group,
+// timeout, prompts and optional locks off, git_hook_env() removed), for the commands that
+// change a repository (worktrees, commits, merges: runner/worktree.h).
+struct GitRun {
+  bool ran = false;  // exited (any status)
+  int status = -1;
+  std::string out, err;
+  std::string error;  // why it did not run ("git merge timed out after ...")
+  bool ok() const { return ran && status == 0; }
+};
+GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms = 60000,
+               const std::vector<std::pair<std::string, std::string>>& env = {});
 
 // The top folder of the git work tree holding dir (`git rev-parse --show-toplevel`);
 // nullopt outside a repository or without git.

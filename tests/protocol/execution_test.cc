@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "protocol/schema.h"
 #include "protocol/state.h"
 
 namespace yolo::execution {
@@ -115,6 +116,25 @@ TEST(Execution, RunningLeftByADeadRunIsPendingReadyStaysReady) {
   EXPECT_TRUE(p.was_running);
   EXPECT_EQ(status_of(doc, "01-01"), "pending");
   EXPECT_EQ(status_of(doc, "01-02"), "ready");
+}
+
+TEST(Execution, ResumeKeepsEachPlansWorktreeScopeAndChecks) {
+  json doc = json::object();
+  prepare(doc, kPhase, entries(), opts());
+  json wt = {{"path", "/r/.git/yolo-worktrees/ab/01-01"},
+             {"branch", "yolo/ab/01-01"},
+             {"base", "abc1234"},
+             {"head", "def5678"},
+             {"merge", "pending"}};
+  (*find_plan(doc, "01-01"))["worktree"] = wt;
+  (*find_plan(doc, "01-01"))["checks"] = json::array({{{"name", "t"}, {"argv", {"true"}}, {"passed", true}}});
+  (*find_plan(doc, "01-01"))["scope"] = {{"changed", {"a"}}};
+  prepare(doc, kPhase, entries(), opts(true));
+  EXPECT_EQ((*find_plan(doc, "01-01"))["worktree"], wt);  // a resumed run merges what passed
+  EXPECT_EQ((*find_plan(doc, "01-01"))["checks"][0]["name"], "t");
+  EXPECT_EQ((*find_plan(doc, "01-01"))["scope"]["changed"], json::array({"a"}));
+  EXPECT_FALSE(find_plan(doc, "01-02")->contains("worktree"));
+  EXPECT_TRUE(schema::validate("execution-state", doc).empty());
 }
 
 TEST(Execution, AllCompleteMarksTheRunComplete) {

@@ -1,0 +1,314 @@
+// `yolo execute`: the wave loop (runner/phase_run_internal.h).
+#include "runner/phase_run_internal.h"
+
+namespace yolo::runner::phase {
+
+// ---- waves ----------------------------------------------------------------------------
+
+int Run::waves() {
+  for (const auto& e : entries_)
+    if (e.wave >= 1 && (first_wave_ == 0 || e.wave < first_wave_)) first_wave_ = e.wave;
+  {
+    const auto& snap = state_now();
+    nodes_ = execution::nodes(snap.ok() ? snap.doc : json::object(), entries_);
+    for (size_t i = 0; i < entries_.size(); ++i) wave_members_[entries_[i].wave].push_back(i);
+  }
+  uv_loop_init(&loop_);
+  uv_timer_init(&loop_, &flush_timer_);
+  flush_timer_.data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(&flush_timer_));  // the final flush_plans() writes what is left
+  loop_started_ = true;
+  uv_signal_init(&loop_, &sigint_);
+  uv_signal_init(&loop_, &sigterm_);
+  sigint_.data = sigterm_.data = this;
+  auto on_signal = [](uv_signal_t* h, int signum) { static_cast<Run*>(h->data)->interrupt(signum); };
+  uv_signal_start(&sigint_, on_signal, SIGINT);
+  uv_signal_start(&sigterm_, on_signal, SIGTERM);
+  uv_unref(reinterpret_cast<uv_handle_t*>(&sigint_));
+  uv_unref(reinterpret_cast<uv_handle_t*>(&sigterm_));
+  // On a terminal: a live line with the running executors and the phase's progress.
+  bool live = !o_.json && out::live_enabled();
+  if (live) {
+    uv_timer_init(&loop_, &live_timer_);
+    live_timer_.data = this;
+    uv_timer_start(
+        &live_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->draw_live(); }, 250, 250);
+    uv_unref(reinterpret_cast<uv_handle_t*>(&live_timer_));
+  }
+  schedule();
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  if (live) {
+    uv_timer_stop(&live_timer_);
+    uv_close(reinterpret_cast<uv_handle_t*>(&live_timer_), nullptr);
+    out::set_live("");
+  }
+  uv_signal_stop(&sigint_);
+  uv_signal_stop(&sigterm_);
+  uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
+  running_.clear();
+  flush_plans();
+  loop_started_ = false;
+  uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_loop_close(&loop_);
+  if (final_code_ < 0) return finish(kExecHalted, "halted", "stopped with nothing left to run");
+  return finish(final_code_, final_result_, final_message_);
+}
+
+const state::LoadResult& Run::state_now() {
+  auto id_of = [&](FileId& id) {
+    struct stat st {};
+    if (::stat(state::state_path(root_).c_str(), &st) != 0) return false;
+    id = FileId{st.st_dev, st.st_ino, st.st_size,
+                static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec,
+                static_cast<long long>(st.st_ctim.tv_sec) * 1000000000LL + st.st_ctim.tv_nsec};
+    return true;
+  };
+  FileId before;
+  if (state_id_ && id_of(before) && before == *state_id_ && state_cache_.ok()) return state_cache_;
+  bool known = id_of(before);
+  state_cache_ = state::load(root_);
+  FileId after;
+  // Kept only when the file did not change while it was read (else: read again next time).
+  if (known && id_of(after) && after == before && state_cache_.ok())
+    state_id_ = after;
+  else
+    state_id_.reset();
+  return state_cache_;
+}
+
+void Run::queue_plan(size_t i, PlanUpdate u) {
+  if (auto it = pending_.find(i); it != pending_.end()) {
+    if (!u.started_at) u.started_at = it->second.started_at;
+    json set = it->second.set;  // fields queued before and not written yet are kept
+    for (auto& [k, v] : u.set.items()) set[k] = v;
+    u.set = std::move(set);
+  }
+  pending_[i] = std::move(u);
+  if (!loop_started_) {
+    flush_plans();
+    return;
+  }
+  if (flush_timer_armed_) return;
+  uint64_t since = uv_hrtime() - last_flush_ns_;
+  uint64_t gap = std::max<uint64_t>(100'000'000ULL, 4 * last_flush_cost_ns_);
+  uint64_t delay_ms = since >= gap ? 0 : (gap - since) / 1'000'000ULL;
+  flush_timer_armed_ = true;
+  uv_timer_start(
+      &flush_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->flush_plans(); }, delay_ms, 0);
+}
+
+void Run::flush_plans() {
+  if (flush_timer_armed_) {
+    uv_timer_stop(&flush_timer_);
+    flush_timer_armed_ = false;
+  }
+  if (pending_.empty()) return;
+  uint64_t t = uv_hrtime();
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    std::unordered_map<std::string, json*> by_id;
+    if (doc.contains("plans") && doc["plans"].is_array())
+      for (auto& p : doc["plans"]) by_id.emplace(str(p, "id"), &p);  // the first of an id, as find_plan
+    for (const auto& [i, u] : pending_) {
+      auto f = by_id.find(entries_[i].id);
+      if (f == by_id.end()) continue;
+      json& p = *f->second;
+      p["status"] = u.status;
+      if (u.started_at) p["started_at"] = *u.started_at;
+      p["completed_at"] = u.completed_at;
+      if (!u.error.empty())
+        p["error"] = u.error;
+      else
+        p.erase("error");
+      if (!u.findings.is_null())
+        p["findings"] = u.findings;
+      else
+        p.erase("findings");
+      for (const auto& [k, v] : u.set.items()) {
+        if (v.is_null())
+          p.erase(k);
+        else
+          p[k] = v;
+      }
+      if (u.status != "running") p.erase("executor");  // ended: its executor's pid/pgid/start no longer matter
+    }
+    execution::update_wave(doc);
+    return true;
+  });
+  pending_.clear();
+  last_flush_ns_ = uv_hrtime();
+  last_flush_cost_ns_ = last_flush_ns_ - t;
+  if (!up.ok()) stop(kExecHalted, "error", up.error);
+}
+
+void Run::interrupt(int signum) {
+  if (interrupted_) return;
+  interrupted_ = true;
+  stop(kExecHalted, "interrupted",
+       "Interrupted (signal " + std::to_string(signum) +
+           "): running executors were stopped; their plans are pending again");
+  for (auto& [i, p] : running_) p->cancel();
+  cancel_dispatched();  // the engine's jobs too (issue 18)
+}
+
+void Run::schedule() {
+  if (stopping_) return;
+  if (isolated() && running_.empty()) {  // the plans that passed, merged in plan order before anything else
+    merge_pending();
+    if (stopping_) return;
+  }
+  const auto& snap = state_now();
+  if (!snap.ok()) {
+    stop(kExecHalted, "error", snap.error);
+    return;
+  }
+  const json& doc = snap.doc;
+  gates::RunState rs = gates::run_state(doc);
+  if (rs == gates::RunState::Halted) {
+    std::string msg = "the run is halted";
+    if (doc.contains("gates") && doc["gates"].is_array() && !doc["gates"].empty() &&
+        str(doc["gates"].back(), "status") == "REJECTED") {
+      const json& g = doc["gates"].back();
+      msg = str(g, "gate_type") + " gate " + str(g, "id") + " for " + str(g, "plan_path") +
+            " was rejected: " + str(g, "feedback");
+      emit("gate_rejected",
+           {{"gate_id", str(g, "id")}, {"gate_type", str(g, "gate_type")}, {"feedback", str(g, "feedback")}}, Sym::Fail,
+           "Halted: " + msg);
+      note("revise and request approval again: yolo request-approval --plan-path " + str(g, "plan_path") +
+           " --gate-type " + str(g, "gate_type"));
+    }
+    stop(kExecHalted, "halted", "Halted: " + msg);
+    return;
+  }
+  bool executor = runs_plans();
+  waves::Options wo;
+  wo.max_parallel = executor ? cfg_.max_parallel : static_cast<int>(entries_.size()) + 1;
+  wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);
+  wo.only = o_.only_plan;
+  waves::Decision d = waves::next(nodes_, wo);
+  if (d.outcome != waves::Outcome::Start && d.outcome != waves::Outcome::Waiting) flush_plans();
+  switch (d.outcome) {
+    case waves::Outcome::Waiting:
+      return;
+    case waves::Outcome::Complete: {
+      if (!running_.empty()) return;
+      waves::Options all = wo;
+      all.only.clear();
+      all.frozen = false;
+      bool phase_done = waves::next(nodes_, all).outcome == waves::Outcome::Complete;
+      if (!phase_done) {
+        emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
+        next_ = "`yolo execute` runs the rest of the phase";
+        stop(kExecComplete, "complete", "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
+        return;
+      }
+      std::string now = now_iso8601();
+      auto up = state::update(root_, [&](json& s, std::string&) {
+        execution::complete_phase(s, now);
+        return true;
+      });
+      if (!up.ok()) {
+        stop(kExecHalted, "error", up.error);
+        return;
+      }
+      log("phase_end", "",
+          {{"status", "complete"}, {"plans", entries_.size()}, {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
+      emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,
+           "Phase " + phase_.folder + " complete: " + std::to_string(entries_.size()) + "/" +
+               std::to_string(entries_.size()) + " plans");
+      stop(kExecComplete, "complete", "");
+      return;
+    }
+    case waves::Outcome::Frozen: {
+      if (!running_.empty()) {
+        if (!frozen_noted_) {
+          frozen_noted_ = true;
+          emit("frozen", {{"running", running_.size()}}, Sym::Pause,
+               "A gate is open: no new plan starts; waiting for the " + std::to_string(running_.size()) +
+                   " running plan(s)");
+        }
+        return;
+      }
+      if (const json* g = gates::open_gate(doc))
+        pause_for(*g);
+      else if (doc.contains("approval") && doc["approval"].is_object())
+        pause_for(doc["approval"]);
+      stop(kExecPaused, "paused", "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
+      return;
+    }
+    case waves::Outcome::Failed:
+    case waves::Outcome::Blocked: {
+      if (!running_.empty()) return;
+      set_halted(d.reason);
+      if (o_.json) emit("phase_end", {{"status", "halted"}, {"reason", d.reason}}, Sym::Fail, "Halted: " + d.reason);
+      stop(kExecHalted, "halted", "Phase " + phase_.folder + " halted: " + d.reason);
+      return;
+    }
+    case waves::Outcome::Start:
+      break;
+  }
+  long long w = d.wave;
+  if (cfg_.wave_approval && w > first_wave_ && !wave_gate_passed_.count(w)) {
+    if (!running_.empty()) return;
+    std::string rel, ids;
+    std::vector<std::string> files;  // the wave gate covers every plan of the wave
+    for (const auto& e : entries_)
+      if (e.wave == w) {
+        if (rel.empty()) rel = e.path;
+        files.push_back(e.path);
+        ids += (ids.empty() ? "" : ", ") + e.id;
+      }
+    std::string reason = "wave " + std::to_string(w) + " of phase " + phase_.folder + ": plans " + ids;
+    flush_plans();
+    GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w), files);
+    if (g == GateOutcome::Passed) {
+      wave_gate_passed_.insert(w);
+      schedule();
+    } else if (g == GateOutcome::Paused) {
+      stop(kExecPaused, "paused", "Paused before wave " + std::to_string(w) + ": its wave gate awaits approval");
+    }
+    return;
+  }
+  if (!waves_started_.count(w)) {
+    waves_started_.insert(w);
+    json ids = json::array();
+    std::string names;
+    for (const auto& e : entries_)
+      if (e.wave == w) {
+        ids.push_back(e.id);
+        names += (names.empty() ? "" : ", ") + e.id;
+      }
+    log("wave_start", "", {{"wave", w}, {"plans", ids}});
+    emit("wave_start", {{"wave", w}, {"total_waves", d.total_waves}, {"plans", ids}}, Sym::Diamond,
+         "Wave " + std::to_string(w) + "/" + std::to_string(d.total_waves) + ": " + names);
+  }
+  if (executor)
+    start_plans(d.start, w);
+  else
+    mark_ready(d.start);
+}
+
+void Run::mark_ready(const std::vector<size_t>& idx) {
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    std::vector<std::string> ids;
+    for (size_t i : idx) ids.push_back(entries_[i].id);
+    execution::mark_ready(doc, ids);
+    return true;
+  });
+  if (!up.ok()) {
+    stop(kExecHalted, "error", up.error);
+    return;
+  }
+  for (size_t i : idx) {
+    const auto& e = entries_[i];
+    std::string sp = summary_rel_for(root_, e.path);
+    emit("plan_ready", {{"plan", e.id}, {"wave", e.wave}, {"plan_path", e.path}, {"summary_path", sp}}, Sym::Diamond,
+         "Plan " + e.id + " ready: waiting for " + sp);
+  }
+  stop(kExecWaitingSummary, "waiting_for_summary",
+       "Waiting for SUMMARY: no executor is configured; " + std::to_string(idx.size()) +
+           " plan(s) are ready for an agent or a person. Run `yolo execute` again once their SUMMARY files exist.");
+}
+
+}  // namespace yolo::runner::phase

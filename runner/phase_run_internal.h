@@ -1,0 +1,343 @@
+// The Run of `yolo execute` (runner/phase_run.h), shared by the files that implement it:
+//   phase_run.cc    the phase, its plans, step 2, the cross-plan validation, run()
+//   phase_steps.cc  --dry-run, the review gate, the vision and wave gates
+//   phase_loop.cc   the wave loop: scheduling, the state in memory, interrupts
+//   plan_exec.cc    one plan: its worktree, executor, checks, SUMMARY gate and scope fence
+//   plan_merge.cc   worktree isolation: merging a wave's plans back in plan order, resume
+// Internal to those files.
+#pragma once
+
+#include <signal.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "protocol/argv_template.h"
+#include "protocol/clock.h"
+#include "protocol/config.h"
+#include "protocol/events.h"
+#include "protocol/execution.h"
+#include "protocol/fs.h"
+#include "protocol/gate_step.h"
+#include "protocol/approvals.h"
+#include "protocol/approver_policy.h"
+#include "protocol/gate_coverage.h"
+#include "protocol/gate_run.h"
+#include "protocol/gates.h"
+#include "protocol/json_field.h"
+#include "protocol/numbers.h"
+#include "protocol/plan.h"
+#include "protocol/stage1.h"
+#include "protocol/review_ledger.h"
+#include "protocol/review_loop.h"
+#include "protocol/review_report.h"
+#include "protocol/reviewed.h"
+#include "protocol/state.h"
+#include "protocol/summary.h"
+#include "protocol/summary_gate.h"
+#include "protocol/text.h"
+#include "protocol/waves.h"
+#include "runner/agent_logs.h"
+#include "runner/approvers.h"
+#include "runner/config_report.h"
+#include "runner/git.h"
+#include "runner/instance_lock.h"
+#include "runner/output.h"
+#include "runner/render.h"
+#include "runner/agent_progress.h"
+#include "runner/subprocess.h"
+
+#include "runner/phase_run.h"
+#include "runner/worktree.h"
+#include "protocol/plan_checks.h"
+#include "protocol/scope_fence.h"
+
+namespace yolo::runner::phase {
+
+namespace stdfs = std::filesystem;
+using execution::PlanEntry;
+using execution::SummaryState;
+using json_field::str;
+using out::Sym;
+
+inline constexpr const char* kRoadmap = ".yolo-planning/ROADMAP.md";
+
+std::optional<long long> as_int(const std::string& s);
+
+struct PhaseDir {
+  long long number = 0;
+  std::string folder;  // "01-demo"
+  std::string slug;    // "demo"
+  stdfs::path abs;
+  std::string rel;  // ".yolo-planning/phases/01-demo"
+};
+
+std::vector<PhaseDir> list_phases(const stdfs::path& root);
+// The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
+// uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
+std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel);
+std::string fmt_secs(double ms);
+// /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
+std::string boot_id();
+// What a later execute needs to know whether this executor still runs (its pid may be reused).
+json executor_record(int pid);
+bool executor_configured(const Config& c);
+
+enum class GateOutcome { Passed, Paused, Halted };
+
+class Run {
+ public:
+  explicit Run(ExecuteOptions o) : o_(std::move(o)), root_(o_.root), git_(o_.root) { t0_ = uv_hrtime(); }
+
+  int run();
+
+ private:
+  // ---- output and events ----------------------------------------------------------
+  double elapsed_ms() const { return static_cast<double>(uv_hrtime() - t0_) / 1e6; }
+  void emit(const std::string& event, json data, Sym sym, const std::string& human) {
+    if (o_.json) {
+      json j = {{"event", event}};
+      if (data.is_object())
+        for (auto& [k, v] : data.items()) j[k] = v;
+      j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
+      out::json_line(j);
+    } else {
+      // Human lines carry plan ids, titles, paths, findings and children's output: no
+      // control characters reach the terminal.
+      out::line(out::sym(sym) + " " + text::sanitize_for_terminal(human) + "  " +
+                out::dim("[" + fmt_secs(elapsed_ms()) + "]"));
+    }
+  }
+  void note(const std::string& human, bool dim = false) {  // extra detail lines for people only
+    if (o_.json) return;
+    std::string s = text::sanitize_for_terminal(human);
+    out::line("    " + (dim ? out::dim(s) : s));
+  }
+  void note_review_outcomes(const json& detail);
+
+  void log(const std::string& type, const std::string& plan, json data = json::object()) {
+    events::Event e;
+    e.type = type;
+    e.phase = phase_.number;
+    if (auto n = as_int(plan)) e.plan = *n;
+    data["phase_dir"] = phase_.rel;
+    e.data = std::move(data);
+    e.correlation_id = cid_;
+    auto w = events::log(root_, cfg_.raw, e);
+    if (!w.written && cfg_.v3_event_log && !log_warned_) {
+      out::err("⚠ event not logged: " + w.reason);
+      log_warned_ = true;
+    }
+  }
+  int finish(int code, const std::string& result, const std::string& message);
+  // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
+  std::string next_step(int code) const {
+    if (!next_.empty()) return next_;
+    switch (code) {
+      case kExecComplete:
+        return "`yolo execute` runs the next phase that is not complete; `yolo status` shows the project";
+      case kExecPaused:
+        return "`yolo gates` shows the open gate; `yolo approve` (or `yolo reject --feedback TEXT`), then `yolo "
+               "execute`";
+      case kExecWaitingSummary:
+        return "write the SUMMARY files named above (or configure an `executor`), then `yolo execute`";
+      case kExecUsage:
+        return "`yolo status` lists the phases and plans; `yolo execute --help` shows the options";
+      default:
+        return "fix what is reported above, then `yolo execute` (`yolo status` shows the run)";
+    }
+  }
+
+  // ---- steps ---------------------------------------------------------------------
+  int choose_phase();
+  void load_plans();
+  SummaryState check_summary(const PlanEntry& e, json& findings);
+  bool phase_complete_on_disk(const PhaseDir& p);
+  int step2();
+  int check_agents();
+  int dry_run();
+  int precheck();
+  int review_gate();
+  GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
+                          std::optional<int> wave, const std::vector<std::string>& files = {});
+  void pause_for(const json& gate);
+  std::string approver_note_for(gates::GateType type) const {
+    auto spec = gates::approver_spec(cfg_, type);
+    switch (spec.kind) {
+      case gates::ApproverSpec::Kind::Manual:
+        return "manual";
+      case gates::ApproverSpec::Kind::Skip:
+        return "skip";
+      case gates::ApproverSpec::Kind::Command:
+        return "command " + (spec.argv.empty() ? std::string() : spec.argv[0]);
+      case gates::ApproverSpec::Kind::Invalid:
+        return "invalid: " + spec.error;
+    }
+    return "manual";
+  }
+  bool set_halted(const std::string& reason);
+  void end_leftover_executors(const json& doc);
+  int waves();
+
+  // ---- the loop ---------------------------------------------------------------
+  void schedule();
+  void start_plans(const std::vector<size_t>& idx, long long wave);
+  void mark_ready(const std::vector<size_t>& idx);
+  void on_done(size_t i, SpawnResult r);
+  // After the executor (plan_exec.cc): the plan's checks one after another on the loop,
+  // then conclude(): the SUMMARY gate, the scope fence and the checks decide the plan.
+  void run_checks(size_t i, SpawnResult executor);
+  void next_check(size_t i);
+  void conclude(size_t i, const SpawnResult& r);
+  std::map<std::string, std::string> plan_vars(size_t i, long long wave) const;
+  std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave) const;
+  void note_wave_end(long long wave);
+
+  // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
+  bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatching(); }
+  // dispatch (issue 18, plan_dispatch.cc): each plan a job of a cluster engine; its branch
+  // comes back through the remote and goes through the same gates and merge.
+  bool dispatching() const { return cfg_.dispatch.configured(); }
+  bool runs_plans() const { return executor_configured(cfg_) || dispatching(); }
+  // Submits the plan's job (or re-attaches to the one a stopped execute submitted: prior is
+  // the plan's record), then waits for it on the loop. false: err says why it could not.
+  bool start_dispatch(size_t i, long long wave, const json& prior, std::string& err);
+  void on_dispatch_done(size_t i, SpawnResult r);
+  void cancel_dispatched();
+  // Before step 2: git checks, then what a killed run left: plans that passed their gates
+  // but were not merged are merged (never twice), leftover folders removed. -1 or an exit code.
+  int init_worktrees(const json& doc);
+  bool prepare_worktree(size_t i, long long wave, std::string& err);
+  // The plan's gates in its worktree: SUMMARY gate, scope fence, checks; fills the plan's
+  // record (set: worktree, scope, checks). Returns the plan's SummaryState.
+  // commit: whether the plan may pass (no failed check): only then is its SUMMARY committed.
+  SummaryState gate_in_worktree(size_t i, json& findings, json& set, bool commit);
+  // Merges the plans that passed their gates and are not merged yet, in plan order, when
+  // nothing runs (plan_merge.cc). A conflict fails its plan.
+  void merge_pending();
+  // One plan's gated commit into the project's checkout; false on a conflict or refusal
+  // (findings and error say why).
+  // A plan's merge result into its record (merged / conflict with a finding / refused).
+  bool apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings);
+  std::string merge_message(const PlanEntry& e, const json& wt) const;
+  void stop(int code, const std::string& result, const std::string& message) {
+    if (final_code_ < 0) {
+      final_code_ = code;
+      final_result_ = result;
+      final_message_ = message;
+    }
+    stopping_ = true;
+    flush_plans();
+  }
+
+  // ---- the run's state in memory (issue 19) ------------------------------------------
+  // Re-reading, validating and rewriting (with fsync) the whole state on every start and
+  // end of a plan made execute quadratic. The plans' statuses are this run's own (one
+  // execute per project): they are kept in nodes_ and written in batches (flush_plans: one
+  // read-modify-write under the lock for every change queued), at most every 100 ms and
+  // never more than a fifth of the time, and at once before anything that reads them back
+  // (gates, the end of the phase, stop). The rest of the state (gates, approvals) is
+  // another process's to change: state_now() reads the file again only when its identity
+  // (inode, size, times) changed. A run killed between two writes loses only statuses
+  // that the next run finds again (SUMMARY files; a `running` plan becomes pending).
+  struct PlanUpdate {
+    std::string status;
+    std::optional<std::string> started_at;
+    json completed_at;          // null or an ISO-8601 time
+    std::string error;          // "": removed
+    json findings;              // null: removed
+    json set = json::object();  // other fields of the plan's record (worktree, scope, checks); null removes
+  };
+  const state::LoadResult& state_now();
+  void queue_plan(size_t i, PlanUpdate u);
+  void flush_plans();
+  void interrupt(int signum);
+  // The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
+  void draw_live() {
+    size_t done = 0;
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (completed_.count(i) || (entries_[i].summary == SummaryState::Passed && !running_.count(i))) ++done;
+    const size_t width = 12;
+    size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
+    std::string bar = "[";
+    for (size_t k = 0; k < width; ++k) bar += k < filled ? "█" : "░";
+    std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
+    long long timeout = cfg_.timeout_for(cfg_.executor);
+    for (const auto& [i, p] : running_) {
+      double secs = static_cast<double>(uv_hrtime() - started_at_[i]) / 1e9;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
+      l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
+    }
+    if (running_.empty()) l += " · waiting";
+    out::set_live(l);
+  }
+
+  ExecuteOptions o_;
+  stdfs::path root_;
+  Config cfg_;
+  GitCli git_;
+  SummaryMode mode_ = SummaryMode::Strict;
+  uint64_t t0_ = 0;
+  std::string cid_;
+  bool log_warned_ = false;
+  PhaseDir phase_;
+  std::vector<PlanEntry> entries_;
+  std::string approver_note_;
+
+  uv_loop_t loop_{};
+  uv_signal_t sigint_{}, sigterm_{};
+  std::map<size_t, std::unique_ptr<Process>> running_;
+  InstanceLock lock_;
+  std::map<size_t, uint64_t> started_at_;
+  std::vector<waves::PlanNode> nodes_;                     // entries_ with this run's statuses, built once
+  std::map<long long, std::vector<size_t>> wave_members_;  // wave -> entries_ indexes
+  std::map<size_t, PlanUpdate> pending_;                   // status changes not written yet
+  uv_timer_t flush_timer_{};
+  bool flush_timer_armed_ = false, loop_started_ = false;
+  uint64_t last_flush_ns_ = 0, last_flush_cost_ns_ = 0;
+  state::LoadResult state_cache_;
+  struct FileId {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = -1;
+    long long mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const FileId&) const = default;
+  };
+  std::optional<FileId> state_id_;
+  std::map<size_t, std::vector<std::string>> argv_;          // the executor's argv, for its log
+  std::set<size_t> completed_;                               // plans completed by this run
+  std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
+  std::map<size_t, PlanWorktree> worktree_of_;               // plans of this run with a worktree
+  std::map<long long, std::string> wave_base_;               // wave -> the commit its worktrees start from
+  std::map<size_t, json> wt_record_;                         // plan -> its `worktree` record
+  std::map<size_t, int> slot_of_;                            // plan -> the pool slot it holds while it runs
+  std::map<std::string, std::unique_ptr<GitCli>> slot_git_;  // the SUMMARY gate's git, per slot
+  std::map<size_t, std::vector<plan_checks::Outcome>> check_out_;
+  std::map<size_t, std::vector<plan_checks::Spec>> check_todo_;
+  std::map<size_t, std::vector<std::string>> check_errors_;
+  std::map<size_t, SpawnResult> exec_result_;     // the executor's result while its checks run
+  std::string fresh_cid_;                         // the correlation id a new run gets
+  std::map<size_t, json> dispatch_of_;            // plan -> its `dispatch` record while its job runs
+  std::map<size_t, std::string> dispatch_error_;  // plan -> why its job's branch cannot be gated
+  uv_timer_t live_timer_{};
+  std::set<long long> waves_started_, wave_gate_passed_, waves_ended_;
+  bool frozen_noted_ = false;
+  long long first_wave_ = 0;
+  bool stopping_ = false;
+  bool interrupted_ = false;
+  int final_code_ = -1;
+  std::string final_result_, final_message_;
+  std::string next_;  // the next step for the person, when a step knows better than the exit code
+};
+
+}  // namespace yolo::runner::phase

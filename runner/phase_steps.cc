@@ -1,0 +1,351 @@
+// `yolo execute`: --dry-run, the review gate, the vision and wave gates (runner/phase_run_internal.h).
+#include "runner/phase_run_internal.h"
+
+namespace yolo::runner::phase {
+
+int Run::dry_run() {
+  std::vector<waves::PlanNode> nodes;
+  for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending});
+  std::map<long long, std::vector<size_t>> by_wave;
+  for (size_t i = 0; i < entries_.size(); ++i) by_wave[entries_[i].wave].push_back(i);
+  bool executor = !cfg_.executor.argv.empty();
+  bool reviewing = cfg_.review_gate == "always" || (o_.review && cfg_.review_gate != "never");
+  json jw = json::array();
+  size_t to_run = 0;
+  if (!o_.json)
+    out::line(out::bold("Phase " + text::sanitize_for_terminal(phase_.folder)) + ": " +
+              std::to_string(entries_.size()) + " plans in " + std::to_string(by_wave.size()) + " wave(s)  " +
+              out::dim("(dry run: nothing runs, nothing is written)"));
+  for (const auto& [w, idx] : by_wave) {
+    if (!o_.json)
+      out::line(out::bold(w >= 1 ? "Wave " + std::to_string(w) : std::string("No valid wave (never runs)")));
+    json jp = json::array();
+    for (size_t i : idx) {
+      const auto& e = entries_[i];
+      json deps = json::array();
+      std::string dep_text;
+      for (const auto& d : e.depends_on) {
+        int j = waves::resolve_dependency(nodes, d);
+        std::string id = j >= 0 ? entries_[static_cast<size_t>(j)].id : d + " (unknown)";
+        deps.push_back(id);
+        dep_text += (dep_text.empty() ? "" : ", ") + id;
+      }
+      json f;
+      SummaryState ss = check_summary(e, f);
+      std::string summary = ss == SummaryState::Passed ? "passes" : ss == SummaryState::Failed ? "fails" : "missing";
+      std::string sp = summary_rel_for(root_, e.path);
+      json jl = {{"id", e.id},         {"title", e.title},   {"path", e.path},
+                 {"depends_on", deps}, {"summary", summary}, {"summary_path", sp}};
+      std::string what;
+      if (ss == SummaryState::Passed) {
+        what = out::sym(Sym::Ok) + " complete (its SUMMARY passes)";
+      } else if (executor && w >= 1) {
+        std::map<std::string, std::string> vars = {{"plan_path", e.path},
+                                                   {"plan_id", e.id},
+                                                   {"wave", std::to_string(w)},
+                                                   {"phase_dir", phase_.rel},
+                                                   {"summary_path", sp}};
+        auto argv = expand_argv(cfg_.executor.argv, vars);
+        jl["would_run"] = argv;
+        std::string cmd;
+        for (const auto& a : argv)
+          cmd += (cmd.empty() ? "" : " ") + (a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'");
+        what = out::sym(Sym::Diamond) + " would run: " + cmd;
+        ++to_run;
+      } else if (w >= 1) {
+        what = out::sym(Sym::Skip) + " would wait for " + sp + " (no executor configured)";
+        ++to_run;
+      } else {
+        what = out::sym(Sym::Fail) + " never runs: its wave is not a positive integer";
+      }
+      jp.push_back(jl);
+      if (!o_.json)
+        out::line("  " + text::sanitize_for_terminal(e.id) + "  " + text::sanitize_for_terminal(e.title) +
+                  (dep_text.empty() ? out::dim("  (no dependencies)")
+                                    : out::dim("  (after " + text::sanitize_for_terminal(dep_text) + ")")) +
+                  "\n      " + text::sanitize_for_terminal(what));
+    }
+    jw.push_back({{"wave", w}, {"plans", jp}});
+  }
+  std::string review = reviewing ? "the review gate runs first (yolo review " + phase_.rel + " --changed)"
+                                 : "review gate skipped (review_gate: " + cfg_.review_gate + ")";
+  next_ = "`yolo execute" + (o_.phase.empty() ? std::string() : " " + o_.phase) + "` runs it";
+  if (o_.json) {
+    out::json_line({{"ok", true},
+                    {"cmd", "execute"},
+                    {"dry_run", true},
+                    {"phase", phase_.number},
+                    {"phase_dir", phase_.rel},
+                    {"waves", jw},
+                    {"review_gate", reviewing},
+                    {"executor", executor},
+                    {"would_run", to_run},
+                    {"isolation", cfg_.isolation},
+                    {"next", next_}});
+    return kExecComplete;
+  }
+  out::line(out::sym(Sym::Skip) + " " + review + "; then the vision gate on ROADMAP.md");
+  if (isolated())
+    out::line(out::sym(Sym::Skip) +
+              " isolation: worktree: each plan in its own git worktree on branch yolo/<run>/<plan id>, "
+              "merged back in plan order once it passed its gates");
+  out::line("Next: " + next_);
+  return kExecComplete;
+}
+
+// Before the run starts: a configured agent whose program does not exist. A missing executor
+// would fail every plan, so the run does not start; a missing reviewer means every plan gets
+// only the Stage 1 verdict (the fallback), said loudly, or refused with reviewer_required.
+int Run::check_agents() {
+  bool reviewing = cfg_.review_gate == "always" || (o_.review && cfg_.review_gate != "never");
+  for (const auto& m : missing_agent_programs(cfg_, root_)) {
+    std::string what = m.role + " program '" + m.program + "' not found (config.json " + m.role +
+                       ", argv[0]; PATH or a path from the project root)";
+    if (m.role == "executor") {
+      next_ = "install it or correct `executor` in .yolo-planning/config.json, then `yolo execute`";
+      return finish(kExecHalted, "error", "the " + what);
+    }
+    if (m.role == "reviewer" && reviewing && cfg_.reviewer_required) {
+      next_ =
+          "install it or correct `reviewer` in .yolo-planning/config.json (reviewer_required is true), then `yolo "
+          "execute`";
+      return finish(kExecHalted, "error",
+                    "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
+    }
+    if (m.role == "reviewer" && reviewing)
+      emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+           "The " + what +
+               ": every plan gets the Stage 1 verdict only (fallback, no real review). "
+               "Set \"reviewer_required\": true to refuse that");
+    else if (m.role == "architect" && reviewing)
+      emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+           "The " + what + ": a rejected plan is not revised");
+  }
+  return -1;
+}
+
+int Run::review_gate() {
+  if (cfg_.review_gate == "never") {
+    emit("review_gate", {{"status", "skipped"}, {"review_gate", "never"}}, Sym::Skip,
+         "Review gate skipped (review_gate: never)");
+    return -1;
+  }
+  if (cfg_.review_gate != "always" && !o_.review) {
+    emit("review_gate", {{"status", "skipped"}, {"review_gate", cfg_.review_gate}}, Sym::Skip,
+         "Review gate skipped (review_gate: " + cfg_.review_gate + "; --review runs it)");
+    return -1;
+  }
+  // Already passed for exactly these plan contents: nothing to review again.
+  auto snap = state::load(root_);
+  auto ledger = review_ledger::load(root_, phase_.abs);
+  if (snap.ok() && ledger.ok() && execution::has_step(snap.doc, "step_2b")) {
+    std::vector<review::PlanContent> contents;
+    for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(root_ / e.path)});
+    if (review::passed_as_is(ledger.doc, contents)) {
+      emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok,
+           "Review gate: already passed for these plan contents");
+      return -1;
+    }
+  }
+  emit("review_gate", {{"status", "running"}}, Sym::Diamond,
+       "Review gate: yolo review " + phase_.rel + " --changed" +
+           (cfg_.reviewer.argv.empty()
+                ? std::string(" (no reviewer configured: Stage 1 only)")
+                : " (reviewer " + cfg_.reviewer.argv.front() + ", up to " +
+                      std::to_string(cfg_.timeout_for(cfg_.reviewer) / 1000) + " s per plan and cycle)"));
+  SpawnSpec spec;
+  // --changed: plans whose content equals their review-ledger record (a `yolo review PLAN`
+  // or an earlier gate) keep that verdict; only changed plans are reviewed again.
+  spec.argv = {o_.self_exe, "review", phase_.abs.string(), "--json", "--changed"};
+  spec.cwd = root_;
+  spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"NO_COLOR", "1"}};
+  spec.timeout_ms = 0;  // the review bounds each agent with its own timeout
+  SpawnResult r =
+      o_.json ? run_process(spec) : run_review_child(spec, "Review gate: reviewing " + phase_.rel, out::live_enabled());
+  std::string verdict;
+  if (r.outcome == SpawnResult::Outcome::Exited) {
+    if (r.exit_code == 0)
+      verdict = "approve";
+    else if (r.exit_code == 2)
+      verdict = "conditional";
+    else if (r.exit_code == 1)
+      verdict = "reject";
+  }
+  if (verdict.empty()) {
+    std::string why = "the review gate could not run (`yolo review` " + r.describe() + ")";
+    emit("review_gate", {{"status", "error"}, {"reason", why}, {"stderr", text::tail_lines(r.err, 20)}}, Sym::Fail,
+         why);
+    std::string tail = text::tail_lines(r.err, 20);
+    for (const auto& l : text::lines(tail)) note(std::string(l));
+    set_halted(why);
+    return finish(kExecHalted, "halted", "Halted: " + why);
+  }
+  json detail = review::parse_review_output(r.out).to_json();
+  if (verdict == "reject") {
+    emit("review_gate", {{"status", "rejected"}, {"verdict", verdict}, {"review", detail}}, Sym::Fail,
+         "Review gate: rejected: no plan of this phase executes");
+    if (!o_.json)
+      for (const auto& l : rejected_plans_report(detail)) out::line("    " + l);
+    auto paths = rejected_plan_paths(detail);
+    next_ = paths.empty() ? "edit the rejected plan, then `yolo execute`"
+                          : "edit " + paths.front() +
+                                (paths.size() > 1 ? " (and " + std::to_string(paths.size() - 1) + " more)" : "") +
+                                ", then `yolo execute`";
+    set_halted("review gate rejected the phase");
+    return finish(kExecHalted, "halted", "Halted: the review gate rejected the phase (see `yolo status`)");
+  }
+  auto up = state::update(root_, [&](json& doc, std::string&) {
+    execution::mark_step(doc, "step_2b");
+    return true;
+  });
+  if (!up.ok()) return finish(kExecHalted, "error", up.error);
+  emit("review_gate", {{"status", "passed"}, {"verdict", verdict}, {"review", detail}},
+       verdict == "approve" ? Sym::Ok : Sym::Warn, "Review gate: " + verdict);
+  note_review_outcomes(detail);
+  return -1;
+}
+
+// One line per reviewed plan for people: its verdict, how many cycles the loop took (a
+// reject revised by the architect shows here), and what decided it.
+void Run::note_review_outcomes(const json& detail) {
+  if (o_.json) return;  // the review_gate event carries the same detail
+  for (const auto& j : detail) {
+    if (!review::ReviewReport::is_review(j)) continue;
+    std::string v = j.value("verdict", "?");
+    Sym s = v == "approve" ? Sym::Ok : v == "conditional" ? Sym::Warn : Sym::Fail;
+    long long cycles = j.contains("cycles") && j["cycles"].is_number_integer() ? j["cycles"].get<long long>() : 1;
+    std::string line = out::sym(s) + " " + text::sanitize_for_terminal(j.value("plan_id", "?")) + " " + v;
+    if (cycles > 1) line += " after " + std::to_string(cycles) + " cycles (the architect revised it)";
+    std::string src = j.value("source", "");
+    if (src == "reviewer")
+      line += " (reviewer)";
+    else if (src == "fallback")
+      line += " (reviewer unavailable: Stage 1 verdict)";
+    else if (src == "parse_failure")
+      line += " (reviewer output unparseable: failed closed)";
+    else if (src == "stage1_reject")
+      line += " (Stage 1)";
+    out::line("    " + line);
+  }
+}
+
+// ---- gates --------------------------------------------------------------------------
+
+void Run::pause_for(const json& g) {
+  std::string type = str(g, "gate_type");
+  std::string label(gates::label_of(type));
+  std::string path = str(g, "plan_path");
+  std::string id = str(g, "id");
+  emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}},
+       Sym::Pause, label + " gate: Awaiting human approval for " + path + ". Execution paused.");
+  if (!str(g, "last_error").empty())
+    note("the approver failed: " + str(g, "last_error") + " (`yolo approve` retries it)");
+  if (!id.empty()) note("approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT");
+  if (!id.empty())
+    next_ =
+        "`yolo approve " + id + "` in a terminal (or `yolo reject " + id + " --feedback TEXT`), then `yolo execute`";
+}
+
+GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
+                             std::optional<int> wave, const std::vector<std::string>& files) {
+  const gates::Now now = gates::now_of(root_);
+  std::string tname(gates::to_string(type));
+  std::string label(gates::label(type));
+  bool acted = false;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto snap = state::load(root_);
+    if (!snap.ok()) {
+      stop(kExecHalted, "error", snap.error);
+      return GateOutcome::Halted;
+    }
+    std::string err;
+    std::string digest = gates::file_digest(root_, rel, err);
+    gates::Need need = gates::ensure(snap.doc, type, rel, now, files);
+    if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
+      std::string why = "the " + tname + " gate needs " + rel + ": " + err;
+      emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail,
+           label + " gate: " + why);
+      stop(kExecHalted, "halted", "Halted: " + why);
+      return GateOutcome::Halted;
+    }
+    const gates::ApprovalStatus& st = need.status;
+    switch (need.step) {
+      case gates::Step::Proceed: {
+        std::string by = str(st.gate, "approved_by");
+        emit("gate_passed",
+             {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"approved_by", by}}, Sym::Ok,
+             label + " gate: " + (acted ? "cleared" : "approved") + (by.empty() ? "" : " (by " + by + ")") + " for " +
+                 rel);
+        return GateOutcome::Passed;
+      }
+      case gates::Step::Pause:
+        pause_for(need.gate);
+        return GateOutcome::Paused;
+      case gates::Step::Halt: {
+        std::string fb = str(st.gate, "feedback");
+        emit("gate_rejected",
+             {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"feedback", fb}}, Sym::Fail,
+             label + " gate: rejected: " + fb);
+        note("revise " + rel + " and request approval again: yolo request-approval --plan-path " + rel +
+             " --gate-type " + tname);
+        set_halted(st.message);
+        stop(kExecHalted, "halted", "Halted: " + st.message);
+        return GateOutcome::Halted;
+      }
+      case gates::Step::Reopen: {
+        emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn,
+             st.message);
+        std::vector<events::Event> evs;
+        std::string gid;
+        auto up = state::update(root_, [&](json& d, std::string& e) {
+          gates::Transition t = gates::reopen_if_stale(d, type, rel, now, files);
+          if (!t.ok()) {
+            e = t.error;
+            return false;
+          }
+          evs = t.events;
+          gid = str(t.gate, "id");
+          return t.changed;
+        });
+        if (!up.ok()) {
+          stop(kExecHalted, "error", up.error);
+          return GateOutcome::Halted;
+        }
+        gates::log_events(root_, evs);
+        if (!gid.empty()) {
+          gates::GateRun a = gates::run_approver(root_, cfg_, gid, &command_approver());
+          if (!a.ok()) note("approver: " + a.error);
+        }
+        acted = true;
+        continue;
+      }
+      case gates::Step::Request: {
+        gates::RequestInput in;
+        in.type = type;
+        in.plan_path = rel;
+        in.reason = reason;
+        in.wave = wave;
+        in.files = files;
+        emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
+             label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
+        gates::GateRun r = gates::request_gate(root_, cfg_, in, &command_approver());
+        for (const auto& m : r.messages)
+          if (m.kind == gates::Outcome::Warning) note(m.text);
+        if (!r.ok()) {
+          emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail,
+               label + " gate: " + r.error);
+          stop(kExecHalted, "halted", "Halted: " + r.error);
+          return GateOutcome::Halted;
+        }
+        acted = true;
+        continue;
+      }
+    }
+  }
+  stop(kExecPaused, "paused", label + " gate: still not passed");
+  return GateOutcome::Paused;
+}
+
+bool executor_configured(const Config& c) { return !c.executor.argv.empty(); }
+
+}  // namespace yolo::runner::phase

@@ -1,0 +1,356 @@
+// `yolo execute`: one plan from start to its gates (runner/phase_run_internal.h).
+#include "runner/phase_run_internal.h"
+
+namespace yolo::runner::phase {
+
+// The placeholders of the executor's argv and of the plan's checks.
+std::map<std::string, std::string> Run::plan_vars(size_t i, long long wave) const {
+  const auto& e = entries_[i];
+  auto w = worktree_of_.find(i);
+  return {{"plan_path", e.path},
+          {"plan_id", e.id},
+          {"wave", std::to_string(wave)},
+          {"phase_dir", phase_.rel},
+          {"summary_path", summary_rel_for(root_, e.path)},
+          {"worktree", w != worktree_of_.end() ? w->second.path.string() : root_.string()},
+          {"branch", w != worktree_of_.end() ? w->second.branch : std::string()},
+          {"correlation_id", cid_}};
+}
+
+std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long long wave) const {
+  const auto& e = entries_[i];
+  auto w = worktree_of_.find(i);
+  return {{"YOLO_CORRELATION_ID", cid_},
+          {"YOLO_PLAN_ID", e.id},
+          {"YOLO_PHASE_DIR", phase_.rel},
+          {"YOLO_PLAN_PATH", e.path},
+          {"YOLO_WAVE", std::to_string(wave)},
+          {"YOLO_SUMMARY_PATH", summary_rel_for(root_, e.path)},
+          {"YOLO_WORKTREE", w != worktree_of_.end() ? w->second.path.string() : root_.string()}};
+}
+
+void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
+  std::string now = now_iso8601();
+  // A gate opened by another process since schedule() read the state: nothing starts.
+  const auto& snap = state_now();
+  if (!snap.ok()) {
+    stop(kExecHalted, "error", snap.error);
+    return;
+  }
+  if (gates::run_state(snap.doc) != gates::RunState::Running || !gates::waves_may_advance(snap.doc)) {
+    schedule();  // sees the gate now
+    return;
+  }
+  for (size_t i : idx) {
+    nodes_[i].status = waves::PlanStatus::Running;
+    PlanUpdate u{"running", now, nullptr, "", nullptr};
+    u.set = {{"scope", nullptr}, {"checks", nullptr}};
+    queue_plan(i, std::move(u));
+  }
+  json spawned = json::object();  // plan id -> who runs it, for a later run to find (kill -9 of this one)
+  bool failed_to_start = false;
+  for (size_t i : idx) {
+    const auto& e = entries_[i];
+    if (isolated()) {
+      std::string err;
+      if (!prepare_worktree(i, wave, err)) {
+        nodes_[i].status = waves::PlanStatus::Failed;
+        queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now_iso8601()), err, json::array()});
+        emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", err}}, Sym::Fail,
+             "Plan " + e.id + " failed: " + err);
+        failed_to_start = true;
+        continue;
+      }
+    }
+    if (dispatching()) {
+      std::string err;
+      const json* prior = execution::find_plan(snap.doc, e.id);
+      if (!start_dispatch(i, wave, prior ? *prior : json(), err)) {
+        nodes_[i].status = waves::PlanStatus::Failed;
+        queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now_iso8601()), err, json::array()});
+        emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", err}}, Sym::Fail,
+             "Plan " + e.id + " failed: " + err);
+        slot_of_.erase(i);
+        failed_to_start = true;
+      }
+      continue;
+    }
+    SpawnSpec spec;
+    spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave));
+    spec.cwd = isolated() ? worktree_of_[i].path : root_;
+    if (isolated() && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
+        stdfs::path(spec.argv[0]).is_relative()) {
+      std::error_code ec;  // the executor the config names, from the project root (not the plan's branch)
+      if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
+    }
+    spec.env = plan_env(i, wave);
+    spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
+    started_at_[i] = uv_hrtime();
+    argv_[i] = spec.argv;
+    running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
+    int pid = running_[i]->pid();
+    if (pid > 0) spawned[e.id] = executor_record(pid);
+    log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
+    json data = {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}};
+    if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
+      data["worktree"] = w->second.path.string();
+      data["branch"] = w->second.branch;
+      data["base"] = w->second.base;
+    }
+    emit("plan_start", data, Sym::Diamond,
+         "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
+    if (auto w = worktree_of_.find(i); w != worktree_of_.end())
+      note("worktree " + w->second.path.string() + " on branch " + w->second.branch + " from " +
+               w->second.base.substr(0, 12),
+           true);
+  }
+  if (!spawned.empty()) {
+    // The plans' `running` and who runs them are on disk before anything else happens: a
+    // later execute (after a kill -9 of this one) must find both to end the executors.
+    flush_plans();
+    auto rec = state::update(root_, [&](json& doc, std::string&) {
+      bool any = false;
+      for (auto& [id, r] : spawned.items())
+        if (json* p = execution::find_plan(doc, id); p && str(*p, "status") == "running") {
+          (*p)["executor"] = r;
+          any = true;
+        }
+      return any;
+    });
+    if (!rec.ok()) note("could not record the executors' pids: " + rec.error);
+  } else if (failed_to_start) {
+    flush_plans();
+    schedule();  // nothing runs: the failure halts the phase now
+  }
+}
+
+// A plan left `running` by an execute that died (kill -9): if its executor still lives (the
+// same pid, boot and start time), end its process group before the plan starts again, so
+// no plan ever runs twice at once.
+void Run::end_leftover_executors(const json& doc) {
+  if (!doc.contains("plans") || !doc["plans"].is_array()) return;
+  std::string boot = boot_id();
+  for (const auto& p : doc["plans"]) {
+    if (str(p, "status") != "running" || !p.contains("executor") || !p["executor"].is_object()) continue;
+    const json& r = p["executor"];
+    int pid = r.value("pid", 0), pgid = r.value("pgid", 0);
+    unsigned long long ticks = r.value("start_ticks", 0ULL);
+    if (pid <= 0 || ticks == 0 || r.value("boot_id", std::string()) != boot || process_start_ticks(pid) != ticks)
+      continue;
+    emit("leftover_executor", {{"plan", str(p, "id")}, {"pid", pid}, {"pgid", pgid}}, Sym::Warn,
+         "Plan " + str(p, "id") + ": its executor (pid " + std::to_string(pid) +
+             ") from an execute that stopped without cleaning up still runs; ending it before the plan starts again");
+    auto alive = [&] { return process_start_ticks(pid) == ticks; };
+    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGTERM);
+    ::kill(pid, SIGTERM);
+    for (int k = 0; k < 100 && alive(); ++k) ::usleep(50 * 1000);  // 5 s to finish cleanly
+    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGKILL);
+    if (alive()) ::kill(pid, SIGKILL);
+    for (int k = 0; k < 100 && alive(); ++k) ::usleep(20 * 1000);
+  }
+}
+
+void Run::on_done(size_t i, SpawnResult r) {
+  // Drop the Process now, inside its own done callback: its handles are still closing, so
+  // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
+  if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+  const PlanEntry& e = entries_[i];
+  std::string log_file = write_agent_log(root_, phase_.rel, e.id, "executor", 0, argv_[i], r);
+  if (!log_file.empty()) note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
+  if (!interrupted_ && r.ok()) {
+    run_checks(i, std::move(r));
+    return;
+  }
+  conclude(i, r);
+}
+
+// must_haves.checks of the plan (as the worktree holds it), one after another on the loop,
+// in the plan's worktree (the checkout without isolation), argv only.
+void Run::run_checks(size_t i, SpawnResult executor) {
+  const auto& e = entries_[i];
+  auto w = worktree_of_.find(i);
+  stdfs::path dir = w != worktree_of_.end() ? w->second.path : root_;
+  auto l = load_plan(dir / e.path);
+  plan_checks::Parsed parsed = l.plan ? plan_checks::parse(*l.plan) : plan_checks::Parsed{};
+  check_todo_[i] = parsed.checks;
+  check_errors_[i] = parsed.errors;
+  check_out_[i].clear();
+  exec_result_[i] = std::move(executor);
+  next_check(i);
+}
+
+void Run::next_check(size_t i) {
+  const auto& e = entries_[i];
+  const auto& todo = check_todo_[i];
+  size_t k = check_out_[i].size();
+  if (interrupted_ || stopping_ || k >= todo.size()) {
+    SpawnResult r = std::move(exec_result_[i]);
+    exec_result_.erase(i);
+    conclude(i, r);
+    return;
+  }
+  const plan_checks::Spec c = todo[k];
+  auto w = worktree_of_.find(i);
+  SpawnSpec spec;
+  spec.argv = expand_argv(c.argv, plan_vars(i, e.wave));
+  spec.cwd = w != worktree_of_.end() ? w->second.path : root_;
+  spec.env = plan_env(i, e.wave);
+  spec.timeout_ms = c.timeout_ms > 0 ? c.timeout_ms : cfg_.timeout_for(cfg_.executor);
+  spec.output_cap = 64 * 1024;
+  emit("check_start", {{"plan", e.id}, {"check", c.name}, {"argv", spec.argv}}, Sym::Diamond,
+       "Plan " + e.id + ": check " + c.name);
+  std::vector<std::string> argv = spec.argv;
+  running_[i] = Process::start(&loop_, std::move(spec), [this, i, c, argv](SpawnResult cr) {
+    if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+    plan_checks::Outcome o;
+    o.name = c.name;
+    o.argv = argv;
+    o.ran = cr.outcome == SpawnResult::Outcome::Exited;
+    o.exit_code = cr.exit_code;
+    o.describe = cr.describe();
+    o.duration_ms = static_cast<long long>(cr.elapsed_ms);
+    o.output_tail = text::tail_lines(cr.out + (cr.err.empty() ? "" : "\n" + cr.err), 20);
+    const auto& e2 = entries_[i];
+    write_agent_log(root_, phase_.rel, e2.id, "check", static_cast<int>(check_out_[i].size()) + 1, argv, cr);
+    json d = o.to_json();
+    d["plan"] = e2.id;
+    emit("check_end", d, o.passed() ? Sym::Ok : Sym::Fail,
+         "Plan " + e2.id + ": check " + o.name + (o.passed() ? " passed" : " failed: " + o.describe) + " (" +
+             fmt_secs(cr.elapsed_ms) + ")");
+    if (!o.passed())
+      for (const auto& l : text::lines(text::tail_lines(o.output_tail, 5)))
+        if (!text::trim(l).empty()) note(std::string(l), true);
+    check_out_[i].push_back(std::move(o));
+    if (interrupted_) {
+      SpawnResult r = std::move(exec_result_[i]);
+      exec_result_.erase(i);
+      conclude(i, r);
+      return;
+    }
+    next_check(i);
+  });
+}
+
+void Run::conclude(size_t i, const SpawnResult& r) {
+  const PlanEntry& e = entries_[i];
+  std::string sp = summary_rel_for(root_, e.path);
+  std::string status, error;
+  json findings = json::array();
+  json set = json::object();
+  bool summary_failed = false;
+  if (interrupted_) {
+    status = "pending";
+    error = "interrupted";
+  } else if (auto de = dispatch_error_.find(i); de != dispatch_error_.end()) {
+    status = "failed";
+    error = de->second;
+  } else if (!r.ok()) {
+    status = "failed";
+    error = "the executor " + r.describe();
+  } else {
+    // The checks yolo ran: the evidence. A failing one fails the plan whatever the SUMMARY says.
+    json checks = json::array();
+    for (const auto& o : check_out_[i]) checks.push_back(o.to_json());
+    auto check_findings = plan_checks::findings(check_out_[i], check_errors_[i]);
+    if (!check_out_[i].empty() || !check_errors_[i].empty()) set["checks"] = checks;
+    json f = json::array();
+    SummaryState ss =
+        isolated() && worktree_of_.count(i) ? gate_in_worktree(i, f, set, check_findings.empty()) : check_summary(e, f);
+    switch (ss) {
+      case SummaryState::Passed:
+        status = "complete";
+        break;
+      case SummaryState::Missing:
+        status = "failed";
+        error = "the executor exited 0 but wrote no SUMMARY (" + sp + ")";
+        break;
+      case SummaryState::Failed:
+        status = "failed";
+        error = "its SUMMARY fails the SUMMARY gate (" + sp + ")";
+        findings = f;
+        summary_failed = true;
+        break;
+    }
+    if (!check_findings.empty()) {
+      for (const auto& cf : check_findings) findings.push_back(cf.to_json());
+      if (status == "complete") {
+        status = "failed";
+        error = check_findings.front().issue;
+      } else {
+        error += "; " + check_findings.front().issue;
+      }
+    }
+    if (status == "complete") completed_.insert(i);
+  }
+  dispatch_error_.erase(i);
+  slot_of_.erase(i);  // its gates ran: the slot serves the next plan (the branch keeps the work)
+  check_out_.erase(i);
+  check_todo_.erase(i);
+  check_errors_.erase(i);
+  std::string now = now_iso8601();
+  nodes_[i].status = waves::parse_status(status).value_or(waves::PlanStatus::Pending);
+  PlanUpdate u{status, std::nullopt, status == "pending" ? json(nullptr) : json(now), error,
+               status == "failed" ? findings : json(nullptr)};
+  u.set = set;
+  queue_plan(i, std::move(u));
+  long long ms = static_cast<long long>(r.elapsed_ms);
+  if (summary_failed) {
+    int high = 0;
+    for (const auto& f : findings) high += str(f, "severity") == "high";
+    log("summary_claims_failed", e.plan,
+        {{"plan_id", e.id}, {"summary_path", sp}, {"findings", findings.size()}, {"high", high}});
+  }
+  log("plan_end", e.plan, {{"plan_id", e.id}, {"status", status}, {"elapsed_ms", ms}, {"outcome", r.describe()}});
+  json data = {{"plan", e.id}, {"status", status}, {"wave", e.wave}, {"elapsed_ms", ms}};
+  if (!error.empty()) data["error"] = error;
+  if (!findings.empty()) data["findings"] = findings;
+  for (const char* k : {"worktree", "scope", "checks"})
+    if (set.contains(k)) data[k] = set[k];
+  if (status == "complete") {
+    emit("plan_end", data, Sym::Ok, "Plan " + e.id + " complete (" + fmt_secs(r.elapsed_ms) + ")");
+    if (set.contains("scope"))
+      for (const auto& f : set["scope"].value("findings", json::array()))
+        note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
+  } else if (status == "pending") {
+    emit("plan_end", data, Sym::Warn, "Plan " + e.id + " stopped (interrupted)");
+  } else {
+    data["stderr_tail"] = text::tail_lines(r.err, 10);
+    emit("plan_end", data, Sym::Fail, "Plan " + e.id + " failed: " + error);
+    size_t shown = 0;
+    for (const auto& f : findings) {
+      if (shown++ == 5) {
+        note("... " + std::to_string(findings.size() - 5) + " more (yolo status --json)");
+        break;
+      }
+      note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
+    }
+    if (!r.ok()) {
+      std::string tail = text::tail_lines(r.err, 5);
+      for (const auto& l : text::lines(tail))
+        if (!text::trim(l).empty()) note(std::string(l), true);
+    }
+  }
+  // Worktree isolation: once nothing runs, the plans that passed are merged in plan order.
+  if (isolated() && running_.empty() && !stopping_) merge_pending();
+  note_wave_end(e.wave);
+  schedule();
+}
+
+// wave_end once every plan of the wave is complete or failed.
+void Run::note_wave_end(long long wave) {
+  if (waves_ended_.count(wave)) return;
+  bool all_done = true, any_failed = false;
+  for (size_t x : wave_members_[wave]) {
+    auto s = nodes_[x].status;
+    if (s != waves::PlanStatus::Complete && s != waves::PlanStatus::Failed) all_done = false;
+    if (s == waves::PlanStatus::Failed) any_failed = true;
+  }
+  if (!all_done) return;
+  waves_ended_.insert(wave);
+  std::string ws = any_failed ? "failed" : "complete";
+  log("wave_end", "", {{"wave", wave}, {"status", ws}});
+  emit("wave_end", {{"wave", wave}, {"status", ws}}, any_failed ? Sym::Fail : Sym::Ok,
+       "Wave " + std::to_string(wave) + " " + ws);
+}
+
+}  // namespace yolo::runner::phase

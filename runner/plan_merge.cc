@@ -1,0 +1,344 @@
+// `yolo execute` with `isolation: "worktree"` (issue 17): each plan's worktree, its gates
+// there (SUMMARY gate, scope fence), and the merge back in plan order, also after a kill -9
+// (runner/phase_run_internal.h, runner/worktree.h).
+//
+// The plan's record in the state (schemas/execution-state.json, plans[].worktree):
+//   {path, branch, base, head, merge: none|pending|merged|conflict, merge_commit, merged_at}
+// `head` is the commit that passed the gates (the SUMMARY committed on top): the merge names
+// it, never the branch, and a resumed run asks git whether it is already in HEAD before it
+// merges, so no plan is merged twice and none that passed is lost.
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "protocol/make_finding.h"
+#include "runner/phase_run_internal.h"
+
+namespace yolo::runner::phase {
+namespace {
+
+std::string read_all(const stdfs::path& p, bool& ok) {
+  std::ifstream f(p, std::ios::binary);
+  ok = static_cast<bool>(f);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string join(const std::vector<std::string>& v, size_t max = 10) {
+  std::string s;
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (k == max) {
+      s += ", ... (" + std::to_string(v.size() - max) + " more)";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + v[k];
+  }
+  return s;
+}
+
+}  // namespace
+
+bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
+  const auto& e = entries_[i];
+  if (!wave_base_.count(wave)) {
+    std::string h = trees_->head();
+    if (h.empty()) {
+      err = "git rev-parse HEAD failed in " + root_.string();
+      return false;
+    }
+    wave_base_[wave] = h;
+  }
+  int slot = 1;  // the lowest slot no running plan holds
+  for (bool taken = true; taken; ++slot) {
+    taken = false;
+    for (const auto& [x, k] : slot_of_) taken = taken || (x != i && k == slot);
+    if (!taken) break;
+  }
+  auto w = trees_->create(e.id, wave_base_[wave], slot, err);
+  if (!w) return false;
+  // The plan as this run read it (an architect may have revised it without a commit).
+  bool ok_root = false, ok_wt = false;
+  std::string mine = read_all(root_ / e.path, ok_root);
+  std::string theirs = read_all(w->path / e.path, ok_wt);
+  if (ok_root && (!ok_wt || mine != theirs)) {
+    // Written as a regular file inside the worktree: a symlink committed at that path (or a
+    // folder on the way leading out) is never followed.
+    std::error_code ec;
+    stdfs::path target = w->path / e.path;
+    stdfs::create_directories(target.parent_path(), ec);
+    stdfs::path parent = stdfs::weakly_canonical(target.parent_path(), ec);
+    stdfs::path top = stdfs::weakly_canonical(w->path, ec);
+    auto rel = parent.lexically_relative(top);
+    if (ec || rel.empty() || *rel.begin() == "..") {
+      err = "the plan's folder in the worktree leads outside it (" + target.string() + ")";
+      return false;
+    }
+    if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) stdfs::remove(target, ec);
+    std::ofstream(target, std::ios::binary | std::ios::trunc) << mine;
+  }
+  worktree_of_[i] = *w;
+  slot_of_[i] = slot;
+  json rec = {{"path", w->path.string()}, {"branch", w->branch}, {"base", w->base}, {"merge", "none"}};
+  wt_record_[i] = rec;
+  PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
+  u.set = {{"worktree", rec}};
+  queue_plan(i, std::move(u));
+  return true;
+}
+
+SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool commit) {
+  const auto& e = entries_[i];
+  const PlanWorktree& w = worktree_of_[i];
+  json rec = wt_record_[i];
+  std::string sp = summary_rel_for(root_, e.path);
+  std::error_code ec;
+  set["worktree"] = rec;
+  if (!stdfs::exists(w.path / sp, ec)) return SummaryState::Missing;
+  auto& git = slot_git_[w.path.string()];  // one per slot: it knows the repository already
+  if (!git) git = std::make_unique<GitCli>(w.path);
+  SummaryVerdict v = verify_summary(w.path / sp, w.path / e.path, w.path, mode_, git.get());
+  findings = v.to_json().value("findings", json::array());
+  // The scope fence: the branch's commits against the plan's files.
+  std::string err;
+  auto changed = trees_->changed_files(w, "HEAD", err);
+  bool summary_dirty = true, others_dirty = true;
+  auto l = load_plan(w.path / e.path);
+  json scope_json = json::object();
+  json scope_findings = json::array();
+  if (!changed) {
+    Finding f = make_finding(Severity::High, "scope_fence",
+                             "could not diff the plan's branch " + w.branch + " against its base: " + err,
+                             "check the worktree " + w.path.string());
+    scope_findings.push_back(f.to_json());
+  } else {
+    scope::Options so;
+    so.outside = scope::severity_setting(cfg_.scope_outside);
+    so.untouched = scope::severity_setting(cfg_.scope_untouched);
+    so.exempt = {e.path, sp};
+    std::vector<std::string> planned = l.plan ? scope::planned_files(*l.plan) : std::vector<std::string>{};
+    scope::Result res = scope::check(planned, *changed, so);
+    scope_json = res.to_json();
+    for (const auto& f : res.findings) scope_findings.push_back(f.to_json());
+    // Work the executor left uncommitted is not part of the plan's branch: it is not merged.
+    if (auto dirty = trees_->uncommitted(w, err)) {
+      summary_dirty = std::find(dirty->begin(), dirty->end(), sp) != dirty->end();
+      others_dirty = dirty->size() > (summary_dirty ? 1u : 0u);
+      std::vector<std::string> left;
+      for (const auto& d : *dirty)
+        if (d != sp && d != e.path) left.push_back(d);
+      if (!left.empty()) {
+        scope_json["uncommitted"] = left;
+        if (so.outside)
+          scope_findings.push_back(make_finding(Severity::Medium, "scope_fence",
+                                                "the executor left " + std::to_string(left.size()) +
+                                                    " file(s) uncommitted in its worktree (not merged): " + join(left),
+                                                "commit the plan's work on its branch")
+                                       .to_json());
+      }
+    }
+  }
+  scope_json["findings"] = scope_findings;
+  set["scope"] = scope_json;
+  for (const auto& f : scope_findings) findings.push_back(f);
+  bool high = false;
+  for (const auto& f : findings) high = high || str(f, "severity") == "high";
+  if (high) return SummaryState::Failed;
+  if (!commit) return SummaryState::Passed;  // a failed check fails it: nothing to merge
+  // Passed: the SUMMARY goes onto the branch (the merge brings it to the checkout).
+  std::string head = trees_->commit_paths(w, {sp}, summary_dirty, others_dirty, "yolo: SUMMARY of plan " + e.id, err);
+  if (head.empty()) {
+    findings.push_back(make_finding(Severity::High, "worktree",
+                                    "could not commit the SUMMARY on branch " + w.branch + ": " + err,
+                                    "check the worktree " + w.path.string())
+                           .to_json());
+    return SummaryState::Failed;
+  }
+  rec["head"] = head;
+  rec["merge"] = "pending";
+  wt_record_[i] = rec;
+  set["worktree"] = rec;
+  return SummaryState::Passed;
+}
+
+std::string Run::merge_message(const PlanEntry& e, const json& wt) const {
+  return "yolo: merge plan " + e.id + " (" + e.title + ") from " + str(wt, "branch");
+}
+
+bool Run::apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings) {
+  std::string branch = str(wt, "branch");
+  record = wt;
+  if (m.outcome == MergeOutcome::Merged) {
+    record["merge"] = "merged";
+    record["merge_commit"] = m.commit;
+    record["merged_at"] = now_iso8601();
+    return true;
+  }
+  if (m.outcome == MergeOutcome::Conflict) {
+    record["merge"] = "conflict";
+    error = "its branch " + branch + " conflicts with the checkout in " +
+            (m.files.empty() ? std::string("(files not named by git)") : join(m.files)) +
+            ": the plan left its scope (nothing of it was merged)";
+    Finding f = make_finding(Severity::High, "merge", error,
+                             "keep the plan to its files_modified; the branch " + branch +
+                                 " is kept for inspection; `yolo execute` runs the plan again in a fresh worktree");
+    f.extra["files"] = m.files;
+    findings.push_back(f.to_json());
+    return false;
+  }
+  error = "git could not merge it (nothing merged): " + m.error;
+  return false;
+}
+
+void Run::merge_pending() {
+  std::vector<std::string> merged_branches;
+  std::vector<stdfs::path> slots;
+  bool any = false;
+  for (const auto& [i, rec] : wt_record_)
+    any = any || (str(rec, "merge") == "pending" && nodes_[i].status == waves::PlanStatus::Complete);
+  if (!any) return;
+  // Every gated commit is on disk before git moves the branch: a kill -9 from here on leaves a
+  // state from which the next run merges what is missing and recognises what is merged.
+  flush_plans();
+  // In plan order, in one pass: the checkout moves once. (A commit this run gated a moment
+  // ago is on a branch nothing merged yet: whether it is in HEAD is not asked.)
+  std::vector<size_t> order;
+  std::vector<std::pair<std::string, std::string>> steps;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    auto r = wt_record_.find(i);
+    if (r == wt_record_.end() || str(r->second, "merge") != "pending" ||
+        nodes_[i].status != waves::PlanStatus::Complete || !is_commit_hash(str(r->second, "head")))
+      continue;
+    order.push_back(i);
+    steps.push_back({str(r->second, "head"), merge_message(entries_[i], r->second)});
+  }
+  std::vector<MergeResult> results = trees_->merge_all(steps);
+  bool refused = false;
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t i = order[k];
+    const auto& e = entries_[i];
+    json record, findings = json::array();
+    std::string error;
+    bool ok = apply_merge(wt_record_[i], results[k], record, error, findings);
+    wt_record_[i] = record;
+    if (ok) {
+      PlanUpdate u{"complete", std::nullopt, json(now_iso8601()), "", nullptr};
+      u.set = {{"worktree", record}};
+      queue_plan(i, std::move(u));
+      emit("plan_merged",
+           {{"plan", e.id},
+            {"branch", str(record, "branch")},
+            {"commit", str(record, "head")},
+            {"merge_commit", str(record, "merge_commit")}},
+           Sym::Ok, "Plan " + e.id + " merged from " + str(record, "branch"));
+      log("plan_merged", e.plan,
+          {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}});
+      merged_branches.push_back(str(record, "branch"));
+      slots.push_back(str(record, "path"));
+      worktree_of_.erase(i);
+      continue;
+    }
+    if (str(record, "merge") == "conflict") {
+      nodes_[i].status = waves::PlanStatus::Failed;
+      completed_.erase(i);
+      PlanUpdate u{"failed", std::nullopt, json(now_iso8601()), error, findings};
+      u.set = {{"worktree", record}};
+      queue_plan(i, std::move(u));
+      emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", error}, {"findings", findings}}, Sym::Fail,
+           "Plan " + e.id + " failed at its merge: " + error);
+      next_ = "keep plan " + e.id + " to its files (its branch " + str(record, "branch") +
+              " shows what it changed), then `yolo execute` runs it again in a fresh worktree";
+      continue;  // the other plans are independent (Stage 1 refuses two plans of a wave writing one file)
+    }
+    // Refused (local changes in the way, a lock): nothing merged, the plan stays gated.
+    PlanUpdate u{"complete", std::nullopt, json(now_iso8601()), "", nullptr};
+    u.set = {{"worktree", record}};
+    queue_plan(i, std::move(u));
+    emit("merge_refused", {{"plan", e.id}, {"error", error}}, Sym::Fail, "Plan " + e.id + ": " + error);
+    next_ =
+        "commit or stash the changes in the project's checkout that are in the way, then `yolo execute` "
+        "merges plan " +
+        e.id + " (its gated commit is kept on " + str(record, "branch") + ")";
+    if (!refused) stop(kExecHalted, "halted", "Halted: plan " + e.id + " passed its gates but could not be merged");
+    refused = true;
+  }
+  trees_->delete_branches(merged_branches, slots);  // one child for all (the slots detached first)
+  flush_plans();
+}
+
+int Run::init_worktrees(const json& doc) {
+  if (!isolated()) return -1;
+  std::string cid = str(doc, "correlation_id");
+  if (cid.empty()) cid = fresh_cid_;
+  trees_ = std::make_unique<Worktrees>(root_, cid);
+  std::string err;
+  if (!trees_->init(err)) {
+    next_ = "run `git init` and commit the project, or set \"isolation\": \"none\" in .yolo-planning/config.json";
+    return finish(kExecHalted, "error", err);
+  }
+  if (str(doc, "phase_dir") != phase_.rel || !doc.contains("plans") || !doc["plans"].is_array()) return -1;
+  if (trees_->abort_leftover_merge())
+    emit("merge_aborted", json::object(), Sym::Warn,
+         "A merge left half-done by a stopped execute was aborted (nothing half-merged)");
+  // In plan order: the plans that passed their gates before the last execute stopped.
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const json* p = execution::find_plan(doc, entries_[i].id);
+    if (!p || !p->contains("worktree") || !(*p)["worktree"].is_object()) continue;
+    const json& wt = (*p)["worktree"];
+    std::string merge = str(wt, "merge");
+    if (merge == "merged") {
+      trees_->delete_branch(str(wt, "branch"), str(wt, "path"));  // killed before it was deleted
+      continue;
+    }
+    if (merge != "pending") continue;  // not gated: the plan runs again in a fresh worktree
+    const auto& e = entries_[i];
+    json record, findings = json::array();
+    std::string error;
+    bool ok = false;
+    auto already = is_commit_hash(str(wt, "head")) ? trees_->merged(str(wt, "head")) : std::nullopt;
+    if (already && *already) {  // merged before the kill -9: never twice
+      record = wt;
+      record["merge"] = "merged";
+      record["merged_at"] = now_iso8601();
+      ok = true;
+    } else {
+      MergeResult m;
+      if (!is_commit_hash(str(wt, "head")))
+        m.error = "its worktree record names no gated commit";
+      else
+        m = trees_->merge_all({{str(wt, "head"), merge_message(e, wt)}}).front();
+      ok = apply_merge(wt, m, record, error, findings);
+    }
+    std::string status = ok ? "complete" : str(record, "merge") == "conflict" ? "failed" : "";
+    auto up = state::update(root_, [&](json& d, std::string&) {
+      json* q = execution::find_plan(d, e.id);
+      if (!q) return false;
+      (*q)["worktree"] = record;
+      if (!status.empty()) (*q)["status"] = status;
+      if (status == "failed") {
+        (*q)["error"] = error;
+        (*q)["findings"] = findings;
+      }
+      return true;
+    });
+    if (!up.ok()) return finish(kExecHalted, "error", up.error);
+    if (ok) {
+      emit("plan_merged",
+           {{"plan", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}},
+           Sym::Ok, "Plan " + e.id + " (gated before the last execute stopped) merged from " + str(record, "branch"));
+      log("plan_merged", e.plan,
+          {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}});
+      trees_->delete_branch(str(record, "branch"), str(record, "path"));
+      continue;
+    }
+    emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", error}, {"findings", findings}}, Sym::Fail,
+         "Plan " + e.id + ": " + error);
+    next_ = status == "failed"
+                ? "keep plan " + e.id + " to its files, then `yolo execute` runs it again in a fresh worktree"
+                : "commit or stash the changes in the project's checkout that are in the way, then `yolo execute`";
+    return finish(kExecHalted, "halted", "Halted: plan " + e.id + " could not be merged");
+  }
+  return -1;
+}
+
+}  // namespace yolo::runner::phase

@@ -1,0 +1,299 @@
+#include "runner/worktree.h"
+
+#include <algorithm>
+#include <system_error>
+
+#include "protocol/git_port.h"
+#include "protocol/text.h"
+#include "runner/git.h"
+
+namespace yolo::runner {
+namespace stdfs = std::filesystem;
+
+namespace {
+
+std::string trimmed(const std::string& s) { return std::string(text::trim(s)); }
+
+std::vector<std::string> split_nul(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t nul = s.find('\0', pos);
+    std::string tok = s.substr(pos, nul == std::string::npos ? std::string::npos : nul - pos);
+    if (!tok.empty()) out.push_back(std::move(tok));
+    if (nul == std::string::npos) break;
+    pos = nul + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ref_safe(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    out += ok ? c : '-';
+  }
+  if (out.empty()) out = "plan";
+  return out;
+}
+
+Worktrees::Worktrees(stdfs::path root, const std::string& correlation_id) : root_(std::move(root)) {
+  run_ = ref_safe(correlation_id.substr(0, 8));
+}
+
+bool Worktrees::init(std::string& err) {
+  GitRun g = run_git(root_, {"rev-parse", "--path-format=absolute", "--git-common-dir"});
+  if (!g.ok()) {
+    err = "isolation \"worktree\" needs a git repository at " + root_.string() + " (" + g.error + ")";
+    return false;
+  }
+  common_ = trimmed(g.out);
+  if (head().empty()) {
+    err = "isolation \"worktree\" needs a commit checked out in " + root_.string() + " (git rev-parse HEAD failed)";
+    return false;
+  }
+  // A committer git knows (user.name/user.email or the environment), else yolo's own.
+  GitRun id = run_git(root_, {"var", "GIT_COMMITTER_IDENT"});
+  own_ident_ = !id.ok();
+  return true;
+}
+
+std::vector<std::pair<std::string, std::string>> Worktrees::ident_env() const {
+  if (!own_ident_) return {};
+  return {{"GIT_AUTHOR_NAME", "yolo"},
+          {"GIT_AUTHOR_EMAIL", "yolo@localhost.invalid"},
+          {"GIT_COMMITTER_NAME", "yolo"},
+          {"GIT_COMMITTER_EMAIL", "yolo@localhost.invalid"}};
+}
+
+std::string Worktrees::branch_for(const std::string& plan_id) const { return "yolo/" + run_ + "/" + ref_safe(plan_id); }
+
+stdfs::path Worktrees::slot_path(int slot) const {
+  return common_ / "yolo-worktrees" / ("slot-" + std::to_string(slot));
+}
+
+std::string Worktrees::head(const stdfs::path& dir) {
+  GitRun g = run_git(dir.empty() ? root_ : dir, {"rev-parse", "--verify", "--quiet", "HEAD^{commit}"});
+  return g.ok() ? trimmed(g.out) : std::string();
+}
+
+void Worktrees::delete_branches(const std::vector<std::string>& branches, const std::vector<stdfs::path>& slots) {
+  if (branches.empty()) return;
+  std::error_code ec;
+  std::vector<stdfs::path> once;  // a slot served several plans of the pass: detached once
+  for (const auto& s : slots)
+    if (std::find(once.begin(), once.end(), s) == once.end()) once.push_back(s);
+  for (const auto& s : once)  // a branch still checked out in its slot cannot be deleted
+    if (stdfs::exists(s, ec)) run_git(s, {"checkout", "--quiet", "--detach"});
+  std::vector<std::string> args = {"branch", "-D", "--quiet"};
+  args.insert(args.end(), branches.begin(), branches.end());
+  run_git(root_, args);
+}
+
+void Worktrees::remove(const stdfs::path& p, const std::string& branch) {
+  std::error_code ec;
+  if (stdfs::exists(p, ec)) run_git(root_, {"worktree", "remove", "--force", "--force", p.string()});
+  if (stdfs::exists(p, ec)) {
+    stdfs::remove_all(p, ec);
+    run_git(root_, {"worktree", "prune"});
+  }
+  if (!branch.empty()) run_git(root_, {"branch", "-D", "--quiet", branch});
+}
+
+void Worktrees::delete_branch(const std::string& branch, const stdfs::path& slot) {
+  if (branch.empty()) return;
+  GitRun g = run_git(root_, {"branch", "-D", "--quiet", branch});
+  if (g.ok() || g.err.find("not found") != std::string::npos) return;
+  std::error_code ec;
+  if (!slot.empty() && stdfs::exists(slot, ec)) run_git(slot, {"checkout", "--quiet", "--detach"});
+  run_git(root_, {"branch", "-D", "--quiet", branch});
+}
+
+std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const std::string& base, int slot,
+                                              std::string& err) {
+  PlanWorktree w{plan_id, slot_path(slot), branch_for(plan_id), base};
+  std::error_code ec;
+  if (stdfs::exists(w.path / ".git", ec)) {
+    // The slot as a fresh checkout of base on the plan's branch: tracked files reset (only
+    // those that differ are written), everything untracked or ignored removed.
+    GitRun c = run_git(w.path, {"checkout", "--quiet", "--force", "--ignore-other-worktrees", "-B", w.branch, base});
+    if (c.ok() && run_git(w.path, {"clean", "-q", "-f", "-f", "-d", "-x"}).ok()) return w;
+  }
+  remove(w.path, "");  // missing, or broken (a lock left by a killed git): made again
+  stdfs::create_directories(w.path.parent_path(), ec);
+  GitRun g = run_git(root_, {"worktree", "add", "--quiet", "--force", "-B", w.branch, w.path.string(), base});
+  if (!g.ok()) {
+    err = "git worktree add for plan " + plan_id + " failed: " + (g.error.empty() ? g.err : g.error);
+    return std::nullopt;
+  }
+  return w;
+}
+
+std::optional<std::vector<std::string>> Worktrees::changed_files(const PlanWorktree& w, const std::string& commit,
+                                                                 std::string& err) {
+  GitRun g = run_git(w.path, {"diff", "--name-only", "--no-renames", "-z", w.base, commit, "--"});
+  if (!g.ok()) {
+    err = g.error;
+    return std::nullopt;
+  }
+  return split_nul(g.out);
+}
+
+std::optional<std::vector<std::string>> Worktrees::uncommitted(const PlanWorktree& w, std::string& err) {
+  // The untracked cache lives in the slot's own index: the next plan in the slot rescans only
+  // the folders that changed.
+  GitRun g = run_git(w.path, {"-c", "core.untrackedCache=true", "status", "--porcelain", "-z", "--untracked-files=all",
+                              "--no-renames"});
+  if (!g.ok()) {
+    err = g.error;
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  for (const auto& e : split_nul(g.out))
+    if (e.size() > 3) out.push_back(e.substr(3));
+  return out;
+}
+
+std::string Worktrees::commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, bool dirty, bool only,
+                                    const std::string& message, std::string& err) {
+  if (dirty && !paths.empty()) {
+    std::vector<std::string> add = {"add", "--"};
+    add.insert(add.end(), paths.begin(), paths.end());
+    GitRun a = run_git(w.path, add);
+    if (!a.ok()) {
+      err = a.error;
+      return {};
+    }
+    // "[branch 40-hex-id] subject" (core.abbrev=no): the new tip without another child.
+    std::vector<std::string> c = {
+        "-c", "maintenance.auto=false", "-c", "core.abbrev=no", "commit", "--no-verify", "--no-status", "-m", message};
+    if (only) {  // other changes are staged: only these paths (git builds a temporary index)
+      c.push_back("--");
+      c.insert(c.end(), paths.begin(), paths.end());
+    }
+    GitRun cm = run_git(w.path, c, 60000, ident_env());
+    if (!cm.ok()) {
+      err = cm.error;
+      return {};
+    }
+    auto first = text::lines(cm.out);
+    if (!first.empty()) {
+      std::string l(first.front());
+      size_t close = l.find(']');
+      size_t sp = l.rfind(' ', close);
+      if (l.rfind("[", 0) == 0 && close != std::string::npos && sp != std::string::npos && sp < close) {
+        std::string id = l.substr(sp + 1, close - sp - 1);
+        if (id.size() == 40 && is_commit_hash(id)) return id;
+      }
+    }
+  }
+  std::string tip = head(w.path);
+  if (tip.empty()) err = "git rev-parse HEAD failed in " + w.path.string();
+  return tip;
+}
+
+std::optional<bool> Worktrees::merged(const std::string& commit) {
+  GitRun g = run_git(root_, {"merge-base", "--is-ancestor", commit, "HEAD"});
+  if (!g.ran) return std::nullopt;
+  if (g.status == 0) return true;
+  if (g.status == 1) return false;
+  return std::nullopt;  // not a commit (128): unknown
+}
+
+bool Worktrees::abort_leftover_merge() {
+  if (!run_git(root_, {"rev-parse", "--verify", "--quiet", "MERGE_HEAD"}).ok()) return false;
+  run_git(root_, {"merge", "--abort"});
+  return true;
+}
+
+std::vector<MergeResult> Worktrees::merge_all(const std::vector<std::pair<std::string, std::string>>& steps) {
+  std::vector<MergeResult> out(steps.size());
+  if (steps.empty()) return out;
+  // The merges as plumbing (git >= 2.38): each merged tree is computed without touching the
+  // checkout (a conflict leaves nothing to abort: that plan is skipped), each merge commit
+  // made on the previous one, then the checkout and the branch move once, to the last
+  // (`reset --keep`: refused, nothing changed, when local changes are in the way). No
+  // autostash, no `maintenance --auto` child, one index update for the whole pass.
+  std::string head_before = head();  // read again every pass: a person may commit meanwhile
+  if (head_before.empty()) {
+    for (auto& r : out) r.error = "git rev-parse HEAD failed in " + root_.string();
+    return out;
+  }
+  std::string cur = head_before;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const auto& [commit, message] = steps[k];
+    MergeResult& r = out[k];
+    GitRun t = run_git(root_, {"merge-tree", "--write-tree", "--name-only", "--no-messages", cur, commit});
+    if (!(t.ran && (t.status == 0 || t.status == 1))) {
+      if (k == 0 && t.ran && t.status == 129) {  // an older git: the porcelain merge, one by one
+        for (size_t j = 0; j < steps.size(); ++j) out[j] = merge_porcelain(steps[j].first, steps[j].second);
+        return out;
+      }
+      r.error = t.error.empty() ? trimmed(t.err) : t.error;
+      continue;
+    }
+    auto lines = text::lines(t.out);
+    std::string tree = lines.empty() ? std::string() : trimmed(std::string(lines.front()));
+    if (t.status == 1) {
+      r.outcome = MergeOutcome::Conflict;
+      for (size_t j = 1; j < lines.size(); ++j) {
+        std::string f = trimmed(std::string(lines[j]));
+        if (!f.empty() && std::find(r.files.begin(), r.files.end(), f) == r.files.end()) r.files.push_back(f);
+      }
+      r.error = "merge conflict";
+      continue;
+    }
+    GitRun c = run_git(root_, {"commit-tree", tree, "-p", cur, "-p", commit, "-m", message}, 60000, ident_env());
+    if (!c.ok()) {
+      r.error = c.error;
+      continue;
+    }
+    cur = trimmed(c.out);
+    r.outcome = MergeOutcome::Merged;
+    r.commit = cur;
+  }
+  if (cur == head_before) return out;
+  auto env = ident_env();
+  env.push_back({"GIT_REFLOG_ACTION", "yolo merge"});
+  GitRun k = run_git(root_, {"reset", "--quiet", "--keep", cur}, 120000, env);
+  if (!k.ok()) {
+    std::string why = trimmed(k.err.empty() ? k.error : k.err);
+    for (auto& r : out)
+      if (r.outcome == MergeOutcome::Merged) {
+        r.outcome = MergeOutcome::Refused;
+        r.commit.clear();
+        r.error = why;
+      }
+  }
+  return out;
+}
+
+MergeResult Worktrees::merge_porcelain(const std::string& commit, const std::string& message) {
+  MergeResult r;
+  GitRun g = run_git(
+      root_, {"-c", "maintenance.auto=false", "merge", "--no-ff", "--no-verify", "--quiet", "-m", message, commit},
+      120000, ident_env());
+  if (g.ok()) {
+    r.outcome = MergeOutcome::Merged;
+    r.commit = head();
+    return r;
+  }
+  r.error = g.error.empty() ? trimmed(g.err) : g.error;
+  GitRun u = run_git(root_, {"diff", "--name-only", "--diff-filter=U", "-z"});
+  if (u.ok()) r.files = split_nul(u.out);
+  bool in_merge = run_git(root_, {"rev-parse", "--verify", "--quiet", "MERGE_HEAD"}).ok();
+  if (in_merge) run_git(root_, {"merge", "--abort"});
+  if (!r.files.empty() || (g.ran && g.status == 1 && g.out.find("CONFLICT") != std::string::npos)) {
+    r.outcome = MergeOutcome::Conflict;
+    if (r.files.empty()) r.error = trimmed(g.out);
+  } else {
+    r.outcome = MergeOutcome::Refused;  // local changes in the way, no identity, a lock: nothing merged
+    std::string all = trimmed(g.err + "\n" + g.out);
+    if (!all.empty()) r.error = all;
+  }
+  return r;
+}
+
+}  // namespace yolo::runner

@@ -1,0 +1,336 @@
+// `isolation: "worktree"` (issue 17), end to end: the real binary on a copy of fixtures/demo
+// (a real git repository), the fixture executor executor-worktree as a real child in each
+// plan's own git worktree, real merges. What each executor saw is recorded by the executor
+// itself (YOLO_TEST_SEEN), not inferred from yolo's output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "test_support.h"
+
+namespace yolo::test {
+namespace {
+
+class WorktreeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    copy_fixture("demo", repo());
+    stdfs::create_directories(repo() / "agents");
+    stdfs::copy_file(source_dir() / "fixtures" / "agents" / "executor-worktree",
+                     repo() / "agents" / "executor-worktree");
+    stdfs::create_directories(seen());
+    stdfs::create_directories(barrier());
+    git({"init", "-q"});
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", "demo fixture"});
+    branch_ = trim(git({"symbolic-ref", "--short", "HEAD"}));
+    set_config({{"review_gate", "never"},
+                {"approvers", {{"vision", "skip"}}},
+                {"isolation", "worktree"},
+                {"max_parallel", 2},
+                {"architect", nullptr},
+                {"executor",
+                 {{"command", {"agents/executor-worktree", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}}});
+  }
+
+  stdfs::path repo() const { return dir_.path() / "repo"; }
+  stdfs::path seen() const { return side_.path() / "seen"; }
+  stdfs::path barrier() const { return side_.path() / "barrier"; }
+  stdfs::path phase_dir() const { return repo() / ".yolo-planning" / "phases" / "01-demo"; }
+
+  static std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+  }
+  std::string git(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run_program(argv, repo());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+  json config() { return json::parse(read_file(repo() / ".yolo-planning" / "config.json")); }
+  void set_config(const json& patch) {
+    json c = config();
+    c.merge_patch(patch);
+    write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
+  }
+  RunResult execute(std::vector<std::string> env = {}, std::vector<std::string> extra = {}) {
+    env.push_back("NO_COLOR=1");
+    env.push_back("YOLO_TEST_SEEN=" + seen().string());
+    std::vector<std::string> args = {"execute"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_yolo(args, repo(), env);
+  }
+  json state() { return json::parse(read_file(repo() / ".yolo-planning" / ".execution-state.json")); }
+  json plan(const std::string& id) {
+    json s = state();
+    for (const auto& p : s["plans"])
+      if (p["id"] == id) return p;
+    return json();
+  }
+  // The subjects of the merge commits on the run's branch, oldest first.
+  std::vector<std::string> merges() {
+    std::istringstream in(git({"log", "--merges", "--first-parent", "--reverse", "--format=%s", branch_}));
+    std::vector<std::string> v;
+    std::string l;
+    while (std::getline(in, l))
+      if (!l.empty()) v.push_back(l);
+    return v;
+  }
+  size_t merges_of(const std::string& id) {
+    auto m = merges();
+    return static_cast<size_t>(std::count_if(m.begin(), m.end(), [&](const std::string& s) {
+      return s.find("merge plan " + id + " ") != std::string::npos;
+    }));
+  }
+  // Plan id -> the lines its executor recorded.
+  std::map<std::string, std::string> seen_by() {
+    std::map<std::string, std::string> m;
+    for (const auto& f : stdfs::directory_iterator(seen())) m[f.path().filename().string()] = read_file(f.path());
+    return m;
+  }
+  // Adds lines to a plan's frontmatter, after its must_haves: key (uncommitted: the run
+  // hands the worktree the plan as it read it).
+  void add_to_must_haves(const std::string& file, const std::string& lines) {
+    stdfs::path p = phase_dir() / file;
+    std::string t = read_file(p);
+    auto at = t.find("must_haves:\n");
+    ASSERT_NE(at, std::string::npos);
+    t.insert(at + std::string("must_haves:\n").size(), lines);
+    write_file(p, t);
+  }
+
+  TempDir dir_, side_;
+  std::string branch_;
+};
+
+TEST_F(WorktreeTest, TwoPlansOfAWaveRunAtOnceInTheirOwnWorktreesAndMergeInPlanOrder) {
+  // Wave 2 holds 01-02 and 01-03: each writes its file, then waits until both have, then
+  // records every plan-written file it can see.
+  auto r = execute({"YOLO_TEST_BARRIER=" + barrier().string(), "YOLO_TEST_BARRIER_N=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto seen = seen_by();
+  ASSERT_EQ(seen.size(), 4u);
+  // Both reached the barrier (they ran at the same time) ...
+  EXPECT_TRUE(stdfs::exists(barrier() / "01-02"));
+  EXPECT_TRUE(stdfs::exists(barrier() / "01-03"));
+  // ... each in its own worktree (inside .git, on its own branch) ...
+  EXPECT_NE(seen["01-02"].find("/.git/yolo-worktrees/slot-"), std::string::npos) << seen["01-02"];
+  EXPECT_NE(seen["01-02"].find("cwd "), std::string::npos);
+  EXPECT_NE(seen["01-02"].substr(0, seen["01-02"].find('\n')), seen["01-03"].substr(0, seen["01-03"].find('\n')));
+  // ... seeing wave 1's merged work and its own edit, never the other's.
+  EXPECT_NE(seen["01-02"].find("file greeting/text.txt 01-01"), std::string::npos) << seen["01-02"];
+  EXPECT_NE(seen["01-02"].find("file greeting/en.txt 01-02"), std::string::npos) << seen["01-02"];
+  EXPECT_EQ(seen["01-02"].find("fr.txt"), std::string::npos) << seen["01-02"];
+  EXPECT_NE(seen["01-03"].find("file greeting/fr.txt 01-03"), std::string::npos) << seen["01-03"];
+  EXPECT_EQ(seen["01-03"].find("en.txt"), std::string::npos) << seen["01-03"];
+  // Wave 3 starts from both merges.
+  EXPECT_NE(seen["01-04"].find("file greeting/en.txt 01-02"), std::string::npos) << seen["01-04"];
+  EXPECT_NE(seen["01-04"].find("file greeting/fr.txt 01-03"), std::string::npos) << seen["01-04"];
+
+  // Merged in plan order, each once; the run's branch holds every plan's work and SUMMARY.
+  auto m = merges();
+  ASSERT_EQ(m.size(), 4u) << git({"log", "--oneline", "--graph"});
+  for (size_t k = 0; k < 4; ++k)
+    EXPECT_NE(m[k].find("merge plan 01-0" + std::to_string(k + 1) + " "), std::string::npos) << m[k];
+  for (const char* f : {"greeting/text.txt", "greeting/en.txt", "greeting/fr.txt", "greeting/index.txt"})
+    EXPECT_TRUE(stdfs::exists(repo() / f)) << f;
+  for (const char* s : {"01-01-SUMMARY.md", "01-02-SUMMARY.md", "01-03-SUMMARY.md", "01-04-SUMMARY.md"})
+    EXPECT_TRUE(stdfs::exists(phase_dir() / s)) << s;
+  EXPECT_EQ(trim(git({"status", "--porcelain", "--untracked-files=no", "greeting"})), "");
+  // Cleaned up: no yolo/ branch; the worktrees are a pool of max_parallel slots inside .git,
+  // detached, for the next plans.
+  std::string wl = git({"worktree", "list"});
+  EXPECT_EQ(std::count(wl.begin(), wl.end(), '\n'), 3) << wl;
+  EXPECT_EQ(wl.find("[yolo/"), std::string::npos) << wl;
+  EXPECT_NE(wl.find(".git/yolo-worktrees/slot-2"), std::string::npos) << wl;
+  EXPECT_EQ(trim(git({"branch", "--list", "yolo/*"})), "");
+  // The state records each plan's branch and merge; status shows them.
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "complete") << p.dump();
+    EXPECT_EQ(p["worktree"]["merge"], "merged") << p.dump();
+    EXPECT_EQ(p["worktree"]["branch"].get<std::string>().rfind("yolo/", 0), 0u) << p.dump();
+    EXPECT_TRUE(p["scope"]["findings"].empty()) << p.dump();
+  }
+  auto st = run_yolo({"status"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(st.out.find("branch yolo/"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("merged as"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("scope: 1 file(s) changed, all planned"), std::string::npos) << st.out;
+  auto sj = run_yolo({"status", "--json"}, repo()).json_out();
+  EXPECT_EQ(sj["plans"][1]["worktree"]["merge"], "merged") << sj.dump();
+}
+
+TEST_F(WorktreeTest, APlanEditingAFileOutsideItsFilesFailsTheFenceAndIsNotMerged) {
+  auto r = execute({"YOLO_EXEC_OUTSIDE_FOR=01-01"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json p = plan("01-01");
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  EXPECT_EQ(p["scope"]["outside"], json::array({"stray.txt"})) << p.dump();
+  bool named = false;
+  for (const auto& f : p["findings"])
+    named = named || (f["check"] == "scope_fence" && f["severity"] == "high" &&
+                      f["issue"].get<std::string>().find("stray.txt") != std::string::npos);
+  EXPECT_TRUE(named) << p.dump();
+  EXPECT_NE(r.out.find("stray.txt"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("Next:"), std::string::npos) << r.err;
+  // Nothing of it reached the run's branch; its branch is kept to look at.
+  EXPECT_FALSE(stdfs::exists(repo() / "stray.txt"));
+  EXPECT_FALSE(stdfs::exists(repo() / "greeting" / "text.txt"));
+  EXPECT_TRUE(merges().empty());
+  EXPECT_NE(git({"branch", "--list", "yolo/*"}).find("01-01"), std::string::npos);
+  EXPECT_EQ(plan("01-02")["status"], "pending");
+}
+
+// With the fence off, two plans of wave 2 both create stray.txt: the first merges, the
+// second conflicts. It fails with a finding naming the file, the merge is aborted (nothing
+// half-merged), its branch is kept, the run halts with a next step.
+TEST_F(WorktreeTest, AMergeConflictFailsThePlanNamesTheFilesAndMergesNothingOfIt) {
+  set_config({{"scope_fence", "off"}});
+  auto r = execute({"YOLO_EXEC_OUTSIDE_FOR=01-02,01-03"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json p = plan("01-03");
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  EXPECT_EQ(p["worktree"]["merge"], "conflict") << p.dump();
+  ASSERT_FALSE(p["findings"].empty()) << p.dump();
+  EXPECT_EQ(p["findings"][0]["check"], "merge");
+  EXPECT_EQ(p["findings"][0]["files"], json::array({"stray.txt"})) << p.dump();
+  EXPECT_NE(p["error"].get<std::string>().find("left its scope"), std::string::npos) << p.dump();
+  EXPECT_EQ(merges_of("01-02"), 1u);
+  EXPECT_EQ(merges_of("01-03"), 0u);
+  EXPECT_EQ(read_file(repo() / "stray.txt"), "Written by plan 01-02: English greeting\n");
+  EXPECT_FALSE(stdfs::exists(repo() / "greeting" / "fr.txt"));
+  EXPECT_EQ(trim(git({"status", "--porcelain", "--untracked-files=no", "--", ".", ":!.yolo-planning"})), "");
+  auto mh = run_program({"git", "rev-parse", "--verify", "--quiet", "MERGE_HEAD"}, repo());
+  EXPECT_NE(mh.exit_code, 0);  // no merge left in progress
+  EXPECT_NE(git({"branch", "--list", "yolo/*"}).find("01-03"), std::string::npos);
+  EXPECT_NE(r.err.find("Next: keep plan 01-03 to its files"), std::string::npos) << r.err;
+  EXPECT_EQ(plan("01-04")["status"], "pending");
+}
+
+TEST_F(WorktreeTest, APlannedFileLeftUntouchedIsAFinding) {
+  // 01-04 plans greeting/index.txt and greeting/README.md; it skips the README.
+  auto r = execute({"YOLO_EXEC_SKIP_FILE=01-04:greeting/README.md"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json p = plan("01-04");
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  EXPECT_EQ(p["scope"]["untouched"], json::array({"greeting/README.md"})) << p.dump();
+  EXPECT_EQ(merges().size(), 3u);  // the three plans before it are merged
+  // A lower severity makes it a warning: the plan passes, the finding stays on its record.
+  set_config({{"scope_fence", {{"untouched", "medium"}}}});
+  auto again = execute({"YOLO_EXEC_SKIP_FILE=01-04:greeting/README.md"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  p = plan("01-04");
+  EXPECT_EQ(p["status"], "complete") << p.dump();
+  ASSERT_EQ(p["scope"]["findings"].size(), 1u) << p.dump();
+  EXPECT_EQ(p["scope"]["findings"][0]["severity"], "medium");
+  EXPECT_NE(p["scope"]["findings"][0]["issue"].get<std::string>().find("greeting/README.md"), std::string::npos);
+  EXPECT_EQ(merges_of("01-04"), 1u);
+}
+
+TEST_F(WorktreeTest, ChecksRunInTheWorktreeAFailingOneFailsThePlanAPassingOneIsRecorded) {
+  add_to_must_haves("01-01-PLAN.md",
+                    "  checks:\n    - [\"grep\", \"-q\", \"plan 01-01\", \"greeting/text.txt\"]\n"
+                    "    - {argv: [\"sh\", \"-c\", \"pwd > \\\"$0\\\"\", \"" +
+                        (seen() / "check-cwd").string() + "\"], timeout_ms: 5000, name: where}\n");
+  add_to_must_haves("01-02-PLAN.md",
+                    "  checks:\n    - {argv: [\"grep\", \"-q\", \"Bonjour\", \"greeting/en.txt\"], name: bonjour}\n");
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json ok = plan("01-01");
+  EXPECT_EQ(ok["status"], "complete") << ok.dump();
+  ASSERT_EQ(ok["checks"].size(), 2u) << ok.dump();
+  EXPECT_EQ(ok["checks"][0]["passed"], true);
+  EXPECT_EQ(ok["checks"][0]["exit"], 0);
+  EXPECT_TRUE(ok["checks"][0]["duration_ms"].is_number_integer());
+  EXPECT_EQ(ok["checks"][1]["name"], "where");
+  // The check ran in the plan's worktree, not in the checkout.
+  EXPECT_NE(read_file(seen() / "check-cwd").find("/yolo-worktrees/"), std::string::npos);
+  json bad = plan("01-02");
+  EXPECT_EQ(bad["status"], "failed") << bad.dump();
+  ASSERT_EQ(bad["checks"].size(), 1u) << bad.dump();
+  EXPECT_EQ(bad["checks"][0]["passed"], false);
+  EXPECT_EQ(bad["checks"][0]["exit"], 1);
+  EXPECT_NE(bad["error"].get<std::string>().find("bonjour"), std::string::npos) << bad.dump();
+  bool finding = false;
+  for (const auto& f : bad["findings"]) finding = finding || f["check"] == "checks";
+  EXPECT_TRUE(finding) << bad.dump();
+  EXPECT_NE(r.out.find("check bonjour failed"), std::string::npos) << r.out;
+  EXPECT_EQ(merges_of("01-02"), 0u);  // a failed plan is never merged
+  EXPECT_EQ(merges_of("01-03"), 1u);  // its wave's other plan is
+}
+
+// kill -9 of yolo while it merges wave 2: a reference-transaction hook kills it the moment
+// git has moved the run's branch to wave 2's merges (01-02 then 01-03, one move), before yolo
+// could record them. The next execute finds both in HEAD (not merged again) and runs wave 3.
+TEST_F(WorktreeTest, KillNineDuringTheMergeOfAWaveThenARerunMergesEveryPlanExactlyOnce) {
+  stdfs::path hook = repo() / ".git" / "hooks" / "reference-transaction";
+  write_file(hook,
+             "#!/usr/bin/env bash\n"
+             "[ \"$1\" = committed ] || exit 0\n"
+             "while read -r old new ref; do\n"
+             "  [ \"$ref\" = refs/heads/" +
+                 branch_ +
+                 " ] || continue\n"
+                 "  git log -1 --format=%s \"$new\" | grep -q 'merge plan 01-0[23] ' || continue\n"
+                 "  yolo=$(ps -o ppid= -p \"$PPID\" | tr -d ' ')\n"
+                 "  rm -f \"$0\"\n"
+                 "  [ \"$(cat /proc/$yolo/comm)\" = yolo ] && kill -9 \"$yolo\"\n"
+                 "done\n"
+                 "exit 0\n");
+  stdfs::permissions(hook, stdfs::perms::owner_all);
+  auto killed = execute({"YOLO_TEST_BARRIER=" + barrier().string(), "YOLO_TEST_BARRIER_N=2"});
+  EXPECT_NE(killed.exit_code, 0) << killed.out << killed.err;
+  EXPECT_FALSE(stdfs::exists(hook)) << "the hook never fired: " << killed.out;
+  EXPECT_EQ(merges_of("01-02"), 1u);
+  EXPECT_EQ(merges_of("01-03"), 1u);
+  EXPECT_EQ(plan("01-02")["worktree"]["merge"], "pending");  // yolo died before it could write more
+  EXPECT_EQ(plan("01-03")["worktree"]["merge"], "pending");
+  auto r = execute();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    EXPECT_EQ(merges_of(id), 1u) << id << "\n" << git({"log", "--oneline", "--graph"});
+    EXPECT_EQ(plan(id)["worktree"]["merge"], "merged") << id;
+    EXPECT_EQ(plan(id)["status"], "complete") << id;
+  }
+  auto m = merges();
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_NE(m[1].find("01-02"), std::string::npos);
+  EXPECT_NE(m[2].find("01-03"), std::string::npos);
+  EXPECT_TRUE(stdfs::exists(repo() / "greeting" / "fr.txt"));
+  EXPECT_EQ(trim(git({"branch", "--list", "yolo/*"})), "");
+}
+
+// The committed plan file is a symlink leading out of the project; the checkout holds the
+// real plan (not committed). yolo hands the worktree the plan it read, as a regular file,
+// and never writes through the symlink.
+TEST_F(WorktreeTest, ThePlanCopiedIntoTheWorktreeNeverFollowsASymlink) {
+  stdfs::path outside = side_.path() / "outside.txt";
+  write_file(outside, "untouched\n");
+  stdfs::path plan_file = phase_dir() / "01-01-PLAN.md";
+  std::string text = read_file(plan_file);
+  stdfs::remove(plan_file);
+  stdfs::create_symlink(outside, plan_file);
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "a symlink where the plan was"});
+  stdfs::remove(plan_file);
+  write_file(plan_file, text);
+  auto r = execute();
+  EXPECT_EQ(read_file(outside), "untouched\n") << r.out << r.err;
+  EXPECT_EQ(plan("01-01")["status"], "complete") << plan("01-01").dump() << r.out << r.err;
+}
+
+TEST_F(WorktreeTest, WorktreeIsolationOutsideAGitRepositoryIsAClearError) {
+  stdfs::remove_all(repo() / ".git");
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("isolation \"worktree\" needs a git repository"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Next:"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace yolo::test
