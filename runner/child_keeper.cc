@@ -37,7 +37,8 @@ struct Supervisor {
   int keeper_fd = -1;
   std::set<int> live_pids;  // children started by uv that have not been reaped by it
   std::set<unsigned long long> live_seqs;
-  pid_t owner_pid = 0;  // the process that turned supervision on (not a forked copy)
+  pid_t owner_pid = 0;       // the process that turned supervision on (not a forked copy)
+  bool final_sweep = false;  // at exit: every orphan goes, with a number or without
   unsigned long long next_seq = 1;
 };
 
@@ -284,8 +285,9 @@ int sweep_orphans_locked() {
     unsigned long long seq = spawn_seq_of(c, s.env_name);
     // Ours, and its spawn still runs: it stays. An orphan without a number cleared its
     // environment (env -i): it came from one of our spawns (only they are re-parented to us),
-    // but which is unknown, so it goes when none of them runs any more.
-    if (seq != 0 ? s.live_seqs.count(seq) != 0 : !s.live_seqs.empty()) continue;
+    // but from which is unknown (an engine-less dispatch job is one, on purpose): it stays
+    // while we run, and goes at our exit (sweep_at_exit).
+    if (seq == 0 ? !s.final_sweep : s.live_seqs.count(seq) != 0) continue;
     kill_tree(c);
     ++killed;
   }
@@ -300,6 +302,7 @@ void sweep_at_exit() {
   if (!s.enabled || s.owner_pid != ::getpid()) return;
   s.live_seqs.clear();
   s.live_pids.clear();
+  s.final_sweep = true;
   for (int round = 0; round < 10 && sweep_orphans_locked() > 0; ++round) {
     struct timespec ts {
       0, 5 * 1000 * 1000

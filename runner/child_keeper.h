@@ -6,8 +6,8 @@
 // YOLO_PROC_<token>=<n> in its environment (inherited by its descendants), which says which
 // spawn an orphan came from; when a spawn ends, the orphans carrying its number (or the number
 // of any spawn that has ended) are killed with their descendants and reaped; an orphan with
-// no number (it cleared its environment) is killed when no spawn runs any more, and every
-// orphan left is killed at exit. A cgroup would
+// no number (it cleared its environment) is left alone while we run and, like every orphan
+// left, killed at exit. A cgroup would
 // catch even a descendant that clears its environment, but needs a writable, delegated cgroup
 // v2 tree, which CI containers and many hosts do not give an unprivileged user; the subreaper
 // needs nothing (Linux >= 3.4).
