@@ -1,0 +1,690 @@
+// The dispatch adapters (contrib/dispatch/, docs/dispatch.md) run as real processes: their
+// syntax and --dry-run output always; the job script (run-job), the Kubernetes Job manifest
+// and the GitHub workflow's script run against a real bare repository on this machine; and
+// with the one-node cluster of scripts/slurm-up, real Slurm jobs push real branches. When
+// the cluster cannot start, those tests are skipped with the reason slurm-up gave.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bg_process.h"
+#include "test_support.h"
+
+namespace yolo::e2e {
+namespace {
+
+namespace stdfs = std::filesystem;
+using test::run_program;
+using test::RunResult;
+using test::TempDir;
+
+std::string dump(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout: " + r.out.substr(0, 3000) +
+         "\nstderr: " + r.err.substr(0, 3000);
+}
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+std::string adapter(const std::string& name) { return (test::source_dir() / "contrib" / "dispatch" / name).string(); }
+std::string script(const std::string& name) { return (test::source_dir() / "scripts" / name).string(); }
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+RunResult git(const std::vector<std::string>& args, const stdfs::path& cwd) {
+  std::vector<std::string> argv{"git"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, cwd);
+}
+bool has_branch(const stdfs::path& bare, const std::string& branch) {
+  return git({"rev-parse", "--verify", "--quiet", "refs/heads/" + branch}, bare).exit_code == 0;
+}
+std::string show(const stdfs::path& bare, const std::string& spec) { return git({"show", spec}, bare).out; }
+
+// A project's remote: a bare repository whose main holds agents/exec, the executor the jobs
+// run. `agents/exec MODE ARG...`: "fail" exits 1, "nothing" commits nothing, "sleep N" sleeps
+// first; otherwise it writes out-<plan>.txt (the plan id, then each argument on its own line)
+// and commits it.
+struct Remote {
+  explicit Remote(const stdfs::path& root) : bare(root / "remote.git") {
+    EXPECT_EQ(git({"init", "-q", "--bare", "-b", "main", bare.string()}, root).exit_code, 0);
+    stdfs::path src = root / "src";
+    EXPECT_EQ(git({"init", "-q", "-b", "main", src.string()}, root).exit_code, 0);
+    test::write_file(src / "agents" / "exec",
+                     "#!/bin/sh\n"
+                     "set -e\n"
+                     "case \"$1\" in\n"
+                     "  fail) echo 'failing on purpose' >&2; exit 1 ;;\n"
+                     "  nothing) exit 0 ;;\n"
+                     "  sleep) sleep \"$2\" ;;\n"
+                     "esac\n"
+                     "printf '%s\\n' \"$YOLO_PLAN_ID\" \"$@\" > \"out-$YOLO_PLAN_ID.txt\"\n"
+                     "git add \"out-$YOLO_PLAN_ID.txt\"\n"
+                     "git commit -q -m \"plan $YOLO_PLAN_ID\"\n");
+    stdfs::permissions(src / "agents" / "exec", stdfs::perms::owner_all | stdfs::perms::group_read |
+                                                    stdfs::perms::group_exec | stdfs::perms::others_read |
+                                                    stdfs::perms::others_exec);
+    test::write_file(src / "README", "base\n");
+    EXPECT_EQ(git({"add", "-A"}, src).exit_code, 0);
+    EXPECT_EQ(git({"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"}, src).exit_code, 0);
+    EXPECT_EQ(git({"push", "-q", bare.string(), "main"}, src).exit_code, 0);
+    base = trim(git({"rev-parse", "HEAD"}, src).out);
+  }
+  stdfs::path bare;
+  std::string base;
+};
+
+// The demo project (fixtures/demo) as a remote: its plans, run by the fixture executor
+// (fixtures/agents/executor-ok, which commits the work and leaves the SUMMARY uncommitted).
+struct DemoRemote {
+  explicit DemoRemote(const stdfs::path& root) : bare(root / "demo.git") {
+    stdfs::path src = root / "demo-src";
+    test::copy_fixture("demo", src);
+    EXPECT_EQ(git({"init", "-q", "--bare", "-b", "main", bare.string()}, root).exit_code, 0);
+    EXPECT_EQ(git({"init", "-q", "-b", "main", src.string()}, root).exit_code, 0);
+    EXPECT_EQ(git({"add", "-A"}, src).exit_code, 0);
+    EXPECT_EQ(git({"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "demo"}, src).exit_code, 0);
+    EXPECT_EQ(git({"push", "-q", bare.string(), "main"}, src).exit_code, 0);
+    base = trim(git({"rev-parse", "HEAD"}, src).out);
+  }
+  std::vector<std::string> submit(const std::string& name, const std::string& plan, const std::string& corr,
+                                  const std::string& branch) const {
+    std::string dir = ".yolo-planning/phases/01-demo/";
+    std::string plan_path = dir + plan + "-PLAN.md", summary = dir + plan + "-SUMMARY.md";
+    return {adapter(name),
+            "submit",
+            "--plan-id",
+            plan,
+            "--correlation-id",
+            corr,
+            "--attempt",
+            "1",
+            "--base-commit",
+            base,
+            "--branch",
+            branch,
+            "--remote",
+            bare.string(),
+            "--plan-path",
+            plan_path,
+            "--summary-path",
+            summary,
+            "--",
+            (test::source_dir() / "fixtures" / "agents" / "executor-ok").string(),
+            plan_path,
+            summary};
+  }
+  // The pushed branch, checked out, passes yolo's own strict SUMMARY gate.
+  void expect_summary_gate_passes(const stdfs::path& root, const std::string& plan, const std::string& branch) const {
+    stdfs::path co = root / ("check-" + plan);
+    ASSERT_EQ(git({"clone", "-q", "-b", branch, bare.string(), co.string()}, root).exit_code, 0) << branch;
+    std::string summary = ".yolo-planning/phases/01-demo/" + plan + "-SUMMARY.md";
+    ASSERT_TRUE(stdfs::exists(co / summary)) << "the SUMMARY came back through git";
+    EXPECT_TRUE(git({"status", "--porcelain"}, co).out.empty());
+    auto r = test::run_yolo({"verify-summary", summary, "--mode", "strict", "--json"}, co);
+    EXPECT_EQ(r.exit_code, 0) << dump(r);
+  }
+  stdfs::path bare;
+  std::string base;
+};
+
+std::vector<std::string> submit_argv(const std::string& name, const std::string& plan, const std::string& corr,
+                                     const std::string& attempt, const Remote& remote, const std::string& branch,
+                                     const std::vector<std::string>& exec, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv{adapter(name), "submit"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  for (const auto& a : {"--plan-id", plan.c_str(), "--correlation-id", corr.c_str(), "--attempt", attempt.c_str(),
+                        "--base-commit", remote.base.c_str(), "--branch", branch.c_str(), "--remote",
+                        remote.bare.c_str(), "--plan-path", ".yolo-planning/phases/01-x/01-01-PLAN.md", "--"})
+    argv.emplace_back(a);
+  argv.insert(argv.end(), exec.begin(), exec.end());
+  return argv;
+}
+
+// A folder of fake cluster clients that only leave a mark: --dry-run must run none of them.
+struct FakeClients {
+  explicit FakeClients(const stdfs::path& dir) : bin(dir / "bin"), marks(dir / "marks") {
+    stdfs::create_directories(bin);
+    for (const char* p : {"sbatch", "squeue", "sacct", "scontrol", "scancel", "kubectl", "gh"}) {
+      test::write_file(bin / p, std::string("#!/bin/sh\necho ") + p + " >> '" + marks.string() + "'\nexit 0\n");
+      stdfs::permissions(bin / p, stdfs::perms::owner_all);
+    }
+  }
+  std::string path_env() const { return "PATH=" + bin.string() + ":" + std::getenv("PATH"); }
+  bool ran_any() const { return stdfs::exists(marks); }
+  stdfs::path bin, marks;
+};
+
+TEST(DispatchAdapterTest, EveryScriptParsesWithBashN) {
+  for (const auto& f :
+       {adapter("slurm"), adapter("kubernetes"), adapter("github-actions"), adapter("local"), adapter("run-job"),
+        adapter("lib.sh"), script("slurm-up"), script("slurm-down"), script("bench-dispatch")}) {
+    auto r = run_program({"bash", "-n", f});
+    EXPECT_EQ(r.exit_code, 0) << f << "\n" << dump(r);
+  }
+}
+
+TEST(DispatchAdapterTest, TheJobNameIsDeterministicAndAValidName) {
+  auto name = [](const std::string& corr, const std::string& plan, const std::string& attempt) {
+    auto r = run_program({adapter("slurm"), "name", "--plan-id", plan, "--correlation-id", corr, "--attempt", attempt});
+    EXPECT_EQ(r.exit_code, 0) << dump(r);
+    return trim(r.out);
+  };
+  std::string a = name("run-1", "01-02", "1");
+  EXPECT_EQ(a, name("run-1", "01-02", "1"));
+  EXPECT_EQ(
+      a, trim(run_program({adapter("kubernetes"), "name", "--plan-id=01-02", "--correlation-id=run-1", "--attempt=1"})
+                  .out));
+  EXPECT_EQ(a, trim(run_program({adapter("github-actions"), "name", "--plan-id", "01-02", "--correlation-id", "run-1",
+                                 "--attempt", "1"})
+                        .out));
+  std::set<std::string> all{a, name("run-1", "01-02", "2"), name("run-2", "01-02", "1"), name("run-1", "01-03", "1")};
+  EXPECT_EQ(all.size(), 4u) << "attempt, run and plan each change the name";
+  // Odd plan ids still give a valid Kubernetes name (lower case, [a-z0-9-], <= 63).
+  const std::regex dns("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$");
+  for (const auto& n : {a, name("run-1", "Auth Flow/../$(x) ÄÖ with a very long title that goes on and on", "12"),
+                        name("r", "---", "1")}) {
+    EXPECT_TRUE(std::regex_match(n, dns)) << n;
+  }
+  EXPECT_EQ(a.rfind("yolo-01-02-a1-", 0), 0u) << a;
+}
+
+TEST(DispatchAdapterTest, SlurmDryRunPrintsTheLookupAndTheSbatchArgvAndRunsNothing) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  FakeClients fake(tmp.path());
+  std::string job = trim(
+      run_program({adapter("slurm"), "name", "--plan-id", "01-02", "--correlation-id", "c1", "--attempt", "3"}).out);
+  auto r = run_program(
+      submit_argv("slurm", "01-02", "c1", "3", remote, "yolo/c1/01-02", {"agents/exec", "it's $(touch pwned)"},
+                  {"--dry-run", "--sbatch-arg", "--partition=batch", "--export-env", "API_TOKEN"}),
+      tmp.path(), {fake.path_env(), "API_TOKEN=s3cret-value"});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  auto ls = lines(r.out);
+  ASSERT_EQ(ls.size(), 3u) << r.out;
+  EXPECT_NE(ls[0].find("squeue -h --states=all"), std::string::npos) << ls[0];
+  EXPECT_NE(ls[0].find("--name=" + job), std::string::npos) << ls[0];
+  EXPECT_NE(ls[1].find("sacct"), std::string::npos) << ls[1];
+  EXPECT_NE(ls[2].find("sbatch --parsable --job-name=" + job + " --no-requeue"), std::string::npos) << ls[2];
+  EXPECT_NE(ls[2].find("--partition=batch " + adapter("run-job") + " --remote " + remote.bare.string() +
+                       " --base-commit " + remote.base + " --branch yolo/c1/01-02 --plan-id 01-02"),
+            std::string::npos)
+      << ls[2];
+  EXPECT_NE(ls[2].find("-- agents/exec 'it'\\''s $(touch pwned)'"), std::string::npos) << ls[2];
+  EXPECT_EQ(ls[2].find("s3cret-value"), std::string::npos) << "a value passed by name is not printed: " << ls[2];
+  EXPECT_NE(ls[2].find("API_TOKEN="), std::string::npos) << ls[2];
+  EXPECT_FALSE(fake.ran_any()) << test::read_file(fake.marks);
+
+  r = run_program({adapter("slurm"), "wait", "--dry-run", "42"}, tmp.path(), {fake.path_env()});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_NE(r.out.find("scontrol show job -o 42"), std::string::npos) << r.out;
+  r = run_program({adapter("slurm"), "cancel", "--dry-run", "42"}, tmp.path(), {fake.path_env()});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_EQ(trim(r.out), "scancel 42");
+  EXPECT_FALSE(fake.ran_any());
+  EXPECT_FALSE(stdfs::exists(tmp.path() / "pwned"));
+}
+
+TEST(DispatchAdapterTest, KubernetesAndGithubDryRunsPrintTheirCommandsAndRunNothing) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  FakeClients fake(tmp.path());
+  std::string job = trim(
+      run_program({adapter("kubernetes"), "name", "--plan-id", "01-02", "--correlation-id", "c1", "--attempt", "1"})
+          .out);
+  auto r = run_program(submit_argv("kubernetes", "01-02", "c1", "1", remote, "yolo/c1/01-02", {"agents/exec", "a b"},
+                                   {"--dry-run", "--image", "debian:bookworm", "--namespace", "ci"}),
+                       tmp.path(), {fake.path_env()});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  auto ls = lines(r.out);
+  ASSERT_EQ(ls.size(), 2u) << r.out;
+  EXPECT_EQ(ls[0], "kubectl --namespace ci get job " + job + " -o name");
+  EXPECT_NE(ls[1].find("kubectl --namespace ci create job " + job + " --image=debian:bookworm"), std::string::npos);
+  EXPECT_NE(ls[1].find("\"backoffLimit\":0"), std::string::npos) << ls[1];
+  EXPECT_NE(ls[1].find("-- agents/exec 'a b'"), std::string::npos) << ls[1];
+  r = run_program({adapter("kubernetes"), "wait", "--dry-run", "ci/" + job}, tmp.path(), {fake.path_env()});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_NE(r.out.find("kubectl --namespace ci wait --for=condition=complete job/" + job), std::string::npos);
+  r = run_program({adapter("kubernetes"), "cancel", "--dry-run", job}, tmp.path(), {fake.path_env()});
+  EXPECT_EQ(trim(r.out), "kubectl delete job " + job + " --ignore-not-found --wait=false") << dump(r);
+  r = run_program(submit_argv("kubernetes", "01-02", "c1", "1", remote, "b", {"x"}, {"--dry-run"}), tmp.path(),
+                  {fake.path_env(), "YOLO_K8S_IMAGE="});
+  EXPECT_EQ(r.exit_code, 64) << "no image: " << dump(r);
+  EXPECT_NE(r.err.find("--image"), std::string::npos);
+
+  r = run_program(submit_argv("github-actions", "01-02", "c1", "1", remote, "yolo/c1/01-02", {"agents/exec", "a b"},
+                              {"--dry-run", "--repo", "o/p"}),
+                  tmp.path(), {fake.path_env()});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  ls = lines(r.out);
+  ASSERT_EQ(ls.size(), 3u) << r.out;
+  EXPECT_NE(ls[0].find("gh run list --repo o/p --workflow yolo-dispatch.yml"), std::string::npos) << ls[0];
+  EXPECT_NE(ls[0].find("select(.displayTitle == \"" + job + "\")"), std::string::npos) << ls[0];
+  EXPECT_NE(ls[1].find("gh workflow run yolo-dispatch.yml --repo o/p -f job_name=" + job + " -f plan_id=01-02"),
+            std::string::npos)
+      << ls[1];
+  EXPECT_NE(ls[1].find("-f executor_b64=YWdlbnRzL2V4ZWMAYSBiAA=="), std::string::npos)
+      << "agents/exec\\0a b\\0 " << ls[1];
+  r = run_program({adapter("github-actions"), "wait", "--dry-run", "123"}, tmp.path(), {fake.path_env()});
+  EXPECT_EQ(trim(r.out), "gh run watch 123 --exit-status --interval 5") << dump(r);
+  r = run_program({adapter("github-actions"), "cancel", "--dry-run", "--repo", "o/p", "123"}, tmp.path(),
+                  {fake.path_env()});
+  EXPECT_EQ(trim(r.out), "gh run cancel 123 --repo o/p") << dump(r);
+  EXPECT_FALSE(fake.ran_any()) << test::read_file(fake.marks);
+}
+
+TEST(DispatchAdapterTest, BadArgumentsAreUsageErrorsNamingTheProblem) {
+  struct Case {
+    std::vector<std::string> argv;
+    std::string says;
+  };
+  std::vector<Case> cases{
+      {{adapter("slurm"), "submit", "--dry-run", "--correlation-id", "c", "--attempt", "1", "--base-commit", "ab",
+        "--branch", "b", "--remote", "r", "--", "x"},
+       "--plan-id"},
+      {{adapter("slurm"), "submit", "--dry-run", "--plan-id", "p", "--correlation-id", "c", "--attempt", "one",
+        "--base-commit", "ab", "--branch", "b", "--remote", "r", "--", "x"},
+       "not a number"},
+      {{adapter("slurm"), "submit", "--dry-run", "--plan-id", "p", "--correlation-id", "c", "--attempt", "1",
+        "--base-commit", "ab", "--branch", "b", "--remote", "r"},
+       "executor"},
+      {{adapter("slurm"), "wait", "1;rm"}, "job id"},
+      {{adapter("slurm"), "frobnicate"}, "unknown subcommand"},
+      {{adapter("kubernetes"), "wait", "Bad_Name"}, "not a Job handle"},
+      {{adapter("github-actions"), "cancel", "12x"}, "not a run id"},
+      {{adapter("run-job"), "--remote", "r", "--base-commit", "ab", "--branch", "bad..name", "--", "x"},
+       "not a valid branch name"},
+  };
+  for (const auto& c : cases) {
+    auto r = run_program(c.argv);
+    EXPECT_EQ(r.exit_code, 64) << c.argv[1] << "\n" << dump(r);
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << dump(r);
+  }
+}
+
+// run-job is what every engine runs: here it runs on this machine against a real remote.
+TEST(DispatchAdapterTest, RunJobPushesTheBranchOnlyWhenTheExecutorCommitted) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  auto run = [&](const std::string& branch, const std::vector<std::string>& exec) {
+    std::vector<std::string> argv{adapter("run-job"),
+                                  "--remote",
+                                  remote.bare.string(),
+                                  "--base-commit",
+                                  remote.base,
+                                  "--branch",
+                                  branch,
+                                  "--plan-id",
+                                  "01-01",
+                                  "--correlation-id",
+                                  "c1",
+                                  "--attempt",
+                                  "1",
+                                  "--"};
+    argv.insert(argv.end(), exec.begin(), exec.end());
+    return run_program(argv, tmp.path(), {"TMPDIR=" + tmp.path().string()});
+  };
+  auto r = run("yolo/c1/ok", {"agents/exec", "$(touch pwned)", "a b"});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  ASSERT_TRUE(has_branch(remote.bare, "yolo/c1/ok"));
+  EXPECT_EQ(trim(git({"rev-parse", "yolo/c1/ok^"}, remote.bare).out), remote.base) << "one commit on the base";
+  EXPECT_EQ(show(remote.bare, "yolo/c1/ok:out-01-01.txt"), "01-01\n$(touch pwned)\na b\n")
+      << "the argv reaches the executor as it is";
+  EXPECT_FALSE(stdfs::exists(tmp.path() / "pwned"));
+  EXPECT_NE(r.out.find("pushed yolo/c1/ok (1 commit(s)"), std::string::npos) << r.out;
+
+  // Again: the branch is there, nothing is run or pushed again.
+  std::string before = trim(git({"rev-parse", "yolo/c1/ok"}, remote.bare).out);
+  r = run("yolo/c1/ok", {"agents/exec"});
+  EXPECT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_NE(r.out.find("already on the remote"), std::string::npos) << r.out;
+  EXPECT_EQ(trim(git({"rev-parse", "yolo/c1/ok"}, remote.bare).out), before);
+
+  r = run("yolo/c1/fail", {"agents/exec", "fail"});
+  EXPECT_EQ(r.exit_code, 1) << dump(r);
+  EXPECT_NE(r.err.find("the executor exited 1; nothing pushed"), std::string::npos) << r.err;
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/c1/fail"));
+
+  r = run("yolo/c1/nothing", {"agents/exec", "nothing"});
+  EXPECT_EQ(r.exit_code, 1) << dump(r);
+  EXPECT_NE(r.err.find("made no commit"), std::string::npos) << r.err;
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/c1/nothing"));
+
+  std::vector<std::string> bad{adapter("run-job"),   "--remote", remote.bare.string(), "--base-commit",
+                               std::string(40, 'a'), "--branch", "yolo/c1/nobase",     "--",
+                               "agents/exec"};
+  r = run_program(bad, tmp.path(), {"TMPDIR=" + tmp.path().string()});
+  EXPECT_EQ(r.exit_code, 1) << dump(r);
+  EXPECT_NE(r.err.find("is not on the remote"), std::string::npos) << r.err;
+  EXPECT_EQ(git({"for-each-ref", "--format=%(refname)", "refs/heads/"}, remote.bare).out,
+            "refs/heads/main\nrefs/heads/yolo/c1/ok\n")
+      << "only the one branch was pushed, main untouched";
+  // Clones are cleaned up.
+  for (const auto& e : stdfs::directory_iterator(tmp.path()))
+    EXPECT_EQ(e.path().filename().string().rfind("yolo-job.", 0), std::string::npos) << e.path();
+}
+
+// The Job submit would create (kubectl on the client side, no cluster): its container command
+// run here does the plan's work.
+TEST(DispatchAdapterTest, TheKubernetesJobsCommandRunsThePlan) {
+  if (run_program({"sh", "-c", "command -v kubectl"}).exit_code != 0) GTEST_SKIP() << "skipped: no kubectl";
+  TempDir tmp;
+  Remote remote(tmp.path());
+  auto r = run_program({adapter("kubernetes"), "manifest", "--image", "debian:bookworm", "--plan-id", "01-05",
+                        "--correlation-id", "c9", "--attempt", "2", "--base-commit", remote.base, "--branch",
+                        "yolo/c9/01-05", "--remote", remote.bare.string(), "--", "agents/exec", "k 8"},
+                       tmp.path(), {"KUBECONFIG=/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  json job = json::parse(r.out);
+  std::string name = trim(
+      run_program({adapter("kubernetes"), "name", "--plan-id", "01-05", "--correlation-id", "c9", "--attempt", "2"})
+          .out);
+  EXPECT_EQ(job["metadata"]["name"], name);
+  EXPECT_EQ(job["spec"]["backoffLimit"], 0) << "Kubernetes does not run a failed plan again";
+  const json& pod = job["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["restartPolicy"], "Never");
+  ASSERT_EQ(pod["containers"].size(), 1u);
+  EXPECT_EQ(pod["containers"][0]["image"], "debian:bookworm");
+  EXPECT_FALSE(pod["containers"][0].contains("env")) << "nothing of yolo's environment travels";
+  std::vector<std::string> cmd = pod["containers"][0]["command"].get<std::vector<std::string>>();
+  ASSERT_GE(cmd.size(), 3u);
+  EXPECT_EQ(cmd[0], "bash");
+  EXPECT_EQ(cmd[1], "-c");
+  EXPECT_EQ(cmd[2], test::read_file(adapter("run-job")).substr(0, cmd[2].size()));
+  r = run_program(cmd, tmp.path(), {"TMPDIR=" + tmp.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_EQ(show(remote.bare, "yolo/c9/01-05:out-01-05.txt"), "01-05\nk 8\n");
+}
+
+// The GitHub workflow's script (after actions/checkout of the base commit), run here.
+TEST(DispatchAdapterTest, TheGithubWorkflowsScriptRunsThePlan) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  YAML::Node wf = YAML::LoadFile(adapter("github-actions.yml"));
+  EXPECT_EQ(wf["run-name"].as<std::string>(), "${{ inputs.job_name }}");
+  YAML::Node inputs = wf["on"]["workflow_dispatch"]["inputs"];
+  for (const char* in :
+       {"job_name", "plan_id", "correlation_id", "attempt", "base_commit", "branch", "plan_path", "executor_b64"})
+    EXPECT_TRUE(inputs[in]) << in;
+  YAML::Node steps = wf["jobs"]["plan"]["steps"];
+  ASSERT_EQ(steps.size(), 2u);
+  std::string run = steps[1]["run"].as<std::string>();
+  EXPECT_EQ(run.find("${{"), std::string::npos) << "inputs reach the script through env only";
+
+  auto dry = run_program(submit_argv("github-actions", "01-07", "c2", "1", remote, "yolo/c2/01-07",
+                                     {"agents/exec", "g h", "it's"}, {"--dry-run"}));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dry.out, m, std::regex("executor_b64=([A-Za-z0-9+/=]+)"))) << dry.out;
+  // actions/checkout: a clone of the remote at the base commit.
+  stdfs::path ws = tmp.path() / "ws";
+  ASSERT_EQ(git({"clone", "-q", remote.bare.string(), ws.string()}, tmp.path()).exit_code, 0);
+  ASSERT_EQ(git({"checkout", "-q", "--detach", remote.base}, ws).exit_code, 0);
+  auto r =
+      run_program({"bash", "-c", run}, ws,
+                  {"YOLO_PLAN_ID=01-07", "YOLO_CORRELATION_ID=c2", "YOLO_ATTEMPT=1", "YOLO_BASE_COMMIT=" + remote.base,
+                   "YOLO_BRANCH=yolo/c2/01-07", "YOLO_PLAN_PATH=", "EXECUTOR_B64=" + m[1].str()});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_EQ(show(remote.bare, "yolo/c2/01-07:out-01-07.txt"), "01-07\ng h\nit's\n");
+}
+
+// The engine-less adapter: jobs are background processes here, same contract.
+TEST(DispatchAdapterTest, TheLocalAdapterRunsAWaveAndNeverStartsAJobTwice) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  std::vector<std::string> env{"YOLO_DISPATCH_LOCAL_DIR=" + (tmp.path() / "jobs").string(),
+                               "TMPDIR=" + tmp.path().string()};
+  auto submit = [&](const std::string& plan, const std::vector<std::string>& exec) {
+    return run_program(submit_argv("local", plan, "c5", "1", remote, "yolo/c5/" + plan, exec), tmp.path(), env);
+  };
+  std::vector<std::string> handles;
+  for (const char* p : {"05-01", "05-02", "05-03", "05-04"}) {
+    auto r = submit(p, {"agents/exec", "local"});
+    ASSERT_EQ(r.exit_code, 0) << dump(r);
+    EXPECT_EQ(r.json_out()["reused"], false);
+    handles.push_back(r.json_out()["handle"]);
+  }
+  auto again = submit("05-02", {"agents/exec", "local"});
+  ASSERT_EQ(again.exit_code, 0) << dump(again);
+  EXPECT_EQ(again.json_out()["handle"], handles[1]);
+  EXPECT_EQ(again.json_out()["reused"], true);
+  for (const auto& h : handles) {
+    auto w = run_program({adapter("local"), "wait", h}, tmp.path(), env);
+    EXPECT_EQ(w.exit_code, 0) << h << " " << dump(w);
+  }
+  for (const char* p : {"05-01", "05-02", "05-03", "05-04"})
+    EXPECT_EQ(show(remote.bare, std::string("yolo/c5/") + p + ":out-" + p + ".txt"), std::string(p) + "\nlocal\n");
+  EXPECT_EQ(trim(git({"rev-list", "--count", "main..yolo/c5/05-02"}, remote.bare).out), "1") << "run once";
+
+  auto f = submit("05-05", {"agents/exec", "fail"});
+  auto w = run_program({adapter("local"), "wait", f.json_out()["handle"]}, tmp.path(), env);
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_NE(w.err.find("exited 1"), std::string::npos) << w.err;
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/c5/05-05"));
+
+  auto s = submit("05-06", {"agents/exec", "sleep", "60"});
+  std::string h = s.json_out()["handle"];
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_program({adapter("local"), "cancel", h}, tmp.path(), env).exit_code, 0);
+  w = run_program({adapter("local"), "wait", h}, tmp.path(), env);
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/c5/05-06"));
+  EXPECT_EQ(run_program({adapter("local"), "wait", "yolo-none"}, tmp.path(), env).exit_code, 2);
+}
+
+TEST(DispatchAdapterTest, ADemoPlanRunByTheLocalAdapterComesBackAndPassesTheSummaryGate) {
+  TempDir tmp;
+  DemoRemote demo(tmp.path());
+  std::vector<std::string> env{"YOLO_DISPATCH_LOCAL_DIR=" + (tmp.path() / "jobs").string(),
+                               "TMPDIR=" + tmp.path().string()};
+  auto r = run_program(demo.submit("local", "01-01", "d1", "yolo/d1/01-01"), tmp.path(), env);
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  auto w = run_program({adapter("local"), "wait", r.json_out()["handle"]}, tmp.path(), env);
+  ASSERT_EQ(w.exit_code, 0) << dump(w)
+                            << test::read_file(tmp.path() / "jobs" / r.json_out()["handle"].get<std::string>() / "log");
+  demo.expect_summary_gate_passes(tmp.path(), "01-01", "yolo/d1/01-01");
+}
+
+// --- With the one-node cluster of scripts/slurm-up --------------------------------------------
+
+class SlurmClusterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto r = run_program({script("slurm-up"), "--no-install"}, test::source_dir());
+    up_ = r.exit_code == 0;
+    reason_ = trim(r.err.empty() ? r.out : lines(r.err).back());
+    if (!up_) std::cout << "skipped: " << reason_ << std::endl;
+  }
+  void SetUp() override {
+    if (!up_) GTEST_SKIP() << "skipped: " << reason_;
+    const char* d = std::getenv("YOLO_SLURM_DIR");
+    env_ = {"SLURM_CONF=" + std::string(d ? d : "/var/tmp/yolo-slurm") + "/etc/slurm.conf",
+            "YOLO_SLURM_LOG_DIR=" + tmp_.path().string(), "YOLO_SLURM_POLL=0.5",
+            "XDG_RUNTIME_DIR=", "TMPDIR=" + tmp_.path().string()};
+    // A run id of its own per test: names never meet those of another test or an earlier run.
+    corr_ = "t" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+  RunResult slurm(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{adapter("slurm")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_program(argv, tmp_.path(), env_);
+  }
+  RunResult submit(const Remote& remote, const std::string& plan, const std::string& attempt,
+                   const std::vector<std::string>& exec) {
+    return run_program(submit_argv("slurm", plan, corr_, attempt, remote, branch(plan, attempt), exec), tmp_.path(),
+                       env_);
+  }
+  std::string branch(const std::string& plan, const std::string& attempt) const {
+    return "yolo/" + corr_ + "/" + plan + "-a" + attempt;
+  }
+  // Jobs the controller knows by this name (any state).
+  std::vector<std::string> jobs_named(const std::string& name) {
+    auto r = run_program({"squeue", "-h", "--states=all", "--name=" + name, "-o", "%i"}, tmp_.path(), env_);
+    EXPECT_EQ(r.exit_code, 0) << dump(r);
+    return lines(r.out);
+  }
+  static inline bool up_ = false;
+  static inline std::string reason_;
+  TempDir tmp_;
+  std::vector<std::string> env_;
+  std::string corr_;
+};
+
+TEST_F(SlurmClusterTest, AWaveOfFourJobsPushesFourBranchesAndASecondSubmitStartsNoJob) {
+  Remote remote(tmp_.path());
+  std::vector<std::string> plans{"01-01", "01-02", "01-03", "01-04"};
+  std::vector<std::string> handles;
+  for (const auto& p : plans) {
+    auto r = submit(remote, p, "1", {"agents/exec", "wave 1", "$(touch pwned)"});
+    ASSERT_EQ(r.exit_code, 0) << dump(r);
+    json h = r.json_out();
+    EXPECT_EQ(h["reused"], false);
+    EXPECT_EQ(h["url"], "slurm:" + h["handle"].get<std::string>());
+    handles.push_back(h["handle"]);
+  }
+  EXPECT_EQ(std::set<std::string>(handles.begin(), handles.end()).size(), 4u);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    auto w = slurm({"wait", handles[i]});
+    EXPECT_EQ(w.exit_code, 0) << plans[i] << " " << dump(w);
+    EXPECT_TRUE(w.out.empty()) << w.out;
+  }
+  for (const auto& p : plans) {
+    std::string b = branch(p, "1");
+    ASSERT_TRUE(has_branch(remote.bare, b)) << b;
+    EXPECT_EQ(show(remote.bare, b + ":out-" + p + ".txt"), p + "\nwave 1\n$(touch pwned)\n");
+    EXPECT_EQ(trim(git({"rev-parse", b + "^"}, remote.bare).out), remote.base);
+  }
+  EXPECT_FALSE(stdfs::exists(tmp_.path() / "pwned"));
+
+  // The same plan and attempt again (a yolo restarted mid-wave): the same job, none started.
+  auto again = submit(remote, "01-02", "1", {"agents/exec", "wave 1"});
+  ASSERT_EQ(again.exit_code, 0) << dump(again);
+  EXPECT_EQ(again.json_out()["handle"], handles[1]);
+  EXPECT_EQ(again.json_out()["reused"], true);
+  std::string name = again.json_out()["job_name"];
+  EXPECT_EQ(jobs_named(name), std::vector<std::string>{handles[1]}) << "one job of that name";
+  EXPECT_EQ(slurm({"wait", handles[1]}).exit_code, 0);
+
+  // A new attempt of the same plan is a new job.
+  auto a2 = submit(remote, "01-02", "2", {"agents/exec", "retry"});
+  ASSERT_EQ(a2.exit_code, 0) << dump(a2);
+  EXPECT_NE(a2.json_out()["handle"], handles[1]);
+  EXPECT_EQ(a2.json_out()["reused"], false);
+  EXPECT_EQ(slurm({"wait", a2.json_out()["handle"]}).exit_code, 0);
+  EXPECT_TRUE(has_branch(remote.bare, branch("01-02", "2")));
+}
+
+TEST_F(SlurmClusterTest, TwoSubmitsAtOnceOfOnePlanStartOneJob) {
+  Remote remote(tmp_.path());
+  RunResult r1, r2;
+  std::thread t1([&] { r1 = submit(remote, "02-01", "1", {"agents/exec", "sleep", "1"}); });
+  std::thread t2([&] { r2 = submit(remote, "02-01", "1", {"agents/exec", "sleep", "1"}); });
+  t1.join();
+  t2.join();
+  ASSERT_EQ(r1.exit_code, 0) << dump(r1);
+  ASSERT_EQ(r2.exit_code, 0) << dump(r2);
+  EXPECT_EQ(r1.json_out()["handle"], r2.json_out()["handle"]);
+  EXPECT_NE(r1.json_out()["reused"], r2.json_out()["reused"]) << "one submitted, the other found it";
+  EXPECT_EQ(jobs_named(r1.json_out()["job_name"]).size(), 1u);
+  EXPECT_EQ(slurm({"wait", r1.json_out()["handle"]}).exit_code, 0);
+}
+
+TEST_F(SlurmClusterTest, AFailingJobAndAJobThatPushesNothingFailTheirWait) {
+  Remote remote(tmp_.path());
+  auto f = submit(remote, "03-01", "1", {"agents/exec", "fail"});
+  auto n = submit(remote, "03-02", "1", {"agents/exec", "nothing"});
+  ASSERT_EQ(f.exit_code, 0) << dump(f);
+  ASSERT_EQ(n.exit_code, 0) << dump(n);
+  auto wf = slurm({"wait", f.json_out()["handle"]});
+  EXPECT_EQ(wf.exit_code, 1) << dump(wf);
+  EXPECT_NE(wf.err.find("FAILED"), std::string::npos) << wf.err;
+  auto wn = slurm({"wait", n.json_out()["handle"]});
+  EXPECT_EQ(wn.exit_code, 1) << dump(wn);
+  EXPECT_FALSE(has_branch(remote.bare, branch("03-01", "1")));
+  EXPECT_FALSE(has_branch(remote.bare, branch("03-02", "1")));
+  // The job's log (named in wait's message) says why.
+  std::string log = (tmp_.path() / (f.json_out()["job_name"].get<std::string>() + "-" +
+                                    f.json_out()["handle"].get<std::string>() + ".log"))
+                        .string();
+  EXPECT_NE(wf.err.find(log), std::string::npos) << wf.err;
+  EXPECT_NE(test::read_file(log).find("the executor exited 1; nothing pushed"), std::string::npos);
+  std::string nlog = (tmp_.path() / (n.json_out()["job_name"].get<std::string>() + "-" +
+                                     n.json_out()["handle"].get<std::string>() + ".log"))
+                         .string();
+  EXPECT_NE(test::read_file(nlog).find("made no commit"), std::string::npos);
+}
+
+TEST_F(SlurmClusterTest, CancelEndsARunningJobAndItsWaitFails) {
+  Remote remote(tmp_.path());
+  auto s = submit(remote, "04-01", "1", {"agents/exec", "sleep", "60"});
+  ASSERT_EQ(s.exit_code, 0) << dump(s);
+  std::string id = s.json_out()["handle"];
+  auto c = slurm({"cancel", id});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  auto start = std::chrono::steady_clock::now();
+  auto w = slurm({"wait", id});
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_NE(w.err.find("CANCELLED"), std::string::npos) << w.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_FALSE(has_branch(remote.bare, branch("04-01", "1")));
+  EXPECT_EQ(slurm({"cancel", id}).exit_code, 0) << "cancelling an ended job is not an error";
+  auto u = slurm({"wait", "999999"});
+  EXPECT_EQ(u.exit_code, 2) << dump(u);
+  EXPECT_NE(u.err.find("unknown"), std::string::npos) << u.err;
+}
+
+TEST_F(SlurmClusterTest, DemoPlansRunAsJobsComeBackAndPassTheSummaryGate) {
+  DemoRemote demo(tmp_.path());
+  std::vector<std::string> handles;
+  for (const char* p : {"01-01", "01-02"}) {
+    auto r = run_program(demo.submit("slurm", p, corr_, "yolo/" + corr_ + "/" + p), tmp_.path(), env_);
+    ASSERT_EQ(r.exit_code, 0) << dump(r);
+    handles.push_back(r.json_out()["handle"]);
+  }
+  for (const auto& h : handles) EXPECT_EQ(slurm({"wait", h}).exit_code, 0) << h;
+  for (const char* p : {"01-01", "01-02"}) demo.expect_summary_gate_passes(tmp_.path(), p, "yolo/" + corr_ + "/" + p);
+}
+
+// The submitter dies mid-job (yolo killed with its wait processes) and comes back: its submit
+// gets the same job, its wait sees it end; the plan ran once.
+TEST_F(SlurmClusterTest, AKilledWaiterReattachesAndThePlanRunsOnce) {
+  Remote remote(tmp_.path());
+  auto s = submit(remote, "06-01", "1", {"agents/exec", "sleep", "3"});
+  ASSERT_EQ(s.exit_code, 0) << dump(s);
+  std::string id = s.json_out()["handle"];
+  {
+    std::vector<std::string> argv{"env"};
+    argv.insert(argv.end(), env_.begin(), env_.end());
+    argv.insert(argv.end(), {adapter("slurm"), "wait", id});
+    test::BgProcess waiter(argv, tmp_.path());
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    waiter.signal(SIGKILL);
+    EXPECT_NE(waiter.wait_exit(std::chrono::seconds(10)), 0);
+  }
+  auto again = submit(remote, "06-01", "1", {"agents/exec", "sleep", "3"});
+  ASSERT_EQ(again.exit_code, 0) << dump(again);
+  EXPECT_EQ(again.json_out()["handle"], id);
+  EXPECT_EQ(again.json_out()["reused"], true);
+  auto w = slurm({"wait", id});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_EQ(jobs_named(again.json_out()["job_name"]), std::vector<std::string>{id});
+  EXPECT_EQ(trim(git({"rev-list", "--count", "main.." + branch("06-01", "1")}, remote.bare).out), "1");
+}
+
+}  // namespace
+}  // namespace yolo::e2e
