@@ -1,4 +1,5 @@
 #include "protocol/config.h"
+#include "protocol/dispatch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -79,6 +80,7 @@ const std::vector<std::string>& known_config_keys() {
                                                 "executor",
                                                 "approvers",
                                                 "isolation",
+                                                "dispatch",
                                                 "scope_fence"};
   return keys;
 }
@@ -155,6 +157,16 @@ ConfigLoad config_from_json(const json& j, const std::string& source) {
   if (auto it = j.find("architect"); it != j.end()) c.architect = command_spec(*it);
   if (auto it = j.find("executor"); it != j.end()) c.executor = command_spec(*it);
   take(j, "isolation", c.isolation);
+  if (auto it = j.find("dispatch"); it != j.end() && it->is_object()) {
+    DispatchSpec& d = c.dispatch;
+    if (auto s = it->find("submit"); s != it->end()) d.submit = command_spec(*s);
+    if (auto s = it->find("wait"); s != it->end()) d.wait = command_spec(*s);
+    if (auto s = it->find("cancel"); s != it->end()) d.cancel = command_spec(*s);
+    take(*it, "remote", d.remote);
+    take(*it, "max_parallel", d.max_parallel);
+    d.errors = dispatch::check_templates({d.submit.argv, d.wait.argv, d.cancel.argv});
+    if (d.remote.empty()) d.errors.push_back("dispatch.remote: a git remote name or URL is required");
+  }
   // scope_fence: one severity for both kinds of finding, or {outside, untouched}; absent:
   // high in strict SUMMARY mode, medium in structural, off when the SUMMARY gate is off.
   std::string fence_default = c.summary_checks == "off" ? "off" : c.summary_checks == "structural" ? "medium" : "high";

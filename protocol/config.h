@@ -19,6 +19,16 @@ struct CommandSpec {
   long long timeout_ms = 0;       // 0 = use command_timeout_ms
 };
 
+// dispatch (issue 18, docs/dispatch.md): a wave's plans handed to a cluster engine through
+// three argv templates; the plans' branches come back through the git remote `remote`.
+struct DispatchSpec {
+  CommandSpec submit, wait, cancel;
+  std::string remote;    // a git remote name or URL; the run pushes each wave's base there
+  int max_parallel = 0;  // jobs submitted at once; 0: max(max_parallel, 8)
+  bool configured() const { return !submit.argv.empty(); }
+  std::vector<std::string> errors;  // beyond the schema (a template without {handle}, ...)
+};
+
 struct Config {
   json raw = json::object();
   std::string review_gate = "on_request";  // always | on_request | never
@@ -38,6 +48,7 @@ struct Config {
   // isolation: "none" (every executor in the project's checkout) | "worktree" (each plan in
   // its own git worktree and branch, merged back in plan order; issue 17).
   std::string isolation = "none";
+  DispatchSpec dispatch;
   // The scope fence's severities (high | medium | low | off) for files changed outside the
   // plan's files and for planned files left untouched.
   std::string scope_outside = "high", scope_untouched = "high";

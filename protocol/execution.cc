@@ -146,7 +146,7 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
     // Worktree isolation (issue 17): the plan's worktree and merge state, scope fence and
     // checks are kept: a resumed run merges what passed and was not merged yet.
     if (prior)
-      for (const char* k : {"worktree", "scope", "checks"})
+      for (const char* k : {"worktree", "scope", "checks", "dispatch"})
         if (auto it = prior->find(k); it != prior->end()) p[k] = *it;
     if (status == "failed") {
       p["findings"] = e.summary_findings.is_array() ? e.summary_findings : json::array();

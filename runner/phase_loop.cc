@@ -182,7 +182,7 @@ void Run::schedule() {
   }
   bool executor = executor_configured(cfg_);
   waves::Options wo;
-  wo.max_parallel = executor ? cfg_.max_parallel : static_cast<int>(entries_.size()) + 1;
+  wo.max_parallel = executor ? (dispatched() ? dispatch_parallel() : cfg_.max_parallel) : static_cast<int>(entries_.size()) + 1;
   wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);
   wo.only = o_.only_plan;
   waves::Decision d = waves::next(nodes_, wo);

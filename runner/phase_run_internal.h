@@ -202,7 +202,7 @@ class Run {
   void note_wave_end(long long wave);
 
   // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
-  bool isolated() const { return cfg_.isolation == "worktree" && executor_configured(cfg_); }
+  bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
   // Before step 2: git checks, then what a killed run left: plans that passed their gates
   // but were not merged are merged (never twice), leftover folders removed. -1 or an exit code.
   int init_worktrees(const json& doc);
@@ -218,6 +218,30 @@ class Run {
   // (findings and error say why).
   // resumed: the commit may already be in HEAD (a kill -9 after git merged it): asked first.
   bool merge_plan(const PlanEntry& e, const json& wt, bool resumed, json& record, std::string& error, json& findings);
+  // ---- dispatch (plan_dispatch.cc, issue 18) -----------------------------------------
+  // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
+  // fetched from the remote, then gated and merged as a worktree plan.
+  bool dispatched() const { return cfg_.dispatch.configured(); }
+  int dispatch_parallel() const {
+    return cfg_.dispatch.max_parallel > 0 ? cfg_.dispatch.max_parallel : std::max(cfg_.max_parallel, 8);
+  }
+  // Before step 2: the config's dispatch errors, the remote's URL, the records a stopped run left.
+  int init_dispatch(const json& doc);
+  void start_dispatched(size_t i, long long wave);
+  void dispatch_submit(size_t i, long long wave, int attempt);
+  void dispatch_wait(size_t i, long long wave);
+  void dispatch_waited(size_t i, long long wave, SpawnResult r);
+  void dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r);
+  void dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r);
+  void dispatch_interrupted(size_t i);
+  std::map<std::string, std::string> dispatch_vars(size_t i, long long wave) const;
+  std::string dispatch_branch(size_t i) const;
+  void dispatch_record(size_t i, json rec, bool flush);
+  std::map<size_t, json> dispatch_rec_;      // plan -> its dispatch record (schemas: plans[].dispatch)
+  std::set<size_t> dispatch_failed_before_;  // plans a stopped run left failed: a new attempt
+  std::string dispatch_url_;                 // the remote as the jobs see it (a URL or path)
+  std::set<long long> dispatch_pushed_;      // waves whose base is on the remote
+
   void stop(int code, const std::string& result, const std::string& message) {
     if (final_code_ < 0) {
       final_code_ = code;

@@ -341,6 +341,6 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
   return GateOutcome::Paused;
 }
 
-bool executor_configured(const Config& c) { return !c.executor.argv.empty(); }
+bool executor_configured(const Config& c) { return !c.executor.argv.empty() || c.dispatch.configured(); }
 
 }  // namespace yolo::runner::phase

@@ -51,6 +51,10 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   bool failed_to_start = false;
   for (size_t i : idx) {
     const auto& e = entries_[i];
+    if (dispatched()) {  // a job of the cluster engine: submitted, waited on, fetched (plan_dispatch.cc)
+      start_dispatched(i, wave);
+      continue;
+    }
     if (isolated()) {
       std::string err;
       if (!prepare_worktree(i, wave, err)) {
