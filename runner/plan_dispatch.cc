@@ -211,7 +211,10 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
   std::string job = "its job " + handle + " (branch " + branch + ")";
   if (!dispatch::fetch_after_wait(w, on_remote)) {
     dispatch_record(i, dispatch::record_ended(rec, "failed", now_iso8601()), false);
-    std::string why = first_line(text::tail_lines(r.err, 3));
+    std::string why;  // wait's last two lines: the adapter's reason (run-job's ✗ line) and the log
+    const std::string tail = text::tail_lines(r.err, 2);  // lines() views it: it must outlive the loop
+    for (const auto& l : text::lines(tail))
+      if (!text::trim(l).empty()) why += (why.empty() ? "" : "; ") + std::string(text::trim(l));
     std::string error =
         w == dispatch::WaitResult::Failed ? job + " failed" + (why.empty() ? "" : ": " + why)
         : w == dispatch::WaitResult::Unknown
@@ -312,9 +315,11 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
   if (r) data["stderr_tail"] = text::tail_lines(r->err, 10);
   emit("plan_end", data, Sym::Fail, "Plan " + e.id + " failed: " + error);
   note("[high] dispatch: " + fix);
-  if (r)
-    for (const auto& l : text::lines(text::tail_lines(r->err, 5)))
+  if (r) {
+    const std::string tail = text::tail_lines(r->err, 5);
+    for (const auto& l : text::lines(tail))
       if (!text::trim(l).empty()) note(std::string(l), true);
+  }
   if (running_.empty() && !stopping_) merge_pending();
   note_wave_end(e.wave);
   schedule();
