@@ -11,6 +11,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -73,25 +74,26 @@ class DispatchTest : public ::testing::Test {
   }
 
   // The adapter behind a wrapper that logs each call ("submit --plan-id 01-01 ...").
-  void use_adapter(const std::string& adapter) {
+  void use_adapter(const std::string& adapter, const std::vector<std::string>& submit_opts = {}) {
     stdfs::path w = side_.path() / "adapter";
     write_file(w, "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + calls().string() + "'\nexec '" + adapter + "' \"$@\"\n");
     make_executable(w);
-    set_dispatch(w.string());
+    set_dispatch(w.string(), submit_opts);
   }
-  void set_dispatch(const std::string& program) {
+  void set_dispatch(const std::string& program, const std::vector<std::string>& submit_opts) {
+    std::vector<std::string> submit = {
+        program,     "submit",    "--plan-id",     "{plan_id}",     "--correlation-id", "{correlation_id}",
+        "--attempt", "{attempt}", "--base-commit", "{base_commit}", "--branch",         "{branch}",
+        "--remote",  "{remote}",  "--plan-path",   "{plan_path}",   "--summary-path",   "{summary_path}"};
+    submit.insert(submit.end(), submit_opts.begin(), submit_opts.end());
+    submit.push_back("--");
     set_config({{"review_gate", "never"},
                 {"approvers", {{"vision", "skip"}}},
                 {"architect", nullptr},
                 {"max_parallel", 2},
                 {"executor", {{"command", {"agents/exec-switch", "{plan_path}", "{summary_path}"}}}},
                 {"dispatch",
-                 {{"submit",
-                   {{"command",
-                     {program, "submit", "--plan-id", "{plan_id}", "--correlation-id", "{correlation_id}", "--attempt",
-                      "{attempt}", "--base-commit", "{base_commit}", "--branch", "{branch}", "--remote", "{remote}",
-                      "--plan-path", "{plan_path}", "--summary-path", "{summary_path}", "--"}},
-                    {"timeout_ms", 60000}}},
+                 {{"submit", {{"command", submit}, {"timeout_ms", 60000}}},
                   {"wait", {{"command", {program, "wait", "{handle}"}}, {"timeout_ms", 120000}}},
                   {"cancel", {program, "cancel", "{handle}"}},
                   {"remote", "origin"}}}});
@@ -178,6 +180,50 @@ class DispatchTest : public ::testing::Test {
     }
   }
 
+  // Starts yolo, kills it (-9) once the four jobs are submitted, runs it again: no plan is
+  // submitted twice (the adapter's calls), each re-attached, all four merged once.
+  void kill_mid_wave_and_rerun(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {"env"};
+    for (const auto& e : env(extra)) argv.push_back(e);
+    argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+    {
+      BgProcess yolo(argv, repo());
+      int submitted = 0;
+      auto got = yolo.wait_for(
+          [&](const json& j) { return j.value("event", "") == "plan_submitted" && ++submitted == 4; }, 60s);
+      ASSERT_TRUE(got) << yolo.stderr_text();
+      yolo.signal(SIGKILL);
+      yolo.wait_exit(10s);
+    }
+    // Killed after the four submits: their handles are in the state, nothing merged yet.
+    for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+      json p = plan(id);
+      EXPECT_EQ(p["dispatch"]["state"], "submitted") << p.dump();
+      EXPECT_EQ(p["dispatch"]["attempt"], 1) << p.dump();
+    }
+    EXPECT_TRUE(merges().empty());
+    auto r = execute(extra);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(calls_of("submit").size(), 4u) << read_file(calls());
+    size_t reattached = 0;
+    for (size_t at = 0; (at = r.out.find("re-attaching to its job", at)) != std::string::npos; ++at) ++reattached;
+    EXPECT_EQ(reattached, 4u) << r.out;
+    expect_wave_merged_in_plan_order();
+  }
+  // The Slurm cluster of scripts/slurm-up, or why not.
+  std::optional<std::string> slurm_missing() {
+    auto up = run_program({(source_dir() / "scripts" / "slurm-up").string(), "--no-install"}, source_dir());
+    if (up.exit_code == 0) return std::nullopt;
+    return trim(up.err.empty() ? up.out : up.err);
+  }
+  std::vector<std::string> slurm_env(std::vector<std::string> extra = {}) {
+    const char* d = std::getenv("YOLO_SLURM_DIR");
+    std::vector<std::string> e = {"SLURM_CONF=" + std::string(d ? d : "/var/tmp/yolo-slurm") + "/etc/slurm.conf",
+                                  "YOLO_SLURM_LOG_DIR=" + side_.path().string(), "YOLO_SLURM_POLL=0.5"};
+    e.insert(e.end(), extra.begin(), extra.end());
+    return e;
+  }
+
   TempDir dir_, side_;
   std::string branch_;
 };
@@ -202,34 +248,9 @@ TEST_F(DispatchTest, AWaveOfFourIsSubmittedPushedFetchedGatedAndMergedInPlanOrde
 }
 
 TEST_F(DispatchTest, KillDashNineMidWaveThenAgainReattachesSubmitsNothingTwiceMergesEachOnce) {
-  std::vector<std::string> argv = {"env"};
-  for (const auto& e : env({"YOLO_EXEC_SLEEP=4"})) argv.push_back(e);
-  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
-  {
-    BgProcess yolo(argv, repo());
-    int submitted = 0;
-    auto got =
-        yolo.wait_for([&](const json& j) { return j.value("event", "") == "plan_submitted" && ++submitted == 4; }, 30s);
-    ASSERT_TRUE(got) << yolo.stderr_text();
-    yolo.signal(SIGKILL);
-    yolo.wait_exit(10s);
-  }
-  // Killed while the jobs run: their handles are in the state, nothing merged yet.
-  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
-    json p = plan(id);
-    EXPECT_EQ(p["dispatch"]["state"], "submitted") << p.dump();
-    EXPECT_EQ(p["dispatch"]["attempt"], 1) << p.dump();
-  }
-  EXPECT_TRUE(merges().empty());
-  auto r = execute({"YOLO_EXEC_SLEEP=4"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(calls_of("submit").size(), 4u) << read_file(calls());
+  kill_mid_wave_and_rerun({"YOLO_EXEC_SLEEP=4"});
+  // One job per plan, each ran its executor once (one exit status, 0).
   EXPECT_EQ(job_folders(), 4u);
-  size_t reattached = 0;
-  for (size_t at = 0; (at = r.out.find("re-attaching to its job", at)) != std::string::npos; ++at) ++reattached;
-  EXPECT_EQ(reattached, 4u) << r.out;
-  expect_wave_merged_in_plan_order();
-  // The jobs ran their executor once each (one log, one exit).
   for (const auto& f : stdfs::directory_iterator(jobs())) EXPECT_EQ(trim(read_file(f.path() / "exit")), "0");
 }
 
@@ -271,7 +292,8 @@ TEST_F(DispatchTest, AFailingJobAndAJobThatCommitsNothingFailTheirPlansWithAClea
   auto m = merges();
   ASSERT_EQ(m.size(), 4u);
   const char* order[] = {"01-01", "01-04", "01-02", "01-03"};
-  for (size_t k = 0; k < 4; ++k) EXPECT_NE(m[k].find(std::string("merge plan ") + order[k] + " "), std::string::npos) << m[k];
+  for (size_t k = 0; k < 4; ++k)
+    EXPECT_NE(m[k].find(std::string("merge plan ") + order[k] + " "), std::string::npos) << m[k];
 }
 
 // An adapter whose wait says "done" for a job that pushed nothing: the plan fails, naming the
@@ -333,16 +355,12 @@ TEST_F(DispatchTest, CtrlCCancelsTheJobsItSubmittedAndLeavesThePlansPending) {
 
 // The same wave through the real Slurm adapter on the one-node cluster of scripts/slurm-up.
 TEST_F(DispatchTest, AWaveOfFourThroughSlurm) {
-  auto up = run_program({(source_dir() / "scripts" / "slurm-up").string(), "--no-install"}, source_dir());
-  if (up.exit_code != 0) {
-    std::string reason = trim(up.err.empty() ? up.out : up.err);
-    std::cout << "skipped: " << reason << std::endl;
-    GTEST_SKIP() << "skipped: " << reason;
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
   }
   use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string());
-  const char* d = std::getenv("YOLO_SLURM_DIR");
-  auto r = execute({"SLURM_CONF=" + std::string(d ? d : "/var/tmp/yolo-slurm") + "/etc/slurm.conf",
-                    "YOLO_SLURM_LOG_DIR=" + side_.path().string(), "YOLO_SLURM_POLL=0.5"});
+  auto r = execute(slurm_env());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   expect_wave_merged_in_plan_order();
   EXPECT_EQ(calls_of("submit").size(), 4u);
@@ -350,6 +368,21 @@ TEST_F(DispatchTest, AWaveOfFourThroughSlurm) {
     std::string h = plan(id)["dispatch"]["handle"];
     EXPECT_FALSE(h.empty());
     EXPECT_EQ(h.find_first_not_of("0123456789"), std::string::npos) << h;  // a Slurm job id
+  }
+}
+
+TEST_F(DispatchTest, KillDashNineMidWaveThroughSlurmThenAgainSubmitsNothingTwice) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(), {"--export-env", "YOLO_EXEC_SLEEP"});
+  kill_mid_wave_and_rerun(slurm_env({"YOLO_EXEC_SLEEP=4"}));
+  // The controller knows one job per plan (the adapter names them from plan, run, attempt).
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    std::string name = plan(id)["dispatch"]["job_name"];
+    auto q = run_program({"squeue", "-h", "--states=all", "--name=" + name, "-o", "%i"}, side_.path(), slurm_env());
+    EXPECT_EQ(lines_of(q.out).size(), 1u) << name << " " << q.out << q.err;
   }
 }
 
