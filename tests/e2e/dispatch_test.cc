@@ -386,5 +386,32 @@ TEST_F(DispatchTest, KillDashNineMidWaveThroughSlurmThenAgainSubmitsNothingTwice
   }
 }
 
+TEST_F(DispatchTest, AFailingJobAndAJobThatCommitsNothingThroughSlurmFailTheirPlans) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(),
+              {"--export-env", "DISPATCH_FAIL_FOR", "--export-env", "DISPATCH_NOTHING_FOR"});
+  auto r = execute(slurm_env({"DISPATCH_FAIL_FOR=01-02", "DISPATCH_NOTHING_FOR=01-03"}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  for (const char* id : {"01-02", "01-03"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "failed") << p.dump();
+    ASSERT_EQ(p["findings"].size(), 1u) << p.dump();
+    std::string issue = p["findings"][0]["issue"];
+    EXPECT_EQ(p["findings"][0]["check"], "dispatch");
+    EXPECT_NE(issue.find(p["dispatch"]["handle"].get<std::string>()), std::string::npos) << issue;
+    EXPECT_NE(issue.find(std::string("/") + id), std::string::npos) << issue;
+    EXPECT_EQ(merges_of(id), 0u);
+  }
+  EXPECT_NE(plan("01-02")["findings"][0]["issue"].get<std::string>().find("exited 3"), std::string::npos)
+      << plan("01-02").dump();
+  EXPECT_NE(plan("01-03")["findings"][0]["issue"].get<std::string>().find("no commit"), std::string::npos)
+      << plan("01-03").dump();
+  EXPECT_EQ(merges_of("01-01"), 1u);
+  EXPECT_EQ(merges_of("01-04"), 1u);
+}
+
 }  // namespace
 }  // namespace yolo::test
