@@ -105,10 +105,6 @@ void Run::start_dispatched(size_t i, long long wave) {
        Sym::Diamond,
        "Plan " + e.id + " started: " + e.title + " (dispatched, attempt " + std::to_string(s.attempt) + ")");
   if (s.kind == dispatch::Start::Kind::Reattach) {
-    // The base this job started from: the one in its record's wave is not known after a
-    // restart, and the job needs none any more (it is submitted); the gates diff against
-    // the wave's base as this run reads it, which is the same commit when nothing was merged
-    // in between (a wave's plans are merged only when all have ended).
     emit("plan_reattached", {{"plan", e.id}, {"handle", s.handle}, {"attempt", s.attempt}}, Sym::Diamond,
          "Plan " + e.id + ": re-attaching to its job " + s.handle + " (attempt " + std::to_string(s.attempt) +
              "), submitted by an earlier execute");
@@ -133,7 +129,10 @@ void Run::start_dispatched(size_t i, long long wave) {
 }
 
 void Run::dispatch_submit(size_t i, long long wave, int attempt) {
-  dispatch_record(i, dispatch::record_submitting(attempt), true);
+  const std::string base = wave_base_[wave];  // the job's base, kept: the scope fence diffs against it
+  json submitting = dispatch::record_submitting(attempt);
+  submitting["base"] = base;
+  dispatch_record(i, submitting, true);
   SpawnSpec spec;
   spec.argv = dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, dispatch_vars(i, wave));
   spec.cwd = root_;
@@ -141,7 +140,7 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
   spec.timeout_ms = cfg_.timeout_for(cfg_.dispatch.submit);
   spec.output_cap = 64 * 1024;
   argv_[i] = spec.argv;
-  running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave, attempt](SpawnResult r) {
+  running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave, attempt, base](SpawnResult r) {
     if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
     const auto& e = entries_[i];
     if (interrupted_) {
@@ -149,8 +148,11 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
       // `submitting` and the next execute submits the same attempt (the adapter answers
       // with the job if it was started).
       if (r.ok())
-        if (auto s = dispatch::parse_submit_output(r.out); s.ok())
-          dispatch_record(i, dispatch::record_submitted(attempt, s, now_iso8601()), true);
+        if (auto s = dispatch::parse_submit_output(r.out); s.ok()) {
+          json rec = dispatch::record_submitted(attempt, s, now_iso8601());
+          rec["base"] = base;
+          dispatch_record(i, rec, true);
+        }
       dispatch_interrupted(i);
       return;
     }
@@ -164,7 +166,9 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
       dispatch_fail(i, s.error, "the adapter must print {\"handle\": ...} on stdout (docs/dispatch.md)", &r);
       return;
     }
-    dispatch_record(i, dispatch::record_submitted(attempt, s, now_iso8601()), true);
+    json rec = dispatch::record_submitted(attempt, s, now_iso8601());
+    rec["base"] = base;
+    dispatch_record(i, rec, true);
     json d = {{"plan", e.id},
               {"handle", s.handle},
               {"attempt", attempt},
@@ -268,7 +272,10 @@ void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, Sp
         "check the project's git repository", &r);
     return;
   }
-  w->base = wave_base_[wave];  // the scope fence diffs the job's commits against the wave's base
+  // The scope fence diffs the job's commits against the base the job started from (recorded at
+  // submit: a re-attached job's wave may have moved since, when a stopped run merged some plans).
+  std::string job_base = str(dispatch_rec_[i], "base");
+  w->base = is_commit_hash(job_base) ? job_base : wave_base_[wave];
   // The plan as this run read it (as prepare_worktree: the gates judge the reviewed plan).
   std::error_code ec;
   {

@@ -200,6 +200,7 @@ class DispatchTest : public ::testing::Test {
       json p = plan(id);
       EXPECT_EQ(p["dispatch"]["state"], "submitted") << p.dump();
       EXPECT_EQ(p["dispatch"]["attempt"], 1) << p.dump();
+      EXPECT_EQ(p["dispatch"].value("base", "").size(), 40u) << p.dump();  // the job's base, for its gates
     }
     EXPECT_TRUE(merges().empty());
     auto r = execute(extra);
