@@ -297,6 +297,25 @@ TEST_F(DispatchTest, AFailingJobAndAJobThatCommitsNothingFailTheirPlansWithAClea
     EXPECT_NE(m[k].find(std::string("merge plan ") + order[k] + " "), std::string::npos) << m[k];
 }
 
+TEST_F(DispatchTest, ABadDispatchBlockStopsBeforeAnythingIsSubmitted) {
+  // wait without {handle}: refused, naming the key.
+  json c = config();
+  c["dispatch"]["wait"] = {(side_.path() / "adapter").string(), "wait"};
+  write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("dispatch.wait: the template has no {handle}"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("Next:"), std::string::npos) << r.err;
+  EXPECT_TRUE(calls_of("submit").empty());
+  // An adapter that does not exist: named, nothing submitted.
+  set_dispatch((side_.path() / "no-such-adapter").string(), {});
+  r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("dispatch.submit program"), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("no-such-adapter"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(job_folders(), 0u);
+}
+
 // An adapter whose wait says "done" for a job that pushed nothing: the plan fails, naming the
 // branch and the handle. The adapter also records its environment: no approval key, no
 // signing key reach it.
