@@ -232,7 +232,9 @@ class Run {
   void dispatch_wait(size_t i, long long wave);
   void dispatch_waited(size_t i, long long wave, SpawnResult r);
   void dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r);
-  void dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r);
+  // reschedule false: called from start_plans (which schedules once its loop is done).
+  void dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
+                     bool reschedule = true);
   void dispatch_interrupted(size_t i);
   std::map<std::string, std::string> dispatch_vars(size_t i, long long wave) const;
   std::string dispatch_branch(size_t i) const;
@@ -241,6 +243,7 @@ class Run {
   std::set<size_t> dispatch_failed_before_;  // plans a stopped run left failed: a new attempt
   std::string dispatch_url_;                 // the remote as the jobs see it (a URL or path)
   std::set<long long> dispatch_pushed_;      // waves whose base is on the remote
+  bool dispatch_start_failed_ = false;       // a plan failed in start_plans' loop
 
   void stop(int code, const std::string& result, const std::string& message) {
     if (final_code_ < 0) {

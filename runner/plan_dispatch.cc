@@ -91,7 +91,8 @@ void Run::start_dispatched(size_t i, long long wave) {
   if (!wave_base_.count(wave)) {
     std::string h = trees_->head();
     if (h.empty()) {
-      dispatch_fail(i, "git rev-parse HEAD failed in " + root_.string(), "check the project's checkout", nullptr);
+      dispatch_fail(i, "git rev-parse HEAD failed in " + root_.string(), "check the project's checkout", nullptr,
+                    false);
       return;
     }
     wave_base_[wave] = h;
@@ -120,7 +121,7 @@ void Run::start_dispatched(size_t i, long long wave) {
       dispatch_fail(i,
                     "could not push the wave's base " + wave_base_[wave].substr(0, 12) + " to the remote " +
                         dispatch_url_ + ": " + first_line(g.err.empty() ? g.error : g.err),
-                    "check `dispatch.remote` and that this machine may push to it", nullptr);
+                    "check `dispatch.remote` and that this machine may push to it", nullptr, false);
       return;
     }
     dispatch_pushed_.insert(wave);
@@ -301,7 +302,8 @@ void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, Sp
   run_checks(i, std::move(r));  // then conclude(): SUMMARY gate, scope fence, checks; merged in plan order
 }
 
-void Run::dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r) {
+void Run::dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
+                        bool reschedule) {
   const auto& e = entries_[i];
   Finding f = make_finding(Severity::High, "dispatch", error, fix);
   auto rec = dispatch_rec_.find(i);
@@ -326,6 +328,10 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
     const std::string tail = text::tail_lines(r->err, 5);
     for (const auto& l : text::lines(tail))
       if (!text::trim(l).empty()) note(std::string(l), true);
+  }
+  if (!reschedule) {
+    dispatch_start_failed_ = true;
+    return;
   }
   if (running_.empty() && !stopping_) merge_pending();
   note_wave_end(e.wave);

@@ -95,6 +95,14 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
                w->second.base.substr(0, 12),
            true);
   }
+  if (dispatch_start_failed_) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
+    dispatch_start_failed_ = false;
+    note_wave_end(wave);
+    if (running_.empty()) {
+      flush_plans();
+      schedule();
+    }
+  }
   if (!spawned.empty()) {
     // The plans' `running` and who runs them are on disk before anything else happens: a
     // later execute (after a kill -9 of this one) must find both to end the executors.

@@ -316,6 +316,20 @@ TEST_F(DispatchTest, ABadDispatchBlockStopsBeforeAnythingIsSubmitted) {
   EXPECT_EQ(job_folders(), 0u);
 }
 
+TEST_F(DispatchTest, ARemoteThatRefusesTheBaseFailsThePlansBeforeAnySubmit) {
+  set_config({{"dispatch", {{"remote", (side_.path() / "no-such-remote.git").string()}}}});
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "failed") << p.dump();
+    EXPECT_NE(p["error"].get<std::string>().find("could not push the wave's base"), std::string::npos) << p.dump();
+    EXPECT_NE(p["error"].get<std::string>().find("no-such-remote.git"), std::string::npos) << p.dump();
+  }
+  EXPECT_TRUE(calls_of("submit").empty());
+  EXPECT_NE(r.err.find("Next:"), std::string::npos) << r.err;
+}
+
 // An adapter whose wait says "done" for a job that pushed nothing: the plan fails, naming the
 // branch and the handle. The adapter also records its environment: no approval key, no
 // signing key reach it.
