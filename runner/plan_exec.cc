@@ -216,9 +216,11 @@ void Run::next_check(size_t i) {
     emit("check_end", d, o.passed() ? Sym::Ok : Sym::Fail,
          "Plan " + e2.id + ": check " + o.name + (o.passed() ? " passed" : " failed: " + o.describe) + " (" +
              fmt_secs(cr.elapsed_ms) + ")");
-    if (!o.passed())
-      for (const auto& l : text::lines(text::tail_lines(o.output_tail, 5)))
+    if (!o.passed()) {
+      const std::string tail = text::tail_lines(o.output_tail, 5);  // lines() views it: it must outlive the loop
+      for (const auto& l : text::lines(tail))
         if (!text::trim(l).empty()) note(std::string(l), true);
+    }
     check_out_[i].push_back(std::move(o));
     if (interrupted_) {
       SpawnResult r = std::move(exec_result_[i]);
