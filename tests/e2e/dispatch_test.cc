@@ -330,6 +330,25 @@ TEST_F(DispatchTest, ARemoteThatRefusesTheBaseFailsThePlansBeforeAnySubmit) {
   EXPECT_NE(r.err.find("Next:"), std::string::npos) << r.err;
 }
 
+// What comes back is data: a job whose branch edits a file outside its plan's files fails the
+// scope fence here, whatever the engine said, and nothing of it is merged.
+TEST_F(DispatchTest, AJobEditingOutsideItsFilesFailsTheScopeFenceHereAndIsNotMerged) {
+  auto r = execute({"YOLO_EXEC_OUTSIDE_FOR=01-03"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json p = plan("01-03");
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  EXPECT_EQ(p["dispatch"]["state"], "done") << p.dump();  // the job itself succeeded
+  EXPECT_EQ(p["scope"]["outside"], json::array({"stray.txt"})) << p.dump();
+  bool named = false;
+  for (const auto& f : p["findings"])
+    named = named || (f["check"] == "scope_fence" && f["severity"] == "high" &&
+                      f["issue"].get<std::string>().find("stray.txt") != std::string::npos);
+  EXPECT_TRUE(named) << p.dump();
+  EXPECT_FALSE(stdfs::exists(repo() / "stray.txt"));
+  EXPECT_EQ(merges_of("01-03"), 0u);
+  for (const char* id : {"01-01", "01-02", "01-04"}) EXPECT_EQ(plan(id)["status"], "complete") << plan(id).dump();
+}
+
 // An adapter whose wait says "done" for a job that pushed nothing: the plan fails, naming the
 // branch and the handle. The adapter also records its environment: no approval key, no
 // signing key reach it.
