@@ -246,6 +246,11 @@ TEST_F(DispatchTest, AWaveOfFourIsSubmittedPushedFetchedGatedAndMergedInPlanOrde
   EXPECT_NE(r.out.find("submitted"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fetched"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("merged from"), std::string::npos) << r.out;
+  // yolo status shows each plan's job.
+  auto st = run_yolo({"status"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(st.out.find(plan("01-02")["dispatch"]["handle"].get<std::string>() + " (attempt 1) · done"),
+            std::string::npos)
+      << st.out;
 }
 
 TEST_F(DispatchTest, KillDashNineMidWaveThenAgainReattachesSubmitsNothingTwiceMergesEachOnce) {
