@@ -1,4 +1,5 @@
 #include "protocol/config.h"
+#include "protocol/dispatch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -79,8 +80,8 @@ const std::vector<std::string>& known_config_keys() {
                                                 "executor",
                                                 "approvers",
                                                 "isolation",
-                                                "scope_fence",
-                                                "dispatch"};
+                                                "dispatch",
+                                                "scope_fence"};
   return keys;
 }
 
@@ -157,10 +158,14 @@ ConfigLoad config_from_json(const json& j, const std::string& source) {
   if (auto it = j.find("executor"); it != j.end()) c.executor = command_spec(*it);
   take(j, "isolation", c.isolation);
   if (auto it = j.find("dispatch"); it != j.end() && it->is_object()) {
-    if (auto s2 = it->find("submit"); s2 != it->end()) c.dispatch.submit = command_spec(*s2);
-    if (auto s2 = it->find("wait"); s2 != it->end()) c.dispatch.wait = command_spec(*s2);
-    if (auto s2 = it->find("cancel"); s2 != it->end()) c.dispatch.cancel = command_spec(*s2);
-    take(*it, "remote", c.dispatch.remote);
+    DispatchSpec& d = c.dispatch;
+    if (auto s = it->find("submit"); s != it->end()) d.submit = command_spec(*s);
+    if (auto s = it->find("wait"); s != it->end()) d.wait = command_spec(*s);
+    if (auto s = it->find("cancel"); s != it->end()) d.cancel = command_spec(*s);
+    take(*it, "remote", d.remote);
+    take(*it, "max_parallel", d.max_parallel);
+    d.errors = dispatch::check_templates({d.submit.argv, d.wait.argv, d.cancel.argv});
+    if (d.remote.empty()) d.errors.push_back("dispatch.remote: a git remote name or URL is required");
   }
   // scope_fence: one severity for both kinds of finding, or {outside, untouched}; absent:
   // high in strict SUMMARY mode, medium in structural, off when the SUMMARY gate is off.

@@ -19,15 +19,14 @@ struct CommandSpec {
   long long timeout_ms = 0;       // 0 = use command_timeout_ms
 };
 
-// dispatch (issue 18): plans handed to a cluster engine instead of a local executor. The
-// engine's job clones `remote`, works on the plan's branch and pushes it; yolo fetches the
-// branch and gates and merges it as a local plan's (worktree isolation).
+// dispatch (issue 18, docs/dispatch.md): a wave's plans handed to a cluster engine through
+// three argv templates; the plans' branches come back through the git remote `remote`.
 struct DispatchSpec {
-  CommandSpec submit;  // prints {"handle": ..., "url": ...} (the last JSON line of its stdout)
-  CommandSpec wait;    // {handle}: exit 0 the job is done, 1 it failed
-  CommandSpec cancel;  // {handle}
-  std::string remote = "origin";
-  bool configured() const { return !submit.argv.empty() && !wait.argv.empty(); }
+  CommandSpec submit, wait, cancel;
+  std::string remote;    // a git remote name or URL; the run pushes each wave's base there
+  int max_parallel = 0;  // jobs submitted at once; 0: max(max_parallel, 8)
+  bool configured() const { return !submit.argv.empty(); }
+  std::vector<std::string> errors;  // beyond the schema (a template without {handle}, ...)
 };
 
 struct Config {
@@ -49,10 +48,10 @@ struct Config {
   // isolation: "none" (every executor in the project's checkout) | "worktree" (each plan in
   // its own git worktree and branch, merged back in plan order; issue 17).
   std::string isolation = "none";
+  DispatchSpec dispatch;
   // The scope fence's severities (high | medium | low | off) for files changed outside the
   // plan's files and for planned files left untouched.
   std::string scope_outside = "high", scope_untouched = "high";
-  DispatchSpec dispatch;
   // Keys yolo does not know (neither its own nor the reference's): one line each, with the
   // nearest known key when one is near ("unknown key 'reveiw_gate' (did you mean 'review_gate'?)").
   std::vector<std::string> warnings;

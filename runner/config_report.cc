@@ -59,6 +59,9 @@ std::vector<MissingAgent> missing_agent_programs(const Config& c, const std::fil
   check("reviewer", c.reviewer);
   check("architect", c.architect);
   check("executor", c.executor);
+  check("dispatch.submit", c.dispatch.submit);  // the adapter runs here (the executor, in the job)
+  check("dispatch.wait", c.dispatch.wait);
+  check("dispatch.cancel", c.dispatch.cancel);
   return out;
 }
 

@@ -225,6 +225,20 @@ std::string status_next(const json& s) {
 // it exists, the scope fence's findings and each check yolo ran.
 static std::string plan_isolation_text(const json& p) {
   std::string t;
+  // Dispatch (issue 18): "job 4711 (attempt 1) · done  slurm:4711".
+  if (p.contains("dispatch") && p["dispatch"].is_object()) {
+    const json& d = p["dispatch"];
+    std::string st = str(d, "state");
+    out::Sym sym = st == "done"        ? out::Sym::Ok
+                   : st == "failed"    ? out::Sym::Fail
+                   : st == "cancelled" ? out::Sym::Warn
+                                       : out::Sym::Diamond;
+    long long a = d.contains("attempt") && d["attempt"].is_number_integer() ? d["attempt"].get<long long>() : 0;
+    t += "\n      " + out::sym(sym) + " job " +
+         one_line(str(d, "handle").empty() ? "(not submitted)" : str(d, "handle"), 80) + " (attempt " +
+         std::to_string(a) + ") · " + one_line(st, 20);
+    if (!str(d, "url").empty()) t += "  " + one_line(str(d, "url"), 160);
+  }
   if (p.contains("worktree") && p["worktree"].is_object()) {
     const json& w = p["worktree"];
     std::string m = str(w, "merge");

@@ -149,7 +149,6 @@ void Run::interrupt(int signum) {
        "Interrupted (signal " + std::to_string(signum) +
            "): running executors were stopped; their plans are pending again");
   for (auto& [i, p] : running_) p->cancel();
-  cancel_dispatched();  // the engine's jobs too (issue 18)
 }
 
 void Run::schedule() {
@@ -181,9 +180,9 @@ void Run::schedule() {
     stop(kExecHalted, "halted", "Halted: " + msg);
     return;
   }
-  bool executor = runs_plans();
+  bool executor = executor_configured(cfg_);
   waves::Options wo;
-  wo.max_parallel = executor ? cfg_.max_parallel : static_cast<int>(entries_.size()) + 1;
+  wo.max_parallel = executor ? (dispatched() ? dispatch_parallel() : cfg_.max_parallel) : static_cast<int>(entries_.size()) + 1;
   wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);
   wo.only = o_.only_plan;
   waves::Decision d = waves::next(nodes_, wo);

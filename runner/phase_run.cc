@@ -173,7 +173,7 @@ void Run::load_plans() {
 }
 
 int Run::step2() {
-  bool executor = runs_plans();
+  bool executor = executor_configured(cfg_);
   for (auto& e : entries_) e.summary = check_summary(e, e.summary_findings);
   execution::PhaseInfo info{phase_.number, phase_.slug, phase_.rel};
   execution::PrepareOptions po{now_iso8601(), fresh_cid_, executor};
@@ -290,6 +290,7 @@ int Run::run() {
   end_leftover_executors(snap.doc);
   fresh_cid_ = new_uuid();
   if (int rc = init_worktrees(snap.doc); rc >= 0) return rc;
+  if (int rc = init_dispatch(snap.doc); rc >= 0) return rc;
   if (int rc = step2(); rc >= 0) return rc;
   snap = state::load(root_);
   if (snap.ok() && str(snap.doc, "status") == "complete") {

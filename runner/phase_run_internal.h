@@ -203,16 +203,7 @@ class Run {
   void note_wave_end(long long wave);
 
   // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
-  bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatching(); }
-  // dispatch (issue 18, plan_dispatch.cc): each plan a job of a cluster engine; its branch
-  // comes back through the remote and goes through the same gates and merge.
-  bool dispatching() const { return cfg_.dispatch.configured(); }
-  bool runs_plans() const { return executor_configured(cfg_) || dispatching(); }
-  // Submits the plan's job (or re-attaches to the one a stopped execute submitted: prior is
-  // the plan's record), then waits for it on the loop. false: err says why it could not.
-  bool start_dispatch(size_t i, long long wave, const json& prior, std::string& err);
-  void on_dispatch_done(size_t i, SpawnResult r);
-  void cancel_dispatched();
+  bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
   // Before step 2: git checks, then what a killed run left: plans that passed their gates
   // but were not merged are merged (never twice), leftover folders removed. -1 or an exit code.
   int init_worktrees(const json& doc);
@@ -229,6 +220,33 @@ class Run {
   // A plan's merge result into its record (merged / conflict with a finding / refused).
   bool apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings);
   std::string merge_message(const PlanEntry& e, const json& wt) const;
+  // ---- dispatch (plan_dispatch.cc, issue 18) -----------------------------------------
+  // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
+  // fetched from the remote, then gated and merged as a worktree plan.
+  bool dispatched() const { return cfg_.dispatch.configured(); }
+  int dispatch_parallel() const {
+    return cfg_.dispatch.max_parallel > 0 ? cfg_.dispatch.max_parallel : std::max(cfg_.max_parallel, 8);
+  }
+  // Before step 2: the config's dispatch errors, the remote's URL, the records a stopped run left.
+  int init_dispatch(const json& doc);
+  void start_dispatched(size_t i, long long wave);
+  void dispatch_submit(size_t i, long long wave, int attempt);
+  void dispatch_wait(size_t i, long long wave);
+  void dispatch_waited(size_t i, long long wave, SpawnResult r);
+  void dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r);
+  // reschedule false: called from start_plans (which schedules once its loop is done).
+  void dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
+                     bool reschedule = true);
+  void dispatch_interrupted(size_t i);
+  std::map<std::string, std::string> dispatch_vars(size_t i, long long wave) const;
+  std::string dispatch_branch(size_t i) const;
+  void dispatch_record(size_t i, json rec, bool flush);
+  std::map<size_t, json> dispatch_rec_;      // plan -> its dispatch record (schemas: plans[].dispatch)
+  std::set<size_t> dispatch_failed_before_;  // plans a stopped run left failed: a new attempt
+  std::string dispatch_url_;                 // the remote as the jobs see it (a URL or path)
+  std::set<long long> dispatch_pushed_;      // waves whose base is on the remote
+  bool dispatch_start_failed_ = false;       // a plan failed in start_plans' loop
+
   void stop(int code, const std::string& result, const std::string& message) {
     if (final_code_ < 0) {
       final_code_ = code;

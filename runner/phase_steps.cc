@@ -101,8 +101,8 @@ int Run::check_agents() {
   for (const auto& m : missing_agent_programs(cfg_, root_)) {
     std::string what = m.role + " program '" + m.program + "' not found (config.json " + m.role +
                        ", argv[0]; PATH or a path from the project root)";
-    if (m.role == "executor") {
-      next_ = "install it or correct `executor` in .yolo-planning/config.json, then `yolo execute`";
+    if (m.role == "executor" || m.role.rfind("dispatch.", 0) == 0) {
+      next_ = "install it or correct `" + m.role + "` in .yolo-planning/config.json, then `yolo execute`";
       return finish(kExecHalted, "error", "the " + what);
     }
     if (m.role == "reviewer" && reviewing && cfg_.reviewer_required) {
@@ -346,6 +346,6 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
   return GateOutcome::Paused;
 }
 
-bool executor_configured(const Config& c) { return !c.executor.argv.empty(); }
+bool executor_configured(const Config& c) { return !c.executor.argv.empty() || c.dispatch.configured(); }
 
 }  // namespace yolo::runner::phase

@@ -1,206 +1,369 @@
-// `yolo execute` with a `dispatch` block (issue 18, the yolo side): each plan is a job of a
-// cluster engine the organisation already runs; yolo stays the scheduler and the gatekeeper.
-//
-//   submit  argv template; prints {"handle": "...", "url": "..."} (its last JSON line)
-//   wait    argv template with {handle}; exit 0: the job is done, 1: it failed
-//   cancel  argv template with {handle}
-// Placeholders: {plan_id} {correlation_id} {attempt} {base} {branch} {remote} {plan_path}
-// {summary_path} {phase_dir} {wave} {handle}. Jobs are named by the adapter from plan id,
-// correlation id and attempt, so an engine that dedupes by name never starts a second one.
-//
-// Transport is git: yolo pushes the plan's branch at the wave's base to the remote, the job
-// clones the remote, works on that branch and pushes it; yolo fetches it into the plan's
-// worktree, and the branch goes through the checks, the SUMMARY gate and the scope fence,
-// then the ordered merge, exactly as a local plan's. The job never needs the approval key
-// or push rights to the run's branch.
-//
-// The plan's record in the state: dispatch = {handle, url, attempt, base, branch, remote,
-// state: submitted|done|failed|cancelled, submitted_at}. It is written before yolo waits, so
-// an execute that was stopped or killed re-attaches (waits on the same handle) instead of
-// submitting again; Ctrl-C cancels what this execute submitted.
+// `yolo execute` with a `dispatch` block (issue 18, docs/dispatch.md): each plan a job of a
+// cluster engine. The wave's base is pushed to the remote, the job submitted (its handle
+// written to the state before yolo waits on it), waited on, its branch fetched, then the
+// plan is gated in a worktree slot exactly as a worktree plan (checks, SUMMARY gate, scope
+// fence: plan_exec.cc, plan_merge.cc) and merged in plan order. A yolo that was stopped or
+// killed re-attaches to the handles in its state; Ctrl-C cancels the jobs it waits on.
+// The rules (submit or re-attach, which attempt, what wait's exit means) are
+// protocol/dispatch.h; every child here is argv through runner/subprocess, never a shell.
+#include "protocol/dispatch.h"
+
+#include "protocol/make_finding.h"
 #include "runner/phase_run_internal.h"
 
 namespace yolo::runner::phase {
 namespace {
 
-// The handle from the submit command's output: the last line that is a JSON object with a
-// "handle" (a string or a number).
-bool parse_handle(const std::string& out, std::string& handle, std::string& url) {
-  auto lines = text::lines(out);
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    std::string l(text::trim(*it));
-    if (l.empty() || l.front() != '{') continue;
-    json j = json::parse(l, nullptr, false);
-    if (!j.is_object() || !j.contains("handle")) continue;
-    const json& h = j["handle"];
-    handle = h.is_string() ? h.get<std::string>() : h.is_number() ? h.dump() : std::string();
-    url = str(j, "url");
-    return !handle.empty();
-  }
-  return false;
+std::string first_line(const std::string& s) {
+  std::string t(text::trim(s));
+  auto nl = t.find('\n');
+  return nl == std::string::npos ? t : t.substr(0, nl);
+}
+
+std::vector<std::string> adapter_unset_env() {
+  std::vector<std::string> v = dispatch::withheld_env();
+  for (const auto& g : git_hook_env()) v.push_back(g);
+  return v;
 }
 
 }  // namespace
 
-bool Run::start_dispatch(size_t i, long long wave, const json& prior, std::string& err) {
-  const auto& e = entries_[i];
-  PlanWorktree& w = worktree_of_[i];
-  const DispatchSpec& ds = cfg_.dispatch;
-  json d =
-      prior.is_object() && prior.contains("dispatch") && prior["dispatch"].is_object() ? prior["dispatch"] : json();
-  GitRun url = run_git(root_, {"remote", "get-url", ds.remote});
-  std::string remote = url.ok() ? std::string(text::trim(url.out)) : ds.remote;
-  // A local remote written relative to the project ("../remote.git") means the same folder
-  // to the job, to the worktree's fetch and to the adapter: made absolute.
-  size_t colon = remote.find(':'), slash = remote.find('/');
-  bool local = remote.find("://") == std::string::npos && (colon == std::string::npos || slash < colon);
-  if (local && stdfs::path(remote).is_relative()) {
-    std::error_code ec;
-    stdfs::path abs = stdfs::weakly_canonical(root_ / remote, ec);
-    if (!ec) remote = abs.string();
+int Run::init_dispatch(const json& doc) {
+  if (!dispatched()) return -1;
+  if (!cfg_.dispatch.errors.empty()) {
+    std::string msg = ".yolo-planning/config.json: ";
+    for (size_t k = 0; k < cfg_.dispatch.errors.size(); ++k) msg += (k ? "; " : "") + cfg_.dispatch.errors[k];
+    next_ =
+        "correct `dispatch` in .yolo-planning/config.json (docs/dispatch.md shows a complete block), then `yolo "
+        "execute`";
+    return finish(kExecHalted, "error", msg);
   }
-  bool reattach = d.is_object() && str(d, "state") == "submitted" && !str(d, "handle").empty() &&
-                  str(d, "branch") == w.branch && is_commit_hash(str(d, "base"));
-  if (reattach) {
-    // The job a stopped execute submitted still owns the branch: its base is the plan's base.
-    w.base = str(d, "base");
-    wt_record_[i]["base"] = w.base;
-  } else {
-    long long attempt = d.is_object() && d.contains("attempt") && d["attempt"].is_number_integer()
-                            ? d["attempt"].get<long long>() + 1
-                            : 1;
-    // The job's starting point: the plan's branch at the wave's base, on the remote.
-    GitRun push = run_git(root_, {"push", "--quiet", "--force", ds.remote, w.base + ":refs/heads/" + w.branch});
-    if (!push.ok()) {
-      err = "could not push " + w.branch + " to the remote '" + ds.remote + "': " + push.error;
-      return false;
-    }
-    auto vars = plan_vars(i, wave);
-    vars["attempt"] = std::to_string(attempt);
-    vars["base"] = w.base;
-    vars["remote"] = remote;
-    SpawnSpec spec;
-    spec.argv = expand_argv(ds.submit.argv, vars);
-    spec.cwd = root_;
-    spec.env = plan_env(i, wave);
-    spec.timeout_ms = cfg_.timeout_for(ds.submit);
-    SpawnResult r = run_process(spec);
-    write_agent_log(root_, phase_.rel, e.id, "submit", static_cast<int>(attempt), spec.argv, r);
-    std::string handle, link;
-    if (!r.ok() || !parse_handle(r.out, handle, link)) {
-      err = "dispatch submit " + (r.ok() ? std::string("printed no {\"handle\": ...} line") : r.describe());
-      return false;
-    }
-    d = {{"handle", handle},
-         {"attempt", attempt},
-         {"base", w.base},
-         {"branch", w.branch},
-         {"remote", remote},
-         {"state", "submitted"},
-         {"submitted_at", now_iso8601()}};
-    if (!link.empty()) d["url"] = link;
-    log("plan_dispatched", e.plan, {{"plan_id", e.id}, {"handle", handle}, {"attempt", attempt}});
+  // The remote as the jobs see it: a remote's name becomes its URL; a relative path is made
+  // absolute (the job runs elsewhere).
+  std::string r = cfg_.dispatch.remote;
+  GitRun g = run_git(root_, {"remote", "get-url", r}, 10000);
+  std::string url = g.ok() ? first_line(g.out) : r;
+  bool is_path = url.find("://") == std::string::npos &&
+                 (url.find(':') == std::string::npos || url.front() == '/' || url.front() == '.');
+  if (is_path && stdfs::path(url).is_relative()) url = (root_ / url).lexically_normal().string();
+  dispatch_url_ = url;
+  if (str(doc, "phase_dir") != phase_.rel || !doc.contains("plans") || !doc["plans"].is_array()) return -1;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const json* p = execution::find_plan(doc, entries_[i].id);
+    if (!p) continue;
+    if (auto it = p->find("dispatch"); it != p->end() && it->is_object()) dispatch_rec_[i] = *it;
+    if (str(*p, "status") == "failed") dispatch_failed_before_.insert(i);
   }
-  dispatch_of_[i] = d;
-  // On disk before yolo waits: a yolo stopped from here on re-attaches, never submits twice.
+  return -1;
+}
+
+std::string Run::dispatch_branch(size_t i) const {
+  auto it = dispatch_rec_.find(i);
+  int attempt = 1;
+  if (it != dispatch_rec_.end()) attempt = it->second.value("attempt", 1);
+  return dispatch::branch_for_attempt(trees_->branch_for(entries_[i].id), attempt);
+}
+
+std::map<std::string, std::string> Run::dispatch_vars(size_t i, long long wave) const {
+  auto v = plan_vars(i, wave);
+  auto it = dispatch_rec_.find(i);
+  json rec = it != dispatch_rec_.end() ? it->second : json::object();
+  v["attempt"] = std::to_string(rec.value("attempt", 1));
+  auto b = wave_base_.find(wave);
+  v["base_commit"] = b != wave_base_.end() ? b->second : std::string();
+  v["branch"] = dispatch_branch(i);
+  v["remote"] = dispatch_url_;
+  v["handle"] = str(rec, "handle");
+  return v;
+}
+
+void Run::dispatch_record(size_t i, json rec, bool flush) {
+  dispatch_rec_[i] = rec;
   PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
-  u.set = {{"dispatch", d}, {"worktree", wt_record_[i]}};
+  u.set = {{"dispatch", std::move(rec)}};
   queue_plan(i, std::move(u));
-  flush_plans();
-  emit("plan_dispatched",
-       {{"plan", e.id},
-        {"handle", str(d, "handle")},
-        {"attempt", d["attempt"]},
-        {"reattached", reattach},
-        {"branch", w.branch},
-        {"url", str(d, "url")}},
-       Sym::Diamond,
-       "Plan " + e.id + (reattach ? " re-attached to job " : " submitted as job ") + str(d, "handle") + " (attempt " +
-           d["attempt"].dump() + ", branch " + w.branch + ")");
-  auto vars = plan_vars(i, wave);
-  vars["handle"] = str(d, "handle");
-  vars["attempt"] = d["attempt"].dump();
-  vars["base"] = w.base;
-  vars["remote"] = remote;
-  SpawnSpec spec;
-  spec.argv = expand_argv(cfg_.dispatch.wait.argv, vars);
-  spec.cwd = root_;
-  spec.env = plan_env(i, wave);
-  spec.timeout_ms = cfg_.dispatch.wait.timeout_ms > 0 ? cfg_.dispatch.wait.timeout_ms : 0;  // the job's own bound
-  started_at_[i] = uv_hrtime();
-  argv_[i] = spec.argv;
-  running_[i] =
-      Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_dispatch_done(i, std::move(r)); });
-  log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"handle", str(d, "handle")}});
-  return true;
+  if (flush) flush_plans();  // on disk before the next step: a kill -9 finds it
 }
 
-void Run::on_dispatch_done(size_t i, SpawnResult r) {
-  if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+void Run::start_dispatched(size_t i, long long wave) {
   const auto& e = entries_[i];
-  write_agent_log(root_, phase_.rel, e.id, "wait", 0, argv_[i], r);
-  json d = dispatch_of_[i];
-  dispatch_of_.erase(i);
-  auto record = [&](const std::string& state) {
-    d["state"] = state;
-    PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
-    u.set = {{"dispatch", d}};
-    queue_plan(i, std::move(u));
-  };
-  if (interrupted_) {  // cancel_dispatched() cancelled the job and recorded it
-    conclude(i, r);
+  started_at_[i] = uv_hrtime();
+  if (!wave_base_.count(wave)) {
+    std::string h = trees_->head();
+    if (h.empty()) {
+      dispatch_fail(i, "git rev-parse HEAD failed in " + root_.string(), "check the project's checkout", nullptr,
+                    false);
+      return;
+    }
+    wave_base_[wave] = h;
+  }
+  auto rec = dispatch_rec_.find(i);
+  dispatch::Start s = dispatch::decide_start(rec != dispatch_rec_.end() ? rec->second : json(nullptr),
+                                             dispatch_failed_before_.count(i));
+  dispatch_failed_before_.erase(i);
+  log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"attempt", s.attempt}});
+  emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"attempt", s.attempt}, {"dispatch", true}},
+       Sym::Diamond,
+       "Plan " + e.id + " started: " + e.title + " (dispatched, attempt " + std::to_string(s.attempt) + ")");
+  if (s.kind == dispatch::Start::Kind::Reattach) {
+    emit("plan_reattached", {{"plan", e.id}, {"handle", s.handle}, {"attempt", s.attempt}}, Sym::Diamond,
+         "Plan " + e.id + ": re-attaching to its job " + s.handle + " (attempt " + std::to_string(s.attempt) +
+             "), submitted by an earlier execute");
+    dispatch_wait(i, wave);
     return;
   }
-  if (!r.ok()) {
-    record("failed");
-    dispatch_error_[i] = "the job " + str(d, "handle") + " failed (wait " + r.describe() + ")";
-    conclude(i, r);
-    return;
+  if (!dispatch_pushed_.count(wave)) {
+    // The job clones the remote and checks out the base: it must be there (a branch of its
+    // own, so a clone fetches it; forced: a later run's wave starts from another commit).
+    std::string ref = "refs/heads/yolo/" + trees_->run_tag() + "/base";
+    GitRun g = run_git(root_, {"push", "--quiet", dispatch_url_, "+" + wave_base_[wave] + ":" + ref}, 300000);
+    if (!g.ok()) {
+      dispatch_fail(i,
+                    "could not push the wave's base " + wave_base_[wave].substr(0, 12) + " to the remote " +
+                        dispatch_url_ + ": " + first_line(g.err.empty() ? g.error : g.err),
+                    "check `dispatch.remote` and that this machine may push to it", nullptr, false);
+      return;
+    }
+    dispatch_pushed_.insert(wave);
   }
-  // The job's branch, fetched into the plan's worktree.
-  const PlanWorktree& w = worktree_of_[i];
-  GitRun f = run_git(w.path, {"fetch", "--quiet", str(d, "remote"), "refs/heads/" + w.branch});
-  GitRun tip = f.ok() ? run_git(w.path, {"rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"}) : GitRun{};
-  std::string t = tip.ok() ? std::string(text::trim(tip.out)) : std::string();
-  if (t.empty()) {
-    record("failed");
-    dispatch_error_[i] = "the job " + str(d, "handle") + " is done but its branch " + w.branch +
-                         " could not be fetched: " + (f.ok() ? tip.error : f.error);
-  } else if (t == w.base) {
-    record("failed");
-    dispatch_error_[i] = "the job " + str(d, "handle") + " pushed nothing on " + w.branch + " (still at its base)";
-  } else if (GitRun reset = run_git(w.path, {"reset", "--quiet", "--hard", t}); !reset.ok()) {
-    record("failed");
-    dispatch_error_[i] = "could not check out the job's branch in " + w.path.string() + ": " + reset.error;
-  } else {
-    record("done");
-    emit("plan_fetched", {{"plan", e.id}, {"branch", w.branch}, {"commit", t}}, Sym::Diamond,
-         "Plan " + e.id + ": job done, branch " + w.branch + " fetched at " + t.substr(0, 12));
-    run_checks(i, std::move(r));
-    return;
-  }
-  conclude(i, r);
+  dispatch_submit(i, wave, s.attempt);
 }
 
-// Ctrl-C: the jobs this execute waits for are cancelled on the engine too.
-void Run::cancel_dispatched() {
-  for (auto& [i, d] : dispatch_of_) {
-    if (!cfg_.dispatch.cancel.argv.empty()) {
-      auto vars = plan_vars(i, entries_[i].wave);
-      vars["handle"] = str(d, "handle");
-      SpawnSpec spec;
-      spec.argv = expand_argv(cfg_.dispatch.cancel.argv, vars);
-      spec.cwd = root_;
-      spec.env = plan_env(i, entries_[i].wave);
-      spec.timeout_ms = cfg_.timeout_for(cfg_.dispatch.cancel);
-      SpawnResult r = run_process(spec);
-      note("cancel " + str(d, "handle") + ": " + r.describe());
+void Run::dispatch_submit(size_t i, long long wave, int attempt) {
+  const std::string base = wave_base_[wave];  // the job's base, kept: the scope fence diffs against it
+  json submitting = dispatch::record_submitting(attempt);
+  submitting["base"] = base;
+  dispatch_record(i, submitting, true);
+  SpawnSpec spec;
+  spec.argv = dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, dispatch_vars(i, wave));
+  spec.cwd = root_;
+  spec.unset_env = adapter_unset_env();
+  spec.timeout_ms = cfg_.timeout_for(cfg_.dispatch.submit);
+  spec.output_cap = 64 * 1024;
+  argv_[i] = spec.argv;
+  running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave, attempt, base](SpawnResult r) {
+    if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+    const auto& e = entries_[i];
+    if (interrupted_) {
+      // When submit got as far as a handle, the job is cancelled; else the record stays
+      // `submitting` and the next execute submits the same attempt (the adapter answers
+      // with the job if it was started).
+      if (r.ok())
+        if (auto s = dispatch::parse_submit_output(r.out); s.ok()) {
+          json rec = dispatch::record_submitted(attempt, s, now_iso8601());
+          rec["base"] = base;
+          dispatch_record(i, rec, true);
+        }
+      dispatch_interrupted(i);
+      return;
     }
-    d["state"] = "cancelled";
-    PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
-    u.set = {{"dispatch", d}};
-    queue_plan(i, std::move(u));
+    if (!r.ok()) {
+      dispatch_fail(i, "submit " + r.describe() + ": " + first_line(text::tail_lines(r.err, 3)),
+                    "run the submit command of `dispatch` by hand to see why (yolo logs " + e.id + ")", &r);
+      return;
+    }
+    auto s = dispatch::parse_submit_output(r.out);
+    if (!s.ok()) {
+      dispatch_fail(i, s.error, "the adapter must print {\"handle\": ...} on stdout (docs/dispatch.md)", &r);
+      return;
+    }
+    json rec = dispatch::record_submitted(attempt, s, now_iso8601());
+    rec["base"] = base;
+    dispatch_record(i, rec, true);
+    json d = {{"plan", e.id},
+              {"handle", s.handle},
+              {"attempt", attempt},
+              {"reused", s.reused},
+              {"branch", dispatch_branch(i)}};
+    if (!s.url.empty()) d["url"] = s.url;
+    emit("plan_submitted", d, Sym::Diamond,
+         "Plan " + e.id + ": job " + s.handle + (s.reused ? " (submitted before, reused)" : " submitted") +
+             (s.url.empty() ? "" : "  " + s.url));
+    dispatch_wait(i, wave);
+  });
+}
+
+void Run::dispatch_wait(size_t i, long long wave) {
+  SpawnSpec spec;
+  spec.argv = expand_argv(cfg_.dispatch.wait.argv, dispatch_vars(i, wave));
+  spec.cwd = root_;
+  spec.unset_env = adapter_unset_env();
+  spec.timeout_ms = cfg_.dispatch.wait.timeout_ms;  // 0: as long as the job runs
+  spec.output_cap = 256 * 1024;
+  argv_[i] = spec.argv;
+  running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave](SpawnResult r) {
+    if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+    dispatch_waited(i, wave, std::move(r));
+  });
+}
+
+void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
+  const auto& e = entries_[i];
+  json rec = dispatch_rec_[i];
+  std::string log_file = write_agent_log(root_, phase_.rel, e.id, "dispatch", rec.value("attempt", 1), argv_[i], r);
+  if (!log_file.empty()) note("wait output: " + log_file + "  (yolo logs " + e.id + ")", true);
+  if (interrupted_) {
+    dispatch_interrupted(i);
+    return;
   }
+  std::string handle = str(rec, "handle"), branch = dispatch_branch(i);
+  auto w = dispatch::interpret_wait(r.outcome == SpawnResult::Outcome::Exited, r.exit_code);
+  bool on_remote = false;
+  if (w == dispatch::WaitResult::Unknown) {
+    GitRun g = run_git(root_, {"ls-remote", "--heads", dispatch_url_, "refs/heads/" + branch}, 120000);
+    on_remote = g.ok() && !text::trim(g.out).empty();
+  }
+  std::string job = "its job " + handle + " (branch " + branch + ")";
+  if (!dispatch::fetch_after_wait(w, on_remote)) {
+    dispatch_record(i, dispatch::record_ended(rec, "failed", now_iso8601()), false);
+    std::string why;  // wait's last two lines: the adapter's reason (run-job's ✗ line) and the log
+    const std::string tail = text::tail_lines(r.err, 2);  // lines() views it: it must outlive the loop
+    for (const auto& l : text::lines(tail))
+      if (!text::trim(l).empty()) why += (why.empty() ? "" : "; ") + std::string(text::trim(l));
+    std::string error =
+        w == dispatch::WaitResult::Failed ? job + " failed" + (why.empty() ? "" : ": " + why)
+        : w == dispatch::WaitResult::Unknown
+            ? "the engine does not know " + job + " and the branch is not on the remote " + dispatch_url_
+            : "waiting for " + job + ": wait " + r.describe();
+    dispatch_fail(i, error,
+                  "read the job's log (its url, or `yolo logs " + e.id + "`); `yolo execute` submits attempt " +
+                      std::to_string(rec.value("attempt", 1) + 1),
+                  &r);
+    return;
+  }
+  std::string ref = "refs/yolo-dispatch/" + branch;
+  GitRun f =
+      run_git(root_, {"fetch", "--quiet", "--no-tags", dispatch_url_, "+refs/heads/" + branch + ":" + ref}, 600000);
+  std::string head;
+  if (f.ok()) {
+    GitRun h = run_git(root_, {"rev-parse", "--verify", "--quiet", ref + "^{commit}"}, 30000);
+    head = h.ok() ? first_line(h.out) : std::string();
+  }
+  if (head.empty()) {
+    dispatch_record(i, dispatch::record_ended(rec, "failed", now_iso8601()), false);
+    std::string err = f.err.empty() ? f.error : f.err;
+    bool missing = err.find("couldn't find remote ref") != std::string::npos ||
+                   err.find("could not find remote ref") != std::string::npos;
+    std::string error = missing ? job + " ended but pushed nothing: the branch is not on the remote " + dispatch_url_
+                                : "git fetch of " + job + " from " + dispatch_url_ + " failed: " + first_line(err);
+    dispatch_fail(i, error,
+                  "the job must commit the plan's work and push its branch (docs/dispatch.md, The job); read its log "
+                  "(`yolo logs " +
+                      e.id + "`)",
+                  &r);
+    return;
+  }
+  dispatch_record(i, dispatch::record_ended(rec, "done", now_iso8601()), false);
+  dispatch_fetched(i, wave, head, std::move(r));
+}
+
+void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r) {
+  const auto& e = entries_[i];
+  int slot = 1;  // the lowest slot no plan holds (as prepare_worktree)
+  for (bool taken = true; taken; ++slot) {
+    taken = false;
+    for (const auto& [x, k] : slot_of_) taken = taken || (x != i && k == slot);
+    if (!taken) break;
+  }
+  std::string err;
+  auto w = trees_->create(e.id, head, slot, err);
+  if (!w) {
+    dispatch_fail(
+        i, "could not check out the fetched branch " + dispatch_branch(i) + " (" + head.substr(0, 12) + "): " + err,
+        "check the project's git repository", &r);
+    return;
+  }
+  // The scope fence diffs the job's commits against the base the job started from (recorded at
+  // submit: a re-attached job's wave may have moved since, when a stopped run merged some plans).
+  std::string job_base = str(dispatch_rec_[i], "base");
+  w->base = is_commit_hash(job_base) ? job_base : wave_base_[wave];
+  // The plan as this run read it (as prepare_worktree: the gates judge the reviewed plan).
+  std::error_code ec;
+  {
+    std::ifstream a(root_ / e.path, std::ios::binary), b(w->path / e.path, std::ios::binary);
+    std::string mine((std::istreambuf_iterator<char>(a)), {}), theirs((std::istreambuf_iterator<char>(b)), {});
+    if (a && (!b || mine != theirs)) {
+      stdfs::create_directories((w->path / e.path).parent_path(), ec);
+      std::ofstream(w->path / e.path, std::ios::binary | std::ios::trunc) << mine;
+    }
+  }
+  worktree_of_[i] = *w;
+  slot_of_[i] = slot;
+  json rec = {{"path", w->path.string()}, {"branch", w->branch}, {"base", w->base}, {"merge", "none"}};
+  wt_record_[i] = rec;
+  PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
+  u.set = {{"worktree", rec}};
+  queue_plan(i, std::move(u));
+  emit("plan_fetched", {{"plan", e.id}, {"branch", dispatch_branch(i)}, {"commit", head}}, Sym::Diamond,
+       "Plan " + e.id + ": branch " + dispatch_branch(i) + " fetched (" + head.substr(0, 12) + "), gating it here");
+  r.outcome = SpawnResult::Outcome::Exited;
+  r.exit_code = 0;
+  r.elapsed_ms = static_cast<double>(uv_hrtime() - started_at_[i]) / 1e6;
+  run_checks(i, std::move(r));  // then conclude(): SUMMARY gate, scope fence, checks; merged in plan order
+}
+
+void Run::dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
+                        bool reschedule) {
+  const auto& e = entries_[i];
+  Finding f = make_finding(Severity::High, "dispatch", error, fix);
+  auto rec = dispatch_rec_.find(i);
+  if (rec != dispatch_rec_.end()) {
+    if (!str(rec->second, "handle").empty()) f.extra["handle"] = str(rec->second, "handle");
+    f.extra["branch"] = dispatch_branch(i);
+  }
+  json findings = json::array({f.to_json()});
+  nodes_[i].status = waves::PlanStatus::Failed;
+  completed_.erase(i);
+  PlanUpdate u{"failed", std::nullopt, json(now_iso8601()), error, findings};
+  if (rec != dispatch_rec_.end()) u.set = {{"dispatch", rec->second}};
+  queue_plan(i, std::move(u));
+  double ms = started_at_.count(i) ? static_cast<double>(uv_hrtime() - started_at_[i]) / 1e6 : 0;
+  log("plan_end", e.plan,
+      {{"plan_id", e.id}, {"status", "failed"}, {"elapsed_ms", static_cast<long long>(ms)}, {"error", error}});
+  json data = {{"plan", e.id}, {"status", "failed"}, {"wave", e.wave}, {"error", error}, {"findings", findings}};
+  if (r) data["stderr_tail"] = text::tail_lines(r->err, 10);
+  emit("plan_end", data, Sym::Fail, "Plan " + e.id + " failed: " + error);
+  note("[high] dispatch: " + fix);
+  if (r) {
+    const std::string tail = text::tail_lines(r->err, 5);
+    for (const auto& l : text::lines(tail))
+      if (!text::trim(l).empty()) note(std::string(l), true);
+  }
+  if (!reschedule) {
+    dispatch_start_failed_ = true;
+    return;
+  }
+  if (running_.empty() && !stopping_) merge_pending();
+  note_wave_end(e.wave);
+  schedule();
+}
+
+void Run::dispatch_interrupted(size_t i) {
+  const auto& e = entries_[i];
+  json rec = dispatch_rec_.count(i) ? dispatch_rec_[i] : json(nullptr);
+  if (rec.is_object() && str(rec, "state") == "submitted" && !str(rec, "handle").empty()) {
+    SpawnSpec spec;
+    spec.argv = expand_argv(cfg_.dispatch.cancel.argv, dispatch_vars(i, e.wave));
+    spec.cwd = root_;
+    spec.unset_env = adapter_unset_env();
+    spec.timeout_ms = cfg_.timeout_for(cfg_.dispatch.cancel);
+    SpawnResult c = run_process(spec);
+    rec = dispatch::record_ended(rec, "cancelled", now_iso8601());
+    emit("plan_cancelled", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"ok", c.ok()}},
+         c.ok() ? Sym::Warn : Sym::Fail,
+         "Plan " + e.id + ": job " + str(rec, "handle") +
+             (c.ok() ? " cancelled" : " could not be cancelled: " + c.describe()));
+  }
+  nodes_[i].status = waves::PlanStatus::Pending;
+  PlanUpdate u{"pending", std::nullopt, nullptr, "interrupted", nullptr};
+  if (rec.is_object()) {
+    dispatch_rec_[i] = rec;
+    u.set = {{"dispatch", rec}};
+  }
+  queue_plan(i, std::move(u));
+  emit("plan_end", {{"plan", e.id}, {"status", "pending"}, {"wave", e.wave}}, Sym::Warn,
+       "Plan " + e.id + " stopped (interrupted)");
+  schedule();
 }
 
 }  // namespace yolo::runner::phase

@@ -51,6 +51,10 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   bool failed_to_start = false;
   for (size_t i : idx) {
     const auto& e = entries_[i];
+    if (dispatched()) {  // a job of the cluster engine: submitted, waited on, fetched (plan_dispatch.cc)
+      start_dispatched(i, wave);
+      continue;
+    }
     if (isolated()) {
       std::string err;
       if (!prepare_worktree(i, wave, err)) {
@@ -61,19 +65,6 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
         failed_to_start = true;
         continue;
       }
-    }
-    if (dispatching()) {
-      std::string err;
-      const json* prior = execution::find_plan(snap.doc, e.id);
-      if (!start_dispatch(i, wave, prior ? *prior : json(), err)) {
-        nodes_[i].status = waves::PlanStatus::Failed;
-        queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now_iso8601()), err, json::array()});
-        emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", err}}, Sym::Fail,
-             "Plan " + e.id + " failed: " + err);
-        slot_of_.erase(i);
-        failed_to_start = true;
-      }
-      continue;
     }
     SpawnSpec spec;
     spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave));
@@ -103,6 +94,14 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       note("worktree " + w->second.path.string() + " on branch " + w->second.branch + " from " +
                w->second.base.substr(0, 12),
            true);
+  }
+  if (dispatch_start_failed_) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
+    dispatch_start_failed_ = false;
+    note_wave_end(wave);
+    if (running_.empty()) {
+      flush_plans();
+      schedule();
+    }
   }
   if (!spawned.empty()) {
     // The plans' `running` and who runs them are on disk before anything else happens: a
@@ -217,9 +216,11 @@ void Run::next_check(size_t i) {
     emit("check_end", d, o.passed() ? Sym::Ok : Sym::Fail,
          "Plan " + e2.id + ": check " + o.name + (o.passed() ? " passed" : " failed: " + o.describe) + " (" +
              fmt_secs(cr.elapsed_ms) + ")");
-    if (!o.passed())
-      for (const auto& l : text::lines(text::tail_lines(o.output_tail, 5)))
+    if (!o.passed()) {
+      const std::string tail = text::tail_lines(o.output_tail, 5);  // lines() views it: it must outlive the loop
+      for (const auto& l : text::lines(tail))
         if (!text::trim(l).empty()) note(std::string(l), true);
+    }
     check_out_[i].push_back(std::move(o));
     if (interrupted_) {
       SpawnResult r = std::move(exec_result_[i]);

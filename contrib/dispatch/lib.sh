@@ -90,3 +90,10 @@ dispatch_run_job_args() {
                 --correlation-id "$corr" --attempt "$attempt" --plan-path "$plan_path")
   [ -z "$summary_path" ] || run_job_args+=(--summary-path "$summary_path")
 }
+
+# dispatch_log_reason LOG: the job script's last "run-job: ✗ ..." line, on stderr, when the log
+# is readable here (why the job failed, for the runner's finding).
+dispatch_log_reason() {
+  [ -n "$1" ] && [ -r "$1" ] || return 0
+  grep -a '^run-job: ✗' "$1" 2>/dev/null | tail -n 1 >&2 || true
+}

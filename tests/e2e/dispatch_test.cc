@@ -1,12 +1,18 @@
-// `dispatch` (issue 18, the yolo side), end to end: plans submitted as jobs to a stand-in
-// engine (fixtures/agents/dispatch-local: background jobs in their own session that clone a
-// local bare remote, run executor-worktree on the plan's branch and push it), fetched,
-// gated and merged in plan order by the real binary. The Slurm adapter is tested elsewhere.
-#include <gtest/gtest.h>
+// Dispatch (issue 18), end to end: the real binary on a copy of fixtures/demo whose four plans
+// are one wave, a bare repository as the remote, each plan a job of a real adapter
+// (contrib/dispatch/local always; contrib/dispatch/slurm when scripts/slurm-up has a cluster),
+// its branch pushed by the job, fetched, gated and merged by yolo. What the adapter was asked
+// is recorded by a wrapper around it (one line per call), not inferred from yolo's output.
 #include <signal.h>
+
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <regex>
 #include <sstream>
 
 #include "bg_process.h"
@@ -15,48 +21,90 @@
 namespace yolo::test {
 namespace {
 
+using namespace std::chrono_literals;
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  std::string l;
+  while (std::getline(in, l))
+    if (!l.empty()) v.push_back(l);
+  return v;
+}
+void make_executable(const stdfs::path& p) {
+  stdfs::permissions(p, stdfs::perms::owner_all | stdfs::perms::group_read | stdfs::perms::group_exec |
+                            stdfs::perms::others_read | stdfs::perms::others_exec);
+}
+
 class DispatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     copy_fixture("demo", repo());
     stdfs::create_directories(repo() / "agents");
-    for (const char* a : {"executor-worktree", "dispatch-local"})
-      stdfs::copy_file(source_dir() / "fixtures" / "agents" / a, repo() / "agents" / a);
-    stdfs::create_directories(jobs());
+    stdfs::copy_file(source_dir() / "fixtures" / "agents" / "executor-worktree",
+                     repo() / "agents" / "executor-worktree");
+    // The project's executor (committed: the job runs the clone's): fails for the plans in
+    // DISPATCH_FAIL_FOR, commits nothing for those in DISPATCH_NOTHING_FOR.
+    write_file(repo() / "agents" / "exec-switch",
+               "#!/bin/sh\n"
+               "case \",${DISPATCH_FAIL_FOR:-},\" in *\",$YOLO_PLAN_ID,\"*) echo 'failing on purpose' >&2; exit 3 ;; "
+               "esac\n"
+               "case \",${DISPATCH_NOTHING_FOR:-},\" in *\",$YOLO_PLAN_ID,\"*) exit 0 ;; esac\n"
+               "exec agents/executor-worktree \"$@\"\n");
+    make_executable(repo() / "agents" / "exec-switch");
+    // One wave of four: every plan in wave 1, no dependencies (their files do not overlap).
+    for (const auto& f : stdfs::directory_iterator(phase_dir())) {
+      std::string t = read_file(f.path());
+      t = std::regex_replace(t, std::regex("\nwave: [0-9]+\n"), "\nwave: 1\n");
+      t = std::regex_replace(t, std::regex("\ndepends_on: \\[[^\\]]*\\]\n"), "\ndepends_on: []\n");
+      write_file(f.path(), t);
+    }
     git({"init", "-q"});
     git({"add", "-A"});
-    git({"commit", "-q", "-m", "demo fixture"});
+    git({"commit", "-q", "-m", "demo fixture, one wave"});
     branch_ = trim(git({"symbolic-ref", "--short", "HEAD"}));
-    auto bare = run_program({"git", "init", "-q", "--bare", remote().string()}, side_.path());
-    ASSERT_EQ(bare.exit_code, 0) << bare.err;
-    git({"remote", "add", "origin", "../remote.git"});  // relative, as people write it
-    git({"push", "-q", "origin", branch_});
-    json local = {"agents/dispatch-local"};
-    json submit = local, wait = local, cancel = local;
-    for (const char* a : {"submit", "{plan_id}", "{correlation_id}", "{attempt}", "{branch}", "{remote}", "{plan_path}",
-                          "{summary_path}"})
-      submit.push_back(a);
-    wait.push_back("wait");
-    wait.push_back("{handle}");
-    cancel.push_back("cancel");
-    cancel.push_back("{handle}");
-    json c = json::parse(read_file(repo() / ".yolo-planning" / "config.json"));
-    c.merge_patch({{"review_gate", "never"},
-                   {"approvers", {{"vision", "skip"}}},
-                   {"architect", nullptr},
-                   {"executor", nullptr},
-                   {"max_parallel", 2},
-                   {"dispatch", {{"submit", submit}, {"wait", wait}, {"cancel", cancel}, {"remote", "origin"}}}});
-    write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
+    ASSERT_EQ(run_program({"git", "init", "-q", "--bare", bare().string()}, side_.path()).exit_code, 0);
+    git({"remote", "add", "origin", bare().string()});
+    stdfs::create_directories(jobs());
+    use_adapter((source_dir() / "contrib" / "dispatch" / "local").string());
+  }
+
+  // The adapter behind a wrapper that logs each call ("submit --plan-id 01-01 ...").
+  void use_adapter(const std::string& adapter, const std::vector<std::string>& submit_opts = {}) {
+    stdfs::path w = side_.path() / "adapter";
+    write_file(w, "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + calls().string() + "'\nexec '" + adapter + "' \"$@\"\n");
+    make_executable(w);
+    set_dispatch(w.string(), submit_opts);
+  }
+  void set_dispatch(const std::string& program, const std::vector<std::string>& submit_opts) {
+    std::vector<std::string> submit = {
+        program,     "submit",    "--plan-id",     "{plan_id}",     "--correlation-id", "{correlation_id}",
+        "--attempt", "{attempt}", "--base-commit", "{base_commit}", "--branch",         "{branch}",
+        "--remote",  "{remote}",  "--plan-path",   "{plan_path}",   "--summary-path",   "{summary_path}"};
+    submit.insert(submit.end(), submit_opts.begin(), submit_opts.end());
+    submit.push_back("--");
+    set_config({{"review_gate", "never"},
+                {"approvers", {{"vision", "skip"}}},
+                {"architect", nullptr},
+                {"max_parallel", 2},
+                {"executor", {{"command", {"agents/exec-switch", "{plan_path}", "{summary_path}"}}}},
+                {"dispatch",
+                 {{"submit", {{"command", submit}, {"timeout_ms", 60000}}},
+                  {"wait", {{"command", {program, "wait", "{handle}"}}, {"timeout_ms", 120000}}},
+                  {"cancel", {program, "cancel", "{handle}"}},
+                  {"remote", "origin"}}}});
   }
 
   stdfs::path repo() const { return dir_.path() / "repo"; }
-  stdfs::path remote() const { return dir_.path() / "remote.git"; }  // ../remote.git from the repo
+  stdfs::path bare() const { return side_.path() / "remote.git"; }
   stdfs::path jobs() const { return side_.path() / "jobs"; }
-  static std::string trim(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-  }
+  stdfs::path calls() const { return side_.path() / "calls"; }
+  stdfs::path phase_dir() const { return repo() / ".yolo-planning" / "phases" / "01-demo"; }
+
   std::string git(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {"git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -64,103 +112,363 @@ class DispatchTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.out;
   }
-  RunResult execute(std::vector<std::string> env = {}) {
-    env.push_back("NO_COLOR=1");
-    env.push_back("YOLO_DISPATCH_DIR=" + jobs().string());
-    return run_yolo({"execute"}, repo(), env);
+  json config() { return json::parse(read_file(repo() / ".yolo-planning" / "config.json")); }
+  void set_config(const json& patch) {
+    json c = config();
+    c.merge_patch(patch);
+    write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
   }
+  std::vector<std::string> env(std::vector<std::string> extra = {}) {
+    std::vector<std::string> e = {"NO_COLOR=1", "YOLO_DISPATCH_LOCAL_DIR=" + jobs().string(),
+                                  "XDG_RUNTIME_DIR=", "TMPDIR=" + side_.path().string()};
+    e.insert(e.end(), extra.begin(), extra.end());
+    return e;
+  }
+  RunResult execute(std::vector<std::string> extra = {}) { return run_yolo({"execute"}, repo(), env(extra)); }
+  json state() { return json::parse(read_file(repo() / ".yolo-planning" / ".execution-state.json")); }
   json plan(const std::string& id) {
-    json s = json::parse(read_file(repo() / ".yolo-planning" / ".execution-state.json"));
+    json s = state();
     for (const auto& p : s["plans"])
       if (p["id"] == id) return p;
     return json();
   }
-  std::vector<std::string> lines_of(const stdfs::path& p) {
-    std::vector<std::string> v;
-    if (!stdfs::exists(p)) return v;
-    std::istringstream in(read_file(p));
-    std::string l;
-    while (std::getline(in, l))
-      if (!l.empty()) v.push_back(l);
-    return v;
-  }
-  size_t submissions_of(const std::string& id) {
-    auto v = lines_of(jobs() / "submissions.log");
-    return static_cast<size_t>(std::count_if(
-        v.begin(), v.end(), [&](const std::string& s) { return s.find("-" + id + "-") != std::string::npos; }));
-  }
   std::vector<std::string> merges() {
-    std::istringstream in(git({"log", "--merges", "--first-parent", "--reverse", "--format=%s", branch_}));
+    return lines_of(git({"log", "--merges", "--first-parent", "--reverse", "--format=%s", branch_}));
+  }
+  size_t merges_of(const std::string& id) {
+    auto m = merges();
+    return static_cast<size_t>(std::count_if(m.begin(), m.end(), [&](const std::string& s) {
+      return s.find("merge plan " + id + " ") != std::string::npos;
+    }));
+  }
+  // The adapter's calls of one kind ("submit", "wait", "cancel").
+  std::vector<std::string> calls_of(const std::string& sub) {
     std::vector<std::string> v;
-    std::string l;
-    while (std::getline(in, l))
-      if (!l.empty()) v.push_back(l);
+    if (!stdfs::exists(calls())) return v;
+    for (const auto& l : lines_of(read_file(calls())))
+      if (l.rfind(sub + " ", 0) == 0) v.push_back(l);
     return v;
+  }
+  size_t submits_for(const std::string& id) {
+    auto s = calls_of("submit");
+    return static_cast<size_t>(std::count_if(s.begin(), s.end(), [&](const std::string& l) {
+      return l.find("--plan-id " + id + " ") != std::string::npos;
+    }));
+  }
+  size_t job_folders() {
+    size_t n = 0;
+    for (const auto& f : stdfs::directory_iterator(jobs())) n += f.is_directory();
+    return n;
+  }
+  void expect_wave_merged_in_plan_order() {
+    auto m = merges();
+    ASSERT_EQ(m.size(), 4u) << git({"log", "--oneline", "--graph"});
+    for (size_t k = 0; k < 4; ++k)
+      EXPECT_NE(m[k].find("merge plan 01-0" + std::to_string(k + 1) + " "), std::string::npos) << m[k];
+    for (const char* f : {"greeting/text.txt", "greeting/en.txt", "greeting/fr.txt", "greeting/index.txt"})
+      EXPECT_TRUE(stdfs::exists(repo() / f)) << f;
+    for (const char* s : {"01-01-SUMMARY.md", "01-02-SUMMARY.md", "01-03-SUMMARY.md", "01-04-SUMMARY.md"})
+      EXPECT_TRUE(stdfs::exists(phase_dir() / s)) << s;
+    for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+      json p = plan(id);
+      EXPECT_EQ(p["status"], "complete") << p.dump();
+      EXPECT_EQ(p["worktree"]["merge"], "merged") << p.dump();
+      EXPECT_EQ(p["dispatch"]["state"], "done") << p.dump();
+      EXPECT_FALSE(p["dispatch"]["handle"].get<std::string>().empty()) << p.dump();
+      EXPECT_TRUE(p["scope"]["findings"].empty()) << p.dump();
+      EXPECT_EQ(merges_of(id), 1u) << id;
+    }
+  }
+
+  // Starts yolo, kills it (-9) once the four jobs are submitted, runs it again: no plan is
+  // submitted twice (the adapter's calls), each re-attached, all four merged once.
+  void kill_mid_wave_and_rerun(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {"env"};
+    for (const auto& e : env(extra)) argv.push_back(e);
+    argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+    {
+      BgProcess yolo(argv, repo());
+      int submitted = 0;
+      auto got = yolo.wait_for(
+          [&](const json& j) { return j.value("event", "") == "plan_submitted" && ++submitted == 4; }, 60s);
+      ASSERT_TRUE(got) << yolo.stderr_text();
+      yolo.signal(SIGKILL);
+      yolo.wait_exit(10s);
+    }
+    // Killed after the four submits: their handles are in the state, nothing merged yet.
+    for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+      json p = plan(id);
+      EXPECT_EQ(p["dispatch"]["state"], "submitted") << p.dump();
+      EXPECT_EQ(p["dispatch"]["attempt"], 1) << p.dump();
+      EXPECT_EQ(p["dispatch"].value("base", "").size(), 40u) << p.dump();  // the job's base, for its gates
+    }
+    EXPECT_TRUE(merges().empty());
+    auto r = execute(extra);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(calls_of("submit").size(), 4u) << read_file(calls());
+    size_t reattached = 0;
+    for (size_t at = 0; (at = r.out.find("re-attaching to its job", at)) != std::string::npos; ++at) ++reattached;
+    EXPECT_EQ(reattached, 4u) << r.out;
+    expect_wave_merged_in_plan_order();
+  }
+  // The Slurm cluster of scripts/slurm-up, or why not.
+  std::optional<std::string> slurm_missing() {
+    auto up = run_program({(source_dir() / "scripts" / "slurm-up").string(), "--no-install"}, source_dir());
+    if (up.exit_code == 0) return std::nullopt;
+    return trim(up.err.empty() ? up.out : up.err);
+  }
+  std::vector<std::string> slurm_env(std::vector<std::string> extra = {}) {
+    const char* d = std::getenv("YOLO_SLURM_DIR");
+    std::vector<std::string> e = {"SLURM_CONF=" + std::string(d ? d : "/var/tmp/yolo-slurm") + "/etc/slurm.conf",
+                                  "YOLO_SLURM_LOG_DIR=" + side_.path().string(), "YOLO_SLURM_POLL=0.5"};
+    e.insert(e.end(), extra.begin(), extra.end());
+    return e;
   }
 
   TempDir dir_, side_;
   std::string branch_;
 };
 
-TEST_F(DispatchTest, AWaveOfPlansRunsAsJobsFetchedGatedAndMergedInPlanOrder) {
+TEST_F(DispatchTest, AWaveOfFourIsSubmittedPushedFetchedGatedAndMergedInPlanOrder) {
   auto r = execute();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(lines_of(jobs() / "submissions.log").size(), 4u);
+  expect_wave_merged_in_plan_order();
+  // Each plan submitted once, one job each, all four at once (dispatch runs more than
+  // max_parallel: 2 jobs, which run elsewhere).
+  EXPECT_EQ(calls_of("submit").size(), 4u);
+  EXPECT_EQ(job_folders(), 4u);
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(submits_for(id), 1u) << id;
+  // The jobs pushed their branches to the remote, from the wave's base (pushed by yolo).
+  std::string heads = run_program({"git", "--git-dir", bare().string(), "branch", "--list"}, side_.path()).out;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"})
+    EXPECT_NE(heads.find(std::string("/") + id), std::string::npos) << heads;
+  EXPECT_NE(heads.find("/base"), std::string::npos) << heads;
+  EXPECT_NE(r.out.find("submitted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fetched"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("merged from"), std::string::npos) << r.out;
+  // yolo status shows each plan's job.
+  auto st = run_yolo({"status"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(st.out.find(plan("01-02")["dispatch"]["handle"].get<std::string>() + " (attempt 1) · done"),
+            std::string::npos)
+      << st.out;
+}
+
+TEST_F(DispatchTest, KillDashNineMidWaveThenAgainReattachesSubmitsNothingTwiceMergesEachOnce) {
+  kill_mid_wave_and_rerun({"YOLO_EXEC_SLEEP=4"});
+  // One job per plan, each ran its executor once (one exit status, 0).
+  EXPECT_EQ(job_folders(), 4u);
+  for (const auto& f : stdfs::directory_iterator(jobs())) EXPECT_EQ(trim(read_file(f.path() / "exit")), "0");
+}
+
+TEST_F(DispatchTest, AFailingJobAndAJobThatCommitsNothingFailTheirPlansWithAClearFinding) {
+  auto r = execute({"DISPATCH_FAIL_FOR=01-02", "DISPATCH_NOTHING_FOR=01-03"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  for (const char* id : {"01-02", "01-03"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "failed") << p.dump();
+    ASSERT_EQ(p["findings"].size(), 1u) << p.dump();
+    const json& f = p["findings"][0];
+    EXPECT_EQ(f["check"], "dispatch") << p.dump();
+    EXPECT_EQ(f["severity"], "high") << p.dump();
+    std::string issue = f["issue"];
+    EXPECT_NE(issue.find(p["dispatch"]["handle"].get<std::string>()), std::string::npos) << issue;
+    EXPECT_NE(issue.find("yolo/"), std::string::npos) << issue;  // the branch
+    EXPECT_NE(issue.find(std::string("/") + id), std::string::npos) << issue;
+    EXPECT_NE(issue.find("failed"), std::string::npos) << issue;
+    EXPECT_EQ(p["dispatch"]["state"], "failed") << p.dump();
+    EXPECT_EQ(merges_of(id), 0u);
+  }
+  EXPECT_NE(plan("01-02")["findings"][0]["issue"].get<std::string>().find("exited 3"), std::string::npos)
+      << plan("01-02").dump();
+  EXPECT_NE(plan("01-03")["findings"][0]["issue"].get<std::string>().find("no commit"), std::string::npos)
+      << plan("01-03").dump();
+  EXPECT_FALSE(stdfs::exists(repo() / "greeting" / "en.txt"));
+  EXPECT_FALSE(stdfs::exists(repo() / "greeting" / "fr.txt"));
+  EXPECT_NE(r.out.find("Plan 01-02 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("Next:"), std::string::npos) << r.err;
+  // Run again with the executor fixed: a new attempt (a new job, a new branch) for the failed
+  // plans only.
+  auto again = execute();
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(submits_for("01-02"), 2u);
+  EXPECT_EQ(submits_for("01-01"), 1u);
+  EXPECT_EQ(plan("01-02")["dispatch"]["attempt"], 2);
+  EXPECT_EQ(plan("01-02")["worktree"]["merge"], "merged");
+  // Each run merged its plans in plan order, each plan once.
   auto m = merges();
-  ASSERT_EQ(m.size(), 4u) << git({"log", "--oneline", "--graph"});
+  ASSERT_EQ(m.size(), 4u);
+  const char* order[] = {"01-01", "01-04", "01-02", "01-03"};
   for (size_t k = 0; k < 4; ++k)
-    EXPECT_NE(m[k].find("merge plan 01-0" + std::to_string(k + 1) + " "), std::string::npos);
+    EXPECT_NE(m[k].find(std::string("merge plan ") + order[k] + " "), std::string::npos) << m[k];
+}
+
+TEST_F(DispatchTest, ABadDispatchBlockStopsBeforeAnythingIsSubmitted) {
+  // wait without {handle}: refused, naming the key.
+  json c = config();
+  c["dispatch"]["wait"] = {(side_.path() / "adapter").string(), "wait"};
+  write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("dispatch.wait: the template has no {handle}"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("Next:"), std::string::npos) << r.err;
+  EXPECT_TRUE(calls_of("submit").empty());
+  // An adapter that does not exist: named, nothing submitted.
+  set_dispatch((side_.path() / "no-such-adapter").string(), {});
+  r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("dispatch.submit program"), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("no-such-adapter"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(job_folders(), 0u);
+}
+
+TEST_F(DispatchTest, ARemoteThatRefusesTheBaseFailsThePlansBeforeAnySubmit) {
+  set_config({{"dispatch", {{"remote", (side_.path() / "no-such-remote.git").string()}}}});
+  auto r = execute();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
     json p = plan(id);
-    EXPECT_EQ(p["status"], "complete") << p.dump();
-    EXPECT_EQ(p["dispatch"]["state"], "done") << p.dump();
-    EXPECT_EQ(p["dispatch"]["attempt"], 1) << p.dump();
-    EXPECT_EQ(p["worktree"]["merge"], "merged") << p.dump();
-    EXPECT_TRUE(p["scope"]["findings"].empty()) << p.dump();
+    EXPECT_EQ(p["status"], "failed") << p.dump();
+    EXPECT_NE(p["error"].get<std::string>().find("could not push the wave's base"), std::string::npos) << p.dump();
+    EXPECT_NE(p["error"].get<std::string>().find("no-such-remote.git"), std::string::npos) << p.dump();
   }
-  EXPECT_TRUE(stdfs::exists(repo() / "greeting" / "index.txt"));
-  EXPECT_NE(r.out.find("submitted as job"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("fetched at"), std::string::npos) << r.out;
+  EXPECT_TRUE(calls_of("submit").empty());
+  EXPECT_NE(r.err.find("Next:"), std::string::npos) << r.err;
 }
 
-TEST_F(DispatchTest, AKilledYoloReattachesToItsJobsInsteadOfSubmittingAgain) {
-  using namespace std::chrono_literals;
-  ::setenv("YOLO_DISPATCH_DIR", jobs().c_str(), 1);
-  ::setenv("YOLO_DISPATCH_SLEEP", "2", 1);
-  auto p = std::make_unique<BgProcess>(std::vector<std::string>{yolo_bin(), "execute", "--json"}, repo());
-  ::unsetenv("YOLO_DISPATCH_SLEEP");
-  auto ev = p->wait_for([](const json& j) { return j.value("event", "") == "plan_dispatched"; }, 20s);
-  ASSERT_TRUE(ev.has_value()) << p->stderr_text();
-  p->signal(SIGKILL);
-  p->wait_exit(5s);
-  p.reset();
-  EXPECT_EQ(plan("01-01")["dispatch"]["state"], "submitted") << plan("01-01").dump();
-  auto r = execute();
-  ::unsetenv("YOLO_DISPATCH_DIR");
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("re-attached to job"), std::string::npos) << r.out;
-  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
-    EXPECT_EQ(submissions_of(id), 1u) << id << "\n" << read_file(jobs() / "submissions.log");
-    EXPECT_EQ(plan(id)["worktree"]["merge"], "merged") << id;
-  }
-  EXPECT_EQ(merges().size(), 4u);
+// What comes back is data: a job whose branch edits a file outside its plan's files fails the
+// scope fence here, whatever the engine said, and nothing of it is merged.
+TEST_F(DispatchTest, AJobEditingOutsideItsFilesFailsTheScopeFenceHereAndIsNotMerged) {
+  auto r = execute({"YOLO_EXEC_OUTSIDE_FOR=01-03"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  json p = plan("01-03");
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  EXPECT_EQ(p["dispatch"]["state"], "done") << p.dump();  // the job itself succeeded
+  EXPECT_EQ(p["scope"]["outside"], json::array({"stray.txt"})) << p.dump();
+  bool named = false;
+  for (const auto& f : p["findings"])
+    named = named || (f["check"] == "scope_fence" && f["severity"] == "high" &&
+                      f["issue"].get<std::string>().find("stray.txt") != std::string::npos);
+  EXPECT_TRUE(named) << p.dump();
+  EXPECT_FALSE(stdfs::exists(repo() / "stray.txt"));
+  EXPECT_EQ(merges_of("01-03"), 0u);
+  for (const char* id : {"01-01", "01-02", "01-04"}) EXPECT_EQ(plan(id)["status"], "complete") << plan(id).dump();
 }
 
-TEST_F(DispatchTest, AJobThatPushesNothingOrFailsFailsItsPlanWithAClearFinding) {
-  auto r = execute({"YOLO_DISPATCH_NOPUSH=01-01"});
+// An adapter whose wait says "done" for a job that pushed nothing: the plan fails, naming the
+// branch and the handle. The adapter also records its environment: no approval key, no
+// signing key reach it.
+TEST_F(DispatchTest, ABranchMissingOnTheRemoteFailsThePlanAndTheAdapterGetsNoKeys) {
+  stdfs::path fake = side_.path() / "fake-adapter";
+  write_file(fake,
+             "#!/bin/sh\n"
+             "env > '" +
+                 (side_.path() / "adapter-env").string() +
+                 "'\n"
+                 "case $1 in\n"
+                 "  submit) printf '{\"handle\": \"fake-%s\", \"url\": \"\"}\\n' \"$3\" ;;\n"
+                 "esac\n"
+                 "exit 0\n");
+  make_executable(fake);
+  use_adapter(fake.string());
+  write_file(side_.path() / "key", "secret\n");
+  auto r = execute({"YOLO_APPROVAL_KEY_FILE=" + (side_.path() / "key").string(), "YOLO_SIGNING_KEY=k"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   json p = plan("01-01");
   EXPECT_EQ(p["status"], "failed") << p.dump();
-  EXPECT_NE(p["error"].get<std::string>().find("pushed nothing"), std::string::npos) << p.dump();
+  std::string issue = p["findings"][0]["issue"];
+  EXPECT_NE(issue.find("pushed nothing"), std::string::npos) << issue;
+  EXPECT_NE(issue.find("fake-01-01"), std::string::npos) << issue;
+  EXPECT_NE(issue.find("/01-01"), std::string::npos) << issue;
+  EXPECT_EQ(p["findings"][0]["handle"], "fake-01-01") << p.dump();
+  std::string e = read_file(side_.path() / "adapter-env");
+  EXPECT_NE(e.find("PATH="), std::string::npos);
+  EXPECT_EQ(e.find("YOLO_APPROVAL_KEY_FILE"), std::string::npos) << e;
+  EXPECT_EQ(e.find("YOLO_SIGNING_KEY"), std::string::npos) << e;
   EXPECT_TRUE(merges().empty());
-  // The next execute submits attempt 2 (a new job name); that job fails.
-  auto again = execute({"YOLO_DISPATCH_FAIL=01-01"});
-  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
-  p = plan("01-01");
-  EXPECT_EQ(p["dispatch"]["attempt"], 2) << p.dump();
-  EXPECT_EQ(p["dispatch"]["state"], "failed") << p.dump();
-  EXPECT_NE(p["error"].get<std::string>().find("failed (wait exited with status 1)"), std::string::npos) << p.dump();
-  EXPECT_EQ(submissions_of("01-01"), 2u);
+}
+
+TEST_F(DispatchTest, CtrlCCancelsTheJobsItSubmittedAndLeavesThePlansPending) {
+  std::vector<std::string> argv = {"env"};
+  for (const auto& e : env({"YOLO_EXEC_SLEEP=30"})) argv.push_back(e);
+  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+  BgProcess yolo(argv, repo());
+  int submitted = 0;
+  auto got =
+      yolo.wait_for([&](const json& j) { return j.value("event", "") == "plan_submitted" && ++submitted == 4; }, 30s);
+  ASSERT_TRUE(got) << yolo.stderr_text();
+  yolo.signal(SIGINT);
+  EXPECT_NE(yolo.wait_exit(30s), -1);
+  EXPECT_EQ(calls_of("cancel").size(), 4u) << read_file(calls());
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "pending") << p.dump();
+    EXPECT_EQ(p["dispatch"]["state"], "cancelled") << p.dump();
+  }
+  // The jobs ended (cancelled: no exit 0, no branch).
+  for (const auto& f : stdfs::directory_iterator(jobs())) {
+    EXPECT_FALSE(stdfs::exists(f.path() / "exit") && trim(read_file(f.path() / "exit")) == "0") << f.path();
+  }
+  EXPECT_TRUE(merges().empty());
+}
+
+// The same wave through the real Slurm adapter on the one-node cluster of scripts/slurm-up.
+TEST_F(DispatchTest, AWaveOfFourThroughSlurm) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string());
+  auto r = execute(slurm_env());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_wave_merged_in_plan_order();
+  EXPECT_EQ(calls_of("submit").size(), 4u);
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    std::string h = plan(id)["dispatch"]["handle"];
+    EXPECT_FALSE(h.empty());
+    EXPECT_EQ(h.find_first_not_of("0123456789"), std::string::npos) << h;  // a Slurm job id
+  }
+}
+
+TEST_F(DispatchTest, KillDashNineMidWaveThroughSlurmThenAgainSubmitsNothingTwice) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(), {"--export-env", "YOLO_EXEC_SLEEP"});
+  kill_mid_wave_and_rerun(slurm_env({"YOLO_EXEC_SLEEP=4"}));
+  // The controller knows one job per plan (the adapter names them from plan, run, attempt).
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    std::string name = plan(id)["dispatch"]["job_name"];
+    auto q = run_program({"squeue", "-h", "--states=all", "--name=" + name, "-o", "%i"}, side_.path(), slurm_env());
+    EXPECT_EQ(lines_of(q.out).size(), 1u) << name << " " << q.out << q.err;
+  }
+}
+
+TEST_F(DispatchTest, AFailingJobAndAJobThatCommitsNothingThroughSlurmFailTheirPlans) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(),
+              {"--export-env", "DISPATCH_FAIL_FOR", "--export-env", "DISPATCH_NOTHING_FOR"});
+  auto r = execute(slurm_env({"DISPATCH_FAIL_FOR=01-02", "DISPATCH_NOTHING_FOR=01-03"}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  for (const char* id : {"01-02", "01-03"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "failed") << p.dump();
+    ASSERT_EQ(p["findings"].size(), 1u) << p.dump();
+    std::string issue = p["findings"][0]["issue"];
+    EXPECT_EQ(p["findings"][0]["check"], "dispatch");
+    EXPECT_NE(issue.find(p["dispatch"]["handle"].get<std::string>()), std::string::npos) << issue;
+    EXPECT_NE(issue.find(std::string("/") + id), std::string::npos) << issue;
+    EXPECT_EQ(merges_of(id), 0u);
+  }
+  EXPECT_NE(plan("01-02")["findings"][0]["issue"].get<std::string>().find("exited 3"), std::string::npos)
+      << plan("01-02").dump();
+  EXPECT_NE(plan("01-03")["findings"][0]["issue"].get<std::string>().find("no commit"), std::string::npos)
+      << plan("01-03").dump();
+  EXPECT_EQ(merges_of("01-01"), 1u);
+  EXPECT_EQ(merges_of("01-04"), 1u);
 }
 
 }  // namespace

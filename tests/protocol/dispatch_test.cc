@@ -1,0 +1,157 @@
+// protocol/dispatch: submit or re-attach, attempts, submit's output, wait's exit codes,
+// the templates' checks (issue 18).
+#include "protocol/dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include "protocol/config.h"
+
+namespace yolo::dispatch {
+namespace {
+
+TEST(DispatchRules, NeverDispatchedSubmitsAttemptOne) {
+  for (const json& r : {json(nullptr), json::object(), json{{"state", "submitted"}}}) {
+    Start s = decide_start(r, false);
+    EXPECT_EQ(s.kind, Start::Kind::Submit) << r.dump();
+    EXPECT_EQ(s.attempt, 1) << r.dump();
+  }
+}
+
+TEST(DispatchRules, SubmittedWithHandleReattaches) {
+  Start s = decide_start({{"attempt", 2}, {"state", "submitted"}, {"handle", "42"}}, false);
+  EXPECT_EQ(s.kind, Start::Kind::Reattach);
+  EXPECT_EQ(s.attempt, 2);
+  EXPECT_EQ(s.handle, "42");
+  // done: its branch was not gated when the run stopped: wait again, no new job
+  s = decide_start({{"attempt", 1}, {"state", "done"}, {"handle", "j"}}, false);
+  EXPECT_EQ(s.kind, Start::Kind::Reattach);
+  EXPECT_EQ(s.attempt, 1);
+}
+
+TEST(DispatchRules, SubmittingSubmitsTheSameAttemptAgain) {
+  Start s = decide_start({{"attempt", 3}, {"state", "submitting"}}, false);
+  EXPECT_EQ(s.kind, Start::Kind::Submit);
+  EXPECT_EQ(s.attempt, 3);
+}
+
+TEST(DispatchRules, FailedCancelledOrPlanFailedIsANewAttempt) {
+  EXPECT_EQ(decide_start({{"attempt", 1}, {"state", "failed"}, {"handle", "h"}}, false).attempt, 2);
+  EXPECT_EQ(decide_start({{"attempt", 1}, {"state", "cancelled"}, {"handle", "h"}}, false).attempt, 2);
+  Start s = decide_start({{"attempt", 2}, {"state", "done"}, {"handle", "h"}}, true);  // its gates failed
+  EXPECT_EQ(s.kind, Start::Kind::Submit);
+  EXPECT_EQ(s.attempt, 3);
+}
+
+TEST(DispatchRules, BadAttemptIsIgnored) {
+  for (const json& a : {json(-1), json(0), json("2"), json(1.5), json(100000000)}) {
+    Start s = decide_start({{"attempt", a}, {"state", "submitted"}, {"handle", "h"}}, false);
+    EXPECT_EQ(s.kind, Start::Kind::Submit) << a.dump();
+    EXPECT_EQ(s.attempt, 1) << a.dump();
+  }
+}
+
+TEST(DispatchRules, BranchPerAttempt) {
+  EXPECT_EQ(branch_for_attempt("yolo/abcd1234/01-02", 1), "yolo/abcd1234/01-02");
+  EXPECT_EQ(branch_for_attempt("yolo/abcd1234/01-02", 3), "yolo/abcd1234/01-02-a3");
+}
+
+TEST(DispatchRules, SubmitOutputLastJsonLineWithHandle) {
+  auto s = parse_submit_output(
+      "Submitted batch job 7\n{\"note\": 1}\n{\"handle\": \"7\", \"url\": \"u\", \"job_name\": \"n\", \"reused\": "
+      "true}\n\n");
+  ASSERT_TRUE(s.ok()) << s.error;
+  EXPECT_EQ(s.handle, "7");
+  EXPECT_EQ(s.url, "u");
+  EXPECT_EQ(s.job_name, "n");
+  EXPECT_TRUE(s.reused);
+  EXPECT_FALSE(parse_submit_output("").ok());
+  EXPECT_FALSE(parse_submit_output("{\"handle\": \"\"}").ok());
+  EXPECT_FALSE(parse_submit_output("{\"handle\": 7}").ok());
+  EXPECT_FALSE(parse_submit_output("{\"handle\": \"a\\nb\"}").ok());
+  EXPECT_FALSE(parse_submit_output("{\"handle\": \"7\"").ok());
+  EXPECT_FALSE(parse_submit_output(std::string("{\"handle\": \"") + std::string(2000, 'x') + "\"}").ok());
+}
+
+TEST(DispatchRules, WaitExitCodes) {
+  EXPECT_EQ(interpret_wait(true, 0), WaitResult::Done);
+  EXPECT_EQ(interpret_wait(true, 1), WaitResult::Failed);
+  EXPECT_EQ(interpret_wait(true, 2), WaitResult::Unknown);
+  EXPECT_EQ(interpret_wait(true, 3), WaitResult::Error);
+  EXPECT_EQ(interpret_wait(false, 0), WaitResult::Error);  // killed, timed out
+  EXPECT_TRUE(fetch_after_wait(WaitResult::Done, false));
+  EXPECT_TRUE(fetch_after_wait(WaitResult::Unknown, true));
+  EXPECT_FALSE(fetch_after_wait(WaitResult::Unknown, false));
+  EXPECT_FALSE(fetch_after_wait(WaitResult::Failed, true));  // a failed job's branch is not trusted
+  EXPECT_FALSE(fetch_after_wait(WaitResult::Error, true));
+}
+
+TEST(DispatchRules, Records) {
+  Submitted s;
+  s.handle = "h";
+  s.url = "u";
+  json r = record_submitted(2, s, "2026-11-25T08:00:00Z");
+  EXPECT_EQ(r["state"], "submitted");
+  EXPECT_EQ(r["attempt"], 2);
+  EXPECT_EQ(r["handle"], "h");
+  json e = record_ended(r, "done", "2026-11-25T08:01:00Z");
+  EXPECT_EQ(e["state"], "done");
+  EXPECT_EQ(e["handle"], "h");
+  EXPECT_EQ(record_submitting(1)["state"], "submitting");
+}
+
+TEST(DispatchRules, SubmitArgvAppendsTheExecutorAfterDoubleDash) {
+  std::map<std::string, std::string> v = {{"plan_id", "01-01"}, {"plan_path", "p; rm -rf /"}};
+  auto a = submit_argv({"adapter", "submit", "--plan-id", "{plan_id}", "--"}, {"agents/executor", "{plan_path}"}, v);
+  EXPECT_EQ(
+      a, (std::vector<std::string>{"adapter", "submit", "--plan-id", "01-01", "--", "agents/executor", "p; rm -rf /"}));
+  // without a trailing "--" the template is the whole argv
+  auto b = submit_argv({"adapter", "--", "x", "{plan_id}"}, {"agents/executor"}, v);
+  EXPECT_EQ(b, (std::vector<std::string>{"adapter", "--", "x", "01-01"}));
+}
+
+TEST(DispatchRules, TemplatesChecked) {
+  Templates t{{"a", "submit", "{plan_id}", "{correlation_id}", "{attempt}", "{branch}"},
+              {"a", "wait", "{handle}"},
+              {"a", "cancel", "{handle}"}};
+  EXPECT_TRUE(check_templates(t).empty());
+  t.wait = {"a", "wait"};
+  auto errs = check_templates(t);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].find("dispatch.wait"), std::string::npos);
+  t.submit = {"a", "{handle}"};
+  EXPECT_GE(check_templates(t).size(), 5u);
+}
+
+TEST(DispatchRules, WithheldEnvHasTheApprovalKey) {
+  const auto& v = withheld_env();
+  EXPECT_NE(std::find(v.begin(), v.end(), "YOLO_APPROVAL_KEY_FILE"), v.end());
+  EXPECT_NE(std::find(v.begin(), v.end(), "YOLO_SIGNING_KEY"), v.end());
+}
+
+TEST(DispatchConfig, ParsedAndChecked) {
+  json j = {{"dispatch",
+             {{"submit", {"s", "{plan_id}", "{correlation_id}", "{attempt}", "{branch}", "--"}},
+              {"wait", {{"command", {"w", "{handle}"}}, {"timeout_ms", 5000}}},
+              {"cancel", {"c", "{handle}"}},
+              {"remote", "origin"}}}};
+  auto l = config_from_json(j, "config.json");
+  ASSERT_TRUE(l.ok()) << l.error;
+  EXPECT_TRUE(l.config.dispatch.configured());
+  EXPECT_EQ(l.config.dispatch.wait.timeout_ms, 5000);
+  EXPECT_EQ(l.config.dispatch.remote, "origin");
+  EXPECT_TRUE(l.config.dispatch.errors.empty());
+  EXPECT_TRUE(l.config.warnings.empty());
+  j["dispatch"].erase("remote");
+  EXPECT_FALSE(config_from_json(j, "config.json").ok());  // the schema requires it
+  j["dispatch"]["remote"] = "origin";
+  j["dispatch"]["cancel"] = {"c"};
+  auto l2 = config_from_json(j, "config.json");
+  ASSERT_TRUE(l2.ok());
+  ASSERT_EQ(l2.config.dispatch.errors.size(), 1u);
+  EXPECT_NE(l2.config.dispatch.errors[0].find("dispatch.cancel"), std::string::npos);
+  j["dispatch"]["extra"] = 1;
+  EXPECT_FALSE(config_from_json(j, "config.json").ok());
+}
+
+}  // namespace
+}  // namespace yolo::dispatch
