@@ -733,49 +733,33 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
       plans.push_back(std::move(p));
     }
   }
-  // Review one plan for real, so the records have the runner's own shape, then record every
-  // plan as reviewed in that shape, one ledger per phase (what `yolo review` per phase would
-  // leave, minus the wait). The state keeps what that one review left in it.
+  // Every phase reviewed for real (`yolo review PHASE`, no agents: Stage 1 and its sealed
+  // records), as a project reviewed before the watcher starts. Records copied from one plan
+  // to another do not count (each record is sealed), so they cannot be made up here.
   {
-    std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + plans.front().path.string() +
-                      "' --json > '" + (work / "scale-review.json").string() + "' 2> '" + (work / "scale-review.stderr").string() + "'";
-    int rc = ::system(cmd.c_str());
-    json first = json::parse(read_file(ledger_of(repo, phase_dirs.front())), nullptr, false);
-    if (first.is_discarded() || !first.contains("reviews") || !first["reviews"].contains(plans.front().id)) {
-      r.fatal = "`yolo review` of " + plans.front().path.string() + " recorded no review (exit " + std::to_string(rc) +
-                "): " + stderr_tail(work / "scale-review.stderr");
-      return r;
-    }
-    json tmpl = first["reviews"][plans.front().id];
-    if (tmpl.value("verdict", "") == "reject") {
-      r.fatal = "the generated plan is rejected by Stage 1: " + read_file(work / "scale-review.json");
-      return r;
-    }
-    std::map<stdfs::path, json> ledgers;
-    for (const auto& p : plans) {
-      json& l = ledgers[p.path.parent_path()];
-      if (l.is_null()) l = {{"phase_dir", stdfs::relative(p.path.parent_path(), repo).string()}, {"reviews", json::object()}};
-      json rec = tmpl;
-      rec["hash"] = p.hash;
-      rec["path"] = p.rel;
-      l["reviews"][p.id] = std::move(rec);
-    }
     size_t bytes = 0;
-    for (const auto& [dir, l] : ledgers) {
-      std::string text = l.dump(2) + "\n";
-      bytes += text.size();
-      stdfs::path f = ledger_of(repo, dir);
-      write_file(f.string() + ".tmp.bench", text);
-      stdfs::rename(f.string() + ".tmp.bench", f);
+    for (const auto& dir : phase_dirs) {
+      std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + dir.string() + "' --json > /dev/null 2> '" +
+                        (work / "scale-review.stderr").string() + "'";
+      int rc = ::system(cmd.c_str());
+      std::error_code ec;
+      auto sz = stdfs::file_size(ledger_of(repo, dir), ec);
+      if (ec) {
+        r.fatal = "`yolo review` of " + dir.string() + " recorded nothing (exit " + std::to_string(rc) +
+                  "): " + stderr_tail(work / "scale-review.stderr");
+        return r;
+      }
+      bytes += sz;
     }
     r.ledgers_mb = static_cast<double>(bytes) / (1024.0 * 1024.0);
-    r.state_mb = static_cast<double>(stdfs::file_size(planning / ".execution-state.json")) / (1024.0 * 1024.0);
+    std::error_code sec;  // a review is no run: there may be no state at all
+    auto st = stdfs::file_size(planning / ".execution-state.json", sec);
+    r.state_mb = sec ? 0.0 : static_cast<double>(st) / (1024.0 * 1024.0);
   }
   r.gen_s = ms(g0, Clock::now()) / 1000;
   // Cold file cache is not what a running editor session sees; warm it as a first watcher
   // run would (a read of every plan), so the figure is the watcher's own work.
-  std::string warm = "cat '" + planning.string() + "'/phases/*/*-PLAN.md '" + planning.string() +
-                     "'/.reviews/*.json '" + planning.string() + "/.execution-state.json' > /dev/null";
+  std::string warm = "find '" + planning.string() + "' -type f -exec cat {} + > /dev/null";
   if (::system(warm.c_str()) != 0) { /* not fatal */ }
 
   stdfs::path err = work / "watch-scale.stderr";
@@ -1011,7 +995,7 @@ int run_cold_mode(const Options& o, const stdfs::path& work) {
       write_file(f, plan_text(phs, pls, "Cold plan " + phs + "-" + pls));
       plans.emplace_back(f, phs + "-" + pls);
     }
-  std::string warm = "cat '" + planning.string() + "'/phases/*/*-PLAN.md > /dev/null";
+  std::string warm = "find '" + planning.string() + "' -type f -exec cat {} + > /dev/null";
   if (::system(warm.c_str()) != 0) { /* not fatal */ }
   stdfs::path err = work / "cold.stderr";
   WatcherRun w = start_watcher(o, repo, err, 300s);
