@@ -747,59 +747,34 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
       plans.push_back(std::move(p));
     }
   }
-  // Review one plan for real, so the records have the runner's own shape, then record every
-  // plan as reviewed in that shape, one ledger per phase (what `yolo review` per phase would
-  // leave, minus the wait). The state keeps what that one review left in it.
+  // Every phase reviewed for real (`yolo review PHASE`, no agents: Stage 1 and its sealed
+  // records), as a project reviewed before the watcher starts. Records copied from one plan
+  // to another do not count (each record is sealed), so they cannot be made up here.
   {
-    auto review = run_to_end({o.yolo, "review", plans.front().path.string(), "--json"}, repo);
-    write_file(work / "scale-review.json", review.out);
-    write_file(work / "scale-review.stderr", review.err);
-    int rc = review.ran() ? review.exit_code : -1;
-    json first = json::parse(read_file(ledger_of(repo, phase_dirs.front())), nullptr, false);
-    if (first.is_discarded() || !first.contains("reviews") || !first["reviews"].contains(plans.front().id)) {
-      r.fatal = "`yolo review` of " + plans.front().path.string() + " recorded no review (exit " + std::to_string(rc) +
-                "): " + stderr_tail(work / "scale-review.stderr");
-      return r;
-    }
-    json tmpl = first["reviews"][plans.front().id];
-    if (tmpl.value("verdict", "") == "reject") {
-      r.fatal = "the generated plan is rejected by Stage 1: " + read_file(work / "scale-review.json");
-      return r;
-    }
-    // Each record sealed as yolo's own review seals it (protocol/review_ledger.h): records
-    // without a valid seal do not count and the watcher would review every plan again.
-    yolo::seal::use_key_file(yolo::runner::approval_key_path());
-    std::map<stdfs::path, std::vector<std::pair<std::string, json>>> ledgers;
-    for (const auto& p : plans) {
-      json rec = tmpl;
-      rec.erase("seal");
-      rec["hash"] = p.hash;
-      rec["path"] = p.rel;
-      ledgers[p.path.parent_path()].emplace_back(p.id, std::move(rec));
-    }
     size_t bytes = 0;
-    for (auto& [dir, recs] : ledgers) {
-      if (std::string e = yolo::review_ledger::record_many(repo, dir, std::move(recs)); !e.empty()) {
-        r.fatal = "cannot record the generated reviews: " + e;
+    for (const auto& dir : phase_dirs) {
+      std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + dir.string() + "' --json > /dev/null 2> '" +
+                        (work / "scale-review.stderr").string() + "'";
+      int rc = ::system(cmd.c_str());
+      std::error_code ec;
+      auto sz = stdfs::file_size(ledger_of(repo, dir), ec);
+      if (ec) {
+        r.fatal = "`yolo review` of " + dir.string() + " recorded nothing (exit " + std::to_string(rc) +
+                  "): " + stderr_tail(work / "scale-review.stderr");
         return r;
       }
-      std::error_code fec;
-      bytes += stdfs::file_size(ledger_of(repo, dir), fec);
+      bytes += sz;
     }
     r.ledgers_mb = static_cast<double>(bytes) / (1024.0 * 1024.0);
-    // A review writes no run state (issue 13): there may be none; its size is then 0.
-    std::error_code ec;
-    auto state_bytes = stdfs::file_size(planning / ".execution-state.json", ec);
-    r.state_mb = ec ? 0.0 : static_cast<double>(state_bytes) / (1024.0 * 1024.0);
+    std::error_code sec;  // a review is no run: there may be no state at all
+    auto st = stdfs::file_size(planning / ".execution-state.json", sec);
+    r.state_mb = sec ? 0.0 : static_cast<double>(st) / (1024.0 * 1024.0);
   }
   r.gen_s = ms(g0, Clock::now()) / 1000;
   // Cold file cache is not what a running editor session sees; warm it as a first watcher
   // run would (a read of every plan), so the figure is the watcher's own work.
-  for (const auto& d : phase_dirs)
-    for (const auto& e : stdfs::directory_iterator(d))
-      if (e.path().string().ends_with("-PLAN.md")) (void)read_file(e.path());
-  for (const auto& e : stdfs::directory_iterator(planning / ".reviews")) (void)read_file(e.path());
-  (void)read_file(planning / ".execution-state.json");
+  std::string warm = "find '" + planning.string() + "' -type f -exec cat {} + > /dev/null";
+  if (::system(warm.c_str()) != 0) { /* not fatal */ }
 
   stdfs::path err = work / "watch-scale.stderr";
   WatcherRun w = start_watcher(o, repo, err, 120s);
@@ -1033,7 +1008,7 @@ int run_cold_mode(const Options& o, const stdfs::path& work) {
       write_file(f, plan_text(phs, pls, "Cold plan " + phs + "-" + pls));
       plans.emplace_back(f, phs + "-" + pls);
     }
-  std::string warm = "cat '" + planning.string() + "'/phases/*/*-PLAN.md > /dev/null";
+  std::string warm = "find '" + planning.string() + "' -type f -exec cat {} + > /dev/null";
   if (::system(warm.c_str()) != 0) { /* not fatal */ }
   stdfs::path err = work / "cold.stderr";
   WatcherRun w = start_watcher(o, repo, err, 300s);

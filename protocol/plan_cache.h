@@ -26,6 +26,7 @@ class PlanCache {
   void forget(const std::filesystem::path& path) { entries_.erase(path); }
   void clear() { entries_.clear(); }
   size_t size() const { return entries_.size(); }
+  size_t capacity() const { return max_entries_; }  // plans kept at most
   size_t hits() const { return hits_; }
 
  private:

@@ -1,6 +1,8 @@
 // `yolo watch`, what it sets going: the reviews of changed plans (runner/watch_reviews.h,
 // in this process), the vision gate request on a new ROADMAP.md, and `yolo execute` runs
 // when driving execution (runner/watcher_impl.h lists the parts).
+#include <algorithm>
+
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
@@ -21,14 +23,19 @@ SpawnSpec Watcher::child(std::vector<std::string> args) {
   return s;
 }
 
-// After the first reconcile, the siblings the cross-plan checks read are parsed ahead, a
-// phase per loop turn (events are handled between turns), so the first save in any phase
-// costs the review of one plan, not the parse of its whole phase. Then the loop sleeps.
+// After the first reconcile, the siblings the cross-plan checks read are parsed ahead, a few
+// plans per loop turn (a few milliseconds: events are handled between turns, whatever the
+// size of a phase), as many as the cache keeps, so the first save in a phase costs the
+// review of one plan, not the parse of its whole phase. Then the loop sleeps.
 void Watcher::start_warming() {
-  std::set<stdfs::path> phases;
-  for (const auto& [p, _] : plan_hash_) phases.insert(p.parent_path());
-  warm_queue_.assign(phases.begin(), phases.end());
-  if (warm_queue_.empty() || !o_.review) return;
+  if (!o_.review) return;
+  warm_queue_.clear();
+  for (const auto& [p, _] : plan_hash_) {
+    if (warm_queue_.size() >= plan_cache_.capacity()) break;
+    warm_queue_.push_back(p);
+  }
+  std::reverse(warm_queue_.begin(), warm_queue_.end());  // taken from the back: in path order
+  if (warm_queue_.empty()) return;
   uv_idle_init(&loop_, &warm_);
   warm_.data = this;
   uv_idle_start(&warm_, [](uv_idle_t* h) { static_cast<Watcher*>(h->data)->warm_one(); });
@@ -37,7 +44,7 @@ void Watcher::start_warming() {
 void Watcher::warm_one() {
   if (stopping_ || warm_queue_.empty()) {
     uv_idle_stop(&warm_);
-    warm_queue_.clear();
+    std::vector<stdfs::path>().swap(warm_queue_);
     return;
   }
   if (reviews_->fresh_running()) {  // its worker uses the cache now: go on when it ends
@@ -45,9 +52,10 @@ void Watcher::warm_one() {
     warm_paused_ = true;
     return;
   }
-  stdfs::path phase = warm_queue_.back();
-  warm_queue_.pop_back();
-  for (const auto& f : list_plan_files(phase)) plan_cache_.load_sibling(f, Stage1Options{}.max_file_bytes);
+  for (int i = 0; i < 16 && !warm_queue_.empty(); ++i) {
+    plan_cache_.load_sibling(warm_queue_.back(), Stage1Options{}.max_file_bytes);
+    warm_queue_.pop_back();
+  }
 }
 
 void Watcher::announce_review(const json& j, double fallback_ms, const std::map<stdfs::path, std::string>& before) {

@@ -1,9 +1,9 @@
 // `yolo watch`: one libuv loop reacting to .yolo-planning changes (PROTOCOL.md, issue 5).
 // Events only say that something changed; after a debounce the watcher reconciles by
-// content hash against what was last reviewed (kept in the state), reviews exactly the
-// plans whose content changed (one `yolo review PHASE --changed` child per phase at a
-// time, a newer change queues behind it), and drives `yolo execute` when an approval,
-// a SUMMARY or ROADMAP changes the run's inputs.
+// content hash against what was last reviewed (the review ledgers), reviews exactly the
+// plans whose content changed (in this process: runner/watch_reviews.h, a fresh lane for
+// saves beside a backlog lane), and drives `yolo execute` when an approval, a SUMMARY or
+// ROADMAP changes the run's inputs. The parts: runner/watcher_impl.h.
 #pragma once
 #include <filesystem>
 #include <string>
