@@ -208,6 +208,11 @@ class Run {
   // but were not merged are merged (never twice), leftover folders removed. -1 or an exit code.
   int init_worktrees(const json& doc);
   bool prepare_worktree(size_t i, long long wave, std::string& err);
+  // The lowest worktree slot no other plan holds.
+  int free_slot(size_t i) const;
+  // Plan i runs (or is gated) in w: the plan as this run read it is placed there (never
+  // through a symlink), and the worktree is recorded. false: err says why.
+  bool adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string& err);
   // The plan's gates in its worktree: SUMMARY gate, scope fence, checks; fills the plan's
   // record (set: worktree, scope, checks). Returns the plan's SummaryState.
   // commit: whether the plan may pass (no failed check): only then is its SUMMARY committed.

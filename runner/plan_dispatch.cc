@@ -259,12 +259,7 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
 
 void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r) {
   const auto& e = entries_[i];
-  int slot = 1;  // the lowest slot no plan holds (as prepare_worktree)
-  for (bool taken = true; taken; ++slot) {
-    taken = false;
-    for (const auto& [x, k] : slot_of_) taken = taken || (x != i && k == slot);
-    if (!taken) break;
-  }
+  int slot = free_slot(i);
   std::string err;
   auto w = trees_->create(e.id, head, slot, err);
   if (!w) {
@@ -277,23 +272,10 @@ void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, Sp
   // submit: a re-attached job's wave may have moved since, when a stopped run merged some plans).
   std::string job_base = str(dispatch_rec_[i], "base");
   w->base = is_commit_hash(job_base) ? job_base : wave_base_[wave];
-  // The plan as this run read it (as prepare_worktree: the gates judge the reviewed plan).
-  std::error_code ec;
-  {
-    std::ifstream a(root_ / e.path, std::ios::binary), b(w->path / e.path, std::ios::binary);
-    std::string mine((std::istreambuf_iterator<char>(a)), {}), theirs((std::istreambuf_iterator<char>(b)), {});
-    if (a && (!b || mine != theirs)) {
-      stdfs::create_directories((w->path / e.path).parent_path(), ec);
-      std::ofstream(w->path / e.path, std::ios::binary | std::ios::trunc) << mine;
-    }
+  if (!adopt_worktree(i, *w, slot, err)) {
+    dispatch_fail(i, err, "check the project's git repository", &r);
+    return;
   }
-  worktree_of_[i] = *w;
-  slot_of_[i] = slot;
-  json rec = {{"path", w->path.string()}, {"branch", w->branch}, {"base", w->base}, {"merge", "none"}};
-  wt_record_[i] = rec;
-  PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
-  u.set = {{"worktree", rec}};
-  queue_plan(i, std::move(u));
   emit("plan_fetched", {{"plan", e.id}, {"branch", dispatch_branch(i)}, {"commit", head}}, Sym::Diamond,
        "Plan " + e.id + ": branch " + dispatch_branch(i) + " fetched (" + head.substr(0, 12) + "), gating it here");
   r.outcome = SpawnResult::Outcome::Exited;

@@ -39,6 +39,49 @@ std::string join(const std::vector<std::string>& v, size_t max = 10) {
 
 }  // namespace
 
+int Run::free_slot(size_t i) const {
+  int slot = 1;  // the lowest slot no other plan holds
+  for (bool taken = true; taken; ++slot) {
+    taken = false;
+    for (const auto& [x, k] : slot_of_) taken = taken || (x != i && k == slot);
+    if (!taken) break;
+  }
+  return slot;
+}
+
+bool Run::adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string& err) {
+  const auto& e = entries_[i];
+  // The plan as this run read it (an architect may have revised it without a commit): the
+  // gates judge the reviewed plan, in a local worktree and in a dispatched plan's alike.
+  bool ok_root = false, ok_wt = false;
+  std::string mine = read_all(root_ / e.path, ok_root);
+  std::string theirs = read_all(w.path / e.path, ok_wt);
+  if (ok_root && (!ok_wt || mine != theirs)) {
+    // Written as a regular file inside the worktree: a symlink committed at that path (or a
+    // folder on the way leading out) is never followed.
+    std::error_code ec;
+    stdfs::path target = w.path / e.path;
+    stdfs::create_directories(target.parent_path(), ec);
+    stdfs::path parent = stdfs::weakly_canonical(target.parent_path(), ec);
+    stdfs::path top = stdfs::weakly_canonical(w.path, ec);
+    auto rel = parent.lexically_relative(top);
+    if (ec || rel.empty() || *rel.begin() == "..") {
+      err = "the plan's folder in the worktree leads outside it (" + target.string() + ")";
+      return false;
+    }
+    if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) stdfs::remove(target, ec);
+    std::ofstream(target, std::ios::binary | std::ios::trunc) << mine;
+  }
+  worktree_of_[i] = w;
+  slot_of_[i] = slot;
+  json rec = {{"path", w.path.string()}, {"branch", w.branch}, {"base", w.base}, {"merge", "none"}};
+  wt_record_[i] = rec;
+  PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
+  u.set = {{"worktree", rec}};
+  queue_plan(i, std::move(u));
+  return true;
+}
+
 bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
   const auto& e = entries_[i];
   if (!wave_base_.count(wave)) {
@@ -49,42 +92,10 @@ bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
     }
     wave_base_[wave] = h;
   }
-  int slot = 1;  // the lowest slot no running plan holds
-  for (bool taken = true; taken; ++slot) {
-    taken = false;
-    for (const auto& [x, k] : slot_of_) taken = taken || (x != i && k == slot);
-    if (!taken) break;
-  }
+  int slot = free_slot(i);
   auto w = trees_->create(e.id, wave_base_[wave], slot, err);
   if (!w) return false;
-  // The plan as this run read it (an architect may have revised it without a commit).
-  bool ok_root = false, ok_wt = false;
-  std::string mine = read_all(root_ / e.path, ok_root);
-  std::string theirs = read_all(w->path / e.path, ok_wt);
-  if (ok_root && (!ok_wt || mine != theirs)) {
-    // Written as a regular file inside the worktree: a symlink committed at that path (or a
-    // folder on the way leading out) is never followed.
-    std::error_code ec;
-    stdfs::path target = w->path / e.path;
-    stdfs::create_directories(target.parent_path(), ec);
-    stdfs::path parent = stdfs::weakly_canonical(target.parent_path(), ec);
-    stdfs::path top = stdfs::weakly_canonical(w->path, ec);
-    auto rel = parent.lexically_relative(top);
-    if (ec || rel.empty() || *rel.begin() == "..") {
-      err = "the plan's folder in the worktree leads outside it (" + target.string() + ")";
-      return false;
-    }
-    if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) stdfs::remove(target, ec);
-    std::ofstream(target, std::ios::binary | std::ios::trunc) << mine;
-  }
-  worktree_of_[i] = *w;
-  slot_of_[i] = slot;
-  json rec = {{"path", w->path.string()}, {"branch", w->branch}, {"base", w->base}, {"merge", "none"}};
-  wt_record_[i] = rec;
-  PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
-  u.set = {{"worktree", rec}};
-  queue_plan(i, std::move(u));
-  return true;
+  return adopt_worktree(i, *w, slot, err);
 }
 
 SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool commit) {
