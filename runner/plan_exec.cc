@@ -80,7 +80,12 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     argv_[i] = spec.argv;
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
     int pid = running_[i]->pid();
-    if (pid > 0) spawned[e.id] = executor_record(pid);
+    if (pid > 0) {
+      spawned[e.id] = executor_record(pid);
+      // Who runs it goes to disk in the same write as its `running` (below): one state write
+      // per batch of starts, not two.
+      if (auto it = pending_.find(i); it != pending_.end()) it->second.set["executor"] = spawned[e.id];
+    }
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
     json data = {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}};
     if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
@@ -105,18 +110,28 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   }
   if (!spawned.empty()) {
     // The plans' `running` and who runs them are on disk before anything else happens: a
-    // later execute (after a kill -9 of this one) must find both to end the executors.
+    // later execute (after a kill -9 of this one) must find both to end the executors. A plan
+    // whose `running` was already written (flushed before its spawn) gets its executor here.
+    bool missing = false;
+    for (auto& [id, r] : spawned.items()) {
+      bool queued = false;
+      for (const auto& [k, u] : pending_) queued = queued || entries_[k].id == id;
+      missing = missing || !queued;
+    }
     flush_plans();
-    auto rec = state::update(root_, [&](json& doc, std::string&) {
-      bool any = false;
-      for (auto& [id, r] : spawned.items())
-        if (json* p = execution::find_plan(doc, id); p && str(*p, "status") == "running") {
-          (*p)["executor"] = r;
-          any = true;
-        }
-      return any;
-    });
-    if (!rec.ok()) note("could not record the executors' pids: " + rec.error);
+    if (missing) {
+      auto rec = state::update(root_, [&](json& doc, std::string&) {
+        bool any = false;
+        for (auto& [id, r] : spawned.items())
+          if (json* p = execution::find_plan(doc, id);
+              p && str(*p, "status") == "running" && !p->contains("executor")) {
+            (*p)["executor"] = r;
+            any = true;
+          }
+        return any;
+      });
+      if (!rec.ok()) note("could not record the executors' pids: " + rec.error);
+    }
   } else if (failed_to_start) {
     flush_plans();
     schedule();  // nothing runs: the failure halts the phase now
