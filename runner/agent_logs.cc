@@ -1,6 +1,10 @@
 #include "runner/agent_logs.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 
 #include "protocol/clock.h"
 #include "protocol/fs.h"
@@ -54,7 +58,20 @@ std::string write_agent_log(const stdfs::path& root, const std::string& phase_di
        "\n";
   s += r.err;
   if (!r.err.empty() && r.err.back() != '\n') s += "\n";
-  if (!fs::write_atomic(file, s).empty()) return "";
+  // A log, not state: written in place without fsync (a temp file, two fsyncs and a rename
+  // per plan were most of execute's file-system time; issue 19). Never through a symlink.
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return "";
+  for (size_t off = 0; off < s.size();) {
+    ssize_t w = ::write(fd, s.data() + off, s.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      ::close(fd);
+      return "";
+    }
+    off += static_cast<size_t>(w);
+  }
+  if (::close(fd) != 0) return "";
   return stdfs::relative(file, root, ec).generic_string();
 }
 
