@@ -482,7 +482,9 @@ TEST_F(Watch, AQueueOverflowFloodIsRescannedWithABackoffNotInALoop) {
   }
   if (compared == 0)
     GTEST_SKIP() << "skipped: each flood took over 2 s to write on this machine; no backoff to compare";
-  if (passed_over == 0) EXPECT_GE(backoffs.back(), 200);
+  if (passed_over == 0) {
+    EXPECT_GE(backoffs.back(), 200);
+  }
   // Still watching: a save after the flood is reviewed, once.
   settle(1500ms);
   rename_save(plan1(), plan_text("01", "01", "After the flood"));
