@@ -16,8 +16,11 @@ using namespace detail;
 
 const std::vector<std::string>& gate_config_keys() {
   static const std::vector<std::string> keys = {
-      "approvers",      "review_gate",     "reviewer",      "architect",         "executor",
-      "summary_checks", "mcp_can_approve", "wave_approval", "review_max_cycles", "command_timeout_ms"};
+      "approvers", "review_gate", "reviewer", "architect", "executor", "summary_checks", "mcp_can_approve",
+      "wave_approval", "review_max_cycles", "command_timeout_ms",
+      // What runs plans and what judges their result: a dispatch submit template runs any
+      // program, and scope_fence "off" / isolation "none" / reviewer_required false weaken a gate.
+      "dispatch", "isolation", "scope_fence", "reviewer_required"};
   return keys;
 }
 
