@@ -4,6 +4,7 @@
 #include <set>
 
 #include "protocol/make_finding.h"
+#include "protocol/text.h"
 
 namespace yolo::scope {
 namespace {
@@ -141,22 +142,10 @@ Result check(const std::vector<std::string>& planned, const std::vector<std::str
   }
   for (size_t i = 0; i < planned.size(); ++i)
     if (!used[i]) r.untouched.push_back(clean(planned[i]));
-  auto list = [](const std::vector<std::string>& v) {
-    std::string s;
-    size_t n = 0;
-    for (const auto& x : v) {
-      if (n++ == 10) {
-        s += ", ... (" + std::to_string(v.size() - 10) + " more)";
-        break;
-      }
-      s += (s.empty() ? "" : ", ") + x;
-    }
-    return s;
-  };
   if (opts.outside && !r.outside.empty()) {
     Finding f = make_finding(*opts.outside, "scope_fence",
                              "the plan's branch changed " + std::to_string(r.outside.size()) +
-                                 " file(s) outside its planned files: " + list(r.outside),
+                                 " file(s) outside its planned files: " + text::join_some(r.outside),
                              "revert them, or add them to the plan's files_modified (and have the plan reviewed)");
     f.extra["files"] = r.outside;
     r.findings.push_back(std::move(f));
@@ -164,7 +153,7 @@ Result check(const std::vector<std::string>& planned, const std::vector<std::str
   if (opts.untouched && !r.untouched.empty()) {
     Finding f = make_finding(*opts.untouched, "scope_fence",
                              "the plan's branch left " + std::to_string(r.untouched.size()) +
-                                 " planned file(s) untouched: " + list(r.untouched),
+                                 " planned file(s) untouched: " + text::join_some(r.untouched),
                              "do the planned work on them, or remove them from the plan's files");
     f.extra["files"] = r.untouched;
     r.findings.push_back(std::move(f));

@@ -190,4 +190,16 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
   return "";
 }
 
+std::string join_some(const std::vector<std::string>& items, size_t max) {
+  std::string s;
+  for (size_t k = 0; k < items.size(); ++k) {
+    if (k == max) {
+      s += ", ... (" + std::to_string(items.size() - max) + " more)";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + items[k];
+  }
+  return s;
+}
+
 }  // namespace yolo::text

@@ -32,4 +32,7 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // max(1, size/3), or the word is a prefix of it); empty when none is.
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
 
+// "a, b, c, ... (N more)": the first `max` items joined with ", ", then how many were left out.
+std::string join_some(const std::vector<std::string>& items, size_t max = 10);
+
 }  // namespace yolo::text

@@ -25,18 +25,6 @@ std::string read_all(const stdfs::path& p, bool& ok) {
   return s.str();
 }
 
-std::string join(const std::vector<std::string>& v, size_t max = 10) {
-  std::string s;
-  for (size_t k = 0; k < v.size(); ++k) {
-    if (k == max) {
-      s += ", ... (" + std::to_string(v.size() - max) + " more)";
-      break;
-    }
-    s += (s.empty() ? "" : ", ") + v[k];
-  }
-  return s;
-}
-
 }  // namespace
 
 int Run::free_slot(size_t i) const {
@@ -141,11 +129,12 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
       if (!left.empty()) {
         scope_json["uncommitted"] = left;
         if (so.outside)
-          scope_findings.push_back(make_finding(Severity::Medium, "scope_fence",
-                                                "the executor left " + std::to_string(left.size()) +
-                                                    " file(s) uncommitted in its worktree (not merged): " + join(left),
-                                                "commit the plan's work on its branch")
-                                       .to_json());
+          scope_findings.push_back(
+              make_finding(Severity::Medium, "scope_fence",
+                           "the executor left " + std::to_string(left.size()) +
+                               " file(s) uncommitted in its worktree (not merged): " + text::join_some(left),
+                           "commit the plan's work on its branch")
+                  .to_json());
       }
     }
   }
@@ -188,7 +177,7 @@ bool Run::apply_merge(const json& wt, const MergeResult& m, json& record, std::s
   if (m.outcome == MergeOutcome::Conflict) {
     record["merge"] = "conflict";
     error = "its branch " + branch + " conflicts with the checkout in " +
-            (m.files.empty() ? std::string("(files not named by git)") : join(m.files)) +
+            (m.files.empty() ? std::string("(files not named by git)") : text::join_some(m.files)) +
             ": the plan left its scope (nothing of it was merged)";
     Finding f = make_finding(Severity::High, "merge", error,
                              "keep the plan to its files_modified; the branch " + branch +

@@ -25,9 +25,11 @@ TEST(SanitizeForTerminal, C0ControlsBecomeCaretNotation) {
 }
 
 TEST(SanitizeForTerminal, C1ControlsBecomePlaceholders) {
-  EXPECT_EQ(sanitize_for_terminal("\xc2\x9b" "31m"), "?31m");  // U+009B CSI
-  EXPECT_EQ(sanitize_for_terminal("\xc2\x80\xc2\x9f"), "??");   // U+0080, U+009F
-  EXPECT_EQ(sanitize_for_terminal("\xc2\xa0"), "\xc2\xa0");     // U+00A0 is not a control
+  EXPECT_EQ(sanitize_for_terminal("\xc2\x9b"
+                                  "31m"),
+            "?31m");                                           // U+009B CSI
+  EXPECT_EQ(sanitize_for_terminal("\xc2\x80\xc2\x9f"), "??");  // U+0080, U+009F
+  EXPECT_EQ(sanitize_for_terminal("\xc2\xa0"), "\xc2\xa0");    // U+00A0 is not a control
 }
 
 TEST(SanitizeForTerminal, MultiByteCharactersAreKept) {
@@ -37,10 +39,12 @@ TEST(SanitizeForTerminal, MultiByteCharactersAreKept) {
 }
 
 TEST(SanitizeForTerminal, InvalidUtf8BytesBecomePlaceholders) {
-  EXPECT_EQ(sanitize_for_terminal("a\x9b" "b"), "a?b");       // a raw 8-bit CSI
+  EXPECT_EQ(sanitize_for_terminal("a\x9b"
+                                  "b"),
+            "a?b");  // a raw 8-bit CSI
   EXPECT_EQ(sanitize_for_terminal("\xff\xfe"), "??");
-  EXPECT_EQ(sanitize_for_terminal("\xe2\x9c"), "??");          // truncated sequence
-  EXPECT_EQ(sanitize_for_terminal("\xc0\x9b"), "??");          // overlong encoding
+  EXPECT_EQ(sanitize_for_terminal("\xe2\x9c"), "??");  // truncated sequence
+  EXPECT_EQ(sanitize_for_terminal("\xc0\x9b"), "??");  // overlong encoding
   EXPECT_TRUE(text::valid_utf8(sanitize_for_terminal("\x1b\xc2\x9b\xff ok ✓")));
 }
 
@@ -65,9 +69,16 @@ TEST(SanitizeForTerminal, NoControlCharacterSurvives) {
 
 TEST(Utf8, ValidUtf8StillChecksAsBefore) {
   EXPECT_TRUE(text::valid_utf8("plain ✓ 😀"));
-  EXPECT_FALSE(text::valid_utf8("\xed\xa0\x80"));  // surrogate
+  EXPECT_FALSE(text::valid_utf8("\xed\xa0\x80"));      // surrogate
   EXPECT_FALSE(text::valid_utf8("\xf4\x90\x80\x80"));  // > U+10FFFF
   EXPECT_FALSE(text::valid_utf8("\x80"));
+}
+
+TEST(Text, JoinSomeNamesTheFirstItemsAndCountsTheRest) {
+  EXPECT_EQ(text::join_some({}), "");
+  EXPECT_EQ(text::join_some({"a", "b"}), "a, b");
+  EXPECT_EQ(text::join_some({"a", "b", "c", "d"}, 2), "a, b, ... (2 more)");
+  EXPECT_EQ(text::join_some({"a", "b"}, 2), "a, b");
 }
 
 }  // namespace
