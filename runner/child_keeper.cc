@@ -296,10 +296,12 @@ int sweep_orphans_locked() {
 
 // At exit nothing of ours runs on: every orphan left goes, whatever its environment says
 // (an escaped descendant that cleared it, or one that double-forked after the last sweep).
+// No spawn, no keeper: then no descendant of ours exists and the sweep (a /proc walk) is
+// skipped, which keeps the exit of `yolo --version`, `status` or Stage 1 cheap (issue 19).
 void sweep_at_exit() {
   Supervisor& s = sup();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.enabled || s.owner_pid != ::getpid()) return;
+  if (!s.enabled || s.owner_pid != ::getpid() || !s.keeper_started) return;
   s.live_seqs.clear();
   s.live_pids.clear();
   s.final_sweep = true;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include "protocol/seal.h"
 #include "protocol/text.h"
@@ -30,6 +31,12 @@ std::string self_exe() {
 
 void register_command(Command c) { registry().push_back(std::move(c)); }
 
+namespace {
+bool describes_other_commands(const std::string& name) {
+  return name == "help" || name == "completion" || name == "man";
+}
+}  // namespace
+
 const std::vector<Command>& commands() {
   auto& r = registry();
   std::sort(r.begin(), r.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
@@ -50,11 +57,25 @@ int run_cli(int argc, char** argv) {
   // marker that `yolo approve` refuses (runner/person.h).
   mark_children_as_started_by_yolo();
   install_signature_checks();
+  // `yolo --version` alone: nothing to parse (CLI11 would throw CLI::Success to say it).
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    std::cout << "yolo " YOLO_VERSION "\n";
+    return kExitOk;
+  }
   CLI::App app{"yolo: runs the .yolo-planning protocol (review gate, approvals, waves)", "yolo"};
   app.set_version_flag("--version", std::string("yolo ") + YOLO_VERSION);
   app.require_subcommand(1);
+  // Start-up (issue 19): `yolo COMMAND ...` declares the options of COMMAND only; building
+  // every command's options was most of the start-up's own work. The commands that describe
+  // the others (help, completion, man), a bare `yolo`, top-level flags and unknown names get
+  // the whole tree.
+  const Command* only = nullptr;
+  if (argc >= 2)
+    for (const auto& c : commands())
+      if (c.name == argv[1] && !describes_other_commands(c.name)) only = &c;
   std::vector<std::pair<CLI::App*, std::function<int()>>> runs;
   for (const auto& c : commands()) {
+    if (only && &c != only) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.description);
     runs.emplace_back(sub, c.setup(*sub));
   }

@@ -1,9 +1,10 @@
 #include "runner/identity.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "protocol/text.h"
 #include "runner/subprocess.h"
@@ -19,12 +20,29 @@ std::string clean(std::string_view s) {
   return r;
 }
 
+// The name of our uid in /etc/passwd, read directly: the release binary is linked statically,
+// where getpwuid_r would load NSS modules (libnss_systemd, sss, ldap) built for the shared
+// libc into it, which crashes when the uid is not in /etc/passwd. A user only a directory
+// service knows falls back to $USER / $LOGNAME.
+std::string passwd_user() {
+  std::ifstream f("/etc/passwd");
+  const std::string uid = std::to_string(::getuid());
+  std::string line;
+  while (std::getline(f, line)) {
+    // name:password:uid:...
+    size_t a = line.find(':');
+    if (a == std::string::npos || a == 0) continue;
+    size_t b = line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    size_t c = line.find(':', b + 1);
+    if (c == std::string::npos) continue;
+    if (line.compare(b + 1, c - b - 1, uid) == 0) return clean(line.substr(0, a));
+  }
+  return {};
+}
+
 std::string os_user() {
-  struct passwd pw;
-  struct passwd* res = nullptr;
-  char buf[4096];
-  if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &res) == 0 && res && res->pw_name && *res->pw_name)
-    return res->pw_name;
+  if (std::string u = passwd_user(); !u.empty()) return u;
   for (const char* var : {"USER", "LOGNAME"})
     if (const char* v = std::getenv(var); v && *v) return clean(v);
   return {};

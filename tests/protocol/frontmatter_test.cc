@@ -6,7 +6,8 @@ namespace yolo {
 namespace {
 
 TEST(Frontmatter, ScalarsKeepTheirText) {
-  auto fm = parse_frontmatter("---\nphase: 01\nplan: 1\nwave: 2\nversion: 1.10\nratio: 1.5\nq: \"7\"\nok: true\nnone:\n---\nbody\n");
+  auto fm = parse_frontmatter(
+      "---\nphase: 01\nplan: 1\nwave: 2\nversion: 1.10\nratio: 1.5\nq: \"7\"\nok: true\nnone:\n---\nbody\n");
   ASSERT_TRUE(fm.ok()) << fm.error->message;
   EXPECT_TRUE(fm.has_frontmatter);
   EXPECT_EQ(fm.data["phase"], "01");
@@ -18,6 +19,23 @@ TEST(Frontmatter, ScalarsKeepTheirText) {
   EXPECT_EQ(fm.data["ok"], true);
   EXPECT_TRUE(fm.data["none"].is_null());
   EXPECT_EQ(fm.body, "body\n");
+}
+
+// The decimal shape -?(0|[1-9][0-9]*)\.[0-9]*[1-9] is checked by hand (no std::regex): a float
+// converts only when its shortest printing is the same text.
+TEST(Frontmatter, FloatsConvertOnlyInTheirShortestSpelling) {
+  for (const char* v : {"1.5", "-0.25", "0.5", "10.75", "-3.125", "120.01"}) {
+    auto fm = parse_frontmatter(std::string("---\nx: ") + v + "\n---\n");
+    ASSERT_TRUE(fm.ok()) << v;
+    EXPECT_TRUE(fm.data["x"].is_number_float()) << v;
+    EXPECT_EQ(fm.data["x"].dump(), v);
+  }
+  for (const char* v : {"1.10", "01.5", "-01.5", "1.", ".5", "-.5", "1.0", "0.0", "1.5e3", "1.5.2", "+1.5", "1,5",
+                        "0x1.8", "--1.5", "1.2a"}) {
+    auto fm = parse_frontmatter(std::string("---\nx: '") + v + "'\ny: " + v + "\n---\n");
+    ASSERT_TRUE(fm.ok()) << v;
+    EXPECT_FALSE(fm.data["y"].is_number_float()) << v;
+  }
 }
 
 TEST(Frontmatter, InlineListsOfZeroPaddedNumbersStayText) {
@@ -78,7 +96,8 @@ TEST(Frontmatter, BothMustHavesShapes) {
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a.data["must_haves"].size(), 2u);
   auto b = parse_frontmatter(
-      "---\nmust_haves:\n  truths: [\"t\"]\n  artifacts:\n    - path: a.cc\n      provides: x\n      contains: y\n  key_links:\n    - {from: a, to: b, via: c}\n---\n");
+      "---\nmust_haves:\n  truths: [\"t\"]\n  artifacts:\n    - path: a.cc\n      provides: x\n      contains: y\n  "
+      "key_links:\n    - {from: a, to: b, via: c}\n---\n");
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b.data["must_haves"]["artifacts"][0]["path"], "a.cc");
   EXPECT_EQ(b.data["must_haves"]["key_links"][0]["via"], "c");
