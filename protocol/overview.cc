@@ -1,6 +1,8 @@
 #include "protocol/overview.h"
 
 #include <algorithm>
+#include <map>
+#include <vector>
 
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
@@ -30,13 +32,43 @@ json project_overview(const stdfs::path& root) {
               {"rejected", 0},
               {"fallback", 0}};
     auto ledger = review_ledger::load(root, d);
-    for (const auto& f : list_plan_files(d)) {
+    auto plans = list_plan_files(d);
+    // Which record is each plan's: by the path the record names (no plan is read), and only
+    // for a plan no single record names, by the id in its frontmatter (records written
+    // without a path, a plan moved or re-numbered since its review).
+    std::vector<const json*> record_of(plans.size(), nullptr);
+    std::vector<bool> need_id(plans.size(), false);
+    if (ledger.ok() && ledger.doc.contains("reviews") && ledger.doc["reviews"].is_object()) {
+      std::map<stdfs::path, std::vector<const json*>> by_path;
+      size_t records = 0;
+      for (const auto& [id, rec] : ledger.doc["reviews"].items()) {
+        ++records;
+        if (rec.is_object() && rec.contains("path") && rec["path"].is_string())
+          by_path[(root / rec["path"].get<std::string>()).lexically_normal()].push_back(&rec);
+      }
+      size_t claimed = 0;
+      for (size_t i = 0; i < plans.size(); ++i) {
+        auto it = by_path.find(plans[i].lexically_normal());
+        if (it != by_path.end() && it->second.size() == 1) {
+          record_of[i] = it->second.front();
+          ++claimed;
+        } else {
+          need_id[i] = true;
+        }
+      }
+      if (claimed == records) std::fill(need_id.begin(), need_id.end(), false);  // none left to find
+    }
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const auto& f = plans[i];
       p["plans"] = p["plans"].get<long long>() + 1;
       if (locate_summary(f).exists) p["summaries"] = p["summaries"].get<long long>() + 1;
       if (!ledger.ok()) continue;
-      auto l = load_plan(f);
-      if (!l.plan) continue;
-      const json* rv = review_ledger::find(ledger.doc, l.plan->id());
+      const json* rv = record_of[i];
+      if (need_id[i]) {
+        auto l = load_plan(f);
+        if (!l.plan) continue;
+        rv = review_ledger::find(ledger.doc, l.plan->id());
+      }
       if (!rv || !rv->is_object()) continue;
       p["reviewed"] = p["reviewed"].get<long long>() + 1;
       std::string v = rv->value("verdict", "");

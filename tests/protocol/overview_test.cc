@@ -1,0 +1,91 @@
+// The project at a glance (protocol/overview): which review record is each plan's.
+#include "protocol/overview.h"
+
+#include <gtest/gtest.h>
+
+#include "protocol/plan.h"
+#include "protocol/review_ledger.h"
+#include "test_support.h"
+
+namespace yolo {
+namespace {
+
+namespace stdfs = std::filesystem;
+using test::TempDir;
+
+struct Project {
+  TempDir root;
+  stdfs::path phase;
+  Project() {
+    test::copy_fixture("demo", root.path());
+    phase = root / ".yolo-planning" / "phases" / "01-demo";
+  }
+  std::string plan(const std::string& name) const { return (phase / name).string(); }
+  std::string rel(const std::string& name) const { return ".yolo-planning/phases/01-demo/" + name; }
+  void record(const std::string& id, json rec) const {
+    ASSERT_EQ(review_ledger::record(root.path(), phase, id, std::move(rec)), "");
+  }
+};
+
+json rec(const std::string& verdict, const std::string& path, const std::string& source = "reviewer") {
+  json r = {{"hash", "h"}, {"verdict", verdict}, {"source", source}};
+  if (!path.empty()) r["path"] = path;
+  return r;
+}
+
+TEST(Overview, RecordsAreMatchedToPlansByTheirPathWithoutReadingThePlans) {
+  Project p;
+  p.record("01-01", rec("approve", p.rel("01-01-PLAN.md")));
+  p.record("01-02", rec("reject", p.rel("01-02-PLAN.md"), "fallback"));
+  // The record names the plan's file: its frontmatter is not read (a plan broken since its
+  // review still shows its last review; the review itself re-runs when the watcher sees it).
+  test::write_file(p.plan("01-02-PLAN.md"), "no frontmatter any more\n");
+  auto o = project_overview(p.root.path());
+  const auto& ph = o["phases"][0];
+  EXPECT_EQ(ph["plans"], 4);
+  EXPECT_EQ(ph["reviewed"], 2);
+  EXPECT_EQ(ph["approved"], 1);
+  EXPECT_EQ(ph["rejected"], 1);
+  EXPECT_EQ(ph["fallback"], 1);
+  EXPECT_EQ(o["totals"]["reviewed"], 2);
+}
+
+TEST(Overview, ARecordWithoutAPathOrForAMovedPlanIsFoundByThePlansId) {
+  Project p;
+  p.record("01-01", rec("conditional", ""));                        // written without a path
+  p.record("01-03", rec("approve", p.rel("03-old-name-PLAN.md")));  // the plan was renamed since
+  auto o = project_overview(p.root.path());
+  const auto& ph = o["phases"][0];
+  EXPECT_EQ(ph["reviewed"], 2);
+  EXPECT_EQ(ph["conditional"], 1);
+  EXPECT_EQ(ph["approved"], 1);
+}
+
+TEST(Overview, TwoRecordsNamingOneFileAreSettledByThePlansCurrentId) {
+  Project p;
+  // 01-04's file was re-numbered to plan 05 after its review: both records name the file;
+  // the plan's id now says which one is its own.
+  p.record("01-04", rec("reject", p.rel("01-04-PLAN.md")));
+  p.record("01-05", rec("approve", p.rel("01-04-PLAN.md")));
+  auto text = test::read_file(p.plan("01-04-PLAN.md"));
+  auto at = text.find("plan: \"04\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 10, "plan: \"05\"");
+  test::write_file(p.plan("01-04-PLAN.md"), text);
+  auto o = project_overview(p.root.path());
+  const auto& ph = o["phases"][0];
+  EXPECT_EQ(ph["reviewed"], 1);
+  EXPECT_EQ(ph["approved"], 1);
+  EXPECT_EQ(ph["rejected"], 0);
+}
+
+TEST(Overview, APlanWithNoRecordIsNotReviewed) {
+  Project p;
+  p.record("01-01", rec("approve", p.rel("01-01-PLAN.md")));
+  auto o = project_overview(p.root.path());
+  EXPECT_EQ(o["phases"][0]["reviewed"], 1);
+  EXPECT_EQ(o["totals"]["plans"], 4);
+}
+
+}  // namespace
+}  // namespace yolo
