@@ -270,7 +270,7 @@ class Run {
   // end of a plan made execute quadratic. The plans' statuses are this run's own (one
   // execute per project): they are kept in nodes_ and written in batches (flush_plans: one
   // read-modify-write under the lock for every change queued, checking only the plans it
-  // changed against the schema), at most every 100 ms and never more than a fifth of the
+  // changed against the schema), at most every 250 ms and never more than a tenth of the
   // time, and at once before anything that reads them back (gates, the end of the phase,
   // stop). Starts are batched too: who runs a started plan is appended to the executors'
   // journal at its spawn (journal_executor), which is what a later run needs after a kill
