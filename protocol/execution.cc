@@ -224,4 +224,25 @@ bool halt(json& doc) {
   return true;
 }
 
+std::string journal_line(const std::string& plan_id, const json& executor) {
+  return json{{"plan", plan_id}, {"executor", executor}}.dump() + "\n";
+}
+
+json journal_plans(std::string_view text) {
+  json plans = json::array();
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.empty()) continue;
+    JsonParse parsed = parse_json_bounded(line);
+    const json& j = parsed.doc;
+    if (!parsed.ok() || !j.is_object() || !j.contains("plan") || !j["plan"].is_string() ||
+        j["plan"].get<std::string>().empty() || !j.contains("executor") || !j["executor"].is_object())
+      continue;
+    plans.push_back({{"id", j["plan"]}, {"status", "running"}, {"executor", j["executor"]}});
+  }
+  return {{"plans", plans}};
+}
+
 }  // namespace yolo::execution

@@ -8,6 +8,7 @@
 // pending again; a `ready` plan (waiting for its SUMMARY) stays ready.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/json.h"
@@ -102,5 +103,22 @@ void complete_phase(json& doc, const std::string& now);
 
 // Halts the run; a run awaiting approval or already halted is left as it is (false).
 bool halt(json& doc);
+
+// ---- the executors' journal (issue 19) ---------------------------------------------------
+// The state is written in batches while plans run; who runs a plan that just started is
+// appended to this journal at its spawn (one line, no rewrite, no fsync), so a later
+// execute, after a kill -9 of this one, ends that executor before the plan starts again
+// even when the plan's `running` had not reached the state yet. One execute per project
+// writes it (the instance lock); the next one reads it, ends what still runs, removes it.
+inline constexpr const char* kExecutorsJournal = ".yolo-planning/.execute-executors.jsonl";
+
+// One line of the journal: the plan's id and its executor's record (pid, pgid, start_ticks,
+// boot_id), "\n"-terminated.
+std::string journal_line(const std::string& plan_id, const json& executor);
+
+// The journal's lines as a state-shaped document, {"plans": [{"id", "status": "running",
+// "executor"}...]}, for the same leftover check as the state's own records. Lines that do
+// not parse or lack a plan id or an executor object (a torn last line) are skipped.
+json journal_plans(std::string_view text);
 
 }  // namespace yolo::execution

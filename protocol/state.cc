@@ -101,9 +101,8 @@ class WrittenDocs {
     docs_.erase(it);
     return d;
   }
-  void put(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name, const json& doc,
+  void put(const std::string& id, const std::filesystem::path& p, const std::string& schema_name, const json& doc,
            size_t bytes) {
-    std::string id = disk.stamp(p);
     std::lock_guard<std::mutex> g(m_);
     docs_.erase(p);
     if (id.empty() || bytes > kMaxBytes) return;
@@ -170,6 +169,23 @@ std::filesystem::path lock_path(const std::filesystem::path& root) { return root
 
 std::string validate(const json& doc) { return validate_with("execution-state", doc); }
 
+std::string validate_changed_plans(const json& doc, const std::vector<size_t>& plan_indexes) {
+  if (!doc.is_object()) return validate(doc);
+  json part = json::object();
+  for (const auto& [k, v] : doc.items())
+    if (!v.is_structured()) part[k] = v;
+  auto plans = doc.find("plans");
+  if (plans != doc.end()) {
+    if (!plans->is_array()) return validate(doc);
+    json some = json::array();
+    for (size_t i : plan_indexes)
+      if (i < plans->size()) some.push_back((*plans)[i]);
+    part["plans"] = std::move(some);
+  }
+  auto errors = schema::validate("execution-state", part);
+  return errors.empty() ? std::string() : schema::describe(errors);
+}
+
 LoadResult load(const std::filesystem::path& root) { return load(World::real(), root); }
 
 LoadResult load(const World& w, const std::filesystem::path& root) {
@@ -192,9 +208,15 @@ UpdateResult update(const std::filesystem::path& root, const std::function<bool(
   return update(World::real(), root, fn);
 }
 
+UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn,
+                    const std::function<std::string(const json& doc)>& check) {
+  return update(World::real(), root, fn, check);
+}
+
 UpdateResult update(const World& w, const std::filesystem::path& root,
-                    const std::function<bool(json& doc, std::string& err)>& fn) {
-  return update_document(w, root, state_path(root), "execution-state", fn);
+                    const std::function<bool(json& doc, std::string& err)>& fn,
+                    const std::function<std::string(const json& doc)>& check) {
+  return update_document(w, root, state_path(root), "execution-state", fn, check);
 }
 
 UpdateResult update_document(const std::filesystem::path& root, const std::filesystem::path& file,
@@ -239,7 +261,8 @@ UpdateResult update_document(const World& w, const std::filesystem::path& root, 
     return r;
   }
   if (cur.exists && doc == cur.doc) {  // nothing changed: no write, no event for watchers
-    written().put(disk, file, schema_name, doc, 0);
+    r.stamp = disk.stamp(file);
+    written().put(r.stamp, file, schema_name, doc, 0);
     r.doc = std::move(doc);
     return r;
   }
@@ -264,7 +287,8 @@ UpdateResult update_document(const World& w, const std::filesystem::path& root, 
     return r;
   }
   validated().put(file, schema_name, text);
-  written().put(disk, file, schema_name, doc, text.size());
+  r.stamp = disk.stamp(file);
+  written().put(r.stamp, file, schema_name, doc, text.size());
   r.doc = std::move(doc);
   r.written = true;
   return r;

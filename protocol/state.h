@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "protocol/json.h"
 #include "protocol/world.h"
@@ -31,6 +32,10 @@ struct UpdateResult {
   json doc;           // the state after the update (or as it was, when aborted)
   std::string error;  // I/O, lock, schema (before or after fn), or fn's own error
   bool written = false;
+  // The file's identity (fs::Disk::stamp) right after the update, taken under the lock: a
+  // caller that keeps `doc` can tell later whether the file is still the one it wrote.
+  // Empty on an error.
+  std::string stamp;
   bool ok() const { return error.empty(); }
 };
 
@@ -40,6 +45,11 @@ struct UpdateResult {
 // invalid result is never written. A broken existing file is never overwritten. A result
 // equal to the file's document is not written (written stays false).
 UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn);
+// The same, with `check` in place of the whole-document check of the result (as
+// update_document's): for an update that changes a few plans of a large state,
+// validate_changed_plans checks what changed in time proportional to the change.
+UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn,
+                    const std::function<std::string(const json& doc)>& check);
 
 // The same discipline for another runner-owned JSON file under .yolo-planning (the review
 // ledgers): parsed and validated against schemas/<schema_name>.json on every read and
@@ -67,7 +77,8 @@ size_t remove_stale_temp_files(const std::filesystem::path& dir);
 // run them on an in-memory disk.
 LoadResult load(const World& w, const std::filesystem::path& root);
 UpdateResult update(const World& w, const std::filesystem::path& root,
-                    const std::function<bool(json& doc, std::string& err)>& fn);
+                    const std::function<bool(json& doc, std::string& err)>& fn,
+                    const std::function<std::string(const json& doc)>& check = nullptr);
 LoadResult load_document(const World& w, const std::filesystem::path& file, const std::string& schema_name);
 UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
                              const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
@@ -75,5 +86,11 @@ UpdateResult update_document(const World& w, const std::filesystem::path& root, 
 
 // Validates a state document; empty string when valid, else "pointer: message; ...".
 std::string validate(const json& doc);
+// Validates what an update of some plans' records changed: the document's top-level
+// scalars (the wave, the status) and the plans at `plan_indexes` of doc["plans"], against
+// the same schema. The rest (the other plans, gates, approvals, reviews) is not looked at:
+// it was validated when the document was read or last written, and the update did not
+// touch it. Empty string when valid.
+std::string validate_changed_plans(const json& doc, const std::vector<size_t>& plan_indexes);
 
 }  // namespace yolo::state

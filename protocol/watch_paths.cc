@@ -32,7 +32,8 @@ const char* to_string(PathKind k) {
 
 bool is_noise_name(const std::string& n) {
   if (n.empty()) return true;
-  if (n == "4913" || n == ".lock" || n == ".watch.lock" || n == ".execute.lock") return true;
+  if (n == "4913" || n == ".lock" || n == ".watch.lock" || n == ".execute.lock" || n == ".execute-executors.jsonl")
+    return true;
   if (n.back() == '~') return true;                                               // vim/emacs backups
   if (n.starts_with(".#") || (n.front() == '#' && n.back() == '#')) return true;  // emacs
   for (const char* suf : {".swp", ".swx", ".swo", ".tmp", ".bak", ".orig", ".crswap"})

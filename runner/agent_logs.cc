@@ -72,7 +72,9 @@ std::string write_agent_log(const stdfs::path& root, const std::string& phase_di
     off += static_cast<size_t>(w);
   }
   if (::close(fd) != 0) return "";
-  return stdfs::relative(file, root, ec).generic_string();
+  // file is root/...: lexically relative (stdfs::relative resolved every component of both
+  // paths, a dozen readlink calls per log).
+  return file.lexically_relative(root).generic_string();
 }
 
 }  // namespace yolo::runner

@@ -43,10 +43,13 @@ std::string fmt_secs(double ms) {
 
 // /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
 std::string boot_id() {
-  std::ifstream f("/proc/sys/kernel/random/boot_id");
-  std::string b;
-  std::getline(f, b);
-  return b;
+  static const std::string id = [] {  // one boot per process: read once
+    std::ifstream f("/proc/sys/kernel/random/boot_id");
+    std::string b;
+    std::getline(f, b);
+    return b;
+  }();
+  return id;
 }
 
 // What a later execute needs to know whether this executor still runs (its pid may be reused).
@@ -157,7 +160,10 @@ void Run::load_plans() {
   for (const auto& f : list_plan_files(phase_.abs)) {
     PlanEntry e;
     e.path = stdfs::relative(f, root_).generic_string();
+    std::string stamp = fs::real_disk().stamp(f);
     auto l = load_plan(f);
+    if (l.plan && !stamp.empty() && fs::real_disk().stamp(f) == stamp)
+      checks_read_[entries_.size()] = {stamp, plan_checks::parse(*l.plan)};
     if (l.plan) {
       const Plan& p = *l.plan;
       e.plan = p.plan;
@@ -288,6 +294,7 @@ int Run::run() {
   if (o_.dry_run) return dry_run();
   if (int rc = check_agents(); rc >= 0) return rc;
   end_leftover_executors(snap.doc);
+  end_journaled_executors();
   fresh_cid_ = new_uuid();
   if (int rc = init_worktrees(snap.doc); rc >= 0) return rc;
   if (int rc = init_dispatch(snap.doc); rc >= 0) return rc;

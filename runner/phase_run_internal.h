@@ -7,12 +7,14 @@
 // Internal to those files.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <uv.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -24,6 +26,7 @@
 #include "protocol/argv_template.h"
 #include "protocol/clock.h"
 #include "protocol/config.h"
+#include "protocol/disk.h"
 #include "protocol/events.h"
 #include "protocol/execution.h"
 #include "protocol/fs.h"
@@ -266,12 +269,16 @@ class Run {
   // Re-reading, validating and rewriting (with fsync) the whole state on every start and
   // end of a plan made execute quadratic. The plans' statuses are this run's own (one
   // execute per project): they are kept in nodes_ and written in batches (flush_plans: one
-  // read-modify-write under the lock for every change queued), at most every 100 ms and
-  // never more than a fifth of the time, and at once before anything that reads them back
-  // (gates, the end of the phase, stop). The rest of the state (gates, approvals) is
-  // another process's to change: state_now() reads the file again only when its identity
-  // (inode, size, times) changed. A run killed between two writes loses only statuses
-  // that the next run finds again (SUMMARY files; a `running` plan becomes pending).
+  // read-modify-write under the lock for every change queued, checking only the plans it
+  // changed against the schema), at most every 250 ms and never more than a tenth of the
+  // time, and at once before anything that reads them back (gates, the end of the phase,
+  // stop). Starts are batched too: who runs a started plan is appended to the executors'
+  // journal at its spawn (journal_executor), which is what a later run needs after a kill
+  // -9 of this one. The rest of the state (gates, approvals) is another process's to
+  // change: state_now() reads the file again only when its identity (inode, size, times)
+  // is not the one this run last wrote or read. A run killed between two writes loses only
+  // statuses that the next run finds again (SUMMARY files; a `running` plan becomes
+  // pending, its executor ended through the journal).
   struct PlanUpdate {
     std::string status;
     std::optional<std::string> started_at;
@@ -283,6 +290,15 @@ class Run {
   const state::LoadResult& state_now();
   void queue_plan(size_t i, PlanUpdate u);
   void flush_plans();
+  // Who runs a plan that just started (protocol/execution.h: the executors' journal): one
+  // appended line, so the plan's `running` can wait for the next batched state write. false
+  // when the journal cannot be written (the caller then writes the state at once).
+  bool journal_executor(const std::string& plan_id, const json& record);
+  // At the start of a run (under the instance lock): the executors a killed run journaled
+  // and that still run are ended, then the journal is removed.
+  void end_journaled_executors();
+  // At the end of the loop, once the state holds every plan's record: the journal goes.
+  void close_journal(bool remove);
   void interrupt(int signum);
   // The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
   void draw_live() {
@@ -329,14 +345,9 @@ class Run {
   bool flush_timer_armed_ = false, loop_started_ = false;
   uint64_t last_flush_ns_ = 0, last_flush_cost_ns_ = 0;
   state::LoadResult state_cache_;
-  struct FileId {
-    dev_t dev = 0;
-    ino_t ino = 0;
-    off_t size = -1;
-    long long mtime_ns = 0, ctime_ns = 0;
-    bool operator==(const FileId&) const = default;
-  };
-  std::optional<FileId> state_id_;
+  std::string state_stamp_;  // fs::Disk::stamp of the file state_cache_ holds ("": read it again)
+  int journal_fd_ = -1;      // the executors' journal, opened at the first spawn
+  bool flush_failed_ = false;
   std::map<size_t, std::vector<std::string>> argv_;          // the executor's argv, for its log
   std::set<size_t> completed_;                               // plans completed by this run
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
@@ -345,6 +356,12 @@ class Run {
   std::map<size_t, json> wt_record_;                         // plan -> its `worktree` record
   std::map<size_t, int> slot_of_;                            // plan -> the pool slot it holds while it runs
   std::map<std::string, std::unique_ptr<GitCli>> slot_git_;  // the SUMMARY gate's git, per slot
+  // The plans' must_haves.checks as load_plans read them, with the file's identity then
+  // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
+  std::map<size_t, std::pair<std::string, plan_checks::Parsed>> checks_read_;
+  // Plans whose executor ended and whose gates (SUMMARY gate, scope fence) run now, in this
+  // process: their slot already serves the next plan (schedule() starts it first).
+  std::set<size_t> gating_;
   std::map<size_t, std::vector<plan_checks::Outcome>> check_out_;
   std::map<size_t, std::vector<plan_checks::Spec>> check_todo_;
   std::map<size_t, std::vector<std::string>> check_errors_;

@@ -48,7 +48,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     queue_plan(i, std::move(u));
   }
   json spawned = json::object();  // plan id -> who runs it, for a later run to find (kill -9 of this one)
-  bool failed_to_start = false;
+  bool failed_to_start = false, journal_failed = false;
   for (size_t i : idx) {
     const auto& e = entries_[i];
     if (dispatched()) {  // a job of the cluster engine: submitted, waited on, fetched (plan_dispatch.cc)
@@ -82,8 +82,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     int pid = running_[i]->pid();
     if (pid > 0) {
       spawned[e.id] = executor_record(pid);
-      // Who runs it goes to disk in the same write as its `running` (below): one state write
-      // per batch of starts, not two.
+      // Who runs it: in the journal at once (a later run ends it after a kill -9 of this one),
+      // in the state with its `running`, in the next batched write.
+      if (!journal_executor(e.id, spawned[e.id])) journal_failed = true;
       if (auto it = pending_.find(i); it != pending_.end()) it->second.set["executor"] = spawned[e.id];
     }
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
@@ -109,16 +110,19 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     }
   }
   if (!spawned.empty()) {
-    // The plans' `running` and who runs them are on disk before anything else happens: a
-    // later execute (after a kill -9 of this one) must find both to end the executors. A plan
-    // whose `running` was already written (flushed before its spawn) gets its executor here.
+    // Who runs each plan is in the journal; the plans' `running` and executors reach the
+    // state in the next batched write (queue_plan armed it). Without the journal, they are
+    // written now: a later execute (after a kill -9 of this one) must find the executors to
+    // end them. A plan whose `running` was already written (flushed before its spawn) gets
+    // its executor here.
     bool missing = false;
     for (auto& [id, r] : spawned.items()) {
       bool queued = false;
-      for (const auto& [k, u] : pending_) queued = queued || entries_[k].id == id;
+      for (size_t k : idx)
+        if (entries_[k].id == id) queued = queued || pending_.count(k);
       missing = missing || !queued;
     }
-    flush_plans();
+    if (journal_failed || missing) flush_plans();
     if (missing) {
       auto rec = state::update(root_, [&](json& doc, std::string&) {
         bool any = false;
@@ -184,12 +188,25 @@ void Run::run_checks(size_t i, SpawnResult executor) {
   const auto& e = entries_[i];
   auto w = worktree_of_.find(i);
   stdfs::path dir = w != worktree_of_.end() ? w->second.path : root_;
-  auto l = load_plan(dir / e.path);
-  plan_checks::Parsed parsed = l.plan ? plan_checks::parse(*l.plan) : plan_checks::Parsed{};
+  plan_checks::Parsed parsed;
+  auto known = checks_read_.find(i);
+  if (w == worktree_of_.end() && known != checks_read_.end() &&
+      fs::real_disk().stamp(dir / e.path) == known->second.first) {
+    parsed = known->second.second;  // the file is the one load_plans parsed
+  } else {
+    auto l = load_plan(dir / e.path);
+    if (l.plan) parsed = plan_checks::parse(*l.plan);
+  }
   check_todo_[i] = parsed.checks;
   check_errors_[i] = parsed.errors;
   check_out_[i].clear();
   exec_result_[i] = std::move(executor);
+  // No check to run and the plan's gates run here, in this process: its slot serves the
+  // next plan at once (started before the gates, so that it runs while they do).
+  if (parsed.checks.empty() && !isolated() && !dispatched() && !interrupted_ && !stopping_) {
+    gating_.insert(i);
+    schedule();
+  }
   next_check(i);
 }
 
@@ -298,6 +315,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
     }
     if (status == "complete") completed_.insert(i);
   }
+  gating_.erase(i);
   dispatch_error_.erase(i);
   slot_of_.erase(i);  // its gates ran: the slot serves the next plan (the branch keeps the work)
   check_out_.erase(i);

@@ -119,6 +119,7 @@ const char* const kGitignore =
     "# Written by yolo; not meant to be committed (see the README: \"What to commit\").\n"
     ".execution-state.json\n"
     ".execution-state.json.*\n"
+    ".execute-executors.jsonl\n"
     ".lock\n"
     ".*.lock\n"
     ".reviews/\n"

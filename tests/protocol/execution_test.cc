@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "protocol/schema.h"
 #include "protocol/state.h"
 
@@ -70,7 +72,8 @@ TEST(Execution, HaltByRejectedGateIsKeptOtherHaltsAreRetried) {
   prepare(doc, kPhase, entries(), opts());
   EXPECT_EQ(doc["status"], "running");  // a failed plan: a new execute retries
   doc["status"] = "halted";
-  doc["gates"] = json::array({{{"id", "vision-1"}, {"gate_type", "vision"}, {"status", "REJECTED"}, {"created_at", "2026-11-22T05:00:00Z"}}});
+  doc["gates"] = json::array(
+      {{{"id", "vision-1"}, {"gate_type", "vision"}, {"status", "REJECTED"}, {"created_at", "2026-11-22T05:00:00Z"}}});
   EXPECT_TRUE(halted_by_gate(doc));
   prepare(doc, kPhase, entries(), opts());
   EXPECT_EQ(doc["status"], "halted");
@@ -172,6 +175,31 @@ TEST(Execution, NodesCarryStatusesFromTheDocument) {
   EXPECT_EQ(n[2].depends_on, std::vector<std::string>{"01"});
   update_wave(doc);
   EXPECT_EQ(doc["wave"], 1);
+}
+
+TEST(ExecutorsJournal, LinesReadBackAsRunningPlansWithTheirExecutors) {
+  json r1 = {{"pid", 41}, {"pgid", 41}, {"start_ticks", 900}, {"boot_id", "b"}};
+  json r2 = {{"pid", 42}, {"pgid", 42}, {"start_ticks", 901}, {"boot_id", "b"}};
+  std::string text = journal_line("01-01", r1) + journal_line("01-02", r2);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+  json doc = journal_plans(text);
+  ASSERT_EQ(doc["plans"].size(), 2u);
+  EXPECT_EQ(doc["plans"][0]["id"], "01-01");
+  EXPECT_EQ(doc["plans"][0]["status"], "running");
+  EXPECT_EQ(doc["plans"][0]["executor"], r1);
+  EXPECT_EQ(doc["plans"][1]["executor"], r2);
+}
+
+TEST(ExecutorsJournal, TornAndForeignLinesAreSkipped) {
+  json r = {{"pid", 41}, {"pgid", 41}, {"start_ticks", 900}, {"boot_id", "b"}};
+  std::string whole = journal_line("01-01", r);
+  std::string text = "not json\n" + std::string("{\"plan\": \"\", \"executor\": {}}\n") + "{\"plan\": \"01-03\"}\n" +
+                     "{\"plan\": 7, \"executor\": {}}\n" + std::string(200, '[') + "\n" + whole +
+                     whole.substr(0, whole.size() / 2);  // a last line cut short by a kill
+  json doc = journal_plans(text);
+  ASSERT_EQ(doc["plans"].size(), 1u) << doc.dump();
+  EXPECT_EQ(doc["plans"][0]["id"], "01-01");
+  EXPECT_TRUE(journal_plans("")["plans"].empty());
 }
 
 }  // namespace

@@ -85,9 +85,15 @@ TEST(State, UpdateWritesValidatedStateAtomically) {
 
 TEST(State, InvalidResultIsNeverWritten) {
   MemRepo repo;
-  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) { d["status"] = "running"; return true; }).ok());
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
+                d["status"] = "running";
+                return true;
+              }).ok());
   std::string before = repo.disk.get(state_path(repo.root()));
-  auto u = update(repo.w, repo.root(), [](json& d, std::string&) { d["status"] = "exploded"; return true; });
+  auto u = update(repo.w, repo.root(), [](json& d, std::string&) {
+    d["status"] = "exploded";
+    return true;
+  });
   EXPECT_FALSE(u.ok());
   EXPECT_NE(u.error.find("/status"), std::string::npos) << u.error;
   EXPECT_EQ(repo.disk.get(state_path(repo.root())), before);
@@ -95,7 +101,10 @@ TEST(State, InvalidResultIsNeverWritten) {
 
 TEST(State, AbortedUpdateWritesNothing) {
   MemRepo repo;
-  auto u = update(repo.w, repo.root(), [](json&, std::string& err) { err = "nothing pending"; return false; });
+  auto u = update(repo.w, repo.root(), [](json&, std::string& err) {
+    err = "nothing pending";
+    return false;
+  });
   EXPECT_EQ(u.error, "nothing pending");
   EXPECT_FALSE(repo.disk.has(state_path(repo.root())));
 }
@@ -109,7 +118,10 @@ TEST(State, GarbageFileIsReportedKeptAndNeverOverwritten) {
   EXPECT_NE(l.error.find("not valid JSON"), std::string::npos);
   ASSERT_FALSE(l.kept_copy.empty());
   EXPECT_EQ(repo.disk.get(l.kept_copy), "{\"status\": \"running\", trailing garbage");
-  auto u = update(repo.w, repo.root(), [](json& d, std::string&) { d = {{"status", "running"}}; return true; });
+  auto u = update(repo.w, repo.root(), [](json& d, std::string&) {
+    d = {{"status", "running"}};
+    return true;
+  });
   EXPECT_FALSE(u.ok());
   EXPECT_EQ(repo.disk.get(state_path(repo.root())), "{\"status\": \"running\", trailing garbage");
 }
@@ -124,9 +136,63 @@ TEST(State, SchemaViolationNamesThePointer) {
 
 TEST(State, NotAProject) {
   MemRepo repo;
-  auto u = update(repo.w, "/elsewhere", [](json& doc, std::string&) { doc["status"] = "running"; return true; });
+  auto u = update(repo.w, "/elsewhere", [](json& doc, std::string&) {
+    doc["status"] = "running";
+    return true;
+  });
   EXPECT_FALSE(u.ok());
   EXPECT_NE(u.error.find(".yolo-planning"), std::string::npos);
+}
+
+TEST(State, ChangedPlansAreCheckedAndTheRestIsNot) {
+  json doc = {{"status", "running"},
+              {"wave", 1},
+              {"plans", {{{"id", "01-01"}, {"status", "weird"}}, {{"id", "01-02"}, {"status", "running"}}}}};
+  // Plan 0 is broken, plan 1 is not: only the plans named are looked at.
+  EXPECT_EQ(validate_changed_plans(doc, {1}), "");
+  std::string e = validate_changed_plans(doc, {0, 1});
+  EXPECT_NE(e.find("/plans/0/status"), std::string::npos) << e;
+  // The top-level scalars are always checked.
+  doc["status"] = "exploded";
+  EXPECT_NE(validate_changed_plans(doc, {1}).find("/status"), std::string::npos);
+  doc["status"] = "running";
+  doc["wave"] = "one";
+  EXPECT_NE(validate_changed_plans(doc, {}).find("/wave"), std::string::npos);
+  // A plans field that is not an array: the whole document is checked.
+  EXPECT_FALSE(validate_changed_plans({{"status", "running"}, {"plans", 3}}, {}).empty());
+}
+
+TEST(State, AnUpdateWithACheckWritesOnlyWhatPassesIt) {
+  MemRepo repo;
+  auto plans = [](json& d, std::string&) {
+    d = {{"status", "running"}, {"plans", {{{"id", "01-01"}, {"status", "pending"}}}}};
+    return true;
+  };
+  auto u = update(repo.w, repo.root(), plans);
+  ASSERT_TRUE(u.written) << u.error;
+  EXPECT_FALSE(u.stamp.empty());
+  EXPECT_EQ(u.stamp, repo.disk.stamp(state_path(repo.root())));
+  std::string before = repo.disk.get(state_path(repo.root()));
+  auto bad = update(
+      repo.w, repo.root(),
+      [](json& d, std::string&) {
+        d["plans"][0]["status"] = "weird";
+        return true;
+      },
+      [](const json& d) { return validate_changed_plans(d, {0}); });
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.error.find("/plans/0/status"), std::string::npos) << bad.error;
+  EXPECT_EQ(repo.disk.get(state_path(repo.root())), before);
+  auto good = update(
+      repo.w, repo.root(),
+      [](json& d, std::string&) {
+        d["plans"][0]["status"] = "running";
+        return true;
+      },
+      [](const json& d) { return validate_changed_plans(d, {0}); });
+  ASSERT_TRUE(good.written) << good.error;
+  EXPECT_EQ(good.stamp, repo.disk.stamp(state_path(repo.root())));
+  EXPECT_EQ(load(repo.w, repo.root()).doc["plans"][0]["status"], "running");
 }
 
 }  // namespace
