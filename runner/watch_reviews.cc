@@ -23,8 +23,13 @@ struct WatchReviews::Job {
   Clock::time_point t0;
 };
 
-WatchReviews::WatchReviews(uv_loop_t* loop, stdfs::path root, PlanCache* fresh_cache, Hooks hooks)
-    : loop_(loop), root_(std::move(root)), fresh_cache_(fresh_cache), hooks_(std::move(hooks)) {}
+WatchReviews::WatchReviews(uv_loop_t* loop, stdfs::path root, PlanCache* fresh_cache, PhaseSnapshots* fresh_snapshots,
+                           Hooks hooks)
+    : loop_(loop),
+      root_(std::move(root)),
+      fresh_cache_(fresh_cache),
+      fresh_snapshots_(fresh_snapshots),
+      hooks_(std::move(hooks)) {}
 
 WatchReviews::~WatchReviews() = default;
 
@@ -68,13 +73,15 @@ void WatchReviews::start(watch::ReviewBatch b) {
   j->opts.config = config_;
   j->opts.quiet = true;
   j->opts.plan_cache = b.lane == watch::Lane::Fresh ? fresh_cache_ : &backlog_cache_;
+  if (b.lane == watch::Lane::Fresh) j->opts.snapshots = fresh_snapshots_;
   // The architect rewrites a plan only when asked (--fix or watch.fix): one cycle otherwise,
   // so the file the person just saved is never changed under them.
   if (!fix_) j->opts.max_cycles = 1;
   for (const auto& p : b.plans) {
     j->targets.push_back(review::PlanTarget{p, p.parent_path(), ""});
     if (fix_)
-      if (auto t = fs::read_text(p, Stage1Options{}.max_file_bytes); t.ok()) j->before[p.lexically_normal()] = std::move(t.content);
+      if (auto t = fs::read_text(p, Stage1Options{}.max_file_bytes); t.ok())
+        j->before[p.lexically_normal()] = std::move(t.content);
   }
   ++jobs_;
   if (hooks_.started) hooks_.started(b.lane, b.plans);
