@@ -814,11 +814,15 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
     }
   }
   // Edits spread over the phases.
+  const std::string nonce = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   Cpu c0 = read_cpu(w.proc->pid());
   for (int i = 0; i < o.warmup + o.scale_edits; ++i) {
     const P& p = plans[(static_cast<size_t>(i) * 7919u + 13u) % plans.size()];
     std::string ph = p.id.substr(0, p.id.find('-')), pl = p.id.substr(p.id.find('-') + 1);
-    Sample smp = timed_watch_save(w, repo, p.path, p.id, plan_text(ph, pl, "Scale plan " + p.id + ", edit " + std::to_string(i)));
+    // The run's start time in the text: with --scale-reuse an edit of an earlier run is not
+    // written again (the same content is reviewed already: no review would come).
+    Sample smp = timed_watch_save(w, repo, p.path, p.id,
+                                  plan_text(ph, pl, "Scale plan " + p.id + ", edit " + std::to_string(i) + " of run " + nonce));
     if (i >= o.warmup) r.s.add(smp);
     if (w.mon->eof) {
       r.fatal = "yolo watch exited during the edits: " + stderr_tail(err);

@@ -1,5 +1,7 @@
 #include "runner/watch_reviews.h"
 
+#include <malloc.h>
+
 #include "protocol/fs.h"
 #include "protocol/stage1.h"
 
@@ -94,6 +96,11 @@ void WatchReviews::start(watch::ReviewBatch b) {
         } catch (const std::exception& e) {
           job->error = e.what();
         }
+        // The batch freed a phase's parsed ledger (one small block per JSON node): merge those
+        // blocks now, on this thread after the review, not in the next save's Stage 1 (its
+        // first large allocation merged them all: 30 ms at 2,000 plans in a phase); what is
+        // free at the top of the heap goes back to the system.
+        malloc_trim(0);
       },
       [](uv_work_t* r, int) {
         auto* job = static_cast<Job*>(r->data);

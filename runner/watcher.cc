@@ -1,7 +1,6 @@
 // `yolo watch`, the loop: start-up, file events, rescans and their backoff, shutdown
 // (runner/watcher_impl.h lists the other parts).
 #include <fcntl.h>
-#include <malloc.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -230,13 +229,6 @@ void Watcher::finish() {
 }  // namespace watch_impl
 
 int run_watch(const WatchOptions& opts) {
-  // No fast bins: a review frees a phase's parsed ledger (one small block per JSON node) on
-  // the worker thread, and with fast bins those blocks wait there until the next large
-  // allocation, which then merges them all: the next save's Stage 1 paid for the previous
-  // save's ledger (30 ms at 2,000 plans in a phase). Without them a free merges its block at
-  // once, when the ledger is dropped (after the reviewer started), not on the next save's
-  // path; the per-thread caches still serve small blocks.
-  mallopt(M_MXFAST, 0);
   watch_impl::Watcher w(opts);
   return w.run();
 }
