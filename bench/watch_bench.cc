@@ -377,6 +377,7 @@ struct Options {
   int scale_plans = 10000;
   int scale_phases = 100;
   int scale_edits = 20;
+  bool scale_reuse = false;  // --scale-reuse: keep the scale project of an earlier run in --workdir
   bool inotifywait = true;
   bool scale = true;
   bool keep = false;
@@ -406,6 +407,7 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--scale-plans") o.scale_plans = std::stoi(need(i));
     else if (a == "--scale-phases") o.scale_phases = std::stoi(need(i));
     else if (a == "--scale-edits") o.scale_edits = std::stoi(need(i));
+    else if (a == "--scale-reuse") o.scale_reuse = true;
     else if (a == "--no-inotifywait") o.inotifywait = false;
     else if (a == "--no-scale") o.scale = false;
     else if (a == "--keep") o.keep = true;
@@ -422,7 +424,7 @@ Options parse_args(int argc, char** argv) {
       std::puts(
           "usage: watch_bench --yolo PATH [--json] [--saves N] [--warmup N] [--debounce-ms N] [--gap-ms N]\n"
           "         [--idle-s N] [--scale-plans N] [--scale-phases N] [--scale-edits N]\n"
-          "         [--no-inotifywait] [--no-scale] [--keep] [--workdir DIR]\n"
+          "         [--scale-reuse] [--no-inotifywait] [--no-scale] [--keep] [--workdir DIR]\n"
           "       watch_bench --yolo PATH --agent-sizes N,N,... [--agent-saves N]   (save -> reviewer start)\n"
           "       watch_bench --yolo PATH --cold-plans N [--cold-phases N] [--cold-saves N]   (first watch, no ledgers)");
       std::exit(0);
@@ -723,6 +725,14 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
   r.phases = o.scale_phases;
   stdfs::path repo = work / "scale";
   stdfs::path planning = repo / ".yolo-planning";
+  // --scale-reuse with --workdir: the project an earlier run built and reviewed (same sizes)
+  // is used as it is (its edits were reviewed by that run's watcher, so all is reviewed).
+  stdfs::path marker = repo / (".bench-scale-" + std::to_string(o.scale_plans) + "-" + std::to_string(o.scale_phases));
+  bool reuse = o.scale_reuse && stdfs::exists(marker);
+  if (!reuse) {
+    std::error_code rec;
+    stdfs::remove_all(repo, rec);
+  }
   write_config(repo, o);
   auto g0 = Clock::now();
   int per = o.scale_plans / o.scale_phases, extra = o.scale_plans % o.scale_phases;
@@ -743,7 +753,7 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
       std::string content = plan_text(phs, pls, "Scale plan " + phs + "-" + pls);
       P p{dir / (phs + "-" + pls + "-PLAN.md"), phs + "-" + pls, "", yolo::sha256_hex(content)};
       p.rel = stdfs::relative(p.path, repo).string();
-      write_file(p.path, content);
+      if (!reuse) write_file(p.path, content);
       plans.push_back(std::move(p));
     }
   }
@@ -753,6 +763,11 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
   {
     size_t bytes = 0;
     for (const auto& dir : phase_dirs) {
+      if (reuse) {
+        std::error_code ec;
+        bytes += stdfs::file_size(ledger_of(repo, dir), ec);
+        continue;
+      }
       std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + dir.string() + "' --json > /dev/null 2> '" +
                         (work / "scale-review.stderr").string() + "'";
       int rc = ::system(cmd.c_str());
@@ -770,6 +785,7 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
     auto st = stdfs::file_size(planning / ".execution-state.json", sec);
     r.state_mb = sec ? 0.0 : static_cast<double>(st) / (1024.0 * 1024.0);
   }
+  if (!reuse) write_file(marker, "");
   r.gen_s = ms(g0, Clock::now()) / 1000;
   // Cold file cache is not what a running editor session sees; warm it as a first watcher
   // run would (a read of every plan), so the figure is the watcher's own work.
@@ -798,11 +814,15 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
     }
   }
   // Edits spread over the phases.
+  const std::string nonce = std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   Cpu c0 = read_cpu(w.proc->pid());
   for (int i = 0; i < o.warmup + o.scale_edits; ++i) {
     const P& p = plans[(static_cast<size_t>(i) * 7919u + 13u) % plans.size()];
     std::string ph = p.id.substr(0, p.id.find('-')), pl = p.id.substr(p.id.find('-') + 1);
-    Sample smp = timed_watch_save(w, repo, p.path, p.id, plan_text(ph, pl, "Scale plan " + p.id + ", edit " + std::to_string(i)));
+    // The run's start time in the text: with --scale-reuse an edit of an earlier run is not
+    // written again (the same content is reviewed already: no review would come).
+    Sample smp = timed_watch_save(w, repo, p.path, p.id,
+                                  plan_text(ph, pl, "Scale plan " + p.id + ", edit " + std::to_string(i) + " of run " + nonce));
     if (i >= o.warmup) r.s.add(smp);
     if (w.mon->eof) {
       r.fatal = "yolo watch exited during the edits: " + stderr_tail(err);

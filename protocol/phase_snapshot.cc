@@ -6,20 +6,78 @@ namespace yolo {
 
 namespace {
 bool valid(const std::optional<Plan>& p) { return p && !p->frontmatter_error; }
+
+// What cross_plan_findings reads of a plan: two plans alike here give every plan of their
+// phase the same cross-plan findings.
+bool same_cross_facts(const std::optional<Plan>& a, const std::optional<Plan>& b) {
+  if (!a || !b) return !a && !b;
+  if (a->frontmatter_error.has_value() != b->frontmatter_error.has_value()) return false;
+  if (a->path != b->path || a->phase != b->phase || a->plan != b->plan || a->wave != b->wave ||
+      a->depends_on != b->depends_on || a->files.size() != b->files.size())
+    return false;
+  for (size_t i = 0; i < a->files.size(); ++i)
+    if (a->files[i].path != b->files[i].path || a->files[i].is_glob != b->files[i].is_glob) return false;
+  return true;
+}
 }  // namespace
+
+PlanLoad PhaseSnapshots::load(const std::filesystem::path& f, size_t max_bytes) {
+  PlanLoad l = cache_ ? cache_->load_sibling(f, max_bytes) : load_plan(f, max_bytes);
+  if (l.plan) l.plan->frontmatter = json::object();  // the checks use the fields, not the document
+  return l;
+}
 
 PhaseSnapshots::Phase& PhaseSnapshots::phase(const std::filesystem::path& phase_dir, size_t max_bytes) {
   std::string key = phase_dir.lexically_normal().string();
   auto it = phases_.find(key);
-  if (it != phases_.end()) return it->second;
-  Phase& ph = phases_[key];
-  for (const auto& f : list_plan_files(phase_dir)) {
-    PlanLoad l = cache_ ? cache_->load_sibling(f, max_bytes) : load_plan(f, max_bytes);
-    if (l.plan) l.plan->frontmatter = json::object();  // the checks use the fields, not the document
-    ph.index.emplace(f.lexically_normal().string(), ph.plans.size());
-    ph.plans.push_back(std::move(l.plan));
+  if (it != phases_.end()) {
+    Phase& ph = it->second;
+    ph.used = ++tick_;
+    for (size_t pos : ph.stale) {
+      std::optional<Plan> now = load(ph.files[pos], max_bytes).plan;
+      if (!same_cross_facts(ph.plans[pos], now)) ph.dirty = true;
+      ph.plans[pos] = std::move(now);
+    }
+    ph.stale.clear();
+    return ph;
   }
+  Phase& ph = phases_[key];
+  ph.used = ++tick_;
+  for (const auto& f : list_plan_files(phase_dir)) {
+    ph.index.emplace(f.lexically_normal().string(), ph.plans.size());
+    ph.plans.push_back(load(f, max_bytes).plan);
+    ph.files.push_back(f);
+  }
+  kept_ += ph.plans.size();
+  trim(key);
   return ph;
+}
+
+// Drops the least recently used phases (never `keep`) while more plans than max_plans_ are held.
+void PhaseSnapshots::trim(const std::string& keep) {
+  while (kept_ > max_plans_) {
+    auto lru = phases_.end();
+    for (auto it = phases_.begin(); it != phases_.end(); ++it)
+      if (it->first != keep && (lru == phases_.end() || it->second.used < lru->second.used)) lru = it;
+    if (lru == phases_.end()) return;
+    kept_ -= lru->second.plans.size();
+    phases_.erase(lru);
+  }
+}
+
+void PhaseSnapshots::changed(const std::filesystem::path& plan_path) {
+  std::filesystem::path p = plan_path.lexically_normal();
+  auto it = phases_.find(p.parent_path().string());
+  if (it == phases_.end()) return;  // not loaded: read as it is on first use
+  Phase& ph = it->second;
+  auto at = ph.index.find(p.string());
+  std::error_code ec;
+  if (at == ph.index.end() || !std::filesystem::is_regular_file(p, ec)) {  // came or went: list again
+    kept_ -= ph.plans.size();
+    phases_.erase(it);
+    return;
+  }
+  ph.stale.push_back(at->second);
 }
 
 std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const std::filesystem::path& phase_dir,
@@ -32,9 +90,10 @@ std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const std::filesys
   auto& mine = ph.plans[pos];
   if (!mine || mine->content_hash != self.content_hash ||
       mine->frontmatter_error.has_value() != self.frontmatter_error.has_value()) {
-    mine = self;
-    mine->frontmatter = json::object();
-    ph.dirty = true;
+    std::optional<Plan> now = self;
+    now->frontmatter = json::object();
+    if (!same_cross_facts(mine, now)) ph.dirty = true;
+    mine = std::move(now);
   }
   if (self.frontmatter_error) {
     // Not among the checked plans when it is a sibling, but checked as itself: the phase
@@ -53,12 +112,12 @@ std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const std::filesys
     return std::move(cross_plan_findings(all)[self_index]);
   }
   if (ph.dirty) {
-    std::vector<Plan> all;
+    std::vector<const Plan*> all;
     std::vector<size_t> where;
     for (size_t i = 0; i < ph.plans.size(); ++i)
       if (valid(ph.plans[i])) {
         where.push_back(i);
-        all.push_back(*ph.plans[i]);
+        all.push_back(&*ph.plans[i]);
       }
     auto cross = cross_plan_findings(all);
     ph.cross.assign(ph.plans.size(), {});
@@ -69,6 +128,9 @@ std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const std::filesys
   return ph.cross[pos];
 }
 
-void PhaseSnapshots::invalidate() { phases_.clear(); }
+void PhaseSnapshots::invalidate() {
+  phases_.clear();
+  kept_ = 0;
+}
 
 }  // namespace yolo

@@ -7,8 +7,12 @@
 // the checks run again. invalidate() (after an agent may have rewritten files) makes the
 // next use list and load the folder again. Changes made by other processes to *other*
 // plans during the pass are seen by the next pass (the watcher reviews again on change).
-// Not thread-safe.
+// A long-running caller (the watcher's fresh lane) keeps one across passes and says which
+// plan files changed (changed()); then a save costs the same at any phase size: the
+// checks run again only when a plan's cross-plan facts (id, wave, depends_on, files, path)
+// changed, not on every edit of its text. Not thread-safe.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -25,7 +29,10 @@ namespace yolo {
 class PhaseSnapshots {
  public:
   // Siblings are read through `cache` when given (it is kept by a long-running caller).
-  explicit PhaseSnapshots(PlanCache* cache = nullptr) : cache_(cache) {}
+  // max_plans bounds the plans kept (least recently used phases are dropped first; a phase
+  // in use is always kept whole).
+  explicit PhaseSnapshots(PlanCache* cache = nullptr, size_t max_plans = SIZE_MAX)
+      : cache_(cache), max_plans_(max_plans) {}
 
   // The cross-plan findings of `self` (the plan at plan_path, just loaded by the caller)
   // among the plans of phase_dir, exactly as stage1_plan_file computes them; nullopt when
@@ -37,19 +44,31 @@ class PhaseSnapshots {
   // Every folder is listed and loaded again on its next use.
   void invalidate();
 
+  // The plan file at plan_path was written, created or removed since it was loaded: it is
+  // read again on its phase's next use (created or removed: the folder is listed again).
+  void changed(const std::filesystem::path& plan_path);
+
   size_t recomputes() const { return recomputes_; }  // how often the checks ran (tests)
 
  private:
   struct Phase {
     std::vector<std::optional<Plan>> plans;         // listing order; nullopt: unreadable
+    std::vector<std::filesystem::path> files;       // the plan files, same order
     std::unordered_map<std::string, size_t> index;  // lexically normal path -> position
     std::vector<std::vector<Finding>> cross;        // per position (valid plans only)
+    std::vector<size_t> stale;                      // positions to read again (changed())
     bool dirty = true;
+    unsigned long long used = 0;  // last use (for dropping the least recently used)
   };
   Phase& phase(const std::filesystem::path& phase_dir, size_t max_bytes);
+  PlanLoad load(const std::filesystem::path& f, size_t max_bytes);
+  void trim(const std::string& keep);
 
   PlanCache* cache_;
+  size_t max_plans_;
   std::map<std::string, Phase> phases_;
+  size_t kept_ = 0;  // plans held over all phases
+  unsigned long long tick_ = 0;
   size_t recomputes_ = 0;
 };
 

@@ -15,17 +15,19 @@ constexpr const char* kSealDomain = "yolo-review-record-v1";
 
 // What a record's seal covers: the project (its canonical path), the ledger file's name,
 // the plan id and the record itself (without its seal).
-json sealed_fields(const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
-                   const json& rec) {
+std::string project_of(const stdfs::path& root) {
   std::error_code ec;
   stdfs::path p = stdfs::weakly_canonical(root, ec);
   if (ec) p = root.lexically_normal();
+  return p.generic_string();
+}
+
+// `project`: project_of(root), worked out once per ledger (it asks the disk).
+json sealed_fields(const std::string& project, const stdfs::path& ledger_file, const std::string& plan_id,
+                   const json& rec) {
   json r = rec;
   if (r.is_object()) r.erase("seal");
-  return {{"project", p.generic_string()},
-          {"ledger", ledger_file.filename().string()},
-          {"plan_id", plan_id},
-          {"record", r}};
+  return {{"project", project}, {"ledger", ledger_file.filename().string()}, {"plan_id", plan_id}, {"record", r}};
 }
 
 // The project root of a ledger file (<root>/.yolo-planning/.reviews/<name>.json).
@@ -36,13 +38,18 @@ bool trusted(const stdfs::path& root, const stdfs::path& ledger_file, const std:
   return trusted(World::real(), root, ledger_file, plan_id, rec);
 }
 
-bool trusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
-             const json& rec) {
+static bool trusted_in(const World& w, const std::string& project, const stdfs::path& ledger_file,
+                       const std::string& plan_id, const json& rec) {
   if (!rec.is_object()) return false;
   auto it = rec.find("seal");
   if (it == rec.end() || !it->is_string()) return false;
-  return seal::check(kSealDomain, sealed_fields(root, ledger_file, plan_id, rec), it->get<std::string>(),
+  return seal::check(kSealDomain, sealed_fields(project, ledger_file, plan_id, rec), it->get<std::string>(),
                      w.checking_key());
+}
+
+bool trusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
+             const json& rec) {
+  return trusted_in(w, project_of(root), ledger_file, plan_id, rec);
 }
 
 std::vector<std::string> drop_untrusted(const stdfs::path& root, const stdfs::path& ledger_file, json& ledger) {
@@ -54,8 +61,9 @@ std::vector<std::string> drop_untrusted(const World& w, const stdfs::path& root,
   std::vector<std::string> dropped;
   auto rv = ledger.find("reviews");
   if (rv == ledger.end() || !rv->is_object()) return dropped;
+  const std::string project = project_of(root);  // once, not once per record
   for (auto it = rv->begin(); it != rv->end();) {
-    if (trusted(w, root, ledger_file, it.key(), *it)) {
+    if (trusted_in(w, project, ledger_file, it.key(), *it)) {
       ++it;
       continue;
     }
@@ -122,6 +130,8 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
                         std::vector<std::pair<std::string, json>> records) {
   if (records.empty()) return "";
   const seal::Key& key = w.sealing_key();
+  const std::string project = project_of(root);
+  const stdfs::path ledger = path_for(root, phase_dir);
   auto set = [&](json& doc, std::string&) {
     if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
     stdfs::path rel = phase_dir.lexically_normal().lexically_relative(root.lexically_normal());
@@ -130,8 +140,7 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
     json& reviews = doc["reviews"];
     for (const auto& [id, rec] : records) {
       json r = rec;
-      if (r.is_object())
-        r["seal"] = seal::seal_of(kSealDomain, sealed_fields(root, path_for(root, phase_dir), id, r), key);
+      if (r.is_object()) r["seal"] = seal::seal_of(kSealDomain, sealed_fields(project, ledger, id, r), key);
       reviews[id] = std::move(r);
     }
     return true;

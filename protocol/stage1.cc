@@ -159,11 +159,11 @@ void check_files(const Plan& p, const std::filesystem::path& root, StructuralRev
 }
 
 // Index of the plan a dependency names, or -1.
-int resolve_dep(const std::string& dep, const std::vector<Plan>& phase, const std::vector<std::string>& norm_ids,
+int resolve_dep(const std::string& dep, size_t n, const std::vector<std::string>& norm_ids,
                 const std::vector<std::string>& norm_plans) {
   std::string d = normalize_ref(dep);
   bool has_dash = d.find('-') != std::string::npos;
-  for (size_t i = 0; i < phase.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     if (has_dash ? d == norm_ids[i] : d == norm_plans[i]) return static_cast<int>(i);
   }
   return -1;
@@ -184,8 +184,19 @@ StructuralReview stage1_plan(const Plan& p, const Stage1Options& o) {
   return r;
 }
 
-std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& phase) {
-  const size_t n = phase.size();
+std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& plans) {
+  std::vector<const Plan*> ptrs;
+  ptrs.reserve(plans.size());
+  for (const auto& p : plans) ptrs.push_back(&p);
+  return cross_plan_findings(ptrs);
+}
+
+std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<const Plan*>& plans) {
+  struct View {  // the plans by index, without copying them
+    const std::vector<const Plan*>& v;
+    const Plan& operator[](size_t i) const { return *v[i]; }
+  } phase{plans};
+  const size_t n = plans.size();
   std::vector<std::vector<Finding>> out(n);
   std::vector<std::string> norm_ids(n), norm_plans(n);
   for (size_t i = 0; i < n; ++i) {
@@ -213,7 +224,7 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
   std::vector<std::vector<int>> edges(n);
   for (size_t i = 0; i < n; ++i) {
     for (const auto& dep : phase[i].depends_on) {
-      int j = resolve_dep(dep, phase, norm_ids, norm_plans);
+      int j = resolve_dep(dep, n, norm_ids, norm_plans);
       if (j < 0) {
         out[i].push_back(make_finding(
             Severity::High, "dependencies", "depends_on names '" + dep + "', which is not a plan of this phase",

@@ -30,6 +30,8 @@ StructuralReview stage1_plan(const Plan& plan, const Stage1Options& opts);
 // findings that concern it: dependencies, dependency_cycle, wave_order, file_overlap,
 // duplicate_id.
 std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& phase);
+// The same over plans held elsewhere (no copies).
+std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<const Plan*>& phase);
 
 // The review of a plan file, read from disk. A missing or unreadable file is a reject
 // with a `file` finding. With phase_dir, the phase's plans are loaded for the cross-plan

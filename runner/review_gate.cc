@@ -375,7 +375,8 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   // One pass: each phase folder loaded and cross-checked once, siblings through the
   // caller's cache when it has one, else through this pass's own.
   PlanCache own_cache;
-  PhaseSnapshots snapshots(o.plan_cache ? o.plan_cache : &own_cache);
+  PhaseSnapshots own_snapshots(o.plan_cache ? o.plan_cache : &own_cache);
+  PhaseSnapshots& snapshots = o.snapshots ? *o.snapshots : own_snapshots;
   GateObserver obs(o, cid, res, snapshots);
   ReviewerAgent reviewer(o.root, o.config, cid);
   ArchitectAgent architect(o.root, o.config, cid);

@@ -11,6 +11,7 @@
 
 #include "protocol/config.h"
 #include "protocol/json.h"
+#include "protocol/phase_snapshot.h"
 #include "protocol/review_loop.h"
 
 namespace yolo::runner {
@@ -24,7 +25,10 @@ struct ReviewGateOptions {
   bool record_state = true;         // write the ledger / review_loops
   bool quiet = false;               // print nothing (not even warnings): the caller reads the result
   PlanCache* plan_cache = nullptr;  // a long-running caller's parsed plans (the watcher's)
-  std::string correlation_id;       // "": $YOLO_CORRELATION_ID, else the state's, else a new one
+  // A long-running caller's phase snapshots (the watcher's fresh lane), kept across passes
+  // and told of changed plans by it; else this pass's own.
+  PhaseSnapshots* snapshots = nullptr;
+  std::string correlation_id;  // "": $YOLO_CORRELATION_ID, else the state's, else a new one
 };
 
 struct ReviewGateResult {

@@ -30,10 +30,7 @@ SpawnSpec Watcher::child(std::vector<std::string> args) {
 void Watcher::start_warming() {
   if (!o_.review) return;
   warm_queue_.clear();
-  for (const auto& [p, _] : plan_hash_) {
-    if (warm_queue_.size() >= plan_cache_.capacity()) break;
-    warm_queue_.push_back(p);
-  }
+  warm_queue_ = plan_hash_.paths(plan_cache_.capacity());
   std::reverse(warm_queue_.begin(), warm_queue_.end());  // taken from the back: in path order
   if (warm_queue_.empty()) return;
   uv_idle_init(&loop_, &warm_);
@@ -212,7 +209,7 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
     if (recorded && j.contains("hash") && j["hash"].is_string() && !j["hash"].get<std::string>().empty()) {
       stdfs::path p = j.value("plan", "");
       if (p.is_relative()) p = o_.root / p;
-      reviewed_hash_[p.lexically_normal()] = j["hash"].get<std::string>();
+      reviewed_hash_.set(p.lexically_normal(), j["hash"].get<std::string>());
     }
     announce_review(j, ms, before);
   }
@@ -223,7 +220,12 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
       auto file = review_ledger::path_for(o_.root, phase);
       if (auto b = fs::read_bytes(file, 16u << 20); b.ok()) ledger_seen_[file] = std::hash<std::string>{}(b.content);
     }
+  if (lane == watch::Lane::Fresh) {
+    for (const auto& p : snapshot_pending_) fresh_snapshots_.changed(p);
+    std::vector<stdfs::path>().swap(snapshot_pending_);
+  }
   if (stopping_) return maybe_finish_shutdown();
+  if (!dirty_ledgers_.empty() && !reviews_->running()) schedule();  // the ledger events it held back
   if (lane == watch::Lane::Backlog && reviews_->backlog() == 0 && backlog_total_) {
     emit(out::Sym::Ok,
          "backlog reviewed: " + std::to_string(backlog_total_) + " plans in " + fmt_ms(ms_since(backlog_t0_)),

@@ -25,6 +25,80 @@ namespace {
 std::string hash_file(const stdfs::path& p) { return review::file_hash(p); }
 }  // namespace
 
+namespace {
+// The map key of a path: its text, with "//" and "/./" folded (the paths compared are built
+// the same way; this keeps a stray separator from making two keys of one file).
+std::string key_of(const stdfs::path& p) {
+  const std::string& s = p.native();
+  if (s.find("//") == std::string::npos && s.find("/./") == std::string::npos) return s;
+  return p.lexically_normal().native();
+}
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+}  // namespace
+
+std::optional<std::string> Digests::get(const stdfs::path& p) const {
+  std::string k = key_of(p);
+  auto it = map_.find(k);
+  if (it == map_.end()) return std::nullopt;
+  if (it->second.kind == 0) return std::string();
+  if (it->second.kind == 2) return odd_.at(k);
+  static const char* hex = "0123456789abcdef";
+  std::string s(64, '0');
+  for (int i = 0; i < 32; ++i) {
+    s[2 * i] = hex[it->second.d[i] >> 4];
+    s[2 * i + 1] = hex[it->second.d[i] & 15];
+  }
+  return s;
+}
+
+void Digests::set(const stdfs::path& p, std::string_view hash) {
+  std::string k = key_of(p);
+  Val v;
+  if (hash.empty()) {
+    v.kind = 0;
+  } else {
+    bool ok = hash.size() == 64;
+    for (size_t i = 0; ok && i < 32; ++i) {
+      int a = hex_digit(hash[2 * i]), b = hex_digit(hash[2 * i + 1]);
+      ok = a >= 0 && b >= 0;
+      if (ok) v.d[i] = static_cast<unsigned char>(a * 16 + b);
+    }
+    v.kind = ok ? 1 : 2;
+  }
+  if (v.kind == 2)
+    odd_[k] = std::string(hash);
+  else
+    odd_.erase(k);
+  map_[std::move(k)] = v;
+}
+
+void Digests::erase_if(const std::function<bool(const stdfs::path&)>& gone,
+                       const std::function<void(const stdfs::path&)>& removed) {
+  for (auto it = map_.begin(); it != map_.end();) {
+    stdfs::path p = it->first;
+    if (gone(p)) {
+      removed(p);
+      odd_.erase(it->first);
+      it = map_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::vector<stdfs::path> Digests::paths(size_t max) const {
+  std::vector<stdfs::path> out;
+  for (const auto& [k, _] : map_) {
+    if (out.size() >= max) break;
+    out.emplace_back(k);
+  }
+  return out;
+}
+
 // The folder git keeps this work tree's state in (.git, or the one a `.git` file names).
 stdfs::path Watcher::git_dir() const {
   std::error_code ec;
@@ -101,8 +175,13 @@ void Watcher::reconcile(bool initial) {
     dirty_ledgers_.clear();
     load_all_ledgers();
   }
-  for (const auto& f : dirty_ledgers_) load_ledger(f);
-  dirty_ledgers_.clear();
+  // A ledger written while a review batch runs is most likely its own write: loaded when the
+  // batch has ended (then its bytes are known and it costs a read, not a parse of every
+  // record of the phase on the loop thread per save).
+  if (!reviews_->running()) {
+    for (const auto& f : dirty_ledgers_) load_ledger(f);
+    dirty_ledgers_.clear();
+  }
   if (full_rescan_) {
     full_rescan_ = false;
     dirty_files_.clear();
@@ -183,23 +262,12 @@ void Watcher::walk_error(const stdfs::path& p, const std::error_code& ec) {
 
 void Watcher::forget_missing(const std::function<bool(const stdfs::path&)>& missing, Changed& changed,
                              bool& summaries_changed) {
-  for (auto it = plan_hash_.begin(); it != plan_hash_.end();) {
-    if (missing(it->first)) {
-      changed[it->first.parent_path()];  // siblings' cross-plan checks change
-      reviews_->drop(it->first);
-      it = plan_hash_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (auto it = summary_hash_.begin(); it != summary_hash_.end();) {
-    if (missing(it->first)) {
-      summaries_changed = true;
-      it = summary_hash_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  plan_hash_.erase_if(missing, [&](const stdfs::path& p) {
+    changed[p.parent_path()];  // siblings' cross-plan checks change
+    reviews_->drop(p);
+    note_plan_changed(p);
+  });
+  summary_hash_.erase_if(missing, [&](const stdfs::path&) { summaries_changed = true; });
 }
 
 void Watcher::check_file(const stdfs::path& p, Changed& changed, bool& summaries_changed) {
@@ -212,35 +280,47 @@ void Watcher::check_file(const stdfs::path& p, Changed& changed, bool& summaries
       if (is_plan) {
         changed[p.parent_path()];
         reviews_->drop(p);
+        note_plan_changed(p);
       } else
         summaries_changed = true;
     }
     return;
   }
   std::string h = hash_file(p);
-  auto it = cache.find(p);
+  std::optional<std::string> seen_text = cache.get(p);
   std::optional<std::string_view> seen;
-  if (it != cache.end()) seen = it->second;
+  if (seen_text) seen = *seen_text;
   if (!is_plan) {
     if (seen && *seen == h) return;  // touched, not changed
-    cache[p] = h;
+    cache.set(p, h);
     summaries_changed = true;
     if (!started_) return;  // the first scan finds what is there: nothing was written
     emit(out::Sym::Diamond, name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
     return;
   }
-  auto rev = reviewed_hash_.find(p);
-  auto seen_now = watch::plan_seen(seen, rev != reviewed_hash_.end() ? rev->second : std::string(), h);
-  cache[p] = h;
+  if (!seen || *seen != h) note_plan_changed(p);
+  auto seen_now = watch::plan_seen(seen, reviewed_hash_.get(p).value_or(std::string()), h);
+  cache.set(p, h);
   if (seen_now != watch::PlanSeen::NeedsReview) return;  // touched, or already reviewed as it is
   changed[p.parent_path()].push_back(p);
   if (!bulk_scan_) announce_changed(p);  // a full scan's are announced when it is done
 }
 
+// The fresh lane's snapshots learn of the change now, or when its running batch ends.
+void Watcher::note_plan_changed(const stdfs::path& p) {
+  if (reviews_ && reviews_->fresh_running())
+    snapshot_pending_.push_back(p);
+  else
+    fresh_snapshots_.changed(p);
+}
+
 void Watcher::announce_changed(const stdfs::path& p) {
   std::string id = plan_label(p);
   emit(out::Sym::Diamond, id + (o_.review ? " changed → reviewing" : " changed"),
-       {{"event", "plan_changed"}, {"plan_id", id}, {"path", p.string()}, {"hash", plan_hash_[p]}});
+       {{"event", "plan_changed"},
+        {"plan_id", id},
+        {"path", p.string()},
+        {"hash", plan_hash_.get(p).value_or(std::string())}});
 }
 
 std::string Watcher::plan_label(const stdfs::path& p) {
@@ -334,7 +414,7 @@ void Watcher::load_ledger(const stdfs::path& file) {
     if (!rec.contains("path") || !rec["path"].is_string()) continue;
     stdfs::path p = rec["path"].get<std::string>();
     if (p.is_relative()) p = o_.root / p;
-    reviewed_hash_[p.lexically_normal()] = rec["hash"].get<std::string>();
+    reviewed_hash_.set(p.lexically_normal(), rec["hash"].get<std::string>());
   }
   ledger_seen_[file] = h;
 }

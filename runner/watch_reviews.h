@@ -45,7 +45,10 @@ class WatchReviews {
         ended;
   };
 
-  WatchReviews(uv_loop_t* loop, std::filesystem::path root, PlanCache* fresh_cache, Hooks hooks);
+  // The fresh lane reads siblings through fresh_cache and keeps its phase snapshots in
+  // fresh_snapshots (both the watcher's; it tells the snapshots what changed).
+  WatchReviews(uv_loop_t* loop, std::filesystem::path root, PlanCache* fresh_cache, PhaseSnapshots* fresh_snapshots,
+               Hooks hooks);
   ~WatchReviews();
   WatchReviews(const WatchReviews&) = delete;
   WatchReviews& operator=(const WatchReviews&) = delete;
@@ -71,6 +74,7 @@ class WatchReviews {
   uv_loop_t* loop_;
   std::filesystem::path root_;
   PlanCache* fresh_cache_;
+  PhaseSnapshots* fresh_snapshots_;
   PlanCache backlog_cache_;
   Hooks hooks_;
   Config config_;

@@ -62,19 +62,13 @@ int Watcher::run() {
 
   auto t0 = Clock::now();
   WatchReviews::Hooks hooks;
-  hooks.seen_hash = [this](const stdfs::path& p) {
-    auto it = plan_hash_.find(p);
-    return it == plan_hash_.end() ? std::string() : it->second;
-  };
-  hooks.reviewed_hash = [this](const stdfs::path& p) {
-    auto it = reviewed_hash_.find(p);
-    return it == reviewed_hash_.end() ? std::string() : it->second;
-  };
+  hooks.seen_hash = [this](const stdfs::path& p) { return plan_hash_.get(p).value_or(std::string()); };
+  hooks.reviewed_hash = [this](const stdfs::path& p) { return reviewed_hash_.get(p).value_or(std::string()); };
   hooks.ended = [this](watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
                        const std::set<stdfs::path>& phases, const std::map<stdfs::path, std::string>& before) {
     on_reviews_ended(lane, res, error, ms, phases, before);
   };
-  reviews_ = std::make_unique<WatchReviews>(&loop_, o_.root, &plan_cache_, std::move(hooks));
+  reviews_ = std::make_unique<WatchReviews>(&loop_, o_.root, &plan_cache_, &fresh_snapshots_, std::move(hooks));
   reviews_->configure(config_, fixing());
   dir_watch_ = std::make_unique<DirWatch>(
       &loop_, [this](const DirWatch::Change& c) { on_change(c); },

@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -19,6 +20,7 @@
 
 #include "protocol/config.h"
 #include "protocol/json.h"
+#include "protocol/phase_snapshot.h"
 #include "protocol/plan_cache.h"
 #include "protocol/reconcile.h"
 #include "runner/dir_watch.h"
@@ -37,6 +39,31 @@ using Changed = std::map<stdfs::path, std::vector<stdfs::path>>;  // phase dir -
 
 double ms_since(Clock::time_point t);
 std::string fmt_ms(double ms);
+
+// Content hashes (sha256 hex, or "" for an unreadable file) by file, kept compact: the path's
+// text and the 32 bytes of the digest. A std::map of std::filesystem::path (a component list
+// on the heap) to a hex std::string took about 650 bytes a plan, two of them 130 MB at
+// 100,000 plans; this takes about 200.
+class Digests {
+ public:
+  std::optional<std::string> get(const stdfs::path& p) const;
+  void set(const stdfs::path& p, std::string_view hash);
+  bool erase(const stdfs::path& p) { return map_.erase(p.native()) > 0; }
+  size_t size() const { return map_.size(); }
+  // Removes the entries whose path `gone` says; calls `removed` with each first.
+  void erase_if(const std::function<bool(const stdfs::path&)>& gone,
+                const std::function<void(const stdfs::path&)>& removed);
+  // Up to `max` paths, in order.
+  std::vector<stdfs::path> paths(size_t max) const;
+
+ private:
+  struct Val {
+    unsigned char kind = 0;  // 0: "", 1: the digest below, 2: other text (in odd_)
+    unsigned char d[32] = {};
+  };
+  std::map<std::string, Val> map_;
+  std::map<std::string, std::string> odd_;  // values that are not a sha256 hex (never in practice)
+};
 
 class Watcher {
  public:
@@ -64,6 +91,7 @@ class Watcher {
   void check_file(const stdfs::path& p, Changed& changed, bool& summaries_changed);
   std::string plan_label(const stdfs::path& p);
   void announce_changed(const stdfs::path& p);  // "01-02 changed → reviewing"
+  void note_plan_changed(const stdfs::path& p);
   void load_state(bool announce);
   void announce_approval_change(const json& d);
   void load_all_ledgers();
@@ -108,10 +136,16 @@ class Watcher {
   // reused while their files stay the same. Used by the fresh review lane's worker while it
   // runs a batch, else by warming on the loop thread: never both at once.
   PlanCache plan_cache_;
+  // The fresh lane's phases as the cross-plan checks see them, kept between saves (at most
+  // as many plans as the cache): a save re-runs the checks only when a plan's cross-plan
+  // facts changed. Told of every plan change seen here (note_plan_changed); while the fresh
+  // lane's batch runs (its worker uses them) the changes wait in snapshot_pending_.
+  PhaseSnapshots fresh_snapshots_{&plan_cache_, 20000};
+  std::vector<stdfs::path> snapshot_pending_;
   uv_idle_t warm_{};
   bool warm_paused_ = false;  // warming waits for the fresh lane's batch to end
   std::vector<stdfs::path> warm_queue_;
-  std::map<stdfs::path, std::string> plan_hash_, summary_hash_, reviewed_hash_;
+  Digests plan_hash_, summary_hash_, reviewed_hash_;
   std::string roadmap_hash_, approvals_fp_, last_state_error_;
   std::string run_status_;   // the state's status as last loaded
   std::string resumed_fp_;   // the approvals' fingerprint execute was last run again for

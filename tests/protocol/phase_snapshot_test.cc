@@ -15,9 +15,11 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-std::string plan(const std::string& n, int wave, const std::string& deps = "[]", const std::string& file = "src/a.txt") {
+std::string plan(const std::string& n, int wave, const std::string& deps = "[]",
+                 const std::string& file = "src/a.txt") {
   return "---\nphase: \"01\"\nplan: \"" + n + "\"\ntitle: \"P" + n + "\"\nwave: " + std::to_string(wave) +
-         "\ndepends_on: " + deps + "\nmust_haves:\n  - \"it works\"\n---\n\n## Task 1: Do it\n\n**Files:** `" + file + "`\n";
+         "\ndepends_on: " + deps + "\nmust_haves:\n  - \"it works\"\n---\n\n## Task 1: Do it\n\n**Files:** `" + file +
+         "`\n";
 }
 
 // Every plan of the folder reviewed with and without the snapshot: the same review.
@@ -36,12 +38,12 @@ TEST(PhaseSnapshot, SameFindingsAsReviewPlanFileWithOneComputation) {
   test::TempDir d;
   stdfs::path ph = d / ".yolo-planning/phases/01-x";
   test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
-  test::write_file(ph / "01-02-PLAN.md", plan("02", 1));                       // same file, same wave
-  test::write_file(ph / "01-03-PLAN.md", plan("03", 1, "[\"04\"]"));           // depends on a later wave
-  test::write_file(ph / "01-04-PLAN.md", plan("04", 2, "[\"05\"]", "b"));       // cycle 04 -> 05 -> 04
+  test::write_file(ph / "01-02-PLAN.md", plan("02", 1));                           // same file, same wave
+  test::write_file(ph / "01-03-PLAN.md", plan("03", 1, "[\"04\"]"));               // depends on a later wave
+  test::write_file(ph / "01-04-PLAN.md", plan("04", 2, "[\"05\"]", "b"));          // cycle 04 -> 05 -> 04
   test::write_file(ph / "01-05-PLAN.md", plan("05", 3, "[\"04\", \"99\"]", "c"));  // and an unknown one
-  test::write_file(ph / "01-06-PLAN.md", plan("05", 4, "[]", "d"));             // duplicate id 01-05
-  test::write_file(ph / "01-07-PLAN.md", "---\nphase: [\n---\nbroken\n");       // frontmatter error
+  test::write_file(ph / "01-06-PLAN.md", plan("05", 4, "[]", "d"));                // duplicate id 01-05
+  test::write_file(ph / "01-07-PLAN.md", "---\nphase: [\n---\nbroken\n");          // frontmatter error
   PhaseSnapshots snaps;
   expect_same(ph, snaps);
   EXPECT_EQ(snaps.recomputes(), 2u);  // once for the phase, once for the broken plan as itself
@@ -67,6 +69,63 @@ TEST(PhaseSnapshot, ThePlanUnderReviewIsReadFreshAndTakesItsPlace) {
   EXPECT_TRUE(cycle) << r.to_json().dump();
 }
 
+// Kept across passes (the watcher's fresh lane): a save that changes only a plan's text runs
+// no checks again; one that changes what the checks read (files, waves, dependencies) does;
+// a sibling said to have changed is read again, a plan that came or went lists the folder
+// again; every answer is the one stage1_plan_file gives without the snapshot.
+TEST(PhaseSnapshot, KeptAcrossPassesFollowsChangedPlansAndRechecksOnlyWhenTheirFactsChange) {
+  test::TempDir d;
+  stdfs::path ph = d / ".yolo-planning/phases/01-x";
+  test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
+  test::write_file(ph / "01-02-PLAN.md", plan("02", 2, "[\"01\"]", "src/b.txt"));
+  test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/c.txt"));
+  PhaseSnapshots snaps;
+  expect_same(ph, snaps);
+  size_t n = snaps.recomputes();
+  // The text of 01-01 changes (its title), nothing the checks read: no recompute.
+  std::string t = plan("01", 1);
+  t.replace(t.find("title: \"P01\""), 12, "title: \"New\"");
+  test::write_file(ph / "01-01-PLAN.md", t);
+  snaps.changed(ph / "01-01-PLAN.md");
+  expect_same(ph, snaps);
+  EXPECT_EQ(snaps.recomputes(), n);
+  // A sibling now touches 01-02's file in its wave: said changed, read again, checks rerun.
+  test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/b.txt"));
+  snaps.changed(ph / "01-03-PLAN.md");
+  Stage1Options with;
+  with.snapshots = &snaps;
+  bool overlap = false;
+  for (const auto& f : stage1_plan_file(ph / "01-02-PLAN.md", ph, with).findings)
+    overlap = overlap || f.check == "file_overlap";
+  EXPECT_TRUE(overlap);
+  EXPECT_GT(snaps.recomputes(), n);
+  expect_same(ph, snaps);
+  // A new plan, then a removed one: the folder is listed again.
+  test::write_file(ph / "01-04-PLAN.md", plan("01", 3, "[]", "src/z.txt"));  // duplicate id 01-01
+  snaps.changed(ph / "01-04-PLAN.md");
+  expect_same(ph, snaps);
+  stdfs::remove(ph / "01-04-PLAN.md");
+  snaps.changed(ph / "01-04-PLAN.md");
+  expect_same(ph, snaps);
+}
+
+TEST(PhaseSnapshot, KeepsAtMostMaxPlansDroppingTheLeastRecentlyUsedPhase) {
+  test::TempDir d;
+  stdfs::path a = d / ".yolo-planning/phases/01-a", b = d / ".yolo-planning/phases/02-b";
+  for (const auto& ph : {a, b}) {
+    test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
+    test::write_file(ph / "01-02-PLAN.md", plan("02", 1, "[]", "b"));
+  }
+  PhaseSnapshots snaps(nullptr, 3);
+  expect_same(a, snaps);
+  size_t n = snaps.recomputes();
+  expect_same(b, snaps);  // a is dropped to keep b
+  EXPECT_GT(snaps.recomputes(), n);
+  n = snaps.recomputes();
+  expect_same(a, snaps);  // loaded and checked again
+  EXPECT_GT(snaps.recomputes(), n);
+}
+
 TEST(PhaseSnapshot, APlanOutsideTheFolderIsLeftToTheCaller) {
   test::TempDir d;
   stdfs::path ph = d / ".yolo-planning/phases/01-x";
@@ -87,7 +146,8 @@ TEST(PhaseSnapshot, EveryCorpusPhaseGivesTheSameReviews) {
   if (!stdfs::exists(corpus)) GTEST_SKIP() << "no corpus at " << corpus;
   std::set<stdfs::path> dirs;
   for (auto it = stdfs::recursive_directory_iterator(corpus); it != stdfs::recursive_directory_iterator(); ++it)
-    if (it->is_regular_file() && is_plan_filename(it->path().filename().string())) dirs.insert(it->path().parent_path());
+    if (it->is_regular_file() && is_plan_filename(it->path().filename().string()))
+      dirs.insert(it->path().parent_path());
   ASSERT_FALSE(dirs.empty());
   PhaseSnapshots snaps;
   for (const auto& dir : dirs) expect_same(dir, snaps);
