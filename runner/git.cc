@@ -196,8 +196,9 @@ const std::vector<std::string>& git_hook_env() {
 }
 
 GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms,
-               const std::vector<std::pair<std::string, std::string>>& env) {
+               const std::vector<std::pair<std::string, std::string>>& env, std::string stdin_data) {
   SpawnSpec spec = git_spec(dir, args, timeout_ms, 4 << 20);
+  spec.stdin_data = std::move(stdin_data);
   spec.env.erase(
       std::remove_if(spec.env.begin(), spec.env.end(), [](const auto& kv) { return kv.first == "GIT_OPTIONAL_LOCKS"; }),
       spec.env.end());

@@ -74,8 +74,9 @@ struct GitRun {
   std::string error;  // why it did not run ("git merge timed out after ...")
   bool ok() const { return ran && status == 0; }
 };
+// stdin_data: written to git's stdin (e.g. --pathspec-from-file=-), which is then closed.
 GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms = 60000,
-               const std::vector<std::pair<std::string, std::string>>& env = {});
+               const std::vector<std::pair<std::string, std::string>>& env = {}, std::string stdin_data = {});
 
 // The top folder of the git work tree holding dir (`git rev-parse --show-toplevel`);
 // nullopt outside a repository or without git.
