@@ -98,13 +98,14 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   if (!git) git = std::make_unique<GitCli>(w.path);
   SummaryVerdict v = verify_summary(w.path / sp, w.path / e.path, w.path, mode_, git.get());
   findings = v.to_json().value("findings", json::array());
-  // The scope fence: the branch's commits against the plan's files. The tip is read once:
-  // the fence judges, and the SUMMARY is committed on, the commit that will be merged.
+  // One scan of the worktree: the commit the executor left (the fence judges, and the
+  // SUMMARY is committed on, the commit that will be merged) and what it left uncommitted.
   std::string err;
-  std::string tip = trees_->head(w.path);
+  auto scanned = trees_->scan(w, err);
+  std::string tip = scanned ? scanned->head : trees_->head(w.path);
+  // The scope fence: the branch's commits against the plan's files.
   auto changed = trees_->changed_files(w, tip.empty() ? std::string("HEAD") : tip, err);
   bool summary_dirty = true, others_staged = true;
-  std::optional<std::vector<StatusEntry>> dirty;
   auto l = load_plan(w.path / e.path);
   json scope_json = json::object();
   json scope_findings = json::array();
@@ -124,11 +125,10 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
     for (const auto& f : res.findings) scope_findings.push_back(f.to_json());
     // Work the executor left uncommitted is not part of the plan's branch: it is not merged.
     // (Ignored files are listed too, for the slot's next plan, but are not the plan's work.)
-    dirty = trees_->scan(w, err);
-    if (dirty) {
+    if (scanned) {
       summary_dirty = others_staged = false;
       std::vector<std::string> left;
-      for (const auto& d : *dirty) {
+      for (const auto& d : scanned->entries) {
         if (d.path == sp && !d.ignored()) summary_dirty = true;
         if (d.path != sp && d.staged()) others_staged = true;
         if (d.path != sp && d.path != e.path && !d.ignored()) left.push_back(d.path);
@@ -151,13 +151,13 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   // What the slot holds after this gate, for its next plan (runner/worktree.h): known only
   // when the tree was scanned and the tip read.
   auto remember = [&](const std::string& at, bool summary_committed) {
-    if (!dirty || !changed || !is_commit_hash(at)) {
+    if (!scanned || !changed || !is_commit_hash(at)) {
       trees_->forget(w.path);
       return;
     }
     std::vector<std::string> diff = *changed;
     std::vector<StatusEntry> left;
-    for (const auto& d : *dirty)
+    for (const auto& d : scanned->entries)
       if (!(summary_committed && d.path == sp)) left.push_back(d);
     if (summary_committed && std::find(diff.begin(), diff.end(), sp) == diff.end()) diff.push_back(sp);
     trees_->remember(w, at, diff, left);

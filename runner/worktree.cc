@@ -208,16 +208,50 @@ std::optional<std::vector<std::string>> Worktrees::changed_files(const PlanWorkt
   return split_nul(g.out);
 }
 
-std::optional<std::vector<StatusEntry>> Worktrees::scan(const PlanWorktree& w, std::string& err) {
-  GitRun g =
-      git(w.path, {"status", "--porcelain", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames"});
+std::optional<Scan> Worktrees::scan(const PlanWorktree& w, std::string& err) {
+  // Porcelain v2 with the branch header: the commit checked out comes with the scan.
+  GitRun g = git(w.path, {"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignored=matching",
+                          "--no-renames"});
   if (!g.ok()) {
     err = g.error;
     return std::nullopt;
   }
-  std::vector<StatusEntry> out;
-  for (const auto& e : split_nul(g.out))
-    if (e.size() > 3) out.push_back(StatusEntry{e[0], e[1], e.substr(3)});
+  Scan out;
+  auto recs = split_nul(g.out);
+  // "1 XY sub mH mI mW hH hI path", "2 XY ... score path" + a record with the old path,
+  // "u XY sub m1 m2 m3 mW h1 h2 h3 path", "? path", "! path", "# branch.oid ID".
+  auto after_fields = [](const std::string& r, int n) -> std::string {
+    size_t from = 0;
+    for (int k = 0; k < n; ++k) {
+      size_t sp = r.find(' ', from);
+      if (sp == std::string::npos) return {};
+      from = sp + 1;
+    }
+    return r.substr(from);
+  };
+  for (size_t k = 0; k < recs.size(); ++k) {
+    const std::string& r = recs[k];
+    if (r.size() < 3) continue;
+    if (r.rfind("# branch.oid ", 0) == 0) {
+      std::string id = r.substr(13);
+      if (is_commit_hash(id)) out.head = id;
+      continue;
+    }
+    char kind = r[0];
+    if (kind == '?' || kind == '!') {
+      out.entries.push_back(StatusEntry{kind, kind, r.substr(2)});
+      continue;
+    }
+    int fields = kind == '1' ? 8 : kind == '2' ? 9 : kind == 'u' ? 10 : 0;
+    if (fields == 0) continue;
+    std::string path = after_fields(r, fields);
+    if (!path.empty()) out.entries.push_back(StatusEntry{r[2] == '.' ? ' ' : r[2], r[3] == '.' ? ' ' : r[3], path});
+    if (kind == '2') ++k;  // the old path of a rename
+  }
+  if (out.head.empty()) {
+    err = "git status named no commit checked out in " + w.path.string();
+    return std::nullopt;
+  }
   return out;
 }
 

@@ -52,6 +52,12 @@ struct StatusEntry {
   bool staged() const { return x != ' ' && !untracked() && !ignored(); }
 };
 
+// A worktree scanned: the commit checked out and every path that differs from it.
+struct Scan {
+  std::string head;
+  std::vector<StatusEntry> entries;
+};
+
 enum class MergeOutcome { Merged, Conflict, Refused };
 struct MergeResult {
   MergeOutcome outcome = MergeOutcome::Refused;
@@ -84,9 +90,9 @@ class Worktrees {
   std::optional<std::vector<std::string>> changed_files(const PlanWorktree& w, const std::string& commit,
                                                         std::string& err);
   // Every path of the worktree that differs from its HEAD: modified, staged, untracked and
-  // ignored (a folder matching an ignore pattern is one entry). One `git status`: the one
-  // scan of the whole tree a plan costs.
-  std::optional<std::vector<StatusEntry>> scan(const PlanWorktree& w, std::string& err);
+  // ignored (a folder matching an ignore pattern is one entry), and the commit checked out.
+  // One `git status`: the one scan of the whole tree a plan costs.
+  std::optional<Scan> scan(const PlanWorktree& w, std::string& err);
   // Commits these paths of the worktree (added when new) on top of head, its branch's tip
   // (dirty: whether they have changes; false commits nothing). Returns the new tip (head
   // when nothing was committed), "" on failure. only: other changes are staged, so the
