@@ -118,14 +118,16 @@ void Worktrees::delete_branch(const std::string& branch, const stdfs::path& slot
 
 std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const std::string& base, int slot,
                                               std::string& err) {
-  PlanWorktree w{plan_id, slot_path(slot), branch_for(plan_id), base};
+  PlanWorktree w{plan_id, slot_path(slot), branch_for(plan_id), base, "", 0};
   std::error_code ec;
   if (stdfs::exists(w.path / ".git", ec)) {
     if (switch_known(w, err)) {
       ++fast_;
+      w.prepared = "paths";
       return w;
     }
     ++full_;
+    w.prepared = "reset";
     // The slot as a fresh checkout of base on the plan's branch: tracked files reset (only
     // those that differ are written), everything untracked or ignored removed.
     GitRun c = git(w.path, {"checkout", "--quiet", "--force", "--ignore-other-worktrees", "-B", w.branch, base});
@@ -133,6 +135,7 @@ std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const 
   } else {
     ++full_;
   }
+  w.prepared = "created";
   known_.erase(w.path.string());
   remove(w.path, "");  // missing, or broken (a lock left by a killed git): made again
   stdfs::create_directories(w.path.parent_path(), ec);
@@ -144,7 +147,7 @@ std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const 
   return w;
 }
 
-bool Worktrees::switch_known(const PlanWorktree& w, std::string& err) {
+bool Worktrees::switch_known(PlanWorktree& w, std::string& err) {
   auto it = known_.find(w.path.string());
   if (it == known_.end()) return false;
   Known k = std::move(it->second);
@@ -161,6 +164,7 @@ bool Worktrees::switch_known(const PlanWorktree& w, std::string& err) {
   }
   for (auto& t : k.tracked)
     if (std::find(paths.begin(), paths.end(), t) == paths.end()) paths.push_back(std::move(t));
+  w.restored = paths.size();
   if (!paths.empty()) {
     std::string list;
     for (const auto& p : paths) list += p + '\0';

@@ -41,6 +41,10 @@ struct PlanWorktree {
   std::filesystem::path path;  // absolute
   std::string branch;          // yolo/<run>/<plan>
   std::string base;            // full commit id it was created from
+  // How the slot was made ready: "paths" (known state: `restored` paths put back to the
+  // base), "reset" (full reset of an existing slot) or "created" (`git worktree add`).
+  std::string prepared;
+  size_t restored = 0;
 };
 
 // One entry of `git status --porcelain -z`: XY and the path ('/'-separated, relative).
@@ -139,7 +143,7 @@ class Worktrees {
   GitRun git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms = 60000,
              const std::vector<std::pair<std::string, std::string>>& env = {}, std::string stdin_data = {});
   // The known-state way of create(); false: the slot needs the full reset.
-  bool switch_known(const PlanWorktree& w, std::string& err);
+  bool switch_known(PlanWorktree& w, std::string& err);
   // git < 2.38: `git merge --no-ff`, aborted on a conflict.
   MergeResult merge_porcelain(const std::string& commit, const std::string& message);
 
