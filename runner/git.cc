@@ -211,6 +211,7 @@ GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>&
   }
   g.ran = true;
   g.status = r.exit_code;
+  g.truncated = r.out_truncated();
   g.out = std::move(r.out);
   g.err = std::move(r.err);
   if (g.status != 0) g.error = "git " + (args.empty() ? std::string() : args.front()) + ": " + first_line(g.err);

@@ -71,7 +71,8 @@ struct GitRun {
   bool ran = false;  // exited (any status)
   int status = -1;
   std::string out, err;
-  std::string error;  // why it did not run ("git merge timed out after ...")
+  std::string error;       // why it did not run ("git merge timed out after ...")
+  bool truncated = false;  // out was cut at the cap (4 MiB): not all of git's answer
   bool ok() const { return ran && status == 0; }
 };
 // stdin_data: written to git's stdin (e.g. --pathspec-from-file=-), which is then closed.

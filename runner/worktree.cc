@@ -216,8 +216,8 @@ std::optional<Scan> Worktrees::scan(const PlanWorktree& w, std::string& err) {
   // Porcelain v2 with the branch header: the commit checked out comes with the scan.
   GitRun g = git(w.path, {"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignored=matching",
                           "--no-renames"});
-  if (!g.ok()) {
-    err = g.error;
+  if (!g.ok() || g.truncated) {  // a cut list is no scan: the slot's next plan gets the full reset
+    err = g.truncated ? "git status listed more than 4 MiB of paths in " + w.path.string() : g.error;
     return std::nullopt;
   }
   Scan out;
