@@ -196,8 +196,9 @@ const std::vector<std::string>& git_hook_env() {
 }
 
 GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms,
-               const std::vector<std::pair<std::string, std::string>>& env) {
+               const std::vector<std::pair<std::string, std::string>>& env, std::string stdin_data) {
   SpawnSpec spec = git_spec(dir, args, timeout_ms, 4 << 20);
+  spec.stdin_data = std::move(stdin_data);
   spec.env.erase(
       std::remove_if(spec.env.begin(), spec.env.end(), [](const auto& kv) { return kv.first == "GIT_OPTIONAL_LOCKS"; }),
       spec.env.end());
@@ -210,6 +211,7 @@ GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>&
   }
   g.ran = true;
   g.status = r.exit_code;
+  g.truncated = r.out_truncated();
   g.out = std::move(r.out);
   g.err = std::move(r.err);
   if (g.status != 0) g.error = "git " + (args.empty() ? std::string() : args.front()) + ": " + first_line(g.err);

@@ -71,11 +71,13 @@ struct GitRun {
   bool ran = false;  // exited (any status)
   int status = -1;
   std::string out, err;
-  std::string error;  // why it did not run ("git merge timed out after ...")
+  std::string error;       // why it did not run ("git merge timed out after ...")
+  bool truncated = false;  // out was cut at the cap (4 MiB): not all of git's answer
   bool ok() const { return ran && status == 0; }
 };
+// stdin_data: written to git's stdin (e.g. --pathspec-from-file=-), which is then closed.
 GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms = 60000,
-               const std::vector<std::pair<std::string, std::string>>& env = {});
+               const std::vector<std::pair<std::string, std::string>>& env = {}, std::string stdin_data = {});
 
 // The top folder of the git work tree holding dir (`git rev-parse --show-toplevel`);
 // nullopt outside a repository or without git.

@@ -93,12 +93,17 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       data["worktree"] = w->second.path.string();
       data["branch"] = w->second.branch;
       data["base"] = w->second.base;
+      if (!w->second.prepared.empty()) data["worktree_prepared"] = w->second.prepared;
     }
     emit("plan_start", data, Sym::Diamond,
          "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
     if (auto w = worktree_of_.find(i); w != worktree_of_.end())
       note("worktree " + w->second.path.string() + " on branch " + w->second.branch + " from " +
-               w->second.base.substr(0, 12),
+               w->second.base.substr(0, 12) +
+               (w->second.prepared == "paths"   ? " (" + std::to_string(w->second.restored) + " path(s) put back)"
+                : w->second.prepared == "reset" ? " (full reset)"
+                : w->second.prepared.empty()    ? std::string()
+                                                : " (new checkout)"),
            true);
   }
   if (dispatch_start_failed_) {  // a dispatched plan failed before its submit (plan_dispatch.cc)

@@ -98,10 +98,14 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   if (!git) git = std::make_unique<GitCli>(w.path);
   SummaryVerdict v = verify_summary(w.path / sp, w.path / e.path, w.path, mode_, git.get());
   findings = v.to_json().value("findings", json::array());
-  // The scope fence: the branch's commits against the plan's files.
+  // One scan of the worktree: the commit the executor left (the fence judges, and the
+  // SUMMARY is committed on, the commit that will be merged) and what it left uncommitted.
   std::string err;
-  auto changed = trees_->changed_files(w, "HEAD", err);
-  bool summary_dirty = true, others_dirty = true;
+  auto scanned = trees_->scan(w, err);
+  std::string tip = scanned ? scanned->head : trees_->head(w.path);
+  // The scope fence: the branch's commits against the plan's files.
+  auto changed = trees_->changed_files(w, tip.empty() ? std::string("HEAD") : tip, err);
+  bool summary_dirty = true, others_staged = true;
   auto l = load_plan(w.path / e.path);
   json scope_json = json::object();
   json scope_findings = json::array();
@@ -120,12 +124,15 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
     scope_json = res.to_json();
     for (const auto& f : res.findings) scope_findings.push_back(f.to_json());
     // Work the executor left uncommitted is not part of the plan's branch: it is not merged.
-    if (auto dirty = trees_->uncommitted(w, err)) {
-      summary_dirty = std::find(dirty->begin(), dirty->end(), sp) != dirty->end();
-      others_dirty = dirty->size() > (summary_dirty ? 1u : 0u);
+    // (Ignored files are listed too, for the slot's next plan, but are not the plan's work.)
+    if (scanned) {
+      summary_dirty = others_staged = false;
       std::vector<std::string> left;
-      for (const auto& d : *dirty)
-        if (d != sp && d != e.path) left.push_back(d);
+      for (const auto& d : scanned->entries) {
+        if (d.path == sp && !d.ignored()) summary_dirty = true;
+        if (d.path != sp && d.staged()) others_staged = true;
+        if (d.path != sp && d.path != e.path && !d.ignored()) left.push_back(d.path);
+      }
       if (!left.empty()) {
         scope_json["uncommitted"] = left;
         if (so.outside)
@@ -141,19 +148,38 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   scope_json["findings"] = scope_findings;
   set["scope"] = scope_json;
   for (const auto& f : scope_findings) findings.push_back(f);
+  // What the slot holds after this gate, for its next plan (runner/worktree.h): known only
+  // when the tree was scanned and the tip read.
+  auto remember = [&](const std::string& at, bool summary_committed) {
+    if (!scanned || !changed || !is_commit_hash(at)) {
+      trees_->forget(w.path);
+      return;
+    }
+    std::vector<std::string> diff = *changed;
+    std::vector<StatusEntry> left;
+    for (const auto& d : scanned->entries)
+      if (!(summary_committed && d.path == sp)) left.push_back(d);
+    if (summary_committed && std::find(diff.begin(), diff.end(), sp) == diff.end()) diff.push_back(sp);
+    trees_->remember(w, at, diff, left);
+  };
   bool high = false;
   for (const auto& f : findings) high = high || str(f, "severity") == "high";
-  if (high) return SummaryState::Failed;
-  if (!commit) return SummaryState::Passed;  // a failed check fails it: nothing to merge
+  if (high || !commit) {  // failed (a failed check fails it too): nothing to merge
+    remember(tip, false);
+    return high ? SummaryState::Failed : SummaryState::Passed;
+  }
   // Passed: the SUMMARY goes onto the branch (the merge brings it to the checkout).
-  std::string head = trees_->commit_paths(w, {sp}, summary_dirty, others_dirty, "yolo: SUMMARY of plan " + e.id, err);
+  std::string head =
+      trees_->commit_paths(w, tip, {sp}, summary_dirty, others_staged, "yolo: SUMMARY of plan " + e.id, err);
   if (head.empty()) {
+    trees_->forget(w.path);
     findings.push_back(make_finding(Severity::High, "worktree",
                                     "could not commit the SUMMARY on branch " + w.branch + ": " + err,
                                     "check the worktree " + w.path.string())
                            .to_json());
     return SummaryState::Failed;
   }
+  remember(head, summary_dirty);
   rec["head"] = head;
   rec["merge"] = "pending";
   wt_record_[i] = rec;

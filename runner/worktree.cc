@@ -5,7 +5,6 @@
 
 #include "protocol/git_port.h"
 #include "protocol/text.h"
-#include "runner/git.h"
 
 namespace yolo::runner {
 namespace stdfs = std::filesystem;
@@ -44,7 +43,7 @@ Worktrees::Worktrees(stdfs::path root, const std::string& correlation_id) : root
 }
 
 bool Worktrees::init(std::string& err) {
-  GitRun g = run_git(root_, {"rev-parse", "--path-format=absolute", "--git-common-dir"});
+  GitRun g = git(root_, {"rev-parse", "--path-format=absolute", "--git-common-dir"});
   if (!g.ok()) {
     err = "isolation \"worktree\" needs a git repository at " + root_.string() + " (" + g.error + ")";
     return false;
@@ -55,7 +54,7 @@ bool Worktrees::init(std::string& err) {
     return false;
   }
   // A committer git knows (user.name/user.email or the environment), else yolo's own.
-  GitRun id = run_git(root_, {"var", "GIT_COMMITTER_IDENT"});
+  GitRun id = git(root_, {"var", "GIT_COMMITTER_IDENT"});
   own_ident_ = !id.ok();
   return true;
 }
@@ -68,6 +67,12 @@ std::vector<std::pair<std::string, std::string>> Worktrees::ident_env() const {
           {"GIT_COMMITTER_EMAIL", "yolo@localhost.invalid"}};
 }
 
+GitRun Worktrees::git(const stdfs::path& dir, const std::vector<std::string>& args, long long timeout_ms,
+                      const std::vector<std::pair<std::string, std::string>>& env, std::string stdin_data) {
+  ++started_;
+  return run_git(dir, args, timeout_ms, env, std::move(stdin_data));
+}
+
 std::string Worktrees::branch_for(const std::string& plan_id) const { return "yolo/" + run_ + "/" + ref_safe(plan_id); }
 
 stdfs::path Worktrees::slot_path(int slot) const {
@@ -75,7 +80,7 @@ stdfs::path Worktrees::slot_path(int slot) const {
 }
 
 std::string Worktrees::head(const stdfs::path& dir) {
-  GitRun g = run_git(dir.empty() ? root_ : dir, {"rev-parse", "--verify", "--quiet", "HEAD^{commit}"});
+  GitRun g = git(dir.empty() ? root_ : dir, {"rev-parse", "--verify", "--quiet", "HEAD^{commit}"});
   return g.ok() ? trimmed(g.out) : std::string();
 }
 
@@ -86,44 +91,55 @@ void Worktrees::delete_branches(const std::vector<std::string>& branches, const 
   for (const auto& s : slots)
     if (std::find(once.begin(), once.end(), s) == once.end()) once.push_back(s);
   for (const auto& s : once)  // a branch still checked out in its slot cannot be deleted
-    if (stdfs::exists(s, ec)) run_git(s, {"checkout", "--quiet", "--detach"});
+    if (stdfs::exists(s, ec)) detach(s);
   std::vector<std::string> args = {"branch", "-D", "--quiet"};
   args.insert(args.end(), branches.begin(), branches.end());
-  run_git(root_, args);
+  git(root_, args);
 }
 
 void Worktrees::remove(const stdfs::path& p, const std::string& branch) {
   std::error_code ec;
-  if (stdfs::exists(p, ec)) run_git(root_, {"worktree", "remove", "--force", "--force", p.string()});
+  if (stdfs::exists(p, ec)) git(root_, {"worktree", "remove", "--force", "--force", p.string()});
   if (stdfs::exists(p, ec)) {
     stdfs::remove_all(p, ec);
-    run_git(root_, {"worktree", "prune"});
+    git(root_, {"worktree", "prune"});
   }
-  if (!branch.empty()) run_git(root_, {"branch", "-D", "--quiet", branch});
+  if (!branch.empty()) git(root_, {"branch", "-D", "--quiet", branch});
 }
 
 void Worktrees::delete_branch(const std::string& branch, const stdfs::path& slot) {
   if (branch.empty()) return;
-  GitRun g = run_git(root_, {"branch", "-D", "--quiet", branch});
+  GitRun g = git(root_, {"branch", "-D", "--quiet", branch});
   if (g.ok() || g.err.find("not found") != std::string::npos) return;
   std::error_code ec;
-  if (!slot.empty() && stdfs::exists(slot, ec)) run_git(slot, {"checkout", "--quiet", "--detach"});
-  run_git(root_, {"branch", "-D", "--quiet", branch});
+  if (!slot.empty() && stdfs::exists(slot, ec)) detach(slot);
+  git(root_, {"branch", "-D", "--quiet", branch});
 }
 
 std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const std::string& base, int slot,
                                               std::string& err) {
-  PlanWorktree w{plan_id, slot_path(slot), branch_for(plan_id), base};
+  PlanWorktree w{plan_id, slot_path(slot), branch_for(plan_id), base, "", 0};
   std::error_code ec;
   if (stdfs::exists(w.path / ".git", ec)) {
+    if (switch_known(w, err)) {
+      ++fast_;
+      w.prepared = "paths";
+      return w;
+    }
+    ++full_;
+    w.prepared = "reset";
     // The slot as a fresh checkout of base on the plan's branch: tracked files reset (only
     // those that differ are written), everything untracked or ignored removed.
-    GitRun c = run_git(w.path, {"checkout", "--quiet", "--force", "--ignore-other-worktrees", "-B", w.branch, base});
-    if (c.ok() && run_git(w.path, {"clean", "-q", "-f", "-f", "-d", "-x"}).ok()) return w;
+    GitRun c = git(w.path, {"checkout", "--quiet", "--force", "--ignore-other-worktrees", "-B", w.branch, base});
+    if (c.ok() && git(w.path, {"clean", "-q", "-f", "-f", "-d", "-x"}).ok()) return w;
+  } else {
+    ++full_;
   }
+  w.prepared = "created";
+  known_.erase(w.path.string());
   remove(w.path, "");  // missing, or broken (a lock left by a killed git): made again
   stdfs::create_directories(w.path.parent_path(), ec);
-  GitRun g = run_git(root_, {"worktree", "add", "--quiet", "--force", "-B", w.branch, w.path.string(), base});
+  GitRun g = git(root_, {"worktree", "add", "--quiet", "--force", "-B", w.branch, w.path.string(), base});
   if (!g.ok()) {
     err = "git worktree add for plan " + plan_id + " failed: " + (g.error.empty() ? g.err : g.error);
     return std::nullopt;
@@ -131,9 +147,64 @@ std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const 
   return w;
 }
 
+bool Worktrees::switch_known(PlanWorktree& w, std::string& err) {
+  auto it = known_.find(w.path.string());
+  if (it == known_.end()) return false;
+  Known k = std::move(it->second);
+  known_.erase(it);  // used once: a failure below leaves the slot to the full reset
+  // The paths that differ from the new base: the previous plan's diff when it started from
+  // the same base (a wave's plans), else git's (a later wave: that diff plus the merges).
+  std::vector<std::string> paths;
+  if (k.base == w.base) {
+    paths = std::move(k.changed);
+  } else {
+    GitRun d = git(w.path, {"diff", "--name-only", "--no-renames", "-z", k.tip, w.base, "--"});
+    if (!d.ok()) return false;
+    paths = split_nul(d.out);
+  }
+  for (auto& t : k.tracked)
+    if (std::find(paths.begin(), paths.end(), t) == paths.end()) paths.push_back(std::move(t));
+  w.restored = paths.size();
+  if (!paths.empty()) {
+    std::string list;
+    for (const auto& p : paths) list += p + '\0';
+    GitRun r = git(w.path,
+                   {"--literal-pathspecs", "restore", "--quiet", "--source=" + w.base, "--staged", "--worktree",
+                    "--pathspec-from-file=-", "--pathspec-file-nul"},
+                   120000, {}, std::move(list));
+    if (!r.ok()) return false;
+  }
+  if (k.leftovers && !git(w.path, {"clean", "-q", "-f", "-f", "-d", "-x"}).ok()) return false;
+  std::string why = "yolo: plan " + w.plan_id + " from " + w.base;
+  if (!git(w.path, {"update-ref", "-m", why, "refs/heads/" + w.branch, w.base}).ok()) return false;
+  if (!git(w.path, {"symbolic-ref", "-m", why, "HEAD", "refs/heads/" + w.branch}).ok()) return false;
+  (void)err;
+  return true;
+}
+
+void Worktrees::remember(const PlanWorktree& w, const std::string& tip, const std::vector<std::string>& changed,
+                         const std::vector<StatusEntry>& left) {
+  Known k;
+  k.tip = tip;
+  k.base = w.base;
+  k.changed = changed;
+  for (const auto& e : left) {
+    if (e.untracked() || e.ignored())
+      k.leftovers = true;
+    else
+      k.tracked.push_back(e.path);
+  }
+  known_[w.path.string()] = std::move(k);
+}
+
+void Worktrees::detach(const stdfs::path& slot) {
+  // HEAD to the commit it names, nothing else touched (no scan of the tree).
+  git(slot, {"update-ref", "--no-deref", "-m", "yolo: detach", "HEAD", "HEAD"});
+}
+
 std::optional<std::vector<std::string>> Worktrees::changed_files(const PlanWorktree& w, const std::string& commit,
                                                                  std::string& err) {
-  GitRun g = run_git(w.path, {"diff", "--name-only", "--no-renames", "-z", w.base, commit, "--"});
+  GitRun g = git(w.path, {"diff", "--name-only", "--no-renames", "-z", w.base, commit, "--"});
   if (!g.ok()) {
     err = g.error;
     return std::nullopt;
@@ -141,61 +212,126 @@ std::optional<std::vector<std::string>> Worktrees::changed_files(const PlanWorkt
   return split_nul(g.out);
 }
 
-std::optional<std::vector<std::string>> Worktrees::uncommitted(const PlanWorktree& w, std::string& err) {
-  // The untracked cache lives in the slot's own index: the next plan in the slot rescans only
-  // the folders that changed.
-  GitRun g = run_git(w.path, {"-c", "core.untrackedCache=true", "status", "--porcelain", "-z", "--untracked-files=all",
-                              "--no-renames"});
-  if (!g.ok()) {
-    err = g.error;
+std::optional<Scan> Worktrees::scan(const PlanWorktree& w, std::string& err) {
+  // Porcelain v2 with the branch header: the commit checked out comes with the scan.
+  GitRun g = git(w.path, {"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignored=matching",
+                          "--no-renames"});
+  if (!g.ok() || g.truncated) {  // a cut list is no scan: the slot's next plan gets the full reset
+    err = g.truncated ? "git status listed more than 4 MiB of paths in " + w.path.string() : g.error;
     return std::nullopt;
   }
-  std::vector<std::string> out;
-  for (const auto& e : split_nul(g.out))
-    if (e.size() > 3) out.push_back(e.substr(3));
+  Scan out;
+  auto recs = split_nul(g.out);
+  // "1 XY sub mH mI mW hH hI path", "2 XY ... score path" + a record with the old path,
+  // "u XY sub m1 m2 m3 mW h1 h2 h3 path", "? path", "! path", "# branch.oid ID".
+  auto after_fields = [](const std::string& r, int n) -> std::string {
+    size_t from = 0;
+    for (int k = 0; k < n; ++k) {
+      size_t sp = r.find(' ', from);
+      if (sp == std::string::npos) return {};
+      from = sp + 1;
+    }
+    return r.substr(from);
+  };
+  for (size_t k = 0; k < recs.size(); ++k) {
+    const std::string& r = recs[k];
+    if (r.size() < 3) continue;
+    if (r.rfind("# branch.oid ", 0) == 0) {
+      std::string id = r.substr(13);
+      if (is_commit_hash(id)) out.head = id;
+      continue;
+    }
+    char kind = r[0];
+    if (kind == '?' || kind == '!') {
+      out.entries.push_back(StatusEntry{kind, kind, r.substr(2)});
+      continue;
+    }
+    int fields = kind == '1' ? 8 : kind == '2' ? 9 : kind == 'u' ? 10 : 0;
+    if (fields == 0) continue;
+    std::string path = after_fields(r, fields);
+    if (!path.empty()) out.entries.push_back(StatusEntry{r[2] == '.' ? ' ' : r[2], r[3] == '.' ? ' ' : r[3], path});
+    if (kind == '2') ++k;  // the old path of a rename
+  }
+  if (out.head.empty()) {
+    err = "git status named no commit checked out in " + w.path.string();
+    return std::nullopt;
+  }
   return out;
 }
 
-std::string Worktrees::commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, bool dirty, bool only,
+std::string Worktrees::commit_paths(const PlanWorktree& w, const std::string& head,
+                                    const std::vector<std::string>& paths, bool dirty, bool only,
                                     const std::string& message, std::string& err) {
-  if (dirty && !paths.empty()) {
-    std::vector<std::string> add = {"add", "--"};
+  if (!dirty || paths.empty()) return head;
+  if (!is_commit_hash(head)) {
+    err = "no commit checked out in " + w.path.string();
+    return {};
+  }
+  if (!only) {
+    // Nothing else is staged: the commit is the index with these paths added. No hook, no
+    // `maintenance --auto`, no scan of the tree (the gate's scan was the one).
+    std::vector<std::string> add = {"update-index", "--add", "--remove", "--"};
     add.insert(add.end(), paths.begin(), paths.end());
-    GitRun a = run_git(w.path, add);
+    GitRun a = git(w.path, add);
     if (!a.ok()) {
       err = a.error;
       return {};
     }
-    // "[branch 40-hex-id] subject" (core.abbrev=no): the new tip without another child.
-    std::vector<std::string> c = {
-        "-c", "maintenance.auto=false", "-c", "core.abbrev=no", "commit", "--no-verify", "--no-status", "-m", message};
-    if (only) {  // other changes are staged: only these paths (git builds a temporary index)
-      c.push_back("--");
-      c.insert(c.end(), paths.begin(), paths.end());
-    }
-    GitRun cm = run_git(w.path, c, 60000, ident_env());
-    if (!cm.ok()) {
-      err = cm.error;
+    GitRun t = git(w.path, {"write-tree"});
+    std::string tree = trimmed(t.out);
+    if (!t.ok() || !is_commit_hash(tree)) {
+      err = t.error.empty() ? "git write-tree printed no tree" : t.error;
       return {};
     }
-    auto first = text::lines(cm.out);
-    if (!first.empty()) {
-      std::string l(first.front());
-      size_t close = l.find(']');
-      size_t sp = l.rfind(' ', close);
-      if (l.rfind("[", 0) == 0 && close != std::string::npos && sp != std::string::npos && sp < close) {
-        std::string id = l.substr(sp + 1, close - sp - 1);
-        if (id.size() == 40 && is_commit_hash(id)) return id;
-      }
+    GitRun c = git(w.path, {"commit-tree", tree, "-p", head, "-m", message}, 60000, ident_env());
+    std::string id = trimmed(c.out);
+    if (!c.ok() || !is_commit_hash(id)) {
+      err = c.error.empty() ? "git commit-tree printed no commit" : c.error;
+      return {};
+    }
+    // Moves the branch only if it still is at head (an agent's process may not race it).
+    GitRun u = git(w.path, {"update-ref", "-m", message, "HEAD", id, head});
+    if (!u.ok()) {
+      err = u.error;
+      return {};
+    }
+    return id;
+  }
+  std::vector<std::string> add = {"add", "--"};
+  add.insert(add.end(), paths.begin(), paths.end());
+  GitRun a = git(w.path, add);
+  if (!a.ok()) {
+    err = a.error;
+    return {};
+  }
+  // "[branch 40-hex-id] subject" (core.abbrev=no): the new tip without another child.
+  // Only these paths: other changes are staged (git builds a temporary index).
+  std::vector<std::string> c = {
+      "-c", "maintenance.auto=false", "-c", "core.abbrev=no", "commit", "--no-verify", "--no-status", "-m", message,
+      "--"};
+  c.insert(c.end(), paths.begin(), paths.end());
+  GitRun cm = git(w.path, c, 60000, ident_env());
+  if (!cm.ok()) {
+    err = cm.error;
+    return {};
+  }
+  auto first = text::lines(cm.out);
+  if (!first.empty()) {
+    std::string l(first.front());
+    size_t close = l.find(']');
+    size_t sp = l.rfind(' ', close);
+    if (l.rfind("[", 0) == 0 && close != std::string::npos && sp != std::string::npos && sp < close) {
+      std::string id = l.substr(sp + 1, close - sp - 1);
+      if (id.size() == 40 && is_commit_hash(id)) return id;
     }
   }
-  std::string tip = head(w.path);
+  std::string tip = this->head(w.path);
   if (tip.empty()) err = "git rev-parse HEAD failed in " + w.path.string();
   return tip;
 }
 
 std::optional<bool> Worktrees::merged(const std::string& commit) {
-  GitRun g = run_git(root_, {"merge-base", "--is-ancestor", commit, "HEAD"});
+  GitRun g = git(root_, {"merge-base", "--is-ancestor", commit, "HEAD"});
   if (!g.ran) return std::nullopt;
   if (g.status == 0) return true;
   if (g.status == 1) return false;
@@ -203,8 +339,8 @@ std::optional<bool> Worktrees::merged(const std::string& commit) {
 }
 
 bool Worktrees::abort_leftover_merge() {
-  if (!run_git(root_, {"rev-parse", "--verify", "--quiet", "MERGE_HEAD"}).ok()) return false;
-  run_git(root_, {"merge", "--abort"});
+  if (!git(root_, {"rev-parse", "--verify", "--quiet", "MERGE_HEAD"}).ok()) return false;
+  git(root_, {"merge", "--abort"});
   return true;
 }
 
@@ -225,7 +361,7 @@ std::vector<MergeResult> Worktrees::merge_all(const std::vector<std::pair<std::s
   for (size_t k = 0; k < steps.size(); ++k) {
     const auto& [commit, message] = steps[k];
     MergeResult& r = out[k];
-    GitRun t = run_git(root_, {"merge-tree", "--write-tree", "--name-only", "--no-messages", cur, commit});
+    GitRun t = git(root_, {"merge-tree", "--write-tree", "--name-only", "--no-messages", cur, commit});
     if (!(t.ran && (t.status == 0 || t.status == 1))) {
       if (k == 0 && t.ran && t.status == 129) {  // an older git: the porcelain merge, one by one
         for (size_t j = 0; j < steps.size(); ++j) out[j] = merge_porcelain(steps[j].first, steps[j].second);
@@ -245,7 +381,7 @@ std::vector<MergeResult> Worktrees::merge_all(const std::vector<std::pair<std::s
       r.error = "merge conflict";
       continue;
     }
-    GitRun c = run_git(root_, {"commit-tree", tree, "-p", cur, "-p", commit, "-m", message}, 60000, ident_env());
+    GitRun c = git(root_, {"commit-tree", tree, "-p", cur, "-p", commit, "-m", message}, 60000, ident_env());
     if (!c.ok()) {
       r.error = c.error;
       continue;
@@ -257,7 +393,7 @@ std::vector<MergeResult> Worktrees::merge_all(const std::vector<std::pair<std::s
   if (cur == head_before) return out;
   auto env = ident_env();
   env.push_back({"GIT_REFLOG_ACTION", "yolo merge"});
-  GitRun k = run_git(root_, {"reset", "--quiet", "--keep", cur}, 120000, env);
+  GitRun k = git(root_, {"reset", "--quiet", "--keep", cur}, 120000, env);
   if (!k.ok()) {
     std::string why = trimmed(k.err.empty() ? k.error : k.err);
     for (auto& r : out)
@@ -272,19 +408,19 @@ std::vector<MergeResult> Worktrees::merge_all(const std::vector<std::pair<std::s
 
 MergeResult Worktrees::merge_porcelain(const std::string& commit, const std::string& message) {
   MergeResult r;
-  GitRun g = run_git(
-      root_, {"-c", "maintenance.auto=false", "merge", "--no-ff", "--no-verify", "--quiet", "-m", message, commit},
-      120000, ident_env());
+  GitRun g =
+      git(root_, {"-c", "maintenance.auto=false", "merge", "--no-ff", "--no-verify", "--quiet", "-m", message, commit},
+          120000, ident_env());
   if (g.ok()) {
     r.outcome = MergeOutcome::Merged;
     r.commit = head();
     return r;
   }
   r.error = g.error.empty() ? trimmed(g.err) : g.error;
-  GitRun u = run_git(root_, {"diff", "--name-only", "--diff-filter=U", "-z"});
+  GitRun u = git(root_, {"diff", "--name-only", "--diff-filter=U", "-z"});
   if (u.ok()) r.files = split_nul(u.out);
-  bool in_merge = run_git(root_, {"rev-parse", "--verify", "--quiet", "MERGE_HEAD"}).ok();
-  if (in_merge) run_git(root_, {"merge", "--abort"});
+  bool in_merge = git(root_, {"rev-parse", "--verify", "--quiet", "MERGE_HEAD"}).ok();
+  if (in_merge) git(root_, {"merge", "--abort"});
   if (!r.files.empty() || (g.ran && g.status == 1 && g.out.find("CONFLICT") != std::string::npos)) {
     r.outcome = MergeOutcome::Conflict;
     if (r.files.empty()) r.error = trimmed(g.out);

@@ -6,18 +6,33 @@
 // Layout: branch  yolo/<run>/<plan>   (run: the first 8 characters of the correlation id)
 //         folder  <git common dir>/yolo-worktrees/slot-N   (inside .git: never seen by
 //                 `git status` of the project, never committed)
-// The folders are a pool, one per plan running at once: a plan gets a free slot, switched to
-// its new branch at the wave's base (`checkout -f -B`, then `clean -fdx`: the same tree as a
-// fresh checkout, but only the files that differ are written), so a large repository is
-// checked out once per slot, not once per plan. A slot is released when its plan's gates
-// have run; the plan's branch is deleted once it is merged (kept when it failed).
-// Every git call is a runner::run_git child (argv, no shell, timeout).
+// The folders are a pool, one per plan running at once, so a large repository is checked
+// out once per slot, not once per plan. A slot serves its next plan in one of two ways:
+//  - full reset (the slot's first plan in this run, or anything unusual): `checkout -f -B`
+//    to the plan's branch at the wave's base, then `clean -ffdx`: the same tree as a fresh
+//    checkout. A slot a killed run left dirty always takes this way (what a slot holds is
+//    known only to the run that scanned it).
+//  - known state (the slot's previous plan in this run reached its gate): the gate's scan
+//    (`git status`, untracked and ignored files included) and commit left the slot at a
+//    known commit with a known list of changed paths; only those paths are put back to the
+//    base (`git restore --source=BASE --staged --worktree`, cost proportional to the plan's
+//    diff, not to the repository), untracked or ignored leftovers removed with `clean -ffdx`,
+//    and the branch set with `update-ref` + `symbolic-ref`. Whatever a process that outlived
+//    its plan writes into the slot after that scan is seen by the next plan's scan (reported
+//    as uncommitted, never merged: the merge takes commits only) or by its scope fence.
+// A slot is released when its plan's gates have run; the plan's branch is deleted once it
+// is merged (kept when it failed).
+// Every git call is a runner::run_git child (argv, no shell, timeout); paths go to git on
+// stdin, NUL-separated, as literal pathspecs.
 #pragma once
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "runner/git.h"
 
 namespace yolo::runner {
 
@@ -26,6 +41,25 @@ struct PlanWorktree {
   std::filesystem::path path;  // absolute
   std::string branch;          // yolo/<run>/<plan>
   std::string base;            // full commit id it was created from
+  // How the slot was made ready: "paths" (known state: `restored` paths put back to the
+  // base), "reset" (full reset of an existing slot) or "created" (`git worktree add`).
+  std::string prepared;
+  size_t restored = 0;
+};
+
+// One entry of `git status --porcelain -z`: XY and the path ('/'-separated, relative).
+struct StatusEntry {
+  char x = ' ', y = ' ';
+  std::string path;
+  bool untracked() const { return x == '?'; }
+  bool ignored() const { return x == '!'; }
+  bool staged() const { return x != ' ' && !untracked() && !ignored(); }
+};
+
+// A worktree scanned: the commit checked out and every path that differs from it.
+struct Scan {
+  std::string head;
+  std::vector<StatusEntry> entries;
 };
 
 enum class MergeOutcome { Merged, Conflict, Refused };
@@ -59,13 +93,29 @@ class Worktrees {
   // Files changed between base and commit ('/'-separated, relative): the plan's commits.
   std::optional<std::vector<std::string>> changed_files(const PlanWorktree& w, const std::string& commit,
                                                         std::string& err);
-  // Paths with uncommitted changes or untracked in the worktree (`git status --porcelain`).
-  std::optional<std::vector<std::string>> uncommitted(const PlanWorktree& w, std::string& err);
-  // Commits these paths of the worktree (added when new) on its branch (dirty: whether
-  // they have changes; false commits nothing). Returns the branch tip, "" on failure.
-  // only: other changes are in the worktree, so the commit names the paths.
-  std::string commit_paths(const PlanWorktree& w, const std::vector<std::string>& paths, bool dirty, bool only,
-                           const std::string& message, std::string& err);
+  // Every path of the worktree that differs from its HEAD: modified, staged, untracked and
+  // ignored (a folder matching an ignore pattern is one entry), and the commit checked out.
+  // One `git status`: the one scan of the whole tree a plan costs.
+  std::optional<Scan> scan(const PlanWorktree& w, std::string& err);
+  // Commits these paths of the worktree (added when new) on top of head, its branch's tip
+  // (dirty: whether they have changes; false commits nothing). Returns the new tip (head
+  // when nothing was committed), "" on failure. only: other changes are staged, so the
+  // commit names the paths (`git commit --only`); else the commit is made from the index
+  // without a scan of the tree (update-index, write-tree, commit-tree, update-ref).
+  std::string commit_paths(const PlanWorktree& w, const std::string& head, const std::vector<std::string>& paths,
+                           bool dirty, bool only, const std::string& message, std::string& err);
+  // After a plan's gate: its slot holds commit tip (index and files), plus the entries of
+  // left (what the gate's scan found and did not commit); changed: the paths that differ
+  // between the plan's base and tip. The next plan in the slot (this run) starts from that.
+  void remember(const PlanWorktree& w, const std::string& tip, const std::vector<std::string>& changed,
+                const std::vector<StatusEntry>& left);
+  // The slot's state is unknown (a failed step): its next plan gets the full reset.
+  void forget(const std::filesystem::path& slot) { known_.erase(slot.string()); }
+  // How many git children this object has started (the benchmark and tests count them).
+  int processes_started() const { return started_; }
+  // How many plans got a slot by the known-state way and by the full reset.
+  int fast_switches() const { return fast_; }
+  int full_resets() const { return full_; }
 
   // Whether commit is already in the project's HEAD (a merge done before a kill -9).
   std::optional<bool> merged(const std::string& commit);
@@ -82,11 +132,18 @@ class Worktrees {
   void delete_branch(const std::string& branch, const std::filesystem::path& slot);
   // The merged plans' branches in one child, after detaching the slots that may hold them.
   void delete_branches(const std::vector<std::string>& branches, const std::vector<std::filesystem::path>& slots);
+  // A slot's HEAD detached at the commit it names (its branch can then be deleted); the
+  // index and files are not touched.
+  void detach(const std::filesystem::path& slot);
   // Removes a worktree folder (registered or not) and the branch (either may be gone).
   void remove(const std::filesystem::path& path, const std::string& branch);
 
  private:
   std::vector<std::pair<std::string, std::string>> ident_env() const;
+  GitRun git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms = 60000,
+             const std::vector<std::pair<std::string, std::string>>& env = {}, std::string stdin_data = {});
+  // The known-state way of create(); false: the slot needs the full reset.
+  bool switch_known(PlanWorktree& w, std::string& err);
   // git < 2.38: `git merge --no-ff`, aborted on a conflict.
   MergeResult merge_porcelain(const std::string& commit, const std::string& message);
 
@@ -94,6 +151,14 @@ class Worktrees {
   std::string run_;
   std::filesystem::path common_;  // absolute git common dir
   bool own_ident_ = false;
+  struct Known {
+    std::string tip, base;
+    std::vector<std::string> changed;  // base..tip
+    std::vector<std::string> tracked;  // left modified or staged
+    bool leftovers = false;            // untracked or ignored entries left
+  };
+  std::map<std::string, Known> known_;  // slot path -> its state after its last plan's gate (this run)
+  int started_ = 0, fast_ = 0, full_ = 0;
 };
 
 // A plan id as one ref component and folder name: [A-Za-z0-9._-] kept, the rest '-'.

@@ -305,6 +305,69 @@ TEST_F(WorktreeTest, KillNineDuringTheMergeOfAWaveThenARerunMergesEveryPlanExact
   EXPECT_EQ(trim(git({"branch", "--list", "yolo/*"})), "");
 }
 
+// A slot serves its next plan of the same run from what its last plan's gate found: plan
+// 01-01 leaves an untracked, a staged, a modified tracked and an ignored file behind (a
+// finding, not merged); 01-02 gets slot 1 by putting back only the paths that differ, and
+// neither it nor any later plan sees any of that litter; none of it reaches the branch.
+TEST_F(WorktreeTest, ASlotsNextPlanSeesNothingTheLastOneLeftUncommitted) {
+  write_file(repo() / ".git" / "info" / "exclude", "*.log\n");
+  std::string roadmap = read_file(repo() / ".yolo-planning" / "ROADMAP.md");
+  auto r = execute({"YOLO_EXEC_LITTER_FOR=01-01"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto seen = seen_by();
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_NE(seen["01-01"].find("litter/01-01.txt"), std::string::npos) << seen["01-01"];  // it was there
+  for (const char* id : {"01-02", "01-03", "01-04"})
+    EXPECT_EQ(seen[id].find("litter"), std::string::npos) << id << "\n" << seen[id];
+  // 01-02 took slot 1 the cheap way (the proof that this path, not a full reset, is what
+  // cleaned it); 01-01 and 01-03 were each a slot's first plan of the run.
+  EXPECT_NE(seen["01-02"].find("/slot-1"), std::string::npos) << seen["01-02"];
+  EXPECT_NE(r.out.find("path(s) put back"), std::string::npos) << r.out;
+  json p = plan("01-01");
+  EXPECT_EQ(p["status"], "complete") << p.dump();
+  std::vector<std::string> left = p["scope"]["uncommitted"].get<std::vector<std::string>>();
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left,
+            (std::vector<std::string>{".yolo-planning/ROADMAP.md", "litter/01-01.txt", "litter/staged-01-01.txt"}))
+      << p.dump();
+  // Nothing of it merged: not in the run's branch, not in the checkout.
+  std::string tree = git({"ls-tree", "-r", "--name-only", "HEAD"});
+  EXPECT_EQ(tree.find("litter"), std::string::npos) << tree;
+  EXPECT_EQ(tree.find("scratch.log"), std::string::npos) << tree;
+  EXPECT_EQ(read_file(repo() / ".yolo-planning" / "ROADMAP.md"), roadmap);
+  EXPECT_FALSE(stdfs::exists(repo() / "litter"));
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
+}
+
+// yolo killed (kill -9) while 01-01's executor has left its worktree dirty: the next execute
+// knows nothing of that slot, so it gives it a full reset; the plan runs again from a clean
+// checkout and nothing of the litter is merged.
+TEST_F(WorktreeTest, ASlotLeftDirtyByAKilledRunIsResetNeverMerged) {
+  write_file(repo() / ".git" / "info" / "exclude", "*.log\n");
+  std::string roadmap = read_file(repo() / ".yolo-planning" / "ROADMAP.md");
+  auto killed = execute({"YOLO_EXEC_LITTER_FOR=01-01", "YOLO_EXEC_KILL_YOLO_FOR=01-01"});
+  EXPECT_NE(killed.exit_code, 0) << killed.out << killed.err;
+  stdfs::path slot = repo() / ".git" / "yolo-worktrees" / "slot-1";
+  ASSERT_TRUE(stdfs::exists(slot / "litter" / "01-01.txt")) << killed.out << killed.err;  // left dirty
+  ASSERT_TRUE(stdfs::exists(slot / "scratch.log"));
+  stdfs::remove_all(seen());
+  stdfs::create_directories(seen());
+  auto r = execute();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("(full reset)"), std::string::npos) << r.out;
+  auto seen = seen_by();
+  ASSERT_EQ(seen.size(), 4u);
+  for (const auto& [id, s] : seen) EXPECT_EQ(s.find("litter"), std::string::npos) << id << "\n" << s;
+  EXPECT_FALSE(stdfs::exists(slot / "scratch.log"));
+  json p = plan("01-01");
+  EXPECT_EQ(p["status"], "complete") << p.dump();
+  EXPECT_FALSE(p["scope"].contains("uncommitted")) << p.dump();
+  std::string tree = git({"ls-tree", "-r", "--name-only", "HEAD"});
+  EXPECT_EQ(tree.find("litter"), std::string::npos) << tree;
+  EXPECT_EQ(read_file(repo() / ".yolo-planning" / "ROADMAP.md"), roadmap);
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
+}
+
 // The committed plan file is a symlink leading out of the project; the checkout holds the
 // real plan (not committed). yolo hands the worktree the plan it read, as a regular file,
 // and never writes through the symlink.
