@@ -1,6 +1,7 @@
 // Path containment: the one check for every path that comes from outside the runner.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -33,19 +34,21 @@ struct Contained {
 // inside the root (the command line, gate requests, MCP).
 enum class AbsolutePaths { Refuse, AllowInside };
 
+// How a disk resolves an absolute path's symbolic links: resolve_links on the real disk,
+// lexical on a disk without links (fs::Disk::resolve). nullopt on a loop.
+using Resolver = std::function<std::optional<stdfs::path>(const stdfs::path&)>;
+
 // The project root, resolved once; contain() checks any number of paths against it.
 class Root {
  public:
-  explicit Root(stdfs::path root);
+  explicit Root(stdfs::path root, Resolver resolve = resolve_links);
   const stdfs::path& path() const { return root_; }
   Contained contain(const std::string& p, AbsolutePaths absolute = AbsolutePaths::Refuse) const;
 
  private:
   bool inside(const stdfs::path& real) const;
+  Resolver resolve_;
   stdfs::path root_, real_;
 };
-
-// Root(root).contain(p, absolute), for a single path.
-Contained contain(const stdfs::path& root, const std::string& p, AbsolutePaths absolute = AbsolutePaths::Refuse);
 
 }  // namespace yolo::fs

@@ -10,13 +10,11 @@ namespace yolo {
 
 namespace stdfs = std::filesystem;
 
-json project_overview(const stdfs::path& root) {
+json project_overview(const World& w, const stdfs::path& root) {
   std::vector<stdfs::path> dirs;
-  std::error_code ec;
-  for (auto it = stdfs::directory_iterator(root / ".yolo-planning" / "phases", ec);
-       !ec && it != stdfs::directory_iterator(); it.increment(ec))
-    if (it->is_directory(ec)) dirs.push_back(it->path());
-  std::sort(dirs.begin(), dirs.end());
+  const stdfs::path phases_dir = root / ".yolo-planning" / "phases";
+  for (const auto& name : w.files().list(phases_dir))
+    if (w.files().is_directory(phases_dir / name)) dirs.push_back(phases_dir / name);
   json phases = json::array();
   json totals = {{"phases", dirs.size()}, {"plans", 0},       {"summaries", 0}, {"reviewed", 0},
                  {"approved", 0},         {"conditional", 0}, {"rejected", 0},  {"fallback", 0}};
@@ -29,12 +27,12 @@ json project_overview(const stdfs::path& root) {
               {"conditional", 0},
               {"rejected", 0},
               {"fallback", 0}};
-    auto ledger = review_ledger::load(root, d);
-    for (const auto& f : list_plan_files(d)) {
+    auto ledger = review_ledger::load(w, root, d);
+    for (const auto& f : list_plan_files(w, d)) {
       p["plans"] = p["plans"].get<long long>() + 1;
-      if (locate_summary(f).exists) p["summaries"] = p["summaries"].get<long long>() + 1;
+      if (locate_summary(w, f).exists) p["summaries"] = p["summaries"].get<long long>() + 1;
       if (!ledger.ok()) continue;
-      auto l = load_plan(f);
+      auto l = load_plan(w, f);
       if (!l.plan) continue;
       const json* rv = review_ledger::find(ledger.doc, l.plan->id());
       if (!rv || !rv->is_object()) continue;

@@ -8,13 +8,13 @@ namespace {
 bool valid(const std::optional<Plan>& p) { return p && !p->frontmatter_error; }
 }  // namespace
 
-PhaseSnapshots::Phase& PhaseSnapshots::phase(const std::filesystem::path& phase_dir, size_t max_bytes) {
+PhaseSnapshots::Phase& PhaseSnapshots::phase(const World& w, const std::filesystem::path& phase_dir, size_t max_bytes) {
   std::string key = phase_dir.lexically_normal().string();
   auto it = phases_.find(key);
   if (it != phases_.end()) return it->second;
   Phase& ph = phases_[key];
-  for (const auto& f : list_plan_files(phase_dir)) {
-    PlanLoad l = cache_ ? cache_->load_sibling(f, max_bytes) : load_plan(f, max_bytes);
+  for (const auto& f : list_plan_files(w, phase_dir)) {
+    PlanLoad l = cache_ ? cache_->load_sibling(w, f, max_bytes) : load_plan(w, f, max_bytes);
     if (l.plan) l.plan->frontmatter = json::object();  // the checks use the fields, not the document
     ph.index.emplace(f.lexically_normal().string(), ph.plans.size());
     ph.plans.push_back(std::move(l.plan));
@@ -22,10 +22,10 @@ PhaseSnapshots::Phase& PhaseSnapshots::phase(const std::filesystem::path& phase_
   return ph;
 }
 
-std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const std::filesystem::path& phase_dir,
+std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const World& w, const std::filesystem::path& phase_dir,
                                                               const std::filesystem::path& plan_path, const Plan& self,
                                                               size_t max_bytes) {
-  Phase& ph = phase(phase_dir, max_bytes);
+  Phase& ph = phase(w, phase_dir, max_bytes);
   auto at = ph.index.find(plan_path.lexically_normal().string());
   if (at == ph.index.end()) return std::nullopt;
   size_t pos = at->second;

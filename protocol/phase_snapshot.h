@@ -30,7 +30,7 @@ class PhaseSnapshots {
   // The cross-plan findings of `self` (the plan at plan_path, just loaded by the caller)
   // among the plans of phase_dir, exactly as stage1_plan_file computes them; nullopt when
   // plan_path is not one of the folder's plan files (the caller computes them itself).
-  std::optional<std::vector<Finding>> cross_for(const std::filesystem::path& phase_dir,
+  std::optional<std::vector<Finding>> cross_for(const World& w, const std::filesystem::path& phase_dir,
                                                 const std::filesystem::path& plan_path, const Plan& self,
                                                 size_t max_bytes);
 
@@ -46,7 +46,7 @@ class PhaseSnapshots {
     std::vector<std::vector<Finding>> cross;        // per position (valid plans only)
     bool dirty = true;
   };
-  Phase& phase(const std::filesystem::path& phase_dir, size_t max_bytes);
+  Phase& phase(const World& w, const std::filesystem::path& phase_dir, size_t max_bytes);
 
   PlanCache* cache_;
   std::map<std::string, Phase> phases_;

@@ -15,11 +15,11 @@ constexpr const char* kSealDomain = "yolo-review-record-v1";
 
 // What a record's seal covers: the project (its canonical path), the ledger file's name,
 // the plan id and the record itself (without its seal).
-json sealed_fields(const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
+json sealed_fields(const World& w, const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
                    const json& rec) {
   std::error_code ec;
-  stdfs::path p = stdfs::weakly_canonical(root, ec);
-  if (ec) p = root.lexically_normal();
+  stdfs::path abs = stdfs::absolute(root, ec).lexically_normal();
+  stdfs::path p = w.files().resolve(abs).value_or(root.lexically_normal());
   json r = rec;
   if (r.is_object()) r.erase("seal");
   return {{"project", p.generic_string()},
@@ -32,21 +32,13 @@ json sealed_fields(const stdfs::path& root, const stdfs::path& ledger_file, cons
 stdfs::path root_of(const stdfs::path& ledger_file) { return ledger_file.parent_path().parent_path().parent_path(); }
 }  // namespace
 
-bool trusted(const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id, const json& rec) {
-  return trusted(World::real(), root, ledger_file, plan_id, rec);
-}
-
 bool trusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
              const json& rec) {
   if (!rec.is_object()) return false;
   auto it = rec.find("seal");
   if (it == rec.end() || !it->is_string()) return false;
-  return seal::check(kSealDomain, sealed_fields(root, ledger_file, plan_id, rec), it->get<std::string>(),
+  return seal::check(kSealDomain, sealed_fields(w, root, ledger_file, plan_id, rec), it->get<std::string>(),
                      w.checking_key());
-}
-
-std::vector<std::string> drop_untrusted(const stdfs::path& root, const stdfs::path& ledger_file, json& ledger) {
-  return drop_untrusted(World::real(), root, ledger_file, ledger);
 }
 
 std::vector<std::string> drop_untrusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file,
@@ -76,18 +68,12 @@ stdfs::path path_for(const stdfs::path& root, const stdfs::path& phase_dir) {
   return dir(root) / (name.string() + ".json");
 }
 
-state::LoadResult load(const stdfs::path& root, const stdfs::path& phase_dir) {
-  return load(World::real(), root, phase_dir);
-}
-
 state::LoadResult load(const World& w, const stdfs::path& root, const stdfs::path& phase_dir) {
   auto r = state::load_document(w, path_for(root, phase_dir), kSchema);
   if (r.ok() && !r.exists) r.doc = {{"reviews", json::object()}};
   if (r.ok()) drop_untrusted(w, root, path_for(root, phase_dir), r.doc);
   return r;
 }
-
-state::LoadResult load_file(const stdfs::path& file) { return load_file(World::real(), file); }
 
 state::LoadResult load_file(const World& w, const stdfs::path& file) {
   auto r = state::load_document(w, file, kSchema);
@@ -102,20 +88,11 @@ const json* find(const json& ledger, const std::string& plan_id) {
   return it != rv->end() && it->is_object() ? &*it : nullptr;
 }
 
-std::string record(const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id, json rec) {
-  return record(World::real(), root, phase_dir, plan_id, std::move(rec));
-}
-
 std::string record(const World& w, const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id,
                    json rec) {
   std::vector<std::pair<std::string, json>> one;
   one.emplace_back(plan_id, std::move(rec));
   return record_many(w, root, phase_dir, std::move(one));
-}
-
-std::string record_many(const stdfs::path& root, const stdfs::path& phase_dir,
-                        std::vector<std::pair<std::string, json>> records) {
-  return record_many(World::real(), root, phase_dir, std::move(records));
 }
 
 std::string record_many(const World& w, const stdfs::path& root, const stdfs::path& phase_dir,
@@ -131,7 +108,7 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
     for (const auto& [id, rec] : records) {
       json r = rec;
       if (r.is_object())
-        r["seal"] = seal::seal_of(kSealDomain, sealed_fields(root, path_for(root, phase_dir), id, r), key);
+        r["seal"] = seal::seal_of(kSealDomain, sealed_fields(w, root, path_for(root, phase_dir), id, r), key);
       reviews[id] = std::move(r);
     }
     return true;
@@ -146,8 +123,6 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
   };
   return state::update_document(w, root, path_for(root, phase_dir), kSchema, set, check).error;
 }
-
-All load_all(const stdfs::path& root) { return load_all(World::real(), root); }
 
 All load_all(const World& w, const stdfs::path& root) {
   All all;

@@ -6,13 +6,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "protocol/seal.h"
 #include "protocol/text.h"
 #include "runner/cli_docs.h"
-#include "runner/identity.h"
 #include "runner/subprocess.h"
 #include "runner/person.h"
-#include "runner/signing.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -45,11 +43,10 @@ int run_cli(int argc, char** argv) {
   // Children that escape their process group are re-parented to us and ended with their
   // spawn; a keeper ends them if we are killed (runner/subprocess.h).
   supervise_children();
-  seal::use_key_file(approval_key_path());
+  world();  // the files, the clock, the approval key file and the signature check, fixed now
   // Every process yolo starts (agents, executors, approvers, hooks' children) carries the
   // marker that `yolo approve` refuses (runner/person.h).
   mark_children_as_started_by_yolo();
-  install_signature_checks();
   CLI::App app{"yolo: runs the .yolo-planning protocol (review gate, approvals, waves)", "yolo"};
   app.set_version_flag("--version", std::string("yolo ") + YOLO_VERSION);
   app.require_subcommand(1);

@@ -1,5 +1,6 @@
 // `yolo execute`: the wave loop (runner/phase_run_internal.h).
 #include "runner/phase_run_internal.h"
+#include "runner/world.h"
 
 namespace yolo::runner::phase {
 
@@ -68,7 +69,7 @@ const state::LoadResult& Run::state_now() {
   FileId before;
   if (state_id_ && id_of(before) && before == *state_id_ && state_cache_.ok()) return state_cache_;
   bool known = id_of(before);
-  state_cache_ = state::load(root_);
+  state_cache_ = state::load(world(), root_);
   FileId after;
   // Kept only when the file did not change while it was read (else: read again next time).
   if (known && id_of(after) && after == before && state_cache_.ok())
@@ -106,7 +107,7 @@ void Run::flush_plans() {
   }
   if (pending_.empty()) return;
   uint64_t t = uv_hrtime();
-  auto up = state::update(root_, [&](json& doc, std::string&) {
+  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
     std::unordered_map<std::string, json*> by_id;
     if (doc.contains("plans") && doc["plans"].is_array())
       for (auto& p : doc["plans"]) by_id.emplace(str(p, "id"), &p);  // the first of an id, as find_plan
@@ -182,7 +183,8 @@ void Run::schedule() {
   }
   bool executor = executor_configured(cfg_);
   waves::Options wo;
-  wo.max_parallel = executor ? (dispatched() ? dispatch_parallel() : cfg_.max_parallel) : static_cast<int>(entries_.size()) + 1;
+  wo.max_parallel =
+      executor ? (dispatched() ? dispatch_parallel() : cfg_.max_parallel) : static_cast<int>(entries_.size()) + 1;
   wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);
   wo.only = o_.only_plan;
   waves::Decision d = waves::next(nodes_, wo);
@@ -203,7 +205,7 @@ void Run::schedule() {
         return;
       }
       std::string now = now_iso8601();
-      auto up = state::update(root_, [&](json& s, std::string&) {
+      auto up = state::update(world(), root_, [&](json& s, std::string&) {
         execution::complete_phase(s, now);
         return true;
       });
@@ -289,7 +291,7 @@ void Run::schedule() {
 }
 
 void Run::mark_ready(const std::vector<size_t>& idx) {
-  auto up = state::update(root_, [&](json& doc, std::string&) {
+  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
     std::vector<std::string> ids;
     for (size_t i : idx) ids.push_back(entries_[i].id);
     execution::mark_ready(doc, ids);

@@ -1,5 +1,6 @@
 // `yolo execute`: one plan from start to its gates (runner/phase_run_internal.h).
 #include "runner/phase_run_internal.h"
+#include "runner/world.h"
 
 namespace yolo::runner::phase {
 
@@ -120,7 +121,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     }
     flush_plans();
     if (missing) {
-      auto rec = state::update(root_, [&](json& doc, std::string&) {
+      auto rec = state::update(world(), root_, [&](json& doc, std::string&) {
         bool any = false;
         for (auto& [id, r] : spawned.items())
           if (json* p = execution::find_plan(doc, id);
@@ -184,7 +185,7 @@ void Run::run_checks(size_t i, SpawnResult executor) {
   const auto& e = entries_[i];
   auto w = worktree_of_.find(i);
   stdfs::path dir = w != worktree_of_.end() ? w->second.path : root_;
-  auto l = load_plan(dir / e.path);
+  auto l = load_plan(world(), dir / e.path);
   plan_checks::Parsed parsed = l.plan ? plan_checks::parse(*l.plan) : plan_checks::Parsed{};
   check_todo_[i] = parsed.checks;
   check_errors_[i] = parsed.errors;

@@ -10,6 +10,7 @@
 #include "protocol/text.h"
 #include "protocol/text_diff.h"
 #include "runner/watcher_impl.h"
+#include "runner/world.h"
 
 namespace yolo::runner::watch_impl {
 
@@ -53,7 +54,7 @@ void Watcher::warm_one() {
     return;
   }
   for (int i = 0; i < 16 && !warm_queue_.empty(); ++i) {
-    plan_cache_.load_sibling(warm_queue_.back(), Stage1Options{}.max_file_bytes);
+    plan_cache_.load_sibling(world(), warm_queue_.back(), Stage1Options{}.max_file_bytes);
     warm_queue_.pop_back();
   }
 }

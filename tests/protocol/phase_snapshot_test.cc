@@ -15,9 +15,11 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-std::string plan(const std::string& n, int wave, const std::string& deps = "[]", const std::string& file = "src/a.txt") {
+std::string plan(const std::string& n, int wave, const std::string& deps = "[]",
+                 const std::string& file = "src/a.txt") {
   return "---\nphase: \"01\"\nplan: \"" + n + "\"\ntitle: \"P" + n + "\"\nwave: " + std::to_string(wave) +
-         "\ndepends_on: " + deps + "\nmust_haves:\n  - \"it works\"\n---\n\n## Task 1: Do it\n\n**Files:** `" + file + "`\n";
+         "\ndepends_on: " + deps + "\nmust_haves:\n  - \"it works\"\n---\n\n## Task 1: Do it\n\n**Files:** `" + file +
+         "`\n";
 }
 
 // Every plan of the folder reviewed with and without the snapshot: the same review.
@@ -25,9 +27,9 @@ void expect_same(const stdfs::path& dir, PhaseSnapshots& snaps) {
   Stage1Options plain;
   Stage1Options with = plain;
   with.snapshots = &snaps;
-  for (const auto& f : list_plan_files(dir)) {
-    json a = stage1_plan_file(f, dir, plain).to_json();
-    json b = stage1_plan_file(f, dir, with).to_json();
+  for (const auto& f : list_plan_files(test::real_world(), dir)) {
+    json a = stage1_plan_file(test::real_world(), f, dir, plain).to_json();
+    json b = stage1_plan_file(test::real_world(), f, dir, with).to_json();
     EXPECT_EQ(a, b) << f;
   }
 }
@@ -36,12 +38,12 @@ TEST(PhaseSnapshot, SameFindingsAsReviewPlanFileWithOneComputation) {
   test::TempDir d;
   stdfs::path ph = d / ".yolo-planning/phases/01-x";
   test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
-  test::write_file(ph / "01-02-PLAN.md", plan("02", 1));                       // same file, same wave
-  test::write_file(ph / "01-03-PLAN.md", plan("03", 1, "[\"04\"]"));           // depends on a later wave
-  test::write_file(ph / "01-04-PLAN.md", plan("04", 2, "[\"05\"]", "b"));       // cycle 04 -> 05 -> 04
+  test::write_file(ph / "01-02-PLAN.md", plan("02", 1));                           // same file, same wave
+  test::write_file(ph / "01-03-PLAN.md", plan("03", 1, "[\"04\"]"));               // depends on a later wave
+  test::write_file(ph / "01-04-PLAN.md", plan("04", 2, "[\"05\"]", "b"));          // cycle 04 -> 05 -> 04
   test::write_file(ph / "01-05-PLAN.md", plan("05", 3, "[\"04\", \"99\"]", "c"));  // and an unknown one
-  test::write_file(ph / "01-06-PLAN.md", plan("05", 4, "[]", "d"));             // duplicate id 01-05
-  test::write_file(ph / "01-07-PLAN.md", "---\nphase: [\n---\nbroken\n");       // frontmatter error
+  test::write_file(ph / "01-06-PLAN.md", plan("05", 4, "[]", "d"));                // duplicate id 01-05
+  test::write_file(ph / "01-07-PLAN.md", "---\nphase: [\n---\nbroken\n");          // frontmatter error
   PhaseSnapshots snaps;
   expect_same(ph, snaps);
   EXPECT_EQ(snaps.recomputes(), 2u);  // once for the phase, once for the broken plan as itself
@@ -61,7 +63,7 @@ TEST(PhaseSnapshot, ThePlanUnderReviewIsReadFreshAndTakesItsPlace) {
   EXPECT_GT(snaps.recomputes(), before);
   Stage1Options with;
   with.snapshots = &snaps;
-  auto r = stage1_plan_file(ph / "01-02-PLAN.md", ph, with);
+  auto r = stage1_plan_file(test::real_world(), ph / "01-02-PLAN.md", ph, with);
   bool cycle = false;
   for (const auto& f : r.findings) cycle = cycle || f.check == "dependency_cycle";
   EXPECT_TRUE(cycle) << r.to_json().dump();
@@ -73,13 +75,13 @@ TEST(PhaseSnapshot, APlanOutsideTheFolderIsLeftToTheCaller) {
   test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
   test::write_file(d / "elsewhere/01-02-PLAN.md", plan("02", 1));
   PhaseSnapshots snaps;
-  auto l = load_plan(d / "elsewhere/01-02-PLAN.md");
+  auto l = load_plan(test::real_world(), d / "elsewhere/01-02-PLAN.md");
   ASSERT_TRUE(l.plan);
-  EXPECT_FALSE(snaps.cross_for(ph, d / "elsewhere/01-02-PLAN.md", *l.plan, 1 << 20).has_value());
+  EXPECT_FALSE(snaps.cross_for(test::real_world(), ph, d / "elsewhere/01-02-PLAN.md", *l.plan, 1 << 20).has_value());
   Stage1Options plain, with;
   with.snapshots = &snaps;
-  EXPECT_EQ(stage1_plan_file(d / "elsewhere/01-02-PLAN.md", ph, plain).to_json(),
-            stage1_plan_file(d / "elsewhere/01-02-PLAN.md", ph, with).to_json());
+  EXPECT_EQ(stage1_plan_file(test::real_world(), d / "elsewhere/01-02-PLAN.md", ph, plain).to_json(),
+            stage1_plan_file(test::real_world(), d / "elsewhere/01-02-PLAN.md", ph, with).to_json());
 }
 
 TEST(PhaseSnapshot, EveryCorpusPhaseGivesTheSameReviews) {
@@ -87,7 +89,8 @@ TEST(PhaseSnapshot, EveryCorpusPhaseGivesTheSameReviews) {
   if (!stdfs::exists(corpus)) GTEST_SKIP() << "no corpus at " << corpus;
   std::set<stdfs::path> dirs;
   for (auto it = stdfs::recursive_directory_iterator(corpus); it != stdfs::recursive_directory_iterator(); ++it)
-    if (it->is_regular_file() && is_plan_filename(it->path().filename().string())) dirs.insert(it->path().parent_path());
+    if (it->is_regular_file() && is_plan_filename(it->path().filename().string()))
+      dirs.insert(it->path().parent_path());
   ASSERT_FALSE(dirs.empty());
   PhaseSnapshots snaps;
   for (const auto& dir : dirs) expect_same(dir, snaps);

@@ -30,7 +30,7 @@ TEST(State, AnUpdateThatChangesNothingWritesNothing) {
     d["status"] = "running";
     return true;
   };
-  ASSERT_TRUE(update(repo.root(), set).written);
+  ASSERT_TRUE(update(test::real_world(), repo.root(), set).written);
   auto path = state_path(repo.root());
   auto ino = [&] {
     struct stat st {};
@@ -38,7 +38,7 @@ TEST(State, AnUpdateThatChangesNothingWritesNothing) {
     return st.st_ino;
   };
   auto before = ino();
-  auto again = update(repo.root(), set);
+  auto again = update(test::real_world(), repo.root(), set);
   EXPECT_TRUE(again.ok()) << again.error;
   EXPECT_FALSE(again.written);
   EXPECT_EQ(ino(), before);  // not replaced: watchers see no event
@@ -85,9 +85,15 @@ TEST(State, UpdateWritesValidatedStateAtomically) {
 
 TEST(State, InvalidResultIsNeverWritten) {
   MemRepo repo;
-  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) { d["status"] = "running"; return true; }).ok());
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
+                d["status"] = "running";
+                return true;
+              }).ok());
   std::string before = repo.disk.get(state_path(repo.root()));
-  auto u = update(repo.w, repo.root(), [](json& d, std::string&) { d["status"] = "exploded"; return true; });
+  auto u = update(repo.w, repo.root(), [](json& d, std::string&) {
+    d["status"] = "exploded";
+    return true;
+  });
   EXPECT_FALSE(u.ok());
   EXPECT_NE(u.error.find("/status"), std::string::npos) << u.error;
   EXPECT_EQ(repo.disk.get(state_path(repo.root())), before);
@@ -95,7 +101,10 @@ TEST(State, InvalidResultIsNeverWritten) {
 
 TEST(State, AbortedUpdateWritesNothing) {
   MemRepo repo;
-  auto u = update(repo.w, repo.root(), [](json&, std::string& err) { err = "nothing pending"; return false; });
+  auto u = update(repo.w, repo.root(), [](json&, std::string& err) {
+    err = "nothing pending";
+    return false;
+  });
   EXPECT_EQ(u.error, "nothing pending");
   EXPECT_FALSE(repo.disk.has(state_path(repo.root())));
 }
@@ -109,7 +118,10 @@ TEST(State, GarbageFileIsReportedKeptAndNeverOverwritten) {
   EXPECT_NE(l.error.find("not valid JSON"), std::string::npos);
   ASSERT_FALSE(l.kept_copy.empty());
   EXPECT_EQ(repo.disk.get(l.kept_copy), "{\"status\": \"running\", trailing garbage");
-  auto u = update(repo.w, repo.root(), [](json& d, std::string&) { d = {{"status", "running"}}; return true; });
+  auto u = update(repo.w, repo.root(), [](json& d, std::string&) {
+    d = {{"status", "running"}};
+    return true;
+  });
   EXPECT_FALSE(u.ok());
   EXPECT_EQ(repo.disk.get(state_path(repo.root())), "{\"status\": \"running\", trailing garbage");
 }
@@ -124,7 +136,10 @@ TEST(State, SchemaViolationNamesThePointer) {
 
 TEST(State, NotAProject) {
   MemRepo repo;
-  auto u = update(repo.w, "/elsewhere", [](json& doc, std::string&) { doc["status"] = "running"; return true; });
+  auto u = update(repo.w, "/elsewhere", [](json& doc, std::string&) {
+    doc["status"] = "running";
+    return true;
+  });
   EXPECT_FALSE(u.ok());
   EXPECT_NE(u.error.find(".yolo-planning"), std::string::npos);
 }
