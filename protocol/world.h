@@ -2,7 +2,9 @@
 // Disk), the time (a Clock), the approval key and the check of SSH-signed approvals. The
 // runner builds one World at start-up (runner/world.h: the real disk, the system clock, the
 // key file, ssh-keygen); unit tests pass an in-memory disk, a fixed clock, a key and a
-// verifier of their own, and need no temp folder. No protocol function has a hidden default.
+// verifier of their own, and need no temp folder. Nothing is registered process-wide: the
+// key and the signature check come only from the World passed in (a null disk or clock means
+// the real disk and the system clock, which hold no configuration).
 #pragma once
 #include <filesystem>
 #include <string>

@@ -139,8 +139,7 @@ TEST(PortsContain, TheMemoryDiskAppliesTheOneRuleLexically) {
   EXPECT_EQ(d.contain(kRoot, "../x").refusal, fs::Contained::Refusal::Escapes);
   EXPECT_EQ(d.contain(kRoot, "/project/a").refusal, fs::Contained::Refusal::Absolute);
   EXPECT_EQ(d.contain(kRoot, "/project/a", fs::AbsolutePaths::AllowInside).rel, "a");
-  EXPECT_EQ(d.contain(kRoot, "/elsewhere/a", fs::AbsolutePaths::AllowInside).refusal,
-            fs::Contained::Refusal::Escapes);
+  EXPECT_EQ(d.contain(kRoot, "/elsewhere/a", fs::AbsolutePaths::AllowInside).refusal, fs::Contained::Refusal::Escapes);
 }
 
 // ---- gate coverage --------------------------------------------------------------------
@@ -159,8 +158,8 @@ TEST(PortsCoverage, CoversDigestTheInMemoryPlansAndConfig) {
   EXPECT_EQ(vision["config:reviewer"], sha256_digest("\"claude\""));
   EXPECT_EQ(vision["config:executor"], "absent");
   m.disk.put(kRoot / ".yolo-planning/config.json", R"({"reviewer": "other"})");
-  auto changes =
-      gates::coverage_changes(vision, gates::coverage(m.w, kRoot, gates::GateType::Vision, {".yolo-planning/ROADMAP.md"}));
+  auto changes = gates::coverage_changes(
+      vision, gates::coverage(m.w, kRoot, gates::GateType::Vision, {".yolo-planning/ROADMAP.md"}));
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_NE(changes[0].find("config key reviewer changed"), std::string::npos) << changes[0];
   std::string err;
@@ -242,17 +241,17 @@ TEST(PortsGateRun, ARequestAndAnApprovalRunOnTheWorldsDiskClockAndKey) {
   EXPECT_EQ(g["resolved_at"], "2026-11-25T10:05:00Z") << "the world's clock";
   EXPECT_EQ(g["project"], "/project");
   EXPECT_TRUE(seal::valid(g, m.key)) << "sealed with the world's key";
-  EXPECT_TRUE(gates::approval_status(st.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md",
-                                     gates::now_of(m.w, kRoot))
-                  .counts());
+  EXPECT_TRUE(
+      gates::approval_status(st.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(m.w, kRoot))
+          .counts());
   EXPECT_TRUE(m.disk.has(audit::path(kRoot))) << "every transition is in the audit log";
   EXPECT_TRUE(audit::check(m.w, kRoot).problems.empty());
   // Edited in memory after the approval: stale.
   m.disk.put(kRoot / ".yolo-planning/ROADMAP.md", "# Roadmap, edited\n");
-  EXPECT_EQ(gates::approval_status(st.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md",
-                                   gates::now_of(m.w, kRoot))
-                .check,
-            gates::ApprovalCheck::Stale);
+  EXPECT_EQ(
+      gates::approval_status(st.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(m.w, kRoot))
+          .check,
+      gates::ApprovalCheck::Stale);
 }
 
 TEST(PortsGateRun, AHeldLockOrAMissingKeyStopsTheRunAndSaysWhy) {
