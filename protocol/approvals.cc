@@ -15,7 +15,8 @@ Now now_of(const World& w, const stdfs::path& root) {
   Now n;
   n.project = project_id(w, root);
   n.covers = [w, root](GateType t, const std::vector<std::string>& files) { return coverage(w, root, t, files); };
-  n.key = &w.checking_key();
+  n.key = w.key;
+  n.keys = w.key ? nullptr : w.keys;
   if (const SignatureVerifier* v = w.signatures) {
     n.signatures_required = v->required(root);
     n.signature_problem = [v, root](const json& g) { return v->problem(root, g); };
@@ -74,7 +75,8 @@ ApprovalStatus check_approved(const json& state, const json& g, const Now& now, 
     // The signature binds the project's first commit: it counts in any clone of it.
     if (std::string why = now.signature_problem(g); !why.empty()) return stale(why);
   } else {
-    if (!now.key || !seal::valid(g, *now.key)) return unsealed(st, tname, plan_path, who, when);
+    const seal::Key* k = now.key ? now.key : now.keys ? &now.keys->checking() : nullptr;
+    if (!k || !seal::valid(g, *k)) return unsealed(st, tname, plan_path, who, when);
   }
   auto cit = g.find("covers");
   if (cit == g.end() || !cit->is_object()) return stale("it does not record what it covers (made by an older yolo)");

@@ -22,7 +22,10 @@ struct Now {
   std::function<json(GateType, const std::vector<std::string>&)> covers;
   bool signatures_required = false;
   std::function<std::string(const json& gate)> signature_problem;  // "" when it verifies
-  const seal::Key* key = nullptr;  // the key seals are checked with (null: no seal counts)
+  const seal::Key* key = nullptr;  // the key seals are checked with (null: keys, else no seal counts)
+  // Else the key is asked for at each check (KeySource::checking): a key made after this
+  // Now was taken (an approver's approval in the same run) is seen.
+  seal::KeySource* keys = nullptr;
 };
 // The project at root as it is now, through the world: its files (World::disk), the key
 // that checks seals (World::checking_key, never created) and the signature check

@@ -319,6 +319,32 @@ TEST(PortsSignatures, AFakeVerifierDecidesWhetherASignedApprovalCounts) {
   EXPECT_TRUE(gates::approval_status(doc, gates::GateType::Vision, roadmap_path, gates::now_of(m.w, kRoot)).counts());
 }
 
+// A key that does not exist until an approval makes it (the runner's key file on a fresh
+// machine): checking() answers an error of its own until then.
+class LateKey : public seal::KeySource {
+ public:
+  const seal::Key& sealing() override {
+    if (!made.ok()) made = seal::Key{std::string(32, 'l'), {}};
+    return made;
+  }
+  const seal::Key& checking() override { return made.ok() ? made : none; }
+
+ private:
+  seal::Key made{{}, "not made yet"}, none{{}, "no approval key yet"};
+};
+
+TEST(PortsGateRun, AKeyMadeAfterTheCheckWasSetUpIsSeen) {
+  Mem m;
+  LateKey late;
+  World w{&m.disk, &m.clock, nullptr, &late};
+  gates::Now now = gates::now_of(w, kRoot);  // taken before any key exists (execute does so)
+  auto r = gates::request_gate(w, kRoot, config({{"approvers", {{"vision", "skip"}}}}), roadmap(), nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.answer["status"], "approved");
+  json doc = state::load(w, kRoot).doc;
+  EXPECT_TRUE(gates::approval_status(doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", now).counts());
+}
+
 // ---- the project overview -------------------------------------------------------------
 
 TEST(PortsOverview, CountsPlansAndSummariesInMemory) {
