@@ -38,10 +38,12 @@ enum class AbsolutePaths { Refuse, AllowInside };
 // lexical on a disk without links (fs::Disk::resolve). nullopt on a loop.
 using Resolver = std::function<std::optional<stdfs::path>(const stdfs::path&)>;
 
-// The project root, resolved once; contain() checks any number of paths against it.
+// The project root, resolved once; contain() checks any number of paths against it. Made by
+// a disk (fs::Disk::root), which brings its own resolver: protocol/ never resolves links on
+// the real disk behind the World's back.
 class Root {
  public:
-  explicit Root(stdfs::path root, Resolver resolve = resolve_links);
+  Root(stdfs::path root, Resolver resolve);
   const stdfs::path& path() const { return root_; }
   Contained contain(const std::string& p, AbsolutePaths absolute = AbsolutePaths::Refuse) const;
 
