@@ -12,6 +12,7 @@
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "protocol/stage1.h"
+#include "runner/world.h"
 
 namespace {
 
@@ -101,7 +102,7 @@ void BM_PrecheckPlan_AllPlans(benchmark::State& state) {
   for (const auto& s : corpus().plans) parsed.push_back(yolo::parse_plan(s, "PLAN.md"));
   yolo::Stage1Options o;
   for (auto _ : state)
-    for (const auto& p : parsed) benchmark::DoNotOptimize(yolo::stage1_plan(p, o));
+    for (const auto& p : parsed) benchmark::DoNotOptimize(yolo::stage1_plan(yolo::runner::world(), p, o));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * parsed.size()));
 }
 BENCHMARK(BM_PrecheckPlan_AllPlans)->Unit(benchmark::kMillisecond);
@@ -113,7 +114,7 @@ void BM_ReviewPhase_WholeCorpus(benchmark::State& state) {
   size_t reviews = 0;
   for (auto _ : state) {
     for (const auto& d : c.phase_dirs) {
-      auto rs = yolo::stage1_phase(d, {});
+      auto rs = yolo::stage1_phase(yolo::runner::world(), d, {});
       reviews += rs.size();
       benchmark::DoNotOptimize(rs);
     }

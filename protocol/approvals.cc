@@ -11,39 +11,22 @@ namespace stdfs = std::filesystem;
 using json_field::str;
 using namespace detail;
 
-// ---- the signature check the runner registers -------------------------------------------
-
-namespace {
-std::function<bool(const stdfs::path&)>& sig_required() {
-  static std::function<bool(const stdfs::path&)> f;
-  return f;
-}
-std::function<std::string(const stdfs::path&, const json&)>& sig_check() {
-  static std::function<std::string(const stdfs::path&, const json&)> f;
-  return f;
-}
-}  // namespace
-
-void use_signatures(std::function<bool(const stdfs::path& root)> required,
-                    std::function<std::string(const stdfs::path& root, const json& gate)> check) {
-  sig_required() = std::move(required);
-  sig_check() = std::move(check);
-}
-
-Now now_of(const stdfs::path& root) {
+Now now_of(const World& w, const stdfs::path& root) {
   Now n;
-  n.project = project_id(root);
-  n.covers = [root](GateType t, const std::vector<std::string>& files) { return coverage(root, t, files); };
-  if (sig_required() && sig_check()) {
-    n.signatures_required = sig_required()(root);
-    auto check = sig_check();
-    n.signature_problem = [root, check](const json& g) { return check(root, g); };
+  n.project = project_id(w, root);
+  n.covers = [w, root](GateType t, const std::vector<std::string>& files) { return coverage(w, root, t, files); };
+  n.key = w.key;
+  n.keys = w.key ? nullptr : w.keys;
+  if (const SignatureVerifier* v = w.signatures) {
+    n.signatures_required = v->required(root);
+    n.signature_problem = [v, root](const json& g) { return v->problem(root, g); };
   }
   return n;
 }
 
-Now now_with_digest(const std::string& plan_path, const std::string& digest) {
+Now now_with_digest(const std::string& plan_path, const std::string& digest, const seal::Key& key) {
   Now n;
+  n.key = &key;
   n.covers = [plan_path, digest](GateType, const std::vector<std::string>&) {
     return json{{"file:" + plan_path, digest.empty() ? std::string("absent") : digest}};
   };
@@ -92,7 +75,8 @@ ApprovalStatus check_approved(const json& state, const json& g, const Now& now, 
     // The signature binds the project's first commit: it counts in any clone of it.
     if (std::string why = now.signature_problem(g); !why.empty()) return stale(why);
   } else {
-    if (!(now.key ? seal::valid(g, *now.key) : seal::valid(g))) return unsealed(st, tname, plan_path, who, when);
+    const seal::Key* k = now.key ? now.key : now.keys ? &now.keys->checking() : nullptr;
+    if (!k || !seal::valid(g, *k)) return unsealed(st, tname, plan_path, who, when);
   }
   auto cit = g.find("covers");
   if (cit == g.end() || !cit->is_object()) return stale("it does not record what it covers (made by an older yolo)");
@@ -185,8 +169,8 @@ ApprovalStatus approval_status(const json& state, GateType type, const std::stri
 }
 
 ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path,
-                               const std::string& current_digest) {
-  return approval_status(state, type, plan_path, now_with_digest(plan_path, current_digest));
+                               const std::string& current_digest, const seal::Key& key) {
+  return approval_status(state, type, plan_path, now_with_digest(plan_path, current_digest, key));
 }
 
 std::vector<json> checked_gates(const json& state, const Now& now, bool open_only) {
@@ -241,8 +225,8 @@ Transition reopen_if_stale(json& state, GateType type, const std::string& plan_p
 }
 
 Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
-                           const std::string& now) {
-  return reopen_if_stale(state, type, plan_path, now_with_digest(plan_path, current_digest), {}, now);
+                           const seal::Key& key, const std::string& now) {
+  return reopen_if_stale(state, type, plan_path, now_with_digest(plan_path, current_digest, key), {}, now);
 }
 
 }  // namespace yolo::gates

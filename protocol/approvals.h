@@ -9,6 +9,7 @@
 
 #include "protocol/gates.h"
 #include "protocol/json.h"
+#include "protocol/world.h"
 
 namespace yolo::gates {
 
@@ -21,15 +22,17 @@ struct Now {
   std::function<json(GateType, const std::vector<std::string>&)> covers;
   bool signatures_required = false;
   std::function<std::string(const json& gate)> signature_problem;  // "" when it verifies
-  const seal::Key* key = nullptr;  // the key seals are checked with (null: seal::existing_key(), never created)
+  const seal::Key* key = nullptr;  // the key seals are checked with (null: keys, else no seal counts)
+  // Else the key is asked for at each check (KeySource::checking): a key made after this
+  // Now was taken (an approver's approval in the same run) is seen.
+  seal::KeySource* keys = nullptr;
 };
-// The runner registers how to tell whether a project requires signatures and how to verify
-// one (ssh-keygen is a child process: not protocol's). now_of() uses them.
-void use_signatures(std::function<bool(const std::filesystem::path& root)> required,
-                    std::function<std::string(const std::filesystem::path& root, const json& gate)> check);
-Now now_of(const std::filesystem::path& root);
+// The project at root as it is now, through the world: its files (World::disk), the key
+// that checks seals (World::checking_key, never created) and the signature check
+// (World::signatures).
+Now now_of(const World& w, const std::filesystem::path& root);
 // For pure callers and tests: the project "" and covers {"file:<plan_path>": digest}.
-Now now_with_digest(const std::string& plan_path, const std::string& digest);
+Now now_with_digest(const std::string& plan_path, const std::string& digest, const seal::Key& key);
 
 // The gates as list_gates gives them, each APPROVED one with "counts" (whether the approval
 // counts now: gate_status) and, when it does not, "problem" (why): what `gates`, `status`
@@ -54,7 +57,7 @@ struct ApprovalStatus {
 ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path, const Now& now,
                                const std::vector<std::string>& files = {});
 ApprovalStatus approval_status(const json& state, GateType type, const std::string& plan_path,
-                               const std::string& current_digest);
+                               const std::string& current_digest, const seal::Key& key);
 // The status of one recorded gate (any status) against now: what `gates`, `status` and
 // `verify` show. Approved only for a sealed, bound, current approval.
 ApprovalStatus gate_status(const json& state, const json& gate, const Now& now);
@@ -66,6 +69,6 @@ ApprovalStatus gate_status(const json& state, const json& gate, const Now& now);
 Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const Now& now,
                            const std::vector<std::string>& files = {}, const std::string& now_time = {});
 Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
-                           const std::string& now = {});
+                           const seal::Key& key, const std::string& now = {});
 
 }  // namespace yolo::gates

@@ -117,7 +117,7 @@ ApproverVerdict parse_verdict(std::string_view out) {
 
 Transition apply_verdict(json& state, const std::string& gate_id, const ApproverVerdict& v, const std::string& by,
                          const std::string& digest, const std::string& now, const json& covers,
-                         const std::string& project) {
+                         const std::string& project, const seal::Key* key) {
   Transition t;
   const json* cur = find_gate(state, gate_id);
   if (!cur) {
@@ -149,6 +149,7 @@ Transition apply_verdict(json& state, const std::string& gate_id, const Approver
   ResolveInput in{gate_id, by, digest, v.feedback, now};
   in.covers = covers;
   in.project = project;
+  in.key = key;
   switch (v.decision) {
     case Decision::Approved: {
       t = approve(state, in);

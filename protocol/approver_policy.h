@@ -50,9 +50,10 @@ ApproverVerdict parse_verdict(std::string_view stdout_text);
 // rejected -> reject (feedback; an empty one becomes "rejected by <by>"), pending -> stays
 // open (last_error cleared), error -> stays open with last_error (gate_error event).
 // A gate no longer OPEN is left alone (changed=false, message says so).
-// covers/project: as in ResolveInput (what the gate covers now).
+// covers/project/key: as in ResolveInput (what the gate covers now, the key that seals an
+// approval: without one an approving verdict is recorded as the approver's error).
 Transition apply_verdict(json& state, const std::string& gate_id, const ApproverVerdict& v, const std::string& by,
                          const std::string& digest, const std::string& now = {}, const json& covers = nullptr,
-                         const std::string& project = {});
+                         const std::string& project = {}, const seal::Key* key = nullptr);
 
 }  // namespace yolo::gates

@@ -50,10 +50,6 @@ std::string last_hash(const std::string& content, long long& seq) {
 
 stdfs::path path(const stdfs::path& root) { return root / ".yolo-planning" / "audit-log.jsonl"; }
 
-std::string append(const stdfs::path& root, const std::vector<events::Event>& evs) {
-  return append(World::real(), root, evs);
-}
-
 std::string append(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs) {
   if (evs.empty()) return {};
   const seal::Key& key = w.sealing_key();
@@ -76,8 +72,6 @@ std::string append(const World& w, const stdfs::path& root, const std::vector<ev
       },
       kMaxLog);
 }
-
-Check check(const stdfs::path& root) { return check(World::real(), root); }
 
 Check check(const World& w, const stdfs::path& root) {
   Check c;

@@ -19,7 +19,7 @@ namespace yolo::audit {
 std::filesystem::path path(const std::filesystem::path& root);
 
 // Appends one entry per event. Returns an error sentence (empty when written).
-std::string append(const std::filesystem::path& root, const std::vector<events::Event>& evs);
+std::string append(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs);
 
 struct Check {
   std::vector<json> entries;          // the entries read, in order
@@ -27,10 +27,6 @@ struct Check {
   bool exists = false;
 };
 // Reads the log and checks the chain, each hash and each mac.
-Check check(const std::filesystem::path& root);
-
-// The same through the world's disk, clock and key (the functions above: World::real()).
-std::string append(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs);
 Check check(const World& w, const std::filesystem::path& root);
 
 }  // namespace yolo::audit

@@ -183,9 +183,9 @@ ConfigLoad config_from_json(const json& j, const std::string& source) {
   return r;
 }
 
-ConfigLoad load_config(const std::filesystem::path& root) {
+ConfigLoad load_config(const World& w, const std::filesystem::path& root) {
   auto path = root / ".yolo-planning" / "config.json";
-  auto read = fs::read_text(path);
+  auto read = w.files().read(path, fs::kDefaultMaxFileBytes, /*text=*/true);
   if (!read.ok()) {
     ConfigLoad r;
     if (read.error->kind != fs::FileError::Kind::NotFound) r.error = read.error->message;

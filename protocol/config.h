@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/world.h"
 #include "protocol/json.h"
 
 namespace yolo {
@@ -69,7 +70,7 @@ struct ConfigLoad {
 };
 
 // Reads <root>/.yolo-planning/config.json. A missing file is defaults, not an error.
-ConfigLoad load_config(const std::filesystem::path& project_root);
+ConfigLoad load_config(const World& w, const std::filesystem::path& project_root);
 // The top-level keys yolo reads, and the keys of the reference's config that yolo accepts
 // and ignores (autonomy, qa_gate, v2_*/v3_* flags, ...).
 const std::vector<std::string>& known_config_keys();

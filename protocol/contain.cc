@@ -53,12 +53,12 @@ std::string Contained::why() const {
   return {};
 }
 
-Root::Root(stdfs::path root) : root_(std::move(root)) {
+Root::Root(stdfs::path root, Resolver resolve) : resolve_(std::move(resolve)), root_(std::move(root)) {
   std::error_code ec;
   stdfs::path abs = stdfs::absolute(root_, ec);
   if (ec) abs = root_;
   abs = abs.lexically_normal();
-  real_ = resolve_links(abs).value_or(abs);
+  real_ = resolve_(abs).value_or(abs);
 }
 
 bool Root::inside(const stdfs::path& real) const {
@@ -96,7 +96,7 @@ Contained Root::contain(const std::string& p, AbsolutePaths absolute) const {
     target = real_ / rel;
   }
   // Resolve, then compare.
-  auto real = resolve_links(target);
+  auto real = resolve_(target);
   if (!real) return refuse(R::LinkLoop);
   if (!inside(*real)) return refuse(is_absolute ? R::Escapes : R::Symlink);
   if (is_absolute) {
@@ -108,10 +108,6 @@ Contained Root::contain(const std::string& p, AbsolutePaths absolute) const {
   c.rel = s;
   c.path = s == "." ? root_ : (root_ / rel).lexically_normal();
   return c;
-}
-
-Contained contain(const stdfs::path& root, const std::string& p, AbsolutePaths absolute) {
-  return Root(root).contain(p, absolute);
 }
 
 }  // namespace yolo::fs

@@ -1,6 +1,7 @@
 // Path containment: the one check for every path that comes from outside the runner.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -33,19 +34,23 @@ struct Contained {
 // inside the root (the command line, gate requests, MCP).
 enum class AbsolutePaths { Refuse, AllowInside };
 
-// The project root, resolved once; contain() checks any number of paths against it.
+// How a disk resolves an absolute path's symbolic links: resolve_links on the real disk,
+// lexical on a disk without links (fs::Disk::resolve). nullopt on a loop.
+using Resolver = std::function<std::optional<stdfs::path>(const stdfs::path&)>;
+
+// The project root, resolved once; contain() checks any number of paths against it. Made by
+// a disk (fs::Disk::root), which brings its own resolver: protocol/ never resolves links on
+// the real disk behind the World's back.
 class Root {
  public:
-  explicit Root(stdfs::path root);
+  Root(stdfs::path root, Resolver resolve);
   const stdfs::path& path() const { return root_; }
   Contained contain(const std::string& p, AbsolutePaths absolute = AbsolutePaths::Refuse) const;
 
  private:
   bool inside(const stdfs::path& real) const;
+  Resolver resolve_;
   stdfs::path root_, real_;
 };
-
-// Root(root).contain(p, absolute), for a single path.
-Contained contain(const stdfs::path& root, const std::string& p, AbsolutePaths absolute = AbsolutePaths::Refuse);
 
 }  // namespace yolo::fs

@@ -111,6 +111,11 @@ class RealDisk : public Disk {
     std::error_code ec;
     return stdfs::is_directory(p, ec);
   }
+  bool is_file(const stdfs::path& p) override {
+    std::error_code ec;
+    return stdfs::is_regular_file(p, ec);
+  }
+  std::optional<stdfs::path> resolve(const stdfs::path& p) override { return resolve_links(p); }
   std::string make_dirs(const stdfs::path& dir) override {
     std::error_code ec;
     if (stdfs::is_directory(dir, ec)) return {};
@@ -155,6 +160,19 @@ class RealDisk : public Disk {
 };
 
 }  // namespace
+
+std::optional<stdfs::path> Disk::project_root(const stdfs::path& start) {
+  std::error_code ec;
+  stdfs::path p = stdfs::absolute(start, ec);
+  if (ec) return std::nullopt;
+  p = p.lexically_normal();
+  if (!is_directory(p)) p = p.parent_path();
+  while (true) {
+    if (is_directory(p / ".yolo-planning")) return p;
+    if (p == p.root_path() || p.empty()) return std::nullopt;
+    p = p.parent_path();
+  }
+}
 
 Disk& real_disk() {
   static RealDisk d;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/contain.h"
 #include "protocol/fs.h"
 
 namespace yolo::fs {
@@ -43,6 +44,19 @@ class Disk {
 
   virtual bool exists(const stdfs::path& p) = 0;
   virtual bool is_directory(const stdfs::path& p) = 0;
+  virtual bool is_file(const stdfs::path& p) = 0;  // a regular file (through links)
+  // The absolute path p with every symbolic link resolved (fs::resolve_links); a disk
+  // without links answers p normalised. nullopt on a loop of links.
+  virtual std::optional<stdfs::path> resolve(const stdfs::path& p) = 0;
+  // The one containment rule (protocol/contain.h) on this disk's links.
+  Root root(const stdfs::path& root) {
+    return Root(root, [this](const stdfs::path& p) { return resolve(p); });
+  }
+  Contained contain(const stdfs::path& root, const std::string& p, AbsolutePaths absolute = AbsolutePaths::Refuse) {
+    return this->root(root).contain(p, absolute);
+  }
+  // Walks up from start to the folder holding `.yolo-planning/`; nullopt if none.
+  std::optional<stdfs::path> project_root(const stdfs::path& start);
   // Creates dir and its parents. "" or why not.
   virtual std::string make_dirs(const stdfs::path& dir) = 0;
   // A regular file its owner may not write: yolo leaves it alone on purpose.
@@ -53,7 +67,9 @@ class Disk {
   // The names of the entries of dir, sorted; empty when it does not exist.
   virtual std::vector<std::string> list(const stdfs::path& dir) = 0;
   // Removes from dir the temp files of write_atomic (`.<file>.tmp.<pid>.<n>`) whose writer is
-  // gone (it died between writing and renaming). How many.
+  // gone (kill(pid, 0) says ESRCH: it died between writing and renaming); temp files of live
+  // processes, folders and other names are left alone. How many. state::update does this
+  // for .yolo-planning/ while it holds the lock.
   virtual size_t remove_stale_temp_files(const stdfs::path& dir) = 0;
 };
 
@@ -73,6 +89,8 @@ class MemoryDisk : public Disk {
   std::unique_ptr<Lock> lock(const stdfs::path& p, std::string& error) override;
   bool exists(const stdfs::path& p) override;
   bool is_directory(const stdfs::path& p) override;
+  bool is_file(const stdfs::path& p) override;
+  std::optional<stdfs::path> resolve(const stdfs::path& p) override { return p.lexically_normal(); }
   std::string make_dirs(const stdfs::path& dir) override;
   bool read_only(const stdfs::path& p) override;
   std::string stamp(const stdfs::path& p) override;

@@ -37,8 +37,6 @@ bool is_known_type(const std::string& type) {
   return std::find(t.begin(), t.end(), type) != t.end();
 }
 
-json to_json(const Event& e) { return to_json(World::real(), e); }
-
 json to_json(const World& w, const Event& e) {
   json j = {{"ts", w.now()}, {"event_id", new_uuid()}};
   j["correlation_id"] = e.correlation_id.empty() ? json(nullptr) : json(e.correlation_id);
@@ -53,18 +51,12 @@ std::filesystem::path log_path(const std::filesystem::path& root) {
   return root / ".yolo-planning" / ".events" / "event-log.jsonl";
 }
 
-std::string append_line(const std::filesystem::path& path, const std::string& line) {
-  return append_line(World::real(), path, line);
-}
-
 // One line, under the file's lock, all or nothing (a partial line is cut back, so the next
 // event is never glued to it); not fsynced: the audit log is the durable trail.
 std::string append_line(const World& w, const std::filesystem::path& path, const std::string& line) {
   return w.files().append(
       path, [&](const std::string&) { return line + "\n"; }, 0, /*durable=*/false);
 }
-
-WriteResult log_always(const std::filesystem::path& root, const Event& e) { return log_always(World::real(), root, e); }
 
 WriteResult log_always(const World& w, const std::filesystem::path& root, const Event& e) {
   WriteResult r;
@@ -77,10 +69,6 @@ WriteResult log_always(const World& w, const std::filesystem::path& root, const 
   }
   r.written = true;
   return r;
-}
-
-WriteResult log(const std::filesystem::path& root, const json& config, const Event& e) {
-  return log(World::real(), root, config, e);
 }
 
 WriteResult log(const World& w, const std::filesystem::path& root, const json& config, const Event& e) {

@@ -22,13 +22,13 @@ struct Event {
 };
 
 // The JSON line for an event (new ts and event_id).
-json to_json(const Event& e);
+json to_json(const World& w, const Event& e);
 
 std::filesystem::path log_path(const std::filesystem::path& root);
 
 // Appends one line with a single O_APPEND write (whole lines never interleave).
 // Returns an error message naming the file, or empty.
-std::string append_line(const std::filesystem::path& path, const std::string& line);
+std::string append_line(const World& w, const std::filesystem::path& path, const std::string& line);
 
 struct WriteResult {
   bool written = false;
@@ -38,15 +38,9 @@ struct WriteResult {
 
 // Writes the event when config enables v3_event_log; refuses unknown types when
 // v2_typed_protocol is on. config may be any JSON (non-objects mean defaults).
-WriteResult log(const std::filesystem::path& root, const json& config, const Event& e);
+WriteResult log(const World& w, const std::filesystem::path& root, const json& config, const Event& e);
 
 // Writes unconditionally (the runner's own audit events).
-WriteResult log_always(const std::filesystem::path& root, const Event& e);
-
-// The same through the world's disk and clock (the functions above: World::real()).
-json to_json(const World& w, const Event& e);
-std::string append_line(const World& w, const std::filesystem::path& path, const std::string& line);
-WriteResult log(const World& w, const std::filesystem::path& root, const json& config, const Event& e);
 WriteResult log_always(const World& w, const std::filesystem::path& root, const Event& e);
 
 }  // namespace yolo::events

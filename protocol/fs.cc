@@ -146,27 +146,4 @@ std::string write_atomic(const stdfs::path& path, const std::string& content) {
   return {};
 }
 
-std::optional<stdfs::path> resolve_inside(const stdfs::path& root, const std::string& rel) {
-  if (rel.empty() || rel[0] == '/' || rel[0] == '~' || rel[0] == '\\') return std::nullopt;
-  if (rel.size() > 1 && rel[1] == ':') return std::nullopt;  // C:\ style
-  stdfs::path p = stdfs::path(rel).lexically_normal();
-  for (const auto& part : p) {
-    if (part == "..") return std::nullopt;
-  }
-  return (root / p).lexically_normal();
-}
-
-std::optional<stdfs::path> find_project_root(const stdfs::path& start) {
-  std::error_code ec;
-  stdfs::path p = stdfs::absolute(start, ec);
-  if (ec) return std::nullopt;
-  p = p.lexically_normal();
-  if (!stdfs::is_directory(p, ec)) p = p.parent_path();
-  while (true) {
-    if (stdfs::is_directory(p / ".yolo-planning", ec)) return p;
-    if (p == p.root_path() || p.empty()) return std::nullopt;
-    p = p.parent_path();
-  }
-}
-
 }  // namespace yolo::fs

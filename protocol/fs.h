@@ -34,11 +34,4 @@ ReadResult read_bytes(const stdfs::path& path, size_t max_bytes = 64u << 20);
 // Returns an error message naming the file, or empty on success.
 std::string write_atomic(const stdfs::path& path, const std::string& content);
 
-// Lexically normalised `rel` resolved under root; nullopt when rel is absolute, starts
-// with '~', or climbs out of root.
-std::optional<stdfs::path> resolve_inside(const stdfs::path& root, const std::string& rel);
-
-// Walks up from start to the folder holding `.yolo-planning/`; nullopt if none.
-std::optional<stdfs::path> find_project_root(const stdfs::path& start);
-
 }  // namespace yolo::fs

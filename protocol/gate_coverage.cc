@@ -1,7 +1,6 @@
 #include "protocol/gate_coverage.h"
 
 #include "protocol/contain.h"
-#include "protocol/fs.h"
 #include "protocol/gates_detail.h"
 #include "protocol/json_field.h"
 #include "protocol/sha256.h"
@@ -24,17 +23,17 @@ const std::vector<std::string>& gate_config_keys() {
   return keys;
 }
 
-json coverage(const stdfs::path& root, GateType type, const std::vector<std::string>& files) {
+json coverage(const World& w, const stdfs::path& root, GateType type, const std::vector<std::string>& files) {
   json c = json::object();
   for (const auto& f : files) {
     if (f.empty()) continue;
     std::string err;
-    std::string rel = normalize_plan_path(root, f, err);
-    std::string d = rel.empty() ? std::string() : file_digest(root, rel, err);
+    std::string rel = normalize_plan_path(w, root, f, err);
+    std::string d = rel.empty() ? std::string() : file_digest(w, root, rel, err);
     c["file:" + (rel.empty() ? f : rel)] = d.empty() ? "absent" : d;
   }
   if (type == GateType::Vision) {
-    auto r = fs::read_bytes(root / ".yolo-planning" / "config.json", 16u << 20);
+    auto r = w.files().read(root / ".yolo-planning" / "config.json", 16u << 20, /*text=*/false);
     json cfg = json::object();
     if (r.ok()) {
       JsonParse parsed = parse_json_bounded(r.content);
@@ -92,19 +91,19 @@ std::vector<std::string> coverage_changes(const json& before, const json& after)
   return out;
 }
 
-std::string project_id(const stdfs::path& root) {
+std::string project_id(const World& w, const stdfs::path& root) {
   std::error_code ec;
-  stdfs::path p = stdfs::weakly_canonical(root, ec);
-  if (ec) p = stdfs::absolute(root, ec).lexically_normal();
-  return p.generic_string();
+  stdfs::path abs = stdfs::absolute(root, ec).lexically_normal();
+  return w.files().resolve(abs).value_or(abs).generic_string();
 }
 
-std::string normalize_plan_path(const stdfs::path& root, const std::string& plan_path, std::string& err) {
+std::string normalize_plan_path(const World& w, const stdfs::path& root, const std::string& plan_path,
+                                std::string& err) {
   if (plan_path.empty()) {
     err = "plan_path is empty";
     return {};
   }
-  auto c = fs::contain(root, plan_path, fs::AbsolutePaths::AllowInside);
+  auto c = w.files().contain(root, plan_path, fs::AbsolutePaths::AllowInside);
   if (!c.ok()) {
     if (c.refusal == fs::Contained::Refusal::Symlink)
       err = plan_path + " " + c.why() + " (" + root.string() + ")";
@@ -119,10 +118,10 @@ std::string normalize_plan_path(const stdfs::path& root, const std::string& plan
   return c.rel;
 }
 
-std::string file_digest(const stdfs::path& root, const std::string& plan_path, std::string& err) {
-  std::string rel = normalize_plan_path(root, plan_path, err);
+std::string file_digest(const World& w, const stdfs::path& root, const std::string& plan_path, std::string& err) {
+  std::string rel = normalize_plan_path(w, root, plan_path, err);
   if (rel.empty()) return {};
-  auto r = fs::read_bytes(root / rel);
+  auto r = w.files().read(root / rel, 64u << 20, /*text=*/false);
   if (!r.ok()) {
     err = r.error->message;
     return {};

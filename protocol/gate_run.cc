@@ -26,9 +26,9 @@ void absorb(GateRun& r, Transition& t) {
 }
 
 // Runs fn under the state lock; t receives the transition; events are logged after.
-bool locked(const stdfs::path& root, GateRun& r, const std::function<Transition(json&)>& fn) {
+bool locked(const World& w, const stdfs::path& root, GateRun& r, const std::function<Transition(json&)>& fn) {
   Transition t;
-  auto u = state::update(root, [&](json& doc, std::string& err) {
+  auto u = state::update(w, root, [&](json& doc, std::string& err) {
     t = fn(doc);
     if (!t.ok()) {
       err = t.error;
@@ -41,7 +41,7 @@ bool locked(const stdfs::path& root, GateRun& r, const std::function<Transition(
     r.error = u.error;
     return false;
   }
-  if (std::string e = log_events(root, t.events); !e.empty())
+  if (std::string e = log_events(w, root, t.events); !e.empty())
     r.messages.push_back({Outcome::Warning, "warning: event not logged: " + e, str(t.gate, "id")});
   absorb(r, t);
   return true;
@@ -55,8 +55,8 @@ std::string approver_name(const ApproverSpec& s) {
 
 // The state as it is now, a legacy approval object adopted as a gate; nullopt (r.error set)
 // when it cannot be read.
-std::optional<json> current_state(const stdfs::path& root, GateRun& r) {
-  auto snap = state::load(root);
+std::optional<json> current_state(const World& w, const stdfs::path& root, GateRun& r) {
+  auto snap = state::load(w, root);
   if (!snap.ok()) {
     r.error = snap.error;
     return std::nullopt;
@@ -69,9 +69,10 @@ std::optional<json> current_state(const stdfs::path& root, GateRun& r) {
 
 }  // namespace
 
-GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::string& gate_id, ApproverPort* port) {
+GateRun run_approver(const World& w, const stdfs::path& root, const Config& cfg, const std::string& gate_id,
+                     ApproverPort* port) {
   GateRun r;
-  auto loaded = current_state(root, r);
+  auto loaded = current_state(w, root, r);
   if (!loaded) return r;
   json& doc = *loaded;
   const json* g = find_gate(doc, gate_id);
@@ -86,10 +87,10 @@ GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::stri
   const std::vector<std::string> files = covered_files(*g);
   if (g->contains("covers")) {
     // An approver is asked about what the gate covers now: the gate shows it first.
-    json before = coverage(root, type, files);
+    json before = coverage(w, root, type, files);
     if ((*g)["covers"] != before) {
       GateRun rc;
-      if (!locked(root, rc, [&](json& d) { return refresh_covers(d, gate_id, before); })) {
+      if (!locked(w, root, rc, [&](json& d) { return refresh_covers(d, gate_id, before, w.now()); })) {
         r.error = rc.error;
         return r;
       }
@@ -136,35 +137,35 @@ GateRun run_approver(const stdfs::path& root, const Config& cfg, const std::stri
   json covers;
   if (v.error.empty() && v.decision == Decision::Approved) {
     std::string derr;
-    digest = file_digest(root, plan_path, derr);
+    digest = file_digest(w, root, plan_path, derr);
     if (digest.empty()) v.error = "cannot approve: " + derr;
-    covers = coverage(root, type, files);
+    covers = coverage(w, root, type, files);
   }
-  const std::string project = project_id(root);
-  locked(root, r, [&](json& d) {
+  const std::string project = project_id(w, root);
+  locked(w, root, r, [&](json& d) {
     adopt_legacy_approval(d);
-    return apply_verdict(d, gate_id, v, by, digest, {}, covers, project);
+    return apply_verdict(d, gate_id, v, by, digest, w.now(), covers, project, &w.sealing_key());
   });
   return r;
 }
 
-GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in, ApproverPort* port) {
+GateRun request_gate(const World& w, const stdfs::path& root, const Config& cfg, RequestInput in, ApproverPort* port) {
   GateRun r;
   std::string err;
-  std::string rel = normalize_plan_path(root, in.plan_path, err);
+  std::string rel = normalize_plan_path(w, root, in.plan_path, err);
   if (rel.empty()) {
     r.error = "Cannot request approval: " + err;
     return r;
   }
   in.plan_path = rel;
-  if (file_digest(root, rel, err).empty()) {
+  if (file_digest(w, root, rel, err).empty()) {
     r.error = "Cannot request approval: " + err;
     return r;
   }
   if (in.state_file.empty()) in.state_file = state::state_path(root).string();
   std::vector<std::string> files = {rel};
   for (const auto& f : in.files) {
-    std::string frel = normalize_plan_path(root, f, err);
+    std::string frel = normalize_plan_path(w, root, f, err);
     if (frel.empty()) {
       r.error = "Cannot request approval: " + err;
       return r;
@@ -172,11 +173,12 @@ GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in
     if (std::find(files.begin(), files.end(), frel) == files.end()) files.push_back(frel);
   }
   in.files = files;
-  in.covers = coverage(root, in.type, files);
-  in.project = project_id(root);
+  in.covers = coverage(w, root, in.type, files);
+  if (in.now.empty()) in.now = w.now();
+  in.project = project_id(w, root);
   bool created = false;
   json answer;
-  if (!locked(root, r, [&](json& d) {
+  if (!locked(w, root, r, [&](json& d) {
         Transition t = request(d, in);
         created = t.changed;
         answer = t.answer;
@@ -189,7 +191,7 @@ GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in
     return r;
   }
   std::string gid = str(r.gate, "id");
-  GateRun a = run_approver(root, cfg, gid, port);
+  GateRun a = run_approver(w, root, cfg, gid, port);
   for (auto& e : a.events) r.events.push_back(std::move(e));
   for (auto& m : a.messages) r.messages.push_back(std::move(m));
   if (!a.ok()) {
@@ -211,10 +213,10 @@ GateRun request_gate(const stdfs::path& root, const Config& cfg, RequestInput in
   return r;
 }
 
-GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::string& gate_id, const std::string& by,
-                     ApproverPort* port, bool override_approver, const json& shown) {
+GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg, const std::string& gate_id,
+                     const std::string& by, ApproverPort* port, bool override_approver, const json& shown) {
   GateRun r;
-  auto loaded = current_state(root, r);
+  auto loaded = current_state(w, root, r);
   if (!loaded) return r;
   json& doc = *loaded;
   std::string err;
@@ -231,7 +233,7 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
   if (failed_command(*g) && !override_approver) {
     r.messages.push_back(
         {Outcome::Retrying, "Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")", id});
-    GateRun a = run_approver(root, cfg, id, port);
+    GateRun a = run_approver(w, root, cfg, id, port);
     a.messages.insert(a.messages.begin(), r.messages.begin(), r.messages.end());
     return a;
   }
@@ -240,7 +242,7 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
   // opened is not approved: the gate shows the new content (refresh_covers) and the person
   // approves again after reading it.
   std::string refused;
-  locked(root, r, [&](json& d) {
+  locked(w, root, r, [&](json& d) {
     json cur = d;
     adopt_legacy_approval(cur);
     Transition t;
@@ -249,12 +251,12 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
     const std::string tid = str(*target, "id");
     GateType type = parse_gate_type(str(*target, "gate_type")).value_or(GateType::Vision);
     std::string derr;
-    std::string digest = file_digest(root, str(*target, "plan_path"), derr);
+    std::string digest = file_digest(w, root, str(*target, "plan_path"), derr);
     if (digest.empty()) {
       t.error = "Cannot approve gate " + tid + ": " + derr;
       return t;
     }
-    json covers = coverage(root, type, covered_files(*target));
+    json covers = coverage(w, root, type, covered_files(*target));
     auto list = [](const std::vector<std::string>& v) {
       std::string s;
       for (const auto& c : v) s += (s.empty() ? "" : "; ") + c;
@@ -265,16 +267,17 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
                 list(coverage_changes((*target)["covers"], covers)) +
                 "). The gate now shows the new content: read it, then approve again";
       adopt_legacy_approval(d);
-      return refresh_covers(d, tid, covers);
+      return refresh_covers(d, tid, covers, w.now());
     }
     if (shown.is_object() && shown != covers) {
       t.error = "Not approved: what gate " + tid + " covers changed while it was shown (" +
                 list(coverage_changes(shown, covers)) + "): read it again, then approve";
       return t;
     }
-    ResolveInput in{tid, by, digest, {}, {}};
+    ResolveInput in{tid, by, digest, {}, w.now()};
     in.covers = covers;
-    in.project = project_id(root);
+    in.key = &w.sealing_key();
+    in.project = project_id(w, root);
     in.override_approver = override_approver && failed_command(*target);  // decided on the gate as it is under the lock
     return approve(d, in);
   });
@@ -282,10 +285,10 @@ GateRun approve_gate(const stdfs::path& root, const Config& cfg, const std::stri
   return r;
 }
 
-GateRun reject_gate(const stdfs::path& root, const std::string& gate_id, const std::string& by,
+GateRun reject_gate(const World& w, const stdfs::path& root, const std::string& gate_id, const std::string& by,
                     const std::string& feedback) {
   GateRun r;
-  locked(root, r, [&](json& d) { return reject(d, ResolveInput{gate_id, by, {}, feedback, {}}); });
+  locked(w, root, r, [&](json& d) { return reject(d, ResolveInput{gate_id, by, {}, feedback, w.now()}); });
   return r;
 }
 

@@ -1,6 +1,8 @@
 // Gate runs against a project: each request, approval, rejection and approver verdict is a
 // locked read-modify-write of the state (state::update), its events logged after
-// (gates::log_events), the command approver run outside the lock.
+// (gates::log_events), the command approver run outside the lock. Everything goes through
+// the world: its disk (state, covered files, logs), its clock and its key (an approval is
+// sealed with World::sealing_key).
 #pragma once
 #include <filesystem>
 #include <string>
@@ -10,6 +12,7 @@
 #include "protocol/config.h"
 #include "protocol/gates.h"
 #include "protocol/json.h"
+#include "protocol/world.h"
 
 namespace yolo::gates {
 
@@ -26,9 +29,10 @@ struct GateRun {
 // request + run the gate's approver at once (manual: stays pending; skip: approved by
 // "skip"; command: its verdict). Idempotent requests do not run the approver again.
 // Events are logged (events::log_always). port may be null when no command is configured.
-GateRun request_gate(const std::filesystem::path& root, const Config& cfg, RequestInput in, ApproverPort* port);
+GateRun request_gate(const World& w, const std::filesystem::path& root, const Config& cfg, RequestInput in,
+                     ApproverPort* port);
 // Runs (or re-runs) the approver of an OPEN gate and records its verdict.
-GateRun run_approver(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
+GateRun run_approver(const World& w, const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
                      ApproverPort* port);
 // A person approves: an OPEN gate whose approver errored (last_error set) has its approver
 // retried instead, unless `override_approver` (the person decides in its place; the gate
@@ -36,10 +40,10 @@ GateRun run_approver(const std::filesystem::path& root, const Config& cfg, const
 // `shown`: the covers the person was shown before confirming (null: not shown); the approval
 // is refused when the content differs from them or from what the gate covered when it
 // opened (then the gate shows the new content: refresh_covers).
-GateRun approve_gate(const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
+GateRun approve_gate(const World& w, const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
                      const std::string& by, ApproverPort* port, bool override_approver = false,
                      const json& shown = nullptr);
-GateRun reject_gate(const std::filesystem::path& root, const std::string& gate_id, const std::string& by,
-                    const std::string& feedback);
+GateRun reject_gate(const World& w, const std::filesystem::path& root, const std::string& gate_id,
+                    const std::string& by, const std::string& feedback);
 
 }  // namespace yolo::gates

@@ -18,8 +18,9 @@ std::string_view to_string(Step s) {
   return "request";
 }
 
-Need ensure(const json& state, GateType type, const std::string& plan_path, const std::string& digest) {
-  return ensure(state, type, plan_path, now_with_digest(plan_path, digest));
+Need ensure(const json& state, GateType type, const std::string& plan_path, const std::string& digest,
+            const seal::Key& key) {
+  return ensure(state, type, plan_path, now_with_digest(plan_path, digest, key));
 }
 
 Need ensure(const json& state, GateType type, const std::string& plan_path, const Now& now,

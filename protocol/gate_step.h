@@ -27,7 +27,8 @@ struct Need {
 
 // `state` as read (a legacy approval object is adopted on a copy); `digest` is the
 // "sha256:..." of plan_path now. Any open gate pauses, whatever its type.
-Need ensure(const json& state, GateType type, const std::string& plan_path, const std::string& digest);
+Need ensure(const json& state, GateType type, const std::string& plan_path, const std::string& digest,
+            const seal::Key& key);
 // The same against everything the gate covers now (gates::Now: the project, the covered
 // files' and config keys' digests, signatures); `files` are the files a gate of this type
 // covers (wave: every plan of the wave; empty: plan_path alone).

@@ -283,13 +283,13 @@ events::Event gate_event(const json& state, const std::string& type, const json&
   return e;
 }
 
-std::string log_events(const stdfs::path& root, const std::vector<events::Event>& evs) {
+std::string log_events(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs) {
   // Every gate transition also goes to the hash-chained audit log (protocol/audit.h).
-  std::string first = audit::append(root, evs);
+  std::string first = audit::append(w, root, evs);
   if (!first.empty()) first = "audit log: " + first;
   for (const auto& e : evs) {
-    auto w = events::log_always(root, e);
-    if (!w.written && first.empty()) first = w.reason;
+    auto r = events::log_always(w, root, e);
+    if (!r.written && first.empty()) first = r.reason;
   }
   return first;
 }
@@ -430,7 +430,8 @@ Transition approve(json& state, const ResolveInput& in) {
     t.error = "Not approved: " + describe_gate(*g) + " was opened in another run (" + str(*g, "run") + ")";
     return t;
   }
-  const seal::Key& k = in.key ? *in.key : seal::key();
+  static const seal::Key none{{}, "no approval key was given"};
+  const seal::Key& k = in.key ? *in.key : none;
   if (!k.ok()) {
     t.error = "Cannot approve " + describe_gate(*g) + ": an approval must be sealed and " + k.error;
     return t;

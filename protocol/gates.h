@@ -63,7 +63,7 @@ std::vector<json> list_gates(const json& state, bool open_only = false);
 // gate_id, gate_type, plan_path and the transition's details.
 events::Event gate_event(const json& state, const std::string& type, const json& gate, json extra = json::object());
 // Logs each event unconditionally; returns the first error (empty when all were written).
-std::string log_events(const std::filesystem::path& root, const std::vector<events::Event>& evs);
+std::string log_events(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs);
 
 // ---- outcomes ---------------------------------------------------------------------------
 
@@ -132,7 +132,7 @@ struct ResolveInput {
   bool override_approver = false;  // approve: a person decides in place of a failing command approver
   json covers = nullptr;     // approve: the covers now; must equal the gate's (null: {"file:<plan_path>": digest})
   std::string project = {};  // approve: project_id(); must equal the gate's when it has one
-  const seal::Key* key = nullptr;  // approve: the key that seals it (null: seal::key(), the key file)
+  const seal::Key* key = nullptr;  // approve: the key that seals it (World::sealing_key; null: refused)
 };
 
 // OPEN -> APPROVED: refused when in.covers differs from what the gate covered when it opened

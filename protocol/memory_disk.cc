@@ -87,6 +87,7 @@ std::unique_ptr<Disk::Lock> MemoryDisk::lock(const stdfs::path& p, std::string& 
 
 bool MemoryDisk::exists(const stdfs::path& p) { return files_.count(norm(p)) || dirs_.count(norm(p)); }
 bool MemoryDisk::is_directory(const stdfs::path& p) { return dirs_.count(norm(p)) > 0; }
+bool MemoryDisk::is_file(const stdfs::path& p) { return files_.count(norm(p)) > 0; }
 
 std::string MemoryDisk::make_dirs(const stdfs::path& dir) {
   for (stdfs::path d = norm(dir); !d.empty(); d = d.parent_path()) {

@@ -12,13 +12,11 @@ namespace yolo {
 
 namespace stdfs = std::filesystem;
 
-json project_overview(const stdfs::path& root) {
+json project_overview(const World& w, const stdfs::path& root) {
   std::vector<stdfs::path> dirs;
-  std::error_code ec;
-  for (auto it = stdfs::directory_iterator(root / ".yolo-planning" / "phases", ec);
-       !ec && it != stdfs::directory_iterator(); it.increment(ec))
-    if (it->is_directory(ec)) dirs.push_back(it->path());
-  std::sort(dirs.begin(), dirs.end());
+  const stdfs::path phases_dir = root / ".yolo-planning" / "phases";
+  for (const auto& name : w.files().list(phases_dir))
+    if (w.files().is_directory(phases_dir / name)) dirs.push_back(phases_dir / name);
   json phases = json::array();
   json totals = {{"phases", dirs.size()}, {"plans", 0},       {"summaries", 0}, {"reviewed", 0},
                  {"approved", 0},         {"conditional", 0}, {"rejected", 0},  {"fallback", 0}};
@@ -31,8 +29,8 @@ json project_overview(const stdfs::path& root) {
               {"conditional", 0},
               {"rejected", 0},
               {"fallback", 0}};
-    auto ledger = review_ledger::load(root, d);
-    auto plans = list_plan_files(d);
+    auto ledger = review_ledger::load(w, root, d);
+    auto plans = list_plan_files(w, d);
     // Which record is each plan's: by the path the record names (no plan is read), and only
     // for a plan no single record names, by the id in its frontmatter (records written
     // without a path, a plan moved or re-numbered since its review).
@@ -61,11 +59,11 @@ json project_overview(const stdfs::path& root) {
     for (size_t i = 0; i < plans.size(); ++i) {
       const auto& f = plans[i];
       p["plans"] = p["plans"].get<long long>() + 1;
-      if (locate_summary(f).exists) p["summaries"] = p["summaries"].get<long long>() + 1;
+      if (locate_summary(w, f).exists) p["summaries"] = p["summaries"].get<long long>() + 1;
       if (!ledger.ok()) continue;
       const json* rv = record_of[i];
       if (need_id[i]) {
-        auto l = load_plan(f);
+        auto l = load_plan(w, f);
         if (!l.plan) continue;
         rv = review_ledger::find(ledger.doc, l.plan->id());
       }

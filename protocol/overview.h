@@ -4,6 +4,7 @@
 #pragma once
 #include <filesystem>
 
+#include "protocol/world.h"
 #include "protocol/json.h"
 
 namespace yolo {
@@ -11,6 +12,6 @@ namespace yolo {
 // {"phases": [{"folder", "plans", "summaries", "reviewed", "approved", "conditional",
 //              "rejected", "fallback", "unreadable_plans"}],
 //  "totals": {same counts summed, "phases"}}
-json project_overview(const std::filesystem::path& root);
+json project_overview(const World& w, const std::filesystem::path& root);
 
 }  // namespace yolo

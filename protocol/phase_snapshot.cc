@@ -21,20 +21,20 @@ bool same_cross_facts(const std::optional<Plan>& a, const std::optional<Plan>& b
 }
 }  // namespace
 
-PlanLoad PhaseSnapshots::load(const std::filesystem::path& f, size_t max_bytes) {
-  PlanLoad l = cache_ ? cache_->load_sibling(f, max_bytes) : load_plan(f, max_bytes);
+PlanLoad PhaseSnapshots::load(const World& w, const std::filesystem::path& f, size_t max_bytes) {
+  PlanLoad l = cache_ ? cache_->load_sibling(w, f, max_bytes) : load_plan(w, f, max_bytes);
   if (l.plan) l.plan->frontmatter = json::object();  // the checks use the fields, not the document
   return l;
 }
 
-PhaseSnapshots::Phase& PhaseSnapshots::phase(const std::filesystem::path& phase_dir, size_t max_bytes) {
+PhaseSnapshots::Phase& PhaseSnapshots::phase(const World& w, const std::filesystem::path& phase_dir, size_t max_bytes) {
   std::string key = phase_dir.lexically_normal().string();
   auto it = phases_.find(key);
   if (it != phases_.end()) {
     Phase& ph = it->second;
     ph.used = ++tick_;
     for (size_t pos : ph.stale) {
-      std::optional<Plan> now = load(ph.files[pos], max_bytes).plan;
+      std::optional<Plan> now = load(w, ph.files[pos], max_bytes).plan;
       if (!same_cross_facts(ph.plans[pos], now)) ph.dirty = true;
       ph.plans[pos] = std::move(now);
     }
@@ -43,9 +43,9 @@ PhaseSnapshots::Phase& PhaseSnapshots::phase(const std::filesystem::path& phase_
   }
   Phase& ph = phases_[key];
   ph.used = ++tick_;
-  for (const auto& f : list_plan_files(phase_dir)) {
+  for (const auto& f : list_plan_files(w, phase_dir)) {
     ph.index.emplace(f.lexically_normal().string(), ph.plans.size());
-    ph.plans.push_back(load(f, max_bytes).plan);
+    ph.plans.push_back(load(w, f, max_bytes).plan);
     ph.files.push_back(f);
   }
   kept_ += ph.plans.size();
@@ -65,14 +65,13 @@ void PhaseSnapshots::trim(const std::string& keep) {
   }
 }
 
-void PhaseSnapshots::changed(const std::filesystem::path& plan_path) {
+void PhaseSnapshots::changed(const World& w, const std::filesystem::path& plan_path) {
   std::filesystem::path p = plan_path.lexically_normal();
   auto it = phases_.find(p.parent_path().string());
   if (it == phases_.end()) return;  // not loaded: read as it is on first use
   Phase& ph = it->second;
   auto at = ph.index.find(p.string());
-  std::error_code ec;
-  if (at == ph.index.end() || !std::filesystem::is_regular_file(p, ec)) {  // came or went: list again
+  if (at == ph.index.end() || !w.files().is_file(p)) {  // came or went: list again
     kept_ -= ph.plans.size();
     phases_.erase(it);
     return;
@@ -80,10 +79,10 @@ void PhaseSnapshots::changed(const std::filesystem::path& plan_path) {
   ph.stale.push_back(at->second);
 }
 
-std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const std::filesystem::path& phase_dir,
+std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const World& w, const std::filesystem::path& phase_dir,
                                                               const std::filesystem::path& plan_path, const Plan& self,
                                                               size_t max_bytes) {
-  Phase& ph = phase(phase_dir, max_bytes);
+  Phase& ph = phase(w, phase_dir, max_bytes);
   auto at = ph.index.find(plan_path.lexically_normal().string());
   if (at == ph.index.end()) return std::nullopt;
   size_t pos = at->second;

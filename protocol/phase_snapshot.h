@@ -37,7 +37,7 @@ class PhaseSnapshots {
   // The cross-plan findings of `self` (the plan at plan_path, just loaded by the caller)
   // among the plans of phase_dir, exactly as stage1_plan_file computes them; nullopt when
   // plan_path is not one of the folder's plan files (the caller computes them itself).
-  std::optional<std::vector<Finding>> cross_for(const std::filesystem::path& phase_dir,
+  std::optional<std::vector<Finding>> cross_for(const World& w, const std::filesystem::path& phase_dir,
                                                 const std::filesystem::path& plan_path, const Plan& self,
                                                 size_t max_bytes);
 
@@ -46,7 +46,7 @@ class PhaseSnapshots {
 
   // The plan file at plan_path was written, created or removed since it was loaded: it is
   // read again on its phase's next use (created or removed: the folder is listed again).
-  void changed(const std::filesystem::path& plan_path);
+  void changed(const World& w, const std::filesystem::path& plan_path);
 
   size_t recomputes() const { return recomputes_; }  // how often the checks ran (tests)
 
@@ -60,8 +60,8 @@ class PhaseSnapshots {
     bool dirty = true;
     unsigned long long used = 0;  // last use (for dropping the least recently used)
   };
-  Phase& phase(const std::filesystem::path& phase_dir, size_t max_bytes);
-  PlanLoad load(const std::filesystem::path& f, size_t max_bytes);
+  Phase& phase(const World& w, const std::filesystem::path& phase_dir, size_t max_bytes);
+  PlanLoad load(const World& w, const std::filesystem::path& f, size_t max_bytes);
   void trim(const std::string& keep);
 
   PlanCache* cache_;

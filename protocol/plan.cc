@@ -220,9 +220,9 @@ Plan parse_plan(std::string_view content, std::string path) {
   return p;
 }
 
-PlanLoad load_plan(const std::filesystem::path& path, size_t max_bytes) {
+PlanLoad load_plan(const World& w, const std::filesystem::path& path, size_t max_bytes) {
   PlanLoad r;
-  auto read = fs::read_text(path, max_bytes);
+  auto read = w.files().read(path, max_bytes, /*text=*/true);
   if (!read.ok()) {
     r.error = read.error->message;
     r.not_found = read.error->kind == fs::FileError::Kind::NotFound;
@@ -251,15 +251,12 @@ bool is_summary_filename(const std::string& name) {
   return name == "SUMMARY.md" || (name.size() > 11 && name.ends_with("-SUMMARY.md"));
 }
 
-std::vector<std::filesystem::path> list_plan_files(const std::filesystem::path& phase_dir) {
+std::vector<std::filesystem::path> list_plan_files(const World& w, const std::filesystem::path& phase_dir) {
   std::vector<std::filesystem::path> out;
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(phase_dir, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec)) {
-    std::error_code fec;  // an entry that cannot be looked at (ELOOP, EACCES) is skipped, the walk goes on
-    if (!it->is_regular_file(fec) || fec) continue;
-    if (is_plan_filename(it->path().filename().string())) out.push_back(it->path());
-  }
+  fs::Disk& disk = w.files();
+  // An entry that cannot be looked at (ELOOP, EACCES) is no regular file: skipped, the walk goes on.
+  for (const auto& name : disk.list(phase_dir))
+    if (is_plan_filename(name) && disk.is_file(phase_dir / name)) out.push_back(phase_dir / name);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "protocol/frontmatter.h"
 #include "protocol/json.h"
+#include "protocol/world.h"
 
 namespace yolo {
 
@@ -52,10 +53,10 @@ struct PlanLoad {
   std::string error;  // names the file; set when the file could not be read
   bool not_found = false;
 };
-PlanLoad load_plan(const std::filesystem::path& path, size_t max_bytes = 1 << 20);
+PlanLoad load_plan(const World& w, const std::filesystem::path& path, size_t max_bytes = 1 << 20);
 
 // Plan files of a phase folder (`MM-PLAN.md`, `NN-MM-PLAN.md`, `PLAN.md`), sorted by name.
-std::vector<std::filesystem::path> list_plan_files(const std::filesystem::path& phase_dir);
+std::vector<std::filesystem::path> list_plan_files(const World& w, const std::filesystem::path& phase_dir);
 bool is_plan_filename(const std::string& name);
 bool is_summary_filename(const std::string& name);
 

@@ -6,7 +6,6 @@
 // is always read again. Entries are slim: the parsed frontmatter document is dropped (the
 // cross-plan checks use the fields taken from it), about 1 KB a plan. Not thread-safe.
 #pragma once
-#include <sys/stat.h>
 
 #include <filesystem>
 #include <map>
@@ -22,7 +21,8 @@ class PlanCache {
   // load_plan(path, max_bytes) without Plan::frontmatter (the document; its fields are
   // kept), from the cache when the file has not changed since. For siblings only: the
   // pre-check of a plan itself needs the document.
-  PlanLoad load_sibling(const std::filesystem::path& path, size_t max_bytes);
+  // The file's identity is the world's disk's stamp (fs::Disk::stamp).
+  PlanLoad load_sibling(const World& w, const std::filesystem::path& path, size_t max_bytes);
   void forget(const std::filesystem::path& path) { entries_.erase(path); }
   void clear() { entries_.clear(); }
   size_t size() const { return entries_.size(); }
@@ -31,10 +31,7 @@ class PlanCache {
 
  private:
   struct Key {
-    dev_t dev = 0;
-    ino_t ino = 0;
-    off_t size = 0;
-    long long mtime_ns = 0, ctime_ns = 0;
+    std::string stamp;
     size_t max_bytes = 0;
     bool operator==(const Key&) const = default;
   };

@@ -15,14 +15,14 @@ constexpr const char* kSealDomain = "yolo-review-record-v1";
 
 // What a record's seal covers: the project (its canonical path), the ledger file's name,
 // the plan id and the record itself (without its seal).
-std::string project_of(const stdfs::path& root) {
+// The project's canonical path (the disk resolves its links), worked out once per ledger.
+std::string project_of(const World& w, const stdfs::path& root) {
   std::error_code ec;
-  stdfs::path p = stdfs::weakly_canonical(root, ec);
-  if (ec) p = root.lexically_normal();
-  return p.generic_string();
+  stdfs::path abs = stdfs::absolute(root, ec).lexically_normal();
+  return w.files().resolve(abs).value_or(root.lexically_normal()).generic_string();
 }
 
-// `project`: project_of(root), worked out once per ledger (it asks the disk).
+// `project`: project_of(w, root).
 json sealed_fields(const std::string& project, const stdfs::path& ledger_file, const std::string& plan_id,
                    const json& rec) {
   json r = rec;
@@ -33,10 +33,6 @@ json sealed_fields(const std::string& project, const stdfs::path& ledger_file, c
 // The project root of a ledger file (<root>/.yolo-planning/.reviews/<name>.json).
 stdfs::path root_of(const stdfs::path& ledger_file) { return ledger_file.parent_path().parent_path().parent_path(); }
 }  // namespace
-
-bool trusted(const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id, const json& rec) {
-  return trusted(World::real(), root, ledger_file, plan_id, rec);
-}
 
 static bool trusted_in(const World& w, const std::string& project, const stdfs::path& ledger_file,
                        const std::string& plan_id, const json& rec) {
@@ -49,11 +45,7 @@ static bool trusted_in(const World& w, const std::string& project, const stdfs::
 
 bool trusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
              const json& rec) {
-  return trusted_in(w, project_of(root), ledger_file, plan_id, rec);
-}
-
-std::vector<std::string> drop_untrusted(const stdfs::path& root, const stdfs::path& ledger_file, json& ledger) {
-  return drop_untrusted(World::real(), root, ledger_file, ledger);
+  return trusted_in(w, project_of(w, root), ledger_file, plan_id, rec);
 }
 
 std::vector<std::string> drop_untrusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file,
@@ -61,7 +53,7 @@ std::vector<std::string> drop_untrusted(const World& w, const stdfs::path& root,
   std::vector<std::string> dropped;
   auto rv = ledger.find("reviews");
   if (rv == ledger.end() || !rv->is_object()) return dropped;
-  const std::string project = project_of(root);  // once, not once per record
+  const std::string project = project_of(w, root);  // once, not once per record
   for (auto it = rv->begin(); it != rv->end();) {
     if (trusted_in(w, project, ledger_file, it.key(), *it)) {
       ++it;
@@ -84,18 +76,12 @@ stdfs::path path_for(const stdfs::path& root, const stdfs::path& phase_dir) {
   return dir(root) / (name.string() + ".json");
 }
 
-state::LoadResult load(const stdfs::path& root, const stdfs::path& phase_dir) {
-  return load(World::real(), root, phase_dir);
-}
-
 state::LoadResult load(const World& w, const stdfs::path& root, const stdfs::path& phase_dir) {
   auto r = state::load_document(w, path_for(root, phase_dir), kSchema);
   if (r.ok() && !r.exists) r.doc = {{"reviews", json::object()}};
   if (r.ok()) drop_untrusted(w, root, path_for(root, phase_dir), r.doc);
   return r;
 }
-
-state::LoadResult load_file(const stdfs::path& file) { return load_file(World::real(), file); }
 
 state::LoadResult load_file(const World& w, const stdfs::path& file) {
   auto r = state::load_document(w, file, kSchema);
@@ -110,10 +96,6 @@ const json* find(const json& ledger, const std::string& plan_id) {
   return it != rv->end() && it->is_object() ? &*it : nullptr;
 }
 
-std::string record(const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id, json rec) {
-  return record(World::real(), root, phase_dir, plan_id, std::move(rec));
-}
-
 std::string record(const World& w, const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id,
                    json rec) {
   std::vector<std::pair<std::string, json>> one;
@@ -121,16 +103,11 @@ std::string record(const World& w, const stdfs::path& root, const stdfs::path& p
   return record_many(w, root, phase_dir, std::move(one));
 }
 
-std::string record_many(const stdfs::path& root, const stdfs::path& phase_dir,
-                        std::vector<std::pair<std::string, json>> records) {
-  return record_many(World::real(), root, phase_dir, std::move(records));
-}
-
 std::string record_many(const World& w, const stdfs::path& root, const stdfs::path& phase_dir,
                         std::vector<std::pair<std::string, json>> records) {
   if (records.empty()) return "";
   const seal::Key& key = w.sealing_key();
-  const std::string project = project_of(root);
+  const std::string project = project_of(w, root);
   const stdfs::path ledger = path_for(root, phase_dir);
   auto set = [&](json& doc, std::string&) {
     if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
@@ -155,8 +132,6 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
   };
   return state::update_document(w, root, path_for(root, phase_dir), kSchema, set, check).error;
 }
-
-All load_all(const stdfs::path& root) { return load_all(World::real(), root); }
 
 All load_all(const World& w, const stdfs::path& root) {
   All all;

@@ -24,29 +24,29 @@ std::filesystem::path path_for(const std::filesystem::path& root, const std::fil
 // id and the record; a record without a valid one (edited by hand, copied from another
 // project, written by another tool) is dropped when the ledger is read, so the plan is
 // reviewed again.
-bool trusted(const std::filesystem::path& root, const std::filesystem::path& ledger_file, const std::string& plan_id,
-             const json& record);
+bool trusted(const World& w, const std::filesystem::path& root, const std::filesystem::path& ledger_file,
+             const std::string& plan_id, const json& record);
 // Removes the untrusted records of a loaded ledger; one sentence per record removed.
-std::vector<std::string> drop_untrusted(const std::filesystem::path& root, const std::filesystem::path& ledger_file,
-                                        json& ledger);
+std::vector<std::string> drop_untrusted(const World& w, const std::filesystem::path& root,
+                                        const std::filesystem::path& ledger_file, json& ledger);
 
 // {"reviews": {}} when there is no ledger yet; an error names the file (a copy of a broken
 // one is kept, as for the state).
-state::LoadResult load(const std::filesystem::path& root, const std::filesystem::path& phase_dir);
+state::LoadResult load(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir);
 
 // One ledger file by its path (as the watcher sees it change).
-state::LoadResult load_file(const std::filesystem::path& file);
+state::LoadResult load_file(const World& w, const std::filesystem::path& file);
 
 // The record of plan `plan_id` in `ledger` (a loaded document), or nullptr.
 const json* find(const json& ledger, const std::string& plan_id);
 
 // Sets reviews[plan_id] = record in the phase's ledger, under the lock.
-std::string record(const std::filesystem::path& root, const std::filesystem::path& phase_dir,
+std::string record(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
                    const std::string& plan_id, json record);
 
 // Sets reviews[id] = record for each (id, record) in order (a later one for the same id
 // wins), in one update of the phase's ledger under the lock: one read, one atomic write.
-std::string record_many(const std::filesystem::path& root, const std::filesystem::path& phase_dir,
+std::string record_many(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
                         std::vector<std::pair<std::string, json>> records);
 
 struct All {
@@ -55,19 +55,6 @@ struct All {
 };
 // Every ledger in .yolo-planning/.reviews; broken ones are reported and skipped. Ledgers
 // are read in name order, so with the same plan id in two phases the later phase wins.
-All load_all(const std::filesystem::path& root);
-
-// The same through the world's disk and key (the functions above: World::real()).
-bool trusted(const World& w, const std::filesystem::path& root, const std::filesystem::path& ledger_file,
-             const std::string& plan_id, const json& record);
-std::vector<std::string> drop_untrusted(const World& w, const std::filesystem::path& root,
-                                        const std::filesystem::path& ledger_file, json& ledger);
-state::LoadResult load(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir);
-state::LoadResult load_file(const World& w, const std::filesystem::path& file);
-std::string record(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
-                   const std::string& plan_id, json record);
-std::string record_many(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
-                        std::vector<std::pair<std::string, json>> records);
 All load_all(const World& w, const std::filesystem::path& root);
 
 }  // namespace yolo::review_ledger

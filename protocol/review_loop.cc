@@ -94,8 +94,8 @@ std::vector<ReviewerFinding> delta_findings(const std::vector<ReviewerFinding>& 
   return out;
 }
 
-std::string file_hash(const std::filesystem::path& p) {
-  auto r = fs::read_bytes(p);
+std::string file_hash(const World& w, const std::filesystem::path& p) {
+  auto r = w.files().read(p, 64u << 20, /*text=*/false);
   return r.ok() ? sha256_hex(r.content) : std::string();
 }
 
@@ -176,7 +176,7 @@ std::vector<ReviewerFinding> stage1_findings(const StructuralReview& s1) {
 
 }  // namespace
 
-PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, ReviewerPort& reviewer,
+PlanLoopResult run_plan_loop(const World& w, const PlanTarget& target, const LoopOptions& opts, ReviewerPort& reviewer,
                              ArchitectPort& architect, LoopObserver& observer) {
   PlanLoopResult res;
   res.max_cycles = std::max(1, opts.max_cycles);
@@ -187,8 +187,8 @@ PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, 
   for (int cycle = 1; cycle <= res.max_cycles; ++cycle) {
     CycleResult c;
     c.cycle = cycle;
-    c.hash = file_hash(target.plan_path);
-    c.stage1 = stage1_plan_file(target.plan_path, target.phase_dir, opts.stage1);
+    c.hash = file_hash(w, target.plan_path);
+    c.stage1 = stage1_plan_file(w, target.plan_path, target.phase_dir, opts.stage1);
     c.stage1_verdict = c.stage1.verdict();
     if (cycle == 1) {
       res.plan_id = plan_id_for(target, c.stage1);
@@ -322,7 +322,7 @@ PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, 
     att.delta_count = aq.delta.size();
     att.ran = arun.status == AgentRun::Status::Ran;
     att.info = arun.info;
-    std::string new_hash = file_hash(target.plan_path);
+    std::string new_hash = file_hash(w, target.plan_path);
     att.changed = new_hash != cur.hash;
     att.reason = att.ran ? "" : arun.reason;
     res.architect.push_back(att);
@@ -341,11 +341,11 @@ PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, 
   return res;
 }
 
-PhaseLoopResult run_phase_loops(const std::vector<PlanTarget>& targets, const LoopOptions& opts, ReviewerPort& reviewer,
-                                ArchitectPort& architect, LoopObserver& observer) {
+PhaseLoopResult run_phase_loops(const World& w, const std::vector<PlanTarget>& targets, const LoopOptions& opts,
+                                ReviewerPort& reviewer, ArchitectPort& architect, LoopObserver& observer) {
   PhaseLoopResult out;
   for (const auto& t : targets) {
-    out.plans.push_back(run_plan_loop(t, opts, reviewer, architect, observer));
+    out.plans.push_back(run_plan_loop(w, t, opts, reviewer, architect, observer));
     const auto& p = out.plans.back();
     out.worst = worst(out.worst, p.verdict);
     if (p.interrupted) {

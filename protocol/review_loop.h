@@ -163,14 +163,15 @@ std::vector<ReviewerFinding> delta_findings(const std::vector<ReviewerFinding>& 
 std::string reviewer_prompt(const ReviewerRequest& req);
 std::string architect_prompt(const ArchitectRequest& req);
 
-// sha256 hex of the file's bytes ("" when it cannot be read).
-std::string file_hash(const std::filesystem::path& p);
+// sha256 hex of the file's bytes on the world's disk ("" when it cannot be read).
+std::string file_hash(const World& w, const std::filesystem::path& p);
 
-PlanLoopResult run_plan_loop(const PlanTarget& target, const LoopOptions& opts, ReviewerPort& reviewer,
+// Plans are read (Stage 1, hashes) through the world's disk.
+PlanLoopResult run_plan_loop(const World& w, const PlanTarget& target, const LoopOptions& opts, ReviewerPort& reviewer,
                              ArchitectPort& architect, LoopObserver& observer);
 
 // Plans in order, each with its own loop; every plan is reviewed even after a reject.
-PhaseLoopResult run_phase_loops(const std::vector<PlanTarget>& targets, const LoopOptions& opts, ReviewerPort& reviewer,
-                                ArchitectPort& architect, LoopObserver& observer);
+PhaseLoopResult run_phase_loops(const World& w, const std::vector<PlanTarget>& targets, const LoopOptions& opts,
+                                ReviewerPort& reviewer, ArchitectPort& architect, LoopObserver& observer);
 
 }  // namespace yolo::review

@@ -15,25 +15,22 @@
 
 namespace yolo::seal {
 
-// The file holding the key. The runner chooses it (runner/identity.h: approval_key_path);
-// protocol/ only reads and creates it. Until it is set, key() reports an error.
-void use_key_file(const std::filesystem::path& p);
-
 struct Key {
   std::string bytes;  // 32 random bytes (empty on error)
   std::string error;  // why there is no key, naming the file
   bool ok() const { return error.empty(); }
 };
-// The key, read once per process from the use_key_file() file; created (mode 0600, random
-// bytes) on first use. Only sealing an approval (`yolo approve`, an approver's or skip's
-// approval, an allowed MCP approve) calls it. A key file of the wrong size is an error, never replaced: approvals
-// sealed with it would be lost.
-const Key& key();
-// The key when it exists; never creates it (an error while there is none). Checking a
-// seal uses this: a read-only command (status, gates, execute's checks) writes no key.
-const Key& existing_key();
-// Tests: use this key instead of the file (empty: back to the file).
-void set_key_for_testing(const std::string& bytes);
+// Where the key comes from (World::keys): the runner's key file (runner/identity.h), a fixed
+// key in tests. sealing() may create the key (mode 0600, random bytes) on first use: only
+// sealing an approval (`yolo approve`, an approver's or skip's approval, an allowed MCP
+// approve) calls it. checking() never creates it (an error while there is none): a
+// read-only command (status, gates, execute's checks) writes no key.
+class KeySource {
+ public:
+  virtual ~KeySource() = default;
+  virtual const Key& sealing() = 0;
+  virtual const Key& checking() = 0;
+};
 
 // HMAC-SHA256 (RFC 2104) of msg under key, lower-case hex.
 std::string hmac_sha256_hex(std::string_view key, std::string_view msg);
@@ -41,22 +38,15 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view msg);
 // The seal of an APPROVED gate record: its id, gate_type, plan_path, status, approved_by,
 // digest, resolved_at, override, and what binds it (gates.h): covers (every covered file's
 // and config key's digest), project and run. A gate copied into another project or run, or
-// with any of these edited, no longer matches. Empty when there is no key.
-std::string compute(const json& gate);
-// Whether gate["seal"] is the seal of its fields under this machine's key.
-bool valid(const json& gate);
+// with any of these edited, no longer matches. Empty when the key is not ok().
+std::string compute(const json& gate, const Key& k);
+// Whether gate["seal"] is the seal of its fields under k.
+bool valid(const json& gate, const Key& k);
 
 // A seal over any record yolo makes (review records, audit entries): HMAC over `domain`
-// and the canonical JSON of `fields`. Empty when there is no key.
-std::string seal_of(std::string_view domain, const json& fields);
-// Whether `seal` is seal_of(domain, fields) (constant-time comparison).
-bool check(std::string_view domain, const json& fields, const std::string& seal);
-
-// The same with the key passed in (World::sealing_key / checking_key): the functions above
-// use key() to seal and existing_key() to check.
-std::string compute(const json& gate, const Key& k);
-bool valid(const json& gate, const Key& k);
+// and the canonical JSON of `fields`. Empty when the key is not ok().
 std::string seal_of(std::string_view domain, const json& fields, const Key& k);
+// Whether `seal` is seal_of(domain, fields, k) (constant-time comparison).
 bool check(std::string_view domain, const json& fields, const std::string& seal, const Key& k);
 
 }  // namespace yolo::seal

@@ -6,7 +6,6 @@
 #include <set>
 
 #include "protocol/contain.h"
-#include "protocol/fs.h"
 #include "protocol/make_finding.h"
 #include "protocol/must_haves.h"
 #include "protocol/plan_checks.h"
@@ -108,11 +107,12 @@ void check_wave(const Plan& p, StructuralReview& r) {
 // link) is high and never read; one that does not exist is low. Besides the files the
 // tasks name, the paths the SUMMARY gate reads later are checked here too: the plan's
 // must_haves.artifacts[].path and key_links[].from.
-void check_files(const Plan& p, const std::filesystem::path& root, StructuralReview& r) {
+void check_files(const World& w, const Plan& p, const std::filesystem::path& root, StructuralReview& r) {
   Check& c = r.check("file_paths");
   std::set<std::string> seen;
   int checked = 0, missing = 0, escaping = 0;
-  fs::Root guard(root);
+  fs::Disk& disk = w.files();
+  fs::Root guard = disk.root(root);
   auto refuse = [&](const std::string& path, const fs::Contained& res, const std::string& what, int line,
                     Severity sev = Severity::High) {
     ++escaping;
@@ -131,8 +131,7 @@ void check_files(const Plan& p, const std::filesystem::path& root, StructuralRev
       continue;
     }
     if (f.is_new || f.is_glob) continue;
-    std::error_code ec;
-    if (!std::filesystem::exists(res.path, ec)) {
+    if (!disk.exists(res.path)) {
       ++missing;
       Finding fd = make_finding(Severity::Low, "file_paths", "referenced file '" + f.path + "' does not exist",
                                 "Mark it '(new)' if the plan creates it, or fix the path");
@@ -171,7 +170,7 @@ int resolve_dep(const std::string& dep, size_t n, const std::vector<std::string>
 
 }  // namespace
 
-StructuralReview stage1_plan(const Plan& p, const Stage1Options& o) {
+StructuralReview stage1_plan(const World& w, const Plan& p, const Stage1Options& o) {
   StructuralReview r;
   r.plan_path = p.path;
   if (!p.phase.empty() || !p.plan.empty()) r.plan_id = p.id();
@@ -180,7 +179,7 @@ StructuralReview stage1_plan(const Plan& p, const Stage1Options& o) {
   check_tasks(p, o, r);
   check_must_haves(p, r);
   check_wave(p, r);
-  if (o.root) check_files(p, *o.root, r);
+  if (o.root) check_files(w, p, *o.root, r);
   return r;
 }
 
@@ -310,9 +309,8 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<const Pl
   return out;
 }
 
-std::optional<std::filesystem::path> root_for_phase(const std::filesystem::path& phase_dir) {
-  if (auto r = fs::find_project_root(phase_dir)) return r;
-  return std::nullopt;
+std::optional<std::filesystem::path> root_for_phase(const World& w, const std::filesystem::path& phase_dir) {
+  return w.files().project_root(phase_dir);
 }
 
 namespace {
@@ -330,40 +328,46 @@ StructuralReview missing_file_review(const std::filesystem::path& plan_path, con
   return r;
 }
 
-PlanLoad load_sibling(const Stage1Options& opts, const std::filesystem::path& p) {
-  return opts.cache ? opts.cache->load_sibling(p, opts.max_file_bytes) : load_plan(p, opts.max_file_bytes);
+PlanLoad load_sibling(const World& w, const Stage1Options& opts, const std::filesystem::path& p) {
+  return opts.cache ? opts.cache->load_sibling(w, p, opts.max_file_bytes) : load_plan(w, p, opts.max_file_bytes);
+}
+
+// p with every link resolved on the world's disk.
+std::filesystem::path resolved(const World& w, const std::filesystem::path& p) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(p, ec).lexically_normal();
+  return w.files().resolve(abs).value_or(abs);
 }
 }  // namespace
 
-StructuralReview stage1_plan_file(const std::filesystem::path& plan_path,
+StructuralReview stage1_plan_file(const World& w, const std::filesystem::path& plan_path,
                                   const std::optional<std::filesystem::path>& phase_dir, Stage1Options opts) {
-  auto loaded = load_plan(plan_path, opts.max_file_bytes);
+  auto loaded = load_plan(w, plan_path, opts.max_file_bytes);
   if (!loaded.plan) return missing_file_review(plan_path, loaded.error);
-  if (phase_dir && !opts.root) opts.root = root_for_phase(*phase_dir);
+  if (phase_dir && !opts.root) opts.root = root_for_phase(w, *phase_dir);
   if (phase_dir && !opts.root) opts.root = std::filesystem::current_path();
-  StructuralReview r = stage1_plan(*loaded.plan, opts);
+  StructuralReview r = stage1_plan(w, *loaded.plan, opts);
   if (!phase_dir) return r;
   if (opts.snapshots)
-    if (auto cross = opts.snapshots->cross_for(*phase_dir, plan_path, *loaded.plan, opts.max_file_bytes)) {
+    if (auto cross = opts.snapshots->cross_for(w, *phase_dir, plan_path, *loaded.plan, opts.max_file_bytes)) {
       attach_cross(r, std::move(*cross));
       return r;
     }
   // Load the phase; the plan under review takes its place (or is added) so it is
   // compared with its siblings even when it lives elsewhere.
   std::vector<Plan> phase;
-  std::error_code ec;
   std::optional<std::filesystem::path> self;  // resolved only for a sibling of the same name
   size_t self_index = SIZE_MAX;
-  for (const auto& f : list_plan_files(*phase_dir)) {
+  for (const auto& f : list_plan_files(w, *phase_dir)) {
     if (f.filename() == plan_path.filename()) {
-      if (!self) self = std::filesystem::weakly_canonical(plan_path, ec);
-      if (std::filesystem::weakly_canonical(f, ec) == *self) {
+      if (!self) self = resolved(w, plan_path);
+      if (resolved(w, f) == *self) {
         self_index = phase.size();
         phase.push_back(*loaded.plan);
         continue;
       }
     }
-    auto other = load_sibling(opts, f);
+    auto other = load_sibling(w, opts, f);
     if (other.plan && !other.plan->frontmatter_error) phase.push_back(std::move(*other.plan));
   }
   if (self_index == SIZE_MAX) {
@@ -374,19 +378,19 @@ StructuralReview stage1_plan_file(const std::filesystem::path& plan_path,
   return r;
 }
 
-std::vector<StructuralReview> stage1_phase(const std::filesystem::path& phase_dir, Stage1Options opts) {
-  if (!opts.root) opts.root = root_for_phase(phase_dir);
+std::vector<StructuralReview> stage1_phase(const World& w, const std::filesystem::path& phase_dir, Stage1Options opts) {
+  if (!opts.root) opts.root = root_for_phase(w, phase_dir);
   if (!opts.root) opts.root = std::filesystem::current_path();
   std::vector<StructuralReview> out;
   std::vector<Plan> phase;
   std::vector<size_t> review_of;  // phase index -> out index
-  for (const auto& f : list_plan_files(phase_dir)) {
-    auto loaded = load_plan(f, opts.max_file_bytes);
+  for (const auto& f : list_plan_files(w, phase_dir)) {
+    auto loaded = load_plan(w, f, opts.max_file_bytes);
     if (!loaded.plan) {
       out.push_back(missing_file_review(f, loaded.error));
       continue;
     }
-    out.push_back(stage1_plan(*loaded.plan, opts));
+    out.push_back(stage1_plan(w, *loaded.plan, opts));
     if (!loaded.plan->frontmatter_error) {
       review_of.push_back(out.size() - 1);
       phase.push_back(std::move(*loaded.plan));

@@ -23,8 +23,8 @@ struct Stage1Options {
 };
 
 // Checks of one plan on its own: frontmatter, task_count, must_haves, wave_valid and,
-// with a root, file_paths.
-StructuralReview stage1_plan(const Plan& plan, const Stage1Options& opts);
+// with a root, file_paths (contained and present on the world's disk).
+StructuralReview stage1_plan(const World& w, const Plan& plan, const Stage1Options& opts);
 
 // Cross-plan checks over one phase's plans. Returns, for each plan (same order), the
 // findings that concern it: dependencies, dependency_cycle, wave_order, file_overlap,
@@ -33,17 +33,17 @@ std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& p
 // The same over plans held elsewhere (no copies).
 std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<const Plan*>& phase);
 
-// The review of a plan file, read from disk. A missing or unreadable file is a reject
-// with a `file` finding. With phase_dir, the phase's plans are loaded for the cross-plan
-// checks and the project root is found from it.
-StructuralReview stage1_plan_file(const std::filesystem::path& plan_path,
+// The review of a plan file, read from the world's disk. A missing or unreadable file is a
+// reject with a `file` finding. With phase_dir, the phase's plans are loaded for the
+// cross-plan checks and the project root is found from it.
+StructuralReview stage1_plan_file(const World& w, const std::filesystem::path& plan_path,
                                   const std::optional<std::filesystem::path>& phase_dir, Stage1Options opts);
 
 // Every plan of a phase folder, reviewed with the cross-plan checks, in file order.
-std::vector<StructuralReview> stage1_phase(const std::filesystem::path& phase_dir, Stage1Options opts);
+std::vector<StructuralReview> stage1_phase(const World& w, const std::filesystem::path& phase_dir, Stage1Options opts);
 
 // The project root for a phase folder: the folder holding .yolo-planning, else the
 // phase folder's grandparent's parent when it sits in `.../phases/`, else nullopt.
-std::optional<std::filesystem::path> root_for_phase(const std::filesystem::path& phase_dir);
+std::optional<std::filesystem::path> root_for_phase(const World& w, const std::filesystem::path& phase_dir);
 
 }  // namespace yolo

@@ -186,43 +186,18 @@ std::string validate_changed_plans(const json& doc, const std::vector<size_t>& p
   return errors.empty() ? std::string() : schema::describe(errors);
 }
 
-LoadResult load(const std::filesystem::path& root) { return load(World::real(), root); }
-
 LoadResult load(const World& w, const std::filesystem::path& root) {
   return load_impl(w.files(), state_path(root), "execution-state");
-}
-
-LoadResult load_document(const std::filesystem::path& file, const std::string& schema_name) {
-  return load_document(World::real(), file, schema_name);
 }
 
 LoadResult load_document(const World& w, const std::filesystem::path& file, const std::string& schema_name) {
   return load_impl(w.files(), file, schema_name);
 }
 
-size_t remove_stale_temp_files(const std::filesystem::path& dir) {
-  return fs::real_disk().remove_stale_temp_files(dir);
-}
-
-UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn) {
-  return update(World::real(), root, fn);
-}
-
-UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn,
-                    const std::function<std::string(const json& doc)>& check) {
-  return update(World::real(), root, fn, check);
-}
-
 UpdateResult update(const World& w, const std::filesystem::path& root,
                     const std::function<bool(json& doc, std::string& err)>& fn,
                     const std::function<std::string(const json& doc)>& check) {
   return update_document(w, root, state_path(root), "execution-state", fn, check);
-}
-
-UpdateResult update_document(const std::filesystem::path& root, const std::filesystem::path& file,
-                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
-                             const std::function<std::string(const json& doc)>& check) {
-  return update_document(World::real(), root, file, schema_name, fn, check);
 }
 
 UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,

@@ -26,7 +26,7 @@ struct LoadResult {
 // A snapshot, read without the lock (the file is only ever replaced by rename, so a
 // reader sees the old or the new version). A file that does not parse or validate gives
 // an error and a copy of it is kept beside it (`.execution-state.json.corrupt-<time>`).
-LoadResult load(const std::filesystem::path& root);
+LoadResult load(const World& w, const std::filesystem::path& root);
 
 struct UpdateResult {
   json doc;           // the state after the update (or as it was, when aborted)
@@ -44,12 +44,12 @@ struct UpdateResult {
 // result is validated against schemas/execution-state.json before it is written: an
 // invalid result is never written. A broken existing file is never overwritten. A result
 // equal to the file's document is not written (written stays false).
-UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn);
-// The same, with `check` in place of the whole-document check of the result (as
-// update_document's): for an update that changes a few plans of a large state,
-// validate_changed_plans checks what changed in time proportional to the change.
-UpdateResult update(const std::filesystem::path& root, const std::function<bool(json& doc, std::string& err)>& fn,
-                    const std::function<std::string(const json& doc)>& check);
+UpdateResult update(const World& w, const std::filesystem::path& root,
+                    const std::function<bool(json& doc, std::string& err)>& fn,
+                    const std::function<std::string(const json& doc)>& check = nullptr);
+// `check`, when set, replaces the whole-document check of the result (as update_document's):
+// for an update that changes a few plans of a large state, validate_changed_plans checks what
+// changed in time proportional to the change.
 
 // The same discipline for another runner-owned JSON file under .yolo-planning (the review
 // ledgers): parsed and validated against schemas/<schema_name>.json on every read and
@@ -61,24 +61,6 @@ UpdateResult update(const std::filesystem::path& root, const std::function<bool(
 // was checked when it was read). It returns "" or "pointer: message; ...".
 // Bytes this process has already validated (read or written) are not checked again on a
 // later read of the same bytes; the parse always runs.
-LoadResult load_document(const std::filesystem::path& file, const std::string& schema_name);
-UpdateResult update_document(const std::filesystem::path& root, const std::filesystem::path& file,
-                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
-                             const std::function<std::string(const json& doc)>& check = nullptr);
-
-// Removes the temp files of fs::write_atomic (`.<file>.tmp.<pid>.<n>`) in dir whose writer
-// process is gone (kill(pid, 0) says ESRCH): a writer that died between creating its temp
-// file and renaming it leaves one behind. Temp files of live processes, folders and
-// anything not named that way are left alone. Returns how many were removed. update() does
-// this for .yolo-planning/ while it holds the lock.
-size_t remove_stale_temp_files(const std::filesystem::path& dir);
-
-// The same through the world's disk (World::real() for the functions above): unit tests
-// run them on an in-memory disk.
-LoadResult load(const World& w, const std::filesystem::path& root);
-UpdateResult update(const World& w, const std::filesystem::path& root,
-                    const std::function<bool(json& doc, std::string& err)>& fn,
-                    const std::function<std::string(const json& doc)>& check = nullptr);
 LoadResult load_document(const World& w, const std::filesystem::path& file, const std::string& schema_name);
 UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
                              const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,

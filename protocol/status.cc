@@ -156,7 +156,7 @@ json execution_status_of(const json& state, const json& reviews) {
 namespace {
 
 // The ledgers of the run's phase, read; the others, named. See StatusOptions.
-review_ledger::All run_ledgers(const std::filesystem::path& root, const json& state, json& others) {
+review_ledger::All run_ledgers(const World& w, const std::filesystem::path& root, const json& state, json& others) {
   review_ledger::All all;
   std::string phase_file;  // the run's ledger file name, when the state names a phase folder
   if (std::string pd = str(state, "phase_dir"); !pd.empty())
@@ -165,10 +165,8 @@ review_ledger::All run_ledgers(const std::filesystem::path& root, const json& st
   if (const json& ph = get(state, "phase"); ph.is_number_integer()) phase_number = ph.get<long long>();
   std::vector<std::filesystem::path> mine;
   std::vector<std::string> other;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(review_ledger::dir(root), ec), end; !ec && it != end; it.increment(ec)) {
-    const auto& p = it->path();
-    std::string n = p.filename().string();
+  for (const std::string& n : w.files().list(review_ledger::dir(root))) {
+    const std::filesystem::path p = review_ledger::dir(root) / n;
     if (n.empty() || n.front() == '.' || p.extension() != ".json") continue;  // temp files, kept copies
     bool is_run;
     if (!phase_file.empty())
@@ -185,7 +183,7 @@ review_ledger::All run_ledgers(const std::filesystem::path& root, const json& st
   std::sort(mine.begin(), mine.end());
   std::sort(other.begin(), other.end());
   for (const auto& f : mine) {
-    auto r = review_ledger::load_file(f);
+    auto r = review_ledger::load_file(w, f);
     if (!r.ok()) {
       all.errors.push_back(r.error);
       continue;
@@ -204,8 +202,8 @@ review_ledger::All run_ledgers(const std::filesystem::path& root, const json& st
 
 }  // namespace
 
-json execution_status(const std::filesystem::path& root, const StatusOptions& opts) {
-  auto snap = state::load(root);
+json execution_status(const World& w, const std::filesystem::path& root, const StatusOptions& opts) {
+  auto snap = state::load(w, root);
   std::string file = state::state_path(root).string();
   if (!snap.ok()) {
     json e = {{"ok", false}, {"cmd", "status"}, {"state_file", file}, {"error", snap.error}};
@@ -213,12 +211,12 @@ json execution_status(const std::filesystem::path& root, const StatusOptions& op
     return e;
   }
   json others = nullptr;
-  auto ledgers = opts.all_records ? review_ledger::load_all(root) : run_ledgers(root, snap.doc, others);
+  auto ledgers = opts.all_records ? review_ledger::load_all(w, root) : run_ledgers(w, root, snap.doc, others);
   json s = execution_status_of(snap.doc, ledgers.reviews);
   s["state_file"] = file;
   {  // each approved gate says whether it counts, as `yolo gates` shows it
     json gl = json::array();
-    for (auto& g : gates::checked_gates(snap.doc, gates::now_of(root))) gl.push_back(std::move(g));
+    for (auto& g : gates::checked_gates(snap.doc, gates::now_of(w, root))) gl.push_back(std::move(g));
     s["gates"] = std::move(gl);
   }
   if (!ledgers.errors.empty()) s["review_ledger_errors"] = ledgers.errors;
@@ -227,11 +225,11 @@ json execution_status(const std::filesystem::path& root, const StatusOptions& op
   const json& a = s["approval"];
   if (a.is_object() && a.value("approved", false) && a.contains("plan_path") && a["plan_path"].is_string()) {
     auto type = gates::parse_gate_type(a.value("gate_type", std::string("vision"))).value_or(gates::GateType::Vision);
-    auto st = gates::approval_status(snap.doc, type, a["plan_path"].get<std::string>(), gates::now_of(root));
+    auto st = gates::approval_status(snap.doc, type, a["plan_path"].get<std::string>(), gates::now_of(w, root));
     s["approval_counts"] = st.counts();
     if (!st.counts()) s["approval_problem"] = st.message;
   }
-  s["project"] = project_overview(root);  // the whole project: `yolo status` and MCP alike
+  s["project"] = project_overview(w, root);  // the whole project: `yolo status` and MCP alike
   s["exists"] = snap.exists;
   if (!snap.exists) {
     s["status"] = nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 #include <filesystem>
 
+#include "protocol/world.h"
 #include "protocol/json.h"
 
 namespace yolo {
@@ -29,7 +30,7 @@ namespace yolo {
 struct StatusOptions {
   bool all_records = false;
 };
-json execution_status(const std::filesystem::path& root, const StatusOptions& opts = {});
+json execution_status(const World& w, const std::filesystem::path& root, const StatusOptions& opts = {});
 
 // The status of a document already loaded (same shape, without file fields). `reviews`:
 // plan id -> ledger record (review_ledger::load_all), or null.

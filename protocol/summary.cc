@@ -326,9 +326,9 @@ Summary parse_summary(std::string_view content, std::string path) {
   return s;
 }
 
-SummaryLoad load_summary(const std::filesystem::path& path, size_t max_bytes) {
+SummaryLoad load_summary(const World& w, const std::filesystem::path& path, size_t max_bytes) {
   SummaryLoad r;
-  auto read = fs::read_text(path, max_bytes);
+  auto read = w.files().read(path, max_bytes, /*text=*/true);
   if (!read.ok()) {
     r.error = read.error->message;
     r.not_found = read.error->kind == fs::FileError::Kind::NotFound;
@@ -355,10 +355,10 @@ std::optional<std::filesystem::path> sibling_plan_path(const std::filesystem::pa
   return summary_path.parent_path() / name;
 }
 
-std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem::path& summary_path,
+std::optional<std::filesystem::path> find_plan_for_summary(const World& w, const std::filesystem::path& summary_path,
                                                            const Summary* summary) {
-  std::error_code ec;
-  if (auto sib = sibling_plan_path(summary_path); sib && stdfs::is_regular_file(*sib, ec)) return sib;
+  fs::Disk& disk = w.files();
+  if (auto sib = sibling_plan_path(summary_path); sib && disk.is_file(*sib)) return sib;
   // `NN-MM-SUMMARY.md` beside `MM-PLAN.md` (NN the phase folder's prefix).
   if (auto sib = sibling_plan_path(summary_path)) {
     std::string name = sib->filename().string();
@@ -368,8 +368,7 @@ std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem
     if (pre.size() > 1 && name.starts_with(pre)) {
       stdfs::path shorter = sib->parent_path() / name.substr(pre.size());
       auto names = summary_names_for_plan(shorter.filename().string(), folder);
-      if (names.size() > 1 && names[1] == summary_path.filename().string() && stdfs::is_regular_file(shorter, ec))
-        return shorter;
+      if (names.size() > 1 && names[1] == summary_path.filename().string() && disk.is_file(shorter)) return shorter;
     }
   }
   if (!summary || summary->plan.empty()) return std::nullopt;
@@ -377,8 +376,8 @@ std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem
   if (dir.empty()) dir = ".";
   std::string want_plan = normalize_ref(summary->plan);
   bool full = want_plan.find('-') != std::string::npos;
-  for (const auto& candidate : list_plan_files(dir)) {
-    auto pl = load_plan(candidate);
+  for (const auto& candidate : list_plan_files(w, dir)) {
+    auto pl = load_plan(w, candidate);
     if (!pl.plan) continue;
     const Plan& p = *pl.plan;
     if (full ? normalize_ref(p.id()) == want_plan
@@ -417,22 +416,18 @@ std::string preferred_summary_name(const std::string& plan_filename, const std::
   return names[1];
 }
 
-SummaryLocation locate_summary(const std::filesystem::path& plan_path) {
+SummaryLocation locate_summary(const World& w, const std::filesystem::path& plan_path) {
   stdfs::path dir = plan_path.parent_path();
   std::string folder = (dir.empty() ? stdfs::current_path() : dir).filename().string();
   auto names = summary_names_for_plan(plan_path.filename().string(), folder);
   if (names.empty()) return {stdfs::path(plan_path.string() + ".SUMMARY.md"), false};
-  std::error_code ec;
+  fs::Disk& disk = w.files();
   for (const auto& n : names)
-    if (stdfs::is_regular_file(dir / n, ec)) return {dir / n, true};
+    if (disk.is_file(dir / n)) return {dir / n, true};
   std::vector<std::string> existing;
-  if (names.size() > 1) {
-    for (auto it = stdfs::directory_iterator(dir.empty() ? stdfs::path(".") : dir, ec);
-         !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
-      std::string n = it->path().filename().string();
+  if (names.size() > 1)
+    for (const auto& n : disk.list(dir.empty() ? stdfs::path(".") : dir))
       if (is_summary_filename(n)) existing.push_back(n);
-    }
-  }
   return {dir / preferred_summary_name(plan_path.filename().string(), folder, existing), false};
 }
 

@@ -11,6 +11,7 @@
 
 #include "protocol/frontmatter.h"
 #include "protocol/json.h"
+#include "protocol/world.h"
 
 namespace yolo {
 
@@ -67,7 +68,7 @@ struct SummaryLoad {
   std::string error;  // names the file; set when it could not be read
   bool not_found = false;
 };
-SummaryLoad load_summary(const std::filesystem::path& path, size_t max_bytes = 1 << 20);
+SummaryLoad load_summary(const World& w, const std::filesystem::path& path, size_t max_bytes = 1 << 20);
 
 // `NN-MM-SUMMARY.md` -> `NN-MM-PLAN.md`, `MM-SUMMARY.md` -> `MM-PLAN.md`,
 // `SUMMARY.md` -> `PLAN.md`, in the same folder; nullopt for a name that is not a summary.
@@ -75,7 +76,7 @@ std::optional<std::filesystem::path> sibling_plan_path(const std::filesystem::pa
 
 // The plan a SUMMARY belongs to: the sibling name when that file exists, else the plan of
 // the same folder whose phase/plan match the SUMMARY's frontmatter; nullopt when none.
-std::optional<std::filesystem::path> find_plan_for_summary(const std::filesystem::path& summary_path,
+std::optional<std::filesystem::path> find_plan_for_summary(const World& w, const std::filesystem::path& summary_path,
                                                            const Summary* summary = nullptr);
 
 // The names a SUMMARY of the plan file `plan_filename` may have in the phase folder
@@ -98,6 +99,6 @@ struct SummaryLocation {
   std::filesystem::path path;
   bool exists = false;
 };
-SummaryLocation locate_summary(const std::filesystem::path& plan_path);
+SummaryLocation locate_summary(const World& w, const std::filesystem::path& plan_path);
 
 }  // namespace yolo

@@ -22,11 +22,6 @@ constexpr size_t kMaxSearchBytes = 8u << 20;  // artifacts / key_links files sea
 
 // ---------------------------------------------------------------- path safety
 
-bool path_exists(const stdfs::path& p) {
-  std::error_code ec;
-  return stdfs::exists(p, ec);
-}
-
 std::string norm_rel(std::string p) {
   while (p.starts_with("./")) p.erase(0, 2);
   bool dir = p.ends_with("/");
@@ -218,7 +213,7 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
   }
 }
 
-void check_files_exist(const Summary& s, const fs::Root& root, StructuralReview& r) {
+void check_files_exist(const Summary& s, fs::Disk& disk, const fs::Root& root, StructuralReview& r) {
   Check& c = r.check("files_exist");
   int checked = 0, missing = 0, refused = 0, deleted = 0;
   std::set<std::string> seen;
@@ -237,7 +232,7 @@ void check_files_exist(const Summary& s, const fs::Root& root, StructuralReview&
     }
     if (e.path.find_first_of("*?[") != std::string::npos) continue;
     ++checked;
-    bool exists = path_exists(res.path);
+    bool exists = disk.exists(res.path);
     if (e.deleted) {
       ++deleted;
       if (exists) {
@@ -272,8 +267,8 @@ void check_files_exist(const Summary& s, const fs::Root& root, StructuralReview&
 }
 
 // Reads a file inside the root for a text search; error text on failure.
-std::optional<std::string> read_for_search(const stdfs::path& p, std::string& err) {
-  auto rd = fs::read_text(p, kMaxSearchBytes);
+std::optional<std::string> read_for_search(fs::Disk& disk, const stdfs::path& p, std::string& err) {
+  auto rd = disk.read(p, kMaxSearchBytes, /*text=*/true);
   if (!rd.ok()) {
     err = rd.error->message;
     return std::nullopt;
@@ -281,7 +276,7 @@ std::optional<std::string> read_for_search(const stdfs::path& p, std::string& er
   return std::move(rd.content);
 }
 
-void check_artifacts(const Plan& p, const fs::Root& root, StructuralReview& r) {
+void check_artifacts(const Plan& p, fs::Disk& disk, const fs::Root& root, StructuralReview& r) {
   Check& c = r.check("artifacts");
   auto entries = artifact_entries(p);
   int checked = 0, missing = 0, lacking = 0;
@@ -302,7 +297,7 @@ void check_artifacts(const Plan& p, const fs::Root& root, StructuralReview& r) {
       r.add(std::move(f));
       continue;
     }
-    if (!path_exists(res.path)) {
+    if (!disk.exists(res.path)) {
       ++missing;
       Finding f = make_finding(
           Severity::High, "artifacts", "artifact '" + path + "' named by the plan's must_haves does not exist",
@@ -325,10 +320,9 @@ void check_artifacts(const Plan& p, const fs::Root& root, StructuralReview& r) {
       }
     }
     if (wants.empty()) continue;
-    std::error_code ec;
-    if (stdfs::is_directory(res.path, ec)) continue;  // a folder artifact: existence is the claim
+    if (disk.is_directory(res.path)) continue;  // a folder artifact: existence is the claim
     std::string err;
-    auto content = read_for_search(res.path, err);
+    auto content = read_for_search(disk, res.path, err);
     if (!content) {
       Finding f = make_finding(Severity::High, "artifacts", "artifact '" + path + "' could not be searched: " + err,
                                "Make the artifact a readable text file");
@@ -352,7 +346,7 @@ void check_artifacts(const Plan& p, const fs::Root& root, StructuralReview& r) {
   c.counts["without_contains"] = lacking;
 }
 
-void check_key_links(const Plan& p, const fs::Root& root, StructuralReview& r) {
+void check_key_links(const Plan& p, fs::Disk& disk, const fs::Root& root, StructuralReview& r) {
   Check& c = r.check("key_links");
   auto entries = key_link_entries(p);
   int broken = 0;
@@ -376,7 +370,7 @@ void check_key_links(const Plan& p, const fs::Root& root, StructuralReview& r) {
       continue;
     }
     std::string err;
-    auto content = read_for_search(res.path, err);
+    auto content = read_for_search(disk, res.path, err);
     if (!content) {
       ++broken;
       Finding f = make_finding(Severity::Medium, "key_links", "key_link from '" + from + "' to '" + to + "': " + err,
@@ -416,9 +410,10 @@ void check_key_links(const Plan& p, const fs::Root& root, StructuralReview& r) {
 
 // ---------------------------------------------------------------- public
 
-void check_summary_claims(const Summary& s, const Plan* plan, const std::filesystem::path& root, GitPort* git,
-                          StructuralReview& r) {
-  fs::Root guard(root);
+void check_summary_claims(const World& w, const Summary& s, const Plan* plan, const std::filesystem::path& root,
+                          GitPort* git, StructuralReview& r) {
+  fs::Disk& disk = w.files();
+  fs::Root guard = disk.root(root);
   if (plan) {
     check_plan_match(s, *plan, r);
     if (plan->frontmatter_error)
@@ -433,10 +428,10 @@ void check_summary_claims(const Summary& s, const Plan* plan, const std::filesys
                        "Put the SUMMARY beside its PLAN (NN-MM-SUMMARY.md next to NN-MM-PLAN.md) or give the plan"));
   }
   check_commits(s, plan, git, r);
-  check_files_exist(s, guard, r);
+  check_files_exist(s, disk, guard, r);
   if (plan) {
-    check_artifacts(*plan, guard, r);
-    check_key_links(*plan, guard, r);
+    check_artifacts(*plan, disk, guard, r);
+    check_key_links(*plan, disk, guard, r);
   }
 }
 

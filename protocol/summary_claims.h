@@ -21,7 +21,7 @@ namespace yolo {
 
 // Adds the claims checks' findings to r. plan may be nullptr: then a `plan` finding (high)
 // says the claims cannot be compared. git nullptr is a `git` failure.
-void check_summary_claims(const Summary& s, const Plan* plan, const std::filesystem::path& root, GitPort* git,
-                          StructuralReview& r);
+void check_summary_claims(const World& w, const Summary& s, const Plan* plan, const std::filesystem::path& root,
+                          GitPort* git, StructuralReview& r);
 
 }  // namespace yolo

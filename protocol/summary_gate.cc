@@ -245,8 +245,8 @@ json SummaryVerdict::to_json() const {
   return out;
 }
 
-SummaryVerdict verify_summary(const Summary& s, const Plan* plan, const std::filesystem::path& root, SummaryMode mode,
-                              GitPort* git) {
+SummaryVerdict verify_summary(const World& w, const Summary& s, const Plan* plan, const std::filesystem::path& root,
+                              SummaryMode mode, GitPort* git) {
   SummaryVerdict v;
   v.summary_path = s.path;
   v.mode = mode;
@@ -271,31 +271,31 @@ SummaryVerdict verify_summary(const Summary& s, const Plan* plan, const std::fil
   if (mode == SummaryMode::Structural) return v;
 
   if (plan) v.plan_path = plan->path;
-  check_summary_claims(s, plan, root, git, r);
+  check_summary_claims(w, s, plan, root, git, r);
   return v;
 }
 
-SummaryVerdict verify_summary(const std::filesystem::path& summary_path,
+SummaryVerdict verify_summary(const World& w, const std::filesystem::path& summary_path,
                               const std::optional<std::filesystem::path>& plan_path, const std::filesystem::path& root,
                               SummaryMode mode, GitPort* git) {
-  auto load = load_summary(summary_path);
+  auto load = load_summary(w, summary_path);
   if (!load.summary) {
     return file_failure(summary_path.string(), mode,
                         load.not_found ? "SUMMARY not found: " + summary_path.string() : load.error);
   }
-  if (mode != SummaryMode::Strict) return verify_summary(*load.summary, nullptr, root, mode, git);
+  if (mode != SummaryMode::Strict) return verify_summary(w, *load.summary, nullptr, root, mode, git);
 
-  std::optional<stdfs::path> pp = plan_path ? plan_path : find_plan_for_summary(summary_path, &*load.summary);
+  std::optional<stdfs::path> pp = plan_path ? plan_path : find_plan_for_summary(w, summary_path, &*load.summary);
   std::optional<Plan> plan;
   std::string plan_error;
   if (pp) {
-    auto pl = load_plan(*pp);
+    auto pl = load_plan(w, *pp);
     if (pl.plan)
       plan = std::move(pl.plan);
     else
       plan_error = pl.not_found ? "plan not found: " + pp->string() : pl.error;
   }
-  SummaryVerdict v = verify_summary(*load.summary, plan ? &*plan : nullptr, root, mode, git);
+  SummaryVerdict v = verify_summary(w, *load.summary, plan ? &*plan : nullptr, root, mode, git);
   if (!plan_error.empty()) {
     // Replace the generic "no plan found" with the reason this plan could not be read.
     for (auto& f : v.review.findings)

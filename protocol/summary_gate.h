@@ -73,13 +73,13 @@ struct SummaryVerdict {
 // (find_plan_for_summary). root: the project root every path is resolved from. git: used
 // only in strict mode (nullptr there is a `git` failure). Structural mode runs only the
 // section 7 checks (no plan, no git, no file reads besides the SUMMARY); off only requires
-// the SUMMARY to be readable.
-SummaryVerdict verify_summary(const std::filesystem::path& summary_path,
+// the SUMMARY to be readable. Every file is read through the world's disk.
+SummaryVerdict verify_summary(const World& w, const std::filesystem::path& summary_path,
                               const std::optional<std::filesystem::path>& plan_path, const std::filesystem::path& root,
                               SummaryMode mode, GitPort* git);
 
 // The same on already parsed files (plan may be nullptr: then the plan checks fail in
 // strict mode with a `plan` finding).
-SummaryVerdict verify_summary(const Summary& summary, const Plan* plan, const std::filesystem::path& root,
-                              SummaryMode mode, GitPort* git);
+SummaryVerdict verify_summary(const World& w, const Summary& summary, const Plan* plan,
+                              const std::filesystem::path& root, SummaryMode mode, GitPort* git);
 }  // namespace yolo

@@ -16,6 +16,14 @@ const Clock& system_clock() {
   return c;
 }
 
-World World::real() { return World{&fs::real_disk(), &system_clock(), nullptr}; }
+namespace {
+const seal::Key& no_key() {
+  static const seal::Key k{{}, "no approval key was given"};
+  return k;
+}
+}  // namespace
+
+const seal::Key& World::sealing_key() const { return key ? *key : keys ? keys->sealing() : no_key(); }
+const seal::Key& World::checking_key() const { return key ? *key : keys ? keys->checking() : no_key(); }
 
 }  // namespace yolo

@@ -1,9 +1,15 @@
 // What protocol/ reaches in the ambient world, passed in by whoever calls it: the files (a
-// Disk), the time (a Clock) and the approval key. The runner passes World::real(); unit tests
-// pass an in-memory disk, a fixed clock and a key of their own, and need no temp folder.
-// The functions that take no World use World::real().
+// Disk), the time (a Clock), the approval key and the check of SSH-signed approvals. The
+// runner builds one World at start-up (runner/world.h: the real disk, the system clock, the
+// key file, ssh-keygen); unit tests pass an in-memory disk, a fixed clock, a key and a
+// verifier of their own, and need no temp folder. Nothing is registered process-wide: the
+// key and the signature check come only from the World passed in (a null disk or clock means
+// the real disk and the system clock, which hold no configuration).
 #pragma once
+#include <filesystem>
 #include <string>
+
+#include "protocol/json.h"
 
 #include "protocol/disk.h"
 #include "protocol/seal.h"
@@ -29,18 +35,32 @@ class FixedClock : public Clock {
   std::string now_;
 };
 
-struct World {
-  fs::Disk* disk = nullptr;
-  const Clock* clock = nullptr;
-  // The approval key; null: the key file the runner chose (seal::use_key_file), read to
-  // check a seal (never created then) and created, when missing, to make one.
-  const seal::Key* key = nullptr;
+// SSH-signed approvals (README "Trust model"): whether a project requires them (it commits
+// .yolo-planning/allowed_signers) and whether one verifies. ssh-keygen is a child process,
+// so the runner implements it (runner/signing.h); tests pass a fake.
+class SignatureVerifier {
+ public:
+  virtual ~SignatureVerifier() = default;
+  virtual bool required(const std::filesystem::path& root) const = 0;
+  // "" when gate["ssh_signature"] verifies; else why not.
+  virtual std::string problem(const std::filesystem::path& root, const json& gate) const = 0;
+};
 
-  static World real();
+struct World {
+  fs::Disk* disk = nullptr;      // null: the real disk
+  const Clock* clock = nullptr;  // null: the system clock
+  // The approval key: a fixed one (tests), else `keys` (the runner's key file: read to
+  // check a seal, never created then; created, when missing, to make one). Neither: no key,
+  // nothing is sealed and no seal counts.
+  const seal::Key* key = nullptr;
+  seal::KeySource* keys = nullptr;
+  // Null: no project requires SSH signatures and none is checked (only the seal counts).
+  const SignatureVerifier* signatures = nullptr;
+
   fs::Disk& files() const { return disk ? *disk : fs::real_disk(); }
   std::string now() const { return clock ? clock->now_iso8601() : system_clock().now_iso8601(); }
-  const seal::Key& sealing_key() const { return key ? *key : seal::key(); }
-  const seal::Key& checking_key() const { return key ? *key : seal::existing_key(); }
+  const seal::Key& sealing_key() const;
+  const seal::Key& checking_key() const;
 };
 
 }  // namespace yolo

@@ -14,6 +14,7 @@
 #include "protocol/plan.h"
 #include "protocol/text.h"
 #include "runner/agent_logs.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 
@@ -226,7 +227,7 @@ review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s) {
 
 namespace {
 std::string title_of(const std::string& plan_path) {
-  auto loaded = load_plan(plan_path);
+  auto loaded = load_plan(world(), plan_path);
   return loaded.plan ? loaded.plan->title : std::string();
 }
 }  // namespace

@@ -7,13 +7,11 @@
 #include <iostream>
 #include <string_view>
 
-#include "protocol/seal.h"
 #include "protocol/text.h"
 #include "runner/cli_docs.h"
-#include "runner/identity.h"
 #include "runner/subprocess.h"
 #include "runner/person.h"
-#include "runner/signing.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -52,11 +50,10 @@ int run_cli(int argc, char** argv) {
   // Children that escape their process group are re-parented to us and ended with their
   // spawn; a keeper ends them if we are killed (runner/subprocess.h).
   supervise_children();
-  seal::use_key_file(approval_key_path());
+  world();  // the files, the clock, the approval key file and the signature check, fixed now
   // Every process yolo starts (agents, executors, approvers, hooks' children) carries the
   // marker that `yolo approve` refuses (runner/person.h).
   mark_children_as_started_by_yolo();
-  install_signature_checks();
   // `yolo --version` alone: nothing to parse (CLI11 would throw CLI::Success to say it).
   if (argc == 2 && std::string_view(argv[1]) == "--version") {
     std::cout << "yolo " YOLO_VERSION "\n";

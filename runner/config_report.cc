@@ -8,6 +8,7 @@
 
 #include "protocol/text.h"
 #include "runner/output.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 
@@ -22,7 +23,7 @@ void report_config_warnings(const ConfigLoad& c) {
 }
 
 ConfigLoad load_config_reported(const std::filesystem::path& root) {
-  ConfigLoad c = load_config(root);
+  ConfigLoad c = load_config(world(), root);
   report_config_warnings(c);
   return c;
 }

@@ -1,3 +1,4 @@
+#include "runner/world.h"
 #include "runner/gates_view.h"
 
 #include "protocol/fs.h"
@@ -109,7 +110,7 @@ std::optional<stdfs::path> find_project(const std::string& repo, std::string& er
     if (repo_not_folder) *repo_not_folder = true;
     return std::nullopt;
   }
-  auto root = fs::find_project_root(start);
+  auto root = world().files().project_root(start);
   if (!root)
     err = "no .yolo-planning/ folder in " + stdfs::absolute(start, ec).string() + " or above (not a yolo project)";
   return root;

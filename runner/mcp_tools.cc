@@ -14,6 +14,7 @@
 #include "protocol/state.h"
 #include "protocol/status.h"
 #include "runner/approvers.h"
+#include "runner/world.h"
 
 namespace yolo::runner::mcp {
 namespace {
@@ -44,7 +45,7 @@ std::string no_planning_dir(const stdfs::path& root) {
 // lead out of it).
 std::optional<stdfs::path> inside_root(const stdfs::path& root, const std::string& given, const char* what,
                                        std::string& err) {
-  auto c = fs::contain(root, given, fs::AbsolutePaths::AllowInside);
+  auto c = world().files().contain(root, given, fs::AbsolutePaths::AllowInside);
   if (c.ok()) return c.path;
   if (c.refusal == fs::Contained::Refusal::Symlink)
     err = std::string(what) + " leads outside the project root " + root.string() + " (through a link): " + given;
@@ -74,10 +75,10 @@ ToolResult review_plan(const json& args, const ToolContext& ctx) {
   }
   Stage1Options opts;
   std::string note;
-  auto cfg = load_config(ctx.root);
+  auto cfg = load_config(world(), ctx.root);
   if (!cfg.ok()) note = " (config: " + cfg.error + "; using defaults)";
   opts.max_tasks = cfg.config.max_tasks_per_plan;
-  StructuralReview r = stage1_plan_file(*plan, phase, opts);
+  StructuralReview r = stage1_plan_file(world(), *plan, phase, opts);
   ToolResult out;
   out.structured = r.to_json();
   Verdict v = r.verdict();
@@ -106,9 +107,9 @@ ToolResult request_human_approval(const json& args, const ToolContext& ctx) {
   in.plan_path = arg(args, "plan_path");
   in.reason = arg(args, "reason");
   in.state_file = state::state_path(ctx.root).string();
-  auto cfg = load_config(ctx.root);
+  auto cfg = load_config(world(), ctx.root);
   if (!cfg.ok()) return ToolResult::failure("Cannot request approval: " + cfg.error);
-  gates::GateRun run = gates::request_gate(ctx.root, cfg.config, in, &command_approver());
+  gates::GateRun run = gates::request_gate(world(), ctx.root, cfg.config, in, &command_approver());
   if (!run.ok()) return ToolResult::failure(run.error);
   ToolResult out;
   out.structured = run.answer;
@@ -142,7 +143,7 @@ json gate_view(const json& g) {
 }
 
 ToolResult list_gates(const ToolContext& ctx) {
-  auto snap = state::load(ctx.root);
+  auto snap = state::load(world(), ctx.root);
   if (!snap.ok()) return ToolResult::failure(snap.error);
   json doc = snap.doc;
   gates::adopt_legacy_approval(doc);  // a copy: listing never writes
@@ -168,22 +169,22 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   if (!has_planning_dir(ctx.root)) return ToolResult::failure(no_planning_dir(ctx.root));
   const std::string action = arg(args, "action");
   if (action == "list") return list_gates(ctx);
-  auto cfg = load_config(ctx.root);
+  auto cfg = load_config(world(), ctx.root);
   if (!cfg.ok()) return ToolResult::failure("Refused to " + action + ": " + cfg.error);
   // mcp_can_approve counts only when a person approved the config that sets it (the vision
   // gate covers it), and never for the vision gate itself. The refusal says what a person does.
   bool allowed = cfg.config.mcp_can_approve;
   if (allowed) {
-    auto snap = state::load(ctx.root);
+    auto snap = state::load(world(), ctx.root);
     const json* target = nullptr;
     if (snap.ok())
       target =
           arg(args, "gate_id").empty() ? gates::open_gate(snap.doc) : gates::find_gate(snap.doc, arg(args, "gate_id"));
     bool vision_target = target && str(*target, "gate_type") == "vision";
-    allowed =
-        snap.ok() && !vision_target &&
-        gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(ctx.root))
-            .counts();
+    allowed = snap.ok() && !vision_target &&
+              gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md",
+                                     gates::now_of(world(), ctx.root))
+                  .counts();
   }
   if (!allowed)
     return ToolResult::failure("Refused: over MCP an agent may request approval, never " +
@@ -193,8 +194,9 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   const std::string by = "mcp:" + ctx.client_name;
   const std::string gate_id = arg(args, "gate_id");
   const std::string feedback = arg(args, "feedback");
-  gates::GateRun run = action == "approve" ? gates::approve_gate(ctx.root, cfg.config, gate_id, by, &command_approver())
-                                           : gates::reject_gate(ctx.root, gate_id, by, feedback);
+  gates::GateRun run = action == "approve"
+                           ? gates::approve_gate(world(), ctx.root, cfg.config, gate_id, by, &command_approver())
+                           : gates::reject_gate(world(), ctx.root, gate_id, by, feedback);
   if (!run.ok()) return ToolResult::failure(run.error);
   std::string status = str(run.gate, "status");
   ToolResult out;
@@ -224,7 +226,7 @@ std::string num(const json& j) { return j.is_number_integer() ? std::to_string(j
 
 ToolResult execution_status_tool(const json& /*args*/, const ToolContext& ctx) {
   if (!has_planning_dir(ctx.root)) return ToolResult::failure(no_planning_dir(ctx.root));
-  json s = execution_status(ctx.root);
+  json s = execution_status(world(), ctx.root);
   if (!s.value("ok", false)) return ToolResult::failure(s.value("error", std::string("cannot read the state")));
   ToolResult out;
   if (!s.value("exists", false)) {

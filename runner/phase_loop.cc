@@ -1,5 +1,6 @@
 // `yolo execute`: the wave loop (runner/phase_run_internal.h).
 #include "runner/phase_run_internal.h"
+#include "runner/world.h"
 
 namespace yolo::runner::phase {
 
@@ -60,11 +61,11 @@ int Run::waves() {
 }
 
 const state::LoadResult& Run::state_now() {
-  fs::Disk& disk = fs::real_disk();
+  fs::Disk& disk = world().files();
   const stdfs::path file = state::state_path(root_);
   std::string before = disk.stamp(file);
   if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
-  state_cache_ = state::load(root_);
+  state_cache_ = state::load(world(), root_);
   // Kept only when the file did not change while it was read (else: read again next time).
   std::string after = disk.stamp(file);
   state_stamp_ = !before.empty() && after == before && state_cache_.ok() ? after : std::string();
@@ -138,7 +139,7 @@ void Run::flush_plans() {
   };
   // Only the plans' records and the wave changed: the schema check covers those (the rest
   // was checked when the state was read or written).
-  auto up = state::update(root_, apply, [&](const json& doc) { return state::validate_changed_plans(doc, changed); });
+  auto up = state::update(world(), root_, apply, [&](const json& doc) { return state::validate_changed_plans(doc, changed); });
   pending_.clear();
   last_flush_ns_ = uv_hrtime();
   last_flush_cost_ns_ = last_flush_ns_ - t;
@@ -173,7 +174,7 @@ bool Run::journal_executor(const std::string& plan_id, const json& record) {
 
 void Run::end_journaled_executors() {
   const stdfs::path file = root_ / execution::kExecutorsJournal;
-  auto r = fs::real_disk().read(file, 16u << 20, false);
+  auto r = world().files().read(file, 16u << 20, false);
   if (!r.ok()) return;  // none (the usual case), or unreadable: the state's records remain
   end_leftover_executors(execution::journal_plans(r.content));
   ::unlink(file.c_str());
@@ -254,7 +255,7 @@ void Run::schedule() {
         return;
       }
       std::string now = now_iso8601();
-      auto up = state::update(root_, [&](json& s, std::string&) {
+      auto up = state::update(world(), root_, [&](json& s, std::string&) {
         execution::complete_phase(s, now);
         return true;
       });
@@ -340,7 +341,7 @@ void Run::schedule() {
 }
 
 void Run::mark_ready(const std::vector<size_t>& idx) {
-  auto up = state::update(root_, [&](json& doc, std::string&) {
+  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
     std::vector<std::string> ids;
     for (size_t i : idx) ids.push_back(entries_[i].id);
     execution::mark_ready(doc, ids);

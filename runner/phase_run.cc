@@ -1,6 +1,7 @@
 #include "runner/phase_run.h"
 
 #include "runner/phase_run_internal.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 namespace phase {
@@ -31,7 +32,7 @@ std::vector<PhaseDir> list_phases(const stdfs::path& root) {
 // The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
 // uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
 std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel) {
-  stdfs::path sp = locate_summary(root / plan_rel).path;
+  stdfs::path sp = locate_summary(world(), root / plan_rel).path;
   return stdfs::path(plan_rel).parent_path().append(sp.filename().string()).generic_string();
 }
 
@@ -61,7 +62,7 @@ json executor_record(int pid) {
 int Run::finish(int code, const std::string& result, const std::string& message) {
   if (o_.json) {
     json plans = json::array();
-    auto snap = state::load(root_);
+    auto snap = state::load(world(), root_);
     if (snap.ok())
       for (const auto& e : entries_) {
         const json* p = execution::find_plan(snap.doc, e.id);
@@ -104,14 +105,14 @@ SummaryState Run::check_summary(const PlanEntry& e, json& findings) {
   stdfs::path sp = root_ / summary_rel_for(root_, e.path);
   std::error_code ec;
   if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
-  SummaryVerdict v = verify_summary(sp, root_ / e.path, root_, mode_, &git_);
+  SummaryVerdict v = verify_summary(world(), sp, root_ / e.path, root_, mode_, &git_);
   if (v.passed()) return SummaryState::Passed;
   findings = v.to_json().value("findings", json::array());
   return SummaryState::Failed;
 }
 
 bool Run::phase_complete_on_disk(const PhaseDir& p) {
-  auto files = list_plan_files(p.abs);
+  auto files = list_plan_files(world(), p.abs);
   if (files.empty()) return true;
   for (const auto& f : files) {
     stdfs::path rel = stdfs::relative(f, root_);
@@ -141,7 +142,7 @@ int Run::choose_phase() {
     return finish(kExecUsage, "error",
                   "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
   }
-  auto snap = state::load(root_);
+  auto snap = state::load(world(), root_);
   for (const auto& p : phases) {
     if (snap.ok() && str(snap.doc, "phase_dir") == p.rel && str(snap.doc, "status") == "complete") continue;
     if (snap.ok() && str(snap.doc, "phase_dir") == p.rel) {
@@ -157,12 +158,12 @@ int Run::choose_phase() {
 }
 
 void Run::load_plans() {
-  for (const auto& f : list_plan_files(phase_.abs)) {
+  for (const auto& f : list_plan_files(world(), phase_.abs)) {
     PlanEntry e;
     e.path = stdfs::relative(f, root_).generic_string();
-    std::string stamp = fs::real_disk().stamp(f);
-    auto l = load_plan(f);
-    if (l.plan && !stamp.empty() && fs::real_disk().stamp(f) == stamp)
+    std::string stamp = world().files().stamp(f);
+    auto l = load_plan(world(), f);
+    if (l.plan && !stamp.empty() && world().files().stamp(f) == stamp)
       checks_read_[entries_.size()] = {stamp, plan_checks::parse(*l.plan)};
     if (l.plan) {
       const Plan& p = *l.plan;
@@ -184,7 +185,7 @@ int Run::step2() {
   execution::PhaseInfo info{phase_.number, phase_.slug, phase_.rel};
   execution::PrepareOptions po{now_iso8601(), fresh_cid_, executor};
   execution::Prepared prepared;
-  auto up = state::update(root_, [&](json& doc, std::string&) {
+  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
     prepared = execution::prepare(doc, info, entries_, po);
     return true;
   });
@@ -217,7 +218,7 @@ int Run::step2() {
 }
 
 bool Run::set_halted(const std::string& reason) {
-  auto up = state::update(root_, [&](json& doc, std::string&) { return execution::halt(doc); });
+  auto up = state::update(world(), root_, [&](json& doc, std::string&) { return execution::halt(doc); });
   log("phase_end", "", {{"status", "halted"}, {"reason", reason}});
   return up.ok();
 }
@@ -226,7 +227,7 @@ int Run::precheck() {
   Stage1Options po;
   po.max_tasks = cfg_.max_tasks_per_plan;
   po.root = root_;
-  auto reviews = stage1_phase(phase_.abs, po);
+  auto reviews = stage1_phase(world(), phase_.abs, po);
   int rejected = 0, conditional = 0;
   for (const auto& r : reviews) {
     Verdict v = r.verdict();
@@ -273,7 +274,7 @@ int Run::run() {
   if (!c.ok()) return finish(kExecHalted, "error", c.error);
   cfg_ = c.config;
   mode_ = mode_from_config(cfg_.summary_checks);
-  auto snap = state::load(root_);
+  auto snap = state::load(world(), root_);
   if (!snap.ok()) {
     std::string msg = snap.error;
     if (!snap.kept_copy.empty()) msg += " (a copy was kept at " + snap.kept_copy + ")";
@@ -299,7 +300,7 @@ int Run::run() {
   if (int rc = init_worktrees(snap.doc); rc >= 0) return rc;
   if (int rc = init_dispatch(snap.doc); rc >= 0) return rc;
   if (int rc = step2(); rc >= 0) return rc;
-  snap = state::load(root_);
+  snap = state::load(world(), root_);
   if (snap.ok() && str(snap.doc, "status") == "complete") {
     emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,
          "Phase " + phase_.folder + " complete: every plan has a SUMMARY that passes the gate");
@@ -308,7 +309,7 @@ int Run::run() {
   if (int rc = precheck(); rc >= 0) return rc;
   if (int rc = review_gate(); rc >= 0) return rc;
   std::string err;
-  std::string roadmap = gates::normalize_plan_path(root_, kRoadmap, err);
+  std::string roadmap = gates::normalize_plan_path(world(), root_, kRoadmap, err);
   if (roadmap.empty()) roadmap = kRoadmap;
   GateOutcome g = ensure_gate(gates::GateType::Vision, roadmap,
                               "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);
@@ -316,7 +317,7 @@ int Run::run() {
     return finish(kExecPaused, "paused", "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");
   if (g == GateOutcome::Halted)
     return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
-  auto up = state::update(root_, [&](json& doc, std::string&) {
+  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
     execution::mark_step(doc, "step_2c");
     return true;
   });

@@ -61,6 +61,7 @@
 
 #include "runner/phase_run.h"
 #include "runner/worktree.h"
+#include "runner/world.h"
 #include "protocol/plan_checks.h"
 #include "protocol/scope_fence.h"
 
@@ -135,7 +136,7 @@ class Run {
     data["phase_dir"] = phase_.rel;
     e.data = std::move(data);
     e.correlation_id = cid_;
-    auto w = events::log(root_, cfg_.raw, e);
+    auto w = events::log(world(), root_, cfg_.raw, e);
     if (!w.written && cfg_.v3_event_log && !log_warned_) {
       out::err("⚠ event not logged: " + w.reason);
       log_warned_ = true;

@@ -1,5 +1,6 @@
 // `yolo execute`: --dry-run, the review gate, the vision and wave gates (runner/phase_run_internal.h).
 #include "runner/phase_run_internal.h"
+#include "runner/world.h"
 
 namespace yolo::runner::phase {
 
@@ -136,11 +137,11 @@ int Run::review_gate() {
     return -1;
   }
   // Already passed for exactly these plan contents: nothing to review again.
-  auto snap = state::load(root_);
-  auto ledger = review_ledger::load(root_, phase_.abs);
+  auto snap = state::load(world(), root_);
+  auto ledger = review_ledger::load(world(), root_, phase_.abs);
   if (snap.ok() && ledger.ok() && execution::has_step(snap.doc, "step_2b")) {
     std::vector<review::PlanContent> contents;
-    for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(root_ / e.path)});
+    for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(world(), root_ / e.path)});
     if (review::passed_as_is(ledger.doc, contents)) {
       emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok,
            "Review gate: already passed for these plan contents");
@@ -194,7 +195,7 @@ int Run::review_gate() {
     set_halted("review gate rejected the phase");
     return finish(kExecHalted, "halted", "Halted: the review gate rejected the phase (see `yolo status`)");
   }
-  auto up = state::update(root_, [&](json& doc, std::string&) {
+  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
     execution::mark_step(doc, "step_2b");
     return true;
   });
@@ -248,18 +249,18 @@ void Run::pause_for(const json& g) {
 
 GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
                              std::optional<int> wave, const std::vector<std::string>& files) {
-  const gates::Now now = gates::now_of(root_);
+  const gates::Now now = gates::now_of(world(), root_);
   std::string tname(gates::to_string(type));
   std::string label(gates::label(type));
   bool acted = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    auto snap = state::load(root_);
+    auto snap = state::load(world(), root_);
     if (!snap.ok()) {
       stop(kExecHalted, "error", snap.error);
       return GateOutcome::Halted;
     }
     std::string err;
-    std::string digest = gates::file_digest(root_, rel, err);
+    std::string digest = gates::file_digest(world(), root_, rel, err);
     gates::Need need = gates::ensure(snap.doc, type, rel, now, files);
     if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
@@ -297,7 +298,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
              st.message);
         std::vector<events::Event> evs;
         std::string gid;
-        auto up = state::update(root_, [&](json& d, std::string& e) {
+        auto up = state::update(world(), root_, [&](json& d, std::string& e) {
           gates::Transition t = gates::reopen_if_stale(d, type, rel, now, files);
           if (!t.ok()) {
             e = t.error;
@@ -311,9 +312,9 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
           stop(kExecHalted, "error", up.error);
           return GateOutcome::Halted;
         }
-        gates::log_events(root_, evs);
+        gates::log_events(world(), root_, evs);
         if (!gid.empty()) {
-          gates::GateRun a = gates::run_approver(root_, cfg_, gid, &command_approver());
+          gates::GateRun a = gates::run_approver(world(), root_, cfg_, gid, &command_approver());
           if (!a.ok()) note("approver: " + a.error);
         }
         acted = true;
@@ -328,7 +329,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         in.files = files;
         emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
              label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
-        gates::GateRun r = gates::request_gate(root_, cfg_, in, &command_approver());
+        gates::GateRun r = gates::request_gate(world(), root_, cfg_, in, &command_approver());
         for (const auto& m : r.messages)
           if (m.kind == gates::Outcome::Warning) note(m.text);
         if (!r.ok()) {

@@ -1,5 +1,6 @@
 // `yolo execute`: one plan from start to its gates (runner/phase_run_internal.h).
 #include "runner/phase_run_internal.h"
+#include "runner/world.h"
 
 namespace yolo::runner::phase {
 
@@ -129,7 +130,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     }
     if (journal_failed || missing) flush_plans();
     if (missing) {
-      auto rec = state::update(root_, [&](json& doc, std::string&) {
+      auto rec = state::update(world(), root_, [&](json& doc, std::string&) {
         bool any = false;
         for (auto& [id, r] : spawned.items())
           if (json* p = execution::find_plan(doc, id);
@@ -196,10 +197,10 @@ void Run::run_checks(size_t i, SpawnResult executor) {
   plan_checks::Parsed parsed;
   auto known = checks_read_.find(i);
   if (w == worktree_of_.end() && known != checks_read_.end() &&
-      fs::real_disk().stamp(dir / e.path) == known->second.first) {
+      world().files().stamp(dir / e.path) == known->second.first) {
     parsed = known->second.second;  // the file is the one load_plans parsed
   } else {
-    auto l = load_plan(dir / e.path);
+    auto l = load_plan(world(), dir / e.path);
     if (l.plan) parsed = plan_checks::parse(*l.plan);
   }
   check_todo_[i] = parsed.checks;

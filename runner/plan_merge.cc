@@ -13,6 +13,7 @@
 
 #include "protocol/make_finding.h"
 #include "runner/phase_run_internal.h"
+#include "runner/world.h"
 
 namespace yolo::runner::phase {
 namespace {
@@ -96,7 +97,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   if (!stdfs::exists(w.path / sp, ec)) return SummaryState::Missing;
   auto& git = slot_git_[w.path.string()];  // one per slot: it knows the repository already
   if (!git) git = std::make_unique<GitCli>(w.path);
-  SummaryVerdict v = verify_summary(w.path / sp, w.path / e.path, w.path, mode_, git.get());
+  SummaryVerdict v = verify_summary(world(), w.path / sp, w.path / e.path, w.path, mode_, git.get());
   findings = v.to_json().value("findings", json::array());
   // One scan of the worktree: the commit the executor left (the fence judges, and the
   // SUMMARY is committed on, the commit that will be merged) and what it left uncommitted.
@@ -106,7 +107,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   // The scope fence: the branch's commits against the plan's files.
   auto changed = trees_->changed_files(w, tip.empty() ? std::string("HEAD") : tip, err);
   bool summary_dirty = true, others_staged = true;
-  auto l = load_plan(w.path / e.path);
+  auto l = load_plan(world(), w.path / e.path);
   json scope_json = json::object();
   json scope_findings = json::array();
   if (!changed) {
@@ -336,7 +337,7 @@ int Run::init_worktrees(const json& doc) {
       ok = apply_merge(wt, m, record, error, findings);
     }
     std::string status = ok ? "complete" : str(record, "merge") == "conflict" ? "failed" : "";
-    auto up = state::update(root_, [&](json& d, std::string&) {
+    auto up = state::update(world(), root_, [&](json& d, std::string&) {
       json* q = execution::find_plan(d, e.id);
       if (!q) return false;
       (*q)["worktree"] = record;

@@ -20,13 +20,14 @@
 #include "runner/agent_progress.h"
 #include "runner/agents.h"
 #include "runner/output.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 
 namespace stdfs = std::filesystem;
 
 std::string gate_plan_id(const stdfs::path& plan_path) {
-  auto loaded = load_plan(plan_path);
+  auto loaded = load_plan(world(), plan_path);
   if (loaded.plan && (!loaded.plan->phase.empty() || !loaded.plan->plan.empty())) return loaded.plan->id();
   std::string stem = plan_path.filename().string();
   if (stem.size() > 3 && stem.substr(stem.size() - 3) == ".md") stem.resize(stem.size() - 3);
@@ -83,7 +84,8 @@ class GateObserver : public review::LoopObserver {
       pending_loops_.clear();
     }
     for (auto& [dir, recs] : pending_records_)
-      if (std::string e = review_ledger::record_many(o_.root, dir, std::move(recs)); !e.empty()) not_recorded(e);
+      if (std::string e = review_ledger::record_many(world(), o_.root, dir, std::move(recs)); !e.empty())
+        not_recorded(e);
     pending_records_.clear();
     for (const auto& j : pending_lines_) out::json_line(j);
     pending_lines_.clear();
@@ -288,7 +290,7 @@ class GateObserver : public review::LoopObserver {
     data["plan_id"] = plan_id;
     e.data = std::move(data);
     e.correlation_id = cid_;
-    events::log(o_.root, o_.config.raw, e);
+    events::log(world(), o_.root, o_.config.raw, e);
   }
 
  private:
@@ -306,7 +308,7 @@ class GateObserver : public review::LoopObserver {
   // another phase's). A review never creates or marks a run.
   void update_state(const std::function<bool(json&)>& fn) {
     if (!o_.record_state) return;
-    auto r = state::update(o_.root, [&](json& doc, std::string&) { return fn(doc); });
+    auto r = state::update(world(), o_.root, [&](json& doc, std::string&) { return fn(doc); });
     if (!r.ok()) not_recorded(r.error);
   }
 
@@ -365,7 +367,7 @@ std::string correlation_id_for(const ReviewGateOptions& o, const json& st) {
 ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<review::PlanTarget>& plans,
                                  bool is_phase) {
   ReviewGateResult res;
-  auto snapshot = state::load(o.root);
+  auto snapshot = state::load(world(), o.root);
   auto warn = [&](const std::string& e) {
     if (!o.quiet) out::err(out::sym(out::Sym::Warn) + " " + safe(e));
     res.state_errors.push_back(e);
@@ -398,11 +400,11 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   for (const auto& t : plans) {
     if (o.changed_only) {
       std::string id = t.plan_id.empty() ? gate_plan_id(t.plan_path) : t.plan_id;
-      std::string hash = review::file_hash(t.plan_path);
+      std::string hash = review::file_hash(world(), t.plan_path);
       stdfs::path pd = t.phase_dir ? *t.phase_dir : t.plan_path.parent_path();
       auto& ledger = ledgers[pd];
       if (!ledger) {
-        ledger = review_ledger::load(o.root, pd);
+        ledger = review_ledger::load(world(), o.root, pd);
         if (!ledger->ok()) warn(ledger->error);
       }
       const json* prev = ledger->ok() ? review_ledger::find(ledger->doc, id) : nullptr;
@@ -437,7 +439,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
     todo.push_back(t);
   }
 
-  res.loops = review::run_phase_loops(todo, lo, reviewer, architect, obs);
+  res.loops = review::run_phase_loops(world(), todo, lo, reviewer, architect, obs);
   obs.flush();
   res.interrupt_signal = reviewer.interrupt_signal() ? reviewer.interrupt_signal() : architect.interrupt_signal();
   res.worst = worst(res.worst, res.loops.worst);
@@ -478,7 +480,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
     if (auto n = leading_number(stdfs::path(phase_dir).filename().string())) e.phase = *n;
     e.data = {{"phase_dir", phase_dir}, {"rejected", rejected}};
     e.correlation_id = cid;
-    events::log(o.root, o.config.raw, e);
+    events::log(world(), o.root, o.config.raw, e);
   }
   if (o.quiet) return res;
   if (o.json) {

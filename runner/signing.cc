@@ -6,7 +6,6 @@
 #include <random>
 
 #include "protocol/fs.h"
-#include "protocol/approvals.h"
 #include "protocol/text.h"
 #include "runner/subprocess.h"
 
@@ -119,13 +118,20 @@ std::string verify_approval(const stdfs::path& root, const json& gate) {
          " gate (a signer not allowed for that gate type in .yolo-planning/allowed_signers, or what it signed changed)";
 }
 
-void install_signature_checks() {
-  gates::use_signatures(
-      [](const stdfs::path& root) {
-        std::error_code ec;
-        return stdfs::exists(allowed_signers_path(root), ec);
-      },
-      [](const stdfs::path& root, const json& gate) { return verify_approval(root, gate); });
+namespace {
+class SshSignatures : public SignatureVerifier {
+ public:
+  bool required(const stdfs::path& root) const override {
+    std::error_code ec;
+    return stdfs::exists(allowed_signers_path(root), ec);
+  }
+  std::string problem(const stdfs::path& root, const json& gate) const override { return verify_approval(root, gate); }
+};
+}  // namespace
+
+const SignatureVerifier& ssh_signatures() {
+  static const SshSignatures s;
+  return s;
 }
 
 }  // namespace yolo::runner

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "protocol/json.h"
+#include "protocol/world.h"
 
 namespace yolo::runner {
 
@@ -25,7 +26,8 @@ std::string sign_approval(const std::filesystem::path& root, const json& gate, s
 // "" when gate["ssh_signature"] verifies against allowed_signers for its gate type; else why.
 std::string verify_approval(const std::filesystem::path& root, const json& gate);
 
-// Registers the checks with protocol/gates (gates::use_signatures); called at start-up.
-void install_signature_checks();
+// The check protocol/ asks through World::signatures: a project requires signatures when it
+// has an allowed_signers file; verify_approval says whether one verifies.
+const SignatureVerifier& ssh_signatures();
 
 }  // namespace yolo::runner

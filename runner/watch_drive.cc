@@ -10,6 +10,7 @@
 #include "protocol/text.h"
 #include "protocol/text_diff.h"
 #include "runner/watcher_impl.h"
+#include "runner/world.h"
 
 namespace yolo::runner::watch_impl {
 
@@ -50,7 +51,7 @@ void Watcher::warm_one() {
     return;
   }
   for (int i = 0; i < 16 && !warm_queue_.empty(); ++i) {
-    plan_cache_.load_sibling(warm_queue_.back(), Stage1Options{}.max_file_bytes);
+    plan_cache_.load_sibling(world(), warm_queue_.back(), Stage1Options{}.max_file_bytes);
     warm_queue_.pop_back();
   }
 }
@@ -221,7 +222,7 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
       if (auto b = fs::read_bytes(file, 16u << 20); b.ok()) ledger_seen_[file] = std::hash<std::string>{}(b.content);
     }
   if (lane == watch::Lane::Fresh) {
-    for (const auto& p : snapshot_pending_) fresh_snapshots_.changed(p);
+    for (const auto& p : snapshot_pending_) fresh_snapshots_.changed(world(), p);
     std::vector<stdfs::path>().swap(snapshot_pending_);
   }
   if (stopping_) return maybe_finish_shutdown();

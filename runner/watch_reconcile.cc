@@ -15,6 +15,7 @@
 #include "protocol/watch_paths.h"
 #include "runner/config_report.h"
 #include "runner/watcher_impl.h"
+#include "runner/world.h"
 
 namespace yolo::runner::watch_impl {
 
@@ -22,7 +23,7 @@ using watch::PathKind;
 
 namespace {
 // Content hash of a file (sha256 hex), or empty when it cannot be read.
-std::string hash_file(const stdfs::path& p) { return review::file_hash(p); }
+std::string hash_file(const stdfs::path& p) { return review::file_hash(world(), p); }
 }  // namespace
 
 namespace {
@@ -311,7 +312,7 @@ void Watcher::note_plan_changed(const stdfs::path& p) {
   if (reviews_ && reviews_->fresh_running())
     snapshot_pending_.push_back(p);
   else
-    fresh_snapshots_.changed(p);
+    fresh_snapshots_.changed(world(), p);
 }
 
 void Watcher::announce_changed(const stdfs::path& p) {
@@ -324,7 +325,7 @@ void Watcher::announce_changed(const stdfs::path& p) {
 }
 
 std::string Watcher::plan_label(const stdfs::path& p) {
-  auto l = load_plan(p);
+  auto l = load_plan(world(), p);
   if (l.plan && (!l.plan->phase.empty() || !l.plan->plan.empty())) return l.plan->id();
   return p.filename().string();
 }
@@ -336,7 +337,7 @@ void Watcher::load_state(bool announce) {
   if (state_cached_ && before.ok() && before.content == state_bytes_) return;
   state_cached_ = false;
   std::string().swap(state_bytes_);  // a peak of one state text less while loading
-  auto s = state::load(o_.root);
+  auto s = state::load(world(), o_.root);
   if (!s.ok()) {
     if (s.error != last_state_error_) emit(out::Sym::Fail, s.error, {{"event", "state_error"}, {"error", s.error}});
     last_state_error_ = s.error;
@@ -377,7 +378,7 @@ void Watcher::announce_approval_change(const json& d) {
     // Whether it counts is the gates' own question (seal, digest of the file now).
     std::string p = approval.value("plan_path", "");
     auto type = gates::parse_gate_type(approval.value("gate_type", "vision")).value_or(gates::GateType::Vision);
-    auto st = gates::approval_status(d, type, p, gates::now_of(o_.root));
+    auto st = gates::approval_status(d, type, p, gates::now_of(world(), o_.root));
     if (!st.counts()) {
       emit(out::Sym::Warn, "an approval of " + p + " does not count: " + st.message,
            {{"event", "approval_not_counted"}, {"plan_path", p}, {"approved_by", by}, {"reason", st.message}});
@@ -405,7 +406,7 @@ void Watcher::load_ledger(const stdfs::path& file) {
   }
   size_t h = std::hash<std::string>{}(bytes.content);
   if (auto it = ledger_seen_.find(file); it != ledger_seen_.end() && it->second == h) return;
-  auto r = review_ledger::load_file(file);
+  auto r = review_ledger::load_file(world(), file);
   if (!r.ok()) {
     emit(out::Sym::Fail, r.error, {{"event", "ledger_error"}, {"error", r.error}});
     return;

@@ -13,6 +13,7 @@
 #include "protocol/watch_paths.h"
 #include "runner/config_report.h"
 #include "runner/watcher_impl.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 namespace watch_impl {
@@ -83,7 +84,7 @@ int Watcher::run() {
   dir_watch_->add_tree(planning_);
   load_state(/*announce=*/false);
   load_all_ledgers();
-  roadmap_hash_ = review::file_hash(planning_ / "ROADMAP.md");
+  roadmap_hash_ = review::file_hash(world(), planning_ / "ROADMAP.md");
   full_rescan_ = true;
   reconcile(/*initial=*/true);
   emit(out::Sym::Diamond,

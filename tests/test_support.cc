@@ -35,17 +35,25 @@ TempDir::~TempDir() {
 }
 
 namespace {
-// Every test process seals approvals with its own key (protocol/seal.h), made in a temp
-// folder: tests never touch the user's key, and the yolo children they start inherit it.
+// Every test process seals approvals with its own key, made in a temp folder: tests never
+// touch the user's key; the yolo children they start inherit it, and code in this process
+// that takes the runner's World (runner/world.h) reads the same file.
 struct TestApprovalKey {
   TempDir dir;
-  TestApprovalKey() {
-    ::setenv("YOLO_APPROVAL_KEY_FILE", (dir / "approval.key").c_str(), 1);  // for yolo children
-    seal::use_key_file(dir / "approval.key");                               // for code in this process
-  }
+  TestApprovalKey() { ::setenv("YOLO_APPROVAL_KEY_FILE", (dir / "approval.key").c_str(), 1); }
 };
 const TestApprovalKey test_approval_key;
 }  // namespace
+
+const seal::Key& test_key() {
+  static const seal::Key k{std::string(32, 't'), {}};
+  return k;
+}
+
+const World& real_world() {
+  static const World w{&fs::real_disk(), &system_clock(), &test_key(), nullptr, nullptr};
+  return w;
+}
 
 void write_file(const stdfs::path& p, const std::string& content) {
   if (p.has_parent_path()) stdfs::create_directories(p.parent_path());
@@ -229,8 +237,8 @@ RunResult run_yolo(const std::vector<std::string>& args, const stdfs::path& cwd,
   return run_child(yolo_argv(args), cwd, env, input, Stdin::Pipe);
 }
 
-RunResult run_yolo_tty(const std::vector<std::string>& args, const stdfs::path& cwd, const std::vector<std::string>& env,
-                       const std::string& typed) {
+RunResult run_yolo_tty(const std::vector<std::string>& args, const stdfs::path& cwd,
+                       const std::vector<std::string>& env, const std::string& typed) {
   return run_child(yolo_argv(args), cwd, env, typed, Stdin::Terminal);
 }
 
@@ -252,7 +260,8 @@ stdfs::path corpus_dir() { return YOLO_CORPUS_DIR; }
 std::string yolo_bin() { return YOLO_BIN; }
 
 void copy_fixture(const std::string& name, const stdfs::path& dest) {
-  stdfs::copy(source_dir() / "fixtures" / name, dest, stdfs::copy_options::recursive | stdfs::copy_options::overwrite_existing);
+  stdfs::copy(source_dir() / "fixtures" / name, dest,
+              stdfs::copy_options::recursive | stdfs::copy_options::overwrite_existing);
 }
 
 }  // namespace yolo::test

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "protocol/json.h"
+#include "protocol/world.h"
 
 namespace yolo::test {
 
@@ -35,8 +36,8 @@ struct RunResult {
   int exit_code = -1;
   std::string out;
   std::string err;
-  json json_out() const;                // stdout parsed as one JSON document
-  std::vector<json> json_lines() const; // stdout parsed as JSON lines
+  json json_out() const;                 // stdout parsed as one JSON document
+  std::vector<json> json_lines() const;  // stdout parsed as JSON lines
 };
 
 // Runs the built yolo binary with args (argv, no shell) in cwd; stdin is /dev/null
@@ -62,5 +63,11 @@ void copy_fixture(const std::string& name, const stdfs::path& dest);
 stdfs::path source_dir();
 stdfs::path corpus_dir();
 std::string yolo_bin();
+
+// The real disk and clock with a fixed test key and no signature check: for protocol tests
+// that work on real files in a temp folder (most use a MemoryDisk instead).
+const World& real_world();
+// The fixed key of real_world().
+const seal::Key& test_key();
 
 }  // namespace yolo::test

@@ -15,6 +15,7 @@
 #include "runner/config_report.h"
 #include "runner/person.h"
 #include "runner/signing.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -112,7 +113,7 @@ int request_approval(const Options& o) {
   in.plan_path = o.plan_path;
   in.reason = o.reason;
   if (o.wave > 0) in.wave = o.wave;
-  auto r = gates::request_gate(*root, cfg, in, &command_approver());
+  auto r = gates::request_gate(world(), *root, cfg, in, &command_approver());
   if (!r.ok()) return fail(cmd, o, r.error);
   tell(r);
   out::json_line(r.answer);  // the answer agents read, also without --json
@@ -145,7 +146,7 @@ bool refuse_unless_person(const std::string& cmd, const Options& o, int& code) {
 
 // The gate a decision is about (the open one when no id is given), as loaded now.
 json target_gate(const stdfs::path& root, const std::string& gate_id) {
-  auto snap = state::load(root);
+  auto snap = state::load(world(), root);
   if (!snap.ok()) return nullptr;
   for (const auto& g : gates::list_gates(snap.doc)) {
     if (gate_id.empty() ? g.value("status", "") == "OPEN" : g.value("id", "") == gate_id) return g;
@@ -157,12 +158,12 @@ json target_gate(const stdfs::path& root, const std::string& gate_id) {
 // the covers shown.
 json show_gate(const stdfs::path& root, const json& g) {
   auto type = gates::parse_gate_type(g.value("gate_type", "vision")).value_or(gates::GateType::Vision);
-  json now = gates::coverage(root, type, gates::covered_files(g));
+  json now = gates::coverage(world(), root, type, gates::covered_files(g));
   out::err(out::sym(out::Sym::Diamond) + " gate " + safe(g.value("id", "")) + " (" + safe(g.value("gate_type", "")) +
            ") for " + safe(g.value("plan_path", "")) +
            (g.contains("reason") && g["reason"].is_string() ? ": " + safe(g["reason"].get<std::string>()) : ""));
-  out::err("  project: " + safe(gates::project_id(root)));
-  auto snap = state::load(root);
+  out::err("  project: " + safe(gates::project_id(world(), root)));
+  auto snap = state::load(world(), root);
   if (snap.ok() && snap.doc.contains("correlation_id") && snap.doc["correlation_id"].is_string())
     out::err("  run:     " + safe(snap.doc["correlation_id"].get<std::string>()));
   out::err("  covers:");
@@ -191,7 +192,7 @@ int approve(const Options& o) {
     if (!o.yes && !confirm("Approve exactly this as " + safe(by) + "? [y/N] "))
       return fail(cmd, o, "not approved (the answer was not y or yes); the gate stays open");
   }
-  auto r = gates::approve_gate(*root, cfg, gate_id, by, &command_approver(), o.override_approver, shown);
+  auto r = gates::approve_gate(world(), *root, cfg, gate_id, by, &command_approver(), o.override_approver, shown);
   if (!r.ok()) return fail(cmd, o, r.error);
   std::string status = r.gate.is_object() ? r.gate.value("status", "") : "";
   bool approved = status == "APPROVED";
@@ -202,7 +203,7 @@ int approve(const Options& o) {
     std::string sig = sign_approval(*root, r.gate, serr);
     std::string id = r.gate.value("id", "");
     if (!sig.empty()) {
-      auto up = state::update(*root, [&](json& d, std::string&) {
+      auto up = state::update(world(), *root, [&](json& d, std::string&) {
         if (!d.contains("gates") || !d["gates"].is_array()) return false;
         for (auto& g : d["gates"])
           if (g.value("id", "") == id && g.value("status", "") == "APPROVED" &&
@@ -256,7 +257,7 @@ int reject(const Options& o) {
     if (!o.yes && !confirm("Reject it as " + safe(by) + "? [y/N] "))
       return fail(cmd, o, "not rejected (the answer was not y or yes); the gate stays open");
   }
-  auto r = gates::reject_gate(*root, gate_id, by, o.feedback);
+  auto r = gates::reject_gate(world(), *root, gate_id, by, o.feedback);
   if (!r.ok()) return fail(cmd, o, r.error);
   if (o.json)
     out::json_line(run_json(cmd, r));
@@ -270,10 +271,10 @@ int list(const Options& o) {
   std::string err;
   auto root = find_project(o.repo, err);
   if (!root) return fail(cmd, o, err);
-  auto snap = state::load(*root);
+  auto snap = state::load(world(), *root);
   if (!snap.ok()) return fail(cmd, o, snap.error);
   json all = json::array(), open = json::array();
-  for (auto& g : gates::checked_gates(snap.doc, gates::now_of(*root))) {
+  for (auto& g : gates::checked_gates(snap.doc, gates::now_of(world(), *root))) {
     if (g.value("status", "") == "OPEN") open.push_back(g);
     all.push_back(std::move(g));
   }

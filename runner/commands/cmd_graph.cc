@@ -10,6 +10,7 @@
 #include "runner/command.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -25,8 +26,8 @@ graph::Phase load_phase(const stdfs::path& dir) {
   ph.folder = dir.filename().string();
   std::vector<waves::PlanNode> nodes;
   std::vector<std::vector<std::string>> deps;
-  for (const auto& f : list_plan_files(dir)) {
-    auto l = load_plan(f);
+  for (const auto& f : list_plan_files(world(), dir)) {
+    auto l = load_plan(world(), f);
     graph::Plan p;
     p.id = f.filename().string();
     if (l.plan) {
@@ -40,7 +41,7 @@ graph::Phase load_phase(const stdfs::path& dir) {
       deps.emplace_back();
       nodes.push_back({p.id, "", 0, {}, waves::PlanStatus::Pending});
     }
-    p.complete = locate_summary(f).exists;
+    p.complete = locate_summary(world(), f).exists;
     ph.plans.push_back(std::move(p));
   }
   for (size_t i = 0; i < ph.plans.size(); ++i)

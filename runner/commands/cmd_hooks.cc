@@ -26,6 +26,7 @@
 #include "protocol/plan.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
+#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/git.h"
 #include "runner/output.h"
@@ -323,7 +324,7 @@ int pre_commit(const std::vector<std::string>& files) {
   if (!plans.empty())
     out::err(out::sym(out::Sym::Diamond) + " yolo: reviewing " + std::to_string(plans.size()) + " staged plan(s)…");
   for (const auto& p : plans) {
-    auto root = fs::find_project_root(p.parent_path());
+    auto root = world().files().project_root(p.parent_path());
     if (!root) continue;  // a PLAN.md outside any yolo project
     // One cycle: the architect must not rewrite the plan while it is being committed (the
     // commit would keep the staged, rejected text while the rewrite passed the review).
@@ -351,24 +352,24 @@ int pre_commit(const std::vector<std::string>& files) {
 // post-checkout / post-merge / post-rewrite: re-review the plans whose content differs from
 // their last review (`yolo review PHASE --changed` for every phase folder).
 int re_review() {
-  auto root = fs::find_project_root(stdfs::current_path());
+  auto root = world().files().project_root(stdfs::current_path());
   if (!root) return kExitOk;  // not a yolo project: nothing to do
   const std::string exe = self_exe();
   std::vector<stdfs::path> phases;
   std::error_code ec;
   for (auto it = stdfs::directory_iterator(*root / ".yolo-planning" / "phases", ec);
        !ec && it != stdfs::directory_iterator(); it.increment(ec))
-    if (it->is_directory(ec) && !list_plan_files(it->path()).empty()) phases.push_back(it->path());
+    if (it->is_directory(ec) && !list_plan_files(world(), it->path()).empty()) phases.push_back(it->path());
   std::sort(phases.begin(), phases.end());
   // A checkout or merge may bring a config whose reviewer or architect is any program: the
   // agents run only when a person approved that config (the vision gate covers it);
   // otherwise the hook runs Stage 1 alone (no agent, nothing recorded).
   bool agents = true;
-  if (auto cfg = load_config(*root);
+  if (auto cfg = load_config(world(), *root);
       cfg.ok() && (!cfg.config.reviewer.argv.empty() || !cfg.config.architect.argv.empty())) {
-    auto snap = state::load(*root);
+    auto snap = state::load(world(), *root);
     agents = snap.ok() && gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md",
-                                                 gates::now_of(*root))
+                                                 gates::now_of(world(), *root))
                               .counts();
     if (!agents)
       out::err(out::sym(out::Sym::Warn) +
@@ -383,7 +384,7 @@ int re_review() {
   std::vector<std::string> failures;
   for (const auto& phase : phases) {
     if (!agents) {  // Stage 1 only: one line at the end names the plans it rejects
-      for (const auto& plan : list_plan_files(phase)) {
+      for (const auto& plan : list_plan_files(world(), phase)) {
         auto r = run_yolo_child(*root, {exe, "review-plan", plan.string(), phase.string()});
         json j = json::parse(r.out, nullptr, false);
         if (j.is_object() && j.value("verdict", "") == "reject") {

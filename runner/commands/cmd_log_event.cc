@@ -6,6 +6,7 @@
 #include "protocol/fs.h"
 #include "protocol/numbers.h"
 #include "protocol/text.h"
+#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/output.h"
 
@@ -56,7 +57,7 @@ int run(const Options& o) {
     e.data[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   json delta = {{"written", false}, {"event_type", e.type}, {"phase", e.phase}, {"event_id", nullptr}};
-  auto root = fs::find_project_root(std::filesystem::current_path());
+  auto root = world().files().project_root(std::filesystem::current_path());
   events::WriteResult w;
   if (!root) {
     w.reason = "no .yolo-planning folder here or above";
@@ -69,7 +70,7 @@ int run(const Options& o) {
       if (state.is_object() && state.contains("correlation_id") && state["correlation_id"].is_string())
         e.correlation_id = state["correlation_id"].get<std::string>();
     }
-    w = events::log(*root, config, e);
+    w = events::log(world(), *root, config, e);
   }
   delta["written"] = w.written;
   if (w.written)

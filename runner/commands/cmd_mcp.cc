@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "protocol/fs.h"
+#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/mcp_server.h"
 #include "runner/output.h"
@@ -29,7 +30,7 @@ int run(const Options& o) {
   }
   // The folder holding .yolo-planning/ (the repo or one above it); else the repo itself,
   // so the server still starts and tools explain what is missing.
-  stdfs::path root = fs::find_project_root(repo).value_or(repo);
+  stdfs::path root = world().files().project_root(repo).value_or(repo);
   // A client that goes away must not kill the server with SIGPIPE mid-write.
   ::signal(SIGPIPE, SIG_IGN);
   mcp::Limits limits;

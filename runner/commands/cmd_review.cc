@@ -9,6 +9,7 @@
 #include "protocol/config.h"
 #include "protocol/fs.h"
 #include "protocol/plan.h"
+#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/output.h"
 #include "runner/review_gate.h"
@@ -38,8 +39,8 @@ int run(const Options& o) {
   if (!stdfs::exists(target, ec)) return usage_error(o, "no such plan file or phase folder: " + o.target);
   if (o.max_cycles < 0) return usage_error(o, "--max-cycles must be at least 1");
   bool is_phase = stdfs::is_directory(target, ec);
-  auto root = fs::find_project_root(is_phase ? target : target.parent_path());
-  if (!root) root = fs::find_project_root(stdfs::current_path());
+  auto root = world().files().project_root(is_phase ? target : target.parent_path());
+  if (!root) root = world().files().project_root(stdfs::current_path());
   if (!root) return usage_error(o, "no .yolo-planning folder above " + o.target + " or the current folder");
 
   ReviewGateOptions g;
@@ -53,7 +54,7 @@ int run(const Options& o) {
 
   std::vector<review::PlanTarget> plans;
   if (is_phase) {
-    for (const auto& f : list_plan_files(target)) plans.push_back(review::PlanTarget{f, target, ""});
+    for (const auto& f : list_plan_files(world(), target)) plans.push_back(review::PlanTarget{f, target, ""});
     if (plans.empty()) return usage_error(o, "no plan files (*-PLAN.md) in " + o.target);
   } else {
     plans.push_back(review::PlanTarget{target, target.parent_path(), ""});

@@ -5,6 +5,7 @@
 #include "protocol/fs.h"
 #include "protocol/stage1.h"
 #include "protocol/text.h"
+#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/output.h"
 #include "runner/render.h"
@@ -25,7 +26,7 @@ struct Options {
 
 Stage1Options options_for(const stdfs::path& near) {
   Stage1Options o;
-  if (auto root = fs::find_project_root(near)) {
+  if (auto root = world().files().project_root(near)) {
     auto cfg = load_config_reported(*root);
     if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
     o.max_tasks = cfg.config.max_tasks_per_plan;
@@ -49,7 +50,7 @@ int run(const Options& o) {
         worst_v = Verdict::Reject;
         continue;
       }
-      for (const auto& r : stage1_phase(dir, options_for(dir))) {
+      for (const auto& r : stage1_phase(world(), dir, options_for(dir))) {
         worst_v = worst(worst_v, r.verdict());
         if (human)
           out::line(render::structural_review(r));
@@ -65,7 +66,7 @@ int run(const Options& o) {
   }
   std::optional<stdfs::path> phase;
   if (!o.phase_dir.empty()) phase = o.phase_dir;
-  StructuralReview r = stage1_plan_file(o.plan, phase, options_for(phase ? *phase : stdfs::path(o.plan)));
+  StructuralReview r = stage1_plan_file(world(), o.plan, phase, options_for(phase ? *phase : stdfs::path(o.plan)));
   if (human)
     out::line(render::structural_review(r));
   else

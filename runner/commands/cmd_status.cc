@@ -6,6 +6,7 @@
 #include "runner/config_report.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -24,14 +25,14 @@ int run(const Options& o) {
     out::err(out::sym(out::Sym::Fail) + " status: " + err);
     return kExitFail;
   }
-  json s = execution_status(*root, StatusOptions{o.records});
+  json s = execution_status(world(), *root, StatusOptions{o.records});
   if (!s.value("ok", false)) {
     if (o.json) out::json_line(s);
     out::err(out::sym(out::Sym::Fail) +
              " status: " + text::sanitize_for_terminal(s.value("error", std::string("cannot read the state"))));
     return kExitFail;
   }
-  if (!o.json) report_config_warnings(load_config(*root));  // unknown keys are worth knowing here too
+  if (!o.json) report_config_warnings(load_config(world(), *root));  // unknown keys are worth knowing here too
   if (o.json)
     out::json_line(s);
   else

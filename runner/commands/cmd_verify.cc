@@ -15,6 +15,7 @@
 #include "runner/command.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -46,10 +47,10 @@ int verify(const Options& o) {
   auto pass = [&](const std::string& what) { passed.push_back(what); };
 
   // Approvals and gates.
-  auto snap = state::load(*root);
+  auto snap = state::load(world(), *root);
   json doc = snap.ok() ? snap.doc : json::object();
   if (!snap.ok()) fail("state", snap.error);
-  const gates::Now now = gates::now_of(*root);
+  const gates::Now now = gates::now_of(world(), *root);
   for (const auto& p : gates::gate_list_problems(doc)) fail("gates", p);
   std::map<std::string, const json*> latest;  // (type, file) -> its latest gate
   if (doc.contains("gates") && doc["gates"].is_array())
@@ -63,7 +64,7 @@ int verify(const Options& o) {
       bool is_latest = latest[str(g, "gate_type") + "\n" + str(g, "plan_path")] == &g;
       // An older approval whose content changed since is history (a newer gate followed);
       // its seal and binding must still hold.
-      bool only_content = st.check == gates::ApprovalCheck::Stale && seal::valid(g) &&
+      bool only_content = st.check == gates::ApprovalCheck::Stale && seal::valid(g, world().checking_key()) &&
                           str(g, "project") == now.project && str(g, "run") == str(doc, "correlation_id");
       if (st.counts() || (!is_latest && only_content))
         pass(what + " approved by " + str(g, "approved_by"));
@@ -80,7 +81,7 @@ int verify(const Options& o) {
   }
 
   // The audit log: an unbroken chain that records every approval.
-  auto log = audit::check(*root);
+  auto log = audit::check(world(), *root);
   for (const auto& p : log.problems) fail("audit log", p);
   std::map<std::string, std::string> logged_seals;
   for (const auto& e : log.entries)
@@ -104,14 +105,14 @@ int verify(const Options& o) {
     const auto& f = it->path();
     std::string n = f.filename().string();
     if (n.empty() || n.front() == '.' || f.extension() != ".json") continue;
-    auto r = state::load_document(f, "review-ledger");
+    auto r = state::load_document(world(), f, "review-ledger");
     if (!r.ok()) {
       fail("review ledger " + n, r.error);
       continue;
     }
     if (!r.doc.contains("reviews") || !r.doc["reviews"].is_object()) continue;
     for (auto& [id, rec] : r.doc["reviews"].items()) {
-      if (review_ledger::trusted(*root, f, id, rec))
+      if (review_ledger::trusted(world(), *root, f, id, rec))
         ++records;
       else
         fail("review record " + id + " in " + n,

@@ -7,6 +7,7 @@
 #include "protocol/fs.h"
 #include "protocol/summary_gate.h"
 #include "protocol/text.h"
+#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/git.h"
 #include "runner/output.h"
@@ -54,7 +55,7 @@ stdfs::path project_root_for(const stdfs::path& summary) {
   std::error_code ec;
   stdfs::path abs = stdfs::absolute(summary, ec);
   if (ec) abs = summary;
-  if (auto r = fs::find_project_root(abs.parent_path())) return *r;
+  if (auto r = world().files().project_root(abs.parent_path())) return *r;
   if (auto top = git_toplevel(abs.parent_path())) return *top;
   return stdfs::current_path(ec);
 }
@@ -95,7 +96,7 @@ int run(const Options& o) {
   std::optional<stdfs::path> plan;
   if (!o.plan.empty()) plan = o.plan;
   GitCli git(root, cfg.config.command_timeout_ms > 0 ? cfg.config.command_timeout_ms : 10000);
-  SummaryVerdict v = verify_summary(o.summary, plan, root, *mode, &git);
+  SummaryVerdict v = verify_summary(world(), o.summary, plan, root, *mode, &git);
   if (human)
     out::line(render(v));
   else {

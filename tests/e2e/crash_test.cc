@@ -18,6 +18,7 @@
 #include "protocol/review_ledger.h"
 #include "protocol/sha256.h"
 #include "protocol/state.h"
+#include "runner/world.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -51,7 +52,7 @@ std::string check(const std::string& s, long long& wave) {
   const std::string digest = sha256_digest("c");
   while (true) {
     long long committed = -1;
-    auto u = state::update(root, [&](json& doc, std::string&) {
+    auto u = state::update(runner::world(), root, [&](json& doc, std::string&) {
       if (doc.empty()) doc = {{"status", "running"}};
       long long w = doc.value("wave", 0LL) + 1;
       doc["wave"] = w;
@@ -60,7 +61,9 @@ std::string check(const std::string& s, long long& wave) {
       in.type = gates::GateType::Security;
       in.plan_path = "c.md";
       if (!gates::request(doc, in).ok()) return false;
-      if (!gates::approve(doc, gates::ResolveInput{{}, "writer", digest, {}, {}}).ok()) return false;
+      gates::ResolveInput ok{{}, "writer", digest, {}, {}};
+      ok.key = &runner::world().sealing_key();
+      if (!gates::approve(doc, ok).ok()) return false;
       auto& gs = doc["gates"];
       if (gs.size() > 8) gs.erase(gs.begin(), gs.begin() + static_cast<long>(gs.size() - 8));
       committed = w;
@@ -125,11 +128,11 @@ TEST(Crash, KillNineTheWriterAtRandomMoments) {
     ASSERT_EQ(why, "") << "after kill in round " << round;
     // The old or the new version: the last reported commit, or the one it was about to report.
     EXPECT_TRUE(w == reported || w == reported + 1) << "file has " << w << ", writer reported " << reported;
-    EXPECT_TRUE(state::load(root).ok()) << state::load(root).error;
+    EXPECT_TRUE(state::load(runner::world(), root).ok()) << state::load(runner::world(), root).error;
     last = w;
   }
   // The lock is free again and the state still takes updates.
-  auto u = state::update(root, [](json& doc, std::string&) {
+  auto u = state::update(runner::world(), root, [](json& doc, std::string&) {
     if (doc.empty()) doc = {{"status", "running"}};  // on a loaded machine no writer may have committed
     doc["wave"] = doc.value("wave", 0LL) + 1;
     doc["phase_name"] = "final-" + std::to_string(doc["wave"].get<long long>());
@@ -138,9 +141,10 @@ TEST(Crash, KillNineTheWriterAtRandomMoments) {
   EXPECT_TRUE(u.ok()) << u.error;
   size_t leftovers = 0;
   for (const auto& e : stdfs::directory_iterator(root / ".yolo-planning"))
-    if (e.path().filename().string().find(".execution-state.json") != std::string::npos && e.path() != path) ++leftovers;
-  std::cout << "[ crash ] " << kills_mid_run << " kills, " << last << " commits, " << reads << " reads checked, " << leftovers
-            << " leftover temp file(s)\n";
+    if (e.path().filename().string().find(".execution-state.json") != std::string::npos && e.path() != path)
+      ++leftovers;
+  std::cout << "[ crash ] " << kills_mid_run << " kills, " << last << " commits, " << reads << " reads checked, "
+            << leftovers << " leftover temp file(s)\n";
 }
 
 TEST(Crash, KillNineTheYoloCommandsAtRandomMoments) {
@@ -153,7 +157,8 @@ TEST(Crash, KillNineTheYoloCommandsAtRandomMoments) {
   std::vector<std::vector<std::string>> cmds = {
       {yolo_bin(), "request-approval", "--plan-path", "plan.md", "--gate-type", "security", "--repo", root.string()},
       {yolo_bin(), "approve", "--yes", "--by", "k", "--repo", root.string()},
-      {yolo_bin(), "request-approval", "--plan-path", "plan.md", "--gate-type", "scope_change", "--repo", root.string()},
+      {yolo_bin(), "request-approval", "--plan-path", "plan.md", "--gate-type", "scope_change", "--repo",
+       root.string()},
       {yolo_bin(), "reject", "--yes", "--feedback", "killed", "--repo", root.string(), "--by", "k"}};
   for (int i = 0; i < 30; ++i) {
     auto& args = cmds[static_cast<size_t>(i) % cmds.size()];
@@ -206,9 +211,10 @@ TEST(Crash, KillNineABatchedReviewMidPassKeepsEveryReportedRecord) {
     for (int i = 1; i <= kPlans; ++i) {
       char name[32];
       std::snprintf(name, sizeof name, "01-%03d-PLAN.md", i);
-      write_file(phase / name, "---\nphase: \"01\"\nplan: \"" + std::to_string(i) + "\"\ntitle: \"Plan " + std::to_string(i) +
-                                   "\"\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"it works\"\n---\n\n### Task 1: Do it\n\nRound " +
-                                   std::to_string(round) + ".\n");
+      write_file(phase / name,
+                 "---\nphase: \"01\"\nplan: \"" + std::to_string(i) + "\"\ntitle: \"Plan " + std::to_string(i) +
+                     "\"\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"it works\"\n---\n\n### Task 1: Do it\n\nRound " +
+                     std::to_string(round) + ".\n");
     }
   };
   size_t killed_mid_pass = 0;
@@ -227,7 +233,7 @@ TEST(Crash, KillNineABatchedReviewMidPassKeepsEveryReportedRecord) {
     int st = p.wait_exit(std::chrono::seconds(10));
     if (st == 128 + SIGKILL) ++killed_mid_pass;
     // Every reported plan has its record, of this round's content.
-    auto ledger = review_ledger::load(root, phase);
+    auto ledger = review_ledger::load(runner::world(), root, phase);
     ASSERT_TRUE(ledger.ok()) << ledger.error;
     for (const auto& l : p.seen) {
       if (l.value("type", "") != "plan") continue;
@@ -235,7 +241,7 @@ TEST(Crash, KillNineABatchedReviewMidPassKeepsEveryReportedRecord) {
       ASSERT_NE(rec, nullptr) << "round " << round << ": reported " << l["plan_id"] << " has no record";
       EXPECT_EQ(rec->value("hash", ""), l["hash"].get<std::string>()) << "round " << round << ": " << l["plan_id"];
     }
-    auto st_doc = state::load(root);
+    auto st_doc = state::load(runner::world(), root);
     ASSERT_TRUE(st_doc.ok()) << st_doc.error;
   }
   EXPECT_GE(killed_mid_pass, 4u) << "the pass ended before the kill too often: nothing was tested";
@@ -243,7 +249,7 @@ TEST(Crash, KillNineABatchedReviewMidPassKeepsEveryReportedRecord) {
   write_plans(99);
   auto r = run_yolo({"review", phase.string(), "--json"}, root);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  auto ledger = review_ledger::load(root, phase);
+  auto ledger = review_ledger::load(runner::world(), root, phase);
   ASSERT_TRUE(ledger.ok()) << ledger.error;
   EXPECT_EQ(ledger.doc["reviews"].size(), static_cast<size_t>(kPlans));
   size_t fresh = 0;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "protocol/review_loop.h"
+#include "runner/world.h"
 #include "test_support.h"
 
 namespace yolo {
@@ -56,8 +57,9 @@ struct Repo {
     git({"config", "user.email", "hooks@example.com"});
     git({"config", "commit.gpgsign", "false"});
     // The runner's own files are not part of the history.
-    write_file(root / ".gitignore", ".yolo-planning/.execution-state.json\n.yolo-planning/.events/\n"
-                                    ".yolo-planning/.lock\n.yolo-planning/*.lock\n");
+    write_file(root / ".gitignore",
+               ".yolo-planning/.execution-state.json\n.yolo-planning/.events/\n"
+               ".yolo-planning/.lock\n.yolo-planning/*.lock\n");
     write_file(root / ".yolo-planning" / "config.json", "{}\n");
   }
 
@@ -121,7 +123,8 @@ TEST(Hooks, InstallWritesExecutableHooksCallingThisBinary) {
     EXPECT_FALSE(stdfs::exists(r.hooks() / (std::string(name) + ".pre-yolo"))) << name;
   }
   // The scripts are valid sh.
-  for (const char* name : kHookNames) EXPECT_EQ(run_program({"sh", "-n", (r.hooks() / name).string()}).exit_code, 0) << name;
+  for (const char* name : kHookNames)
+    EXPECT_EQ(run_program({"sh", "-n", (r.hooks() / name).string()}).exit_code, 0) << name;
 }
 
 TEST(Hooks, NotAGitRepositoryIsAClearError) {
@@ -231,7 +234,8 @@ TEST(Hooks, ExistingHooksAreChainedAndUninstallRestoresThemByteForByte) {
   EXPECT_EQ(read_file(r.hooks() / "pre-commit"), commit_hook);
   EXPECT_EQ(mode_of(r.hooks() / "post-checkout"), 0750u);
   EXPECT_EQ(mode_of(r.hooks() / "pre-commit"), 0755u);
-  for (const char* name : kHookNames) EXPECT_FALSE(stdfs::exists(r.hooks() / (std::string(name) + ".pre-yolo"))) << name;
+  for (const char* name : kHookNames)
+    EXPECT_FALSE(stdfs::exists(r.hooks() / (std::string(name) + ".pre-yolo"))) << name;
   EXPECT_FALSE(stdfs::exists(r.hooks() / "post-merge"));
   EXPECT_FALSE(stdfs::exists(r.hooks() / "post-rewrite"));
 }
@@ -297,7 +301,7 @@ TEST(Hooks, PreCommitBlocksARejectedPlanAndSaysHowToSeeWhy) {
   EXPECT_EQ(r.commit_count(), 2);
   json rv = r.review_of("01-01");
   ASSERT_TRUE(rv.is_object()) << r.state().dump();
-  EXPECT_EQ(rv["hash"], review::file_hash(r.plan));
+  EXPECT_EQ(rv["hash"], review::file_hash(runner::world(), r.plan));
   EXPECT_NE(rv["verdict"], "reject");
 
   // A commit touching no plan reviews nothing and is not slowed by the gate.
@@ -398,11 +402,11 @@ TEST(Hooks, CheckoutOfABranchWithADifferentPlanReReviewsIt) {
   write_file(r.plan, plan_text("Build the core"));
   r.git({"add", "-A"});
   ASSERT_EQ(r.git_run({"commit", "-q", "-m", "plan v1"}).exit_code, 0);
-  std::string v1 = review::file_hash(r.plan);
+  std::string v1 = review::file_hash(runner::world(), r.plan);
   r.git({"checkout", "-q", "-b", "other"});
   write_file(r.plan, plan_text("Build the core, differently"));
   r.git({"commit", "-q", "-a", "-m", "plan v2"});
-  std::string v2 = review::file_hash(r.plan);
+  std::string v2 = review::file_hash(runner::world(), r.plan);
   ASSERT_NE(v1, v2);
 
   ASSERT_EQ(r.yolo({"hooks", "install"}).exit_code, 0);
@@ -437,13 +441,13 @@ TEST(Hooks, MergeAndAmendReReviewChangedPlans) {
   r.git({"checkout", "-q", "main"});
   ASSERT_EQ(r.yolo({"hooks", "install"}).exit_code, 0);
   ASSERT_NE(r.yolo({"review", r.plan.string()}).exit_code, 1);
-  std::string v1 = review::file_hash(r.plan);
+  std::string v1 = review::file_hash(runner::world(), r.plan);
   ASSERT_EQ(r.review_of("01-01")["hash"], v1);
 
   // post-merge (a fast-forward merge).
   auto m = r.git_run({"merge", "-q", "--ff-only", "topic"});
   ASSERT_EQ(m.exit_code, 0) << m.err;
-  std::string v2 = review::file_hash(r.plan);
+  std::string v2 = review::file_hash(runner::world(), r.plan);
   ASSERT_NE(v1, v2);
   EXPECT_EQ(r.review_of("01-01")["hash"], v2) << m.err;
 
@@ -452,7 +456,7 @@ TEST(Hooks, MergeAndAmendReReviewChangedPlans) {
   write_file(r.plan, plan_text("Build the core, amended"));
   auto a = r.git_run({"commit", "-q", "-a", "--amend", "-m", "plan v3"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_EQ(r.review_of("01-01")["hash"], review::file_hash(r.plan));
+  EXPECT_EQ(r.review_of("01-01")["hash"], review::file_hash(runner::world(), r.plan));
 }
 
 // ---- the pre-commit framework's manifest ---------------------------------------------------
@@ -474,10 +478,28 @@ TEST(Hooks, PreCommitFrameworkManifestIsValid) {
   ASSERT_TRUE(h["pass_filenames"]);
   EXPECT_TRUE(h["pass_filenames"].as<bool>());
   // Known keys only (the framework refuses a manifest with a misspelt key? it warns; keep it clean).
-  const std::set<std::string> known = {"id", "name", "entry", "language", "files", "exclude", "types", "types_or",
-                                       "exclude_types", "always_run", "fail_fast", "verbose", "pass_filenames",
-                                       "require_serial", "description", "language_version", "minimum_pre_commit_version",
-                                       "args", "stages", "log_file", "alias", "additional_dependencies"};
+  const std::set<std::string> known = {"id",
+                                       "name",
+                                       "entry",
+                                       "language",
+                                       "files",
+                                       "exclude",
+                                       "types",
+                                       "types_or",
+                                       "exclude_types",
+                                       "always_run",
+                                       "fail_fast",
+                                       "verbose",
+                                       "pass_filenames",
+                                       "require_serial",
+                                       "description",
+                                       "language_version",
+                                       "minimum_pre_commit_version",
+                                       "args",
+                                       "stages",
+                                       "log_file",
+                                       "alias",
+                                       "additional_dependencies"};
   for (const auto& kv : h) EXPECT_TRUE(known.count(kv.first.as<std::string>())) << kv.first.as<std::string>();
 
   // `files` is a Python regex searched in the path from the repository root; this one uses

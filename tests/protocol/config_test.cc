@@ -106,9 +106,9 @@ long long turns(const std::string& agent, const json& cfg, const std::string& ef
 }
 
 TEST(ResolveTurns, DefaultBases) {
-  const std::pair<const char*, int> expected[] = {{"scout", 15}, {"qa", 25},   {"architect", 30}, {"debugger", 80},
-                                                  {"lead", 50},  {"dev", 75},  {"docs", 30},      {"researcher", 15},
-                                                  {"reviewer", 15}};
+  const std::pair<const char*, int> expected[] = {{"scout", 15},    {"qa", 25},         {"architect", 30},
+                                                  {"debugger", 80}, {"lead", 50},       {"dev", 75},
+                                                  {"docs", 30},     {"researcher", 15}, {"reviewer", 15}};
   for (const auto& [a, n] : expected) {
     EXPECT_EQ(default_base_turns(a), n) << a;
     EXPECT_EQ(turns(a, nullptr), n) << a;
@@ -167,7 +167,8 @@ TEST(ResolveTurns, LegacyMaxTurnsKey) {
 TEST(ResolveTurns, ZeroFalseOrNegativeMeansNoBudget) {
   for (const json& v : {json(0), json(false), json(-5)}) {
     json cfg = {{"agent_max_turns", {{"dev", v}}}};
-    for (const char* e : {"thorough", "balanced", "fast", "turbo"}) EXPECT_EQ(turns("dev", cfg, e), 0) << v.dump() << " " << e;
+    for (const char* e : {"thorough", "balanced", "fast", "turbo"})
+      EXPECT_EQ(turns("dev", cfg, e), 0) << v.dump() << " " << e;
   }
 }
 
@@ -212,7 +213,7 @@ TEST(ResolveTurns, UnknownAgent) {
 
 TEST(ConfigLoad, MissingFileIsDefaults) {
   test::TempDir t;
-  auto c = load_config(t.path());
+  auto c = load_config(test::real_world(), t.path());
   EXPECT_TRUE(c.ok()) << c.error;
   EXPECT_EQ(c.config.max_tasks_per_plan, 5);
   EXPECT_EQ(c.config.review_max_cycles, 3);
@@ -224,20 +225,20 @@ TEST(ConfigLoad, MissingFileIsDefaults) {
 TEST(ConfigLoad, ValuesAndBrokenFiles) {
   test::TempDir t;
   test::write_file(t / ".yolo-planning/config.json", R"({"max_tasks_per_plan": 8, "v3_event_log": true, "custom": 1})");
-  auto c = load_config(t.path());
+  auto c = load_config(test::real_world(), t.path());
   EXPECT_TRUE(c.ok()) << c.error;
   EXPECT_EQ(c.config.max_tasks_per_plan, 8);
   EXPECT_TRUE(c.config.v3_event_log);
   EXPECT_EQ(c.config.raw["custom"], 1);
 
   test::write_file(t / ".yolo-planning/config.json", "{not json");
-  auto bad = load_config(t.path());
+  auto bad = load_config(test::real_world(), t.path());
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.error.find("config.json"), std::string::npos) << bad.error;
   EXPECT_EQ(bad.config.max_tasks_per_plan, 5);
 
   test::write_file(t / ".yolo-planning/config.json", "[1,2]");
-  EXPECT_FALSE(load_config(t.path()).ok());
+  EXPECT_FALSE(load_config(test::real_world(), t.path()).ok());
 }
 
 TEST(ConfigLoad, CorpusConfigLoads) {

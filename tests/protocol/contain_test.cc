@@ -1,8 +1,9 @@
-// fs::contain, the one containment check for paths from plans, SUMMARY files, gate requests,
-// MCP calls and the command line: resolve every symbolic link, then compare with the root.
+// fs::Root::contain (fs::Disk::contain on the real disk), the one containment check for paths from plans, SUMMARY
+// files, gate requests, MCP calls and the command line: resolve every symbolic link, then compare with the root.
 #include <gtest/gtest.h>
 
 #include "protocol/contain.h"
+#include "protocol/disk.h"
 #include "protocol/fs.h"
 #include "test_support.h"
 
@@ -13,15 +14,20 @@ using test::TempDir;
 using test::write_file;
 using R = Contained::Refusal;
 
+// The rule as the real disk applies it (every link resolved).
+Contained contain(const stdfs::path& root, const std::string& p, AbsolutePaths a = AbsolutePaths::Refuse) {
+  return real_disk().contain(root, p, a);
+}
+
 struct Tree {
   TempDir root, outside;
   Tree() {
     write_file(root / "src/a.cc", "a");
     write_file(outside / "secret.txt", "s");
-    stdfs::create_directory_symlink(outside.path(), root / "out");             // a folder link out
-    stdfs::create_symlink(outside / "secret.txt", root / "secret-link");       // a file link out
-    stdfs::create_directory_symlink(root / "src", root / "src-link");          // a link that stays in
-    stdfs::create_symlink(outside / "not-yet", root / "dangling");             // to nothing, outside
+    stdfs::create_directory_symlink(outside.path(), root / "out");                        // a folder link out
+    stdfs::create_symlink(outside / "secret.txt", root / "secret-link");                  // a file link out
+    stdfs::create_directory_symlink(root / "src", root / "src-link");                     // a link that stays in
+    stdfs::create_symlink(outside / "not-yet", root / "dangling");                        // to nothing, outside
     stdfs::create_symlink("../" + outside.path().filename().string(), root / "rel-out");  // relative target
     stdfs::create_symlink("loop-b", root / "loop-a");
     stdfs::create_symlink("loop-a", root / "loop-b");
@@ -55,7 +61,8 @@ TEST(Contain, AbsolutePathsInsideTheRootMayBeAllowed) {
   ASSERT_TRUE(c.ok()) << c.why();
   EXPECT_EQ(c.rel, "src/a.cc");
   EXPECT_EQ(contain(t.root.path(), "/etc/passwd", AbsolutePaths::AllowInside).refusal, R::Escapes);
-  EXPECT_EQ(contain(t.root.path(), (t.outside / "secret.txt").string(), AbsolutePaths::AllowInside).refusal, R::Escapes);
+  EXPECT_EQ(contain(t.root.path(), (t.outside / "secret.txt").string(), AbsolutePaths::AllowInside).refusal,
+            R::Escapes);
   // Through a link that leads out, spelled absolutely: still out.
   EXPECT_FALSE(contain(t.root.path(), (t.root / "out/secret.txt").string(), AbsolutePaths::AllowInside).ok());
 }
@@ -79,7 +86,7 @@ TEST(Contain, ARootReachedThroughALinkIsTheSameRoot) {
   Tree t;
   TempDir links;
   stdfs::create_directory_symlink(t.root.path(), links / "project");
-  Root r(links / "project");
+  Root r = real_disk().root(links / "project");
   EXPECT_TRUE(r.contain("src/a.cc").ok());
   EXPECT_FALSE(r.contain("out/secret.txt").ok());
   auto abs = r.contain((t.root / "src/a.cc").string(), AbsolutePaths::AllowInside);

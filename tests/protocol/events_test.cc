@@ -46,8 +46,8 @@ TEST(Events, LogPath) {
 TEST(Events, DisabledIsNotWritten) {
   Mem t;
   events::Event e{"phase_start", 1, std::nullopt, json::object(), ""};
-  for (const json& cfg : {json::object(), json(nullptr), json{{"v3_event_log", false}}, json{{"v3_event_log", "true"}},
-                          json::array()}) {
+  for (const json& cfg :
+       {json::object(), json(nullptr), json{{"v3_event_log", false}}, json{{"v3_event_log", "true"}}, json::array()}) {
     auto w = events::log(t.w, t.path(), cfg, e);
     EXPECT_FALSE(w.written) << cfg.dump();
     EXPECT_FALSE(w.reason.empty());
@@ -75,7 +75,8 @@ TEST(Events, LineShape) {
   static const std::regex iso(R"(^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$)");
   EXPECT_TRUE(std::regex_match(j["ts"].get<std::string>(), iso)) << j["ts"];
   EXPECT_EQ(j["ts"], "2026-11-25T08:00:00Z") << "the world's clock";
-  for (const char* k : {"ts", "event_id", "correlation_id", "event", "phase", "plan", "data"}) EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"ts", "event_id", "correlation_id", "event", "phase", "plan", "data"})
+    EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j.size(), 7u);
 }
 
@@ -130,7 +131,8 @@ TEST(Events, IoErrorNamesTheFile) {
   test::TempDir t;
   // .events is a file, so the log cannot be created under it.
   test::write_file(t / ".yolo-planning/.events", "in the way");
-  auto w = events::log(t.path(), kOn, events::Event{"phase_start", 1, std::nullopt, json::object(), ""});
+  auto w =
+      events::log(test::real_world(), t.path(), kOn, events::Event{"phase_start", 1, std::nullopt, json::object(), ""});
   EXPECT_FALSE(w.written);
   EXPECT_NE(w.reason.find("event-log.jsonl"), std::string::npos) << w.reason;
 }
@@ -144,7 +146,7 @@ TEST(Events, ConcurrentAppendsProduceWholeLines) {
   for (int th = 0; th < kThreads; ++th)
     threads.emplace_back([&, th] {
       for (int i = 0; i < kPerThread; ++i)
-        events::log(t.path(), kOn, events::Event{"task_end", th, i, json{{"pad", pad}}, ""});
+        events::log(test::real_world(), t.path(), kOn, events::Event{"task_end", th, i, json{{"pad", pad}}, ""});
     });
   for (auto& th : threads) th.join();
   auto lines = log_lines(t.path());

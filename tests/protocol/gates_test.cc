@@ -34,8 +34,12 @@ RequestInput req(GateType t, const std::string& path, const std::string& reason 
   return in;
 }
 
+const seal::Key& kKey = test::test_key();  // real_world()'s: approvals here and through it agree
+
 ResolveInput by(const std::string& who, const std::string& digest = kDigestA, const std::string& id = {}) {
-  return ResolveInput{id, who, digest, {}, kLater};
+  ResolveInput in{id, who, digest, {}, kLater};
+  in.key = &kKey;
+  return in;
 }
 
 json frozen_vision() {
@@ -251,7 +255,7 @@ TEST(Gates, ResumeKeepsCorrelationIdAndNeverOverwritesAwaitingApproval) {
 TEST(Gates, AStateWithNoApprovalHasNotPassedTheVisionGate) {
   json doc = {{"status", "running"}};
   EXPECT_FALSE(waves_may_advance(doc));
-  auto st = approval_status(doc, GateType::Vision, ".yolo-planning/ROADMAP.md", kDigestA);
+  auto st = approval_status(doc, GateType::Vision, ".yolo-planning/ROADMAP.md", kDigestA, kKey);
   EXPECT_EQ(st.check, ApprovalCheck::Missing);
   EXPECT_FALSE(st.counts());
 }
@@ -259,20 +263,20 @@ TEST(Gates, AStateWithNoApprovalHasNotPassedTheVisionGate) {
 TEST(Gates, AnEditAfterApprovalInvalidatesItAndReopensTheGate) {
   const std::string path = ".yolo-planning/ROADMAP.md";
   json doc = frozen_vision();
-  EXPECT_EQ(approval_status(doc, GateType::Vision, path, kDigestA).check, ApprovalCheck::Pending);
+  EXPECT_EQ(approval_status(doc, GateType::Vision, path, kDigestA, kKey).check, ApprovalCheck::Pending);
   ASSERT_TRUE(approve(doc, by("alice", kDigestA)).ok());
-  EXPECT_TRUE(approval_status(doc, GateType::Vision, path, kDigestA).counts());
+  EXPECT_TRUE(approval_status(doc, GateType::Vision, path, kDigestA, kKey).counts());
   // Unchanged: nothing to do.
-  auto same = reopen_if_stale(doc, GateType::Vision, path, kDigestA, kLater);
+  auto same = reopen_if_stale(doc, GateType::Vision, path, kDigestA, kKey, kLater);
   EXPECT_TRUE(same.ok());
   EXPECT_FALSE(same.changed);
 
-  auto st = approval_status(doc, GateType::Vision, path, kDigestB);
+  auto st = approval_status(doc, GateType::Vision, path, kDigestB, kKey);
   EXPECT_EQ(st.check, ApprovalCheck::Stale);
   EXPECT_NE(st.message.find("changed after it was approved by alice"), std::string::npos) << st.message;
   EXPECT_NE(st.message.find("no longer counts"), std::string::npos);
 
-  auto t = reopen_if_stale(doc, GateType::Vision, path, kDigestB, kLater);
+  auto t = reopen_if_stale(doc, GateType::Vision, path, kDigestB, kKey, kLater);
   ASSERT_TRUE(t.ok()) << t.error;
   EXPECT_TRUE(t.changed);
   expect_valid(doc);
@@ -286,10 +290,10 @@ TEST(Gates, AnEditAfterApprovalInvalidatesItAndReopensTheGate) {
   EXPECT_EQ(t.events[0].data["gate_id"], "vision-1");
   EXPECT_EQ(t.events[1].type, "gate_frozen");
   EXPECT_FALSE(waves_may_advance(doc));
-  EXPECT_EQ(approval_status(doc, GateType::Vision, path, kDigestB).check, ApprovalCheck::Pending);
+  EXPECT_EQ(approval_status(doc, GateType::Vision, path, kDigestB, kKey).check, ApprovalCheck::Pending);
   ASSERT_TRUE(approve(doc, by("alice", kDigestB)).ok());
-  EXPECT_TRUE(approval_status(doc, GateType::Vision, path, kDigestB).counts());
-  EXPECT_EQ(approval_status(doc, GateType::Vision, path, kDigestA).check, ApprovalCheck::Stale);
+  EXPECT_TRUE(approval_status(doc, GateType::Vision, path, kDigestB, kKey).counts());
+  EXPECT_EQ(approval_status(doc, GateType::Vision, path, kDigestA, kKey).check, ApprovalCheck::Stale);
 }
 
 TEST(Gates, StaleWhileAnotherGateIsOpenIsReportedNotReopened) {
@@ -298,7 +302,7 @@ TEST(Gates, StaleWhileAnotherGateIsOpenIsReportedNotReopened) {
   ASSERT_TRUE(approve(doc, by("a", kDigestA)).ok());
   ASSERT_TRUE(request(doc, req(GateType::Security, "sec.md")).ok());
   json before = doc;
-  auto t = reopen_if_stale(doc, GateType::Vision, path, kDigestB);
+  auto t = reopen_if_stale(doc, GateType::Vision, path, kDigestB, kKey);
   EXPECT_NE(t.error.find("security-2"), std::string::npos) << t.error;
   EXPECT_EQ(doc, before);
 }
@@ -312,7 +316,7 @@ TEST(Gates, ASecurityGateMidRunFreezesWavesUntilApproved) {
   EXPECT_FALSE(waves_may_advance(doc));
   EXPECT_EQ(run_state(doc), RunState::Frozen);
   // The vision approval still counts on its own.
-  EXPECT_TRUE(approval_status(doc, GateType::Vision, ".yolo-planning/ROADMAP.md", kDigestA).counts());
+  EXPECT_TRUE(approval_status(doc, GateType::Vision, ".yolo-planning/ROADMAP.md", kDigestA, kKey).counts());
   ASSERT_TRUE(approve(doc, by("sec-team", kDigestB)).ok());
   EXPECT_TRUE(waves_may_advance(doc));
   EXPECT_EQ(list_gates(doc).size(), 2u);
@@ -331,14 +335,14 @@ TEST(Gates, ALegacyPendingApprovalIsAdoptedAsAGate) {
   expect_valid(doc);
   EXPECT_EQ(doc["approval"]["approved"], true);
   EXPECT_EQ(doc["status"], "running");
-  EXPECT_TRUE(seal::valid(t.gate)) << t.gate.dump();
+  EXPECT_TRUE(seal::valid(t.gate, kKey)) << t.gate.dump();
   // A legacy approved object (another tool's, or written by hand) carries no seal: it does
   // not count, and the gate opens again like a stale approval.
   json legacy = {{"status", "running"}, {"approval", {{"plan_path", "R.md"}, {"approved", true}}}};
-  auto st = approval_status(legacy, GateType::Vision, "R.md", kDigestA);
+  auto st = approval_status(legacy, GateType::Vision, "R.md", kDigestA, kKey);
   EXPECT_EQ(st.check, ApprovalCheck::Stale);
   EXPECT_NE(st.message.find("carries no valid seal"), std::string::npos) << st.message;
-  EXPECT_EQ(approval_status(legacy, GateType::Security, "R.md", kDigestA).check, ApprovalCheck::Missing);
+  EXPECT_EQ(approval_status(legacy, GateType::Security, "R.md", kDigestA, kKey).check, ApprovalCheck::Missing);
 }
 
 // A fresh state with the vision gate open on `path`.
@@ -362,26 +366,28 @@ TEST(Gates, OnlySealedApprovalsCount) {
   forged["gates"][0]["resolved_at"] = kNow;
   forged["approval"]["approved"] = true;
   forged["status"] = "running";
-  EXPECT_EQ(approval_status(forged, GateType::Vision, "R.md", kDigestA).check, ApprovalCheck::Stale);
+  EXPECT_EQ(approval_status(forged, GateType::Vision, "R.md", kDigestA, kKey).check, ApprovalCheck::Stale);
   forged["gates"][0]["seal"] = "hmac-sha256:" + std::string(64, '0');
-  EXPECT_EQ(approval_status(forged, GateType::Vision, "R.md", kDigestA).check, ApprovalCheck::Stale);
+  EXPECT_EQ(approval_status(forged, GateType::Vision, "R.md", kDigestA, kKey).check, ApprovalCheck::Stale);
 
   ResolveInput r;
   r.by = "carol";
   r.digest = kDigestA;
   r.now = kNow;
+  json unkeyed = doc;
+  EXPECT_NE(approve(unkeyed, r).error.find("must be sealed"), std::string::npos) << "no key, no approval";
+  r.key = &kKey;
   ASSERT_TRUE(approve(doc, r).ok());
-  EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA).counts());
+  EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA, kKey).counts());
   for (const char* field : {"id", "plan_path", "approved_by", "digest", "resolved_at", "gate_type"}) {
     json tampered = doc;
     tampered["gates"][0][field] = std::string(field) == "gate_type" ? "security" : "sha256:" + std::string(64, 'b');
-    EXPECT_FALSE(seal::valid(tampered["gates"][0])) << field;
+    EXPECT_FALSE(seal::valid(tampered["gates"][0], kKey)) << field;
   }
   // Another machine's key (another user) does not accept this machine's seal.
-  seal::set_key_for_testing(std::string(32, 'k'));
-  EXPECT_EQ(approval_status(doc, GateType::Vision, "R.md", kDigestA).check, ApprovalCheck::Stale);
-  seal::set_key_for_testing("");
-  EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA).counts());
+  const seal::Key other{std::string(32, 'k'), {}};
+  EXPECT_EQ(approval_status(doc, GateType::Vision, "R.md", kDigestA, other).check, ApprovalCheck::Stale);
+  EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA, kKey).counts());
 }
 
 // A person deciding in place of a failing approver: the approval is sealed like any other,
@@ -389,12 +395,13 @@ TEST(Gates, OnlySealedApprovalsCount) {
 TEST(Gates, ApproveInPlaceOfAFailingApproverIsMarked) {
   json doc = vision_gate_open_on("R.md");
   ResolveInput r{{}, "dana", kDigestA, {}, kLater};
+  r.key = &kKey;
   r.override_approver = true;
   auto t = approve(doc, r);
   ASSERT_TRUE(t.ok()) << t.error;
   EXPECT_EQ(doc["gates"][0]["override"], true);
   EXPECT_NE(t.message.find("in place of its failing approver"), std::string::npos) << t.message;
-  EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA).counts());
+  EXPECT_TRUE(approval_status(doc, GateType::Vision, "R.md", kDigestA, kKey).counts());
   expect_valid(doc);
 }
 
@@ -461,7 +468,8 @@ TEST(Gates, ApplyVerdictOutcomes) {
   EXPECT_EQ(doc["gates"][0]["status"], "OPEN");
   EXPECT_FALSE(doc["gates"][0]["last_error"].is_null());
   // Approved.
-  auto a = apply_verdict(doc, "vision-1", ApproverVerdict{Decision::Approved, {}, {}}, "approver:x", kDigestA, kLater);
+  auto a = apply_verdict(doc, "vision-1", ApproverVerdict{Decision::Approved, {}, {}}, "approver:x", kDigestA, kLater,
+                         nullptr, {}, &kKey);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(doc["gates"][0]["status"], "APPROVED");
   EXPECT_EQ(doc["gates"][0]["approved_by"], "approver:x");
@@ -499,7 +507,7 @@ struct Project {
   test::TempDir dir;
   Project() { test::write_file(dir / ".yolo-planning/ROADMAP.md", "# Roadmap\n"); }
   const std::filesystem::path& root() const { return dir.path(); }
-  json state() const { return state::load(root()).doc; }
+  json state() const { return state::load(test::real_world(), root()).doc; }
   std::vector<json> events() const {
     std::vector<json> r;
     std::string s;
@@ -524,14 +532,15 @@ RequestInput roadmap_request() {
 
 TEST(GateRuns, ManualStaysPendingAndSkipApprovesAtOnce) {
   Project p;
-  auto r = request_gate(p.root(), config(json::object()), roadmap_request(), nullptr);
+  auto r = request_gate(test::real_world(), p.root(), config(json::object()), roadmap_request(), nullptr);
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.answer["status"], "paused");
   EXPECT_EQ(r.answer["approval"]["state_file"], state::state_path(p.root()).string());
   EXPECT_EQ(p.state()["status"], "awaiting_approval");
 
   Project q;
-  auto s = request_gate(q.root(), config({{"approvers", {{"vision", "skip"}}}}), roadmap_request(), nullptr);
+  auto s = request_gate(test::real_world(), q.root(), config({{"approvers", {{"vision", "skip"}}}}), roadmap_request(),
+                        nullptr);
   ASSERT_TRUE(s.ok()) << s.error;
   EXPECT_EQ(s.answer["status"], "approved");
   json st = q.state();
@@ -553,7 +562,7 @@ TEST(GateRuns, CommandApproverVerdicts) {
     Project p;
     FakePort port;
     port.answers.push_back({Decision::Approved, "fine", {}});
-    auto r = request_gate(p.root(), config(cfgj), roadmap_request(), &port);
+    auto r = request_gate(test::real_world(), p.root(), config(cfgj), roadmap_request(), &port);
     ASSERT_TRUE(r.ok()) << r.error;
     ASSERT_EQ(port.seen.size(), 1u);
     EXPECT_EQ(port.seen[0].argv_template, (std::vector<std::string>{"bin/approve", "{plan_path}", "{gate_id}"}));
@@ -567,7 +576,7 @@ TEST(GateRuns, CommandApproverVerdicts) {
     Project p;
     FakePort port;
     port.answers.push_back({Decision::Rejected, "too vague", {}});
-    auto r = request_gate(p.root(), config(cfgj), roadmap_request(), &port);
+    auto r = request_gate(test::real_world(), p.root(), config(cfgj), roadmap_request(), &port);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r.answer["status"], "rejected");
     EXPECT_EQ(p.state()["status"], "halted");
@@ -578,17 +587,17 @@ TEST(GateRuns, CommandApproverVerdicts) {
     FakePort port;
     port.answers.push_back({Decision::Pending, {}, "exited with status 2"});
     port.answers.push_back({Decision::Approved, {}, {}});
-    auto r = request_gate(p.root(), config(cfgj), roadmap_request(), &port);
+    auto r = request_gate(test::real_world(), p.root(), config(cfgj), roadmap_request(), &port);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r.answer["status"], "paused");
     EXPECT_EQ(r.answer["last_error"], "exited with status 2");
     EXPECT_EQ(p.state()["gates"][0]["last_error"], "exited with status 2");
     // The same request again is idempotent: the approver does not run again.
-    auto again = request_gate(p.root(), config(cfgj), roadmap_request(), &port);
+    auto again = request_gate(test::real_world(), p.root(), config(cfgj), roadmap_request(), &port);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(port.seen.size(), 1u);
     // `approve` retries the approver that errored.
-    auto a = approve_gate(p.root(), config(cfgj), "", "dave", &port);
+    auto a = approve_gate(test::real_world(), p.root(), config(cfgj), "", "dave", &port);
     ASSERT_TRUE(a.ok()) << a.error;
     EXPECT_EQ(port.seen.size(), 2u);
     json st = p.state();
@@ -600,43 +609,44 @@ TEST(GateRuns, CommandApproverVerdicts) {
 
 TEST(GateRuns, ApproveRecordsDigestAndAnEditReopens) {
   Project p;
-  ASSERT_TRUE(request_gate(p.root(), config(json::object()), roadmap_request(), nullptr).ok());
-  auto a = approve_gate(p.root(), config(json::object()), "", "erin", nullptr);
+  ASSERT_TRUE(request_gate(test::real_world(), p.root(), config(json::object()), roadmap_request(), nullptr).ok());
+  auto a = approve_gate(test::real_world(), p.root(), config(json::object()), "", "erin", nullptr);
   ASSERT_TRUE(a.ok()) << a.error;
   json st = p.state();
   EXPECT_EQ(st["approval"]["approved_by"], "erin");
   EXPECT_EQ(st["approval"]["digest"], sha256_digest("# Roadmap\n"));
-  EXPECT_EQ(approve_gate(p.root(), config(json::object()), "", "erin", nullptr).error,
+  EXPECT_EQ(approve_gate(test::real_world(), p.root(), config(json::object()), "", "erin", nullptr).error,
             "No pending approval to resolve");
 
   test::write_file(p.dir / ".yolo-planning/ROADMAP.md", "# Roadmap, edited\n");
   std::string err;
-  std::string now = file_digest(p.root(), ".yolo-planning/ROADMAP.md", err);
-  auto check = approval_status(st, GateType::Vision, ".yolo-planning/ROADMAP.md", now);
+  std::string now = file_digest(test::real_world(), p.root(), ".yolo-planning/ROADMAP.md", err);
+  auto check = approval_status(st, GateType::Vision, ".yolo-planning/ROADMAP.md", now, kKey);
   EXPECT_EQ(check.check, ApprovalCheck::Stale);
 }
 
 TEST(GateRuns, BadPathsAreClearErrors) {
   Project p;
-  auto outside = request_gate(p.root(), config(json::object()),
+  auto outside = request_gate(test::real_world(), p.root(), config(json::object()),
                               RequestInput{GateType::Vision, "../x.md", {}, {}, {}, {}}, nullptr);
   EXPECT_NE(outside.error.find("outside the project"), std::string::npos) << outside.error;
-  auto missing = request_gate(p.root(), config(json::object()),
+  auto missing = request_gate(test::real_world(), p.root(), config(json::object()),
                               RequestInput{GateType::Vision, "nope.md", {}, {}, {}, {}}, nullptr);
   EXPECT_NE(missing.error.find("nope.md"), std::string::npos) << missing.error;
   EXPECT_FALSE(std::filesystem::exists(state::state_path(p.root())));
   std::string err;
-  EXPECT_EQ(normalize_plan_path(p.root(), (p.root() / ".yolo-planning/ROADMAP.md").string(), err),
+  EXPECT_EQ(normalize_plan_path(test::real_world(), p.root(), (p.root() / ".yolo-planning/ROADMAP.md").string(), err),
             ".yolo-planning/ROADMAP.md");
-  EXPECT_EQ(normalize_plan_path(p.root(), "./.yolo-planning//ROADMAP.md", err), ".yolo-planning/ROADMAP.md");
-  EXPECT_EQ(normalize_plan_path(p.root(), "/etc/passwd", err), "");
+  EXPECT_EQ(normalize_plan_path(test::real_world(), p.root(), "./.yolo-planning//ROADMAP.md", err),
+            ".yolo-planning/ROADMAP.md");
+  EXPECT_EQ(normalize_plan_path(test::real_world(), p.root(), "/etc/passwd", err), "");
 }
 
 TEST(GateRuns, RejectGateHaltsWithFeedback) {
   Project p;
-  ASSERT_TRUE(request_gate(p.root(), config(json::object()), roadmap_request(), nullptr).ok());
-  EXPECT_FALSE(reject_gate(p.root(), "", "f", "").ok());
-  auto r = reject_gate(p.root(), "vision-1", "frank", "needs a wave 0");
+  ASSERT_TRUE(request_gate(test::real_world(), p.root(), config(json::object()), roadmap_request(), nullptr).ok());
+  EXPECT_FALSE(reject_gate(test::real_world(), p.root(), "", "f", "").ok());
+  auto r = reject_gate(test::real_world(), p.root(), "vision-1", "frank", "needs a wave 0");
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(p.state()["status"], "halted");
   EXPECT_EQ(p.events().back()["event"], "gate_rejected");

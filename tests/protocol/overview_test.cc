@@ -23,7 +23,7 @@ struct Project {
   std::string plan(const std::string& name) const { return (phase / name).string(); }
   std::string rel(const std::string& name) const { return ".yolo-planning/phases/01-demo/" + name; }
   void record(const std::string& id, json rec) const {
-    ASSERT_EQ(review_ledger::record(root.path(), phase, id, std::move(rec)), "");
+    ASSERT_EQ(review_ledger::record(test::real_world(), root.path(), phase, id, std::move(rec)), "");
   }
 };
 
@@ -40,7 +40,7 @@ TEST(Overview, RecordsAreMatchedToPlansByTheirPathWithoutReadingThePlans) {
   // The record names the plan's file: its frontmatter is not read (a plan broken since its
   // review still shows its last review; the review itself re-runs when the watcher sees it).
   test::write_file(p.plan("01-02-PLAN.md"), "no frontmatter any more\n");
-  auto o = project_overview(p.root.path());
+  auto o = project_overview(test::real_world(), p.root.path());
   const auto& ph = o["phases"][0];
   EXPECT_EQ(ph["plans"], 4);
   EXPECT_EQ(ph["reviewed"], 2);
@@ -54,7 +54,7 @@ TEST(Overview, ARecordWithoutAPathOrForAMovedPlanIsFoundByThePlansId) {
   Project p;
   p.record("01-01", rec("conditional", ""));                        // written without a path
   p.record("01-03", rec("approve", p.rel("03-old-name-PLAN.md")));  // the plan was renamed since
-  auto o = project_overview(p.root.path());
+  auto o = project_overview(test::real_world(), p.root.path());
   const auto& ph = o["phases"][0];
   EXPECT_EQ(ph["reviewed"], 2);
   EXPECT_EQ(ph["conditional"], 1);
@@ -72,7 +72,7 @@ TEST(Overview, TwoRecordsNamingOneFileAreSettledByThePlansCurrentId) {
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 10, "plan: \"05\"");
   test::write_file(p.plan("01-04-PLAN.md"), text);
-  auto o = project_overview(p.root.path());
+  auto o = project_overview(test::real_world(), p.root.path());
   const auto& ph = o["phases"][0];
   EXPECT_EQ(ph["reviewed"], 1);
   EXPECT_EQ(ph["approved"], 1);
@@ -82,7 +82,7 @@ TEST(Overview, TwoRecordsNamingOneFileAreSettledByThePlansCurrentId) {
 TEST(Overview, APlanWithNoRecordIsNotReviewed) {
   Project p;
   p.record("01-01", rec("approve", p.rel("01-01-PLAN.md")));
-  auto o = project_overview(p.root.path());
+  auto o = project_overview(test::real_world(), p.root.path());
   EXPECT_EQ(o["phases"][0]["reviewed"], 1);
   EXPECT_EQ(o["totals"]["plans"], 4);
 }

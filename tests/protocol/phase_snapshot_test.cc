@@ -27,9 +27,9 @@ void expect_same(const stdfs::path& dir, PhaseSnapshots& snaps) {
   Stage1Options plain;
   Stage1Options with = plain;
   with.snapshots = &snaps;
-  for (const auto& f : list_plan_files(dir)) {
-    json a = stage1_plan_file(f, dir, plain).to_json();
-    json b = stage1_plan_file(f, dir, with).to_json();
+  for (const auto& f : list_plan_files(test::real_world(), dir)) {
+    json a = stage1_plan_file(test::real_world(), f, dir, plain).to_json();
+    json b = stage1_plan_file(test::real_world(), f, dir, with).to_json();
     EXPECT_EQ(a, b) << f;
   }
 }
@@ -63,7 +63,7 @@ TEST(PhaseSnapshot, ThePlanUnderReviewIsReadFreshAndTakesItsPlace) {
   EXPECT_GT(snaps.recomputes(), before);
   Stage1Options with;
   with.snapshots = &snaps;
-  auto r = stage1_plan_file(ph / "01-02-PLAN.md", ph, with);
+  auto r = stage1_plan_file(test::real_world(), ph / "01-02-PLAN.md", ph, with);
   bool cycle = false;
   for (const auto& f : r.findings) cycle = cycle || f.check == "dependency_cycle";
   EXPECT_TRUE(cycle) << r.to_json().dump();
@@ -86,26 +86,26 @@ TEST(PhaseSnapshot, KeptAcrossPassesFollowsChangedPlansAndRechecksOnlyWhenTheirF
   std::string t = plan("01", 1);
   t.replace(t.find("title: \"P01\""), 12, "title: \"New\"");
   test::write_file(ph / "01-01-PLAN.md", t);
-  snaps.changed(ph / "01-01-PLAN.md");
+  snaps.changed(test::real_world(), ph / "01-01-PLAN.md");
   expect_same(ph, snaps);
   EXPECT_EQ(snaps.recomputes(), n);
   // A sibling now touches 01-02's file in its wave: said changed, read again, checks rerun.
   test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/b.txt"));
-  snaps.changed(ph / "01-03-PLAN.md");
+  snaps.changed(test::real_world(), ph / "01-03-PLAN.md");
   Stage1Options with;
   with.snapshots = &snaps;
   bool overlap = false;
-  for (const auto& f : stage1_plan_file(ph / "01-02-PLAN.md", ph, with).findings)
+  for (const auto& f : stage1_plan_file(test::real_world(), ph / "01-02-PLAN.md", ph, with).findings)
     overlap = overlap || f.check == "file_overlap";
   EXPECT_TRUE(overlap);
   EXPECT_GT(snaps.recomputes(), n);
   expect_same(ph, snaps);
   // A new plan, then a removed one: the folder is listed again.
   test::write_file(ph / "01-04-PLAN.md", plan("01", 3, "[]", "src/z.txt"));  // duplicate id 01-01
-  snaps.changed(ph / "01-04-PLAN.md");
+  snaps.changed(test::real_world(), ph / "01-04-PLAN.md");
   expect_same(ph, snaps);
   stdfs::remove(ph / "01-04-PLAN.md");
-  snaps.changed(ph / "01-04-PLAN.md");
+  snaps.changed(test::real_world(), ph / "01-04-PLAN.md");
   expect_same(ph, snaps);
 }
 
@@ -132,13 +132,13 @@ TEST(PhaseSnapshot, APlanOutsideTheFolderIsLeftToTheCaller) {
   test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
   test::write_file(d / "elsewhere/01-02-PLAN.md", plan("02", 1));
   PhaseSnapshots snaps;
-  auto l = load_plan(d / "elsewhere/01-02-PLAN.md");
+  auto l = load_plan(test::real_world(), d / "elsewhere/01-02-PLAN.md");
   ASSERT_TRUE(l.plan);
-  EXPECT_FALSE(snaps.cross_for(ph, d / "elsewhere/01-02-PLAN.md", *l.plan, 1 << 20).has_value());
+  EXPECT_FALSE(snaps.cross_for(test::real_world(), ph, d / "elsewhere/01-02-PLAN.md", *l.plan, 1 << 20).has_value());
   Stage1Options plain, with;
   with.snapshots = &snaps;
-  EXPECT_EQ(stage1_plan_file(d / "elsewhere/01-02-PLAN.md", ph, plain).to_json(),
-            stage1_plan_file(d / "elsewhere/01-02-PLAN.md", ph, with).to_json());
+  EXPECT_EQ(stage1_plan_file(test::real_world(), d / "elsewhere/01-02-PLAN.md", ph, plain).to_json(),
+            stage1_plan_file(test::real_world(), d / "elsewhere/01-02-PLAN.md", ph, with).to_json());
 }
 
 TEST(PhaseSnapshot, EveryCorpusPhaseGivesTheSameReviews) {

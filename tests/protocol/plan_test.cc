@@ -39,7 +39,8 @@ TEST(PlanTasks, CountsH2Headings) {
 }
 
 TEST(PlanTasks, CountsTaskElements) {
-  auto p = parse_body("<tasks>\n<task type=\"auto\">\n  <name>a</name>\n</task>\n<task>\nb\n</task>\n<task\n>c</task>\n</tasks>\n");
+  auto p = parse_body(
+      "<tasks>\n<task type=\"auto\">\n  <name>a</name>\n</task>\n<task>\nb\n</task>\n<task\n>c</task>\n</tasks>\n");
   EXPECT_EQ(p.task_count, 3) << "<task type=..>, <task> and a bare '<task' at line end; <tasks> is not a task";
 }
 
@@ -138,7 +139,8 @@ TEST(PlanFiles, Globs) {
 }
 
 TEST(PlanFiles, FilesBlockMultiLine) {
-  auto p = parse_body("<task>\n<files>\n- src/one.cc\n`src/two.cc` (new)\nsrc/three.cc, src/four.cc\n</files>\n</task>\n");
+  auto p =
+      parse_body("<task>\n<files>\n- src/one.cc\n`src/two.cc` (new)\nsrc/three.cc, src/four.cc\n</files>\n</task>\n");
   EXPECT_EQ(paths_of(p), (std::vector<std::string>{"src/one.cc", "src/two.cc", "src/three.cc", "src/four.cc"}));
   EXPECT_TRUE(find_file(p, "src/two.cc")->is_new);
   for (const auto& f : p.files) EXPECT_EQ(f.source, "files_block");
@@ -192,8 +194,8 @@ TEST(PlanFiles, ProseIsNotAFilesLine) {
 // --- frontmatter fields --------------------------------------------------------
 
 TEST(PlanFields, TextKeptAsWritten) {
-  auto p = parse_plan("---\nphase: 01\nplan: 03\ntitle: \"Hello: world\"\nwave: 2\ndepends_on: []\nmust_haves: [a]\n---\n",
-                      "p.md");
+  auto p = parse_plan(
+      "---\nphase: 01\nplan: 03\ntitle: \"Hello: world\"\nwave: 2\ndepends_on: []\nmust_haves: [a]\n---\n", "p.md");
   EXPECT_EQ(p.phase, "01");
   EXPECT_EQ(p.plan, "03");
   EXPECT_EQ(p.id(), "01-03");
@@ -304,17 +306,17 @@ TEST(PlanFiles, ListPlanFilesSortedAndFiltered) {
   for (const char* n : {"02-PLAN.md", "01-PLAN.md", "01-SUMMARY.md", "notes.md", "01-01-PLAN.md"})
     test::write_file(t / n, "x");
   std::filesystem::create_directories(t / "03-PLAN.md");  // a folder, not a plan
-  auto files = list_plan_files(t.path());
+  auto files = list_plan_files(test::real_world(), t.path());
   ASSERT_EQ(files.size(), 3u);
   EXPECT_EQ(files[0].filename(), "01-01-PLAN.md");
   EXPECT_EQ(files[1].filename(), "01-PLAN.md");
   EXPECT_EQ(files[2].filename(), "02-PLAN.md");
-  EXPECT_TRUE(list_plan_files(t / "missing").empty());
+  EXPECT_TRUE(list_plan_files(test::real_world(), t / "missing").empty());
 }
 
 TEST(PlanLoad, ErrorsNameTheFile) {
   test::TempDir t;
-  auto missing = load_plan(t / "nope-PLAN.md");
+  auto missing = load_plan(test::real_world(), t / "nope-PLAN.md");
   EXPECT_FALSE(missing.plan);
   EXPECT_TRUE(missing.not_found);
   EXPECT_NE(missing.error.find("nope-PLAN.md"), std::string::npos) << missing.error;
@@ -323,18 +325,18 @@ TEST(PlanLoad, ErrorsNameTheFile) {
   binary.push_back('\0');
   binary += "\x01\x02\xff\n";
   test::write_file(t / "bin-PLAN.md", binary);
-  auto bin = load_plan(t / "bin-PLAN.md");
+  auto bin = load_plan(test::real_world(), t / "bin-PLAN.md");
   EXPECT_FALSE(bin.plan);
   EXPECT_FALSE(bin.not_found);
   EXPECT_NE(bin.error.find("bin-PLAN.md"), std::string::npos) << bin.error;
 
   test::write_file(t / "big-PLAN.md", "---\nphase: 1\n---\n" + std::string(2000, 'x'));
-  auto big = load_plan(t / "big-PLAN.md", 1000);
+  auto big = load_plan(test::real_world(), t / "big-PLAN.md", 1000);
   EXPECT_FALSE(big.plan);
   EXPECT_NE(big.error.find("big-PLAN.md"), std::string::npos) << big.error;
 
   test::write_file(t / "ok-PLAN.md", "---\nphase: 1\n---\n### Task 1: x\n");
-  auto ok = load_plan(t / "ok-PLAN.md");
+  auto ok = load_plan(test::real_world(), t / "ok-PLAN.md");
   ASSERT_TRUE(ok.plan);
   EXPECT_EQ(ok.plan->task_count, 1);
   EXPECT_EQ(ok.plan->path, (t / "ok-PLAN.md").string());

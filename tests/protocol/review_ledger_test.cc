@@ -38,8 +38,12 @@ struct RealRepo {
 };
 
 json rec(const std::string& hash, const std::string& verdict = "approve") {
-  return {{"hash", hash}, {"verdict", verdict}, {"path", "p.md"}, {"reviewed_at", "2026-11-23T21:40:00Z"},
-          {"findings", json::array()}, {"loop", {{"cycle", 1}, {"max", 3}, {"status", "passed"}}}};
+  return {{"hash", hash},
+          {"verdict", verdict},
+          {"path", "p.md"},
+          {"reviewed_at", "2026-11-23T21:40:00Z"},
+          {"findings", json::array()},
+          {"loop", {{"cycle", 1}, {"max", 3}, {"status", "passed"}}}};
 }
 
 TEST(ReviewLedger, OneFilePerPhaseNamedAfterTheFolder) {
@@ -119,13 +123,14 @@ TEST(ReviewLedger, ConcurrentWritersToOnePhaseLoseNothing) {
   for (int t = 0; t < kThreads; ++t)
     ts.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
-        std::string e = record(repo.root(), repo.phase1, "01-" + std::to_string(t * 100 + i), rec("h"));
+        std::string e =
+            record(test::real_world(), repo.root(), repo.phase1, "01-" + std::to_string(t * 100 + i), rec("h"));
         if (!e.empty()) errors[t] = e;
       }
     });
   for (auto& t : ts) t.join();
   for (const auto& e : errors) EXPECT_EQ(e, "");
-  auto l = load(repo.root(), repo.phase1);
+  auto l = load(test::real_world(), repo.root(), repo.phase1);
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l.doc["reviews"].size(), static_cast<size_t>(kThreads * kEach));
 }

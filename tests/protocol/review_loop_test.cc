@@ -15,7 +15,8 @@ using test::write_file;
 const char* kGoodPlan =
     "---\nphase: \"01\"\nplan: \"01\"\ntitle: \"Core\"\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"it works\"\n---\n\n"
     "## Tasks\n\n### Task 1: Do it\n\nText.\n";
-const char* kNoMustHaves = "---\nphase: \"01\"\nplan: \"02\"\ntitle: \"Bad\"\nwave: 1\ndepends_on: []\n---\n\n### Task 1: x\n";
+const char* kNoMustHaves =
+    "---\nphase: \"01\"\nplan: \"02\"\ntitle: \"Bad\"\nwave: 1\ndepends_on: []\n---\n\n### Task 1: x\n";
 
 std::string plan_with_id(const std::string& plan) {
   std::string s = kGoodPlan;
@@ -102,7 +103,9 @@ struct LoopTest : ::testing::Test {
     opts.max_cycles = 3;
     architect.act = [](const ArchitectRequest& r) { return append_to_plan(r, "\nrevised\n"); };
   }
-  PlanLoopResult run() { return run_plan_loop(PlanTarget{plan, phase, ""}, opts, reviewer, architect, obs); }
+  PlanLoopResult run() {
+    return run_plan_loop(test::real_world(), PlanTarget{plan, phase, ""}, opts, reviewer, architect, obs);
+  }
 };
 
 TEST_F(LoopTest, ApproveFirstCycle) {
@@ -112,7 +115,7 @@ TEST_F(LoopTest, ApproveFirstCycle) {
   EXPECT_EQ(r.verdict, Verdict::Approve);
   ASSERT_EQ(r.cycles.size(), 1u);
   EXPECT_EQ(r.last().source, Source::Reviewer);
-  EXPECT_EQ(r.hash, file_hash(plan));
+  EXPECT_EQ(r.hash, file_hash(test::real_world(), plan));
   EXPECT_EQ(r.hash.size(), 64u);
   EXPECT_TRUE(architect.calls.empty());
   EXPECT_FALSE(r.loop_entered);
@@ -122,7 +125,8 @@ TEST_F(LoopTest, ApproveFirstCycle) {
   EXPECT_EQ(reviewer.calls[0].cycle, 1);
   EXPECT_NE(reviewer.calls[0].prompt.find(plan.string()), std::string::npos);
   EXPECT_NE(reviewer.calls[0].prompt.find("VERDICT: approve|reject|conditional"), std::string::npos);
-  EXPECT_EQ(obs.log, (std::vector<std::string>{"plan_start 01-01 3", "cycle_start 1", "cycle_done 1 approve", "plan_end approve"}));
+  EXPECT_EQ(obs.log, (std::vector<std::string>{"plan_start 01-01 3", "cycle_start 1", "cycle_done 1 approve",
+                                               "plan_end approve"}));
 }
 
 TEST_F(LoopTest, RejectThenRevisedThenApprovedInCycle2) {
@@ -131,14 +135,14 @@ TEST_F(LoopTest, RejectThenRevisedThenApprovedInCycle2) {
     return ran(kRejectHigh);
   };
   architect.act = [](const ArchitectRequest& r) { return append_to_plan(r, "\nFIXED\n"); };
-  std::string before = file_hash(plan);
+  std::string before = file_hash(test::real_world(), plan);
   auto r = run();
   EXPECT_EQ(r.verdict, Verdict::Approve);
   ASSERT_EQ(r.cycles.size(), 2u);
   EXPECT_TRUE(r.loop_entered);
   EXPECT_EQ(r.cycles[0].hash, before);
   EXPECT_NE(r.cycles[1].hash, before);
-  EXPECT_EQ(r.hash, file_hash(plan));
+  EXPECT_EQ(r.hash, file_hash(test::real_world(), plan));
   ASSERT_EQ(architect.calls.size(), 1u);
   // Delta: high and medium, new; the low finding is not sent.
   ASSERT_EQ(architect.calls[0].delta.size(), 2u);
@@ -156,9 +160,9 @@ TEST_F(LoopTest, RejectThenRevisedThenApprovedInCycle2) {
   EXPECT_EQ(e["cycle"], 2);
   EXPECT_EQ(e["findings_per_cycle"][0], json::parse(R"({"verdict":"reject","finding_count":3,"high":1})"));
   EXPECT_EQ(r.review_loop_entry(false)["status"], "running");
-  EXPECT_EQ(obs.log, (std::vector<std::string>{"plan_start 01-01 3", "cycle_start 1", "cycle_done 1 reject", "loop_start",
-                                               "architect changed", "cycle_start 2", "cycle_done 2 approve",
-                                               "plan_end approve"}));
+  EXPECT_EQ(obs.log, (std::vector<std::string>{"plan_start 01-01 3", "cycle_start 1", "cycle_done 1 reject",
+                                               "loop_start", "architect changed", "cycle_start 2",
+                                               "cycle_done 2 approve", "plan_end approve"}));
 }
 
 // Issue 16: once a high finding is escalated (high in 2+ cycles) the plan can never be
@@ -202,7 +206,9 @@ TEST_F(LoopTest, EscalatedHighFindingIsNeverApproved) {
 // A reject whose findings are all low (or unchanged medium) leaves the architect nothing new
 // to fix: it is not called with an empty list.
 TEST_F(LoopTest, NoDeltaFindingsNoArchitectCall) {
-  reviewer.answer = [](const ReviewerRequest&) { return ran("VERDICT: reject\n- [id:f-7] [severity:low] issue: nit\n"); };
+  reviewer.answer = [](const ReviewerRequest&) {
+    return ran("VERDICT: reject\n- [id:f-7] [severity:low] issue: nit\n");
+  };
   auto r = run();
   EXPECT_EQ(r.verdict, Verdict::Reject);
   EXPECT_EQ(r.cycles.size(), 1u);
@@ -294,7 +300,8 @@ TEST_F(LoopTest, ParseFailureFailsClosedWithoutRevising) {
 
 TEST_F(LoopTest, UnparsedFindingLinesBecomeLowFindings) {
   reviewer.answer = [](const ReviewerRequest&) {
-    return ran("VERDICT: conditional\nFINDINGS:\n- [id:a] [severity:medium] issue: ok\n- [id:b] [severity:zzz] issue: bad\n");
+    return ran(
+        "VERDICT: conditional\nFINDINGS:\n- [id:a] [severity:medium] issue: ok\n- [id:b] [severity:zzz] issue: bad\n");
   };
   auto r = run();
   EXPECT_EQ(r.verdict, Verdict::Conditional);
@@ -385,7 +392,7 @@ TEST(ReviewLoop, PhaseHaltsWhenAnyPlanEndsRejectedAndDeduplicatesFindings) {
   LoopOptions opts;
   opts.max_cycles = 2;
   std::vector<PlanTarget> targets = {{phase / "01-01-PLAN.md", phase, ""}, {phase / "01-02-PLAN.md", phase, ""}};
-  auto res = run_phase_loops(targets, opts, reviewer, architect, obs);
+  auto res = run_phase_loops(test::real_world(), targets, opts, reviewer, architect, obs);
   ASSERT_EQ(res.plans.size(), 2u);
   EXPECT_TRUE(res.halted);
   EXPECT_EQ(res.worst, Verdict::Reject);
@@ -405,9 +412,10 @@ TEST(ReviewLoop, PhaseHaltsWhenAnyPlanEndsRejectedAndDeduplicatesFindings) {
 
 TEST(ReviewLoop, FileHashOfMissingFileIsEmpty) {
   TempDir dir;
-  EXPECT_EQ(file_hash(dir / "nope.md"), "");
+  EXPECT_EQ(file_hash(test::real_world(), dir / "nope.md"), "");
   write_file(dir / "a.md", "abc");
-  EXPECT_EQ(file_hash(dir / "a.md"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(file_hash(test::real_world(), dir / "a.md"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "protocol/plan_checks.h"
 #include "protocol/stage1.h"
+#include "test_support.h"
 
 namespace yolo {
 namespace {
@@ -142,13 +143,15 @@ TEST(PlanChecks, FailedChecksAreHighFindingsWithTheirRecord) {
 TEST(PlanChecks, Stage1RejectsAMalformedCheckAndAcceptsArgvLists) {
   const std::string head = "---\nphase: 1\nplan: 1\ntitle: t\nwave: 1\ndepends_on: []\nmust_haves:\n  truths: [x]\n";
   auto bad =
-      stage1_plan(parse_plan(head + "  checks:\n    - \"make test\"\n---\n### Task 1: a\n", "01-01-PLAN.md"), {});
+      stage1_plan(test::real_world(),
+                  parse_plan(head + "  checks:\n    - \"make test\"\n---\n### Task 1: a\n", "01-01-PLAN.md"), {});
   EXPECT_EQ(bad.verdict(), Verdict::Reject);
   bool named = false;
   for (const auto& f : bad.findings) named = named || f.issue.find("must_haves.checks[0]") != std::string::npos;
   EXPECT_TRUE(named);
   auto good =
-      stage1_plan(parse_plan(head + "  checks:\n    - [make, test]\n---\n### Task 1: a\n", "01-01-PLAN.md"), {});
+      stage1_plan(test::real_world(),
+                  parse_plan(head + "  checks:\n    - [make, test]\n---\n### Task 1: a\n", "01-01-PLAN.md"), {});
   EXPECT_EQ(good.verdict(), Verdict::Approve);
 }
 

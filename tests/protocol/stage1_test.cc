@@ -51,7 +51,7 @@ const Check* find_check(const StructuralReview& r, const std::string& name) {
 // --- single-plan checks ------------------------------------------------------
 
 TEST(Precheck, WellFormedPlanApproves) {
-  auto r = stage1_plan(make_plan({}), {});
+  auto r = stage1_plan(test::real_world(), make_plan({}), {});
   EXPECT_TRUE(r.findings.empty()) << r.to_json().dump(2);
   EXPECT_EQ(r.verdict(), Verdict::Approve);
   EXPECT_EQ(r.plan_id, "01-01");
@@ -68,7 +68,7 @@ TEST(Precheck, WellFormedPlanApproves) {
 }
 
 TEST(Precheck, FrontmatterMissing) {
-  auto r = stage1_plan(parse_plan("# Just a title\n### Task 1: x\n", "x-PLAN.md"), {});
+  auto r = stage1_plan(test::real_world(), parse_plan("# Just a title\n### Task 1: x\n", "x-PLAN.md"), {});
   auto f = by_check(r, "frontmatter");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->severity, Severity::High);
@@ -77,7 +77,8 @@ TEST(Precheck, FrontmatterMissing) {
 }
 
 TEST(Precheck, FrontmatterPartialNamesEachMissingKey) {
-  auto r = stage1_plan(parse_plan("---\nphase: 01\nplan: 02\nwave: 1\nmust_haves: [x]\n---\n", "p.md"), {});
+  auto r = stage1_plan(test::real_world(),
+                       parse_plan("---\nphase: 01\nplan: 02\nwave: 1\nmust_haves: [x]\n---\n", "p.md"), {});
   auto f = by_check(r, "frontmatter");
   ASSERT_EQ(f.size(), 2u);
   EXPECT_NE(f[0]->issue.find("'title'"), std::string::npos) << f[0]->issue;
@@ -88,7 +89,8 @@ TEST(Precheck, FrontmatterPartialNamesEachMissingKey) {
 }
 
 TEST(Precheck, FrontmatterYamlErrorGivesLineAndColumn) {
-  auto r = stage1_plan(parse_plan("---\nphase: 01\nplan: 02\ntitle: [unclosed\nwave: 1\n---\n", "p.md"), {});
+  auto r = stage1_plan(test::real_world(),
+                       parse_plan("---\nphase: 01\nplan: 02\ntitle: [unclosed\nwave: 1\n---\n", "p.md"), {});
   auto f = by_check(r, "frontmatter");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->severity, Severity::High);
@@ -100,7 +102,7 @@ TEST(Precheck, FrontmatterYamlErrorGivesLineAndColumn) {
 }
 
 TEST(Precheck, UnterminatedFrontmatterRejects) {
-  auto r = stage1_plan(parse_plan("---\nphase: 01\n### Task 1: x\n", "p.md"), {});
+  auto r = stage1_plan(test::real_world(), parse_plan("---\nphase: 01\n### Task 1: x\n", "p.md"), {});
   ASSERT_EQ(by_check(r, "frontmatter").size(), 1u);
   EXPECT_NE(r.findings[0].issue.find("unterminated"), std::string::npos) << r.findings[0].issue;
   EXPECT_EQ(r.verdict(), Verdict::Reject);
@@ -110,7 +112,7 @@ TEST(Precheck, TaskCountOverDefault) {
   PlanSpec s;
   s.body.clear();
   for (int i = 1; i <= 6; ++i) s.body += "### Task " + std::to_string(i) + ": t\n";
-  auto r = stage1_plan(make_plan(s), {});
+  auto r = stage1_plan(test::real_world(), make_plan(s), {});
   auto f = by_check(r, "task_count");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->severity, Severity::Medium);
@@ -125,7 +127,7 @@ TEST(Precheck, TaskCountAtDefaultPasses) {
   PlanSpec s;
   s.body.clear();
   for (int i = 1; i <= 5; ++i) s.body += "## Task " + std::to_string(i) + ": t\n";
-  auto r = stage1_plan(make_plan(s), {});
+  auto r = stage1_plan(test::real_world(), make_plan(s), {});
   EXPECT_TRUE(by_check(r, "task_count").empty());
   EXPECT_EQ(r.verdict(), Verdict::Approve);
 }
@@ -135,21 +137,22 @@ TEST(Precheck, TaskCountConfigMax) {
   s.body = "<task>a</task>\n<task>b</task>\n<task>c</task>\n";
   Stage1Options two;
   two.max_tasks = 2;
-  EXPECT_EQ(by_check(stage1_plan(make_plan(s), two), "task_count").size(), 1u);
+  EXPECT_EQ(by_check(stage1_plan(test::real_world(), make_plan(s), two), "task_count").size(), 1u);
   Stage1Options three;
   three.max_tasks = 3;
-  EXPECT_TRUE(by_check(stage1_plan(make_plan(s), three), "task_count").empty());
+  EXPECT_TRUE(by_check(stage1_plan(test::real_world(), make_plan(s), three), "task_count").empty());
   s.body.clear();
   for (int i = 1; i <= 8; ++i) s.body += "### Task " + std::to_string(i) + ": t\n";
   Stage1Options ten;
   ten.max_tasks = 10;
-  EXPECT_TRUE(by_check(stage1_plan(make_plan(s), ten), "task_count").empty()) << "config raises the limit";
+  EXPECT_TRUE(by_check(stage1_plan(test::real_world(), make_plan(s), ten), "task_count").empty())
+      << "config raises the limit";
 }
 
 TEST(Precheck, MustHavesEmptyAndAbsent) {
   PlanSpec empty;
   empty.must_haves = "[]";
-  auto r = stage1_plan(make_plan(empty), {});
+  auto r = stage1_plan(test::real_world(), make_plan(empty), {});
   auto f = by_check(r, "must_haves");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->severity, Severity::High);
@@ -158,9 +161,10 @@ TEST(Precheck, MustHavesEmptyAndAbsent) {
 
   PlanSpec empty_map;
   empty_map.must_haves = "\n  truths: []\n  artifacts: []\n  key_links: []";
-  EXPECT_EQ(by_check(stage1_plan(make_plan(empty_map), {}), "must_haves").size(), 1u);
+  EXPECT_EQ(by_check(stage1_plan(test::real_world(), make_plan(empty_map), {}), "must_haves").size(), 1u);
 
-  auto absent = stage1_plan(parse_plan("---\nphase: 1\nplan: 1\ntitle: t\nwave: 1\ndepends_on: []\n---\n", "p.md"), {});
+  auto absent = stage1_plan(test::real_world(),
+                            parse_plan("---\nphase: 1\nplan: 1\ntitle: t\nwave: 1\ndepends_on: []\n---\n", "p.md"), {});
   auto fa = by_check(absent, "must_haves");
   ASSERT_EQ(fa.size(), 1u);
   EXPECT_NE(fa[0]->issue.find("absent"), std::string::npos);
@@ -169,7 +173,7 @@ TEST(Precheck, MustHavesEmptyAndAbsent) {
 TEST(Precheck, MustHavesMapPasses) {
   PlanSpec s;
   s.must_haves = "\n  truths: [\"x works\"]\n  artifacts:\n    - {path: a.cc, provides: A, contains: x}";
-  auto r = stage1_plan(make_plan(s), {});
+  auto r = stage1_plan(test::real_world(), make_plan(s), {});
   EXPECT_TRUE(by_check(r, "must_haves").empty()) << r.to_json().dump(2);
   EXPECT_EQ(find_check(r, "must_haves")->counts["count"], 2);
 }
@@ -178,18 +182,20 @@ TEST(Precheck, WaveValid) {
   for (const char* bad : {"0", "-2", "\"1\"", "1.5", "first"}) {
     PlanSpec s;
     s.wave = bad;
-    auto r = stage1_plan(make_plan(s), {});
+    auto r = stage1_plan(test::real_world(), make_plan(s), {});
     auto f = by_check(r, "wave_valid");
     ASSERT_EQ(f.size(), 1u) << bad;
     EXPECT_EQ(f[0]->severity, Severity::High);
     EXPECT_EQ(r.verdict(), Verdict::Reject) << bad;
   }
-  auto absent = stage1_plan(parse_plan("---\nphase: 1\nplan: 1\ntitle: t\ndepends_on: []\nmust_haves: [x]\n---\n", "p.md"), {});
+  auto absent =
+      stage1_plan(test::real_world(),
+                  parse_plan("---\nphase: 1\nplan: 1\ntitle: t\ndepends_on: []\nmust_haves: [x]\n---\n", "p.md"), {});
   ASSERT_EQ(by_check(absent, "wave_valid").size(), 1u);
   EXPECT_NE(by_check(absent, "wave_valid")[0]->issue.find("absent"), std::string::npos);
   PlanSpec good;
   good.wave = "3";
-  EXPECT_TRUE(by_check(stage1_plan(make_plan(good), {}), "wave_valid").empty());
+  EXPECT_TRUE(by_check(stage1_plan(test::real_world(), make_plan(good), {}), "wave_valid").empty());
 }
 
 // --- file_paths ----------------------------------------------------------------
@@ -204,7 +210,7 @@ class FilePaths : public ::testing::Test {
   StructuralReview review(const std::string& files_line) {
     PlanSpec s;
     s.body = "### Task 1: t\n**Files:** " + files_line + "\n";
-    return stage1_plan(make_plan(s), opts);
+    return stage1_plan(test::real_world(), make_plan(s), opts);
   }
   test::TempDir tmp;
   Stage1Options opts;
@@ -262,7 +268,7 @@ TEST_F(FilePaths, FilesModifiedAndBlocksAreChecked) {
   PlanSpec s;
   s.extra = "files_modified: [src/gone.h]\n";
   s.body = "<task><files>/abs/path.cc</files></task>\n";
-  auto r = stage1_plan(make_plan(s), opts);
+  auto r = stage1_plan(test::real_world(), make_plan(s), opts);
   auto f = by_check(r, "file_paths");
   ASSERT_EQ(f.size(), 2u) << r.to_json().dump(2);
   EXPECT_EQ(r.verdict(), Verdict::Reject);
@@ -333,7 +339,7 @@ TEST(PrecheckVerdict, OkFalseExactlyOnReject) {
         s.must_haves = mh;
         s.body.clear();
         for (int i = 1; i <= tasks; ++i) s.body += "### Task " + std::to_string(i) + ": t\n";
-        auto r = stage1_plan(make_plan(s), {});
+        auto r = stage1_plan(test::real_world(), make_plan(s), {});
         json j = r.to_json();
         EXPECT_EQ(j["ok"].get<bool>(), r.verdict() != Verdict::Reject);
         EXPECT_EQ(j["verdict"], to_string(r.verdict()));
@@ -422,7 +428,8 @@ TEST(CrossPlan, CycleOfThree) {
   for (size_t i = 0; i < 3; ++i) {
     auto f = by_check(out[i], "dependency_cycle");
     ASSERT_EQ(f.size(), 1u) << i;
-    for (const char* id : {"01-01", "01-02", "01-03"}) EXPECT_NE(f[0]->issue.find(id), std::string::npos) << f[0]->issue;
+    for (const char* id : {"01-01", "01-02", "01-03"})
+      EXPECT_NE(f[0]->issue.find(id), std::string::npos) << f[0]->issue;
   }
   EXPECT_TRUE(out[3].empty());
 }
@@ -517,19 +524,19 @@ class PhaseOnDisk : public ::testing::Test {
 };
 
 TEST_F(PhaseOnDisk, MissingPlanFileIsRejectWithFileFinding) {
-  auto r = stage1_plan_file(phase / "09-PLAN.md", std::nullopt, {});
+  auto r = stage1_plan_file(test::real_world(), phase / "09-PLAN.md", std::nullopt, {});
   EXPECT_EQ(r.verdict(), Verdict::Reject);
   auto f = by_check(r, "file");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->severity, Severity::High);
   EXPECT_NE(f[0]->issue.find("09-PLAN.md"), std::string::npos) << f[0]->issue;
   EXPECT_EQ(r.to_json()["ok"], false);
-  auto with_phase = stage1_plan_file(phase / "09-PLAN.md", phase, {});
+  auto with_phase = stage1_plan_file(test::real_world(), phase / "09-PLAN.md", phase, {});
   EXPECT_EQ(with_phase.verdict(), Verdict::Reject);
 }
 
 TEST_F(PhaseOnDisk, RootFoundFromPhase) {
-  auto root = root_for_phase(phase);
+  auto root = root_for_phase(test::real_world(), phase);
   ASSERT_TRUE(root);
   EXPECT_EQ(stdfs::weakly_canonical(*root), stdfs::weakly_canonical(tmp.path()));
 }
@@ -546,13 +553,14 @@ TEST_F(PhaseOnDisk, ReviewPhaseRunsCrossChecks) {
   write("02-PLAN.md", b);
   write("03-PLAN.md", c);
   test::write_file(phase / "01-SUMMARY.md", "not a plan");
-  auto rs = stage1_phase(phase, {});
+  auto rs = stage1_phase(test::real_world(), phase, {});
   ASSERT_EQ(rs.size(), 3u);
   EXPECT_EQ(rs[0].verdict(), Verdict::Approve) << rs[0].to_json().dump(2);
   EXPECT_EQ(rs[1].verdict(), Verdict::Reject);
   EXPECT_EQ(by_check(rs[1], "wave_order").size(), 1u);
   EXPECT_EQ(rs[2].verdict(), Verdict::Approve) << rs[2].to_json().dump(2);
-  for (const char* c2 : {"file_paths", "dependencies", "dependency_cycle", "wave_order", "file_overlap", "duplicate_id"})
+  for (const char* c2 :
+       {"file_paths", "dependencies", "dependency_cycle", "wave_order", "file_overlap", "duplicate_id"})
     EXPECT_NE(find_check(rs[0], c2), nullptr) << c2;
 }
 
@@ -563,9 +571,9 @@ TEST_F(PhaseOnDisk, ReviewPlanFileSeesSiblings) {
   b.depends_on = "[05]";
   write("01-PLAN.md", a);
   write("02-PLAN.md", b);
-  auto alone = stage1_plan_file(phase / "02-PLAN.md", std::nullopt, {});
+  auto alone = stage1_plan_file(test::real_world(), phase / "02-PLAN.md", std::nullopt, {});
   EXPECT_EQ(alone.verdict(), Verdict::Approve) << "without PHASE_DIR no cross-plan checks";
-  auto in_phase = stage1_plan_file(phase / "02-PLAN.md", phase, {});
+  auto in_phase = stage1_plan_file(test::real_world(), phase / "02-PLAN.md", phase, {});
   EXPECT_EQ(in_phase.verdict(), Verdict::Reject);
   EXPECT_EQ(by_check(in_phase, "dependencies").size(), 1u);
 }
@@ -577,7 +585,7 @@ TEST_F(PhaseOnDisk, BrokenSiblingDoesNotBreakThePhase) {
   std::string binary = "---\n";
   binary.push_back('\0');
   test::write_file(phase / "03-PLAN.md", binary);
-  auto rs = stage1_phase(phase, {});
+  auto rs = stage1_phase(test::real_world(), phase, {});
   ASSERT_EQ(rs.size(), 3u);
   EXPECT_EQ(rs[0].verdict(), Verdict::Approve) << rs[0].to_json().dump(2);
   EXPECT_EQ(rs[1].verdict(), Verdict::Reject);
@@ -593,7 +601,7 @@ TEST_F(PhaseOnDisk, OversizePlanIsRefused) {
   write("01-PLAN.md", a);
   Stage1Options o;
   o.max_file_bytes = 1000;
-  auto r = stage1_plan_file(phase / "01-PLAN.md", std::nullopt, o);
+  auto r = stage1_plan_file(test::real_world(), phase / "01-PLAN.md", std::nullopt, o);
   EXPECT_EQ(r.verdict(), Verdict::Reject);
   ASSERT_EQ(by_check(r, "file").size(), 1u);
   EXPECT_NE(r.findings[0].issue.find("limit"), std::string::npos) << r.findings[0].issue;
@@ -604,7 +612,7 @@ TEST_F(PhaseOnDisk, FilePathsUseTheProjectRoot) {
   PlanSpec a;
   a.body = "**Files:** `src/real.cc`, `src/ghost.cc`\n";
   write("01-PLAN.md", a);
-  auto r = stage1_plan_file(phase / "01-PLAN.md", phase, {});
+  auto r = stage1_plan_file(test::real_world(), phase / "01-PLAN.md", phase, {});
   auto f = by_check(r, "file_paths");
   ASSERT_EQ(f.size(), 1u) << r.to_json().dump(2);
   EXPECT_EQ(f[0]->extra["path"], "src/ghost.cc");

@@ -30,7 +30,7 @@ TEST(State, AnUpdateThatChangesNothingWritesNothing) {
     d["status"] = "running";
     return true;
   };
-  ASSERT_TRUE(update(repo.root(), set).written);
+  ASSERT_TRUE(update(test::real_world(), repo.root(), set).written);
   auto path = state_path(repo.root());
   auto ino = [&] {
     struct stat st {};
@@ -38,7 +38,7 @@ TEST(State, AnUpdateThatChangesNothingWritesNothing) {
     return st.st_ino;
   };
   auto before = ino();
-  auto again = update(repo.root(), set);
+  auto again = update(test::real_world(), repo.root(), set);
   EXPECT_TRUE(again.ok()) << again.error;
   EXPECT_FALSE(again.written);
   EXPECT_EQ(ino(), before);  // not replaced: watchers see no event

@@ -42,7 +42,7 @@ TEST(StateTempFiles, DeadWritersTempFilesAreRemovedWhenTakingTheLock) {
   const stdfs::path stale_dir = repo.yp() / (".dir.tmp." + d + ".1");
   stdfs::create_directories(stale_dir);
 
-  auto u = update(repo.dir.path(), [](json& doc, std::string&) {
+  auto u = update(test::real_world(), repo.dir.path(), [](json& doc, std::string&) {
     doc["status"] = "running";
     return true;
   });
@@ -65,9 +65,9 @@ TEST(StateTempFiles, RemoveStaleTempFilesCountsWhatItRemoves) {
   test::write_file(repo.yp() / ("..execution-state.json.tmp." + std::to_string(::getpid()) + ".1"), "x");
   test::write_file(repo.yp() / ".x.tmp.0.1", "pid 0 is never a writer");
   test::write_file(repo.yp() / ".x.tmp.99999999999999999999.1", "no such pid");
-  EXPECT_EQ(remove_stale_temp_files(repo.yp()), 3u);
-  EXPECT_EQ(remove_stale_temp_files(repo.yp()), 0u);
-  EXPECT_EQ(remove_stale_temp_files(repo.yp() / "missing-folder"), 0u);
+  EXPECT_EQ(fs::real_disk().remove_stale_temp_files(repo.yp()), 3u);
+  EXPECT_EQ(fs::real_disk().remove_stale_temp_files(repo.yp()), 0u);
+  EXPECT_EQ(fs::real_disk().remove_stale_temp_files(repo.yp() / "missing-folder"), 0u);
   size_t left = 0;
   for ([[maybe_unused]] const auto& e : stdfs::directory_iterator(repo.yp())) ++left;
   EXPECT_EQ(left, 3u);
@@ -76,11 +76,11 @@ TEST(StateTempFiles, RemoveStaleTempFilesCountsWhatItRemoves) {
 TEST(StateTempFiles, DeeplyNestedStateIsRefusedNotACrash) {
   Repo repo;
   test::write_file(state_path(repo.dir.path()), "{\"x\":" + std::string(300000, '[') + std::string(300000, ']') + "}");
-  auto l = load(repo.dir.path());
+  auto l = load(test::real_world(), repo.dir.path());
   ASSERT_FALSE(l.ok());
   EXPECT_NE(l.error.find(".execution-state.json"), std::string::npos) << l.error;
   EXPECT_NE(l.error.find("nested deeper than 64"), std::string::npos) << l.error;
-  auto u = update(repo.dir.path(), [](json&, std::string&) { return true; });
+  auto u = update(test::real_world(), repo.dir.path(), [](json&, std::string&) { return true; });
   EXPECT_FALSE(u.ok());
   EXPECT_FALSE(u.written);
 }

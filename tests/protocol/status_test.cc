@@ -63,12 +63,12 @@ TEST(Status, ReviewsComeFromTheLedgersAndLoopsFromTheRunOrTheRecord) {
 TEST(Status, MissingAndBrokenStateFiles) {
   test::TempDir dir;
   std::filesystem::create_directories(dir / ".yolo-planning");
-  json s = execution_status(dir.path());
+  json s = execution_status(test::real_world(), dir.path());
   EXPECT_EQ(s["ok"], true);
   EXPECT_EQ(s["exists"], false);
   EXPECT_TRUE(s["status"].is_null());
   test::write_file(dir / ".yolo-planning/.execution-state.json", "{\"status\": \"sleeping\"}");
-  json b = execution_status(dir.path());
+  json b = execution_status(test::real_world(), dir.path());
   EXPECT_EQ(b["ok"], false);
   EXPECT_NE(b["error"].get<std::string>().find(".execution-state.json"), std::string::npos);
 }

@@ -28,7 +28,8 @@ TEST(SummaryClaims, TruthfulSummaryPasses) {
 
 TEST(SummaryClaims, HostileHashesAreNeverAsked) {
   Repo r;
-  auto v = r.verify(summary_text("", "- `src/parser.cc`\n", R"h([abc1234, "--output=/tmp/x", "HEAD; rm -rf ~", "$(touch x)"])h"));
+  auto v = r.verify(
+      summary_text("", "- `src/parser.cc`\n", R"h([abc1234, "--output=/tmp/x", "HEAD; rm -rf ~", "$(touch x)"])h"));
   EXPECT_EQ(v.verdict(), VerifyVerdict::Fail);
   auto fs = findings_of(v, "commits_exist");
   ASSERT_EQ(fs.size(), 3u) << dump(v);
@@ -169,7 +170,8 @@ TEST(SummaryClaims, SummaryOfAnotherPlan) {
   std::string t = summary_text();
   t.replace(t.find("plan: 02"), 8, "plan: 07");
   write_file(r.phase / "07-SUMMARY.md", t);
-  auto v = verify_summary(r.phase / "07-SUMMARY.md", r.phase / "01-02-PLAN.md", r.dir.path(), SummaryMode::Strict, &r.git);
+  auto v = verify_summary(test::real_world(), r.phase / "07-SUMMARY.md", r.phase / "01-02-PLAN.md", r.dir.path(),
+                          SummaryMode::Strict, &r.git);
   auto fs = findings_of(v, "plan");
   ASSERT_EQ(fs.size(), 1u) << dump(v);
   EXPECT_NE(fs[0]->issue.find("reports on plan 01-07"), std::string::npos);
@@ -180,7 +182,8 @@ TEST(SummaryClaims, PlanFoundByIdWhenNotBeside) {
   write_file(r.phase / "SUMMARY-for-02.md", "");  // not a summary name: ignored
   std::string t = summary_text();
   write_file(r.phase / "02-SUMMARY.md", t);  // sibling 02-PLAN.md does not exist
-  auto v = verify_summary(r.phase / "02-SUMMARY.md", std::nullopt, r.dir.path(), SummaryMode::Strict, &r.git);
+  auto v = verify_summary(test::real_world(), r.phase / "02-SUMMARY.md", std::nullopt, r.dir.path(),
+                          SummaryMode::Strict, &r.git);
   EXPECT_EQ(v.plan_path, (r.phase / "01-02-PLAN.md").string());
   EXPECT_EQ(v.verdict(), VerifyVerdict::Pass) << dump(v);
 }
@@ -191,10 +194,11 @@ TEST(SummaryClaims, NoPlanFailsStrict) {
   git.commits["abc1234"] = {"x"};
   write_file(d / "01-SUMMARY.md", summary_text("", "- `x.cc`\n"));
   write_file(d / "x.cc", "");
-  auto v = verify_summary(d / "01-SUMMARY.md", std::nullopt, d.path(), SummaryMode::Strict, &git);
+  auto v = verify_summary(test::real_world(), d / "01-SUMMARY.md", std::nullopt, d.path(), SummaryMode::Strict, &git);
   EXPECT_EQ(v.verdict(), VerifyVerdict::Fail);
   ASSERT_EQ(findings_of(v, "plan").size(), 1u) << dump(v);
-  auto missing = verify_summary(d / "01-SUMMARY.md", d / "nope-PLAN.md", d.path(), SummaryMode::Strict, &git);
+  auto missing =
+      verify_summary(test::real_world(), d / "01-SUMMARY.md", d / "nope-PLAN.md", d.path(), SummaryMode::Strict, &git);
   ASSERT_EQ(findings_of(missing, "plan").size(), 1u);
   EXPECT_NE(findings_of(missing, "plan")[0]->issue.find("nope-PLAN.md"), std::string::npos);
 }

@@ -66,8 +66,10 @@ must_haves:
 **Files:** `src/main.cc`
 )";
 
-inline std::string summary_text(const std::string& fm_extra = "", const std::string& files = "- `src/parser.cc` (new)\n- `src/main.cc` (wired)\n",
-                         const std::string& hashes = "[abc1234]", const std::string& counts = "tasks_completed: 2\ntasks_total: 2\n") {
+inline std::string summary_text(const std::string& fm_extra = "",
+                                const std::string& files = "- `src/parser.cc` (new)\n- `src/main.cc` (wired)\n",
+                                const std::string& hashes = "[abc1234]",
+                                const std::string& counts = "tasks_completed: 2\ntasks_total: 2\n") {
   return "---\nphase: 01\nplan: 02\ntitle: Parser\nstatus: complete\ncompleted: 2026-02-24\n" + counts +
          "commit_hashes: " + hashes + "\ndeviations: []\n" + fm_extra +
          "---\n\n## What Was Built\nA parser.\n\n## Files Modified\n" + files + "\n## Deviations\nNone\n";
@@ -88,7 +90,7 @@ struct Repo {
   }
   SummaryVerdict verify(const std::string& summary, SummaryMode mode = SummaryMode::Strict) {
     write_file(phase / "01-02-SUMMARY.md", summary);
-    return verify_summary(phase / "01-02-SUMMARY.md", std::nullopt, dir.path(), mode, &git);
+    return verify_summary(test::real_world(), phase / "01-02-SUMMARY.md", std::nullopt, dir.path(), mode, &git);
   }
 };
 

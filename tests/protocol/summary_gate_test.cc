@@ -102,8 +102,6 @@ TEST(SummaryStructural, DescriptiveKeysAndSectionsAreWarnings) {
   }
 }
 
-
-
 TEST(SummaryStructural, PartialMayHaveFewerTasks) {
   Repo r;
   std::string t = summary_text("", "- `src/parser.cc`\n", "[abc1234]", "tasks_completed: 1\ntasks_total: 2\n");
@@ -113,12 +111,13 @@ TEST(SummaryStructural, PartialMayHaveFewerTasks) {
 
 TEST(SummaryStructural, MissingFileAndBinaryFileAreFindings) {
   TempDir d;
-  auto v = verify_summary(d / "nope-SUMMARY.md", std::nullopt, d.path(), SummaryMode::Structural, nullptr);
+  auto v = verify_summary(test::real_world(), d / "nope-SUMMARY.md", std::nullopt, d.path(), SummaryMode::Structural,
+                          nullptr);
   EXPECT_EQ(v.verdict(), VerifyVerdict::Fail);
   ASSERT_EQ(findings_of(v, "file").size(), 1u);
   EXPECT_NE(v.findings()[0].issue.find("nope-SUMMARY.md"), std::string::npos);
   write_file(d / "bin-SUMMARY.md", std::string("---\0\xff---", 8));
-  auto b = verify_summary(d / "bin-SUMMARY.md", std::nullopt, d.path(), SummaryMode::Off, nullptr);
+  auto b = verify_summary(test::real_world(), d / "bin-SUMMARY.md", std::nullopt, d.path(), SummaryMode::Off, nullptr);
   EXPECT_EQ(b.verdict(), VerifyVerdict::Fail);
   EXPECT_NE(b.findings()[0].issue.find("binary"), std::string::npos);
 }
@@ -131,7 +130,6 @@ TEST(SummaryStructural, OffModeOnlyNeedsAReadableFile) {
 }
 
 // ---------------------------------------------------------------- claims checks
-
 
 TEST(SummaryClaims, ModeNames) {
   EXPECT_EQ(parse_summary_mode("structural"), SummaryMode::Structural);
@@ -153,7 +151,7 @@ TEST(SummaryCorpus, EveryRealSummaryGetsAStructuralVerdict) {
     if (!it->is_regular_file(ec) || !is_summary_filename(it->path().filename().string())) continue;
     ++n;
     stdfs::path root = it->path().parent_path();
-    auto v = verify_summary(it->path(), std::nullopt, root, SummaryMode::Structural, nullptr);
+    auto v = verify_summary(test::real_world(), it->path(), std::nullopt, root, SummaryMode::Structural, nullptr);
     json j = v.to_json();
     ASSERT_TRUE(j["verdict"] == "pass" || j["verdict"] == "warn" || j["verdict"] == "fail");
     EXPECT_EQ(j["ok"], v.verdict() != VerifyVerdict::Fail);

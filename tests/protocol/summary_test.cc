@@ -74,17 +74,17 @@ title: x
                             "S.md");
   std::map<std::string, bool> got;
   for (const auto& e : s.files_modified) got[e.path] = e.deleted;
-  std::map<std::string, bool> want = {{"a/one.rs", false},         {"a/two.rs", false},   {"a/three.rs", false},
-                                      {"a/four.rs", false},        {".claude/market.json", true},
-                                      {"a/five.md", true},         {"a/six.md", true},    {"a/seven.rs", true},
-                                      {"a/eight.rs", false},       {"a/nine.rs", false},  {"a/nested.rs", false},
-                                      {"a/gone.rs", true}};
+  std::map<std::string, bool> want = {{"a/one.rs", false},  {"a/two.rs", false},           {"a/three.rs", false},
+                                      {"a/four.rs", false}, {".claude/market.json", true}, {"a/five.md", true},
+                                      {"a/six.md", true},   {"a/seven.rs", true},          {"a/eight.rs", false},
+                                      {"a/nine.rs", false}, {"a/nested.rs", false},        {"a/gone.rs", true}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(s.files_modified_ignored, 2);  // "Rust modules:" and "None"
 }
 
 TEST(SummaryParse, TableRows) {
-  Summary s = parse_summary("## Files Modified\n| File | Change |\n|---|---|\n| `src/a.cc` | new |\n| src/b.cc | deleted |\n", "S.md");
+  Summary s = parse_summary(
+      "## Files Modified\n| File | Change |\n|---|---|\n| `src/a.cc` | new |\n| src/b.cc | deleted |\n", "S.md");
   ASSERT_EQ(s.files_modified.size(), 2u);
   EXPECT_EQ(s.files_modified[0].path, "src/a.cc");
   EXPECT_FALSE(s.files_modified[0].deleted);
@@ -118,10 +118,28 @@ TEST(SummaryParse, HashFormat) {
 }
 
 TEST(SummaryParse, GarbageNeverCrashes) {
-  std::vector<std::string> pieces = {"## Files Modified\n", "- `", "- **", "**:", "| |", "||\n", "- :", "- a:",
-                                     "```\n", "## \n", "#\n", "- (deleted)\n", "- `a/b` (deleted", "\r\n",
-                                     "---\n", "tasks_total: 99999999999999999999\n", "commit_hashes: {a: 1}\n",
-                                     "- **Deleted:**\n", "1. \n", "1.x\n", "\xe2\x80\x94", "- ../../x\n"};
+  std::vector<std::string> pieces = {"## Files Modified\n",
+                                     "- `",
+                                     "- **",
+                                     "**:",
+                                     "| |",
+                                     "||\n",
+                                     "- :",
+                                     "- a:",
+                                     "```\n",
+                                     "## \n",
+                                     "#\n",
+                                     "- (deleted)\n",
+                                     "- `a/b` (deleted",
+                                     "\r\n",
+                                     "---\n",
+                                     "tasks_total: 99999999999999999999\n",
+                                     "commit_hashes: {a: 1}\n",
+                                     "- **Deleted:**\n",
+                                     "1. \n",
+                                     "1.x\n",
+                                     "\xe2\x80\x94",
+                                     "- ../../x\n"};
   unsigned seed = 12345;
   for (int round = 0; round < 400; ++round) {
     std::string doc;
@@ -134,18 +152,18 @@ TEST(SummaryParse, GarbageNeverCrashes) {
     TempDir d;
     write_file(d / "fuzz-SUMMARY.md", doc);
     for (auto mode : {SummaryMode::Structural, SummaryMode::Strict}) {
-      auto v = verify_summary(d / "fuzz-SUMMARY.md", std::nullopt, d.path(), mode, nullptr);
+      auto v = verify_summary(test::real_world(), d / "fuzz-SUMMARY.md", std::nullopt, d.path(), mode, nullptr);
       EXPECT_FALSE(v.to_json().dump().empty());
     }
     seed += static_cast<unsigned>(s.sections.size());
   }
 }
 
-
 // Issue 16: the SUMMARY of `MM-PLAN.md` in phase folder NN-slug may be `MM-SUMMARY.md` or
 // `NN-MM-SUMMARY.md` (12 corpus folders use the second); a new one follows the phase's naming.
 TEST(SummaryNaming, NamesBesideAPlan) {
-  EXPECT_EQ(summary_names_for_plan("02-PLAN.md", "03-cli"), (std::vector<std::string>{"02-SUMMARY.md", "03-02-SUMMARY.md"}));
+  EXPECT_EQ(summary_names_for_plan("02-PLAN.md", "03-cli"),
+            (std::vector<std::string>{"02-SUMMARY.md", "03-02-SUMMARY.md"}));
   EXPECT_EQ(summary_names_for_plan("02-PLAN.md", "03b-cleanup"),
             (std::vector<std::string>{"02-SUMMARY.md", "03b-02-SUMMARY.md"}));
   EXPECT_EQ(summary_names_for_plan("03-02-PLAN.md", "03-cli"), (std::vector<std::string>{"03-02-SUMMARY.md"}));
@@ -162,14 +180,15 @@ TEST(SummaryNaming, NamesBesideAPlan) {
   test::write_file(ph / "01-PLAN.md", "---\nphase: 3\nplan: 1\n---\n");
   test::write_file(ph / "02-PLAN.md", "---\nphase: 3\nplan: 2\n---\n");
   test::write_file(ph / "03-01-SUMMARY.md", "x");
-  auto l1 = locate_summary(ph / "01-PLAN.md");
+  auto l1 = locate_summary(test::real_world(), ph / "01-PLAN.md");
   EXPECT_TRUE(l1.exists);
   EXPECT_EQ(l1.path.filename(), "03-01-SUMMARY.md");
-  auto l2 = locate_summary(ph / "02-PLAN.md");
+  auto l2 = locate_summary(test::real_world(), ph / "02-PLAN.md");
   EXPECT_FALSE(l2.exists);
   EXPECT_EQ(l2.path.filename(), "03-02-SUMMARY.md");  // the phase's naming
   // And back: NN-MM-SUMMARY.md finds MM-PLAN.md.
-  EXPECT_EQ(find_plan_for_summary(ph / "03-01-SUMMARY.md").value_or(stdfs::path()), ph / "01-PLAN.md");
+  EXPECT_EQ(find_plan_for_summary(test::real_world(), ph / "03-01-SUMMARY.md").value_or(stdfs::path()),
+            ph / "01-PLAN.md");
 }
 
 }  // namespace

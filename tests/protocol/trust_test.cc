@@ -29,6 +29,7 @@ gates::Now now_with(const std::string& project, const json& covers) {
   gates::Now n;
   n.project = project;
   n.covers = [covers](GateType, const std::vector<std::string>&) { return covers; };
+  n.key = &test::test_key();
   return n;
 }
 
@@ -51,6 +52,7 @@ gates::ResolveInput approval(const json& covers, const std::string& project = "/
   in.covers = covers;
   in.project = project;
   in.now = kNow;
+  in.key = &test::test_key();
   return in;
 }
 
@@ -103,9 +105,9 @@ TEST(TrustGates, TheSealCoversWhatTheGateBinds) {
   for (const char* field : {"covers", "project", "run"}) {
     json forged = doc;
     forged["gates"][0][field] = field == std::string("covers") ? json(covers_of("v9", "r")) : json("elsewhere");
-    EXPECT_FALSE(seal::valid(forged["gates"][0])) << field;
+    EXPECT_FALSE(seal::valid(forged["gates"][0], test::test_key())) << field;
   }
-  EXPECT_TRUE(seal::valid(doc["gates"][0]));
+  EXPECT_TRUE(seal::valid(doc["gates"][0], test::test_key()));
 }
 
 TEST(TrustGates, CheckedGatesMarkAnUnsealedApproval) {
@@ -135,12 +137,12 @@ TEST(TrustGates, VisionCoverageHoldsTheGateConfigKeys) {
   test::TempDir d;
   test::write_file(d / kRoadmap, "# R\n");
   test::write_file(d / ".yolo-planning/config.json", R"({"review_gate": "always", "max_parallel": 4})");
-  json c = gates::coverage(d.path(), GateType::Vision, {kRoadmap});
+  json c = gates::coverage(test::real_world(), d.path(), GateType::Vision, {kRoadmap});
   EXPECT_EQ(c["file:" + kRoadmap], sha256_digest("# R\n"));
   EXPECT_EQ(c["config:review_gate"], sha256_digest("\"always\""));
   EXPECT_EQ(c["config:mcp_can_approve"], "absent");
   EXPECT_FALSE(c.contains("config:max_parallel"));
-  json w = gates::coverage(d.path(), GateType::Wave, {kRoadmap, "missing.md"});
+  json w = gates::coverage(test::real_world(), d.path(), GateType::Wave, {kRoadmap, "missing.md"});
   EXPECT_EQ(w["file:missing.md"], "absent");
   EXPECT_FALSE(w.contains("config:review_gate"));
 }
@@ -189,19 +191,20 @@ TEST(TrustRecords, OnlyARecordYoloSealedCounts) {
   test::TempDir d;
   const auto phase = d / ".yolo-planning/phases/01-x";
   std::filesystem::create_directories(phase);
-  ASSERT_EQ(review_ledger::record(d.path(), phase, "01-01", {{"hash", "h1"}, {"verdict", "reject"}}), "");
-  auto l = review_ledger::load(d.path(), phase);
+  ASSERT_EQ(
+      review_ledger::record(test::real_world(), d.path(), phase, "01-01", {{"hash", "h1"}, {"verdict", "reject"}}), "");
+  auto l = review_ledger::load(test::real_world(), d.path(), phase);
   ASSERT_TRUE(l.ok());
   ASSERT_NE(review_ledger::find(l.doc, "01-01"), nullptr);
   json raw = json::parse(test::read_file(review_ledger::path_for(d.path(), phase)));
   raw["reviews"]["01-01"]["verdict"] = "approve";
   raw["reviews"]["01-02"] = {{"hash", "h2"}, {"verdict", "approve"}};
   test::write_file(review_ledger::path_for(d.path(), phase), raw.dump());
-  auto forged = review_ledger::load(d.path(), phase);
+  auto forged = review_ledger::load(test::real_world(), d.path(), phase);
   ASSERT_TRUE(forged.ok());
   EXPECT_EQ(review_ledger::find(forged.doc, "01-01"), nullptr);
   EXPECT_EQ(review_ledger::find(forged.doc, "01-02"), nullptr);
-  auto all = review_ledger::load_all(d.path());
+  auto all = review_ledger::load_all(test::real_world(), d.path());
   EXPECT_EQ(all.reviews.size(), 0u);
   EXPECT_EQ(all.errors.size(), 2u);
 }
@@ -213,19 +216,19 @@ TEST(TrustAudit, TheChainDetectsARemovedOrEditedEntry) {
     evs[i].type = "gate_frozen";
     evs[i].data = {{"gate_id", "g" + std::to_string(i)}};
   }
-  ASSERT_EQ(audit::append(d.path(), {evs[0], evs[1]}), "");
-  ASSERT_EQ(audit::append(d.path(), {evs[2]}), "");
-  auto ok = audit::check(d.path());
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[0], evs[1]}), "");
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[2]}), "");
+  auto ok = audit::check(test::real_world(), d.path());
   EXPECT_TRUE(ok.problems.empty());
   EXPECT_EQ(ok.entries.size(), 3u);
   std::string text = test::read_file(audit::path(d.path()));
   size_t a = text.find('\n');
   test::write_file(audit::path(d.path()), text.substr(0, a + 1) + text.substr(text.find('\n', a + 1) + 1));
-  EXPECT_FALSE(audit::check(d.path()).problems.empty());
+  EXPECT_FALSE(audit::check(test::real_world(), d.path()).problems.empty());
   std::string edited = text;
   edited.replace(edited.find("\"g1\""), 4, "\"gX\"");
   test::write_file(audit::path(d.path()), edited);
-  auto e = audit::check(d.path());
+  auto e = audit::check(test::real_world(), d.path());
   ASSERT_FALSE(e.problems.empty());
   EXPECT_NE(e.problems[0].find("edited"), std::string::npos) << e.problems[0];
 }

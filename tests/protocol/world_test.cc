@@ -219,8 +219,7 @@ TEST(WorldApprovals, AnApprovalIsSealedAndCheckedWithThePassedKey) {
   auto t = gates::approve(doc, r);
   ASSERT_TRUE(t.ok()) << t.error;
   EXPECT_TRUE(seal::valid(t.gate, key));
-  gates::Now now = gates::now_with_digest(".yolo-planning/ROADMAP.md", digest);
-  now.key = &key;
+  gates::Now now = gates::now_with_digest(".yolo-planning/ROADMAP.md", digest, key);
   EXPECT_TRUE(gates::gate_status(doc, t.gate, now).counts());
   now.key = &other;
   auto st = gates::gate_status(doc, t.gate, now);

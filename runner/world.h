@@ -1,0 +1,34 @@
+// The runner's World (protocol/world.h): the real disk, the system clock, the approval key
+// file (runner/identity.h: approval_key_path) and SSH-signed approvals checked with
+// ssh-keygen (runner/signing.h). run_cli builds it once at start-up; the runner passes it to
+// every protocol function that reaches files, time or keys.
+#pragma once
+#include <filesystem>
+#include <mutex>
+
+#include "protocol/seal.h"
+#include "protocol/world.h"
+
+namespace yolo::runner {
+
+// The approval key in a file outside any repository, read once per process. sealing()
+// creates it (mode 0600, 32 random bytes, without a race: another process's key wins) when
+// missing; checking() never does. A key file of the wrong size is an error, never replaced:
+// approvals sealed with it would be lost.
+class KeyFile : public seal::KeySource {
+ public:
+  explicit KeyFile(std::filesystem::path p) : path_(std::move(p)) {}
+  const seal::Key& sealing() override { return get(/*create=*/true); }
+  const seal::Key& checking() override { return get(/*create=*/false); }
+
+ private:
+  const seal::Key& get(bool create);
+  std::filesystem::path path_;
+  std::mutex m_;
+  seal::Key key_, none_;
+  bool have_ = false;
+};
+
+const World& world();
+
+}  // namespace yolo::runner

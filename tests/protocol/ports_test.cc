@@ -1,0 +1,366 @@
+// The modules that read project files, run on the ports alone (protocol/world.h): a
+// MemoryDisk, a FixedClock, a key of the test's own and a fake signature check. No temp
+// folder, no key file, no wall clock, no ssh-keygen: Stage 1 of plans held in memory, gate
+// coverage over in-memory files, the SUMMARY gate, a gate run under the in-memory lock and
+// approvals whose SSH signature a fake accepts or refuses.
+#include <gtest/gtest.h>
+
+#include "protocol/approvals.h"
+#include "protocol/audit.h"
+#include "protocol/config.h"
+#include "protocol/gate_coverage.h"
+#include "protocol/gate_run.h"
+#include "protocol/overview.h"
+#include "protocol/phase_snapshot.h"
+#include "protocol/plan_cache.h"
+#include "protocol/sha256.h"
+#include "protocol/stage1.h"
+#include "protocol/state.h"
+#include "protocol/summary_gate.h"
+#include "protocol/world.h"
+#include "summary_fixtures.h"
+
+namespace yolo {
+namespace {
+
+namespace stdfs = std::filesystem;
+using summary_fixtures::FakeGit;
+
+const stdfs::path kRoot = "/project";
+const stdfs::path kPhase = kRoot / ".yolo-planning/phases/01-core";
+const std::string kNow = "2026-11-25T10:00:00Z";
+
+std::string plan_text(const std::string& plan, const std::string& wave, const std::string& extra,
+                      const std::string& body) {
+  return "---\nphase: 01\nplan: " + plan + "\ntitle: Plan " + plan + "\nwave: " + wave +
+         "\ndepends_on: []\nmust_haves:\n  truths: [\"it works\"]\n" + extra + "---\n# Plan\n" + body;
+}
+
+// Says yes to a gate whose signature is "good", no otherwise; requires signatures when told.
+class FakeSignatures : public SignatureVerifier {
+ public:
+  bool require = true;
+  mutable int asked = 0;
+  bool required(const stdfs::path&) const override { return require; }
+  std::string problem(const stdfs::path&, const json& gate) const override {
+    ++asked;
+    return gate.value("ssh_signature", "") == "good" ? "" : "its SSH signature does not verify (fake)";
+  }
+};
+
+// A project on a memory disk.
+struct Mem {
+  fs::MemoryDisk disk;
+  FixedClock clock{kNow};
+  seal::Key key{std::string(32, 'm'), {}};
+  World w{&disk, &clock, &key};
+  Mem() {
+    disk.put(kRoot / ".yolo-planning/ROADMAP.md", "# Roadmap\n");
+    disk.make_dirs(kPhase);
+  }
+  const Finding* finding(const StructuralReview& r, const std::string& check, const std::string& text) {
+    for (const auto& f : r.findings)
+      if (f.check == check && f.issue.find(text) != std::string::npos) return &f;
+    return nullptr;
+  }
+};
+
+// ---- Stage 1 ------------------------------------------------------------------------
+
+TEST(PortsStage1, FilesArePresentOrMissingOnTheWorldsDiskAndNeverOutsideTheRoot) {
+  Mem m;
+  m.disk.put(kRoot / "src/a.cc", "a");
+  m.disk.put(kPhase / "01-01-PLAN.md",
+             plan_text("01", "1", "  artifacts:\n    - path: ../../etc/passwd\n",
+                       "### Task 1: t\n**Files:** `src/a.cc`, `src/gone.cc`, `../outside.txt`, `src/b.cc` (new)\n"));
+  auto r = stage1_plan_file(m.w, kPhase / "01-01-PLAN.md", kPhase, {});
+  EXPECT_EQ(m.finding(r, "file_paths", "src/a.cc"), nullptr) << "present in memory";
+  EXPECT_NE(m.finding(r, "file_paths", "'src/gone.cc' does not exist"), nullptr);
+  EXPECT_EQ(m.finding(r, "file_paths", "src/b.cc"), nullptr) << "(new)";
+  const Finding* out = m.finding(r, "file_paths", "'../outside.txt' is absolute or escapes");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->severity, Severity::High);
+  EXPECT_NE(m.finding(r, "file_paths", "artifact path '../../etc/passwd'"), nullptr);
+  EXPECT_EQ(r.verdict(), Verdict::Reject);
+  // Created in memory: the same plan no longer misses it.
+  m.disk.put(kRoot / "src/gone.cc", "g");
+  r = stage1_plan_file(m.w, kPhase / "01-01-PLAN.md", kPhase, {});
+  EXPECT_EQ(m.finding(r, "file_paths", "src/gone.cc"), nullptr);
+  EXPECT_EQ(root_for_phase(m.w, kPhase), kRoot) << "found through the disk's folders";
+}
+
+TEST(PortsStage1, ThePhaseIsListedAndCrossCheckedInMemory) {
+  Mem m;
+  m.disk.put(kPhase / "01-01-PLAN.md", plan_text("01", "1", "", "### Task 1: t\n**Files:** `src/x.cc` (new)\n"));
+  m.disk.put(kPhase / "01-02-PLAN.md", plan_text("02", "1", "", "### Task 1: t\n**Files:** `src/x.cc` (new)\n"));
+  m.disk.put(kPhase / "01-03-PLAN.md", plan_text("03", "2", "", "### Task 1: t\n"));
+  m.disk.put(kPhase / "notes.md", "not a plan");
+  m.disk.make_dirs(kPhase / "02-PLAN.md");  // a folder with a plan's name is no plan
+  EXPECT_EQ(list_plan_files(m.w, kPhase).size(), 3u);
+  auto all = stage1_phase(m.w, kPhase, {});
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_NE(m.finding(all[0], "file_overlap", "src/x.cc"), nullptr);
+  EXPECT_NE(m.finding(all[1], "file_overlap", "src/x.cc"), nullptr);
+  EXPECT_EQ(m.finding(all[2], "file_overlap", ""), nullptr);
+  // The snapshot of a review pass answers the same from memory.
+  PlanCache cache;
+  PhaseSnapshots snaps(&cache);
+  Stage1Options o;
+  o.cache = &cache;
+  o.snapshots = &snaps;
+  auto one = stage1_plan_file(m.w, kPhase / "01-02-PLAN.md", kPhase, o);
+  EXPECT_NE(m.finding(one, "file_overlap", "src/x.cc"), nullptr);
+  EXPECT_EQ(snaps.recomputes(), 1u);
+}
+
+TEST(PortsStage1, ThePlanCacheKnowsAFileByTheDisksStamp) {
+  Mem m;
+  const stdfs::path p = kPhase / "01-01-PLAN.md";
+  m.disk.put(p, plan_text("01", "1", "", "### Task 1: t\n"));
+  PlanCache c;
+  ASSERT_EQ(c.load_sibling(m.w, p, 1 << 20).plan->wave, 1);
+  ASSERT_EQ(c.load_sibling(m.w, p, 1 << 20).plan->wave, 1);
+  EXPECT_EQ(c.hits(), 1u);
+  m.disk.put(p, plan_text("01", "2", "", "### Task 1: t\n"));  // same size, new stamp
+  EXPECT_EQ(c.load_sibling(m.w, p, 1 << 20).plan->wave, 2);
+  m.disk.remove(p);
+  auto gone = c.load_sibling(m.w, p, 1 << 20);
+  EXPECT_FALSE(gone.plan);
+  EXPECT_TRUE(gone.not_found);
+  EXPECT_EQ(c.size(), 0u);
+}
+
+// ---- containment on a disk without links --------------------------------------------------
+
+TEST(PortsContain, TheMemoryDiskAppliesTheOneRuleLexically) {
+  fs::MemoryDisk d;
+  EXPECT_TRUE(d.contain(kRoot, "src/../src/a.cc").ok());
+  EXPECT_EQ(d.contain(kRoot, "src/../src/a.cc").rel, "src/a.cc");
+  EXPECT_EQ(d.contain(kRoot, "../x").refusal, fs::Contained::Refusal::Escapes);
+  EXPECT_EQ(d.contain(kRoot, "/project/a").refusal, fs::Contained::Refusal::Absolute);
+  EXPECT_EQ(d.contain(kRoot, "/project/a", fs::AbsolutePaths::AllowInside).rel, "a");
+  EXPECT_EQ(d.contain(kRoot, "/elsewhere/a", fs::AbsolutePaths::AllowInside).refusal, fs::Contained::Refusal::Escapes);
+}
+
+// ---- gate coverage --------------------------------------------------------------------
+
+TEST(PortsCoverage, CoversDigestTheInMemoryPlansAndConfig) {
+  Mem m;
+  m.disk.put(kPhase / "01-01-PLAN.md", "plan one");
+  m.disk.put(kRoot / ".yolo-planning/config.json", R"({"reviewer": "claude", "other": 1})");
+  json wave = gates::coverage(m.w, kRoot, gates::GateType::Wave,
+                              {".yolo-planning/phases/01-core/01-01-PLAN.md", "missing.md", "../escape.md"});
+  EXPECT_EQ(wave["file:.yolo-planning/phases/01-core/01-01-PLAN.md"], sha256_digest("plan one"));
+  EXPECT_EQ(wave["file:missing.md"], "absent");
+  EXPECT_EQ(wave["file:../escape.md"], "absent") << "never read outside the root";
+  EXPECT_FALSE(wave.contains("config:reviewer")) << "config keys are the vision gate's";
+  json vision = gates::coverage(m.w, kRoot, gates::GateType::Vision, {".yolo-planning/ROADMAP.md"});
+  EXPECT_EQ(vision["config:reviewer"], sha256_digest("\"claude\""));
+  EXPECT_EQ(vision["config:executor"], "absent");
+  m.disk.put(kRoot / ".yolo-planning/config.json", R"({"reviewer": "other"})");
+  auto changes = gates::coverage_changes(
+      vision, gates::coverage(m.w, kRoot, gates::GateType::Vision, {".yolo-planning/ROADMAP.md"}));
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_NE(changes[0].find("config key reviewer changed"), std::string::npos) << changes[0];
+  std::string err;
+  EXPECT_EQ(gates::file_digest(m.w, kRoot, "/project/.yolo-planning/ROADMAP.md", err), sha256_digest("# Roadmap\n"));
+  EXPECT_EQ(gates::file_digest(m.w, kRoot, "/etc/passwd", err), "");
+  EXPECT_NE(err.find("outside the project"), std::string::npos) << err;
+  EXPECT_EQ(gates::project_id(m.w, kRoot), "/project");
+}
+
+// ---- SUMMARY gate ---------------------------------------------------------------------
+
+struct MemSummary : Mem {
+  FakeGit git;
+  MemSummary() {
+    disk.put(kPhase / "01-02-PLAN.md", summary_fixtures::kPlan);
+    disk.put(kRoot / "src/parser.cc", "int parse_all() { return 0; }\n");
+    disk.put(kRoot / "src/parser.h", "int parse_all();\n");
+    disk.put(kRoot / "src/main.cc", "#include \"src/parser.h\"\nint main() { return parse_all(); }\n");
+    git.commits["abc1234"] = {"src/parser.cc", "src/parser.h"};
+  }
+  SummaryVerdict verify(const std::string& text) {
+    disk.put(kPhase / "01-02-SUMMARY.md", text);
+    return verify_summary(w, kPhase / "01-02-SUMMARY.md", std::nullopt, kRoot, SummaryMode::Strict, &git);
+  }
+};
+
+TEST(PortsSummary, ATruthfulSummaryPassesOnInMemoryFiles) {
+  MemSummary m;
+  auto v = m.verify(summary_fixtures::summary_text());
+  EXPECT_EQ(v.verdict(), VerifyVerdict::Pass) << summary_fixtures::dump(v);
+  EXPECT_EQ(v.plan_path, (kPhase / "01-02-PLAN.md").string()) << "found beside it in memory";
+  auto where = locate_summary(m.w, kPhase / "01-02-PLAN.md");
+  EXPECT_TRUE(where.exists);
+  EXPECT_EQ(where.path, kPhase / "01-02-SUMMARY.md");
+}
+
+TEST(PortsSummary, ClaimsAreCheckedAgainstTheInMemoryFiles) {
+  MemSummary m;
+  m.disk.put(kRoot / "src/parser.cc", "int something_else();\n");  // the artifact lacks parse_all
+  m.disk.remove(kRoot / "src/main.cc");
+  auto v = m.verify(summary_fixtures::summary_text(
+      "", "- `src/parser.cc` (new)\n- `src/main.cc` (wired)\n- `../../outside.txt` (read)\n"));
+  EXPECT_EQ(v.verdict(), VerifyVerdict::Fail) << summary_fixtures::dump(v);
+  auto has = [&](const std::string& check, const std::string& text) {
+    for (const auto* f : summary_fixtures::findings_of(v, check))
+      if (f->issue.find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("files_exist", "'src/main.cc'")) << summary_fixtures::dump(v);
+  EXPECT_TRUE(has("files_exist", "'../../outside.txt' is absolute or escapes")) << summary_fixtures::dump(v);
+  EXPECT_TRUE(has("artifacts", "parse_all")) << summary_fixtures::dump(v);
+  auto missing = verify_summary(m.w, kPhase / "09-09-SUMMARY.md", std::nullopt, kRoot, SummaryMode::Strict, &m.git);
+  EXPECT_EQ(missing.verdict(), VerifyVerdict::Fail);
+}
+
+// ---- a gate run under the in-memory lock ------------------------------------------------
+
+Config config(const json& j) { return config_from_json(j, "config.json").config; }
+
+gates::RequestInput roadmap() {
+  gates::RequestInput in;
+  in.plan_path = ".yolo-planning/ROADMAP.md";
+  return in;
+}
+
+TEST(PortsGateRun, ARequestAndAnApprovalRunOnTheWorldsDiskClockAndKey) {
+  Mem m;
+  auto r = gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.answer["status"], "paused");
+  EXPECT_FALSE(m.disk.locked(state::lock_path(kRoot))) << "the lock is let go after the update";
+  m.clock.set("2026-11-25T10:05:00Z");
+  auto a = gates::approve_gate(m.w, kRoot, config(json::object()), "", "erin", nullptr);
+  ASSERT_TRUE(a.ok()) << a.error;
+  auto st = state::load(m.w, kRoot);
+  ASSERT_TRUE(st.ok()) << st.error;
+  const json& g = st.doc["gates"][0];
+  EXPECT_EQ(g["status"], "APPROVED");
+  EXPECT_EQ(g["resolved_at"], "2026-11-25T10:05:00Z") << "the world's clock";
+  EXPECT_EQ(g["project"], "/project");
+  EXPECT_TRUE(seal::valid(g, m.key)) << "sealed with the world's key";
+  EXPECT_TRUE(
+      gates::approval_status(st.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(m.w, kRoot))
+          .counts());
+  EXPECT_TRUE(m.disk.has(audit::path(kRoot))) << "every transition is in the audit log";
+  EXPECT_TRUE(audit::check(m.w, kRoot).problems.empty());
+  // Edited in memory after the approval: stale.
+  m.disk.put(kRoot / ".yolo-planning/ROADMAP.md", "# Roadmap, edited\n");
+  EXPECT_EQ(
+      gates::approval_status(st.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", gates::now_of(m.w, kRoot))
+          .check,
+      gates::ApprovalCheck::Stale);
+}
+
+TEST(PortsGateRun, AHeldLockOrAMissingKeyStopsTheRunAndSaysWhy) {
+  Mem m;
+  std::string err;
+  auto held = m.disk.lock(state::lock_path(kRoot), err);
+  ASSERT_TRUE(held) << err;
+  auto r = gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find(".lock"), std::string::npos) << r.error;
+  EXPECT_FALSE(m.disk.has(state::state_path(kRoot))) << "nothing written without the lock";
+  held.reset();
+  // A world without a key: the gate opens, but nothing is approved (and no key is made).
+  World keyless{&m.disk, &m.clock};
+  ASSERT_TRUE(gates::request_gate(keyless, kRoot, config(json::object()), roadmap(), nullptr).ok());
+  auto a = gates::approve_gate(keyless, kRoot, config(json::object()), "", "erin", nullptr);
+  EXPECT_FALSE(a.ok());
+  EXPECT_NE(a.error.find("must be sealed"), std::string::npos) << a.error;
+  EXPECT_EQ(state::load(m.w, kRoot).doc["gates"][0]["status"], "OPEN");
+}
+
+TEST(PortsGateRun, ASkipApproverApprovesWithTheWorldsKey) {
+  Mem m;
+  auto r = gates::request_gate(m.w, kRoot, config({{"approvers", {{"vision", "skip"}}}}), roadmap(), nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.answer["status"], "approved");
+  const json g = state::load(m.w, kRoot).doc["gates"][0];
+  EXPECT_EQ(g["approved_by"], "skip");
+  EXPECT_TRUE(seal::valid(g, m.key));
+  seal::Key other{std::string(32, 'o'), {}};
+  EXPECT_FALSE(seal::valid(g, other));
+}
+
+// ---- the signature check as a port --------------------------------------------------------
+
+TEST(PortsSignatures, AFakeVerifierDecidesWhetherASignedApprovalCounts) {
+  Mem m;
+  ASSERT_TRUE(gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr).ok());
+  ASSERT_TRUE(gates::approve_gate(m.w, kRoot, config(json::object()), "", "erin", nullptr).ok());
+  json doc = state::load(m.w, kRoot).doc;
+  FakeSignatures sigs;
+  World signing = m.w;
+  signing.signatures = &sigs;
+  const std::string roadmap_path = ".yolo-planning/ROADMAP.md";
+  // Required, and the approval carries no signature: its seal alone does not count.
+  auto st = gates::approval_status(doc, gates::GateType::Vision, roadmap_path, gates::now_of(signing, kRoot));
+  EXPECT_EQ(st.check, gates::ApprovalCheck::Stale);
+  EXPECT_NE(st.message.find("carries no SSH signature"), std::string::npos) << st.message;
+  // Signed: the fake says yes, then no.
+  doc["gates"][0]["ssh_signature"] = "good";
+  EXPECT_TRUE(
+      gates::approval_status(doc, gates::GateType::Vision, roadmap_path, gates::now_of(signing, kRoot)).counts());
+  doc["gates"][0]["ssh_signature"] = "forged";
+  st = gates::approval_status(doc, gates::GateType::Vision, roadmap_path, gates::now_of(signing, kRoot));
+  EXPECT_EQ(st.check, gates::ApprovalCheck::Stale);
+  EXPECT_NE(st.message.find("does not verify (fake)"), std::string::npos) << st.message;
+  EXPECT_EQ(sigs.asked, 2);
+  // Not required and unsigned: the seal counts, the verifier is not asked.
+  sigs.require = false;
+  doc["gates"][0].erase("ssh_signature");
+  EXPECT_TRUE(
+      gates::approval_status(doc, gates::GateType::Vision, roadmap_path, gates::now_of(signing, kRoot)).counts());
+  EXPECT_EQ(sigs.asked, 2);
+  // No verifier at all (World::signatures null): a signed approval is checked by its seal.
+  EXPECT_TRUE(gates::approval_status(doc, gates::GateType::Vision, roadmap_path, gates::now_of(m.w, kRoot)).counts());
+}
+
+// A key that does not exist until an approval makes it (the runner's key file on a fresh
+// machine): checking() answers an error of its own until then.
+class LateKey : public seal::KeySource {
+ public:
+  const seal::Key& sealing() override {
+    if (!made.ok()) made = seal::Key{std::string(32, 'l'), {}};
+    return made;
+  }
+  const seal::Key& checking() override { return made.ok() ? made : none; }
+
+ private:
+  seal::Key made{{}, "not made yet"}, none{{}, "no approval key yet"};
+};
+
+TEST(PortsGateRun, AKeyMadeAfterTheCheckWasSetUpIsSeen) {
+  Mem m;
+  LateKey late;
+  World w{&m.disk, &m.clock, nullptr, &late};
+  gates::Now now = gates::now_of(w, kRoot);  // taken before any key exists (execute does so)
+  auto r = gates::request_gate(w, kRoot, config({{"approvers", {{"vision", "skip"}}}}), roadmap(), nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.answer["status"], "approved");
+  json doc = state::load(w, kRoot).doc;
+  EXPECT_TRUE(gates::approval_status(doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", now).counts());
+}
+
+// ---- the project overview -------------------------------------------------------------
+
+TEST(PortsOverview, CountsPlansAndSummariesInMemory) {
+  MemSummary m;
+  m.disk.put(kPhase / "01-02-SUMMARY.md", summary_fixtures::summary_text());
+  m.disk.put(kPhase / "01-03-PLAN.md", plan_text("03", "1", "", "### Task 1: t\n"));
+  m.disk.put(kRoot / ".yolo-planning/phases/README.md", "a file, not a phase");
+  json o = project_overview(m.w, kRoot);
+  EXPECT_EQ(o["totals"]["phases"], 1);
+  EXPECT_EQ(o["totals"]["plans"], 2);
+  EXPECT_EQ(o["totals"]["summaries"], 1);
+  auto cfg = load_config(m.w, kRoot);
+  EXPECT_TRUE(cfg.error.empty()) << "no config.json: defaults";
+  m.disk.put(kRoot / ".yolo-planning/config.json", "{not json");
+  EXPECT_NE(load_config(m.w, kRoot).error.find("config.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace yolo
