@@ -2,9 +2,10 @@
 //
 // Every approval yolo records (`yolo approve`, an approver's verdict, `skip`, an allowed MCP
 // call) carries `seal: "hmac-sha256:<hex>"`, an HMAC over the gate's id, type, file, status,
-// approver, digest and time, keyed with a secret that lives outside the repository (see
-// KeySource below; the runner keeps it in a key file: runner/world.cc). Anyone can write `"approved": true` into .execution-state.json (an agent, a
-// checkout, a merge); nobody without the key can write a matching seal, so such an approval
+// approver, digest and time, keyed with a secret that lives outside the repository (a
+// KeySource below; the runner keeps it in a key file: runner/world.cc). Anyone can write
+// `"approved": true` into .execution-state.json (an agent, a checkout, a merge); nobody
+// without the key can write a matching seal, so such an approval
 // does not count and the gate opens again. The key is per user and machine: approvals made
 // elsewhere do not carry over (the state file is a run's, not the repository's).
 #pragma once
