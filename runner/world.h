@@ -17,7 +17,11 @@ namespace yolo::runner {
 // approvals sealed with it would be lost.
 class KeyFile : public seal::KeySource {
  public:
-  explicit KeyFile(std::filesystem::path p) : path_(std::move(p)) {}
+  explicit KeyFile(std::filesystem::path p)
+      : path_(std::move(p)),
+        // Fixed once: read-only callers on two threads (the watcher's loop and its reviews)
+        // may hold it at the same time, so it is never assigned again.
+        none_{{}, "no approval key " + path_.string() + " yet: nothing was approved with yolo on this machine"} {}
   const seal::Key& sealing() override { return get(/*create=*/true); }
   const seal::Key& checking() override { return get(/*create=*/false); }
 
