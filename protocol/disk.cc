@@ -142,6 +142,37 @@ class RealDisk : public Disk {
     std::sort(names.begin(), names.end());
     return names;
   }
+  std::vector<DirEntry> list_entries(const stdfs::path& dir) override {
+    std::vector<DirEntry> out;
+    std::error_code ec;
+    for (stdfs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      DirEntry e;
+      e.name = it->path().filename().string();
+      // The type readdir gave (d_type), no stat: a link or an unknown type is Other.
+      std::error_code tec;
+      if (it->is_symlink(tec) || tec)
+        e.kind = DirEntry::Kind::Other;
+      else if (it->is_regular_file(tec) && !tec)
+        e.kind = DirEntry::Kind::File;
+      else if (it->is_directory(tec) && !tec)
+        e.kind = DirEntry::Kind::Directory;
+      out.push_back(std::move(e));
+    }
+    std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return out;
+  }
+  std::optional<FileId> identity(const stdfs::path& p) override {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return std::nullopt;
+    FileId id;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    id.size = st.st_size;
+    id.mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+    id.ctime_ns = static_cast<long long>(st.st_ctim.tv_sec) * 1000000000LL + st.st_ctim.tv_nsec;
+    id.directory = S_ISDIR(st.st_mode);
+    return id;
+  }
   size_t remove_stale_temp_files(const stdfs::path& dir) override {
     size_t removed = 0;
     std::error_code ec;
@@ -160,6 +191,12 @@ class RealDisk : public Disk {
 };
 
 }  // namespace
+
+std::vector<DirEntry> Disk::list_entries(const stdfs::path& dir) {
+  std::vector<DirEntry> out;
+  for (auto& n : list(dir)) out.push_back(DirEntry{std::move(n), DirEntry::Kind::Other});
+  return out;
+}
 
 std::optional<stdfs::path> Disk::project_root(const stdfs::path& start) {
   std::error_code ec;

@@ -17,6 +17,26 @@
 
 namespace yolo::fs {
 
+// What identifies a file's content without reading it (git's racy-clean test): device, inode,
+// size, modification and status-change times in nanoseconds. A process of the same user can
+// set the modification time (utime) but not the change time (ctime), and a file replaced by
+// another has another inode: an equal FileId means the same bytes, except for a write within
+// the same clock tick as the FileId was taken (verified_cache.h keeps such entries out).
+struct FileId {
+  unsigned long long dev = 0, ino = 0;
+  long long size = 0, mtime_ns = 0, ctime_ns = 0;
+  bool directory = false;
+  bool operator==(const FileId&) const = default;
+};
+
+// One entry of a folder as listing it tells (no stat per entry): a link or an entry whose
+// type the listing does not say is Other (ask is_file).
+struct DirEntry {
+  enum class Kind { File, Directory, Other };
+  std::string name;
+  Kind kind = Kind::Other;
+};
+
 class Disk {
  public:
   virtual ~Disk() = default;
@@ -66,6 +86,12 @@ class Disk {
   virtual std::string stamp(const stdfs::path& p) = 0;
   // The names of the entries of dir, sorted; empty when it does not exist.
   virtual std::vector<std::string> list(const stdfs::path& dir) = 0;
+  // The entries of dir with their kind, sorted by name (one readdir, no stat per entry).
+  // The default lists names and says Other for each.
+  virtual std::vector<DirEntry> list_entries(const stdfs::path& dir);
+  // The identity of p (through links; a file or a folder) now; nullopt when it does not
+  // exist or the disk cannot tell (the memory disk: nothing can be cached on it).
+  virtual std::optional<FileId> identity(const stdfs::path&) { return std::nullopt; }
   // Removes from dir the temp files of write_atomic (`.<file>.tmp.<pid>.<n>`) whose writer is
   // gone (kill(pid, 0) says ESRCH: it died between writing and renaming); temp files of live
   // processes, folders and other names are left alone. How many. state::update does this
@@ -95,6 +121,7 @@ class MemoryDisk : public Disk {
   bool read_only(const stdfs::path& p) override;
   std::string stamp(const stdfs::path& p) override;
   std::vector<std::string> list(const stdfs::path& dir) override;
+  std::vector<DirEntry> list_entries(const stdfs::path& dir) override;
   size_t remove_stale_temp_files(const stdfs::path&) override { return 0; }
 
   // For the tests themselves.

@@ -117,6 +117,13 @@ std::vector<std::string> MemoryDisk::list(const stdfs::path& dir) {
   return names;
 }
 
+std::vector<DirEntry> MemoryDisk::list_entries(const stdfs::path& dir) {
+  std::vector<DirEntry> out;
+  for (auto& n : list(dir))
+    out.push_back(DirEntry{n, files_.count(norm(dir / n)) ? DirEntry::Kind::File : DirEntry::Kind::Directory});
+  return out;
+}
+
 void MemoryDisk::put(const stdfs::path& p, const std::string& content) {
   make_dirs(norm(p).parent_path());
   files_[norm(p)] = content;

@@ -2,84 +2,140 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
 #include "protocol/summary.h"
+#include "protocol/verified_cache.h"
 
 namespace yolo {
 
 namespace stdfs = std::filesystem;
 
+namespace {
+
+const char* const kCounts[] = {"plans", "summaries", "reviewed", "approved", "conditional", "rejected", "fallback"};
+
+// The row of phase folder d: its plans and SUMMARY files from one listing of the folder (no
+// stat per plan), its trusted review records (review_ledger::load: schema and seals checked)
+// matched to its plans. cacheable: the row follows from the folder's entries and the ledger
+// alone (no plan was read for its id, no plan or SUMMARY is a link or of a kind the
+// listing does not tell), so it holds while neither's identity changes.
+json phase_row(const World& w, const stdfs::path& root, const stdfs::path& d, bool& cacheable) {
+  cacheable = true;
+  fs::Disk& disk = w.files();
+  json p = {{"folder", d.filename().string()}};
+  for (const char* k : kCounts) p[k] = 0;
+  auto ledger = review_ledger::load(w, root, d);
+  const std::string folder = d.filename().string();
+  std::vector<stdfs::path> plans;
+  std::set<std::string> files;  // regular files of the folder (SUMMARY look-ups)
+  auto entries = disk.list_entries(d);
+  auto regular = [&](const fs::DirEntry& e) {
+    if (e.kind == fs::DirEntry::Kind::File) return true;
+    if (e.kind == fs::DirEntry::Kind::Directory) return false;
+    cacheable = false;  // a link: its target may change without the folder changing
+    return disk.is_file(d / e.name);
+  };
+  for (const auto& e : entries) {
+    bool plan = is_plan_filename(e.name), summary = !plan && is_summary_filename(e.name);
+    if (!plan && !summary) continue;
+    if (!regular(e)) continue;
+    if (plan) plans.push_back(d / e.name);
+    files.insert(e.name);
+  }
+  // Which record is each plan's: by the path the record names (no plan is read), and only
+  // for a plan no single record names, by the id in its frontmatter (records written
+  // without a path, a plan moved or re-numbered since its review).
+  std::vector<const json*> record_of(plans.size(), nullptr);
+  std::vector<bool> need_id(plans.size(), false);
+  if (ledger.ok() && ledger.doc.contains("reviews") && ledger.doc["reviews"].is_object()) {
+    std::map<stdfs::path, std::vector<const json*>> by_path;
+    size_t records = 0;
+    for (const auto& [id, rec] : ledger.doc["reviews"].items()) {
+      ++records;
+      if (rec.is_object() && rec.contains("path") && rec["path"].is_string())
+        by_path[(root / rec["path"].get<std::string>()).lexically_normal()].push_back(&rec);
+    }
+    size_t claimed = 0;
+    for (size_t i = 0; i < plans.size(); ++i) {
+      auto it = by_path.find(plans[i].lexically_normal());
+      if (it != by_path.end() && it->second.size() == 1) {
+        record_of[i] = it->second.front();
+        ++claimed;
+      } else {
+        need_id[i] = true;
+      }
+    }
+    if (claimed == records) std::fill(need_id.begin(), need_id.end(), false);  // none left to find
+  } else {
+    cacheable = false;  // an unreadable ledger: said again (and its copy kept) every time
+  }
+  auto bump = [&](const char* k) { p[k] = p[k].get<long long>() + 1; };
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const auto& f = plans[i];
+    bump("plans");
+    // locate_summary's rule on the listing: the first of the plan's SUMMARY names there.
+    for (const auto& n : summary_names_for_plan(f.filename().string(), folder))
+      if (files.count(n)) {
+        bump("summaries");
+        break;
+      }
+    if (!ledger.ok()) continue;
+    const json* rv = record_of[i];
+    if (need_id[i]) {
+      cacheable = false;  // the plan's content decided it
+      auto l = load_plan(w, f);
+      if (!l.plan) continue;
+      rv = review_ledger::find(ledger.doc, l.plan->id());
+    }
+    if (!rv || !rv->is_object()) continue;
+    bump("reviewed");
+    std::string v = rv->value("verdict", "");
+    if (v == "approve" || v == "conditional" || v == "reject")
+      bump(v == "approve" ? "approved" : v == "conditional" ? "conditional" : "rejected");
+    if (rv->value("source", "") == "fallback") bump("fallback");
+  }
+  return p;
+}
+
+}  // namespace
+
 json project_overview(const World& w, const stdfs::path& root) {
   std::vector<stdfs::path> dirs;
   const stdfs::path phases_dir = root / ".yolo-planning" / "phases";
-  for (const auto& name : w.files().list(phases_dir))
-    if (w.files().is_directory(phases_dir / name)) dirs.push_back(phases_dir / name);
+  for (const auto& e : w.files().list_entries(phases_dir))
+    if (e.kind == fs::DirEntry::Kind::Directory ||
+        (e.kind == fs::DirEntry::Kind::Other && w.files().is_directory(phases_dir / e.name)))
+      dirs.push_back(phases_dir / e.name);
   json phases = json::array();
-  json totals = {{"phases", dirs.size()}, {"plans", 0},       {"summaries", 0}, {"reviewed", 0},
-                 {"approved", 0},         {"conditional", 0}, {"rejected", 0},  {"fallback", 0}};
+  json totals = {{"phases", dirs.size()}};
+  for (const char* k : kCounts) totals[k] = 0;
+  // A phase's row is remembered with the identities of its folder and its ledger
+  // (verified_cache.h): while neither changed, the ledger is neither parsed nor are its
+  // seals checked again.
+  verified_cache::Cache cache(w, root, "overview");
   for (const auto& d : dirs) {
-    json p = {{"folder", d.filename().string()},
-              {"plans", 0},
-              {"summaries", 0},
-              {"reviewed", 0},
-              {"approved", 0},
-              {"conditional", 0},
-              {"rejected", 0},
-              {"fallback", 0}};
-    auto ledger = review_ledger::load(w, root, d);
-    auto plans = list_plan_files(w, d);
-    // Which record is each plan's: by the path the record names (no plan is read), and only
-    // for a plan no single record names, by the id in its frontmatter (records written
-    // without a path, a plan moved or re-numbered since its review).
-    std::vector<const json*> record_of(plans.size(), nullptr);
-    std::vector<bool> need_id(plans.size(), false);
-    if (ledger.ok() && ledger.doc.contains("reviews") && ledger.doc["reviews"].is_object()) {
-      std::map<stdfs::path, std::vector<const json*>> by_path;
-      size_t records = 0;
-      for (const auto& [id, rec] : ledger.doc["reviews"].items()) {
-        ++records;
-        if (rec.is_object() && rec.contains("path") && rec["path"].is_string())
-          by_path[(root / rec["path"].get<std::string>()).lexically_normal()].push_back(&rec);
-      }
-      size_t claimed = 0;
-      for (size_t i = 0; i < plans.size(); ++i) {
-        auto it = by_path.find(plans[i].lexically_normal());
-        if (it != by_path.end() && it->second.size() == 1) {
-          record_of[i] = it->second.front();
-          ++claimed;
-        } else {
-          need_id[i] = true;
-        }
-      }
-      if (claimed == records) std::fill(need_id.begin(), need_id.end(), false);  // none left to find
+    const std::vector<stdfs::path> inputs = {d, review_ledger::path_for(root, d)};
+    const std::string key = d.filename().string();
+    auto ids = cache.identities(inputs);
+    json p;
+    if (const json* v = ids ? cache.find(key, *ids) : nullptr; v && v->is_object() && v->value("folder", "") == key) {
+      p = *v;
+    } else {
+      bool cacheable = false;
+      p = phase_row(w, root, d, cacheable);
+      if (ids && cacheable) cache.put(key, *ids, inputs, p);
     }
-    for (size_t i = 0; i < plans.size(); ++i) {
-      const auto& f = plans[i];
-      p["plans"] = p["plans"].get<long long>() + 1;
-      if (locate_summary(w, f).exists) p["summaries"] = p["summaries"].get<long long>() + 1;
-      if (!ledger.ok()) continue;
-      const json* rv = record_of[i];
-      if (need_id[i]) {
-        auto l = load_plan(w, f);
-        if (!l.plan) continue;
-        rv = review_ledger::find(ledger.doc, l.plan->id());
-      }
-      if (!rv || !rv->is_object()) continue;
-      p["reviewed"] = p["reviewed"].get<long long>() + 1;
-      std::string v = rv->value("verdict", "");
-      if (v == "approve" || v == "conditional" || v == "reject") {
-        const char* k = v == "approve" ? "approved" : v == "conditional" ? "conditional" : "rejected";
-        p[k] = p[k].get<long long>() + 1;
-      }
-      if (rv->value("source", "") == "fallback") p["fallback"] = p["fallback"].get<long long>() + 1;
+    for (const char* k : kCounts) {
+      const json& v = p[k];
+      totals[k] = totals[k].get<long long>() + (v.is_number_integer() ? v.get<long long>() : 0);
     }
-    for (auto& [k, v] : p.items())
-      if (k != "folder") totals[k] = totals[k].get<long long>() + v.get<long long>();
     phases.push_back(std::move(p));
   }
+  cache.save(true);  // best effort: a read-only checkout just gets no cache
   return {{"phases", std::move(phases)}, {"totals", std::move(totals)}};
 }
 

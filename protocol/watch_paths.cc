@@ -52,7 +52,7 @@ PathKind classify(const std::filesystem::path& planning, const std::filesystem::
   std::string name = rel.filename().string();
   if (is_noise_name(name)) return PathKind::Ignored;
   auto first = *rel.begin();
-  if (first == ".events") return PathKind::Ignored;
+  if (first == ".events" || first == ".cache") return PathKind::Ignored;  // .cache: verified_cache.h
   std::vector<std::string> parts;
   for (const auto& p : rel) parts.push_back(p.string());
   if (first == ".reviews") {

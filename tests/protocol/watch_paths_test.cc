@@ -25,7 +25,7 @@ TEST(WatchPaths, WhatEachPathMeans) {
 
 TEST(WatchPaths, TheRunnersOwnFilesAndEditorsNoiseAreIgnored) {
   for (const char* p :
-       {".events/event-log.jsonl", ".lock", ".watch.lock", ".execute-executors.jsonl",
+       {".events/event-log.jsonl", ".cache/overview.json", ".lock", ".watch.lock", ".execute-executors.jsonl",
         ".reviews/.01-core.json.tmp.42.1", ".reviews/01-core.json.corrupt-2026-11-23T21-40-00Z", ".reviews/.json",
         ".reviews/x/y.json", ".execution-state.json.corrupt-2026-11-23T21-40-00Z", ".execution-state.json.tmp.42.1",
         "phases/01-core/.01-01-PLAN.md.swp", "phases/01-core/4913", "phases/01-core/01-01-PLAN.md~",

@@ -1,0 +1,143 @@
+#include "protocol/verified_cache.h"
+
+#include <ctime>
+
+#include "protocol/seal.h"
+
+namespace yolo::verified_cache {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+constexpr const char* kDomain = "yolo-verified-cache-v1";
+
+// Seconds since the epoch of an ISO 8601 UTC time (2026-11-22T04:51:16Z); nullopt if not.
+std::optional<long long> epoch_of(const std::string& iso) {
+  std::tm tm{};
+  if (iso.size() < 19 || !strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+  return static_cast<long long>(timegm(&tm));
+}
+
+std::string project_of(const World& w, const stdfs::path& root) {
+  std::error_code ec;
+  stdfs::path abs = stdfs::absolute(root, ec).lexically_normal();
+  return w.files().resolve(abs).value_or(root.lexically_normal()).generic_string();
+}
+
+std::string seal_line(const seal::Key& k, const std::string& body) {
+  return "hmac-sha256:" + seal::hmac_sha256_hex(k.bytes, std::string(kDomain) + "\n" + body);
+}
+
+bool same(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+}  // namespace
+
+std::string identity_string(const std::optional<fs::FileId>& id) {
+  if (!id) return "-";
+  return std::to_string(id->dev) + ":" + std::to_string(id->ino) + ":" + std::to_string(id->size) + ":" +
+         std::to_string(id->mtime_ns) + ":" + std::to_string(id->ctime_ns) + (id->directory ? ":d" : ":f");
+}
+
+Cache::Cache(const World& w, const stdfs::path& root, const std::string& name)
+    : w_(w), file_(root / ".yolo-planning" / ".cache" / (name + ".json")), name_(name) {
+  const seal::Key& k = w.checking_key();
+  if (!k.ok() || k.bytes.empty()) return;
+  if (!w.files().identity(root)) return;  // a disk that cannot tell identities
+  enabled_ = true;
+  project_ = project_of(w, root);
+  auto r = w.files().read(file_, 64u << 20, true);
+  if (!r.ok()) return;
+  const std::string& text = r.content;
+  // "<seal>\n<body>": the seal over the body's bytes as they are (no re-serialising).
+  size_t nl = text.find('\n');
+  if (nl == std::string::npos) return;
+  std::string body = text.substr(nl + 1);
+  if (!same(seal_line(k, body), text.substr(0, nl))) return;  // edited, copied, another key
+  json doc = json::parse(body, nullptr, false);
+  if (!doc.is_object() || doc.value("project", "") != project_ || doc.value("name", "") != name_ ||
+      !doc.contains("entries") || !doc["entries"].is_object())
+    return;  // another project's (sealed by the same user's key) or another cache's
+  entries_ = std::move(doc["entries"]);
+  loaded_ = true;
+}
+
+std::optional<std::vector<std::string>> Cache::identities(const std::vector<stdfs::path>& files) const {
+  if (!enabled_) return std::nullopt;
+  std::vector<std::string> ids;
+  ids.reserve(files.size());
+  for (const auto& f : files) ids.push_back(identity_string(w_.files().identity(f)));
+  return ids;
+}
+
+const json* Cache::find(const std::string& key, const std::vector<std::string>& ids) {
+  if (!enabled_) return nullptr;
+  auto it = entries_.find(key);
+  if (it == entries_.end() || !it->is_object()) {
+    ++misses_;
+    return nullptr;
+  }
+  const json& e = *it;
+  auto id = e.find("ids");
+  auto v = e.find("value");
+  bool match = id != e.end() && v != e.end() && id->is_array() && id->size() == ids.size();
+  for (size_t i = 0; match && i < ids.size(); ++i)
+    match = (*id)[i].is_string() && (*id)[i].get_ref<const std::string&>() == ids[i];
+  if (!match) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  used_.insert(key);
+  return &*v;
+}
+
+bool Cache::put(const std::string& key, const std::vector<std::string>& ids_before,
+                const std::vector<stdfs::path>& files, json value) {
+  if (!enabled_ || ids_before.size() != files.size()) return false;
+  used_.insert(key);  // a phase that exists: kept by save(prune) even when not remembered now
+  auto now = epoch_of(w_.now());
+  if (!now) return false;
+  for (size_t i = 0; i < files.size(); ++i) {
+    auto id = w_.files().identity(files[i]);
+    if (identity_string(id) != ids_before[i]) return false;  // changed while the answer was computed
+    // Racy: changed so recently that a write in the same tick could leave the identity as is.
+    if (id && id->ctime_ns >= (*now - kRacySeconds) * 1000000000LL) return false;
+  }
+  json e = {{"ids", ids_before}, {"value", std::move(value)}};
+  auto it = entries_.find(key);
+  if (it != entries_.end() && *it == e) return true;
+  entries_[key] = std::move(e);
+  changed_ = true;
+  return true;
+}
+
+std::string Cache::save(bool prune) {
+  if (!enabled_) return "";
+  if (prune) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (!used_.count(it.key())) {
+        it = entries_.erase(it);
+        changed_ = true;
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (!changed_ && loaded_) return "";
+  if (!changed_ && entries_.empty()) return "";  // nothing worth a file
+  const seal::Key& k = w_.checking_key();
+  if (!k.ok()) return "";
+  json doc = {{"project", project_}, {"name", name_}, {"entries", entries_}};
+  std::string body = doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  if (auto e = w_.files().make_dirs(file_.parent_path()); !e.empty()) return e;
+  if (auto e = w_.files().write_atomic(file_, seal_line(k, body) + "\n" + body); !e.empty()) return e;
+  changed_ = false;
+  loaded_ = true;
+  return "";
+}
+
+}  // namespace yolo::verified_cache
