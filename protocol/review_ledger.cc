@@ -25,9 +25,13 @@ std::string project_of(const World& w, const stdfs::path& root) {
 // `project`: project_of(w, root).
 json sealed_fields(const std::string& project, const stdfs::path& ledger_file, const std::string& plan_id,
                    const json& rec) {
-  json r = rec;
+  json f = json::object();  // built member by member: the record is copied once, not twice
+  f["project"] = project;
+  f["ledger"] = ledger_file.filename().string();
+  f["plan_id"] = plan_id;
+  json& r = f["record"] = rec;
   if (r.is_object()) r.erase("seal");
-  return {{"project", project}, {"ledger", ledger_file.filename().string()}, {"plan_id", plan_id}, {"record", r}};
+  return f;
 }
 
 // The project root of a ledger file (<root>/.yolo-planning/.reviews/<name>.json).

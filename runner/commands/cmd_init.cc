@@ -123,6 +123,7 @@ const char* const kGitignore =
     ".lock\n"
     ".*.lock\n"
     ".reviews/\n"
+    ".cache/\n"
     ".events/\n"
     ".logs/\n"
     "*.tmp\n";
