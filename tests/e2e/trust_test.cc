@@ -1,6 +1,9 @@
 // Issue 14: approvals no agent, copy or edit can walk around. Each test is one walk-around
 // that worked before: it is refused now, with the message a person sees.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -313,6 +316,42 @@ TEST(Trust, AHandEditedReviewRecordDoesNotCount) {
   EXPECT_EQ(verdict_of(changed), "reject") << changed.out << changed.err;  // reviewed again, not "already passed"
   auto v = p.yolo({"verify"});
   EXPECT_EQ(v.exit_code, 0) << v.out;  // the review made a new, sealed record
+}
+
+// `yolo status` remembers each phase's counts (.yolo-planning/.cache/overview.json) once the
+// ledger is older than the racy window; a record edited afterwards with the ledger's size
+// and mtime kept is still checked again and does not count.
+TEST(Trust, TheStatusCacheDoesNotKeepAnEditedRecordCounting) {
+  Project p(json{{"reviewer", {"/bin/sh", "-c", "echo 'VERDICT: approve'"}}});
+  const stdfs::path plan = p.root() / ".yolo-planning/phases/01-x/01-01-PLAN.md";
+  write_file(plan,
+             "---\nphase: 01\nplan: 01\ntitle: T\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"x\"\n---\n# P\n\n### "
+             "Task 1: a\n");
+  auto r = p.yolo({"review", plan.string(), "--max-cycles", "1", "--json"});
+  const stdfs::path ledger = p.root() / ".yolo-planning/.reviews/01-x.json";
+  ASSERT_TRUE(stdfs::exists(ledger)) << r.out << r.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(3200));  // past the racy window (2 s)
+  json s = p.yolo({"status", "--json"}).json_out();
+  EXPECT_EQ(s["project"]["totals"]["approved"], 1) << s.dump(2);
+  const stdfs::path cache = p.root() / ".yolo-planning/.cache/overview.json";
+  ASSERT_TRUE(stdfs::exists(cache));
+  EXPECT_TRUE(has(read_file(cache), "01-x"));
+  s = p.yolo({"status", "--json"}).json_out();  // from the cache
+  EXPECT_EQ(s["project"]["totals"]["approved"], 1) << s.dump(2);
+
+  // One character of the record's hash changed: same size; the mtime set back.
+  auto mtime = stdfs::last_write_time(ledger);
+  std::string text = read_file(ledger);
+  auto at = text.find("\"hash\"");
+  ASSERT_NE(at, std::string::npos);
+  at = text.find('"', text.find(':', at)) + 1;
+  text[at] = text[at] == '0' ? '1' : '0';
+  write_file(ledger, text);
+  stdfs::last_write_time(ledger, mtime);
+  s = p.yolo({"status", "--json"}).json_out();
+  EXPECT_EQ(s["project"]["totals"]["reviewed"], 0) << s.dump(2);
+  EXPECT_EQ(s["project"]["totals"]["approved"], 0) << s.dump(2);
+  EXPECT_EQ(s["project"]["totals"]["plans"], 1) << s.dump(2);
 }
 
 // ---- 7. verdict injection ------------------------------------------------------------------------------
