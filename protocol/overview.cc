@@ -17,6 +17,9 @@ namespace stdfs = std::filesystem;
 namespace {
 
 const char* const kCounts[] = {"plans", "summaries", "reviewed", "approved", "conditional", "rejected", "fallback"};
+// What a cached row holds and how it was counted: bump it when either changes, so that rows
+// an older yolo remembered are recomputed rather than shown.
+constexpr int kRowFormat = 1;
 
 // The row of phase folder d: its plans and SUMMARY files from one listing of the folder (no
 // stat per plan), its trusted review records (review_ledger::load: schema and seals checked)
@@ -122,16 +125,18 @@ json project_overview(const World& w, const stdfs::path& root) {
     const std::string key = d.filename().string();
     auto ids = cache.identities(inputs);
     json p;
-    if (const json* v = ids ? cache.find(key, *ids) : nullptr; v && v->is_object() && v->value("folder", "") == key) {
-      p = *v;
+    const json* v = ids ? cache.find(key, *ids) : nullptr;
+    if (v && v->is_object() && v->value("format", 0) == kRowFormat && v->contains("row") && (*v)["row"].is_object() &&
+        (*v)["row"].value("folder", "") == key) {
+      p = (*v)["row"];
     } else {
       bool cacheable = false;
       p = phase_row(w, root, d, cacheable);
-      if (ids && cacheable) cache.put(key, *ids, inputs, p);
+      if (ids && cacheable) cache.put(key, *ids, inputs, {{"format", kRowFormat}, {"row", p}});
     }
     for (const char* k : kCounts) {
-      const json& v = p[k];
-      totals[k] = totals[k].get<long long>() + (v.is_number_integer() ? v.get<long long>() : 0);
+      const json& n = p[k];
+      totals[k] = totals[k].get<long long>() + (n.is_number_integer() ? n.get<long long>() : 0);
     }
     phases.push_back(std::move(p));
   }
