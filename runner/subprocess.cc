@@ -322,13 +322,16 @@ struct Process::Impl {
   // The pidfd is readable, or the fallback timer fired: collect the exit, if there is one.
   void check_exit() {
     if (exited) return;
+    // Has it exited? Asked without reaping (WNOWAIT): while the child is an unreaped zombie
+    // its pid, and so its group's id, cannot be given to another process.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(result.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0)
+      return;  // still running (a timer tick)
     // Whatever the child left behind in its group (grandchildren holding our pipes) does
-    // not outlive it. Sent before the reap: while the child is an unreaped zombie its pid,
-    // and so its group's id, cannot be given to another process.
-    if (pidfd >= 0) signal_group(SIGKILL);
+    // not outlive it.
+    signal_group(SIGKILL);
     int status = 0;
-    if (!keeper::reap(seq, result.pid, &status)) return;  // still running (a timer tick)
-    if (pidfd < 0) signal_group(SIGKILL);
+    if (!keeper::reap(seq, result.pid, &status)) return;
     on_exit(status);
   }
 
