@@ -26,7 +26,7 @@ namespace yolo::runner {
 namespace {
 
 struct Supervisor {
-  std::mutex mu;  // held around uv_spawn and every sweep: no child of ours is unregistered
+  std::mutex mu;  // held around each spawn, each reap and every sweep: no child of ours is unregistered
   bool enabled = false;
   bool keeper_started = false;
   std::string env_name;          // YOLO_PROC_<token>
@@ -35,7 +35,7 @@ struct Supervisor {
   bool temp_made = false;
   int keeper_pid = 0;
   int keeper_fd = -1;
-  std::set<int> live_pids;  // children started by uv that have not been reaped by it
+  std::set<int> live_pids;  // children started by subprocess.cc that it has not reaped yet
   std::set<unsigned long long> live_seqs;
   pid_t owner_pid = 0;       // the process that turned supervision on (not a forked copy)
   bool final_sweep = false;  // at exit: every orphan goes, with a number or without
@@ -269,7 +269,7 @@ void kill_tree(int pid, int depth = 0) {
 }
 
 // Ends the orphans (re-parented to us) of spawns that have ended and reaps the zombies among
-// our children that uv does not wait for. Returns how many orphans were killed.
+// our children that subprocess.cc does not wait for. Returns how many orphans were killed.
 int sweep_orphans_locked() {
   Supervisor& s = sup();
   int self = static_cast<int>(::getpid());
@@ -418,12 +418,21 @@ void spawned(unsigned long long seq, int pid) {
   s.live_seqs.insert(seq);
 }
 
-void exited(unsigned long long seq, int pid) {
-  if (!seq) return;
-  Supervisor& s = sup();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.live_pids.erase(pid);
-  s.live_seqs.erase(seq);
+bool reap(unsigned long long seq, int pid, int* status) {
+  std::unique_lock<std::mutex> lock(sup().mu, std::defer_lock);
+  if (seq) lock.lock();
+  pid_t r;
+  do r = ::waitpid(pid, status, WNOHANG);
+  while (r < 0 && errno == EINTR);
+  if (r == 0) return false;
+  // r < 0 (ECHILD): nobody else reaps our children, so it cannot happen; reported as an
+  // exit with an unknown status rather than waited for for ever.
+  if (r < 0) *status = 0xff00;  // as if exited with status 255
+  if (seq) {
+    sup().live_pids.erase(pid);
+    sup().live_seqs.erase(seq);
+  }
+  return true;
 }
 
 void sweep() { sweep_orphans(); }

@@ -44,11 +44,14 @@ namespace keeper {
 // The spawn's number (0 when not supervising) and the environment name that carries it;
 // starts the keeper at the first spawn.
 unsigned long long next_spawn(std::string& env_name);
-// Held around uv_spawn and spawned(): a sweep never sees the new child unregistered.
+// Held around posix_spawn and spawned(): a sweep never sees the new child unregistered.
 std::unique_lock<std::mutex> spawn_lock(unsigned long long seq);
 void spawned(unsigned long long seq, int pid);  // under spawn_lock
-// The child exited: its orphans may be swept from now on.
-void exited(unsigned long long seq, int pid);
+// Reaps the child if it has exited (waitpid, WNOHANG): true and its wait status then, and
+// its orphans may be swept from now on. The reap and the unregistering happen under the lock
+// every sweep holds, so a sweep (which reaps zombies it does not know) never takes the exit
+// status of a child of ours, and a pid reused after the reap is never taken for ours.
+bool reap(unsigned long long seq, int pid, int* status);
 // Kills the orphans of spawns that have ended and reaps stray zombies.
 void sweep();
 }  // namespace keeper

@@ -1,6 +1,11 @@
 #include "runner/subprocess.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +33,144 @@ std::string SpawnResult::describe() const {
   return "unknown";
 }
 
+namespace {
+
+int errno_or(int fallback) { return errno != 0 ? errno : fallback; }
+
+// The pipes of one child. Every fd is close-on-exec and above 0-2 (a caller whose stdio is
+// closed gets low fds from pipe2, the child's dup2 onto 0-2 must not overwrite another end,
+// and libuv refuses to own fds 0-2): in the child only the dup2'ed copies survive exec.
+struct ChildPipes {
+  int in_r = -1, in_w = -1, out_r = -1, out_w = -1, err_r = -1, err_w = -1;
+  pid_t pid = 0;
+
+  // fd itself, or a close-on-exec copy of it at 3 or above (-1 with errno if that fails).
+  static int above_stdio(int fd) {
+    if (fd < 0 || fd > 2) return fd;
+    int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    int saved = errno;
+    ::close(fd);
+    errno = saved;
+    return moved;
+  }
+  static bool make(int& r, int& w) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+    for (int& fd : fds) fd = above_stdio(fd);
+    r = fds[0];
+    w = fds[1];
+    if (r >= 0 && w >= 0) return true;
+    int saved = errno;
+    close_fd(r);
+    close_fd(w);
+    errno = saved;
+    return false;
+  }
+  static void close_fd(int& fd) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  // False with errno set, nothing left open.
+  bool open(bool with_stdin) {
+    errno = 0;
+    if (make(out_r, out_w) && make(err_r, err_w) && (!with_stdin || make(in_r, in_w))) return true;
+    int saved = errno_or(EMFILE);
+    close_child_ends();
+    close_our_ends();
+    errno = saved;
+    return false;
+  }
+  void close_child_ends() {
+    close_fd(in_r);
+    close_fd(out_w);
+    close_fd(err_w);
+  }
+  void close_our_ends() {
+    close_fd(in_w);
+    close_fd(out_r);
+    close_fd(err_r);
+  }
+};
+
+// What execvp would run: `name` itself when it holds a '/', else the first executable file
+// of that name in the PATH of the child's environment (where execvp, and uv_spawn before us,
+// looked; glibc's default when it has none). Relative entries are relative to the child's
+// cwd. 0, or ENOENT, or EACCES when only something not executable was found.
+int resolve_program(const std::string& name, const std::string* path_env, const std::filesystem::path& cwd,
+                    std::string& out) {
+  if (name.find('/') != std::string::npos) {
+    out = name;
+    return 0;
+  }
+  std::string path = path_env ? *path_env : "/bin:/usr/bin";
+  bool denied = false;
+  size_t at = 0;
+  for (;;) {
+    size_t colon = path.find(':', at);
+    std::string dir = path.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
+    std::string candidate = dir.empty() ? name : dir + "/" + name;
+    std::string here = candidate[0] == '/' || cwd.empty() ? candidate : (cwd / candidate).string();
+    struct stat st {};
+    if (::stat(here.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode) && ::access(here.c_str(), X_OK) == 0) {
+        out = candidate;
+        return 0;
+      }
+      denied = true;
+    } else if (errno == EACCES) {
+      denied = true;
+    }
+    if (colon == std::string::npos) break;
+    at = colon + 1;
+  }
+  return denied ? EACCES : ENOENT;
+}
+
+// posix_spawn (glibc: clone(CLONE_VM | CLONE_VFORK), no copy of our page tables, which a
+// fork of a 150 MiB watcher pays per child): a new session (its own process group, no
+// controlling terminal, as uv_spawn's UV_PROCESS_DETACHED gave), every signal at its default
+// disposition and none blocked, the pipes on 0-2 (stdin /dev/null without one), the cwd, and
+// no other fd of ours. An exec failure (ENOENT, EACCES, a bad cwd) is its return value. A
+// file without "#!" runs under /bin/sh, as execvp runs it.
+int spawn_child(const std::string& program, char* const argv[], char* const envp[], const std::string& cwd,
+                ChildPipes& p) {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  if (int rc = posix_spawn_file_actions_init(&fa)) return rc;
+  if (int rc = posix_spawnattr_init(&at)) {
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
+  }
+  int rc = p.in_r >= 0 ? posix_spawn_file_actions_adddup2(&fa, p.in_r, 0)
+                       : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, p.out_w, 1);
+  if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, p.err_w, 2);
+  if (!rc && !cwd.empty()) rc = posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  if (!rc) rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  // Every signal back to SIG_DFL: all bits set, not sigfillset, which leaves out glibc's two
+  // reserved real-time signals (32, 33), that its posix_spawn would then leave ignored.
+  sigset_t all, none;
+  std::memset(&all, 0xff, sizeof all);
+  sigemptyset(&none);
+  if (!rc) rc = posix_spawnattr_setsigdefault(&at, &all);
+  if (!rc) rc = posix_spawnattr_setsigmask(&at, &none);
+  if (!rc)
+    rc = posix_spawnattr_setflags(
+        &at, static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK));
+  if (!rc) rc = posix_spawn(&p.pid, program.c_str(), &fa, &at, argv, envp);
+  if (rc == ENOEXEC) {
+    std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), const_cast<char*>(program.c_str())};
+    for (char* const* a = argv + (argv[0] ? 1 : 0); *a; ++a) sh_argv.push_back(*a);
+    sh_argv.push_back(nullptr);
+    rc = posix_spawn(&p.pid, "/bin/sh", &fa, &at, sh_argv.data(), envp);
+  }
+  posix_spawnattr_destroy(&at);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc;
+}
+
+}  // namespace
+
 // Lifetime: an Impl lives until all of its libuv handles are closed; the Process
 // object only holds a pointer and detaches on destruction.
 struct Process::Impl {
@@ -35,7 +178,11 @@ struct Process::Impl {
   SpawnSpec spec;
   std::function<void(SpawnResult)> done;
   SpawnResult result;
-  uv_process_t proc{};
+  // The child's exit: a pidfd (readable once it has exited) polled on the loop, or, where the
+  // kernel has no pidfd_open, a timer asking waitpid every few milliseconds.
+  int pidfd = -1;
+  uv_poll_t exit_poll{};
+  uv_timer_t exit_timer{};
   uv_pipe_t out_pipe{}, err_pipe{}, in_pipe{};
   uv_timer_t timer{}, grace{};
   uv_write_t write_req{};
@@ -82,7 +229,7 @@ struct Process::Impl {
     uv_timer_stop(&grace);
     close_handle(reinterpret_cast<uv_handle_t*>(&timer));
     close_handle(reinterpret_cast<uv_handle_t*>(&grace));
-    close_handle(reinterpret_cast<uv_handle_t*>(&proc));
+    close_exit_watch();
     if (!detached && done) {
       auto cb = std::move(done);
       cb(std::move(result));
@@ -161,32 +308,53 @@ struct Process::Impl {
     maybe_finish();
   }
 
-  static void on_exit(uv_process_t* p, int64_t status, int term_signal) {
-    auto* self = static_cast<Impl*>(p->data);
-    self->exited = true;
-    keeper::exited(self->seq, self->result.pid);
-    if (self->result.outcome != SpawnResult::Outcome::TimedOut &&
-        self->result.outcome != SpawnResult::Outcome::Cancelled) {
-      if (term_signal) {
-        self->result.outcome = SpawnResult::Outcome::Signaled;
-      } else {
-        self->result.outcome = SpawnResult::Outcome::Exited;
-      }
-    }
-    self->result.exit_code = term_signal ? -1 : static_cast<int>(status);
-    self->result.term_signal = term_signal;
-    // Whatever the child left behind in its group (grandchildren holding our pipes)
-    // does not outlive it.
-    self->signal_group(SIGKILL);
+  uv_handle_t* exit_watch() {
+    return pidfd >= 0 ? reinterpret_cast<uv_handle_t*>(&exit_poll) : reinterpret_cast<uv_handle_t*>(&exit_timer);
+  }
+
+  void close_exit_watch() {
+    if (uv_is_closing(exit_watch())) return;
+    close_handle(exit_watch());
+    // uv_close has taken the fd out of the loop's epoll set; the fd itself is ours to close.
+    if (pidfd >= 0) ::close(pidfd);
+  }
+
+  // The pidfd is readable, or the fallback timer fired: collect the exit, if there is one.
+  void check_exit() {
+    if (exited) return;
+    // Has it exited? Asked without reaping (WNOWAIT): while the child is an unreaped zombie
+    // its pid, and so its group's id, cannot be given to another process.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(result.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0)
+      return;  // still running (a timer tick)
+    // Whatever the child left behind in its group (grandchildren holding our pipes) does
+    // not outlive it.
+    signal_group(SIGKILL);
+    int status = 0;
+    if (!keeper::reap(seq, result.pid, &status)) return;
+    on_exit(status);
+  }
+
+  void on_exit(int status) {
+    exited = true;
+    if (pidfd >= 0)
+      uv_poll_stop(&exit_poll);
+    else
+      uv_timer_stop(&exit_timer);
+    int term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (result.outcome != SpawnResult::Outcome::TimedOut && result.outcome != SpawnResult::Outcome::Cancelled)
+      result.outcome = term_signal ? SpawnResult::Outcome::Signaled : SpawnResult::Outcome::Exited;
+    result.exit_code = term_signal ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.term_signal = term_signal;
     // And whatever escaped the group (setsid, a daemon) and was re-parented to us.
-    if (self->seq) keeper::sweep();
-    if (!self->out_eof || !self->err_eof) {
-      uv_timer_stop(&self->grace);
+    if (seq) keeper::sweep();
+    if (!out_eof || !err_eof) {
+      uv_timer_stop(&grace);
       uv_timer_start(
-          &self->grace, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->drain_deadline(); },
-          static_cast<uint64_t>(self->spec.drain_ms > 0 ? self->spec.drain_ms : 1), 0);
+          &grace, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->drain_deadline(); },
+          static_cast<uint64_t>(spec.drain_ms > 0 ? spec.drain_ms : 1), 0);
     }
-    self->maybe_finish();
+    maybe_finish();
   }
 };
 
@@ -255,69 +423,68 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
   for (auto& a : argv_copy) args.push_back(a.data());
   args.push_back(nullptr);
 
+  impl->has_stdin = !impl->spec.stdin_data.empty();
+  // Pipes: the child's ends become its 0-2, ours go to the loop.
+  ChildPipes pipes;
+  if (!pipes.open(impl->has_stdin))
+    return fail(std::string(uv_strerror(uv_translate_sys_error(errno))) + ": " + argv_copy[0]);
+  std::string program;
+  auto path_it = env.find("PATH");
+  int err = resolve_program(argv_copy[0], path_it == env.end() ? nullptr : &path_it->second, impl->spec.cwd, program);
+  pid_t pid = 0;
+  if (err == 0) {
+    std::unique_lock<std::mutex> spawn_lock =
+        keeper::spawn_lock(impl->seq);  // a sweep never sees our new child unregistered
+    err = spawn_child(program, args.data(), envp.data(), impl->spec.cwd.string(), pipes);
+    if (err == 0) pid = pipes.pid;
+    if (err == 0) keeper::spawned(impl->seq, pid);
+  }
+  pipes.close_child_ends();
+  if (err != 0) {
+    pipes.close_our_ends();
+    return fail(std::string(uv_strerror(uv_translate_sys_error(err))) + ": " + argv_copy[0]);
+  }
+  impl->result.pid = pid;
+  // The exit, as an event of the loop: pidfd_open (Linux >= 5.3; the pid cannot name another
+  // process before we reap it). Without it, a timer asks waitpid.
+  impl->pidfd = ChildPipes::above_stdio(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (impl->pidfd >= 0 && uv_poll_init(loop, &impl->exit_poll, impl->pidfd) != 0) {
+    ::close(impl->pidfd);
+    impl->pidfd = -1;
+  }
+  if (impl->pidfd >= 0) {
+    impl->exit_poll.data = impl;
+    uv_poll_start(&impl->exit_poll, UV_READABLE,
+                  [](uv_poll_t* h, int, int) { static_cast<Impl*>(h->data)->check_exit(); });
+  } else {
+    uv_timer_init(loop, &impl->exit_timer);
+    impl->exit_timer.data = impl;
+    uv_timer_start(
+        &impl->exit_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_exit(); }, 5, 5);
+  }
   uv_pipe_init(loop, &impl->out_pipe, 0);
   uv_pipe_init(loop, &impl->err_pipe, 0);
-  impl->out_pipe.data = impl->err_pipe.data = impl;
-  impl->has_stdin = !impl->spec.stdin_data.empty();
-  if (impl->has_stdin) {
-    uv_pipe_init(loop, &impl->in_pipe, 0);
-    impl->in_pipe.data = impl;
-  }
-  uv_stdio_container_t stdio[3];
-  if (impl->has_stdin) {
-    stdio[0].flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_READABLE_PIPE);
-    stdio[0].data.stream = reinterpret_cast<uv_stream_t*>(&impl->in_pipe);
-  } else {
-    stdio[0].flags = UV_IGNORE;
-  }
-  stdio[1].flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
-  stdio[1].data.stream = reinterpret_cast<uv_stream_t*>(&impl->out_pipe);
-  stdio[2].flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
-  stdio[2].data.stream = reinterpret_cast<uv_stream_t*>(&impl->err_pipe);
-
-  std::string cwd = impl->spec.cwd.string();
-  uv_process_options_t opts{};
-  opts.file = args[0];
-  opts.args = args.data();
-  opts.env = envp.data();
-  opts.cwd = cwd.empty() ? nullptr : cwd.c_str();
-  opts.flags = UV_PROCESS_DETACHED;  // setsid(): own session and process group
-  opts.stdio_count = 3;
-  opts.stdio = stdio;
-  opts.exit_cb = Impl::on_exit;
-  impl->proc.data = impl;
-
-  std::unique_lock<std::mutex> spawn_lock =
-      keeper::spawn_lock(impl->seq);  // a sweep never sees our new child unregistered
-  int rc = uv_spawn(loop, &impl->proc, &opts);
-  if (rc == 0) keeper::spawned(impl->seq, impl->proc.pid);
-  if (spawn_lock.owns_lock()) spawn_lock.unlock();
-  if (rc != 0) {
-    // uv_spawn leaves the process handle initialised even on failure: close it with the pipes.
-    impl->open_handles = impl->has_stdin ? 4 : 3;
-    impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->proc));
-    impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->out_pipe));
-    impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->err_pipe));
-    if (impl->has_stdin) impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->in_pipe));
-    // A fresh holder reports the failure; the old impl, now owned by no Process,
-    // frees itself when its handles have closed.
-    impl->detached = true;
-    auto* report = new Impl;
-    report->loop = loop;
-    report->done = std::move(impl->done);
-    handle->impl_ = report;
-    impl = report;
-    std::string why = std::string(uv_strerror(rc)) + ": " + argv_copy[0];
-    return fail(why);
-  }
-  impl->result.pid = impl->proc.pid;
-  impl->open_handles = impl->has_stdin ? 6 : 5;  // proc, out, err, timer, grace (+ in)
+  if (impl->has_stdin) uv_pipe_init(loop, &impl->in_pipe, 0);
+  impl->out_pipe.data = impl->err_pipe.data = impl->in_pipe.data = impl;
+  impl->open_handles = impl->has_stdin ? 6 : 5;  // exit watch, out, err, timer, grace (+ in)
+  // uv_pipe_open makes our ends non-blocking (the child's ends stay blocking). A pipe it
+  // refuses reads as closed at once (no output) and is not written.
+  if (uv_pipe_open(&impl->out_pipe, pipes.out_r) == 0) pipes.out_r = -1;
+  if (uv_pipe_open(&impl->err_pipe, pipes.err_r) == 0) pipes.err_r = -1;
+  if (impl->has_stdin && uv_pipe_open(&impl->in_pipe, pipes.in_w) == 0) pipes.in_w = -1;
+  if (pipes.out_r >= 0) impl->out_eof = true;
+  if (pipes.err_r >= 0) impl->err_eof = true;
+  bool stdin_ok = impl->has_stdin && pipes.in_w < 0;
+  pipes.close_our_ends();  // only those not handed to the loop
+  if (impl->out_eof) impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->out_pipe));
+  if (impl->err_eof) impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->err_pipe));
+  if (impl->has_stdin && !stdin_ok) impl->close_handle(reinterpret_cast<uv_handle_t*>(&impl->in_pipe));
   uv_timer_init(loop, &impl->timer);
   uv_timer_init(loop, &impl->grace);
   impl->timer.data = impl->grace.data = impl;
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&impl->out_pipe), Impl::on_alloc, Impl::on_read);
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&impl->err_pipe), Impl::on_alloc, Impl::on_read);
-  if (impl->has_stdin) {
+  if (!impl->out_eof) uv_read_start(reinterpret_cast<uv_stream_t*>(&impl->out_pipe), Impl::on_alloc, Impl::on_read);
+  if (!impl->err_eof) uv_read_start(reinterpret_cast<uv_stream_t*>(&impl->err_pipe), Impl::on_alloc, Impl::on_read);
+  if (stdin_ok) {
     uv_buf_t buf = uv_buf_init(impl->spec.stdin_data.data(), static_cast<unsigned>(impl->spec.stdin_data.size()));
     impl->write_req.data = impl;
     uv_write(&impl->write_req, reinterpret_cast<uv_stream_t*>(&impl->in_pipe), &buf, 1, [](uv_write_t* req, int) {

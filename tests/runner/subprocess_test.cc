@@ -1,7 +1,12 @@
 #include "runner/subprocess.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
 
 #include <chrono>
 #include <cstdlib>
@@ -9,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "runner/child_keeper.h"
 #include "test_support.h"
 
 namespace yolo::runner {
@@ -139,12 +145,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
-    else ::unsetenv(name_.c_str());
+    if (old_)
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -285,6 +295,202 @@ TEST(Subprocess, ASignalStopsTheChildGroupAndIsReported) {
   EXPECT_TRUE(process_gone(grandchild));
   // Without stop_on_signals nothing is caught: interrupt_signal stays 0.
   EXPECT_EQ(run_process(spec({"true"})).interrupt_signal, 0);
+}
+
+// ---- the spawn itself (posix_spawn, not a fork of yolo) ----
+
+// An fd of ours without close-on-exec (a library's, a leaked one) does not reach the child:
+// only 0-2 are open in it, stdin is /dev/null when no stdin_data is given.
+TEST(Subprocess, NoFdOfOursReachesTheChild) {
+  int leaked = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC
+  ASSERT_GE(leaked, 0);
+  int high = ::fcntl(leaked, F_DUPFD, 200);  // no FD_CLOEXEC either
+  ASSERT_GE(high, 200);
+  // ls holds one fd of its own (the folder it reads, the lowest free one): 3 if nothing leaked.
+  auto r = run_process(spec({"ls", "/proc/self/fd"}));
+  auto probe =
+      run_process(spec({"sh", "-c",
+                        "test -e /proc/$$/fd/" + std::to_string(leaked) + " && echo leaked; test -e /proc/$$/fd/" +
+                            std::to_string(high) + " && echo leaked-high; readlink /proc/$$/fd/0"}));
+  ::close(leaked);
+  ::close(high);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_EQ(r.out, "0\n1\n2\n3\n");
+  ASSERT_TRUE(probe.ok()) << probe.describe() << probe.err;
+  EXPECT_EQ(probe.out, "/dev/null\n");
+}
+
+// With our own stdin/stdout closed (a caller may start yolo so), new pipes get fds 0 and 1: they
+// land on the child's 0-2 all the same, none overwritten by another. (The loop is made
+// before, with a first pipe handle: libuv itself refuses to own fds 0-2, and its loop opens a
+// spare fd at its first stream.)
+TEST(Subprocess, PipesArriveWhenOurOwnStdioIsClosed) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  uv_pipe_t first;
+  uv_pipe_init(&loop, &first, 0);
+  uv_close(reinterpret_cast<uv_handle_t*>(&first), nullptr);
+  int saved_in = ::fcntl(0, F_DUPFD_CLOEXEC, 10), saved_out = ::fcntl(1, F_DUPFD_CLOEXEC, 10);
+  ASSERT_GE(saved_in, 0);
+  ASSERT_GE(saved_out, 0);
+  ::close(0);
+  ::close(1);
+  SpawnSpec s = spec({"sh", "-c", "cat; echo out; echo err >&2"});
+  s.stdin_data = "in\n";
+  SpawnResult r;
+  auto p = Process::start(&loop, s, [&](SpawnResult res) { r = std::move(res); });
+  uv_run(&loop, UV_RUN_DEFAULT);
+  p.reset();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ::dup2(saved_in, 0);
+  ::dup2(saved_out, 1);
+  ::close(saved_in);
+  ::close(saved_out);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_EQ(r.out, "in\nout\n");
+  EXPECT_EQ(r.err, "err\n");
+}
+
+TEST(Subprocess, AMissingProgramIsNamedInTheError) {
+  auto r = run_process(spec({"yolo-no-such-program-1f3a"}));
+  EXPECT_EQ(r.outcome, SpawnResult::Outcome::SpawnFailed);
+  EXPECT_EQ(r.spawn_error, "no such file or directory: yolo-no-such-program-1f3a");
+  EXPECT_EQ(r.describe(), "could not start: no such file or directory: yolo-no-such-program-1f3a");
+  EXPECT_EQ(r.pid, 0);
+  auto abs = run_process(spec({"/nonexistent/yolo-reviewer"}));
+  EXPECT_EQ(abs.spawn_error, "no such file or directory: /nonexistent/yolo-reviewer");
+  // Found but not executable; a cwd that does not exist.
+  test::TempDir d;
+  test::write_file(d / "notexec", "#!/bin/sh\necho hi\n");
+  auto denied = run_process(spec({(d / "notexec").string()}));
+  EXPECT_EQ(denied.outcome, SpawnResult::Outcome::SpawnFailed);
+  EXPECT_EQ(denied.spawn_error, "permission denied: " + (d / "notexec").string());
+  SpawnSpec nocwd = spec({"true"});
+  nocwd.cwd = d / "gone";
+  auto c = run_process(nocwd);
+  EXPECT_EQ(c.outcome, SpawnResult::Outcome::SpawnFailed);
+  EXPECT_EQ(c.spawn_error, "no such file or directory: true");
+}
+
+// argv[0] without a '/' is looked up in the PATH the child gets (as execvp did), relative to
+// its cwd; a file without "#!" runs under /bin/sh (as execvp runs it).
+TEST(Subprocess, TheChildsPathFindsTheProgram) {
+  test::TempDir d;
+  std::filesystem::create_directories(d / "bin");
+  test::write_file(d / "bin" / "yolo-test-tool", "echo tool \"$@\"\n");  // no "#!"
+  ::chmod((d / "bin" / "yolo-test-tool").c_str(), 0755);
+  SpawnSpec s = spec({"yolo-test-tool", "a b", "$HOME"});
+  s.env = {{"PATH", (d / "bin").string() + ":/usr/bin:/bin"}};
+  auto r = run_process(s);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_EQ(r.out, "tool a b $HOME\n");
+  s.env = {{"PATH", "bin"}};  // relative: to the child's cwd
+  s.cwd = d.path();
+  r = run_process(s);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_EQ(r.out, "tool a b $HOME\n");
+  s.env = {{"PATH", "/usr/bin:/bin"}};
+  r = run_process(s);
+  EXPECT_EQ(r.spawn_error, "no such file or directory: yolo-test-tool");
+}
+
+TEST(Subprocess, DeathBySignalIsReported) {
+  auto r = run_process(spec({"sh", "-c", "echo before; kill -USR1 $$; echo after"}));
+  EXPECT_EQ(r.outcome, SpawnResult::Outcome::Signaled);
+  EXPECT_EQ(r.term_signal, SIGUSR1);
+  EXPECT_EQ(r.exit_code, -1);
+  EXPECT_EQ(r.out, "before\n");
+  EXPECT_TRUE(r.ran());
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.describe().rfind("killed by signal " + std::to_string(SIGUSR1), 0), 0u) << r.describe();
+}
+
+// Each child leads its own session (and so its own process group, with no controlling
+// terminal): a timeout or cancel kills exactly its group.
+TEST(Subprocess, TheChildLeadsItsOwnSession) {
+  auto r = run_process(spec({"sh", "-c", "echo $$; cut -d' ' -f5,6 /proc/$$/stat"}));
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  std::string pid = r.out.substr(0, r.out.find('\n'));
+  EXPECT_EQ(pid, std::to_string(r.pid));
+  EXPECT_EQ(r.out, pid + "\n" + pid + " " + pid + "\n");
+}
+
+// What we block or ignore (SIGPIPE is ignored in yolo, libuv blocks signals on its threads)
+// is not what the child starts with: no signal blocked, none ignored.
+TEST(Subprocess, OurBlockedAndIgnoredSignalsAreNotInherited) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGUSR2);
+  sigaddset(&block, SIGTERM);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &block, &old), 0);
+  struct sigaction ign {
+  }, old_pipe{}, old_hup{};
+  ign.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ign, &old_pipe);
+  ::sigaction(SIGHUP, &ign, &old_hup);
+  auto r = run_process(spec({"grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"}));
+  ::sigaction(SIGPIPE, &old_pipe, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_EQ(r.out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
+// A grandchild that ignores SIGTERM in the child's group dies on timeout too (SIGKILL after the
+// grace), and the timeout's outcome is kept even though the child's own exit came after it.
+TEST(Subprocess, TimeoutReachesATermIgnoringGrandchild) {
+  SpawnSpec s = spec({"sh", "-c", "sh -c \"trap '' TERM; sleep 30\" & echo $!; wait"}, 300);
+  s.kill_grace_ms = 200;
+  auto r = run_process(s);
+  EXPECT_EQ(r.outcome, SpawnResult::Outcome::TimedOut);
+  EXPECT_LT(r.elapsed_ms, 5000);
+  int grandchild = std::stoi(r.out);
+  EXPECT_TRUE(process_gone(grandchild)) << "grandchild " << grandchild << " outlived the timeout";
+}
+
+// With supervision on (yolo's main), sweeps reap zombie children they do not know, from any
+// thread. A sweep that runs while our child is a zombie not yet reaped by its Process must
+// leave it: every exit status arrives intact.
+TEST(Subprocess, SweepsNeverStealAChildsExitStatus) {
+  supervise_children();
+  std::atomic<bool> stop{false};
+  std::atomic<int> sweeps{0};
+  std::thread sweeper([&] {
+    while (!stop) {
+      keeper::sweep();
+      ++sweeps;
+    }
+  });
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int done = 0, intact = 0;
+  std::string bad;
+  std::vector<std::unique_ptr<Process>> procs;
+  std::function<void()> next = [&] {
+    if (procs.size() >= 120) return;
+    procs.push_back(Process::start(&loop, spec({"sh", "-c", "exit 7"}), [&](SpawnResult r) {
+      ++done;
+      if (r.outcome == SpawnResult::Outcome::Exited && r.exit_code == 7)
+        ++intact;
+      else
+        bad = r.describe();
+      // A busy loop thread: the other children exit meanwhile and wait as zombies, seen by
+      // the sweeps, until their Process reaps them.
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      next();
+    }));
+  };
+  for (int i = 0; i < 4; ++i) next();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  stop = true;
+  sweeper.join();
+  procs.clear();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+  EXPECT_EQ(done, 120);
+  EXPECT_EQ(intact, 120) << bad;
+  EXPECT_GT(sweeps.load(), 10);
 }
 
 }  // namespace
