@@ -1,5 +1,6 @@
 #include "runner/command.h"
 
+#include <fcntl.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -42,6 +43,11 @@ const std::vector<Command>& commands() {
 }
 
 int run_cli(int argc, char** argv) {
+  // Started with stdin, stdout or stderr closed (`yolo ... <&-`): the next file we open would
+  // take that number, and a write meant for the terminal would land in it (libuv also asserts
+  // on closing a descriptor below 3). Each closed one is /dev/null from here on.
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) < 0 && ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd) return kExitFail;
   // A child that closes its stdin early must not kill us with SIGPIPE: writes fail with EPIPE.
   ::signal(SIGPIPE, SIG_IGN);
   // A write past a file-size limit fails with EFBIG instead of killing us (the event log

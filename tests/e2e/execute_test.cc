@@ -63,7 +63,8 @@ class ExecuteTest : public ::testing::Test {
     write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
   }
   void use_executor(const std::string& name) {
-    set_config({{"executor", {{"command", {"agents/" + name, "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}}});
+    set_config(
+        {{"executor", {{"command", {"agents/" + name, "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}}});
   }
 
   RunResult yolo(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
@@ -145,7 +146,8 @@ TEST_F(ExecuteTest, ThreeWavesRunInOrderWithParallelismInsideAWave) {
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(plan_status(id), "complete") << id;
   EXPECT_EQ(s["total_waves"], 3);
   for (const char* step : {"step_2", "step_2c", "step_3"})
-    EXPECT_NE(std::find(s["steps_completed"].begin(), s["steps_completed"].end(), step), s["steps_completed"].end()) << step;
+    EXPECT_NE(std::find(s["steps_completed"].begin(), s["steps_completed"].end(), step), s["steps_completed"].end())
+        << step;
   // The skip approver passed the vision gate and it is recorded as such.
   EXPECT_EQ(s["approval"]["approved"], true);
   EXPECT_EQ(s["approval"]["approved_by"], "skip");
@@ -172,6 +174,18 @@ TEST_F(ExecuteTest, ThreeWavesRunInOrderWithParallelismInsideAWave) {
   EXPECT_EQ(exec_log().size(), 4u);
 }
 
+// Started with stdin, stdout and stderr closed (a daemon's child, `<&- >&- 2>&-`): the first
+// files and pipes yolo opens would take numbers 0 to 2 (libuv aborted on closing one). Each
+// closed one is /dev/null instead, and execute runs every plan.
+TEST_F(ExecuteTest, RunsWithStdinStdoutAndStderrClosed) {
+  use_executor("executor-ok");
+  auto r = run_program({"sh", "-c", "exec \"$0\" execute <&- >&- 2>&-", yolo_bin()}, repo(),
+                       {"YOLO_EXEC_LOG=" + log_path().string(), "NO_COLOR=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(exec_log().size(), 4u);
+  EXPECT_EQ(state()["status"], "complete");
+}
+
 TEST_F(ExecuteTest, MaxParallelOneNeverOverlaps) {
   use_executor("executor-ok");
   set_config({{"max_parallel", 1}});
@@ -194,7 +208,8 @@ TEST_F(ExecuteTest, ReviewGateShowsEachPlansLoop) {
     EXPECT_NE(r.out.find(std::string("✓ ") + id + " approve after 2 cycles (the architect revised it) (reviewer)"),
               std::string::npos)
         << r.out;
-    EXPECT_NE(read_file(phase_dir() / (std::string(id) + "-PLAN.md")).find("REVIEW-FIX-APPLIED"), std::string::npos) << id;
+    EXPECT_NE(read_file(phase_dir() / (std::string(id) + "-PLAN.md")).find("REVIEW-FIX-APPLIED"), std::string::npos)
+        << id;
   }
   EXPECT_EQ(exec_log().size(), 4u);
 }
@@ -233,11 +248,13 @@ TEST_F(ExecuteTest, NothingExecutesWhileAwaitingApprovalThenApproveResumes) {
   set_config({{"approvers", {{"vision", "manual"}}}, {"review_gate", "always"}});
   auto r = execute();
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-  EXPECT_NE(r.out.find("⏸ Vision gate: Awaiting human approval for .yolo-planning/ROADMAP.md. Execution paused."), std::string::npos)
+  EXPECT_NE(r.out.find("⏸ Vision gate: Awaiting human approval for .yolo-planning/ROADMAP.md. Execution paused."),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Review gate: approve"), std::string::npos) << r.out;
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"})
-    EXPECT_NE(r.out.find(std::string("✓ ") + id + " approve (reviewer)"), std::string::npos) << "one line per plan: " << r.out;
+    EXPECT_NE(r.out.find(std::string("✓ ") + id + " approve (reviewer)"), std::string::npos)
+        << "one line per plan: " << r.out;
   EXPECT_FALSE(stdfs::exists(log_path()));
   json s = state();
   EXPECT_EQ(s["status"], "awaiting_approval");
@@ -284,7 +301,8 @@ TEST_F(ExecuteTest, EditedRoadmapAfterApprovalReopensTheGate) {
   set_config({{"approvers", {{"vision", "manual"}}}});
   ASSERT_EQ(execute().exit_code, 3);
   ASSERT_EQ(yolo({"approve", "--by", "tester"}).exit_code, 0);
-  write_file(repo() / ".yolo-planning" / "ROADMAP.md", read_file(repo() / ".yolo-planning" / "ROADMAP.md") + "\nA late change.\n");
+  write_file(repo() / ".yolo-planning" / "ROADMAP.md",
+             read_file(repo() / ".yolo-planning" / "ROADMAP.md") + "\nA late change.\n");
   auto r = execute();
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("changed after it was approved"), std::string::npos) << r.out;
