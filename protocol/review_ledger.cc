@@ -224,7 +224,8 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
           return ledger.string() + ": update refused, the result would not match schema " + kSchema + ": " + v;
         // A torn last line (a writer killed part way) stays a line of its own, skipped.
         std::string add = !cur.content.empty() && cur.content.back() != '\n' ? "\n" + lines : lines;
-        return disk.append(journal, [&](const std::string&) { return add; }, 0, /*durable=*/true);
+        return disk.append(
+            journal, [&](const std::string&) { return add; }, 0, /*durable=*/true);
       }
     }
   }
@@ -247,7 +248,9 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
       return true;
     }
     std::string add = cur.content.back() != '\n' ? "\n" + lines : lines;
-    if (std::string e = disk.append(journal, [&](const std::string&) { return add; }, 0, true); !e.empty()) {
+    if (std::string e = disk.append(
+            journal, [&](const std::string&) { return add; }, 0, true);
+        !e.empty()) {
       err = e;
       return false;
     }

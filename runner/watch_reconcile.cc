@@ -284,8 +284,8 @@ void Watcher::learn_next_phase() {
   if (phases_pending_.empty()) {
     if (learn_t0_ != Clock::time_point{}) {
       emit(out::Sym::Ok,
-           "every phase read: " + std::to_string(plan_hash_.size()) + " plans known (in " + fmt_ms(ms_since(learn_t0_)) +
-               " after ready)",
+           "every phase read: " + std::to_string(plan_hash_.size()) + " plans known (in " +
+               fmt_ms(ms_since(learn_t0_)) + " after ready)",
            {{"event", "phases_learnt"}, {"plans", plan_hash_.size()}, {"ms", ms_since(learn_t0_)}});
       learn_t0_ = {};
       if (learn_backlog_) say_backlog(learn_backlog_);

@@ -153,7 +153,7 @@ class Watcher {
   std::set<stdfs::path> phases_pending_;       // phase folders whose ledger and plans are not learnt yet
   bool learning_ = false;                      // a phase is being learnt on a worker thread
   size_t plans_listed_ = 0;                    // plans the first reconcile listed
-  Clock::time_point learn_t0_{};              // the phases' learning started (zero: not learning)
+  Clock::time_point learn_t0_{};               // the phases' learning started (zero: not learning)
   size_t learn_backlog_ = 0;                   // plans it found not reviewed as they are
   // Siblings as the cross-plan checks read them (slim, ~1 KB a plan; at most 20,000 kept),
   // reused while their files stay the same. Used by the fresh review lane's worker while it

@@ -217,8 +217,8 @@ TEST(ReviewLedgerJournal, AForgedOrMovedJournalLineNeverCounts) {
   // No seal at all; and a line that breaks the schema.
   json unsealed = {{"plan_id", "01-009"}, {"record", rec("unsealed")}};
   json bad = {{"plan_id", "01-010"}, {"record", rec("bad", "maybe")}};
-  repo.disk.put(j, repo.disk.get(j) + moved.dump() + "\n" + edited.dump() + "\n" + unsealed.dump() + "\n" +
-                       bad.dump() + "\n" + "not json\n");
+  repo.disk.put(j, repo.disk.get(j) + moved.dump() + "\n" + edited.dump() + "\n" + unsealed.dump() + "\n" + bad.dump() +
+                       "\n" + "not json\n");
   // Each replaced a good record and is dropped: the plan has no record (reviewed again), or
   // (the schema break: skipped) keeps its last good one.
   EXPECT_EQ(hash_of(repo, "01-008"), "");
