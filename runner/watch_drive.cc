@@ -211,7 +211,8 @@ void Watcher::say_backlog(size_t n) {
 
 // The backlog is reviewed when its lane is empty and no phase is left to learn.
 void Watcher::maybe_backlog_done() {
-  if (reviews_->backlog() != 0 || !backlog_total_ || learning_ || !phases_pending_.empty()) return;
+  if (reviews_->backlog() != 0 || !backlog_total_ || learning_ || !phases_pending_.empty() || !plans_pending_.empty())
+    return;
   emit(out::Sym::Ok,
        "backlog reviewed: " + std::to_string(backlog_total_) + " plans in " + fmt_ms(ms_since(backlog_t0_)),
        {{"event", "backlog_done"}, {"plans", backlog_total_}, {"ms", ms_since(backlog_t0_)}});

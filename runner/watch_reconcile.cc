@@ -177,6 +177,7 @@ void Watcher::reconcile(bool initial) {
     dirty_ledgers_.clear();
     load_all_ledgers();
     phases_pending_.clear();  // every phase is learnt by this rescan
+    plans_pending_.clear();
   }
   // A ledger written while a review batch runs is most likely its own write: loaded when the
   // batch has ended (then its bytes are known and it costs a read, not a parse of every
@@ -210,8 +211,8 @@ void Watcher::reconcile(bool initial) {
     if (!initial) state_dirty_ = roadmap_dirty_ = true;
   } else {
     // A phase not learnt yet is learnt now, before its events are judged.
-    for (const auto& d : dirty_dirs_) ensure_phase(d, changed, summaries_changed);
-    for (const auto& f : dirty_files_) ensure_phase(f.parent_path(), changed, summaries_changed);
+    for (const auto& d : dirty_dirs_) ensure_phase(d);
+    for (const auto& f : dirty_files_) ensure_phase(f.parent_path());
     for (const auto& d : dirty_dirs_) {
       std::set<stdfs::path> present;
       scan_phase(d, present, changed, summaries_changed);
@@ -276,12 +277,22 @@ struct Watcher::PhaseJob {
   std::optional<size_t> ledger_fp;
   std::string ledger_error;
   std::vector<std::pair<stdfs::path, std::string>> reviewed;  // plan path -> hash reviewed
-  std::vector<std::pair<stdfs::path, std::string>> plans;     // plan path -> hash now
+  struct Seen {
+    stdfs::path path;
+    std::string hash;
+  };
+  std::vector<Seen> plans;
+  bool plans_only = false;  // the ledger was loaded already (ensure_phase)
 };
+
+// A plan as the learning read it is taken unless it changed since: every change made before
+// now has its event read (drained from the kernel's queue first); those files are judged by
+// their reconcile, as changes, fresh. A change after now compares with what is taken here.
+bool Watcher::learnt_as_is(const stdfs::path& p) const { return !dirty_files_.count(p); }
 
 void Watcher::learn_next_phase() {
   if (stopping_ || learning_) return;
-  if (phases_pending_.empty()) {
+  if (phases_pending_.empty() && plans_pending_.empty()) {
     if (learn_t0_ != Clock::time_point{}) {
       emit(out::Sym::Ok,
            "every phase read: " + std::to_string(plan_hash_.size()) + " plans known (in " +
@@ -299,7 +310,9 @@ void Watcher::learn_next_phase() {
   auto* j = new PhaseJob;
   j->self = this;
   j->req.data = j;
-  j->dir = *phases_pending_.begin();
+  // A phase whose ledger an event had loaded goes first: its plans are being edited.
+  j->plans_only = !plans_pending_.empty();
+  j->dir = j->plans_only ? *plans_pending_.begin() : *phases_pending_.begin();
   j->ledger = review_ledger::path_for(o_.root, j->dir);
   learning_ = true;
   uv_queue_work(
@@ -307,7 +320,7 @@ void Watcher::learn_next_phase() {
       [](uv_work_t* r) {
         auto* job = static_cast<PhaseJob*>(r->data);
         try {
-          job->ledger_fp = ledger_fingerprint(job->ledger);
+          if (!job->plans_only) job->ledger_fp = ledger_fingerprint(job->ledger);
           if (job->ledger_fp) {
             auto l = review_ledger::load_file(world(), job->ledger);
             if (!l.ok()) {
@@ -326,7 +339,7 @@ void Watcher::learn_next_phase() {
           for (auto it = stdfs::directory_iterator(job->dir, ec); !ec && it != stdfs::directory_iterator();
                it.increment(ec))
             if (is_plan_filename(it->path().filename().string()))
-              job->plans.emplace_back(it->path(), hash_file(it->path()));
+              job->plans.push_back({it->path(), hash_file(it->path())});
         } catch (const std::exception& e) {
           job->ledger_error = job->ledger.string() + ": " + e.what();
         }
@@ -341,6 +354,23 @@ void Watcher::on_phase_learnt(PhaseJob* j) {
   std::unique_ptr<PhaseJob> own(j);
   learning_ = false;
   if (stopping_) return;
+  dir_watch_->drain();  // the events of what changed while the worker read
+  if (j->plans_only) {
+    // The plans of a phase whose ledger an event's reconcile loaded. A plan the loop has
+    // read since (an event) is newer there; one gone since (its event handled already) is
+    // not brought back.
+    if (plans_pending_.erase(j->dir)) {
+      Changed changed;
+      bulk_scan_ = true;
+      std::error_code ec;
+      for (const auto& pl : j->plans)
+        if (learnt_as_is(pl.path) && !plan_hash_.get(pl.path) && stdfs::is_regular_file(pl.path, ec))
+          check_plan_hashed(pl.path, pl.hash, changed);
+      bulk_scan_ = false;
+      queue_backlog(std::move(changed));
+    }
+    return learn_next_phase();
+  }
   // Learnt meanwhile by an event's reconcile (or a rescan): that one is newer.
   if (phases_pending_.erase(j->dir)) {
     if (!j->ledger_error.empty()) {
@@ -351,30 +381,22 @@ void Watcher::on_phase_learnt(PhaseJob* j) {
     }
     Changed changed;
     bulk_scan_ = true;
-    for (const auto& [p, h] : j->plans)
-      if (!dirty_files_.count(p)) check_plan_hashed(p, h, changed);  // an event waiting: its reconcile reads it
+    for (const auto& pl : j->plans)
+      if (learnt_as_is(pl.path)) check_plan_hashed(pl.path, pl.hash, changed);
     bulk_scan_ = false;
     queue_backlog(std::move(changed));
   }
   learn_next_phase();
 }
 
-void Watcher::ensure_phase(const stdfs::path& dir, Changed& changed, bool& summaries_changed) {
+// Its ledger now, so the files of the events at hand are judged against it by the caller;
+// the hashes of its other plans are learnt next on the worker thread (their backlog, if any,
+// is found then).
+void Watcher::ensure_phase(const stdfs::path& dir) {
   if (!phases_pending_.erase(dir)) return;
   load_ledger(review_ledger::path_for(o_.root, dir));
-  // Its plans as they are: those not reviewed as they are go to the backlog, like the other
-  // phases' (the files of the events at hand are judged by the caller, fresh).
-  Changed backlog;
-  bool bulk = bulk_scan_;
-  bulk_scan_ = true;
-  std::error_code ec;
-  for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator(); it.increment(ec))
-    if (is_plan_filename(it->path().filename().string()) && !dirty_files_.count(it->path()))
-      check_file(it->path(), backlog, summaries_changed);
-  bulk_scan_ = bulk;
-  for (auto& [phase, plans] : backlog)
-    if (plans.empty()) changed[phase];
-  queue_backlog(std::move(backlog));
+  plans_pending_.insert(dir);
+  learn_next_phase();
 }
 
 // What a phase's learning found not reviewed as it is: reviewed in the background (when

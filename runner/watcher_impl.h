@@ -107,11 +107,12 @@ class Watcher {
   // handles events meanwhile; a phase a file event arrives in first is learnt at once, on
   // the loop thread, by that event's reconcile (ensure_phase).
   struct PhaseJob;
-  void ensure_phase(const stdfs::path& dir, Changed& changed, bool& summaries_changed);
+  void ensure_phase(const stdfs::path& dir);
   void learn_next_phase();
   void on_phase_learnt(PhaseJob* j);
   void check_plan_hashed(const stdfs::path& p, const std::string& h, Changed& changed);
   void queue_backlog(Changed changed);
+  bool learnt_as_is(const stdfs::path& p) const;
   void say_backlog(size_t n);
   void maybe_backlog_done();
   watch::Situation situation() const { return {o_.review, o_.drive_execution, active_run_}; }
@@ -151,6 +152,7 @@ class Watcher {
   std::set<stdfs::path> dirty_files_, dirty_dirs_, dirty_ledgers_;
   std::map<stdfs::path, size_t> ledger_seen_;  // ledger file -> hash of the bytes last loaded
   std::set<stdfs::path> phases_pending_;       // phase folders whose ledger and plans are not learnt yet
+  std::set<stdfs::path> plans_pending_;        // phase folders whose ledger is loaded, plans not yet
   bool learning_ = false;                      // a phase is being learnt on a worker thread
   size_t plans_listed_ = 0;                    // plans the first reconcile listed
   Clock::time_point learn_t0_{};               // the phases' learning started (zero: not learning)
