@@ -247,6 +247,10 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
   if (stopping_) return maybe_finish_shutdown();
   if (!dirty_ledgers_.empty() && !reviews_->running()) schedule();  // the ledger events it held back
   if (lane == watch::Lane::Backlog) maybe_backlog_done();
+  if (lane == watch::Lane::Fresh && learn_paused_ && !reviews_->fresh_running()) {
+    learn_paused_ = false;
+    learn_next_phase();
+  }
   if (lane == watch::Lane::Fresh && warm_paused_ && !warm_queue_.empty()) {
     warm_paused_ = false;
     uv_idle_start(&warm_, [](uv_idle_t* h) { static_cast<Watcher*>(h->data)->warm_one(); });

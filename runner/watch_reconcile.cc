@@ -307,6 +307,11 @@ void Watcher::learn_next_phase() {
     return;
   }
   if (learn_t0_ == Clock::time_point{}) learn_t0_ = Clock::now();
+  // A save's review runs: it has the machine first (the learning goes on when it ends).
+  if (reviews_->fresh_running()) {
+    learn_paused_ = true;
+    return;
+  }
   auto* j = new PhaseJob;
   j->self = this;
   j->req.data = j;

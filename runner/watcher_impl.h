@@ -154,6 +154,7 @@ class Watcher {
   std::set<stdfs::path> phases_pending_;       // phase folders whose ledger and plans are not learnt yet
   std::set<stdfs::path> plans_pending_;        // phase folders whose ledger is loaded, plans not yet
   bool learning_ = false;                      // a phase is being learnt on a worker thread
+  bool learn_paused_ = false;                  // waits for the fresh lane's batch to end
   size_t plans_listed_ = 0;                    // plans the first reconcile listed
   Clock::time_point learn_t0_{};               // the phases' learning started (zero: not learning)
   size_t learn_backlog_ = 0;                   // plans it found not reviewed as they are
