@@ -454,7 +454,17 @@ stdfs::path ledger_of(const stdfs::path& repo, const stdfs::path& phase_dir) {
 }
 
 std::string recorded_hash(const stdfs::path& repo, const stdfs::path& plan, const std::string& id) {
-  json s = json::parse(read_file(ledger_of(repo, plan.parent_path())), nullptr, false);
+  stdfs::path ledger = ledger_of(repo, plan.parent_path());
+  // The ledger's journal (<phase>.jsonl) holds the records newer than the ledger's, last wins.
+  std::string last;
+  std::string journal = read_file(stdfs::path(ledger.string() + "l"));
+  for (size_t pos = 0, nl; (nl = journal.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+    json l = json::parse(journal.substr(pos, nl - pos), nullptr, false);
+    if (l.is_object() && l.value("plan_id", "") == id && l.contains("record") && l["record"].is_object())
+      last = l["record"].value("hash", "");
+  }
+  if (!last.empty()) return last;
+  json s = json::parse(read_file(ledger), nullptr, false);
   if (s.is_discarded() || !s.contains("reviews") || !s["reviews"].contains(id)) return "";
   return s["reviews"][id].value("hash", "");
 }
@@ -467,7 +477,7 @@ std::string stderr_tail(const stdfs::path& p) {
 
 // --- one save, timed --------------------------------------------------------------------
 struct Sample {
-  double written = NAN;   // rename -> the ledger (or OUT) renamed/closed
+  double written = NAN;   // rename -> the ledger (or OUT) renamed/closed, or its journal appended
   double event = NAN;     // rename -> the `reviewed` line
   double changed = NAN;   // rename -> the `plan_changed` line (watcher only)
   double child_ms = NAN;  // the review's wall time as the watcher reports it
@@ -512,7 +522,9 @@ Sample timed_watch_save(WatcherRun& w, const stdfs::path& repo, const stdfs::pat
   std::optional<Clock::time_point> t_state, t_event, t_changed;
   std::string ledger = ledger_of(repo, plan.parent_path()).filename().string();
   w.mon->on_fs = [&](const std::string& name, uint32_t mask, Clock::time_point t) {
-    if (name == ledger && (mask & IN_MOVED_TO) && !t_state) t_state = t;
+    // The ledger replaced, or a record appended to its journal (<phase>.jsonl) and closed.
+    if (((name == ledger && (mask & IN_MOVED_TO)) || (name == ledger + "l" && (mask & IN_CLOSE_WRITE))) && !t_state)
+      t_state = t;
   };
   w.mon->on_line = [&](const std::string& line, Clock::time_point t) {
     json j = parse_line(line);

@@ -19,7 +19,7 @@ namespace {
 const char* const kCounts[] = {"plans", "summaries", "reviewed", "approved", "conditional", "rejected", "fallback"};
 // What a cached row holds and how it was counted: bump it when either changes, so that rows
 // an older yolo remembered are recomputed rather than shown.
-constexpr int kRowFormat = 1;
+constexpr int kRowFormat = 2;
 
 // The row of phase folder d: its plans and SUMMARY files from one listing of the folder (no
 // stat per plan), its trusted review records (review_ledger::load: schema and seals checked)
@@ -116,12 +116,14 @@ json project_overview(const World& w, const stdfs::path& root) {
   json phases = json::array();
   json totals = {{"phases", dirs.size()}};
   for (const char* k : kCounts) totals[k] = 0;
-  // A phase's row is remembered with the identities of its folder and its ledger
-  // (verified_cache.h): while neither changed, the ledger is neither parsed nor are its
+  // A phase's row is remembered with the identities of its folder, its ledger and the
+  // ledger's journal (verified_cache.h): while none changed, the ledger is neither parsed nor are its
   // seals checked again.
   verified_cache::Cache cache(w, root, "overview");
   for (const auto& d : dirs) {
-    const std::vector<stdfs::path> inputs = {d, review_ledger::path_for(root, d)};
+    // The journal too: a large ledger takes new records there, leaving the ledger untouched.
+    const stdfs::path ledger = review_ledger::path_for(root, d);
+    const std::vector<stdfs::path> inputs = {d, ledger, review_ledger::journal_for(ledger)};
     const std::string key = d.filename().string();
     auto ids = cache.identities(inputs);
     json p;

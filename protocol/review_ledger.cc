@@ -1,6 +1,9 @@
 #include "protocol/review_ledger.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include "protocol/schema.h"
 #include "protocol/seal.h"
@@ -12,6 +15,7 @@ namespace stdfs = std::filesystem;
 namespace {
 constexpr const char* kSchema = "review-ledger";
 constexpr const char* kSealDomain = "yolo-review-record-v1";
+constexpr size_t kMaxJournalRead = 16u << 20;
 
 // What a record's seal covers: the project (its canonical path), the ledger file's name,
 // the plan id and the record itself (without its seal).
@@ -36,7 +40,89 @@ json sealed_fields(const std::string& project, const stdfs::path& ledger_file, c
 
 // The project root of a ledger file (<root>/.yolo-planning/.reviews/<name>.json).
 stdfs::path root_of(const stdfs::path& ledger_file) { return ledger_file.parent_path().parent_path().parent_path(); }
+
+// The ledgers this process read (validated) or wrote, by file: their identity then
+// (fs::Disk::stamp) and how many records they held. A ledger whose file is still that one
+// takes new records in its journal without being parsed again. Bounded, shared by threads.
+class KnownLedgers {
+ public:
+  void put(const stdfs::path& file, const std::string& stamp, size_t records) {
+    if (stamp.empty()) return;
+    std::lock_guard<std::mutex> g(m_);
+    if (map_.size() >= kMax && !map_.count(file.native())) map_.erase(map_.begin());
+    map_[file.native()] = {stamp, records};
+  }
+  // The records of `file` when it is still the file seen (same stamp), else nullopt.
+  std::optional<size_t> records(const stdfs::path& file, const std::string& stamp) {
+    std::lock_guard<std::mutex> g(m_);
+    auto it = map_.find(file.native());
+    if (stamp.empty() || it == map_.end() || it->second.first != stamp) return std::nullopt;
+    return it->second.second;
+  }
+
+ private:
+  static constexpr size_t kMax = 4096;
+  std::mutex m_;
+  std::map<std::string, std::pair<std::string, size_t>> map_;
+};
+
+KnownLedgers& known() {
+  static KnownLedgers k;
+  return k;
+}
+
+size_t records_in(const json& doc) {
+  auto rv = doc.find("reviews");
+  return rv != doc.end() && rv->is_object() ? rv->size() : 0;
+}
+
+// The ledger file with its journal applied and its untrusted records dropped. The journal
+// is read first: a fold between the two reads leaves a ledger that holds what was read.
+state::LoadResult load_merged(const World& w, const stdfs::path& root, const stdfs::path& file, bool empty_if_missing) {
+  fs::Disk& disk = w.files();
+  auto journal = disk.read(journal_for(file), kMaxJournalRead, false);
+  std::string stamp = disk.stamp(file);
+  auto r = state::load_document(w, file, kSchema);
+  if (!r.ok()) return r;
+  if (r.exists && disk.stamp(file) == stamp) known().put(file, stamp, records_in(r.doc));
+  if ((empty_if_missing && !r.exists) || !r.doc.is_object()) r.doc = {{"reviews", json::object()}};
+  if (journal.ok() && !journal.content.empty()) apply_journal(r.doc, journal.content);
+  drop_untrusted(w, root, file, r.doc);
+  return r;
+}
 }  // namespace
+
+stdfs::path journal_for(const stdfs::path& ledger_file) {
+  stdfs::path j = ledger_file;
+  j += "l";  // <phase>.json -> <phase>.jsonl
+  return j;
+}
+
+size_t apply_journal(json& ledger, std::string_view text) {
+  size_t applied = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) break;  // a torn last line: its writer was killed part way
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty()) continue;
+    json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (e.is_discarded() || !e.is_object()) continue;
+    auto id = e.find("plan_id");
+    auto rec = e.find("record");
+    if (id == e.end() || !id->is_string() || id->get_ref<const std::string&>().empty() || rec == e.end() ||
+        !rec->is_object())
+      continue;
+    json one = {{"reviews", json::object()}};
+    one["reviews"][id->get<std::string>()] = *rec;
+    if (!schema::validate(kSchema, one).empty()) continue;
+    if (!ledger.is_object()) ledger = json::object();
+    if (!ledger.contains("reviews") || !ledger["reviews"].is_object()) ledger["reviews"] = json::object();
+    ledger["reviews"][id->get<std::string>()] = std::move(*rec);
+    ++applied;
+  }
+  return applied;
+}
 
 static bool trusted_in(const World& w, const std::string& project, const stdfs::path& ledger_file,
                        const std::string& plan_id, const json& rec) {
@@ -81,16 +167,11 @@ stdfs::path path_for(const stdfs::path& root, const stdfs::path& phase_dir) {
 }
 
 state::LoadResult load(const World& w, const stdfs::path& root, const stdfs::path& phase_dir) {
-  auto r = state::load_document(w, path_for(root, phase_dir), kSchema);
-  if (r.ok() && !r.exists) r.doc = {{"reviews", json::object()}};
-  if (r.ok()) drop_untrusted(w, root, path_for(root, phase_dir), r.doc);
-  return r;
+  return load_merged(w, root, path_for(root, phase_dir), /*empty_if_missing=*/true);
 }
 
 state::LoadResult load_file(const World& w, const stdfs::path& file) {
-  auto r = state::load_document(w, file, kSchema);
-  if (r.ok()) drop_untrusted(w, root_of(file), file, r.doc);
-  return r;
+  return load_merged(w, root_of(file), file, /*empty_if_missing=*/false);
 }
 
 const json* find(const json& ledger, const std::string& plan_id) {
@@ -110,31 +191,83 @@ std::string record(const World& w, const stdfs::path& root, const stdfs::path& p
 std::string record_many(const World& w, const stdfs::path& root, const stdfs::path& phase_dir,
                         std::vector<std::pair<std::string, json>> records) {
   if (records.empty()) return "";
+  fs::Disk& disk = w.files();
   const seal::Key& key = w.sealing_key();
   const std::string project = project_of(w, root);
   const stdfs::path ledger = path_for(root, phase_dir);
-  auto set = [&](json& doc, std::string&) {
-    if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
-    stdfs::path rel = phase_dir.lexically_normal().lexically_relative(root.lexically_normal());
-    doc["phase_dir"] = rel.empty() || rel.native().starts_with("..") ? phase_dir.string() : rel.string();
-    // Sealed: only a record yolo wrote after a review counts when the ledger is read.
-    json& reviews = doc["reviews"];
-    for (const auto& [id, rec] : records) {
-      json r = rec;
-      if (r.is_object()) r["seal"] = seal::seal_of(kSealDomain, sealed_fields(project, ledger, id, r), key);
-      reviews[id] = std::move(r);
-    }
-    return true;
-  };
+  const stdfs::path journal = journal_for(ledger);
+  stdfs::path rel_dir = phase_dir.lexically_normal().lexically_relative(root.lexically_normal());
+  const std::string phase_text =
+      rel_dir.empty() || rel_dir.native().starts_with("..") ? phase_dir.string() : rel_dir.string();
+  // Sealed: only a record yolo wrote after a review counts when the ledger is read.
+  for (auto& [id, rec] : records)
+    if (rec.is_object()) rec["seal"] = seal::seal_of(kSealDomain, sealed_fields(project, ledger, id, rec), key);
   // The schema constrains each record on its own and the others were checked when the
   // ledger was read: check the document made of what changed.
-  auto check = [&](const json& doc) {
-    json changed = {{"phase_dir", doc["phase_dir"]}, {"reviews", json::object()}};
-    for (const auto& [id, rec] : records) changed["reviews"][id] = doc["reviews"][id];
+  auto check_changed = [&]() {
+    json changed = {{"phase_dir", phase_text}, {"reviews", json::object()}};
+    for (const auto& [id, rec] : records) changed["reviews"][id] = rec;
     auto errors = schema::validate(kSchema, changed);
     return errors.empty() ? std::string() : schema::describe(errors);
   };
-  return state::update_document(w, root, path_for(root, phase_dir), kSchema, set, check).error;
+  std::string lines;  // the records as journal lines
+  for (const auto& [id, rec] : records) lines += json{{"plan_id", id}, {"record", rec}}.dump() + "\n";
+
+  // A large ledger this process knows as it is: append to its journal, under the lock.
+  if (disk.is_directory(root / ".yolo-planning")) {
+    std::string lock_error;
+    auto lock = disk.lock(state::lock_path(root), lock_error);
+    if (!lock) return lock_error;
+    std::string stamp = disk.stamp(ledger);
+    auto n = known().records(ledger, stamp);
+    if (n && *n >= kJournalFromRecords && !disk.read_only(ledger)) {
+      auto cur = disk.read(journal, kJournalMaxBytes, false);
+      bool missing = !cur.ok() && cur.error->kind == fs::FileError::Kind::NotFound;
+      if ((cur.ok() || missing) && cur.content.size() + lines.size() <= kJournalMaxBytes) {
+        if (std::string v = check_changed(); !v.empty())
+          return ledger.string() + ": update refused, the result would not match schema " + kSchema + ": " + v;
+        // A torn last line (a writer killed part way) stays a line of its own, skipped.
+        std::string add = !cur.content.empty() && cur.content.back() != '\n' ? "\n" + lines : lines;
+        return disk.append(
+            journal, [&](const std::string&) { return add; }, 0, /*durable=*/true);
+      }
+    }
+  }
+
+  // Otherwise the ledger is rewritten with its journal folded in. When there is a journal,
+  // the new records go to it first: a crash after the ledger is written and before the
+  // journal is emptied leaves lines the ledger holds already (in the same order).
+  bool fold = false;
+  auto set = [&](json& doc, std::string& err) {
+    if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
+    doc["phase_dir"] = phase_text;
+    auto cur = disk.read(journal, kMaxJournalRead, false);
+    if (!cur.ok() && cur.error->kind != fs::FileError::Kind::NotFound) {
+      err = cur.error->message;
+      return false;
+    }
+    fold = cur.ok() && !cur.content.empty();
+    if (!fold) {
+      for (const auto& [id, rec] : records) doc["reviews"][id] = rec;
+      return true;
+    }
+    std::string add = cur.content.back() != '\n' ? "\n" + lines : lines;
+    if (std::string e = disk.append(
+            journal, [&](const std::string&) { return add; }, 0, true);
+        !e.empty()) {
+      err = e;
+      return false;
+    }
+    apply_journal(doc, cur.content + add);
+    return true;
+  };
+  auto check = [&](const json&) { return check_changed(); };
+  auto after = [&]() {
+    if (fold) disk.write_atomic(journal, "");
+  };
+  auto r = state::update_document(w, root, ledger, kSchema, set, check, after);
+  if (r.ok() && !r.stamp.empty()) known().put(ledger, r.stamp, records_in(r.doc));
+  return r.error;
 }
 
 All load_all(const World& w, const stdfs::path& root) {
@@ -148,11 +281,13 @@ All load_all(const World& w, const stdfs::path& root) {
     files.push_back(p);
   }
   for (const auto& f : files) {
+    auto journal = disk.read(journal_for(f), kMaxJournalRead, false);
     auto r = state::load_document(w, f, kSchema);
     if (!r.ok()) {
       all.errors.push_back(r.error);
       continue;
     }
+    if (journal.ok() && !journal.content.empty()) apply_journal(r.doc, journal.content);
     for (auto& why : drop_untrusted(w, root, f, r.doc)) all.errors.push_back(std::move(why));
     for (auto& [id, rec] : r.doc["reviews"].items()) all.reviews[id] = std::move(rec);
   }

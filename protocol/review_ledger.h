@@ -8,6 +8,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/json.h"
@@ -29,6 +30,24 @@ bool trusted(const World& w, const std::filesystem::path& root, const std::files
 // Removes the untrusted records of a loaded ledger; one sentence per record removed.
 std::vector<std::string> drop_untrusted(const World& w, const std::filesystem::path& root,
                                         const std::filesystem::path& ledger_file, json& ledger);
+
+// The ledger's journal, `<phase folder>.jsonl` beside it. Recording one review in a phase of
+// 1,000 plans used to parse, validate and rewrite (and fsync) the whole ledger, ~600 KB.
+// Now a ledger of kJournalFromRecords records or more, that this process has read or
+// written as it is now (same file identity: fs::Disk::stamp), takes new records as lines
+// appended to its journal, under the same lock, fsynced: one `{"plan_id", "record"}` a
+// line, sealed exactly as in the ledger. When the journal would pass kJournalMaxBytes the
+// next record folds it: the new records are appended first, then the ledger is rewritten
+// with every line applied, then the journal is emptied (a crash between the two leaves
+// lines the ledger holds already: applying them again changes nothing). Readers (load,
+// load_file, load_all) read the journal, then the ledger, and apply the lines in order; a
+// torn last line (a writer killed part way), and a line that does not parse or breaks the
+// schema, is skipped; seals are checked after, as for the ledger's own records.
+std::filesystem::path journal_for(const std::filesystem::path& ledger_file);
+inline constexpr size_t kJournalFromRecords = 128;
+inline constexpr size_t kJournalMaxBytes = 256 * 1024;
+// Applies a journal's complete lines over a loaded ledger document; how many were applied.
+size_t apply_journal(json& ledger, std::string_view journal_text);
 
 // {"reviews": {}} when there is no ledger yet; an error names the file (a copy of a broken
 // one is kept, as for the state).

@@ -202,7 +202,8 @@ UpdateResult update(const World& w, const std::filesystem::path& root,
 
 UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
                              const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
-                             const std::function<std::string(const json& doc)>& check) {
+                             const std::function<std::string(const json& doc)>& check,
+                             const std::function<void()>& after_write) {
   UpdateResult r;
   fs::Disk& disk = w.files();
   if (!disk.is_directory(root / ".yolo-planning")) {
@@ -262,6 +263,7 @@ UpdateResult update_document(const World& w, const std::filesystem::path& root, 
     return r;
   }
   validated().put(file, schema_name, text);
+  if (after_write) after_write();
   r.stamp = disk.stamp(file);
   written().put(r.stamp, file, schema_name, doc, text.size());
   r.doc = std::move(doc);

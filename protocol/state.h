@@ -62,9 +62,12 @@ UpdateResult update(const World& w, const std::filesystem::path& root,
 // Bytes this process has already validated (read or written) are not checked again on a
 // later read of the same bytes; the parse always runs.
 LoadResult load_document(const World& w, const std::filesystem::path& file, const std::string& schema_name);
+// `after_write`, when set, runs after the file was replaced, still under the lock (a ledger
+// empties its journal there: protocol/review_ledger.h).
 UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
                              const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
-                             const std::function<std::string(const json& doc)>& check = nullptr);
+                             const std::function<std::string(const json& doc)>& check = nullptr,
+                             const std::function<void()>& after_write = nullptr);
 
 // Validates a state document; empty string when valid, else "pointer: message; ...".
 std::string validate(const json& doc);

@@ -56,7 +56,9 @@ PathKind classify(const std::filesystem::path& planning, const std::filesystem::
   std::vector<std::string> parts;
   for (const auto& p : rel) parts.push_back(p.string());
   if (first == ".reviews") {
-    bool ledger = parts.size() == 2 && name.size() > 5 && name.front() != '.' && name.ends_with(".json");
+    // A ledger, or its journal (<phase>.jsonl: protocol/review_ledger.h).
+    bool ledger = parts.size() == 2 && name.size() > 5 && name.front() != '.' &&
+                  (name.ends_with(".json") || (name.size() > 6 && name.ends_with(".jsonl")));
     return ledger ? PathKind::Ledger : PathKind::Ignored;
   }
   if (parts.size() == 1) {

@@ -34,6 +34,8 @@ class DirWatch {
   // Watches one folder only (its direct entries), e.g. the project root.
   void add_single(const std::filesystem::path& dir);
   void stop();
+  // Reads the events the kernel has queued now and reports them (as on readiness).
+  void drain() { on_readable(); }
   size_t watch_count() const { return by_wd_.size(); }
   std::function<bool(const std::string& name)> skip_name;  // folders never watched
   // A folder that cannot be watched or listed (EACCES, ELOOP, ...): named, skipped, and the

@@ -183,6 +183,8 @@ void Watcher::on_execute_done(SpawnResult r, double ms) {
 // Plans to review go to the review queue: a save to the fresh lane, what a full scan found
 // to the backlog (reviewed in the background while events are handled; one line says how
 // many). A phase listed with no plans (a plan came or went) needs nothing by itself.
+// While the phases are learnt (after `ready`), what each phase adds to the backlog is said
+// once, when the last phase is learnt.
 void Watcher::start_reviews(const Changed& reviews, watch::Lane lane) {
   size_t n = 0;
   for (const auto& [phase, plans] : reviews)
@@ -193,11 +195,28 @@ void Watcher::start_reviews(const Changed& reviews, watch::Lane lane) {
   if (lane == watch::Lane::Backlog && n) {
     if (backlog_total_ == 0) backlog_t0_ = Clock::now();
     backlog_total_ += n;
-    emit(out::Sym::Diamond,
-         std::to_string(n) + " plan" + (n == 1 ? "" : "s") + " not reviewed as they are: reviewing in the background",
-         {{"event", "backlog"}, {"plans", n}});
+    if (learn_t0_ != Clock::time_point{})
+      learn_backlog_ += n;
+    else
+      say_backlog(n);
   }
   reviews_->pump();
+}
+
+void Watcher::say_backlog(size_t n) {
+  emit(out::Sym::Diamond,
+       std::to_string(n) + " plan" + (n == 1 ? "" : "s") + " not reviewed as they are: reviewing in the background",
+       {{"event", "backlog"}, {"plans", n}});
+}
+
+// The backlog is reviewed when its lane is empty and no phase is left to learn.
+void Watcher::maybe_backlog_done() {
+  if (reviews_->backlog() != 0 || !backlog_total_ || learning_ || !phases_pending_.empty() || !plans_pending_.empty())
+    return;
+  emit(out::Sym::Ok,
+       "backlog reviewed: " + std::to_string(backlog_total_) + " plans in " + fmt_ms(ms_since(backlog_t0_)),
+       {{"event", "backlog_done"}, {"plans", backlog_total_}, {"ms", ms_since(backlog_t0_)}});
+  backlog_total_ = 0;
 }
 
 void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
@@ -219,7 +238,7 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
   if (recorded)
     for (const auto& phase : phases) {
       auto file = review_ledger::path_for(o_.root, phase);
-      if (auto b = fs::read_bytes(file, 16u << 20); b.ok()) ledger_seen_[file] = std::hash<std::string>{}(b.content);
+      if (auto fp = ledger_fingerprint(file)) ledger_seen_[file] = *fp;
     }
   if (lane == watch::Lane::Fresh) {
     for (const auto& p : snapshot_pending_) fresh_snapshots_.changed(world(), p);
@@ -227,11 +246,10 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
   }
   if (stopping_) return maybe_finish_shutdown();
   if (!dirty_ledgers_.empty() && !reviews_->running()) schedule();  // the ledger events it held back
-  if (lane == watch::Lane::Backlog && reviews_->backlog() == 0 && backlog_total_) {
-    emit(out::Sym::Ok,
-         "backlog reviewed: " + std::to_string(backlog_total_) + " plans in " + fmt_ms(ms_since(backlog_t0_)),
-         {{"event", "backlog_done"}, {"plans", backlog_total_}, {"ms", ms_since(backlog_t0_)}});
-    backlog_total_ = 0;
+  if (lane == watch::Lane::Backlog) maybe_backlog_done();
+  if (lane == watch::Lane::Fresh && learn_paused_ && !reviews_->fresh_running()) {
+    learn_paused_ = false;
+    learn_next_phase();
   }
   if (lane == watch::Lane::Fresh && warm_paused_ && !warm_queue_.empty()) {
     warm_paused_ = false;

@@ -171,10 +171,13 @@ void Watcher::reconcile(bool initial) {
   // line; a save is a fresh review, said per plan.
   bool full = full_rescan_;
   bulk_scan_ = full;
-  // What was last reviewed first: a plan is compared with its freshest record.
-  if (full_rescan_) {
+  // What was last reviewed first: a plan is compared with its freshest record. The first
+  // reconcile leaves that to the phases' learning after `ready`.
+  if (full_rescan_ && !initial) {
     dirty_ledgers_.clear();
     load_all_ledgers();
+    phases_pending_.clear();  // every phase is learnt by this rescan
+    plans_pending_.clear();
   }
   // A ledger written while a review batch runs is most likely its own write: loaded when the
   // batch has ended (then its bytes are known and it costs a read, not a parse of every
@@ -194,15 +197,22 @@ void Watcher::reconcile(bool initial) {
       // A symlink loop (ELOOP) or a folder we may not read (EACCES) is named and skipped.
       std::error_code dec;
       bool dir = it->is_directory(dec);
-      if (dec)
+      if (dec) {
         walk_error(it->path(), dec);
-      else if (dir)
+      } else if (dir && initial) {
+        scan_phase(it->path(), present, changed, summaries_changed, /*plans_too=*/false);
+        phases_pending_.insert(it->path());
+      } else if (dir) {
         scan_phase(it->path(), present, changed, summaries_changed);
+      }
     }
     if (ec && ec != std::errc::no_such_file_or_directory) walk_error(planning_ / "phases", ec);
     forget_missing([&](const stdfs::path& p) { return !present.count(p); }, changed, summaries_changed);
     if (!initial) state_dirty_ = roadmap_dirty_ = true;
   } else {
+    // A phase not learnt yet is learnt now, before its events are judged.
+    for (const auto& d : dirty_dirs_) ensure_phase(d);
+    for (const auto& f : dirty_files_) ensure_phase(f.parent_path());
     for (const auto& d : dirty_dirs_) {
       std::set<stdfs::path> present;
       scan_phase(d, present, changed, summaries_changed);
@@ -243,15 +253,162 @@ void Watcher::reconcile(bool initial) {
 }
 
 void Watcher::scan_phase(const stdfs::path& dir, std::set<stdfs::path>& present, Changed& changed,
-                         bool& summaries_changed) {
+                         bool& summaries_changed, bool plans_too) {
   std::error_code ec;
   for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (!is_plan_filename(name) && !is_summary_filename(name)) continue;
+    bool plan = is_plan_filename(name);
+    if (!plan && !is_summary_filename(name)) continue;
     present.insert(it->path());
+    if (plan && !plans_too) {
+      ++plans_listed_;
+      continue;
+    }
     check_file(it->path(), changed, summaries_changed);
   }
   if (ec && ec != std::errc::no_such_file_or_directory) walk_error(dir, ec);
+}
+
+// One phase learnt on a worker thread: its ledger's records and its plans' hashes.
+struct Watcher::PhaseJob {
+  uv_work_t req{};
+  Watcher* self = nullptr;
+  stdfs::path dir, ledger;
+  std::optional<size_t> ledger_fp;
+  std::string ledger_error;
+  std::vector<std::pair<stdfs::path, std::string>> reviewed;  // plan path -> hash reviewed
+  struct Seen {
+    stdfs::path path;
+    std::string hash;
+  };
+  std::vector<Seen> plans;
+  bool plans_only = false;  // the ledger was loaded already (ensure_phase)
+};
+
+// A plan as the learning read it is taken unless it changed since: every change made before
+// now has its event read (drained from the kernel's queue first); those files are judged by
+// their reconcile, as changes, fresh. A change after now compares with what is taken here.
+bool Watcher::learnt_as_is(const stdfs::path& p) const { return !dirty_files_.count(p); }
+
+void Watcher::learn_next_phase() {
+  if (stopping_ || learning_) return;
+  if (phases_pending_.empty() && plans_pending_.empty()) {
+    if (learn_t0_ != Clock::time_point{}) {
+      emit(out::Sym::Ok,
+           "every phase read: " + std::to_string(plan_hash_.size()) + " plans known (in " +
+               fmt_ms(ms_since(learn_t0_)) + " after ready)",
+           {{"event", "phases_learnt"}, {"plans", plan_hash_.size()}, {"ms", ms_since(learn_t0_)}});
+      learn_t0_ = {};
+      if (learn_backlog_) say_backlog(learn_backlog_);
+      learn_backlog_ = 0;
+      maybe_backlog_done();
+      start_warming();  // the plans are known now: their siblings are parsed ahead
+    }
+    return;
+  }
+  if (learn_t0_ == Clock::time_point{}) learn_t0_ = Clock::now();
+  // A save's review runs: it has the machine first (the learning goes on when it ends).
+  if (reviews_->fresh_running()) {
+    learn_paused_ = true;
+    return;
+  }
+  auto* j = new PhaseJob;
+  j->self = this;
+  j->req.data = j;
+  // A phase whose ledger an event had loaded goes first: its plans are being edited.
+  j->plans_only = !plans_pending_.empty();
+  j->dir = j->plans_only ? *plans_pending_.begin() : *phases_pending_.begin();
+  j->ledger = review_ledger::path_for(o_.root, j->dir);
+  learning_ = true;
+  uv_queue_work(
+      &loop_, &j->req,
+      [](uv_work_t* r) {
+        auto* job = static_cast<PhaseJob*>(r->data);
+        try {
+          if (!job->plans_only) job->ledger_fp = ledger_fingerprint(job->ledger);
+          if (job->ledger_fp) {
+            auto l = review_ledger::load_file(world(), job->ledger);
+            if (!l.ok()) {
+              job->ledger_error = l.error;
+            } else {
+              stdfs::path root = job->self->o_.root;
+              for (const auto& [id, rec] : l.doc["reviews"].items()) {
+                if (!rec.contains("path") || !rec["path"].is_string()) continue;
+                stdfs::path p = rec["path"].get<std::string>();
+                if (p.is_relative()) p = root / p;
+                job->reviewed.emplace_back(p.lexically_normal(), rec["hash"].get<std::string>());
+              }
+            }
+          }
+          std::error_code ec;
+          for (auto it = stdfs::directory_iterator(job->dir, ec); !ec && it != stdfs::directory_iterator();
+               it.increment(ec))
+            if (is_plan_filename(it->path().filename().string()))
+              job->plans.push_back({it->path(), hash_file(it->path())});
+        } catch (const std::exception& e) {
+          job->ledger_error = job->ledger.string() + ": " + e.what();
+        }
+      },
+      [](uv_work_t* r, int) {
+        auto* job = static_cast<PhaseJob*>(r->data);
+        job->self->on_phase_learnt(job);
+      });
+}
+
+void Watcher::on_phase_learnt(PhaseJob* j) {
+  std::unique_ptr<PhaseJob> own(j);
+  learning_ = false;
+  if (stopping_) return;
+  dir_watch_->drain();  // the events of what changed while the worker read
+  if (j->plans_only) {
+    // The plans of a phase whose ledger an event's reconcile loaded. A plan the loop has
+    // read since (an event) is newer there; one gone since (its event handled already) is
+    // not brought back.
+    if (plans_pending_.erase(j->dir)) {
+      Changed changed;
+      bulk_scan_ = true;
+      std::error_code ec;
+      for (const auto& pl : j->plans)
+        if (learnt_as_is(pl.path) && !plan_hash_.get(pl.path) && stdfs::is_regular_file(pl.path, ec))
+          check_plan_hashed(pl.path, pl.hash, changed);
+      bulk_scan_ = false;
+      queue_backlog(std::move(changed));
+    }
+    return learn_next_phase();
+  }
+  // Learnt meanwhile by an event's reconcile (or a rescan): that one is newer.
+  if (phases_pending_.erase(j->dir)) {
+    if (!j->ledger_error.empty()) {
+      emit(out::Sym::Fail, j->ledger_error, {{"event", "ledger_error"}, {"error", j->ledger_error}});
+    } else {
+      for (const auto& [p, h] : j->reviewed) reviewed_hash_.set(p, h);
+      if (j->ledger_fp) ledger_seen_[j->ledger] = *j->ledger_fp;
+    }
+    Changed changed;
+    bulk_scan_ = true;
+    for (const auto& pl : j->plans)
+      if (learnt_as_is(pl.path)) check_plan_hashed(pl.path, pl.hash, changed);
+    bulk_scan_ = false;
+    queue_backlog(std::move(changed));
+  }
+  learn_next_phase();
+}
+
+// Its ledger now, so the files of the events at hand are judged against it by the caller;
+// the hashes of its other plans are learnt next on the worker thread (their backlog, if any,
+// is found then).
+void Watcher::ensure_phase(const stdfs::path& dir) {
+  if (!phases_pending_.erase(dir)) return;
+  load_ledger(review_ledger::path_for(o_.root, dir));
+  plans_pending_.insert(dir);
+  learn_next_phase();
+}
+
+// What a phase's learning found not reviewed as it is: reviewed in the background (when
+// the watcher reviews at all: watch::decide).
+void Watcher::queue_backlog(Changed changed) {
+  watch::Changes found{std::move(changed), false, false, false};
+  start_reviews(watch::decide(found, situation()).reviews, watch::Lane::Backlog);
 }
 
 // A folder of the tree that cannot be walked: said once per path and reason, then skipped.
@@ -299,9 +456,17 @@ void Watcher::check_file(const stdfs::path& p, Changed& changed, bool& summaries
     emit(out::Sym::Diamond, name + " written", {{"event", "summary_changed"}, {"path", p.string()}});
     return;
   }
+  check_plan_hashed(p, h, changed);
+}
+
+// A plan file read now (its hash h): what changed, and whether it needs a review.
+void Watcher::check_plan_hashed(const stdfs::path& p, const std::string& h, Changed& changed) {
+  std::optional<std::string> seen_text = plan_hash_.get(p);
+  std::optional<std::string_view> seen;
+  if (seen_text) seen = *seen_text;
   if (!seen || *seen != h) note_plan_changed(p);
   auto seen_now = watch::plan_seen(seen, reviewed_hash_.get(p).value_or(std::string()), h);
-  cache.set(p, h);
+  plan_hash_.set(p, h);
   if (seen_now != watch::PlanSeen::NeedsReview) return;  // touched, or already reviewed as it is
   changed[p.parent_path()].push_back(p);
   if (!bulk_scan_) announce_changed(p);  // a full scan's are announced when it is done
@@ -396,15 +561,29 @@ void Watcher::load_all_ledgers() {
     if (watch::classify(planning_, it->path()) == PathKind::Ledger) load_ledger(it->path());
 }
 
-// A ledger whose bytes are the ones last loaded says the same: no parse, no schema check
-// (every review of ours writes one, and its inotify event comes back here).
-void Watcher::load_ledger(const stdfs::path& file) {
+// The bytes of a ledger and its journal (protocol/review_ledger.h) as one number; nullopt
+// when the ledger cannot be read.
+std::optional<size_t> ledger_fingerprint(const stdfs::path& file) {
   auto bytes = fs::read_bytes(file, 16u << 20);
-  if (!bytes.ok()) {
+  if (!bytes.ok()) return std::nullopt;
+  size_t h = std::hash<std::string>{}(bytes.content);
+  if (auto j = fs::read_bytes(review_ledger::journal_for(file), 16u << 20); j.ok() && !j.content.empty())
+    h = h * 1000003u ^ std::hash<std::string>{}(j.content);
+  return h;
+}
+
+// A ledger whose bytes are the ones last loaded says the same: no parse, no schema check
+// (every review of ours writes one, and its inotify event comes back here). A journal's
+// event stands for its ledger.
+void Watcher::load_ledger(const stdfs::path& changed) {
+  stdfs::path file = changed;
+  if (file.extension() == ".jsonl") file.replace_extension(".json");
+  auto fp = ledger_fingerprint(file);
+  if (!fp) {
     ledger_seen_.erase(file);  // gone: the hashes it gave stay (a review too many, never one too few)
     return;
   }
-  size_t h = std::hash<std::string>{}(bytes.content);
+  size_t h = *fp;
   if (auto it = ledger_seen_.find(file); it != ledger_seen_.end() && it->second == h) return;
   auto r = review_ledger::load_file(world(), file);
   if (!r.ok()) {

@@ -83,24 +83,24 @@ int Watcher::run() {
   dir_watch_->add_single(o_.root);  // to see .yolo-planning itself deleted and recreated
   dir_watch_->add_tree(planning_);
   load_state(/*announce=*/false);
-  load_all_ledgers();
+  // The ledgers are loaded by the first reconcile (a full one), once.
   roadmap_hash_ = review::file_hash(world(), planning_ / "ROADMAP.md");
   full_rescan_ = true;
   reconcile(/*initial=*/true);
   emit(out::Sym::Diamond,
        "watching " + planning_.string() + ": " + std::to_string(dir_watch_->watch_count()) + " folders, " +
-           std::to_string(plan_hash_.size()) + " plans (ready in " + fmt_ms(ms_since(t0)) + ", debounce " +
+           std::to_string(plans_listed_) + " plans (ready in " + fmt_ms(ms_since(t0)) + ", debounce " +
            std::to_string(debounce_ms_) + " ms)",
        {{"event", "ready"},
         {"root", o_.root.string()},
         {"folders", dir_watch_->watch_count()},
-        {"plans", plan_hash_.size()},
+        {"plans", plans_listed_},
         {"ms", ms_since(t0)},
         {"debounce_ms", debounce_ms_},
         {"pid", ::getpid()},
         {"backlog", reviews_->backlog()}});
   started_ = true;
-  start_warming();
+  learn_next_phase();  // then the siblings are parsed ahead (start_warming)
   if (o_.drive_execution) consider_execution(/*force=*/true);
 
   uv_run(&loop_, UV_RUN_DEFAULT);

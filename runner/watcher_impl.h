@@ -65,6 +65,9 @@ class Digests {
   std::map<std::string, std::string> odd_;  // values that are not a sha256 hex (never in practice)
 };
 
+// The bytes of a review ledger and its journal as one number (nullopt: no ledger).
+std::optional<size_t> ledger_fingerprint(const stdfs::path& ledger_file);
+
 class Watcher {
  public:
   explicit Watcher(const WatchOptions& o) : o_(o), planning_(o.root / ".yolo-planning") {}
@@ -84,7 +87,9 @@ class Watcher {
   stdfs::path git_dir() const;
   std::string git_busy() const;
   void reconcile(bool initial);
-  void scan_phase(const stdfs::path& dir, std::set<stdfs::path>& present, Changed& changed, bool& summaries_changed);
+  // plans_too false: the plans are listed (counted, kept in `present`) but not read.
+  void scan_phase(const stdfs::path& dir, std::set<stdfs::path>& present, Changed& changed, bool& summaries_changed,
+                  bool plans_too = true);
   void walk_error(const stdfs::path& p, const std::error_code& ec);
   void forget_missing(const std::function<bool(const stdfs::path&)>& missing, Changed& changed,
                       bool& summaries_changed);
@@ -96,6 +101,20 @@ class Watcher {
   void announce_approval_change(const json& d);
   void load_all_ledgers();
   void load_ledger(const stdfs::path& file);
+  // --- phases learnt after `ready` (watch_reconcile.cc) ---
+  // The first reconcile lists the plans only: each phase's ledger and plan hashes are learnt
+  // after `ready`, one phase at a time on a worker thread (learn_next_phase), so the loop
+  // handles events meanwhile; a phase a file event arrives in first is learnt at once, on
+  // the loop thread, by that event's reconcile (ensure_phase).
+  struct PhaseJob;
+  void ensure_phase(const stdfs::path& dir);
+  void learn_next_phase();
+  void on_phase_learnt(PhaseJob* j);
+  void check_plan_hashed(const stdfs::path& p, const std::string& h, Changed& changed);
+  void queue_backlog(Changed changed);
+  bool learnt_as_is(const stdfs::path& p) const;
+  void say_backlog(size_t n);
+  void maybe_backlog_done();
   watch::Situation situation() const { return {o_.review, o_.drive_execution, active_run_}; }
   bool driving() const { return watch::drives_execution(situation()); }
 
@@ -132,6 +151,13 @@ class Watcher {
   bool bulk_scan_ = false;  // a full scan is running: plans found are not announced one by one
   std::set<stdfs::path> dirty_files_, dirty_dirs_, dirty_ledgers_;
   std::map<stdfs::path, size_t> ledger_seen_;  // ledger file -> hash of the bytes last loaded
+  std::set<stdfs::path> phases_pending_;       // phase folders whose ledger and plans are not learnt yet
+  std::set<stdfs::path> plans_pending_;        // phase folders whose ledger is loaded, plans not yet
+  bool learning_ = false;                      // a phase is being learnt on a worker thread
+  bool learn_paused_ = false;                  // waits for the fresh lane's batch to end
+  size_t plans_listed_ = 0;                    // plans the first reconcile listed
+  Clock::time_point learn_t0_{};               // the phases' learning started (zero: not learning)
+  size_t learn_backlog_ = 0;                   // plans it found not reviewed as they are
   // Siblings as the cross-plan checks read them (slim, ~1 KB a plan; at most 20,000 kept),
   // reused while their files stay the same. Used by the fresh review lane's worker while it
   // runs a batch, else by warming on the loop thread: never both at once.

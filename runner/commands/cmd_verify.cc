@@ -7,6 +7,7 @@
 #include <map>
 
 #include "protocol/audit.h"
+#include "protocol/fs.h"
 #include "protocol/approvals.h"
 #include "protocol/review_ledger.h"
 #include "protocol/seal.h"
@@ -110,6 +111,9 @@ int verify(const Options& o) {
       fail("review ledger " + n, r.error);
       continue;
     }
+    // The records appended to its journal since (protocol/review_ledger.h) count too.
+    if (auto j = fs::read_bytes(review_ledger::journal_for(f), 16u << 20); j.ok())
+      review_ledger::apply_journal(r.doc, j.content);
     if (!r.doc.contains("reviews") || !r.doc["reviews"].is_object()) continue;
     for (auto& [id, rec] : r.doc["reviews"].items()) {
       if (review_ledger::trusted(world(), *root, f, id, rec))

@@ -252,6 +252,12 @@ TEST(Crash, KillNineABatchedReviewMidPassKeepsEveryReportedRecord) {
   auto ledger = review_ledger::load(runner::world(), root, phase);
   ASSERT_TRUE(ledger.ok()) << ledger.error;
   EXPECT_EQ(ledger.doc["reviews"].size(), static_cast<size_t>(kPlans));
+  // With 200 records the ledger takes later batches in its journal (appended, fsynced under
+  // the lock; the first batch of each pass folds the journal a killed pass left): the kills
+  // above landed in both kinds of write.
+  std::error_code jec;
+  EXPECT_GT(stdfs::file_size(review_ledger::journal_for(review_ledger::path_for(root, phase)), jec), 0u)
+      << "no batch went to the journal: its crash safety was not tested";
   size_t fresh = 0;
   for (const auto& l : r.json_lines())
     if (l.value("type", "") == "plan") {

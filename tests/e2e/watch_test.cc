@@ -492,5 +492,86 @@ TEST_F(Watch, AQueueOverflowFloodIsRescannedWithABackoffNotInALoop) {
   EXPECT_EQ(count(evs, "reviewed", "01-01"), 1);
 }
 
+// --- at scale: phases learnt after `ready`, records appended to a large ledger's journal ---
+
+// Phases of plans reviewed beforehand (`yolo review`, no agents): the records are real.
+void reviewed_phases(const stdfs::path& root, int phases, int plans) {
+  for (int ph = 2; ph < 2 + phases; ++ph) {
+    std::string phs = (ph < 10 ? "0" : "") + std::to_string(ph);
+    stdfs::path dir = root / ".yolo-planning/phases" / (phs + "-bulk");
+    for (int pl = 1; pl <= plans; ++pl) {
+      std::string pls = (pl < 10 ? "00" : pl < 100 ? "0" : "") + std::to_string(pl);
+      write_file(dir / (phs + "-" + pls + "-PLAN.md"), plan_text(phs, pls, "Bulk " + phs + "-" + pls));
+    }
+    auto r = run_yolo({"review", dir.string(), "--json"}, root);
+    // 2: conditional (the plans share a file in one wave); recorded all the same.
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 2) << r.exit_code << " " << r.err;
+    ASSERT_TRUE(stdfs::exists(root / ".yolo-planning/.reviews" / (phs + "-bulk.json")));
+  }
+}
+
+TEST_F(Watch, AnEditInAPhaseNotLearntYetIsReviewedAndNothingElseIs) {
+  auto r1 = run_yolo({"review", phase1().string(), "--json"}, dir.path());
+  ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;
+  reviewed_phases(dir.path(), 12, 60);
+  // The last phase is learnt last: edited right after `ready`, its plan is judged against
+  // its ledger before the learning reaches it (or after: the same answer either way).
+  stdfs::path plan = planning() / "phases/13-bulk/13-007-PLAN.md";
+  w = std::make_unique<BgProcess>(std::vector<std::string>{yolo_bin(), "watch", dir.path().string(), "--json"},
+                                  dir.path());
+  ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 20s)) << w->stderr_text();
+  std::string content = plan_text("13", "007", "Bulk 13-007, edited");
+  rename_save(plan, content);
+  auto rv = w->wait_for(
+      [](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "13-007"; }, 20s);
+  ASSERT_TRUE(rv) << w->stderr_text();
+  ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "phases_learnt"; }, 30s))
+      << w->stderr_text();
+  settle();
+  // Every other plan was reviewed as it is: not one review more.
+  EXPECT_EQ(count(w->seen, "reviewed"), 1);
+  EXPECT_EQ(count(w->seen, "plan_changed"), 1);
+  EXPECT_EQ(count(w->seen, "backlog"), 0);
+  auto ledger = json::parse(read_file(planning() / ".reviews/13-bulk.json"));
+  EXPECT_EQ(ledger["reviews"]["13-007"]["hash"], sha256_hex(content));
+}
+
+TEST_F(Watch, AnEditInALargePhaseIsAppendedToItsJournalAndARestartSeesIt) {
+  auto r1 = run_yolo({"review", phase1().string(), "--json"}, dir.path());
+  ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;
+  reviewed_phases(dir.path(), 1, 140);
+  stdfs::path ledger = planning() / ".reviews/02-bulk.json", journal = planning() / ".reviews/02-bulk.jsonl";
+  std::string before = read_file(ledger);
+  w = std::make_unique<BgProcess>(std::vector<std::string>{yolo_bin(), "watch", dir.path().string(), "--json"},
+                                  dir.path());
+  ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "phases_learnt"; }, 20s))
+      << w->stderr_text();
+  std::string content = plan_text("02", "033", "Bulk 02-033, edited");
+  rename_save(planning() / "phases/02-bulk/02-033-PLAN.md", content);
+  reviews_after_change("02-033");
+  EXPECT_EQ(read_file(ledger), before) << "the ledger of 140 records was rewritten for one record";
+  std::string lines = read_file(journal);
+  EXPECT_NE(lines.find(sha256_hex(content)), std::string::npos) << lines;
+  // Read back by everyone: a restarted watcher reviews nothing, status counts the record.
+  w->signal(SIGTERM);
+  ASSERT_EQ(w->wait_exit(5s), 0);
+  w.reset();
+  w = std::make_unique<BgProcess>(std::vector<std::string>{yolo_bin(), "watch", dir.path().string(), "--json"},
+                                  dir.path());
+  ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "phases_learnt"; }, 20s))
+      << w->stderr_text();
+  settle();
+  EXPECT_EQ(count(w->seen, "reviewed"), 0) << "the journal's record was not seen after a restart";
+  // A line forged by hand (the plan's hash now, no valid seal) never counts.
+  std::string forged = plan_text("02", "034", "Bulk 02-034, forged");
+  write_file(planning() / "phases/02-bulk/02-034-PLAN.md", forged);
+  json line = json::parse(lines.substr(0, lines.find('\n')));
+  line["plan_id"] = "02-034";
+  line["record"]["hash"] = sha256_hex(forged);
+  line["record"]["path"] = ".yolo-planning/phases/02-bulk/02-034-PLAN.md";
+  std::ofstream(journal, std::ios::app) << line.dump() << "\n";
+  reviews_after_change("02-034");
+}
+
 }  // namespace
 }  // namespace yolo::test

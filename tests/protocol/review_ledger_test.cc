@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "test_support.h"
@@ -133,6 +135,171 @@ TEST(ReviewLedger, ConcurrentWritersToOnePhaseLoseNothing) {
   auto l = load(test::real_world(), repo.root(), repo.phase1);
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l.doc["reviews"].size(), static_cast<size_t>(kThreads * kEach));
+}
+
+// --- the journal: a large ledger takes new records as appended lines ---------------------
+
+std::vector<std::pair<std::string, json>> many(size_t n, const std::string& hash) {
+  std::vector<std::pair<std::string, json>> v;
+  for (size_t i = 1; i <= n; ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "01-%03zu", i);
+    v.emplace_back(id, rec(hash));
+  }
+  return v;
+}
+
+std::string hash_of(const Repo& repo, const char* id) {
+  auto l = load(repo.w, repo.root(), repo.phase1);
+  EXPECT_TRUE(l.ok()) << l.error;
+  const json* r = find(l.doc, id);
+  return r ? (*r)["hash"].get<std::string>() : std::string();
+}
+
+TEST(ReviewLedgerJournal, ALargeLedgerKnownAsItIsTakesARecordWithoutBeingRewritten) {
+  Repo repo;
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  stdfs::path f = path_for(repo.root(), repo.phase1);
+  std::string before = repo.disk.get(f);
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  EXPECT_EQ(repo.disk.get(f), before);  // not rewritten
+  std::string j = repo.disk.get(journal_for(f));
+  EXPECT_EQ(std::count(j.begin(), j.end(), '\n'), 1) << j;
+  EXPECT_EQ(journal_for(f), dir(repo.root()) / "01-core.jsonl");
+  EXPECT_EQ(hash_of(repo, "01-005"), "new");
+  EXPECT_EQ(hash_of(repo, "01-006"), "old");
+  auto all = load_all(repo.w, repo.root());
+  EXPECT_TRUE(all.errors.empty());
+  EXPECT_EQ(all.reviews["01-005"]["hash"], "new");
+  auto lf = load_file(repo.w, f);
+  ASSERT_TRUE(lf.ok());
+  EXPECT_EQ((*find(lf.doc, "01-005"))["hash"], "new");
+}
+
+TEST(ReviewLedgerJournal, ASmallLedgerIsStillRewrittenWhole) {
+  Repo repo;
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords - 1, "old")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  EXPECT_FALSE(repo.disk.has(journal_for(path_for(repo.root(), repo.phase1))));
+  EXPECT_NE(repo.disk.get(path_for(repo.root(), repo.phase1)).find("\"new\""), std::string::npos);
+}
+
+TEST(ReviewLedgerJournal, ATornLastLineIsSkippedAndTheNextRecordStillCounts) {
+  Repo repo;
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  stdfs::path j = journal_for(path_for(repo.root(), repo.phase1));
+  std::string whole = repo.disk.get(j);
+  // A writer killed part way through the line of 01-006.
+  std::string torn = whole;
+  size_t at = torn.find("01-005");
+  torn += whole.substr(0, at) + "01-006" + whole.substr(at + 6, 40);
+  repo.disk.put(j, torn);
+  EXPECT_EQ(hash_of(repo, "01-006"), "old");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-007", rec("seven")), "");
+  EXPECT_EQ(hash_of(repo, "01-007"), "seven");
+  EXPECT_EQ(hash_of(repo, "01-006"), "old");
+  EXPECT_EQ(hash_of(repo, "01-005"), "new");
+}
+
+TEST(ReviewLedgerJournal, AForgedOrMovedJournalLineNeverCounts) {
+  Repo repo;
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  stdfs::path j = journal_for(path_for(repo.root(), repo.phase1));
+  json line = json::parse(repo.disk.get(j).substr(0, repo.disk.get(j).find('\n')));
+  // The same sealed record under another plan's id: its seal names 01-005.
+  json moved = line;
+  moved["plan_id"] = "01-008";
+  // A record edited by hand (the hash of the plan as it is now), its seal kept.
+  json edited = line;
+  edited["record"]["hash"] = "edited";
+  // No seal at all; and a line that breaks the schema.
+  json unsealed = {{"plan_id", "01-009"}, {"record", rec("unsealed")}};
+  json bad = {{"plan_id", "01-010"}, {"record", rec("bad", "maybe")}};
+  repo.disk.put(j, repo.disk.get(j) + moved.dump() + "\n" + edited.dump() + "\n" + unsealed.dump() + "\n" + bad.dump() +
+                       "\n" + "not json\n");
+  // Each replaced a good record and is dropped: the plan has no record (reviewed again), or
+  // (the schema break: skipped) keeps its last good one.
+  EXPECT_EQ(hash_of(repo, "01-008"), "");
+  EXPECT_EQ(hash_of(repo, "01-005"), "");
+  EXPECT_EQ(hash_of(repo, "01-009"), "");
+  EXPECT_EQ(hash_of(repo, "01-010"), "old");
+  EXPECT_EQ(hash_of(repo, "01-011"), "old");
+}
+
+TEST(ReviewLedgerJournal, AFullJournalIsFoldedIntoTheLedgerAndEmptied) {
+  Repo repo;
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  stdfs::path f = path_for(repo.root(), repo.phase1), j = journal_for(f);
+  std::string before = repo.disk.get(f);
+  size_t n = 0;
+  bool folded = false;
+  for (; n < 5000 && !folded; ++n) {
+    ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-" + std::to_string(200 + n), rec("h" + std::to_string(n))),
+              "");
+    folded = repo.disk.get(f) != before;
+  }
+  ASSERT_TRUE(folded);
+  EXPECT_GT(n, 100u);  // appended many times before
+  EXPECT_EQ(repo.disk.get(j), "");
+  auto l = load(repo.w, repo.root(), repo.phase1);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l.doc["reviews"].size(), kJournalFromRecords + n);
+  for (size_t i = 0; i < n; ++i)
+    EXPECT_EQ((*find(l.doc, "01-" + std::to_string(200 + i)))["hash"], "h" + std::to_string(i));
+  // Nothing was lost from the file alone either (no journal).
+  auto raw = json::parse(repo.disk.get(f));
+  EXPECT_EQ(raw["reviews"].size(), kJournalFromRecords + n);
+}
+
+TEST(ReviewLedgerJournal, ACrashBetweenTheFoldAndEmptyingTheJournalChangesNothing) {
+  Repo repo;
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  stdfs::path f = path_for(repo.root(), repo.phase1), j = journal_for(f);
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-001", rec("one")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-001", rec("two")), "");
+  std::string lines = repo.disk.get(j);
+  // The ledger written with every line applied, the journal not emptied yet.
+  json doc = json::parse(repo.disk.get(f));
+  ASSERT_EQ(apply_journal(doc, lines), 2u);
+  repo.disk.put(f, doc.dump(2) + "\n");
+  repo.disk.put(j, lines);
+  EXPECT_EQ(hash_of(repo, "01-001"), "two");
+  EXPECT_EQ(load(repo.w, repo.root(), repo.phase1).doc["reviews"].size(), kJournalFromRecords);
+}
+
+TEST(ReviewLedgerJournal, ALedgerChangedBehindOurBackIsReadBeforeItIsWritten) {
+  Repo repo;
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  stdfs::path f = path_for(repo.root(), repo.phase1), j = journal_for(f);
+  // Broken by hand: the next record is refused, the file kept, nothing appended.
+  repo.disk.put(f, "{\"reviews\": {\"01-01\": ");
+  EXPECT_NE(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  EXPECT_EQ(repo.disk.get(f), "{\"reviews\": {\"01-01\": ");
+  EXPECT_EQ(repo.disk.get(j), "");
+}
+
+TEST(ReviewLedgerJournal, ConcurrentWritersToALargePhaseLoseNothing) {
+  RealRepo repo;
+  ASSERT_EQ(record_many(test::real_world(), repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  constexpr int kThreads = 4, kEach = 25;
+  std::vector<std::thread> ts;
+  std::vector<std::string> errors(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        std::string e =
+            record(test::real_world(), repo.root(), repo.phase1, "02-" + std::to_string(t * 100 + i), rec("h"));
+        if (!e.empty()) errors[t] = e;
+      }
+    });
+  for (auto& t : ts) t.join();
+  for (const auto& e : errors) EXPECT_EQ(e, "");
+  EXPECT_TRUE(stdfs::exists(journal_for(path_for(repo.root(), repo.phase1))));
+  auto l = load(test::real_world(), repo.root(), repo.phase1);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l.doc["reviews"].size(), kJournalFromRecords + kThreads * kEach);
 }
 
 }  // namespace

@@ -151,7 +151,8 @@ TEST(VerifiedCache, OverviewRecountsALedgerEditedAfterItWasCached) {
   ASSERT_TRUE(stdfs::exists(cf));
   {
     Cache c(p.w, p.root(), "overview");
-    auto ids = c.identities({phase, review_ledger::path_for(p.root(), phase)});
+    stdfs::path ledger = review_ledger::path_for(p.root(), phase);
+    auto ids = c.identities({phase, ledger, review_ledger::journal_for(ledger)});
     EXPECT_NE(c.find("01-core", *ids), nullptr);  // a hit now
   }
   o = project_overview(p.w, p.root());
@@ -180,6 +181,31 @@ TEST(VerifiedCache, OverviewRecountsALedgerEditedAfterItWasCached) {
     o = project_overview(p.w, p.root());
     EXPECT_EQ(o["totals"]["reviewed"], 0);
   }
+}
+
+// A large ledger takes a new record in its journal and is not itself rewritten: the row
+// remembered before counts it all the same (the journal is one of the row's inputs).
+TEST(VerifiedCache, OverviewCountsARecordAppendedToTheLedgersJournal) {
+  Project p;
+  stdfs::path phase = p.dir / ".yolo-planning/phases/01-core";
+  const int n = 140;
+  auto id = [](int i) { return "01-" + std::to_string(100 + i); };
+  for (int i = 0; i < n; ++i)
+    test::write_file(phase / (id(i) + "-PLAN.md"),
+                     "---\nphase: 1\nplan: " + std::to_string(100 + i) + "\n---\n# Plan\n");
+  auto rec = [&](int i) {
+    return json{{"hash", "h" + std::to_string(i)},
+                {"verdict", "approve"},
+                {"path", ".yolo-planning/phases/01-core/" + id(i) + "-PLAN.md"}};
+  };
+  for (int i = 0; i + 1 < n; ++i) ASSERT_EQ(review_ledger::record(p.w, p.root(), phase, id(i), rec(i)), "");
+  EXPECT_EQ(project_overview(p.w, p.root())["totals"]["reviewed"], n - 1);  // remembered now
+  stdfs::path ledger = review_ledger::path_for(p.root(), phase);
+  const std::string before = test::read_file(ledger);
+  ASSERT_EQ(review_ledger::record(p.w, p.root(), phase, id(n - 1), rec(n - 1)), "");
+  ASSERT_TRUE(stdfs::exists(review_ledger::journal_for(ledger)));
+  EXPECT_EQ(test::read_file(ledger), before);  // the new record went to the journal only
+  EXPECT_EQ(project_overview(p.w, p.root())["totals"]["reviewed"], n);
 }
 
 // A phase folder that gains a SUMMARY or a plan is recounted (the folder's identity moved).

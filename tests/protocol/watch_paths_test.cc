@@ -18,6 +18,7 @@ TEST(WatchPaths, WhatEachPathMeans) {
   EXPECT_EQ(kind(".execution-state.json"), PathKind::State);
   EXPECT_EQ(kind("config.json"), PathKind::Config);
   EXPECT_EQ(kind(".reviews/01-core.json"), PathKind::Ledger);
+  EXPECT_EQ(kind(".reviews/01-core.jsonl"), PathKind::Ledger);  // its journal
   EXPECT_EQ(kind("phases/01-core/notes.md"), PathKind::Other);
   EXPECT_EQ(kind("phases/01-core/sub/01-01-PLAN.md"), PathKind::Other);
   EXPECT_EQ(classify(kPlanning, "/elsewhere/01-01-PLAN.md"), PathKind::Other);
