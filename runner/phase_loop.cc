@@ -1,4 +1,6 @@
 // `yolo execute`: the wave loop (runner/phase_run_internal.h).
+#include <malloc.h>
+
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
@@ -15,6 +17,10 @@ int Run::waves() {
     waves::resolve_dependencies(nodes_);  // once: schedule() looks each dependency up in O(1)
     for (size_t i = 0; i < entries_.size(); ++i) wave_members_[entries_[i].wave].push_back(i);
   }
+  // The state writes' worker thread allocates from the main heap, not an arena of its own:
+  // every executor is forked from this process, and a second heap's pages (touched by each
+  // write's document) made each fork copy more page tables and take more copy-on-write faults.
+  mallopt(M_ARENA_MAX, 1);
   uv_loop_init(&loop_);
   uv_timer_init(&loop_, &flush_timer_);
   flush_timer_.data = this;
@@ -70,6 +76,14 @@ const state::LoadResult& Run::state_now() {
   const stdfs::path file = state::state_path(root_);
   std::string before = disk.stamp(file);
   if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
+  if (inflight_) {
+    // Changed while this run's own write is in flight: most likely that write (it renamed
+    // the file and is syncing the folder). Its end gives the document and the identity it
+    // wrote; only a file that is still another is read again.
+    harvest_flush();
+    before = disk.stamp(file);
+    if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
+  }
   state_cache_ = state::load(world(), root_);
   // Kept only when the file did not change while it was read (else: read again next time).
   std::string after = disk.stamp(file);
@@ -227,6 +241,7 @@ void Run::schedule() {
     if (stopping_) return;
   }
   const auto& snap = state_now();
+  if (stopping_) return;  // a write that ended in state_now() failed
   if (!snap.ok()) {
     stop(kExecHalted, "error", snap.error);
     return;

@@ -158,14 +158,25 @@ int Run::choose_phase(const state::LoadResult& snap) {
 
 // Each plan is read, parsed and hashed once per execute, here: the entries (ids, waves,
 // dependencies), the checks and Stage 1 (precheck, from loaded_) all come from that one read.
+// The plans are read first and the entries made after: what the run keeps is not scattered
+// among the parsed documents that precheck frees (every executor is forked from this
+// process: a scattered heap made each plan's bookkeeping touch, and each fork copy, twice
+// the pages).
 void Run::load_plans() {
+  std::vector<std::string> stamps;
   for (const auto& f : list_plan_files(world(), phase_.abs)) {
-    PlanEntry e;
-    e.path = stdfs::relative(f, root_).generic_string();
     std::string stamp = world().files().stamp(f);
     auto l = load_plan(world(), f);
-    if (l.plan && !stamp.empty() && world().files().stamp(f) == stamp)
-      checks_read_[entries_.size()] = {stamp, plan_checks::parse(*l.plan)};
+    stamps.push_back(l.plan && !stamp.empty() && world().files().stamp(f) == stamp ? stamp : std::string());
+    loaded_.push_back({f, std::move(l)});
+  }
+  entries_.reserve(loaded_.size());
+  for (size_t i = 0; i < loaded_.size(); ++i) {
+    const stdfs::path& f = loaded_[i].file;
+    const auto& l = loaded_[i].load;
+    PlanEntry e;
+    e.path = stdfs::relative(f, root_).generic_string();
+    if (!stamps[i].empty()) checks_read_[i] = {stamps[i], plan_checks::parse(*l.plan)};
     if (l.plan) {
       const Plan& p = *l.plan;
       e.plan = p.plan;
@@ -177,7 +188,6 @@ void Run::load_plans() {
       e.id = f.filename().string();
     }
     entries_.push_back(std::move(e));
-    loaded_.push_back({f, std::move(l)});
   }
 }
 
