@@ -161,7 +161,12 @@ void Run::flush_async() {
   Inflight* j = job.get();
   uv_async_t* done = &flush_done_;
   job->thread = std::thread([j, done, root = root_, ups = take_pending()] {
-    j->result = write_updates(root, ups);
+    try {
+      j->result = write_updates(root, ups);
+    } catch (const std::exception& e) {  // never escapes the thread (that would end the process)
+      j->result = state::UpdateResult{};
+      j->result.error = state::state_path(root).string() + ": the batched write failed: " + e.what();
+    }
     j->ended_ns = uv_hrtime();
     uv_async_send(done);  // wakes the loop: harvest_flush
   });
