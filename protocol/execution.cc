@@ -224,6 +224,52 @@ bool halt(json& doc) {
   return true;
 }
 
+PlanUpdate merge_updates(const PlanUpdate& earlier, PlanUpdate later) {
+  if (!later.started_at) later.started_at = earlier.started_at;
+  json set = earlier.set.is_object() ? earlier.set : json::object();
+  if (later.set.is_object())
+    for (auto& [k, v] : later.set.items()) set[k] = v;
+  later.set = std::move(set);
+  return later;
+}
+
+std::vector<size_t> apply_plan_updates(json& doc, const std::vector<std::pair<std::string, PlanUpdate>>& updates) {
+  std::vector<size_t> changed;
+  if (!doc.is_object()) return changed;
+  auto plans = doc.find("plans");
+  if (plans != doc.end() && plans->is_array()) {
+    std::unordered_map<std::string, size_t> by_id;  // the first of an id, as find_plan
+    for (size_t k = 0; k < plans->size(); ++k) by_id.emplace(str((*plans)[k], "id"), k);
+    for (const auto& [id, u] : updates) {
+      auto f = by_id.find(id);
+      if (f == by_id.end()) continue;
+      changed.push_back(f->second);
+      json& p = (*plans)[f->second];
+      p["status"] = u.status;
+      if (u.started_at) p["started_at"] = *u.started_at;
+      p["completed_at"] = u.completed_at;
+      if (!u.error.empty())
+        p["error"] = u.error;
+      else
+        p.erase("error");
+      if (!u.findings.is_null())
+        p["findings"] = u.findings;
+      else
+        p.erase("findings");
+      if (u.set.is_object())
+        for (const auto& [k, v] : u.set.items()) {
+          if (v.is_null())
+            p.erase(k);
+          else
+            p[k] = v;
+        }
+      if (u.status != "running") p.erase("executor");  // ended: its executor's pid/pgid/start no longer matter
+    }
+  }
+  update_wave(doc);
+  return changed;
+}
+
 std::string journal_line(const std::string& plan_id, const json& executor) {
   return json{{"plan", plan_id}, {"executor", executor}}.dump() + "\n";
 }

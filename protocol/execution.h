@@ -7,8 +7,10 @@
 // gate are complete, whatever the state said; a plan left `running` by a run that died is
 // pending again; a `ready` plan (waiting for its SUMMARY) stays ready.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "protocol/json.h"
@@ -103,6 +105,29 @@ void complete_phase(json& doc, const std::string& now);
 
 // Halts the run; a run awaiting approval or already halted is left as it is (false).
 bool halt(json& doc);
+
+// ---- batched plan records (issue 19) ------------------------------------------------------
+// While plans run, `yolo execute` keeps their statuses in memory and writes the changes in
+// batches: one read-modify-write of the state (under its lock) for every change queued.
+struct PlanUpdate {
+  std::string status;                     // pending | running | complete | failed
+  std::optional<std::string> started_at;  // unset: kept as the record has it
+  json completed_at;                      // null or an ISO-8601 time
+  std::string error;                      // "": removed
+  json findings;                          // null: removed
+  json set = json::object();  // other fields of the record (worktree, scope, checks, executor); null removes
+};
+
+// `later` queued for a plan whose `earlier` update is not written yet: one update that writes
+// what both would, in order (started_at and the `set` fields of `earlier` are kept unless
+// `later` sets them).
+PlanUpdate merge_updates(const PlanUpdate& earlier, PlanUpdate later);
+
+// Applies updates (plan id -> its update, in order) to the first record of each id in
+// doc.plans, then recomputes doc.wave. A record whose status is no longer `running` loses
+// its `executor`. Ids without a record are skipped. Returns the indexes in doc["plans"] of
+// the records written (for state::validate_changed_plans).
+std::vector<size_t> apply_plan_updates(json& doc, const std::vector<std::pair<std::string, PlanUpdate>>& updates);
 
 // ---- the executors' journal (issue 19) ---------------------------------------------------
 // The state is written in batches while plans run; who runs a plan that just started is

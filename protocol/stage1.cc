@@ -379,21 +379,28 @@ StructuralReview stage1_plan_file(const World& w, const std::filesystem::path& p
 }
 
 std::vector<StructuralReview> stage1_phase(const World& w, const std::filesystem::path& phase_dir, Stage1Options opts) {
+  std::vector<LoadedPlan> plans;
+  for (const auto& f : list_plan_files(w, phase_dir)) plans.push_back({f, load_plan(w, f, opts.max_file_bytes)});
+  return stage1_phase(w, phase_dir, plans, opts);
+}
+
+std::vector<StructuralReview> stage1_phase(const World& w, const std::filesystem::path& phase_dir,
+                                           const std::vector<LoadedPlan>& plans, Stage1Options opts) {
   if (!opts.root) opts.root = root_for_phase(w, phase_dir);
   if (!opts.root) opts.root = std::filesystem::current_path();
   std::vector<StructuralReview> out;
-  std::vector<Plan> phase;
+  out.reserve(plans.size());
+  std::vector<const Plan*> phase;
   std::vector<size_t> review_of;  // phase index -> out index
-  for (const auto& f : list_plan_files(w, phase_dir)) {
-    auto loaded = load_plan(w, f, opts.max_file_bytes);
-    if (!loaded.plan) {
-      out.push_back(missing_file_review(f, loaded.error));
+  for (const auto& lp : plans) {
+    if (!lp.load.plan) {
+      out.push_back(missing_file_review(lp.file, lp.load.error));
       continue;
     }
-    out.push_back(stage1_plan(w, *loaded.plan, opts));
-    if (!loaded.plan->frontmatter_error) {
+    out.push_back(stage1_plan(w, *lp.load.plan, opts));
+    if (!lp.load.plan->frontmatter_error) {
       review_of.push_back(out.size() - 1);
-      phase.push_back(std::move(*loaded.plan));
+      phase.push_back(&*lp.load.plan);
     }
   }
   auto cross = cross_plan_findings(phase);

@@ -42,6 +42,18 @@ StructuralReview stage1_plan_file(const World& w, const std::filesystem::path& p
 // Every plan of a phase folder, reviewed with the cross-plan checks, in file order.
 std::vector<StructuralReview> stage1_phase(const World& w, const std::filesystem::path& phase_dir, Stage1Options opts);
 
+// A plan file of a phase folder as the caller read it (load_plan with the same max_bytes).
+struct LoadedPlan {
+  std::filesystem::path file;
+  PlanLoad load;
+};
+// The same review over the phase's plans as the caller already read them (list_plan_files'
+// files, in that order, each with its load_plan): `yolo execute` reads, parses and hashes
+// each plan once and reviews exactly the content it schedules. Equal to the overload above
+// when `plans` is what that one would read.
+std::vector<StructuralReview> stage1_phase(const World& w, const std::filesystem::path& phase_dir,
+                                           const std::vector<LoadedPlan>& plans, Stage1Options opts);
+
 // The project root for a phase folder: the folder holding .yolo-planning, else the
 // phase folder's grandparent's parent when it sits in `.../phases/`, else nullopt.
 std::optional<std::filesystem::path> root_for_phase(const World& w, const std::filesystem::path& phase_dir);

@@ -1,6 +1,7 @@
 #include "protocol/waves.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "protocol/plan.h"
 
@@ -59,12 +60,32 @@ int resolve_dependency(const std::vector<PlanNode>& plans, const std::string& de
   return -1;
 }
 
+void resolve_dependencies(std::vector<PlanNode>& plans) {
+  // The first plan of each normalised id and plan number, as resolve_dependency's scan finds it.
+  std::unordered_map<std::string, int> by_id, by_plan;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (!plans[i].id.empty()) by_id.emplace(normalize_ref(plans[i].id), static_cast<int>(i));
+    if (!plans[i].plan.empty()) by_plan.emplace(normalize_ref(plans[i].plan), static_cast<int>(i));
+  }
+  for (auto& p : plans) {
+    p.dep_index.clear();
+    for (const auto& dep : p.depends_on) {
+      std::string d = normalize_ref(dep);
+      const auto& m = d.find('-') != std::string::npos ? by_id : by_plan;
+      auto f = m.find(d);
+      p.dep_index.push_back(f == m.end() ? -1 : f->second);
+    }
+  }
+}
+
 namespace {
 
 // Empty when every dependency of p is complete, else a sentence naming the first one that is not.
 std::string unmet_dependency(const std::vector<PlanNode>& plans, const PlanNode& p) {
-  for (const auto& dep : p.depends_on) {
-    int j = resolve_dependency(plans, dep);
+  const bool resolved = p.dep_index.size() == p.depends_on.size();
+  for (size_t k = 0; k < p.depends_on.size(); ++k) {
+    const std::string& dep = p.depends_on[k];
+    int j = resolved ? p.dep_index[k] : resolve_dependency(plans, dep);
     if (j < 0) return "plan " + p.id + " depends on '" + dep + "', which is not a plan of this phase";
     const PlanNode& q = plans[static_cast<size_t>(j)];
     if (&q == &p) return "plan " + p.id + " depends on itself";

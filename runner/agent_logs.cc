@@ -1,8 +1,10 @@
 #include "runner/agent_logs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 
@@ -25,6 +27,19 @@ std::string component(const std::string& s) {
 
 stdfs::path logs_dir(const stdfs::path& root) { return root / ".yolo-planning" / ".logs"; }
 
+int log_number_of(std::string_view name, std::string_view role) {
+  if (name.size() < role.size() + 6 || !name.starts_with(role) || name[role.size()] != '-' || !name.ends_with(".log"))
+    return 0;
+  std::string_view digits = name.substr(role.size() + 1, name.size() - role.size() - 5);
+  if (digits.empty() || digits.size() > 9) return 0;
+  int n = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
 std::string write_agent_log(const stdfs::path& root, const std::string& phase_dir, const std::string& plan_id,
                             const std::string& role, int n, const std::vector<std::string>& argv,
                             const SpawnResult& r) {
@@ -35,8 +50,13 @@ std::string write_agent_log(const stdfs::path& root, const std::string& phase_di
   stdfs::create_directories(dir, ec);
   if (ec) return "";
   if (n <= 0) {
-    n = 1;
-    while (stdfs::exists(dir / (component(role) + "-" + std::to_string(n) + ".log"), ec)) ++n;
+    n = 0;
+    const std::string r = component(role);
+    if (DIR* d = ::opendir(dir.c_str())) {
+      while (const dirent* ent = ::readdir(d)) n = std::max(n, log_number_of(ent->d_name, r));
+      ::closedir(d);
+    }
+    ++n;
   }
   stdfs::path file = dir / (component(role) + "-" + std::to_string(n) + ".log");
   std::string cmd;

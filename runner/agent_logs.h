@@ -4,6 +4,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runner/subprocess.h"
@@ -12,7 +13,13 @@ namespace yolo::runner {
 
 std::filesystem::path logs_dir(const std::filesystem::path& root);
 
-// Writes one log; n <= 0 takes the next free number for that role. Returns the path written
+// n when `name` is `<role>-<n>.log` (n of 1 to 9 digits), else 0. A new log of a role takes
+// one more than the highest n in its folder: a new attempt never overwrites an older one and
+// the numbers keep their order.
+int log_number_of(std::string_view name, std::string_view role);
+
+// Writes one log; n <= 0 takes the next number for that role (from one read of the plan's
+// log folder: probing each number cost a stat per earlier attempt). Returns the path written
 // (relative to root), or "" when it could not be written (never fails the caller).
 std::string write_agent_log(const std::filesystem::path& root, const std::string& phase_dir, const std::string& plan_id,
                             const std::string& role, int n, const std::vector<std::string>& argv, const SpawnResult& r);

@@ -1,4 +1,6 @@
 // `yolo execute`: the wave loop (runner/phase_run_internal.h).
+#include <malloc.h>
+
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
@@ -12,12 +14,20 @@ int Run::waves() {
   {
     const auto& snap = state_now();
     nodes_ = execution::nodes(snap.ok() ? snap.doc : json::object(), entries_);
+    waves::resolve_dependencies(nodes_);  // once: schedule() looks each dependency up in O(1)
     for (size_t i = 0; i < entries_.size(); ++i) wave_members_[entries_[i].wave].push_back(i);
   }
+  // The state writes' worker thread allocates from the main heap, not an arena of its own:
+  // every executor is forked from this process, and a second heap's pages (touched by each
+  // write's document) made each fork copy more page tables and take more copy-on-write faults.
+  mallopt(M_ARENA_MAX, 1);
   uv_loop_init(&loop_);
   uv_timer_init(&loop_, &flush_timer_);
   flush_timer_.data = this;
   uv_unref(reinterpret_cast<uv_handle_t*>(&flush_timer_));  // the final flush_plans() writes what is left
+  uv_async_init(&loop_, &flush_done_, [](uv_async_t* a) { static_cast<Run*>(a->data)->harvest_flush(); });
+  flush_done_.data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(&flush_done_));  // the final flush_plans() waits for a write in flight
   loop_started_ = true;
   uv_signal_init(&loop_, &sigint_);
   uv_signal_init(&loop_, &sigterm_);
@@ -54,6 +64,7 @@ int Run::waves() {
   close_journal(!flush_failed_ && pending_.empty());
   loop_started_ = false;
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&flush_done_), nullptr);
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
   if (final_code_ < 0) return finish(kExecHalted, "halted", "stopped with nothing left to run");
@@ -65,6 +76,14 @@ const state::LoadResult& Run::state_now() {
   const stdfs::path file = state::state_path(root_);
   std::string before = disk.stamp(file);
   if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
+  if (inflight_) {
+    // Changed while this run's own write is in flight: most likely that write (it renamed
+    // the file and is syncing the folder). Its end gives the document and the identity it
+    // wrote; only a file that is still another is read again.
+    harvest_flush();
+    before = disk.stamp(file);
+    if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
+  }
   state_cache_ = state::load(world(), root_);
   // Kept only when the file did not change while it was read (else: read again next time).
   std::string after = disk.stamp(file);
@@ -73,27 +92,50 @@ const state::LoadResult& Run::state_now() {
 }
 
 void Run::queue_plan(size_t i, PlanUpdate u) {
-  if (auto it = pending_.find(i); it != pending_.end()) {
-    if (!u.started_at) u.started_at = it->second.started_at;
-    json set = it->second.set;  // fields queued before and not written yet are kept
-    for (auto& [k, v] : u.set.items()) set[k] = v;
-    u.set = std::move(set);
-  }
+  if (auto it = pending_.find(i); it != pending_.end())
+    u = execution::merge_updates(it->second, std::move(u));  // fields queued before and not written yet are kept
   pending_[i] = std::move(u);
   if (!loop_started_) {
     flush_plans();
     return;
   }
-  if (flush_timer_armed_) return;
+  arm_flush();
+}
+
+void Run::arm_flush() {
+  if (flush_timer_armed_ || inflight_) return;  // a write in flight arms the timer again when it ends
   uint64_t since = uv_hrtime() - last_flush_ns_;
-  // A write (with its two fsyncs) blocks the loop: at most one every 250 ms, and never more
-  // than a tenth of the time (at 800 plans of a trivial executor, one every 100 ms was an
-  // eighth of the run's wall time).
+  // A write (its JSON and two fsyncs) costs the machine: at most one every 250 ms, and never
+  // more than a tenth of the time (at 800 plans of a trivial executor, one every 100 ms was
+  // an eighth of the run's wall time).
   uint64_t gap = std::max<uint64_t>(250'000'000ULL, 9 * last_flush_cost_ns_);
   uint64_t delay_ms = since >= gap ? 0 : (gap - since) / 1'000'000ULL;
   flush_timer_armed_ = true;
   uv_timer_start(
-      &flush_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->flush_plans(); }, delay_ms, 0);
+      &flush_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->flush_async(); }, delay_ms, 0);
+}
+
+std::vector<std::pair<std::string, execution::PlanUpdate>> Run::take_pending() {
+  std::vector<std::pair<std::string, PlanUpdate>> ups;
+  ups.reserve(pending_.size());
+  for (auto& [i, u] : pending_) ups.emplace_back(entries_[i].id, std::move(u));
+  pending_.clear();
+  return ups;
+}
+
+// One locked, atomic read-modify-write of the state with the updates: only the plans'
+// records and the wave change, so the schema check covers those (the rest was checked when
+// the state was read or written). Touches no member of the Run: it runs on a worker thread.
+static state::UpdateResult write_updates(const stdfs::path& root,
+                                         const std::vector<std::pair<std::string, execution::PlanUpdate>>& ups) {
+  std::vector<size_t> changed;
+  return state::update(
+      world(), root,
+      [&](json& doc, std::string&) {
+        changed = execution::apply_plan_updates(doc, ups);
+        return true;
+      },
+      [&](const json& doc) { return state::validate_changed_plans(doc, changed); });
 }
 
 void Run::flush_plans() {
@@ -101,54 +143,55 @@ void Run::flush_plans() {
     uv_timer_stop(&flush_timer_);
     flush_timer_armed_ = false;
   }
+  harvest_flush();  // in order: the write in flight first
   if (pending_.empty()) return;
   uint64_t t = uv_hrtime();
-  std::vector<size_t> changed;  // indexes in doc["plans"] of the records written
-  auto apply = [&](json& doc, std::string&) {
-    changed.clear();
-    std::unordered_map<std::string, size_t> by_id;
-    if (doc.contains("plans") && doc["plans"].is_array())
-      for (size_t k = 0; k < doc["plans"].size(); ++k)
-        by_id.emplace(str(doc["plans"][k], "id"), k);  // the first of an id, as find_plan
-    for (const auto& [i, u] : pending_) {
-      auto f = by_id.find(entries_[i].id);
-      if (f == by_id.end()) continue;
-      changed.push_back(f->second);
-      json& p = doc["plans"][f->second];
-      p["status"] = u.status;
-      if (u.started_at) p["started_at"] = *u.started_at;
-      p["completed_at"] = u.completed_at;
-      if (!u.error.empty())
-        p["error"] = u.error;
-      else
-        p.erase("error");
-      if (!u.findings.is_null())
-        p["findings"] = u.findings;
-      else
-        p.erase("findings");
-      for (const auto& [k, v] : u.set.items()) {
-        if (v.is_null())
-          p.erase(k);
-        else
-          p[k] = v;
-      }
-      if (u.status != "running") p.erase("executor");  // ended: its executor's pid/pgid/start no longer matter
+  auto up = write_updates(root_, take_pending());
+  flushed(std::move(up), t, uv_hrtime());
+}
+
+void Run::flush_async() {
+  flush_timer_armed_ = false;
+  if (inflight_ || pending_.empty() || stopping_) {
+    if (stopping_) flush_plans();
+    return;
+  }
+  auto job = std::make_unique<Inflight>();
+  job->started_ns = uv_hrtime();
+  Inflight* j = job.get();
+  uv_async_t* done = &flush_done_;
+  job->thread = std::thread([j, done, root = root_, ups = take_pending()] {
+    try {
+      j->result = write_updates(root, ups);
+    } catch (const std::exception& e) {  // never escapes the thread (that would end the process)
+      j->result = state::UpdateResult{};
+      j->result.error = state::state_path(root).string() + ": the batched write failed: " + e.what();
     }
-    execution::update_wave(doc);
-    return true;
-  };
-  // Only the plans' records and the wave changed: the schema check covers those (the rest
-  // was checked when the state was read or written).
-  auto up = state::update(world(), root_, apply, [&](const json& doc) { return state::validate_changed_plans(doc, changed); });
-  pending_.clear();
-  last_flush_ns_ = uv_hrtime();
-  last_flush_cost_ns_ = last_flush_ns_ - t;
+    j->ended_ns = uv_hrtime();
+    uv_async_send(done);  // wakes the loop: harvest_flush
+  });
+  inflight_ = std::move(job);
+}
+
+void Run::harvest_flush() {
+  if (!inflight_) return;
+  std::unique_ptr<Inflight> job = std::move(inflight_);
+  job->thread.join();
+  flushed(std::move(job->result), job->started_ns, job->ended_ns);
+  // Changes queued while it was written: the next batch, on the usual cadence.
+  if (!pending_.empty() && loop_started_ && !stopping_ && !flush_failed_) arm_flush();
+}
+
+void Run::flushed(state::UpdateResult up, uint64_t started_ns, uint64_t ended_ns) {
+  last_flush_ns_ = ended_ns;
+  last_flush_cost_ns_ = ended_ns - started_ns;
   if (!up.ok()) {
     flush_failed_ = true;
     stop(kExecHalted, "error", up.error);
     return;
   }
-  // The document just written is the state now: the next state_now() need not read it back.
+  // The document just written is the state now: the next state_now() need not read it back
+  // (unless another process wrote the file since: its identity differs then).
   state_cache_ = state::LoadResult{};
   state_cache_.doc = std::move(up.doc);
   state_cache_.exists = true;
@@ -203,6 +246,7 @@ void Run::schedule() {
     if (stopping_) return;
   }
   const auto& snap = state_now();
+  if (stopping_) return;  // a write that ended in state_now() failed
   if (!snap.ok()) {
     stop(kExecHalted, "error", snap.error);
     return;

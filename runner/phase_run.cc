@@ -63,11 +63,11 @@ int Run::finish(int code, const std::string& result, const std::string& message)
   if (o_.json) {
     json plans = json::array();
     auto snap = state::load(world(), root_);
-    if (snap.ok())
-      for (const auto& e : entries_) {
-        const json* p = execution::find_plan(snap.doc, e.id);
-        plans.push_back({{"id", e.id}, {"status", p ? str(*p, "status") : std::string("pending")}});
-      }
+    if (snap.ok()) {
+      auto statuses = execution::nodes(snap.doc, entries_);  // one pass over the state's plans
+      for (size_t i = 0; i < entries_.size(); ++i)
+        plans.push_back({{"id", entries_[i].id}, {"status", std::string(waves::to_string(statuses[i].status))}});
+    }
     json j = {{"ok", code == kExecComplete},
               {"cmd", "execute"},
               {"result", result},
@@ -124,7 +124,7 @@ bool Run::phase_complete_on_disk(const PhaseDir& p) {
   return true;
 }
 
-int Run::choose_phase() {
+int Run::choose_phase(const state::LoadResult& snap) {
   auto phases = list_phases(root_);
   if (phases.empty())
     return finish(kExecHalted, "error", "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
@@ -142,7 +142,6 @@ int Run::choose_phase() {
     return finish(kExecUsage, "error",
                   "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
   }
-  auto snap = state::load(world(), root_);
   for (const auto& p : phases) {
     if (snap.ok() && str(snap.doc, "phase_dir") == p.rel && str(snap.doc, "status") == "complete") continue;
     if (snap.ok() && str(snap.doc, "phase_dir") == p.rel) {
@@ -157,14 +156,27 @@ int Run::choose_phase() {
   return finish(kExecComplete, "complete", "every phase is complete (" + std::to_string(phases.size()) + " phases)");
 }
 
+// Each plan is read, parsed and hashed once per execute, here: the entries (ids, waves,
+// dependencies), the checks and Stage 1 (precheck, from loaded_) all come from that one read.
+// The plans are read first and the entries made after: what the run keeps is not scattered
+// among the parsed documents that precheck frees (every executor is forked from this
+// process: a scattered heap made each plan's bookkeeping touch, and each fork copy, twice
+// the pages).
 void Run::load_plans() {
+  std::vector<std::string> stamps;
   for (const auto& f : list_plan_files(world(), phase_.abs)) {
-    PlanEntry e;
-    e.path = stdfs::relative(f, root_).generic_string();
     std::string stamp = world().files().stamp(f);
     auto l = load_plan(world(), f);
-    if (l.plan && !stamp.empty() && world().files().stamp(f) == stamp)
-      checks_read_[entries_.size()] = {stamp, plan_checks::parse(*l.plan)};
+    stamps.push_back(l.plan && !stamp.empty() && world().files().stamp(f) == stamp ? stamp : std::string());
+    loaded_.push_back({f, std::move(l)});
+  }
+  entries_.reserve(loaded_.size());
+  for (size_t i = 0; i < loaded_.size(); ++i) {
+    const stdfs::path& f = loaded_[i].file;
+    const auto& l = loaded_[i].load;
+    PlanEntry e;
+    e.path = stdfs::relative(f, root_).generic_string();
+    if (!stamps[i].empty()) checks_read_[i] = {stamps[i], plan_checks::parse(*l.plan)};
     if (l.plan) {
       const Plan& p = *l.plan;
       e.plan = p.plan;
@@ -191,6 +203,12 @@ int Run::step2() {
   });
   if (!up.ok()) return finish(kExecHalted, "error", up.error);
   cid_ = str(up.doc, "correlation_id");
+  // The document written is the state now (state_now() reads the file again only when its
+  // identity changed since).
+  state_cache_ = state::LoadResult{};
+  state_cache_.doc = up.doc;
+  state_cache_.exists = true;
+  state_stamp_ = up.stamp;
   size_t done = 0;
   for (const auto& e : entries_) done += e.summary == SummaryState::Passed;
   log("phase_start", "",
@@ -227,7 +245,10 @@ int Run::precheck() {
   Stage1Options po;
   po.max_tasks = cfg_.max_tasks_per_plan;
   po.root = root_;
-  auto reviews = stage1_phase(world(), phase_.abs, po);
+  // The plans as load_plans read them (the content whose ids and waves are scheduled), then
+  // dropped: the run keeps only the entries (executors are forked from a smaller process).
+  auto reviews = stage1_phase(world(), phase_.abs, loaded_, po);
+  std::vector<LoadedPlan>().swap(loaded_);
   int rejected = 0, conditional = 0;
   for (const auto& r : reviews) {
     Verdict v = r.verdict();
@@ -280,7 +301,7 @@ int Run::run() {
     if (!snap.kept_copy.empty()) msg += " (a copy was kept at " + snap.kept_copy + ")";
     return finish(kExecHalted, "error", msg);
   }
-  if (int rc = choose_phase(); rc >= 0) return rc;
+  if (int rc = choose_phase(snap); rc >= 0) return rc;
   load_plans();
   if (!o_.only_plan.empty()) {  // --plan naming no plan of the phase: a usage error, nothing written
     std::vector<waves::PlanNode> nodes;
@@ -300,8 +321,7 @@ int Run::run() {
   if (int rc = init_worktrees(snap.doc); rc >= 0) return rc;
   if (int rc = init_dispatch(snap.doc); rc >= 0) return rc;
   if (int rc = step2(); rc >= 0) return rc;
-  snap = state::load(world(), root_);
-  if (snap.ok() && str(snap.doc, "status") == "complete") {
+  if (const auto& now = state_now(); now.ok() && str(now.doc, "status") == "complete") {
     emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,
          "Phase " + phase_.folder + " complete: every plan has a SUMMARY that passes the gate");
     return finish(kExecComplete, "complete", "");

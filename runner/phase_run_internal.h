@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "protocol/argv_template.h"
@@ -162,7 +163,7 @@ class Run {
   }
 
   // ---- steps ---------------------------------------------------------------------
-  int choose_phase();
+  int choose_phase(const state::LoadResult& snap);  // snap: the state as run() read it
   void load_plans();
   SummaryState check_summary(const PlanEntry& e, json& findings);
   bool phase_complete_on_disk(const PhaseDir& p);
@@ -273,24 +274,28 @@ class Run {
   // read-modify-write under the lock for every change queued, checking only the plans it
   // changed against the schema), at most every 250 ms and never more than a tenth of the
   // time, and at once before anything that reads them back (gates, the end of the phase,
-  // stop). Starts are batched too: who runs a started plan is appended to the executors'
-  // journal at its spawn (journal_executor), which is what a later run needs after a kill
-  // -9 of this one. The rest of the state (gates, approvals) is another process's to
-  // change: state_now() reads the file again only when its identity (inode, size, times)
-  // is not the one this run last wrote or read. A run killed between two writes loses only
-  // statuses that the next run finds again (SUMMARY files; a `running` plan becomes
-  // pending, its executor ended through the journal).
-  struct PlanUpdate {
-    std::string status;
-    std::optional<std::string> started_at;
-    json completed_at;          // null or an ISO-8601 time
-    std::string error;          // "": removed
-    json findings;              // null: removed
-    json set = json::object();  // other fields of the plan's record (worktree, scope, checks); null removes
-  };
+  // stop). The timer's batches are written on a worker thread (flush_async): the same
+  // locked, atomic read-modify-write, while the loop goes on reaping and starting executors
+  // (its two fsyncs used to idle both slots); one write at a time, in order, and a write at
+  // once (flush_plans) first waits for the one in flight. Starts are batched too: who runs
+  // a started plan is appended to the executors' journal at its spawn (journal_executor),
+  // which is what a later run needs after a kill -9 of this one. The rest of the state
+  // (gates, approvals) is another process's to change: state_now() reads the file again
+  // only when its identity (inode, size, times) is not the one this run last wrote or read.
+  // A run killed between two writes loses only statuses that the next run finds again
+  // (SUMMARY files; a `running` plan becomes pending, its executor ended through the journal).
+  using PlanUpdate = execution::PlanUpdate;
   const state::LoadResult& state_now();
   void queue_plan(size_t i, PlanUpdate u);
+  // Writes every queued change now (after the write in flight, if any).
   void flush_plans();
+  // The timer's batch: the queued changes written on a worker thread.
+  void flush_async();
+  void arm_flush();  // the timer for the next batch (at most one every 250 ms, a tenth of the time)
+  // The write in flight, once it ended (waits for it): its document becomes the state now.
+  void harvest_flush();
+  std::vector<std::pair<std::string, PlanUpdate>> take_pending();
+  void flushed(state::UpdateResult up, uint64_t started_ns, uint64_t ended_ns);
   // Who runs a plan that just started (protocol/execution.h: the executors' journal): one
   // appended line, so the plan's `running` can wait for the next batched state write. false
   // when the journal cannot be written (the caller then writes the state at once).
@@ -332,6 +337,7 @@ class Run {
   bool log_warned_ = false;
   PhaseDir phase_;
   std::vector<PlanEntry> entries_;
+  std::vector<LoadedPlan> loaded_;  // the plans as load_plans read them, until precheck
   std::string approver_note_;
 
   uv_loop_t loop_{};
@@ -344,6 +350,14 @@ class Run {
   std::map<size_t, PlanUpdate> pending_;                   // status changes not written yet
   uv_timer_t flush_timer_{};
   bool flush_timer_armed_ = false, loop_started_ = false;
+  // The batch written on a worker thread (flush_async): its thread, result and wake-up.
+  struct Inflight {
+    std::thread thread;
+    state::UpdateResult result;
+    uint64_t started_ns = 0, ended_ns = 0;
+  };
+  std::unique_ptr<Inflight> inflight_;
+  uv_async_t flush_done_{};
   uint64_t last_flush_ns_ = 0, last_flush_cost_ns_ = 0;
   state::LoadResult state_cache_;
   std::string state_stamp_;  // fs::Disk::stamp of the file state_cache_ holds ("": read it again)

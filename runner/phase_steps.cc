@@ -254,7 +254,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
   std::string label(gates::label(type));
   bool acted = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    auto snap = state::load(world(), root_);
+    const auto& snap = state_now();  // read again when another process (or a gate step) wrote it
     if (!snap.ok()) {
       stop(kExecHalted, "error", snap.error);
       return GateOutcome::Halted;

@@ -34,6 +34,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   std::string now = now_iso8601();
   // A gate opened by another process since schedule() read the state: nothing starts.
   const auto& snap = state_now();
+  if (stopping_) return;  // a write that ended in state_now() failed
   if (!snap.ok()) {
     stop(kExecHalted, "error", snap.error);
     return;

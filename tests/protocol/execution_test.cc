@@ -177,6 +177,68 @@ TEST(Execution, NodesCarryStatusesFromTheDocument) {
   EXPECT_EQ(doc["wave"], 1);
 }
 
+// The batched plan records of a run: a start then an end of the same plan, merged before
+// they are written or written one after the other, leave the same record.
+TEST(PlanUpdates, MergedOrAppliedInTurnTheyWriteTheSameRecord) {
+  json base = json::object();
+  prepare(base, kPhase, entries(), opts());
+  json exec = {{"pid", 41}, {"pgid", 41}, {"start_ticks", 900}, {"boot_id", "b"}};
+  PlanUpdate start{"running", std::string("2026-11-22T05:01:00Z"), nullptr, "", nullptr};
+  start.set = {{"scope", nullptr}, {"checks", nullptr}, {"executor", exec}};
+  PlanUpdate end{"complete", std::nullopt, json("2026-11-22T05:02:00Z"), "", nullptr};
+  end.set = {{"checks", json::array()}};
+
+  json in_turn = base;
+  auto c1 = apply_plan_updates(in_turn, {{"01-02", start}});
+  ASSERT_EQ(c1, std::vector<size_t>{1});
+  EXPECT_EQ(in_turn["plans"][1]["status"], "running");
+  EXPECT_EQ(in_turn["plans"][1]["executor"], exec);
+  EXPECT_EQ(in_turn["plans"][1]["started_at"], "2026-11-22T05:01:00Z");
+  apply_plan_updates(in_turn, {{"01-02", end}});
+
+  json merged = base;
+  PlanUpdate m = merge_updates(start, end);
+  EXPECT_EQ(m.started_at, start.started_at);
+  EXPECT_EQ(m.set["checks"], json::array());  // the later one wins
+  EXPECT_TRUE(m.set.contains("scope"));       // the earlier one's fields are kept
+  apply_plan_updates(merged, {{"01-02", m}});
+  EXPECT_EQ(merged, in_turn);
+
+  const json& p = merged["plans"][1];
+  EXPECT_EQ(p["status"], "complete");
+  EXPECT_EQ(p["started_at"], "2026-11-22T05:01:00Z");
+  EXPECT_EQ(p["completed_at"], "2026-11-22T05:02:00Z");
+  EXPECT_FALSE(p.contains("executor")) << "an ended plan keeps no executor";
+  EXPECT_FALSE(p.contains("scope"));
+  EXPECT_EQ(p["checks"], json::array());
+  EXPECT_EQ(merged["plans"][0], base["plans"][0]) << "other plans untouched";
+  EXPECT_EQ(state::validate(merged), "");
+}
+
+TEST(PlanUpdates, AFailureSetsErrorAndFindingsAndTheWaveMovesOn) {
+  json doc = json::object();
+  prepare(doc, kPhase, entries(), opts());
+  json f = json::array({{{"severity", "high"}, {"check", "x"}, {"issue", "y"}}});
+  auto changed =
+      apply_plan_updates(doc, {{"01-01", {"complete", std::nullopt, json("2026-11-22T05:01:00Z"), "", nullptr}},
+                               {"01-02", {"failed", std::nullopt, json("2026-11-22T05:02:00Z"), "boom", f}},
+                               {"01-09", {"complete", std::nullopt, json("2026-11-22T05:03:00Z"), "", nullptr}}});
+  EXPECT_EQ(changed, (std::vector<size_t>{0, 1})) << "an id without a record is skipped";
+  EXPECT_EQ(doc["plans"][1]["error"], "boom");
+  EXPECT_EQ(doc["plans"][1]["findings"], f);
+  EXPECT_EQ(doc["wave"], 1);
+  // Passed on a later try: error and findings removed.
+  apply_plan_updates(doc, {{"01-02", {"complete", std::nullopt, json("2026-11-22T05:04:00Z"), "", nullptr}}});
+  EXPECT_FALSE(doc["plans"][1].contains("error"));
+  EXPECT_FALSE(doc["plans"][1].contains("findings"));
+  EXPECT_EQ(doc["wave"], 2) << "wave 1 complete: the current wave is 2";
+  EXPECT_EQ(state::validate_changed_plans(doc, changed), "");
+  json none = json::object();
+  EXPECT_TRUE(
+      apply_plan_updates(none, {{"01-01", {"complete", std::nullopt, json("2026-11-22T05:09:00Z"), "", nullptr}}})
+          .empty());
+}
+
 TEST(ExecutorsJournal, LinesReadBackAsRunningPlansWithTheirExecutors) {
   json r1 = {{"pid", 41}, {"pgid", 41}, {"start_ticks", 900}, {"boot_id", "b"}};
   json r2 = {{"pid", 42}, {"pgid", 42}, {"start_ticks", 901}, {"boot_id", "b"}};

@@ -595,6 +595,40 @@ TEST_F(PhaseOnDisk, BrokenSiblingDoesNotBreakThePhase) {
   EXPECT_NE(rs[2].findings[0].issue.find("03-PLAN.md"), std::string::npos);
 }
 
+// `yolo execute` reads each plan once and reviews what it read: the same reviews as a
+// fresh read of the folder, and the content it was given, not the file as it is later.
+TEST_F(PhaseOnDisk, ReviewOfLoadedPlansEqualsReviewOfTheFolderAndUsesWhatWasRead) {
+  PlanSpec a, b, c;
+  a.body = "**Files:** `src/new.cc` (new)\n";
+  b.plan = "02";
+  b.depends_on = "[01]";  // same wave: high
+  c.plan = "03";
+  c.wave = "2";
+  c.depends_on = "[01]";
+  write("01-PLAN.md", a);
+  write("02-PLAN.md", b);
+  write("03-PLAN.md", c);
+  test::write_file(phase / "04-PLAN.md", "---\nphase: [\n---\n");
+  const World& w = test::real_world();
+  std::vector<LoadedPlan> loaded;
+  for (const auto& f : list_plan_files(w, phase)) loaded.push_back({f, load_plan(w, f)});
+  loaded.push_back({phase / "05-PLAN.md", load_plan(w, phase / "05-PLAN.md")});  // unreadable: a `file` reject
+  auto fresh = stage1_phase(w, phase, {});
+  auto given = stage1_phase(w, phase, loaded, {});
+  ASSERT_EQ(fresh.size(), 4u);
+  ASSERT_EQ(given.size(), 5u);
+  for (size_t i = 0; i < fresh.size(); ++i) EXPECT_EQ(given[i].to_json(), fresh[i].to_json()) << i;
+  EXPECT_EQ(given[4].verdict(), Verdict::Reject);
+  EXPECT_EQ(by_check(given[4], "file").size(), 1u);
+  // Plan 02 fixed on disk after it was read: the review is of the content read.
+  b.depends_on = "[]";
+  write("02-PLAN.md", b);
+  auto again = stage1_phase(w, phase, loaded, {});
+  EXPECT_EQ(again[1].verdict(), Verdict::Reject);
+  EXPECT_EQ(by_check(again[1], "wave_order").size(), 1u);
+  EXPECT_EQ(stage1_phase(w, phase, {})[1].verdict(), Verdict::Approve);
+}
+
 TEST_F(PhaseOnDisk, OversizePlanIsRefused) {
   PlanSpec a;
   a.body = std::string(2000, 'x') + "\n";

@@ -5,7 +5,8 @@
 namespace yolo::waves {
 namespace {
 
-PlanNode node(std::string plan, long long wave, std::vector<std::string> deps = {}, PlanStatus s = PlanStatus::Pending) {
+PlanNode node(std::string plan, long long wave, std::vector<std::string> deps = {},
+              PlanStatus s = PlanStatus::Pending) {
   PlanNode n;
   n.plan = plan;
   n.id = "01-" + plan;
@@ -116,7 +117,8 @@ TEST(Waves, FailedPlanStopsNextWaveButNotItsSiblings) {
 }
 
 TEST(Waves, FailedPlanWaitsForRunningSiblings) {
-  std::vector<PlanNode> p = {node("01", 1, {}, PlanStatus::Failed), node("02", 1, {}, PlanStatus::Running), node("03", 2)};
+  std::vector<PlanNode> p = {node("01", 1, {}, PlanStatus::Failed), node("02", 1, {}, PlanStatus::Running),
+                             node("03", 2)};
   EXPECT_EQ(next(p, {4, false, ""}).outcome, Outcome::Waiting);
 }
 
@@ -176,6 +178,32 @@ TEST(Waves, ResolveDependencyAnySpelling) {
   EXPECT_EQ(resolve_dependency(p, "01-03"), 2);
   EXPECT_EQ(resolve_dependency(p, "02-03"), -1);
   EXPECT_EQ(resolve_dependency(p, ""), -1);
+}
+
+// Dependencies resolved once (a run's nodes) name the same plans as resolve_dependency, and
+// every decision is the one made without them.
+TEST(Waves, ResolvedDependenciesAgreeWithTheScan) {
+  std::vector<PlanNode> p = demo();
+  p.push_back(node("05", 3, {"3", "1-03", "01-03", "02-03", "", "05", "1.5"}));
+  p.push_back(node("03", 4, {"03"}));  // a duplicate plan number: the first one is named
+  p.push_back(node("1.5", 2));
+  auto resolved = p;
+  resolve_dependencies(resolved);
+  for (size_t i = 0; i < p.size(); ++i) {
+    ASSERT_EQ(resolved[i].dep_index.size(), p[i].depends_on.size());
+    for (size_t k = 0; k < p[i].depends_on.size(); ++k)
+      EXPECT_EQ(resolved[i].dep_index[k], resolve_dependency(p, p[i].depends_on[k])) << p[i].depends_on[k];
+  }
+  const PlanStatus all[] = {PlanStatus::Pending, PlanStatus::Running, PlanStatus::Complete, PlanStatus::Failed};
+  for (unsigned mask = 0; mask < 4096; mask += 7) {  // statuses of the first six plans, many combinations
+    for (size_t i = 0; i < 6; ++i) p[i].status = resolved[i].status = all[(mask >> (2 * i)) & 3];
+    for (int par : {1, 3}) {
+      Decision a = next(p, {par, false, ""}), b = next(resolved, {par, false, ""});
+      EXPECT_EQ(a.outcome, b.outcome) << mask;
+      EXPECT_EQ(a.start, b.start) << mask;
+      EXPECT_EQ(a.reason, b.reason) << mask;
+    }
+  }
 }
 
 }  // namespace
