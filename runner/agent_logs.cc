@@ -51,9 +51,9 @@ std::string write_agent_log(const stdfs::path& root, const std::string& phase_di
   if (ec) return "";
   if (n <= 0) {
     n = 0;
-    const std::string r = component(role);
+    const std::string prefix = component(role);
     if (DIR* d = ::opendir(dir.c_str())) {
-      while (const dirent* ent = ::readdir(d)) n = std::max(n, log_number_of(ent->d_name, r));
+      while (const dirent* ent = ::readdir(d)) n = std::max(n, log_number_of(ent->d_name, prefix));
       ::closedir(d);
     }
     ++n;

@@ -305,7 +305,7 @@ int Run::run() {
   load_plans();
   if (!o_.only_plan.empty()) {  // --plan naming no plan of the phase: a usage error, nothing written
     std::vector<waves::PlanNode> nodes;
-    for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending});
+    for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending, {}});
     if (waves::resolve_dependency(nodes, o_.only_plan) < 0) {
       std::string ids;
       for (const auto& e : entries_) ids += (ids.empty() ? "" : ", ") + e.id;

@@ -6,7 +6,7 @@ namespace yolo::runner::phase {
 
 int Run::dry_run() {
   std::vector<waves::PlanNode> nodes;
-  for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending});
+  for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending, {}});
   std::map<long long, std::vector<size_t>> by_wave;
   for (size_t i = 0; i < entries_.size(); ++i) by_wave[entries_[i].wave].push_back(i);
   bool executor = !cfg_.executor.argv.empty();

@@ -35,11 +35,11 @@ graph::Phase load_phase(const stdfs::path& dir) {
       p.title = l.plan->title;
       p.wave = l.plan->wave.value_or(0);
       deps.push_back(l.plan->depends_on);
-      nodes.push_back({p.id, l.plan->plan, p.wave, l.plan->depends_on, waves::PlanStatus::Pending});
+      nodes.push_back({p.id, l.plan->plan, p.wave, l.plan->depends_on, waves::PlanStatus::Pending, {}});
     } else {
       p.title = "(unreadable: " + l.error + ")";
       deps.emplace_back();
-      nodes.push_back({p.id, "", 0, {}, waves::PlanStatus::Pending});
+      nodes.push_back({p.id, "", 0, {}, waves::PlanStatus::Pending, {}});
     }
     p.complete = locate_summary(world(), f).exists;
     ph.plans.push_back(std::move(p));
