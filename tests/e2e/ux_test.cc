@@ -67,7 +67,8 @@ class Ux : public ::testing::Test {
     write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
   }
   void use_executor() {
-    set_config({{"executor", {{"command", {"agents/executor-ok", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}}});
+    set_config(
+        {{"executor", {{"command", {"agents/executor-ok", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}}});
   }
   RunResult yolo(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
     env.push_back("NO_COLOR=1");
@@ -76,7 +77,8 @@ class Ux : public ::testing::Test {
   }
   // The demo's plans renamed to the corpus's other spelling: `MM-PLAN.md`.
   void short_plan_names() {
-    for (const char* n : {"01", "02", "03", "04"}) stdfs::rename(phase_dir() / ("01-" + std::string(n) + "-PLAN.md"), phase_dir() / (std::string(n) + "-PLAN.md"));
+    for (const char* n : {"01", "02", "03", "04"})
+      stdfs::rename(phase_dir() / ("01-" + std::string(n) + "-PLAN.md"), phase_dir() / (std::string(n) + "-PLAN.md"));
     git({"add", "-A"});
     git({"commit", "-q", "-m", "short plan names"});
   }
@@ -113,8 +115,9 @@ TEST_F(Ux, SummaryNamedNNMMBesideMMPlanCompletesAndSummaryPathFollowsThePhase) {
 // 2. A real SUMMARY without `completed` and `deviations` passes with warnings; one without
 // commit_hashes still fails.
 TEST_F(Ux, DescriptiveSummaryKeysAreWarningsClaimsStayStrict) {
-  std::string s = "---\nphase: \"01\"\nplan: \"01\"\ntitle: Shared text\nstatus: complete\ntasks_completed: 1\ntasks_total: 1\n"
-                  "commit_hashes: [abc1234]\n---\n\n## What Was Built\nText.\n\n## Files Modified\n- `greeting/shared.txt`\n";
+  std::string s =
+      "---\nphase: \"01\"\nplan: \"01\"\ntitle: Shared text\nstatus: complete\ntasks_completed: 1\ntasks_total: 1\n"
+      "commit_hashes: [abc1234]\n---\n\n## What Was Built\nText.\n\n## Files Modified\n- `greeting/shared.txt`\n";
   write_file(phase_dir() / "01-01-SUMMARY.md", s);
   auto r = yolo({"verify-summary", (phase_dir() / "01-01-SUMMARY.md").string(), "--mode", "structural", "--json"});
   EXPECT_EQ(r.exit_code, 2) << dump(r);
@@ -129,7 +132,8 @@ TEST_F(Ux, DescriptiveSummaryKeysAreWarningsClaimsStayStrict) {
 // 3. With v2_typed_protocol, the reference's own event types are accepted.
 TEST_F(Ux, TypedProtocolAcceptsTheReferencesEventTypes) {
   set_config({{"v3_event_log", true}, {"v2_typed_protocol", true}});
-  for (const char* t : {"checkpoint", "task_claimed", "token_overage", "file_conflict", "shutdown_received", "message_rejected"}) {
+  for (const char* t :
+       {"checkpoint", "task_claimed", "token_overage", "file_conflict", "shutdown_received", "message_rejected"}) {
     auto r = yolo({"log-event", t, "1", "2"});
     EXPECT_EQ(r.exit_code, 0) << t << dump(r);
   }
@@ -157,14 +161,17 @@ TEST_F(Ux, ExecuteReviewGateReviewsOnlyChangedPlans) {
 TEST_F(Ux, UnknownConfigKeysAreWarnedWithTheNearestKnownKey) {
   set_config({{"reveiw_gate", "always"}});
   const std::string want = "unknown key 'reveiw_gate' (did you mean 'review_gate'?)";
-  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
-           {"execute", "--dry-run"}, {"review-plan", (phase_dir() / "01-01-PLAN.md").string()},
-           {"review", (phase_dir() / "01-01-PLAN.md").string()}, {"status"}}) {
+  for (std::vector<std::string> args :
+       std::vector<std::vector<std::string>>{{"execute", "--dry-run"},
+                                             {"review-plan", (phase_dir() / "01-01-PLAN.md").string()},
+                                             {"review", (phase_dir() / "01-01-PLAN.md").string()},
+                                             {"status"}}) {
     auto r = yolo(args);
     EXPECT_TRUE(has(r.err, want)) << args[0] << "\n" << dump(r);
   }
   // The reference's own keys are not unknown.
-  set_config({{"reveiw_gate", nullptr}, {"autonomy", "standard"}, {"v3_lease_locks", false}, {"qa_gate", "on_request"}});
+  set_config(
+      {{"reveiw_gate", nullptr}, {"autonomy", "standard"}, {"v3_lease_locks", false}, {"qa_gate", "on_request"}});
   auto quiet = yolo({"execute", "--dry-run"});
   EXPECT_FALSE(has(quiet.err, "unknown key")) << dump(quiet);
   // Two bad values: both are reported.
@@ -184,7 +191,8 @@ TEST_F(Ux, MissingAgentProgramsAreReportedBeforeTheRun) {
   EXPECT_TRUE(has(r.err, "executor program 'no-such-executor-xyz' not found")) << dump(r);
   EXPECT_FALSE(stdfs::exists(state_path())) << "nothing ran, nothing was written";
 
-  set_config({{"executor", nullptr}, {"review_gate", "always"},
+  set_config({{"executor", nullptr},
+              {"review_gate", "always"},
               {"reviewer", {{"command", {"no-such-reviewer-xyz", "{plan_path}"}}}}});
   auto loud = yolo({"execute"});
   EXPECT_TRUE(has(loud.out, "reviewer program 'no-such-reviewer-xyz' not found")) << dump(loud);
@@ -207,7 +215,8 @@ TEST_F(Ux, MissingAgentProgramsAreReportedBeforeTheRun) {
 TEST_F(Ux, BareYoloListsCommandsAndTyposSuggestTheNearest) {
   auto bare = yolo({});
   EXPECT_EQ(bare.exit_code, 0) << dump(bare);
-  for (const char* c : {"execute", "status", "init", "graph", "logs", "completion", "help"}) EXPECT_TRUE(has(bare.out, c)) << c;
+  for (const char* c : {"execute", "status", "init", "graph", "logs", "completion", "help"})
+    EXPECT_TRUE(has(bare.out, c)) << c;
   auto typo = yolo({"stauts"});
   EXPECT_EQ(typo.exit_code, 64) << dump(typo);
   EXPECT_TRUE(has(typo.err, "unknown command 'stauts'. Did you mean 'status'?")) << typo.err;
@@ -230,8 +239,9 @@ TEST_F(Ux, CompletionScriptsParseInTheirShells) {
   }
   EXPECT_EQ(yolo({"completion", "tcsh"}).exit_code, 64);
   // bash: completing `yolo ex` offers execute.
-  auto b = run_program({"bash", "-c", "source <(\"$0\" completion bash); COMP_WORDS=(yolo ex); COMP_CWORD=1; _yolo; "
-                                      "printf '%s\\n' \"${COMPREPLY[@]}\"",
+  auto b = run_program({"bash", "-c",
+                        "source <(\"$0\" completion bash); COMP_WORDS=(yolo ex); COMP_CWORD=1; _yolo; "
+                        "printf '%s\\n' \"${COMPREPLY[@]}\"",
                         yolo_bin()});
   EXPECT_TRUE(has(b.out, "execute")) << dump(b);
 }
@@ -250,8 +260,8 @@ TEST_F(Ux, ManPageIsGeneratedAndInstalled) {
   EXPECT_TRUE(stdfs::exists(dir_ / "prefix" / "share" / "man" / "man1" / "yolo.1"));
   EXPECT_TRUE(stdfs::exists(dir_ / "prefix" / "share" / "bash-completion" / "completions" / "yolo"));
   if (have_program("man")) {
-    auto shown = run_program({"man", "-l", (dir_ / "prefix" / "share" / "man" / "man1" / "yolo.1").string()}, dir_.path(),
-                             {"MANPAGER=cat", "PAGER=cat"});
+    auto shown = run_program({"man", "-l", (dir_ / "prefix" / "share" / "man" / "man1" / "yolo.1").string()},
+                             dir_.path(), {"MANPAGER=cat", "PAGER=cat"});
     EXPECT_TRUE(has(shown.out, "execute")) << dump(shown);
   }
 }
@@ -283,7 +293,9 @@ TEST(UxInit, InitScaffoldsAProjectThatWorks) {
   // The config validates, warns about nothing, and the example plan passes Stage 1.
   auto v = run_yolo({"validate", (yp / "config.json").string()}, d.path());
   EXPECT_EQ(v.exit_code, 0) << dump(v);
-  auto rp = run_yolo({"review-plan", (yp / "phases/01-first-phase/01-PLAN.md").string(), (yp / "phases/01-first-phase").string()}, d.path());
+  auto rp = run_yolo(
+      {"review-plan", (yp / "phases/01-first-phase/01-PLAN.md").string(), (yp / "phases/01-first-phase").string()},
+      d.path());
   EXPECT_NE(rp.exit_code, 1) << dump(rp);
   EXPECT_FALSE(has(rp.err, "unknown key")) << rp.err;
   // The .gitignore keeps yolo's run files out of git.
@@ -308,7 +320,8 @@ TEST_F(Ux, DryRunShowsWavesAndRunsNothing) {
   use_executor();
   auto r = yolo({"execute", "--dry-run"});
   EXPECT_EQ(r.exit_code, 0) << dump(r);
-  for (const char* s : {"Wave 1", "Wave 2", "Wave 3", "01-01", "01-04", "would run: agents/executor-ok", "after 01-01", "Next:"})
+  for (const char* s :
+       {"Wave 1", "Wave 2", "Wave 3", "01-01", "01-04", "would run: agents/executor-ok", "after 01-01", "Next:"})
     EXPECT_TRUE(has(r.out, s)) << s << "\n" << r.out;
   EXPECT_FALSE(stdfs::exists(state_path()));
   EXPECT_FALSE(stdfs::exists(phase_dir() / "01-01-SUMMARY.md"));
@@ -329,7 +342,8 @@ TEST_F(Ux, GraphPrintsMermaidAndDotThatRenders) {
   EXPECT_TRUE(has(d.out, "digraph yolo")) << d.out;
   EXPECT_TRUE(has(d.out, "->")) << d.out;
   EXPECT_EQ(yolo({"graph", "--format", "png"}).exit_code, 64);
-  if (!have_program("dot")) GTEST_SKIP() << "Graphviz `dot` is not installed (scripts/setup --with-tools installs it): DOT not rendered";
+  if (!have_program("dot"))
+    GTEST_SKIP() << "Graphviz `dot` is not installed (scripts/setup --with-tools installs it): DOT not rendered";
   write_file(dir_ / "g.dot", d.out);
   auto svg = run_program({"dot", "-Tsvg", (dir_ / "g.dot").string()});
   EXPECT_EQ(svg.exit_code, 0) << dump(svg);
@@ -340,8 +354,10 @@ TEST_F(Ux, GraphPrintsMermaidAndDotThatRenders) {
 // 5. An executor's output is kept per plan and shown by `yolo logs PLAN`.
 TEST_F(Ux, ExecutorOutputIsKeptAndShownByLogs) {
   use_executor();
-  set_config({{"executor", {{"command", {"sh", "-c", "echo executor says hello for $YOLO_PLAN_ID; exec agents/executor-ok \"$0\" \"$1\"",
-                                          "{plan_path}", "{summary_path}"}}}}});
+  set_config({{"executor",
+               {{"command",
+                 {"sh", "-c", "echo executor says hello for $YOLO_PLAN_ID; exec agents/executor-ok \"$0\" \"$1\"",
+                  "{plan_path}", "{summary_path}"}}}}});
   auto r = yolo({"execute"});
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   auto l = yolo({"logs", "01-02"});
@@ -353,12 +369,36 @@ TEST_F(Ux, ExecutorOutputIsKeptAndShownByLogs) {
   EXPECT_EQ(yolo({"logs", "09"}).exit_code, 1);
 }
 
+// An executor that succeeds without a word keeps no log (nothing but its argv and outcome,
+// which the state has); one that fails keeps its log, even when it said nothing.
+TEST_F(Ux, ASilentSuccessfulExecutorKeepsNoLogAFailingOneDoes) {
+  use_executor();
+  set_config({{"executor",
+               {{"command",
+                 {"sh", "-c",
+                  "agents/executor-ok \"$0\" \"$1\" >/dev/null 2>&1; "
+                  "[ \"$YOLO_PLAN_ID\" != 01-04 ] || exit 3",
+                  "{plan_path}", "{summary_path}"}}}}});
+  auto r = yolo({"execute"});
+  ASSERT_EQ(r.exit_code, 1) << dump(r);
+  auto quiet = yolo({"logs", "01-01"});
+  EXPECT_EQ(quiet.exit_code, 1) << dump(quiet);
+  EXPECT_TRUE(has(quiet.err, "no output kept for plan '01-01'")) << quiet.err;
+  auto failed = yolo({"logs", "01-04"});
+  EXPECT_EQ(failed.exit_code, 0) << dump(failed);
+  EXPECT_TRUE(has(failed.out, "exited with 3") || has(failed.out, "exit 3") || has(failed.out, "code 3")) << failed.out;
+}
+
 // 6. A review-gate reject in execute: plan, verdict, escalated ids, top findings, next step,
 // and no raw JSON.
 TEST_F(Ux, ReviewRejectInExecuteIsReadable) {
-  set_config({{"review_gate", "always"}, {"review_max_cycles", 2},
-              {"reviewer", {{"command", {"agents/reviewer-reject-until-marker", "{plan_path}", "{cycle}"}}, {"timeout_ms", 10000}}},
-              {"architect", {{"command", {"sh", "-c", "echo '<!-- touched -->' >> \"$0\"", "{plan_path}"}}, {"timeout_ms", 10000}}}});
+  set_config(
+      {{"review_gate", "always"},
+       {"review_max_cycles", 2},
+       {"reviewer",
+        {{"command", {"agents/reviewer-reject-until-marker", "{plan_path}", "{cycle}"}}, {"timeout_ms", 10000}}},
+       {"architect",
+        {{"command", {"sh", "-c", "echo '<!-- touched -->' >> \"$0\"", "{plan_path}"}}, {"timeout_ms", 10000}}}});
   auto r = yolo({"execute"});
   EXPECT_EQ(r.exit_code, 1) << dump(r);
   std::string all = r.out + r.err;
@@ -383,7 +423,8 @@ TEST_F(Ux, StatusBeforeAnyRunShowsTheProjectAndEndsWithNext) {
   EXPECT_TRUE(has(st.out, "0/4 done")) << st.out;
   EXPECT_TRUE(has(st.out, "Next: `yolo execute --dry-run`")) << st.out;
   std::string p1 = read_file(phase_dir() / "01-01-PLAN.md");
-  p1.replace(p1.find("title: "), 7, "title: \"Ein sehr langer Titel mit Umlauten äöü, der nicht in die Statusspalte läuft\" #");
+  p1.replace(p1.find("title: "), 7,
+             "title: \"Ein sehr langer Titel mit Umlauten äöü, der nicht in die Statusspalte läuft\" #");
   write_file(phase_dir() / "01-01-PLAN.md", p1);
   yolo({"execute"});
   auto st2 = yolo({"status"});
@@ -405,17 +446,21 @@ TEST(UxHooks, PostHooksAreQuietUnlessAPlanChanged) {
   stdfs::path root = t / "repo";
   stdfs::create_directories(root);
   write_file(t / "gitconfig", "");
-  std::vector<std::string> env = {"GIT_CONFIG_GLOBAL=" + (t / "gitconfig").string(), "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1"};
+  std::vector<std::string> env = {"GIT_CONFIG_GLOBAL=" + (t / "gitconfig").string(), "GIT_CONFIG_NOSYSTEM=1",
+                                  "NO_COLOR=1"};
   auto git = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"});
     return run_program(args, root, env);
   };
   ASSERT_EQ(git({"init", "-q", "-b", "main"}).exit_code, 0);
-  write_file(root / ".gitignore", ".yolo-planning/.execution-state.json\n.yolo-planning/.reviews/\n.yolo-planning/.lock\n.yolo-planning/.logs/\n");
+  write_file(
+      root / ".gitignore",
+      ".yolo-planning/.execution-state.json\n.yolo-planning/.reviews/\n.yolo-planning/.lock\n.yolo-planning/.logs/\n");
   write_file(root / ".yolo-planning" / "config.json", "{}\n");
   stdfs::path plan = root / ".yolo-planning/phases/01-core/01-01-PLAN.md";
   auto plan_text = [](const std::string& title) {
-    return "---\nphase: \"01\"\nplan: \"01\"\ntitle: " + title + "\nwave: 1\ndepends_on: []\nmust_haves:\n  - core works\n---\n\n### Task 1: Do it\n";
+    return "---\nphase: \"01\"\nplan: \"01\"\ntitle: " + title +
+           "\nwave: 1\ndepends_on: []\nmust_haves:\n  - core works\n---\n\n### Task 1: Do it\n";
   };
   write_file(plan, plan_text("Core"));
   write_file(root / "README.md", "one\n");
@@ -446,12 +491,14 @@ TEST(UxHooks, PostHooksAreQuietUnlessAPlanChanged) {
 // with --fix it may, and the rewrite is announced. --no-review does not say "reviewing".
 TEST_F(Ux, WatchRunsTheArchitectOnlyWhenAsked) {
   using namespace std::chrono_literals;
-  set_config({{"reviewer", {{"command", {"agents/reviewer-reject-until-marker", "{plan_path}", "{cycle}"}}, {"timeout_ms", 10000}}},
+  set_config({{"reviewer",
+               {{"command", {"agents/reviewer-reject-until-marker", "{plan_path}", "{cycle}"}}, {"timeout_ms", 10000}}},
               {"architect", {{"command", {"agents/architect-fix", "{plan_path}"}}, {"timeout_ms", 10000}}}});
   std::string before = read_file(phase_dir() / "01-01-PLAN.md");
   {
     BgProcess w({yolo_bin(), "watch", repo().string(), "--json"}, repo());
-    auto rej = w.wait_for([](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "01-01"; }, 30s);
+    auto rej = w.wait_for(
+        [](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "01-01"; }, 30s);
     ASSERT_TRUE(rej) << w.stderr_text();
     EXPECT_EQ((*rej)["verdict"], "reject");
     w.collect(1500ms);
@@ -495,7 +542,8 @@ TEST_F(Ux, LiveProgressLineOnATerminalOnly) {
   if (!have_program("script")) GTEST_SKIP() << "util-linux script is not installed";
   use_executor();
   std::string cmd = "'" + yolo_bin() + "' execute";
-  auto tty = run_program({"env", "TERM=xterm", "NO_COLOR=1", "YOLO_EXEC_SLEEP=1", "script", "-qec", cmd, "/dev/null"}, repo());
+  auto tty =
+      run_program({"env", "TERM=xterm", "NO_COLOR=1", "YOLO_EXEC_SLEEP=1", "script", "-qec", cmd, "/dev/null"}, repo());
   EXPECT_EQ(tty.exit_code, 0) << dump(tty);
   EXPECT_TRUE(has(tty.out, "\r\033[K")) << "the live line is redrawn in place";
   EXPECT_TRUE(has(tty.out, "plans · ◆ 01-")) << tty.out;
@@ -506,8 +554,11 @@ TEST_F(Ux, LiveProgressLineOnATerminalOnly) {
 // The review gate in execute is not silence on a terminal either: a live line with its time.
 TEST_F(Ux, LiveLineWhileTheReviewGateRuns) {
   if (!have_program("script")) GTEST_SKIP() << "util-linux script is not installed";
-  set_config({{"review_gate", "always"}, {"executor", nullptr},
-              {"reviewer", {{"command", {"sh", "-c", "sleep 1; echo 'VERDICT: approve'; echo 'FINDINGS:'"}}, {"timeout_ms", 10000}}}});
+  set_config(
+      {{"review_gate", "always"},
+       {"executor", nullptr},
+       {"reviewer",
+        {{"command", {"sh", "-c", "sleep 1; echo 'VERDICT: approve'; echo 'FINDINGS:'"}}, {"timeout_ms", 10000}}}});
   std::string cmd = "'" + yolo_bin() + "' execute";
   auto tty = run_program({"env", "TERM=xterm", "NO_COLOR=1", "script", "-qec", cmd, "/dev/null"}, repo());
   EXPECT_EQ(tty.exit_code, 4) << dump(tty);
