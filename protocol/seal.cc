@@ -62,11 +62,21 @@ std::string hmac_sha256_hex(std::string_view key_bytes, std::string_view msg) {
   return to_hex(od.data(), od.size());
 }
 
+std::string seal_bytes(std::string_view domain, std::string_view bytes, const Key& k) {
+  if (!k.ok()) return {};
+  std::string msg(domain);
+  msg += '\n';
+  msg += bytes;
+  return "hmac-sha256:" + hmac_sha256_hex(k.bytes, msg);
+}
+
+bool check_bytes(std::string_view domain, std::string_view bytes, const std::string& seal, const Key& k) {
+  return same(seal_bytes(domain, bytes, k), seal);
+}
+
 namespace {
 std::string seal_with(const Key& k, std::string_view domain, const json& fields) {
-  if (!k.ok()) return {};
-  return "hmac-sha256:" + hmac_sha256_hex(k.bytes, std::string(domain) + "\n" +
-                                                       fields.dump(-1, ' ', false, json::error_handler_t::replace));
+  return seal_bytes(domain, fields.dump(-1, ' ', false, json::error_handler_t::replace), k);
 }
 }  // namespace
 

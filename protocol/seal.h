@@ -50,4 +50,9 @@ std::string seal_of(std::string_view domain, const json& fields, const Key& k);
 // Whether `seal` is seal_of(domain, fields, k) (constant-time comparison).
 bool check(std::string_view domain, const json& fields, const std::string& seal, const Key& k);
 
+// The same seal over bytes as they are on disk (a file sealed whole, its body not
+// re-serialised: verified_cache.h). seal_of(d, f, k) is seal_bytes(d, canonical JSON of f, k).
+std::string seal_bytes(std::string_view domain, std::string_view bytes, const Key& k);
+bool check_bytes(std::string_view domain, std::string_view bytes, const std::string& seal, const Key& k);
+
 }  // namespace yolo::seal

@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "protocol/gate_coverage.h"
 #include "protocol/seal.h"
 
 namespace yolo::verified_cache {
@@ -18,22 +19,6 @@ std::optional<long long> epoch_of(const std::string& iso) {
   return static_cast<long long>(timegm(&tm));
 }
 
-std::string project_of(const World& w, const stdfs::path& root) {
-  std::error_code ec;
-  stdfs::path abs = stdfs::absolute(root, ec).lexically_normal();
-  return w.files().resolve(abs).value_or(root.lexically_normal()).generic_string();
-}
-
-std::string seal_line(const seal::Key& k, const std::string& body) {
-  return "hmac-sha256:" + seal::hmac_sha256_hex(k.bytes, std::string(kDomain) + "\n" + body);
-}
-
-bool same(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
 }  // namespace
 
 std::string identity_string(const std::optional<fs::FileId>& id) {
@@ -48,7 +33,7 @@ Cache::Cache(const World& w, const stdfs::path& root, const std::string& name)
   if (!k.ok() || k.bytes.empty()) return;
   if (!w.files().identity(root)) return;  // a disk that cannot tell identities
   enabled_ = true;
-  project_ = project_of(w, root);
+  project_ = gates::project_id(w, root);
   auto r = w.files().read(file_, 64u << 20, true);
   if (!r.ok()) return;
   const std::string& text = r.content;
@@ -56,7 +41,7 @@ Cache::Cache(const World& w, const stdfs::path& root, const std::string& name)
   size_t nl = text.find('\n');
   if (nl == std::string::npos) return;
   std::string body = text.substr(nl + 1);
-  if (!same(seal_line(k, body), text.substr(0, nl))) return;  // edited, copied, another key
+  if (!seal::check_bytes(kDomain, body, text.substr(0, nl), k)) return;  // edited, copied, another key
   json doc = json::parse(body, nullptr, false);
   if (!doc.is_object() || doc.value("project", "") != project_ || doc.value("name", "") != name_ ||
       !doc.contains("entries") || !doc["entries"].is_object())
@@ -134,7 +119,7 @@ std::string Cache::save(bool prune) {
   json doc = {{"project", project_}, {"name", name_}, {"entries", entries_}};
   std::string body = doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   if (auto e = w_.files().make_dirs(file_.parent_path()); !e.empty()) return e;
-  if (auto e = w_.files().write_atomic(file_, seal_line(k, body) + "\n" + body); !e.empty()) return e;
+  if (auto e = w_.files().write_atomic(file_, seal::seal_bytes(kDomain, body, k) + "\n" + body); !e.empty()) return e;
   changed_ = false;
   loaded_ = true;
   return "";
