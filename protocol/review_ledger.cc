@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "protocol/schema.h"
+#include "protocol/gate_coverage.h"
 #include "protocol/seal.h"
 
 namespace yolo::review_ledger {
@@ -18,15 +19,8 @@ constexpr const char* kSealDomain = "yolo-review-record-v1";
 constexpr size_t kMaxJournalRead = 16u << 20;
 
 // What a record's seal covers: the project (its canonical path), the ledger file's name,
-// the plan id and the record itself (without its seal).
-// The project's canonical path (the disk resolves its links), worked out once per ledger.
-std::string project_of(const World& w, const stdfs::path& root) {
-  std::error_code ec;
-  stdfs::path abs = stdfs::absolute(root, ec).lexically_normal();
-  return w.files().resolve(abs).value_or(root.lexically_normal()).generic_string();
-}
-
-// `project`: project_of(w, root).
+// the plan id and the record itself (without its seal). `project`: gates::project_id(w,
+// root), worked out once per ledger.
 json sealed_fields(const std::string& project, const stdfs::path& ledger_file, const std::string& plan_id,
                    const json& rec) {
   json f = json::object();  // built member by member: the record is copied once, not twice
@@ -76,9 +70,11 @@ size_t records_in(const json& doc) {
   return rv != doc.end() && rv->is_object() ? rv->size() : 0;
 }
 
-// The ledger file with its journal applied and its untrusted records dropped. The journal
-// is read first: a fold between the two reads leaves a ledger that holds what was read.
-state::LoadResult load_merged(const World& w, const stdfs::path& root, const stdfs::path& file, bool empty_if_missing) {
+// The ledger file with its journal applied and its untrusted records dropped (why each was,
+// into `dropped` when given). The journal is read first: a fold between the two reads leaves
+// a ledger that holds what was read. Every reader of ledgers comes through here.
+state::LoadResult load_merged(const World& w, const stdfs::path& root, const stdfs::path& file, bool empty_if_missing,
+                              std::vector<std::string>* dropped = nullptr) {
   fs::Disk& disk = w.files();
   auto journal = disk.read(journal_for(file), kMaxJournalRead, false);
   std::string stamp = disk.stamp(file);
@@ -87,7 +83,9 @@ state::LoadResult load_merged(const World& w, const stdfs::path& root, const std
   if (r.exists && disk.stamp(file) == stamp) known().put(file, stamp, records_in(r.doc));
   if ((empty_if_missing && !r.exists) || !r.doc.is_object()) r.doc = {{"reviews", json::object()}};
   if (journal.ok() && !journal.content.empty()) apply_journal(r.doc, journal.content);
-  drop_untrusted(w, root, file, r.doc);
+  auto why = drop_untrusted(w, root, file, r.doc);
+  if (dropped)
+    dropped->insert(dropped->end(), std::make_move_iterator(why.begin()), std::make_move_iterator(why.end()));
   return r;
 }
 }  // namespace
@@ -135,7 +133,7 @@ static bool trusted_in(const World& w, const std::string& project, const stdfs::
 
 bool trusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file, const std::string& plan_id,
              const json& rec) {
-  return trusted_in(w, project_of(w, root), ledger_file, plan_id, rec);
+  return trusted_in(w, gates::project_id(w, root), ledger_file, plan_id, rec);
 }
 
 std::vector<std::string> drop_untrusted(const World& w, const stdfs::path& root, const stdfs::path& ledger_file,
@@ -143,7 +141,7 @@ std::vector<std::string> drop_untrusted(const World& w, const stdfs::path& root,
   std::vector<std::string> dropped;
   auto rv = ledger.find("reviews");
   if (rv == ledger.end() || !rv->is_object()) return dropped;
-  const std::string project = project_of(w, root);  // once, not once per record
+  const std::string project = gates::project_id(w, root);  // once, not once per record
   for (auto it = rv->begin(); it != rv->end();) {
     if (trusted_in(w, project, ledger_file, it.key(), *it)) {
       ++it;
@@ -193,7 +191,7 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
   if (records.empty()) return "";
   fs::Disk& disk = w.files();
   const seal::Key& key = w.sealing_key();
-  const std::string project = project_of(w, root);
+  const std::string project = gates::project_id(w, root);
   const stdfs::path ledger = path_for(root, phase_dir);
   const stdfs::path journal = journal_for(ledger);
   stdfs::path rel_dir = phase_dir.lexically_normal().lexically_relative(root.lexically_normal());
@@ -281,14 +279,11 @@ All load_all(const World& w, const stdfs::path& root) {
     files.push_back(p);
   }
   for (const auto& f : files) {
-    auto journal = disk.read(journal_for(f), kMaxJournalRead, false);
-    auto r = state::load_document(w, f, kSchema);
+    auto r = load_merged(w, root, f, /*empty_if_missing=*/true, &all.errors);
     if (!r.ok()) {
       all.errors.push_back(r.error);
       continue;
     }
-    if (journal.ok() && !journal.content.empty()) apply_journal(r.doc, journal.content);
-    for (auto& why : drop_untrusted(w, root, f, r.doc)) all.errors.push_back(std::move(why));
     for (auto& [id, rec] : r.doc["reviews"].items()) all.reviews[id] = std::move(rec);
   }
   return all;
