@@ -1,6 +1,4 @@
 // `yolo execute`: the wave loop (runner/phase_run_internal.h).
-#include <malloc.h>
-
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
@@ -17,10 +15,6 @@ int Run::waves() {
     waves::resolve_dependencies(nodes_);  // once: schedule() looks each dependency up in O(1)
     for (size_t i = 0; i < entries_.size(); ++i) wave_members_[entries_[i].wave].push_back(i);
   }
-  // The state writes' worker thread allocates from the main heap, not an arena of its own:
-  // every executor is forked from this process, and a second heap's pages (touched by each
-  // write's document) made each fork copy more page tables and take more copy-on-write faults.
-  mallopt(M_ARENA_MAX, 1);
   uv_loop_init(&loop_);
   uv_timer_init(&loop_, &flush_timer_);
   flush_timer_.data = this;
