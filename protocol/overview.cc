@@ -1,8 +1,14 @@
 #include "protocol/overview.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "protocol/plan.h"
@@ -104,6 +110,36 @@ json phase_row(const World& w, const stdfs::path& root, const stdfs::path& d, bo
   return p;
 }
 
+// f(0) ... f(n - 1), spread over the machine's cores when there are enough of them to be
+// worth a thread; the first exception is rethrown here after every thread has ended.
+void parallel_for(size_t n, const std::function<void(size_t)>& f) {
+  constexpr size_t kPerThread = 8;  // fewer items than this per thread: not worth starting one
+  size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, n / kPerThread});
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_m;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        f(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(error_m);
+        if (!error) error = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
 }  // namespace
 
 json project_overview(const World& w, const stdfs::path& root) {
@@ -120,27 +156,46 @@ json project_overview(const World& w, const stdfs::path& root) {
   // ledger's journal (verified_cache.h): while none changed, the ledger is neither parsed nor are its
   // seals checked again.
   verified_cache::Cache cache(w, root, "overview");
-  for (const auto& d : dirs) {
+  struct Row {
+    std::vector<stdfs::path> inputs;
+    std::optional<std::vector<std::string>> ids;
+    json row;
+    bool computed = false, cacheable = false;
+  };
+  std::vector<Row> rows(dirs.size());
+  std::vector<size_t> misses;
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const auto& d = dirs[i];
     // The journal too: a large ledger takes new records there, leaving the ledger untouched.
     const stdfs::path ledger = review_ledger::path_for(root, d);
-    const std::vector<stdfs::path> inputs = {d, ledger, review_ledger::journal_for(ledger)};
+    Row& r = rows[i];
+    r.inputs = {d, ledger, review_ledger::journal_for(ledger)};
     const std::string key = d.filename().string();
-    auto ids = cache.identities(inputs);
-    json p;
-    const json* v = ids ? cache.find(key, *ids) : nullptr;
+    r.ids = cache.identities(r.inputs);
+    const json* v = r.ids ? cache.find(key, *r.ids) : nullptr;
     if (v && v->is_object() && v->value("format", 0) == kRowFormat && v->contains("row") && (*v)["row"].is_object() &&
-        (*v)["row"].value("folder", "") == key) {
-      p = (*v)["row"];
-    } else {
-      bool cacheable = false;
-      p = phase_row(w, root, d, cacheable);
-      if (ids && cacheable) cache.put(key, *ids, inputs, {{"format", kRowFormat}, {"row", p}});
-    }
+        (*v)["row"].value("folder", "") == key)
+      r.row = (*v)["row"];
+    else
+      misses.push_back(i);
+  }
+  // The rows not remembered, each from its own folder and ledger: on every core (a first
+  // status, or one after every ledger changed, parses, schema-checks and HMACs every record;
+  // the phases share nothing but the World, whose disk, key and schemas are thread-safe).
+  parallel_for(misses.size(), [&](size_t k) {
+    Row& r = rows[misses[k]];
+    r.row = phase_row(w, root, dirs[misses[k]], r.cacheable);
+    r.computed = true;
+  });
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    Row& r = rows[i];
+    if (r.computed && r.ids && r.cacheable)
+      cache.put(dirs[i].filename().string(), *r.ids, r.inputs, {{"format", kRowFormat}, {"row", r.row}});
     for (const char* k : kCounts) {
-      const json& n = p[k];
+      const json& n = r.row[k];
       totals[k] = totals[k].get<long long>() + (n.is_number_integer() ? n.get<long long>() : 0);
     }
-    phases.push_back(std::move(p));
+    phases.push_back(std::move(r.row));
   }
   cache.save(true);  // best effort: a read-only checkout just gets no cache
   return {{"phases", std::move(phases)}, {"totals", std::move(totals)}};
