@@ -89,3 +89,51 @@ TEST(Overview, APlanWithNoRecordIsNotReviewed) {
 
 }  // namespace
 }  // namespace yolo
+
+namespace yolo {
+namespace {
+// Many phases are counted on several threads (a cold status): every row is each phase's own,
+// in folder order, whatever thread computed it.
+TEST(Overview, ManyPhasesComputedOnSeveralThreadsKeepTheirOwnRowsInOrder) {
+  TempDir root;
+  test::copy_fixture("demo", root.path());
+  const stdfs::path phases = root / ".yolo-planning" / "phases";
+  const stdfs::path demo = phases / "01-demo";
+  const int kPhases = 40;  // more than the threads' minimum share on any machine
+  for (int ph = 2; ph <= kPhases; ++ph) {
+    char name[32];
+    std::snprintf(name, sizeof name, "%02d-copy", ph);
+    stdfs::create_directories(phases / name);
+    // Phase N holds N % 4 + 1 of the demo's plans, and N % 3 of them are approved.
+    int plans = ph % 4 + 1;
+    int i = 0;
+    for (const auto& e : stdfs::directory_iterator(demo)) {
+      if (!is_plan_filename(e.path().filename().string()) || i >= plans) continue;
+      stdfs::copy_file(e.path(), phases / name / e.path().filename());
+      if (i < ph % 3)
+        ASSERT_EQ(review_ledger::record(test::real_world(), root.path(), phases / name, "p" + std::to_string(i),
+                                        rec("approve", ".yolo-planning/phases/" + std::string(name) + "/" +
+                                                           e.path().filename().string())),
+                  "");
+      ++i;
+    }
+  }
+  auto o = project_overview(test::real_world(), root.path());
+  ASSERT_EQ(o["phases"].size(), static_cast<size_t>(kPhases));
+  long long approved = 0;
+  for (int ph = 2; ph <= kPhases; ++ph) {
+    const auto& row = o["phases"][ph - 1];
+    char name[32];
+    std::snprintf(name, sizeof name, "%02d-copy", ph);
+    EXPECT_EQ(row["folder"], name);
+    EXPECT_EQ(row["plans"], std::min(ph % 4 + 1, 4)) << name;
+    EXPECT_EQ(row["approved"], std::min(ph % 3, ph % 4 + 1)) << name;
+    approved += std::min(ph % 3, ph % 4 + 1);
+  }
+  EXPECT_EQ(o["totals"]["approved"], approved);
+  EXPECT_EQ(o["totals"]["phases"], kPhases);
+  // The same answer again, from the cache or computed again.
+  EXPECT_EQ(project_overview(test::real_world(), root.path())["phases"], o["phases"]);
+}
+}  // namespace
+}  // namespace yolo
