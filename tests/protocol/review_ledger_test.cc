@@ -1,5 +1,7 @@
 #include "protocol/review_ledger.h"
 #include "protocol/world.h"
+#include "protocol/gate_coverage.h"
+#include "protocol/seal.h"
 
 #include <gtest/gtest.h>
 
@@ -302,5 +304,46 @@ TEST(ReviewLedgerJournal, ConcurrentWritersToALargePhaseLoseNothing) {
   EXPECT_EQ(l.doc["reviews"].size(), kJournalFromRecords + kThreads * kEach);
 }
 
+}  // namespace
+}  // namespace yolo::review_ledger
+
+namespace yolo::review_ledger {
+namespace {
+// A record's seal is over the canonical JSON of {ledger, plan_id, project, record}: the bytes
+// review_ledger writes out member by member are exactly that document's dump, so records
+// sealed before (over the dump) still count, and nothing else does.
+TEST(ReviewLedger, TheSealCoversTheCanonicalDumpOfTheRecordAndItsPlace) {
+  Repo r;
+  const stdfs::path ledger = path_for(r.root(), r.phase1);
+  json rec = {{"hash", "sha256:ab"},
+              {"verdict", "approve"},
+              {"source", "reviewer"},
+              {"path", ".yolo-planning/phases/01-core/01-PLAN.md"},
+              {"findings", json::array({{{"check", "x"}, {"message", "naïve \"quoted\" \u00e9 \\ tab\t"}}})},
+              {"reviewed_at", "2026-11-23T21:40:00Z"}};
+  json fields = {{"project", gates::project_id(r.w, r.root())},
+                 {"ledger", ledger.filename().string()},
+                 {"plan_id", "01-01"},
+                 {"record", rec}};
+  json sealed = rec;
+  sealed["seal"] = seal::seal_of("yolo-review-record-v1", fields, r.key);
+  EXPECT_TRUE(trusted(r.w, r.root(), ledger, "01-01", sealed));
+  // Each part is covered: another plan, ledger, project or field is not trusted.
+  EXPECT_FALSE(trusted(r.w, r.root(), ledger, "01-02", sealed));
+  EXPECT_FALSE(trusted(r.w, r.root(), path_for(r.root(), r.phase2), "01-01", sealed));
+  EXPECT_FALSE(trusted(r.w, "/other", ledger, "01-01", sealed));
+  json edited = sealed;
+  edited["verdict"] = "reject";
+  EXPECT_FALSE(trusted(r.w, r.root(), ledger, "01-01", edited));
+  edited = sealed;
+  edited["extra"] = 1;
+  EXPECT_FALSE(trusted(r.w, r.root(), ledger, "01-01", edited));
+  // And what record() seals now is trusted, read back through load.
+  ASSERT_EQ(record(r.w, r.root(), r.phase1, "01-01", rec), "");
+  auto l = load(r.w, r.root(), r.phase1);
+  ASSERT_TRUE(l.ok()) << l.error;
+  ASSERT_NE(find(l.doc, "01-01"), nullptr);
+  EXPECT_EQ((*find(l.doc, "01-01"))["seal"], sealed["seal"]);
+}
 }  // namespace
 }  // namespace yolo::review_ledger
