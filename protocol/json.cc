@@ -1,25 +1,31 @@
 #include "protocol/json.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace yolo {
 
 int json_too_deep_at(std::string_view text, int max_depth) {
-  int depth = 0, line = 1;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (c == '\n') ++line;
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
+  // Strings are skipped with memchr to their closing quote (most of a ledger or a state is
+  // strings); the line is counted only when the limit is passed.
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  int depth = 0;
+  for (const char* p = begin; p < end; ++p) {
+    const char c = *p;
     if (c == '"') {
-      in_string = true;
+      const char* from = p + 1;  // the string's first byte
+      for (;;) {
+        const auto* q = static_cast<const char*>(std::memchr(from, '"', static_cast<size_t>(end - from)));
+        if (!q) return 0;  // unterminated: nothing after it nests
+        size_t backslashes = 0;
+        for (const char* b = q; b > from && b[-1] == '\\'; --b) ++backslashes;
+        from = q + 1;
+        if (backslashes % 2 == 0) break;  // not escaped: the string ends here
+      }
+      p = from - 1;
     } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return line;
+      if (++depth > max_depth) return 1 + static_cast<int>(std::count(begin, p, '\n'));
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }

@@ -1,6 +1,8 @@
 // protocol/json.h: bounded-depth parsing of JSON from disk, children and clients.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "protocol/json.h"
 
 namespace yolo {
@@ -70,5 +72,46 @@ TEST(JsonBounded, InvalidJsonIsReportedNotThrown) {
   EXPECT_GT(p.byte, 0u);
 }
 
+}  // namespace
+}  // namespace yolo
+
+namespace yolo {
+namespace {
+// The depth scan skips strings in strides; it must answer exactly as a scan of one character
+// at a time does, on any text (valid JSON or not): random texts of the characters that
+// matter, with escapes, quotes, brackets and newlines in every order.
+int too_deep_one_char_at_a_time(std::string_view text, int max_depth) {
+  int depth = 0, line = 1;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"')
+      in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return line;
+    } else if ((c == ']' || c == '}') && depth > 0)
+      --depth;
+  }
+  return 0;
+}
+
+TEST(JsonBounded, TooDeepAtAnswersAsAScanOfEveryCharacterDoes) {
+  std::mt19937 rng(64);
+  const char alphabet[] = {'"', '\\', '[', ']', '{', '}', '\n', 'a', ',', ':'};
+  for (int round = 0; round < 20000; ++round) {
+    std::string t(rng() % 40, ' ');
+    for (auto& c : t) c = alphabet[rng() % sizeof alphabet];
+    for (int limit : {0, 1, 2, 3}) ASSERT_EQ(json_too_deep_at(t, limit), too_deep_one_char_at_a_time(t, limit)) << t;
+  }
+}
 }  // namespace
 }  // namespace yolo
