@@ -23,6 +23,8 @@ class PlanCache {
   // pre-check of a plan itself needs the document.
   // The file's identity is the world's disk's stamp (fs::Disk::stamp).
   PlanLoad load_sibling(const World& w, const std::filesystem::path& path, size_t max_bytes);
+  // The plan kept for path when its file has not changed since (a stat; no read, no parse).
+  std::optional<PlanLoad> cached(const World& w, const std::filesystem::path& path, size_t max_bytes);
   void forget(const std::filesystem::path& path) { entries_.erase(path); }
   void clear() { entries_.clear(); }
   size_t size() const { return entries_.size(); }

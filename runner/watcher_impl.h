@@ -166,7 +166,7 @@ class Watcher {
   // as many plans as the cache): a save re-runs the checks only when a plan's cross-plan
   // facts changed. Told of every plan change seen here (note_plan_changed); while the fresh
   // lane's batch runs (its worker uses them) the changes wait in snapshot_pending_.
-  PhaseSnapshots fresh_snapshots_{&plan_cache_, 20000};
+  PhaseSnapshots fresh_snapshots_{&plan_cache_, 20000, /*save_facts=*/false};
   std::vector<stdfs::path> snapshot_pending_;
   uv_idle_t warm_{};
   bool warm_paused_ = false;  // warming waits for the fresh lane's batch to end
