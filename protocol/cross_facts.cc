@@ -181,6 +181,11 @@ std::optional<Plan> decode(std::string_view fields, const std::string& path) {
   return p;
 }
 
+bool usable(const World& w, const stdfs::path& root) {
+  const seal::Key& k = w.checking_key();
+  return k.ok() && !k.bytes.empty() && w.files().identity(root);
+}
+
 Store::Store(const World& w, const stdfs::path& phase_dir, size_t max_bytes)
     : w_(w), dir_(phase_dir), max_bytes_(max_bytes) {
   stdfs::path dir = folder_path(phase_dir);

@@ -51,6 +51,9 @@ constexpr const char* kFormat = "yolo-cross-facts-v1";
 std::string encode(const Plan& p);
 std::optional<Plan> decode(std::string_view fields, const std::string& path);
 
+// Whether stores are kept in this project at all: a key, and a disk that tells identities.
+bool usable(const World& w, const std::filesystem::path& root);
+
 class Store {
  public:
   // The store of phase_dir (a folder `.yolo-planning/phases/<name>` of a project; any other
