@@ -10,7 +10,9 @@
 // A long-running caller (the watcher's fresh lane) keeps one across passes and says which
 // plan files changed (changed()); then a save costs the same at any phase size: the
 // checks run again only when a plan's cross-plan facts (id, wave, depends_on, files, path)
-// changed, not on every edit of its text. Not thread-safe.
+// changed, not on every edit of its text. A phase's siblings come from its store of
+// cross-plan facts (protocol/cross_facts.h) while their files are unchanged: a phase nobody
+// in this process has parsed costs one file and a stat per plan. Not thread-safe.
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -5,6 +5,8 @@
 // mtime and ctime, to the nanosecond): any write or rename changes ctime, so a changed file
 // is always read again. Entries are slim: the parsed frontmatter document is dropped (the
 // cross-plan checks use the fields taken from it), about 1 KB a plan. Not thread-safe.
+// Across processes the same facts are kept on disk, sealed (protocol/cross_facts.h); a phase
+// loaded by PhaseSnapshots takes them from there first.
 #pragma once
 
 #include <filesystem>

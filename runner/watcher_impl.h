@@ -160,7 +160,8 @@ class Watcher {
   size_t learn_backlog_ = 0;                   // plans it found not reviewed as they are
   // Siblings as the cross-plan checks read them (slim, ~1 KB a plan; at most 20,000 kept),
   // reused while their files stay the same. Used by the fresh review lane's worker while it
-  // runs a batch, else by warming on the loop thread: never both at once.
+  // runs a batch, else by warming on the loop thread (only without the phases' stores of
+  // cross-plan facts, protocol/cross_facts.h): never both at once.
   PlanCache plan_cache_;
   // The fresh lane's phases as the cross-plan checks see them, kept between saves (at most
   // as many plans as the cache): a save re-runs the checks only when a plan's cross-plan

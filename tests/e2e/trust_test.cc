@@ -365,9 +365,9 @@ TEST(Trust, TheStoreOfCrossPlanFactsIsNotBelievedWhenForgedAndFollowsEdits) {
            "\ndepends_on: []\nmust_haves:\n  - \"x\"\n---\n# P\n\n### Task 1: a\n\n**Files:** `src/same.txt` (new)\n";
   };
   write_file(phase / "01-01-PLAN.md", plan("01", 1));
-  write_file(phase / "01-02-PLAN.md", plan("02", 1));  // the same file in the same wave: file_overlap
-  auto rv = p.yolo({"review", phase.string(), "--json"});  // makes the key (it seals records)
-  std::this_thread::sleep_for(std::chrono::milliseconds(2200));  // past the racy window (2 s)
+  write_file(phase / "01-02-PLAN.md", plan("02", 1));            // the same file in the same wave: file_overlap
+  auto rv = p.yolo({"review", phase.string(), "--json"});        // makes the key (it seals records)
+  std::this_thread::sleep_for(std::chrono::milliseconds(3200));  // past the racy window (2 s; the clock in s)
   auto overlaps = [&]() {
     auto r = p.yolo({"review-plan", (phase / "01-01-PLAN.md").string(), phase.string(), "--json"});
     return has(r.out, "is also modified by 01-02");
