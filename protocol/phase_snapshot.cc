@@ -1,5 +1,6 @@
 #include "protocol/phase_snapshot.h"
 
+#include "protocol/cross_facts.h"
 #include "protocol/stage1.h"
 
 namespace yolo {
@@ -43,11 +44,20 @@ PhaseSnapshots::Phase& PhaseSnapshots::phase(const World& w, const std::filesyst
   }
   Phase& ph = phases_[key];
   ph.used = ++tick_;
-  for (const auto& f : list_plan_files(w, phase_dir)) {
-    ph.index.emplace(f.lexically_normal().string(), ph.plans.size());
-    ph.plans.push_back(load(w, f, max_bytes).plan);
-    ph.files.push_back(f);
+  // The siblings' facts from the phase's store (protocol/cross_facts.h) while their files
+  // are the ones they were parsed from, else from the cache, else parsed and remembered.
+  cross_facts::Store store(w, phase_dir, max_bytes);
+  auto loaded = store.load_folder(cache_);
+  ph.plans.reserve(loaded.size());
+  ph.files.reserve(loaded.size());
+  std::filesystem::path normal_dir = phase_dir.lexically_normal();
+  for (auto& [f, l] : loaded) {
+    ph.index.emplace((normal_dir / f.filename()).string(), ph.plans.size());  // f's normal form: a plain name
+    if (l.plan) l.plan->frontmatter = json::object();  // the checks use the fields, not the document
+    ph.plans.push_back(std::move(l.plan));
+    ph.files.push_back(std::move(f));
   }
+  if (save_facts_) store.save(/*prune=*/true);  // only when a plan was parsed or removed
   kept_ += ph.plans.size();
   trim(key);
   return ph;

@@ -10,7 +10,9 @@
 // A long-running caller (the watcher's fresh lane) keeps one across passes and says which
 // plan files changed (changed()); then a save costs the same at any phase size: the
 // checks run again only when a plan's cross-plan facts (id, wave, depends_on, files, path)
-// changed, not on every edit of its text. Not thread-safe.
+// changed, not on every edit of its text. A phase's siblings come from its store of
+// cross-plan facts (protocol/cross_facts.h) while their files are unchanged: a phase nobody
+// in this process has parsed costs one file and a stat per plan. Not thread-safe.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -31,8 +33,11 @@ class PhaseSnapshots {
   // Siblings are read through `cache` when given (it is kept by a long-running caller).
   // max_plans bounds the plans kept (least recently used phases are dropped first; a phase
   // in use is always kept whole).
-  explicit PhaseSnapshots(PlanCache* cache = nullptr, size_t max_plans = SIZE_MAX)
-      : cache_(cache), max_plans_(max_plans) {}
+  // The siblings' facts come from the phase's store (protocol/cross_facts.h) while their
+  // files are those they were parsed from; save_facts: what was parsed is written back to it
+  // (the watcher's fresh lane leaves that to its background pass: no write while a save waits).
+  explicit PhaseSnapshots(PlanCache* cache = nullptr, size_t max_plans = SIZE_MAX, bool save_facts = true)
+      : cache_(cache), max_plans_(max_plans), save_facts_(save_facts) {}
 
   // The cross-plan findings of `self` (the plan at plan_path, just loaded by the caller)
   // among the plans of phase_dir, exactly as stage1_plan_file computes them; nullopt when
@@ -66,6 +71,7 @@ class PhaseSnapshots {
 
   PlanCache* cache_;
   size_t max_plans_;
+  bool save_facts_;
   std::map<std::string, Phase> phases_;
   size_t kept_ = 0;  // plans held over all phases
   unsigned long long tick_ = 0;

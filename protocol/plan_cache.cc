@@ -23,4 +23,13 @@ PlanLoad PlanCache::load_sibling(const World& w, const std::filesystem::path& pa
   return l;
 }
 
+std::optional<PlanLoad> PlanCache::cached(const World& w, const std::filesystem::path& path, size_t max_bytes) {
+  auto it = entries_.find(path);
+  if (it == entries_.end()) return std::nullopt;
+  Key k{w.files().stamp(path), max_bytes};
+  if (k.stamp.empty() || !(it->second.key == k)) return std::nullopt;
+  ++hits_;
+  return it->second.load;
+}
+
 }  // namespace yolo

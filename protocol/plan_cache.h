@@ -5,6 +5,8 @@
 // mtime and ctime, to the nanosecond): any write or rename changes ctime, so a changed file
 // is always read again. Entries are slim: the parsed frontmatter document is dropped (the
 // cross-plan checks use the fields taken from it), about 1 KB a plan. Not thread-safe.
+// Across processes the same facts are kept on disk, sealed (protocol/cross_facts.h); a phase
+// loaded by PhaseSnapshots takes them from there first.
 #pragma once
 
 #include <filesystem>
@@ -23,6 +25,8 @@ class PlanCache {
   // pre-check of a plan itself needs the document.
   // The file's identity is the world's disk's stamp (fs::Disk::stamp).
   PlanLoad load_sibling(const World& w, const std::filesystem::path& path, size_t max_bytes);
+  // The plan kept for path when its file has not changed since (a stat; no read, no parse).
+  std::optional<PlanLoad> cached(const World& w, const std::filesystem::path& path, size_t max_bytes);
   void forget(const std::filesystem::path& path) { entries_.erase(path); }
   void clear() { entries_.clear(); }
   size_t size() const { return entries_.size(); }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "protocol/contain.h"
+#include "protocol/cross_facts.h"
 #include "protocol/make_finding.h"
 #include "protocol/must_haves.h"
 #include "protocol/plan_checks.h"
@@ -328,10 +329,6 @@ StructuralReview missing_file_review(const std::filesystem::path& plan_path, con
   return r;
 }
 
-PlanLoad load_sibling(const World& w, const Stage1Options& opts, const std::filesystem::path& p) {
-  return opts.cache ? opts.cache->load_sibling(w, p, opts.max_file_bytes) : load_plan(w, p, opts.max_file_bytes);
-}
-
 // p with every link resolved on the world's disk.
 std::filesystem::path resolved(const World& w, const std::filesystem::path& p) {
   std::error_code ec;
@@ -358,6 +355,7 @@ StructuralReview stage1_plan_file(const World& w, const std::filesystem::path& p
   std::vector<Plan> phase;
   std::optional<std::filesystem::path> self;  // resolved only for a sibling of the same name
   size_t self_index = SIZE_MAX;
+  cross_facts::Store store(w, *phase_dir, opts.max_file_bytes);  // the siblings' facts (cross_facts.h)
   for (const auto& f : list_plan_files(w, *phase_dir)) {
     if (f.filename() == plan_path.filename()) {
       if (!self) self = resolved(w, plan_path);
@@ -367,9 +365,10 @@ StructuralReview stage1_plan_file(const World& w, const std::filesystem::path& p
         continue;
       }
     }
-    auto other = load_sibling(w, opts, f);
+    auto other = store.load(f, opts.cache);
     if (other.plan && !other.plan->frontmatter_error) phase.push_back(std::move(*other.plan));
   }
+  store.save(/*prune=*/false);  // the plan under review was not looked up: nothing is dropped
   if (self_index == SIZE_MAX) {
     self_index = phase.size();
     phase.push_back(*loaded.plan);

@@ -1,5 +1,6 @@
 #include "protocol/verified_cache.h"
 
+#include <charconv>
 #include <ctime>
 
 #include "protocol/gate_coverage.h"
@@ -21,10 +22,30 @@ std::optional<long long> epoch_of(const std::string& iso) {
 
 }  // namespace
 
+std::optional<long long> racy_since_ns(const World& w) {
+  auto now = epoch_of(w.now());
+  if (!now) return std::nullopt;
+  return (*now - kRacySeconds) * 1000000000LL;
+}
+
 std::string identity_string(const std::optional<fs::FileId>& id) {
   if (!id) return "-";
-  return std::to_string(id->dev) + ":" + std::to_string(id->ino) + ":" + std::to_string(id->size) + ":" +
-         std::to_string(id->mtime_ns) + ":" + std::to_string(id->ctime_ns) + (id->directory ? ":d" : ":f");
+  // dev:ino:size:mtime:ctime:kind, without a temporary per number (once per file looked up).
+  std::string out;
+  out.reserve(64);
+  auto num = [&](auto v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+    out += ':';
+  };
+  num(id->dev);
+  num(id->ino);
+  num(id->size);
+  num(id->mtime_ns);
+  num(id->ctime_ns);
+  out += id->directory ? 'd' : 'f';
+  return out;
 }
 
 Cache::Cache(const World& w, const stdfs::path& root, const std::string& name)
@@ -84,13 +105,13 @@ bool Cache::put(const std::string& key, const std::vector<std::string>& ids_befo
                 const std::vector<stdfs::path>& files, json value) {
   if (!enabled_ || ids_before.size() != files.size()) return false;
   used_.insert(key);  // a phase that exists: kept by save(prune) even when not remembered now
-  auto now = epoch_of(w_.now());
-  if (!now) return false;
+  auto racy = racy_since_ns(w_);
+  if (!racy) return false;
   for (size_t i = 0; i < files.size(); ++i) {
     auto id = w_.files().identity(files[i]);
     if (identity_string(id) != ids_before[i]) return false;  // changed while the answer was computed
     // Racy: changed so recently that a write in the same tick could leave the identity as is.
-    if (id && id->ctime_ns >= (*now - kRacySeconds) * 1000000000LL) return false;
+    if (id && id->ctime_ns >= *racy) return false;
   }
   json e = {{"ids", ids_before}, {"value", std::move(value)}};
   auto it = entries_.find(key);

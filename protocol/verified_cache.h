@@ -41,6 +41,10 @@ namespace yolo::verified_cache {
 
 // A file changed less than this long before the cache was made is not remembered.
 constexpr long long kRacySeconds = 2;
+// A file whose ctime (ns since the epoch) is at or after this is racy now (kRacySeconds
+// before the World's clock); nullopt when the clock cannot be read (nothing is remembered).
+// protocol/cross_facts.h keeps the same rule.
+std::optional<long long> racy_since_ns(const World& w);
 
 // The identity of a file for the cache: "-" when it does not exist (an absent file is a
 // state too: a phase with no ledger yet).

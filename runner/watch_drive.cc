@@ -3,6 +3,7 @@
 // when driving execution (runner/watcher_impl.h lists the parts).
 #include <algorithm>
 
+#include "protocol/cross_facts.h"
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
@@ -27,9 +28,11 @@ SpawnSpec Watcher::child(std::vector<std::string> args) {
 // After the first reconcile, the siblings the cross-plan checks read are parsed ahead, a few
 // plans per loop turn (a few milliseconds: events are handled between turns, whatever the
 // size of a phase), as many as the cache keeps, so the first save in a phase costs the
-// review of one plan, not the parse of its whole phase. Then the loop sleeps.
+// review of one plan, not the parse of its whole phase. Then the loop sleeps. With the
+// phases' stores of cross-plan facts (protocol/cross_facts.h; the learning filled them), a
+// phase's siblings are one file and a stat each: nothing is parsed ahead, nor kept.
 void Watcher::start_warming() {
-  if (!o_.review) return;
+  if (!o_.review || cross_facts::usable(world(), o_.root)) return;
   warm_queue_.clear();
   warm_queue_ = plan_hash_.paths(plan_cache_.capacity());
   std::reverse(warm_queue_.begin(), warm_queue_.end());  // taken from the back: in path order

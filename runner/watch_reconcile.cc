@@ -4,11 +4,13 @@
 #include <algorithm>
 
 #include "protocol/clock.h"
+#include "protocol/cross_facts.h"
 #include "protocol/execution.h"
 #include "protocol/fs.h"
 #include "protocol/approvals.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
+#include "protocol/stage1.h"
 #include "protocol/reviewed.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -340,11 +342,20 @@ void Watcher::learn_next_phase() {
               }
             }
           }
+          // Each plan's hash from the phase's store of cross-plan facts while its file is the
+          // one they were parsed from (a stat); else the plan is read and parsed, and its facts
+          // remembered, so a save in this phase reads one file for its siblings (cross_facts.h).
+          cross_facts::Store facts(world(), job->dir, Stage1Options{}.max_file_bytes);
           std::error_code ec;
           for (auto it = stdfs::directory_iterator(job->dir, ec); !ec && it != stdfs::directory_iterator();
-               it.increment(ec))
-            if (is_plan_filename(it->path().filename().string()))
-              job->plans.push_back({it->path(), hash_file(it->path())});
+               it.increment(ec)) {
+            if (!is_plan_filename(it->path().filename().string())) continue;
+            std::string h;
+            if (facts.enabled())
+              if (auto l = facts.load(it->path()); l.plan) h = l.plan->content_hash;
+            job->plans.push_back({it->path(), h.empty() ? hash_file(it->path()) : h});
+          }
+          if (!ec) facts.save(/*prune=*/true);
         } catch (const std::exception& e) {
           job->ledger_error = job->ledger.string() + ": " + e.what();
         }

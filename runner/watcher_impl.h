@@ -160,13 +160,14 @@ class Watcher {
   size_t learn_backlog_ = 0;                   // plans it found not reviewed as they are
   // Siblings as the cross-plan checks read them (slim, ~1 KB a plan; at most 20,000 kept),
   // reused while their files stay the same. Used by the fresh review lane's worker while it
-  // runs a batch, else by warming on the loop thread: never both at once.
+  // runs a batch, else by warming on the loop thread (only without the phases' stores of
+  // cross-plan facts, protocol/cross_facts.h): never both at once.
   PlanCache plan_cache_;
   // The fresh lane's phases as the cross-plan checks see them, kept between saves (at most
   // as many plans as the cache): a save re-runs the checks only when a plan's cross-plan
   // facts changed. Told of every plan change seen here (note_plan_changed); while the fresh
   // lane's batch runs (its worker uses them) the changes wait in snapshot_pending_.
-  PhaseSnapshots fresh_snapshots_{&plan_cache_, 20000};
+  PhaseSnapshots fresh_snapshots_{&plan_cache_, 20000, /*save_facts=*/false};
   std::vector<stdfs::path> snapshot_pending_;
   uv_idle_t warm_{};
   bool warm_paused_ = false;  // warming waits for the fresh lane's batch to end

@@ -354,6 +354,44 @@ TEST(Trust, TheStatusCacheDoesNotKeepAnEditedRecordCounting) {
   EXPECT_EQ(s["project"]["totals"]["plans"], 1) << s.dump(2);
 }
 
+// Each phase's cross-plan facts are remembered in a sealed store (.yolo-planning/.cache/stage1/,
+// protocol/cross_facts.h) so a review does not parse every sibling; a store edited by hand is
+// not believed, and a plan edited since is read again.
+TEST(Trust, TheStoreOfCrossPlanFactsIsNotBelievedWhenForgedAndFollowsEdits) {
+  Project p;
+  const stdfs::path phase = p.root() / ".yolo-planning/phases/01-x";
+  auto plan = [](const std::string& n, int wave) {
+    return "---\nphase: 01\nplan: " + n + "\ntitle: T\nwave: " + std::to_string(wave) +
+           "\ndepends_on: []\nmust_haves:\n  - \"x\"\n---\n# P\n\n### Task 1: a\n\n**Files:** `src/same.txt` (new)\n";
+  };
+  write_file(phase / "01-01-PLAN.md", plan("01", 1));
+  write_file(phase / "01-02-PLAN.md", plan("02", 1));            // the same file in the same wave: file_overlap
+  auto rv = p.yolo({"review", phase.string(), "--json"});        // makes the key (it seals records)
+  std::this_thread::sleep_for(std::chrono::milliseconds(3200));  // past the racy window (2 s; the clock in s)
+  auto overlaps = [&]() {
+    auto r = p.yolo({"review-plan", (phase / "01-01-PLAN.md").string(), phase.string(), "--json"});
+    return has(r.out, "is also modified by 01-02");
+  };
+  EXPECT_TRUE(overlaps());
+  const stdfs::path store = p.root() / ".yolo-planning/.cache/stage1/01-x.facts";
+  ASSERT_TRUE(stdfs::exists(store)) << rv.out << rv.err;
+  EXPECT_TRUE(overlaps());  // from the store
+
+  // 01-02 moved to wave 7 in the store, by hand: ignored (its seal fails).
+  std::string text = read_file(store);
+  auto line = text.find("\n01-02-PLAN.md\t");
+  ASSERT_NE(line, std::string::npos);
+  auto wave = text.find("\t1\t", text.find("\t01\t02\t", line) + 1);
+  ASSERT_NE(wave, std::string::npos) << text;
+  text[wave + 1] = '7';
+  write_file(store, text);
+  EXPECT_TRUE(overlaps());
+
+  // 01-02 really moved to wave 2: read again, no overlap.
+  write_file(phase / "01-02-PLAN.md", plan("02", 2));
+  EXPECT_FALSE(overlaps());
+}
+
 // ---- 7. verdict injection ------------------------------------------------------------------------------
 
 TEST(Trust, AQuotedVerdictInTheReviewersOutputDoesNotApprove) {
