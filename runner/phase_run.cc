@@ -159,11 +159,9 @@ int Run::choose_phase(const state::LoadResult& snap) {
 // Each plan is read, parsed and hashed once per execute, here: the entries (ids, waves,
 // dependencies), the checks and Stage 1 (precheck, from loaded_) all come from that one read.
 // The plans are read first and the entries made after: what the run keeps is not scattered
-// among the parsed documents that precheck frees (every executor is forked from this
-// process: a scattered heap made each plan's bookkeeping touch, and each fork copy, twice
-// the pages).
-// The reading and parsing is spread over two threads (the second core idles before the first
-// executor starts, issue 19): each plan's read is its own, the results land in file order.
+// among the parsed documents that precheck frees. The reading and parsing is spread over two
+// threads (the second core idles before the first executor starts, issue 19): each plan's
+// read is its own, the results land in file order.
 void Run::load_plans() {
   const std::vector<stdfs::path> files = list_plan_files(world(), phase_.abs);
   std::vector<std::string> stamps(files.size());

@@ -13,7 +13,6 @@
 #include <map>
 #include <mutex>
 #include <string_view>
-#include <unordered_map>
 
 extern char** environ;
 
@@ -397,15 +396,19 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
   // map of copies of the whole environment was a third of a spawn's own time, issue 19).
   const auto& unset = impl->spec.unset_env;
   std::vector<char*> envp;
-  std::unordered_map<std::string_view, size_t> at;  // name -> its index in envp
+  std::vector<std::string_view> names;  // envp[k]'s name (a few dozen: a scan, no hashing or allocation)
+  envp.reserve(64);
+  names.reserve(64);
   std::string_view path_value;
   bool has_path = false;
   auto put = [&](std::string_view name, char* entry) {
-    auto [it, fresh] = at.try_emplace(name, envp.size());
-    if (fresh)
-      envp.push_back(entry);
-    else
-      envp[it->second] = entry;
+    for (size_t k = 0; k < names.size(); ++k)
+      if (names[k] == name) {
+        envp[k] = entry;
+        return;
+      }
+    names.push_back(name);
+    envp.push_back(entry);
   };
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv = *e;
@@ -429,10 +432,11 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
     env_strings.push_back(seq_name + "=" + std::to_string(impl->seq));
     put(std::string_view(env_strings.back()).substr(0, seq_name.size()), env_strings.back().data());
   }
-  if (auto p = at.find("PATH"); p != at.end()) {
-    has_path = true;
-    path_value = std::string_view(envp[p->second]).substr(5);
-  }
+  for (size_t k = 0; k < names.size(); ++k)
+    if (names[k] == "PATH") {
+      has_path = true;
+      path_value = std::string_view(envp[k]).substr(5);
+    }
   envp.push_back(nullptr);
   std::vector<std::string> argv_copy = impl->spec.argv;
   std::vector<char*> args;
