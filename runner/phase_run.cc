@@ -266,9 +266,19 @@ bool Run::set_halted(const std::string& reason) {
   return up.ok();
 }
 
+void Run::start_stage1() {
+  stage1_ = std::async(std::launch::async, [this] {
+    Stage1Options po;
+    po.max_tasks = cfg_.max_tasks_per_plan;
+    po.root = root_;
+    return stage1_phase(world(), phase_.abs, loaded_, po);
+  });
+}
+
 int Run::precheck() {
   // Stage 1 of the plans as load_plans read them (the content whose ids and waves are
   // scheduled), started in run(); then they are dropped: the run keeps only the entries.
+  if (!stage1_.valid()) start_stage1();
   auto reviews = stage1_.get();
   std::vector<LoadedPlan>().swap(loaded_);
   int rejected = 0, conditional = 0;
@@ -348,12 +358,7 @@ int Run::run() {
   // 19). It reads only the plans and the files they name, which step 2 does not write, and
   // precheck() uses its verdict after step 2, as before. Started once what a stopped run
   // left is ended and merged (the files it names are the ones precheck always saw).
-  stage1_ = std::async(std::launch::async, [this] {
-    Stage1Options po;
-    po.max_tasks = cfg_.max_tasks_per_plan;
-    po.root = root_;
-    return stage1_phase(world(), phase_.abs, loaded_, po);
-  });
+  start_stage1();
   if (int rc = step2(); rc >= 0) return rc;
   if (const auto& now = state_now(); now.ok() && str(now.doc, "status") == "complete") {
     emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,

@@ -172,6 +172,8 @@ class Run {
   int step2();
   int check_agents();
   int dry_run();
+  // Stage 1 of loaded_ on another thread (stage1_); precheck() waits for its verdict.
+  void start_stage1();
   int precheck();
   int review_gate();
   GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
