@@ -282,5 +282,39 @@ TEST(Frontmatter, SimpleReaderAgreesWithYamlCppOnRandomDocuments) {
   EXPECT_GT(simple_count, 200);  // the reader is exercised, not only stepping aside
 }
 
+// Real frontmatter with bytes changed at random (YAML's significant characters most often).
+TEST(Frontmatter, SimpleReaderAgreesWithYamlCppOnMutatedFrontmatter) {
+  const std::vector<std::string> seeds = {
+      "phase: 1\nplan: 0001\ntitle: \"Bench plan 1 of phase 1\"\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"part 1 "
+      "works\"\n",
+      "phase: 1\nplan: 0001\ntitle: \"Bench plan 1-0001\"\nstatus: complete\ntasks_completed: 1\ntasks_total: 1\n"
+      "commit_hashes: [0000000, 'abc']\ncompleted: 2026-01-01\ndeviations: []\n"};
+  const std::string alphabet = " :-#[]{},'\"\\\n\t&*!|>%@`?.~0a_/+";
+  std::mt19937 rng(20261126);
+  int simple_count = 0;
+  for (int n = 0; n < 20000; ++n) {
+    std::string doc = seeds[rng() % seeds.size()];
+    for (int m = 1 + static_cast<int>(rng() % 3); m > 0; --m) {
+      size_t at = rng() % (doc.size() + 1);
+      char c = alphabet[rng() % alphabet.size()];
+      switch (rng() % 3) {
+        case 0:
+          doc.insert(doc.begin() + static_cast<std::ptrdiff_t>(at), c);
+          break;
+        case 1:
+          if (at < doc.size()) doc.erase(at, 1);
+          break;
+        default:
+          if (at < doc.size()) doc[at] = c;
+      }
+    }
+    bool simple = false;
+    expect_same_as_yaml_cpp(doc, &simple);
+    if (HasFatalFailure()) return;
+    simple_count += simple;
+  }
+  EXPECT_GT(simple_count, 1000);
+}
+
 }  // namespace
 }  // namespace yolo
