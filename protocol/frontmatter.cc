@@ -56,15 +56,19 @@ std::optional<double> canonical_float(const std::string& s) {
   return v;
 }
 
-json scalar_to_json(const YAML::Node& n) {
-  const std::string& s = n.Scalar();
-  if (n.Tag() != "?") return s;  // quoted or explicitly tagged: text as written
+// A plain scalar's text as JSON (quoted or tagged scalars are text as written).
+json plain_to_json(const std::string& s) {
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
   if (is_canonical_int(s)) return std::stoll(s);
   if (auto f = canonical_float(s)) return *f;
   return s;
+}
+
+json scalar_to_json(const YAML::Node& n) {
+  if (n.Tag() != "?") return n.Scalar();  // quoted or explicitly tagged: text as written
+  return plain_to_json(n.Scalar());
 }
 
 json node_to_json(const YAML::Node& n, int depth, size_t& budget) {
@@ -158,9 +162,139 @@ bool nesting_too_deep(std::string_view yaml) {
   return false;
 }
 
+// ---- the simple frontmatter, without yaml-cpp (issue 19) --------------------------------
+// Nearly every PLAN and SUMMARY frontmatter is a flat mapping of `key: value` lines: a plain
+// word or phrase, a quoted string without escapes, a flow list of those, or a block list of
+// them under `key:`. yaml-cpp took ~50 us for one (a tenth of `yolo execute`'s own time per
+// plan at 800 plans); this reads that subset directly and gives up (nullopt) on anything else,
+// which yaml-cpp then parses as before. Within the subset the result is yaml-cpp's (the same
+// scalar rules, plain_to_json); tests/protocol/frontmatter_test.cc compares the two.
+
+bool plain_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '/';
+}
+bool plain_inner(char c) { return plain_start(c) || c == ' ' || c == '-' || c == '+' || c == '.'; }
+bool key_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+// One scalar of the subset at the start of v (a plain one in a flow list ends at ',' or ']',
+// else at the end): its JSON and how many characters it took; nullopt outside the subset.
+std::optional<json> simple_scalar(std::string_view v, size_t& used, bool in_flow) {
+  if (v.empty()) return std::nullopt;
+  if (v[0] == '"' || v[0] == '\'') {
+    const char q = v[0];
+    size_t end = 1;
+    for (; end < v.size() && v[end] != q; ++end) {
+      unsigned char c = static_cast<unsigned char>(v[end]);
+      if (c < 0x20 || c >= 0x7f || c == '\\') return std::nullopt;  // escapes, controls, non-ASCII
+    }
+    if (end >= v.size()) return std::nullopt;
+    used = end + 1;
+    return json(std::string(v.substr(1, end - 1)));
+  }
+  if (!plain_start(v[0])) return std::nullopt;
+  size_t end = 0;
+  while (end < v.size() && plain_inner(v[end])) ++end;
+  if (end < v.size() && !(in_flow && (v[end] == ',' || v[end] == ']'))) return std::nullopt;
+  used = end;
+  std::string_view text = v.substr(0, end);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  return plain_to_json(std::string(text));
+}
+
+// A whole value of the subset (the rest of a line after `key: ` or `- `).
+std::optional<json> simple_value(std::string_view v) {
+  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+  if (v.empty()) return std::nullopt;
+  size_t used = 0;
+  if (v[0] == '[') {
+    json arr = json::array();
+    size_t i = 1;
+    while (i < v.size() && v[i] == ' ') ++i;
+    if (i < v.size() && v[i] == ']') {
+      if (i + 1 != v.size()) return std::nullopt;
+      return arr;
+    }
+    for (;;) {
+      auto item = simple_scalar(v.substr(i), used, true);
+      if (!item) return std::nullopt;
+      arr.push_back(std::move(*item));
+      i += used;
+      while (i < v.size() && v[i] == ' ') ++i;
+      if (i >= v.size()) return std::nullopt;
+      if (v[i] == ']') return i + 1 == v.size() ? std::optional<json>(std::move(arr)) : std::nullopt;
+      if (v[i] != ',') return std::nullopt;
+      ++i;
+      while (i < v.size() && v[i] == ' ') ++i;
+    }
+  }
+  auto s = simple_scalar(v, used, false);
+  if (!s) return std::nullopt;
+  if (used != v.size()) return std::nullopt;
+  return s;
+}
+
 }  // namespace
 
-json yaml_to_json(std::string_view yaml, std::optional<FrontmatterError>& error, int line_offset) {
+std::optional<json> simple_yaml_to_json(std::string_view yaml) {
+  json obj = json::object();
+  size_t pos = 0;
+  std::string key;         // the last key (its block list is read while open_list)
+  size_t item_indent = 0;  // the block list's indentation
+  bool open_list = false;  // `key:` seen: a block list may follow (else its value stays null)
+  size_t nodes = 1;        // values made, as node_to_json counts them (its budget: kMaxNodes)
+  if (yaml.size() > 64 * 1024) return std::nullopt;
+  while (pos < yaml.size()) {
+    size_t nl = yaml.find('\n', pos);
+    std::string_view line = yaml.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? yaml.size() : nl + 1;
+    for (char c : line)
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) return std::nullopt;
+    if (line.empty()) continue;
+    if (line[0] == ' ') {  // an item of the open key's block list
+      if (!open_list) return std::nullopt;
+      size_t ind = 0;
+      while (ind < line.size() && line[ind] == ' ') ++ind;
+      if (ind == line.size() || line.compare(ind, 2, "- ") != 0) return std::nullopt;
+      json& list = obj[key];
+      if (list.is_null()) {
+        list = json::array();
+        item_indent = ind;
+      } else if (ind != item_indent) {
+        return std::nullopt;
+      }
+      auto v = simple_value(line.substr(ind + 2));
+      if (!v || v->is_array() || ++nodes >= kMaxNodes) return std::nullopt;
+      list.push_back(std::move(*v));
+      continue;
+    }
+    open_list = false;
+    size_t k = 0;
+    while (k < line.size() && key_char(line[k])) ++k;
+    if (k == 0 || k > 128 || k >= line.size() || line[k] != ':' || ++nodes >= kMaxNodes) return std::nullopt;
+    key = std::string(line.substr(0, k));
+    if (key[0] == '-' || obj.contains(key)) return std::nullopt;  // a duplicate key is yaml_to_json's error to report
+    std::string_view rest = line.substr(k + 1);
+    size_t sp = 0;
+    while (sp < rest.size() && rest[sp] == ' ') ++sp;
+    if (sp == rest.size()) {  // `key:`: a block list may follow
+      obj[key] = nullptr;
+      open_list = true;
+      continue;
+    }
+    if (sp == 0) return std::nullopt;
+    auto v = simple_value(rest.substr(sp));
+    if (!v) return std::nullopt;
+    nodes += v->is_array() ? v->size() : 0;
+    if (nodes >= kMaxNodes) return std::nullopt;
+    obj[key] = std::move(*v);
+  }
+  if (obj.empty()) return std::nullopt;
+  return obj;
+}
+
+json yaml_cpp_to_json(std::string_view yaml, std::optional<FrontmatterError>& error, int line_offset) {
   error.reset();
   if (nesting_too_deep(yaml)) {
     error = FrontmatterError{line_offset + 1, 0, "YAML nesting deeper than " + std::to_string(kMaxDepth) + " levels"};
@@ -180,6 +314,12 @@ json yaml_to_json(std::string_view yaml, std::optional<FrontmatterError>& error,
     error = FrontmatterError{line_offset + 1, 0, std::string("YAML error: ") + e.what()};
   }
   return json::object();
+}
+
+json yaml_to_json(std::string_view yaml, std::optional<FrontmatterError>& error, int line_offset) {
+  error.reset();
+  if (auto simple = simple_yaml_to_json(yaml)) return std::move(*simple);
+  return yaml_cpp_to_json(yaml, error, line_offset);
 }
 
 Frontmatter parse_frontmatter(std::string_view src) {

@@ -34,4 +34,10 @@ Frontmatter parse_frontmatter(std::string_view source);
 // a problem is reported through `error` (lines shifted by line_offset).
 json yaml_to_json(std::string_view yaml, std::optional<FrontmatterError>& error, int line_offset = 0);
 
+// The two ways yaml_to_json goes, for tests that compare them: a flat mapping of simple
+// `key: value` lines read directly (nullopt for any document outside that subset), and
+// yaml-cpp for everything.
+std::optional<json> simple_yaml_to_json(std::string_view yaml);
+json yaml_cpp_to_json(std::string_view yaml, std::optional<FrontmatterError>& error, int line_offset = 0);
+
 }  // namespace yolo

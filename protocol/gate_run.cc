@@ -37,6 +37,7 @@ bool locked(const World& w, const stdfs::path& root, GateRun& r, const std::func
     return t.changed;
   });
   r.state = u.doc;
+  r.stamp = u.ok() ? u.stamp : std::string();
   if (!u.ok()) {
     r.error = u.error;
     return false;
@@ -62,6 +63,7 @@ std::optional<json> current_state(const World& w, const stdfs::path& root, GateR
     return std::nullopt;
   }
   r.state = snap.doc;
+  r.stamp.clear();  // read, not written here: its identity is not known
   json doc = std::move(snap.doc);
   adopt_legacy_approval(doc);
   return doc;
@@ -198,7 +200,10 @@ GateRun request_gate(const World& w, const stdfs::path& root, const Config& cfg,
     r.messages.push_back({Outcome::Warning, "warning: approver not run: " + a.error, gid});
     return r;
   }
-  if (!a.state.is_null()) r.state = a.state;
+  if (!a.state.is_null()) {
+    r.state = a.state;
+    r.stamp = a.stamp;
+  }
   if (const json* g = find_gate(r.state, gid)) {
     r.gate = *g;
     std::string s = str(*g, "status");

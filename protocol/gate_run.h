@@ -21,6 +21,7 @@ struct GateRun {
   json answer;                        // request: the paused answer
   json gate;                          // the gate as it ended
   json state;                         // the state document after
+  std::string stamp;                  // the state file's identity (fs::Disk::stamp) as `state` left it; "" unknown
   std::vector<events::Event> events;  // already logged when logged == true
   std::vector<Message> messages;      // for people, in order, each with its kind
   bool ok() const { return error.empty(); }

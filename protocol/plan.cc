@@ -255,8 +255,12 @@ std::vector<std::filesystem::path> list_plan_files(const World& w, const std::fi
   std::vector<std::filesystem::path> out;
   fs::Disk& disk = w.files();
   // An entry that cannot be looked at (ELOOP, EACCES) is no regular file: skipped, the walk goes on.
-  for (const auto& name : disk.list(phase_dir))
-    if (is_plan_filename(name) && disk.is_file(phase_dir / name)) out.push_back(phase_dir / name);
+  // The folder's own listing says which entries are regular files (no stat for each of them);
+  // a link or an entry of unknown kind is looked at through its links.
+  for (const auto& e : disk.list_entries(phase_dir))
+    if (e.kind != fs::DirEntry::Kind::Directory && is_plan_filename(e.name) &&
+        (e.kind == fs::DirEntry::Kind::File || disk.is_file(phase_dir / e.name)))
+      out.push_back(phase_dir / e.name);
   std::sort(out.begin(), out.end());
   return out;
 }

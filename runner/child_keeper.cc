@@ -14,9 +14,9 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <cerrno>
+#include <filesystem>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -199,11 +199,22 @@ void start_keeper_locked() {
   s.keeper_fd = fds[1];  // never written; closed by our death
 }
 
-std::string read_small(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+// A small file of /proc, read with plain syscalls (a stream per read was most of the cost of
+// a spawn's record and of every exit's sweep, issue 19). "" when it cannot be read.
+std::string read_small(const std::string& path, bool* opened = nullptr) {
+  std::string out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (opened) *opened = fd >= 0;
+  if (fd < 0) return out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
 }
 
 // "S" and the fields after the command name of /proc/PID/stat; empty when gone.
@@ -212,26 +223,61 @@ std::vector<std::string> stat_fields(int pid) {
   size_t paren = st.rfind(')');
   std::vector<std::string> out;
   if (paren == std::string::npos) return out;
-  std::istringstream in(st.substr(paren + 1));
-  std::string f;
-  while (in >> f) out.push_back(f);
+  out.reserve(52);
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  for (size_t i = paren + 1; i < st.size();) {
+    while (i < st.size() && space(st[i])) ++i;
+    size_t b = i;
+    while (i < st.size() && !space(st[i])) ++i;
+    if (i > b) out.emplace_back(st, b, i - b);
+  }
   return out;  // out[0] = state (field 3), out[1] = ppid, out[2] = pgrp, out[19] = starttime
+}
+
+// The pids in a /proc/PID/task/TID/children file ("1 2 3 ").
+void parse_pids(const std::string& text, std::vector<int>& out) {
+  int v = 0;
+  bool in = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      v = v * 10 + (c - '0');
+      in = true;
+    } else if (in) {
+      out.push_back(v);
+      v = 0;
+      in = false;
+    }
+  }
+  if (in) out.push_back(v);
 }
 
 std::vector<int> children_of(int pid) {
   std::vector<int> out;
-  std::error_code ec;
   std::string base = "/proc/" + std::to_string(pid) + "/task";
-  bool any = false;
-  for (const auto& t : std::filesystem::directory_iterator(base, ec)) {
-    std::ifstream f(t.path() / "children");
-    if (!f) continue;
-    any = true;
-    int c;
-    while (f >> c) out.push_back(c);
+  bool any = false, listed = false;
+  int dfd = ::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    listed = true;
+    char dbuf[4096];
+    for (;;) {
+      long n = ::syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf);
+      if (n <= 0) break;
+      for (long off = 0; off < n;) {
+        auto* d = reinterpret_cast<LinuxDirent64*>(dbuf + off);
+        off += d->d_reclen;
+        if (!all_digits(d->d_name)) continue;
+        bool opened = false;
+        std::string text = read_small(base + "/" + d->d_name + "/children", &opened);
+        if (!opened) continue;
+        any = true;
+        parse_pids(text, out);
+      }
+    }
+    ::close(dfd);
   }
-  if (any || ec) return out;
+  if (any || !listed) return out;
   // No children files (a kernel without CONFIG_PROC_CHILDREN): scan every process's parent.
+  std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
     std::string name = e.path().filename().string();
     if (!all_digits(name.c_str())) continue;

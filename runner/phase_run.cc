@@ -101,8 +101,8 @@ int Run::finish(int code, const std::string& result, const std::string& message)
 
 // ---- phase and plans ----------------------------------------------------------------
 
-SummaryState Run::check_summary(const PlanEntry& e, json& findings) {
-  stdfs::path sp = root_ / summary_rel_for(root_, e.path);
+SummaryState Run::check_summary(const PlanEntry& e, json& findings, const std::string* sp_rel) {
+  stdfs::path sp = root_ / (sp_rel ? *sp_rel : summary_rel_for(root_, e.path));
   std::error_code ec;
   if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
   SummaryVerdict v = verify_summary(world(), sp, root_ / e.path, root_, mode_, &git_);
@@ -159,16 +159,41 @@ int Run::choose_phase(const state::LoadResult& snap) {
 // Each plan is read, parsed and hashed once per execute, here: the entries (ids, waves,
 // dependencies), the checks and Stage 1 (precheck, from loaded_) all come from that one read.
 // The plans are read first and the entries made after: what the run keeps is not scattered
-// among the parsed documents that precheck frees (every executor is forked from this
-// process: a scattered heap made each plan's bookkeeping touch, and each fork copy, twice
-// the pages).
+// among the parsed documents that precheck frees. The reading and parsing is spread over two
+// threads (the second core idles before the first executor starts, issue 19): each plan's
+// read is its own, the results land in file order.
 void Run::load_plans() {
-  std::vector<std::string> stamps;
-  for (const auto& f : list_plan_files(world(), phase_.abs)) {
-    std::string stamp = world().files().stamp(f);
-    auto l = load_plan(world(), f);
-    stamps.push_back(l.plan && !stamp.empty() && world().files().stamp(f) == stamp ? stamp : std::string());
-    loaded_.push_back({f, std::move(l)});
+  const std::vector<stdfs::path> files = list_plan_files(world(), phase_.abs);
+  std::vector<std::string> stamps(files.size());
+  loaded_.resize(files.size());
+  auto read_some = [&](size_t first, size_t step) {
+    for (size_t i = first; i < files.size(); i += step) {
+      const stdfs::path& f = files[i];
+      std::string stamp = world().files().stamp(f);
+      auto l = load_plan(world(), f);
+      stamps[i] = l.plan && !stamp.empty() && world().files().stamp(f) == stamp ? stamp : std::string();
+      loaded_[i] = {f, std::move(l)};
+    }
+  };
+  if (files.size() >= 64) {
+    std::exception_ptr failed;
+    std::thread other([&] {
+      try {
+        read_some(1, 2);
+      } catch (...) {  // never escapes the thread (that would end the process): rethrown below
+        failed = std::current_exception();
+      }
+    });
+    try {
+      read_some(0, 2);
+    } catch (...) {
+      other.join();
+      throw;
+    }
+    other.join();
+    if (failed) std::rethrow_exception(failed);
+  } else {
+    read_some(0, 1);
   }
   entries_.reserve(loaded_.size());
   for (size_t i = 0; i < loaded_.size(); ++i) {
@@ -241,13 +266,20 @@ bool Run::set_halted(const std::string& reason) {
   return up.ok();
 }
 
+void Run::start_stage1() {
+  stage1_ = std::async(std::launch::async, [this] {
+    Stage1Options po;
+    po.max_tasks = cfg_.max_tasks_per_plan;
+    po.root = root_;
+    return stage1_phase(world(), phase_.abs, loaded_, po);
+  });
+}
+
 int Run::precheck() {
-  Stage1Options po;
-  po.max_tasks = cfg_.max_tasks_per_plan;
-  po.root = root_;
-  // The plans as load_plans read them (the content whose ids and waves are scheduled), then
-  // dropped: the run keeps only the entries (executors are forked from a smaller process).
-  auto reviews = stage1_phase(world(), phase_.abs, loaded_, po);
+  // Stage 1 of the plans as load_plans read them (the content whose ids and waves are
+  // scheduled), started in run(); then they are dropped: the run keeps only the entries.
+  if (!stage1_.valid()) start_stage1();
+  auto reviews = stage1_.get();
   std::vector<LoadedPlan>().swap(loaded_);
   int rejected = 0, conditional = 0;
   for (const auto& r : reviews) {
@@ -305,7 +337,8 @@ int Run::run() {
   load_plans();
   if (!o_.only_plan.empty()) {  // --plan naming no plan of the phase: a usage error, nothing written
     std::vector<waves::PlanNode> nodes;
-    for (const auto& e : entries_) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending, {}});
+    for (const auto& e : entries_)
+      nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending, {}});
     if (waves::resolve_dependency(nodes, o_.only_plan) < 0) {
       std::string ids;
       for (const auto& e : entries_) ids += (ids.empty() ? "" : ", ") + e.id;
@@ -320,6 +353,12 @@ int Run::run() {
   fresh_cid_ = new_uuid();
   if (int rc = init_worktrees(snap.doc); rc >= 0) return rc;
   if (int rc = init_dispatch(snap.doc); rc >= 0) return rc;
+  // Stage 1 over the plans as read, on a second thread while this one does step 2 (the
+  // SUMMARY files, the state; the second core idles before the first executor starts, issue
+  // 19). It reads only the plans and the files they name, which step 2 does not write, and
+  // precheck() uses its verdict after step 2, as before. Started once what a stopped run
+  // left is ended and merged (the files it names are the ones precheck always saw).
+  start_stage1();
   if (int rc = step2(); rc >= 0) return rc;
   if (const auto& now = state_now(); now.ok() && str(now.doc, "status") == "complete") {
     emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,
@@ -342,6 +381,11 @@ int Run::run() {
     return true;
   });
   if (!up.ok()) return finish(kExecHalted, "error", up.error);
+  // The document written is the state now: waves() need not read and parse it again.
+  state_cache_ = state::LoadResult{};
+  state_cache_.doc = std::move(up.doc);
+  state_cache_.exists = true;
+  state_stamp_ = up.stamp;
   return waves();
 }
 

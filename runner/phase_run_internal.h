@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -165,11 +166,14 @@ class Run {
   // ---- steps ---------------------------------------------------------------------
   int choose_phase(const state::LoadResult& snap);  // snap: the state as run() read it
   void load_plans();
-  SummaryState check_summary(const PlanEntry& e, json& findings);
+  // sp: the plan's SUMMARY as summary_rel_for named it, when the caller has it already.
+  SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr);
   bool phase_complete_on_disk(const PhaseDir& p);
   int step2();
   int check_agents();
   int dry_run();
+  // Stage 1 of loaded_ on another thread (stage1_); precheck() waits for its verdict.
+  void start_stage1();
   int precheck();
   int review_gate();
   GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
@@ -203,8 +207,10 @@ class Run {
   void run_checks(size_t i, SpawnResult executor);
   void next_check(size_t i);
   void conclude(size_t i, const SpawnResult& r);
-  std::map<std::string, std::string> plan_vars(size_t i, long long wave) const;
-  std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave) const;
+  // sp: the plan's SUMMARY (summary_rel_for), when the caller has it already.
+  std::map<std::string, std::string> plan_vars(size_t i, long long wave, const std::string* sp = nullptr) const;
+  std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave,
+                                                            const std::string* sp = nullptr) const;
   void note_wave_end(long long wave);
 
   // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
@@ -338,6 +344,9 @@ class Run {
   PhaseDir phase_;
   std::vector<PlanEntry> entries_;
   std::vector<LoadedPlan> loaded_;  // the plans as load_plans read them, until precheck
+  // Stage 1 of loaded_, computed on another thread from run() until precheck() takes it.
+  // Declared after loaded_ and the config: destroyed (waited for) before them.
+  std::future<std::vector<StructuralReview>> stage1_;
   std::string approver_note_;
 
   uv_loop_t loop_{};

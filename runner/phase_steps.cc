@@ -338,6 +338,14 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
           stop(kExecHalted, "halted", "Halted: " + r.error);
           return GateOutcome::Halted;
         }
+        if (!r.stamp.empty() && r.state.is_object()) {
+          // The state as the gate's last write left it: the next state_now() reads the file
+          // again only if another process wrote it since.
+          state_cache_ = state::LoadResult{};
+          state_cache_.doc = std::move(r.state);
+          state_cache_.exists = true;
+          state_stamp_ = r.stamp;
+        }
         acted = true;
         continue;
       }

@@ -5,20 +5,20 @@
 namespace yolo::runner::phase {
 
 // The placeholders of the executor's argv and of the plan's checks.
-std::map<std::string, std::string> Run::plan_vars(size_t i, long long wave) const {
+std::map<std::string, std::string> Run::plan_vars(size_t i, long long wave, const std::string* sp) const {
   const auto& e = entries_[i];
   auto w = worktree_of_.find(i);
   return {{"plan_path", e.path},
           {"plan_id", e.id},
           {"wave", std::to_string(wave)},
           {"phase_dir", phase_.rel},
-          {"summary_path", summary_rel_for(root_, e.path)},
+          {"summary_path", sp ? *sp : summary_rel_for(root_, e.path)},
           {"worktree", w != worktree_of_.end() ? w->second.path.string() : root_.string()},
           {"branch", w != worktree_of_.end() ? w->second.branch : std::string()},
           {"correlation_id", cid_}};
 }
 
-std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long long wave) const {
+std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long long wave, const std::string* sp) const {
   const auto& e = entries_[i];
   auto w = worktree_of_.find(i);
   return {{"YOLO_CORRELATION_ID", cid_},
@@ -26,7 +26,7 @@ std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long lo
           {"YOLO_PHASE_DIR", phase_.rel},
           {"YOLO_PLAN_PATH", e.path},
           {"YOLO_WAVE", std::to_string(wave)},
-          {"YOLO_SUMMARY_PATH", summary_rel_for(root_, e.path)},
+          {"YOLO_SUMMARY_PATH", sp ? *sp : summary_rel_for(root_, e.path)},
           {"YOLO_WORKTREE", w != worktree_of_.end() ? w->second.path.string() : root_.string()}};
 }
 
@@ -69,14 +69,15 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       }
     }
     SpawnSpec spec;
-    spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave));
+    const std::string sp = summary_rel_for(root_, e.path);  // looked up once for the argv and the environment
+    spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave, &sp));
     spec.cwd = isolated() ? worktree_of_[i].path : root_;
     if (isolated() && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
         stdfs::path(spec.argv[0]).is_relative()) {
       std::error_code ec;  // the executor the config names, from the project root (not the plan's branch)
       if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
     }
-    spec.env = plan_env(i, wave);
+    spec.env = plan_env(i, wave, &sp);
     spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
     started_at_[i] = uv_hrtime();
     argv_[i] = spec.argv;
@@ -299,8 +300,8 @@ void Run::conclude(size_t i, const SpawnResult& r) {
     auto check_findings = plan_checks::findings(check_out_[i], check_errors_[i]);
     if (!check_out_[i].empty() || !check_errors_[i].empty()) set["checks"] = checks;
     json f = json::array();
-    SummaryState ss =
-        isolated() && worktree_of_.count(i) ? gate_in_worktree(i, f, set, check_findings.empty()) : check_summary(e, f);
+    SummaryState ss = isolated() && worktree_of_.count(i) ? gate_in_worktree(i, f, set, check_findings.empty())
+                                                          : check_summary(e, f, &sp);
     switch (ss) {
       case SummaryState::Passed:
         status = "complete";

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 extern char** environ;
 
@@ -390,33 +391,52 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
 
   if (impl->spec.argv.empty() || impl->spec.argv[0].empty()) return fail("empty command");
 
-  // Environment: inherited, minus unset_env, then overrides.
-  std::map<std::string, std::string> env;
-  std::vector<std::string> order;
+  // Environment: inherited, minus unset_env, then overrides. Each name once, where it first
+  // appears, with the last value given; the inherited entries are pointed at, not copied (a
+  // map of copies of the whole environment was a third of a spawn's own time, issue 19).
   const auto& unset = impl->spec.unset_env;
+  std::vector<char*> envp;
+  std::vector<std::string_view> names;  // envp[k]'s name (a few dozen: a scan, no hashing or allocation)
+  envp.reserve(64);
+  names.reserve(64);
+  std::string_view path_value;
+  bool has_path = false;
+  auto put = [&](std::string_view name, char* entry) {
+    for (size_t k = 0; k < names.size(); ++k)
+      if (names[k] == name) {
+        envp[k] = entry;
+        return;
+      }
+    names.push_back(name);
+    envp.push_back(entry);
+  };
   for (char** e = environ; e && *e; ++e) {
-    std::string kv = *e;
+    std::string_view kv = *e;
     size_t eq = kv.find('=');
-    if (eq == std::string::npos) continue;
-    std::string k = kv.substr(0, eq);
+    if (eq == std::string_view::npos) continue;
+    std::string_view k = kv.substr(0, eq);
     if (std::find(unset.begin(), unset.end(), k) != unset.end()) continue;
-    if (!env.count(k)) order.push_back(k);
-    env[k] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : impl->spec.env) {
-    if (!env.count(k)) order.push_back(k);
-    env[k] = v;
+    put(k, *e);
   }
   std::string seq_name;
   impl->seq = keeper::next_spawn(seq_name);
-  if (impl->seq) {
-    if (!env.count(seq_name)) order.push_back(seq_name);
-    env[seq_name] = std::to_string(impl->seq);
-  }
+  // The overrides' "NAME=value" strings: reserved up front, so that envp's pointers into
+  // them stay valid.
   std::vector<std::string> env_strings;
-  for (const auto& k : order) env_strings.push_back(k + "=" + env[k]);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
+  env_strings.reserve(impl->spec.env.size() + 1);
+  for (const auto& [k, v] : impl->spec.env) {
+    env_strings.push_back(k + "=" + v);
+    put(std::string_view(env_strings.back()).substr(0, k.size()), env_strings.back().data());
+  }
+  if (impl->seq) {
+    env_strings.push_back(seq_name + "=" + std::to_string(impl->seq));
+    put(std::string_view(env_strings.back()).substr(0, seq_name.size()), env_strings.back().data());
+  }
+  for (size_t k = 0; k < names.size(); ++k)
+    if (names[k] == "PATH") {
+      has_path = true;
+      path_value = std::string_view(envp[k]).substr(5);
+    }
   envp.push_back(nullptr);
   std::vector<std::string> argv_copy = impl->spec.argv;
   std::vector<char*> args;
@@ -429,8 +449,8 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
   if (!pipes.open(impl->has_stdin))
     return fail(std::string(uv_strerror(uv_translate_sys_error(errno))) + ": " + argv_copy[0]);
   std::string program;
-  auto path_it = env.find("PATH");
-  int err = resolve_program(argv_copy[0], path_it == env.end() ? nullptr : &path_it->second, impl->spec.cwd, program);
+  const std::string path_env(path_value);
+  int err = resolve_program(argv_copy[0], has_path ? &path_env : nullptr, impl->spec.cwd, program);
   pid_t pid = 0;
   if (err == 0) {
     std::unique_lock<std::mutex> spawn_lock =

@@ -48,6 +48,32 @@ std::vector<stdfs::path> all_files(const stdfs::path& root) {
   return v;
 }
 
+// The simple frontmatter reader (protocol/frontmatter.cc, without yaml-cpp) on real files:
+// where it answers, it answers as yaml-cpp does.
+TEST(Corpus, SimpleFrontmatterReaderAgreesWithYamlCpp) {
+  auto root = corpus();
+  if (!root) GTEST_SKIP() << "corpus not found at YOLO_CORPUS_DIR";
+  size_t blocks = 0, simple = 0;
+  for (const auto& f : all_files(*root)) {
+    if (f.extension() != ".md") continue;
+    auto read = fs::read_text(f);
+    if (!read.ok() || read.content.rfind("---\n", 0) != 0) continue;
+    size_t end = read.content.find("\n---\n", 3);
+    if (end == std::string::npos) continue;
+    std::string yaml = read.content.substr(4, end - 3);
+    ++blocks;
+    auto fast = simple_yaml_to_json(yaml);
+    if (!fast) continue;
+    ++simple;
+    std::optional<FrontmatterError> err;
+    json full = yaml_cpp_to_json(yaml, err);
+    EXPECT_FALSE(err) << f;
+    EXPECT_EQ(*fast, full) << f;
+  }
+  std::cout << "[corpus] " << blocks << " frontmatter blocks, " << simple << " read without yaml-cpp\n";
+  EXPECT_GT(blocks, 0u);
+}
+
 TEST(Corpus, EveryMarkdownFileParsesOrIsRefusedPrecisely) {
   auto root = corpus();
   if (!root) GTEST_SKIP() << "corpus not found at YOLO_CORPUS_DIR";

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 namespace yolo {
 namespace {
 
@@ -122,5 +126,195 @@ TEST(Frontmatter, AliasBombIsRefused) {
   ASSERT_FALSE(fm.ok());
   EXPECT_NE(fm.error->message.find("alias"), std::string::npos) << fm.error->message;
 }
+}  // namespace
+}  // namespace yolo
+
+// The simple frontmatter (flat `key: value` lines) is read without yaml-cpp (issue 19): where
+// that reader answers, its answer must be yaml-cpp's, and yaml-cpp must see no error.
+namespace yolo {
+namespace {
+
+void expect_same_as_yaml_cpp(const std::string& doc, bool* simple = nullptr) {
+  auto fast = simple_yaml_to_json(doc);
+  if (simple) *simple = fast.has_value();
+  if (!fast) return;
+  std::optional<FrontmatterError> err;
+  json full = yaml_cpp_to_json(doc, err);
+  ASSERT_FALSE(err) << "the simple reader accepted what yaml-cpp refuses: " << err->message << "\n" << doc;
+  EXPECT_EQ(*fast, full) << doc;
+}
+
+TEST(Frontmatter, SimpleReaderTakesTheUsualPlanAndSummary) {
+  const std::vector<std::string> usual = {
+      "phase: 1\nplan: 0001\ntitle: \"Bench plan 1 of phase 1\"\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"part 1 "
+      "works\"\n",
+      "phase: 1\nplan: 0001\ntitle: \"Bench plan 1-0001\"\nstatus: complete\ntasks_completed: 1\ntasks_total: 1\n"
+      "commit_hashes: [0000000]\ncompleted: 2026-01-01\ndeviations: []\n",
+      "phase: 03\nplan: 02\nwave: 2\ndepends_on: [\"03-01\", 03-00]\nfiles_modified:\n  - src/a.cc\n  - src/b.cc\n",
+  };
+  for (const auto& d : usual) {
+    bool simple = false;
+    expect_same_as_yaml_cpp(d, &simple);
+    EXPECT_TRUE(simple) << d;
+  }
+}
+
+TEST(Frontmatter, SimpleReaderAgreesWithYamlCppOrStepsAside) {
+  const std::vector<std::string> docs = {"a: 1\n",
+                                         "a: 01\n",
+                                         "a: -1\n",
+                                         "a: 1.5\n",
+                                         "a: 1.10\n",
+                                         "a: .5\n",
+                                         "a: true\nb: False\nc: NULL\nd: null\n",
+                                         "a: ~\n",
+                                         "a:\n",
+                                         "a:   \n",
+                                         "a:\nb: 2\n",
+                                         "a: x y  z  \n",
+                                         "a: 'q'\n",
+                                         "a: 'it''s'\n",
+                                         "a: \"x\\ty\"\n",
+                                         "a: \"x\" y\n",
+                                         "a: [a, b ,c]\n",
+                                         "a: [ ]\n",
+                                         "a: []x\n",
+                                         "a: [a,,b]\n",
+                                         "a: [a,]\n",
+                                         "a: [[a]]\n",
+                                         "a: [\"a b\", 'c']\n",
+                                         "a: [a b]\n",
+                                         "a: b: c\n",
+                                         "a: b #c\n",
+                                         "a: #c\n",
+                                         "# c\na: 1\n",
+                                         "a: 1\na: 2\n",
+                                         "a:\n  - x\n  - y\nb: 1\n",
+                                         "a:\n  - x\n   - y\n",
+                                         "a:\n- x\n",
+                                         "a:\n  -x\n",
+                                         "a:\n  - [x]\n",
+                                         "a:\n  - b: 1\n",
+                                         "a:\n  b: 1\n",
+                                         "  a: 1\n",
+                                         "a:b\n",
+                                         "-a: 1\n",
+                                         "- a\n",
+                                         "a: -\n",
+                                         "a: - x\n",
+                                         "a: &x 1\n",
+                                         "a: *x\n",
+                                         "a: !t 1\n",
+                                         "a: |\n  x\n",
+                                         "a: >\n  x\n",
+                                         "a: {b: 1}\n",
+                                         "a: x\n\nb: y\n",
+                                         "a: x\r\n",
+                                         "a:\tx\n",
+                                         "a: é\n",
+                                         "\"a\": 1\n",
+                                         "1: a\n",
+                                         "true: 1\n",
+                                         "a-b_c: d/e.f+g\n",
+                                         "a: c++\n",
+                                         "a: /abs/path\n",
+                                         "a: ./rel\n",
+                                         "a: x.\n",
+                                         "a: ...\n",
+                                         "a: 12345678901234567890\n",
+                                         "a: 1e5\n",
+                                         "a: 0x1F\n",
+                                         "a: 1_000\n",
+                                         "a: 2026-01-01\n",
+                                         "a: 12:30\n",
+                                         "---\n",
+                                         "...\n",
+                                         "%YAML 1.2\n",
+                                         "a: 'x\n",
+                                         "a: \"x\n",
+                                         "a: [x\n",
+                                         "a: x]\n",
+                                         "? a\n: b\n",
+                                         "a: @x\n",
+                                         "a: `x`\n",
+                                         "a: %x\n",
+                                         "a: y\nb:\n  - 1\n  - 1.0\n  - '1'\n",
+                                         "a: [1, 1.50, -0, 00]\n",
+                                         "a:  \"  spaced  \"  \n",
+                                         ""};
+  for (const auto& d : docs) expect_same_as_yaml_cpp(d);
+}
+
+TEST(Frontmatter, SimpleReaderAgreesWithYamlCppOnRandomDocuments) {
+  const std::vector<std::string> keys = {"a", "b", "phase", "depends_on", "x-y", "1", "a b", "-", "a:b", "\"k\"", "#"};
+  const std::vector<std::string> values = {
+      "1",  "01",   "-1", "1.5",  "1.50",   "x",         "x y",          "x  ", "\"q\"", "'q'",
+      "''", "\"\"", "[]", "[a]",  "[a, 1]", "[a,",       "a]",           ":",   "a:b",   "a: b",
+      "#",  "x #c", "~",  "null", "true",   "-",         "- x",          "&a",  "*a",    "!t",
+      "|",  ">",    "{}", "[[]]", "'a''b'", "\"a\\\"\"", "[\"a\", 'b']", "/p",  "c++",   "2026-01-01",
+      "."};
+  const std::vector<std::string> seps = {": ", ":", ":  ", " : ", ":\t"};
+  std::mt19937 rng(19);
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  int simple_count = 0;
+  for (int n = 0; n < 4000; ++n) {
+    std::string doc;
+    int lines = 1 + static_cast<int>(rng() % 5);
+    for (int l = 0; l < lines; ++l) {
+      switch (rng() % 6) {
+        case 0:  // a block list
+          doc += pick(keys) + ":\n";
+          for (int k = static_cast<int>(rng() % 3); k >= 0; --k)
+            doc += std::string(1 + rng() % 3, ' ') + (rng() % 4 ? "- " : "-") + pick(values) + "\n";
+          break;
+        case 1:
+          doc += (rng() % 2 ? "" : " ") + pick(keys) + pick(seps) + pick(values) + "\n";
+          break;
+        default:
+          doc += pick(keys) + ": " + pick(values) + "\n";
+      }
+    }
+    bool simple = false;
+    expect_same_as_yaml_cpp(doc, &simple);
+    if (HasFatalFailure()) return;
+    simple_count += simple;
+  }
+  EXPECT_GT(simple_count, 200);  // the reader is exercised, not only stepping aside
+}
+
+// Real frontmatter with bytes changed at random (YAML's significant characters most often).
+TEST(Frontmatter, SimpleReaderAgreesWithYamlCppOnMutatedFrontmatter) {
+  const std::vector<std::string> seeds = {
+      "phase: 1\nplan: 0001\ntitle: \"Bench plan 1 of phase 1\"\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"part 1 "
+      "works\"\n",
+      "phase: 1\nplan: 0001\ntitle: \"Bench plan 1-0001\"\nstatus: complete\ntasks_completed: 1\ntasks_total: 1\n"
+      "commit_hashes: [0000000, 'abc']\ncompleted: 2026-01-01\ndeviations: []\n"};
+  const std::string alphabet = " :-#[]{},'\"\\\n\t&*!|>%@`?.~0a_/+";
+  std::mt19937 rng(20261126);
+  int simple_count = 0;
+  for (int n = 0; n < 20000; ++n) {
+    std::string doc = seeds[rng() % seeds.size()];
+    for (int m = 1 + static_cast<int>(rng() % 3); m > 0; --m) {
+      size_t at = rng() % (doc.size() + 1);
+      char c = alphabet[rng() % alphabet.size()];
+      switch (rng() % 3) {
+        case 0:
+          doc.insert(doc.begin() + static_cast<std::ptrdiff_t>(at), c);
+          break;
+        case 1:
+          if (at < doc.size()) doc.erase(at, 1);
+          break;
+        default:
+          if (at < doc.size()) doc[at] = c;
+      }
+    }
+    bool simple = false;
+    expect_same_as_yaml_cpp(doc, &simple);
+    if (HasFatalFailure()) return;
+    simple_count += simple;
+  }
+  EXPECT_GT(simple_count, 1000);
+}
+
 }  // namespace
 }  // namespace yolo
