@@ -110,11 +110,12 @@ TEST(Overview, ManyPhasesComputedOnSeveralThreadsKeepTheirOwnRowsInOrder) {
     for (const auto& e : stdfs::directory_iterator(demo)) {
       if (!is_plan_filename(e.path().filename().string()) || i >= plans) continue;
       stdfs::copy_file(e.path(), phases / name / e.path().filename());
-      if (i < ph % 3)
+      if (i < ph % 3) {
         ASSERT_EQ(review_ledger::record(test::real_world(), root.path(), phases / name, "p" + std::to_string(i),
                                         rec("approve", ".yolo-planning/phases/" + std::string(name) + "/" +
                                                            e.path().filename().string())),
                   "");
+      }
       ++i;
     }
   }
