@@ -59,6 +59,22 @@ bool all_digits(const char* p) {
   return true;
 }
 
+// f(name) for each entry of the open folder dfd, read with getdents64 into buf (raw
+// syscalls, no allocation: the keeper uses it too). "." and ".." are passed over.
+template <size_t N, class F>
+void each_entry(int dfd, char (&buf)[N], F f) {
+  for (;;) {
+    long n = ::syscall(SYS_getdents64, dfd, buf, N);
+    if (n <= 0) return;
+    for (long off = 0; off < n;) {
+      auto* d = reinterpret_cast<LinuxDirent64*>(buf + off);
+      off += d->d_reclen;
+      if (d->d_name[0] == '.' && (!d->d_name[1] || (d->d_name[1] == '.' && !d->d_name[2]))) continue;
+      f(static_cast<const char*>(d->d_name));
+    }
+  }
+}
+
 // Does the NUL-separated environment in `fd` hold an entry starting with `needle`?
 bool env_fd_has(int fd, const char* needle, size_t nlen) {
   char buf[8192];
@@ -104,25 +120,19 @@ int keeper_sweep(const char* needle, size_t nlen) {
   if (dfd < 0) return 0;
   int killed = 0;
   char dbuf[16384];
-  for (;;) {
-    long n = ::syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf);
-    if (n <= 0) break;
-    for (long off = 0; off < n;) {
-      auto* d = reinterpret_cast<LinuxDirent64*>(dbuf + off);
-      off += d->d_reclen;
-      if (!all_digits(d->d_name)) continue;
-      int pid = 0;
-      for (const char* p = d->d_name; *p; ++p) pid = pid * 10 + (*p - '0');
-      if (pid == self) continue;
-      char path[64];
-      fmt_path(path, sizeof path, "/proc/", d->d_name, "/environ");
-      int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      bool hit = env_fd_has(fd, needle, nlen);
-      ::close(fd);
-      if (hit && ::kill(pid, SIGKILL) == 0) ++killed;
-    }
-  }
+  each_entry(dfd, dbuf, [&](const char* name) {
+    if (!all_digits(name)) return;
+    int pid = 0;
+    for (const char* p = name; *p; ++p) pid = pid * 10 + (*p - '0');
+    if (pid == self) return;
+    char path[64];
+    fmt_path(path, sizeof path, "/proc/", name, "/environ");
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    bool hit = env_fd_has(fd, needle, nlen);
+    ::close(fd);
+    if (hit && ::kill(pid, SIGKILL) == 0) ++killed;
+  });
   ::close(dfd);
   return killed;
 }
@@ -164,16 +174,7 @@ int keeper_sweep(const char* needle, size_t nlen) {
     int dfd = ::open(temp_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (dfd >= 0) {
       char dbuf[8192];
-      for (;;) {
-        long n = ::syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf);
-        if (n <= 0) break;
-        for (long off = 0; off < n;) {
-          auto* d = reinterpret_cast<LinuxDirent64*>(dbuf + off);
-          off += d->d_reclen;
-          if (d->d_name[0] == '.' && (!d->d_name[1] || (d->d_name[1] == '.' && !d->d_name[2]))) continue;
-          ::unlinkat(dfd, d->d_name, 0);
-        }
-      }
+      each_entry(dfd, dbuf, [&](const char* name) { ::unlinkat(dfd, name, 0); });
       ::close(dfd);
       ::rmdir(temp_dir);
     }
@@ -259,20 +260,14 @@ std::vector<int> children_of(int pid) {
   if (dfd >= 0) {
     listed = true;
     char dbuf[4096];
-    for (;;) {
-      long n = ::syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf);
-      if (n <= 0) break;
-      for (long off = 0; off < n;) {
-        auto* d = reinterpret_cast<LinuxDirent64*>(dbuf + off);
-        off += d->d_reclen;
-        if (!all_digits(d->d_name)) continue;
-        bool opened = false;
-        std::string text = read_small(base + "/" + d->d_name + "/children", &opened);
-        if (!opened) continue;
-        any = true;
-        parse_pids(text, out);
-      }
-    }
+    each_entry(dfd, dbuf, [&](const char* name) {
+      if (!all_digits(name)) return;
+      bool opened = false;
+      std::string text = read_small(base + "/" + name + "/children", &opened);
+      if (!opened) return;
+      any = true;
+      parse_pids(text, out);
+    });
     ::close(dfd);
   }
   if (any || !listed) return out;
