@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -258,6 +259,15 @@ bool become_terminal_session() {
 stdfs::path source_dir() { return YOLO_SOURCE_DIR; }
 stdfs::path corpus_dir() { return YOLO_CORPUS_DIR; }
 std::string yolo_bin() { return YOLO_BIN; }
+
+std::string iso_in(long long seconds_from_now) {
+  std::time_t t = std::time(nullptr) + seconds_from_now;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 void copy_fixture(const std::string& name, const stdfs::path& dest) {
   stdfs::copy(source_dir() / "fixtures" / name, dest,

@@ -63,6 +63,8 @@ void copy_fixture(const std::string& name, const stdfs::path& dest);
 stdfs::path source_dir();
 stdfs::path corpus_dir();
 std::string yolo_bin();
+// The UTC time seconds_from_now from now, "YYYY-MM-DDTHH:MM:SSZ" (a FixedClock's reading).
+std::string iso_in(long long seconds_from_now);
 
 // The real disk and clock with a fixed test key and no signature check: for protocol tests
 // that work on real files in a temp folder (most use a MemoryDisk instead).

@@ -18,14 +18,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-std::string iso_in(long long seconds_from_now) {
-  std::time_t t = std::time(nullptr) + seconds_from_now;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+using test::iso_in;
 
 std::string plan(const std::string& n, const std::string& wave, const std::string& deps = "[]",
                  const std::string& file = "src/a.txt", const std::string& extra = "") {
