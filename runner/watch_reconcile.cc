@@ -2,6 +2,9 @@
 // and last reviewed (the phases' review ledgers), the state's approvals, ROADMAP.md, and
 // whether git is in the middle of an operation (runner/watcher_impl.h lists the parts).
 #include <algorithm>
+#include <atomic>
+#include <future>
+#include <memory>
 
 #include "protocol/clock.h"
 #include "protocol/cross_facts.h"
@@ -405,10 +408,98 @@ void Watcher::on_phase_learnt(PhaseJob* j) {
   learn_next_phase();
 }
 
+// The ledger of a phase not learnt yet, loaded on a worker thread from the moment a plan
+// event arrives in it: the load (1,000 sealed records at 100,000 plans: parse, schema and
+// seals) runs while the debounce does, instead of after it on the loop.
+struct Watcher::LedgerPrefetch {
+  uv_work_t req{};
+  Watcher* self = nullptr;
+  std::shared_ptr<LedgerPrefetch> keep;  // alive until the worker's callback has run
+  stdfs::path dir, ledger;
+  std::optional<size_t> fp;  // the ledger's fingerprint, taken before it was read
+  std::string error;
+  std::vector<std::pair<stdfs::path, std::string>> reviewed;  // plan path -> hash reviewed
+  std::atomic<bool> started{false};                           // a worker thread has it (review batches share the pool)
+  std::promise<void> done;
+  std::shared_future<void> ready = done.get_future().share();
+  bool taken = false;  // applied (or dropped) on the loop already
+};
+
+void Watcher::prefetch_ledger(const stdfs::path& dir) {
+  if (!phases_pending_.count(dir) || prefetches_.count(dir)) return;
+  auto f = std::make_shared<LedgerPrefetch>();
+  f->self = this;
+  f->keep = f;
+  f->req.data = f.get();
+  f->dir = dir;
+  f->ledger = review_ledger::path_for(o_.root, dir);
+  prefetches_[dir] = f;
+  uv_queue_work(
+      &loop_, &f->req,
+      [](uv_work_t* r) {
+        auto* job = static_cast<LedgerPrefetch*>(r->data);
+        job->started = true;
+        try {
+          job->fp = ledger_fingerprint(job->ledger);
+          if (job->fp) {
+            auto l = review_ledger::load_file(world(), job->ledger);
+            if (!l.ok()) {
+              job->error = l.error;
+            } else {
+              for (const auto& [id, rec] : l.doc["reviews"].items()) {
+                if (!rec.contains("path") || !rec["path"].is_string()) continue;
+                stdfs::path p = rec["path"].get<std::string>();
+                if (p.is_relative()) p = job->self->o_.root / p;
+                job->reviewed.emplace_back(p.lexically_normal(), rec["hash"].get<std::string>());
+              }
+            }
+          }
+        } catch (const std::exception& e) {
+          job->error = job->ledger.string() + ": " + e.what();
+        }
+        job->done.set_value();
+      },
+      [](uv_work_t* r, int) {
+        auto* job = static_cast<LedgerPrefetch*>(r->data);
+        std::shared_ptr<LedgerPrefetch> own = std::move(job->keep);
+        Watcher* w = job->self;
+        if (auto it = w->prefetches_.find(job->dir); it != w->prefetches_.end() && it->second.get() == job)
+          w->prefetches_.erase(it);
+        if (!job->taken && !w->stopping_) w->apply_prefetch(*job);
+      });
+}
+
+// What a prefetch read becomes what the watcher knows of that phase, as ensure_phase's own
+// load would: only while the phase is still not learnt and nothing has loaded its ledger
+// since (a newer load is never overwritten by an older one).
+void Watcher::apply_prefetch(LedgerPrefetch& f) {
+  f.taken = true;
+  if (!phases_pending_.count(f.dir) || ledger_seen_.count(f.ledger)) return;
+  phases_pending_.erase(f.dir);
+  if (!f.error.empty()) {
+    emit(out::Sym::Fail, f.error, {{"event", "ledger_error"}, {"error", f.error}});
+  } else if (f.fp) {
+    for (const auto& [p, h] : f.reviewed) reviewed_hash_.set(p, h);
+    ledger_seen_[f.ledger] = *f.fp;
+  }
+  plans_pending_.insert(f.dir);
+  learn_next_phase();
+}
+
 // Its ledger now, so the files of the events at hand are judged against it by the caller;
 // the hashes of its other plans are learnt next on the worker thread (their backlog, if any,
-// is found then).
+// is found then). A prefetch under way (the event's own) is waited for rather than repeated.
 void Watcher::ensure_phase(const stdfs::path& dir) {
+  if (auto it = prefetches_.find(dir); it != prefetches_.end() && phases_pending_.count(dir)) {
+    std::shared_ptr<LedgerPrefetch> f = it->second;
+    if (f->started) {
+      f->ready.wait();  // a bounded read; the worker's callback then only frees it
+      if (!f->taken) apply_prefetch(*f);
+    } else {
+      f->taken = true;  // still queued behind other work (a review batch): loaded here instead
+    }
+    if (!phases_pending_.count(dir)) return;
+  }
   if (!phases_pending_.erase(dir)) return;
   load_ledger(review_ledger::path_for(o_.root, dir));
   plans_pending_.insert(dir);

@@ -150,6 +150,7 @@ void Watcher::on_change(const DirWatch::Change& c) {
     case PathKind::Plan:
     case PathKind::Summary:
       dirty_files_.insert(c.path);
+      prefetch_ledger(c.path.parent_path());  // a phase not learnt yet: its ledger, during the debounce
       break;
     case PathKind::PhaseDir:
       dirty_dirs_.insert(c.path);

@@ -107,6 +107,13 @@ class Watcher {
   // handles events meanwhile; a phase a file event arrives in first is learnt at once, on
   // the loop thread, by that event's reconcile (ensure_phase).
   struct PhaseJob;
+  // A plan event in a phase not learnt yet starts loading that phase's ledger on a worker
+  // thread at once, while the debounce runs (prefetch_ledger); the event's reconcile then
+  // waits for that load instead of parsing the ledger on the loop (ensure_phase).
+  struct LedgerPrefetch;
+  void prefetch_ledger(const stdfs::path& dir);
+  void apply_prefetch(LedgerPrefetch& f);
+  std::map<stdfs::path, std::shared_ptr<LedgerPrefetch>> prefetches_;
   void ensure_phase(const stdfs::path& dir);
   void learn_next_phase();
   void on_phase_learnt(PhaseJob* j);

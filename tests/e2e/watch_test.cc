@@ -536,6 +536,30 @@ TEST_F(Watch, AnEditInAPhaseNotLearntYetIsReviewedAndNothingElseIs) {
   EXPECT_EQ(ledger["reviews"]["13-007"]["hash"], sha256_hex(content));
 }
 
+// A save that leaves a plan as it was reviewed, in a phase not learnt yet, is judged against
+// that phase's ledger (loaded from the save's first event on, while the debounce runs): no
+// review; a real edit of the same plan then is reviewed once.
+TEST_F(Watch, ASaveOfTheReviewedContentInAPhaseNotLearntYetIsNotReviewedAgain) {
+  auto r1 = run_yolo({"review", phase1().string(), "--json"}, dir.path());
+  ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;
+  reviewed_phases(dir.path(), 12, 60);
+  stdfs::path plan = planning() / "phases/13-bulk/13-011-PLAN.md";
+  const std::string same = read_file(plan);
+  w = std::make_unique<BgProcess>(std::vector<std::string>{yolo_bin(), "watch", dir.path().string(), "--json"},
+                                  dir.path());
+  ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 20s)) << w->stderr_text();
+  rename_save(plan, same);  // a new file (inode, ctime) with the reviewed bytes
+  ASSERT_TRUE(w->wait_for([](const json& j) { return j.value("event", "") == "phases_learnt"; }, 30s))
+      << w->stderr_text();
+  settle();
+  EXPECT_EQ(count(w->seen, "reviewed"), 0) << "the reviewed content was reviewed again";
+  EXPECT_EQ(count(w->seen, "plan_changed"), 0);
+  std::string content = plan_text("13", "011", "Bulk 13-011, edited");
+  rename_save(plan, content);
+  auto evs = reviews_after_change("13-011");
+  EXPECT_EQ(count(evs, "reviewed", "13-011"), 1);
+}
+
 TEST_F(Watch, AnEditInALargePhaseIsAppendedToItsJournalAndARestartSeesIt) {
   auto r1 = run_yolo({"review", phase1().string(), "--json"}, dir.path());
   ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;
