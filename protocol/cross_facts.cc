@@ -200,14 +200,9 @@ Store::Store(const World& w, const stdfs::path& phase_dir, size_t max_bytes)
   file_ = root / ".yolo-planning" / ".cache" / "stage1" / (folder_ + ".facts");
   project_ = gates::project_id(w, root);
   enabled_ = true;
-  auto r = w.files().read(file_, 64u << 20, false);
-  if (!r.ok()) return;
-  const std::string& text = r.content;
-  // "<seal>\n<body>": the seal over the body's bytes as they are.
-  size_t nl = text.find('\n');
-  if (nl == std::string::npos) return;
-  std::string_view body = std::string_view(text).substr(nl + 1);
-  if (!seal::check_bytes(kFormat, body, text.substr(0, nl), k)) return;  // edited, another key
+  auto sealed = verified_cache::read_sealed(w, file_, kFormat, false);
+  if (!sealed) return;  // none, edited, another key
+  std::string_view body = *sealed;
   size_t eol = body.find('\n');
   if (eol == std::string_view::npos || body.substr(0, eol) != header()) return;  // another project's, folder's, format
   body.remove_prefix(eol + 1);
@@ -332,8 +327,7 @@ std::string Store::save(bool prune) {
     body += e.fields;
     body += '\n';
   }
-  if (auto e = w_.files().make_dirs(file_.parent_path()); !e.empty()) return e;
-  if (auto e = w_.files().write_atomic(file_, seal::seal_bytes(kFormat, body, k) + "\n" + body); !e.empty()) return e;
+  if (auto e = verified_cache::write_sealed(w_, file_, kFormat, body); !e.empty()) return e;
   changed_ = false;
   loaded_ = true;
   return "";

@@ -28,6 +28,25 @@ std::optional<long long> racy_since_ns(const World& w) {
   return (*now - kRacySeconds) * 1000000000LL;
 }
 
+std::optional<std::string> read_sealed(const World& w, const stdfs::path& file, std::string_view domain, bool text) {
+  const seal::Key& k = w.checking_key();
+  if (!k.ok() || k.bytes.empty()) return std::nullopt;
+  auto r = w.files().read(file, 64u << 20, text);
+  if (!r.ok()) return std::nullopt;
+  size_t nl = r.content.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  std::string body = r.content.substr(nl + 1);
+  if (!seal::check_bytes(domain, body, r.content.substr(0, nl), k)) return std::nullopt;
+  return body;
+}
+
+std::string write_sealed(const World& w, const stdfs::path& file, std::string_view domain, const std::string& body) {
+  const seal::Key& k = w.checking_key();
+  if (!k.ok()) return "";
+  if (auto e = w.files().make_dirs(file.parent_path()); !e.empty()) return e;
+  return w.files().write_atomic(file, seal::seal_bytes(domain, body, k) + "\n" + body);
+}
+
 std::string identity_string(const std::optional<fs::FileId>& id) {
   if (!id) return "-";
   // dev:ino:size:mtime:ctime:kind, without a temporary per number (once per file looked up).
@@ -55,15 +74,9 @@ Cache::Cache(const World& w, const stdfs::path& root, const std::string& name)
   if (!w.files().identity(root)) return;  // a disk that cannot tell identities
   enabled_ = true;
   project_ = gates::project_id(w, root);
-  auto r = w.files().read(file_, 64u << 20, true);
-  if (!r.ok()) return;
-  const std::string& text = r.content;
-  // "<seal>\n<body>": the seal over the body's bytes as they are (no re-serialising).
-  size_t nl = text.find('\n');
-  if (nl == std::string::npos) return;
-  std::string body = text.substr(nl + 1);
-  if (!seal::check_bytes(kDomain, body, text.substr(0, nl), k)) return;  // edited, copied, another key
-  json doc = json::parse(body, nullptr, false);
+  auto body = read_sealed(w, file_, kDomain, true);
+  if (!body) return;  // none, edited, copied with another key
+  json doc = json::parse(*body, nullptr, false);
   if (!doc.is_object() || doc.value("project", "") != project_ || doc.value("name", "") != name_ ||
       !doc.contains("entries") || !doc["entries"].is_object())
     return;  // another project's (sealed by the same user's key) or another cache's
@@ -135,12 +148,11 @@ std::string Cache::save(bool prune) {
   }
   if (!changed_ && loaded_) return "";
   if (!changed_ && entries_.empty()) return "";  // nothing worth a file
-  const seal::Key& k = w_.checking_key();
-  if (!k.ok()) return "";
+  if (!w_.checking_key().ok()) return "";
   json doc = {{"project", project_}, {"name", name_}, {"entries", entries_}};
-  std::string body = doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  if (auto e = w_.files().make_dirs(file_.parent_path()); !e.empty()) return e;
-  if (auto e = w_.files().write_atomic(file_, seal::seal_bytes(kDomain, body, k) + "\n" + body); !e.empty()) return e;
+  if (auto e = write_sealed(w_, file_, kDomain, doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+      !e.empty())
+    return e;
   changed_ = false;
   loaded_ = true;
   return "";

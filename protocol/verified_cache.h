@@ -32,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/json.h"
@@ -45,6 +46,16 @@ constexpr long long kRacySeconds = 2;
 // before the World's clock); nullopt when the clock cannot be read (nothing is remembered).
 // protocol/cross_facts.h keeps the same rule.
 std::optional<long long> racy_since_ns(const World& w);
+
+// The one format of yolo's sealed cache files: "<seal>\n<body>", the seal (World's checking
+// key, never created here) over the body's bytes as they are. read_sealed gives the body
+// when the file exists and its seal verifies under `domain` (edited, copied with another
+// key or cut: nullopt); write_sealed writes it atomically ("" or why not; without a key,
+// nothing and ""). Used by Cache below and by cross_facts' stores.
+std::optional<std::string> read_sealed(const World& w, const std::filesystem::path& file, std::string_view domain,
+                                       bool text);
+std::string write_sealed(const World& w, const std::filesystem::path& file, std::string_view domain,
+                         const std::string& body);
 
 // The identity of a file for the cache: "-" when it does not exist (an absent file is a
 // state too: a phase with no ledger yet).
