@@ -32,18 +32,28 @@ std::string entry_hash(const json& e) {
   return sha256_hex(canonical(body));
 }
 
+// The end of the chain: the hash and sequence number of the last line that is a JSON entry.
+// Read from the end backwards (an append must not cost the whole log: parsing every line on
+// every append made a project's audit log quadratic over its life, issue 19); lines that are
+// not entries are skipped, as the forward reading skipped them.
 std::string last_hash(const std::string& content, long long& seq) {
   seq = 0;
-  std::string last;
-  for (auto line : text::lines(content)) {
-    line = text::trim(line);
-    if (line.empty()) continue;
-    json j = json::parse(line, nullptr, false);
-    if (!j.is_object()) continue;
-    last = j.value("hash", std::string());
-    seq = j.value("seq", 0LL);
+  size_t end = content.size();
+  while (end > 0) {
+    size_t nl = end > 0 ? content.rfind('\n', end - 1) : std::string::npos;
+    size_t begin = nl == std::string::npos ? 0 : nl + 1;
+    std::string_view line = text::trim(std::string_view(content).substr(begin, end - begin));
+    if (!line.empty()) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_object()) {
+        seq = j.value("seq", 0LL);
+        return j.value("hash", std::string());
+      }
+    }
+    if (nl == std::string::npos) break;
+    end = nl;
   }
-  return last;
+  return {};
 }
 
 }  // namespace

@@ -233,5 +233,27 @@ TEST(TrustAudit, TheChainDetectsARemovedOrEditedEntry) {
   EXPECT_NE(e.problems[0].find("edited"), std::string::npos) << e.problems[0];
 }
 
+// An append continues the chain from the last entry, read from the end of the log: a torn
+// last line (a writer killed mid-line) and blank lines after it are skipped, as they were
+// when every line was parsed, and the entry before them is the one the chain goes on from.
+TEST(TrustAudit, AnAppendContinuesFromTheLastEntryPastATornLine) {
+  test::TempDir d;
+  std::vector<events::Event> evs(3);
+  for (int i = 0; i < 3; ++i) {
+    evs[i].type = "gate_frozen";
+    evs[i].data = {{"gate_id", "g" + std::to_string(i)}};
+  }
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[0], evs[1]}), "");
+  std::string text = test::read_file(audit::path(d.path()));
+  test::write_file(audit::path(d.path()), text + "{\"seq\": 3, \"hash\": \"tor\n\n  \n");
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[2]}), "");
+  auto c = audit::check(test::real_world(), d.path());
+  ASSERT_EQ(c.entries.size(), 3u);
+  EXPECT_EQ(c.entries[2].value("seq", 0LL), 3);
+  EXPECT_EQ(c.entries[2].value("prev", std::string()), c.entries[1].value("hash", std::string()));
+  ASSERT_EQ(c.problems.size(), 1u) << "only the torn line";
+  EXPECT_NE(c.problems[0].find("not a JSON entry"), std::string::npos) << c.problems[0];
+}
+
 }  // namespace
 }  // namespace yolo
