@@ -5,10 +5,31 @@
 
 namespace yolo::fs {
 
-std::optional<stdfs::path> resolve_links(const stdfs::path& p) {
+std::optional<stdfs::path> resolve_links(const stdfs::path& p, const stdfs::path& real_prefix) {
   std::deque<stdfs::path> todo;
-  for (const auto& c : p.relative_path()) todo.push_back(c);
   stdfs::path cur = p.root_path().empty() ? stdfs::path("/") : p.root_path();
+  const stdfs::path rel_part = p.relative_path();
+  auto it = rel_part.begin();
+  if (!real_prefix.empty() && real_prefix.is_absolute() && p.is_absolute()) {
+    // Skip the components p shares with the resolved prefix (every one of the prefix's).
+    auto pi = rel_part.begin();
+    const stdfs::path prefix_rel = real_prefix.relative_path();
+    bool all = true;
+    for (const auto& c : prefix_rel) {
+      if (c.empty()) continue;  // a trailing separator
+      if (pi == rel_part.end() || *pi != c) {
+        all = false;
+        break;
+      }
+      ++pi;
+    }
+    if (all) {
+      cur = real_prefix.root_path() / prefix_rel;
+      if (!cur.has_filename()) cur = cur.parent_path();
+      it = pi;
+    }
+  }
+  for (; it != rel_part.end(); ++it) todo.push_back(*it);
   int links = 0;
   while (!todo.empty()) {
     stdfs::path c = std::move(todo.front());
@@ -58,7 +79,7 @@ Root::Root(stdfs::path root, Resolver resolve) : resolve_(std::move(resolve)), r
   stdfs::path abs = stdfs::absolute(root_, ec);
   if (ec) abs = root_;
   abs = abs.lexically_normal();
-  real_ = resolve_(abs).value_or(abs);
+  real_ = resolve_(abs, {}).value_or(abs);
 }
 
 bool Root::inside(const stdfs::path& real) const {
@@ -96,7 +117,7 @@ Contained Root::contain(const std::string& p, AbsolutePaths absolute) const {
     target = real_ / rel;
   }
   // Resolve, then compare.
-  auto real = resolve_(target);
+  auto real = resolve_(target, is_absolute ? stdfs::path() : real_);
   if (!real) return refuse(R::LinkLoop);
   if (!inside(*real)) return refuse(is_absolute ? R::Escapes : R::Symlink);
   if (is_absolute) {

@@ -11,8 +11,10 @@ namespace stdfs = std::filesystem;
 
 // `p` (absolute) with every symbolic link resolved, component by component, also a link
 // whose target does not exist (where weakly_canonical stops resolving). nullopt on a loop
-// of links.
-std::optional<stdfs::path> resolve_links(const stdfs::path& p);
+// of links. `real_prefix`: a path already resolved (no link in it) that p may begin with;
+// its components are not looked at again (a plan's files below the project root: one
+// lstat per component below the root, not one per component from `/`).
+std::optional<stdfs::path> resolve_links(const stdfs::path& p, const stdfs::path& real_prefix = {});
 
 // ---- containment: the one check for every path that comes from outside -----------------
 // A path from a plan, a SUMMARY, a gate request, an MCP call or the command line is read or
@@ -35,8 +37,9 @@ struct Contained {
 enum class AbsolutePaths { Refuse, AllowInside };
 
 // How a disk resolves an absolute path's symbolic links: resolve_links on the real disk,
-// lexical on a disk without links (fs::Disk::resolve). nullopt on a loop.
-using Resolver = std::function<std::optional<stdfs::path>(const stdfs::path&)>;
+// lexical on a disk without links (fs::Disk::resolve). nullopt on a loop. The second
+// argument: a resolved prefix of the path (the root's real path), or empty.
+using Resolver = std::function<std::optional<stdfs::path>(const stdfs::path& p, const stdfs::path& real_prefix)>;
 
 // The project root, resolved once; contain() checks any number of paths against it. Made by
 // a disk (fs::Disk::root), which brings its own resolver: protocol/ never resolves links on

@@ -116,6 +116,9 @@ class RealDisk : public Disk {
     return stdfs::is_regular_file(p, ec);
   }
   std::optional<stdfs::path> resolve(const stdfs::path& p) override { return resolve_links(p); }
+  std::optional<stdfs::path> resolve_below(const stdfs::path& p, const stdfs::path& real_prefix) override {
+    return resolve_links(p, real_prefix);
+  }
   std::string make_dirs(const stdfs::path& dir) override {
     std::error_code ec;
     if (stdfs::is_directory(dir, ec)) return {};

@@ -68,9 +68,16 @@ class Disk {
   // The absolute path p with every symbolic link resolved (fs::resolve_links); a disk
   // without links answers p normalised. nullopt on a loop of links.
   virtual std::optional<stdfs::path> resolve(const stdfs::path& p) = 0;
+  // The same, where p begins with real_prefix, a path already resolved (fs::resolve_links).
+  virtual std::optional<stdfs::path> resolve_below(const stdfs::path& p, const stdfs::path& real_prefix) {
+    (void)real_prefix;
+    return resolve(p);
+  }
   // The one containment rule (protocol/contain.h) on this disk's links.
   Root root(const stdfs::path& root) {
-    return Root(root, [this](const stdfs::path& p) { return resolve(p); });
+    return Root(root, [this](const stdfs::path& p, const stdfs::path& real_prefix) {
+      return real_prefix.empty() ? resolve(p) : resolve_below(p, real_prefix);
+    });
   }
   Contained contain(const stdfs::path& root, const std::string& p, AbsolutePaths absolute = AbsolutePaths::Refuse) {
     return this->root(root).contain(p, absolute);

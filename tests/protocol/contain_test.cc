@@ -102,5 +102,23 @@ TEST(ResolveLinks, ResolvesEveryComponentEvenPastAMissingTarget) {
   EXPECT_EQ(resolve_links(t.root / "loop-a"), std::nullopt);
 }
 
+// Given the root's resolved path as a prefix, the walk starts below it and gives what the
+// walk from `/` gives, for each kind of link the tree has (in, out, relative, dangling,
+// loop) and for a prefix the path does not begin with (ignored, the whole path walked).
+TEST(ResolveLinks, AResolvedPrefixGivesTheSameAnswerAsTheWholeWalk) {
+  Tree t;
+  auto real_root = resolve_links(t.root.path());
+  ASSERT_TRUE(real_root);
+  for (const char* rel : {"src/a.cc", "out/secret.txt", "secret-link", "src-link/a.cc", "dangling/x",
+                          "rel-out/secret.txt", "loop-a", "src/new/b.cc", "src/../out", "."}) {
+    stdfs::path p = *real_root / rel;
+    EXPECT_EQ(resolve_links(p, *real_root), resolve_links(p)) << rel;
+    EXPECT_EQ(resolve_links(p, stdfs::path(real_root->string() + "/")), resolve_links(p)) << rel << " (trailing /)";
+  }
+  stdfs::path elsewhere = t.outside / "secret.txt";
+  EXPECT_EQ(resolve_links(elsewhere, *real_root), resolve_links(elsewhere));
+  EXPECT_EQ(resolve_links(*real_root / "src/a.cc", "/"), resolve_links(*real_root / "src/a.cc"));
+}
+
 }  // namespace
 }  // namespace yolo::fs
