@@ -29,6 +29,14 @@ std::vector<PhaseDir> list_phases(const stdfs::path& root) {
   return out;
 }
 
+// A plan file's path relative to the root: the phase's relative folder and its name when it
+// was listed in that folder (no system call: std::filesystem::relative resolves every
+// component of both paths, ten system calls a plan, issue 19), else what relative() says.
+static std::string plan_rel_path(const PhaseDir& p, const stdfs::path& f, const stdfs::path& root) {
+  if (f.parent_path() == p.abs && f.has_filename()) return p.rel + "/" + f.filename().string();
+  return stdfs::relative(f, root).generic_string();
+}
+
 // The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
 // uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
 std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel) {
@@ -115,9 +123,8 @@ bool Run::phase_complete_on_disk(const PhaseDir& p) {
   auto files = list_plan_files(world(), p.abs);
   if (files.empty()) return true;
   for (const auto& f : files) {
-    stdfs::path rel = stdfs::relative(f, root_);
     PlanEntry e;
-    e.path = rel.generic_string();
+    e.path = plan_rel_path(p, f, root_);
     json ignored;
     if (check_summary(e, ignored) != SummaryState::Passed) return false;
   }
@@ -200,7 +207,7 @@ void Run::load_plans() {
     const stdfs::path& f = loaded_[i].file;
     const auto& l = loaded_[i].load;
     PlanEntry e;
-    e.path = stdfs::relative(f, root_).generic_string();
+    e.path = plan_rel_path(phase_, f, root_);
     if (!stamps[i].empty()) checks_read_[i] = {stamps[i], plan_checks::parse(*l.plan)};
     if (l.plan) {
       const Plan& p = *l.plan;
