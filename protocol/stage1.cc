@@ -9,6 +9,7 @@
 #include "protocol/cross_facts.h"
 #include "protocol/make_finding.h"
 #include "protocol/must_haves.h"
+#include "protocol/parallel.h"
 #include "protocol/plan_checks.h"
 #include "protocol/phase_snapshot.h"
 
@@ -387,21 +388,20 @@ std::vector<StructuralReview> stage1_phase(const World& w, const std::filesystem
                                            const std::vector<LoadedPlan>& plans, Stage1Options opts) {
   if (!opts.root) opts.root = root_for_phase(w, phase_dir);
   if (!opts.root) opts.root = std::filesystem::current_path();
-  std::vector<StructuralReview> out;
-  out.reserve(plans.size());
+  // Each plan's own checks on every core (a plan's review reads only its plan and the files
+  // it names); the cross-plan checks after, in plan order.
+  std::vector<StructuralReview> out(plans.size());
+  parallel_for(plans.size(), [&](size_t i) {
+    const auto& lp = plans[i];
+    out[i] = lp.load.plan ? stage1_plan(w, *lp.load.plan, opts) : missing_file_review(lp.file, lp.load.error);
+  });
   std::vector<const Plan*> phase;
   std::vector<size_t> review_of;  // phase index -> out index
-  for (const auto& lp : plans) {
-    if (!lp.load.plan) {
-      out.push_back(missing_file_review(lp.file, lp.load.error));
-      continue;
+  for (size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].load.plan && !plans[i].load.plan->frontmatter_error) {
+      review_of.push_back(i);
+      phase.push_back(&*plans[i].load.plan);
     }
-    out.push_back(stage1_plan(w, *lp.load.plan, opts));
-    if (!lp.load.plan->frontmatter_error) {
-      review_of.push_back(out.size() - 1);
-      phase.push_back(&*lp.load.plan);
-    }
-  }
   auto cross = cross_plan_findings(phase);
   for (size_t i = 0; i < phase.size(); ++i) attach_cross(out[review_of[i]], std::move(cross[i]));
   return out;
