@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <functional>
+
+#include "protocol/schema.h"
 #include "protocol/world.h"
 #include "test_support.h"
 
@@ -193,6 +196,74 @@ TEST(State, AnUpdateWithACheckWritesOnlyWhatPassesIt) {
   ASSERT_TRUE(good.written) << good.error;
   EXPECT_EQ(good.stamp, repo.disk.stamp(state_path(repo.root())));
   EXPECT_EQ(load(repo.w, repo.root()).doc["plans"][0]["status"], "running");
+}
+
+// An update without a check of its own checks only what changed (state.cc, validate_changes),
+// and still refuses every invalid change, wherever it is: a plan among many, a new plan, a
+// gate, the approval, a duplicate gate id. Nothing of a refused update is written.
+TEST(State, AnUpdateWithoutACheckRefusesAnInvalidChangeWhereverItIs) {
+  MemRepo repo;
+  auto setup = [](json& d, std::string&) {
+    d = {{"status", "running"}, {"wave", 1}, {"plans", json::array()}, {"gates", json::array()}};
+    for (int i = 0; i < 50; ++i) d["plans"].push_back({{"id", "01-" + std::to_string(i)}, {"status", "pending"}});
+    d["gates"].push_back(
+        {{"id", "vision-1"}, {"gate_type", "vision"}, {"status", "OPEN"}, {"created_at", "2026-01-01T00:00:00Z"}});
+    d["approval"] = {{"plan_path", "ROADMAP.md"}, {"approved", false}};
+    return true;
+  };
+  ASSERT_TRUE(update(repo.w, repo.root(), setup).written);
+  const std::string before = repo.disk.get(state_path(repo.root()));
+  std::vector<std::pair<std::string, std::function<void(json&)>>> bad = {
+      {"/status", [](json& d) { d["plans"][37]["status"] = "weird"; }},
+      {"/status",
+       [](json& d) {
+         d["plans"].push_back({{"id", "01-99"}, {"status", "weird"}});
+       }},
+      {"property 'id'", [](json& d) { d["plans"][0].erase("id"); }},
+      {"/gate_type", [](json& d) { d["gates"][0]["gate_type"] = "nonsense"; }},
+      {"/approved", [](json& d) { d["approval"]["approved"] = "yes"; }},
+      {"/wave", [](json& d) { d["wave"] = "two"; }},
+      {"more than once", [](json& d) { d["gates"].push_back(d["gates"][0]); }},
+      {"plans", [](json& d) { d["plans"] = json::object(); }},
+  };
+  for (const auto& [what, change] : bad) {
+    auto u = update(repo.w, repo.root(), [&](json& d, std::string&) {
+      change(d);
+      return true;
+    });
+    EXPECT_FALSE(u.ok()) << what;
+    EXPECT_NE(u.error.find(what), std::string::npos) << what << ": " << u.error;
+    EXPECT_EQ(repo.disk.get(state_path(repo.root())), before) << what;
+  }
+  auto good = update(repo.w, repo.root(), [](json& d, std::string&) {
+    d["plans"][37]["status"] = "running";
+    d["gates"][0]["status"] = "APPROVED";
+    return true;
+  });
+  ASSERT_TRUE(good.written) << good.error;
+  EXPECT_EQ(load(repo.w, repo.root()).doc["plans"][37]["status"], "running");
+}
+
+// What that partial check relies on: the state's schema constrains each element of an array
+// on its own. A keyword that counts, orders or compares the elements of an array (or an
+// object's keys) would make the check of the changed elements differ from the whole check.
+TEST(State, TheStateSchemaConstrainsEachArrayElementOnItsOwn) {
+  std::vector<std::string> found;
+  std::function<void(const json&, const std::string&)> walk = [&](const json& j, const std::string& at) {
+    if (j.is_object()) {
+      for (const auto& [k, v] : j.items()) {
+        for (const char* kw : {"minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
+                               "prefixItems", "additionalItems", "minProperties", "maxProperties"})
+          if (k == kw) found.push_back(at + "/" + k);
+        if (k == "items" && v.is_array()) found.push_back(at + "/items (positional)");
+        walk(v, at + "/" + k);
+      }
+    } else if (j.is_array()) {
+      for (size_t i = 0; i < j.size(); ++i) walk(j[i], at + "/" + std::to_string(i));
+    }
+  };
+  walk(schema::document("execution-state"), "");
+  EXPECT_TRUE(found.empty()) << "keyword(s) over a whole array: " << (found.empty() ? std::string() : found.front());
 }
 
 }  // namespace
