@@ -121,7 +121,14 @@ std::vector<std::pair<std::string, execution::PlanUpdate>> Run::take_pending() {
 // records and the wave change, so the schema check covers those (the rest was checked when
 // the state was read or written). Touches no member of the Run: it runs on a worker thread.
 static state::UpdateResult write_updates(const stdfs::path& root,
-                                         const std::vector<std::pair<std::string, execution::PlanUpdate>>& ups) {
+                                         const std::vector<std::pair<std::string, execution::PlanUpdate>>& ups,
+                                         const std::function<void(json&)>& also = nullptr) {
+  if (also)  // more than the plans' records: the whole change is checked (state::update's own check)
+    return state::update(world(), root, [&](json& doc, std::string&) {
+      execution::apply_plan_updates(doc, ups);
+      also(doc);
+      return true;
+    });
   std::vector<size_t> changed;
   return state::update(
       world(), root,
@@ -132,15 +139,15 @@ static state::UpdateResult write_updates(const stdfs::path& root,
       [&](const json& doc) { return state::validate_changed_plans(doc, changed); });
 }
 
-void Run::flush_plans() {
+void Run::flush_plans(const std::function<void(json&)>& also) {
   if (flush_timer_armed_) {
     uv_timer_stop(&flush_timer_);
     flush_timer_armed_ = false;
   }
   harvest_flush();  // in order: the write in flight first
-  if (pending_.empty()) return;
+  if (pending_.empty() && !also) return;
   uint64_t t = uv_hrtime();
-  auto up = write_updates(root_, take_pending());
+  auto up = write_updates(root_, take_pending(), also);
   flushed(std::move(up), t, uv_hrtime());
 }
 
@@ -276,31 +283,33 @@ void Run::schedule() {
   // While a plan's gates run (run_checks), only a start is decided: the rest (the end of
   // the phase, a pause, a halt) waits for its outcome, when conclude() schedules again.
   if (!gating_.empty() && d.outcome != waves::Outcome::Start) return;
-  if (d.outcome != waves::Outcome::Start && d.outcome != waves::Outcome::Waiting) flush_plans();
+  // The plans' records are written before anything else is decided (the phase's end writes
+  // them with its own change, in one write).
+  if (d.outcome != waves::Outcome::Start && d.outcome != waves::Outcome::Waiting &&
+      d.outcome != waves::Outcome::Complete)
+    flush_plans();
   switch (d.outcome) {
     case waves::Outcome::Waiting:
       return;
     case waves::Outcome::Complete: {
-      if (!running_.empty()) return;
+      if (!running_.empty()) {
+        flush_plans();
+        return;
+      }
       waves::Options all = wo;
       all.only.clear();
       all.frozen = false;
       bool phase_done = waves::next(nodes_, all).outcome == waves::Outcome::Complete;
       if (!phase_done) {
+        flush_plans();
         emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
         next_ = "`yolo execute` runs the rest of the phase";
         stop(kExecComplete, "complete", "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
         return;
       }
       std::string now = now_iso8601();
-      auto up = state::update(world(), root_, [&](json& s, std::string&) {
-        execution::complete_phase(s, now);
-        return true;
-      });
-      if (!up.ok()) {
-        stop(kExecHalted, "error", up.error);
-        return;
-      }
+      flush_plans([&](json& s) { execution::complete_phase(s, now); });  // the last records and the end
+      if (stopping_) return;  // the write failed: flushed() stopped the run with its error
       log("phase_end", "",
           {{"status", "complete"}, {"plans", entries_.size()}, {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
       emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,

@@ -294,7 +294,8 @@ class Run {
   const state::LoadResult& state_now();
   void queue_plan(size_t i, PlanUpdate u);
   // Writes every queued change now (after the write in flight, if any).
-  void flush_plans();
+  // `also`: one more change of the state, written with the plans' records in the same write.
+  void flush_plans(const std::function<void(json&)>& also = nullptr);
   // The timer's batch: the queued changes written on a worker thread.
   void flush_async();
   void arm_flush();  // the timer for the next batch (at most one every 250 ms, a tenth of the time)
