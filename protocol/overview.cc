@@ -113,7 +113,7 @@ json phase_row(const World& w, const stdfs::path& root, const stdfs::path& d, bo
 
 }  // namespace
 
-json project_overview(const World& w, const stdfs::path& root) {
+json project_overview(const World& w, const stdfs::path& root, const OverviewProgress& progress) {
   std::vector<stdfs::path> dirs;
   const stdfs::path phases_dir = root / ".yolo-planning" / "phases";
   for (const auto& e : w.files().list_entries(phases_dir))
@@ -153,10 +153,16 @@ json project_overview(const World& w, const stdfs::path& root) {
   // The rows not remembered, each from its own folder and ledger: on every core (a first
   // status, or one after every ledger changed, parses, schema-checks and HMACs every record;
   // the phases share nothing but the World, whose disk, key and schemas are thread-safe).
+  std::mutex progress_m;
+  size_t done = 0;
   parallel_for(misses.size(), [&](size_t k) {
     Row& r = rows[misses[k]];
     r.row = phase_row(w, root, dirs[misses[k]], r.cacheable);
     r.computed = true;
+    if (progress) {
+      std::lock_guard<std::mutex> g(progress_m);
+      progress(++done, misses.size());
+    }
   });
   for (size_t i = 0; i < dirs.size(); ++i) {
     Row& r = rows[i];

@@ -2,7 +2,9 @@
 // after one. Per phase folder: its plans, how many have a SUMMARY, and what their last
 // reviews said (from the review ledgers), including how many only got the Stage 1 fallback.
 #pragma once
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 
 #include "protocol/world.h"
 #include "protocol/json.h"
@@ -12,6 +14,13 @@ namespace yolo {
 // {"phases": [{"folder", "plans", "summaries", "reviewed", "approved", "conditional",
 //              "rejected", "fallback", "unreadable_plans"}],
 //  "totals": {same counts summed, "phases"}}
-json project_overview(const World& w, const std::filesystem::path& root);
+//
+// `progress`, when set, hears of the rows that are computed (not remembered from an earlier
+// status): (done, total) after each, done counting up to total; calls never overlap (the rows
+// are computed on several threads, the calls are made one at a time), so the observer needs
+// no lock of its own. A first status on a large project (every ledger parsed and its seals
+// checked: a second at 100,000 plans) is the one that takes long enough to show it.
+using OverviewProgress = std::function<void(size_t done, size_t total)>;
+json project_overview(const World& w, const std::filesystem::path& root, const OverviewProgress& progress = nullptr);
 
 }  // namespace yolo

@@ -229,7 +229,7 @@ json execution_status(const World& w, const std::filesystem::path& root, const S
     s["approval_counts"] = st.counts();
     if (!st.counts()) s["approval_problem"] = st.message;
   }
-  s["project"] = project_overview(w, root);  // the whole project: `yolo status` and MCP alike
+  s["project"] = project_overview(w, root, opts.progress);  // the whole project: `yolo status` and MCP alike
   s["exists"] = snap.exists;
   if (!snap.exists) {
     s["status"] = nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 #include <filesystem>
 
+#include "protocol/overview.h"
 #include "protocol/world.h"
 #include "protocol/json.h"
 
@@ -29,6 +30,7 @@ namespace yolo {
 // record shows in other_reviews, as before.
 struct StatusOptions {
   bool all_records = false;
+  OverviewProgress progress;  // the project overview's rows as they are computed (overview.h)
 };
 json execution_status(const World& w, const std::filesystem::path& root, const StatusOptions& opts = {});
 

@@ -1,5 +1,9 @@
 // yolo status [--json] [--repo DIR]: phase, waves, each plan's state and review, the
 // approval and the open gates, from .yolo-planning/.execution-state.json.
+#include <chrono>
+#include <cstdlib>
+
+#include "protocol/numbers.h"
 #include "protocol/status.h"
 #include "protocol/text.h"
 #include "runner/command.h"
@@ -25,7 +29,26 @@ int run(const Options& o) {
     out::err(out::sym(out::Sym::Fail) + " status: " + err);
     return kExitFail;
   }
-  json s = execution_status(world(), *root, StatusOptions{o.records});
+  StatusOptions so{o.records, nullptr};
+  // On a terminal, a status that takes a while (the first one on a large project checks every
+  // review ledger once) shows how far it is, after YOLO_LIVE_AFTER_MS (1000) of work.
+  const bool live = !o.json && out::live_enabled();
+  if (live) {
+    const auto start = std::chrono::steady_clock::now();
+    long long after_ms = 1000;
+    if (const char* v = std::getenv("YOLO_LIVE_AFTER_MS"); v && *v)
+      if (auto n = text::parse_digits(v)) after_ms = *n;
+    auto last = start - std::chrono::seconds(1);
+    so.progress = [=](size_t done, size_t total) mutable {
+      auto now = std::chrono::steady_clock::now();
+      if (now - start < std::chrono::milliseconds(after_ms) || now - last < std::chrono::milliseconds(100)) return;
+      last = now;
+      out::set_live(out::sym(out::Sym::Diamond) + " Reading the phases' review ledgers: " + std::to_string(done) + "/" +
+                    std::to_string(total) + " (a first status checks each once; later ones reuse it)");
+    };
+  }
+  json s = execution_status(world(), *root, so);
+  if (live) out::set_live("");
   if (!s.value("ok", false)) {
     if (o.json) out::json_line(s);
     out::err(out::sym(out::Sym::Fail) +

@@ -439,6 +439,33 @@ TEST_F(Ux, StatusBeforeAnyRunShowsTheProjectAndEndsWithNext) {
   EXPECT_TRUE(seen) << st2.out;
 }
 
+// A status that takes a while (the first one on a large project) shows on a terminal how far
+// it is: a live line redrawn in place (a real pty, through util-linux `script`), gone before
+// the table; piped, or with --json, there is none. YOLO_LIVE_AFTER_MS=0 shows it at once
+// (the demo's one phase is read in a moment; a first status at 100,000 plans takes a second).
+TEST_F(Ux, AFirstStatusOnATerminalShowsItsProgressLive) {
+  if (!have_program("script")) GTEST_SKIP() << "util-linux script is not installed";
+  // Four phases, no cache yet: every row is computed.
+  for (const char* p : {"02-more", "03-more", "04-more"})
+    stdfs::copy(phase_dir(), repo() / ".yolo-planning" / "phases" / p, stdfs::copy_options::recursive);
+  std::string cmd = "'" + yolo_bin() + "' status";
+  auto r = run_program({"env", "TERM=xterm", "NO_COLOR=1", "YOLO_LIVE_AFTER_MS=0", "script", "-qec", cmd, "/dev/null"},
+                       repo());
+  EXPECT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_TRUE(has(r.out, "\r\033[K")) << "drawn in place, and cleared\n" << r.out;
+  EXPECT_TRUE(has(r.out, "◆ Reading the phases' review ledgers: 1/4")) << r.out;
+  EXPECT_TRUE(has(r.out, "01-demo")) << r.out;
+  auto piped = run_yolo({"status"}, repo(), {"NO_COLOR=1", "YOLO_LIVE_AFTER_MS=0"});
+  EXPECT_EQ(piped.exit_code, 0) << dump(piped);
+  EXPECT_FALSE(has(piped.out, "Reading the phases")) << piped.out;
+  EXPECT_FALSE(has(piped.out, "\r")) << piped.out;
+  stdfs::remove_all(repo() / ".yolo-planning" / ".cache");
+  auto js = run_program(
+      {"env", "TERM=xterm", "NO_COLOR=1", "YOLO_LIVE_AFTER_MS=0", "script", "-qec", cmd + " --json", "/dev/null"},
+      repo());
+  EXPECT_FALSE(has(js.out, "Reading the phases")) << js.out;
+}
+
 // 11. Quiet hooks: post-checkout prints nothing when no plan changed, one line otherwise; the
 // pre-commit hint is a command that cannot rewrite the plan.
 TEST(UxHooks, PostHooksAreQuietUnlessAPlanChanged) {
