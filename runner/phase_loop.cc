@@ -161,7 +161,7 @@ void Run::flush_async() {
   job->started_ns = uv_hrtime();
   Inflight* j = job.get();
   uv_async_t* done = &flush_done_;
-  job->thread = std::thread([j, done, root = root_, ups = take_pending()] {
+  job->thread = std::thread([j, done, root = root_, ups = take_pending(), retired = std::move(retired_doc_)] {
     try {
       j->result = write_updates(root, ups);
     } catch (const std::exception& e) {  // never escapes the thread (that would end the process)
@@ -193,6 +193,7 @@ void Run::flushed(state::UpdateResult up, uint64_t started_ns, uint64_t ended_ns
   }
   // The document just written is the state now: the next state_now() need not read it back
   // (unless another process wrote the file since: its identity differs then).
+  if (loop_started_) retired_doc_ = std::move(state_cache_.doc);  // freed by the next flush_async's thread
   state_cache_ = state::LoadResult{};
   state_cache_.doc = std::move(up.doc);
   state_cache_.exists = true;

@@ -1,5 +1,7 @@
 #include "runner/phase_run.h"
 
+#include <cmath>
+
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
@@ -44,10 +46,10 @@ std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel
   return stdfs::path(plan_rel).parent_path().append(sp.filename().string()).generic_string();
 }
 
+// "1.5s": tenths of a second, without printf's floating-point formatting (twice per plan).
 std::string fmt_secs(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1fs", ms / 1000.0);
-  return buf;
+  long long tenths = ms > 0 ? std::llround(ms / 100.0) : 0;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "s";
 }
 
 // /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
