@@ -44,10 +44,18 @@ PhaseSnapshots::Phase& PhaseSnapshots::phase(const World& w, const std::filesyst
   }
   Phase& ph = phases_[key];
   ph.used = ++tick_;
+  fill(ph, w, phase_dir, max_bytes, cache_, save_facts_);
+  kept_ += ph.plans.size();
+  trim(key);
+  return ph;
+}
+
+void PhaseSnapshots::fill(Phase& ph, const World& w, const std::filesystem::path& phase_dir, size_t max_bytes,
+                          PlanCache* cache, bool save_facts) {
   // The siblings' facts from the phase's store (protocol/cross_facts.h) while their files
   // are the ones they were parsed from, else from the cache, else parsed and remembered.
   cross_facts::Store store(w, phase_dir, max_bytes);
-  auto loaded = store.load_folder(cache_);
+  auto loaded = store.load_folder(cache);
   ph.plans.reserve(loaded.size());
   ph.files.reserve(loaded.size());
   std::filesystem::path normal_dir = phase_dir.lexically_normal();
@@ -57,10 +65,46 @@ PhaseSnapshots::Phase& PhaseSnapshots::phase(const World& w, const std::filesyst
     ph.plans.push_back(std::move(l.plan));
     ph.files.push_back(std::move(f));
   }
-  if (save_facts_) store.save(/*prune=*/true);  // only when a plan was parsed or removed
+  if (save_facts) store.save(/*prune=*/true);  // only when a plan was parsed or removed
+}
+
+PhaseSnapshots::Phase PhaseSnapshots::prepare(const World& w, const std::filesystem::path& phase_dir,
+                                              size_t max_bytes) {
+  Phase ph;
+  fill(ph, w, phase_dir, max_bytes, nullptr, false);
+  PhaseSnapshots none;
+  none.recheck(ph);
+  return ph;
+}
+
+bool PhaseSnapshots::holds(const std::filesystem::path& phase_dir) const {
+  return phases_.count(phase_dir.lexically_normal().string()) != 0;
+}
+
+bool PhaseSnapshots::adopt(const std::filesystem::path& phase_dir, Phase&& prepared) {
+  std::string key = phase_dir.lexically_normal().string();
+  if (phases_.count(key)) return false;
+  Phase& ph = phases_[key] = std::move(prepared);
+  ph.used = ++tick_;
   kept_ += ph.plans.size();
   trim(key);
-  return ph;
+  return true;
+}
+
+void PhaseSnapshots::recheck(Phase& ph) {
+  if (!ph.dirty) return;
+  std::vector<const Plan*> all;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < ph.plans.size(); ++i)
+    if (valid(ph.plans[i])) {
+      where.push_back(i);
+      all.push_back(&*ph.plans[i]);
+    }
+  auto cross = cross_plan_findings(all);
+  ph.cross.assign(ph.plans.size(), {});
+  for (size_t k = 0; k < where.size(); ++k) ph.cross[where[k]] = std::move(cross[k]);
+  ph.dirty = false;
+  ++recomputes_;
 }
 
 // Drops the least recently used phases (never `keep`) while more plans than max_plans_ are held.
@@ -120,20 +164,7 @@ std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const World& w, co
     ++recomputes_;
     return std::move(cross_plan_findings(all)[self_index]);
   }
-  if (ph.dirty) {
-    std::vector<const Plan*> all;
-    std::vector<size_t> where;
-    for (size_t i = 0; i < ph.plans.size(); ++i)
-      if (valid(ph.plans[i])) {
-        where.push_back(i);
-        all.push_back(&*ph.plans[i]);
-      }
-    auto cross = cross_plan_findings(all);
-    ph.cross.assign(ph.plans.size(), {});
-    for (size_t k = 0; k < where.size(); ++k) ph.cross[where[k]] = std::move(cross[k]);
-    ph.dirty = false;
-    ++recomputes_;
-  }
+  recheck(ph);
   return ph.cross[pos];
 }
 

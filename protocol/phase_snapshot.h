@@ -55,7 +55,6 @@ class PhaseSnapshots {
 
   size_t recomputes() const { return recomputes_; }  // how often the checks ran (tests)
 
- private:
   struct Phase {
     std::vector<std::optional<Plan>> plans;         // listing order; nullopt: unreadable
     std::vector<std::filesystem::path> files;       // the plan files, same order
@@ -65,7 +64,25 @@ class PhaseSnapshots {
     bool dirty = true;
     unsigned long long used = 0;  // last use (for dropping the least recently used)
   };
+
+  // A phase loaded and checked away from any snapshot, as the first use of phase_dir would
+  // load it (its store of facts, no cache, nothing written) with the cross-plan checks run
+  // over it: it touches no snapshot, so it may run on another thread while this one is in
+  // use (the watcher prepares the phase of a save during the save's debounce).
+  static Phase prepare(const World& w, const std::filesystem::path& phase_dir, size_t max_bytes);
+  // Takes a prepared phase when this snapshot holds none of that folder (false: dropped, what
+  // is held is as new). The plans written since prepare() began are then to be reported with
+  // changed(), as for any held phase.
+  bool adopt(const std::filesystem::path& phase_dir, Phase&& ph);
+  bool holds(const std::filesystem::path& phase_dir) const;
+
+ private:
   Phase& phase(const World& w, const std::filesystem::path& phase_dir, size_t max_bytes);
+  // The folder's plans as its store and the cache give them, in listing order.
+  static void fill(Phase& ph, const World& w, const std::filesystem::path& phase_dir, size_t max_bytes,
+                   PlanCache* cache, bool save_facts);
+  // The cross-plan checks over the valid plans, when something changed since they last ran.
+  void recheck(Phase& ph);
   PlanLoad load(const World& w, const std::filesystem::path& f, size_t max_bytes);
   void trim(const std::string& keep);
 

@@ -109,6 +109,52 @@ TEST(PhaseSnapshot, KeptAcrossPassesFollowsChangedPlansAndRechecksOnlyWhenTheirF
   expect_same(ph, snaps);
 }
 
+// A phase prepared away from the snapshot (the watcher does it on a worker thread during a
+// save's debounce) and adopted answers as a phase loaded on first use, its checks already
+// run; a plan written after prepare() and reported with changed() is read again; a phase the
+// snapshot holds already is not replaced.
+TEST(PhaseSnapshot, APreparedPhaseAdoptedAnswersAsOneLoadedOnFirstUse) {
+  test::TempDir d;
+  stdfs::path ph = d / ".yolo-planning/phases/01-x";
+  test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
+  test::write_file(ph / "01-02-PLAN.md", plan("02", 2, "[\"01\"]", "src/b.txt"));
+  test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/c.txt"));
+  auto prepared = PhaseSnapshots::prepare(test::real_world(), ph, Stage1Options{}.max_file_bytes);
+  // Written after it was prepared: now it touches 01-02's file in the same wave.
+  test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/b.txt"));
+  PhaseSnapshots snaps;
+  EXPECT_FALSE(snaps.holds(ph));
+  ASSERT_TRUE(snaps.adopt(ph, std::move(prepared)));
+  EXPECT_TRUE(snaps.holds(ph));
+  snaps.changed(test::real_world(), ph / "01-03-PLAN.md");
+  Stage1Options with;
+  with.snapshots = &snaps;
+  bool overlap = false;
+  for (const auto& f : stage1_plan_file(test::real_world(), ph / "01-02-PLAN.md", ph, with).findings)
+    overlap = overlap || f.check == "file_overlap";
+  EXPECT_TRUE(overlap) << "the plan written after prepare() was read again";
+  expect_same(ph, snaps);
+  // Held already: a later prepared copy is dropped, whatever it holds.
+  test::write_file(ph / "01-01-PLAN.md", plan("01", 1, "[]", "src/z.txt"));
+  EXPECT_FALSE(snaps.adopt(ph, PhaseSnapshots::prepare(test::real_world(), ph, Stage1Options{}.max_file_bytes)));
+  snaps.changed(test::real_world(), ph / "01-01-PLAN.md");
+  expect_same(ph, snaps);
+}
+
+// Prepared with nothing written since: no check runs again when it is used.
+TEST(PhaseSnapshot, APreparedPhaseNeedsNoRecheckWhenNothingChanged) {
+  test::TempDir d;
+  stdfs::path ph = d / ".yolo-planning/phases/01-x";
+  for (int i = 1; i <= 20; ++i) {
+    std::string n = (i < 10 ? "0" : "") + std::to_string(i);
+    test::write_file(ph / ("01-" + n + "-PLAN.md"), plan(n, 1 + i % 3, "[]", "src/f" + n + ".txt"));
+  }
+  PhaseSnapshots snaps;
+  ASSERT_TRUE(snaps.adopt(ph, PhaseSnapshots::prepare(test::real_world(), ph, Stage1Options{}.max_file_bytes)));
+  expect_same(ph, snaps);
+  EXPECT_EQ(snaps.recomputes(), 0u);
+}
+
 TEST(PhaseSnapshot, KeepsAtMostMaxPlansDroppingTheLeastRecentlyUsedPhase) {
   test::TempDir d;
   stdfs::path a = d / ".yolo-planning/phases/01-a", b = d / ".yolo-planning/phases/02-b";
