@@ -246,6 +246,7 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
   if (lane == watch::Lane::Fresh) {
     for (const auto& p : snapshot_pending_) fresh_snapshots_.changed(world(), p);
     std::vector<stdfs::path>().swap(snapshot_pending_);
+    adopt_snapshots();  // the phases prepared while the batch ran
   }
   if (stopping_) return maybe_finish_shutdown();
   if (!dirty_ledgers_.empty() && !reviews_->running()) schedule();  // the ledger events it held back

@@ -469,6 +469,71 @@ void Watcher::prefetch_ledger(const stdfs::path& dir) {
       });
 }
 
+// The phase of a save, prepared for the fresh lane on a worker thread while the debounce runs
+// (its store of cross-plan facts, a stat per plan, the checks): the save's review then finds
+// its siblings held instead of loading them, most of a review at 1,000 plans in a phase.
+// The plans whose content the watcher sees change meanwhile are told to the snapshot once
+// the phase is adopted (changed()), as for any phase it holds. At most two at once: a burst
+// of events across many phases (a checkout) is left to the reviews themselves.
+struct Watcher::SnapshotPrefetch {
+  uv_work_t req{};
+  std::shared_ptr<SnapshotPrefetch> keep;  // alive until the worker's callback has run
+  Watcher* self = nullptr;
+  stdfs::path dir;
+  PhaseSnapshots::Phase phase;
+  bool ok = false, done = false;
+  std::vector<stdfs::path> changed_since;  // plans seen changed after it began
+};
+
+void Watcher::prefetch_snapshot(const stdfs::path& folder) {
+  const stdfs::path dir = folder.lexically_normal();
+  if (!o_.review || stopping_ || snapshot_prefetches_.count(dir) || snapshot_prefetches_.size() >= 2 ||
+      fresh_snapshots_.holds(dir))
+    return;
+  auto f = std::make_shared<SnapshotPrefetch>();
+  f->keep = f;
+  f->self = this;
+  f->req.data = f.get();
+  f->dir = dir;
+  snapshot_prefetches_[dir] = f;
+  uv_queue_work(
+      &loop_, &f->req,
+      [](uv_work_t* r) {
+        auto* job = static_cast<SnapshotPrefetch*>(r->data);
+        try {
+          job->phase = PhaseSnapshots::prepare(world(), job->dir, Stage1Options{}.max_file_bytes);
+          job->ok = true;
+        } catch (const std::exception&) {  // never escapes the thread: the review loads the phase itself
+          job->ok = false;
+        }
+      },
+      [](uv_work_t* r, int status) {
+        auto* job = static_cast<SnapshotPrefetch*>(r->data);
+        std::shared_ptr<SnapshotPrefetch> own = std::move(job->keep);
+        job->done = true;
+        Watcher* w = job->self;
+        if (w->stopping_ || status != 0) {
+          w->snapshot_prefetches_.erase(job->dir);
+          return;
+        }
+        if (!w->reviews_->fresh_running()) w->adopt_snapshots();  // else when the fresh batch ends
+      });
+}
+
+// The prepared phases, into the fresh lane's snapshots (on the loop, while no batch uses them).
+void Watcher::adopt_snapshots() {
+  for (auto it = snapshot_prefetches_.begin(); it != snapshot_prefetches_.end();) {
+    SnapshotPrefetch& f = *it->second;
+    if (!f.done) {
+      ++it;
+      continue;
+    }
+    if (f.ok && fresh_snapshots_.adopt(f.dir, std::move(f.phase)))
+      for (const auto& p : f.changed_since) fresh_snapshots_.changed(world(), p);
+    it = snapshot_prefetches_.erase(it);
+  }
+}
+
 // What a prefetch read becomes what the watcher knows of that phase, as ensure_phase's own
 // load would: only while the phase is still not learnt and nothing has loaded its ledger
 // since (a newer load is never overwritten by an older one).
@@ -576,6 +641,8 @@ void Watcher::check_plan_hashed(const stdfs::path& p, const std::string& h, Chan
 
 // The fresh lane's snapshots learn of the change now, or when its running batch ends.
 void Watcher::note_plan_changed(const stdfs::path& p) {
+  if (auto it = snapshot_prefetches_.find(p.lexically_normal().parent_path()); it != snapshot_prefetches_.end())
+    it->second->changed_since.push_back(p);
   if (reviews_ && reviews_->fresh_running())
     snapshot_pending_.push_back(p);
   else

@@ -143,7 +143,8 @@ void Watcher::on_change(const DirWatch::Change& c) {
     schedule();
     return;
   }
-  switch (watch::classify(planning_, c.path)) {
+  const PathKind kind = watch::classify(planning_, c.path);
+  switch (kind) {
     case PathKind::Ignored:
     case PathKind::Other:
       return;
@@ -151,6 +152,8 @@ void Watcher::on_change(const DirWatch::Change& c) {
     case PathKind::Summary:
       dirty_files_.insert(c.path);
       prefetch_ledger(c.path.parent_path());  // a phase not learnt yet: its ledger, during the debounce
+      if (kind == PathKind::Plan)
+        prefetch_snapshot(c.path.parent_path());  // its siblings for the save's review, during the debounce
       break;
     case PathKind::PhaseDir:
       dirty_dirs_.insert(c.path);

@@ -114,6 +114,13 @@ class Watcher {
   void prefetch_ledger(const stdfs::path& dir);
   void apply_prefetch(LedgerPrefetch& f);
   std::map<stdfs::path, std::shared_ptr<LedgerPrefetch>> prefetches_;
+  // A plan event in a phase the fresh lane's snapshots do not hold starts preparing that
+  // phase on a worker thread (prefetch_snapshot: PhaseSnapshots::prepare), so the save's
+  // review finds its siblings held; adopted on the loop while no fresh batch runs.
+  struct SnapshotPrefetch;
+  void prefetch_snapshot(const stdfs::path& dir);
+  void adopt_snapshots();
+  std::map<stdfs::path, std::shared_ptr<SnapshotPrefetch>> snapshot_prefetches_;  // by folder, lexically normal
   void ensure_phase(const stdfs::path& dir);
   void learn_next_phase();
   void on_phase_learnt(PhaseJob* j);
