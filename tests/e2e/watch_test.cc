@@ -510,6 +510,26 @@ void reviewed_phases(const stdfs::path& root, int phases, int plans) {
   }
 }
 
+// A save's phase is prepared for the review during the debounce (watch_reconcile.cc,
+// prefetch_snapshot); a sibling saved right after, while it is prepared or before its review,
+// is still seen as it is now: 01-02 depends on 01-01, which moves into 01-02's wave in the
+// same debounce (a long one here, so both saves always fall in it), and 01-02's review says so.
+TEST_F(Watch, ASiblingSavedDuringThePreparedPhasesDebounceIsSeenAsItIsNow) {
+  start({"--debounce-ms", "400"});
+  for (int round = 0; round < 3; ++round) {
+    size_t from = w->seen.size();
+    rename_save(phase1() / "01-02-PLAN.md", plan_text("01", "02", "Second r" + std::to_string(round), 2, "[\"01\"]"));
+    rename_save(plan1(), plan_text("01", "01", "First r" + std::to_string(round), round % 2 ? 1 : 2));
+    reviews_after_change("01-02");
+    std::string v;
+    for (size_t i = from; i < w->seen.size(); ++i)
+      if (w->seen[i].value("event", "") == "reviewed" && w->seen[i].value("plan_id", "") == "01-02")
+        v = w->seen[i].value("verdict", "");
+    // Round 0 and 2: 01-01 is in wave 2 too, so 01-02 waits for a plan of its own wave.
+    EXPECT_EQ(v == "reject", round % 2 == 0) << "round " << round << ": " << v;
+  }
+}
+
 TEST_F(Watch, AnEditInAPhaseNotLearntYetIsReviewedAndNothingElseIs) {
   auto r1 = run_yolo({"review", phase1().string(), "--json"}, dir.path());
   ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;

@@ -22,6 +22,24 @@ std::string plan(const std::string& n, int wave, const std::string& deps = "[]",
          "`\n";
 }
 
+// Three plans of one phase: 01-02 (wave 2) depends on 01-01 (wave 1); 01-03 is in wave 2 too.
+stdfs::path three_plans(const test::TempDir& d) {
+  stdfs::path ph = d / ".yolo-planning/phases/01-x";
+  test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
+  test::write_file(ph / "01-02-PLAN.md", plan("02", 2, "[\"01\"]", "src/b.txt"));
+  test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/c.txt"));
+  return ph;
+}
+
+// Whether the review of plan `name` through the snapshot has a finding of `check`.
+bool has_finding(PhaseSnapshots& snaps, const stdfs::path& ph, const std::string& name, const std::string& check) {
+  Stage1Options with;
+  with.snapshots = &snaps;
+  for (const auto& f : stage1_plan_file(test::real_world(), ph / name, ph, with).findings)
+    if (f.check == check) return true;
+  return false;
+}
+
 // Every plan of the folder reviewed with and without the snapshot: the same review.
 void expect_same(const stdfs::path& dir, PhaseSnapshots& snaps, const World& w = test::real_world()) {
   Stage1Options plain;
@@ -75,10 +93,7 @@ TEST(PhaseSnapshot, ThePlanUnderReviewIsReadFreshAndTakesItsPlace) {
 // again; every answer is the one stage1_plan_file gives without the snapshot.
 TEST(PhaseSnapshot, KeptAcrossPassesFollowsChangedPlansAndRechecksOnlyWhenTheirFactsChange) {
   test::TempDir d;
-  stdfs::path ph = d / ".yolo-planning/phases/01-x";
-  test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
-  test::write_file(ph / "01-02-PLAN.md", plan("02", 2, "[\"01\"]", "src/b.txt"));
-  test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/c.txt"));
+  stdfs::path ph = three_plans(d);
   PhaseSnapshots snaps;
   expect_same(ph, snaps);
   size_t n = snaps.recomputes();
@@ -92,12 +107,7 @@ TEST(PhaseSnapshot, KeptAcrossPassesFollowsChangedPlansAndRechecksOnlyWhenTheirF
   // A sibling now touches 01-02's file in its wave: said changed, read again, checks rerun.
   test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/b.txt"));
   snaps.changed(test::real_world(), ph / "01-03-PLAN.md");
-  Stage1Options with;
-  with.snapshots = &snaps;
-  bool overlap = false;
-  for (const auto& f : stage1_plan_file(test::real_world(), ph / "01-02-PLAN.md", ph, with).findings)
-    overlap = overlap || f.check == "file_overlap";
-  EXPECT_TRUE(overlap);
+  EXPECT_TRUE(has_finding(snaps, ph, "01-02-PLAN.md", "file_overlap"));
   EXPECT_GT(snaps.recomputes(), n);
   expect_same(ph, snaps);
   // A new plan, then a removed one: the folder is listed again.
@@ -115,10 +125,7 @@ TEST(PhaseSnapshot, KeptAcrossPassesFollowsChangedPlansAndRechecksOnlyWhenTheirF
 // snapshot holds already is not replaced.
 TEST(PhaseSnapshot, APreparedPhaseAdoptedAnswersAsOneLoadedOnFirstUse) {
   test::TempDir d;
-  stdfs::path ph = d / ".yolo-planning/phases/01-x";
-  test::write_file(ph / "01-01-PLAN.md", plan("01", 1));
-  test::write_file(ph / "01-02-PLAN.md", plan("02", 2, "[\"01\"]", "src/b.txt"));
-  test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/c.txt"));
+  stdfs::path ph = three_plans(d);
   auto prepared = PhaseSnapshots::prepare(test::real_world(), ph, Stage1Options{}.max_file_bytes);
   // Written after it was prepared: now it touches 01-02's file in the same wave.
   test::write_file(ph / "01-03-PLAN.md", plan("03", 2, "[]", "src/b.txt"));
@@ -127,12 +134,8 @@ TEST(PhaseSnapshot, APreparedPhaseAdoptedAnswersAsOneLoadedOnFirstUse) {
   ASSERT_TRUE(snaps.adopt(ph, std::move(prepared)));
   EXPECT_TRUE(snaps.holds(ph));
   snaps.changed(test::real_world(), ph / "01-03-PLAN.md");
-  Stage1Options with;
-  with.snapshots = &snaps;
-  bool overlap = false;
-  for (const auto& f : stage1_plan_file(test::real_world(), ph / "01-02-PLAN.md", ph, with).findings)
-    overlap = overlap || f.check == "file_overlap";
-  EXPECT_TRUE(overlap) << "the plan written after prepare() was read again";
+  EXPECT_TRUE(has_finding(snaps, ph, "01-02-PLAN.md", "file_overlap"))
+      << "the plan written after prepare() was read again";
   expect_same(ph, snaps);
   // Held already: a later prepared copy is dropped, whatever it holds.
   test::write_file(ph / "01-01-PLAN.md", plan("01", 1, "[]", "src/z.txt"));

@@ -209,13 +209,19 @@ TEST(TrustRecords, OnlyARecordYoloSealedCounts) {
   EXPECT_EQ(all.errors.size(), 2u);
 }
 
-TEST(TrustAudit, TheChainDetectsARemovedOrEditedEntry) {
-  test::TempDir d;
+// Three events for the audit log, gates g0, g1 and g2.
+std::vector<events::Event> three_gate_events() {
   std::vector<events::Event> evs(3);
   for (int i = 0; i < 3; ++i) {
     evs[i].type = "gate_frozen";
     evs[i].data = {{"gate_id", "g" + std::to_string(i)}};
   }
+  return evs;
+}
+
+TEST(TrustAudit, TheChainDetectsARemovedOrEditedEntry) {
+  test::TempDir d;
+  std::vector<events::Event> evs = three_gate_events();
   ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[0], evs[1]}), "");
   ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[2]}), "");
   auto ok = audit::check(test::real_world(), d.path());
@@ -238,11 +244,7 @@ TEST(TrustAudit, TheChainDetectsARemovedOrEditedEntry) {
 // when every line was parsed, and the entry before them is the one the chain goes on from.
 TEST(TrustAudit, AnAppendContinuesFromTheLastEntryPastATornLine) {
   test::TempDir d;
-  std::vector<events::Event> evs(3);
-  for (int i = 0; i < 3; ++i) {
-    evs[i].type = "gate_frozen";
-    evs[i].data = {{"gate_id", "g" + std::to_string(i)}};
-  }
+  std::vector<events::Event> evs = three_gate_events();
   ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[0], evs[1]}), "");
   std::string text = test::read_file(audit::path(d.path()));
   test::write_file(audit::path(d.path()), text + "{\"seq\": 3, \"hash\": \"tor\n\n  \n");
