@@ -174,6 +174,7 @@ int Run::choose_phase(const state::LoadResult& snap) {
 void Run::load_plans() {
   const std::vector<stdfs::path> files = list_plan_files(world(), phase_.abs);
   std::vector<std::string> stamps(files.size());
+  std::vector<plan_checks::Parsed> checks(files.size());
   loaded_.resize(files.size());
   auto read_some = [&](size_t first, size_t step) {
     for (size_t i = first; i < files.size(); i += step) {
@@ -181,6 +182,7 @@ void Run::load_plans() {
       std::string stamp = world().files().stamp(f);
       auto l = load_plan(world(), f);
       stamps[i] = l.plan && !stamp.empty() && world().files().stamp(f) == stamp ? stamp : std::string();
+      if (!stamps[i].empty()) checks[i] = plan_checks::parse(*l.plan);
       loaded_[i] = {f, std::move(l)};
     }
   };
@@ -210,7 +212,7 @@ void Run::load_plans() {
     const auto& l = loaded_[i].load;
     PlanEntry e;
     e.path = plan_rel_path(phase_, f, root_);
-    if (!stamps[i].empty()) checks_read_[i] = {stamps[i], plan_checks::parse(*l.plan)};
+    if (!stamps[i].empty()) checks_read_[i] = {stamps[i], std::move(checks[i])};
     if (l.plan) {
       const Plan& p = *l.plan;
       e.plan = p.plan;
