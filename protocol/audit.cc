@@ -40,7 +40,7 @@ std::string last_hash(const std::string& content, long long& seq) {
   seq = 0;
   size_t end = content.size();
   while (end > 0) {
-    size_t nl = end > 0 ? content.rfind('\n', end - 1) : std::string::npos;
+    size_t nl = content.rfind('\n', end - 1);
     size_t begin = nl == std::string::npos ? 0 : nl + 1;
     std::string_view line = text::trim(std::string_view(content).substr(begin, end - begin));
     if (!line.empty()) {

@@ -71,14 +71,19 @@ WriteResult log_always(const World& w, const std::filesystem::path& root, const 
   return r;
 }
 
+namespace {
+bool flag(const json& config, const char* k) {
+  if (!config.is_object()) return false;
+  auto it = config.find(k);
+  return it != config.end() && it->is_boolean() && it->get<bool>();
+}
+}  // namespace
+
+bool enabled(const json& config) { return flag(config, "v3_event_log"); }
+
 WriteResult log(const World& w, const std::filesystem::path& root, const json& config, const Event& e) {
-  auto flag = [&](const char* k) {
-    if (!config.is_object()) return false;
-    auto it = config.find(k);
-    return it != config.end() && it->is_boolean() && it->get<bool>();
-  };
-  if (!flag("v3_event_log")) return WriteResult{false, "", "v3_event_log is not enabled in config"};
-  if (flag("v2_typed_protocol") && !is_known_type(e.type))
+  if (!enabled(config)) return WriteResult{false, "", "v3_event_log is not enabled in config"};
+  if (flag(config, "v2_typed_protocol") && !is_known_type(e.type))
     return WriteResult{false, "", "unknown event type '" + e.type + "' refused (v2_typed_protocol)"};
   return log_always(w, root, e);
 }

@@ -36,6 +36,10 @@ struct WriteResult {
   std::string reason;  // why not written (disabled, refused type, I/O error)
 };
 
+// Whether config enables the event log (v3_event_log is true): log() writes nothing
+// otherwise, so a caller may skip building its events. config may be any JSON.
+bool enabled(const json& config);
+
 // Writes the event when config enables v3_event_log; refuses unknown types when
 // v2_typed_protocol is on. config may be any JSON (non-objects mean defaults).
 WriteResult log(const World& w, const std::filesystem::path& root, const json& config, const Event& e);

@@ -131,7 +131,7 @@ class Run {
   void note_review_outcomes(const json& detail);
 
   void log(const std::string& type, const std::string& plan, json data = json::object()) {
-    if (!cfg_.v3_event_log) return;  // the event log is off (events::log would refuse it)
+    if (!events::enabled(cfg_.raw)) return;  // the event log is off: nothing to build
     events::Event e;
     e.type = type;
     e.phase = phase_.number;

@@ -51,8 +51,10 @@ TEST(Events, DisabledIsNotWritten) {
     auto w = events::log(t.w, t.path(), cfg, e);
     EXPECT_FALSE(w.written) << cfg.dump();
     EXPECT_FALSE(w.reason.empty());
+    EXPECT_FALSE(events::enabled(cfg)) << cfg.dump();  // what a caller asks before building events
   }
   EXPECT_FALSE(t.disk.has(events::log_path(t.path())));
+  EXPECT_TRUE(events::enabled(kOn));
 }
 
 TEST(Events, LineShape) {
