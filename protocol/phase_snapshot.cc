@@ -72,8 +72,7 @@ PhaseSnapshots::Phase PhaseSnapshots::prepare(const World& w, const std::filesys
                                               size_t max_bytes) {
   Phase ph;
   fill(ph, w, phase_dir, max_bytes, nullptr, false);
-  PhaseSnapshots none;
-  none.recheck(ph);
+  recheck(ph);
   return ph;
 }
 
@@ -91,8 +90,8 @@ bool PhaseSnapshots::adopt(const std::filesystem::path& phase_dir, Phase&& prepa
   return true;
 }
 
-void PhaseSnapshots::recheck(Phase& ph) {
-  if (!ph.dirty) return;
+bool PhaseSnapshots::recheck(Phase& ph) {
+  if (!ph.dirty) return false;
   std::vector<const Plan*> all;
   std::vector<size_t> where;
   for (size_t i = 0; i < ph.plans.size(); ++i)
@@ -104,7 +103,7 @@ void PhaseSnapshots::recheck(Phase& ph) {
   ph.cross.assign(ph.plans.size(), {});
   for (size_t k = 0; k < where.size(); ++k) ph.cross[where[k]] = std::move(cross[k]);
   ph.dirty = false;
-  ++recomputes_;
+  return true;
 }
 
 // Drops the least recently used phases (never `keep`) while more plans than max_plans_ are held.
@@ -164,7 +163,7 @@ std::optional<std::vector<Finding>> PhaseSnapshots::cross_for(const World& w, co
     ++recomputes_;
     return std::move(cross_plan_findings(all)[self_index]);
   }
-  recheck(ph);
+  if (recheck(ph)) ++recomputes_;
   return ph.cross[pos];
 }
 

@@ -81,8 +81,9 @@ class PhaseSnapshots {
   // The folder's plans as its store and the cache give them, in listing order.
   static void fill(Phase& ph, const World& w, const std::filesystem::path& phase_dir, size_t max_bytes,
                    PlanCache* cache, bool save_facts);
-  // The cross-plan checks over the valid plans, when something changed since they last ran.
-  void recheck(Phase& ph);
+  // The cross-plan checks over the valid plans, when something changed since they last ran
+  // (true: they ran).
+  static bool recheck(Phase& ph);
   PlanLoad load(const World& w, const std::filesystem::path& f, size_t max_bytes);
   void trim(const std::string& keep);
 
