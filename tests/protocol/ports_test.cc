@@ -275,9 +275,20 @@ TEST(PortsGateRun, AHeldLockOrAMissingKeyStopsTheRunAndSaysWhy) {
 
 TEST(PortsGateRun, ASkipApproverApprovesWithTheWorldsKey) {
   Mem m;
+  size_t before = m.disk.writes();
   auto r = gates::request_gate(m.w, kRoot, config({{"approvers", {{"vision", "skip"}}}}), roadmap(), nullptr);
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.answer["status"], "approved");
+  // Opened and approved in one locked write of the state, and one append to the audit log
+  // that holds both transitions (plus the event log's lines).
+  std::string audit_log = m.disk.read(audit::path(kRoot), 1 << 20, true).content;
+  EXPECT_NE(audit_log.find("gate_frozen"), std::string::npos) << audit_log;
+  EXPECT_NE(audit_log.find("gate_resumed"), std::string::npos) << audit_log;
+  EXPECT_LT(audit_log.find("gate_frozen"), audit_log.find("gate_resumed"));
+  EXPECT_TRUE(audit::check(m.w, kRoot).problems.empty());
+  EXPECT_EQ(m.disk.writes() - before, 1u + 1u + 2u) << "state, audit log, two events";
+  EXPECT_EQ(r.state["gates"][0]["status"], "APPROVED");
+  EXPECT_EQ(r.gate["status"], "APPROVED");
   const json g = state::load(m.w, kRoot).doc["gates"][0];
   EXPECT_EQ(g["approved_by"], "skip");
   EXPECT_TRUE(seal::valid(g, m.key));
