@@ -122,11 +122,13 @@ std::vector<std::pair<std::string, execution::PlanUpdate>> Run::take_pending() {
 // the state was read or written). Touches no member of the Run: it runs on a worker thread.
 static state::UpdateResult write_updates(const stdfs::path& root,
                                          const std::vector<std::pair<std::string, execution::PlanUpdate>>& ups,
+                                         const std::vector<std::string>& steps,
                                          const std::function<void(json&)>& also = nullptr) {
-  if (also)  // more than the plans' records: the whole change is checked (state::update's own check)
+  if (also || !steps.empty())  // more than the plans' records: the whole change is checked (state::update's own check)
     return state::update(world(), root, [&](json& doc, std::string&) {
       execution::apply_plan_updates(doc, ups);
-      also(doc);
+      for (const auto& s : steps) execution::mark_step(doc, s);
+      if (also) also(doc);
       return true;
     });
   std::vector<size_t> changed;
@@ -145,9 +147,9 @@ void Run::flush_plans(const std::function<void(json&)>& also) {
     flush_timer_armed_ = false;
   }
   harvest_flush();  // in order: the write in flight first
-  if (pending_.empty() && !also) return;
+  if (pending_.empty() && steps_pending_.empty() && !also) return;
   uint64_t t = uv_hrtime();
-  auto up = write_updates(root_, take_pending(), also);
+  auto up = write_updates(root_, take_pending(), std::exchange(steps_pending_, {}), also);
   flushed(std::move(up), t, uv_hrtime());
 }
 
@@ -161,9 +163,10 @@ void Run::flush_async() {
   job->started_ns = uv_hrtime();
   Inflight* j = job.get();
   uv_async_t* done = &flush_done_;
-  job->thread = std::thread([j, done, root = root_, ups = take_pending(), retired = std::move(retired_doc_)] {
+  job->thread = std::thread([j, done, root = root_, ups = take_pending(), steps = std::exchange(steps_pending_, {}),
+                             retired = std::move(retired_doc_)] {
     try {
-      j->result = write_updates(root, ups);
+      j->result = write_updates(root, ups, steps);
     } catch (const std::exception& e) {  // never escapes the thread (that would end the process)
       j->result = state::UpdateResult{};
       j->result.error = state::state_path(root).string() + ": the batched write failed: " + e.what();

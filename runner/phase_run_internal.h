@@ -359,6 +359,7 @@ class Run {
   std::vector<waves::PlanNode> nodes_;                     // entries_ with this run's statuses, built once
   std::map<long long, std::vector<size_t>> wave_members_;  // wave -> entries_ indexes
   std::map<size_t, PlanUpdate> pending_;                   // status changes not written yet
+  std::vector<std::string> steps_pending_;                 // steps_completed to add, in the next write
   uv_timer_t flush_timer_{};
   bool flush_timer_armed_ = false, loop_started_ = false;
   // The batch written on a worker thread (flush_async): its thread, result and wake-up.
