@@ -60,10 +60,7 @@ class RealDisk : public Disk {
         return e;
       }
     std::string before;
-    if (max_bytes > 0) {
-      auto cur = read_bytes(p, max_bytes);
-      if (cur.ok()) before = std::move(cur.content);
-    }
+    if (max_bytes > 0) before = tail(p, max_bytes);
     std::string buf = next(before);
     // All or nothing: on a full disk (or a file-size limit) a write can stop part way; the
     // part written is cut off again, so no truncated line is left for the next one to be
@@ -88,6 +85,30 @@ class RealDisk : public Disk {
     if (err.empty() && durable && ::fsync(fd) != 0) err = p.string() + ": fsync: " + std::strerror(errno);
     ::close(fd);
     return err;
+  }
+
+  // The last max_bytes of p (line_tail), "" when it cannot be read.
+  static std::string tail(const stdfs::path& p, size_t max_bytes) {
+    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return {};
+    struct stat st {};
+    std::string buf;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      size_t size = static_cast<size_t>(st.st_size);
+      size_t from = size > max_bytes ? size - max_bytes : 0;
+      buf.resize(size - from);
+      size_t got = 0;
+      while (got < buf.size()) {
+        ssize_t n = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(from + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+      }
+      buf.resize(got);
+      buf = line_tail(std::move(buf), from);
+    }
+    ::close(fd);
+    return buf;
   }
 
   struct Held : Lock {
@@ -212,6 +233,12 @@ std::optional<stdfs::path> Disk::project_root(const stdfs::path& start) {
     if (p == p.root_path() || p.empty()) return std::nullopt;
     p = p.parent_path();
   }
+}
+
+std::string line_tail(std::string window, size_t from) {
+  if (from == 0) return window;
+  size_t nl = window.find('\n');
+  return nl == std::string::npos ? std::string() : window.substr(nl + 1);
 }
 
 Disk& real_disk() {

@@ -48,9 +48,10 @@ class Disk {
   // must exist). "" or why not.
   virtual std::string write_atomic(const stdfs::path& p, const std::string& content) = 0;
   // Appends to p (created, with its folder, when missing) under an exclusive lock of p
-  // itself: `next` receives p's content as it is then (at most max_bytes; 0: it is not
-  // read, "") and returns what to append, so reading the end (a hash chain) and appending
-  // are one step. All or nothing: a write that stops part way is cut back. durable: fsync
+  // itself: `next` receives the end of p as it is then (line_tail: its last max_bytes at
+  // most, from the start of a line; 0: it is not read, "") and returns what to append, so
+  // reading the end (a hash chain) and appending are one step, at a cost that does not grow
+  // with the file. All or nothing: a write that stops part way is cut back. durable: fsync
   // before returning (an audit trail; an event log need not wait for it). "" or why not.
   virtual std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
                              size_t max_bytes = 0, bool durable = true) = 0;
@@ -150,5 +151,9 @@ class MemoryDisk : public Disk {
   std::string fail_;
   size_t writes_ = 0;
 };
+
+// The end of a file for Disk::append: `window` is its last bytes, read from offset `from`.
+// Past the file's start, the first (partial) line is dropped: what is left begins a line.
+std::string line_tail(std::string window, size_t from);
 
 }  // namespace yolo::fs

@@ -63,7 +63,8 @@ std::string MemoryDisk::append(const stdfs::path& p, const std::function<std::st
   if (std::string e = make_dirs(norm(p).parent_path()); !e.empty()) return p.string() + ": " + e;
   if (dirs_.count(norm(p))) return p.string() + ": Is a directory";
   std::string& f = files_[norm(p)];
-  std::string add = next(max_bytes > 0 && f.size() <= max_bytes ? f : std::string());
+  size_t from = f.size() > max_bytes ? f.size() - max_bytes : 0;
+  std::string add = next(max_bytes > 0 ? line_tail(f.substr(from), from) : std::string());
   f += add;
   generation_[norm(p)] = next_generation_++;
   ++writes_;

@@ -257,5 +257,25 @@ TEST(TrustAudit, AnAppendContinuesFromTheLastEntryPastATornLine) {
   EXPECT_NE(c.problems[0].find("not a JSON entry"), std::string::npos) << c.problems[0];
 }
 
+// An append reads only the end of the log (a fixed tail, not the whole file): past a log
+// far longer than that tail, the chain still goes on from the last entry, and the log
+// checks whole.
+TEST(TrustAudit, AnAppendToALogLongerThanWhatItReadsContinuesTheChain) {
+  test::TempDir d;
+  std::vector<events::Event> many(3000);
+  for (size_t i = 0; i < many.size(); ++i) {
+    many[i].type = "gate_frozen";
+    many[i].data = {{"gate_id", "g" + std::to_string(i)}, {"reason", std::string(300, 'r')}};
+  }
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), many), "");
+  ASSERT_GT(test::read_file(audit::path(d.path())).size(), 3u << 19) << "longer than the tail an append reads (1 MiB)";
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {three_gate_events()[0]}), "");
+  auto c = audit::check(test::real_world(), d.path());
+  EXPECT_TRUE(c.problems.empty()) << c.problems.front();
+  ASSERT_EQ(c.entries.size(), 3001u);
+  EXPECT_EQ(c.entries.back().value("seq", 0LL), 3001);
+  EXPECT_EQ(c.entries.back().value("prev", std::string()), c.entries[2999].value("hash", std::string()));
+}
+
 }  // namespace
 }  // namespace yolo

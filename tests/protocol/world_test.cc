@@ -12,6 +12,7 @@
 #include "protocol/gates.h"
 #include "protocol/review_ledger.h"
 #include "protocol/state.h"
+#include "test_support.h"
 
 namespace yolo {
 namespace {
@@ -29,6 +30,38 @@ struct Mem {
   World w{&disk, &clock, &key};
   Mem() { disk.make_dirs(kRoot / ".yolo-planning" / "phases" / "01-core"); }
 };
+
+// Disk::append hands `next` the end of the file, from the start of a line: the last
+// max_bytes, less the partial line they begin with (nothing when the last line alone is
+// longer); the whole file when it is shorter. The same on the real disk and in memory.
+TEST(DiskAppend, TheEndOfTheFileFromALineStart) {
+  test::TempDir t;
+  fs::MemoryDisk mem;
+  for (fs::Disk* d : {&fs::real_disk(), static_cast<fs::Disk*>(&mem)}) {
+    const stdfs::path p = (d == &mem ? stdfs::path("/m") : t.path()) / "logs" / "x.log";
+    auto seen_with = [&](size_t max_bytes) {
+      std::string seen = "unset";
+      EXPECT_EQ(d->append(
+                    p,
+                    [&](const std::string& before) {
+                      seen = before;
+                      return std::string();
+                    },
+                    max_bytes),
+                "");
+      return seen;
+    };
+    ASSERT_EQ(d->append(p, [](const std::string&) { return std::string("aaaa\nbbbb\ncccc\n"); }), "");
+    EXPECT_EQ(seen_with(100), "aaaa\nbbbb\ncccc\n");
+    EXPECT_EQ(seen_with(15), "aaaa\nbbbb\ncccc\n");
+    EXPECT_EQ(seen_with(8), "cccc\n") << "\"bb\\n\" begins inside a line";
+    EXPECT_EQ(seen_with(10), "cccc\n");
+    EXPECT_EQ(seen_with(11), "bbbb\ncccc\n") << "the window begins just after a newline";
+    EXPECT_EQ(seen_with(0), "");
+    ASSERT_EQ(d->append(p, [](const std::string&) { return std::string("yyyyyyyyyy"); }), "");
+    EXPECT_EQ(seen_with(5), "") << "a last line longer than the window: no line begins in it";
+  }
+}
 
 TEST(MemoryDisk, ReadsWritesAppendsAsTheRealDiskDoes) {
   fs::MemoryDisk d;
