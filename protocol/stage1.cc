@@ -109,12 +109,11 @@ void check_wave(const Plan& p, StructuralReview& r) {
 // link) is high and never read; one that does not exist is low. Besides the files the
 // tasks name, the paths the SUMMARY gate reads later are checked here too: the plan's
 // must_haves.artifacts[].path and key_links[].from.
-void check_files(const World& w, const Plan& p, const std::filesystem::path& root, StructuralReview& r) {
+void check_files(const World& w, const Plan& p, const fs::Root& guard, StructuralReview& r) {
   Check& c = r.check("file_paths");
   std::set<std::string> seen;
   int checked = 0, missing = 0, escaping = 0;
   fs::Disk& disk = w.files();
-  fs::Root guard = disk.root(root);
   auto refuse = [&](const std::string& path, const fs::Contained& res, const std::string& what, int line,
                     Severity sev = Severity::High) {
     ++escaping;
@@ -181,7 +180,10 @@ StructuralReview stage1_plan(const World& w, const Plan& p, const Stage1Options&
   check_tasks(p, o, r);
   check_must_haves(p, r);
   check_wave(p, r);
-  if (o.root) check_files(w, p, *o.root, r);
+  if (o.guard)
+    check_files(w, p, *o.guard, r);
+  else if (o.root)
+    check_files(w, p, w.files().root(*o.root), r);
   return r;
 }
 
@@ -388,6 +390,8 @@ std::vector<StructuralReview> stage1_phase(const World& w, const std::filesystem
                                            const std::vector<LoadedPlan>& plans, Stage1Options opts) {
   if (!opts.root) opts.root = root_for_phase(w, phase_dir);
   if (!opts.root) opts.root = std::filesystem::current_path();
+  const fs::Root guard = w.files().root(*opts.root);  // the root resolved once for the pass
+  if (!opts.guard) opts.guard = &guard;
   // Each plan's own checks on every core (a plan's review reads only its plan and the files
   // it names); the cross-plan checks after, in plan order.
   std::vector<StructuralReview> out(plans.size());

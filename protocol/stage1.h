@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "protocol/contain.h"
 #include "protocol/findings.h"
 #include "protocol/plan.h"
 #include "protocol/plan_cache.h"
@@ -20,6 +21,9 @@ struct Stage1Options {
   // A review pass's phases, loaded and cross-checked once (protocol/phase_snapshot.h): with
   // it, stage1_plan_file costs the same at any phase size.
   PhaseSnapshots* snapshots = nullptr;
+  // The root's containment rule, resolved once for many plans (stage1_phase sets it for its
+  // pass; fs::Root is read-only once made). Null: each plan makes its own from `root`.
+  const fs::Root* guard = nullptr;
 };
 
 // Checks of one plan on its own: frontmatter, task_count, must_haves, wave_valid and,
