@@ -62,7 +62,7 @@ ReadResult read_impl(const stdfs::path& path, size_t max_bytes, bool text) {
     r.error = not_regular(path, st.st_mode);
     return r;
   }
-  if (int fl = ::fcntl(fd, F_GETFL); fl >= 0) ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  // O_NONBLOCK stays: a regular file's read ignores it (two system calls a file, issue 19).
   if (static_cast<size_t>(st.st_size) > max_bytes) {
     ::close(fd);
     r.error = FileError{FileError::Kind::TooLarge, path.string(),
