@@ -242,7 +242,7 @@ int Run::step2() {
   // The document written is the state now (state_now() reads the file again only when its
   // identity changed since).
   state_cache_ = state::LoadResult{};
-  state_cache_.doc = up.doc;
+  state_cache_.doc = std::move(up.doc);
   state_cache_.exists = true;
   state_stamp_ = up.stamp;
   size_t done = 0;
