@@ -178,4 +178,32 @@ json project_overview(const World& w, const stdfs::path& root, const OverviewPro
   return {{"phases", std::move(phases)}, {"totals", std::move(totals)}};
 }
 
+json bounded_overview(json overview, const std::string& run_folder, size_t max_rows) {
+  if (!overview.is_object() || !overview.contains("phases") || !overview["phases"].is_array()) return overview;
+  json& rows = overview["phases"];
+  if (rows.size() <= max_rows) return overview;
+  auto count = [](const json& row, const char* k) {
+    auto it = row.find(k);
+    return it != row.end() && it->is_number_integer() ? it->get<long long>() : 0LL;
+  };
+  json kept = json::array();
+  size_t complete = 0, more = 0;
+  for (auto& row : rows) {
+    const bool run = !run_folder.empty() && row.value("folder", std::string()) == run_folder;
+    if (!run && count(row, "summaries") >= count(row, "plans")) {
+      ++complete;
+      continue;
+    }
+    if (kept.size() >= max_rows && !run) {
+      ++more;
+      continue;
+    }
+    kept.push_back(std::move(row));
+  }
+  rows = std::move(kept);
+  overview["phases_omitted"] = {
+      {"complete", complete}, {"more", more}, {"hint", "every phase's row: yolo status --all"}};
+  return overview;
+}
+
 }  // namespace yolo

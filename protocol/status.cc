@@ -17,6 +17,9 @@ namespace yolo {
 
 namespace {
 
+// The phase rows a status shows without --all (bounded_overview).
+constexpr size_t kOverviewRows = 50;
+
 // A member by reference (null when absent): with 10,000 reviews in a state, a copy per
 // lookup made `yolo status` quadratic.
 const json& get(const json& j, const char* key) {
@@ -229,7 +232,13 @@ json execution_status(const World& w, const std::filesystem::path& root, const S
     s["approval_counts"] = st.counts();
     if (!st.counts()) s["approval_problem"] = st.message;
   }
-  s["project"] = project_overview(w, root, opts.progress);  // the whole project: `yolo status` and MCP alike
+  // The whole project: `yolo status` and MCP alike; its phase rows bounded unless --all.
+  json project = project_overview(w, root, opts.progress);
+  s["project"] =
+      opts.all_records
+          ? std::move(project)
+          : bounded_overview(std::move(project), std::filesystem::path(str(snap.doc, "phase_dir")).filename().string(),
+                             kOverviewRows);
   s["exists"] = snap.exists;
   if (!snap.exists) {
     s["status"] = nullptr;

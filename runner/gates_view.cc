@@ -175,6 +175,14 @@ std::string render_project(const json& project) {
     if (!r.empty()) r += "\n";
     r += l;
   }
+  if (project.contains("phases_omitted") && project["phases_omitted"].is_object()) {
+    const json& o = project["phases_omitted"];
+    long long complete = num(o, "complete"), more = num(o, "more");
+    std::string what;
+    if (complete) what = std::to_string(complete) + " complete phase(s)";
+    if (more) what += (what.empty() ? "" : " and ") + std::to_string(more) + " more";
+    if (!what.empty()) r += "\n  " + out::dim(what + " not shown: `yolo status --all`");
+  }
   return r;
 }
 
@@ -195,9 +203,9 @@ std::string status_next(const json& s) {
     for (const auto& p : plans)
       if (p.contains("review") && str(p["review"], "verdict") == "reject") rejected_review = true;
   if (!s.value("exists", true)) {
-    const json& ph =
-        s.contains("project") && s["project"].is_object() ? s["project"].value("phases", json::array()) : json::array();
-    next = ph.empty()
+    const json& project = s.contains("project") && s["project"].is_object() ? s["project"] : json();
+    long long phases = project.is_object() && project.contains("totals") ? num(project["totals"], "phases") : 0;
+    next = phases == 0
                ? "`yolo init` scaffolds .yolo-planning (ROADMAP, a first phase, a config)"
                : "`yolo execute --dry-run` shows what would run; `yolo execute` starts the first phase not complete";
   } else if (open.is_array() && !open.empty()) {
@@ -365,7 +373,8 @@ std::string render_status(const json& s) {
     for (const auto& g : gl)
       if (str(g, "status") != "OPEN") ++resolved;
   if (resolved > 0) add(out::dim(std::to_string(resolved) + " resolved gate(s): `yolo gates`"));
-  if (project.is_object() && project.contains("phases") && project["phases"].size() > 1) {
+  if (project.is_object() && project.contains("phases") &&
+      (project["phases"].size() > 1 || project.contains("phases_omitted"))) {
     add(out::bold("Project"));
     add(render_project(project));
   }

@@ -71,7 +71,8 @@ const CommandRegistrar reg{Command{
                      "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--json", o->json, "One JSON document on stdout");
       sub.add_flag("--records,--all", o->records,
-                   "Every review record of every phase (default: the run's phase; the other ledgers are only named)");
+                   "Every review record and every phase's row (default: the run's phase's records, the other ledgers "
+                   "only named; at most 50 phase rows, those with work left)");
       return [o] { return run(*o); };
     }}};
 

@@ -136,5 +136,33 @@ TEST(Overview, ManyPhasesComputedOnSeveralThreadsKeepTheirOwnRowsInOrder) {
   // The same answer again, from the cache or computed again.
   EXPECT_EQ(project_overview(test::real_world(), root.path())["phases"], o["phases"]);
 }
+// Without --all, a status shows the phases with work left (and the run's phase), at most a
+// fixed number of rows; the totals still count every phase, and what was left out is said.
+TEST(Overview, TheBoundedOverviewKeepsThePhasesWithWorkLeftAndSaysWhatItLeftOut) {
+  json o = {{"phases", json::array()}, {"totals", {{"phases", 100}}}};
+  for (int i = 1; i <= 100; ++i) {
+    char folder[16];
+    std::snprintf(folder, sizeof folder, "%03d-p", i);
+    long long plans = 4, summaries = i <= 60 ? 4 : 1;  // 1-60 complete, 61-100 with work left
+    o["phases"].push_back({{"folder", folder}, {"plans", plans}, {"summaries", summaries}});
+  }
+  json b = bounded_overview(o, "005-p", 30);
+  ASSERT_EQ(b["phases"].size(), 30u);
+  EXPECT_EQ(b["phases"][0]["folder"], "005-p") << "the run's phase, complete or not";
+  EXPECT_EQ(b["phases"][1]["folder"], "061-p") << "then the phases with work left, in folder order";
+  EXPECT_EQ(b["phases"][29]["folder"], "089-p");
+  EXPECT_EQ(b["phases_omitted"]["complete"], 59);
+  EXPECT_EQ(b["phases_omitted"]["more"], 11);
+  EXPECT_NE(b["phases_omitted"]["hint"].get<std::string>().find("--all"), std::string::npos);
+  EXPECT_EQ(b["totals"], o["totals"]) << "the totals count every phase";
+  // Every row fits: nothing changes, nothing is added.
+  EXPECT_EQ(bounded_overview(o, "005-p", 100), o);
+  // A run's phase that is not a folder (or no run): only the phases with work left.
+  json none = bounded_overview(o, "", 50);
+  EXPECT_EQ(none["phases"].size(), 40u);
+  EXPECT_EQ(none["phases_omitted"]["complete"], 60);
+  EXPECT_EQ(none["phases_omitted"]["more"], 0);
+}
+
 }  // namespace
 }  // namespace yolo
