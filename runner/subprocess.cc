@@ -243,9 +243,13 @@ struct Process::Impl {
     if (buf.size() > 2 * cap + 65536) buf.erase(0, buf.size() - cap);
   }
 
-  static void on_alloc(uv_handle_t*, size_t suggested, uv_buf_t* buf) {
-    buf->base = new char[suggested];
-    buf->len = suggested;
+  // One buffer per thread for every read: libuv calls alloc, read(2) and on_read in one go,
+  // and on_read copies what it got before any callback runs (a fresh 64 KiB per read was an
+  // allocation and page faults per executor output event, issue 19).
+  static void on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
+    static thread_local char space[64 * 1024];
+    buf->base = space;
+    buf->len = sizeof space;
   }
 
   // Hands complete lines of stream `which` to spec.on_line; at_end: the rest too.
@@ -275,9 +279,7 @@ struct Process::Impl {
   static void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
     auto* self = static_cast<Impl*>(s->data);
     bool is_out = s == reinterpret_cast<uv_stream_t*>(&self->out_pipe);
-    if (n > 0) self->emit_lines(is_out ? 0 : 1, buf->base, static_cast<size_t>(n), false);
-    if (n < 0) self->emit_lines(is_out ? 0 : 1, nullptr, 0, true);
-    if (n > 0) {
+    if (n > 0) {  // copied first: on_line's callbacks may run a loop of their own on this thread
       if (is_out)
         append_capped(self->result.out, self->result.out_total, buf->base, static_cast<size_t>(n),
                       self->spec.output_cap);
@@ -285,7 +287,8 @@ struct Process::Impl {
         append_capped(self->result.err, self->result.err_total, buf->base, static_cast<size_t>(n),
                       self->spec.output_cap);
     }
-    delete[] buf->base;
+    if (n > 0) self->emit_lines(is_out ? 0 : 1, buf->base, static_cast<size_t>(n), false);
+    if (n < 0) self->emit_lines(is_out ? 0 : 1, nullptr, 0, true);
     if (n < 0) {
       (is_out ? self->out_eof : self->err_eof) = true;
       self->close_handle(reinterpret_cast<uv_handle_t*>(s));
