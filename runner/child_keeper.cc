@@ -213,6 +213,9 @@ std::string read_small(const std::string& path, bool* opened = nullptr) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     out.append(buf, static_cast<size_t>(n));
+    // These files (stat, environ, children) fill the buffer as far as they go: a short read
+    // is their end, and the read that would say so is one system call more per spawn and exit.
+    if (static_cast<size_t>(n) < sizeof buf) break;
   }
   ::close(fd);
   return out;
