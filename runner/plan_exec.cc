@@ -30,19 +30,9 @@ std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long lo
           {"YOLO_WORKTREE", w != worktree_of_.end() ? w->second.path.string() : root_.string()}};
 }
 
+// Called by schedule() only, right after it read the state and decided these starts.
 void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   std::string now = now_iso8601();
-  // A gate opened by another process since schedule() read the state: nothing starts.
-  const auto& snap = state_now();
-  if (stopping_) return;  // a write that ended in state_now() failed
-  if (!snap.ok()) {
-    stop(kExecHalted, "error", snap.error);
-    return;
-  }
-  if (gates::run_state(snap.doc) != gates::RunState::Running || !gates::waves_may_advance(snap.doc)) {
-    schedule();  // sees the gate now
-    return;
-  }
   for (size_t i : idx) {
     nodes_[i].status = waves::PlanStatus::Running;
     PlanUpdate u{"running", now, nullptr, "", nullptr};
