@@ -375,12 +375,14 @@ void Run::schedule() {
   if (!waves_started_.count(w)) {
     waves_started_.insert(w);
     json ids = json::array();
-    std::string names;
-    for (const auto& e : entries_)
-      if (e.wave == w) {
-        ids.push_back(e.id);
-        names += (names.empty() ? "" : ", ") + e.id;
-      }
+    std::string names;  // for people: the first few, then how many more (a wave of 80 was one 700-character line)
+    constexpr size_t kNamesShown = 8;
+    for (size_t x : wave_members_[w]) {
+      const auto& e = entries_[x];
+      ids.push_back(e.id);
+      if (ids.size() <= kNamesShown) names += (names.empty() ? "" : ", ") + e.id;
+    }
+    if (ids.size() > kNamesShown) names += " and " + std::to_string(ids.size() - kNamesShown) + " more";
     log("wave_start", "", {{"wave", w}, {"plans", ids}});
     emit("wave_start", {{"wave", w}, {"total_waves", d.total_waves}, {"plans", ids}}, Sym::Diamond,
          "Wave " + std::to_string(w) + "/" + std::to_string(d.total_waves) + ": " + names);

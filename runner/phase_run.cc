@@ -300,6 +300,10 @@ int Run::precheck() {
   if (!stage1_.valid()) start_stage1();
   auto reviews = stage1_.get();
   std::vector<LoadedPlan>().swap(loaded_);
+  // For people: every rejected plan in full (they stop the run), the first few with
+  // warnings, then how many more (800 plans with a warning each were 10,000 lines before the
+  // first executor started).
+  constexpr int kConditionalShown = 5;
   int rejected = 0, conditional = 0;
   for (const auto& r : reviews) {
     Verdict v = r.verdict();
@@ -308,6 +312,7 @@ int Run::precheck() {
       ++rejected;
     else
       ++conditional;
+    if (!o_.json && v != Verdict::Reject && conditional > kConditionalShown) continue;
     if (o_.json) {
       json j = r.to_json();
       j.erase("cmd");
@@ -318,6 +323,9 @@ int Run::precheck() {
       out::line(render::structural_review(r));
     }
   }
+  if (conditional > kConditionalShown)
+    note(std::to_string(conditional - kConditionalShown) +
+         " more plan(s) with warnings not shown: `yolo review-plan --human --phase " + phase_.rel + "` lists them all");
   if (rejected) {
     std::string why = std::to_string(rejected) + " plan(s) rejected by the structural pre-check";
     set_halted(why);

@@ -369,6 +369,48 @@ TEST_F(Ux, ExecutorOutputIsKeptAndShownByLogs) {
   EXPECT_EQ(yolo({"logs", "09"}).exit_code, 1);
 }
 
+// A phase where many plans have Stage 1 warnings: execute shows the first few in full and
+// says how many more there are (and how to list them), and a wave of many plans names the
+// first few; the run itself is the same. --json still reports every plan's warnings.
+TEST_F(Ux, ManyPlansWithWarningsAreSummedUpNotPrintedInFull) {
+  use_executor();
+  for (int i = 11; i <= 20; ++i) {
+    std::string id = std::to_string(i);
+    write_file(phase_dir() / ("01-" + id + "-PLAN.md"),
+               "---\nphase: \"01\"\nplan: \"" + id + "\"\ntitle: \"Extra " + id +
+                   "\"\nwave: 1\ndepends_on: []\nmust_haves:\n  truths:\n    - \"notes/" + id +
+                   ".txt exists\"\n---\n\n# Plan " + id + "\n\n### Task 1: Read the notes\n**Files:** `notes/missing-" +
+                   id + ".md`\n\nRead them.\n");
+  }
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "ten plans with warnings"});
+  const std::string base = run_program({"git", "rev-parse", "HEAD"}, repo()).out.substr(0, 40);
+  // The command the summary names lists every one of them.
+  auto all = yolo({"review-plan", "--human", "--phase", ".yolo-planning/phases/01-demo"});
+  for (int i = 11; i <= 20; ++i) EXPECT_TRUE(has(all.out, "missing-" + std::to_string(i) + ".md")) << all.out;
+  // Machines get every plan's warnings.
+  auto j = yolo({"execute", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << dump(j);
+  size_t events = 0;
+  for (size_t at = 0; (at = j.out.find("\"event\":\"precheck\",\"findings\"", at)) != std::string::npos; ++at) ++events;
+  EXPECT_EQ(events, 10u) << j.out;
+  // Again for people, from the same start (the executors wrote and committed the missing files).
+  git({"reset", "-q", "--hard", base});
+  git({"clean", "-q", "-fdx"});
+  ASSERT_FALSE(stdfs::exists(repo() / "notes")) << "the files the plans name are missing again";
+  auto r = yolo({"execute"});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  size_t shown = 0;
+  for (size_t at = 0; (at = r.out.find("conditional", at)) != std::string::npos; ++at) ++shown;
+  EXPECT_EQ(shown, 5u) << r.out;
+  EXPECT_TRUE(has(r.out,
+                  "5 more plan(s) with warnings not shown: `yolo review-plan --human --phase "
+                  ".yolo-planning/phases/01-demo` lists them all"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "Cross-plan validation: 14 plans, 10 with warnings")) << r.out;
+  EXPECT_TRUE(has(r.out, "Wave 1/3: 01-01, 01-11, 01-12, 01-13, 01-14, 01-15, 01-16, 01-17 and 3 more")) << r.out;
+}
+
 // An executor that succeeds without a word keeps no log (nothing but its argv and outcome,
 // which the state has); one that fails keeps its log, even when it said nothing.
 TEST_F(Ux, ASilentSuccessfulExecutorKeepsNoLogAFailingOneDoes) {
