@@ -24,8 +24,9 @@ using OverviewProgress = std::function<void(size_t done, size_t total)>;
 json project_overview(const World& w, const std::filesystem::path& root, const OverviewProgress& progress = nullptr);
 
 // The overview as `status` shows it without --all (issue 19: one row per phase folder was
-// 166 KB at 1,000 phases): at most max_rows rows, the phases with work left first (plans
-// without a SUMMARY; the run's phase, `run_folder`, whatever its state), in folder order.
+// 166 KB at 1,000 phases): the run's phase (`run_folder`, whatever its state) and the phases
+// with work left (plans without a SUMMARY), in folder order, at most max_rows in all (the
+// run's phase is kept even past them).
 // The totals still count every phase. What was left out:
 // "phases_omitted": {"complete", "more", "hint"}; nothing is added when every row fits.
 json bounded_overview(json overview, const std::string& run_folder, size_t max_rows);
