@@ -431,4 +431,10 @@ SummaryLocation locate_summary(const World& w, const std::filesystem::path& plan
   return {dir / preferred_summary_name(plan_path.filename().string(), folder, existing), false};
 }
 
+std::string summary_name_for(const World& w, const std::filesystem::path& dir, const std::string& plan_filename) {
+  auto names = summary_names_for_plan(plan_filename, dir.filename().string());
+  if (names.size() == 1) return names[0];  // whatever exists: locate_summary could answer nothing else
+  return locate_summary(w, dir / plan_filename).path.filename().string();
+}
+
 }  // namespace yolo

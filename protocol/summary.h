@@ -101,4 +101,9 @@ struct SummaryLocation {
 };
 SummaryLocation locate_summary(const World& w, const std::filesystem::path& plan_path);
 
+// The file name of that SUMMARY, for the plan file `plan_filename` in the folder `dir`: the
+// one name the plan's own name allows (`NN-MM-PLAN.md` -> `NN-MM-SUMMARY.md`) without asking
+// the disk, else locate_summary's (execute asks twice a plan).
+std::string summary_name_for(const World& w, const std::filesystem::path& dir, const std::string& plan_filename);
+
 }  // namespace yolo

@@ -42,16 +42,11 @@ static std::string plan_rel_path(const PhaseDir& p, const stdfs::path& f, const 
 // The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
 // uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
 std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel) {
-  // A plan name that allows one SUMMARY name (`NN-MM-PLAN.md`): that name, whatever exists
-  // (locate_summary's answer too), without asking the disk (twice a plan in execute's loop).
   const size_t slash = plan_rel.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string() : plan_rel.substr(0, slash);
-  const std::string folder = dir.substr(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/') + 1);
-  if (auto names = summary_names_for_plan(plan_rel.substr(slash == std::string::npos ? 0 : slash + 1), folder);
-      names.size() == 1)
-    return dir.empty() ? names[0] : dir + "/" + names[0];
-  stdfs::path sp = locate_summary(world(), root / plan_rel).path;
-  return stdfs::path(plan_rel).parent_path().append(sp.filename().string()).generic_string();
+  std::string name = summary_name_for(world(), dir.empty() ? root : root / dir,
+                                      plan_rel.substr(slash == std::string::npos ? 0 : slash + 1));
+  return dir.empty() ? name : dir + "/" + name;
 }
 
 // "1.5s": tenths of a second, without printf's floating-point formatting (twice per plan).

@@ -186,6 +186,15 @@ TEST(SummaryNaming, NamesBesideAPlan) {
   auto l2 = locate_summary(test::real_world(), ph / "02-PLAN.md");
   EXPECT_FALSE(l2.exists);
   EXPECT_EQ(l2.path.filename(), "03-02-SUMMARY.md");  // the phase's naming
+  // summary_name_for names what locate_summary finds, asking the disk only for MM-PLAN.md.
+  EXPECT_EQ(summary_name_for(test::real_world(), ph, "01-PLAN.md"), "03-01-SUMMARY.md");
+  EXPECT_EQ(summary_name_for(test::real_world(), ph, "02-PLAN.md"), "03-02-SUMMARY.md");
+  EXPECT_EQ(summary_name_for(test::real_world(), ph, "03-04-PLAN.md"), "03-04-SUMMARY.md");
+  test::write_file(ph / "03-04-SUMMARY.md", "x");
+  EXPECT_EQ(summary_name_for(test::real_world(), ph, "03-04-PLAN.md"),
+            locate_summary(test::real_world(), ph / "03-04-PLAN.md").path.filename().string());
+  test::write_file(ph / "02-SUMMARY.md", "x");
+  EXPECT_EQ(summary_name_for(test::real_world(), ph, "02-PLAN.md"), "02-SUMMARY.md") << "the one that exists";
   // And back: NN-MM-SUMMARY.md finds MM-PLAN.md.
   EXPECT_EQ(find_plan_for_summary(test::real_world(), ph / "03-01-SUMMARY.md").value_or(stdfs::path()),
             ph / "01-PLAN.md");
