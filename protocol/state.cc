@@ -123,23 +123,13 @@ ValidatedBytes& validated() {
 // would otherwise parse its own, growing ledger at every batch. Bounded, shared by threads.
 class WrittenDocs {
  public:
-  // The document written to p, if p is still exactly the file written.
+  // The document written to p, if p is still exactly the file written (the entry goes).
   std::optional<json> take(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name) {
-    std::string id = disk.stamp(p);
-    std::lock_guard<std::mutex> g(m_);
-    auto it = docs_.find(p);
-    if (it == docs_.end() || id.empty() || it->second.schema != schema_name || it->second.id != id) return std::nullopt;
-    std::optional<json> d = std::move(it->second.doc);
-    docs_.erase(it);
-    return d;
+    return get(disk, p, schema_name, /*keep=*/false);
   }
   // A copy of it, the entry kept (a read: copying the tree is a third of parsing the file).
   std::optional<json> peek(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name) {
-    std::string id = disk.stamp(p);
-    std::lock_guard<std::mutex> g(m_);
-    auto it = docs_.find(p);
-    if (it == docs_.end() || id.empty() || it->second.schema != schema_name || it->second.id != id) return std::nullopt;
-    return it->second.doc;
+    return get(disk, p, schema_name, /*keep=*/true);
   }
   void put(const std::string& id, const std::filesystem::path& p, const std::string& schema_name, const json& doc,
            size_t bytes) {
@@ -151,6 +141,16 @@ class WrittenDocs {
   }
 
  private:
+  std::optional<json> get(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name, bool keep) {
+    std::string id = disk.stamp(p);
+    std::lock_guard<std::mutex> g(m_);
+    auto it = docs_.find(p);
+    if (it == docs_.end() || id.empty() || it->second.schema != schema_name || it->second.id != id) return std::nullopt;
+    if (keep) return it->second.doc;
+    std::optional<json> d = std::move(it->second.doc);
+    docs_.erase(it);
+    return d;
+  }
   static constexpr size_t kMaxDocs = 4, kMaxBytes = 16u << 20;
   struct Entry {
     std::string schema;
