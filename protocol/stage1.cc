@@ -391,7 +391,7 @@ std::vector<StructuralReview> stage1_phase(const World& w, const std::filesystem
   if (!opts.root) opts.root = root_for_phase(w, phase_dir);
   if (!opts.root) opts.root = std::filesystem::current_path();
   const fs::Root guard = w.files().root(*opts.root);  // the root resolved once for the pass
-  if (!opts.guard) opts.guard = &guard;
+  opts.guard = &guard;                                // (a caller's would be for another root)
   // Each plan's own checks on every core (a plan's review reads only its plan and the files
   // it names); the cross-plan checks after, in plan order.
   std::vector<StructuralReview> out(plans.size());

@@ -21,8 +21,8 @@ struct Stage1Options {
   // A review pass's phases, loaded and cross-checked once (protocol/phase_snapshot.h): with
   // it, stage1_plan_file costs the same at any phase size.
   PhaseSnapshots* snapshots = nullptr;
-  // The root's containment rule, resolved once for many plans (stage1_phase sets it for its
-  // pass; fs::Root is read-only once made). Null: each plan makes its own from `root`.
+  // The root's containment rule, resolved once for many plans: stage1_phase makes it from
+  // `root` for its pass (fs::Root is read-only once made). Null: stage1_plan makes its own.
   const fs::Root* guard = nullptr;
 };
 
