@@ -407,6 +407,11 @@ void supervise_children() {
 
 bool supervising_children() { return sup().enabled; }
 
+void start_keeper() {
+  std::lock_guard<std::mutex> lock(sup().mu);
+  start_keeper_locked();
+}
+
 std::filesystem::path private_temp_dir() {
   Supervisor& s = sup();
   std::lock_guard<std::mutex> lock(s.mu);

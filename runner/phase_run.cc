@@ -345,6 +345,7 @@ int Run::run() {
     return finish(kExecHalted, "locked",
                   lock_err + "; wait for it to finish, or stop it (kill " +
                       (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
+  start_keeper();  // while this process is small (runner/child_keeper.h)
   auto c = load_config_reported(root_);
   if (!c.ok()) return finish(kExecHalted, "error", c.error);
   cfg_ = c.config;

@@ -1,5 +1,6 @@
 // yolo watch [REPO]: react live to .yolo-planning changes (issue 5).
 #include "protocol/fs.h"
+#include "runner/child_keeper.h"
 #include "runner/command.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
@@ -24,6 +25,7 @@ int run(const Options& o) {
     out::err("✗ " + err);
     return kExitFail;
   }
+  start_keeper();  // while this process is small: it loads every plan next (runner/child_keeper.h)
   WatchOptions w;
   w.root = *root;
   w.self_exe = self_exe();
