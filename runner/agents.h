@@ -52,7 +52,7 @@ struct AgentSpawn {
   long long max_turns = 0;
   long long timeout_ms = 0;
   double child_cpu_ms = 0;   // the child's own CPU time (user + system), from rusage
-  double parent_cpu_ms = 0;  // yolo's own CPU time spent around the spawn (posix_spawn, pipes, loop)
+  double parent_cpu_ms = 0;  // yolo's own CPU time spent around the spawn (the clone, pipes, loop)
   int interrupt_signal = 0;  // set when SIGINT/SIGTERM/SIGHUP stopped the run
   std::string setup_error;   // e.g. the prompt file could not be written
   // {"agent","argv0","model","max_turns","timeout_ms","outcome","elapsed_ms","child_cpu_ms",...}

@@ -49,7 +49,7 @@ namespace keeper {
 // The spawn's number (0 when not supervising) and the environment name that carries it;
 // starts the keeper at the first spawn.
 unsigned long long next_spawn(std::string& env_name);
-// Held around posix_spawn and spawned(): a sweep never sees the new child unregistered.
+// Held around the spawn (the clone) and spawned(): a sweep never sees the new child unregistered.
 std::unique_lock<std::mutex> spawn_lock(unsigned long long seq);
 void spawned(unsigned long long seq, int pid);  // under spawn_lock
 // Reaps the child if it has exited (waitpid, WNOHANG): true and its wait status then, and

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,6 +12,8 @@
 #include <map>
 #include <mutex>
 #include <string_view>
+
+#include "runner/launch.h"
 
 extern char** environ;
 
@@ -127,49 +128,6 @@ int resolve_program(const std::string& name, const std::string* path_env, const 
   return denied ? EACCES : ENOENT;
 }
 
-// posix_spawn (glibc: clone(CLONE_VM | CLONE_VFORK), no copy of our page tables, which a
-// fork of a 150 MiB watcher pays per child): a new session (its own process group, no
-// controlling terminal, as uv_spawn's UV_PROCESS_DETACHED gave), every signal at its default
-// disposition and none blocked, the pipes on 0-2 (stdin /dev/null without one), the cwd, and
-// no other fd of ours. An exec failure (ENOENT, EACCES, a bad cwd) is its return value. A
-// file without "#!" runs under /bin/sh, as execvp runs it.
-int spawn_child(const std::string& program, char* const argv[], char* const envp[], const std::string& cwd,
-                ChildPipes& p) {
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
-  if (int rc = posix_spawn_file_actions_init(&fa)) return rc;
-  if (int rc = posix_spawnattr_init(&at)) {
-    posix_spawn_file_actions_destroy(&fa);
-    return rc;
-  }
-  int rc = p.in_r >= 0 ? posix_spawn_file_actions_adddup2(&fa, p.in_r, 0)
-                       : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, p.out_w, 1);
-  if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, p.err_w, 2);
-  if (!rc && !cwd.empty()) rc = posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  if (!rc) rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-  // Every signal back to SIG_DFL: all bits set, not sigfillset, which leaves out glibc's two
-  // reserved real-time signals (32, 33), that its posix_spawn would then leave ignored.
-  sigset_t all, none;
-  std::memset(&all, 0xff, sizeof all);
-  sigemptyset(&none);
-  if (!rc) rc = posix_spawnattr_setsigdefault(&at, &all);
-  if (!rc) rc = posix_spawnattr_setsigmask(&at, &none);
-  if (!rc)
-    rc = posix_spawnattr_setflags(
-        &at, static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK));
-  if (!rc) rc = posix_spawn(&p.pid, program.c_str(), &fa, &at, argv, envp);
-  if (rc == ENOEXEC) {
-    std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), const_cast<char*>(program.c_str())};
-    for (char* const* a = argv + (argv[0] ? 1 : 0); *a; ++a) sh_argv.push_back(*a);
-    sh_argv.push_back(nullptr);
-    rc = posix_spawn(&p.pid, "/bin/sh", &fa, &at, sh_argv.data(), envp);
-  }
-  posix_spawnattr_destroy(&at);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc;
-}
-
 }  // namespace
 
 // Lifetime: an Impl lives until all of its libuv handles are closed; the Process
@@ -194,8 +152,9 @@ struct Process::Impl {
   bool finished = false;
   bool detached = false;  // the Process object is gone
   bool has_stdin = false;
-  unsigned long long seq = 0;  // spawn number in the supervisor, 0 when not supervising
-  std::string partial[2];      // on_line: the unterminated end of each stream
+  unsigned long long seq = 0;      // spawn number in the supervisor, 0 when not supervising
+  std::unique_ptr<Launch> launch;  // what the child reads until its exec: kept until it is reaped
+  std::string partial[2];          // on_line: the unterminated end of each stream
 
   void close_handle(uv_handle_t* h) {
     if (uv_is_closing(h)) return;
@@ -207,7 +166,11 @@ struct Process::Impl {
   }
 
   void signal_group(int sig) {
-    if (result.pid > 0) ::kill(-result.pid, sig);
+    if (result.pid <= 0) return;
+    // A child that has not made its session yet (the Launch does not wait for it) has no
+    // group of that id: the signal goes to it alone, which holds it (blocked) until it has
+    // put every disposition back to the default, and then ends it before its exec.
+    if (::kill(-result.pid, sig) != 0 && errno == ESRCH) ::kill(result.pid, sig);
   }
 
   void stop(SpawnResult::Outcome why) {
@@ -350,15 +313,25 @@ struct Process::Impl {
       result.outcome = term_signal ? SpawnResult::Outcome::Signaled : SpawnResult::Outcome::Exited;
     result.exit_code = term_signal ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     result.term_signal = term_signal;
-    // And whatever escaped the group (setsid, a daemon) and was re-parented to us.
-    if (seq) keeper::sweep();
+    // Its chdir or exec failed (the child ended with 127): it never started.
+    if (launch && launch->exec_error() != 0 && result.outcome == SpawnResult::Outcome::Exited) {
+      result.outcome = SpawnResult::Outcome::SpawnFailed;
+      result.exit_code = -1;
+      result.spawn_error = std::string(uv_strerror(uv_translate_sys_error(launch->exec_error()))) + ": " + spec.argv[0];
+    }
+    launch.reset();
     if (!out_eof || !err_eof) {
       uv_timer_stop(&grace);
       uv_timer_start(
           &grace, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->drain_deadline(); },
           static_cast<uint64_t>(spec.drain_ms > 0 ? spec.drain_ms : 1), 0);
     }
-    maybe_finish();
+    const bool sweep = seq != 0;
+    maybe_finish();  // the caller hears of the exit first (execute starts its next plan in it)
+    // And whatever escaped the group (setsid, a daemon) and was re-parented to us. (Only a
+    // local: the callback may have dropped the Process; this Impl lives until its handles
+    // have closed, later in the loop, but nothing of it is needed here.)
+    if (sweep) keeper::sweep();
   }
 };
 
@@ -440,11 +413,7 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
       has_path = true;
       path_value = std::string_view(envp[k]).substr(5);
     }
-  envp.push_back(nullptr);
   std::vector<std::string> argv_copy = impl->spec.argv;
-  std::vector<char*> args;
-  for (auto& a : argv_copy) args.push_back(a.data());
-  args.push_back(nullptr);
 
   impl->has_stdin = !impl->spec.stdin_data.empty();
   // Pipes: the child's ends become its 0-2, ours go to the loop.
@@ -455,22 +424,27 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
   const std::string path_env(path_value);
   int err = resolve_program(argv_copy[0], has_path ? &path_env : nullptr, impl->spec.cwd, program);
   pid_t pid = 0;
+  int pidfd = -1;
   if (err == 0) {
+    // What the child reads until its exec is the Launch's, kept until the child is reaped.
+    impl->launch =
+        std::make_unique<Launch>(std::move(program), std::move(argv_copy), std::move(env_strings), std::move(envp),
+                                 impl->spec.cwd.string(), pipes.in_r, pipes.out_w, pipes.err_w);
     std::unique_lock<std::mutex> spawn_lock =
         keeper::spawn_lock(impl->seq);  // a sweep never sees our new child unregistered
-    err = spawn_child(program, args.data(), envp.data(), impl->spec.cwd.string(), pipes);
-    if (err == 0) pid = pipes.pid;
+    err = impl->launch->start(pid, pidfd);
     if (err == 0) keeper::spawned(impl->seq, pid);
   }
-  pipes.close_child_ends();
+  pipes.close_child_ends();  // the child has its own copy of our fd table
   if (err != 0) {
+    impl->launch.reset();
     pipes.close_our_ends();
-    return fail(std::string(uv_strerror(uv_translate_sys_error(err))) + ": " + argv_copy[0]);
+    return fail(std::string(uv_strerror(uv_translate_sys_error(err))) + ": " + impl->spec.argv[0]);
   }
   impl->result.pid = pid;
   // The exit, as an event of the loop: pidfd_open (Linux >= 5.3; the pid cannot name another
   // process before we reap it). Without it, a timer asks waitpid.
-  impl->pidfd = ChildPipes::above_stdio(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  impl->pidfd = ChildPipes::above_stdio(pidfd >= 0 ? pidfd : static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   if (impl->pidfd >= 0 && uv_poll_init(loop, &impl->exit_poll, impl->pidfd) != 0) {
     ::close(impl->pidfd);
     impl->pidfd = -1;

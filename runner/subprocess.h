@@ -3,10 +3,11 @@
 // SIGTERM to the whole group and SIGKILL after a grace period, stdout/stderr captured
 // with a size cap that keeps the tail.
 //
-// Started with posix_spawn (glibc's clone(CLONE_VM | CLONE_VFORK): nothing of yolo's memory is
-// copied, where libuv's uv_spawn forks, which costs a big watcher milliseconds per child), with
-// every signal at its default and none blocked, stdin /dev/null unless stdin_data is given,
-// and no fd of ours but the pipes on 0-2. Its exit is a pidfd polled on the caller's loop (a
+// Started by a Launch (runner/launch.h: a clone sharing our memory, so nothing of yolo's is
+// copied, where libuv's uv_spawn forks, which costs a big watcher milliseconds per child; and
+// not waited for until its exec, as glibc's posix_spawn is), with every signal at its default
+// and none blocked, stdin /dev/null unless stdin_data is given, and no fd of ours but the pipes
+// on 0-2. A chdir or exec that fails in the child is reported as SpawnFailed when it is reaped. Its exit is a pidfd polled on the caller's loop (a
 // waitpid timer where the kernel has none), reaped under the supervisor's lock (child_keeper).
 //
 // Escaped descendants (setsid, double forks) and a kill -9 of yolo itself: runner/child_keeper.h.

@@ -297,7 +297,7 @@ TEST(Subprocess, ASignalStopsTheChildGroupAndIsReported) {
   EXPECT_EQ(run_process(spec({"true"})).interrupt_signal, 0);
 }
 
-// ---- the spawn itself (posix_spawn, not a fork of yolo) ----
+// ---- the spawn itself (runner/launch.h: a clone sharing our memory, not a fork of yolo) ----
 
 // An fd of ours without close-on-exec (a library's, a leaked one) does not reach the child:
 // only 0-2 are open in it, stdin is /dev/null when no stdin_data is given.
@@ -414,6 +414,32 @@ TEST(Subprocess, TheChildLeadsItsOwnSession) {
   std::string pid = r.out.substr(0, r.out.find('\n'));
   EXPECT_EQ(pid, std::to_string(r.pid));
   EXPECT_EQ(r.out, pid + "\n" + pid + " " + pid + "\n");
+}
+
+// The spawner does not wait for the child's exec (runner/launch.h): a cancel made at once,
+// maybe before the child has made its own session (its group), still reaches it, with
+// SIGTERM, not only with the SIGKILL after the grace period (a minute here). Repeated: the
+// child is caught at different points of its start.
+TEST(Subprocess, ACancelAtOnceReachesAChildStillStarting) {
+  for (int round = 0; round < 20; ++round) {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    SpawnSpec s = spec({"sleep", "30"});
+    s.kill_grace_ms = 60000;
+    SpawnResult r;
+    auto p = Process::start(&loop, s, [&](SpawnResult res) { r = std::move(res); });
+    p->cancel();
+    auto t0 = std::chrono::steady_clock::now();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.outcome, SpawnResult::Outcome::Cancelled) << "round " << round << ": " << r.describe();
+    EXPECT_EQ(r.term_signal, SIGTERM) << "round " << round;
+    EXPECT_LT(ms, 5000) << "round " << round;
+    p.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    EXPECT_EQ(uv_loop_close(&loop), 0);
+    if (ms >= 5000) break;
+  }
 }
 
 // What we block or ignore (SIGPIPE is ignored in yolo, libuv blocks signals on its threads)

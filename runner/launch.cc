@@ -1,0 +1,198 @@
+#include "runner/launch.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#if defined(__x86_64__) || defined(__aarch64__)
+#define YOLO_LAUNCH_CLONE 1
+#endif
+
+namespace yolo::runner {
+
+namespace {
+
+#ifdef YOLO_LAUNCH_CLONE
+
+// Raw system calls for the child: glibc's wrappers set errno, which is the thread-local
+// variable of the thread that cloned us (we share its memory and its TLS pointer).
+[[gnu::always_inline]] inline long raw(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
+#if defined(__x86_64__)
+  long ret;
+  register long r10 asm("r10") = d;
+  asm volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+  return ret;
+#else
+  register long x8 asm("x8") = n;
+  register long x0 asm("x0") = a;
+  register long x1 asm("x1") = b;
+  register long x2 asm("x2") = c;
+  register long x3 asm("x3") = d;
+  asm volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+  return x0;
+#endif
+}
+
+// The child, until its exec. No sanitizer instruments it: its stack is not one the sanitizers
+// know, and their shadow memory is shared with the parent, which goes on meanwhile.
+[[gnu::no_sanitize("address", "undefined")]] [[noreturn]] int child_main(void* arg) {
+  const Launch::Plan* p = static_cast<const Launch::Plan*>(arg);
+  // Every signal at its default (what is ignored in yolo, SIGPIPE, is not in its children).
+  // The kernel's sigaction: handler, flags, restorer, mask; all zero is SIG_DFL.
+  unsigned long dfl[4] = {0, 0, 0, 0};
+  for (long sig = 1; sig <= 64; ++sig) raw(SYS_rt_sigaction, sig, reinterpret_cast<long>(dfl), 0, 8);
+  raw(SYS_setsid);
+  long r = 0;
+  int in = p->in_fd;
+  if (in < 0) in = static_cast<int>(raw(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/dev/null"), O_RDONLY));
+  if (in >= 0 && raw(SYS_dup3, in, 0, 0) < 0) in = -1;
+  if (in < 0 || raw(SYS_dup3, p->out_fd, 1, 0) < 0 || raw(SYS_dup3, p->err_fd, 2, 0) < 0) {
+    r = -EMFILE;
+  } else if (p->cwd && (r = raw(SYS_chdir, reinterpret_cast<long>(p->cwd))) < 0) {
+    // reported below
+  } else {
+    // No fd of ours but 0-2 (those without close-on-exec too); a kernel without
+    // close_range (< 5.9): one by one.
+    if (raw(SYS_close_range, 3, ~0UL, 0) < 0)
+      for (long fd = 3; fd < 65536; ++fd) raw(SYS_close, fd);
+    unsigned long none = 0;
+    raw(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&none), 0, 8);
+    r = raw(SYS_execve, reinterpret_cast<long>(p->program), reinterpret_cast<long>(p->argv),
+            reinterpret_cast<long>(p->envp));
+    if (r == -ENOEXEC)
+      r = raw(SYS_execve, reinterpret_cast<long>("/bin/sh"), reinterpret_cast<long>(p->sh_argv),
+              reinterpret_cast<long>(p->envp));
+  }
+  p->exec_errno->store(static_cast<int>(-r), std::memory_order_release);
+  for (;;) raw(SYS_exit_group, 127);
+}
+
+// Child stacks, reused: a stack is in use from the clone until the child is reaped.
+constexpr size_t kGuard = 4096, kStack = 64 * 1024;
+std::mutex stacks_mu;
+std::vector<void*> free_stacks;
+
+void* take_stack() {
+  {
+    std::lock_guard<std::mutex> g(stacks_mu);
+    if (!free_stacks.empty()) {
+      void* s = free_stacks.back();
+      free_stacks.pop_back();
+      return s;
+    }
+  }
+  void* m = ::mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  ::mprotect(m, kGuard, PROT_NONE);  // an overflow faults instead of writing into a neighbour
+  return m;
+}
+
+void give_stack(void* s) {
+  if (!s) return;
+  std::lock_guard<std::mutex> g(stacks_mu);
+  if (free_stacks.size() < 16)
+    free_stacks.push_back(s);
+  else
+    ::munmap(s, kGuard + kStack);
+}
+
+#endif  // YOLO_LAUNCH_CLONE
+
+// posix_spawn with the same child (and a synchronous exec error).
+int spawn_with_posix_spawn(const Launch::Plan& p, pid_t& pid) {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  if (int rc = posix_spawn_file_actions_init(&fa)) return rc;
+  if (int rc = posix_spawnattr_init(&at)) {
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
+  }
+  int rc = p.in_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, p.in_fd, 0)
+                        : posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, p.out_fd, 1);
+  if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, p.err_fd, 2);
+  if (!rc && p.cwd) rc = posix_spawn_file_actions_addchdir_np(&fa, p.cwd);
+  if (!rc) rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  // All bits set, not sigfillset, which leaves out glibc's two reserved real-time signals.
+  sigset_t all, none;
+  std::memset(&all, 0xff, sizeof all);
+  sigemptyset(&none);
+  if (!rc) rc = posix_spawnattr_setsigdefault(&at, &all);
+  if (!rc) rc = posix_spawnattr_setsigmask(&at, &none);
+  if (!rc)
+    rc = posix_spawnattr_setflags(
+        &at, static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK));
+  if (!rc) rc = posix_spawn(&pid, p.program, &fa, &at, p.argv, p.envp);
+  if (rc == ENOEXEC) rc = posix_spawn(&pid, "/bin/sh", &fa, &at, p.sh_argv, p.envp);
+  posix_spawnattr_destroy(&at);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc;
+}
+
+}  // namespace
+
+Launch::Launch(std::string program, std::vector<std::string> argv, std::vector<std::string> owned,
+               std::vector<char*> envp, std::string cwd, int in_fd, int out_fd, int err_fd)
+    : program_(std::move(program)),
+      cwd_(std::move(cwd)),
+      argv_(std::move(argv)),
+      owned_(std::move(owned)),
+      env_p_(std::move(envp)),
+      in_fd_(in_fd),
+      out_fd_(out_fd),
+      err_fd_(err_fd) {
+  for (auto& a : argv_) argv_p_.push_back(a.data());
+  argv_p_.push_back(nullptr);
+  if (env_p_.empty() || env_p_.back() != nullptr) env_p_.push_back(nullptr);
+  sh_argv_p_.push_back(const_cast<char*>("/bin/sh"));
+  sh_argv_p_.push_back(program_.data());
+  for (size_t i = 1; i < argv_.size(); ++i) sh_argv_p_.push_back(argv_[i].data());
+  sh_argv_p_.push_back(nullptr);
+}
+
+Launch::~Launch() {
+#ifdef YOLO_LAUNCH_CLONE
+  give_stack(stack_);
+#endif
+}
+
+int Launch::start(pid_t& pid, int& pidfd) {
+  pid = 0;
+  pidfd = -1;
+  // The plan lives in the Launch too: the child reads it after start() has returned.
+  plan_ =
+      Plan{program_.c_str(), argv_p_.data(), env_p_.data(), sh_argv_p_.data(), cwd_.empty() ? nullptr : cwd_.c_str(),
+           in_fd_,           out_fd_,        err_fd_,       &exec_errno_};
+  Plan* plan = &plan_;
+#ifdef YOLO_LAUNCH_CLONE
+  if (!stack_) stack_ = take_stack();
+  if (stack_) {
+    // All signals blocked while cloning: no handler of ours ever runs in the child (it puts
+    // every disposition back to the default before unblocking them).
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    char* top = static_cast<char*>(stack_) + kGuard + kStack;
+    int fd = -1;
+    pid_t c = ::clone(child_main, top, CLONE_VM | CLONE_PIDFD | SIGCHLD, plan, &fd);
+    if (c < 0 && errno == EINVAL) c = ::clone(child_main, top, CLONE_VM | SIGCHLD, plan);  // no CLONE_PIDFD (< 5.2)
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (c < 0) return e;
+    pid = c;
+    pidfd = fd;
+    return 0;
+  }
+#endif
+  return spawn_with_posix_spawn(*plan, pid);
+}
+
+}  // namespace yolo::runner
