@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "protocol/clock.h"
 #include "protocol/fs.h"
@@ -36,11 +37,12 @@ std::string entry_hash(const json& e) {
   return sha256_hex(canonical(body));
 }
 
-// The end of the chain: the hash and sequence number of the last line that is a JSON entry.
+// The end of the chain: the hash and sequence number of the last line that is a JSON entry
+// (nullopt: no such line).
 // Read from the end backwards (an append must not cost the whole log: parsing every line on
 // every append made a project's audit log quadratic over its life, issue 19); lines that are
 // not entries are skipped, as the forward reading skipped them.
-std::string last_hash(const std::string& content, long long& seq) {
+std::optional<std::string> last_entry_hash(const std::string& content, long long& seq) {
   seq = 0;
   size_t end = content.size();
   while (end > 0) {
@@ -57,7 +59,7 @@ std::string last_hash(const std::string& content, long long& seq) {
     if (nl == std::string::npos) break;
     end = nl;
   }
-  return {};
+  return std::nullopt;
 }
 
 }  // namespace
@@ -72,7 +74,7 @@ std::string append(const World& w, const stdfs::path& root, const std::vector<ev
       path(root),
       [&](const std::string& before) {
         long long seq = 0;
-        std::string prev = last_hash(before, seq);
+        std::string prev = last_entry_hash(before, seq).value_or("");
         std::string out;
         for (const auto& ev : evs) {
           json e = {{"seq", ++seq},    {"ts", w.now()}, {"event", ev.type}, {"correlation_id", ev.correlation_id},
@@ -84,7 +86,12 @@ std::string append(const World& w, const stdfs::path& root, const std::vector<ev
         }
         return out;
       },
-      kAppendTail);
+      kAppendTail, true,
+      // A window holding an entry holds the last one: a larger window gives the same end.
+      [](const std::string& window) {
+        long long seq = 0;
+        return last_entry_hash(window, seq).has_value();
+      });
 }
 
 Check check(const World& w, const stdfs::path& root) {

@@ -48,7 +48,7 @@ class RealDisk : public Disk {
   }
 
   std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
-                     size_t max_bytes, bool durable) override {
+                     size_t max_bytes, bool durable, const std::function<bool(const std::string&)>& enough) override {
     std::error_code ec;
     stdfs::create_directories(p.parent_path(), ec);
     int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);  // read through its own open
@@ -60,7 +60,7 @@ class RealDisk : public Disk {
         return e;
       }
     std::string before;
-    if (max_bytes > 0) before = tail(p, max_bytes);
+    if (max_bytes > 0) before = tail(p, max_bytes, enough);
     std::string buf = next(before);
     // All or nothing: on a full disk (or a file-size limit) a write can stop part way; the
     // part written is cut off again, so no truncated line is left for the next one to be
@@ -87,28 +87,31 @@ class RealDisk : public Disk {
     return err;
   }
 
-  // The last max_bytes of p (line_tail), "" when it cannot be read.
-  static std::string tail(const stdfs::path& p, size_t max_bytes) {
+  // The end of p (grow_tail), "" when it cannot be read.
+  static std::string tail(const stdfs::path& p, size_t max_bytes,
+                          const std::function<bool(const std::string&)>& enough) {
     int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) return {};
     struct stat st {};
-    std::string buf;
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-      size_t size = static_cast<size_t>(st.st_size);
-      size_t from = size > max_bytes ? size - max_bytes : 0;
-      buf.resize(size - from);
-      size_t got = 0;
-      while (got < buf.size()) {
-        ssize_t n = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(from + got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += static_cast<size_t>(n);
-      }
-      buf.resize(got);
-      buf = line_tail(std::move(buf), from);
-    }
+    std::string out;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+      out = grow_tail(
+          static_cast<size_t>(st.st_size), max_bytes,
+          [&](size_t from, size_t len) {
+            std::string buf(len, '\0');
+            size_t got = 0;
+            while (got < buf.size()) {
+              ssize_t n = ::pread(fd, buf.data() + got, buf.size() - got, static_cast<off_t>(from + got));
+              if (n < 0 && errno == EINTR) continue;
+              if (n <= 0) break;
+              got += static_cast<size_t>(n);
+            }
+            buf.resize(got);
+            return buf;
+          },
+          enough);
     ::close(fd);
-    return buf;
+    return out;
   }
 
   struct Held : Lock {
@@ -238,7 +241,21 @@ std::optional<stdfs::path> Disk::project_root(const stdfs::path& start) {
 std::string line_tail(std::string window, size_t from) {
   if (from == 0) return window;
   size_t nl = window.find('\n');
-  return nl == std::string::npos ? std::string() : window.substr(nl + 1);
+  if (nl == std::string::npos) return std::string();
+  window.erase(0, nl + 1);  // in place: no second buffer of the window's size
+  return window;
+}
+
+std::string grow_tail(size_t size, size_t max_bytes, const std::function<std::string(size_t from, size_t len)>& read,
+                      const std::function<bool(const std::string& window)>& enough) {
+  constexpr size_t kFirstWindow = 64 * 1024;
+  size_t len = enough ? std::min(kFirstWindow, max_bytes) : max_bytes;
+  for (;;) {
+    size_t from = size > len ? size - len : 0;
+    std::string window = line_tail(read(from, size - from), from);
+    if (from == 0 || len >= max_bytes || enough(window)) return window;
+    len = std::min(len * 2, max_bytes);
+  }
 }
 
 Disk& real_disk() {

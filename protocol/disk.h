@@ -51,10 +51,14 @@ class Disk {
   // itself: `next` receives the end of p as it is then (line_tail: its last max_bytes at
   // most, from the start of a line; 0: it is not read, "") and returns what to append, so
   // reading the end (a hash chain) and appending are one step, at a cost that does not grow
-  // with the file. All or nothing: a write that stops part way is cut back. durable: fsync
-  // before returning (an audit trail; an event log need not wait for it). "" or why not.
+  // with the file. With `enough`, the end is read in windows growing from 64 KiB up to
+  // max_bytes, until enough(window) holds (what a small window holds is all that most appends
+  // need; the first touch of a fresh 1 MiB buffer cost an audit append 4-10 ms of page
+  // faults, issue 19). All or nothing: a write that stops part way is cut back. durable:
+  // fsync before returning (an audit trail; an event log need not wait for it). "" or why not.
   virtual std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
-                             size_t max_bytes = 0, bool durable = true) = 0;
+                             size_t max_bytes = 0, bool durable = true,
+                             const std::function<bool(const std::string& window)>& enough = {}) = 0;
 
   // An exclusive lock on the lock file p (created when missing), held while the returned
   // object lives. Null with `error` (naming the file) when it cannot be taken.
@@ -119,7 +123,8 @@ class MemoryDisk : public Disk {
   ReadResult read(const stdfs::path& p, size_t max_bytes, bool text) override;
   std::string write_atomic(const stdfs::path& p, const std::string& content) override;
   std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
-                     size_t max_bytes = 0, bool durable = true) override;
+                     size_t max_bytes = 0, bool durable = true,
+                     const std::function<bool(const std::string& window)>& enough = {}) override;
   std::unique_ptr<Lock> lock(const stdfs::path& p, std::string& error) override;
   bool exists(const stdfs::path& p) override;
   bool is_directory(const stdfs::path& p) override;
@@ -155,5 +160,10 @@ class MemoryDisk : public Disk {
 // The end of a file for Disk::append: `window` is its last bytes, read from offset `from`.
 // Past the file's start, the first (partial) line is dropped: what is left begins a line.
 std::string line_tail(std::string window, size_t from);
+// The end of a file of `size` bytes for Disk::append: line_tail of its last max_bytes, or,
+// with `enough`, of the smallest window (64 KiB, doubling up to max_bytes) for which enough
+// holds. read(from, len) reads the file's bytes [from, from + len).
+std::string grow_tail(size_t size, size_t max_bytes, const std::function<std::string(size_t from, size_t len)>& read,
+                      const std::function<bool(const std::string& window)>& enough);
 
 }  // namespace yolo::fs

@@ -58,13 +58,15 @@ std::string MemoryDisk::write_atomic(const stdfs::path& p, const std::string& co
 }
 
 std::string MemoryDisk::append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
-                               size_t max_bytes, bool) {
+                               size_t max_bytes, bool, const std::function<bool(const std::string&)>& enough) {
   if (!fail_.empty()) return p.string() + ": " + fail_;
   if (std::string e = make_dirs(norm(p).parent_path()); !e.empty()) return p.string() + ": " + e;
   if (dirs_.count(norm(p))) return p.string() + ": Is a directory";
   std::string& f = files_[norm(p)];
-  size_t from = f.size() > max_bytes ? f.size() - max_bytes : 0;
-  std::string add = next(max_bytes > 0 ? line_tail(f.substr(from), from) : std::string());
+  std::string add = next(
+      max_bytes > 0 ? grow_tail(
+                          f.size(), max_bytes, [&](size_t from, size_t len) { return f.substr(from, len); }, enough)
+                    : std::string());
   f += add;
   generation_[norm(p)] = next_generation_++;
   ++writes_;

@@ -63,6 +63,62 @@ TEST(DiskAppend, TheEndOfTheFileFromALineStart) {
   }
 }
 
+// With `enough`, the end is read in windows from 64 KiB up to max_bytes, the smallest one
+// that is enough: a marker line 300 KiB from the end is found, with a 1 MiB limit, in a window
+// of 512 KiB; with a 200 KiB limit it is out of reach, and the whole limit is what `next` gets.
+TEST(DiskAppend, TheEndGrowsUntilItIsEnough) {
+  test::TempDir t;
+  fs::MemoryDisk mem;
+  for (fs::Disk* d : {&fs::real_disk(), static_cast<fs::Disk*>(&mem)}) {
+    const stdfs::path p = (d == &mem ? stdfs::path("/m") : t.path()) / "g.log";
+    const std::string filler_line(1023, 'f');  // 1 KiB lines, newline included
+    auto lines = [&](int n) {
+      std::string out;
+      for (int i = 0; i < n; ++i) out += filler_line + "\n";
+      return out;
+    };
+    ASSERT_EQ(d->append(p, [&](const std::string&) { return lines(400) + "MARK\n" + lines(300); }), "");
+    auto has_mark = [](const std::string& w) { return w.find("MARK\n") != std::string::npos; };
+    auto seen_with = [&](size_t max_bytes) {
+      std::string seen;
+      std::vector<size_t> asked;
+      EXPECT_EQ(d->append(
+                    p,
+                    [&](const std::string& before) {
+                      seen = before;
+                      return std::string();
+                    },
+                    max_bytes, false,
+                    [&](const std::string& w) {
+                      asked.push_back(w.size());
+                      return has_mark(w);
+                    }),
+                "");
+      return std::make_pair(seen, asked);
+    };
+    auto [seen, asked] = seen_with(1u << 20);
+    EXPECT_TRUE(has_mark(seen));
+    EXPECT_LE(seen.size(), 512u * 1024) << "the smallest window with the mark: 512 KiB, not the 1 MiB limit";
+    EXPECT_GT(seen.size(), 256u * 1024);
+    EXPECT_EQ(asked.size(), 4u) << "64, 128, 256 and 512 KiB";
+    auto [short_seen, short_asked] = seen_with(200 * 1024);
+    EXPECT_FALSE(has_mark(short_seen));
+    EXPECT_GT(short_seen.size(), 190u * 1024) << "the whole limit, from a line start";
+    EXPECT_EQ(short_asked.size(), 2u) << "64 and 128 KiB; the last window (200 KiB) is not asked";
+    // Without `enough`: the whole limit at once, as before.
+    std::string plain;
+    ASSERT_EQ(d->append(
+                  p,
+                  [&](const std::string& before) {
+                    plain = before;
+                    return std::string();
+                  },
+                  1u << 20),
+              "");
+    EXPECT_GT(plain.size(), 700u * 1024 - 1);
+  }
+}
+
 TEST(MemoryDisk, ReadsWritesAppendsAsTheRealDiskDoes) {
   fs::MemoryDisk d;
   auto missing = d.read("/a/b.txt", 100, true);
