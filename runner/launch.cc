@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -164,9 +165,31 @@ Launch::~Launch() {
 #endif
 }
 
+namespace {
+
+// CLOCK_BOOTTIME in the clock ticks of /proc/PID/stat (USER_HZ).
+unsigned long long boot_ticks() {
+  static const long hz = ::sysconf(_SC_CLK_TCK);
+  struct timespec ts {};
+  if (hz <= 0 || ::clock_gettime(CLOCK_BOOTTIME, &ts) != 0) return 0;
+  return static_cast<unsigned long long>(ts.tv_sec) * static_cast<unsigned long long>(hz) +
+         static_cast<unsigned long long>(ts.tv_nsec) / (1000000000ULL / static_cast<unsigned long long>(hz));
+}
+
+}  // namespace
+
 int Launch::start(pid_t& pid, int& pidfd) {
   pid = 0;
   pidfd = -1;
+  start_ticks_ = 0;
+  const unsigned long long before = boot_ticks();
+  int rc = start_child(pid, pidfd);
+  const unsigned long long after = boot_ticks();
+  if (rc == 0 && before != 0 && before == after) start_ticks_ = before;
+  return rc;
+}
+
+int Launch::start_child(pid_t& pid, int& pidfd) {
   // The plan lives in the Launch too: the child reads it after start() has returned.
   plan_ =
       Plan{program_.c_str(), argv_p_.data(), env_p_.data(), sh_argv_p_.data(), cwd_.empty() ? nullptr : cwd_.c_str(),

@@ -68,8 +68,8 @@ std::string boot_id() {
 
 // What a later execute needs to know whether this executor still runs (its pid may be reused).
 // Its group is its pid: every child is spawned in a session of its own (subprocess.h).
-json executor_record(int pid) {
-  return {{"pid", pid}, {"pgid", pid}, {"start_ticks", process_start_ticks(pid)}, {"boot_id", boot_id()}};
+json executor_record(int pid, unsigned long long start_ticks) {
+  return {{"pid", pid}, {"pgid", pid}, {"start_ticks", start_ticks}, {"boot_id", boot_id()}};
 }
 
 int Run::finish(int code, const std::string& result, const std::string& message) {

@@ -95,7 +95,7 @@ std::string fmt_secs(double ms);
 // /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
 std::string boot_id();
 // What a later execute needs to know whether this executor still runs (its pid may be reused).
-json executor_record(int pid);
+json executor_record(int pid, unsigned long long start_ticks);
 bool executor_configured(const Config& c);
 
 enum class GateOutcome { Passed, Paused, Halted };

@@ -74,7 +74,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
     int pid = running_[i]->pid();
     if (pid > 0) {
-      spawned[e.id] = executor_record(pid);
+      spawned[e.id] = executor_record(pid, running_[i]->start_ticks());
       // Who runs it: in the journal at once (a later run ends it after a kill -9 of this one),
       // in the state with its `running`, in the next batched write.
       if (!journal_executor(e.id, spawned[e.id])) journal_failed = true;

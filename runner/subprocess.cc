@@ -152,9 +152,10 @@ struct Process::Impl {
   bool finished = false;
   bool detached = false;  // the Process object is gone
   bool has_stdin = false;
-  unsigned long long seq = 0;      // spawn number in the supervisor, 0 when not supervising
-  std::unique_ptr<Launch> launch;  // what the child reads until its exec: kept until it is reaped
-  std::string partial[2];          // on_line: the unterminated end of each stream
+  unsigned long long seq = 0;          // spawn number in the supervisor, 0 when not supervising
+  std::unique_ptr<Launch> launch;      // what the child reads until its exec: kept until it is reaped
+  unsigned long long start_ticks = 0;  // from the Launch (0: read /proc when asked)
+  std::string partial[2];              // on_line: the unterminated end of each stream
 
   void close_handle(uv_handle_t* h) {
     if (uv_is_closing(h)) return;
@@ -434,6 +435,7 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
         keeper::spawn_lock(impl->seq);  // a sweep never sees our new child unregistered
     err = impl->launch->start(pid, pidfd);
     if (err == 0) keeper::spawned(impl->seq, pid);
+    impl->start_ticks = impl->launch->start_ticks();
   }
   pipes.close_child_ends();  // the child has its own copy of our fd table
   if (err != 0) {
@@ -510,6 +512,10 @@ void Process::cancel() {
 
 bool Process::running() const { return impl_ && !impl_->finished; }
 int Process::pid() const { return impl_ ? impl_->result.pid : 0; }
+unsigned long long Process::start_ticks() const {
+  if (!impl_ || impl_->result.pid <= 0) return 0;
+  return impl_->start_ticks != 0 ? impl_->start_ticks : process_start_ticks(impl_->result.pid);
+}
 
 SpawnResult run_process(const SpawnSpec& spec, const RunOptions& opts) {
   uv_loop_t loop;

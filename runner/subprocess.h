@@ -7,8 +7,9 @@
 // copied, where libuv's uv_spawn forks, which costs a big watcher milliseconds per child; and
 // not waited for until its exec, as glibc's posix_spawn is), with every signal at its default
 // and none blocked, stdin /dev/null unless stdin_data is given, and no fd of ours but the pipes
-// on 0-2. A chdir or exec that fails in the child is reported as SpawnFailed when it is reaped. Its exit is a pidfd polled on the caller's loop (a
-// waitpid timer where the kernel has none), reaped under the supervisor's lock (child_keeper).
+// on 0-2. A chdir or exec that fails in the child is reported as SpawnFailed when it is
+// reaped. Its exit is a pidfd polled on the caller's loop (a waitpid timer where the kernel
+// has none), reaped under the supervisor's lock (child_keeper).
 //
 // Escaped descendants (setsid, double forks) and a kill -9 of yolo itself: runner/child_keeper.h.
 // After the child has exited, the pipes are drained for at most drain_ms more, whatever
@@ -97,6 +98,9 @@ class Process {
   void cancel();
   bool running() const;
   int pid() const;
+  // The child's start time in clock ticks since boot (/proc/PID/stat field 22; with the pid it
+  // names the process for good), 0 when unknown.
+  unsigned long long start_ticks() const;
 
   struct Impl;
 

@@ -442,6 +442,25 @@ TEST(Subprocess, ACancelAtOnceReachesAChildStillStarting) {
   }
 }
 
+// The start time a Process gives (what execute records to know a leftover executor for sure)
+// is /proc/PID/stat's, though it comes from the clock read around the clone, not from /proc.
+TEST(Subprocess, TheStartTimeIsTheKernels) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  std::vector<std::unique_ptr<Process>> ps;
+  for (int k = 0; k < 40; ++k) {
+    ps.push_back(Process::start(&loop, spec({"sleep", "5"}), [](SpawnResult) {}));
+    ASSERT_GT(ps.back()->pid(), 0);
+    EXPECT_EQ(ps.back()->start_ticks(), process_start_ticks(ps.back()->pid())) << "child " << k;
+    EXPECT_NE(ps.back()->start_ticks(), 0u);
+  }
+  for (auto& p : ps) p->cancel();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ps.clear();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
 // What we block or ignore (SIGPIPE is ignored in yolo, libuv blocks signals on its threads)
 // is not what the child starts with: no signal blocked, none ignored.
 TEST(Subprocess, OurBlockedAndIgnoredSignalsAreNotInherited) {
