@@ -285,6 +285,20 @@ std::vector<int> children_of(int pid) {
   return out;
 }
 
+// The children of this process that a sweep looks at: an orphan is re-parented to a
+// subreaper's first live thread, its leader while we run, so the leader's children file
+// lists every orphan (reading every thread's, on each exit, was half of the sweep's system
+// calls, issue 19); where there is no such file, children_of.
+std::vector<int> own_children(int self) {
+  std::vector<int> out;
+  bool opened = false;
+  std::string text =
+      read_small("/proc/" + std::to_string(self) + "/task/" + std::to_string(self) + "/children", &opened);
+  if (!opened) return children_of(self);
+  parse_pids(text, out);
+  return out;
+}
+
 // The spawn number an orphan carries in its environment, 0 when none of ours.
 unsigned long long spawn_seq_of(int pid, const std::string& env_name) {
   std::string env = read_small("/proc/" + std::to_string(pid) + "/environ");
@@ -316,9 +330,9 @@ void kill_tree(int pid, int depth = 0) {
 // our children that subprocess.cc does not wait for. Returns how many orphans were killed.
 int sweep_orphans_locked() {
   Supervisor& s = sup();
-  int self = static_cast<int>(::getpid());
+  int self = static_cast<int>(s.owner_pid);  // sweeps run in the process that turned supervision on
   int killed = 0;
-  for (int c : children_of(self)) {
+  for (int c : own_children(self)) {
     if (s.live_pids.count(c) || c == s.keeper_pid) continue;
     auto f = stat_fields(c);
     if (f.empty()) continue;
