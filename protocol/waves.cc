@@ -139,7 +139,12 @@ Decision next(const std::vector<PlanNode>& plans, const Options& opts) {
   size_t slots = opts.max_parallel > 0 && static_cast<size_t>(opts.max_parallel) > d.running
                      ? static_cast<size_t>(opts.max_parallel) - d.running
                      : 0;
+  if (slots == 0 && d.running > 0) {  // every slot is taken: nothing starts, why others wait is not asked
+    d.outcome = Outcome::Waiting;
+    return d;
+  }
   for (size_t i = 0; i < plans.size(); ++i) {
+    if (slots > 0 && d.start.size() == slots) break;  // the slots are filled: the outcome is Start
     const PlanNode& p = plans[i];
     if (only >= 0 && static_cast<int>(i) != only) continue;
     if (!startable_status(p.status)) continue;
