@@ -2,6 +2,7 @@
 // append and stale-temp-file sweeps that the state, the event log and the audit log share.
 #include "protocol/disk.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -161,10 +162,11 @@ class RealDisk : public Disk {
     // One formatting, one string (seven to_string and their concatenations were most of a
     // stamp's cost, and execute takes two a plan).
     char buf[160];
-    int n = std::snprintf(buf, sizeof buf, "%llu:%llu:%lld:%lld.%ld:%lld.%ld", static_cast<unsigned long long>(st.st_dev),
-                          static_cast<unsigned long long>(st.st_ino), static_cast<long long>(st.st_size),
-                          static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec),
-                          static_cast<long long>(st.st_ctim.tv_sec), static_cast<long>(st.st_ctim.tv_nsec));
+    int n =
+        std::snprintf(buf, sizeof buf, "%llu:%llu:%lld:%lld.%ld:%lld.%ld", static_cast<unsigned long long>(st.st_dev),
+                      static_cast<unsigned long long>(st.st_ino), static_cast<long long>(st.st_size),
+                      static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec),
+                      static_cast<long long>(st.st_ctim.tv_sec), static_cast<long>(st.st_ctim.tv_nsec));
     return std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
   }
   std::vector<std::string> list(const stdfs::path& dir) override {
@@ -177,20 +179,22 @@ class RealDisk : public Disk {
   }
   std::vector<DirEntry> list_entries(const stdfs::path& dir) override {
     std::vector<DirEntry> out;
-    std::error_code ec;
-    for (stdfs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    // readdir itself (a std::filesystem iterator built a full path per entry, 1,600 of them in
+    // a phase of 800 plans): the type it gives (d_type), no stat; a link or an unknown type is
+    // Other.
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return out;
+    while (const struct dirent* de = ::readdir(d)) {
+      const char* n = de->d_name;
+      if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))) continue;
       DirEntry e;
-      e.name = it->path().filename().string();
-      // The type readdir gave (d_type), no stat: a link or an unknown type is Other.
-      std::error_code tec;
-      if (it->is_symlink(tec) || tec)
-        e.kind = DirEntry::Kind::Other;
-      else if (it->is_regular_file(tec) && !tec)
-        e.kind = DirEntry::Kind::File;
-      else if (it->is_directory(tec) && !tec)
-        e.kind = DirEntry::Kind::Directory;
+      e.name = n;
+      e.kind = de->d_type == DT_REG   ? DirEntry::Kind::File
+               : de->d_type == DT_DIR ? DirEntry::Kind::Directory
+                                      : DirEntry::Kind::Other;
       out.push_back(std::move(e));
     }
+    ::closedir(d);
     std::sort(out.begin(), out.end(), [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
     return out;
   }

@@ -261,8 +261,7 @@ std::vector<std::filesystem::path> list_plan_files(const World& w, const std::fi
     if (e.kind != fs::DirEntry::Kind::Directory && is_plan_filename(e.name) &&
         (e.kind == fs::DirEntry::Kind::File || disk.is_file(phase_dir / e.name)))
       out.push_back(phase_dir / e.name);
-  std::sort(out.begin(), out.end());
-  return out;
+  return out;  // in name order (list_entries'), which is path order in one folder
 }
 
 }  // namespace yolo
