@@ -44,7 +44,7 @@ namespace {
 
 // The child, until its exec. No sanitizer instruments it: its stack is not one the sanitizers
 // know, and their shadow memory is shared with the parent, which goes on meanwhile.
-[[gnu::no_sanitize("address", "undefined")]] [[noreturn]] int child_main(void* arg) {
+[[noreturn]] __attribute__((no_sanitize("address", "undefined"))) int child_main(void* arg) {
   const Launch::Plan* p = static_cast<const Launch::Plan*>(arg);
   // Every signal at its default (what is ignored in yolo, SIGPIPE, is not in its children).
   // The kernel's sigaction: handler, flags, restorer, mask; all zero is SIG_DFL.
