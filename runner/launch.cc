@@ -51,17 +51,18 @@ namespace {
   unsigned long dfl[4] = {0, 0, 0, 0};
   for (long sig = 1; sig <= 64; ++sig) raw(SYS_rt_sigaction, sig, reinterpret_cast<long>(dfl), 0, 8);
   raw(SYS_setsid);
+  // stdin (a pipe, or /dev/null: already on 0 when our own 0 was closed), stdout, stderr on
+  // 0-2, the cwd, then no fd of ours but 0-2 (those without close-on-exec too; a kernel
+  // without close_range (< 5.9): one by one), no signal blocked, the exec. The first call
+  // that fails ends it, its errno kept.
   long r = 0;
   int in = p->in_fd;
-  if (in < 0) in = static_cast<int>(raw(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/dev/null"), O_RDONLY));
-  if (in >= 0 && raw(SYS_dup3, in, 0, 0) < 0) in = -1;
-  if (in < 0 || raw(SYS_dup3, p->out_fd, 1, 0) < 0 || raw(SYS_dup3, p->err_fd, 2, 0) < 0) {
-    r = -EMFILE;
-  } else if (p->cwd && (r = raw(SYS_chdir, reinterpret_cast<long>(p->cwd))) < 0) {
-    // reported below
-  } else {
-    // No fd of ours but 0-2 (those without close-on-exec too); a kernel without
-    // close_range (< 5.9): one by one.
+  if (in < 0) in = static_cast<int>(r = raw(SYS_openat, AT_FDCWD, reinterpret_cast<long>("/dev/null"), O_RDONLY));
+  if (r >= 0 && in != 0) r = raw(SYS_dup3, in, 0, 0);
+  if (r >= 0) r = raw(SYS_dup3, p->out_fd, 1, 0);
+  if (r >= 0) r = raw(SYS_dup3, p->err_fd, 2, 0);
+  if (r >= 0 && p->cwd) r = raw(SYS_chdir, reinterpret_cast<long>(p->cwd));
+  if (r >= 0) {
     if (raw(SYS_close_range, 3, ~0UL, 0) < 0)
       for (long fd = 3; fd < 65536; ++fd) raw(SYS_close, fd);
     unsigned long none = 0;

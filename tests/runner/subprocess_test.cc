@@ -352,6 +352,29 @@ TEST(Subprocess, PipesArriveWhenOurOwnStdioIsClosed) {
   EXPECT_EQ(r.err, "err\n");
 }
 
+// With our own stdin closed and no stdin_data, the child's /dev/null lands on its 0 (the
+// lowest free fd: the child opens it there, and must not then dup it onto itself).
+TEST(Subprocess, StdinIsDevNullWhenOurOwnStdinIsClosed) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  uv_pipe_t first;  // libuv's own spare fd first (see above)
+  uv_pipe_init(&loop, &first, 0);
+  uv_close(reinterpret_cast<uv_handle_t*>(&first), nullptr);
+  int saved_in = ::fcntl(0, F_DUPFD_CLOEXEC, 10);
+  ASSERT_GE(saved_in, 0);
+  ::close(0);
+  SpawnResult r;
+  auto p = Process::start(&loop, spec({"readlink", "/proc/self/fd/0"}), [&](SpawnResult res) { r = std::move(res); });
+  uv_run(&loop, UV_RUN_DEFAULT);
+  p.reset();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ::dup2(saved_in, 0);
+  ::close(saved_in);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.err;
+  EXPECT_EQ(r.out, "/dev/null\n");
+}
+
 TEST(Subprocess, AMissingProgramIsNamedInTheError) {
   auto r = run_process(spec({"yolo-no-such-program-1f3a"}));
   EXPECT_EQ(r.outcome, SpawnResult::Outcome::SpawnFailed);
