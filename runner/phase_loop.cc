@@ -70,14 +70,20 @@ const state::LoadResult& Run::state_now() {
   const stdfs::path file = state::state_path(root_);
   std::string before = disk.stamp(file);
   if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
-  if (inflight_ && state_cache_.ok()) {
+  if (inflight_) {
     // Changed while this run's own write is in flight: most likely that write (it renamed
     // the file and is syncing it). Its end (harvest_flush, when the loop hears of it) gives
     // the document and the identity it wrote, with whatever another process wrote before it
-    // (the write is a read-modify-write under the lock). Until then the run decides on what
-    // it knew a moment before: waiting here for the fsyncs held the loop a millisecond or
-    // more at every batched write (issue 19).
-    return state_cache_;
+    // (the write is a read-modify-write under the lock). For a short while the run decides
+    // on what it knew a moment before: waiting here for the fsyncs held the loop a
+    // millisecond or more at every batched write (issue 19). Not longer: on a slow disk a
+    // gate or halt that another process wrote would wait for the fsyncs unseen, so past
+    // kStaleWhileWriting the write is waited for and the file read again, as always.
+    constexpr uint64_t kStaleWhileWriting = 20'000'000ULL;  // ns
+    if (state_cache_.ok() && uv_hrtime() - inflight_->started_ns < kStaleWhileWriting) return state_cache_;
+    harvest_flush();
+    before = disk.stamp(file);
+    if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
   }
   state_cache_ = state::load(world(), root_);
   // Kept only when the file did not change while it was read (else: read again next time).
