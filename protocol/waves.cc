@@ -189,4 +189,97 @@ Decision next(const std::vector<PlanNode>& plans, const Options& opts) {
   return d;
 }
 
+Board::Board(std::vector<PlanNode> plans) : plans_(std::move(plans)) {
+  resolve_dependencies(plans_);
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    const PlanNode& p = plans_[i];
+    if (p.wave >= 1) total_waves_ = std::max(total_waves_, p.wave);
+    ++waves_[p.wave].plans;
+    count(i, +1);
+  }
+}
+
+void Board::count(size_t i, int sign) {
+  const PlanNode& p = plans_[i];
+  Wave& w = waves_[p.wave];
+  auto add = [sign](size_t& n) { n = sign > 0 ? n + 1 : n - 1; };
+  if (p.status == PlanStatus::Running) add(running_);
+  if (p.status == PlanStatus::Complete) {
+    add(complete_);
+  } else {
+    add(w.open);
+    if (p.wave >= 1) {
+      if (w.open > 0)
+        open_waves_.insert(p.wave);
+      else
+        open_waves_.erase(p.wave);
+    }
+  }
+  if (p.status == PlanStatus::Complete || p.status == PlanStatus::Failed) add(w.finished);
+  if (p.status == PlanStatus::Failed) add(w.failed);
+  if (startable_status(p.status)) {
+    if (sign > 0)
+      w.startable.insert(i);
+    else
+      w.startable.erase(i);
+  }
+}
+
+void Board::set(size_t i, PlanStatus s) {
+  if (i >= plans_.size() || plans_[i].status == s) return;
+  count(i, -1);
+  plans_[i].status = s;
+  count(i, +1);
+}
+
+bool Board::wave_finished(long long wave) const {
+  auto w = waves_.find(wave);
+  return w == waves_.end() || w->second.finished == w->second.plans;
+}
+
+bool Board::wave_failed(long long wave) const {
+  auto w = waves_.find(wave);
+  return w != waves_.end() && w->second.failed > 0;
+}
+
+Decision Board::next(const Options& opts) const {
+  if (!opts.only.empty()) return waves::next(plans_, opts);  // one plan: next() looks at it alone
+  Decision d;
+  d.total_waves = total_waves_;
+  d.running = running_;
+  d.wave = open_waves_.empty() ? 0 : *open_waves_.begin();
+  if (complete_ == plans_.size()) {
+    d.outcome = Outcome::Complete;
+    return d;
+  }
+  if (opts.frozen) {
+    d.outcome = Outcome::Frozen;
+    d.reason = "a gate is open: no new plan starts";
+    return d;
+  }
+  size_t slots = opts.max_parallel > 0 && static_cast<size_t>(opts.max_parallel) > d.running
+                     ? static_cast<size_t>(opts.max_parallel) - d.running
+                     : 0;
+  if (slots == 0 && d.running > 0) {
+    d.outcome = Outcome::Waiting;
+    return d;
+  }
+  // next() starts the first plans, by index, that may start, of the current wave: the
+  // wave's startable plans, in index order, whose dependencies are complete.
+  if (auto w = waves_.find(d.wave); d.wave >= 1 && w != waves_.end())
+    for (size_t i : w->second.startable) {
+      if (d.start.size() == slots) break;
+      if (unmet_dependency(plans_, plans_[i]).empty()) d.start.push_back(i);
+    }
+  if (!d.start.empty()) {
+    d.outcome = Outcome::Start;
+    return d;
+  }
+  if (d.running > 0) {
+    d.outcome = Outcome::Waiting;
+    return d;
+  }
+  return waves::next(plans_, opts);  // the run stops here: next() finds the reason
+}
+
 }  // namespace yolo::waves

@@ -11,8 +11,9 @@ int Run::waves() {
     if (e.wave >= 1 && (first_wave_ == 0 || e.wave < first_wave_)) first_wave_ = e.wave;
   {
     const auto& snap = state_now();
-    nodes_ = execution::nodes(snap.ok() ? snap.doc : json::object(), entries_);
-    waves::resolve_dependencies(nodes_);  // once: schedule() looks each dependency up in O(1)
+    // Built once, dependencies resolved: schedule() looks each one up in O(1) and decides
+    // on the current wave's plans only.
+    nodes_ = waves::Board(execution::nodes(snap.ok() ? snap.doc : json::object(), entries_));
     for (size_t i = 0; i < entries_.size(); ++i) wave_members_[entries_[i].wave].push_back(i);
   }
   uv_loop_init(&loop_);
@@ -290,7 +291,7 @@ void Run::schedule() {
   if (executor && !dispatched()) wo.max_parallel += static_cast<int>(gating_.size());
   wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);
   wo.only = o_.only_plan;
-  waves::Decision d = waves::next(nodes_, wo);
+  waves::Decision d = nodes_.next(wo);
   // While a plan's gates run (run_checks), only a start is decided: the rest (the end of
   // the phase, a pause, a halt) waits for its outcome, when conclude() schedules again.
   if (!gating_.empty() && d.outcome != waves::Outcome::Start) return;
@@ -310,7 +311,7 @@ void Run::schedule() {
       waves::Options all = wo;
       all.only.clear();
       all.frozen = false;
-      bool phase_done = waves::next(nodes_, all).outcome == waves::Outcome::Complete;
+      bool phase_done = nodes_.next(all).outcome == waves::Outcome::Complete;
       if (!phase_done) {
         flush_plans();
         emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");

@@ -356,7 +356,7 @@ class Run {
   std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
   std::map<size_t, uint64_t> started_at_;
-  std::vector<waves::PlanNode> nodes_;                     // entries_ with this run's statuses, built once
+  waves::Board nodes_;                                     // entries_ with this run's statuses, built once
   std::map<long long, std::vector<size_t>> wave_members_;  // wave -> entries_ indexes
   std::map<size_t, PlanUpdate> pending_;                   // status changes not written yet
   std::vector<std::string> steps_pending_;                 // steps_completed to add, in the next write

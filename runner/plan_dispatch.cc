@@ -294,7 +294,7 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
     f.extra["branch"] = dispatch_branch(i);
   }
   json findings = json::array({f.to_json()});
-  nodes_[i].status = waves::PlanStatus::Failed;
+  nodes_.set(i, waves::PlanStatus::Failed);
   completed_.erase(i);
   PlanUpdate u{"failed", std::nullopt, json(now_iso8601()), error, findings};
   if (rec != dispatch_rec_.end()) u.set = {{"dispatch", rec->second}};
@@ -336,7 +336,7 @@ void Run::dispatch_interrupted(size_t i) {
          "Plan " + e.id + ": job " + str(rec, "handle") +
              (c.ok() ? " cancelled" : " could not be cancelled: " + c.describe()));
   }
-  nodes_[i].status = waves::PlanStatus::Pending;
+  nodes_.set(i, waves::PlanStatus::Pending);
   PlanUpdate u{"pending", std::nullopt, nullptr, "interrupted", nullptr};
   if (rec.is_object()) {
     dispatch_rec_[i] = rec;

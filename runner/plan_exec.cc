@@ -34,7 +34,7 @@ std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long lo
 void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   std::string now = now_iso8601();
   for (size_t i : idx) {
-    nodes_[i].status = waves::PlanStatus::Running;
+    nodes_.set(i, waves::PlanStatus::Running);
     PlanUpdate u{"running", now, nullptr, "", nullptr};
     u.set = {{"scope", nullptr}, {"checks", nullptr}};
     queue_plan(i, std::move(u));
@@ -50,7 +50,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     if (isolated()) {
       std::string err;
       if (!prepare_worktree(i, wave, err)) {
-        nodes_[i].status = waves::PlanStatus::Failed;
+        nodes_.set(i, waves::PlanStatus::Failed);
         queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now_iso8601()), err, json::array()});
         emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", err}}, Sym::Fail,
              "Plan " + e.id + " failed: " + err);
@@ -325,7 +325,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   check_todo_.erase(i);
   check_errors_.erase(i);
   std::string now = now_iso8601();
-  nodes_[i].status = waves::parse_status(status).value_or(waves::PlanStatus::Pending);
+  nodes_.set(i, waves::parse_status(status).value_or(waves::PlanStatus::Pending));
   PlanUpdate u{status, std::nullopt, status == "pending" ? json(nullptr) : json(now), error,
                status == "failed" ? findings : json(nullptr)};
   u.set = set;
@@ -376,13 +376,8 @@ void Run::conclude(size_t i, const SpawnResult& r) {
 // wave_end once every plan of the wave is complete or failed.
 void Run::note_wave_end(long long wave) {
   if (waves_ended_.count(wave)) return;
-  bool all_done = true, any_failed = false;
-  for (size_t x : wave_members_[wave]) {
-    auto s = nodes_[x].status;
-    if (s != waves::PlanStatus::Complete && s != waves::PlanStatus::Failed) all_done = false;
-    if (s == waves::PlanStatus::Failed) any_failed = true;
-  }
-  if (!all_done) return;
+  if (!nodes_.wave_finished(wave)) return;
+  const bool any_failed = nodes_.wave_failed(wave);
   waves_ended_.insert(wave);
   std::string ws = any_failed ? "failed" : "complete";
   log("wave_end", "", {{"wave", wave}, {"status", ws}});

@@ -266,7 +266,7 @@ void Run::merge_pending() {
       continue;
     }
     if (str(record, "merge") == "conflict") {
-      nodes_[i].status = waves::PlanStatus::Failed;
+      nodes_.set(i, waves::PlanStatus::Failed);
       completed_.erase(i);
       PlanUpdate u{"failed", std::nullopt, json(now_iso8601()), error, findings};
       u.set = {{"worktree", record}};

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace yolo::waves {
 namespace {
 
@@ -204,6 +206,72 @@ TEST(Waves, ResolvedDependenciesAgreeWithTheScan) {
       EXPECT_EQ(a.reason, b.reason) << mask;
     }
   }
+}
+
+// The Board decides as next() does on the same plans, whatever the statuses: random phases
+// (waves, invalid waves, dependencies, unknown ones), random status changes, every option.
+TEST(Waves, TheBoardDecidesAsNextDoes) {
+  std::mt19937 rng(19);
+  const PlanStatus all[] = {PlanStatus::Pending, PlanStatus::Ready, PlanStatus::Running, PlanStatus::Complete,
+                            PlanStatus::Failed};
+  size_t decisions = 0, started = 0;
+  for (int phase = 0; phase < 300; ++phase) {
+    std::vector<PlanNode> p;
+    size_t n = 1 + rng() % 25;
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<std::string> deps;
+      if (i > 0 && rng() % 4 == 0) deps.push_back(std::to_string(10 + rng() % i));  // an earlier plan
+      if (rng() % 40 == 0) deps.push_back("99");                                    // not a plan
+      if (rng() % 60 == 0) deps.push_back(std::to_string(10 + i));                  // itself
+      long long wave = rng() % 30 == 0 ? 0 : 1 + static_cast<long long>(rng() % 4);
+      p.push_back(node(std::to_string(10 + i), wave, deps, all[rng() % 5]));
+    }
+    resolve_dependencies(p);
+    Board b(p);
+    for (int step = 0; step < 60; ++step) {
+      for (int par : {0, 1, 2, 5}) {
+        for (bool frozen : {false, true}) {
+          Options o{par, frozen, ""};
+          Decision want = next(p, o), got = b.next(o);
+          ++decisions;
+          started += got.start.size();
+          ASSERT_EQ(got.outcome, want.outcome) << phase << " " << step;
+          ASSERT_EQ(got.start, want.start) << phase << " " << step;
+          ASSERT_EQ(got.wave, want.wave) << phase << " " << step;
+          ASSERT_EQ(got.total_waves, want.total_waves) << phase << " " << step;
+          ASSERT_EQ(got.running, want.running) << phase << " " << step;
+          ASSERT_EQ(got.reason, want.reason) << phase << " " << step;
+        }
+      }
+      Options only{2, false, std::to_string(10 + rng() % n)};
+      ASSERT_EQ(b.next(only).start, next(p, only).start);
+      for (long long w = 0; w <= 4; ++w) {
+        bool finished = true, failed = false;
+        for (const auto& x : p)
+          if (x.wave == w) {
+            finished = finished && (x.status == PlanStatus::Complete || x.status == PlanStatus::Failed);
+            failed = failed || x.status == PlanStatus::Failed;
+          }
+        ASSERT_EQ(b.wave_finished(w), finished) << w;
+        ASSERT_EQ(b.wave_failed(w), failed) << w;
+      }
+      // A run's change: mostly what a run does (start what it may, end a running plan), some at random.
+      size_t i = rng() % n;
+      PlanStatus s = all[rng() % 5];
+      Decision d = b.next({2, false, ""});
+      if (!d.start.empty() && rng() % 2 == 0) {
+        i = d.start.front();
+        s = PlanStatus::Running;
+      } else if (p[i].status == PlanStatus::Running) {
+        s = rng() % 5 == 0 ? PlanStatus::Failed : PlanStatus::Complete;
+      }
+      p[i].status = s;
+      b.set(i, s);
+      ASSERT_EQ(b[i].status, s);
+    }
+  }
+  // The runs did start plans: the Start path was compared, not only the rest.
+  EXPECT_GT(started, decisions / 20) << started << " plans started in " << decisions << " decisions";
 }
 
 }  // namespace
