@@ -105,6 +105,8 @@ class Run {
   explicit Run(ExecuteOptions o) : o_(std::move(o)), root_(o_.root), git_(o_.root) { t0_ = uv_hrtime(); }
 
   int run();
+  // Nothing of the run is left to finish: no child, no write in flight, no Stage 1 thread.
+  bool settled() const { return running_.empty() && !inflight_ && !stage1_.valid(); }
 
  private:
   // ---- output and events ----------------------------------------------------------
