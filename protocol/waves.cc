@@ -97,6 +97,43 @@ std::string unmet_dependency(const std::vector<PlanNode>& plans, const PlanNode&
 
 bool startable_status(PlanStatus s) { return s == PlanStatus::Pending || s == PlanStatus::Ready; }
 
+// The decisions made before any plan is looked at (d.running set): the phase (or the --plan
+// plan) complete, a gate open, every slot taken. True when d is decided; else `slots` holds
+// the free ones.
+bool decided_before_scan(Decision& d, bool done, const Options& opts, size_t& slots) {
+  if (done) {
+    d.outcome = Outcome::Complete;
+    return true;
+  }
+  if (opts.frozen) {
+    d.outcome = Outcome::Frozen;
+    d.reason = "a gate is open: no new plan starts";
+    return true;
+  }
+  slots = opts.max_parallel > 0 && static_cast<size_t>(opts.max_parallel) > d.running
+              ? static_cast<size_t>(opts.max_parallel) - d.running
+              : 0;
+  if (slots == 0 && d.running > 0) {  // every slot is taken: nothing starts, why others wait is not asked
+    d.outcome = Outcome::Waiting;
+    return true;
+  }
+  return false;
+}
+
+// After the scan: plans to start, or plans running (the others wait for them). False when
+// nothing runs and nothing starts: the phase stops, for a reason.
+bool decided_after_scan(Decision& d) {
+  if (!d.start.empty()) {
+    d.outcome = Outcome::Start;
+    return true;
+  }
+  if (d.running > 0) {
+    d.outcome = Outcome::Waiting;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Decision next(const std::vector<PlanNode>& plans, const Options& opts) {
@@ -126,23 +163,9 @@ Decision next(const std::vector<PlanNode>& plans, const Options& opts) {
     if (d.wave == 0 || p.wave < d.wave) d.wave = p.wave;
   }
   bool done = only >= 0 ? plans[static_cast<size_t>(only)].status == PlanStatus::Complete : all_complete;
-  if (done) {
-    d.outcome = Outcome::Complete;
-    return d;
-  }
-  if (opts.frozen) {
-    d.outcome = Outcome::Frozen;
-    d.reason = "a gate is open: no new plan starts";
-    return d;
-  }
+  size_t slots = 0;
+  if (decided_before_scan(d, done, opts, slots)) return d;
   std::string first_block;
-  size_t slots = opts.max_parallel > 0 && static_cast<size_t>(opts.max_parallel) > d.running
-                     ? static_cast<size_t>(opts.max_parallel) - d.running
-                     : 0;
-  if (slots == 0 && d.running > 0) {  // every slot is taken: nothing starts, why others wait is not asked
-    d.outcome = Outcome::Waiting;
-    return d;
-  }
   for (size_t i = 0; i < plans.size(); ++i) {
     if (slots > 0 && d.start.size() == slots) break;  // the slots are filled: the outcome is Start
     const PlanNode& p = plans[i];
@@ -165,14 +188,7 @@ Decision next(const std::vector<PlanNode>& plans, const Options& opts) {
     }
     if (d.start.size() < slots) d.start.push_back(i);
   }
-  if (!d.start.empty()) {
-    d.outcome = Outcome::Start;
-    return d;
-  }
-  if (d.running > 0) {
-    d.outcome = Outcome::Waiting;
-    return d;
-  }
+  if (decided_after_scan(d)) return d;
   if (failed) {
     d.outcome = Outcome::Failed;
     d.reason = "plan " + failed->id + " failed: wave " + std::to_string(failed->wave) +
@@ -248,22 +264,8 @@ Decision Board::next(const Options& opts) const {
   d.total_waves = total_waves_;
   d.running = running_;
   d.wave = open_waves_.empty() ? 0 : *open_waves_.begin();
-  if (complete_ == plans_.size()) {
-    d.outcome = Outcome::Complete;
-    return d;
-  }
-  if (opts.frozen) {
-    d.outcome = Outcome::Frozen;
-    d.reason = "a gate is open: no new plan starts";
-    return d;
-  }
-  size_t slots = opts.max_parallel > 0 && static_cast<size_t>(opts.max_parallel) > d.running
-                     ? static_cast<size_t>(opts.max_parallel) - d.running
-                     : 0;
-  if (slots == 0 && d.running > 0) {
-    d.outcome = Outcome::Waiting;
-    return d;
-  }
+  size_t slots = 0;
+  if (decided_before_scan(d, complete_ == plans_.size(), opts, slots)) return d;
   // next() starts the first plans, by index, that may start, of the current wave: the
   // wave's startable plans, in index order, whose dependencies are complete.
   if (auto w = waves_.find(d.wave); d.wave >= 1 && w != waves_.end())
@@ -271,14 +273,7 @@ Decision Board::next(const Options& opts) const {
       if (d.start.size() == slots) break;
       if (unmet_dependency(plans_, plans_[i]).empty()) d.start.push_back(i);
     }
-  if (!d.start.empty()) {
-    d.outcome = Outcome::Start;
-    return d;
-  }
-  if (d.running > 0) {
-    d.outcome = Outcome::Waiting;
-    return d;
-  }
+  if (decided_after_scan(d)) return d;
   return waves::next(plans_, opts);  // the run stops here: next() finds the reason
 }
 
