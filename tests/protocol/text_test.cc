@@ -74,6 +74,29 @@ TEST(Utf8, ValidUtf8StillChecksAsBefore) {
   EXPECT_FALSE(text::valid_utf8("\x80"));
 }
 
+// The ASCII runs are checked eight bytes at a time: a bad byte or a sequence is found at any
+// offset, in a window, across two windows or in the tail after the last one.
+TEST(Utf8, ABadByteIsFoundAtEveryOffset) {
+  for (size_t len = 1; len <= 40; ++len)
+    for (size_t at = 0; at < len; ++at) {
+      std::string s(len, 'a');
+      s[at] = '\xff';
+      EXPECT_FALSE(text::valid_utf8(s)) << len << " " << at;
+      s[at] = '\x80';  // a continuation byte alone
+      EXPECT_FALSE(text::valid_utf8(s)) << len << " " << at;
+      if (at + 2 <= len) {
+        s.replace(at, 2, "\xc3\xa9");  // é: valid wherever it falls
+        EXPECT_TRUE(text::valid_utf8(s)) << len << " " << at;
+        s.replace(at, 2, "\xc3" "a");  // a lead byte without its continuation
+        EXPECT_FALSE(text::valid_utf8(s)) << len << " " << at;
+      }
+    }
+  std::string long_one(1000, 'x');
+  long_one += "✓";
+  long_one.append(13, 'y');
+  EXPECT_TRUE(text::valid_utf8(long_one));
+}
+
 TEST(Text, JoinSomeNamesTheFirstItemsAndCountsTheRest) {
   EXPECT_EQ(text::join_some({}), "");
   EXPECT_EQ(text::join_some({"a", "b"}), "a, b");
