@@ -195,7 +195,8 @@ void Run::run_checks(size_t i, SpawnResult executor) {
   auto known = checks_read_.find(i);
   if (w == worktree_of_.end() && known != checks_read_.end() &&
       world().files().stamp(dir / e.path) == known->second.first) {
-    parsed = known->second.second;  // the file is the one load_plans parsed
+    parsed = std::move(known->second.second);  // the file is the one load_plans parsed
+    checks_read_.erase(known);                 // once: a plan that runs again reads its file again
   } else {
     auto l = load_plan(world(), dir / e.path);
     if (l.plan) parsed = plan_checks::parse(*l.plan);
