@@ -248,10 +248,17 @@ UpdateResult update(const World& w, const std::filesystem::path& root,
   return update_document(w, root, state_path(root), "execution-state", fn, check);
 }
 
-UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
-                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
-                             const std::function<std::string(const json& doc)>& check,
-                             const std::function<void()>& after_write) {
+namespace {
+
+// The one read-modify-write (update, update_in_place, update_document). In place, `fn_in_place`
+// changes the document as read and says whether it changed anything; it is not copied first
+// nor compared with the original after, and a refused change reads the file again for r.doc
+// (under the lock, it is the file as it was).
+UpdateResult update_impl(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
+                         const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
+                         const std::function<bool(json& doc, bool& changed, std::string& err)>& fn_in_place,
+                         const std::function<std::string(const json& doc)>& check,
+                         const std::function<void()>& after_write) {
   UpdateResult r;
   fs::Disk& disk = w.files();
   if (!disk.is_directory(root / ".yolo-planning")) {
@@ -277,31 +284,42 @@ UpdateResult update_document(const World& w, const std::filesystem::path& root, 
     r.error = cur.error;
     return r;
   }
-  json doc = cur.doc;
+  const bool in_place = static_cast<bool>(fn_in_place);
+  json copy;
+  if (!in_place) copy = cur.doc;
+  json& doc = in_place ? cur.doc : copy;
+  // The document as the file holds it, for a refused change.
+  auto as_it_was = [&]() -> json {
+    if (!in_place) return cur.doc;
+    LoadResult again = load_impl(disk, file, schema_name);
+    return again.ok() ? std::move(again.doc) : json();
+  };
   std::string err;
-  if (!fn(doc, err)) {
-    r.doc = cur.doc;
+  bool changed = true;
+  if (!(in_place ? fn_in_place(doc, changed, err) : fn(doc, err))) {
+    r.doc = as_it_was();
     r.error = err;
     return r;
   }
-  if (cur.exists && doc == cur.doc) {  // nothing changed: no write, no event for watchers
+  if (!in_place) changed = !(cur.exists && doc == cur.doc);
+  if (cur.exists && !changed) {  // nothing changed: no write, no event for watchers
     r.stamp = disk.stamp(file);
     written().put(r.stamp, file, schema_name, doc, 0);
     r.doc = std::move(doc);
     return r;
   }
-  if (std::string v = check        ? check(doc)
-                      : cur.exists ? validate_changes(schema_name, cur.doc, doc)
-                                   : validate_with(schema_name, doc);
+  if (std::string v = check                     ? check(doc)
+                      : cur.exists && !in_place ? validate_changes(schema_name, cur.doc, doc)
+                                                : validate_with(schema_name, doc);
       !v.empty()) {
-    r.doc = cur.doc;
+    r.doc = as_it_was();
     r.error = file.string() + ": update refused, the result would not match schema " + schema_name + ": " + v;
     return r;
   }
   // A file made read-only on purpose is not replaced behind the owner's back (rename would
   // do it: it needs only the folder to be writable).
   if (disk.read_only(file)) {
-    r.doc = cur.doc;
+    r.doc = as_it_was();
     r.error = file.string() +
               ": is read-only; yolo will not replace it (make it writable with chmod u+w to let yolo update it)";
     return r;
@@ -309,7 +327,7 @@ UpdateResult update_document(const World& w, const std::filesystem::path& root, 
   if (!disk.is_directory(file.parent_path())) disk.make_dirs(file.parent_path());
   std::string text = doc.dump(2) + "\n";
   if (std::string e = disk.write_atomic(file, text); !e.empty()) {
-    r.doc = cur.doc;
+    r.doc = as_it_was();
     r.error = e;
     return r;
   }
@@ -320,6 +338,21 @@ UpdateResult update_document(const World& w, const std::filesystem::path& root, 
   r.doc = std::move(doc);
   r.written = true;
   return r;
+}
+
+}  // namespace
+
+UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
+                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
+                             const std::function<std::string(const json& doc)>& check,
+                             const std::function<void()>& after_write) {
+  return update_impl(w, root, file, schema_name, fn, nullptr, check, after_write);
+}
+
+UpdateResult update_in_place(const World& w, const std::filesystem::path& root,
+                             const std::function<bool(json& doc, bool& changed, std::string& err)>& fn,
+                             const std::function<std::string(const json& doc)>& check) {
+  return update_impl(w, root, state_path(root), "execution-state", nullptr, fn, check, nullptr);
 }
 
 }  // namespace yolo::state

@@ -51,6 +51,16 @@ UpdateResult update(const World& w, const std::filesystem::path& root,
 // for an update that changes a few plans of a large state, validate_changed_plans checks what
 // changed in time proportional to the change.
 
+// As update(), for a change that knows what it changed: fn changes the document where it
+// lies and sets `changed` (true when it is called); the document is not copied before nor
+// compared after (at 4,000 plans, a copy, a comparison and a free of the whole state at
+// every batched write of execute, issue 19). `check` validates the result (null: the whole
+// document). A refused change (fn false, the check, a read-only file, a failed write)
+// leaves the file as it was and reads it again for r.doc.
+UpdateResult update_in_place(const World& w, const std::filesystem::path& root,
+                             const std::function<bool(json& doc, bool& changed, std::string& err)>& fn,
+                             const std::function<std::string(const json& doc)>& check);
+
 // The same discipline for another runner-owned JSON file under .yolo-planning (the review
 // ledgers): parsed and validated against schemas/<schema_name>.json on every read and
 // write, a broken file kept and never overwritten, updates under the same .lock (so one

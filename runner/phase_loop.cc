@@ -140,10 +140,11 @@ static state::UpdateResult write_updates(const stdfs::path& root,
       return true;
     });
   std::vector<size_t> changed;
-  return state::update(
+  return state::update_in_place(
       world(), root,
-      [&](json& doc, std::string&) {
+      [&](json& doc, bool& any, std::string&) {
         changed = execution::apply_plan_updates(doc, ups);
+        any = true;  // records to write (the wave may move with them): written, not compared
         return true;
       },
       [&](const json& doc) { return state::validate_changed_plans(doc, changed); });

@@ -198,6 +198,81 @@ TEST(State, AnUpdateWithACheckWritesOnlyWhatPassesIt) {
   EXPECT_EQ(load(repo.w, repo.root()).doc["plans"][0]["status"], "running");
 }
 
+// In place (execute's batched writes): the change is written and returned; a refused one
+// (fn's error, the check, a read-only file) writes nothing and returns the document as the
+// file holds it, not the half-changed one.
+TEST(State, AnUpdateInPlaceWritesItsChangeOrNothing) {
+  MemRepo repo;
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
+                d = {{"status", "running"}, {"plans", {{{"id", "01-01"}, {"status", "pending"}}}}};
+                return true;
+              }).written);
+  const auto file = state_path(repo.root());
+  const std::string before = repo.disk.get(file);
+  auto check = [](const json& d) { return validate_changed_plans(d, {0}); };
+  auto refused = [&](const UpdateResult& u, const std::string& what) {
+    EXPECT_FALSE(u.ok()) << what;
+    EXPECT_FALSE(u.written) << what;
+    EXPECT_EQ(repo.disk.get(file), before) << what;
+    EXPECT_EQ(u.doc["plans"][0]["status"], "pending") << what << ": " << u.doc.dump();
+  };
+  refused(update_in_place(
+              repo.w, repo.root(),
+              [](json& d, bool& changed, std::string& err) {
+                d["plans"][0]["status"] = "running";
+                changed = true;
+                err = "stopped halfway";
+                return false;
+              },
+              check),
+          "fn's error");
+  refused(update_in_place(
+              repo.w, repo.root(),
+              [](json& d, bool& changed, std::string&) {
+                d["plans"][0]["status"] = "weird";
+                changed = true;
+                return true;
+              },
+              check),
+          "the check");
+  repo.disk.set_read_only(file, true);
+  refused(update_in_place(
+              repo.w, repo.root(),
+              [](json& d, bool& changed, std::string&) {
+                d["plans"][0]["status"] = "running";
+                changed = true;
+                return true;
+              },
+              check),
+          "read-only");
+  repo.disk.set_read_only(file, false);
+  auto good = update_in_place(
+      repo.w, repo.root(),
+      [](json& d, bool& changed, std::string&) {
+        d["plans"][0]["status"] = "running";
+        changed = true;
+        return true;
+      },
+      check);
+  ASSERT_TRUE(good.written) << good.error;
+  EXPECT_EQ(good.doc["plans"][0]["status"], "running");
+  EXPECT_EQ(good.stamp, repo.disk.stamp(file));
+  EXPECT_EQ(load(repo.w, repo.root()).doc["plans"][0]["status"], "running");
+  // Nothing changed, said fn: nothing written.
+  const std::string now = repo.disk.get(file);
+  auto same = update_in_place(
+      repo.w, repo.root(),
+      [](json&, bool& changed, std::string&) {
+        changed = false;
+        return true;
+      },
+      check);
+  EXPECT_TRUE(same.ok());
+  EXPECT_FALSE(same.written);
+  EXPECT_EQ(repo.disk.get(file), now);
+  EXPECT_EQ(same.doc["plans"][0]["status"], "running");
+}
+
 // An update without a check of its own checks only what changed (state.cc, validate_changes),
 // and still refuses every invalid change, wherever it is: a plan among many, a new plan, a
 // gate, the approval, a duplicate gate id. Nothing of a refused update is written.
