@@ -210,6 +210,13 @@ TEST(State, AnUpdateInPlaceWritesItsChangeOrNothing) {
   const auto file = state_path(repo.root());
   const std::string before = repo.disk.get(file);
   auto check = [](const json& d) { return validate_changed_plans(d, {0}); };
+  auto status_to = [](std::string status) {
+    return [status](json& d, bool& changed, std::string&) {
+      d["plans"][0]["status"] = status;
+      changed = true;
+      return true;
+    };
+  };
   auto refused = [&](const UpdateResult& u, const std::string& what) {
     EXPECT_FALSE(u.ok()) << what;
     EXPECT_FALSE(u.written) << what;
@@ -226,34 +233,11 @@ TEST(State, AnUpdateInPlaceWritesItsChangeOrNothing) {
               },
               check),
           "fn's error");
-  refused(update_in_place(
-              repo.w, repo.root(),
-              [](json& d, bool& changed, std::string&) {
-                d["plans"][0]["status"] = "weird";
-                changed = true;
-                return true;
-              },
-              check),
-          "the check");
+  refused(update_in_place(repo.w, repo.root(), status_to("weird"), check), "the check");
   repo.disk.set_read_only(file, true);
-  refused(update_in_place(
-              repo.w, repo.root(),
-              [](json& d, bool& changed, std::string&) {
-                d["plans"][0]["status"] = "running";
-                changed = true;
-                return true;
-              },
-              check),
-          "read-only");
+  refused(update_in_place(repo.w, repo.root(), status_to("running"), check), "read-only");
   repo.disk.set_read_only(file, false);
-  auto good = update_in_place(
-      repo.w, repo.root(),
-      [](json& d, bool& changed, std::string&) {
-        d["plans"][0]["status"] = "running";
-        changed = true;
-        return true;
-      },
-      check);
+  auto good = update_in_place(repo.w, repo.root(), status_to("running"), check);
   ASSERT_TRUE(good.written) << good.error;
   EXPECT_EQ(good.doc["plans"][0]["status"], "running");
   EXPECT_EQ(good.stamp, repo.disk.stamp(file));
