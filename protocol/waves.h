@@ -79,9 +79,7 @@ class Board {
   Board() = default;
   explicit Board(std::vector<PlanNode> plans);  // resolves their dependencies (resolve_dependencies)
 
-  const std::vector<PlanNode>& plans() const { return plans_; }
   const PlanNode& operator[](size_t i) const { return plans_[i]; }
-  size_t size() const { return plans_.size(); }
   void set(size_t i, PlanStatus s);
   Decision next(const Options& opts) const;
   // Every plan of the wave is complete or failed; and whether one failed.
