@@ -8,6 +8,19 @@
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define YOLO_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define YOLO_ASAN 1
+#endif
+#endif
+#ifdef YOLO_ASAN
+constexpr bool kUnderAddressSanitizer = true;
+#else
+constexpr bool kUnderAddressSanitizer = false;
+#endif
+
 namespace yolo::runner {
 namespace phase {
 
@@ -414,21 +427,14 @@ int Run::run() {
 int execute(const ExecuteOptions& opts) {
   auto run = std::make_unique<phase::Run>(opts);
   int code = run->run();
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define YOLO_KEEP_TEARDOWN 1
-#endif
-#endif
-#if !defined(__SANITIZE_ADDRESS__) && !defined(YOLO_KEEP_TEARDOWN)
   // `yolo execute` ends here: its state and logs are written and synced, its children reaped,
   // its output flushed. Freeing a run of 800 plans node by node, then the process's static
   // caches, cost ~1% of a trivial executor's run (issue 19); the kernel frees it all at once.
   // Under the sanitizers the run is destroyed as usual, so that a leak still shows.
-  if (run->settled()) {
+  if (!kUnderAddressSanitizer && run->settled()) {
     std::fflush(nullptr);
     std::_Exit(code);
   }
-#endif
   return code;
 }
 
