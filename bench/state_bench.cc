@@ -20,30 +20,32 @@ namespace {
 namespace stdfs = std::filesystem;
 using yolo::json;
 
-json state800() {
+json state_of(int n) {
   const char* p = std::getenv("STATE_JSON");
   std::ifstream f(p ? p : "/tmp/sb/state800.json");
-  if (f) {
+  if (f && n == 800) {
     std::stringstream ss;
     ss << f.rdbuf();
     return json::parse(ss.str());
   }
   json d = {{"status", "running"}, {"wave", 1}, {"plans", json::array()}};
-  for (int i = 1; i <= 800; ++i)
+  for (int i = 1; i <= n; ++i)
     d["plans"].push_back({{"id", "1-" + std::to_string(i)},
                           {"path", ".yolo-planning/phases/01-bench-1/01-" + std::to_string(i) + "-PLAN.md"},
                           {"status", "pending"},
                           {"title", "Bench plan " + std::to_string(i)},
-                          {"wave", 1 + i / 80}});
+                          {"wave", 1 + i * 10 / (n + 1)}});
   return d;
 }
 
+json state800() { return state_of(800); }
+
 struct Project {
   stdfs::path root;
-  Project() {
+  explicit Project(int n = 800) {
     root = stdfs::temp_directory_path() / ("yolo-state-bench-" + std::to_string(::getpid()));
     stdfs::create_directories(root / ".yolo-planning");
-    std::ofstream(yolo::state::state_path(root)) << state800().dump(2) << "\n";
+    std::ofstream(yolo::state::state_path(root)) << state_of(n).dump(2) << "\n";
   }
   ~Project() {
     std::error_code ec;
@@ -64,6 +66,51 @@ void BM_StateUpdate_OnePlanOf800(benchmark::State& st) {
   }
 }
 BENCHMARK(BM_StateUpdate_OnePlanOf800)->Unit(benchmark::kMillisecond);
+
+// Execute's batched write: 100 plan records of N changed (about a quarter-second batch of a
+// trivial executor), through the write that re-serialises only those (update_plan_records)
+// against the whole-document update with the same change and the same check.
+constexpr int kBatch = 100;
+void BM_BatchedWrite_PlanRecords(benchmark::State& st) {
+  const int n = static_cast<int>(st.range(0));
+  Project p(n);
+  int k = 0;
+  for (auto _ : st) {
+    auto up = yolo::state::update_plan_records(yolo::runner::world(), p.root,
+                                               [&](json& d, std::vector<size_t>& changed, std::string&) {
+                                                 for (int b = 0; b < kBatch; ++b, ++k) {
+                                                   size_t i = static_cast<size_t>(k % n);
+                                                   d["plans"][i]["status"] = (k / n) & 1 ? "running" : "pending";
+                                                   changed.push_back(i);
+                                                 }
+                                                 return true;
+                                               });
+    if (!up.ok()) st.SkipWithError(up.error.c_str());
+  }
+}
+BENCHMARK(BM_BatchedWrite_PlanRecords)->Arg(800)->Arg(4000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+
+void BM_BatchedWrite_WholeDocument(benchmark::State& st) {
+  const int n = static_cast<int>(st.range(0));
+  Project p(n);
+  int k = 0;
+  for (auto _ : st) {
+    std::vector<size_t> changed;
+    auto up = yolo::state::update(
+        yolo::runner::world(), p.root,
+        [&](json& d, std::string&) {
+          for (int b = 0; b < kBatch; ++b, ++k) {
+            size_t i = static_cast<size_t>(k % n);
+            d["plans"][i]["status"] = (k / n) & 1 ? "running" : "pending";
+            changed.push_back(i);
+          }
+          return true;
+        },
+        [&](const json& d) { return yolo::state::validate_changed_plans(d, changed); });
+    if (!up.ok()) st.SkipWithError(up.error.c_str());
+  }
+}
+BENCHMARK(BM_BatchedWrite_WholeDocument)->Arg(800)->Arg(4000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 
 void BM_Copy800(benchmark::State& st) {
   json d = state800();

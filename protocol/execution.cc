@@ -93,7 +93,9 @@ void update_wave(json& doc) {
       long long w = p.contains("wave") && p["wave"].is_number_integer() ? p["wave"].get<long long>() : 0;
       if (w < 1) continue;
       total = std::max(total, w);
-      if (str(p, "status") != "complete" && (current == 0 || w < current)) current = w;
+      auto st = p.find("status");
+      const bool complete = st != p.end() && st->is_string() && st->get_ref<const std::string&>() == "complete";
+      if (!complete && (current == 0 || w < current)) current = w;
     }
   doc["total_waves"] = total;
   doc["wave"] = current == 0 ? total : current;
@@ -238,8 +240,15 @@ std::vector<size_t> apply_plan_updates(json& doc, const std::vector<std::pair<st
   if (!doc.is_object()) return changed;
   auto plans = doc.find("plans");
   if (plans != doc.end() && plans->is_array()) {
-    std::unordered_map<std::string, size_t> by_id;  // the first of an id, as find_plan
-    for (size_t k = 0; k < plans->size(); ++k) by_id.emplace(str((*plans)[k], "id"), k);
+    std::unordered_map<std::string_view, size_t> by_id;  // the first of an id, as find_plan
+    by_id.reserve(plans->size());
+    for (size_t k = 0; k < plans->size(); ++k) {
+      const json& p = (*plans)[k];
+      auto id = p.is_object() ? p.find("id") : p.end();
+      by_id.emplace(
+          id != p.end() && id->is_string() ? std::string_view(id->get_ref<const std::string&>()) : std::string_view(),
+          k);
+    }
     for (const auto& [id, u] : updates) {
       auto f = by_id.find(id);
       if (f == by_id.end()) continue;

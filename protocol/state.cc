@@ -10,6 +10,8 @@
 #include <charconv>
 #include <chrono>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -123,40 +125,52 @@ ValidatedBytes& validated() {
 // would otherwise parse its own, growing ledger at every batch. Bounded, shared by threads.
 class WrittenDocs {
  public:
+  // A document this process wrote, and the text of each of its plan records as that write
+  // serialised them (empty when the write did not keep them: see dump_state).
+  struct Doc {
+    json doc;
+    std::vector<std::string> plan_texts;
+  };
   // The document written to p, if p is still exactly the file written (the entry goes).
-  std::optional<json> take(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name) {
-    return get(disk, p, schema_name, /*keep=*/false);
+  std::optional<Doc> take(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name) {
+    std::string id = disk.stamp(p);
+    std::lock_guard<std::mutex> g(m_);
+    auto it = find(p, schema_name, id);
+    if (it == docs_.end()) return std::nullopt;
+    std::optional<Doc> d = std::move(it->second.doc);
+    docs_.erase(it);
+    return d;
   }
   // A copy of it, the entry kept (a read: copying the tree is a third of parsing the file).
   std::optional<json> peek(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name) {
-    return get(disk, p, schema_name, /*keep=*/true);
+    std::string id = disk.stamp(p);
+    std::lock_guard<std::mutex> g(m_);
+    auto it = find(p, schema_name, id);
+    if (it == docs_.end()) return std::nullopt;
+    return it->second.doc.doc;
   }
-  void put(const std::string& id, const std::filesystem::path& p, const std::string& schema_name, const json& doc,
+  void put(const std::string& id, const std::filesystem::path& p, const std::string& schema_name, Doc doc,
            size_t bytes) {
     std::lock_guard<std::mutex> g(m_);
     docs_.erase(p);
     if (id.empty() || bytes > kMaxBytes) return;
     if (docs_.size() >= kMaxDocs) docs_.erase(docs_.begin());
-    docs_.emplace(p, Entry{schema_name, id, doc});
+    docs_.emplace(p, Entry{schema_name, id, std::move(doc)});
   }
 
  private:
-  std::optional<json> get(fs::Disk& disk, const std::filesystem::path& p, const std::string& schema_name, bool keep) {
-    std::string id = disk.stamp(p);
-    std::lock_guard<std::mutex> g(m_);
-    auto it = docs_.find(p);
-    if (it == docs_.end() || id.empty() || it->second.schema != schema_name || it->second.id != id) return std::nullopt;
-    if (keep) return it->second.doc;
-    std::optional<json> d = std::move(it->second.doc);
-    docs_.erase(it);
-    return d;
-  }
-  static constexpr size_t kMaxDocs = 4, kMaxBytes = 16u << 20;
   struct Entry {
     std::string schema;
     std::string id;  // Disk::stamp: device, inode, size, times (a memory disk: its number and write)
-    json doc;
+    Doc doc;
   };
+  std::map<std::filesystem::path, Entry>::iterator find(const std::filesystem::path& p, const std::string& schema_name,
+                                                        const std::string& id) {
+    auto it = docs_.find(p);
+    if (it == docs_.end() || id.empty() || it->second.schema != schema_name || it->second.id != id) return docs_.end();
+    return it;
+  }
+  static constexpr size_t kMaxDocs = 4, kMaxBytes = 16u << 20;
   std::mutex m_;
   std::map<std::filesystem::path, Entry> docs_;
 };
@@ -213,7 +227,7 @@ std::string validate_changed_plans(const json& doc, const std::vector<size_t>& p
   if (!doc.is_object()) return validate(doc);
   json part = json::object();
   for (const auto& [k, v] : doc.items())
-    if (!v.is_structured()) part[k] = v;
+    if (k != "plans") part[k] = v;
   auto plans = doc.find("plans");
   if (plans != doc.end()) {
     if (!plans->is_array()) return validate(doc);
@@ -223,7 +237,8 @@ std::string validate_changed_plans(const json& doc, const std::vector<size_t>& p
     part["plans"] = std::move(some);
   }
   auto errors = schema::validate("execution-state", part);
-  return errors.empty() ? std::string() : schema::describe(errors);
+  if (!errors.empty()) return schema::describe(errors);
+  return duplicate_gate_id(doc);
 }
 
 LoadResult load(const World& w, const std::filesystem::path& root) {
@@ -250,15 +265,83 @@ UpdateResult update(const World& w, const std::filesystem::path& root,
 
 namespace {
 
-// The one read-modify-write (update, update_in_place, update_document). In place, `fn_in_place`
-// changes the document as read and says whether it changed anything; it is not copied first
-// nor compared with the original after, and a refused change reads the file again for r.doc
-// (under the lock, it is the file as it was).
-UpdateResult update_impl(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
-                         const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
-                         const std::function<bool(json& doc, bool& changed, std::string& err)>& fn_in_place,
-                         const std::function<std::string(const json& doc)>& check,
-                         const std::function<void()>& after_write) {
+// A plan record's text as it sits in the state's "plans" array: its dump(2), each line indented
+// four more spaces (strings are dumped with their newlines escaped, so every newline of the
+// dump is one of its lines).
+std::string record_text(const json& record) {
+  const std::string t = record.dump(2);
+  std::string out;
+  out.reserve(t.size() + t.size() / 8);
+  for (char c : t) {
+    out += c;
+    if (c == '\n') out += "    ";
+  }
+  return out;
+}
+
+// doc.dump(2) + "\n", with the records of doc["plans"] serialised from `texts`: the texts of the
+// records at the indexes in `changed` are made again (all of them when the counts differ), the
+// others are the previous write's. The rest of the document is serialised with its "plans" set
+// aside: that key, indented two spaces at the start of a line, can only be the document's own.
+std::string dump_state(json& doc, std::vector<std::string>& texts, const std::vector<size_t>& changed) {
+  auto plans = doc.is_object() ? doc.find("plans") : doc.end();
+  if (!doc.is_object() || plans == doc.end() || !plans->is_array()) {
+    texts.clear();
+    return doc.dump(2) + "\n";
+  }
+  const size_t n = plans->size();
+  if (texts.size() != n) {
+    texts.assign(n, std::string());
+    for (size_t i = 0; i < n; ++i) texts[i] = record_text((*plans)[i]);
+  } else {
+    for (size_t i : changed)
+      if (i < n) texts[i] = record_text((*plans)[i]);
+  }
+  json records = std::move(*plans);
+  *plans = nullptr;
+  std::string head = doc.dump(2);
+  *plans = std::move(records);
+  static const std::string kKey = "\n  \"plans\": null";
+  const size_t at = head.find(kKey);
+  if (at == std::string::npos) return doc.dump(2) + "\n";  // cannot happen: the whole dump then
+  size_t bytes = head.size() + 8;
+  for (const auto& t : texts) bytes += t.size() + 6;
+  std::string out;
+  out.reserve(bytes);
+  out.append(head, 0, at + kKey.size() - 4);  // up to the placeholder's "null"
+  if (n == 0) {
+    out += "[]";
+  } else {
+    out += "[\n";
+    for (size_t i = 0; i < n; ++i) {
+      out += "    ";
+      out += texts[i];
+      out += i + 1 < n ? ",\n" : "\n";
+    }
+    out += "  ]";
+  }
+  out.append(head, at + kKey.size(), std::string::npos);
+  out += '\n';
+#ifndef NDEBUG
+  // Debug builds (the sanitizer suite runs every execute test with them) prove the texts
+  // kept: a record changed without its index in `changed` would be written stale.
+  if (out != doc.dump(2) + "\n") {
+    std::fprintf(stderr, "state: a plan record changed without being named as changed\n");
+    std::abort();
+  }
+#endif
+  return out;
+}
+
+// The one read-modify-write (update, update_plan_records, update_document). For the plans'
+// records (`fn_records`), fn changes the document as read and names the records it changed;
+// the document is not copied first nor compared with the original after, and a refused
+// change reads the file again for r.doc (under the lock, it is the file as it was).
+UpdateResult update_impl(
+    const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
+    const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
+    const std::function<bool(json& doc, std::vector<size_t>& changed, std::string& err)>& fn_records,
+    const std::function<std::string(const json& doc)>& check, const std::function<void()>& after_write) {
   UpdateResult r;
   fs::Disk& disk = w.files();
   if (!disk.is_directory(root / ".yolo-planning")) {
@@ -274,9 +357,11 @@ UpdateResult update_impl(const World& w, const std::filesystem::path& root, cons
   // Writers that died between creating their temp file and renaming it leave it behind.
   disk.remove_stale_temp_files(file.parent_path());
   LoadResult cur;
+  std::vector<std::string> texts;  // the plan records' texts of the document as this process wrote it
   if (auto mine = written().take(disk, file, schema_name)) {
     cur.exists = true;
-    cur.doc = std::move(*mine);
+    cur.doc = std::move(mine->doc);
+    texts = std::move(mine->plan_texts);
   } else {
     cur = load_impl(disk, file, schema_name);
   }
@@ -284,7 +369,7 @@ UpdateResult update_impl(const World& w, const std::filesystem::path& root, cons
     r.error = cur.error;
     return r;
   }
-  const bool in_place = static_cast<bool>(fn_in_place);
+  const bool in_place = static_cast<bool>(fn_records);
   json copy;
   if (!in_place) copy = cur.doc;
   json& doc = in_place ? cur.doc : copy;
@@ -295,22 +380,22 @@ UpdateResult update_impl(const World& w, const std::filesystem::path& root, cons
     return again.ok() ? std::move(again.doc) : json();
   };
   std::string err;
-  bool changed = true;
-  if (!(in_place ? fn_in_place(doc, changed, err) : fn(doc, err))) {
+  std::vector<size_t> records;
+  if (!(in_place ? fn_records(doc, records, err) : fn(doc, err))) {
     r.doc = as_it_was();
     r.error = err;
     return r;
   }
-  if (!in_place) changed = !(cur.exists && doc == cur.doc);
-  if (cur.exists && !changed) {  // nothing changed: no write, no event for watchers
+  if (!in_place && cur.exists && doc == cur.doc) {  // nothing changed: no write, no event for watchers
     r.stamp = disk.stamp(file);
-    written().put(r.stamp, file, schema_name, doc, 0);
+    written().put(r.stamp, file, schema_name, {doc, {}}, 0);
     r.doc = std::move(doc);
     return r;
   }
-  if (std::string v = check                     ? check(doc)
-                      : cur.exists && !in_place ? validate_changes(schema_name, cur.doc, doc)
-                                                : validate_with(schema_name, doc);
+  if (std::string v = check        ? check(doc)
+                      : in_place   ? validate_changed_plans(doc, records)
+                      : cur.exists ? validate_changes(schema_name, cur.doc, doc)
+                                   : validate_with(schema_name, doc);
       !v.empty()) {
     r.doc = as_it_was();
     r.error = file.string() + ": update refused, the result would not match schema " + schema_name + ": " + v;
@@ -325,7 +410,8 @@ UpdateResult update_impl(const World& w, const std::filesystem::path& root, cons
     return r;
   }
   if (!disk.is_directory(file.parent_path())) disk.make_dirs(file.parent_path());
-  std::string text = doc.dump(2) + "\n";
+  if (!in_place) texts.clear();
+  std::string text = in_place ? dump_state(doc, texts, records) : doc.dump(2) + "\n";
   if (std::string e = disk.write_atomic(file, text); !e.empty()) {
     r.doc = as_it_was();
     r.error = e;
@@ -334,9 +420,18 @@ UpdateResult update_impl(const World& w, const std::filesystem::path& root, cons
   validated().put(file, schema_name, text);
   if (after_write) after_write();
   r.stamp = disk.stamp(file);
-  written().put(r.stamp, file, schema_name, doc, text.size());
-  r.doc = std::move(doc);
   r.written = true;
+  if (in_place) {
+    // The caller gets the document without its records; the whole of it, with the records'
+    // texts, stays here for the next write (no copy of the plans).
+    r.doc = json::object();
+    for (const auto& [k, v] : doc.items())
+      if (k != "plans") r.doc[k] = v;
+    written().put(r.stamp, file, schema_name, {std::move(doc), std::move(texts)}, text.size());
+    return r;
+  }
+  written().put(r.stamp, file, schema_name, {doc, {}}, text.size());
+  r.doc = std::move(doc);
   return r;
 }
 
@@ -349,10 +444,10 @@ UpdateResult update_document(const World& w, const std::filesystem::path& root, 
   return update_impl(w, root, file, schema_name, fn, nullptr, check, after_write);
 }
 
-UpdateResult update_in_place(const World& w, const std::filesystem::path& root,
-                             const std::function<bool(json& doc, bool& changed, std::string& err)>& fn,
-                             const std::function<std::string(const json& doc)>& check) {
-  return update_impl(w, root, state_path(root), "execution-state", nullptr, fn, check, nullptr);
+UpdateResult update_plan_records(
+    const World& w, const std::filesystem::path& root,
+    const std::function<bool(json& doc, std::vector<size_t>& changed, std::string& err)>& fn) {
+  return update_impl(w, root, state_path(root), "execution-state", nullptr, fn, nullptr, nullptr);
 }
 
 }  // namespace yolo::state

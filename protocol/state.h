@@ -51,15 +51,21 @@ UpdateResult update(const World& w, const std::filesystem::path& root,
 // for an update that changes a few plans of a large state, validate_changed_plans checks what
 // changed in time proportional to the change.
 
-// As update(), for a change that knows what it changed: fn changes the document where it
-// lies and sets `changed` (true when it is called); the document is not copied before nor
-// compared after (at 4,000 plans, a copy, a comparison and a free of the whole state at
-// every batched write of execute, issue 19). `check` validates the result (null: the whole
-// document). A refused change (fn false, the check, a read-only file, a failed write)
-// leaves the file as it was and reads it again for r.doc.
-UpdateResult update_in_place(const World& w, const std::filesystem::path& root,
-                             const std::function<bool(json& doc, bool& changed, std::string& err)>& fn,
-                             const std::function<std::string(const json& doc)>& check);
+// As update(), for execute's batched writes: a change to the plans' records (none added or
+// removed) and to the fields beside them. fn changes the document where it lies and appends to
+// `changed` the index of every record it changed; it returns false (with err) to write
+// nothing. The change is always written. The document is not copied before nor compared
+// after; the check covers every field but the records fn did not name (validate_changed_plans);
+// and only the named records are serialised again: the others' text is the one this process
+// wrote last, kept with the document (at 4,000 plans, copying, comparing and serialising the
+// whole state at each batched write was most of its cost, issue 19). A debug build checks the
+// text against the whole document's. On success r.doc is the document without its "plans"
+// (the whole of it stays with this process for its next write; load() gives all of it). A
+// refused change (fn's error, the check, a read-only file, a failed write) leaves the file as
+// it was, and r.doc is the file's document.
+UpdateResult update_plan_records(
+    const World& w, const std::filesystem::path& root,
+    const std::function<bool(json& doc, std::vector<size_t>& changed, std::string& err)>& fn);
 
 // The same discipline for another runner-owned JSON file under .yolo-planning (the review
 // ledgers): parsed and validated against schemas/<schema_name>.json on every read and
@@ -81,11 +87,11 @@ UpdateResult update_document(const World& w, const std::filesystem::path& root, 
 
 // Validates a state document; empty string when valid, else "pointer: message; ...".
 std::string validate(const json& doc);
-// Validates what an update of some plans' records changed: the document's top-level
-// scalars (the wave, the status) and the plans at `plan_indexes` of doc["plans"], against
-// the same schema. The rest (the other plans, gates, approvals, reviews) is not looked at:
-// it was validated when the document was read or last written, and the update did not
-// touch it. Empty string when valid.
+// Validates what an update of some plans' records changed: every field of the document but
+// "plans" (the wave, the status, the steps, the gates: small) and the plans at `plan_indexes`
+// of doc["plans"], against the same schema, and the gate ids' uniqueness. The other plans are
+// not looked at: they were validated when the document was read or last written, and the
+// update did not touch them. Empty string when valid.
 std::string validate_changed_plans(const json& doc, const std::vector<size_t>& plan_indexes);
 
 }  // namespace yolo::state

@@ -125,29 +125,20 @@ std::vector<std::pair<std::string, execution::PlanUpdate>> Run::take_pending() {
   return ups;
 }
 
-// One locked, atomic read-modify-write of the state with the updates: only the plans'
-// records and the wave change, so the schema check covers those (the rest was checked when
-// the state was read or written). Touches no member of the Run: it runs on a worker thread.
+// One locked, atomic read-modify-write of the state with the updates: the plans' records, and
+// the fields beside them (the wave, the steps, and what `also` changes: the phase's end, never
+// a record). Only those are checked and serialised again (state::update_plan_records). Touches
+// no member of the Run: it runs on a worker thread.
 static state::UpdateResult write_updates(const stdfs::path& root,
                                          const std::vector<std::pair<std::string, execution::PlanUpdate>>& ups,
                                          const std::vector<std::string>& steps,
                                          const std::function<void(json&)>& also = nullptr) {
-  if (also || !steps.empty())  // more than the plans' records: the whole change is checked (state::update's own check)
-    return state::update(world(), root, [&](json& doc, std::string&) {
-      execution::apply_plan_updates(doc, ups);
-      for (const auto& s : steps) execution::mark_step(doc, s);
-      if (also) also(doc);
-      return true;
-    });
-  std::vector<size_t> changed;
-  return state::update_in_place(
-      world(), root,
-      [&](json& doc, bool& any, std::string&) {
-        changed = execution::apply_plan_updates(doc, ups);
-        any = true;  // records to write (the wave may move with them): written, not compared
-        return true;
-      },
-      [&](const json& doc) { return state::validate_changed_plans(doc, changed); });
+  return state::update_plan_records(world(), root, [&](json& doc, std::vector<size_t>& changed, std::string&) {
+    changed = execution::apply_plan_updates(doc, ups);
+    for (const auto& s : steps) execution::mark_step(doc, s);
+    if (also) also(doc);
+    return true;
+  });
 }
 
 void Run::flush_plans(const std::function<void(json&)>& also) {

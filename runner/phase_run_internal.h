@@ -291,13 +291,16 @@ class Run {
   // which is what a later run needs after a kill -9 of this one. The rest of the state
   // (gates, approvals) is another process's to change: state_now() reads the file again
   // only when its identity (inode, size, times) is not the one this run last wrote or read.
+  // After a batched write, the document it gives has no "plans" (the write keeps them for the
+  // next one, state::update_plan_records): during the loop, the plans' statuses are nodes_'s.
   // A run killed between two writes loses only statuses that the next run finds again
   // (SUMMARY files; a `running` plan becomes pending, its executor ended through the journal).
   using PlanUpdate = execution::PlanUpdate;
   const state::LoadResult& state_now();
   void queue_plan(size_t i, PlanUpdate u);
   // Writes every queued change now (after the write in flight, if any).
-  // `also`: one more change of the state, written with the plans' records in the same write.
+  // `also`: one more change of the state, written with the plans' records in the same write
+  // (a field beside them: it never changes a record).
   void flush_plans(const std::function<void(json&)>& also = nullptr);
   // The timer's batch: the queued changes written on a worker thread.
   void flush_async();

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <functional>
+#include <random>
 
 #include "protocol/schema.h"
 #include "protocol/world.h"
@@ -198,10 +199,10 @@ TEST(State, AnUpdateWithACheckWritesOnlyWhatPassesIt) {
   EXPECT_EQ(load(repo.w, repo.root()).doc["plans"][0]["status"], "running");
 }
 
-// In place (execute's batched writes): the change is written and returned; a refused one
-// (fn's error, the check, a read-only file) writes nothing and returns the document as the
-// file holds it, not the half-changed one.
-TEST(State, AnUpdateInPlaceWritesItsChangeOrNothing) {
+// Execute's batched writes: the change is written, and the caller gets the document without
+// its records; a refused one (fn's error, the check, a read-only file) writes nothing and
+// returns the document as the file holds it, not the half-changed one.
+TEST(State, APlanRecordsUpdateWritesItsChangeOrNothing) {
   MemRepo repo;
   ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
                 d = {{"status", "running"}, {"plans", {{{"id", "01-01"}, {"status", "pending"}}}}};
@@ -209,11 +210,10 @@ TEST(State, AnUpdateInPlaceWritesItsChangeOrNothing) {
               }).written);
   const auto file = state_path(repo.root());
   const std::string before = repo.disk.get(file);
-  auto check = [](const json& d) { return validate_changed_plans(d, {0}); };
   auto status_to = [](std::string status) {
-    return [status](json& d, bool& changed, std::string&) {
+    return [status](json& d, std::vector<size_t>& changed, std::string&) {
       d["plans"][0]["status"] = status;
-      changed = true;
+      changed.push_back(0);
       return true;
     };
   };
@@ -223,38 +223,82 @@ TEST(State, AnUpdateInPlaceWritesItsChangeOrNothing) {
     EXPECT_EQ(repo.disk.get(file), before) << what;
     EXPECT_EQ(u.doc["plans"][0]["status"], "pending") << what << ": " << u.doc.dump();
   };
-  refused(update_in_place(
-              repo.w, repo.root(),
-              [](json& d, bool& changed, std::string& err) {
-                d["plans"][0]["status"] = "running";
-                changed = true;
-                err = "stopped halfway";
-                return false;
-              },
-              check),
+  refused(update_plan_records(repo.w, repo.root(),
+                              [](json& d, std::vector<size_t>& changed, std::string& err) {
+                                d["plans"][0]["status"] = "running";
+                                changed.push_back(0);
+                                err = "stopped halfway";
+                                return false;
+                              }),
           "fn's error");
-  refused(update_in_place(repo.w, repo.root(), status_to("weird"), check), "the check");
+  refused(update_plan_records(repo.w, repo.root(), status_to("weird")), "the check of a record");
+  refused(update_plan_records(repo.w, repo.root(),
+                              [](json& d, std::vector<size_t>&, std::string&) {
+                                d["steps_completed"] = {"step_2", 7};
+                                return true;
+                              }),
+          "the check of a field beside the records");
   repo.disk.set_read_only(file, true);
-  refused(update_in_place(repo.w, repo.root(), status_to("running"), check), "read-only");
+  refused(update_plan_records(repo.w, repo.root(), status_to("running")), "read-only");
   repo.disk.set_read_only(file, false);
-  auto good = update_in_place(repo.w, repo.root(), status_to("running"), check);
+  auto good = update_plan_records(repo.w, repo.root(), status_to("running"));
   ASSERT_TRUE(good.written) << good.error;
-  EXPECT_EQ(good.doc["plans"][0]["status"], "running");
+  EXPECT_FALSE(good.doc.contains("plans")) << good.doc.dump();
+  EXPECT_EQ(good.doc["status"], "running");
   EXPECT_EQ(good.stamp, repo.disk.stamp(file));
   EXPECT_EQ(load(repo.w, repo.root()).doc["plans"][0]["status"], "running");
-  // Nothing changed, said fn: nothing written.
-  const std::string now = repo.disk.get(file);
-  auto same = update_in_place(
-      repo.w, repo.root(),
-      [](json&, bool& changed, std::string&) {
-        changed = false;
+  EXPECT_EQ(json::parse(repo.disk.get(file))["plans"][0]["status"], "running");
+}
+
+// The records' texts a write keeps for the next one: after any sequence of record updates,
+// other writers' updates and a file replaced behind its back, the file holds exactly the
+// whole document's dump(2), as every other write writes it.
+TEST(State, APlanRecordsUpdateWritesWhatTheWholeDumpWould) {
+  MemRepo repo;
+  const auto file = state_path(repo.root());
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
+                d = {{"status", "running"}, {"wave", 1}, {"plans", json::array()}, {"steps_completed", {"step_2"}}};
+                for (int i = 0; i < 40; ++i)
+                  d["plans"].push_back({{"id", "01-" + std::to_string(i)},
+                                        {"title", "Plan \"" + std::to_string(i) + "\"\nwith a newline"},
+                                        {"status", "pending"},
+                                        {"wave", 1 + i % 4}});
+                return true;
+              }).written);
+  std::mt19937 rng(19);
+  const char* statuses[] = {"pending", "running", "complete", "failed"};
+  for (int step = 0; step < 300; ++step) {
+    const int kind = static_cast<int>(rng() % 10);
+    if (kind == 0) {  // another writer: a whole update (the kept texts go with it)
+      ASSERT_TRUE(update(repo.w, repo.root(), [&](json& d, std::string&) {
+                    d["plans"][rng() % 40]["title"] = "changed by another writer " + std::to_string(step);
+                    return true;
+                  }).ok());
+    } else if (kind == 1) {  // the file replaced behind this process's back
+      json d = json::parse(repo.disk.get(file));
+      d["plans"][rng() % 40]["title"] = "edited by hand " + std::to_string(step);
+      repo.disk.put(file, d.dump(2) + "\n");
+    } else {
+      const size_t n = 1 + rng() % 5;
+      auto u = update_plan_records(repo.w, repo.root(), [&](json& d, std::vector<size_t>& changed, std::string&) {
+        for (size_t k = 0; k < n; ++k) {
+          size_t i = rng() % 40;
+          json& p = d["plans"][i];
+          p["status"] = statuses[rng() % 4];
+          if (rng() % 3 == 0) p["error"] = "broke at \u00e9tape " + std::to_string(step);
+          if (rng() % 3 == 0) p.erase("error");
+          changed.push_back(i);
+        }
+        if (rng() % 4 == 0) d["wave"] = 1 + static_cast<int>(rng() % 4);
+        if (rng() % 8 == 0) d["steps_completed"].push_back("step_" + std::to_string(step));
         return true;
-      },
-      check);
-  EXPECT_TRUE(same.ok());
-  EXPECT_FALSE(same.written);
-  EXPECT_EQ(repo.disk.get(file), now);
-  EXPECT_EQ(same.doc["plans"][0]["status"], "running");
+      });
+      ASSERT_TRUE(u.written) << u.error;
+    }
+    const std::string text = repo.disk.get(file);
+    ASSERT_EQ(text, json::parse(text).dump(2) + "\n") << "step " << step;
+    ASSERT_EQ(load(repo.w, repo.root()).doc, json::parse(text)) << "step " << step;
+  }
 }
 
 // An update without a check of its own checks only what changed (state.cc, validate_changes),
