@@ -269,5 +269,83 @@ TEST(Crash, KillNineABatchedReviewMidPassKeepsEveryReportedRecord) {
   for (const auto& [id, rec] : ledger.doc["reviews"].items()) EXPECT_TRUE(rec.contains("loop")) << id;
 }
 
+// `yolo execute` writes its plans' records in batches, each re-serialising only the records
+// that changed (state::update_plan_records). kill -9 at random moments of a run, then resume:
+// after every kill the state is whole, schema-valid and exactly the whole document's dump (no
+// record written from a stale text), every plan it calls complete has its SUMMARY, and the
+// last run completes the phase.
+TEST(Crash, KillNineExecuteDuringItsBatchedWritesLeavesAStateThatResumes) {
+  TempDir dir;
+  const stdfs::path root = dir.path();
+  const stdfs::path phase = root / ".yolo-planning/phases/01-core";
+  const int kPlans = 150;
+  for (int i = 1; i <= kPlans; ++i) {
+    char num[8];
+    std::snprintf(num, sizeof num, "%03d", i);
+    write_file(phase / ("01-" + std::string(num) + "-PLAN.md"),
+               "---\nphase: \"01\"\nplan: \"" + std::string(num) + "\"\ntitle: \"Plan " + num +
+                   "\"\nwave: " + std::to_string(1 + (i - 1) * 3 / kPlans) +
+                   "\ndepends_on: []\nmust_haves:\n  - \"it works\"\n---\n\n### Task 1: Do it\n\nPlan " + num + ".\n");
+  }
+  write_file(root / ".yolo-planning/ROADMAP.md", "# Roadmap\n");
+  // Each executor takes about 30 ms and writes a SUMMARY that passes the structural gate: a
+  // run of 150 plans on two slots lasts two seconds or more, several batched writes.
+  const std::string exec_sh =
+      "sleep 0.03; b=${1##*/}; id=${b%-PLAN.md}; cat > \"$2\" <<EOS\n---\nphase: ${id%%-*}\nplan: ${id#*-}\n"
+      "title: \"Plan $id\"\nstatus: complete\ntasks_completed: 1\ntasks_total: 1\ncommit_hashes: [0000000]\n"
+      "completed: 2026-01-01\ndeviations: []\n---\n## What Was Built\nPlan $id.\n## Files Modified\nNone.\n"
+      "## Deviations\nNone.\nEOS\n";
+  write_file(root / ".yolo-planning/config.json",
+             json({{"executor", {"/bin/sh", "-c", exec_sh, "sh", "{plan_path}", "{summary_path}"}},
+                   {"max_parallel", 2},
+                   {"summary_checks", "structural"},
+                   {"review_gate", "never"},
+                   {"approvers", {{"vision", "skip"}}}})
+                 .dump());
+  const stdfs::path state_file = root / ".yolo-planning/.execution-state.json";
+  std::mt19937 rng(23);
+  size_t killed_mid_run = 0, complete_seen = 0;
+  for (int round = 0; round < 6; ++round) {
+    BgProcess p({yolo_bin(), "execute", "--json"}, root);
+    // The first plan ends, then a random moment of the run.
+    auto first = p.wait_for([](const json& j) { return j.value("event", "") == "plan_end"; }, std::chrono::seconds(30));
+    if (!first) {
+      std::string seen;
+      for (const auto& j : p.seen) seen += j.dump() + "\n";
+      FAIL() << "round " << round << ": no plan ended; seen:\n" << seen << p.stderr_text();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 + rng() % 300));
+    p.signal(SIGKILL);
+    int st = p.wait_exit(std::chrono::seconds(10));
+    if (st == 128 + SIGKILL) ++killed_mid_run;
+    const std::string text = slurp(state_file);
+    json doc = json::parse(text, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << "round " << round << ": " << text.substr(0, 200);
+    ASSERT_EQ(state::validate(doc), "") << "round " << round;
+    ASSERT_EQ(text, doc.dump(2) + "\n") << "round " << round << ": the file is not the document's whole dump";
+    ASSERT_EQ(doc["plans"].size(), static_cast<size_t>(kPlans)) << "round " << round;
+    size_t complete = 0;
+    for (const auto& rec : doc["plans"]) {
+      if (rec.value("status", "") != "complete") continue;
+      ++complete;
+      const std::string plan_path = rec.value("path", "");
+      const std::string summary = plan_path.substr(0, plan_path.size() - std::string("PLAN.md").size()) + "SUMMARY.md";
+      EXPECT_TRUE(stdfs::exists(root / summary)) << "round " << round << ": " << rec.dump();
+    }
+    EXPECT_GE(complete, complete_seen) << "round " << round << ": a plan complete before is not now";
+    complete_seen = complete;
+  }
+  EXPECT_GE(killed_mid_run, 5u) << "the run ended before the kill too often: nothing was tested";
+  EXPECT_GT(complete_seen, 0u) << "no batched write landed before a kill";
+  // The next run resumes and completes the phase.
+  auto r = run_yolo({"execute", "--json"}, root);
+  EXPECT_EQ(r.exit_code, 0) << r.out.substr(r.out.size() > 2000 ? r.out.size() - 2000 : 0) << r.err;
+  const std::string text = slurp(state_file);
+  json doc = json::parse(text);
+  EXPECT_EQ(doc["status"], "complete");
+  EXPECT_EQ(text, doc.dump(2) + "\n");
+  for (const auto& rec : doc["plans"]) EXPECT_EQ(rec["status"], "complete") << rec.dump();
+}
+
 }  // namespace
 }  // namespace yolo::test
