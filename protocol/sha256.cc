@@ -5,6 +5,9 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define YOLO_SHA256_X86 1
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#endif
 #endif
 
 namespace yolo {
@@ -102,9 +105,17 @@ __attribute__((target("sha,sse4.1,ssse3"))) void blocks_shani(uint32_t* hs, cons
   _mm_storeu_si128(reinterpret_cast<__m128i*>(hs + 4), _mm_alignr_epi8(cd, ab, 8));  // E F G H
 }
 
+// glibc's own CPU features (computed once by the C library at start-up): asking libgcc's
+// __builtin_cpu_supports instead links its CPU model constructor, which runs CPUID at every
+// start of every yolo (each CPUID a trap to the hypervisor in a VM: 6% of `yolo --version`,
+// issue 19).
 bool have_shani() {
+#if defined(CPU_FEATURE_ACTIVE)
+  return CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSE4_1) && CPU_FEATURE_ACTIVE(SSSE3);
+#else
   __builtin_cpu_init();
   return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3");
+#endif
 }
 #endif
 
