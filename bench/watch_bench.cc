@@ -114,14 +114,12 @@ std::string plan_text(const std::string& phase, const std::string& plan, const s
   std::string id = phase + "-" + plan;
   std::string f1 = "src/p" + id + "-a.txt", f2 = "src/p" + id + "-b.txt";
   return "---\nphase: \"" + phase + "\"\nplan: \"" + plan + "\"\ntitle: \"" + title +
-         "\"\nwave: 1\ndepends_on: []\ntype: execute\nautonomous: true\nmust_haves:\n  - \"" + title + " produces " +
-         f1 + "\"\n  - \"" + f2 + " lists what was built\"\n---\n\n## Objective\n\nBenchmark plan " + id +
+         "\"\nwave: 1\ndepends_on: []\ntype: execute\nautonomous: true\nmust_haves:\n  - \"" + title + " produces " + f1 + "\"\n  - \"" + f2 +
+         " lists what was built\"\n---\n\n## Objective\n\nBenchmark plan " + id +
          ": two small tasks, the shape of a real plan, about a kilobyte.\n\n## Tasks\n\n"
-         "### Task 1: Write the first file\n\n**Files:** `" +
-         f1 +
+         "### Task 1: Write the first file\n\n**Files:** `" + f1 +
          "` (new)\n\nCreate the file with the expected content and check it in.\n\n"
-         "### Task 2: Write the second file\n\n**Files:** `" +
-         f2 +
+         "### Task 2: Write the second file\n\n**Files:** `" + f2 +
          "` (new)\n\nList what task 1 built, one line per artifact.\n\n## Verification\n\n"
          "- both files exist\n- the first names the plan\n";
 }
@@ -313,8 +311,7 @@ Cpu read_cpu(pid_t pid) {
   std::istringstream ss(stat.substr(paren + 2));
   std::vector<std::string> f;
   for (std::string w; ss >> w;) f.push_back(w);
-  if (f.size() > 12)
-    c.tick_ms = (std::stod(f[11]) + std::stod(f[12])) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  if (f.size() > 12) c.tick_ms = (std::stod(f[11]) + std::stod(f[12])) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
   std::error_code ec;
   for (const auto& t : stdfs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
     std::istringstream s2(read_file(t.path() / "schedstat"));
@@ -340,11 +337,7 @@ struct Stats {
   double median = NAN, p99 = NAN, min = NAN, max = NAN, mean = NAN;
   json to_json() const {
     auto num = [](double v) { return std::isnan(v) ? json(nullptr) : json(std::round(v * 1000) / 1000); };
-    return {{"n", n},
-            {"median_ms", num(median)},
-            {"p99_ms", num(p99)},
-            {"min_ms", num(min)},
-            {"max_ms", num(max)},
+    return {{"n", n}, {"median_ms", num(median)}, {"p99_ms", num(p99)}, {"min_ms", num(min)}, {"max_ms", num(max)},
             {"mean_ms", num(mean)}};
   }
 };
@@ -404,59 +397,38 @@ Options parse_args(int argc, char** argv) {
   };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--yolo")
-      o.yolo = need(i);
-    else if (a == "--json")
-      o.json_out = true;
-    else if (a == "--saves")
-      o.saves = std::stoi(need(i));
-    else if (a == "--warmup")
-      o.warmup = std::stoi(need(i));
-    else if (a == "--debounce-ms")
-      o.debounce_ms = std::stoi(need(i));
-    else if (a == "--gap-ms")
-      o.gap_ms = std::stoi(need(i));
-    else if (a == "--idle-s")
-      o.idle_s = std::stoi(need(i));
-    else if (a == "--scale-plans")
-      o.scale_plans = std::stoi(need(i));
-    else if (a == "--scale-phases")
-      o.scale_phases = std::stoi(need(i));
-    else if (a == "--scale-edits")
-      o.scale_edits = std::stoi(need(i));
-    else if (a == "--scale-reuse")
-      o.scale_reuse = true;
-    else if (a == "--no-inotifywait")
-      o.inotifywait = false;
-    else if (a == "--no-scale")
-      o.scale = false;
-    else if (a == "--keep")
-      o.keep = true;
-    else if (a == "--workdir")
-      o.workdir = need(i);
+    if (a == "--yolo") o.yolo = need(i);
+    else if (a == "--json") o.json_out = true;
+    else if (a == "--saves") o.saves = std::stoi(need(i));
+    else if (a == "--warmup") o.warmup = std::stoi(need(i));
+    else if (a == "--debounce-ms") o.debounce_ms = std::stoi(need(i));
+    else if (a == "--gap-ms") o.gap_ms = std::stoi(need(i));
+    else if (a == "--idle-s") o.idle_s = std::stoi(need(i));
+    else if (a == "--scale-plans") o.scale_plans = std::stoi(need(i));
+    else if (a == "--scale-phases") o.scale_phases = std::stoi(need(i));
+    else if (a == "--scale-edits") o.scale_edits = std::stoi(need(i));
+    else if (a == "--scale-reuse") o.scale_reuse = true;
+    else if (a == "--no-inotifywait") o.inotifywait = false;
+    else if (a == "--no-scale") o.scale = false;
+    else if (a == "--keep") o.keep = true;
+    else if (a == "--workdir") o.workdir = need(i);
     else if (a == "--agent-sizes") {
       std::stringstream ss(need(i));
       for (std::string n; std::getline(ss, n, ',');)
         if (!n.empty()) o.agent_sizes.push_back(std::stoi(n));
-    } else if (a == "--agent-saves")
-      o.agent_saves = std::stoi(need(i));
-    else if (a == "--cold-plans")
-      o.cold_plans = std::stoi(need(i));
-    else if (a == "--cold-phases")
-      o.cold_phases = std::stoi(need(i));
-    else if (a == "--cold-saves")
-      o.cold_saves = std::stoi(need(i));
+    } else if (a == "--agent-saves") o.agent_saves = std::stoi(need(i));
+    else if (a == "--cold-plans") o.cold_plans = std::stoi(need(i));
+    else if (a == "--cold-phases") o.cold_phases = std::stoi(need(i));
+    else if (a == "--cold-saves") o.cold_saves = std::stoi(need(i));
     else if (a == "-h" || a == "--help") {
       std::puts(
           "usage: watch_bench --yolo PATH [--json] [--saves N] [--warmup N] [--debounce-ms N] [--gap-ms N]\n"
           "         [--idle-s N] [--scale-plans N] [--scale-phases N] [--scale-edits N]\n"
           "         [--scale-reuse] [--no-inotifywait] [--no-scale] [--keep] [--workdir DIR]\n"
           "       watch_bench --yolo PATH --agent-sizes N,N,... [--agent-saves N]   (save -> reviewer start)\n"
-          "       watch_bench --yolo PATH --cold-plans N [--cold-phases N] [--cold-saves N]   (first watch, no "
-          "ledgers)");
+          "       watch_bench --yolo PATH --cold-plans N [--cold-phases N] [--cold-saves N]   (first watch, no ledgers)");
       std::exit(0);
-    } else
-      die("unknown argument " + a + " (see --help)");
+    } else die("unknown argument " + a + " (see --help)");
   }
   if (o.yolo.empty()) die("--yolo PATH is required");
   o.yolo = stdfs::absolute(o.yolo).string();
@@ -472,8 +444,7 @@ void write_config(const stdfs::path& repo, const Options& o) {
 }
 
 int debounce_of(const json& ready, const Options& o) {
-  if (ready.is_object() && ready.contains("debounce_ms") && ready["debounce_ms"].is_number())
-    return ready["debounce_ms"].get<int>();
+  if (ready.is_object() && ready.contains("debounce_ms") && ready["debounce_ms"].is_number()) return ready["debounce_ms"].get<int>();
   return o.debounce_ms >= 0 ? o.debounce_ms : 20;
 }
 
@@ -600,11 +571,8 @@ struct IdleResult {
   long long wakeups = -1;
   size_t lines = 0;
   json to_json(int secs) const {
-    return {{"seconds", secs},
-            {"utime_stime_ms", tick_ms},
-            {"schedstat_ms", std::round(sched_ms * 1000) / 1000},
-            {"voluntary_wakeups", wakeups},
-            {"events", lines}};
+    return {{"seconds", secs}, {"utime_stime_ms", tick_ms}, {"schedstat_ms", std::round(sched_ms * 1000) / 1000},
+            {"voluntary_wakeups", wakeups}, {"events", lines}};
   }
 };
 
@@ -662,8 +630,7 @@ SmallResult run_small(const Options& o, const stdfs::path& work) {
   stdfs::path plan = phase / "01-01-PLAN.md";
   Cpu c0 = read_cpu(w.proc->pid());
   for (int i = 0; i < o.warmup + o.saves; ++i) {
-    Sample smp =
-        timed_watch_save(w, repo, plan, "01-01", plan_text("01", "01", "Bench plan one, save " + std::to_string(i)));
+    Sample smp = timed_watch_save(w, repo, plan, "01-01", plan_text("01", "01", "Bench plan one, save " + std::to_string(i)));
     if (i >= o.warmup) r.s.add(smp);
     if (w.mon->eof) {
       r.fatal = "yolo watch exited during the saves: " + stderr_tail(err);
@@ -813,8 +780,8 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
         bytes += stdfs::file_size(ledger_of(repo, dir), ec);
         continue;
       }
-      std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + dir.string() +
-                        "' --json > /dev/null 2> '" + (work / "scale-review.stderr").string() + "'";
+      std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + dir.string() + "' --json > /dev/null 2> '" +
+                        (work / "scale-review.stderr").string() + "'";
       int rc = ::system(cmd.c_str());
       std::error_code ec;
       auto sz = stdfs::file_size(ledger_of(repo, dir), ec);
@@ -835,8 +802,7 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
   // Cold file cache is not what a running editor session sees; warm it as a first watcher
   // run would (a read of every plan), so the figure is the watcher's own work.
   std::string warm = "find '" + planning.string() + "' -type f -exec cat {} + > /dev/null";
-  if (::system(warm.c_str()) != 0) { /* not fatal */
-  }
+  if (::system(warm.c_str()) != 0) { /* not fatal */ }
 
   stdfs::path err = work / "watch-scale.stderr";
   WatcherRun w = start_watcher(o, repo, err, 120s);
@@ -867,9 +833,8 @@ ScaleResult run_scale(const Options& o, const stdfs::path& work) {
     std::string ph = p.id.substr(0, p.id.find('-')), pl = p.id.substr(p.id.find('-') + 1);
     // The run's start time in the text: with --scale-reuse an edit of an earlier run is not
     // written again (the same content is reviewed already: no review would come).
-    Sample smp =
-        timed_watch_save(w, repo, p.path, p.id,
-                         plan_text(ph, pl, "Scale plan " + p.id + ", edit " + std::to_string(i) + " of run " + nonce));
+    Sample smp = timed_watch_save(w, repo, p.path, p.id,
+                                  plan_text(ph, pl, "Scale plan " + p.id + ", edit " + std::to_string(i) + " of run " + nonce));
     if (i >= o.warmup) r.s.add(smp);
     if (w.mon->eof) {
       r.fatal = "yolo watch exited during the edits: " + stderr_tail(err);
@@ -922,17 +887,14 @@ int as_reviewer(const char* stamp) {
   int n = std::snprintf(b, sizeof b, "%lld\n", static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec);
   int fd = ::open(stamp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd >= 0) {
-    if (::write(fd, b, static_cast<size_t>(n)) != n) { /* the bench notices a missing stamp */
-    }
+    if (::write(fd, b, static_cast<size_t>(n)) != n) { /* the bench notices a missing stamp */ }
     ::close(fd);
   }
   std::fputs("VERDICT: approve\nFINDINGS:\n- none\n", stdout);
   return 0;
 }
 
-long long now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-}
+long long now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
 
 std::vector<long long> stamps(const stdfs::path& f) {
   std::vector<long long> v;
@@ -969,11 +931,10 @@ AgentRow run_agent_size(const Options& o, const stdfs::path& work, int n) {
   stdfs::path repo = work / ("agent-" + std::to_string(n));
   stdfs::path phase = repo / ".yolo-planning" / "phases" / "01-agent";
   write_config(repo, o);
-  for (int i = 1; i <= n; ++i)
-    write_file(phase / ("01-" + two(i, 4) + "-PLAN.md"), plan_text("01", two(i, 4), "Agent plan " + two(i, 4)));
+  for (int i = 1; i <= n; ++i) write_file(phase / ("01-" + two(i, 4) + "-PLAN.md"), plan_text("01", two(i, 4), "Agent plan " + two(i, 4)));
   // Every plan reviewed beforehand (no agent: Stage 1), so the watcher starts with no backlog.
-  std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + phase.string() +
-                    "' --json > /dev/null 2>'" + (work / "agent-review.stderr").string() + "'";
+  std::string cmd = "cd '" + repo.string() + "' && '" + o.yolo + "' review '" + phase.string() + "' --json > /dev/null 2>'" +
+                    (work / "agent-review.stderr").string() + "'";
   if (::system(cmd.c_str()) > 512) {
     r.fatal = "yolo review failed: " + stderr_tail(work / "agent-review.stderr");
     return r;
@@ -1047,10 +1008,9 @@ AgentRow run_agent_size(const Options& o, const stdfs::path& work, int n) {
 int run_agent_mode(const Options& o, const stdfs::path& work) {
   json rows = json::array();
   if (!o.json_out)
-    std::printf(
-        "save -> reviewer start, agent configured (median ms; %d saves; the anchor: inotifywait | while read; "
-        "start the same reviewer)\n  %8s %10s %10s %12s %12s\n",
-        o.agent_saves, "plans", "yolo", "anchor", "yolo-deb.", "goal<=deb+5");
+    std::printf("save -> reviewer start, agent configured (median ms; %d saves; the anchor: inotifywait | while read; "
+                "start the same reviewer)\n  %8s %10s %10s %12s %12s\n",
+                o.agent_saves, "plans", "yolo", "anchor", "yolo-deb.", "goal<=deb+5");
   bool all = true;
   for (int n : o.agent_sizes) {
     AgentRow r = run_agent_size(o, work, n);
@@ -1058,10 +1018,7 @@ int run_agent_mode(const Options& o, const stdfs::path& work) {
     Stats y = stats(r.yolo), l = stats(r.loop);
     bool met_goal = y.median <= r.debounce + 5;
     all = all && met_goal;
-    rows.push_back({{"plans", n},
-                    {"debounce_ms", r.debounce},
-                    {"yolo", y.to_json()},
-                    {"anchor", l.to_json()},
+    rows.push_back({{"plans", n}, {"debounce_ms", r.debounce}, {"yolo", y.to_json()}, {"anchor", l.to_json()},
                     {"goal_met", met_goal}});
     if (!o.json_out)
       std::printf("  %8d %10.2f %10.2f %12.2f %12s\n", n, y.median, l.median, y.median - r.debounce, met(met_goal));
@@ -1084,8 +1041,7 @@ int run_cold_mode(const Options& o, const stdfs::path& work) {
       plans.emplace_back(f, phs + "-" + pls);
     }
   std::string warm = "find '" + planning.string() + "' -type f -exec cat {} + > /dev/null";
-  if (::system(warm.c_str()) != 0) { /* not fatal */
-  }
+  if (::system(warm.c_str()) != 0) { /* not fatal */ }
   stdfs::path err = work / "cold.stderr";
   WatcherRun w = start_watcher(o, repo, err, 300s);
   if (w.ready.is_null()) die("yolo watch never became ready: " + stderr_tail(err));
@@ -1148,6 +1104,7 @@ int run_cold_mode(const Options& o, const stdfs::path& work) {
   return w.ready_wall_ms <= 2000 && t_done ? 0 : 1;
 }
 
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1172,7 +1129,9 @@ int main(int argc, char** argv) {
     version = v.out.substr(0, v.out.find('\n') + 1);
     while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
   }
-  auto progress = [&](const std::string& m) { std::fprintf(stderr, "watch_bench: %s\n", m.c_str()); };
+  auto progress = [&](const std::string& m) {
+    std::fprintf(stderr, "watch_bench: %s\n", m.c_str());
+  };
 
   if (!o.agent_sizes.empty() || o.cold_plans > 0) {  // the issue-19 modes run alone
     int rc = 0;
@@ -1256,11 +1215,13 @@ int main(int argc, char** argv) {
           {"error_lines", small.error_lines},
           {"target_median_ms", db + 5},
           {"target_met", t_latency}}},
-        {"inotifywait_loop", loop.skipped.empty() ? json{{"save_to_output_written", l_written.to_json()},
-                                                         {"save_to_loop_line", l_event.to_json()},
-                                                         {"verdicts", loop.s.verdicts},
-                                                         {"missing", loop.s.failures}}
-                                                  : json{{"skipped", loop.skipped}}},
+        {"inotifywait_loop",
+         loop.skipped.empty()
+             ? json{{"save_to_output_written", l_written.to_json()},
+                    {"save_to_loop_line", l_event.to_json()},
+                    {"verdicts", loop.s.verdicts},
+                    {"missing", loop.s.failures}}
+             : json{{"skipped", loop.skipped}}},
     };
     j["idle"] = small.idle.to_json(o.idle_s);
     j["idle"]["target_ms"] = 10;
@@ -1298,16 +1259,14 @@ int main(int argc, char** argv) {
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("bench-watch: %s (%s)\n", o.yolo.c_str(), version.c_str());
-    std::printf(
-        "  debounce %d ms (watch.debounce_ms%s), %d saves by rename after %d warm-ups, %d ms apart; "
-        "load %.2f on %u CPUs\n\n",
-        db, o.debounce_ms >= 0 ? ", set by --debounce-ms" : ", default", o.saves, o.warmup, o.gap_ms, load1, ncpu);
+    std::printf("  debounce %d ms (watch.debounce_ms%s), %d saves by rename after %d warm-ups, %d ms apart; "
+                "load %.2f on %u CPUs\n\n",
+                db, o.debounce_ms >= 0 ? ", set by --debounce-ms" : ", default", o.saves, o.warmup, o.gap_ms, load1, ncpu);
     auto row = [](const std::string& name, const Stats& s, const std::string& target, const std::string& ok) {
       std::printf("  %-50s %9s %9s %9s %9s  %-10s %s\n", name.c_str(), f1(s.median).c_str(), f1(s.p99).c_str(),
                   f1(s.min).c_str(), f1(s.max).c_str(), target.c_str(), ok.c_str());
     };
-    std::printf("  %-50s %9s %9s %9s %9s  %-10s %s\n", "save -> review (ms)", "median", "p99", "min", "max", "target",
-                "met");
+    std::printf("  %-50s %9s %9s %9s %9s  %-10s %s\n", "save -> review (ms)", "median", "p99", "min", "max", "target", "met");
     std::printf("  %-50s %9s %9s %9s %9s  %-10s %s\n", std::string(50, '-').c_str(), "------", "------", "------",
                 "------", "------", "---");
     row("yolo watch: rename -> review recorded", w_written, "< " + std::to_string(db + 5) + " ms", met(t_latency));
@@ -1321,36 +1280,32 @@ int main(int argc, char** argv) {
     } else {
       std::printf("  inotifywait loop: skipped (%s)\n", loop.skipped.c_str());
     }
-    std::printf("  the watcher's own CPU per save (the review included: no agents, so no child): %.2f ms\n",
-                small.cpu_per_save_ms);
-    std::printf(
-        "\n  idle watcher over %d s: utime+stime %.0f ms (clock ticks of %.0f ms), on-CPU %.3f ms (schedstat), "
-        "%lld wake-ups, %zu events; target < 10 ms: %s\n",
-        o.idle_s, small.idle.tick_ms, 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK)), small.idle.sched_ms,
-        small.idle.wakeups, small.idle.lines, met(t_idle));
-    std::printf(
-        "  reviews checked against the saved content (the ledger's hash): %d of %d wrong or missing; "
-        "verdicts seen: ",
-        small.s.failures, o.saves);
+    std::printf("  the watcher's own CPU per save (the review included: no agents, so no child): %.2f ms\n", small.cpu_per_save_ms);
+    std::printf("\n  idle watcher over %d s: utime+stime %.0f ms (clock ticks of %.0f ms), on-CPU %.3f ms (schedstat), "
+                "%lld wake-ups, %zu events; target < 10 ms: %s\n",
+                o.idle_s, small.idle.tick_ms, 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK)), small.idle.sched_ms,
+                small.idle.wakeups, small.idle.lines, met(t_idle));
+    std::printf("  reviews checked against the saved content (the ledger's hash): %d of %d wrong or missing; "
+                "verdicts seen: ",
+                small.s.failures, o.saves);
     for (const auto& v : small.s.verdicts) std::printf("%s ", v.c_str());
     std::printf("\n");
     if (o.scale) {
-      std::printf(
-          "\n  scale: %d plans in %d phases, all reviewed beforehand: review ledgers %.2f MiB, state file %.3f MiB "
-          "(generated in %.1f s)\n",
-          scale.plans, scale.phases, scale.ledgers_mb, scale.state_mb, scale.gen_s);
+      std::printf("\n  scale: %d plans in %d phases, all reviewed beforehand: review ledgers %.2f MiB, state file %.3f MiB "
+                  "(generated in %.1f s)\n",
+                  scale.plans, scale.phases, scale.ledgers_mb, scale.state_mb, scale.gen_s);
       std::printf("  %-50s %9s %9s  %s\n", "", "value", "target", "met");
-      std::printf("  %-50s %9s %9s  %s\n", "start -> `ready` (first full reconcile), ms",
-                  f1(scale.ready_wall_ms).c_str(), ("<= " + f1(ready_target_ms)).c_str(), met(t_ready));
+      std::printf("  %-50s %9s %9s  %s\n", "start -> `ready` (first full reconcile), ms", f1(scale.ready_wall_ms).c_str(),
+                  ("<= " + f1(ready_target_ms)).c_str(), met(t_ready));
       std::printf("  %-50s %9s\n", "  as the watcher reports it (ready.ms)", f1(scale.ready_ms).c_str());
       std::printf("  %-50s %9lld %9s  %s\n", "peak resident memory (VmHWM), KiB", scale.hwm_kib,
                   ("<= " + std::to_string(rss_target_kib)).c_str(), met(t_rss));
       std::printf("  %-50s %9lld\n", "  resident now (VmRSS), KiB", scale.rss_kib);
-      std::printf("  %-50s %9d %9s\n", "reviews / plan_changed at start (all reviewed)",
-                  scale.initial_reviews + scale.initial_changed, "0");
+      std::printf("  %-50s %9d %9s\n", "reviews / plan_changed at start (all reviewed)", scale.initial_reviews + scale.initial_changed,
+                  "0");
       std::printf("\n  %-50s %9s %9s %9s %9s  %-10s %s\n",
-                  ("one edited plan (" + std::to_string(o.scale_edits) + " edits), ms").c_str(), "median", "p99", "min",
-                  "max", "target", "met");
+                  ("one edited plan (" + std::to_string(o.scale_edits) + " edits), ms").c_str(),
+                  "median", "p99", "min", "max", "target", "met");
       row("rename -> review recorded, minus debounce", s_written_nd, "< 10 ms", met(t_edit));
       row("  rename -> review recorded", s_written, "", "");
       row("  rename -> `reviewed` event", s_event, "", "");
@@ -1360,13 +1315,11 @@ int main(int argc, char** argv) {
       std::printf("  idle at scale over %d s: utime+stime %.0f ms, on-CPU %.3f ms, %lld wake-ups\n", o.idle_s,
                   scale.idle.tick_ms, scale.idle.sched_ms, scale.idle.wakeups);
       std::printf("  edits checked against the ledger's hash: %d wrong or missing\n", scale.s.failures);
-      std::printf("  `yolo status --json` on this state, whole process: %s ms (median of 3)\n",
-                  f1(scale.status_ms).c_str());
+      std::printf("  `yolo status --json` on this state, whole process: %s ms (median of 3)\n", f1(scale.status_ms).c_str());
     }
     for (const auto& l : small.error_lines) std::printf("  error event: %s\n", l.c_str());
     for (const auto& l : scale.error_lines) std::printf("  error event (scale): %s\n", l.c_str());
-    std::printf("\n  all targets met: %s%s\n", all ? "yes" : "NO",
-                correct ? "" : " (some reviews were wrong or missing)");
+    std::printf("\n  all targets met: %s%s\n", all ? "yes" : "NO", correct ? "" : " (some reviews were wrong or missing)");
     if (o.keep) std::printf("  work folder kept: %s\n", work.string().c_str());
   }
   if (!o.keep && o.workdir.empty()) {
