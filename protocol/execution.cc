@@ -240,20 +240,26 @@ std::vector<size_t> apply_plan_updates(json& doc, const std::vector<std::pair<st
   if (!doc.is_object()) return changed;
   auto plans = doc.find("plans");
   if (plans != doc.end() && plans->is_array()) {
-    std::unordered_map<std::string_view, size_t> by_id;  // the first of an id, as find_plan
-    by_id.reserve(plans->size());
-    for (size_t k = 0; k < plans->size(); ++k) {
-      const json& p = (*plans)[k];
-      auto id = p.is_object() ? p.find("id") : p.end();
-      by_id.emplace(
-          id != p.end() && id->is_string() ? std::string_view(id->get_ref<const std::string&>()) : std::string_view(),
-          k);
+    // Every update's record is found before any is changed: the index views the records' ids,
+    // which a change (an update's `set`) could otherwise replace under it.
+    std::vector<std::pair<size_t, const PlanUpdate*>> found;
+    {
+      std::unordered_map<std::string_view, size_t> by_id;  // the first of an id, as find_plan
+      by_id.reserve(plans->size());
+      for (size_t k = 0; k < plans->size(); ++k) {
+        const json& p = (*plans)[k];
+        auto id = p.is_object() ? p.find("id") : p.end();
+        by_id.emplace(
+            id != p.end() && id->is_string() ? std::string_view(id->get_ref<const std::string&>()) : std::string_view(),
+            k);
+      }
+      for (const auto& [id, u] : updates)
+        if (auto f = by_id.find(id); f != by_id.end()) found.emplace_back(f->second, &u);
     }
-    for (const auto& [id, u] : updates) {
-      auto f = by_id.find(id);
-      if (f == by_id.end()) continue;
-      changed.push_back(f->second);
-      json& p = (*plans)[f->second];
+    for (const auto& [at, up] : found) {
+      const PlanUpdate& u = *up;
+      changed.push_back(at);
+      json& p = (*plans)[at];
       p["status"] = u.status;
       if (u.started_at) p["started_at"] = *u.started_at;
       p["completed_at"] = u.completed_at;

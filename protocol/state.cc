@@ -9,9 +9,8 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cassert>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -322,14 +321,9 @@ std::string dump_state(json& doc, std::vector<std::string>& texts, const std::ve
   }
   out.append(head, at + kKey.size(), std::string::npos);
   out += '\n';
-#ifndef NDEBUG
   // Debug builds (the sanitizer suite runs every execute test with them) prove the texts
   // kept: a record changed without its index in `changed` would be written stale.
-  if (out != doc.dump(2) + "\n") {
-    std::fprintf(stderr, "state: a plan record changed without being named as changed\n");
-    std::abort();
-  }
-#endif
+  assert(out == doc.dump(2) + "\n" && "a plan record changed without being named as changed");
   return out;
 }
 
