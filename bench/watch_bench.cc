@@ -877,9 +877,10 @@ const char* met(bool b) { return b ? "yes" : "NO"; }
 
 // --- issue 19: save -> reviewer start with an agent; the first watch with no ledgers -------
 
-// The stand-in reviewer of --agent-sizes: this program run as `watch_bench --as-reviewer
-// STAMP PLAN`. Its first act stamps CLOCK_MONOTONIC (the clock of steady_clock here) into
-// STAMP, so "reviewer start" is the moment the agent runs, whoever started it.
+// The stand-in reviewer of --agent-sizes when stamp_reviewer (bench/standin/) is not built
+// beside this program: this program run as `watch_bench --as-reviewer STAMP PLAN`. Its first
+// act stamps CLOCK_MONOTONIC (the clock of steady_clock here) into STAMP, so "reviewer start"
+// is the moment the agent runs, whoever started it.
 int as_reviewer(const char* stamp) {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -919,6 +920,15 @@ std::string self_exe() {
   return stdfs::read_symlink("/proc/self/exe", ec).string();
 }
 
+// The reviewer both sides start: `stamp_reviewer` beside this program (libc only, built with
+// it), or else this program as `--as-reviewer` (about a millisecond slower to start, on both
+// sides alike).
+std::vector<std::string> reviewer_argv(const stdfs::path& stamp) {
+  stdfs::path standin = stdfs::path(self_exe()).parent_path() / "stamp_reviewer";
+  if (::access(standin.c_str(), X_OK) == 0) return {standin.string(), stamp.string()};
+  return {self_exe(), "--as-reviewer", stamp.string()};
+}
+
 struct AgentRow {
   int plans = 0, debounce = 20;
   std::vector<double> yolo, loop;  // save -> reviewer start, ms
@@ -941,7 +951,9 @@ AgentRow run_agent_size(const Options& o, const stdfs::path& work, int n) {
   }
   stdfs::path stamp = work / ("agent-" + std::to_string(n) + ".stamps");
   json cfg = json::parse(read_file(repo / ".yolo-planning" / "config.json"));
-  cfg["reviewer"] = {{"command", {self_exe(), "--as-reviewer", stamp.string(), "{plan_path}"}}, {"timeout_ms", 10000}};
+  json argv = reviewer_argv(stamp);
+  argv.push_back("{plan_path}");
+  cfg["reviewer"] = {{"command", argv}, {"timeout_ms", 10000}};
   write_file(repo / ".yolo-planning" / "config.json", cfg.dump() + "\n");
   stdfs::path err = work / ("agent-" + std::to_string(n) + ".stderr");
   {
@@ -979,10 +991,12 @@ AgentRow run_agent_size(const Options& o, const stdfs::path& work, int n) {
   if (::system("command -v inotifywait >/dev/null 2>&1") != 0) return r;
   std::string script =
       "inotifywait -m -q -e close_write,moved_to --format '%f' \"$1\" | while IFS= read -r f; do\n"
-      "  case \"$f\" in *-PLAN.md) \"$2\" --as-reviewer \"$3\" \"$1/$f\" > /dev/null; echo \"reviewed $f\";; esac\n"
+      "  case \"$f\" in *-PLAN.md) \"${@:2}\" \"$1/$f\" > /dev/null; echo \"reviewed $f\";; esac\n"
       "done\n";
   stdfs::path lstamp = work / ("loop-" + std::to_string(n) + ".stamps");
-  Child c({"bash", "-c", script, "bench-loop", phase.string(), self_exe(), lstamp.string()}, repo, err);
+  std::vector<std::string> loop_argv{"bash", "-c", script, "bench-loop", phase.string()};
+  for (auto& a : reviewer_argv(lstamp)) loop_argv.push_back(a);
+  Child c(loop_argv, repo, err);
   Monitor mon(c.out_fd(), {});
   bool up = false;
   for (int i = 0; i < 50 && !up; ++i) {
