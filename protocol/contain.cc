@@ -31,17 +31,33 @@ std::optional<stdfs::path> resolve_links(const stdfs::path& p, const stdfs::path
   }
   for (; it != rel_part.end(); ++it) todo.push_back(*it);
   int links = 0;
+  // How deep cur lies below a component that does not exist (or is not a directory): no
+  // link can be there, so those components are taken as written, without an lstat each,
+  // until a `..` (from a link's target) climbs back above it.
+  int below_missing = 0;
   while (!todo.empty()) {
     stdfs::path c = std::move(todo.front());
     todo.pop_front();
     if (c.empty() || c == ".") continue;
     if (c == "..") {
       cur = cur.parent_path();
+      if (below_missing > 0) --below_missing;
       continue;
     }
     stdfs::path next = cur / c;
+    if (below_missing > 0) {
+      ++below_missing;
+      cur = std::move(next);
+      continue;
+    }
     std::error_code ec;
-    if (stdfs::is_symlink(stdfs::symlink_status(next, ec))) {
+    const stdfs::file_status st = stdfs::symlink_status(next, ec);
+    if (st.type() == stdfs::file_type::not_found) {  // ENOENT or ENOTDIR: nothing below it
+      below_missing = 1;
+      cur = std::move(next);
+      continue;
+    }
+    if (stdfs::is_symlink(st)) {
       if (++links > 40) return std::nullopt;
       stdfs::path target = stdfs::read_symlink(next, ec);
       if (!ec) {

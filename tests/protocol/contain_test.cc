@@ -102,6 +102,25 @@ TEST(ResolveLinks, ResolvesEveryComponentEvenPastAMissingTarget) {
   EXPECT_EQ(resolve_links(t.root / "loop-a"), std::nullopt);
 }
 
+// Below a component that does not exist no link can lie, so the walk takes the rest as
+// written; a `..` in a link's target that climbs back out of the missing part is walked
+// again, link by link (here into `out`, a link out of the root), and a file taken as a
+// folder is missing too.
+TEST(ResolveLinks, BelowAMissingComponentOnlyTheClimbBackOutIsResolved) {
+  Tree t;
+  auto real_root = resolve_links(t.root.path());
+  auto real_out = resolve_links(t.outside.path());
+  ASSERT_TRUE(real_root && real_out);
+  EXPECT_EQ(resolve_links(t.root / "nothing/here/x.md"), *real_root / "nothing/here/x.md");
+  EXPECT_EQ(resolve_links(t.root / "src/a.cc/x"), *real_root / "src/a.cc/x");
+  stdfs::create_symlink("nothing/deeper/../../out", t.root / "climb");
+  EXPECT_EQ(resolve_links(t.root / "climb/secret.txt"), *real_out / "secret.txt");
+  EXPECT_EQ(contain(t.root.path(), "climb/secret.txt").refusal, R::Symlink);
+  stdfs::create_symlink("nothing/../src", t.root / "climb-in");
+  EXPECT_EQ(resolve_links(t.root / "climb-in/a.cc"), *real_root / "src/a.cc");
+  EXPECT_TRUE(contain(t.root.path(), "climb-in/a.cc").ok());
+}
+
 // Given the root's resolved path as a prefix, the walk starts below it and gives what the
 // walk from `/` gives, for each kind of link the tree has (in, out, relative, dangling,
 // loop) and for a prefix the path does not begin with (ignored, the whole path walked).
