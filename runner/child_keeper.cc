@@ -421,6 +421,8 @@ void supervise_children() {
 
 bool supervising_children() { return sup().enabled; }
 
+void end_orphans_before_exit() { sweep_at_exit(); }
+
 void start_keeper() {
   std::lock_guard<std::mutex> lock(sup().mu);
   start_keeper_locked();

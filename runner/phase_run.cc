@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "runner/child_keeper.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
@@ -433,6 +434,7 @@ int execute(const ExecuteOptions& opts) {
   // Under the sanitizers the run is destroyed as usual, so that a leak still shows.
   if (!kUnderAddressSanitizer && run->settled()) {
     std::fflush(nullptr);
+    end_orphans_before_exit();  // the atexit sweep, which _Exit would skip
     std::_Exit(code);
   }
   return code;

@@ -211,6 +211,31 @@ TEST(Robust, SecondExecuteOnAProjectIsRefusedNamingTheFirstsPid) {
   EXPECT_EQ(leftovers(p.marker), 0u);
 }
 
+// The same for execute: an executor that leaves a descendant without yolo's environment and
+// outside its group, then succeeds. The descendant was re-parented to yolo; the run ends, and
+// so does it (execute ends its process with _exit, past the atexit sweep: it sweeps first).
+TEST(Robust, ADescendantThatClearedItsEnvironmentDoesNotOutliveTheExecute) {
+  Project p;
+  const std::string summary =
+      "cat > .yolo-planning/phases/01-core/01-01-SUMMARY.md <<EOS\n---\nphase: \"01\"\nplan: \"01\"\n"
+      "title: \"Build it\"\nstatus: complete\ntasks_completed: 1\ntasks_total: 1\ncommit_hashes: [0000000]\n"
+      "completed: 2026-01-01\ndeviations: []\n---\n## What Was Built\nIt.\n## Files Modified\nNone.\n"
+      "## Deviations\nNone.\nEOS\n";
+  p.config(
+      {{"review_gate", "never"},
+       {"approvers", {{"vision", "skip"}}},
+       {"summary_checks", "structural"},
+       {"executor",
+        {{"command",
+          {"sh", "-c",
+           "env -i setsid sh -c 'sleep 30; : " + p.marker + "' </dev/null >/dev/null 2>&1 & sleep .3; " + summary}},
+         {"timeout_ms", 60000}}}});
+  auto r = run_yolo({"execute", "--json"}, p.root);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"status\":\"complete\""), std::string::npos) << r.out;
+  EXPECT_EQ(leftovers(p.marker), 0u) << "the descendant without yolo's environment outlived the execute";
+}
+
 // The pid of `parent`'s child (forked by any of its threads) whose command name is `comm`, or 0.
 int child_named(int parent, const std::string& comm) {
   std::error_code ec;
