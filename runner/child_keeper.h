@@ -33,10 +33,12 @@ bool supervising_children();
 // process writes after it is copied once (copy-on-write); forked after 800 plans were loaded,
 // that was about 1,200 page faults and 8 ms before the first executor (issue 19).
 void start_keeper();
-// What the exit of a supervising process does (an atexit handler): every orphan left is ended,
-// whatever its environment says. For a process that ends with _exit (which runs no atexit
-// handler: `yolo execute` and `yolo review` skip freeing what they built), called just before.
-void end_orphans_before_exit();
+// Ends the process now with `code`, as a command whose work is done (its files written, its
+// children reaped): its output flushed and, as at any exit, every orphan left ended; but
+// nothing freed (freeing a run of 800 plans node by node, or a review of 8,000, cost more than
+// the kernel's freeing it all at once, issue 19). Under AddressSanitizer it returns `code`,
+// so that the caller frees everything as usual and a leak still shows.
+int exit_without_freeing(int code);
 
 // A private folder (0700) for files handed to children, e.g. prompt files; when supervising,
 // the keeper removes it even if this process is killed. Empty on failure.

@@ -9,19 +9,6 @@
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define YOLO_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define YOLO_ASAN 1
-#endif
-#endif
-#ifdef YOLO_ASAN
-constexpr bool kUnderAddressSanitizer = true;
-#else
-constexpr bool kUnderAddressSanitizer = false;
-#endif
-
 namespace yolo::runner {
 namespace phase {
 
@@ -428,15 +415,10 @@ int Run::run() {
 int execute(const ExecuteOptions& opts) {
   auto run = std::make_unique<phase::Run>(opts);
   int code = run->run();
-  // `yolo execute` ends here: its state and logs are written and synced, its children reaped,
-  // its output flushed. Freeing a run of 800 plans node by node, then the process's static
-  // caches, cost ~1% of a trivial executor's run (issue 19); the kernel frees it all at once.
-  // Under the sanitizers the run is destroyed as usual, so that a leak still shows.
-  if (!kUnderAddressSanitizer && run->settled()) {
-    std::fflush(nullptr);
-    end_orphans_before_exit();  // the atexit sweep, which _Exit would skip
-    std::_Exit(code);
-  }
+  // `yolo execute` ends here: its state and logs are written and synced, its children reaped.
+  // Freeing a run of 800 plans node by node, then the process's static caches, cost ~1% of a
+  // trivial executor's run (issue 19).
+  if (run->settled()) return exit_without_freeing(code);
   return code;
 }
 

@@ -10,6 +10,7 @@
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "runner/world.h"
+#include "runner/child_keeper.h"
 #include "runner/command.h"
 #include "runner/output.h"
 #include "runner/review_gate.h"
@@ -66,7 +67,9 @@ int run(const Options& o) {
     ::raise(r.interrupt_signal);
     return 128 + r.interrupt_signal;
   }
-  return r.exit_code();
+  // Its ledgers and state are written, its agents reaped: a review of 8,000 plans spent a
+  // tenth of its time freeing what it built (issue 19).
+  return exit_without_freeing(r.exit_code());
 }
 
 const CommandRegistrar reg{Command{
