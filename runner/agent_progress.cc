@@ -1,5 +1,7 @@
 #include "runner/agent_progress.h"
 
+#include <cmath>
+
 #include <uv.h>
 
 #include <cstdlib>
@@ -15,7 +17,10 @@ namespace {
 
 constexpr const char* kEventType = "agent_progress";
 
-std::string secs(double ms) { return std::to_string(static_cast<long long>(ms / 1000)) + "s"; }
+// To the nearest second: the line is redrawn once a second by a timer of the loop, whose clock
+// counts whole milliseconds, so a tick can come a fraction of a millisecond before the second
+// is up; cut down, that tick said "0s" again and the next "2s".
+std::string secs(double ms) { return std::to_string(std::llround(ms / 1000)) + "s"; }
 
 const char* event_name(AgentCall::Event e) {
   switch (e) {
