@@ -1,9 +1,8 @@
 #include "runner/agent_progress.h"
 
-#include <cmath>
-
 #include <uv.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
