@@ -877,24 +877,6 @@ const char* met(bool b) { return b ? "yes" : "NO"; }
 
 // --- issue 19: save -> reviewer start with an agent; the first watch with no ledgers -------
 
-// The stand-in reviewer of --agent-sizes when stamp_reviewer (bench/standin/) is not built
-// beside this program: this program run as `watch_bench --as-reviewer STAMP PLAN`. Its first
-// act stamps CLOCK_MONOTONIC (the clock of steady_clock here) into STAMP, so "reviewer start"
-// is the moment the agent runs, whoever started it.
-int as_reviewer(const char* stamp) {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  char b[64];
-  int n = std::snprintf(b, sizeof b, "%lld\n", static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec);
-  int fd = ::open(stamp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    if (::write(fd, b, static_cast<size_t>(n)) != n) { /* the bench notices a missing stamp */ }
-    ::close(fd);
-  }
-  std::fputs("VERDICT: approve\nFINDINGS:\n- none\n", stdout);
-  return 0;
-}
-
 long long now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
 
 std::vector<long long> stamps(const stdfs::path& f) {
@@ -920,13 +902,14 @@ std::string self_exe() {
   return stdfs::read_symlink("/proc/self/exe", ec).string();
 }
 
-// The reviewer both sides start: `stamp_reviewer` beside this program (libc only, built with
-// it), or else this program as `--as-reviewer` (about a millisecond slower to start, on both
-// sides alike).
+// The reviewer both sides start: `stamp_reviewer` (bench/standin/), built beside this program.
+// Its first act stamps CLOCK_MONOTONIC (the clock of steady_clock here) into STAMP, so
+// "reviewer start" is the moment the agent runs, whoever started it.
 std::vector<std::string> reviewer_argv(const stdfs::path& stamp) {
   stdfs::path standin = stdfs::path(self_exe()).parent_path() / "stamp_reviewer";
-  if (::access(standin.c_str(), X_OK) == 0) return {standin.string(), stamp.string()};
-  return {self_exe(), "--as-reviewer", stamp.string()};
+  if (::access(standin.c_str(), X_OK) != 0)
+    die("no stand-in reviewer at " + standin.string() + " (it is built with watch_bench: cmake --build build --target stamp_reviewer)");
+  return {standin.string(), stamp.string()};
 }
 
 struct AgentRow {
@@ -1122,7 +1105,6 @@ int run_cold_mode(const Options& o, const stdfs::path& work) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 3 && std::string(argv[1]) == "--as-reviewer") return as_reviewer(argv[2]);
   Options o = parse_args(argc, argv);
   ::signal(SIGINT, kill_groups);
   ::signal(SIGTERM, kill_groups);

@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <cassert>
 #include <climits>
 #include <cstring>
 #include <map>

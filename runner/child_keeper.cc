@@ -1,9 +1,6 @@
 #include "runner/child_keeper.h"
 
 #include <dirent.h>
-
-#include <cstdio>
-#include <cstdlib>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -15,6 +12,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cerrno>

@@ -1,8 +1,6 @@
 #include "runner/phase_run.h"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 
 #include "runner/child_keeper.h"

@@ -9,12 +9,12 @@
 #include "protocol/config.h"
 #include "protocol/fs.h"
 #include "protocol/plan.h"
-#include "runner/world.h"
 #include "runner/child_keeper.h"
 #include "runner/command.h"
+#include "runner/config_report.h"
 #include "runner/output.h"
 #include "runner/review_gate.h"
-#include "runner/config_report.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
