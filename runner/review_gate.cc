@@ -512,6 +512,22 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
       out::line("  " + safe(f.value("plan_id", "")) + " [" + safe(f.value("severity", "")) + "] " +
                 safe(f.value("id", "")) + " — " + safe(f.value("title", "")));
   }
+  // The next step last, after the findings (800 plans' findings scrolled the verdict away).
+  if (res.halted) {
+    std::string first;
+    for (const auto& row : rows)
+      if (row["verdict"] == "reject") {
+        first = safe(row["plan_id"].get<std::string>());
+        break;
+      }
+    out::line("Next: revise " +
+              (rejected > 1 ? "the " + std::to_string(rejected) + " rejected plans (" + first + " first) as their"
+                            : "the rejected plan " + first + " as its") +
+              " findings say, then `yolo review " + safe(phase_dir) + "` again");
+  } else {
+    out::line("Next: `yolo execute` runs the phase" +
+              std::string(res.worst == Verdict::Conditional ? " (its findings ride along with the plans)" : ""));
+  }
   return res;
 }
 

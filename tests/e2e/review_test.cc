@@ -246,6 +246,18 @@ TEST(Review, EscalationHaltsThePhase) {
   EXPECT_TRUE(contains(h.out, "Review summary")) << h.out;
   EXPECT_TRUE(contains(h.out, "✗ Phase halted: 1 of 2 plans rejected")) << h.out;
   EXPECT_TRUE(contains(h.out, "Accumulated findings (4, de-duplicated by id)")) << h.out;
+  // The last line says what to do next: revise the rejected plan, then review again.
+  std::string last = h.out.substr(h.out.find_last_of('\n', h.out.size() - 2) + 1);
+  EXPECT_TRUE(contains(last, "Next: revise the rejected plan 01-02")) << last;
+  EXPECT_TRUE(contains(last, "`yolo review ")) << last;
+
+  // A phase that passes: the next step is execute.
+  write_file(repo.phase / "01-02-PLAN.md", plan_text("02", "Second plan"));
+  repo.config(json::object());
+  auto ok = repo.review({repo.phase.string()});
+  std::string ok_last = ok.out.substr(ok.out.find_last_of('\n', ok.out.size() - 2) + 1);
+  EXPECT_TRUE(contains(ok.out, "Phase review passed")) << ok.out;
+  EXPECT_TRUE(contains(ok_last, "Next: `yolo execute` runs the phase")) << ok.out;
 }
 
 TEST(Review, ArchitectThatChangesNothingStopsTheLoop) {
