@@ -14,6 +14,7 @@
 #include "protocol/plan.h"
 #include "protocol/text.h"
 #include "runner/agent_logs.h"
+#include "runner/sandbox.h"
 #include "runner/world.h"
 
 namespace yolo::runner {
@@ -90,9 +91,9 @@ bool uses(const std::vector<std::string>& tmpl, const std::string& placeholder) 
 struct PromptFile {
   std::string path;
   std::string error;
-  explicit PromptFile(const std::string& content) {
-    // In our private folder: the keeper removes it even if we are killed (subprocess.h).
-    stdfs::path dir = private_temp_dir();
+  // In the agent's own temp folder (inside our private one: the keeper removes it even if we
+  // are killed, subprocess.h), the only part of it the agent can read.
+  PromptFile(const std::string& content, stdfs::path dir) {
     std::string tmpl = (dir / "yolo-prompt-XXXXXX").string();
     int fd = dir.empty() ? -1 : ::mkstemp(tmpl.data());
     if (fd < 0) {
@@ -135,6 +136,7 @@ json AgentSpawn::info(const std::string& agent) const {
   if (result.outcome == SpawnResult::Outcome::Exited) j["exit_code"] = result.exit_code;
   if (interrupt_signal) j["interrupt_signal"] = interrupt_signal;
   if (!setup_error.empty()) j["setup_error"] = setup_error;
+  if (!sandbox.is_null()) j["sandbox"] = sandbox;
   return j;
 }
 
@@ -145,12 +147,40 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
   s.max_turns = agent_turns(cfg, agent);
   s.timeout_ms = cfg.timeout_for(spec);
   std::unique_ptr<PromptFile> prompt_file;
+  const bool architect = agent == "architect";
+  SandboxRequest req;
+  req.role = architect ? sandbox::Role::Architect : sandbox::Role::Reviewer;
+  req.project_root = ctx.root;
+  ConfinementResult confined = confine(cfg, req);
+  s.sandbox = confined.confinement->record();
+  if (!confined.ok()) {
+    s.setup_error = confined.error;
+    s.result.outcome = SpawnResult::Outcome::SpawnFailed;
+    s.result.spawn_error = confined.error;
+    return s;
+  }
+  // The architect revises a private copy of the plan: it can write nothing else, and yolo
+  // takes the copy back itself (revise_from_copy).
+  std::string plan_path = ctx.plan_path, prompt = ctx.prompt;
+  if (architect && !confined.confinement->temp_dir.empty()) {
+    stdfs::path real = stdfs::path(ctx.plan_path).is_absolute() ? stdfs::path(ctx.plan_path) : ctx.root / ctx.plan_path;
+    stdfs::path copy = confined.confinement->temp_dir / real.filename();
+    auto text = fs::read_text(real);
+    if (text.ok() && fs::write_atomic(copy, text.content).empty()) {
+      plan_path = copy.string();
+      s.plan_copy = copy;
+      s.plan_real = real;
+      s.plan_before = text.content;
+      const std::string from = "Plan path: " + ctx.plan_path + "\n", to = "Plan path: " + plan_path + "\n";
+      if (auto at = prompt.find(from); at != std::string::npos) prompt.replace(at, from.size(), to);
+    }
+  }
   std::map<std::string, std::string> vars = {
-      {"plan_path", ctx.plan_path},         {"phase_dir", ctx.phase_dir}, {"plan_id", ctx.plan_id},
+      {"plan_path", plan_path},             {"phase_dir", ctx.phase_dir}, {"plan_id", ctx.plan_id},
       {"plan_title", ctx.plan_title},       {"model", s.model},           {"max_turns", std::to_string(s.max_turns)},
-      {"cycle", std::to_string(ctx.cycle)}, {"prompt", ctx.prompt}};
+      {"cycle", std::to_string(ctx.cycle)}, {"prompt", prompt}};
   if (uses(spec.argv, "{prompt_file}")) {
-    prompt_file = std::make_unique<PromptFile>(ctx.prompt);
+    prompt_file = std::make_unique<PromptFile>(prompt, confined.confinement->temp_dir);
     if (!prompt_file->error.empty()) {
       s.setup_error = prompt_file->error;
       s.result.outcome = SpawnResult::Outcome::SpawnFailed;
@@ -168,11 +198,12 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
             {"YOLO_PLAN_ID", ctx.plan_id},
             {"YOLO_PHASE_DIR", ctx.phase_dir},
             {"YOLO_CYCLE", std::to_string(ctx.cycle)},
-            {"YOLO_PLAN_PATH", ctx.plan_path},
+            {"YOLO_PLAN_PATH", plan_path},
             {"YOLO_AGENT", agent},
             {"YOLO_MODEL", s.model},
             {"YOLO_MAX_TURNS", std::to_string(s.max_turns)}};
-  if (!uses(spec.argv, "{prompt}") && !prompt_file) sp.stdin_data = ctx.prompt;
+  if (!uses(spec.argv, "{prompt}") && !prompt_file) sp.stdin_data = prompt;
+  sp.confinement = confined.confinement;
   sp.unset_env = {"YOLO_AGENT_PROGRESS"};  // asked of the `yolo review` child by execute, not of its agents
   RunOptions ro;
   ro.stop_on_signals = true;  // SIGINT/SIGTERM/SIGHUP stop the agent's group; the caller exits
@@ -197,7 +228,19 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
   }
   s.child_cpu_ms = cpu_ms(RUSAGE_CHILDREN) - child0;
   s.parent_cpu_ms = cpu_ms(RUSAGE_SELF) - self0;
+  if (!s.plan_copy.empty() && s.result.ok()) s.revise_error = revise_from_copy(s);
   return s;
+}
+
+std::string revise_from_copy(AgentSpawn& s) {
+  auto text = fs::read_text(s.plan_copy);
+  if (!text.ok()) return "the architect's copy of the plan is gone (" + s.plan_copy.string() + ")";
+  if (text.content == s.plan_before) return "";
+  // The plan in the checkout changed while the architect worked on its copy: someone else's
+  // edit wins, the revision is dropped (the next review sees that edit).
+  auto now = fs::read_text(s.plan_real);
+  if (!now.ok() || now.content != s.plan_before) return "the plan changed while the architect revised it";
+  return fs::write_atomic(s.plan_real, text.content);
 }
 
 review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s) {
@@ -212,6 +255,11 @@ review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s) {
   }
   if (s.result.ok()) {
     r.status = review::AgentRun::Status::Ran;
+    return r;
+  }
+  if (s.result.ok() && !s.revise_error.empty()) {
+    r.status = review::AgentRun::Status::Unavailable;
+    r.reason = agent + ": " + s.revise_error;
     return r;
   }
   r.status = review::AgentRun::Status::Unavailable;

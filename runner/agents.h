@@ -54,7 +54,12 @@ struct AgentSpawn {
   double child_cpu_ms = 0;   // the child's own CPU time (user + system), from rusage
   double parent_cpu_ms = 0;  // yolo's own CPU time spent around the spawn (the clone, pipes, loop)
   int interrupt_signal = 0;  // set when SIGINT/SIGTERM/SIGHUP stopped the run
-  std::string setup_error;   // e.g. the prompt file could not be written
+  std::string setup_error;   // e.g. the prompt file could not be written, or no sandbox
+  json sandbox;              // what the child ran under (runner/sandbox.h, Confinement::record)
+  // The architect's private copy of the plan, the plan it came from and the plan's text then.
+  std::filesystem::path plan_copy, plan_real;
+  std::string plan_before;
+  std::string revise_error;  // the copy could not be taken back
   // {"agent","argv0","model","max_turns","timeout_ms","outcome","elapsed_ms","child_cpu_ms",...}
   json info(const std::string& agent) const;
 };
@@ -70,6 +75,10 @@ long long agent_turns(const Config& cfg, const std::string& agent);
 
 // Spawns `agent` ("reviewer" | "architect") from its command spec and waits for it.
 AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentContext& ctx);
+
+// Writes the architect's revised copy back over the plan (atomically, only when it changed
+// and nobody else changed the plan meanwhile). "" or why not.
+std::string revise_from_copy(AgentSpawn& s);
 
 // Maps a finished spawn to the loop's AgentRun (Ran only for exit status 0).
 review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s);

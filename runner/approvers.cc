@@ -4,7 +4,9 @@
 
 #include "protocol/argv_template.h"
 #include "protocol/text.h"
+#include "runner/sandbox.h"
 #include "runner/subprocess.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 
@@ -16,7 +18,20 @@ gates::ApproverVerdict CommandApprover::decide(const gates::ApproverRequest& req
   }
   std::map<std::string, std::string> vars = {
       {"plan_path", req.plan_path}, {"gate_type", req.gate_type}, {"gate_id", req.gate_id}, {"reason", req.reason}};
+  // The approver runs in the approver's sandbox: it reads the project, writes only its temp
+  // folder, and can reach neither the key nor the gates it decides.
+  Config cfg;
+  if (auto c = load_config(world(), req.root); c.ok()) cfg = c.config;
+  SandboxRequest sreq;
+  sreq.role = sandbox::Role::Approver;
+  sreq.project_root = req.root;
+  ConfinementResult confined = confine(cfg, sreq);
+  if (!confined.ok()) {
+    v.error = "approver " + req.argv_template[0] + " not started: " + confined.error;
+    return v;
+  }
   SpawnSpec spec;
+  spec.confinement = confined.confinement;
   spec.argv = expand_argv(req.argv_template, vars);
   spec.cwd = req.root;
   spec.timeout_ms = req.timeout_ms;

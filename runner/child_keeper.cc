@@ -320,11 +320,20 @@ unsigned long long spawn_seq_of(int pid, const std::string& env_name) {
   return 0;
 }
 
-void kill_tree(int pid, int depth = 0) {
-  ::kill(pid, SIGSTOP);  // no more forks while we look at its children
-  if (depth < 64)
-    for (int c : children_of(pid)) kill_tree(c, depth + 1);
-  ::kill(pid, SIGKILL);
+// The whole tree under pid, however deep: each process is stopped before its children are
+// looked at (no more forks meanwhile), then all are killed.
+void kill_tree(int pid) {
+  std::vector<int> todo{pid}, stopped;
+  std::set<int> seen;
+  while (!todo.empty()) {
+    int p = todo.back();
+    todo.pop_back();
+    if (!seen.insert(p).second) continue;
+    ::kill(p, SIGSTOP);
+    stopped.push_back(p);
+    for (int c : children_of(p)) todo.push_back(c);
+  }
+  for (int p : stopped) ::kill(p, SIGKILL);
 }
 
 // Ends the orphans (re-parented to us) of spawns that have ended and reaps the zombies among
@@ -364,7 +373,9 @@ void sweep_at_exit() {
   s.live_seqs.clear();
   s.live_pids.clear();
   s.final_sweep = true;
-  for (int round = 0; round < 10 && sweep_orphans_locked() > 0; ++round) {
+  // Until a round finds none left: an orphan that forked while we looked is taken in the next
+  // round. Bounded (about 20 s), so a kernel that never lets a process die cannot hang us.
+  for (int round = 0; round < 4000 && sweep_orphans_locked() > 0; ++round) {
     struct timespec ts {
       0, 5 * 1000 * 1000
     };

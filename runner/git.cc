@@ -1,6 +1,8 @@
 #include "runner/git.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "protocol/text.h"
@@ -9,10 +11,73 @@
 namespace yolo::runner {
 namespace {
 
+// Settings every git process of yolo's runs with, whatever the repository's config says: the
+// config is a file an agent outside yolo (or one of an older run) may have written, and these
+// keys name programs git runs (hooks, fsmonitor, external diff, pager, editor, askpass,
+// credential helpers, ssh, gpg, proxies).
+const std::vector<std::string>& fixed_overrides() {
+  static const std::vector<std::string> o = {
+      "core.hooksPath=/dev/null", "core.fsmonitor=false",      "core.sshCommand=ssh",   "core.pager=cat",
+      "core.editor=true",         "core.askPass=",             "credential.helper=",    "diff.external=",
+      "core.gitProxy=",           "core.alternateRefsCommand=", "commit.gpgSign=false", "tag.gpgSign=false",
+      "protocol.ext.allow=never", "sequence.editor=true",      "uploadpack.packObjectsHook=",
+      "gc.auto=0",                "maintenance.auto=false"};
+  return o;
+}
+
+// The attribute drivers the repository's config defines (filter.NAME.clean, diff.NAME.textconv,
+// merge.NAME.driver, ...), each set empty: a filter or textconv then runs nothing; a merge that
+// needs a custom driver fails rather than running it. Read once per repository with
+// `git config --list`, which runs nothing of the repository's.
+std::vector<std::string> driver_overrides(const std::filesystem::path& root) {
+  static std::mutex mu;
+  static std::map<std::string, std::vector<std::string>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(root.string()); it != cache.end()) return it->second;
+  SpawnSpec s;
+  s.argv = {"git", "-C", root.string(), "config", "--list", "-z", "--includes"};
+  s.unset_env = git_hook_env();
+  s.env = {{"GIT_TERMINAL_PROMPT", "0"}, {"LC_ALL", "C"}};
+  s.timeout_ms = 10000;
+  s.output_cap = 1 << 20;
+  SpawnResult r = run_process(s);
+  std::set<std::string> out;
+  if (r.ok())
+    for (size_t at = 0; at < r.out.size();) {
+      size_t end = r.out.find('\0', at);
+      if (end == std::string::npos) end = r.out.size();
+      std::string entry = r.out.substr(at, end - at);
+      at = end + 1;
+      std::string key = entry.substr(0, entry.find('\n'));
+      std::string lower = key;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      auto first = lower.find('.'), last = lower.rfind('.');
+      if (first == std::string::npos || last == first) continue;
+      std::string section = lower.substr(0, first), name = key.substr(first + 1, last - first - 1),
+                  var = lower.substr(last + 1);
+      if (section == "filter") {
+        for (const char* v : {"clean", "smudge", "process"}) out.insert("filter." + name + "." + v + "=");
+        out.insert("filter." + name + ".required=false");
+      } else if (section == "diff" && (var == "textconv" || var == "command")) {
+        out.insert("diff." + name + ".textconv=");
+        out.insert("diff." + name + ".command=");
+      } else if (section == "merge" && var == "driver") {
+        out.insert("merge." + name + ".driver=");
+      } else if (section == "remote" && (var == "uploadpack" || var == "receivepack" || var == "proxy")) {
+        out.insert("remote." + name + "." + var + "=");
+      }
+    }
+  return cache[root.string()] = std::vector<std::string>(out.begin(), out.end());
+}
+
 SpawnSpec git_spec(const std::filesystem::path& root, const std::vector<std::string>& args, long long timeout_ms,
                    size_t output_cap) {
   SpawnSpec s;
   s.argv = {"git", "-C", root.string()};
+  for (const auto& o : safe_git_config(root)) {
+    s.argv.push_back("-c");
+    s.argv.push_back(o);
+  }
   s.argv.insert(s.argv.end(), args.begin(), args.end());
   // A git hook (or `git --git-dir`) exports these for its own repository; inherited, they
   // would make `git -C ROOT` answer about that repository instead of ROOT.
@@ -29,6 +94,13 @@ std::string first_line(std::string_view s) {
 }
 
 }  // namespace
+
+std::vector<std::string> safe_git_config(const std::filesystem::path& root) {
+  std::vector<std::string> o = fixed_overrides();
+  auto d = driver_overrides(root);
+  o.insert(o.end(), d.begin(), d.end());
+  return o;
+}
 
 GitCli::GitCli(std::filesystem::path root, long long timeout_ms) : root_(std::move(root)), timeout_ms_(timeout_ms) {}
 

@@ -64,6 +64,12 @@ class GitCli : public GitPort {
 // `git -C ROOT` always means ROOT, also when yolo runs inside a hook of another repository.
 const std::vector<std::string>& git_hook_env();
 
+// The `-c KEY=VALUE` settings every git child of yolo's runs with, so that none runs a
+// program the repository's config names (hooks, fsmonitor, filters, textconv, merge drivers,
+// external diff, pager, editor, askpass, credential helpers, ssh, gpg). KEY=VALUE strings;
+// the attribute drivers are read from the repository's config once per process.
+std::vector<std::string> safe_git_config(const std::filesystem::path& root);
+
 // One `git -C DIR ARGS...` child as GitCli starts them (argv, no shell, own process group,
 // timeout, prompts and optional locks off, git_hook_env() removed), for the commands that
 // change a repository (worktrees, commits, merges: runner/worktree.h).

@@ -1,10 +1,13 @@
 #include "runner/launch.h"
 
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,6 +15,8 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+
+#include "runner/sandbox.h"
 
 #if defined(__x86_64__) || defined(__aarch64__)
 #define YOLO_LAUNCH_CLONE 1
@@ -25,11 +30,12 @@ namespace {
 
 // Raw system calls for the child: glibc's wrappers set errno, which is the thread-local
 // variable of the thread that cloned us (we share its memory and its TLS pointer).
-[[gnu::always_inline]] inline long raw(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
+[[gnu::always_inline]] inline long raw(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0) {
 #if defined(__x86_64__)
   long ret;
   register long r10 asm("r10") = d;
-  asm volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+  register long r8 asm("r8") = e;
+  asm volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8) : "rcx", "r11", "memory");
   return ret;
 #else
   register long x8 asm("x8") = n;
@@ -37,9 +43,19 @@ namespace {
   register long x1 asm("x1") = b;
   register long x2 asm("x2") = c;
   register long x3 asm("x3") = d;
-  asm volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+  register long x4 asm("x4") = e;
+  asm volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
   return x0;
 #endif
+}
+
+// Writes one of the child's own /proc files (its user namespace's maps): 0 or -errno.
+[[gnu::always_inline]] inline long write_proc(const char* path, const char* data, size_t n) {
+  long fd = raw(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return fd;
+  long w = raw(SYS_write, fd, reinterpret_cast<long>(data), static_cast<long>(n));
+  raw(SYS_close, fd);
+  return w < 0 ? w : (static_cast<size_t>(w) == n ? 0 : -EIO);
 }
 
 // The child, until its exec. No sanitizer instruments it: its stack is not one the sanitizers
@@ -62,6 +78,26 @@ namespace {
   if (r >= 0) r = raw(SYS_dup3, p->out_fd, 1, 0);
   if (r >= 0) r = raw(SYS_dup3, p->err_fd, 2, 0);
   if (r >= 0 && p->cwd) r = raw(SYS_chdir, reinterpret_cast<long>(p->cwd));
+  // The sandbox, last before the exec (the ruleset's fd is still open here): the read-only
+  // binds in the mount namespace the child was cloned into (its user namespace's maps first),
+  // no_new_privs, Landlock, then the seccomp filter, which allows none of these again.
+  if (r >= 0 && p->ruleset_fd >= 0) {
+    if (p->user_ns) {
+      r = write_proc("/proc/self/setgroups", "deny", 4);
+      if (r >= 0) r = write_proc("/proc/self/uid_map", p->uid_map, p->uid_map_len);
+      if (r >= 0) r = write_proc("/proc/self/gid_map", p->gid_map, p->gid_map_len);
+    }
+    const auto* mounts = static_cast<const Confinement::Mount*>(p->mounts);
+    if (r >= 0 && p->n_mounts) r = raw(SYS_mount, 0, reinterpret_cast<long>("/"), 0, MS_REC | MS_PRIVATE, 0);
+    for (size_t k = 0; r >= 0 && k < p->n_mounts; ++k) {
+      const long path = reinterpret_cast<long>(mounts[k].path);
+      r = raw(SYS_mount, path, path, 0, MS_BIND | MS_REC, 0);
+      if (r >= 0) r = raw(SYS_mount, 0, path, 0, static_cast<long>(MS_REMOUNT | MS_BIND | mounts[k].flags), 0);
+    }
+    if (r >= 0) r = raw(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (r >= 0) r = raw(SYS_landlock_restrict_self, p->ruleset_fd, 0);
+    if (r >= 0) r = raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, reinterpret_cast<long>(p->seccomp));
+  }
   if (r >= 0) {
     if (raw(SYS_close_range, 3, ~0UL, 0) < 0)
       for (long fd = 3; fd < 65536; ++fd) raw(SYS_close, fd);
@@ -192,9 +228,21 @@ int Launch::start(pid_t& pid, int& pidfd) {
 
 int Launch::start_child(pid_t& pid, int& pidfd) {
   // The plan lives in the Launch too: the child reads it after start() has returned.
-  plan_ =
-      Plan{program_.c_str(), argv_p_.data(), env_p_.data(), sh_argv_p_.data(), cwd_.empty() ? nullptr : cwd_.c_str(),
-           in_fd_,           out_fd_,        err_fd_,       &exec_errno_};
+  plan_ = Plan{program_.c_str(), argv_p_.data(), env_p_.data(), sh_argv_p_.data(), cwd_.empty() ? nullptr : cwd_.c_str(),
+               in_fd_,           out_fd_,        err_fd_,       -1,                nullptr,
+               false,            nullptr,        nullptr,       0,                 0,
+               nullptr,          0,              &exec_errno_};
+  if (const Confinement* c = confinement_) {
+    plan_.ruleset_fd = c->ruleset_fd;
+    plan_.seccomp = &c->prog;
+    plan_.user_ns = c->user_ns;
+    plan_.uid_map = c->uid_map.c_str();
+    plan_.uid_map_len = c->uid_map.size();
+    plan_.gid_map = c->gid_map.c_str();
+    plan_.gid_map_len = c->gid_map.size();
+    plan_.mounts = c->mounts.data();
+    plan_.n_mounts = c->mounts.size();
+  }
   Plan* plan = &plan_;
 #ifdef YOLO_LAUNCH_CLONE
   if (!stack_) stack_ = take_stack();
@@ -206,8 +254,12 @@ int Launch::start_child(pid_t& pid, int& pidfd) {
     pthread_sigmask(SIG_BLOCK, &all, &old);
     char* top = static_cast<char*>(stack_) + kGuard + kStack;
     int fd = -1;
-    pid_t c = ::clone(child_main, top, CLONE_VM | CLONE_PIDFD | SIGCHLD, plan, &fd);
-    if (c < 0 && errno == EINVAL) c = ::clone(child_main, top, CLONE_VM | SIGCHLD, plan);  // no CLONE_PIDFD (< 5.2)
+    // A confined child with read-only binds starts in namespaces of its own (unshare cannot
+    // make a user namespace for a process that shares our memory; clone can).
+    int ns = 0;
+    if (confinement_ && !confinement_->mounts.empty()) ns = CLONE_NEWNS | (confinement_->user_ns ? CLONE_NEWUSER : 0);
+    pid_t c = ::clone(child_main, top, CLONE_VM | CLONE_PIDFD | ns | SIGCHLD, plan, &fd);
+    if (c < 0 && errno == EINVAL) c = ::clone(child_main, top, CLONE_VM | ns | SIGCHLD, plan);  // no CLONE_PIDFD (< 5.2)
     int e = errno;
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     if (c < 0) return e;
@@ -216,6 +268,7 @@ int Launch::start_child(pid_t& pid, int& pidfd) {
     return 0;
   }
 #endif
+  if (confinement_) return ENOSYS;  // posix_spawn cannot enter a sandbox before the exec
   return spawn_with_posix_spawn(*plan, pid);
 }
 

@@ -29,6 +29,8 @@
 
 namespace yolo::runner {
 
+struct Confinement;
+
 class Launch {
  public:
   // argv[0] is the program as the caller names it; `program` the file to execute (resolved
@@ -38,6 +40,11 @@ class Launch {
   // stay open until start() returns.
   Launch(std::string program, std::vector<std::string> argv, std::vector<std::string> owned, std::vector<char*> envp,
          std::string cwd, int in_fd, int out_fd, int err_fd);
+  // The sandbox the child enters just before its exec (runner/sandbox.h): its own mount
+  // namespace with the read-only binds (cloned into it, with a user namespace unless root),
+  // no_new_privs, the Landlock ruleset, then the seccomp program. `c` must live until the
+  // child is reaped. Without it the child runs as yolo.
+  void confine(const Confinement* c) { confinement_ = c; }
   ~Launch();
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
@@ -63,6 +70,14 @@ class Launch {
     char* const* sh_argv;  // /bin/sh PROGRAM ARGS..., for a file without "#!"
     const char* cwd;       // nullptr: inherit
     int in_fd, out_fd, err_fd;
+    // The sandbox, as plain fields (the child calls no function of ours): ruleset_fd < 0 is none.
+    int ruleset_fd;
+    const void* seccomp;  // struct sock_fprog*
+    bool user_ns;
+    const char *uid_map, *gid_map;
+    size_t uid_map_len, gid_map_len;
+    const void* mounts;  // Confinement::Mount[n_mounts]
+    size_t n_mounts;
     std::atomic<int>* exec_errno;
   };
 
@@ -73,6 +88,7 @@ class Launch {
   std::vector<std::string> argv_, owned_;
   std::vector<char*> argv_p_, env_p_, sh_argv_p_;
   int in_fd_, out_fd_, err_fd_;
+  const Confinement* confinement_ = nullptr;
   void* stack_ = nullptr;
   unsigned long long start_ticks_ = 0;
   Plan plan_{};

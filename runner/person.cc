@@ -9,7 +9,12 @@
 #include <fstream>
 #include <iterator>
 #include <iostream>
+#include <set>
 #include <sstream>
+
+#include "protocol/fs.h"
+#include "runner/identity.h"
+#include "runner/sandbox.h"
 
 namespace yolo::runner {
 
@@ -34,7 +39,10 @@ pid_t yolo_ancestor() {
   struct stat self {};
   if (::stat("/proc/self/exe", &self) != 0) return 0;
   pid_t p = parent_of(::getpid());
-  for (int depth = 0; p > 1 && depth < 256; ++depth) {
+  // No depth limit: a chain of any length is walked to its end (pid 1, or a parent that is
+  // gone); a pid seen twice ends it (a parent re-used while we walk).
+  std::set<pid_t> seen;
+  while (p > 1 && seen.insert(p).second) {
     struct stat st {};
     std::string exe = "/proc/" + std::to_string(p) + "/exe";
     if (::stat(exe.c_str(), &st) == 0 && st.st_dev == self.st_dev && st.st_ino == self.st_ino) return p;
@@ -61,6 +69,24 @@ std::string& inherited_marker() {
   return m;
 }
 
+std::string ns_of(const char* kind) {
+  char buf[64];
+  ssize_t n = ::readlink((std::string("/proc/self/ns/") + kind).c_str(), buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// The pid and user namespaces of this process, as one line ("pid:[...] user:[...]").
+std::string namespaces_now() { return ns_of("pid") + " " + ns_of("user"); }
+
+// Beside the approval key: the namespaces the person decided in first. A process in another
+// pid or user namespace (`unshare --user --pid`, where the walk of ancestors ends at the new
+// namespace's first process) is not the person. The file lies with the key, which no
+// sandboxed child can read or write.
+std::filesystem::path namespaces_file() {
+  auto k = approval_key_path();
+  return k.empty() ? k : std::filesystem::path(k.string() + ".namespaces");
+}
+
 }  // namespace
 
 void mark_children_as_started_by_yolo() {
@@ -73,6 +99,19 @@ PersonCheck person_at_terminal() {
   if (const std::string& m = inherited_marker(); !m.empty()) {
     c.problem = "this process was started by yolo (an agent, executor, reviewer or approver, yolo pid " + m + ")";
     return c;
+  }
+  if (inside_sandbox()) {
+    c.problem = "this process runs inside a yolo sandbox (an agent, executor, reviewer or approver, or `yolo sandbox`)";
+    return c;
+  }
+  if (auto f = namespaces_file(); !f.empty()) {
+    auto known = fs::read_text(f);
+    std::string now = namespaces_now();
+    if (known.ok() && !known.content.empty() && std::string(known.content.substr(0, known.content.find('\n'))) != now) {
+      c.problem = "this process runs in other namespaces (" + now + ") than the person's (" +
+                  known.content.substr(0, known.content.find('\n')) + ", recorded in " + f.string() + ")";
+      return c;
+    }
   }
   if (pid_t y = yolo_ancestor()) {
     c.problem = "this process runs under yolo (pid " + std::to_string(y) +
@@ -91,6 +130,14 @@ PersonCheck person_at_terminal() {
   ::close(fd);
   c.ok = true;
   return c;
+}
+
+void remember_person_namespaces() {
+  auto f = namespaces_file();
+  if (f.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::exists(f, ec)) return;
+  fs::write_atomic(f, namespaces_now() + "\n");
 }
 
 bool confirm(const std::string& question) {

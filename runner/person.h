@@ -22,6 +22,10 @@ struct PersonCheck {
 // Whether the current process may act as a person deciding a gate.
 PersonCheck person_at_terminal();
 
+// After a person decided a gate: the pid and user namespaces they decided in, kept beside the
+// approval key (once), so a later decision from another namespace is refused.
+void remember_person_namespaces();
+
 // Asks `question` on stderr and reads one line from stdin: true for y / yes (any case).
 bool confirm(const std::string& question);
 

@@ -225,6 +225,7 @@ void Run::load_plans() {
       e.title = p.title;
       e.wave = p.wave.value_or(0);
       e.depends_on = p.depends_on;
+      load_hash_[i] = p.content_hash;
     } else {
       e.id = f.filename().string();
     }

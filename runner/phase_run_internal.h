@@ -387,6 +387,11 @@ class Run {
   std::set<size_t> completed_;                               // plans completed by this run
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
   std::map<size_t, PlanWorktree> worktree_of_;               // plans of this run with a worktree
+  std::map<size_t, json> sandbox_of_;                        // what each executor ran under
+  std::map<size_t, std::string> load_hash_;                  // each plan's content hash when the run read it
+  // "" when plan i's file holds, just before it starts, the content that was reviewed (its
+  // review record) or, without one, read at the run's start; else why not. `bytes`: the file.
+  std::string plan_unchanged(size_t i, const json& ledger, std::string& bytes) const;
   std::map<long long, std::string> wave_base_;               // wave -> the commit its worktrees start from
   std::map<size_t, json> wt_record_;                         // plan -> its `worktree` record
   std::map<size_t, int> slot_of_;                            // plan -> the pool slot it holds while it runs

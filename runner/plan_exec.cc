@@ -1,5 +1,7 @@
 // `yolo execute`: one plan from start to its gates (runner/phase_run_internal.h).
+#include "protocol/sha256.h"
 #include "runner/phase_run_internal.h"
+#include "runner/sandbox.h"
 #include "runner/world.h"
 
 namespace yolo::runner::phase {
@@ -30,9 +32,47 @@ std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long lo
           {"YOLO_WORKTREE", w != worktree_of_.end() ? w->second.path.string() : root_.string()}};
 }
 
+std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes) const {
+  const auto& e = entries_[i];
+  auto read = fs::read_bytes(root_ / e.path);
+  if (!read.ok()) return "its PLAN file cannot be read: " + read.error->message;
+  bytes = std::move(read.content);
+  std::string now = sha256_hex(bytes);
+  const json* rec = ledger.is_object() ? review_ledger::find(ledger, e.id) : nullptr;
+  if (rec) {
+    if (!review::reviewed_as_is(rec, now))
+      return "its PLAN file changed after it was reviewed (" + e.path + "); `yolo execute` again reviews it and opens "
+             "its gate again";
+    return "";
+  }
+  auto h = load_hash_.find(i);
+  if (h == load_hash_.end() || !review::same_content(h->second, now))
+    return "its PLAN file changed after this run read it (" + e.path + "); `yolo execute` again reviews it";
+  return "";
+}
+
 // Called by schedule() only, right after it read the state and decided these starts.
 void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   std::string now = now_iso8601();
+  // Each plan starts from the content that was reviewed and approved, checked just before its
+  // start: a plan an earlier plan's executor (or anyone) rewrote does not run as rewritten.
+  auto ledger = review_ledger::load(world(), root_, phase_.abs);
+  std::map<size_t, std::string> plan_bytes;
+  std::vector<size_t> changed;
+  for (size_t i : idx) {
+    if (std::string why = plan_unchanged(i, ledger.ok() ? ledger.doc : json(nullptr), plan_bytes[i]); !why.empty()) {
+      nodes_.set(i, waves::PlanStatus::Failed);
+      queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now), "not started: " + why, json::array()});
+      emit("plan_end", {{"plan", entries_[i].id}, {"status", "failed"}, {"error", why}}, Sym::Fail,
+           "Plan " + entries_[i].id + " not started: " + why);
+      changed.push_back(i);
+    }
+  }
+  if (!changed.empty()) {
+    flush_plans();
+    schedule();  // the phase halts on the failed plan; nothing else of this wave starts
+    return;
+  }
   for (size_t i : idx) {
     nodes_.set(i, waves::PlanStatus::Running);
     PlanUpdate u{"running", now, nullptr, "", nullptr};
@@ -57,8 +97,37 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
         failed_to_start = true;
         continue;
       }
+      // The slot's copy of the plan is the reviewed content, whatever its branch holds.
+      if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
+        auto slot_copy = fs::read_bytes(w->second.path / e.path);
+        if (!slot_copy.ok() || slot_copy.content != plan_bytes[i])
+          if (std::string werr = fs::write_atomic(w->second.path / e.path, plan_bytes[i]); !werr.empty())
+            note("could not put the reviewed plan into its worktree: " + werr);
+      }
     }
+    // The executor's sandbox: its slot (or the checkout without .yolo-planning, and its own
+    // phase folder), the git objects and its branch; never the state, the gates or the key.
+    SandboxRequest sreq;
+    sreq.role = sandbox::Role::Executor;
+    sreq.project_root = root_;
+    if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
+      sreq.worktree = w->second.path;
+      sreq.branch = w->second.branch;
+    } else {
+      sreq.phase_dir = (root_ / e.path).parent_path();
+    }
+    ConfinementResult confined = confine(cfg_, sreq);
+    if (!confined.ok()) {
+      nodes_.set(i, waves::PlanStatus::Failed);
+      queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now_iso8601()), confined.error, json::array()});
+      emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", confined.error}}, Sym::Fail,
+           "Plan " + e.id + " not started: " + confined.error);
+      failed_to_start = true;
+      continue;
+    }
+    sandbox_of_[i] = confined.confinement->record();
     SpawnSpec spec;
+    spec.confinement = confined.confinement;
     const std::string sp = summary_rel_for(root_, e.path);  // looked up once for the argv and the environment
     spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave, &sp));
     spec.cwd = isolated() ? worktree_of_[i].path : root_;
@@ -75,6 +144,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     int pid = running_[i]->pid();
     if (pid > 0) {
       spawned[e.id] = executor_record(pid, running_[i]->start_ticks());
+      spawned[e.id]["sandbox"] = sandbox_of_[i];
       // Who runs it: in the journal at once (a later run ends it after a kill -9 of this one),
       // in the state with its `running`, in the next batched write.
       if (!journal_executor(e.id, spawned[e.id])) journal_failed = true;
@@ -227,6 +297,13 @@ void Run::next_check(size_t i) {
   const plan_checks::Spec c = todo[k];
   auto w = worktree_of_.find(i);
   SpawnSpec spec;
+  SandboxRequest sreq;  // a check reads the project (its slot) and writes only its temp folder
+  sreq.role = sandbox::Role::Check;
+  sreq.project_root = root_;
+  ConfinementResult confined = confine(cfg_, sreq);
+  spec.confinement = confined.confinement;
+  if (!confined.ok()) spec.argv = {"/bin/sh", "-c", "echo \"$0\" >&2; exit 126", confined.error};
+  else
   spec.argv = expand_argv(c.argv, plan_vars(i, e.wave));
   spec.cwd = w != worktree_of_.end() ? w->second.path : root_;
   spec.env = plan_env(i, e.wave);

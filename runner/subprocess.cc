@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "runner/launch.h"
+#include "runner/sandbox.h"
 
 extern char** environ;
 
@@ -400,10 +401,14 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
   // The overrides' "NAME=value" strings: reserved up front, so that envp's pointers into
   // them stay valid.
   std::vector<std::string> env_strings;
-  env_strings.reserve(impl->spec.env.size() + 1);
+  env_strings.reserve(impl->spec.env.size() + 2);
   for (const auto& [k, v] : impl->spec.env) {
     env_strings.push_back(k + "=" + v);
     put(std::string_view(env_strings.back()).substr(0, k.size()), env_strings.back().data());
+  }
+  if (const auto& c = impl->spec.confinement; c && !c->temp_dir.empty()) {
+    env_strings.push_back("TMPDIR=" + c->temp_dir.string());
+    put(std::string_view(env_strings.back()).substr(0, 6), env_strings.back().data());
   }
   if (impl->seq) {
     env_strings.push_back(seq_name + "=" + std::to_string(impl->seq));
@@ -431,6 +436,7 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
     impl->launch =
         std::make_unique<Launch>(std::move(program), std::move(argv_copy), std::move(env_strings), std::move(envp),
                                  impl->spec.cwd.string(), pipes.in_r, pipes.out_w, pipes.err_w);
+    if (const auto& c = impl->spec.confinement; c && !c->off()) impl->launch->confine(c.get());
     std::unique_lock<std::mutex> spawn_lock =
         keeper::spawn_lock(impl->seq);  // a sweep never sees our new child unregistered
     err = impl->launch->start(pid, pidfd);

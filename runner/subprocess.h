@@ -33,6 +33,10 @@
 #include "runner/child_keeper.h"
 
 namespace yolo::runner {
+struct Confinement;
+}
+
+namespace yolo::runner {
 
 struct SpawnSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH when it has no '/'
@@ -52,6 +56,9 @@ struct SpawnSpec {
   // out/err are the same either way.
   enum class Stream { Out, Err };
   std::function<void(Stream, std::string_view line)> on_line;
+  // The sandbox the child runs in (runner/sandbox.h); null: none (yolo's own git, for one).
+  // TMPDIR is pointed at its private temp folder.
+  std::shared_ptr<Confinement> confinement;
 };
 
 struct SpawnResult {

@@ -194,6 +194,7 @@ int approve(const Options& o) {
   }
   auto r = gates::approve_gate(world(), *root, cfg, gate_id, by, &command_approver(), o.override_approver, shown);
   if (!r.ok()) return fail(cmd, o, r.error);
+  remember_person_namespaces();
   std::string status = r.gate.is_object() ? r.gate.value("status", "") : "";
   bool approved = status == "APPROVED";
   std::error_code ec;

@@ -62,6 +62,12 @@ std::vector<std::pair<std::string, std::string>> own_repo_env() {
 SpawnResult git(const stdfs::path& cwd, std::vector<std::string> args) {
   SpawnSpec s;
   s.argv = {"git"};
+  // Nothing the repository's config names runs; core.hooksPath is read here, not overridden.
+  for (const auto& o : safe_git_config(cwd))
+    if (o.rfind("core.hooksPath=", 0) != 0) {
+      s.argv.push_back("-c");
+      s.argv.push_back(o);
+    }
   s.argv.insert(s.argv.end(), args.begin(), args.end());
   s.cwd = cwd;
   s.unset_env = git_hook_env();

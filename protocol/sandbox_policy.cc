@@ -1,0 +1,99 @@
+#include "protocol/sandbox_policy.h"
+
+#include <algorithm>
+
+namespace yolo::sandbox {
+
+namespace {
+const std::vector<std::string>& names() {
+  static const std::vector<std::string> n = {"reviewer", "architect", "executor", "approver", "check", "shell"};
+  return n;
+}
+
+std::string join(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  return a.back() == '/' ? a + b : a + "/" + b;
+}
+
+// "refs/heads/yolo/run/plan" -> "refs/heads/yolo/run": git writes a ref through a lock file
+// beside it, so the grant is on its folder.
+std::string parent_of(const std::string& ref) {
+  auto slash = ref.rfind('/');
+  return slash == std::string::npos ? std::string() : ref.substr(0, slash);
+}
+// In a writable checkout: yolo's own files and what makes git run programs stay read-only.
+void protect_checkout(Policy& p, const std::string& root) {
+  p.read_only.push_back(join(root, ".yolo-planning"));
+  p.read_only.push_back(join(root, ".git/config"));
+  p.read_only.push_back(join(root, ".git/hooks"));
+}
+}  // namespace
+
+const char* role_name(Role r) { return names()[static_cast<size_t>(r)].c_str(); }
+
+bool role_from_name(const std::string& name, Role& out) {
+  for (size_t i = 0; i < names().size(); ++i)
+    if (names()[i] == name) {
+      out = static_cast<Role>(i);
+      return true;
+    }
+  return false;
+}
+
+const std::vector<std::string>& role_names() { return names(); }
+
+std::string Policy::canonical() const {
+  std::vector<std::string> lines;
+  lines.push_back(std::string("role ") + role_name(role));
+  for (const auto& h : hidden) lines.push_back("hidden " + h);
+  for (const auto& r : read_only) lines.push_back("read-only " + r);
+  for (const auto& w : writable_within) lines.push_back("writable " + w);
+  for (const auto& g : grants)
+    lines.push_back(std::string("grant ") + ((g.access & Read) ? "r" : "-") + ((g.access & Write) ? "w" : "-") +
+                    ((g.access & Exec) ? "x" : "-") + " " + g.path);
+  lines.push_back(std::string("unix_sockets ") + (unix_sockets ? "yes" : "no"));
+  std::sort(lines.begin() + 1, lines.end());
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+Policy policy_for(const PolicyInputs& in) {
+  Policy p;
+  p.role = in.role;
+  p.unix_sockets = in.unix_sockets;
+  p.hidden = in.secrets;
+  if (!in.yolo_private_dir.empty()) p.hidden.push_back(in.yolo_private_dir);
+  const unsigned rwx = Read | Write | Exec;
+  if (!in.temp_dir.empty()) p.grants.push_back({in.temp_dir, rwx});
+  if (in.role == Role::Executor) {
+    if (!in.worktree.empty()) {
+      p.grants.push_back({in.worktree, rwx});
+      if (!in.git_common_dir.empty()) {
+        p.grants.push_back({join(in.git_common_dir, "objects"), Read | Write});
+        if (auto dir = parent_of(in.branch_ref); !dir.empty()) {
+          p.grants.push_back({join(in.git_common_dir, dir), Read | Write});
+          p.grants.push_back({join(join(in.git_common_dir, "logs"), dir), Read | Write});
+        }
+      }
+      if (!in.git_worktree_dir.empty()) p.grants.push_back({in.git_worktree_dir, Read | Write});
+    } else if (!in.project_root.empty()) {
+      p.grants.push_back({in.project_root, rwx});
+      protect_checkout(p, in.project_root);
+      if (!in.phase_dir.empty()) p.writable_within.push_back(in.phase_dir);
+    }
+  }
+  if (in.role == Role::Shell && !in.project_root.empty()) {
+    // The person's own agent: the checkout and the plans, never yolo's state, audit or config.
+    p.grants.push_back({in.project_root, rwx});
+    protect_checkout(p, in.project_root);
+    p.writable_within.push_back(join(join(in.project_root, ".yolo-planning"), "phases"));
+    p.grants.push_back({"/dev/tty", Read | Write});
+  }
+  for (const auto& w : in.extra_write) p.grants.push_back({w, rwx});
+  if (!p.read_only.empty())
+    for (const auto& f : in.protected_paths) p.read_only.push_back(f);
+  return p;
+}
+
+}  // namespace yolo::sandbox

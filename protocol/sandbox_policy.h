@@ -1,0 +1,77 @@
+// What each program yolo starts may touch, by its role: the sandbox's policy, as a rule
+// (runner/sandbox.h carries it out with Landlock and seccomp).
+//
+// Every role reads the whole file system except the secrets (the approval key, the person's
+// SSH and GnuPG folders, yolo's own private folder, the other children's temp folders), and
+// writes only what its role needs:
+//   reviewer, approver, check   its private temp folder;
+//   architect                   its private temp folder, which holds the copy of the plan it
+//                               revises (yolo checks the copy and writes it back itself);
+//   executor                    its temp folder and its worktree slot, the git objects, its own
+//                               branch's refs and reflog and the slot's git folder; without a
+//                               worktree, the project's checkout except .yolo-planning,
+//                               .git/config and .git/hooks (read-only there), and its own
+//                               phase folder (for its SUMMARY: the other plans of the phase are
+//                               hashed again just before each starts);
+//   shell                       (`yolo sandbox`: the person's own agent) the checkout and the
+//                               plans' phase folders, never .yolo-planning's state, audit log
+//                               or config, and its own terminal;
+// plus the folders the config declares for a role (an agent CLI's own state folder). None may
+// create namespaces, trace or read the memory of other processes, push input into a terminal,
+// or connect to a UNIX socket by path (the person's tmux, ssh-agent) unless the config allows it.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace yolo::sandbox {
+
+enum class Role { Reviewer, Architect, Executor, Approver, Check, Shell };
+
+// "reviewer" ... "shell"; the inverse returns false for an unknown name.
+const char* role_name(Role r);
+bool role_from_name(const std::string& name, Role& out);
+const std::vector<std::string>& role_names();
+
+// What a granted path allows.
+enum Access : unsigned { Read = 1, Write = 2, Exec = 4 };
+
+struct Grant {
+  std::string path;  // absolute
+  unsigned access = Read;
+  bool operator==(const Grant& o) const { return path == o.path && access == o.access; }
+};
+
+struct Policy {
+  Role role = Role::Shell;
+  // Read (and execute) everything but these paths and what lies beneath them.
+  std::vector<std::string> hidden;
+  std::vector<Grant> grants;
+  // Inside a granted folder, paths that stay read-only (bound read-only in a mount namespace
+  // of the child's own: Landlock grants whole hierarchies), then paths below those that are
+  // writable again.
+  std::vector<std::string> read_only, writable_within;
+  bool unix_sockets = false;  // connect to UNIX sockets by path
+  // A stable text of the policy (one line per item, sorted), and its digest's input.
+  std::string canonical() const;
+};
+
+struct PolicyInputs {
+  Role role = Role::Shell;
+  std::string project_root;
+  std::string temp_dir;          // the child's private temp folder (read and write)
+  std::string yolo_private_dir;  // yolo's private folder, holding every child's temp folder
+  std::vector<std::string> secrets;
+  // Executor only: its worktree slot (empty: it runs in the project's checkout), the
+  // repository's common git folder, the slot's own git folder and the branch's ref name
+  // ("refs/heads/yolo/RUN/PLAN").
+  std::string worktree, git_common_dir, git_worktree_dir, branch_ref;
+  std::string phase_dir;  // absolute; an executor without a worktree writes its SUMMARY there
+  std::vector<std::string> extra_write;  // from the config, for this role
+  // Files inside a writable checkout that stay read-only (the programs the config names).
+  std::vector<std::string> protected_paths;
+  bool unix_sockets = false;
+};
+
+Policy policy_for(const PolicyInputs& in);
+
+}  // namespace yolo::sandbox

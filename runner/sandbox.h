@@ -1,0 +1,98 @@
+// The sandbox every program yolo starts runs in (protocol/sandbox_policy.h says what each role
+// may touch; docs/sandbox.md says why it is made this way).
+//
+// Made of three kernel mechanisms, all without privilege, applied in the child between its
+// clone and its exec (runner/launch.cc), so a confined start costs a few system calls:
+//   - no_new_privs: no set-uid program regains what the child gave up;
+//   - Landlock (the file system): a ruleset built here, in yolo, from the policy, and entered
+//     by the child; read everything but the hidden paths, write only the role's grants; from
+//     ABI 6 also scoped: no signal to, and no abstract socket of, a process outside it;
+//   - a seccomp filter: no namespaces (unshare, setns, clone with CLONE_NEW*; clone3 answers
+//     ENOSYS so that libc falls back to clone), no mount, ptrace, process_vm_*, bpf, keyrings,
+//     io_uring, open_by_handle_at; no TIOCSTI/TIOCLINUX; no UNIX socket unless allowed.
+// The filter also answers one probe (inside_sandbox) that no unconfined process can fake.
+#pragma once
+#include <linux/filter.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/config.h"
+#include "protocol/sandbox_policy.h"
+
+namespace yolo::runner {
+
+// The Landlock ABI version of this kernel, 0 when it has none (or it is disabled).
+int landlock_abi();
+
+// A policy made ready for a child: the Landlock ruleset (an fd the child enters) and the
+// seccomp program. Owns the child's private temp folder, removed with it.
+struct Confinement {
+  sandbox::Policy policy;
+  int ruleset_fd = -1;
+  std::vector<sock_filter> filter;
+  sock_fprog prog{};
+  int abi = 0;
+  std::string mechanism;  // "landlock+seccomp" | "off"
+  std::string digest;     // sha256 of the policy's canonical text
+  std::filesystem::path temp_dir;
+  bool keep_temp = false;
+  // The child's own mount namespace (and user namespace, unless root): each path bound onto
+  // itself and remounted with its flags (MS_RDONLY for the read-only ones), in order.
+  struct Mount {
+    const char* path;
+    unsigned long flags;
+  };
+  std::vector<std::string> mount_paths;
+  std::vector<unsigned long> mount_flags;
+  std::vector<Mount> mounts;
+  bool user_ns = false;
+  std::string uid_map, gid_map;
+  ~Confinement();
+  bool off() const { return ruleset_fd < 0; }
+  // {"role","mechanism","abi","policy"}: what the child ran under, for its record.
+  json record() const;
+};
+
+// What a caller knows of the child it is about to start.
+struct SandboxRequest {
+  sandbox::Role role = sandbox::Role::Shell;
+  std::filesystem::path project_root;
+  std::filesystem::path phase_dir;  // absolute; executor without a worktree
+  std::filesystem::path worktree;   // executor with a worktree slot
+  std::string branch;               // its branch ("yolo/RUN/PLAN")
+  std::vector<std::string> extra_write;  // more folders to write (absolute), beside the config's
+};
+
+struct ConfinementResult {
+  std::shared_ptr<Confinement> confinement;  // never null when error is empty
+  std::string error;                         // why the child must not start
+  bool ok() const { return error.empty(); }
+};
+
+// The sandbox's mode in the config: "on" (the default) or "off".
+bool sandbox_off(const Config& cfg);
+// Prepares the confinement of one child. With the sandbox off: a Confinement that confines
+// nothing (mechanism "off") with a temp folder all the same. With it on and a kernel without
+// Landlock: an error that says so and how to choose "off".
+ConfinementResult confine(const Config& cfg, const SandboxRequest& req);
+// The policy's inputs for a request: the config's extra folders for the role, the slot's git
+// folders, the checkout's entries.
+sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req, const std::filesystem::path& temp,
+                                    const std::filesystem::path& yolo_private_dir);
+// The same from an explicit policy (yolo sandbox, tests).
+ConfinementResult confine_policy(sandbox::Policy policy, std::filesystem::path temp_dir);
+
+// What every role is denied reading: the approval key's folder, ~/.ssh, ~/.gnupg, the
+// person's ssh-agent socket folder.
+std::vector<std::string> default_secrets();
+
+// Enters the confinement in this process (for `yolo sandbox`, which then execs). 0 or an errno.
+int enter_confinement(const Confinement& c);
+
+// Whether this process runs inside a yolo sandbox (the seccomp filter's probe).
+bool inside_sandbox();
+
+}  // namespace yolo::runner

@@ -1,0 +1,95 @@
+// The sandbox's policy per role, as a pure rule: what each role reads, writes and keeps
+// read-only, and a canonical text (its digest is recorded with every child).
+#include "protocol/sandbox_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace yolo::sandbox {
+namespace {
+
+bool grants(const Policy& p, const std::string& path, unsigned access) {
+  return std::any_of(p.grants.begin(), p.grants.end(),
+                     [&](const Grant& g) { return g.path == path && (g.access & access) == access; });
+}
+bool writes_beneath(const Policy& p, const std::string& path) {
+  return std::any_of(p.grants.begin(), p.grants.end(), [&](const Grant& g) {
+    return (g.access & Write) && (path == g.path || path.rfind(g.path + "/", 0) == 0);
+  });
+}
+
+PolicyInputs base(Role r) {
+  PolicyInputs in;
+  in.role = r;
+  in.project_root = "/p";
+  in.temp_dir = "/tmp/yolo-1/sbx-a";
+  in.yolo_private_dir = "/tmp/yolo-1";
+  in.secrets = {"/home/u/.config/yolo", "/home/u/.ssh"};
+  return in;
+}
+
+TEST(SandboxPolicy, ReadersWriteOnlyTheirTempFolderAndHideTheSecrets) {
+  for (Role r : {Role::Reviewer, Role::Approver, Role::Check, Role::Architect}) {
+    Policy p = policy_for(base(r));
+    EXPECT_TRUE(grants(p, "/tmp/yolo-1/sbx-a", Read | Write)) << role_name(r);
+    EXPECT_FALSE(writes_beneath(p, "/p/src/main.cc")) << role_name(r);
+    EXPECT_FALSE(writes_beneath(p, "/p/.yolo-planning/.execution-state.json")) << role_name(r);
+    for (const char* s : {"/home/u/.config/yolo", "/home/u/.ssh", "/tmp/yolo-1"})
+      EXPECT_NE(std::find(p.hidden.begin(), p.hidden.end(), s), p.hidden.end()) << role_name(r) << " " << s;
+    EXPECT_TRUE(p.read_only.empty());
+  }
+}
+
+TEST(SandboxPolicy, AnExecutorInAWorktreeWritesItsSlotItsObjectsAndItsBranchOnly) {
+  PolicyInputs in = base(Role::Executor);
+  in.worktree = "/p/.git/yolo-worktrees/slot-1";
+  in.git_common_dir = "/p/.git";
+  in.git_worktree_dir = "/p/.git/worktrees/slot-1";
+  in.branch_ref = "refs/heads/yolo/abcd1234/01-01";
+  Policy p = policy_for(in);
+  EXPECT_TRUE(writes_beneath(p, "/p/.git/yolo-worktrees/slot-1/src/a.cc"));
+  EXPECT_TRUE(writes_beneath(p, "/p/.git/objects/ab/cdef"));
+  EXPECT_TRUE(writes_beneath(p, "/p/.git/refs/heads/yolo/abcd1234/01-01"));
+  EXPECT_TRUE(writes_beneath(p, "/p/.git/logs/refs/heads/yolo/abcd1234/01-01"));
+  EXPECT_TRUE(writes_beneath(p, "/p/.git/worktrees/slot-1/index"));
+  for (const char* no : {"/p/src/a.cc", "/p/.git/config", "/p/.git/hooks/post-checkout", "/p/.git/refs/heads/main",
+                         "/p/.git/yolo-worktrees/slot-2/a", "/p/.yolo-planning/phases/01/01-02-PLAN.md"})
+    EXPECT_FALSE(writes_beneath(p, no)) << no;
+}
+
+TEST(SandboxPolicy, AnExecutorInTheCheckoutKeepsYolosFilesAndGitsProgramsReadOnly) {
+  PolicyInputs in = base(Role::Executor);
+  in.phase_dir = "/p/.yolo-planning/phases/01-demo";
+  Policy p = policy_for(in);
+  EXPECT_TRUE(grants(p, "/p", Read | Write | Exec));
+  for (const char* ro : {"/p/.yolo-planning", "/p/.git/config", "/p/.git/hooks"})
+    EXPECT_NE(std::find(p.read_only.begin(), p.read_only.end(), ro), p.read_only.end()) << ro;
+  EXPECT_EQ(p.writable_within, std::vector<std::string>{"/p/.yolo-planning/phases/01-demo"});
+}
+
+TEST(SandboxPolicy, ConfigFoldersAddToTheRoleAndTheCanonicalTextIsStable) {
+  PolicyInputs in = base(Role::Reviewer);
+  in.extra_write = {"/home/u/.claude"};
+  Policy a = policy_for(in);
+  EXPECT_TRUE(grants(a, "/home/u/.claude", Read | Write));
+  std::reverse(in.secrets.begin(), in.secrets.end());
+  Policy b = policy_for(in);
+  EXPECT_EQ(a.canonical(), b.canonical());  // order of the inputs does not change the digest
+  EXPECT_EQ(a.canonical().rfind("role reviewer\n", 0), 0u);
+  in.unix_sockets = true;
+  EXPECT_NE(policy_for(in).canonical(), a.canonical());
+}
+
+TEST(SandboxPolicy, RoleNamesRoundTrip) {
+  for (const auto& n : role_names()) {
+    Role r;
+    ASSERT_TRUE(role_from_name(n, r));
+    EXPECT_EQ(role_name(r), n);
+  }
+  Role r;
+  EXPECT_FALSE(role_from_name("root", r));
+}
+
+}  // namespace
+}  // namespace yolo::sandbox

@@ -1,0 +1,174 @@
+// The sandbox as children meet it: real programs started through run_process under a
+// confinement, each trying what a hostile agent would. Each refusal is the kernel's
+// (EACCES, EPERM, EROFS), not a check of ours the child could skip.
+#include "runner/sandbox.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "runner/subprocess.h"
+#include "test_support.h"
+
+namespace yolo::runner {
+namespace {
+
+namespace stdfs = std::filesystem;
+using test::read_file;
+using test::TempDir;
+using test::write_file;
+
+bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+#define REQUIRE_LANDLOCK()                                                     \
+  if (landlock_abi() <= 0) GTEST_SKIP() << "skipped: this kernel has no Landlock"
+
+SpawnResult sh(const std::string& script, std::shared_ptr<Confinement> c, const stdfs::path& cwd = {}) {
+  SpawnSpec s;
+  s.argv = {"/bin/sh", "-c", script};
+  s.confinement = std::move(c);
+  s.cwd = cwd;
+  s.timeout_ms = 20000;
+  return run_process(s);
+}
+
+std::shared_ptr<Confinement> reader(const TempDir& t, std::vector<std::string> hidden = {}) {
+  sandbox::Policy p;
+  p.role = sandbox::Role::Reviewer;
+  p.hidden = std::move(hidden);
+  stdfs::create_directories(t.path() / "tmp");
+  p.grants.push_back({(t.path() / "tmp").string(), sandbox::Read | sandbox::Write | sandbox::Exec});
+  auto r = confine_policy(p, t.path() / "tmp");
+  EXPECT_TRUE(r.ok()) << r.error;
+  r.confinement->keep_temp = true;
+  return r.confinement;
+}
+
+TEST(Sandbox, AHiddenFileCannotBeReadAndEverythingElseCan) {
+  REQUIRE_LANDLOCK();
+  TempDir t;
+  write_file(t.path() / "keys/approval.key", "secret");
+  write_file(t.path() / "notes.txt", "open");
+  auto c = reader(t, {(t.path() / "keys").string()});
+  auto key = sh("cat '" + (t.path() / "keys/approval.key").string() + "'", c);
+  EXPECT_NE(key.exit_code, 0);
+  EXPECT_TRUE(has(key.err, "Permission denied")) << key.err;
+  EXPECT_FALSE(has(key.out, "secret"));
+  auto open = sh("cat '" + (t.path() / "notes.txt").string() + "'", c);
+  EXPECT_EQ(open.exit_code, 0) << open.err;
+  EXPECT_EQ(open.out, "open");
+  // Through a link the reader made itself, the file is as hidden as where it lies.
+  auto link = sh("ln -s '" + (t.path() / "keys/approval.key").string() + "' \"$TMPDIR/k\" && cat \"$TMPDIR/k\"", c);
+  EXPECT_NE(link.exit_code, 0);
+  EXPECT_FALSE(has(link.out, "secret"));
+}
+
+TEST(Sandbox, AReaderWritesItsTempFolderAndNothingElse) {
+  REQUIRE_LANDLOCK();
+  TempDir t;
+  auto c = reader(t);
+  auto ok = sh("echo hi > \"$TMPDIR/out\" && cat \"$TMPDIR/out\" && echo x >/dev/null", c);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out, "hi\n");
+  auto no = sh("echo x > '" + (t.path() / "elsewhere").string() + "'", c);
+  EXPECT_NE(no.exit_code, 0);
+  EXPECT_TRUE(has(no.err, "Permission denied")) << no.err;
+  EXPECT_FALSE(stdfs::exists(t.path() / "elsewhere"));
+}
+
+TEST(Sandbox, NoNamespacesNoTracingNoSocketsByPath) {
+  REQUIRE_LANDLOCK();
+  TempDir t;
+  auto c = reader(t);
+  auto ns = sh("unshare --user --map-current-user --pid --fork true", c);
+  EXPECT_NE(ns.exit_code, 0);
+  EXPECT_TRUE(has(ns.err, "Operation not permitted")) << ns.err;
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "skipped: no python3 for the socket and ioctl probes";
+  auto sock = sh("python3 -c 'import socket; socket.socket(socket.AF_UNIX)'", c);
+  EXPECT_NE(sock.exit_code, 0);
+  EXPECT_TRUE(has(sock.err, "PermissionError")) << sock.err;
+  auto pair = sh("python3 -c 'import socket; socket.socketpair(); print(\"pair\")'", c);
+  EXPECT_EQ(pair.out, "pair\n") << pair.err;  // a pair of its own stays allowed
+  // TIOCSTI on a non-terminal: ENOTTY outside, EPERM inside (the filter answers first).
+  auto sti = sh("python3 -c 'import fcntl,termios,sys\ntry:\n  fcntl.ioctl(0, termios.TIOCSTI, b\"x\")\nexcept "
+                "OSError as e:\n  print(e.errno)'",
+                c);
+  EXPECT_EQ(sti.out, "1\n") << sti.err;
+}
+
+TEST(Sandbox, NoSignalLeavesTheSandbox) {
+  REQUIRE_LANDLOCK();
+  if (landlock_abi() < 6) GTEST_SKIP() << "skipped: Landlock ABI " << landlock_abi() << " has no signal scoping";
+  TempDir t;
+  auto c = reader(t);
+  auto r = sh("kill -0 " + std::to_string(::getpid()) + " && echo reached", c);
+  EXPECT_FALSE(has(r.out, "reached"));
+  EXPECT_TRUE(has(r.err, "Operation not permitted")) << r.err;
+}
+
+TEST(Sandbox, AnExecutorInTheCheckoutWritesItButNotYolosFilesNorGitsConfig) {
+  REQUIRE_LANDLOCK();
+  TempDir t;
+  stdfs::path root = t.path() / "p";
+  write_file(root / ".yolo-planning/.execution-state.json", "{}");
+  write_file(root / ".yolo-planning/phases/01-demo/01-01-PLAN.md", "plan");
+  write_file(root / ".yolo-planning/phases/02-next/02-01-PLAN.md", "later");
+  write_file(root / ".git/config", "[core]\n");
+  stdfs::create_directories(root / ".git/hooks");
+  Config cfg;
+  SandboxRequest req;
+  req.role = sandbox::Role::Executor;
+  req.project_root = root;
+  req.phase_dir = root / ".yolo-planning/phases/01-demo";
+  auto r = confine(cfg, req);
+  ASSERT_TRUE(r.ok()) << r.error;
+  auto w = sh("echo new > new.txt && mkdir -p src && echo c > src/a.c && echo s > .yolo-planning/phases/01-demo/S.md "
+              "&& echo ok",
+              r.confinement, root);
+  EXPECT_EQ(w.out, "ok\n") << w.err;
+  for (const char* target : {".yolo-planning/.execution-state.json", ".yolo-planning/phases/02-next/02-01-PLAN.md",
+                             ".git/config", ".git/hooks/post-checkout", ".yolo-planning/config.json"}) {
+    auto no = sh(std::string("echo evil > ") + target, r.confinement, root);
+    EXPECT_NE(no.exit_code, 0) << target;
+    EXPECT_TRUE(has(no.err, "Read-only file system") || has(no.err, "Permission denied")) << target << ": " << no.err;
+  }
+  EXPECT_EQ(read_file(root / ".yolo-planning/.execution-state.json"), "{}");
+  EXPECT_EQ(read_file(root / ".git/config"), "[core]\n");
+  EXPECT_FALSE(stdfs::exists(root / ".git/hooks/post-checkout"));
+  // Nor can it undo the binds: mount and umount are refused.
+  auto um = sh("umount .yolo-planning 2>&1; mount --bind /tmp .yolo-planning 2>&1; echo evil > .yolo-planning/x",
+               r.confinement, root);
+  EXPECT_FALSE(stdfs::exists(root / ".yolo-planning/x"));
+}
+
+TEST(Sandbox, TheProbeTellsAConfinedProcessFromAnotherAndCannotBeFaked) {
+  REQUIRE_LANDLOCK();
+  EXPECT_FALSE(inside_sandbox());
+  TempDir t;
+  auto c = reader(t);
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "skipped: no python3 for the probe";
+  const std::string probe =
+      "python3 -c 'import ctypes,os; l=ctypes.CDLL(None,use_errno=True); r=l.syscall(309,0,0,0x796f6c6f); "
+      "print(r, ctypes.get_errno())'";
+  auto inside = sh(probe, c);
+  EXPECT_EQ(inside.out, "-1 131\n") << inside.err;  // ENOTRECOVERABLE: the filter's answer
+  auto outside = sh(probe, nullptr);
+  EXPECT_EQ(outside.out, "0 0\n") << outside.err;
+}
+
+TEST(Sandbox, WithTheSandboxOffTheChildIsNotConfinedAndTheRecordSaysSo) {
+  TempDir t;
+  Config cfg;
+  cfg.raw = {{"sandbox", "off"}};
+  SandboxRequest req;
+  req.role = sandbox::Role::Reviewer;
+  req.project_root = t.path();
+  auto r = confine(cfg, req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r.confinement->off());
+  EXPECT_EQ(r.confinement->record()["mechanism"], "off");
+  auto w = sh("echo x > '" + (t.path() / "f").string() + "' && echo ok", r.confinement);
+  EXPECT_EQ(w.out, "ok\n");
+}
+
+}  // namespace
+}  // namespace yolo::runner
