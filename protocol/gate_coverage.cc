@@ -19,7 +19,9 @@ const std::vector<std::string>& gate_config_keys() {
       "wave_approval", "review_max_cycles", "command_timeout_ms",
       // What runs plans and what judges their result: a dispatch submit template runs any
       // program, and scope_fence "off" / isolation "none" / reviewer_required false weaken a gate.
-      "dispatch", "isolation", "scope_fence", "reviewer_required"};
+      "dispatch", "isolation", "scope_fence", "reviewer_required",
+      // What confines them: "sandbox": "off" runs every agent with the person's full power.
+      "sandbox"};
   return keys;
 }
 

@@ -96,12 +96,13 @@ void mark_children_as_started_by_yolo() {
 
 PersonCheck person_at_terminal() {
   PersonCheck c;
-  if (const std::string& m = inherited_marker(); !m.empty()) {
-    c.problem = "this process was started by yolo (an agent, executor, reviewer or approver, yolo pid " + m + ")";
-    return c;
-  }
   if (inside_sandbox()) {
     c.problem = "this process runs inside a yolo sandbox (an agent, executor, reviewer or approver, or `yolo sandbox`)";
+    return c;
+  }
+
+  if (const std::string& m = inherited_marker(); !m.empty()) {
+    c.problem = "this process was started by yolo (an agent, executor, reviewer or approver, yolo pid " + m + ")";
     return c;
   }
   if (auto f = namespaces_file(); !f.empty()) {

@@ -144,11 +144,13 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     int pid = running_[i]->pid();
     if (pid > 0) {
       spawned[e.id] = executor_record(pid, running_[i]->start_ticks());
-      spawned[e.id]["sandbox"] = sandbox_of_[i];
       // Who runs it: in the journal at once (a later run ends it after a kill -9 of this one),
       // in the state with its `running`, in the next batched write.
       if (!journal_executor(e.id, spawned[e.id])) journal_failed = true;
-      if (auto it = pending_.find(i); it != pending_.end()) it->second.set["executor"] = spawned[e.id];
+      if (auto it = pending_.find(i); it != pending_.end()) {
+        it->second.set["executor"] = spawned[e.id];
+        it->second.set["sandbox"] = sandbox_of_[i];  // kept once the plan ends (its executor record is not)
+      }
     }
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
     json data = {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}};
@@ -302,9 +304,18 @@ void Run::next_check(size_t i) {
   sreq.project_root = root_;
   ConfinementResult confined = confine(cfg_, sreq);
   spec.confinement = confined.confinement;
-  if (!confined.ok()) spec.argv = {"/bin/sh", "-c", "echo \"$0\" >&2; exit 126", confined.error};
-  else
-  spec.argv = expand_argv(c.argv, plan_vars(i, e.wave));
+  if (!confined.ok()) {
+    spec.argv = {"/bin/sh", "-c", "echo \"$0\" >&2; exit 126", confined.error};
+  } else {
+    spec.argv = expand_argv(c.argv, plan_vars(i, e.wave));
+    // A check program the checkout holds runs as the checkout has it, not as the executor
+    // left it in its slot (edited and uncommitted, or committed on its branch).
+    if (w != worktree_of_.end() && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
+        stdfs::path(spec.argv[0]).is_relative()) {
+      std::error_code ec;
+      if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
+    }
+  }
   spec.cwd = w != worktree_of_.end() ? w->second.path : root_;
   spec.env = plan_env(i, e.wave);
   spec.timeout_ms = c.timeout_ms > 0 ? c.timeout_ms : cfg_.timeout_for(cfg_.executor);

@@ -330,6 +330,10 @@ class GateObserver : public review::LoopObserver {
                 {"source", j["source"]},
                 {"findings", j["findings"]},
                 {"loop", r.review_loop_entry(true)}};
+    // What the reviewer ran under (role, mechanism, Landlock ABI, policy digest), sealed with
+    // the record.
+    if (j.contains("reviewer") && j["reviewer"].is_object() && j["reviewer"].contains("sandbox"))
+      rec["sandbox"] = j["reviewer"]["sandbox"];
     pending_records_[phase_dir_].emplace_back(r.plan_id, std::move(rec));
   }
 

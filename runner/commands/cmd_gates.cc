@@ -12,6 +12,7 @@
 #include "runner/gates_view.h"
 #include "runner/identity.h"
 #include "runner/output.h"
+#include "runner/sandbox.h"
 #include "runner/config_report.h"
 #include "runner/person.h"
 #include "runner/signing.h"
@@ -188,6 +189,9 @@ int approve(const Options& o) {
   std::string gate_id = o.gate_id;
   if (json g = target_gate(*root, o.gate_id); g.is_object() && g.value("status", "") == "OPEN") {
     shown = show_gate(*root, g);
+    if (sandbox_off(cfg))
+      out::err(out::sym(out::Sym::Warn) + " the config says \"sandbox\": \"off\": agents, executors, approvers and "
+               "checks run with your full power (they can read the approval key and write the gates)");
     gate_id = g.value("id", "");  // the gate shown is the one approved, never another opened meanwhile
     if (!o.yes && !confirm("Approve exactly this as " + safe(by) + "? [y/N] "))
       return fail(cmd, o, "not approved (the answer was not y or yes); the gate stays open");

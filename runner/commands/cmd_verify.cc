@@ -125,10 +125,41 @@ int verify(const Options& o) {
   }
   if (records) pass(std::to_string(records) + " review record(s) sealed by yolo");
 
+  // Which children ran without the sandbox ("sandbox": "off"): shown, not failed (the vision
+  // approval covered the choice), so a reader of the record knows what it is worth.
+  json unconfined = json::array();
+  auto unconfined_in = [&](const std::string& what, const json& rec) {
+    std::vector<const json*> todo{&rec};
+    while (!todo.empty()) {
+      const json* j = todo.back();
+      todo.pop_back();
+      if (j->is_object()) {
+        if (auto s = j->find("sandbox"); s != j->end() && s->is_object() && s->value("mechanism", "") == "off") {
+          unconfined.push_back(what + " (" + s->value("role", "?") + ")");
+          return;
+        }
+        for (const auto& [k, v] : j->items()) todo.push_back(&v);
+      } else if (j->is_array()) {
+        for (const auto& v : *j) todo.push_back(&v);
+      }
+    }
+  };
+  if (doc.contains("plans") && doc["plans"].is_array())
+    for (const auto& p : doc["plans"]) unconfined_in("plan " + str(p, "id"), p);
+  for (stdfs::directory_iterator it(review_ledger::dir(*root), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json" || it->path().filename().string().front() == '.') continue;
+    if (auto r = state::load_document(world(), it->path(), "review-ledger"); r.ok() && r.doc.contains("reviews"))
+      for (auto& [id, rec] : r.doc["reviews"].items()) unconfined_in("review of " + id, rec);
+  }
+
   bool ok = failures.empty();
   if (o.json) {
-    out::json_line({{"ok", ok}, {"cmd", "verify"}, {"failures", failures}, {"passed", passed}});
+    out::json_line(
+        {{"ok", ok}, {"cmd", "verify"}, {"failures", failures}, {"passed", passed}, {"unconfined", unconfined}});
   } else {
+    for (const auto& u : unconfined)
+      out::line(out::sym(out::Sym::Warn) + " " + text::sanitize_for_terminal(u.get<std::string>()) +
+                ": ran with the sandbox off (\"sandbox\": \"off\" in the config)");
     for (const auto& p : passed)
       out::line(out::sym(out::Sym::Ok) + " " + text::sanitize_for_terminal(p.get<std::string>()));
     for (const auto& f : failures)

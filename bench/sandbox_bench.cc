@@ -1,0 +1,81 @@
+// What the sandbox costs a child's start: /bin/true started through run_process, plain and
+// under each role's confinement (ruleset built per start, as yolo does), interleaved in one
+// run so the machine's load falls on both sides. Prints min/median/max and the difference of
+// the medians (the goal: at most 2 ms).
+//   sandbox_bench [ROUNDS]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "protocol/config.h"
+#include "runner/sandbox.h"
+#include "runner/subprocess.h"
+
+using namespace yolo;
+using namespace yolo::runner;
+
+namespace {
+
+double start_ms(const std::shared_ptr<Confinement>& c, bool prepare, sandbox::Role role,
+                const std::filesystem::path& root) {
+  auto t0 = std::chrono::steady_clock::now();
+  SpawnSpec s;
+  s.argv = {"/bin/true"};
+  if (prepare) {
+    SandboxRequest req;
+    req.role = role;
+    req.project_root = root;
+    req.phase_dir = root;
+    auto r = confine(Config{}, req);
+    if (!r.ok()) {
+      std::fprintf(stderr, "sandbox_bench: %s\n", r.error.c_str());
+      std::exit(1);
+    }
+    s.confinement = r.confinement;
+  } else {
+    s.confinement = c;
+  }
+  SpawnResult res = run_process(s);
+  if (!res.ok()) {
+    std::fprintf(stderr, "sandbox_bench: /bin/true %s\n", res.describe().c_str());
+    std::exit(1);
+  }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void report(const char* name, std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::printf("%-28s min %7.3f  median %7.3f  max %7.3f ms\n", name, v.front(), v[v.size() / 2], v.back());
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = argc > 1 ? std::atoi(argv[1]) : 200;
+  if (landlock_abi() <= 0) {
+    std::printf("sandbox_bench: skipped (this kernel has no Landlock)\n");
+    return 0;
+  }
+  auto root = std::filesystem::current_path();
+  std::vector<double> plain, reviewer, executor;
+  for (int i = 0; i < rounds; ++i) {
+    plain.push_back(start_ms(nullptr, false, sandbox::Role::Shell, root));
+    reviewer.push_back(start_ms(nullptr, true, sandbox::Role::Reviewer, root));
+    executor.push_back(start_ms(nullptr, true, sandbox::Role::Executor, root));
+  }
+  std::printf("sandbox_bench: %d rounds of /bin/true, interleaved, Landlock ABI %d\n", rounds, landlock_abi());
+  report("plain start (anchor)", plain);
+  report("reviewer, confined", reviewer);
+  report("executor in checkout, confined", executor);
+  std::printf("median cost: reviewer %+.3f ms (%.2fx), executor %+.3f ms (%.2fx)\n", median(reviewer) - median(plain),
+              median(reviewer) / median(plain), median(executor) - median(plain), median(executor) / median(plain));
+  return 0;
+}
