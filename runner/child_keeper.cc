@@ -138,6 +138,20 @@ int keeper_sweep(const char* needle, size_t nlen) {
   return killed;
 }
 
+// Empties the folder dfd: files, and folders (each children's sandbox temp folder, and what
+// its agent made there) to a bounded depth; links are removed, never followed.
+void remove_tree_at(int dfd, int depth) {
+  char dbuf[4096];
+  each_entry(dfd, dbuf, [&](const char* name) {
+    if (::unlinkat(dfd, name, 0) == 0 || depth >= 12) return;
+    int sub = ::openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (sub < 0) return;
+    remove_tree_at(sub, depth + 1);
+    ::close(sub);
+    ::unlinkat(dfd, name, AT_REMOVEDIR);
+  });
+}
+
 [[noreturn]] void keeper_main(int rfd, const char* needle, const char* temp_dir) {
   ::setsid();  // no terminal signal or group kill aimed at yolo reaches the keeper
   struct sigaction ign {};
@@ -174,8 +188,7 @@ int keeper_sweep(const char* needle, size_t nlen) {
   if (temp_dir[0]) {
     int dfd = ::open(temp_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (dfd >= 0) {
-      char dbuf[8192];
-      each_entry(dfd, dbuf, [&](const char* name) { ::unlinkat(dfd, name, 0); });
+      remove_tree_at(dfd, 0);
       ::close(dfd);
       ::rmdir(temp_dir);
     }

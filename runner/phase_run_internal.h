@@ -389,6 +389,10 @@ class Run {
   std::map<size_t, PlanWorktree> worktree_of_;               // plans of this run with a worktree
   std::map<size_t, json> sandbox_of_;                        // what each executor ran under
   std::map<size_t, std::string> load_hash_;                  // each plan's content hash when the run read it
+  std::map<size_t, std::filesystem::path> gate_requests_;    // where plan i's executor leaves gate requests
+  // Opens the gates plan i's executor asked for from inside its sandbox (yolo request-approval
+  // there leaves a request file: it cannot write the state), then removes the folder.
+  void open_requested_gates(size_t i);
   // "" when plan i's file holds, just before it starts, the content that was reviewed (its
   // review record) or, without one, read at the run's start; else why not. `bytes`: the file.
   std::string plan_unchanged(size_t i, const json& ledger, std::string& bytes) const;

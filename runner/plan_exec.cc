@@ -116,6 +116,16 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     } else {
       sreq.phase_dir = (root_ / e.path).parent_path();
     }
+    // A folder of its own for the gates it asks for (yolo request-approval in the sandbox).
+    {
+      std::error_code ec;
+      stdfs::path req_dir = private_temp_dir() / ("gate-requests-" + std::to_string(i));
+      stdfs::create_directories(req_dir, ec);
+      if (!ec) {
+        gate_requests_[i] = req_dir;
+        sreq.extra_write.push_back(req_dir.string());
+      }
+    }
     ConfinementResult confined = confine(cfg_, sreq);
     if (!confined.ok()) {
       nodes_.set(i, waves::PlanStatus::Failed);
@@ -137,6 +147,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
     }
     spec.env = plan_env(i, wave, &sp);
+    if (auto g = gate_requests_.find(i); g != gate_requests_.end())
+      spec.env.emplace_back("YOLO_GATE_REQUESTS", g->second.string());
     spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
     started_at_[i] = uv_hrtime();
     argv_[i] = spec.argv;
@@ -242,6 +254,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   // Drop the Process now, inside its own done callback: its handles are still closing, so
   // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
   if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+  open_requested_gates(i);
   const PlanEntry& e = entries_[i];
   // An executor that succeeded and wrote nothing leaves no log: it would hold only its argv
   // and outcome, which the state and the event log already have, and creating a file per
@@ -255,6 +268,35 @@ void Run::on_done(size_t i, SpawnResult r) {
     return;
   }
   conclude(i, r);
+}
+
+void Run::open_requested_gates(size_t i) {
+  auto g = gate_requests_.find(i);
+  if (g == gate_requests_.end()) return;
+  std::error_code ec;
+  std::vector<stdfs::path> files;
+  for (const auto& f : stdfs::directory_iterator(g->second, ec))
+    if (f.path().extension() == ".json") files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    auto text = fs::read_text(f, 64 * 1024);
+    auto parsed = text.ok() ? parse_json_bounded(text.content) : JsonParse{};
+    const json& j = parsed.doc;
+    auto type = j.is_object() ? gates::parse_gate_type(j.value("gate_type", "")) : std::nullopt;
+    if (!type || !j.contains("plan_path") || !j["plan_path"].is_string()) {
+      note("a gate request of plan " + entries_[i].id + " is not one (" + f.filename().string() + "): ignored");
+      continue;
+    }
+    gates::RequestInput in;
+    in.type = *type;
+    in.plan_path = j["plan_path"].get<std::string>();
+    in.reason = j.value("reason", "");
+    if (j.contains("wave") && j["wave"].is_number_integer()) in.wave = j["wave"].get<int>();
+    auto r = gates::request_gate(world(), root_, cfg_, in, &command_approver());
+    if (!r.ok()) note("the gate plan " + entries_[i].id + " asked for could not be opened: " + r.error);
+  }
+  stdfs::remove_all(g->second, ec);
+  gate_requests_.erase(g);
 }
 
 // must_haves.checks of the plan (as the worktree holds it), one after another on the loop,

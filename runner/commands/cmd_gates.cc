@@ -1,9 +1,13 @@
 // yolo request-approval | approve | reject | gates: PROTOCOL.md section 6.
+#include <unistd.h>
+
+#include <ctime>
 #include <filesystem>
 
 #include "protocol/config.h"
 #include "protocol/approvals.h"
 #include "protocol/gate_coverage.h"
+#include "protocol/fs.h"
 #include "protocol/gate_run.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -108,6 +112,19 @@ int request_approval(const Options& o) {
   std::string err;
   auto root = find_project(o.repo, err);
   if (!root) return fail(cmd, o, err);
+  // Inside a sandbox the state cannot be written: the request goes to the folder yolo gave
+  // this agent, and yolo opens the gate itself when the agent ends.
+  if (const char* dir = std::getenv("YOLO_GATE_REQUESTS"); dir && *dir && inside_sandbox()) {
+    json req = {{"gate_type", o.gate_type}, {"plan_path", o.plan_path}, {"reason", o.reason}};
+    if (o.wave > 0) req["wave"] = o.wave;
+    char name[64];
+    std::snprintf(name, sizeof name, "req-%d-%ld.json", static_cast<int>(::getpid()), static_cast<long>(::time(nullptr)));
+    if (std::string e = fs::write_atomic(stdfs::path(dir) / name, req.dump()); !e.empty()) return fail(cmd, o, e);
+    out::err(out::sym(out::Sym::Diamond) + " " + o.gate_type + " gate requested for " + safe(o.plan_path) +
+             ": yolo opens it when this agent ends, and the run waits for a person there");
+    out::json_line({{"ok", true}, {"cmd", cmd}, {"status", "requested"}, {"gate_type", o.gate_type}});
+    return kExitOk;
+  }
   Config cfg = load_cfg(*root);
   gates::RequestInput in;
   in.type = *type;

@@ -41,7 +41,10 @@ class ExecuteTest : public ::testing::Test {
     set_config({{"review_gate", "never"},
                 {"approvers", {{"vision", "skip"}}},
                 {"reviewer", {{"command", {"agents/reviewer-approve", "{plan_path}"}}, {"timeout_ms", 10000}}},
-                {"architect", nullptr}});
+                {"architect", nullptr},
+                // The executors' timing log lies outside the project: granted as a user grants
+                // an agent a folder of its own.
+                {"sandbox", {{"write", {{"executor", {logs_.path().string()}}}}}}});
   }
 
   stdfs::path repo() const { return dir_.path() / "repo"; }

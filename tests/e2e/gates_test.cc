@@ -17,7 +17,11 @@ struct Repo {
   TempDir dir;
   explicit Repo(const json& config = json::object()) {
     write_file(dir / kRoadmap, "# Roadmap\n\nWave 1: foundations\n");
-    write_file(dir / ".yolo-planning/config.json", config.dump());
+    json c = config;
+    // The approver scripts log their argv beside them (script()): the approver's sandbox is
+    // granted that folder, as a user grants an approver a folder of its own.
+    if (!c.contains("sandbox")) c["sandbox"] = {{"write", {{"approver", {dir.path().string()}}}}};
+    write_file(dir / ".yolo-planning/config.json", c.dump());
   }
   const stdfs::path& root() const { return dir.path(); }
   // approve and reject are a person's: at a terminal (a pty), answering y.

@@ -355,7 +355,10 @@ TEST(Hooks, ChildrenOfAHookDoNotInheritGitsRepositoryVariables) {
   stdfs::path reviewer = r.tmp / "reviewer.sh";
   write_file(reviewer, "#!/bin/sh\nenv > '" + dump.string() + "'\necho 'VERDICT: approve'\necho 'FINDINGS:'\n");
   ::chmod(reviewer.c_str(), 0755);
-  write_file(r.root / ".yolo-planning" / "config.json", json{{"reviewer", {reviewer.string(), "{plan_path}"}}}.dump());
+  write_file(r.root / ".yolo-planning" / "config.json",
+             json{{"reviewer", {reviewer.string(), "{plan_path}"}},
+                  {"sandbox", {{"write", {{"reviewer", {r.tmp.path().string()}}}}}}}
+                 .dump());
   ASSERT_EQ(r.yolo({"hooks", "install"}).exit_code, 0);
   write_file(r.plan, plan_text("Build the core"));
   r.git({"add", "-A"});

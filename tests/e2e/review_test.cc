@@ -46,7 +46,11 @@ struct Repo {
   Repo() { write_file(plan, plan_text("01")); }
 
   void config(json extra) {
-    json c = {{"v3_event_log", true}, {"command_timeout_ms", 20000}};
+    // The stand-in agents' side channels (pid files, argv dumps) lie in the test's folder:
+    // granted to them as a user grants an agent a folder of its own.
+    json c = {{"v3_event_log", true},
+              {"command_timeout_ms", 20000},
+              {"sandbox", {{"write", {{"reviewer", {root.string()}}, {"architect", {root.string()}}}}}}};
     for (auto it = extra.begin(); it != extra.end(); ++it) c[it.key()] = it.value();
     write_file(root / ".yolo-planning" / "config.json", c.dump());
   }
@@ -440,7 +444,8 @@ TEST(Review, HostileTextReachesTheChildOnlyAsLiteralArgv) {
   write_file(root / ".yolo-planning" / "config.json",
              json({{"reviewer",
                     {agent("reviewer-argv-dump"), "{plan_title}", "{plan_id}", "{phase_dir}", "--prompt={prompt}",
-                     "{prompt_file}", "{model}", "{max_turns}", "{cycle}", "{unknown}"}}})
+                     "{prompt_file}", "{model}", "{max_turns}", "{cycle}", "{unknown}"}},
+                   {"sandbox", {{"write", {{"reviewer", {root.string()}}}}}}})  // its dump
                  .dump());
   auto r = run_yolo({"review", plan.string(), "--json"}, root,
                     {"YOLO_TEST_DUMP=" + dump.string(), "YOLO_CORRELATION_ID=cid-123"});

@@ -76,7 +76,14 @@ struct Project {
     write_file(plan, plan_text("01", "01"));
     write_file(root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n\nBuild it.\n");
   }
-  void config(const json& c) { write_file(root / ".yolo-planning" / "config.json", c.dump()); }
+  // The stand-in agents mark what they did in the project's folder: granted to them as a user
+  // grants an agent a folder of its own.
+  void config(const json& c) {
+    json with = c;
+    if (!with.contains("sandbox"))
+      with["sandbox"] = {{"write", {{"reviewer", {root.string()}}, {"architect", {root.string()}}}}};
+    write_file(root / ".yolo-planning" / "config.json", with.dump());
+  }
   // A shell command whose detached (setsid) child sleeps with the marker in its argv.
   std::string detached_sleeper(int secs = 40) const {
     return "setsid sh -c 'sleep " + std::to_string(secs) + "; : " + marker + "' </dev/null >/dev/null 2>&1 &";

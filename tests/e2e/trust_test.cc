@@ -142,7 +142,7 @@ TEST(Trust, AnExecutorThatCallsYoloApproveLeavesTheGateOpen) {
   d.yolo({"execute"});
   std::string said = read_file(d.root() / "agent-approve.txt");
   EXPECT_TRUE(has(said, "refused")) << said;
-  EXPECT_TRUE(has(said, "started by yolo")) << said;
+  EXPECT_TRUE(has(said, "inside a yolo sandbox") || has(said, "started by yolo")) << said;
   json st = d.state();
   json sec = nullptr;
   for (const auto& g : st["gates"])

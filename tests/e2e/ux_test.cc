@@ -43,7 +43,9 @@ class Ux : public ::testing::Test {
     set_config({{"review_gate", "never"},
                 {"approvers", {{"vision", "skip"}}},
                 {"reviewer", {{"command", {"agents/reviewer-approve", "{plan_path}"}}, {"timeout_ms", 10000}}},
-                {"architect", nullptr}});
+                {"architect", nullptr},
+                // reviewer-count's calls.log lies beside the project: granted to the reviewer.
+                {"sandbox", {{"write", {{"reviewer", {dir_.path().string()}}}}}}});
   }
   stdfs::path repo() const { return dir_.path() / "repo"; }
   stdfs::path phase_dir() const { return repo() / ".yolo-planning" / "phases" / "01-demo"; }

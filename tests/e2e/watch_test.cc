@@ -304,7 +304,8 @@ TEST_F(Watch, SigtermStopsChildrenAndExitsWithinASecond) {
   write_file(
       planning() / "config.json",
       json{{"reviewer",
-            {{"command", {"sh", "-c", "echo $$ > " + pidfile.string() + "; exec sleep 60"}}, {"timeout_ms", 60000}}}}
+            {{"command", {"sh", "-c", "echo $$ > " + pidfile.string() + "; exec sleep 60"}}, {"timeout_ms", 60000}}},
+           {"sandbox", {{"write", {{"reviewer", {dir.path().string()}}}}}}}  // its pid file
           .dump());
   std::vector<std::string> argv{yolo_bin(), "watch", dir.path().string(), "--json"};
   w = std::make_unique<BgProcess>(argv, dir.path());
@@ -357,7 +358,9 @@ TEST_F(Watch, AChangeDuringAReviewQueuesBehindItNeverTwoReviewersAtOnce) {
       "echo start >> " + log.string() + "; sleep 0.6; echo end >> " + log.string() + "; echo 'VERDICT: approve'";
   write_file(
       planning() / "config.json",
-      json{{"reviewer", {{"command", {"sh", "-c", script, "reviewer", "{plan_path}"}}, {"timeout_ms", 20000}}}}.dump());
+      json{{"reviewer", {{"command", {"sh", "-c", script, "reviewer", "{plan_path}"}}, {"timeout_ms", 20000}}},
+           {"sandbox", {{"write", {{"reviewer", {dir.path().string()}}}}}}}  // its log
+          .dump());
   start();
   // The first reconcile reviews both plans (slowly): wait for it before editing.
   while (count(w->seen, "reviewed") < 2)

@@ -33,7 +33,10 @@ class WorktreeTest : public ::testing::Test {
                 {"max_parallel", 2},
                 {"architect", nullptr},
                 {"executor",
-                 {{"command", {"agents/executor-worktree", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}}});
+                 {{"command", {"agents/executor-worktree", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}},
+                // What the executors report (seen/) and wait at (barrier/) lies outside the
+                // project: granted to them as a user grants an agent a folder of its own.
+                {"sandbox", {{"write", {{"executor", {side_.path().string()}}, {"check", {side_.path().string()}}}}}}});
   }
 
   stdfs::path repo() const { return dir_.path() / "repo"; }
@@ -264,28 +267,30 @@ TEST_F(WorktreeTest, ChecksRunInTheWorktreeAFailingOneFailsThePlanAPassingOneIsR
   EXPECT_EQ(merges_of("01-03"), 1u);  // its wave's other plan is
 }
 
-// kill -9 of yolo while it merges wave 2: a reference-transaction hook kills it the moment
-// git has moved the run's branch to wave 2's merges (01-02 then 01-03, one move), before yolo
-// could record them. The next execute finds both in HEAD (not merged again) and runs wave 3.
+// kill -9 of yolo while it merges wave 2: a `git` of the test's, first on PATH, kills it the
+// moment one of yolo's git commands has moved the run's branch to wave 2's merges (01-02 then
+// 01-03, one move), before yolo could record them. (A repository hook cannot: yolo's own git
+// runs none.) The next execute finds both in HEAD (not merged again) and runs wave 3.
 TEST_F(WorktreeTest, KillNineDuringTheMergeOfAWaveThenARerunMergesEveryPlanExactlyOnce) {
-  stdfs::path hook = repo() / ".git" / "hooks" / "reference-transaction";
-  write_file(hook,
-             "#!/usr/bin/env bash\n"
-             "[ \"$1\" = committed ] || exit 0\n"
-             "while read -r old new ref; do\n"
-             "  [ \"$ref\" = refs/heads/" +
-                 branch_ +
-                 " ] || continue\n"
-                 "  git log -1 --format=%s \"$new\" | grep -q 'merge plan 01-0[23] ' || continue\n"
-                 "  yolo=$(ps -o ppid= -p \"$PPID\" | tr -d ' ')\n"
-                 "  rm -f \"$0\"\n"
-                 "  [ \"$(cat /proc/$yolo/comm)\" = yolo ] && kill -9 \"$yolo\"\n"
-                 "done\n"
-                 "exit 0\n");
-  stdfs::permissions(hook, stdfs::perms::owner_all);
-  auto killed = execute({"YOLO_TEST_BARRIER=" + barrier().string(), "YOLO_TEST_BARRIER_N=2"});
+  std::string real_git = trim(run_program({"sh", "-c", "command -v git"}, repo()).out);
+  ASSERT_FALSE(real_git.empty());
+  stdfs::path bin = side_.path() / "bin", trigger = side_.path() / "kill-armed";
+  write_file(trigger, "");
+  write_file(bin / "git",
+             "#!/usr/bin/env bash\n'" + real_git + "' \"$@\"\nrc=$?\n"
+             "[ -e '" + trigger.string() + "' ] || exit $rc\n"
+             "subject=$('" + real_git + "' -C '" + repo().string() + "' log -1 --format=%s refs/heads/" + branch_ +
+                 " 2>/dev/null)\n"
+                 "case \"$subject\" in *'merge plan 01-02 '*|*'merge plan 01-03 '*) ;; *) exit $rc ;; esac\n"
+                 "rm -f '" + trigger.string() + "'\n"
+                 "[ \"$(cat /proc/$PPID/comm)\" = yolo ] && kill -9 \"$PPID\"\n"
+                 "exit $rc\n");
+  stdfs::permissions(bin / "git", stdfs::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  auto killed = execute({"YOLO_TEST_BARRIER=" + barrier().string(), "YOLO_TEST_BARRIER_N=2",
+                         "PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin")});
   EXPECT_NE(killed.exit_code, 0) << killed.out << killed.err;
-  EXPECT_FALSE(stdfs::exists(hook)) << "the hook never fired: " << killed.out;
+  EXPECT_FALSE(stdfs::exists(trigger)) << "the kill never fired: " << killed.out;
   EXPECT_EQ(merges_of("01-02"), 1u);
   EXPECT_EQ(merges_of("01-03"), 1u);
   EXPECT_EQ(plan("01-02")["worktree"]["merge"], "pending");  // yolo died before it could write more
