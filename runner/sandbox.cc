@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "protocol/sha256.h"
 #include "runner/child_keeper.h"
@@ -103,11 +105,18 @@ bool beneath(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
 
+// One path granted read and execute: an O_PATH descriptor kept open (closed in every child
+// before its exec), and whether it is a folder.
+struct ReadRule {
+  int fd;
+  bool dir;
+};
+
 // Read and execute everything beneath `dir` except the hidden paths beneath it: each entry
 // of a folder that holds a hidden path is granted on its own (a symbolic link is not: what it
 // names is reached, and judged, where it lies).
-int grant_all_except(int rs, const std::string& dir, const std::vector<std::string>& hidden, unsigned long long rights,
-                     int depth) {
+int collect_all_except(const std::string& dir, const std::vector<std::string>& hidden, std::vector<ReadRule>& out,
+                       int depth) {
   if (depth > 64) return ELOOP;
   DIR* d = ::opendir(dir.c_str());
   if (!d) return errno == ENOENT || errno == EACCES ? 0 : errno;
@@ -123,9 +132,36 @@ int grant_all_except(int rs, const std::string& dir, const std::vector<std::stri
     if (::lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
     if (std::find(hidden.begin(), hidden.end(), path) != hidden.end()) continue;
     bool holds_hidden = std::any_of(hidden.begin(), hidden.end(), [&](const std::string& h) { return beneath(h, path); });
-    int e = holds_hidden ? grant_all_except(rs, path, hidden, rights, depth + 1) : add_rule(rs, path, rights);
-    if (e) return e;
+    if (holds_hidden) {
+      if (int e = collect_all_except(path, hidden, out, depth + 1)) return e;
+      continue;
+    }
+    int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    out.push_back({fd, S_ISDIR(st.st_mode)});
   }
+  return 0;
+}
+
+// The read rules for a set of hidden paths, listed once per process: every child of a run has
+// the same secrets, and listing the folders that hold them was most of a confined start.
+// (A folder made at the top of the home after yolo started is readable from its next start.)
+int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRule>*& out) {
+  static std::mutex mu;
+  static std::map<std::string, std::vector<ReadRule>> cache;
+  std::string key;
+  for (const auto& h : hidden) key += h + '\n';
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(key); it != cache.end()) {
+    out = &it->second;
+    return 0;
+  }
+  std::vector<ReadRule> rules;
+  if (int e = collect_all_except("/", hidden, rules, 0)) {
+    for (const auto& r : rules) ::close(r.fd);
+    return e;
+  }
+  out = &(cache[key] = std::move(rules));
   return 0;
 }
 
@@ -364,7 +400,13 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir) {
   // Every folder can be listed (names are no secret, and programs walk up from their working
   // folder); the contents of files are read only outside the hidden paths.
   int e = add_rule(c->ruleset_fd, "/", LANDLOCK_ACCESS_FS_READ_DIR);
-  if (!e) e = grant_all_except(c->ruleset_fd, "/", hidden, rights_of(sandbox::Read | sandbox::Exec, c->abi), 0);
+  const std::vector<ReadRule>* reads = nullptr;
+  if (!e) e = read_rules(hidden, reads);
+  const unsigned long long read_rights = rights_of(sandbox::Read | sandbox::Exec, c->abi);
+  for (size_t k = 0; !e && reads && k < reads->size(); ++k) {
+    ll::PathBeneath pb{(*reads)[k].dir ? read_rights : (read_rights & ll::kFileRights), (*reads)[k].fd};
+    if (::syscall(SYS_landlock_add_rule, c->ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0) e = errno;
+  }
   for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
     if (!e) e = add_rule(c->ruleset_fd, dev, rights_of(sandbox::Read | sandbox::Write, c->abi) | (c->abi >= 5 ? ll::kIoctlDev : 0));
   for (const auto& g : c->policy.grants)
