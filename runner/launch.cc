@@ -94,6 +94,13 @@ namespace {
       r = raw(SYS_mount, path, path, 0, MS_BIND | MS_REC, 0);
       if (r >= 0) r = raw(SYS_mount, 0, path, 0, static_cast<long>(MS_REMOUNT | MS_BIND | mounts[k].flags), 0);
     }
+    // As root: the bounding set emptied, so the exec grants no capability (no CAP_SYS_PTRACE
+    // past Landlock's tracing rule, no CAP_DAC_OVERRIDE past the file modes). Capabilities
+    // past the kernel's last answer EINVAL, which ends nothing.
+    if (r >= 0 && p->drop_caps) {
+      raw(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+      for (long cap = 0; cap < 64; ++cap) raw(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0);
+    }
     if (r >= 0) r = raw(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     if (r >= 0) r = raw(SYS_landlock_restrict_self, p->ruleset_fd, 0);
     if (r >= 0) r = raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, reinterpret_cast<long>(p->seccomp));
@@ -231,7 +238,7 @@ int Launch::start_child(pid_t& pid, int& pidfd) {
   plan_ = Plan{program_.c_str(), argv_p_.data(), env_p_.data(), sh_argv_p_.data(), cwd_.empty() ? nullptr : cwd_.c_str(),
                in_fd_,           out_fd_,        err_fd_,       -1,                nullptr,
                false,            nullptr,        nullptr,       0,                 0,
-               nullptr,          0,              &exec_errno_};
+               nullptr,          0,              false,         &exec_errno_};
   if (const Confinement* c = confinement_) {
     plan_.ruleset_fd = c->ruleset_fd;
     plan_.seccomp = &c->prog;
@@ -242,6 +249,7 @@ int Launch::start_child(pid_t& pid, int& pidfd) {
     plan_.gid_map_len = c->gid_map.size();
     plan_.mounts = c->mounts.data();
     plan_.n_mounts = c->mounts.size();
+    plan_.drop_caps = c->drop_caps;
   }
   Plan* plan = &plan_;
 #ifdef YOLO_LAUNCH_CLONE

@@ -78,6 +78,7 @@ class Launch {
     size_t uid_map_len, gid_map_len;
     const void* mounts;  // Confinement::Mount[n_mounts]
     size_t n_mounts;
+    bool drop_caps;  // root: no capability survives the exec
     std::atomic<int>* exec_errno;
   };
 

@@ -5,10 +5,11 @@
 // clone and its exec (runner/launch.cc), so a confined start costs a few system calls:
 //   - no_new_privs: no set-uid program regains what the child gave up;
 //   - Landlock (the file system): a ruleset built here, in yolo, from the policy, and entered
-//     by the child; read everything but the hidden paths, write only the role's grants; from
-//     ABI 6 also scoped: no signal to, and no abstract socket of, a process outside it;
+//     by the child; read everything but the hidden paths, write only the role's grants; no
+//     ptrace or process_vm_* of a process outside it; from ABI 6 also scoped: no signal to,
+//     and no abstract socket of, a process outside it;
 //   - a seccomp filter: no namespaces (unshare, setns, clone with CLONE_NEW*; clone3 answers
-//     ENOSYS so that libc falls back to clone), no mount, ptrace, process_vm_*, bpf, keyrings,
+//     ENOSYS so that libc falls back to clone), no mount, bpf, keyrings,
 //     io_uring, open_by_handle_at; no TIOCSTI/TIOCLINUX; no UNIX socket unless allowed.
 // The filter also answers one probe (inside_sandbox) that no unconfined process can fake.
 #pragma once
@@ -49,6 +50,7 @@ struct Confinement {
   std::vector<unsigned long> mount_flags;
   std::vector<Mount> mounts;
   bool user_ns = false;
+  bool drop_caps = false;  // yolo runs as root: the child keeps no capability
   std::string uid_map, gid_map;
   ~Confinement();
   bool off() const { return ruleset_fd < 0; }

@@ -105,6 +105,23 @@ TEST(Sandbox, NoSignalLeavesTheSandbox) {
   EXPECT_TRUE(has(r.err, "Operation not permitted")) << r.err;
 }
 
+TEST(Sandbox, NoProcessOutsideCanBeTracedOrRead) {
+  REQUIRE_LANDLOCK();
+  TempDir t;
+  auto c = reader(t);
+  const std::string self = "/proc/" + std::to_string(::getpid());
+  // Its environment and memory (what ptrace's access check guards): refused outside the domain.
+  auto env = sh("cat " + self + "/environ >/dev/null && echo read-environ; head -c1 " + self +
+                    "/mem >/dev/null 2>&1 && echo read-mem; readlink " + self + "/cwd >/dev/null && echo read-cwd",
+                c);
+  EXPECT_FALSE(has(env.out, "read-environ")) << env.out;
+  EXPECT_FALSE(has(env.out, "read-mem")) << env.out;
+  EXPECT_FALSE(has(env.out, "read-cwd")) << env.out;
+  // Its own process stays its own.
+  auto own = sh("cat /proc/self/environ >/dev/null && echo own", c);
+  EXPECT_EQ(own.out, "own\n") << own.err;
+}
+
 TEST(Sandbox, AnExecutorInTheCheckoutWritesItButNotYolosFilesNorGitsConfig) {
   REQUIRE_LANDLOCK();
   TempDir t;
