@@ -63,6 +63,14 @@ struct Demo {
       if (it->is_regular_file()) all += read_file(it->path()) + "\n";
     return all;
   }
+  // The run to its vision gate, a person's approval at a terminal, then the run itself.
+  RunResult approve_and_execute() const {
+    auto first = yolo({"execute"});
+    EXPECT_EQ(first.exit_code, 3) << first.out << first.err;  // the vision gate
+    auto ok = person({"approve", "--by", "alice"});
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+    return yolo({"execute"});
+  }
   std::string gate_status(const std::string& type) const {
     for (const auto& g : state().value("gates", json::array()))
       if (g.value("gate_type", "") == type) return g.value("status", "");
@@ -150,10 +158,7 @@ TEST(Confine, AnExecutorCannotRewriteConfigHooksProgramsOrTheState) {
           "try 'echo evil >> .yolo-planning/config.json' config\n"
           "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
   d.commit("hostile");
-  auto first = d.yolo({"execute"});
-  ASSERT_EQ(first.exit_code, 3) << first.out << first.err;  // the vision gate
-  ASSERT_EQ(d.person({"approve", "--by", "alice"}).exit_code, 0);
-  auto run = d.yolo({"execute"});
+  auto run = d.approve_and_execute();
   std::string logs = d.logs();
   for (const char* what : {"git-config", "git-hooks", "approved-program", "state", "config"}) {
     EXPECT_TRUE(has(logs, std::string("attempt ") + what + " refused")) << what << "\n" << logs;
@@ -182,9 +187,7 @@ TEST(Confine, APlanAnEarlierPlanRewroteDoesNotStart) {
           ".yolo-planning/phases/01-demo/01-02-PLAN.md; fi\n"
           "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
   d.commit("injecting");
-  ASSERT_EQ(d.yolo({"execute"}).exit_code, 3);
-  ASSERT_EQ(d.person({"approve", "--by", "alice"}).exit_code, 0);
-  auto run = d.yolo({"execute"});
+  auto run = d.approve_and_execute();
   EXPECT_NE(run.exit_code, 0) << run.out;
   EXPECT_TRUE(has(run.out + run.err, "01-02 not started")) << run.out << run.err;
   EXPECT_TRUE(has(run.out + run.err, "changed after")) << run.out;
@@ -205,8 +208,6 @@ TEST(Confine, InAWorktreeAnExecutorCannotTouchTheCheckoutAndPlantedGitCodeNeverR
           "echo 'attempt config refused'; fi\n"
           "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
   d.commit("hostile");
-  ASSERT_EQ(d.yolo({"execute"}).exit_code, 3);
-  ASSERT_EQ(d.person({"approve", "--by", "alice"}).exit_code, 0);
   // Planted by someone outside yolo, before the run: git code yolo's own git calls never run.
   const stdfs::path marker = d.dir.path() / "planted-ran";
   // (The executor's own git runs them too, inside its sandbox, where the marker cannot be made.)
@@ -216,7 +217,7 @@ TEST(Confine, InAWorktreeAnExecutorCannotTouchTheCheckoutAndPlantedGitCodeNeverR
   ::chmod((d.root() / ".git/hooks/post-checkout").c_str(), 0755);
   ::chmod((d.root() / ".git/hooks/reference-transaction").c_str(), 0755);
   d.git({"config", "core.fsmonitor", "touch '" + marker.string() + "' 2>/dev/null; false"});
-  auto run = d.yolo({"execute"});
+  auto run = d.approve_and_execute();
   std::string logs = d.logs();
   EXPECT_TRUE(has(logs, "attempt plan refused")) << logs;
   EXPECT_TRUE(has(logs, "attempt config refused")) << logs;
@@ -241,9 +242,7 @@ TEST(Confine, ADeepChainLeftByAnExecutorIsEndedAtExit) {
           "</dev/null >/dev/null 2>&1 & sleep 3; fi\n"
           "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
   d.commit("chain");
-  ASSERT_EQ(d.yolo({"execute"}).exit_code, 3);
-  ASSERT_EQ(d.person({"approve", "--by", "alice"}).exit_code, 0);
-  auto run = d.yolo({"execute"});
+  auto run = d.approve_and_execute();
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   auto left = run_program({"pgrep", "-fc", (d.root() / "agents/chain").string()}, d.root());
