@@ -235,6 +235,28 @@ TEST_F(WorktreeTest, APlannedFileLeftUntouchedIsAFinding) {
   EXPECT_EQ(merges_of("01-04"), 1u);
 }
 
+// A check program the checkout holds runs as the checkout has it: an executor that rewrites it
+// in its slot (left uncommitted) to pass does not make its own check pass.
+TEST_F(WorktreeTest, ACheckTheExecutorRewroteInItsSlotRunsAsTheCheckoutHasIt) {
+  write_file(repo() / "checks/verify.sh", "#!/bin/sh\necho 'the real check fails'\nexit 1\n");
+  stdfs::permissions(repo() / "checks/verify.sh", stdfs::perms::owner_all);
+  write_file(repo() / "agents/editing-executor",
+             "#!/bin/sh\nprintf '#!/bin/sh\\nexit 0\\n' > checks/verify.sh\n"
+             "exec \"$(dirname \"$0\")/executor-worktree\" \"$@\"\n");
+  stdfs::permissions(repo() / "agents/editing-executor", stdfs::perms::owner_all);
+  add_to_must_haves("01-01-PLAN.md", "  checks:\n    - {argv: [\"checks/verify.sh\"], name: real}\n");
+  set_config({{"executor", {{"command", {"agents/editing-executor", "{plan_path}", "{summary_path}"}}}}});
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "a check"});
+  auto r = execute();
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  json p = plan("01-01");
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  ASSERT_EQ(p["checks"].size(), 1u) << p.dump();
+  EXPECT_EQ(p["checks"][0]["passed"], false) << p.dump();
+  EXPECT_EQ(merges_of("01-01"), 0u);
+}
+
 TEST_F(WorktreeTest, ChecksRunInTheWorktreeAFailingOneFailsThePlanAPassingOneIsRecorded) {
   add_to_must_haves("01-01-PLAN.md",
                     "  checks:\n    - [\"grep\", \"-q\", \"plan 01-01\", \"greeting/text.txt\"]\n"
