@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One real agent CLI through the whole yolo loop, against the scripted model server.
 
-Usage: run_e2e.py claude|codex|gemini      (YOLO_BIN names the built yolo; KEEP=1 keeps the folder)
+Usage: run_e2e.py claude|codex|gemini      (YOLO_BIN names the built yolo; KEEP=1 keeps the folder,
+                                            with every request the CLI sent, NNNNNN.json)
 
 Like scripts/demo, on a copy of tests/agents/project (two waves: 01-01, then 01-02 and 01-03 in
 parallel, each in its own worktree), with the reviewer, architect and executor that
@@ -54,8 +55,9 @@ def start_server(work, cli):
     out = open(os.path.join(work, "model.out"), "w")
     proc = subprocess.Popen([sys.executable, os.path.join(HERE, "model_server.py"), "--scenario",
                              os.path.join(HERE, "scenarios", cli + ".json"), "--port", "0", "--port-file", port_file,
-                             "--log", log], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    for _ in range(100):
+                             "--log", log] + (["--dump-dir", work] if os.environ.get("KEEP") else []),
+                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    for _ in range(600):  # 30 s: a loaded machine starts python slowly
         if os.path.exists(port_file):
             return proc, int(open(port_file).read()), log
         if proc.poll() is not None:
@@ -65,14 +67,14 @@ def start_server(work, cli):
 
 
 def cli_environment(cli, work, port):
-    """The CLI's own configuration for the scripted server, its state in the test's folder."""
+    """The CLI's own configuration for the scripted server. Its state stays where the CLI keeps it
+    by default, under HOME, which is the test's folder: the folders the template's `state` names
+    (and init declares writable for the sandbox) are the ones it writes."""
     home = os.path.join(work, "home")
-    state = os.path.join(work, "state")
     os.makedirs(home, exist_ok=True)
-    os.makedirs(state, exist_ok=True)
     env = dict(os.environ)
     for k in list(env):  # a developer's real credentials or endpoints must not leak into the test
-        if k.startswith(("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_")):
+        if k.startswith(("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_")) or k == "IS_SANDBOX":
             del env[k]
     env.update({"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"),
                 "XDG_CACHE_HOME": os.path.join(home, ".cache"), "XDG_DATA_HOME": os.path.join(home, ".local/share"),
@@ -80,25 +82,28 @@ def cli_environment(cli, work, port):
                 "GIT_AUTHOR_NAME": "agent", "GIT_AUTHOR_EMAIL": "agent@example.invalid",
                 "GIT_COMMITTER_NAME": "agent", "GIT_COMMITTER_EMAIL": "agent@example.invalid"})
     url = "http://127.0.0.1:%d" % port
+    for state in (".claude", ".codex", ".gemini"):  # as after a first login: the sandbox grants what exists
+        os.makedirs(os.path.join(home, state), exist_ok=True)
     if cli == "claude":
+        # CLAUDE_CONFIG_DIR at its default folder moves .claude.json (else a file in HOME) into it.
         env.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-scripted-not-a-key",
-                    "CLAUDE_CONFIG_DIR": os.path.join(state, "claude"),
+                    "CLAUDE_CONFIG_DIR": os.path.join(home, ".claude"),
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"})
     elif cli == "codex":
-        codex_home = os.path.join(state, "codex")
+        codex_home = os.path.join(home, ".codex")
         os.makedirs(codex_home, exist_ok=True)
         with open(os.path.join(codex_home, "config.toml"), "w") as f:
+            # gpt-5.5: a model Codex knows, so it offers its apply_patch tool (an unknown one gets
+            # fallback metadata and only the shell)
             f.write('model = "gpt-5.5"\nmodel_provider = "scripted"\n\n'
                     '[model_providers.scripted]\nname = "scripted model server"\n'
                     'base_url = "%s/v1"\nwire_api = "responses"\nenv_key = "YOLO_SCRIPTED_API_KEY"\n' % url)
         env.update({"CODEX_HOME": codex_home, "YOLO_SCRIPTED_API_KEY": "scripted-not-a-key"})
     elif cli == "gemini":
-        gemini_home = os.path.join(state, "gemini")
-        os.makedirs(os.path.join(gemini_home, ".gemini"), exist_ok=True)
-        with open(os.path.join(gemini_home, ".gemini", "settings.json"), "w") as f:
+        os.makedirs(os.path.join(home, ".gemini"), exist_ok=True)
+        with open(os.path.join(home, ".gemini", "settings.json"), "w") as f:
             json.dump({"security": {"auth": {"selectedType": "gemini-api-key"}}}, f)
-        env.update({"GEMINI_CLI_HOME": gemini_home, "GEMINI_API_KEY": "scripted-not-a-key",
-                    "GOOGLE_GEMINI_BASE_URL": url})
+        env.update({"GEMINI_API_KEY": "scripted-not-a-key", "GOOGLE_GEMINI_BASE_URL": url})
     return env
 
 
@@ -173,8 +178,9 @@ def main():
         templates = json.load(open(os.path.join(scratch, ".yolo-planning", "config.json")))
         config_path = os.path.join(proj, ".yolo-planning", "config.json")
         config = json.load(open(config_path))
-        for role in ("reviewer", "architect", "executor"):
-            config[role] = templates[role]
+        for key in ("reviewer", "architect", "executor", "sandbox"):
+            if key in templates:
+                config[key] = templates[key]
         with open(config_path, "w") as f:
             json.dump(config, f, indent=2)
         git(proj, "init", "-q")
@@ -195,6 +201,16 @@ def main():
             fail("review loop of 01-02: expected reject then approve, got %s (%s)" % (verdicts, loop.get("status")),
                  run_log, model_log)
 
+        # Every plan was reviewed by the CLI itself, not by the Stage 1 fallback.
+        reviewed = set()
+        for line in open(model_log):
+            e = json.loads(line)
+            if e.get("rule", "").startswith("reviewer") and e.get("vars", {}).get("plan_path"):
+                reviewed.add(os.path.basename(e["vars"]["plan_path"])[:5])
+        if reviewed != {"01-01", "01-02", "01-03"}:
+            fail("the reviewer CLI reviewed %s, not every plan (see the fallbacks in run.log)" % sorted(reviewed),
+                 run_log)
+
         # 2. A person approves the roadmap at a terminal.
         rc = approve_at_terminal(proj, env, run_log)
         if rc != 0:
@@ -214,19 +230,27 @@ def main():
         state = json.load(open(os.path.join(proj, ".yolo-planning", ".execution-state.json")))
         if state.get("status") != "complete":
             fail("the run ended %s, not complete" % state.get("status"), run_log)
-        subjects = git(proj, "log", "--format=%s", "--reverse").splitlines()
-        order = [s for s in subjects if re.match(r"plan 01-0\d:", s)]
-        if [s[:10] for s in order] != ["plan 01-01", "plan 01-02", "plan 01-03"]:
-            fail("the agents' commits are not in plan order on the main branch: %s" % subjects, run_log)
-        # The two executors of wave 2 talked to the model at the same time.
-        spans = {}
+        # Each plan's branch holds the commit its executor made with the CLI's shell tool; the
+        # branches are merged in plan order.
+        subjects = git(proj, "log", "--format=%s").splitlines()
+        for plan in ("01", "02", "03"):
+            if not any(s.startswith("plan 01-%s:" % plan) for s in subjects):
+                fail("no commit of plan 01-%s's executor: %s" % (plan, subjects), run_log)
+        merges = [s for s in git(proj, "log", "--first-parent", "--reverse", "--format=%s").splitlines()
+                  if re.match(r"yolo: merge plan 01-0\d", s)]
+        if [m[len("yolo: merge plan "):][:5] for m in merges] != ["01-01", "01-02", "01-03"]:
+            fail("the plans were not merged in plan order: %s" % merges, run_log)
+        # Wave 2's two plans ran at the same time, each in its own worktree.
+        if not re.search(r"Plan 01-0[23] started: .*\(2 running\)", open(run_log).read()):
+            fail("wave 2's plans did not run at the same time (no \"(2 running)\")", run_log)
+        cwds = {}
         for line in open(model_log):
             e = json.loads(line)
-            if e.get("rule", "").startswith("executor") and e.get("vars", {}).get("plan_id"):
-                spans.setdefault(e["vars"]["plan_id"], []).append(e["ts"])
-        a, b = spans.get("01-02"), spans.get("01-03")
-        if not a or not b or not (min(a) < max(b) and min(b) < max(a)):
-            fail("wave 2's executors did not run in parallel (model calls per plan: %s)" % spans, model_log)
+            v = e.get("vars", {})
+            if e.get("rule", "").startswith("executor") and v.get("plan_id") and v.get("cwd"):
+                cwds[v["plan_id"]] = v["cwd"]
+        if not cwds.get("01-02") or cwds.get("01-02") == cwds.get("01-03") or "yolo-worktrees" not in cwds["01-02"]:
+            fail("wave 2's executors did not each run in their own worktree: %s" % cwds, model_log)
         unmatched = [json.loads(l) for l in open(model_log) if '"unmatched"' in l]
         print("✓ %s: review loop (reject → architect → approve), vision gate approved at a terminal, "
               "two waves (01-02 and 01-03 in parallel worktrees), strict SUMMARY gate, merged in plan order"
