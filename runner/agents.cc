@@ -140,6 +140,15 @@ json AgentSpawn::info(const std::string& agent) const {
   return j;
 }
 
+namespace {
+// The folder holding the plan the agent works on: the agent CLIs that keep their file tools to
+// the working folder are told to allow this one too (Gemini CLI's --include-directories).
+std::string plan_dir_of(const std::string& plan_path) {
+  std::string d = stdfs::path(plan_path).parent_path().string();
+  return d.empty() ? "." : d;
+}
+}  // namespace
+
 AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentContext& ctx) {
   AgentSpawn s;
   const CommandSpec& spec = agent == "architect" ? cfg.architect : cfg.reviewer;
@@ -178,7 +187,7 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
   std::map<std::string, std::string> vars = {
       {"plan_path", plan_path},             {"phase_dir", ctx.phase_dir}, {"plan_id", ctx.plan_id},
       {"plan_title", ctx.plan_title},       {"model", s.model},           {"max_turns", std::to_string(s.max_turns)},
-      {"cycle", std::to_string(ctx.cycle)}, {"prompt", prompt}};
+      {"cycle", std::to_string(ctx.cycle)}, {"prompt", prompt},           {"plan_dir", plan_dir_of(plan_path)}};
   if (uses(spec.argv, "{prompt_file}")) {
     prompt_file = std::make_unique<PromptFile>(prompt, confined.confinement->temp_dir);
     if (!prompt_file->error.empty()) {

@@ -3,8 +3,9 @@
 // elements (never a shell), each child in its own process group with the configured
 // timeout, output capped. Implements the ports of protocol/review_loop.h.
 //
-// Placeholders: {plan_path} {phase_dir} {plan_id} {plan_title} {model} {max_turns} {cycle}
-// {prompt} {prompt_file} (a temp file holding the prompt, removed afterwards). When the
+// Placeholders: {plan_path} {plan_dir} (the folder holding it) {phase_dir} {plan_id} {plan_title}
+// {model} {max_turns} {cycle} {prompt} {prompt_file} (a temp file holding the prompt, removed
+// afterwards). When the
 // template uses neither {prompt} nor {prompt_file}, the prompt is given on stdin.
 // Environment: YOLO_CORRELATION_ID, YOLO_PLAN_ID, YOLO_PHASE_DIR, YOLO_CYCLE (and
 // YOLO_PLAN_PATH, YOLO_AGENT, YOLO_MODEL, YOLO_MAX_TURNS).

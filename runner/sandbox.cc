@@ -475,6 +475,10 @@ sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req
           if (p.is_string()) {
             std::string path = expand_home(p.get<std::string>());
             if (stdfs::path(path).is_relative()) path = (req.project_root / path).string();
+            // A folder the config declares (an agent CLI's state, before its first run) is made,
+            // so that the grant has something to hold on to.
+            std::error_code mk;
+            if (!stdfs::exists(path, mk)) stdfs::create_directories(path, mk);
             in.extra_write.push_back(path);
           }
     if (auto u = o->find("unix_sockets"); u != o->end() && u->is_array())

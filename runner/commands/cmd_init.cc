@@ -26,33 +26,68 @@ const char* const kExecPrompt =
     "tasks_completed, tasks_total, commit_hashes (the commits you made), deviations; then the sections "
     "## What Was Built, ## Files Modified, ## Deviations.";
 
-// Argv templates per agent CLI: no shell, each {placeholder} stays one argument.
+// Argv templates per agent CLI: no shell, each {placeholder} stays one argument. Each names the
+// CLI versions it was run with end to end (tests/agents: the real CLIs against a scripted model)
+// and the folders and files where the CLI keeps its own state (`state`, at their defaults);
+// docs/agents.md says why each flag is there. yolo confines what it starts, so the templates turn
+// the CLIs' own prompts and sandboxes off where they would stop an unattended run.
 json agent_templates() {
   return {
       {"claude",
        {{"about", "Claude Code in print mode (claude -p)"},
+        {"tested_with", "Claude Code 2.1.332"},
+        {"state", {"~/.claude", "~/.claude.json"}},
         {"reviewer",
          {{"command", {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}"}},
           {"timeout_ms", 600000}}},
+        // acceptEdits approves edits inside the working folder only, and no shell; print mode asks
+        // nobody, so what is not allowed is refused. The architect may revise a copy of the plan
+        // outside the working folder: Read and Edit are allowed anywhere (yolo confines it).
         {"architect",
          {{"command",
            {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}", "--permission-mode",
-            "acceptEdits"}},
+            "acceptEdits", "--allowedTools", "Read,Edit"}},
           {"timeout_ms", 600000}}},
+        // The executor runs git, and its worktree is inside .git, where Claude Code refuses every
+        // edit unless permission checks are skipped; as root it skips them only when told that it
+        // runs in a sandbox (IS_SANDBOX=1), which it does: yolo confines the executor.
         {"executor",
-         {{"command", {"claude", "-p", kExecPrompt, "--permission-mode", "acceptEdits"}}, {"timeout_ms", 3600000}}}}},
+         {{"command", {"env", "IS_SANDBOX=1", "claude", "-p", kExecPrompt, "--dangerously-skip-permissions"}},
+          {"timeout_ms", 3600000}}}}},
       {"codex",
        {{"about", "OpenAI Codex CLI (codex exec)"},
-        {"reviewer", {{"command", {"codex", "exec", "{prompt}"}}, {"timeout_ms", 600000}}},
-        {"architect", {{"command", {"codex", "exec", "--full-auto", "{prompt}"}}, {"timeout_ms", 600000}}},
-        {"executor", {{"command", {"codex", "exec", "--full-auto", kExecPrompt}}, {"timeout_ms", 3600000}}}}},
+        {"tested_with", "Codex CLI 0.171.0"},
+        {"state", {"~/.codex"}},
+        // `codex exec` never asks for approval; its own Linux sandbox is off (yolo confines it),
+        // and a reviewer may run outside a git checkout.
+        {"reviewer",
+         {{"command", {"codex", "exec", "--sandbox", "danger-full-access", "--skip-git-repo-check", "{prompt}"}},
+          {"timeout_ms", 600000}}},
+        {"architect",
+         {{"command", {"codex", "exec", "--sandbox", "danger-full-access", "--skip-git-repo-check", "{prompt}"}},
+          {"timeout_ms", 600000}}},
+        {"executor",
+         {{"command", {"codex", "exec", "--sandbox", "danger-full-access", "--skip-git-repo-check", kExecPrompt}},
+          {"timeout_ms", 3600000}}}}},
       {"gemini",
        {{"about", "Gemini CLI (gemini -p)"},
-        {"reviewer", {{"command", {"gemini", "-p", "{prompt}"}}, {"timeout_ms", 600000}}},
-        {"architect", {{"command", {"gemini", "--yolo", "-p", "{prompt}"}}, {"timeout_ms", 600000}}},
-        {"executor", {{"command", {"gemini", "--yolo", "-p", kExecPrompt}}, {"timeout_ms", 3600000}}}}},
+        {"tested_with", "Gemini CLI 0.61.0"},
+        {"state", {"~/.gemini"}},
+        // In a folder it does not trust, Gemini CLI turns --yolo and auto_edit back into asking;
+        // --skip-trust keeps the approval mode the template asks for. Its file tools stay inside
+        // the working folder unless told (the architect may revise a copy of the plan elsewhere).
+        {"reviewer", {{"command", {"gemini", "-p", "{prompt}", "--skip-trust"}}, {"timeout_ms", 600000}}},
+        {"architect",
+         {{"command",
+           {"gemini", "-p", "{prompt}", "--approval-mode", "auto_edit", "--skip-trust", "--include-directories",
+            "{plan_dir}"}},
+          {"timeout_ms", 600000}}},
+        {"executor",
+         {{"command", {"gemini", "-p", kExecPrompt, "--approval-mode", "yolo", "--skip-trust"}},
+          {"timeout_ms", 3600000}}}}},
       {"aider",
        {{"about", "aider (--message runs one instruction and exits)"},
+        {"tested_with", "untested: aider could not be installed where yolo is tested"},
         {"reviewer",
          {{"command", {"aider", "--message", "{prompt}", "--no-auto-commits", "--yes-always", "{plan_path}"}},
           {"timeout_ms", 600000}}},
@@ -79,6 +114,9 @@ json initial_config(const std::string& agent) {
   if (!agent.empty()) {
     const json& t = c["_agent_templates"][agent];
     for (const char* role : {"reviewer", "architect", "executor"}) c[role] = t[role];
+    // The CLI's own state (settings, sessions, logs): the sandbox lets each role write it too.
+    if (t.contains("state"))
+      for (const char* role : {"reviewer", "architect", "executor"}) c["sandbox"]["write"][role] = t["state"];
   }
   return c;
 }
@@ -178,6 +216,15 @@ int run(const Options& o) {
   for (const auto& k : kept) out::line(out::sym(out::Sym::Skip) + " kept " + k.get<std::string>() + " (exists)");
   if (!git)
     out::line(out::sym(out::Sym::Warn) + " not a git repository: the SUMMARY gate checks commits (run `git init`)");
+  if (!o.agent.empty()) {
+    std::string tested = agent_templates()[o.agent].value("tested_with", "");
+    if (tested.rfind("untested", 0) == 0)
+      out::line(out::sym(out::Sym::Warn) + " the " + o.agent + " template is " + tested +
+                "; check it on a small plan first (docs/agents.md)");
+    else
+      out::line(out::sym(out::Sym::Ok) + " agents: " + o.agent + " (template tested with " + tested +
+                "; docs/agents.md)");
+  }
   if (o.agent.empty())
     out::line(out::sym(out::Sym::Skip) +
               " no agents configured: reviews use Stage 1 only, execute waits for SUMMARY files. "
