@@ -119,7 +119,7 @@ json execution_status_of(const json& state, const json& reviews) {
       json f = get(p, "findings");
       if (f.is_array() && !f.empty()) e["findings"] = f;
       e["review"] = review_of(state, reviews, id);
-      // Worktree isolation (issue 17): worktree, branch and merge state, scope fence, checks.
+      // Worktree isolation: worktree, branch and merge state, scope fence, checks.
       for (const char* k : {"worktree", "scope", "checks", "dispatch"})
         if (json v = get(p, k); !v.is_null()) e[k] = v;
       plans.push_back(std::move(e));

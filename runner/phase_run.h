@@ -1,4 +1,4 @@
-// `yolo execute`: one phase, end to end (PROTOCOL.md sections 5-7, issue 4).
+// `yolo execute`: one phase, end to end (PROTOCOL.md sections 5-7).
 //
 //   Step 2   load the phase's plans, initialise or resume the state (correlation id,
 //            steps_completed, plan statuses: a plan whose SUMMARY passes is complete)
@@ -19,7 +19,7 @@
 
 namespace yolo::runner {
 
-// Exit codes of `yolo execute` (README "Exit codes").
+// Exit codes of `yolo execute` (docs/commands.md, "Exit codes").
 inline constexpr int kExecComplete = 0;
 inline constexpr int kExecHalted = 1;          // halted or failed; also a broken state/config file
 inline constexpr int kExecPaused = 3;          // paused at a gate
