@@ -1,4 +1,4 @@
-// Google Benchmark of a state write at execute's size (issue 19): one locked read-modify-write
+// Google Benchmark of a state write at execute's size: one locked read-modify-write
 // of an 800-plan state (state::update), and its parts: copy, compare, dump, schema checks.
 // The state comes from a real run: STATE_JSON (default /tmp/sb/state800.json) when it exists,
 // else 800 records built here.

@@ -1,4 +1,4 @@
-// Benchmark of `yolo watch` (issue 5), driven the way a person's editor drives it: the real
+// Benchmark of `yolo watch`, driven the way a person's editor drives it: the real
 // binary in the background on a temp repo, plans saved by rename (write a temp file, rename
 // it into place), times taken on this side with CLOCK_MONOTONIC.
 //
@@ -382,7 +382,7 @@ struct Options {
   bool scale = true;
   bool keep = false;
   std::string workdir;
-  // Issue 19 modes (each runs alone when given):
+  // The scale modes (each runs alone when given):
   std::vector<int> agent_sizes;  // --agent-sizes "6,100,400": save -> reviewer start with an agent, per phase size
   int agent_saves = 15;
   int cold_plans = 0, cold_phases = 100;  // --cold-plans N: first watch with no ledgers
@@ -875,7 +875,7 @@ std::string f1(double v) {
 
 const char* met(bool b) { return b ? "yes" : "NO"; }
 
-// --- issue 19: save -> reviewer start with an agent; the first watch with no ledgers -------
+// --- save -> reviewer start with an agent; the first watch with no ledgers ----------------
 
 long long now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
 
@@ -1168,7 +1168,7 @@ int main(int argc, char** argv) {
   bool t_latency = w_written.median < db + 5.0;
   bool t_idle = small.idle.tick_ms < 10.0 && small.idle.sched_ms < 10.0;
   // The scale targets: this bench's own up to 10,000 plans (ready < 1.5 s, peak RSS < 64 MiB);
-  // past that, issue 19's for 100,000 plans (ready <= 5 s, peak RSS <= 150 MiB). One edit:
+  // past that, the goal table's for 100,000 plans (ready <= 5 s, peak RSS <= 150 MiB). One edit:
   // under the debounce + 10 ms at any size.
   const bool big = o.scale_plans > 10000;
   const double ready_target_ms = big ? 5000.0 : 1500.0;

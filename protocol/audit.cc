@@ -40,7 +40,7 @@ std::string entry_hash(const json& e) {
 // The end of the chain: the hash and sequence number of the last line that is a JSON entry
 // (nullopt: no such line).
 // Read from the end backwards (an append must not cost the whole log: parsing every line on
-// every append made a project's audit log quadratic over its life, issue 19); lines that are
+// every append made a project's audit log quadratic over its life); lines that are
 // not entries are skipped, as the forward reading skipped them.
 std::optional<std::string> last_entry_hash(const std::string& content, long long& seq) {
   seq = 0;

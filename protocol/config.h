@@ -20,7 +20,7 @@ struct CommandSpec {
   long long timeout_ms = 0;       // 0 = use command_timeout_ms
 };
 
-// dispatch (issue 18, docs/dispatch.md): a wave's plans handed to a cluster engine through
+// dispatch (docs/dispatch.md): a wave's plans handed to a cluster engine through
 // three argv templates; the plans' branches come back through the git remote `remote`.
 struct DispatchSpec {
   CommandSpec submit, wait, cancel;
@@ -47,7 +47,7 @@ struct Config {
   bool reviewer_required = false;  // a reviewer that cannot run rejects (no Stage 1 fallback)
   bool watch_fix = false;          // watch.fix: the architect revises in `yolo watch`
   // isolation: "none" (every executor in the project's checkout) | "worktree" (each plan in
-  // its own git worktree and branch, merged back in plan order; issue 17).
+  // its own git worktree and branch, merged back in plan order).
   std::string isolation = "none";
   DispatchSpec dispatch;
   // The scope fence's severities (high | medium | low | off) for files changed outside the

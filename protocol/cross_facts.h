@@ -1,7 +1,7 @@
-// What the cross-plan checks read of each plan of a phase, remembered on disk (issue 19).
+// What the cross-plan checks read of each plan of a phase, remembered on disk.
 // The Stage 1 review of one plan runs the cross-plan checks of its phase (stage1.h,
 // cross_plan_findings), which read every sibling: at 1,000 plans in a phase that is 1,000
-// YAML parses (about 70 ms) for a process that has not parsed them yet (`yolo review-plan`,
+// YAML parses for a process that has not parsed them yet (`yolo review-plan`,
 // the watcher's first save in a phase its background pass has not read). The store keeps,
 // per phase folder, each plan's facts for those checks (content hash, frontmatter error,
 // phase, plan, wave, depends_on, the files it touches and whether each is a glob) with the

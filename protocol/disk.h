@@ -53,8 +53,8 @@ class Disk {
   // reading the end (a hash chain) and appending are one step, at a cost that does not grow
   // with the file. With `enough`, the end is read in windows growing from 64 KiB up to
   // max_bytes, until enough(window) holds (what a small window holds is all that most appends
-  // need; the first touch of a fresh 1 MiB buffer cost an audit append 4-10 ms of page
-  // faults, issue 19). All or nothing: a write that stops part way is cut back. durable:
+  // need; the first touch of a fresh buffer of max_bytes cost an audit append its page
+  // faults). All or nothing: a write that stops part way is cut back. durable:
   // fsync before returning (an audit trail; an event log need not wait for it). "" or why not.
   virtual std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
                              size_t max_bytes = 0, bool durable = true,

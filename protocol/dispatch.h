@@ -1,4 +1,4 @@
-// Dispatch (issue 18): the rules of handing a wave's plans to a cluster engine through three
+// Dispatch: the rules of handing a wave's plans to a cluster engine through three
 // argv templates (submit, wait, cancel; docs/dispatch.md), with git as the transport. Pure:
 // the runner (runner/plan_dispatch.cc) spawns, this file decides.
 //

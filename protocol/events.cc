@@ -22,7 +22,7 @@ const std::vector<std::string>& known_types() {
       "gate_rejected", "gate_error", "approval_requested", "approval_granted", "approval_invalidated",
       "summary_checks_passed", "summary_claims_failed", "state_corrupt", "watch_start", "watch_stop", "watch_rescan",
       "plan_changed",
-      // The reference's own list (issue 16): V1 checkpoint, the V2 task and gate protocol,
+      // The reference's own list: V1 checkpoint, the V2 task and gate protocol,
       // and its metric types. Agents written for the reference log these.
       "checkpoint", "phase_planned", "task_created", "task_claimed", "task_started", "artifact_written", "gate_passed",
       "gate_failed", "task_completed_candidate", "task_completed_confirmed", "task_blocked", "task_reassigned",

@@ -145,7 +145,7 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
     if (prior && prior->contains("started_at") && status == "complete") p["started_at"] = (*prior)["started_at"];
     if (status == "complete")
       p["completed_at"] = prior && str(*prior, "completed_at").size() ? (*prior)["completed_at"] : json(opts.now);
-    // Worktree isolation (issue 17): the plan's worktree and merge state, scope fence and
+    // Worktree isolation: the plan's worktree and merge state, scope fence and
     // checks are kept: a resumed run merges what passed and was not merged yet.
     if (prior)
       for (const char* k : {"worktree", "scope", "checks", "dispatch"})

@@ -106,7 +106,7 @@ void complete_phase(json& doc, const std::string& now);
 // Halts the run; a run awaiting approval or already halted is left as it is (false).
 bool halt(json& doc);
 
-// ---- batched plan records (issue 19) ------------------------------------------------------
+// ---- batched plan records -----------------------------------------------------------------
 // While plans run, `yolo execute` keeps their statuses in memory and writes the changes in
 // batches: one read-modify-write of the state (under its lock) for every change queued.
 struct PlanUpdate {
@@ -129,7 +129,7 @@ PlanUpdate merge_updates(const PlanUpdate& earlier, PlanUpdate later);
 // the records written (for state::validate_changed_plans).
 std::vector<size_t> apply_plan_updates(json& doc, const std::vector<std::pair<std::string, PlanUpdate>>& updates);
 
-// ---- the executors' journal (issue 19) ---------------------------------------------------
+// ---- the executors' journal ----------------------------------------------------------------
 // The state is written in batches while plans run; who runs a plan that just started is
 // appended to this journal at its spawn (one line, no rewrite, no fsync), so a later
 // execute, after a kill -9 of this one, ends that executor before the plan starts again

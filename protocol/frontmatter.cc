@@ -27,8 +27,8 @@ bool is_canonical_int(const std::string& s) {
 }
 
 // -?(0|[1-9][0-9]*)\.[0-9]*[1-9]: a sign, an integer part without a leading zero, a point and
-// digits that do not end in 0. Checked by hand: a std::regex compiled at the first float was 5%
-// of a one-plan Stage 1 process (issue 19).
+// digits that do not end in 0. Checked by hand: compiling a std::regex at the first float is a
+// visible share of a one-plan Stage 1 process.
 bool decimal_shape(std::string_view s) {
   size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
   auto digit = [&](size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
@@ -162,11 +162,11 @@ bool nesting_too_deep(std::string_view yaml) {
   return false;
 }
 
-// ---- the simple frontmatter, without yaml-cpp (issue 19) --------------------------------
+// ---- the simple frontmatter, without yaml-cpp -------------------------------------------
 // Nearly every PLAN and SUMMARY frontmatter is a flat mapping of `key: value` lines: a plain
 // word or phrase, a quoted string without escapes, a flow list of those, or a block list of
-// them under `key:`. yaml-cpp took ~50 us for one (a tenth of `yolo execute`'s own time per
-// plan at 800 plans); this reads that subset directly and gives up (nullopt) on anything else,
+// them under `key:`. yaml-cpp's parse of one was a large share of `yolo execute`'s own time
+// per plan; this reads that subset directly and gives up (nullopt) on anything else,
 // which yaml-cpp then parses as before. Within the subset the result is yaml-cpp's (the same
 // scalar rules, plain_to_json); tests/protocol/frontmatter_test.cc compares the two.
 

@@ -62,7 +62,7 @@ ReadResult read_impl(const stdfs::path& path, size_t max_bytes, bool text) {
     r.error = not_regular(path, st.st_mode);
     return r;
   }
-  // O_NONBLOCK stays: a regular file's read ignores it (two system calls a file, issue 19).
+  // O_NONBLOCK stays: a regular file's read ignores it (clearing it costs two system calls a file).
   if (static_cast<size_t>(st.st_size) > max_bytes) {
     ::close(fd);
     r.error = FileError{FileError::Kind::TooLarge, path.string(),

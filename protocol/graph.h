@@ -1,4 +1,4 @@
-// The plan graph of a project as text a renderer draws (issue 16): Mermaid (GitHub, editors)
+// The plan graph of a project as text a renderer draws: Mermaid (GitHub, editors)
 // and Graphviz DOT (`dot -Tsvg`). One cluster per phase, plans grouped by wave, an edge per
 // depends_on. Pure: the caller lists the phases and resolves the dependencies.
 #pragma once

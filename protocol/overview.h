@@ -1,4 +1,4 @@
-// The whole project at a glance (issue 16): `yolo status` before any run, and the phase list
+// The whole project at a glance: `yolo status` before any run, and the phase list
 // after one. Per phase folder: its plans, how many have a SUMMARY, and what their last
 // reviews said (from the review ledgers), including how many only got the Stage 1 fallback.
 #pragma once
@@ -23,8 +23,8 @@ namespace yolo {
 using OverviewProgress = std::function<void(size_t done, size_t total)>;
 json project_overview(const World& w, const std::filesystem::path& root, const OverviewProgress& progress = nullptr);
 
-// The overview as `status` shows it without --all (issue 19: one row per phase folder was
-// 166 KB at 1,000 phases): the run's phase (`run_folder`, whatever its state) and the phases
+// The overview as `status` shows it without --all (one row per phase folder grows with the
+// project, the output must not): the run's phase (`run_folder`, whatever its state) and the phases
 // with work left (plans without a SUMMARY), in folder order, at most max_rows in all (the
 // run's phase is kept even past them).
 // The totals still count every phase. What was left out:

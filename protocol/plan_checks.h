@@ -1,4 +1,4 @@
-// Checks yolo runs itself (issue 17): `must_haves.checks` of a plan, argv lists yolo runs in
+// Checks yolo runs itself: `must_haves.checks` of a plan, argv lists yolo runs in
 // the plan's worktree after the executor, never through a shell. A failing check fails the
 // plan; the agent's own claims are hints, the checks are the evidence. Pure: parsing the
 // entries and judging the results; runner/plan_exec runs them.

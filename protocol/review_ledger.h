@@ -3,7 +3,7 @@
 // holds the content hash that was reviewed, the verdict, findings and the loop, and is what
 // `yolo review --changed`, the watcher and `yolo status` reconcile against. Kept out of the
 // execution state so that recording one review rewrites one phase's records, not every
-// plan's (10,000 plans made the state ~3 MB). Written under .yolo-planning/.lock like the
+// plan's (the state would grow with every plan ever reviewed). Written under .yolo-planning/.lock like the
 // state, atomically; validated on every read and write.
 #pragma once
 #include <filesystem>
@@ -32,7 +32,7 @@ std::vector<std::string> drop_untrusted(const World& w, const std::filesystem::p
                                         const std::filesystem::path& ledger_file, json& ledger);
 
 // The ledger's journal, `<phase folder>.jsonl` beside it. Recording one review in a phase of
-// 1,000 plans used to parse, validate and rewrite (and fsync) the whole ledger, ~600 KB.
+// 1,000 plans would parse, validate and rewrite (and fsync) the whole ledger.
 // Now a ledger of kJournalFromRecords records or more, that this process has read or
 // written as it is now (same file identity: fs::Disk::stamp), takes new records as lines
 // appended to its journal, under the same lock, fsynced: one `{"plan_id", "record"}` a

@@ -28,7 +28,7 @@ struct ReviewReport {
 // deep or too large to trust) are left out.
 ReviewReport parse_review_output(std::string_view stdout_text);
 
-// A plan the review rejected, as a person is told about it (issue 16): what, why, what was
+// A plan the review rejected, as a person is told about it: what, why, what was
 // escalated and the findings most worth reading first.
 struct RejectedPlan {
   std::string plan_id, plan, source, stop_reason;

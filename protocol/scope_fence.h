@@ -1,4 +1,4 @@
-// The scope fence of the SUMMARY gate (issue 17), pure: the files a plan's branch changed
+// The scope fence of the SUMMARY gate, pure: the files a plan's branch changed
 // (its diff against the commit its worktree was created from) compared with the files the
 // plan says it modifies (files_modified, `**Files:**` lines, `<files>` blocks; globs
 // honoured). Files changed outside them, and planned files left untouched, are findings.

@@ -38,28 +38,8 @@ bool same(const std::string& want, const std::string& got) {
 }  // namespace
 
 std::string hmac_sha256_hex(std::string_view key_bytes, std::string_view msg) {
-  std::string k(key_bytes);
-  if (k.size() > 64) {
-    Sha256 h;
-    h.update(k);
-    auto d = h.finish();
-    k.assign(reinterpret_cast<const char*>(d.data()), d.size());
-  }
-  k.resize(64, '\0');
-  std::string ipad(64, '\0'), opad(64, '\0');
-  for (size_t i = 0; i < 64; ++i) {
-    ipad[i] = static_cast<char>(k[i] ^ 0x36);
-    opad[i] = static_cast<char>(k[i] ^ 0x5c);
-  }
-  Sha256 inner;
-  inner.update(ipad);
-  inner.update(msg);
-  auto id = inner.finish();
-  Sha256 outer;
-  outer.update(opad);
-  outer.update(std::string_view(reinterpret_cast<const char*>(id.data()), id.size()));
-  auto od = outer.finish();
-  return to_hex(od.data(), od.size());
+  auto d = hmac_sha256(key_bytes, msg);
+  return to_hex(d.data(), d.size());
 }
 
 std::string seal_bytes(std::string_view domain, std::string_view bytes, const Key& k) {

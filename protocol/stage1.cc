@@ -91,7 +91,7 @@ void check_must_haves(const Plan& p, StructuralReview& r) {
     r.add(make_finding(Severity::High, "must_haves", present ? "must_haves is empty" : "must_haves is absent",
                        "List the outcomes that prove the plan is done under must_haves"));
   }
-  for (const auto& e : plan_checks::parse(p).errors)  // checks yolo runs itself (issue 17)
+  for (const auto& e : plan_checks::parse(p).errors)  // checks yolo runs itself
     r.add(make_finding(Severity::High, "must_haves", e, "Write each check as an argv list: [\"make\", \"test\"]"));
 }
 

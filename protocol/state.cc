@@ -61,9 +61,9 @@ std::string validate_with(const std::string& schema_name, const json& doc) {
 // the same index (and those past its end); any other value whole. The schemas of the
 // documents updated without a check of their own (execution-state) constrain each element
 // on its own, with no counts and no uniqueness over an array (a test holds them to it), so
-// the answer is the whole check's, in time proportional to the change: at 800 plans,
-// checking every plan record at every gate step was a tenth of execute's own time (issue
-// 19). The rule across elements (unique gate ids) is checked on the whole document.
+// the answer is the whole check's, in time proportional to the change: on a large phase,
+// checking every plan record at every gate step was a large share of execute's own time.
+// The rule across elements (unique gate ids) is checked on the whole document.
 std::string validate_changes(const std::string& schema_name, const json& before, const json& after) {
   if (!before.is_object() || !after.is_object()) return validate_with(schema_name, after);
   json part = json::object();

@@ -58,7 +58,7 @@ UpdateResult update(const World& w, const std::filesystem::path& root,
 // after; the check covers every field but the records fn did not name (validate_changed_plans);
 // and only the named records are serialised again: the others' text is the one this process
 // wrote last, kept with the document (at 4,000 plans, copying, comparing and serialising the
-// whole state at each batched write was most of its cost, issue 19). A debug build checks the
+// whole state at each batched write was most of its cost). A debug build checks the
 // text against the whole document's. On success r.doc is the document without its "plans"
 // (the whole of it stays with this process for its next write; load() gives all of it). A
 // refused change (fn's error, the check, a read-only file, a failed write) leaves the file as

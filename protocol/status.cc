@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "protocol/approvals.h"
+#include "protocol/finding_rows.h"
 #include "protocol/overview.h"
 #include "protocol/json_field.h"
 #include "protocol/review_ledger.h"
@@ -47,15 +48,10 @@ json review_of(const json& state, const json& reviews, const std::string& id) {
     r["findings"] = f.is_array() ? f.size() : 0;
     if (!str(rv, "source").empty()) r["source"] = str(rv, "source");
     // Why a reject: its most severe finding, so status can say it in one line.
-    if (str(rv, "verdict") == "reject" && f.is_array())
-      for (const char* sev : {"high", "medium", "low"}) {
-        auto it = std::find_if(f.begin(), f.end(), [&](const json& x) { return str(x, "severity") == sev; });
-        if (it == f.end()) continue;
-        std::string t = str(*it, "title").empty() ? str(*it, "issue") : str(*it, "title");
-        if (t.empty()) t = str(*it, "description");
-        r["reason"] = "[" + std::string(sev) + "] " + (str(*it, "id").empty() ? "" : str(*it, "id") + " ") + t;
-        break;
-      }
+    if (str(rv, "verdict") == "reject")
+      if (const json* top = most_severe_finding(f))
+        r["reason"] = "[" + str(*top, "severity") + "] " + (str(*top, "id").empty() ? "" : str(*top, "id") + " ") +
+                      finding_headline(*top);
   }
   const json* loopp = &get(get(state, "review_loops"), id.c_str());
   if (!loopp->is_object()) loopp = &get(rv, "loop");
@@ -119,7 +115,7 @@ json execution_status_of(const json& state, const json& reviews) {
       json f = get(p, "findings");
       if (f.is_array() && !f.empty()) e["findings"] = f;
       e["review"] = review_of(state, reviews, id);
-      // Worktree isolation (issue 17): worktree, branch and merge state, scope fence, checks.
+      // Worktree isolation: worktree, branch and merge state, scope fence, checks.
       for (const char* k : {"worktree", "scope", "checks", "dispatch"})
         if (json v = get(p, k); !v.is_null()) e[k] = v;
       plans.push_back(std::move(e));

@@ -1,4 +1,4 @@
-// A SUMMARY.md file (PROTOCOL.md section 7, issue 7): parsing it, and naming and locating
+// A SUMMARY.md file (PROTOCOL.md section 7): parsing it, and naming and locating
 // it beside its plan. The gate on it is protocol/summary_gate.h (structural checks, verdict);
 // the checks of its claims against the repository are protocol/summary_claims.h.
 // Nothing here throws or prints; bad files become errors naming the file.

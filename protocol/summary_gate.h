@@ -1,4 +1,4 @@
-// The SUMMARY gate (PROTOCOL.md section 7, issue 7).
+// The SUMMARY gate (PROTOCOL.md section 7).
 //
 // A plan is complete only when its SUMMARY passes the gate. The gate has two layers:
 //  - structural (section 7): frontmatter with phase, plan, title, status

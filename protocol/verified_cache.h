@@ -1,4 +1,4 @@
-// A sealed cache of what yolo already worked out from files it verified (issue 19): the
+// A sealed cache of what yolo already worked out from files it verified: the
 // answer computed from a set of files (a phase's overview row from its review ledger, whose
 // every record's seal was checked; a plan's content hash) is remembered with the identity of
 // each of those files (fs::FileId: device, inode, size, mtime and ctime in ns), and given

@@ -71,7 +71,7 @@ Decision next(const std::vector<PlanNode>& plans, const Options& opts);
 // A run's plans with what next() needs of them kept current. The run changes a status only
 // through set(); a decision then looks at the current wave's plans that may start, not at
 // every plan of the phase (next() on all of them at every executor's end cost a run of n
-// plans n² steps: 11% of execute's own time at 4,000 plans, issue 19). Its decisions are
+// plans n² steps). Its decisions are
 // next()'s on the same plans: outcome, plans to start, wave, counts and reason alike (when
 // nothing runs and nothing starts, it asks next() itself, for the reason).
 class Board {

@@ -79,7 +79,7 @@ std::string write_agent_log(const stdfs::path& root, const std::string& phase_di
   s += r.err;
   if (!r.err.empty() && r.err.back() != '\n') s += "\n";
   // A log, not state: written in place without fsync (a temp file, two fsyncs and a rename
-  // per plan were most of execute's file-system time; issue 19). Never through a symlink.
+  // per plan were most of execute's file-system time). Never through a symlink.
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return "";
   for (size_t off = 0; off < s.size();) {

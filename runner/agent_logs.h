@@ -1,4 +1,4 @@
-// Agents' and executors' output, kept per plan and cycle (issue 16): today an executor's
+// Agents' and executors' output, kept per plan and cycle: today an executor's
 // output was lost. `.yolo-planning/.logs/<phase folder>/<plan id>/<role>-<n>.log`, n the
 // review cycle (reviewer, architect) or the attempt (executor). `yolo logs PLAN` shows them.
 #pragma once

@@ -1,4 +1,4 @@
-// A live line per agent call (issue 16): which plan, which agent, how long it has run and
+// A live line per agent call: which plan, which agent, how long it has run and
 // how long it may run. On a terminal it is redrawn in place about once a second
 // ("◆ 01-02 reviewer 12s/600s", like the executors' line); piped, nothing moves: one line per event.
 //

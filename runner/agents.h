@@ -24,7 +24,7 @@
 
 namespace yolo::runner {
 
-// One agent call as it runs, for a progress line (issue 16: plan, agent, elapsed, timeout).
+// One agent call as it runs, for a progress line (plan, agent, elapsed, timeout).
 struct AgentCall {
   enum class Event { Started, Running, Ended };
   Event event = Event::Started;

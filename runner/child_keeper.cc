@@ -215,7 +215,7 @@ void start_keeper_locked() {
 }
 
 // A small file of /proc, read with plain syscalls (a stream per read was most of the cost of
-// a spawn's record and of every exit's sweep, issue 19). "" when it cannot be read.
+// a spawn's record and of every exit's sweep). "" when it cannot be read.
 std::string read_small(const std::string& path, bool* opened = nullptr) {
   std::string out;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -302,7 +302,7 @@ std::vector<int> children_of(int pid) {
 // The children of this process that a sweep looks at: an orphan is re-parented to a
 // subreaper's first live thread, its leader while we run, so the leader's children file
 // lists every orphan (reading every thread's, on each exit, was half of the sweep's system
-// calls, issue 19); where there is no such file, children_of.
+// calls); where there is no such file, children_of.
 std::vector<int> own_children(int self) {
   std::vector<int> out;
   bool opened = false;
@@ -378,7 +378,7 @@ int sweep_orphans_locked() {
 // At exit nothing of ours runs on: every orphan left goes, whatever its environment says
 // (an escaped descendant that cleared it, or one that double-forked after the last sweep).
 // No spawn, no keeper: then no descendant of ours exists and the sweep (a /proc walk) is
-// skipped, which keeps the exit of `yolo --version`, `status` or Stage 1 cheap (issue 19).
+// skipped, which keeps the exit of `yolo --version`, `status` or Stage 1 cheap.
 void sweep_at_exit() {
   Supervisor& s = sup();
   std::lock_guard<std::mutex> lock(s.mu);

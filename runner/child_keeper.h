@@ -31,12 +31,12 @@ bool supervising_children();
 // Forks the keeper now (else at the first spawn). A command that will start children calls
 // it first, while this process is small: a fork copies the page tables, and every page this
 // process writes after it is copied once (copy-on-write); forked after 800 plans were loaded,
-// that was about 1,200 page faults and 8 ms before the first executor (issue 19).
+// that was a thousand page faults and milliseconds before the first executor.
 void start_keeper();
 // Ends the process now with `code`, as a command whose work is done (its files written, its
 // children reaped): its output flushed and, as at any exit, every orphan left ended; but
 // nothing freed (freeing a run of 800 plans node by node, or a review of 8,000, cost more than
-// the kernel's freeing it all at once, issue 19). Under AddressSanitizer it returns `code`,
+// the kernel's freeing it all at once). Under AddressSanitizer it returns `code`,
 // so that the caller frees everything as usual and a leak still shows.
 int exit_without_freeing(int code);
 

@@ -1,4 +1,4 @@
-// What `yolo` can do, told from one source (issue 16): the commands and options registered
+// What `yolo` can do, told from one source: the commands and options registered
 // with CLI11 become the overview of bare `yolo`, `yolo help CMD`, the shell completions
 // (`yolo completion bash|zsh|fish`) and the man page (`yolo man`, installed by cmake --install).
 #pragma once

@@ -68,7 +68,7 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"yolo: runs the .yolo-planning protocol (review gate, approvals, waves)", "yolo"};
   app.set_version_flag("--version", std::string("yolo ") + YOLO_VERSION);
   app.require_subcommand(1);
-  // Start-up (issue 19): `yolo COMMAND ...` declares the options of COMMAND only; building
+  // Start-up: `yolo COMMAND ...` declares the options of COMMAND only; building
   // every command's options was most of the start-up's own work. The commands that describe
   // the others (help, completion, man), a bare `yolo`, top-level flags and unknown names get
   // the whole tree.

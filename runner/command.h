@@ -8,7 +8,7 @@
 
 namespace yolo::runner {
 
-// Exit codes shared by all commands (README "Exit codes").
+// Exit codes shared by all commands (docs/commands.md, "Exit codes").
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFail = 1;
 inline constexpr int kExitUsage = 64;

@@ -1,4 +1,4 @@
-// Telling the person what is wrong with .yolo-planning/config.json (issue 16): every command
+// Telling the person what is wrong with .yolo-planning/config.json: every command
 // that loads the config reports its unknown keys (with the nearest known key) on stderr, and
 // `execute` checks before a run that the configured agents' programs exist.
 #pragma once

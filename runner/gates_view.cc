@@ -230,11 +230,11 @@ std::string status_next(const json& s) {
 
 }  // namespace
 
-// Worktree isolation (issue 17): "branch yolo/ab12cd34/01-02 · merged", the worktree while
+// Worktree isolation: "branch yolo/ab12cd34/01-02 · merged", the worktree while
 // it exists, the scope fence's findings and each check yolo ran.
 static std::string plan_isolation_text(const json& p) {
   std::string t;
-  // Dispatch (issue 18): "job 4711 (attempt 1) · done  slurm:4711".
+  // Dispatch: "job 4711 (attempt 1) · done  slurm:4711".
   if (p.contains("dispatch") && p["dispatch"].is_object()) {
     const json& d = p["dispatch"];
     std::string st = str(d, "state");

@@ -3,8 +3,8 @@
 // glibc's posix_spawn is clone(CLONE_VM | CLONE_VFORK): the caller is suspended until the
 // child has exec'd. On a machine whose cores are busy (executors running), the new child waits
 // for a core, and the loop that started it waits with it: in a run of 800 plans on two cores,
-// yolo's loop was suspended 311 ms in all between starting a child and running again (median
-// 75 us, p90 1.3 ms), time in which it could not react to the other executor's exit (issue 19).
+// yolo's loop was suspended for a noticeable share of the run between starting a child and
+// running again, time in which it could not react to the other executor's exit.
 //
 // A Launch clones with CLONE_VM and without CLONE_VFORK: nothing of yolo's memory is copied
 // (as with posix_spawn) and the caller goes on at once. Until its exec, the child runs on a
@@ -55,7 +55,7 @@ class Launch {
   // The child's start time as /proc/PID/stat gives it (field 22: clock ticks since boot), from
   // CLOCK_BOOTTIME read just before and just after the clone (the kernel takes it in between):
   // when both fall in the same tick, that tick, with no read of /proc (whose stat file cost
-  // execute's loop 7% of its time, issue 19); 0 when they straddle a tick (rarely: the caller
+  // execute's loop a visible share of its time); 0 when they straddle a tick (rarely: the caller
   // reads /proc then).
   unsigned long long start_ticks() const { return start_ticks_; }
   // Once the child is reaped: the errno of its failed chdir or exec, 0 when it exec'd.

@@ -1,4 +1,4 @@
-// The tools `yolo mcp` offers to agents (issue 6): each has an input and an output JSON
+// The tools `yolo mcp` offers to agents: each has an input and an output JSON
 // Schema in schemas/ (mcp-<tool-name-with-dashes>-input / -output). The server validates
 // every call's arguments against the input schema before a tool runs, and publishes the
 // very same documents in tools/list.

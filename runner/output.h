@@ -25,7 +25,7 @@ void line(const std::string& s);
 // A line on stderr.
 void err(const std::string& s);
 
-// A live status line at the bottom of a terminal (issue 16: what is running, for how long).
+// A live status line at the bottom of a terminal (what is running, for how long).
 // Only when stdout is a TTY and TERM is not "dumb"; line() and err() clear it first and draw
 // it again after, so it never mixes with the lines above it. set_live("") removes it.
 bool live_enabled();

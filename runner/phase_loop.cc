@@ -77,7 +77,7 @@ const state::LoadResult& Run::state_now() {
     // the document and the identity it wrote, with whatever another process wrote before it
     // (the write is a read-modify-write under the lock). For a short while the run decides
     // on what it knew a moment before: waiting here for the fsyncs held the loop a
-    // millisecond or more at every batched write (issue 19). Not longer: on a slow disk a
+    // millisecond or more at every batched write. Not longer: on a slow disk a
     // gate or halt that another process wrote would wait for the fsyncs unseen, so past
     // kStaleWhileWriting the write is waited for and the file read again, as always.
     constexpr uint64_t kStaleWhileWriting = 20'000'000ULL;  // ns
@@ -108,8 +108,8 @@ void Run::arm_flush() {
   if (flush_timer_armed_ || inflight_) return;  // a write in flight arms the timer again when it ends
   uint64_t since = uv_hrtime() - last_flush_ns_;
   // A write (its JSON and two fsyncs) costs the machine: at most one every 250 ms, and never
-  // more than a tenth of the time (at 800 plans of a trivial executor, one every 100 ms was
-  // an eighth of the run's wall time).
+  // more than a tenth of the time (with a trivial executor, writing more often showed in the
+  // run's wall time).
   uint64_t gap = std::max<uint64_t>(250'000'000ULL, 9 * last_flush_cost_ns_);
   uint64_t delay_ms = since >= gap ? 0 : (gap - since) / 1'000'000ULL;
   flush_timer_armed_ = true;

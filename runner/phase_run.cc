@@ -35,7 +35,7 @@ std::vector<PhaseDir> list_phases(const stdfs::path& root) {
 
 // A plan file's path relative to the root: the phase's relative folder and its name when it
 // was listed in that folder (no system call: std::filesystem::relative resolves every
-// component of both paths, ten system calls a plan, issue 19), else what relative() says.
+// component of both paths, system calls for every plan), else what relative() says.
 static std::string plan_rel_path(const PhaseDir& p, const stdfs::path& f, const stdfs::path& root) {
   if (f.parent_path() == p.abs && f.has_filename()) return p.rel + "/" + f.filename().string();
   return stdfs::relative(f, root).generic_string();
@@ -174,7 +174,7 @@ int Run::choose_phase(const state::LoadResult& snap) {
 // dependencies), the checks and Stage 1 (precheck, from loaded_) all come from that one read.
 // The plans are read first and the entries made after: what the run keeps is not scattered
 // among the parsed documents that precheck frees. The reading and parsing is spread over two
-// threads (the second core idles before the first executor starts, issue 19): each plan's
+// threads (the second core idles before the first executor starts): each plan's
 // read is its own, the results land in file order.
 void Run::load_plans() {
   const std::vector<stdfs::path> files = list_plan_files(world(), phase_.abs);
@@ -380,8 +380,8 @@ int Run::run() {
   if (int rc = init_worktrees(snap.doc); rc >= 0) return rc;
   if (int rc = init_dispatch(snap.doc); rc >= 0) return rc;
   // Stage 1 over the plans as read, on a second thread while this one does step 2 (the
-  // SUMMARY files, the state; the second core idles before the first executor starts, issue
-  // 19). It reads only the plans and the files they name, which step 2 does not write, and
+  // SUMMARY files, the state; the second core idles before the first executor starts
+  // otherwise). It reads only the plans and the files they name, which step 2 does not write, and
   // precheck() uses its verdict after step 2, as before. Started once what a stopped run
   // left is ended and merged (the files it names are the ones precheck always saw).
   start_stage1();
@@ -403,7 +403,7 @@ int Run::run() {
   if (g == GateOutcome::Halted)
     return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
   // The gates passed: recorded with the first plans' records (a write of its own cost the
-  // first executor's start a state write, issue 19). A run stopped before that write checks
+  // first executor's start a state write). A run stopped before that write checks
   // the gates again, and finds them passed.
   steps_pending_.push_back("step_2c");
   return waves();
@@ -415,8 +415,8 @@ int execute(const ExecuteOptions& opts) {
   auto run = std::make_unique<phase::Run>(opts);
   int code = run->run();
   // `yolo execute` ends here: its state and logs are written and synced, its children reaped.
-  // Freeing a run of 800 plans node by node, then the process's static caches, cost ~1% of a
-  // trivial executor's run (issue 19).
+  // Freeing a large run node by node, then the process's static caches, costs more than the
+  // kernel's freeing it all at once.
   if (run->settled()) return exit_without_freeing(code);
   return code;
 }

@@ -1,4 +1,4 @@
-// `yolo execute`: one phase, end to end (PROTOCOL.md sections 5-7, issue 4).
+// `yolo execute`: one phase, end to end (PROTOCOL.md sections 5-7).
 //
 //   Step 2   load the phase's plans, initialise or resume the state (correlation id,
 //            steps_completed, plan statuses: a plan whose SUMMARY passes is complete)
@@ -17,14 +17,16 @@
 #include <filesystem>
 #include <string>
 
+#include "protocol/execute_rules.h"
+
 namespace yolo::runner {
 
-// Exit codes of `yolo execute` (README "Exit codes").
-inline constexpr int kExecComplete = 0;
-inline constexpr int kExecHalted = 1;          // halted or failed; also a broken state/config file
-inline constexpr int kExecPaused = 3;          // paused at a gate
-inline constexpr int kExecWaitingSummary = 4;  // no executor: waiting for SUMMARY files
-inline constexpr int kExecUsage = 64;
+// Exit codes of `yolo execute` (docs/commands.md, "Exit codes").
+inline constexpr int kExecComplete = execution::kExitComplete;
+inline constexpr int kExecHalted = execution::kExitHalted;
+inline constexpr int kExecPaused = execution::kExitPaused;
+inline constexpr int kExecWaitingSummary = execution::kExitWaitingSummary;
+inline constexpr int kExecUsage = execution::kExitUsage;
 
 struct ExecuteOptions {
   std::filesystem::path root;  // the project root (holds .yolo-planning)

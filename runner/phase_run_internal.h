@@ -239,7 +239,7 @@ class Run {
   // A plan's merge result into its record (merged / conflict with a finding / refused).
   bool apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings);
   std::string merge_message(const PlanEntry& e, const json& wt) const;
-  // ---- dispatch (plan_dispatch.cc, issue 18) -----------------------------------------
+  // ---- dispatch (plan_dispatch.cc) --------------------------------------------------
   // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
   // fetched from the remote, then gated and merged as a worktree plan.
   bool dispatched() const { return cfg_.dispatch.configured(); }
@@ -276,7 +276,7 @@ class Run {
     flush_plans();
   }
 
-  // ---- the run's state in memory (issue 19) ------------------------------------------
+  // ---- the run's state in memory -----------------------------------------------------
   // Re-reading, validating and rewriting (with fsync) the whole state on every start and
   // end of a plan made execute quadratic. The plans' statuses are this run's own (one
   // execute per project): they are kept in nodes_ and written in batches (flush_plans: one

@@ -10,7 +10,7 @@ int Run::dry_run() {
   std::map<long long, std::vector<size_t>> by_wave;
   for (size_t i = 0; i < entries_.size(); ++i) by_wave[entries_[i].wave].push_back(i);
   bool executor = !cfg_.executor.argv.empty();
-  bool reviewing = cfg_.review_gate == "always" || (o_.review && cfg_.review_gate != "never");
+  bool reviewing = execution::review_gate(cfg_.review_gate, o_.review) == execution::ReviewGate::Runs;
   json jw = json::array();
   size_t to_run = 0;
   if (!o_.json)
@@ -98,7 +98,7 @@ int Run::dry_run() {
 // would fail every plan, so the run does not start; a missing reviewer means every plan gets
 // only the Stage 1 verdict (the fallback), said loudly, or refused with reviewer_required.
 int Run::check_agents() {
-  bool reviewing = cfg_.review_gate == "always" || (o_.review && cfg_.review_gate != "never");
+  bool reviewing = execution::review_gate(cfg_.review_gate, o_.review) == execution::ReviewGate::Runs;
   for (const auto& m : missing_agent_programs(cfg_, root_)) {
     std::string what = m.role + " program '" + m.program + "' not found (config.json " + m.role +
                        ", argv[0]; PATH or a path from the project root)";
@@ -126,12 +126,13 @@ int Run::check_agents() {
 }
 
 int Run::review_gate() {
-  if (cfg_.review_gate == "never") {
+  const execution::ReviewGate gate = execution::review_gate(cfg_.review_gate, o_.review);
+  if (gate == execution::ReviewGate::OffByConfig) {
     emit("review_gate", {{"status", "skipped"}, {"review_gate", "never"}}, Sym::Skip,
          "Review gate skipped (review_gate: never)");
     return -1;
   }
-  if (cfg_.review_gate != "always" && !o_.review) {
+  if (gate == execution::ReviewGate::NotRequested) {
     emit("review_gate", {{"status", "skipped"}, {"review_gate", cfg_.review_gate}}, Sym::Skip,
          "Review gate skipped (review_gate: " + cfg_.review_gate + "; --review runs it)");
     return -1;

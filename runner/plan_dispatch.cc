@@ -1,4 +1,4 @@
-// `yolo execute` with a `dispatch` block (issue 18, docs/dispatch.md): each plan a job of a
+// `yolo execute` with a `dispatch` block (docs/dispatch.md): each plan a job of a
 // cluster engine. The wave's base is pushed to the remote, the job submitted (its handle
 // written to the state before yolo waits on it), waited on, its branch fetched, then the
 // plan is gated in a worktree slot exactly as a worktree plan (checks, SUMMARY gate, scope

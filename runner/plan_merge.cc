@@ -1,4 +1,4 @@
-// `yolo execute` with `isolation: "worktree"` (issue 17): each plan's worktree, its gates
+// `yolo execute` with `isolation: "worktree"`: each plan's worktree, its gates
 // there (SUMMARY gate, scope fence), and the merge back in plan order, also after a kill -9
 // (runner/phase_run_internal.h, runner/worktree.h).
 //

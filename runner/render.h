@@ -13,7 +13,7 @@ std::string structural_review(const StructuralReview& r);
 }  // namespace yolo::render
 
 namespace yolo::runner {
-// A rejected review told to a person (issue 16) instead of its raw JSON: per rejected plan
+// A rejected review told to a person instead of its raw JSON: per rejected plan
 // (review::rejected_plans) its verdict, why, the escalated ids, the top findings and where to
 // see the rest. lines: the JSON lines `yolo review --json` printed. Sanitized lines, no
 // trailing newline; empty when no plan was rejected.

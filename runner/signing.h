@@ -1,5 +1,5 @@
-// Approvals signed with a person's SSH key, that travel with the project (README "Trust
-// model"): when the project commits `.yolo-planning/allowed_signers` (OpenSSH's format; the
+// Approvals signed with a person's SSH key, that travel with the project
+// (docs/trust-model.md): when the project commits `.yolo-planning/allowed_signers` (OpenSSH's format; the
 // `namespaces="yolo-vision,yolo-wave"` option says which gate types a key may approve),
 // `yolo approve` signs the approval with `ssh-keygen -Y sign` (the key from
 // `git config user.signingkey`, as for signed commits; namespace yolo-<gate_type>) and every

@@ -210,7 +210,7 @@ struct Process::Impl {
 
   // One buffer per thread for every read: libuv calls alloc, read(2) and on_read in one go,
   // and on_read copies what it got before any callback runs (a fresh 64 KiB per read was an
-  // allocation and page faults per executor output event, issue 19).
+  // allocation and page faults per executor output event).
   static void on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
     static thread_local char space[64 * 1024];
     buf->base = space;
@@ -371,7 +371,7 @@ std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::fu
 
   // Environment: inherited, minus unset_env, then overrides. Each name once, where it first
   // appears, with the last value given; the inherited entries are pointed at, not copied (a
-  // map of copies of the whole environment was a third of a spawn's own time, issue 19).
+  // map of copies of the whole environment was a third of a spawn's own time).
   const auto& unset = impl->spec.unset_env;
   std::vector<char*> envp;
   std::vector<std::string_view> names;  // envp[k]'s name (a few dozen: a scan, no hashing or allocation)

@@ -4,7 +4,10 @@
 #include <algorithm>
 
 #include "protocol/cross_facts.h"
+#include "protocol/execute_rules.h"
+#include "protocol/finding_rows.h"
 #include "protocol/fs.h"
+#include "protocol/json_field.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
 #include "protocol/stage1.h"
@@ -66,19 +69,9 @@ void Watcher::announce_review(const json& j, double fallback_ms, const std::map<
   double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : fallback_ms;
   std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
   std::string why;
-  if (v == Verdict::Reject) {  // say why: its most severe finding
-    const json found = j.contains("findings") && j["findings"].is_array() ? j["findings"] : json::array();
-    for (const char* sev : {"high", "medium", "low"}) {
-      for (const auto& f : found)
-        if (f.is_object() && f.value("severity", "") == sev) {
-          std::string t = f.value("title", "");
-          if (t.empty()) t = f.value("description", "");
-          why = " — [" + std::string(sev) + "] " + t;
-          break;
-        }
-      if (!why.empty()) break;
-    }
-  }
+  if (v == Verdict::Reject && j.contains("findings"))  // say why: its most severe finding
+    if (const json* top = most_severe_finding(j["findings"]))
+      why = " — [" + json_field::str(*top, "severity") + "] " + finding_headline(*top);
   // What the architect changed (only with --fix / watch.fix): the plan before the review
   // against the plan now, as a unified diff.
   if (j.contains("architect") && j["architect"].is_array())
@@ -141,33 +134,34 @@ void Watcher::consider_execution(bool force) {
 void Watcher::on_execute_done(SpawnResult r, double ms) {
   std::string what;
   out::Sym s = out::Sym::Fail;
-  if (r.outcome == SpawnResult::Outcome::Exited) {
-    switch (r.exit_code) {
-      case 0:
+  const bool exited = r.outcome == SpawnResult::Outcome::Exited;
+  const execution::ExecuteEnd end = execution::execute_end(r.exit_code);
+  if (exited) {
+    switch (end) {
+      case execution::ExecuteEnd::Complete:
         what = "phase complete";
         s = out::Sym::Ok;
         break;
-      case 1:
+      case execution::ExecuteEnd::HaltedOrFailed:
         what = "run halted or failed";
         s = out::Sym::Fail;
         break;
-      case 3:
+      case execution::ExecuteEnd::Paused:
         what = "paused at a gate";
         s = out::Sym::Pause;
         break;
-      case 4:
+      case execution::ExecuteEnd::WaitingForSummaries:
         what = "waiting for SUMMARY files";
         s = out::Sym::Skip;
         break;
-      default:
+      case execution::ExecuteEnd::Other:
         what = "execute " + r.describe();
         break;
     }
   } else {
     what = "execute " + r.describe();
   }
-  std::string tail =
-      r.ok() || r.exit_code == 3 || r.exit_code == 4 ? "" : std::string(text::trim(text::tail_lines(r.err, 5)));
+  std::string tail = exited && execution::expected_end(end) ? "" : std::string(text::trim(text::tail_lines(r.err, 5)));
   emit(s, what + " (" + fmt_ms(ms) + ")" + (tail.empty() ? "" : "\n" + tail),
        {{"event", "execute_done"}, {"exit_code", r.exit_code}, {"outcome", what}, {"ms", ms}});
   load_state(/*announce=*/true);
@@ -175,7 +169,7 @@ void Watcher::on_execute_done(SpawnResult r, double ms) {
   // ...but an approval that landed while it was pausing is: the state says so (the run
   // is not awaiting approval any more). Once per state of the approvals, so a run that
   // pauses again on the same state does not loop.
-  bool paused = r.outcome == SpawnResult::Outcome::Exited && r.exit_code == 3;
+  bool paused = exited && end == execution::ExecuteEnd::Paused;
   if (watch::gate_resolved_since_pause(paused, run_status_) && approvals_fp_ != resumed_fp_) {
     resumed_fp_ = approvals_fp_;
     exec_rerun_ = true;

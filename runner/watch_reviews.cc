@@ -98,7 +98,7 @@ void WatchReviews::start(watch::ReviewBatch b) {
         }
         // The batch freed a phase's parsed ledger (one small block per JSON node): merge those
         // blocks now, on this thread after the review, not in the next save's Stage 1 (its
-        // first large allocation merged them all: 30 ms at 2,000 plans in a phase); what is
+        // first large allocation merged them all, in the save's latency); what is
         // free at the top of the heap goes back to the system.
         malloc_trim(0);
       },

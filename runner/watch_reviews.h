@@ -1,4 +1,4 @@
-// The watcher's reviews, run in its own process (issue 19): no `yolo review` child per save.
+// The watcher's reviews, run in its own process: no `yolo review` child per save.
 // The queue and its rules are protocol's (watch::ReviewQueue: a fresh lane for saves, a
 // backlog lane for what the first reconcile found); this runs each lane's batch with the
 // review gate (runner/review_gate.h: Stage 1, the reviewer and architect agents, the ledger

@@ -1,4 +1,4 @@
-// `yolo watch`: one libuv loop reacting to .yolo-planning changes (PROTOCOL.md, issue 5).
+// `yolo watch`: one libuv loop reacting to .yolo-planning changes (PROTOCOL.md).
 // Events only say that something changed; after a debounce the watcher reconciles by
 // content hash against what was last reviewed (the review ledgers), reviews exactly the
 // plans whose content changed (in this process: runner/watch_reviews.h, a fresh lane for

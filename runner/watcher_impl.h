@@ -42,8 +42,8 @@ std::string fmt_ms(double ms);
 
 // Content hashes (sha256 hex, or "" for an unreadable file) by file, kept compact: the path's
 // text and the 32 bytes of the digest. A std::map of std::filesystem::path (a component list
-// on the heap) to a hex std::string took about 650 bytes a plan, two of them 130 MB at
-// 100,000 plans; this takes about 200.
+// on the heap) to a hex std::string took three times the memory a plan, two of them a lot at
+// a hundred thousand plans.
 class Digests {
  public:
   std::optional<std::string> get(const stdfs::path& p) const;

@@ -1,4 +1,4 @@
-// One git worktree and branch per plan (issue 17, `isolation: "worktree"`): created from the
+// One git worktree and branch per plan (`isolation: "worktree"`): created from the
 // commit the wave starts from, its branch diffed against that base for the scope fence,
 // merged back into the project's checkout in plan order (the merge names the commit that
 // passed the gates, never the branch, which an agent could move afterwards).

@@ -383,7 +383,7 @@ int re_review() {
                "hook runs "
                "no agent, only Stage 1 (`yolo execute` asks a person to approve the config)");
   }
-  // Quiet (issue 16): nothing when no plan changed, one line otherwise. The hook's output
+  // Quiet: nothing when no plan changed, one line otherwise. The hook's output
   // goes to the person running git: on stderr, like git's own.
   std::vector<std::string> outcomes;
   size_t rejected = 0;

@@ -101,7 +101,7 @@ json agent_templates() {
 json initial_config(const std::string& agent) {
   json c = {
       {"_comment",
-       "yolo settings (README: Configuration). To use an agent CLI, copy the reviewer, architect and executor of one "
+       "yolo settings (docs/configuration.md). To use an agent CLI, copy the reviewer, architect and executor of one "
        "entry of _agent_templates to the top level (or run `yolo init --agent NAME` in a new project). Keys starting "
        "with '_' are ignored by yolo."},
       {"review_gate", "always"},
@@ -154,7 +154,7 @@ const char* const kExamplePlan =
 
 // What yolo writes that belongs to one person's machine and run, not to the repository.
 const char* const kGitignore =
-    "# Written by yolo; not meant to be committed (see the README: \"What to commit\").\n"
+    "# Written by yolo; not meant to be committed (see the README: \"The daily loop\").\n"
     ".execution-state.json\n"
     ".execution-state.json.*\n"
     ".execute-executors.jsonl\n"

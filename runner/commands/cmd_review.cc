@@ -67,8 +67,8 @@ int run(const Options& o) {
     ::raise(r.interrupt_signal);
     return 128 + r.interrupt_signal;
   }
-  // Its ledgers and state are written, its agents reaped: a review of 8,000 plans spent a
-  // tenth of its time freeing what it built (issue 19).
+  // Its ledgers and state are written, its agents reaped: a large review spent a visible
+  // share of its time freeing what it built.
   return exit_without_freeing(r.exit_code());
 }
 

@@ -1,5 +1,5 @@
 // yolo verify-summary SUMMARY [PLAN] [--mode strict|structural|off] [--root DIR]:
-// the SUMMARY gate of PROTOCOL.md section 7 with the claims checks of issue 7.
+// the SUMMARY gate of PROTOCOL.md section 7 with its claims checks against git.
 // Exit 0 pass, 1 fail, 2 pass with warnings.
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-// yolo watch [REPO]: react live to .yolo-planning changes (issue 5).
+// yolo watch [REPO]: react live to .yolo-planning changes.
 #include "protocol/fs.h"
 #include "runner/child_keeper.h"
 #include "runner/command.h"

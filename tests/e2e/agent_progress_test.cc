@@ -1,4 +1,4 @@
-// Issue 16, the live line per agent call: `yolo review` and execute's review gate say which
+// The live line per agent call: `yolo review` and execute's review gate say which
 // plan's reviewer runs, for how long and for how long it may, redrawn in place on a terminal
 // (a real pty, through util-linux `script`), one line per event when piped.
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
-// The boundaries issue 13 draws, end to end with the real binary: a review is no run (a plain
+// The boundaries between commands, end to end with the real binary: a review is no run (a plain
 // `yolo watch` never starts `yolo execute`), one containment check for every path from
 // outside (symbolic links resolved), read-only commands never make the approval key, and
-// gate transitions are logged as an audit trail whatever v3_event_log says (as the README
-// says).
+// gate transitions are logged as an audit trail whatever v3_event_log says (as the docs
+// say).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -39,7 +39,7 @@ std::vector<json> watch_once(const stdfs::path& root) {
   return w.seen;
 }
 
-// The repro of issue 13: `yolo watch` twice on the demo with an empty config. The first
+// A review is no run: `yolo watch` twice on the demo with an empty config. The first
 // reviews the plans; that review used to write a state with status "running", which the
 // second read as a run to drive, so it started `yolo execute` (which opened the vision gate).
 TEST(RunBoundary, APlainWatchNeverStartsExecuteAfterAReview) {
@@ -219,8 +219,8 @@ std::vector<std::string> logged_events(const stdfs::path& root) {
 }
 
 // With v3_event_log off, gate transitions are still written (the audit trail), and nothing
-// else is; the README says so.
-TEST(AuditTrail, GateTransitionsAreLoggedWithTheEventLogOffAndTheReadmeSaysSo) {
+// else is; the docs say so.
+TEST(AuditTrail, GateTransitionsAreLoggedWithTheEventLogOffAndTheDocsSaySo) {
   Project p;
   ASSERT_EQ(p.yolo({"request-approval", "--plan-path", kRoadmap}).exit_code, 0);
   ASSERT_EQ(p.person({"approve", "--by", "alice"}).exit_code, 0);
@@ -229,10 +229,11 @@ TEST(AuditTrail, GateTransitionsAreLoggedWithTheEventLogOffAndTheReadmeSaysSo) {
   EXPECT_EQ(p.yolo({"log-event", "plan_start", "1"}).exit_code, 3);
   EXPECT_EQ(logged_events(p.dir.path()),
             (std::vector<std::string>{"gate_frozen", "gate_resumed", "gate_frozen", "gate_rejected"}));
-  std::string readme = read_file(source_dir() / "README.md");
-  EXPECT_NE(readme.find("Gate\ntransitions are the exception"), std::string::npos)
-      << "README.md no longer says that gate transitions are always logged";
-  EXPECT_NE(readme.find("(gate transitions are written always, as an audit trail)"), std::string::npos);
+  std::string commands = read_file(source_dir() / "docs" / "commands.md");
+  EXPECT_NE(commands.find("Gate\ntransitions are the exception"), std::string::npos)
+      << "docs/commands.md no longer says that gate transitions are always logged";
+  std::string config = read_file(source_dir() / "docs" / "configuration.md");
+  EXPECT_NE(config.find("(gate transitions are written always, as an audit trail)"), std::string::npos);
 }
 
 }  // namespace

@@ -265,7 +265,7 @@ TEST(Crash, KillNineABatchedReviewMidPassKeepsEveryReportedRecord) {
       fresh += rec && rec->value("hash", "") == l["hash"].get<std::string>();
     }
   EXPECT_EQ(fresh, static_cast<size_t>(kPlans));
-  // A review is no run (issue 13): each plan's loop is kept in its ledger record.
+  // A review is no run: each plan's loop is kept in its ledger record.
   for (const auto& [id, rec] : ledger.doc["reviews"].items()) EXPECT_TRUE(rec.contains("loop")) << id;
 }
 

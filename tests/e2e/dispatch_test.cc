@@ -1,4 +1,4 @@
-// Dispatch (issue 18), end to end: the real binary on a copy of fixtures/demo whose four plans
+// Dispatch, end to end: the real binary on a copy of fixtures/demo whose four plans
 // are one wave, a bare repository as the remote, each plan a job of a real adapter
 // (contrib/dispatch/local always; contrib/dispatch/slurm when scripts/slurm-up has a cluster),
 // its branch pushed by the job, fetched, gated and merged by yolo. What the adapter was asked

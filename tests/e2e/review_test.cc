@@ -221,7 +221,7 @@ TEST(Review, EscalationHaltsThePhase) {
   EXPECT_EQ(lines[1]["plan_id"], "01-02");
   EXPECT_EQ(lines[1]["verdict"], "reject");
   // f-001 is high in cycles 1 and 2: escalated, so the loop stops there without calling the
-  // architect again (issue 16), before max cycles.
+  // architect again, before max cycles.
   EXPECT_EQ(lines[1]["cycles"], 2);
   EXPECT_EQ(lines[1]["loop_status"], "failed");
   EXPECT_TRUE(contains(lines[1]["stop_reason"], "escalated"));

@@ -1,4 +1,4 @@
-// Robustness against real processes and real file trees (issue 15), end to end: the built
+// Robustness against real processes and real file trees, end to end: the built
 // binary, real children that misbehave (detached daemons, kill -9), real trees that bite
 // (symlink loops, unreadable folders), real git in the middle of an operation.
 #include <signal.h>
@@ -293,7 +293,7 @@ TEST(Robust, ExecutorLeftRunningByAKilledExecuteIsEndedBeforeThePlanStartsAgain)
   EXPECT_EQ(leftovers(p.marker, 1000ms), 0u);
 }
 
-// Starts are written to the state in batches (issue 19): who runs a plan goes to the
+// Starts are written to the state in batches: who runs a plan goes to the
 // executors' journal at its spawn, its `running` to the state up to 100 ms later. A kill -9
 // of execute and its keeper right after a start (before that write, most of the time) still
 // leaves the next execute what it needs to end the executor before the plan starts again.

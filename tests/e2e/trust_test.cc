@@ -1,4 +1,4 @@
-// Issue 14: approvals no agent, copy or edit can walk around. Each test is one walk-around
+// Approvals no agent, copy or edit can walk around. Each test is one walk-around
 // that worked before: it is refused now, with the message a person sees.
 #include <gtest/gtest.h>
 
@@ -307,7 +307,7 @@ TEST(Trust, AHandEditedReviewRecordDoesNotCount) {
   EXPECT_EQ(p.yolo({"verify"}).exit_code, 0) << p.yolo({"verify"}).out;
   l["reviews"]["01-01"]["verdict"] = "approve";
   write_file(ledger, l.dump());
-  // status is bounded to the run's phase (issue 19); --records reads every ledger.
+  // status is bounded to the run's phase; --records reads every ledger.
   json s = p.yolo({"status", "--json", "--records"}).json_out();
   std::string errors = s.contains("review_ledger_errors") ? s["review_ledger_errors"].dump() : "";
   EXPECT_TRUE(has(errors, "01-01")) << s.dump(2);

@@ -1,4 +1,4 @@
-// Issue 16, end to end: real projects just work (SUMMARY naming, real SUMMARY files, the
+// End to end: real projects just work (SUMMARY naming, real SUMMARY files, the
 // reference's event types, an incremental review gate), config that catches mistakes, a
 // discoverable CLI, `yolo init`, `execute --dry-run`, `yolo graph`, `yolo logs`, readable
 // outcomes and a status that says what to do next. The real binary, real git, real children.

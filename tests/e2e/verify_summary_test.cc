@@ -1,4 +1,4 @@
-// yolo verify-summary on real temporary git repositories (issue 7).
+// yolo verify-summary on real temporary git repositories.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -428,7 +428,7 @@ TEST_F(Watch, AHandWrittenApprovalIsNotAnnouncedAsOne) {
 namespace yolo::test {
 namespace {
 
-// Issue 15.5: a flood that overflows the kernel's event queue again and again makes the
+// A flood that overflows the kernel's event queue again and again makes the
 // watcher rescan with a growing wait (0, then doubling from 100 ms while overflows come less
 // than 2 s apart), not back to back. The watcher is stopped (SIGSTOP) while each flood is
 // written, so the queue (fs.inotify.max_queued_events) overflows for certain.

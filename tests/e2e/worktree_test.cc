@@ -1,4 +1,4 @@
-// `isolation: "worktree"` (issue 17), end to end: the real binary on a copy of fixtures/demo
+// `isolation: "worktree"`, end to end: the real binary on a copy of fixtures/demo
 // (a real git repository), the fixture executor executor-worktree as a real child in each
 // plan's own git worktree, real merges. What each executor saw is recorded by the executor
 // itself (YOLO_TEST_SEEN), not inferred from yolo's output.

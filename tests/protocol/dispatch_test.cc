@@ -1,5 +1,5 @@
 // protocol/dispatch: submit or re-attach, attempts, submit's output, wait's exit codes,
-// the templates' checks (issue 18).
+// the templates' checks.
 #include "protocol/dispatch.h"
 
 #include <gtest/gtest.h>

@@ -129,7 +129,7 @@ TEST(Frontmatter, AliasBombIsRefused) {
 }  // namespace
 }  // namespace yolo
 
-// The simple frontmatter (flat `key: value` lines) is read without yaml-cpp (issue 19): where
+// The simple frontmatter (flat `key: value` lines) is read without yaml-cpp: where
 // that reader answers, its answer must be yaml-cpp's, and yaml-cpp must see no error.
 namespace yolo {
 namespace {

@@ -165,7 +165,7 @@ TEST_F(LoopTest, RejectThenRevisedThenApprovedInCycle2) {
                                                "cycle_done 2 approve", "plan_end approve"}));
 }
 
-// Issue 16: once a high finding is escalated (high in 2+ cycles) the plan can never be
+// Once a high finding is escalated (high in 2+ cycles) the plan can never be
 // approved, so the architect is not called again (before, it was called once more with
 // "Findings to fix: (none)").
 TEST_F(LoopTest, EscalationStopsTheLoopWithoutAnotherArchitectCall) {

@@ -1,6 +1,7 @@
 // What the execution state says about a run: a review is no run.
 #include <gtest/gtest.h>
 
+#include "protocol/execute_rules.h"
 #include "protocol/execution.h"
 
 namespace yolo::execution {
@@ -89,6 +90,43 @@ TEST(Transitions, HaltLeavesAGateAndAnEarlierHaltAlone) {
   // A phase that completes while a gate is open stays frozen.
   complete_phase(frozen, "t");
   EXPECT_EQ(frozen["status"], "awaiting_approval");
+}
+
+// The exit codes of `yolo execute` as the process that started it reads them (the watcher).
+TEST(RunRules, ExecuteExitCodesSayHowTheRunEnded) {
+  EXPECT_EQ(execute_end(kExitComplete), ExecuteEnd::Complete);
+  EXPECT_EQ(execute_end(kExitHalted), ExecuteEnd::HaltedOrFailed);
+  EXPECT_EQ(execute_end(kExitPaused), ExecuteEnd::Paused);
+  EXPECT_EQ(execute_end(kExitWaitingSummary), ExecuteEnd::WaitingForSummaries);
+  EXPECT_EQ(execute_end(kExitUsage), ExecuteEnd::Other);
+  EXPECT_EQ(execute_end(2), ExecuteEnd::Other);
+  EXPECT_EQ(execute_end(137), ExecuteEnd::Other);
+  // The documented numbers: scripts and the watcher rely on them.
+  EXPECT_EQ(kExitComplete, 0);
+  EXPECT_EQ(kExitHalted, 1);
+  EXPECT_EQ(kExitPaused, 3);
+  EXPECT_EQ(kExitWaitingSummary, 4);
+  EXPECT_EQ(kExitUsage, 64);
+  // A run that completed, paused at a gate or waits for SUMMARY files ended as it chose to;
+  // only the others have an error worth showing.
+  EXPECT_TRUE(expected_end(ExecuteEnd::Complete));
+  EXPECT_TRUE(expected_end(ExecuteEnd::Paused));
+  EXPECT_TRUE(expected_end(ExecuteEnd::WaitingForSummaries));
+  EXPECT_FALSE(expected_end(ExecuteEnd::HaltedOrFailed));
+  EXPECT_FALSE(expected_end(ExecuteEnd::Other));
+}
+
+// review_gate: "always" runs it, "never" never (not even with --review), anything else only
+// when asked with --review.
+TEST(RunRules, TheReviewGatePolicy) {
+  EXPECT_EQ(review_gate("always", false), ReviewGate::Runs);
+  EXPECT_EQ(review_gate("always", true), ReviewGate::Runs);
+  EXPECT_EQ(review_gate("never", false), ReviewGate::OffByConfig);
+  EXPECT_EQ(review_gate("never", true), ReviewGate::OffByConfig);
+  EXPECT_EQ(review_gate("on_request", false), ReviewGate::NotRequested);
+  EXPECT_EQ(review_gate("on_request", true), ReviewGate::Runs);
+  EXPECT_EQ(review_gate("", false), ReviewGate::NotRequested);
+  EXPECT_EQ(review_gate("", true), ReviewGate::Runs);
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST(SummaryStructural, EachRuleFailsPrecisely) {
   }
 }
 
-// Issue 16: keys and sections that only describe the work (the day it was finished, the
+// Keys and sections that only describe the work (the day it was finished, the
 // deviations) are warnings: the reference's own completion check accepts a SUMMARY without
 // them. A wrong value is still a failure, and the claims stay strict.
 TEST(SummaryStructural, DescriptiveKeysAndSectionsAreWarnings) {

@@ -159,7 +159,7 @@ TEST(SummaryParse, GarbageNeverCrashes) {
   }
 }
 
-// Issue 16: the SUMMARY of `MM-PLAN.md` in phase folder NN-slug may be `MM-SUMMARY.md` or
+// The SUMMARY of `MM-PLAN.md` in phase folder NN-slug may be `MM-SUMMARY.md` or
 // `NN-MM-SUMMARY.md` (12 corpus folders use the second); a new one follows the phase's naming.
 TEST(SummaryNaming, NamesBesideAPlan) {
   EXPECT_EQ(summary_names_for_plan("02-PLAN.md", "03-cli"),

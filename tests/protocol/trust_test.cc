@@ -1,4 +1,4 @@
-// Issue 14 in protocol/: what an approval binds, the verdict parser against quoted text,
+// Trust in protocol/: what an approval binds, the verdict parser against quoted text,
 // sealed review records, the audit chain, duplicate gate ids.
 #include <gtest/gtest.h>
 

@@ -1,0 +1,17 @@
+// Findings as JSON rows (a ledger record's, `yolo review --json`'s, a reviewer's parsed
+// output): what a person is told about a rejected plan in one line (`yolo status`, the
+// watcher), decided once.
+#pragma once
+#include <string>
+
+#include "protocol/json.h"
+
+namespace yolo {
+
+// The first row of the highest severity present ("high", then "medium", then "low"), or
+// nullptr (no array, no row with one of those severities). Rows of any other shape are skipped.
+const json* most_severe_finding(const json& findings);
+// A row's one line: its title, else its issue (Stage 1's word), else its description.
+std::string finding_headline(const json& finding);
+
+}  // namespace yolo

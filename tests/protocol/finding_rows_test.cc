@@ -1,0 +1,43 @@
+// The one rule for "the most severe finding" of a review, and a finding's one line: what
+// `yolo status` and the watcher tell a person about a rejected plan.
+#include "protocol/finding_rows.h"
+
+#include <gtest/gtest.h>
+
+namespace yolo {
+namespace {
+
+TEST(MostSevereFinding, TheFirstOfTheHighestSeverityPresent) {
+  const json rows = json::parse(R"([
+    {"id": "f-1", "severity": "low", "title": "a typo"},
+    {"id": "f-2", "severity": "medium", "title": "vague task"},
+    {"id": "f-3", "severity": "high", "title": "no tests"},
+    {"id": "f-4", "severity": "high", "title": "second high"}])");
+  const json* top = most_severe_finding(rows);
+  ASSERT_NE(top, nullptr);
+  EXPECT_EQ((*top)["id"], "f-3");
+  const json no_high = json::parse(R"([{"severity": "low", "title": "l"}, {"severity": "medium", "title": "m"}])");
+  ASSERT_NE(most_severe_finding(no_high), nullptr);
+  EXPECT_EQ((*most_severe_finding(no_high))["title"], "m");
+}
+
+TEST(MostSevereFinding, NothingToSayIsNull) {
+  EXPECT_EQ(most_severe_finding(json()), nullptr);
+  EXPECT_EQ(most_severe_finding(json::array()), nullptr);
+  EXPECT_EQ(most_severe_finding(json::object({{"severity", "high"}})), nullptr);  // not a list
+  // Rows of any shape (a reviewer's output, a hand-edited ledger): skipped, never thrown on.
+  const json odd = json::parse(R"([1, "high", {"severity": 3}, {"severity": "HIGH"}, {"severity": "critical"}])");
+  EXPECT_EQ(most_severe_finding(odd), nullptr);
+}
+
+TEST(FindingHeadline, TitleThenIssueThenDescription) {
+  EXPECT_EQ(finding_headline({{"title", "t"}, {"issue", "i"}, {"description", "d"}}), "t");
+  EXPECT_EQ(finding_headline({{"issue", "i"}, {"description", "d"}}), "i");  // a Stage 1 row
+  EXPECT_EQ(finding_headline({{"title", ""}, {"description", "d"}}), "d");
+  EXPECT_EQ(finding_headline({{"title", 7}, {"description", "d"}}), "d");
+  EXPECT_EQ(finding_headline(json::object()), "");
+  EXPECT_EQ(finding_headline(json("not a row")), "");
+}
+
+}  // namespace
+}  // namespace yolo
