@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "protocol/fs.h"
+#include "protocol/records.h"
 #include "protocol/schema.h"
 #include "protocol/text.h"
 
@@ -87,17 +88,59 @@ const std::vector<std::string>& known_config_keys() {
 }
 
 bool is_reference_config_key(const std::string& key) {
-  // The reference's own settings (seen in every corpus config.json): yolo keeps them as they
-  // are and does not act on them.
-  static const char* const ref[] = {
-      "autonomy",          "auto_commit",       "planning_tracking",   "auto_push",
-      "verification_tier", "skill_suggestions", "auto_install_skills", "discovery_questions",
-      "context_compiler",  "visual_format",     "prefer_teams",        "branch_per_milestone",
-      "plain_summary",     "active_profile",    "custom_profiles",     "qa_skip_agents",
-      "qa_gate",           "qa_max_cycles"};
+  // The settings of the reference plugin that shares this folder: every key its
+  // config/defaults.json and config.schema.json have held in any version, and its versioned
+  // feature flags (v2_, v3_, v4_...). yolo keeps them as they are and does not act on them;
+  // warning about them broke the reference's own tools, which read output and errors together.
+  static const char* const ref[] = {"active_profile",
+                                    "agent_teams",
+                                    "approval_gates",
+                                    "auto_commit",
+                                    "auto_install_skills",
+                                    "auto_push",
+                                    "autonomy",
+                                    "branch_per_milestone",
+                                    "compaction_threshold",
+                                    "compaction_trigger",
+                                    "complexity_routing",
+                                    "context_compiler",
+                                    "critique",
+                                    "cross_team_handoff",
+                                    "custom_profiles",
+                                    "delivery",
+                                    "department_workflow",
+                                    "departments",
+                                    "discovery_questions",
+                                    "documenter",
+                                    "escalation",
+                                    "integration_gate",
+                                    "mode_profiles",
+                                    "plain_summary",
+                                    "planning_tracking",
+                                    "po",
+                                    "prefer_teams",
+                                    "qa_gate",
+                                    "qa_gates",
+                                    "qa_max_cycles",
+                                    "qa_skip_agents",
+                                    "research_requests",
+                                    "review_loop",
+                                    "security_audit",
+                                    "skill_suggestions",
+                                    "task_lease_ttl_secs",
+                                    "team_mode",
+                                    "verification_tier",
+                                    "visual_format",
+                                    "worktree_isolation"};
   for (const char* k : ref)
     if (key == k) return true;
-  return key.starts_with("v2_") || key.starts_with("v3_") || key.starts_with("$") || key.starts_with("_");
+  // v2_, v3_, v4_ ...: the reference's feature flags, one prefix per protocol version.
+  if (key.size() > 3 && key[0] == 'v' && key[1] >= '1' && key[1] <= '9') {
+    size_t i = 1;
+    while (i < key.size() && key[i] >= '0' && key[i] <= '9') ++i;
+    if (i < key.size() && key[i] == '_') return true;
+  }
+  return key.starts_with("$") || key.starts_with("_");
 }
 
 std::vector<std::string> unknown_key_warnings(const json& config) {
@@ -128,7 +171,9 @@ ConfigLoad config_from_json(const json& j, const std::string& source) {
     r.error = source + ": config must be a JSON object";
     return r;
   }
-  auto errors = schema::validate("config", j);
+  // Tidied: a level that failed only because a member did says nothing the member's own
+  // error does not (a mistyped enum value was reported twice).
+  auto errors = records::tidy(schema::validate("config", j));
   if (!errors.empty()) {
     for (const auto& e : errors) r.errors.push_back((e.pointer.empty() ? "(document)" : e.pointer) + ": " + e.message);
     r.error =

@@ -1,5 +1,6 @@
 #include "protocol/schema.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -86,6 +87,63 @@ std::string to_pointer(const std::vector<std::string>& context) {
   return out;
 }
 
+// The schema fragment that describes the value at `pointer` of a document: properties,
+// additionalProperties, items and local $refs followed; null when it cannot be told.
+const json* fragment_at(const json& root, const std::string& pointer) {
+  const json* at = &root;
+  auto deref = [&](const json* f) -> const json* {
+    for (int hops = 0; f && f->is_object() && f->contains("$ref") && hops < 8; ++hops) {
+      const json& r = (*f)["$ref"];
+      if (!r.is_string() || r.get<std::string>().rfind("#/", 0) != 0) return f;
+      try {
+        f = &root.at(json::json_pointer(r.get<std::string>().substr(1)));
+      } catch (...) {
+        return nullptr;
+      }
+    }
+    return f;
+  };
+  at = deref(at);
+  size_t i = 0;
+  while (at && i < pointer.size()) {
+    size_t next = pointer.find('/', i + 1);
+    std::string key = pointer.substr(i + 1, next == std::string::npos ? std::string::npos : next - i - 1);
+    i = next == std::string::npos ? pointer.size() : next;
+    for (size_t k; (k = key.find("~1")) != std::string::npos;) key.replace(k, 2, "/");
+    for (size_t k; (k = key.find("~0")) != std::string::npos;) key.replace(k, 2, "~");
+    if (!at->is_object()) return nullptr;
+    if (at->contains("properties") && (*at)["properties"].contains(key))
+      at = &(*at)["properties"][key];
+    else if (at->contains("items") && (*at)["items"].is_object())
+      at = &(*at)["items"];
+    else if (at->contains("additionalProperties") && (*at)["additionalProperties"].is_object())
+      at = &(*at)["additionalProperties"];
+    else
+      return nullptr;
+    at = deref(at);
+  }
+  return at;
+}
+
+// valijson says only that no enum value matched: the values allowed and the one found.
+void name_enum_values(const json& schema, const json& doc, Error& e) {
+  if (e.message.find("enum") == std::string::npos) return;
+  const json* f = fragment_at(schema, e.pointer);
+  if (!f || !f->is_object() || !f->contains("enum") || !(*f)["enum"].is_array()) return;
+  std::string allowed;
+  for (const auto& v : (*f)["enum"]) allowed += (allowed.empty() ? "" : ", ") + v.dump();
+  std::string got;
+  try {
+    got = doc.at(json::json_pointer(e.pointer)).dump();
+  } catch (...) {
+  }
+  if (got.size() > 60) got = got.substr(0, 57) + "...";
+  std::string head = e.message;
+  while (!head.empty() && (head.back() == '.' || head.back() == ' ')) head.pop_back();
+  e.message =
+      head + ": " + (got.empty() ? std::string("allowed") : got + " is not one of the allowed values") + ": " + allowed;
+}
+
 }  // namespace
 
 std::vector<std::string> names() {
@@ -116,7 +174,10 @@ std::vector<Error> validate(const std::string& name, const json& doc) {
   valijson::ValidationResults::Error e;
   // valijson reports each failing level; keep the deepest, most specific ones first.
   std::vector<Error> all;
-  while (results.popError(e)) all.push_back(Error{to_pointer(e.context), e.description});
+  while (results.popError(e)) {
+    all.push_back(Error{to_pointer(e.context), e.description});
+    name_enum_values(doc_of(*entry), doc, all.back());
+  }
   std::stable_sort(all.begin(), all.end(),
                    [](const Error& a, const Error& b) { return a.pointer.size() > b.pointer.size(); });
   return all;

@@ -9,6 +9,7 @@
 #include "protocol/approvals.h"
 #include "protocol/finding_rows.h"
 #include "protocol/overview.h"
+#include "protocol/plan.h"
 #include "protocol/json_field.h"
 #include "protocol/review_ledger.h"
 #include "protocol/run_loops.h"
@@ -235,6 +236,21 @@ json execution_status(const World& w, const std::filesystem::path& root, const S
           ? std::move(project)
           : bounded_overview(std::move(project), std::filesystem::path(str(snap.doc, "phase_dir")).filename().string(),
                              kOverviewRows);
+  // Plan files of the run's phase that the run does not know (added after it started or
+  // completed): a complete run is not the phase complete.
+  if (snap.exists && !str(snap.doc, "phase_dir").empty()) {
+    std::set<std::string> known;
+    const json& ps = get(snap.doc, "plans");
+    if (ps.is_array())
+      for (const auto& p : ps) known.insert(str(p, "path"));
+    json added = json::array();
+    const std::string dir = str(snap.doc, "phase_dir");
+    for (const auto& f : list_plan_files(w, root / dir)) {
+      std::string rel = dir + "/" + f.filename().string();
+      if (!known.count(rel)) added.push_back(rel);
+    }
+    if (!added.empty()) s["plans_not_in_run"] = std::move(added);
+  }
   s["exists"] = snap.exists;
   if (!snap.exists) {
     s["status"] = nullptr;

@@ -17,6 +17,8 @@ namespace yolo {
 //  "plans": [{"id","title","wave","status","path","error","review": {...}|null}],
 //  "other_reviews": {id: {...}} (reviewed plans that are not plans of the run),
 //  "review_ledger_errors": [...] (ledgers that could not be read),
+//  "plans_not_in_run": [paths] (plan files of the run's phase the run does not know: added
+//  since; absent when none),
 //  "approval": {...}|null, "approval_counts" and "approval_problem" (an approved file edited
 //  since: the approval no longer counts), "gates": [...], "open_gates": [...]}.
 // A state that cannot be read gives {"ok": false, "error": "<file>: <problem>"}; a

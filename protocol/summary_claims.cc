@@ -130,6 +130,11 @@ void check_commits(const Summary& s, const Plan* p, GitPort* git, StructuralRevi
                        "the project root is not inside a git repository, so the commits cannot be checked" +
                            (why.empty() ? std::string() : " (" + why + ")"),
                        "Run in the repository the plan was executed in, or set summary_checks: structural"));
+    // No commit was looked up: a passed `commits_exist` beside the failed `git` said both.
+    if (refused == 0)
+      r.checks.erase(
+          std::remove_if(r.checks.begin(), r.checks.end(), [](const Check& k) { return k.name == "commits_exist"; }),
+          r.checks.end());
     return;
   }
   g.counts["repo"] = true;

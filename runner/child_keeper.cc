@@ -171,14 +171,16 @@ void remove_tree_at(int dfd, int depth) {
   }
   ::prctl(PR_SET_NAME, "yolo-keeper", 0, 0, 0);
   char c;
+  bool swept = false;  // a byte: our parent has swept itself at its exit and waits for us
   for (;;) {
     ssize_t n = ::read(rfd, &c, 1);
-    if (n == 0 || (n < 0 && errno != EINTR)) break;
+    if (n == 1) swept = true;
+    if (n >= 0 || errno != EINTR) break;
   }
-  // Our parent is gone (exited or killed): whatever it started and left running goes too.
+  // Our parent is gone (killed): whatever it started and left running goes too.
   size_t nlen = 0;
   while (needle[nlen]) ++nlen;
-  for (int round = 0; round < 50; ++round) {
+  for (int round = 0; !swept && round < 50; ++round) {
     if (keeper_sweep(needle, nlen) == 0) break;
     struct timespec ts {
       0, 20 * 1000 * 1000
@@ -375,6 +377,24 @@ int sweep_orphans_locked() {
   return killed;
 }
 
+// At an exit that swept: the keeper has nothing left to do but remove the temp folder; it is
+// told so and reaped here, never left to whoever inherits it (a parent that does not reap,
+// where keepers piled up as zombies), nor left sweeping /proc after we are gone.
+void release_keeper_locked() {
+  Supervisor& s = sup();
+  if (s.keeper_pid <= 0 || s.keeper_fd < 0) return;
+  char c = 'x';
+  ssize_t n;
+  do n = ::write(s.keeper_fd, &c, 1);
+  while (n < 0 && errno == EINTR);
+  ::close(s.keeper_fd);
+  s.keeper_fd = -1;
+  pid_t r;
+  do r = ::waitpid(s.keeper_pid, nullptr, 0);
+  while (r < 0 && errno == EINTR);
+  s.keeper_pid = 0;
+}
+
 // At exit nothing of ours runs on: every orphan left goes, whatever its environment says
 // (an escaped descendant that cleared it, or one that double-forked after the last sweep).
 // No spawn, no keeper: then no descendant of ours exists and the sweep (a /proc walk) is
@@ -394,6 +414,7 @@ void sweep_at_exit() {
     };
     ::nanosleep(&ts, nullptr);
   }
+  release_keeper_locked();
 }
 
 void sweep_orphans() {

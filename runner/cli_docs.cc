@@ -96,13 +96,28 @@ std::vector<CommandDoc> describe_commands(CLI::App& app) {
   return out;
 }
 
+bool is_plumbing_command(const std::string& name) {
+  static const char* const plumbing[] = {"completion",        "log-event",        "man",           "mcp",
+                                         "parse-frontmatter", "request-approval", "resolve-model", "resolve-turns",
+                                         "review-plan",       "validate",         "verify-summary"};
+  for (const char* p : plumbing)
+    if (name == p) return true;
+  return false;
+}
+
 std::string commands_overview(const std::vector<CommandDoc>& cmds) {
   std::ostringstream o;
   o << "yolo: runs the .yolo-planning protocol (review gate, approvals, waves)\n\n";
   o << "Usage: yolo COMMAND [OPTIONS]\n\nCommands:\n";
   size_t w = 0;
   for (const auto& c : cmds) w = std::max(w, c.name.size());
-  for (const auto& c : cmds) o << "  " << c.name << std::string(w - c.name.size() + 2, ' ') << c.description << "\n";
+  for (const auto& c : cmds)
+    if (!is_plumbing_command(c.name))
+      o << "  " << c.name << std::string(w - c.name.size() + 2, ' ') << c.description << "\n";
+  o << "\nPlumbing (for scripts, hooks and agents):\n";
+  for (const auto& c : cmds)
+    if (is_plumbing_command(c.name))
+      o << "  " << c.name << std::string(w - c.name.size() + 2, ' ') << c.description << "\n";
   o << "\nStart here: `yolo init` (a new project), `yolo status` (where a project stands), `yolo execute` (run a "
        "phase).\n";
   o << "`yolo help COMMAND` shows a command's options; `yolo --version` the version.\n";

@@ -25,7 +25,9 @@ struct CommandDoc {
 // The commands of `app` (sorted by name), with their options and subcommands.
 std::vector<CommandDoc> describe_commands(CLI::App& app);
 
-// Bare `yolo`: one line per command and how to learn more.
+// The commands for scripts, hooks and agents (listed apart from the daily ones).
+bool is_plumbing_command(const std::string& name);
+// Bare `yolo`: one line per command, the daily ones first, and how to learn more.
 std::string commands_overview(const std::vector<CommandDoc>& cmds);
 // The command nearest to a mistyped word, or "".
 std::string suggest_command(const std::string& word, const std::vector<CommandDoc>& cmds);

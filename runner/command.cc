@@ -42,6 +42,37 @@ const std::vector<Command>& commands() {
   return r;
 }
 
+namespace {
+// After a parse error: for each word like an option that the command does not have, the
+// nearest option it has (`--dryrun`: `--dry-run`), as a mistyped command gets the nearest command.
+void suggest_option(CLI::App& app, int argc, char** argv) {
+  CLI::App* cmd = nullptr;
+  if (argc >= 2) try {
+      cmd = app.get_subcommand(std::string(argv[1]));
+    } catch (const CLI::Error&) {
+    }
+  std::vector<std::string> names;
+  for (CLI::App* level : {&app, cmd}) {
+    if (!level) continue;
+    for (const CLI::Option* o : level->get_options()) {
+      for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+      for (const auto& sn : o->get_snames()) names.push_back("-" + sn);
+    }
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::string w = argv[i];
+    if (w == "--") break;
+    if (w.size() < 2 || w[0] != '-' || (w[1] >= '0' && w[1] <= '9')) continue;
+    std::string flag = w.substr(0, w.find('='));
+    if (std::find(names.begin(), names.end(), flag) != names.end()) continue;
+    std::string near = text::nearest(flag, names);
+    if (!near.empty())
+      std::cerr << "yolo: no option '" << text::sanitize_for_terminal(flag) << "'"
+                << (cmd ? " for " + cmd->get_name() : "") << ". Did you mean '" << near << "'?\n";
+  }
+}
+}  // namespace
+
 int run_cli(int argc, char** argv) {
   // Started with stdin, stdout or stderr closed (`yolo ... <&-`): the next file we open would
   // take that number, and a write meant for the terminal would land in it (libuv also asserts
@@ -80,6 +111,7 @@ int run_cli(int argc, char** argv) {
   for (const auto& c : commands()) {
     if (only && &c != only) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.description);
+    sub->group(is_plumbing_command(c.name) ? "Plumbing (for scripts, hooks and agents)" : "Commands");
     runs.emplace_back(sub, c.setup(*sub));
   }
   // Bare `yolo`: what it can do. A mistyped command: say so, and the nearest one.
@@ -103,6 +135,7 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    suggest_option(app, argc, argv);
     return kExitUsage;
   }
   for (auto& [sub, fn] : runs)

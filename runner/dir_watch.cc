@@ -47,6 +47,12 @@ void DirWatch::stop() {
 bool DirWatch::add_one(const std::filesystem::path& dir, bool recursive) {
   if (fd_ < 0) return false;
   int wd = inotify_add_watch(fd_, dir.c_str(), kMask);
+  // The folder a tree is asked for may itself be a symlink (a .yolo-planning linked from
+  // elsewhere): that one link is followed, its events named under the path asked for. Links
+  // inside the tree are never walked (add_tree skips them), so no loop can start here.
+  std::error_code lec;
+  if (wd < 0 && errno == ENOTDIR && recursive && std::filesystem::is_symlink(dir, lec))
+    wd = inotify_add_watch(fd_, dir.c_str(), kMask & ~static_cast<uint32_t>(IN_DONT_FOLLOW));
   if (wd < 0) {
     int e = errno;
     if (e == ENOSPC || e == ENOMEM)

@@ -112,7 +112,8 @@ std::optional<stdfs::path> find_project(const std::string& repo, std::string& er
   }
   auto root = world().files().project_root(start);
   if (!root)
-    err = "no .yolo-planning/ folder in " + stdfs::absolute(start, ec).string() + " or above (not a yolo project)";
+    err = "no .yolo-planning/ folder in " + stdfs::absolute(start, ec).string() +
+          " or above (not a yolo project; `yolo init` starts one here)";
   return root;
 }
 
@@ -218,6 +219,8 @@ std::string status_next(const json& s) {
       next = "`yolo logs PLAN` shows what the failed plan's executor printed; fix it, then `yolo execute`";
     else
       next = "fix what halted the run (above), then `yolo execute`";
+  } else if (s.contains("plans_not_in_run") && s["plans_not_in_run"].is_array() && !s["plans_not_in_run"].empty()) {
+    next = "`yolo execute` runs the plan(s) added to " + str(s, "phase_dir") + " (`yolo execute --dry-run` shows them)";
   } else if (rs == "COMPLETE") {
     next = "`yolo execute` runs the next phase that is not complete";
   } else if (any_plan("ready")) {
@@ -305,7 +308,9 @@ std::string render_status(const json& s) {
     return r;
   }
   std::string rs = str(s, "run_state");
-  out::Sym rsym = rs == "COMPLETE" ? out::Sym::Ok
+  const bool added =
+      s.contains("plans_not_in_run") && s["plans_not_in_run"].is_array() && !s["plans_not_in_run"].empty();
+  out::Sym rsym = rs == "COMPLETE" ? (added ? out::Sym::Warn : out::Sym::Ok)
                   : rs == "HALTED" ? out::Sym::Fail
                   : rs == "FROZEN" ? out::Sym::Pause
                                    : out::Sym::Diamond;
@@ -358,6 +363,20 @@ std::string render_status(const json& s) {
       }
     }
   if (!plans.is_array() || plans.empty()) add(out::sym(out::Sym::Skip) + " No plans in the state yet");
+  if (added) {
+    const json& list = s["plans_not_in_run"];
+    add(out::sym(out::Sym::Warn) + " " + std::to_string(list.size()) + " plan(s) in " + str(s, "phase_dir") +
+        " not part of this run (added since" + (rs == "COMPLETE" ? ": the phase is not complete" : "") + "):");
+    size_t shown = 0;
+    for (const auto& item : list) {
+      if (++shown > 10) {
+        add("    … " + std::to_string(list.size() - 10) + " more");
+        break;
+      }
+      add("  " + out::sym(out::Sym::Skip) + " " +
+          text::sanitize_for_terminal(item.is_string() ? item.get<std::string>() : ""));
+    }
+  }
   const json& others = s.contains("other_reviews") ? s["other_reviews"] : json();
   if (others.is_object() && !others.empty()) {
     add(out::bold("Reviews of plans outside this run"));

@@ -1,6 +1,7 @@
 #include "runner/instance_lock.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -8,7 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <fstream>
+#include <thread>
 
 namespace yolo::runner {
 
@@ -39,6 +43,19 @@ int listener_pid(const sockaddr_un& a, socklen_t len) {
   return pid;
 }
 
+// Is pid a live process (not a zombie, which holds no descriptor)? Unknown (0) counts as live.
+bool holder_alive(int pid) {
+  if (pid <= 0) return true;
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string st;
+  std::getline(f, st);
+  size_t paren = st.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= st.size()) return !st.empty() || ::kill(pid, 0) == 0;
+  char state = st[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
 std::string who(const std::string& role, int pid, const std::filesystem::path& root) {
   return "another yolo " + role + " (pid " + (pid > 0 ? std::to_string(pid) : std::string("unknown")) +
          ") is already " + (role == "watch" ? "watching " : "running in ") + root.string();
@@ -55,6 +72,25 @@ void InstanceLock::release() {
 }
 
 bool InstanceLock::acquire(const std::filesystem::path& root, const std::string& role, std::string& error) {
+  // The process that took the lock is the one named; when it has exited and the lock still
+  // holds, a copy of its descriptors outlives it (a process forked from it that has not yet
+  // closed them, or its descendants): that copy goes soon, so this waits a while for it
+  // instead of refusing in the name of a process that no longer exists.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kInheritedWaitMs);
+  for (;;) {
+    if (try_acquire(root, role, error)) return true;
+    if (holder_pid_ <= 0 || holder_alive(holder_pid_)) return false;
+    if (std::chrono::steady_clock::now() >= until) {
+      error = "the " + role + " lock of " + root.string() + " is still held, by a process that inherited it from pid " +
+              std::to_string(holder_pid_) + ", which has exited (`fuser -v " +
+              (root / ".yolo-planning" / ("." + role + ".lock")).string() + "` names it)";
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+bool InstanceLock::try_acquire(const std::filesystem::path& root, const std::string& role, std::string& error) {
   release();
   holder_pid_ = 0;
   struct stat st {};

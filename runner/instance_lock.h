@@ -5,6 +5,8 @@
 //    same), and a second process learns the holder's pid from it (SO_PEERCRED);
 //  - flock on .yolo-planning/.<role>.lock, which also holds for a process in another
 //    network namespace (abstract sockets are per namespace); it holds the pid as text.
+// Neither is ever held by a child: both descriptors are close-on-exec, and processes forked
+// without an exec (the keeper) are forked before the lock is taken.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -26,6 +28,10 @@ class InstanceLock {
   void release();
 
  private:
+  // How long acquire() waits for a lock whose holder has exited to be let go by the copies
+  // of its descriptors that outlive it.
+  static constexpr int kInheritedWaitMs = 3000;
+  bool try_acquire(const std::filesystem::path& root, const std::string& role, std::string& error);
   int sock_ = -1;
   int file_fd_ = -1;
   int holder_pid_ = 0;

@@ -2,7 +2,14 @@
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
+#include <sys/resource.h>
+
 namespace yolo::runner::phase {
+
+static long open_files_limit() {
+  struct rlimit rl {};
+  return ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? static_cast<long>(rl.rlim_cur) : -1;
+}
 
 // ---- waves ----------------------------------------------------------------------------
 
@@ -244,6 +251,23 @@ void Run::interrupt(int signum) {
   for (auto& [i, p] : running_) p->cancel();
 }
 
+// How many executors can run at once within this process's file descriptor limit: each
+// running plan holds a few (its output pipes, its log files, its pidfd, and with worktree
+// isolation git's pipes while its slot is made ready). Started past the limit, a plan fails
+// ("too many open files") instead of waiting for a slot; so the limit lowers max_parallel.
+static int fd_parallel_cap(bool isolated) {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1 << 30;
+  long open_now = 0;
+  std::error_code ec;
+  for (auto it = stdfs::directory_iterator("/proc/self/fd", ec); !ec && it != stdfs::directory_iterator();
+       it.increment(ec))
+    ++open_now;
+  const long per_plan = isolated ? 10 : 6, reserve = 24;  // reserve: state writes, logs, the event loop
+  long room = static_cast<long>(rl.rlim_cur) - open_now - reserve;
+  return static_cast<int>(std::max(1L, room / per_plan));
+}
+
 void Run::schedule() {
   if (stopping_) return;
   if (isolated() && running_.empty()) {  // the plans that passed, merged in plan order before anything else
@@ -280,7 +304,18 @@ void Run::schedule() {
       executor ? (dispatched() ? dispatch_parallel() : cfg_.max_parallel) : static_cast<int>(entries_.size()) + 1;
   // A plan in its gates is still `running` for the waves, but its executor has ended: it
   // holds no slot.
-  if (executor && !dispatched()) wo.max_parallel += static_cast<int>(gating_.size());
+  if (executor && !dispatched()) {
+    if (fd_cap_ < 0) {
+      fd_cap_ = fd_parallel_cap(isolated());
+      if (fd_cap_ < wo.max_parallel)
+        emit("max_parallel_lowered", {{"max_parallel", wo.max_parallel}, {"now", fd_cap_}}, Sym::Warn,
+             "max_parallel " + std::to_string(wo.max_parallel) + " lowered to " + std::to_string(fd_cap_) +
+                 ": this process may open only " + std::to_string(open_files_limit()) +
+                 " files (`ulimit -n`); the other plans wait for a slot (raise it: `ulimit -n 4096`)");
+    }
+    wo.max_parallel = std::min(wo.max_parallel, fd_cap_);
+    wo.max_parallel += static_cast<int>(gating_.size());
+  }
   wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);
   wo.only = o_.only_plan;
   waves::Decision d = nodes_.next(wo);

@@ -75,6 +75,14 @@ json executor_record(int pid, unsigned long long start_ticks) {
 }
 
 int Run::finish(int code, const std::string& result, const std::string& message) {
+  if (trees_ && !tidied_) {
+    // What killed runs leave (a slot on a plan's branch, merged branches, a killed git's lock
+    // file) goes at the end of every run; what cannot go is said, with how.
+    tidied_ = true;
+    std::vector<std::string> notes;
+    trees_->tidy(notes);
+    for (const auto& n : notes) emit("worktree_tidy", {{"note", n}}, Sym::Warn, n);
+  }
   if (o_.json) {
     json plans = json::array();
     auto snap = state::load(world(), root_);
@@ -138,6 +146,19 @@ bool Run::phase_complete_on_disk(const PhaseDir& p) {
   return true;
 }
 
+// The plan files of a phase that the run in `doc` does not know: added after it completed.
+static std::vector<std::string> plans_not_in_run(const json& doc, const PhaseDir& p, const stdfs::path& root_) {
+  std::set<std::string> known;
+  if (doc.contains("plans") && doc["plans"].is_array())
+    for (const auto& q : doc["plans"]) known.insert(str(q, "path"));
+  std::vector<std::string> out;
+  for (const auto& f : list_plan_files(world(), p.abs)) {
+    std::string rel = plan_rel_path(p, f, root_);
+    if (!known.count(rel)) out.push_back(rel);
+  }
+  return out;
+}
+
 int Run::choose_phase(const state::LoadResult& snap) {
   auto phases = list_phases(root_);
   if (phases.empty())
@@ -157,7 +178,9 @@ int Run::choose_phase(const state::LoadResult& snap) {
                   "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
   }
   for (const auto& p : phases) {
-    if (snap.ok() && str(snap.doc, "phase_dir") == p.rel && str(snap.doc, "status") == "complete") continue;
+    if (snap.ok() && str(snap.doc, "phase_dir") == p.rel && str(snap.doc, "status") == "complete" &&
+        plans_not_in_run(snap.doc, p, root_).empty())
+      continue;
     if (snap.ok() && str(snap.doc, "phase_dir") == p.rel) {
       phase_ = p;  // the phase the state is running
       return -1;
@@ -342,13 +365,18 @@ int Run::precheck() {
 // ---- the whole run ----------------------------------------------------------------------
 
 int Run::run() {
+  // The keeper is forked first, while this process is small (runner/child_keeper.h), and
+  // before the lock: a copy of this process forked after it would hold the lock's socket and
+  // file until it got round to closing them, which on a loaded machine outlived a short run
+  // (a dry run) and refused the next execute in the name of a process that had exited. (A
+  // dry run may start children too: git, for the SUMMARY gate's claims.)
+  start_keeper();
   // One execute per project: a second one would start the same plans again.
   std::string lock_err;
   if (!lock_.acquire(root_, "execute", lock_err))
     return finish(kExecHalted, "locked",
                   lock_err + "; wait for it to finish, or stop it (kill " +
                       (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
-  start_keeper();  // while this process is small (runner/child_keeper.h)
   auto c = load_config_reported(root_);
   if (!c.ok()) return finish(kExecHalted, "error", c.error);
   cfg_ = c.config;

@@ -386,6 +386,8 @@ class Run {
   std::map<size_t, std::vector<std::string>> argv_;          // the executor's argv, for its log
   std::set<size_t> completed_;                               // plans completed by this run
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
+  bool tidied_ = false;                                      // finish() tidied the worktrees once
+  int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
   std::map<size_t, PlanWorktree> worktree_of_;               // plans of this run with a worktree
   std::map<size_t, json> sandbox_of_;                        // what each executor ran under
   std::map<size_t, std::string> load_hash_;                  // each plan's content hash when the run read it

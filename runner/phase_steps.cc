@@ -13,6 +13,23 @@ int Run::dry_run() {
   bool reviewing = execution::review_gate(cfg_.review_gate, o_.review) == execution::ReviewGate::Runs;
   json jw = json::array();
   size_t to_run = 0;
+  // Stage 1, as the real run does it before anything runs: a plan it rejects (one that does
+  // not parse, a missing key, a cycle) halts that run, so the dry run says so, with the reason.
+  std::vector<StructuralReview> stage1;
+  {
+    Stage1Options po;
+    po.max_tasks = cfg_.max_tasks_per_plan;
+    po.root = root_;
+    stage1 = stage1_phase(world(), phase_.abs, loaded_, po);
+  }
+  size_t rejected = 0;
+  auto rejection = [&](size_t i) -> const Finding* {
+    if (i >= stage1.size() || stage1[i].verdict() != Verdict::Reject) return nullptr;
+    for (const auto& f : stage1[i].findings)
+      if (f.severity == Severity::High) return &f;
+    return nullptr;
+  };
+  for (size_t i = 0; i < entries_.size(); ++i) rejected += rejection(i) != nullptr;
   if (!o_.json)
     out::line(out::bold("Phase " + text::sanitize_for_terminal(phase_.folder)) + ": " +
               std::to_string(entries_.size()) + " plans in " + std::to_string(by_wave.size()) + " wave(s)  " +
@@ -38,7 +55,14 @@ int Run::dry_run() {
       json jl = {{"id", e.id},         {"title", e.title},   {"path", e.path},
                  {"depends_on", deps}, {"summary", summary}, {"summary_path", sp}};
       std::string what;
-      if (ss == SummaryState::Passed) {
+      if (const Finding* bad = rejection(i)) {
+        jl["precheck"] = "reject";
+        jl["findings"] = json::array();
+        for (const auto& g : stage1[i].findings)
+          if (g.severity == Severity::High) jl["findings"].push_back(g.to_json());
+        what = out::sym(Sym::Fail) + " rejected by the structural pre-check: " + bad->issue +
+               (bad->suggested_fix.empty() ? "" : " (" + bad->suggested_fix + ")");
+      } else if (ss == SummaryState::Passed) {
         what = out::sym(Sym::Ok) + " complete (its SUMMARY passes)";
       } else if (executor && w >= 1) {
         std::map<std::string, std::string> vars = {{"plan_path", e.path},
@@ -71,8 +95,11 @@ int Run::dry_run() {
   std::string review = reviewing ? "the review gate runs first (yolo review " + phase_.rel + " --changed)"
                                  : "review gate skipped (review_gate: " + cfg_.review_gate + ")";
   next_ = "`yolo execute" + (o_.phase.empty() ? std::string() : " " + o_.phase) + "` runs it";
+  if (rejected)
+    next_ = "fix the " + std::to_string(rejected) + " rejected plan(s) above (`yolo review-plan --human --phase " +
+            phase_.rel + "` lists every finding): with them, `yolo execute` halts before anything runs";
   if (o_.json) {
-    out::json_line({{"ok", true},
+    out::json_line({{"ok", rejected == 0},
                     {"cmd", "execute"},
                     {"dry_run", true},
                     {"phase", phase_.number},
@@ -82,16 +109,20 @@ int Run::dry_run() {
                     {"executor", executor},
                     {"would_run", to_run},
                     {"isolation", cfg_.isolation},
+                    {"rejected", rejected},
                     {"next", next_}});
-    return kExecComplete;
+    return rejected ? kExecHalted : kExecComplete;
   }
   out::line(out::sym(Sym::Skip) + " " + review + "; then the vision gate on ROADMAP.md");
   if (isolated())
     out::line(out::sym(Sym::Skip) +
               " isolation: worktree: each plan in its own git worktree on branch yolo/<run>/<plan id>, "
               "merged back in plan order once it passed its gates");
+  if (rejected)
+    out::line(out::sym(Sym::Fail) + " " + std::to_string(rejected) +
+              " plan(s) rejected by the structural pre-check: the run would halt before anything runs");
   out::line("Next: " + next_);
-  return kExecComplete;
+  return rejected ? kExecHalted : kExecComplete;
 }
 
 // Before the run starts: a configured agent whose program does not exist. A missing executor

@@ -17,6 +17,9 @@
 #include "protocol/run_loops.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
+#include "protocol/text_diff.h"
+#include "protocol/fs.h"
+#include "protocol/stage1.h"
 #include "runner/agent_progress.h"
 #include "runner/agents.h"
 #include "runner/output.h"
@@ -188,6 +191,11 @@ class GateObserver : public review::LoopObserver {
   void architect_start(const review::PlanLoopResult& r, const review::ArchitectRequest& a) override {
     say("  " + out::sym(out::Sym::Diamond) + " Architect revising plan " + safe(r.plan_id) + " (" +
         plural(a.delta.size(), "delta finding") + ")");
+    // The plan as the architect found it: its revision is shown as a diff, as `watch --fix` does.
+    before_arch_.reset();
+    if (!o_.json && !o_.quiet)
+      if (auto t = fs::read_text(a.plan_path, Stage1Options{}.max_file_bytes); t.ok()) before_arch_ = t.content;
+    arch_path_ = a.plan_path;
   }
 
   void architect_done(const review::PlanLoopResult& r, const review::ArchitectAttempt& a) override {
@@ -198,8 +206,17 @@ class GateObserver : public review::LoopObserver {
     else if (!a.changed)
       warn("  " + out::sym(out::Sym::Warn) + " Architect left plan " + safe(r.plan_id) +
            " unchanged (same content hash) — stopping the loop");
-    else
-      say("  " + out::sym(out::Sym::Ok) + " Plan revised");
+    else {
+      std::string diff;
+      if (before_arch_)
+        if (auto now = fs::read_text(arch_path_, Stage1Options{}.max_file_bytes); now.ok()) {
+          std::string rp = rel(o_.root, arch_path_);
+          diff = text::unified_diff(*before_arch_, now.content, "a/" + rp, "b/" + rp);
+        }
+      say("  " + out::sym(out::Sym::Ok) + " Plan revised" +
+          (diff.empty() ? std::string() : ":\n" + text::sanitize_for_terminal(diff)));
+    }
+    before_arch_.reset();
   }
 
   void plan_end(const review::PlanLoopResult& r) override {
@@ -271,6 +288,8 @@ class GateObserver : public review::LoopObserver {
     return j;
   }
 
+  std::optional<std::string> before_arch_;  // the plan before the architect's revision
+  std::string arch_path_;
   void say(const std::string& s) const {
     if (!o_.json && !o_.quiet) out::line(s);
   }

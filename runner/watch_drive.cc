@@ -216,12 +216,44 @@ void Watcher::maybe_backlog_done() {
   backlog_total_ = 0;
 }
 
+void Watcher::retry_unrecorded() {
+  if (stopping_) return;
+  std::set<stdfs::path> plans;
+  plans.swap(record_retry_plans_);
+  Changed again;
+  std::error_code ec;
+  for (const auto& p : plans)
+    if (stdfs::is_regular_file(p, ec)) again[p.parent_path()].push_back(p);
+  start_reviews(again, watch::Lane::Fresh);
+}
+
 void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
                                const std::set<stdfs::path>& phases, const std::map<stdfs::path, std::string>& before) {
   if (!error.empty()) emit(out::Sym::Fail, "review failed: " + error, {{"event", "review_failed"}, {"error", error}});
   for (const auto& e : res.state_errors)
     emit(out::Sym::Warn, "review result not recorded: " + e, {{"event", "record_error"}, {"error", e}});
   bool recorded = res.state_errors.empty();
+  if (!recorded && !stopping_) {
+    // Nothing else would review them again until they are edited: retried after a pause.
+    for (const auto& j : res.plan_lines) {
+      stdfs::path p = j.value("plan", "");
+      if (p.empty()) continue;
+      if (p.is_relative()) p = o_.root / p;
+      record_retry_plans_.insert(p.lexically_normal());
+    }
+    record_retry_ms_ = record_retry_ms_ ? std::min<long long>(120000, record_retry_ms_ * 2) : 5000;
+    if (!record_retry_plans_.empty()) {
+      emit(out::Sym::Warn,
+           std::to_string(record_retry_plans_.size()) + " review(s) not recorded: reviewed again in " +
+               std::to_string(record_retry_ms_ / 1000) + " s",
+           {{"event", "record_retry"}, {"plans", record_retry_plans_.size()}, {"in_ms", record_retry_ms_}});
+      uv_timer_start(
+          &record_retry_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->retry_unrecorded(); },
+          static_cast<uint64_t>(record_retry_ms_), 0);
+    }
+  } else if (recorded && record_retry_plans_.empty()) {
+    record_retry_ms_ = 0;
+  }
   for (const auto& j : res.plan_lines) {
     if (recorded && j.contains("hash") && j["hash"].is_string() && !j["hash"].get<std::string>().empty()) {
       stdfs::path p = j.value("plan", "");

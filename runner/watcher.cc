@@ -52,6 +52,8 @@ int Watcher::run() {
   debounce_.data = this;
   uv_timer_init(&loop_, &force_exit_);
   force_exit_.data = this;
+  uv_timer_init(&loop_, &record_retry_);
+  record_retry_.data = this;
   for (auto* s : {&sigint_, &sigterm_}) {
     uv_signal_init(&loop_, s);
     s->data = this;
@@ -74,7 +76,11 @@ int Watcher::run() {
   dir_watch_ = std::make_unique<DirWatch>(
       &loop_, [this](const DirWatch::Change& c) { on_change(c); },
       [this](const std::string& why) { request_rescan(why); });
-  dir_watch_->skip_name = [](const std::string& n) { return n == ".events" || n == ".git" || n == "node_modules"; };
+  // yolo's own output folders (.logs holds one folder per plan run) hold nothing the watcher
+  // acts on: under the inotify watch limit, their watches went before the phase folders'.
+  dir_watch_->skip_name = [](const std::string& n) {
+    return n == ".events" || n == ".git" || n == "node_modules" || n == ".logs" || n == ".cache";
+  };
   dir_watch_->on_error = [this](const stdfs::path& p, const std::error_code& ec) { walk_error(p, ec); };
   if (std::string e = dir_watch_->start(); !e.empty()) {
     out::err("✗ cannot watch: " + e);
@@ -205,6 +211,7 @@ void Watcher::shutdown(int sig) {
   stopping_ = true;
   (void)sig;
   uv_timer_stop(&debounce_);
+  uv_timer_stop(&record_retry_);
   dir_watch_->stop();
   // A review batch on a worker thread takes no new plan now; an agent it runs gets this
   // signal itself (the review gate stops its group) and the batch ends.

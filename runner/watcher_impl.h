@@ -156,6 +156,12 @@ class Watcher {
   long long rescan_backoff_ms_ = 0;
   uv_loop_t loop_{};
   uv_timer_t debounce_{}, force_exit_{};
+  // Reviews whose results could not be written (a full disk): reviewed again after a pause
+  // that doubles (5 s to 2 min) while writing keeps failing.
+  uv_timer_t record_retry_{};
+  std::set<stdfs::path> record_retry_plans_;
+  long long record_retry_ms_ = 0;
+  void retry_unrecorded();
   uv_signal_t sigint_{}, sigterm_{};
   std::unique_ptr<DirWatch> dir_watch_;
   bool stopping_ = false;

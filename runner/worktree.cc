@@ -1,6 +1,14 @@
 #include "runner/worktree.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <sstream>
+#include <fstream>
 #include <system_error>
 
 #include "protocol/git_port.h"
@@ -24,6 +32,13 @@ std::vector<std::string> split_nul(const std::string& s) {
     pos = nul + 1;
   }
   return out;
+}
+
+std::string read_small_text(const stdfs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::string s;
+  std::getline(f, s, '\0');
+  return s;
 }
 
 }  // namespace
@@ -56,7 +71,28 @@ bool Worktrees::init(std::string& err) {
   // A committer git knows (user.name/user.email or the environment), else yolo's own.
   GitRun id = git(root_, {"var", "GIT_COMMITTER_IDENT"});
   own_ident_ = !id.ok();
+  prune_removed_slots();
   return true;
+}
+
+// A slot folder may be removed by hand at any time; git still lists it as a worktree with its
+// branch checked out there, and refuses to move or delete that branch. Each registration
+// names its folder (worktrees/<name>/gitdir holds "<folder>/.git"): one that names a missing
+// slot folder is pruned before any slot is used.
+void Worktrees::prune_removed_slots() {
+  std::error_code ec;
+  for (const auto& e : stdfs::directory_iterator(common_ / "worktrees", ec)) {
+    std::string gitdir = read_small_text(e.path() / "gitdir");
+    while (!gitdir.empty() && (gitdir.back() == '\n' || gitdir.back() == '\r')) gitdir.pop_back();
+    if (gitdir.empty()) continue;
+    stdfs::path folder = stdfs::path(gitdir).parent_path();
+    if (folder.parent_path().filename() != "yolo-worktrees") continue;  // only ours
+    std::error_code e2;
+    if (!stdfs::exists(folder, e2)) {
+      git(root_, {"worktree", "prune"});
+      return;
+    }
+  }
 }
 
 std::vector<std::pair<std::string, std::string>> Worktrees::ident_env() const {
@@ -92,6 +128,7 @@ void Worktrees::delete_branches(const std::vector<std::string>& branches, const 
     if (std::find(once.begin(), once.end(), s) == once.end()) once.push_back(s);
   for (const auto& s : once)  // a branch still checked out in its slot cannot be deleted
     if (stdfs::exists(s, ec)) detach(s);
+  remove_stale_ref_lock(notes_);
   std::vector<std::string> args = {"branch", "-D", "--quiet"};
   args.insert(args.end(), branches.begin(), branches.end());
   git(root_, args);
@@ -103,12 +140,17 @@ void Worktrees::remove(const stdfs::path& p, const std::string& branch) {
   if (stdfs::exists(p, ec)) {
     stdfs::remove_all(p, ec);
     git(root_, {"worktree", "prune"});
+  } else if (!stdfs::is_empty(common_ / "worktrees", ec) && !ec) {
+    // A slot folder removed by hand (`rm -rf`) stays registered, its branch "checked out"
+    // there, and git refuses to move that branch (`-B`) until the registration is pruned.
+    git(root_, {"worktree", "prune"});
   }
   if (!branch.empty()) git(root_, {"branch", "-D", "--quiet", branch});
 }
 
 void Worktrees::delete_branch(const std::string& branch, const stdfs::path& slot) {
   if (branch.empty()) return;
+  remove_stale_ref_lock(notes_);
   GitRun g = git(root_, {"branch", "-D", "--quiet", branch});
   if (g.ok() || g.err.find("not found") != std::string::npos) return;
   std::error_code ec;
@@ -195,6 +237,71 @@ void Worktrees::remember(const PlanWorktree& w, const std::string& tip, const st
       k.tracked.push_back(e.path);
   }
   known_[w.path.string()] = std::move(k);
+}
+
+bool Worktrees::remove_stale_ref_lock(std::vector<std::string>& notes) {
+  // git takes .git/packed-refs.lock to rewrite packed-refs (a branch deletion does); a git
+  // killed meanwhile leaves it, and every later deletion waits for git's lock timeout, then
+  // fails. A lock older than any git's hold of it is such a leftover.
+  constexpr int kStaleSecs = 10;
+  const stdfs::path lock = common_ / "packed-refs.lock";
+  struct stat st {};
+  if (::lstat(lock.c_str(), &st) != 0) return false;
+  const long long age = static_cast<long long>(::time(nullptr)) - static_cast<long long>(st.st_mtime);
+  if (age < kStaleSecs) return false;
+  if (::unlink(lock.c_str()) != 0) {
+    notes.push_back("could not remove " + lock.string() + " (" + std::strerror(errno) + ", " + std::to_string(age) +
+                    " s old, left by a git that was killed): remove it, then `git branch -D` the yolo/ branches");
+    return false;
+  }
+  notes.push_back("removed " + lock.string() + ", " + std::to_string(age) + " s old, left by a git that was killed");
+  return true;
+}
+
+std::vector<std::string> Worktrees::tidy(std::vector<std::string>& notes) {
+  std::vector<std::string> left;
+  notes.insert(notes.end(), notes_.begin(), notes_.end());
+  notes_.clear();
+  remove_stale_ref_lock(notes);
+  // Every slot with a branch checked out is detached: a slot a killed run left on a plan's
+  // branch keeps that branch from being deleted (git refuses to delete a checked-out branch).
+  GitRun list = git(root_, {"worktree", "list", "--porcelain"});
+  if (list.ok()) {
+    std::string path;
+    std::istringstream in(list.out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("worktree ", 0) == 0) path = line.substr(9);
+      if (line.rfind("branch refs/heads/yolo/", 0) == 0 && !path.empty() &&
+          stdfs::path(path).parent_path().filename() == "yolo-worktrees") {
+        std::error_code ec;
+        if (stdfs::exists(path, ec)) detach(path);
+      }
+    }
+  }
+  // Then every yolo/ branch already in HEAD (merged: nothing of it would be lost). A failed
+  // plan's branch is not merged and stays, to show what it changed.
+  auto merged = [&] {
+    GitRun g = git(root_, {"for-each-ref", "--format=%(refname:short)", "--merged", "HEAD", "refs/heads/yolo/"});
+    std::vector<std::string> out;
+    std::istringstream in(g.out);
+    for (std::string l; std::getline(in, l);)  // a run's dispatch base (yolo/<run>/base) is not a plan's
+      if (!l.empty() && !(l.size() > 5 && l.compare(l.size() - 5, 5, "/base") == 0)) out.push_back(l);
+    return out;
+  };
+  std::vector<std::string> branches = merged();
+  if (branches.empty()) return left;
+  std::vector<std::string> args = {"branch", "-D", "--quiet"};
+  args.insert(args.end(), branches.begin(), branches.end());
+  GitRun d = git(root_, args);
+  if (d.ok()) return left;
+  std::string why = trimmed(d.err.empty() ? d.error : d.err);
+  if (why.size() > 300) why = why.substr(0, 300) + "...";
+  for (const auto& b : merged()) left.push_back(b);
+  if (!left.empty())
+    notes.push_back("could not delete " + std::to_string(left.size()) + " merged branch(es) (" +
+                    text::join_some(left, 5) + "): " + why + "; delete them with `git branch -D " + left.front() +
+                    (left.size() > 1 ? " ...`" : "`"));
+  return left;
 }
 
 void Worktrees::detach(const stdfs::path& slot) {

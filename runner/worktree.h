@@ -132,6 +132,12 @@ class Worktrees {
   void delete_branch(const std::string& branch, const std::filesystem::path& slot);
   // The merged plans' branches in one child, after detaching the slots that may hold them.
   void delete_branches(const std::vector<std::string>& branches, const std::vector<std::filesystem::path>& slots);
+  // At the end of a run: a stale .git/packed-refs.lock (left by a killed git) removed, every
+  // slot's branch detached, every yolo/ branch already merged into HEAD deleted. Returns the
+  // merged branches that could not be deleted; `notes` says what was done and what was not.
+  std::vector<std::string> tidy(std::vector<std::string>& notes);
+  // Removes .git/packed-refs.lock when it is older than any git's hold of it; true if removed.
+  bool remove_stale_ref_lock(std::vector<std::string>& notes);
   // A slot's HEAD detached at the commit it names (its branch can then be deleted); the
   // index and files are not touched.
   void detach(const std::filesystem::path& slot);
@@ -140,6 +146,7 @@ class Worktrees {
 
  private:
   std::vector<std::pair<std::string, std::string>> ident_env() const;
+  void prune_removed_slots();
   GitRun git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms = 60000,
              const std::vector<std::pair<std::string, std::string>>& env = {}, std::string stdin_data = {});
   // The known-state way of create(); false: the slot needs the full reset.
@@ -159,6 +166,7 @@ class Worktrees {
   };
   std::map<std::string, Known> known_;  // slot path -> its state after its last plan's gate (this run)
   int started_ = 0, fast_ = 0, full_ = 0;
+  std::vector<std::string> notes_;  // what deletions along the run did about a stale lock, for tidy()
 };
 
 // A plan id as one ref component and folder name: [A-Za-z0-9._-] kept, the rest '-'.

@@ -37,7 +37,12 @@ const CommandRegistrar help_cmd{
            }
            target = next;
          }
-         std::cout << target->help();
+         // "Usage: yolo hooks install", as `yolo hooks install --help` says it: CLI11 names
+         // only the command itself unless told the names above it.
+         std::string above;
+         for (CLI::App* a = target->get_parent(); a; a = a->get_parent())
+           above = a->get_name() + (above.empty() ? "" : " " + above);
+         std::cout << (target == root ? target->help() : target->help(above));
          return kExitOk;
        };
      }}};

@@ -164,6 +164,9 @@ const char* const kGitignore =
     ".cache/\n"
     ".events/\n"
     ".logs/\n"
+    "# The gates' audit log: each entry sealed with this machine's key, chained to this\n"
+    "# machine's approvals (`yolo verify` checks both); another clone can neither verify nor merge it.\n"
+    "audit-log.jsonl\n"
     "*.tmp\n";
 
 int run(const Options& o) {

@@ -4,14 +4,20 @@
 // the running reviewer/architect group is stopped and yolo dies of the same signal.
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "protocol/config.h"
 #include "protocol/fs.h"
+#include "protocol/json_field.h"
 #include "protocol/plan.h"
+#include "protocol/state.h"
+#include "protocol/summary.h"
 #include "runner/child_keeper.h"
 #include "runner/command.h"
 #include "runner/config_report.h"
+#include "runner/gates_view.h"
 #include "runner/output.h"
 #include "runner/review_gate.h"
 #include "runner/world.h"
@@ -34,15 +40,54 @@ int usage_error(const Options& o, const std::string& msg) {
   return kExitUsage;
 }
 
+// `yolo review` alone: the phase a person is working on, the one `yolo execute` would run
+// (the run's phase while it is not complete, else the first phase with a plan that has no
+// SUMMARY yet). Empty when every phase is done; err says why.
+std::optional<stdfs::path> current_phase(std::string& err) {
+  auto root = find_project("", err);
+  if (!root) return std::nullopt;
+  auto snap = state::load(world(), *root);
+  if (snap.ok() && snap.exists) {
+    std::string dir = json_field::str(snap.doc, "phase_dir");
+    std::error_code ec;
+    if (!dir.empty() && json_field::str(snap.doc, "status") != "complete" && stdfs::is_directory(*root / dir, ec))
+      return *root / dir;
+  }
+  std::vector<stdfs::path> phases;
+  std::error_code ec;
+  for (const auto& e : stdfs::directory_iterator(*root / ".yolo-planning" / "phases", ec))
+    if (e.is_directory(ec)) phases.push_back(e.path());
+  std::sort(phases.begin(), phases.end());
+  for (const auto& p : phases)
+    for (const auto& f : list_plan_files(world(), p)) {
+      std::error_code e2;
+      if (!stdfs::exists(p / summary_name_for(world(), p, f.filename().string()), e2)) return p;
+    }
+  err = phases.empty()
+            ? "no phase folders under " + (*root / ".yolo-planning" / "phases").string()
+            : "every phase's plans have their SUMMARY: name one, `yolo review PHASE_DIR` or `yolo review PLAN`";
+  return std::nullopt;
+}
+
 int run(const Options& o) {
   std::error_code ec;
-  stdfs::path target = stdfs::absolute(o.target, ec).lexically_normal();
-  if (!stdfs::exists(target, ec)) return usage_error(o, "no such plan file or phase folder: " + o.target);
+  std::string chosen = o.target;
+  if (chosen.empty()) {
+    std::string err;
+    auto p = current_phase(err);
+    if (!p) return usage_error(o, err);
+    chosen = p->string();
+    if (!o.json)
+      out::err(out::sym(out::Sym::Diamond) + " Reviewing " + stdfs::relative(*p, stdfs::current_path(ec), ec).string() +
+               " (the current phase; `yolo review TARGET` reviews another phase or one plan)");
+  }
+  stdfs::path target = stdfs::absolute(chosen, ec).lexically_normal();
+  if (!stdfs::exists(target, ec)) return usage_error(o, "no such plan file or phase folder: " + chosen);
   if (o.max_cycles < 0) return usage_error(o, "--max-cycles must be at least 1");
   bool is_phase = stdfs::is_directory(target, ec);
   auto root = world().files().project_root(is_phase ? target : target.parent_path());
   if (!root) root = world().files().project_root(stdfs::current_path());
-  if (!root) return usage_error(o, "no .yolo-planning folder above " + o.target + " or the current folder");
+  if (!root) return usage_error(o, "no .yolo-planning folder above " + chosen + " or the current folder");
 
   ReviewGateOptions g;
   g.root = *root;
@@ -56,7 +101,7 @@ int run(const Options& o) {
   std::vector<review::PlanTarget> plans;
   if (is_phase) {
     for (const auto& f : list_plan_files(world(), target)) plans.push_back(review::PlanTarget{f, target, ""});
-    if (plans.empty()) return usage_error(o, "no plan files (*-PLAN.md) in " + o.target);
+    if (plans.empty()) return usage_error(o, "no plan files (*-PLAN.md) in " + chosen);
   } else {
     plans.push_back(review::PlanTarget{target, target.parent_path(), ""});
   }
@@ -78,7 +123,8 @@ const CommandRegistrar reg{Command{
     "reject, 2 conditional)",
     [](CLI::App& sub) {
       auto o = std::make_shared<Options>();
-      sub.add_option("TARGET", o->target, "A PLAN.md file or a phase folder")->required();
+      sub.add_option("TARGET", o->target,
+                     "A PLAN.md file or a phase folder (default: the current phase, the one `yolo execute` would run)");
       sub.add_option("--max-cycles", o->max_cycles, "Review cycles per plan (default: review_max_cycles, 3)")
           ->check(CLI::Range(1, 100));
       sub.add_flag("--json", o->json, "One JSON object per plan (JSON lines); a phase adds a summary line");

@@ -109,7 +109,7 @@ int run(const Options& o) {
 
 const CommandRegistrar reg{Command{
     "verify-summary",
-    "The SUMMARY gate: structure (PROTOCOL.md section 7) and claims checked against the repository "
+    "The SUMMARY gate: structure (its frontmatter keys and sections) and claims checked against the repository "
     "(exit 0 pass, 1 fail, 2 pass with warnings)",
     [](CLI::App& sub) {
       auto o = std::make_shared<Options>();

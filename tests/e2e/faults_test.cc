@@ -1,0 +1,590 @@
+// Faults a team meets in a week, end to end: the real binary and real git, the fault really
+// injected (a process scheduled late by strace's syscall delay, a slot folder removed, a lock
+// file a killed git left, a plan added to a finished phase, a plan that does not parse).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include "bg_process.h"
+#include "test_support.h"
+
+namespace yolo::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string plan_text(const std::string& phase, const std::string& plan, const std::string& extra = "") {
+  return "---\nphase: \"" + phase + "\"\nplan: \"" + plan + "\"\ntitle: \"Build it\"\nwave: 1\ndepends_on: []\n" +
+         extra + "must_haves:\n  - \"it works\"\n---\n\n## Tasks\n\n### Task 1: Write it\n\nWrite the code.\n";
+}
+
+std::string dump(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout: " + r.out.substr(0, 3000) +
+         "\nstderr: " + r.err.substr(0, 3000);
+}
+
+// Runs argv with stdout and stderr to files and waits for that process only (not for
+// whatever it leaves holding a copy of a pipe, as `strace -D`'s tracer does).
+RunResult run_direct(const std::vector<std::string>& args, const stdfs::path& cwd, const stdfs::path& scratch) {
+  std::vector<std::string> a = args;
+  std::vector<char*> argv;
+  for (auto& s : a) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  const std::string out = (scratch / "out.txt").string(), err = (scratch / "err.txt").string();
+  const std::string dir = cwd.string();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) _exit(126);
+    int in = ::open("/dev/null", O_RDONLY);
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || o < 0 || e < 0) _exit(125);
+    ::dup2(in, 0);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    ::setenv("NO_COLOR", "1", 1);
+    ::execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  RunResult r;
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+// This process's children (any thread's) whose command name is comm; zombies included.
+std::vector<int> own_children_named(const std::string& comm) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& t : stdfs::directory_iterator("/proc/self/task", ec)) {
+    std::istringstream in(read_file(t.path() / "children"));
+    int c;
+    while (in >> c)
+      if (read_file("/proc/" + std::to_string(c) + "/comm") == comm + "\n") out.push_back(c);
+  }
+  return out;
+}
+
+bool strace_can_delay() {
+  static const bool ok = [] {
+    auto r = run_program({"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=setsid", "-e",
+                          "inject=setsid:delay_exit=1000", "true"});
+    return r.exit_code == 0;
+  }();
+  return ok;
+}
+
+// ---- runs and git ---------------------------------------------------------------------------
+
+// `yolo execute --dry-run; yolo execute`, 50 times, each yolo's forked copies scheduled late:
+// strace delays their first system call (setsid) by 100 ms, as a loaded machine does, so a
+// copy forked after the lock was taken would still hold it when its parent had exited. The
+// executor fails, so every execute is a failed one (the next dry run follows a failed execute).
+// This process is a child subreaper for the loop, as `yolo watch --execute` or a CI runner
+// is: a keeper that its yolo did not reap would be re-parented here.
+TEST(Faults, DryRunThenExecuteFiftyTimesIsNeverRefusedForAProcessThatExited) {
+  TempDir dir, scratch;
+  const stdfs::path root = dir.path();
+  write_file(root / ".yolo-planning/phases/01-core/01-01-PLAN.md", plan_text("01", "01"));
+  write_file(root / ".yolo-planning/ROADMAP.md", "# Roadmap\n\nBuild it.\n");
+  write_file(root / ".yolo-planning/config.json",
+             json({{"review_gate", "never"},
+                   {"approvers", {{"vision", "skip"}}},
+                   {"executor", {{"command", {"sh", "-c", "echo ran >> ran.log; exit 1"}}, {"timeout_ms", 20000}}}})
+                 .dump());
+  const bool delay = strace_can_delay();
+  RecordProperty("forked_copies_delayed", delay ? "yes (strace)" : "no (strace cannot inject here)");
+  std::vector<std::string> prefix;
+  if (delay)
+    prefix = {"strace",    "-D", "-f",           "-qq", "-o",
+              "/dev/null", "-e", "trace=setsid", "-e",  "inject=setsid:delay_exit=100000"};
+  auto cmd = [&](std::vector<std::string> args) {
+    std::vector<std::string> v = prefix;
+    v.push_back(yolo_bin());
+    v.insert(v.end(), args.begin(), args.end());
+    return v;
+  };
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+  int refused = 0, keepers_left = 0;
+  std::string first_refusal;
+  for (int i = 0; i < 50; ++i) {
+    auto dry = run_direct(cmd({"execute", "--dry-run"}), root, scratch.path());
+    auto real = run_direct(cmd({"execute"}), root, scratch.path());
+    for (const auto* r : {&dry, &real})
+      if ((r->out + r->err).find("already running") != std::string::npos && refused++ == 0)
+        first_refusal = "round " + std::to_string(i) + ": " + dump(*r);
+    EXPECT_EQ(dry.exit_code, 0) << "round " << i << ": " << dump(dry);
+    EXPECT_NE(real.exit_code, 0) << "round " << i << ": " << dump(real);
+    // A keeper its yolo left behind is ours now: counted, then reaped.
+    for (int k : own_children_named("yolo-keeper")) {
+      ++keepers_left;
+      ::kill(k, SIGKILL);
+      ::waitpid(k, nullptr, 0);
+    }
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  EXPECT_EQ(refused, 0) << first_refusal;
+  EXPECT_EQ(keepers_left, 0) << "yolo-keeper processes were left to their grandparent";
+  // Every execute ran the plan (its executor failed each time, as asked).
+  std::string ran = read_file(root / "ran.log");
+  EXPECT_EQ(static_cast<size_t>(std::count(ran.begin(), ran.end(), '\n')), 50u);
+}
+
+// A copy of fixtures/demo as a real git repository, its plans run in worktrees by the
+// fixture executor executor-worktree.
+class WorktreeProject : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    copy_fixture("demo", repo());
+    stdfs::create_directories(repo() / "agents");
+    stdfs::copy_file(source_dir() / "fixtures" / "agents" / "executor-worktree",
+                     repo() / "agents" / "executor-worktree");
+    git({"init", "-q"});
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", "demo fixture"});
+    json c = json::parse(read_file(repo() / ".yolo-planning" / "config.json"));
+    c.merge_patch(
+        {{"review_gate", "never"},
+         {"approvers", {{"vision", "skip"}}},
+         {"isolation", "worktree"},
+         {"max_parallel", 2},
+         {"architect", nullptr},
+         {"executor",
+          {{"command", {"agents/executor-worktree", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}}});
+    write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
+  }
+  stdfs::path repo() const { return dir_.path() / "repo"; }
+  static std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+  }
+  std::string git(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run_program(argv, repo());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+  RunResult execute(std::vector<std::string> env = {}) {
+    env.push_back("NO_COLOR=1");
+    return run_yolo({"execute"}, repo(), env);
+  }
+  // Merge commits naming the plan on the checked-out branch.
+  size_t merges_of(const std::string& id) {
+    std::istringstream in(git({"log", "--merges", "--first-parent", "--format=%s"}));
+    size_t n = 0;
+    for (std::string l; std::getline(in, l);) n += l.find("merge plan " + id + " ") != std::string::npos;
+    return n;
+  }
+  // Worktrees of the slot pool that have a branch checked out (`git worktree list`).
+  std::vector<std::string> slots_on_a_branch() {
+    std::istringstream in(git({"worktree", "list", "--porcelain"}));
+    std::vector<std::string> out;
+    std::string path;
+    for (std::string l; std::getline(in, l);) {
+      if (l.rfind("worktree ", 0) == 0) path = l.substr(9);
+      if (l.rfind("branch ", 0) == 0 && path.find("yolo-worktrees") != std::string::npos) out.push_back(path + " " + l);
+    }
+    return out;
+  }
+  TempDir dir_;
+};
+
+// kill -9 of yolo while 01-01's executor runs in its slot (the slot stays on the plan's
+// branch), then the slot folders removed by hand: the next execute prunes what git still
+// registers there and runs every plan.
+TEST_F(WorktreeProject, ASlotRemovedByHandDoesNotBlockTheNextExecute) {
+  auto killed = execute({"YOLO_EXEC_KILL_YOLO_FOR=01-01", "YOLO_EXEC_LITTER_FOR=01-01"});
+  ASSERT_NE(killed.exit_code, 0) << dump(killed);
+  std::string listed = git({"worktree", "list", "--porcelain"});
+  ASSERT_NE(listed.find("yolo-worktrees/slot-"), std::string::npos) << listed;
+  stdfs::remove_all(repo() / ".git" / "yolo-worktrees");
+  auto r = execute();
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
+  auto again = execute();  // and the one after it
+  EXPECT_EQ(again.exit_code, 0) << dump(again);
+  EXPECT_EQ(trim(git({"branch", "--list", "yolo/*"})), "");
+}
+
+// kill -9 of yolo mid-wave, and a .git/packed-refs.lock left as a git killed in the middle of
+// `git branch -D` leaves it: the re-run merges every plan once and ends with no yolo/ branch,
+// no slot on a plan's branch and no lock file, and says what it removed.
+TEST_F(WorktreeProject, ARerunAfterAKillNineLeavesNoBranchNoSlotOnABranchAndNoLockFile) {
+  auto killed = execute({"YOLO_EXEC_KILL_YOLO_FOR=01-02"});
+  ASSERT_NE(killed.exit_code, 0) << dump(killed);
+  ASSERT_FALSE(slots_on_a_branch().empty()) << "the killed run should have left a slot on a plan's branch";
+  const stdfs::path lock = repo() / ".git" / "packed-refs.lock";
+  write_file(lock, "");
+  const auto old = stdfs::file_time_type::clock::now() - std::chrono::minutes(5);
+  stdfs::last_write_time(lock, old);
+  auto r = execute();
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
+  EXPECT_EQ(trim(git({"branch", "--list", "yolo/*"})), "") << dump(r);
+  EXPECT_EQ(slots_on_a_branch(), std::vector<std::string>{}) << dump(r);
+  EXPECT_FALSE(stdfs::exists(lock)) << dump(r);
+  EXPECT_NE((r.out + r.err).find("packed-refs.lock"), std::string::npos) << "the run did not say what it removed\n"
+                                                                         << dump(r);
+}
+
+// A lock file that cannot be removed (its folder read-only is not possible for root; a
+// directory in its place is): the run says what it could not clean and how.
+TEST_F(WorktreeProject, ABranchThatCannotBeDeletedIsNamedWithWhatToDo) {
+  auto killed = execute({"YOLO_EXEC_KILL_YOLO_FOR=01-02"});
+  ASSERT_NE(killed.exit_code, 0) << dump(killed);
+  const stdfs::path lock = repo() / ".git" / "packed-refs.lock";
+  stdfs::create_directories(lock / "x");  // unlink fails (EISDIR), git cannot take its lock
+  const auto old = stdfs::file_time_type::clock::now() - std::chrono::minutes(5);
+  stdfs::last_write_time(lock, old);
+  auto r = execute();
+  stdfs::remove_all(lock);
+  EXPECT_EQ(r.exit_code, 0) << dump(r);
+  std::string all = r.out + r.err;
+  EXPECT_NE(all.find("could not"), std::string::npos) << dump(r);
+  EXPECT_NE(all.find("git branch -D"), std::string::npos) << dump(r);
+}
+
+// ---- watcher --------------------------------------------------------------------------------
+
+// .yolo-planning a symlink to a folder inside the project: the watcher watches through it.
+TEST(Faults, WatchSeesChangesThroughASymlinkedPlanningFolder) {
+  TempDir d;
+  const stdfs::path root = d.path();
+  write_file(root / "planning-real" / "phases" / "01-core" / "01-01-PLAN.md", plan_text("01", "01"));
+  write_file(root / "planning-real" / "ROADMAP.md", "# Roadmap\n");
+  write_file(root / "planning-real" / "config.json", R"({"review_gate": "never"})");
+  stdfs::create_directory_symlink("planning-real", root / ".yolo-planning");
+  BgProcess w({yolo_bin(), "watch", root.string(), "--json", "--no-review"}, root);
+  auto ready = w.wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 15s);
+  ASSERT_TRUE(ready.has_value()) << w.stderr_text();
+  EXPECT_GE((*ready).value("folders", 0), 3) << ready->dump();
+  write_file(root / "planning-real" / "phases" / "01-core" / "01-02-PLAN.md", plan_text("01", "02"));
+  auto changed = w.wait_for(
+      [](const json& j) { return j.value("event", "") == "plan_changed" && j.value("plan_id", "") == "01-02"; }, 10s);
+  EXPECT_TRUE(changed.has_value()) << "no plan_changed through the symlink\n" << w.stderr_text();
+  w.signal(SIGTERM);
+  EXPECT_EQ(w.wait_exit(5s), 0) << w.stderr_text();
+}
+
+// A small tmpfs of its own (root only): a disk that really fills up.
+struct SmallDisk {
+  TempDir dir;
+  stdfs::path mnt = dir.path() / "mnt";
+  bool mounted = false;
+  std::string why;
+  explicit SmallDisk(const std::string& size) {
+    stdfs::create_directories(mnt);
+    if (::geteuid() != 0) {
+      why = "needs root to mount a tmpfs";
+      return;
+    }
+    auto r = run_program({"mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", mnt.string()});
+    mounted = r.exit_code == 0;
+    if (!mounted) why = "mount failed: " + r.err;
+  }
+  ~SmallDisk() {
+    if (mounted) run_program({"umount", "-l", mnt.string()});
+  }
+  // Writes filler files until the disk is full; returns them.
+  std::vector<stdfs::path> fill() {
+    std::vector<stdfs::path> out;
+    std::string chunk(16 * 1024, 'x');
+    for (int i = 0; i < 100000; ++i) {
+      stdfs::path f = mnt / ("filler-" + std::to_string(i));
+      int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0) break;
+      out.push_back(f);
+      ssize_t n = ::write(fd, chunk.data(), chunk.size());
+      ::close(fd);
+      if (n != static_cast<ssize_t>(chunk.size())) break;
+    }
+    return out;
+  }
+};
+
+// A review made while the disk is full cannot be recorded: the watcher reviews it again
+// once it can be written, without the plan being edited again.
+TEST(Faults, WatchRetriesAReviewThatCouldNotBeRecordedOnAFullDisk) {
+  SmallDisk disk("1m");
+  if (!disk.mounted) GTEST_SKIP() << disk.why;
+  const stdfs::path root = disk.mnt / "p";
+  const stdfs::path phase = root / ".yolo-planning" / "phases" / "01-core";
+  write_file(phase / "01-01-PLAN.md", plan_text("01", "01"));
+  write_file(root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n");
+  write_file(root / ".yolo-planning" / "config.json", R"({"review_gate": "always"})");
+  BgProcess w({yolo_bin(), "watch", root.string(), "--json"}, root);
+  ASSERT_TRUE(w.wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 15s).has_value())
+      << w.stderr_text();
+  ASSERT_TRUE(w.wait_for([](const json& j) { return j.value("event", "") == "backlog_done"; }, 20s).has_value())
+      << w.stderr_text();
+  std::string text = read_file(phase / "01-01-PLAN.md");
+  auto fillers = disk.fill();
+  ASSERT_FALSE(fillers.empty());
+  // The same size, one word changed: it fits in the pages the file already has.
+  std::string edited = text;
+  edited.replace(edited.find("Write the code."), 14, "Write the docs");
+  {
+    int fd = ::open((phase / "01-01-PLAN.md").c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, edited.data(), edited.size(), 0), static_cast<ssize_t>(edited.size()));
+    ::close(fd);
+  }
+  auto failed = w.wait_for([](const json& j) { return j.value("event", "") == "record_error"; }, 20s);
+  ASSERT_TRUE(failed.has_value()) << "the full disk did not show\n" << w.stderr_text();
+  auto said = w.wait_for([](const json& j) { return j.value("event", "") == "record_retry"; }, 3s);
+  for (const auto& f : fillers) stdfs::remove(f);
+  ASSERT_TRUE(said.has_value()) << "no retry of the review that was not recorded\n" << w.stderr_text();
+  // The failed batch's own line, then the retry's.
+  w.wait_for([](const json& j) { return j.value("event", "") == "reviewed"; }, 5s);
+  auto retried = w.wait_for(
+      [](const json& j) { return j.value("event", "") == "reviewed" && j.value("plan_id", "") == "01-01"; }, 30s);
+  EXPECT_TRUE(retried.has_value()) << "the review was not made again once the disk had room\n" << w.stderr_text();
+  auto more = w.collect(1500ms);
+  for (const auto& j : more) EXPECT_NE(j.value("event", ""), "record_error") << j.dump();
+  std::string ledger;
+  for (const auto& e : stdfs::directory_iterator(root / ".yolo-planning" / ".reviews"))
+    if (e.path().extension() == ".json") ledger += read_file(e.path());
+  EXPECT_NE(ledger.find("01-01"), std::string::npos) << ledger;
+  w.signal(SIGTERM);
+  w.wait_exit(5s);
+}
+
+// ---- daily loop -----------------------------------------------------------------------------
+
+// A one-phase project whose executor writes a SUMMARY that passes the structural gate.
+struct SimpleProject {
+  TempDir dir;
+  stdfs::path root = dir.path();
+  stdfs::path phase = root / ".yolo-planning" / "phases" / "01-core";
+  SimpleProject() {
+    write_file(phase / "01-01-PLAN.md", plan_text("01", "01"));
+    write_file(root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n\nBuild it.\n");
+    const std::string summary =
+        "cat > \"$2\" <<EOS\n---\nphase: \"01\"\nplan: \"${3#*-}\"\ntitle: \"Build it\"\nstatus: complete\n"
+        "tasks_completed: 1\ntasks_total: 1\ncommit_hashes: [0000000]\ncompleted: 2026-01-01\ndeviations: []\n---\n"
+        "## What Was Built\nIt.\n## Files Modified\nNone.\n## Deviations\nNone.\nEOS\n";
+    write_file(root / ".yolo-planning" / "config.json",
+               json({{"review_gate", "never"},
+                     {"approvers", {{"vision", "skip"}}},
+                     {"summary_checks", "structural"},
+                     {"executor",
+                      {{"command", {"sh", "-c", summary, "sh", "{plan_path}", "{summary_path}", "{plan_id}"}},
+                       {"timeout_ms", 20000}}}})
+                   .dump());
+  }
+  RunResult yolo(const std::vector<std::string>& args) { return run_yolo(args, root, {"NO_COLOR=1"}); }
+};
+
+// 40 plans, max_parallel 30, 64 file descriptors (`ulimit -n 64`): the plans wait for a
+// slot instead of failing with "too many open files".
+TEST(Faults, OutOfFileDescriptorsThePlansWaitInsteadOfFailing) {
+  SimpleProject p;
+  for (int i = 2; i <= 40; ++i) {
+    std::string n = (i < 10 ? "0" : "") + std::to_string(i);
+    write_file(p.phase / ("01-" + n + "-PLAN.md"), plan_text("01", n));
+  }
+  json c = json::parse(read_file(p.root / ".yolo-planning" / "config.json"));
+  c["max_parallel"] = 30;
+  c["executor"]["command"][2] = "sleep 0.2; " + c["executor"]["command"][2].get<std::string>();
+  write_file(p.root / ".yolo-planning" / "config.json", c.dump());
+  auto r = run_program({"sh", "-c", "ulimit -n 64 && exec \"$0\" execute", yolo_bin()}, p.root, {"NO_COLOR=1"});
+  EXPECT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_EQ((r.out + r.err).find("open files"), std::string::npos) << dump(r);
+  EXPECT_NE((r.out + r.err).find("lowered"), std::string::npos) << dump(r);
+  int summaries = 0;
+  for (const auto& e : stdfs::directory_iterator(p.phase))
+    summaries += e.path().filename().string().find("SUMMARY") != std::string::npos;
+  EXPECT_EQ(summaries, 40) << dump(r);
+}
+
+TEST(Faults, APlanAddedToACompletePhaseIsShownAndRun) {
+  SimpleProject p;
+  auto first = p.yolo({"execute"});
+  ASSERT_EQ(first.exit_code, 0) << dump(first);
+  // A second plan joins the finished phase.
+  write_file(p.phase / "01-02-PLAN.md", plan_text("01", "02"));
+  auto st = p.yolo({"status"});
+  EXPECT_EQ(st.exit_code, 0) << dump(st);
+  EXPECT_NE(st.out.find("01-02-PLAN.md"), std::string::npos) << dump(st);
+  EXPECT_NE(st.out.find("not part of this run"), std::string::npos) << dump(st);
+  auto sj = p.yolo({"status", "--json"});
+  json s = json::parse(sj.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << sj.out;
+  EXPECT_EQ(s["plans_not_in_run"], json::array({".yolo-planning/phases/01-core/01-02-PLAN.md"})) << sj.out;
+  auto dry = p.yolo({"execute", "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dump(dry);
+  EXPECT_EQ((dry.out + dry.err).find("every phase is complete"), std::string::npos) << dump(dry);
+  EXPECT_NE(dry.out.find("01-02"), std::string::npos) << dump(dry);
+  auto run = p.yolo({"execute"});
+  EXPECT_EQ(run.exit_code, 0) << dump(run);
+  EXPECT_TRUE(stdfs::exists(p.phase / "01-02-SUMMARY.md")) << dump(run);
+  auto after = p.yolo({"status", "--json"});
+  EXPECT_FALSE(json::parse(after.out, nullptr, false).contains("plans_not_in_run")) << after.out;
+}
+
+TEST(Faults, TheDryRunRejectsAPlanThatDoesNotParseWithTheReasonAndDoesNotPromiseTheRun) {
+  SimpleProject p;
+  write_file(
+      p.phase / "01-02-PLAN.md",
+      "---\nphase: \"01\"\nplan: \"02\"\ntitle: [unclosed\nwave: 1\ndepends_on: []\nmust_haves:\n  - \"x\"\n---\n"
+      "\n### Task 1: Write it\n");
+  auto dry = p.yolo({"execute", "--dry-run"});
+  std::string all = dry.out + dry.err;
+  EXPECT_NE(dry.exit_code, 0) << dump(dry);
+  EXPECT_NE(all.find("rejected by the structural pre-check"), std::string::npos) << dump(dry);
+  EXPECT_EQ(all.find("wave is not a positive integer"), std::string::npos) << dump(dry);
+  EXPECT_EQ(all.find("`yolo execute` runs it"), std::string::npos) << dump(dry);
+  auto real = p.yolo({"execute"});
+  EXPECT_NE(real.exit_code, 0) << "the dry run and the run disagree: " << dump(real);
+  auto dj = p.yolo({"execute", "--dry-run", "--json"});
+  json j = json::parse(dj.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << dj.out;
+  EXPECT_EQ(j.value("rejected", 0), 1) << dj.out;
+}
+
+TEST(Faults, AMistypedEnumValueNamesTheAllowedValuesOnce) {
+  SimpleProject p;
+  json c = json::parse(read_file(p.root / ".yolo-planning" / "config.json"));
+  c["summary_checks"] = "strcit";
+  write_file(p.root / ".yolo-planning" / "config.json", c.dump());
+  auto r = p.yolo({"execute", "--dry-run"});
+  std::string all = r.out + r.err;
+  for (const char* v : {"\"strict\"", "\"structural\"", "\"off\"", "\"strcit\""})
+    EXPECT_NE(all.find(v), std::string::npos) << v << "\n" << dump(r);
+  size_t n = 0;
+  for (size_t at = all.find("strcit"); at != std::string::npos; at = all.find("strcit", at + 1)) ++n;
+  EXPECT_EQ(n, 1u) << "the same problem was printed more than once\n" << dump(r);
+}
+
+TEST(Faults, AnOptionTypoGetsTheNearestOption) {
+  SimpleProject p;
+  auto r = p.yolo({"execute", "--dryrun"});
+  EXPECT_EQ(r.exit_code, 64) << dump(r);
+  EXPECT_NE(r.err.find("Did you mean '--dry-run'?"), std::string::npos) << dump(r);
+  auto s = p.yolo({"status", "--jsno"});
+  EXPECT_NE(s.err.find("Did you mean '--json'?"), std::string::npos) << dump(s);
+}
+
+TEST(Faults, HelpOfACommandNamesItAsTypedAndTheOverviewPutsPlumbingApart) {
+  TempDir d;
+  for (const char* cmd : {"execute", "review", "status"}) {
+    auto h = run_yolo({"help", cmd}, d.path());
+    EXPECT_EQ(h.exit_code, 0) << dump(h);
+    EXPECT_NE(h.out.find(std::string("yolo ") + cmd), std::string::npos) << dump(h);
+    EXPECT_EQ(h.out.find(std::string("Usage: ") + cmd), std::string::npos) << dump(h);
+  }
+  for (const auto& args : {std::vector<std::string>{"--help"}, std::vector<std::string>{}}) {
+    auto h = run_yolo(args, d.path());
+    EXPECT_EQ(h.exit_code, 0) << dump(h);
+    size_t plumbing = h.out.find("Plumbing");
+    ASSERT_NE(plumbing, std::string::npos) << dump(h);
+    for (const char* p : {"log-event", "parse-frontmatter", "resolve-turns"}) {
+      size_t at = h.out.find(std::string("  ") + p);
+      EXPECT_GT(at, plumbing) << p << "\n" << h.out;
+    }
+    for (const char* daily : {"execute", "status", "approve"}) {
+      size_t at = h.out.find(std::string("  ") + daily);
+      EXPECT_LT(at, plumbing) << daily << "\n" << h.out;
+    }
+  }
+  auto vs = run_yolo({"help", "verify-summary"}, d.path());
+  EXPECT_EQ(vs.out.find("PROTOCOL.md"), std::string::npos) << "the repository has no PROTOCOL.md\n" << vs.out;
+}
+
+// Outside git the commits cannot be checked: said once (✗ git), not also "✓ commits_exist".
+TEST(Faults, VerifySummaryOutsideGitDoesNotAlsoPassTheCommits) {
+  SimpleProject p;
+  write_file(p.phase / "01-01-SUMMARY.md",
+             "---\nphase: \"01\"\nplan: \"01\"\ntitle: \"Build it\"\nstatus: complete\ntasks_completed: 1\n"
+             "tasks_total: 1\ncommit_hashes: [abc1234]\ncompleted: 2026-01-01\ndeviations: []\n---\n"
+             "## What Was Built\nIt.\n## Files Modified\nNone.\n## Deviations\nNone.\n");
+  auto r = p.yolo({"verify-summary", ".yolo-planning/phases/01-core/01-01-SUMMARY.md", "--human", "--mode", "strict"});
+  EXPECT_NE(r.out.find("✗ git"), std::string::npos) << dump(r);
+  EXPECT_EQ(r.out.find("✓ commits_exist"), std::string::npos) << dump(r);
+}
+
+TEST(Faults, AnEmptyFolderSuggestsInit) {
+  TempDir d;
+  for (const char* cmd : {"status", "execute"}) {
+    auto r = run_yolo({cmd}, d.path(), {"NO_COLOR=1"});
+    EXPECT_NE(r.exit_code, 0) << dump(r);
+    EXPECT_NE((r.out + r.err).find("yolo init"), std::string::npos) << cmd << "\n" << dump(r);
+  }
+}
+
+TEST(Faults, ReviewWithoutATargetReviewsTheCurrentPhase) {
+  SimpleProject p;
+  auto r = p.yolo({"review", "--json"});
+  EXPECT_NE(r.exit_code, 64) << dump(r);
+  EXPECT_EQ(r.err.find("required"), std::string::npos) << dump(r);
+  EXPECT_NE(r.out.find("01-01"), std::string::npos) << dump(r);
+}
+
+// The reference plugin's own settings are not typos; a real typo still is.
+TEST(Faults, TheSharedConfigsKeysAreKnownAndARealTypoIsNot) {
+  SimpleProject p;
+  json c = json::parse(read_file(p.root / ".yolo-planning" / "config.json"));
+  c["task_lease_ttl_secs"] = 300;
+  c["v4_session_cache_warm"] = false;
+  c["v4_post_edit_test_check"] = false;
+  c["compaction_trigger"] = 0.8;
+  c["qa_gates"] = json::object();
+  c["max_paralel"] = 2;
+  write_file(p.root / ".yolo-planning" / "config.json", c.dump());
+  auto r = p.yolo({"status"});
+  std::string all = r.out + r.err;
+  for (const char* k :
+       {"task_lease_ttl_secs", "v4_session_cache_warm", "v4_post_edit_test_check", "compaction_trigger", "qa_gates"})
+    EXPECT_EQ(all.find(k), std::string::npos) << k << "\n" << dump(r);
+  EXPECT_NE(all.find("max_paralel"), std::string::npos) << dump(r);
+  EXPECT_NE(all.find("max_parallel"), std::string::npos) << "no suggestion for the typo\n" << dump(r);
+}
+
+// `yolo init`'s .gitignore covers the audit log a gate writes: git status stays clean.
+TEST(Faults, TheAuditLogOfAGateIsNotLeftInGitStatus) {
+  TempDir d;
+  const stdfs::path root = d.path();
+  ASSERT_EQ(run_program({"git", "init", "-q"}, root).exit_code, 0);
+  auto init = run_yolo({"init"}, root, {"NO_COLOR=1"});
+  ASSERT_EQ(init.exit_code, 0) << dump(init);
+  auto req = run_yolo(
+      {"request-approval", "--plan-path", ".yolo-planning/ROADMAP.md", "--gate-type", "vision", "--json"}, root);
+  ASSERT_EQ(req.exit_code, 0) << dump(req);
+  ASSERT_TRUE(stdfs::exists(root / ".yolo-planning" / "audit-log.jsonl")) << dump(req);
+  auto st = run_program({"git", "status", "--porcelain", "--untracked-files=all"}, root);
+  EXPECT_EQ(st.out.find("audit-log.jsonl"), std::string::npos) << st.out;
+}
+
+// The architect's rewrite of a plan is shown as a diff (as `watch --fix` shows it).
+TEST(Faults, AnArchitectsRevisionIsShownAsADiff) {
+  TempDir d;
+  const stdfs::path root = d.path() / "repo";
+  copy_fixture("demo", root);
+  stdfs::create_directories(root / "agents");
+  for (const char* a : {"reviewer-reject-until-marker", "architect-fix"})
+    stdfs::copy_file(source_dir() / "fixtures" / "agents" / a, root / "agents" / a);
+  auto r = run_yolo({"review", ".yolo-planning/phases/01-demo/01-01-PLAN.md"}, root, {"NO_COLOR=1"});
+  std::string all = r.out + r.err;
+  ASSERT_NE(all.find("Plan revised"), std::string::npos) << dump(r);
+  EXPECT_NE(all.find("+++ b/.yolo-planning/phases/01-demo/01-01-PLAN.md"), std::string::npos) << dump(r);
+  EXPECT_NE(all.find("\n+"), std::string::npos) << dump(r);
+}
+
+}  // namespace
+}  // namespace yolo::test
