@@ -19,7 +19,7 @@ Now now_of(const World& w, const stdfs::path& root) {
   n.keys = w.key ? nullptr : w.keys;
   if (const SignatureVerifier* v = w.signatures) {
     n.signatures_required = v->required(root);
-    n.signature_problem = [v, root](const json& g) { return v->problem(root, g); };
+    n.signature_problem = [v, root](const json& g, bool project_file) { return v->problem(root, g, project_file); };
   }
   return n;
 }
@@ -51,6 +51,67 @@ ApprovalStatus& unsealed(ApprovalStatus& st, const std::string& tname, const std
 }
 }  // namespace
 
+std::vector<std::string> mirror_problems(const json& state) {
+  std::vector<std::string> out;
+  if (!state.is_object()) return out;
+  auto ait = state.find("approval");
+  if (ait == state.end() || !ait->is_object()) return out;
+  const json& a = *ait;
+  std::string gid = str(a, "gate_id"), plan = str(a, "plan_path");
+  std::string type = str(a, "gate_type").empty() ? std::string("vision") : str(a, "gate_type");
+  const json* g = nullptr;
+  bool any_gates = state.contains("gates") && state["gates"].is_array() && !state["gates"].empty();
+  if (any_gates)
+    for (const auto& x : state["gates"])
+      if (gid.empty() ? (str(x, "plan_path") == plan && str(x, "gate_type") == type) : str(x, "id") == gid) g = &x;
+  bool approved = a.contains("approved") && a["approved"].is_boolean() && a["approved"].get<bool>();
+  if (!g) {
+    // A legacy object with no gates at all is read as it is (approval_status decides).
+    if (!gid.empty() || any_gates)
+      out.push_back("the approval record names gate " + (gid.empty() ? type + " for " + plan : gid) +
+                    ", which is not in the state's gates (removed, or written by hand)");
+    return out;
+  }
+  const std::string id = str(*g, "id");
+  auto differs = [&](const char* field, const std::string& mine, const std::string& gates_value) {
+    out.push_back("approval." + std::string(field) + " says \"" + mine + "\" but gate " + id + " says \"" +
+                  gates_value + "\"");
+  };
+  if (str(*g, "plan_path") != plan) differs("plan_path", plan, str(*g, "plan_path"));
+  if (str(*g, "gate_type") != type) differs("gate_type", type, str(*g, "gate_type"));
+  bool gate_approved = str(*g, "status") == kApproved;
+  if (approved != gate_approved)
+    differs("approved", approved ? "true" : "false", std::string("status ") + str(*g, "status"));
+  if (approved && gate_approved) {
+    if (str(a, "approved_by") != str(*g, "approved_by"))
+      differs("approved_by", str(a, "approved_by"), str(*g, "approved_by"));
+    if (str(a, "approved_at") != str(*g, "resolved_at"))
+      differs("approved_at", str(a, "approved_at"), str(*g, "resolved_at"));
+    if (a.contains("digest") && !a["digest"].is_null() && str(a, "digest") != str(*g, "digest"))
+      differs("digest", str(a, "digest"), str(*g, "digest"));
+  }
+  return out;
+}
+
+bool project_signers_pinned(const json& state, const Now& now) {
+  if (!now.covers || !state.is_object() || !state.contains("gates") || !state["gates"].is_array()) return false;
+  const std::string key = "file:" + signers_file();
+  json cur = now.covers(GateType::Vision, {});
+  std::string digest = cur.contains(key) && cur[key].is_string() ? cur[key].get<std::string>() : std::string();
+  if (digest.empty() || digest == "absent") return false;
+  const seal::Key* k = now.key ? now.key : now.keys ? &now.keys->checking() : nullptr;
+  for (const auto& g : state["gates"]) {
+    if (str(g, "gate_type") != "vision" || str(g, "status") != kApproved) continue;
+    auto c = g.find("covers");
+    if (c == g.end() || !c->is_object() || !c->contains(key) || (*c)[key] != digest) continue;
+    // Made under another root: sealed here by a person's `yolo approve` in this project, or
+    // signed by a key of the person's own allowed-signers file.
+    if (k && seal::valid(g, *k) && str(g, "project") == now.project) return true;
+    if (g.contains("ssh_signature") && now.signature_problem && now.signature_problem(g, false).empty()) return true;
+  }
+  return false;
+}
+
 namespace {
 // An APPROVED gate against now: sealed, bound to this project and run, covering what it
 // covers now. `files`: the files it must cover (empty: the ones it covered).
@@ -72,8 +133,15 @@ ApprovalStatus check_approved(const json& state, const json& g, const Now& now, 
   if (now.signatures_required && !is_signed)
     return stale("it carries no SSH signature, and this project's .yolo-planning/allowed_signers requires one");
   if (is_signed) {
-    // The signature binds the project's first commit: it counts in any clone of it.
-    if (std::string why = now.signature_problem(g); !why.empty()) return stale(why);
+    // The signature binds the project's first commit: it counts in any clone of it. Its
+    // trust root is never the working tree's allowed_signers as it is now, only as an
+    // approval made under another root pinned it.
+    if (std::string why = now.signature_problem(g, project_signers_pinned(state, now)); !why.empty()) return stale(why);
+    // Where it was approved (this project), the seal yolo put on it must still hold: a
+    // signed gate is bound like a sealed one, not instead of it.
+    const seal::Key* k = now.key ? now.key : now.keys ? &now.keys->checking() : nullptr;
+    if (str(g, "project") == now.project && k && k->ok() && !seal::valid(g, *k))
+      return unsealed(st, tname, plan_path, who, when);
   } else {
     const seal::Key* k = now.key ? now.key : now.keys ? &now.keys->checking() : nullptr;
     if (!k || !seal::valid(g, *k)) return unsealed(st, tname, plan_path, who, when);

@@ -21,7 +21,8 @@ struct Now {
   std::string project;
   std::function<json(GateType, const std::vector<std::string>&)> covers;
   bool signatures_required = false;
-  std::function<std::string(const json& gate)> signature_problem;  // "" when it verifies
+  // "" when it verifies; project_file: whether the project's allowed_signers may be trusted.
+  std::function<std::string(const json& gate, bool project_file)> signature_problem;
   const seal::Key* key = nullptr;  // the key seals are checked with (null: keys, else no seal counts)
   // Else the key is asked for at each check (KeySource::checking): a key made after this
   // Now was taken (an approver's approval in the same run) is seen.
@@ -33,6 +34,18 @@ struct Now {
 Now now_of(const World& w, const std::filesystem::path& root);
 // For pure callers and tests: the project "" and covers {"file:<plan_path>": digest}.
 Now now_with_digest(const std::string& plan_path, const std::string& digest, const seal::Key& key);
+
+// Whether the project's .yolo-planning/allowed_signers, as it is now, was pinned by a vision
+// approval made under another trust root (sealed here by the person, or signed by a key of
+// the person's own allowed-signers file) that covered exactly this content. Only then does
+// it verify signatures: a file an agent wrote into the working tree never does.
+bool project_signers_pinned(const json& state, const Now& now);
+
+// Where the state's `approval` object (a mirror kept for other tools) disagrees with the
+// gate it mirrors (its gate_id, else the latest gate of its type for its file): a missing
+// gate, approved or not, who, when, which file, which digest. Each a sentence; empty when
+// they agree or there is no approval object. A mirror that disagrees is never shown as fact.
+std::vector<std::string> mirror_problems(const json& state);
 
 // The gates as list_gates gives them, each APPROVED one with "counts" (whether the approval
 // counts now: gate_status) and, when it does not, "problem" (why): what `gates`, `status`

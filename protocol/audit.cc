@@ -66,7 +66,7 @@ std::optional<std::string> last_entry_hash(const std::string& content, long long
 
 stdfs::path path(const stdfs::path& root) { return root / ".yolo-planning" / "audit-log.jsonl"; }
 
-std::string append(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs) {
+std::string append(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs, Head* head) {
   if (evs.empty()) return {};
   const seal::Key& key = w.sealing_key();
   // The end of the chain is read under the file's lock, with the append: one step.
@@ -84,6 +84,7 @@ std::string append(const World& w, const stdfs::path& root, const std::vector<ev
           prev = e["hash"].get<std::string>();
           out += canonical(e) + "\n";
         }
+        if (head) *head = Head{seq, prev};
         return out;
       },
       kAppendTail, true,
@@ -134,6 +135,79 @@ Check check(const World& w, const stdfs::path& root) {
     prev = hash;
   }
   return c;
+}
+
+namespace {
+constexpr const char* kHeadDomain = "yolo-audit-head-v1";
+json head_fields(const json& a) {
+  return json{{"seq", a.value("seq", 0LL)},
+              {"hash", a.value("hash", std::string())},
+              {"gates", a.value("gates", std::string())}};
+}
+}  // namespace
+
+std::string gates_fingerprint(const json& state) {
+  json ids = json::array();
+  if (state.is_object())
+    if (auto it = state.find("gates"); it != state.end() && it->is_array())
+      for (const auto& g : *it)
+        ids.push_back(json::array({g.value("id", json(nullptr)), g.value("status", json(nullptr))}));
+  return "sha256:" + sha256_hex(canonical(ids));
+}
+
+json anchor(const World& w, const Head& h, const json& state) {
+  json a = {{"seq", h.seq}, {"hash", h.hash}, {"gates", gates_fingerprint(state)}};
+  a["mac"] = seal::seal_of(kHeadDomain, head_fields(a), w.sealing_key());
+  return a;
+}
+
+std::string append_anchored(const World& w, const stdfs::path& root, json& state,
+                            const std::vector<events::Event>& evs) {
+  if (evs.empty()) return {};
+  Head head;
+  std::string err = append(w, root, evs, &head);
+  if (err.empty()) state["audit_head"] = anchor(w, head, state);
+  return err;
+}
+
+std::vector<std::string> check_anchor(const World& w, const json& state, const Check& log) {
+  std::vector<std::string> out;
+  const std::string name = "audit-log.jsonl";
+  auto it = state.is_object() ? state.find("audit_head") : json::const_iterator();
+  bool has_gates = state.is_object() && state.contains("gates") && state["gates"].is_array() && !state["gates"].empty();
+  if (!state.is_object() || it == state.end() || !it->is_object()) {
+    if (has_gates || !log.entries.empty())
+      out.push_back(
+          "the state records no audit_head (the audit log's end at the last gate transition): it was "
+          "removed, or the state was written by an older yolo; the log's last entries and the state's "
+          "gates cannot be checked against each other");
+    return out;
+  }
+  const json& a = *it;
+  if (!seal::check(kHeadDomain, head_fields(a), a.value("mac", std::string()), w.checking_key())) {
+    out.push_back(
+        "the state's audit_head carries no valid mac (edited, or not written by yolo with this machine's "
+        "key)");
+    return out;
+  }
+  long long seq = a.value("seq", 0LL);
+  const json* at = nullptr;
+  for (const auto& e : log.entries)
+    if (e.value("seq", 0LL) == seq) at = &e;
+  long long last = log.entries.empty() ? 0 : log.entries.back().value("seq", 0LL);
+  if (!at) {
+    out.push_back(name + " ends at entry " + std::to_string(last) + " but the state anchored its end at entry " +
+                  std::to_string(seq) + ": " + std::to_string(seq - last) +
+                  " entr(y/ies) were removed from its end (a transition, such as a rejection, was erased)");
+  } else if (at->value("hash", std::string()) != a.value("hash", std::string())) {
+    out.push_back(name + " entry " + std::to_string(seq) +
+                  " is not the one the state anchored (the log's end was replaced)");
+  }
+  if (gates_fingerprint(state) != a.value("gates", std::string()))
+    out.push_back(
+        "the state's gates changed since the last gate transition yolo recorded (a gate was removed, "
+        "added or its status edited by hand)");
+  return out;
 }
 
 }  // namespace yolo::audit

@@ -202,6 +202,10 @@ ConfigLoad config_from_json(const json& j, const std::string& source) {
   if (auto it = j.find("reviewer"); it != j.end()) c.reviewer = command_spec(*it);
   if (auto it = j.find("architect"); it != j.end()) c.architect = command_spec(*it);
   if (auto it = j.find("executor"); it != j.end()) c.executor = command_spec(*it);
+  // A configured reviewer is meant to review: one that cannot run never lets a plan pass on
+  // the Stage 1 verdict alone unless the person said so (reviewer_required: false). With no
+  // reviewer, the Stage 1 verdict is the rule.
+  if (!j.contains("reviewer_required")) c.reviewer_required = !c.reviewer.argv.empty();
   take(j, "isolation", c.isolation);
   if (auto it = j.find("dispatch"); it != j.end() && it->is_object()) {
     DispatchSpec& d = c.dispatch;

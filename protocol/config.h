@@ -44,7 +44,7 @@ struct Config {
   bool wave_approval = false;
   int debounce_ms = 20;
   bool mcp_can_approve = false;
-  bool reviewer_required = false;  // a reviewer that cannot run rejects (no Stage 1 fallback)
+  bool reviewer_required = false;  // a reviewer that cannot run rejects; load: true when a reviewer is set
   bool watch_fix = false;          // watch.fix: the architect revises in `yolo watch`
   // isolation: "none" (every executor in the project's checkout) | "worktree" (each plan in
   // its own git worktree and branch, merged back in plan order).

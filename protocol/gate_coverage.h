@@ -14,15 +14,37 @@ namespace yolo::gates {
 // ---- what a gate covers ----------------------------------------------------------------
 //
 // A gate binds, from the moment it opens: the project (project_id), the run (the state's
-// correlation_id) and `covers`, the digest of everything it governs: "file:<path>" for each
-// covered file (vision: ROADMAP.md; wave: every plan of the wave; others: the requested
-// file) and, for vision, "config:<key>" for every config key that decides gates, reviewers
-// and executors (kGateConfigKeys). The person approves exactly that; the seal covers it; a
-// later change of any of it makes the approval Stale and the gate opens again.
+// correlation_id) and `covers`, the digest of everything it governs, by content: "file:<path>"
+// for each covered file (vision: ROADMAP.md; wave: every plan of the wave; others: the
+// requested file). The vision gate also covers every config key but the cosmetic ones
+// ("config:<key>"), every program a config argv names by a project-relative path, the model
+// profiles and the project's allowed_signers ("file:<path>"), and, under wave_approval, each
+// phase's plan -> wave map and dependency graph ("waves:<phase folder>"). The person approves
+// exactly that; the seal covers it; a later change of any of it makes the approval Stale
+// and the gate opens again. coverage_rules() says it in words, for people and docs/trust.md.
 
-// approvers, review_gate, reviewer, architect, executor, summary_checks, mcp_can_approve,
-// wave_approval, review_max_cycles, command_timeout_ms.
+// The config keys the vision gate covers even when absent (a key set later re-opens it):
+// every key yolo reads but the cosmetic ones. Keys present in config.json are covered too.
 const std::vector<std::string>& gate_config_keys();
+// Top-level keys, and "watch.debounce_ms", that change how fast or how much yolo reports,
+// never what runs or what is judged: not covered.
+const std::vector<std::string>& cosmetic_config_keys();
+// The digest coverage() records for a config value.
+std::string config_value_digest(const json& v);
+
+// What an approval covers, one rule per entry (kind: "vision", "wave", "any"), as people read
+// it; coverage() implements exactly these. docs/trust.md holds coverage_markdown() between
+// its covers markers, and a test keeps the two equal.
+struct CoverageRule {
+  std::string gate;  // "every gate", "vision", "wave", "security / scope_change"
+  std::string what;
+};
+const std::vector<CoverageRule>& coverage_rules();
+std::string coverage_markdown();
+
+// ".yolo-planning/allowed_signers": the project's signers file, which the vision gate covers
+// so that a change of it re-opens the gate (and an approval of it pins it, approvals.h).
+const std::string& signers_file();
 
 // The covers of a gate of `type` over `files` (relative to root) as they are now. A file
 // that cannot be read is "absent"; an unparseable config.json is "config:config.json".

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "protocol/approvals.h"
+#include "protocol/audit.h"
 #include "protocol/gate_coverage.h"
 #include "protocol/gates_detail.h"
 #include "protocol/json_field.h"
@@ -28,13 +29,21 @@ void absorb(GateRun& r, Transition& t) {
 // Runs fn under the state lock; t receives the transition; events are logged after.
 bool locked(const World& w, const stdfs::path& root, GateRun& r, const std::function<Transition(json&)>& fn) {
   Transition t;
+  std::string audit_err;
+  bool audited = false;
   auto u = state::update(w, root, [&](json& doc, std::string& err) {
     t = fn(doc);
     if (!t.ok()) {
       err = t.error;
       return false;
     }
-    return t.changed;
+    if (t.events.empty()) return t.changed;
+    // The transition goes to the audit log under the state's lock, and the state records
+    // where the chain ends now: a line later cut from the log's end, or a gate removed from
+    // the state, no longer agrees with it (audit::check_anchor).
+    audit_err = audit::append_anchored(w, root, doc, t.events);
+    audited = true;
+    return true;
   });
   r.state = u.doc;
   r.stamp = u.ok() ? u.stamp : std::string();
@@ -42,8 +51,10 @@ bool locked(const World& w, const stdfs::path& root, GateRun& r, const std::func
     r.error = u.error;
     return false;
   }
-  if (std::string e = log_events(w, root, t.events); !e.empty())
-    r.messages.push_back({Outcome::Warning, "warning: event not logged: " + e, str(t.gate, "id")});
+  if (!audit_err.empty()) audit_err = "audit log: " + audit_err;
+  if (std::string e = log_events(w, root, t.events, !audited); !e.empty() && audit_err.empty()) audit_err = e;
+  if (!audit_err.empty())
+    r.messages.push_back({Outcome::Warning, "warning: event not logged: " + audit_err, str(t.gate, "id")});
   absorb(r, t);
   return true;
 }
@@ -64,7 +75,7 @@ std::string approver_name(const ApproverSpec& s) {
 
 // The state as it is now, a legacy approval object adopted as a gate; nullopt (r.error set)
 // when it cannot be read.
-std::optional<json> current_state(const World& w, const stdfs::path& root, GateRun& r) {
+std::optional<json> current_state(const World& w, const stdfs::path& root, GateRun& r, bool adopt = true) {
   auto snap = state::load(w, root);
   if (!snap.ok()) {
     r.error = snap.error;
@@ -73,8 +84,22 @@ std::optional<json> current_state(const World& w, const stdfs::path& root, GateR
   r.state = snap.doc;
   r.stamp.clear();  // read, not written here: its identity is not known
   json doc = std::move(snap.doc);
-  adopt_legacy_approval(doc);
+  if (adopt) adopt_legacy_approval(doc);
   return doc;
+}
+
+// The values of the config keys a vision approval covered, kept beside its covers so that
+// the next `yolo approve` can show what a key was and is (shown only where the value still
+// hashes to the sealed covers' digest: coverage.h config_value_digest).
+json config_values(const World& w, const stdfs::path& root, const json& covers) {
+  json out = json::object();
+  auto r = w.files().read(root / ".yolo-planning" / "config.json", 16u << 20, /*text=*/false);
+  if (!r.ok()) return out;
+  JsonParse parsed = parse_json_bounded(r.content);
+  if (!parsed.ok() || !parsed.doc.is_object()) return out;
+  for (auto& [k, v] : parsed.doc.items())
+    if (covers.contains("config:" + k) && v.dump().size() <= 2048) out[k] = v;
+  return out;
 }
 
 }  // namespace
@@ -248,9 +273,10 @@ GateRun request_gate(const World& w, const stdfs::path& root, const Config& cfg,
 }
 
 GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg, const std::string& gate_id,
-                     const std::string& by, ApproverPort* port, bool override_approver, const json& shown) {
+                     const std::string& by, ApproverPort* port, bool override_approver, const json& shown,
+                     const Authorize& authorize) {
   GateRun r;
-  auto loaded = current_state(w, root, r);
+  auto loaded = current_state(w, root, r, /*adopt=*/!authorize);
   if (!loaded) return r;
   json& doc = *loaded;
   std::string err;
@@ -264,6 +290,13 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
     GateType t = parse_gate_type(str(gate, "gate_type")).value_or(GateType::Vision);
     return !str(gate, "last_error").empty() && approver_spec(cfg, t).kind == ApproverSpec::Kind::Command;
   };
+  if (authorize) {
+    // Checked again under the lock below; refused here so no approver is retried for it.
+    if (std::string why = authorize(doc, *g); !why.empty()) {
+      r.error = why;
+      return r;
+    }
+  }
   if (failed_command(*g) && !override_approver) {
     r.messages.push_back(
         {Outcome::Retrying, "Retrying the approver of gate " + id + " (it failed: " + str(*g, "last_error") + ")", id});
@@ -278,11 +311,17 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
   std::string refused;
   locked(w, root, r, [&](json& d) {
     json cur = d;
-    adopt_legacy_approval(cur);
+    if (!authorize) adopt_legacy_approval(cur);
     Transition t;
     json* target = resolve_target(cur, gate_id, t.error);
     if (!target) return t;
     const std::string tid = str(*target, "id");
+    // The authorisation, on this gate and this state, under the lock that writes it.
+    if (authorize)
+      if (std::string why = authorize(d, *target); !why.empty()) {
+        t.error = why;
+        return t;
+      }
     GateType type = parse_gate_type(str(*target, "gate_type")).value_or(GateType::Vision);
     std::string derr;
     std::string digest = file_digest(w, root, str(*target, "plan_path"), derr);
@@ -300,7 +339,7 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
       refused = "Not approved: what gate " + tid + " covers changed since it opened (" +
                 list(coverage_changes((*target)["covers"], covers)) +
                 "). The gate now shows the new content: read it, then approve again";
-      adopt_legacy_approval(d);
+      if (!authorize) adopt_legacy_approval(d);
       return refresh_covers(d, tid, covers, w.now());
     }
     if (shown.is_object() && shown != covers) {
@@ -313,16 +352,33 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
     in.key = &w.sealing_key();
     in.project = project_id(w, root);
     in.override_approver = override_approver && failed_command(*target);  // decided on the gate as it is under the lock
-    return approve(d, in);
+    Transition done = approve(d, in);
+    if (done.ok() && type == GateType::Vision)
+      if (json* g = find_gate_mut(d, tid)) (*g)["config_values"] = config_values(w, root, covers);
+    return done;
   });
   if (!refused.empty() && r.error.empty()) r.error = refused;
   return r;
 }
 
 GateRun reject_gate(const World& w, const stdfs::path& root, const std::string& gate_id, const std::string& by,
-                    const std::string& feedback) {
+                    const std::string& feedback, const Authorize& authorize) {
   GateRun r;
-  locked(w, root, r, [&](json& d) { return reject(d, ResolveInput{gate_id, by, {}, feedback, w.now()}); });
+  locked(w, root, r, [&](json& d) {
+    if (authorize) {
+      Transition t;
+      const json* target = gate_id.empty() ? open_gate(d) : find_gate(d, gate_id);
+      if (!target) {
+        t.error = gate_id.empty() ? "No pending approval to resolve" : "there is no gate '" + gate_id + "'";
+        return t;
+      }
+      if (std::string why = authorize(d, *target); !why.empty()) {
+        t.error = why;
+        return t;
+      }
+    }
+    return reject(d, ResolveInput{gate_id, by, {}, feedback, w.now()});
+  });
   return r;
 }
 

@@ -5,6 +5,7 @@
 // sealed with World::sealing_key).
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ struct GateRun {
   bool ok() const { return error.empty(); }
 };
 
+// An authorisation decided under the state's lock, on the exact gate about to be resolved
+// and the state as it is then: "" allows, else why not (nothing changes, GateRun::error says
+// it). With one, a legacy approval object is never adopted as a gate: only a gate the
+// check saw is resolved.
+using Authorize = std::function<std::string(const json& state, const json& gate)>;
+
 // request + run the gate's approver at once (manual: stays pending; skip: approved by
 // "skip"; command: its verdict). Idempotent requests do not run the approver again.
 // Events are logged (events::log_always). port may be null when no command is configured.
@@ -43,8 +50,8 @@ GateRun run_approver(const World& w, const std::filesystem::path& root, const Co
 // opened (then the gate shows the new content: refresh_covers).
 GateRun approve_gate(const World& w, const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
                      const std::string& by, ApproverPort* port, bool override_approver = false,
-                     const json& shown = nullptr);
+                     const json& shown = nullptr, const Authorize& authorize = {});
 GateRun reject_gate(const World& w, const std::filesystem::path& root, const std::string& gate_id,
-                    const std::string& by, const std::string& feedback);
+                    const std::string& by, const std::string& feedback, const Authorize& authorize = {});
 
 }  // namespace yolo::gates

@@ -283,9 +283,10 @@ events::Event gate_event(const json& state, const std::string& type, const json&
   return e;
 }
 
-std::string log_events(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs) {
-  // Every gate transition also goes to the hash-chained audit log (protocol/audit.h).
-  std::string first = audit::append(w, root, evs);
+std::string log_events(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs, bool to_audit) {
+  // Every gate transition also goes to the hash-chained audit log (protocol/audit.h), unless
+  // the caller appended them there already (with the state's update, to anchor its head).
+  std::string first = to_audit ? audit::append(w, root, evs) : std::string();
   if (!first.empty()) first = "audit log: " + first;
   for (const auto& e : evs) {
     auto r = events::log_always(w, root, e);

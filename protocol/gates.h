@@ -63,7 +63,8 @@ std::vector<json> list_gates(const json& state, bool open_only = false);
 // gate_id, gate_type, plan_path and the transition's details.
 events::Event gate_event(const json& state, const std::string& type, const json& gate, json extra = json::object());
 // Logs each event unconditionally; returns the first error (empty when all were written).
-std::string log_events(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs);
+std::string log_events(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs,
+                       bool to_audit = true);
 
 // ---- outcomes ---------------------------------------------------------------------------
 

@@ -229,6 +229,15 @@ json execution_status(const World& w, const std::filesystem::path& root, const S
     s["approval_counts"] = st.counts();
     if (!st.counts()) s["approval_problem"] = st.message;
   }
+  // The approval object only mirrors a gate: where it disagrees, that is said, and the
+  // mirror's words (who approved, whether) are not shown as fact.
+  if (auto mp = gates::mirror_problems(snap.doc); !mp.empty()) {
+    s["approval_mirror_problems"] = mp;
+    std::string all;
+    for (const auto& m : mp) all += (all.empty() ? "" : "; ") + m;
+    if (a.is_object() && a.value("approved", false)) s["approval_counts"] = false;
+    s["approval_problem"] = "the approval record disagrees with its gate (" + all + "): it is not evidence of anything";
+  }
   // The whole project: `yolo status` and MCP alike; its phase rows bounded unless --all.
   json project = project_overview(w, root, opts.progress);
   s["project"] =

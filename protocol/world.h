@@ -35,15 +35,19 @@ class FixedClock : public Clock {
   std::string now_;
 };
 
-// SSH-signed approvals (README "Trust model"): whether a project requires them (it commits
+// SSH-signed approvals (docs/trust.md): whether a project requires them (it commits
 // .yolo-planning/allowed_signers) and whether one verifies. ssh-keygen is a child process,
 // so the runner implements it (runner/signing.h); tests pass a fake.
+// The trust root is never a file an agent can write in the working tree: the person's own
+// allowed-signers file (git's gpg.ssh.allowedSignersFile in the person's global config),
+// and the project's file only when `project_file` says an approval made under another root
+// pinned its content (gates::project_signers_pinned).
 class SignatureVerifier {
  public:
   virtual ~SignatureVerifier() = default;
   virtual bool required(const std::filesystem::path& root) const = 0;
-  // "" when gate["ssh_signature"] verifies; else why not.
-  virtual std::string problem(const std::filesystem::path& root, const json& gate) const = 0;
+  // "" when gate["ssh_signature"] verifies against a trusted root; else why not.
+  virtual std::string problem(const std::filesystem::path& root, const json& gate, bool project_file) const = 0;
 };
 
 struct World {

@@ -94,7 +94,8 @@ std::string review_text(const json& r) {
     t += " (cycle " + r["cycle"].dump() + "/" + r["max"].dump() + ")";
   if (r.contains("findings") && r["findings"].is_number() && r["findings"].get<long long>() > 0)
     t += ", " + r["findings"].dump() + " finding(s)";
-  if (str(r, "source") == "fallback") t += " " + out::sym(out::Sym::Warn) + " Stage 1 only (no reviewer ran)";
+  if (str(r, "source") == "fallback")
+    t += " " + out::sym(out::Sym::Warn) + " no real review (Stage 1 only: the reviewer did not run)";
   if (!str(r, "reason").empty()) t += "\n      " + out::sym(out::Sym::Fail) + " " + one_line(str(r, "reason"), 160);
   return t;
 }
@@ -171,7 +172,7 @@ std::string render_project(const json& project) {
       if (num(p, "conditional")) l += ", " + std::to_string(num(p, "conditional")) + " conditional";
       if (num(p, "fallback"))
         l += ", " + out::sym(out::Sym::Warn) + " " + std::to_string(num(p, "fallback")) +
-             " by Stage 1 only (no reviewer ran)";
+             " with no real review (Stage 1 only: the reviewer did not run)";
     }
     if (!r.empty()) r += "\n";
     r += l;
@@ -325,7 +326,7 @@ std::string render_status(const json& s) {
   const json& a = s.contains("approval") ? s["approval"] : json();
   if (a.is_object()) {
     std::string type = str(a, "gate_type").empty() ? "vision" : str(a, "gate_type");
-    if (a.value("approved", false) && !str(s, "approval_problem").empty())
+    if (s.contains("approval_mirror_problems") || (a.value("approved", false) && !str(s, "approval_problem").empty()))
       add(out::sym(out::Sym::Warn) + " Approval: " + one_line(str(s, "approval_problem"), 400));
     else if (a.value("approved", false))
       add(out::sym(out::Sym::Ok) + " Approval: " + type + " approved by " + str(a, "approved_by") + " (" +

@@ -8,6 +8,7 @@
 #include "protocol/contain.h"
 #include "protocol/fs.h"
 #include "protocol/approvals.h"
+#include "protocol/gate_coverage.h"
 #include "protocol/gate_run.h"
 #include "protocol/json_field.h"
 #include "protocol/stage1.h"
@@ -171,32 +172,36 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   if (action == "list") return list_gates(ctx);
   auto cfg = load_config(world(), ctx.root);
   if (!cfg.ok()) return ToolResult::failure("Refused to " + action + ": " + cfg.error);
+  const std::string refusal = "Refused: over MCP an agent may request approval, never " +
+                              std::string(action == "approve" ? "grant" : "reject") +
+                              " it. Stop here and ask the person responsible to run `yolo " + action +
+                              "` in their terminal.";
   // mcp_can_approve counts only when a person approved the config that sets it (the vision
-  // gate covers it), and never for the vision gate itself. The refusal says what a person does.
-  bool allowed = cfg.config.mcp_can_approve;
-  if (allowed) {
-    auto snap = state::load(world(), ctx.root);
-    const json* target = nullptr;
-    if (snap.ok())
-      target =
-          arg(args, "gate_id").empty() ? gates::open_gate(snap.doc) : gates::find_gate(snap.doc, arg(args, "gate_id"));
-    bool vision_target = target && str(*target, "gate_type") == "vision";
-    allowed = snap.ok() && !vision_target &&
-              gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md",
-                                     gates::now_of(world(), ctx.root))
-                  .counts();
-  }
-  if (!allowed)
-    return ToolResult::failure("Refused: over MCP an agent may request approval, never " +
-                               std::string(action == "approve" ? "grant" : "reject") +
-                               " it. Stop here and ask the person responsible to run `yolo " + action +
-                               "` in their terminal.");
+  // gate covers it), and never for the vision gate itself. Decided under the state's lock on
+  // the exact gate resolved (gate_run.h Authorize), from one reading of config.json whose
+  // value must be the one the counting vision approval covered: a config toggled between
+  // two readings, or a legacy approval object adopted after the check, cannot slip through.
+  const stdfs::path root = ctx.root;
+  gates::Authorize authorize = [root, refusal](const json& state, const json& gate) -> std::string {
+    if (str(gate, "gate_type") == "vision") return refusal + " (the vision gate is never resolved over MCP)";
+    auto read = world().files().read(root / ".yolo-planning" / "config.json", 16u << 20, /*text=*/false);
+    json cfg = read.ok() ? json::parse(read.content, nullptr, false) : json();
+    if (!cfg.is_object() || !cfg.contains("mcp_can_approve") || cfg["mcp_can_approve"] != true) return refusal;
+    gates::Now now = gates::now_of(world(), root);
+    auto st = gates::approval_status(state, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", now);
+    if (!st.counts()) return refusal + " (mcp_can_approve is not covered by a vision approval that counts)";
+    const json& covers = st.gate.is_object() && st.gate.contains("covers") ? st.gate["covers"] : json();
+    if (!covers.is_object() ||
+        covers.value("config:mcp_can_approve", std::string()) != gates::config_value_digest(cfg["mcp_can_approve"]))
+      return refusal + " (the vision approval did not cover mcp_can_approve: true)";
+    return {};
+  };
   const std::string by = "mcp:" + ctx.client_name;
   const std::string gate_id = arg(args, "gate_id");
   const std::string feedback = arg(args, "feedback");
-  gates::GateRun run = action == "approve"
-                           ? gates::approve_gate(world(), ctx.root, cfg.config, gate_id, by, &command_approver())
-                           : gates::reject_gate(world(), ctx.root, gate_id, by, feedback);
+  gates::GateRun run = action == "approve" ? gates::approve_gate(world(), ctx.root, cfg.config, gate_id, by,
+                                                                 &command_approver(), false, nullptr, authorize)
+                                           : gates::reject_gate(world(), ctx.root, gate_id, by, feedback, authorize);
   if (!run.ok()) return ToolResult::failure(run.error);
   std::string status = str(run.gate, "status");
   ToolResult out;

@@ -1,4 +1,5 @@
 // `yolo execute`: --dry-run, the review gate, the vision and wave gates (runner/phase_run_internal.h).
+#include "protocol/audit.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
@@ -338,13 +339,15 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
           }
           evs = t.events;
           gid = str(t.gate, "id");
-          return t.changed;
+          // The audit log's head is anchored in the state written with the transition.
+          if (!evs.empty()) audit::append_anchored(world(), root_, d, evs);
+          return t.changed || !evs.empty();
         });
         if (!up.ok()) {
           stop(kExecHalted, "error", up.error);
           return GateOutcome::Halted;
         }
-        gates::log_events(world(), root_, evs);
+        gates::log_events(world(), root_, evs, /*to_audit=*/false);
         if (!gid.empty()) {
           gates::GateRun a = gates::run_approver(world(), root_, cfg_, gid, &command_approver());
           if (!a.ok()) note("approver: " + a.error);

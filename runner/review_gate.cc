@@ -237,6 +237,13 @@ class GateObserver : public review::LoopObserver {
                        to_string(r.verdict) + " after " + plural(r.cycles.size(), "cycle") + " (" +
                        review::to_string(c.source) + ")";
     if (!r.passed()) line += " — " + safe(r.stop_reason);
+    if (c.source == review::Source::Fallback && r.passed() && !o_.config.reviewer.argv.empty()) {
+      // The configured reviewer did not run: the plan passed on Stage 1 alone, which the
+      // person allowed (reviewer_required: false). Said on the verdict's own line, with why.
+      // With no reviewer configured, the Stage 1 verdict is the rule, not a fallback.
+      result_.fallback = true;
+      line += " " + out::sym(out::Sym::Warn) + " no real review: " + safe(c.reason);
+    }
     say(line);
     json j = plan_json(r);
     record_final(r, j);

@@ -39,7 +39,11 @@ struct ReviewGateResult {
   bool halted = false;       // some plan ends rejected: no plan of the phase executes
   int interrupt_signal = 0;  // SIGINT/SIGTERM/SIGHUP stopped an agent
   std::vector<std::string> state_errors;
-  int exit_code() const { return yolo::exit_code(worst); }
+  // A plan passed on the Stage 1 verdict alone because its reviewer could not run (allowed
+  // only with reviewer_required: false): not a real review, and the exit says so.
+  bool fallback = false;
+  int exit_code() const { return worst != Verdict::Reject && fallback ? kExitNoRealReview : yolo::exit_code(worst); }
+  static constexpr int kExitNoRealReview = 4;
 };
 
 // Reviews the plans in order, each with its own loop. is_phase adds the summary table

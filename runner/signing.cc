@@ -95,27 +95,61 @@ std::string sign_approval(const stdfs::path& root, const json& gate, std::string
   return r.out;
 }
 
-std::string verify_approval(const stdfs::path& root, const json& gate) {
-  std::string sig = str(gate, "ssh_signature");
-  if (sig.empty()) return "it carries no SSH signature";
-  stdfs::path allowed = allowed_signers_path(root);
-  std::error_code ec;
-  if (!stdfs::exists(allowed, ec)) return "there is no " + allowed.string() + " to verify its SSH signature against";
-  TempFile sigfile(sig);
-  auto who = run(root, {"ssh-keygen", "-Y", "find-principals", "-s", sigfile.path, "-f", allowed.string()});
-  if (!who.ok()) return "its signing key is not in .yolo-planning/allowed_signers";
-  std::string payload = signed_payload(root, gate);
+std::string person_signers_path(const stdfs::path& root) {
+  // The person's global configuration only: the repository's own .git/config is a file an
+  // agent with the working tree may write. git reads $GIT_CONFIG_GLOBAL, else ~/.gitconfig
+  // and the XDG file.
+  auto r = run(root, {"git", "config", "--global", "--get", "gpg.ssh.allowedSignersFile"});
+  if (!r.ok()) return {};
+  std::string p(text::trim(r.out));
+  if (p.rfind("~/", 0) == 0)
+    if (const char* h = std::getenv("HOME")) p = std::string(h) + p.substr(1);
+  return p;
+}
+
+namespace {
+// "" when the signature verifies for a principal of `allowed`; else why not.
+std::string verify_with(const stdfs::path& root, const json& gate, const std::string& allowed, const TempFile& sigfile,
+                        const std::string& payload, bool& listed) {
+  auto who = run(root, {"ssh-keygen", "-Y", "find-principals", "-s", sigfile.path, "-f", allowed});
+  if (!who.ok()) return "not listed";
+  listed = true;
   for (auto line : text::lines(who.out)) {
     std::string principal(text::trim(line));
     if (principal.empty()) continue;
-    auto v = run(
-        root,
-        {"ssh-keygen", "-Y", "verify", "-f", allowed.string(), "-I", principal, "-n", ns_for(gate), "-s", sigfile.path},
-        payload);
+    auto v = run(root,
+                 {"ssh-keygen", "-Y", "verify", "-f", allowed, "-I", principal, "-n", ns_for(gate), "-s", sigfile.path},
+                 payload);
     if (v.ok()) return {};
   }
-  return "its SSH signature does not verify for a " + str(gate, "gate_type") +
-         " gate (a signer not allowed for that gate type in .yolo-planning/allowed_signers, or what it signed changed)";
+  return "does not verify";
+}
+}  // namespace
+
+std::string verify_approval(const stdfs::path& root, const json& gate, bool project_file) {
+  std::string sig = str(gate, "ssh_signature");
+  if (sig.empty()) return "it carries no SSH signature";
+  std::vector<std::string> roots;
+  std::error_code ec;
+  if (std::string mine = person_signers_path(root); !mine.empty() && stdfs::is_regular_file(mine, ec))
+    roots.push_back(mine);
+  if (project_file && stdfs::is_regular_file(allowed_signers_path(root), ec))
+    roots.push_back(allowed_signers_path(root).string());
+  if (roots.empty())
+    return "there is nothing trusted to verify its SSH signature against: .yolo-planning/allowed_signers as it is "
+           "now was not pinned by a vision approval made under another root (your seal or your own signers), and "
+           "git's gpg.ssh.allowedSignersFile is not set in your global git config";
+  TempFile sigfile(sig);
+  std::string payload = signed_payload(root, gate);
+  bool listed = false;
+  for (const auto& allowed : roots)
+    if (verify_with(root, gate, allowed, sigfile, payload, listed).empty()) return {};
+  std::string where = project_file ? "your gpg.ssh.allowedSignersFile or the pinned .yolo-planning/allowed_signers"
+                                   : "your gpg.ssh.allowedSignersFile (.yolo-planning/allowed_signers as it is now was "
+                                     "not pinned by a vision approval made without it, so it is not trusted)";
+  if (!listed) return "its signing key is not in " + where;
+  return "its SSH signature does not verify for a " + str(gate, "gate_type") + " gate (a signer not allowed for " +
+         "that gate type in " + where + ", or what it signed changed)";
 }
 
 namespace {
@@ -125,7 +159,9 @@ class SshSignatures : public SignatureVerifier {
     std::error_code ec;
     return stdfs::exists(allowed_signers_path(root), ec);
   }
-  std::string problem(const stdfs::path& root, const json& gate) const override { return verify_approval(root, gate); }
+  std::string problem(const stdfs::path& root, const json& gate, bool project_file) const override {
+    return verify_approval(root, gate, project_file);
+  }
 };
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "protocol/config.h"
+#include "protocol/fs.h"
 #include "protocol/approvals.h"
 #include "protocol/gate_coverage.h"
 #include "protocol/fs.h"
@@ -172,6 +173,13 @@ json target_gate(const stdfs::path& root, const std::string& gate_id) {
   return nullptr;
 }
 
+// A JSON value on one line, at most 160 characters.
+std::string one_line_json(const json& v) {
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > 160) s = s.substr(0, 157) + "...";
+  return s;
+}
+
 // Shows the person what the gate covers (now) and what changed since it opened; returns
 // the covers shown.
 json show_gate(const stdfs::path& root, const json& g) {
@@ -184,12 +192,59 @@ json show_gate(const stdfs::path& root, const json& g) {
   auto snap = state::load(world(), root);
   if (snap.ok() && snap.doc.contains("correlation_id") && snap.doc["correlation_id"].is_string())
     out::err("  run:     " + safe(snap.doc["correlation_id"].get<std::string>()));
-  out::err("  covers:");
-  for (auto& [k, v] : now.items())
-    out::err("    " + safe(k) + "  " + safe(v.is_string() ? v.get<std::string>() : v.dump()));
+  // What it covers, by name (the digests are in `yolo gates --json`): a person reads the
+  // names and the changes, not a column of hashes.
+  std::string names, row;
+  for (auto& [k, v] : now.items()) {
+    std::string item = safe(k) + (v == "absent" ? " (absent)" : "");
+    if (!row.empty() && row.size() + item.size() > 96) {
+      names += "\n    " + row;
+      row.clear();
+    }
+    row += (row.empty() ? "" : ", ") + item;
+  }
+  if (!row.empty()) names += "\n    " + row;
+  out::err("  covers (" + std::to_string(now.size()) + "):" + names);
   if (g.contains("covers") && g["covers"].is_object() && g["covers"] != now) {
     out::err(out::sym(out::Sym::Warn) + " changed since the gate opened:");
     for (const auto& c : gates::coverage_changes(g["covers"], now)) out::err("    " + safe(c));
+  }
+  // What changed since the last approval of this gate type and file: what the person is
+  // asked to approve now.
+  const json* prev = nullptr;
+  if (snap.ok() && snap.doc.contains("gates") && snap.doc["gates"].is_array())
+    for (const auto& x : snap.doc["gates"])
+      if (x.value("status", "") == "APPROVED" && x.value("gate_type", "") == g.value("gate_type", "") &&
+          x.value("plan_path", "") == g.value("plan_path", "") && x.contains("covers") && x["covers"].is_object())
+        prev = &x;
+  if (prev) {
+    auto changes = gates::coverage_changes((*prev)["covers"], now);
+    out::err(
+        out::sym(out::Sym::Diamond) + " since the last approval (gate " + safe(prev->value("id", "")) + " by " +
+        safe(prev->value("approved_by", "")) + " at " + safe(prev->value("resolved_at", "")) + "): " +
+        (changes.empty() ? std::string("nothing it covers changed") : std::to_string(changes.size()) + " change(s)"));
+    json cfg = json::object();
+    if (auto r = fs::read_text(root / ".yolo-planning" / "config.json"); r.ok())
+      cfg = json::parse(r.content, nullptr, false);
+    const json& vals = prev->contains("config_values") && (*prev)["config_values"].is_object()
+                           ? (*prev)["config_values"]
+                           : json::object();
+    auto brief = [](const json& v) { return text::sanitize_for_terminal(one_line_json(v)); };
+    for (const auto& [k, v] : (*prev)["covers"].items()) {
+      if (now.contains(k) && now[k] == v) continue;
+      auto one = gates::coverage_changes(json{{k, v}}, json{{k, now.contains(k) ? now[k] : json("absent")}});
+      std::string line = "    " + safe(one.empty() ? k : one.front());
+      if (k.rfind("config:", 0) == 0) {
+        std::string key = k.substr(7);
+        // The old value only where it still hashes to what the approval sealed.
+        if (vals.contains(key) && v.is_string() && gates::config_value_digest(vals[key]) == v.get<std::string>())
+          line += "\n        was: " + brief(vals[key]);
+        if (cfg.is_object() && cfg.contains(key)) line += "\n        now: " + brief(cfg[key]);
+      }
+      out::err(line);
+    }
+    for (const auto& [k, v] : now.items())
+      if (!(*prev)["covers"].contains(k)) out::err("    " + safe(k) + " newly covered");
   }
   return now;
 }
@@ -240,7 +295,19 @@ int approve(const Options& o) {
       else
         r.gate["ssh_signature"] = sig;
     }
-    std::string why = serr.empty() ? verify_approval(*root, r.gate) : serr;
+    // Whether it counts is asked as every later check asks it: signature against the trust
+    // root (the person's allowed signers, or the project's file as a vision approval pinned
+    // it), seal, project, run and covers.
+    std::string why = serr;
+    if (why.empty()) {
+      auto snap = state::load(world(), *root);
+      auto st =
+          snap.ok() ? gates::gate_status(snap.doc, r.gate, gates::now_of(world(), *root)) : gates::ApprovalStatus{};
+      if (!snap.ok())
+        why = snap.error;
+      else if (!st.counts())
+        why = st.message;
+    }
     if (!why.empty()) {
       r.messages.push_back(
           {gates::Outcome::Warning, "the approval of gate " + id + " is recorded but does not count: " + why, id});
@@ -300,15 +367,21 @@ int list(const Options& o) {
     if (g.value("status", "") == "OPEN") open.push_back(g);
     all.push_back(std::move(g));
   }
+  // The approval object mirrors a gate; where it disagrees, that is a finding.
+  std::vector<std::string> mirror = gates::mirror_problems(snap.doc);
   if (o.json) {
     out::json_line({{"ok", true},
                     {"cmd", cmd},
                     {"run_state", std::string(gates::to_string(gates::run_state(snap.doc)))},
                     {"status", snap.doc.value("status", json(nullptr))},
                     {"gates", all},
-                    {"open_gates", open}});
+                    {"open_gates", open},
+                    {"approval_mirror_problems", mirror}});
   } else {
     out::line(render_gates(all));
+    for (const auto& m : mirror)
+      out::line(out::sym(out::Sym::Warn) + " " + safe(m) +
+                " (the gates above are the record; `yolo verify` lists every such finding)");
   }
   return kExitOk;
 }

@@ -1,7 +1,10 @@
 // yolo help [COMMAND], yolo completion bash|zsh|fish, yolo man: what yolo can do, from the
-// same registry the parser is built from (runner/cli_docs.h).
+// same registry the parser is built from (runner/cli_docs.h). `yolo help covers`: what an
+// approval covers, from the list the gates use (protocol/gate_coverage.h); docs/trust.md
+// holds the same text, and a test keeps them equal.
 #include <iostream>
 
+#include "protocol/gate_coverage.h"
 #include "runner/cli_docs.h"
 #include "runner/command.h"
 #include "runner/output.h"
@@ -13,13 +16,19 @@ const CommandRegistrar help_cmd{
     {"help", "Show the commands, or one command's options (yolo help COMMAND)",
      [](CLI::App& sub) -> std::function<int()> {
        auto name = std::make_shared<std::vector<std::string>>();
-       sub.add_option("COMMAND", *name, "A command (and a subcommand: yolo help hooks install)");
+       sub.add_option("COMMAND", *name,
+                      "A command (and a subcommand: yolo help hooks install), or `covers`: what an approval covers");
        CLI::App* app = &sub;
        return [name, app]() {
          CLI::App* root = app->get_parent();
          auto cmds = describe_commands(*root);
          if (name->empty()) {
            std::cout << commands_overview(cmds);
+           return kExitOk;
+         }
+         if (*name == std::vector<std::string>{"covers"}) {
+           std::cout << "What an approval covers (a change of any of it re-opens the gate):\n\n"
+                     << gates::coverage_markdown();
            return kExitOk;
          }
          CLI::App* target = root;

@@ -108,7 +108,7 @@ json initial_config(const std::string& agent) {
       {"review_max_cycles", 3},
       {"summary_checks", "strict"},
       {"max_parallel", 2},
-      {"reviewer_required", false},
+      {"reviewer_required", true},
       {"approvers", {{"vision", "manual"}, {"wave", "manual"}, {"default", "manual"}}},
       {"_agent_templates", agent_templates()}};
   if (!agent.empty()) {

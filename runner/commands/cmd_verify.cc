@@ -7,6 +7,7 @@
 #include <map>
 
 #include "protocol/audit.h"
+#include "protocol/config.h"
 #include "protocol/fs.h"
 #include "protocol/approvals.h"
 #include "protocol/review_ledger.h"
@@ -81,9 +82,48 @@ int verify(const Options& o) {
                            (gid.empty() ? std::string() : " " + gid) + " backs it");
   }
 
-  // The audit log: an unbroken chain that records every approval.
+  for (const auto& m : gates::mirror_problems(doc)) fail("approval", m);
+
+  // The audit log: an unbroken chain that records every approval, whose end is where the
+  // state anchored it, and whose every gate is still in the state.
   auto log = audit::check(world(), *root);
   for (const auto& p : log.problems) fail("audit log", p);
+  std::vector<std::string> anchor_problems;
+  if (snap.ok()) anchor_problems = audit::check_anchor(world(), doc, log);
+  for (const auto& p : anchor_problems) fail("audit log", p);
+  {
+    std::map<std::string, std::string> last_event;  // gate id -> its last transition in the log
+    std::vector<std::string> order;
+    for (const auto& e : log.entries)
+      if (e.contains("data") && e["data"].is_object() && !str(e["data"], "gate_id").empty()) {
+        std::string id = str(e["data"], "gate_id");
+        if (!last_event.count(id)) order.push_back(id);
+        last_event[id] =
+            str(e, "event") + (str(e["data"], "gate_type").empty()
+                                   ? std::string()
+                                   : " (" + str(e["data"], "gate_type") + " for " + str(e["data"], "plan_path") + ")");
+      }
+    std::map<std::string, std::string> in_state;  // gate id -> status
+    if (doc.contains("gates") && doc["gates"].is_array())
+      for (const auto& g : doc["gates"]) in_state[str(g, "id")] = str(g, "status");
+    for (const auto& id : order) {
+      auto it = in_state.find(id);
+      const std::string& ev = last_event[id];
+      if (it == in_state.end()) {
+        fail("gate " + id,
+             "it is in " + audit::path(*root).filename().string() + " (last: " + ev +
+                 ") but not in the state: the gate was removed" +
+                 (ev.rfind("gate_rejected", 0) == 0 ? " after it was rejected (a rejection was erased)" : ""));
+        continue;
+      }
+      std::string want = ev.rfind("gate_rejected", 0) == 0  ? "REJECTED"
+                         : ev.rfind("gate_resumed", 0) == 0 ? "APPROVED"
+                         : ev.rfind("gate_frozen", 0) == 0  ? "OPEN"
+                                                            : std::string();
+      if (!want.empty() && it->second != want)
+        fail("gate " + id, "the audit log's last transition of it is " + ev + " but the state says " + it->second);
+    }
+  }
   std::map<std::string, std::string> logged_seals;
   for (const auto& e : log.entries)
     if (str(e, "event") == "gate_resumed" && e.contains("data") && e["data"].is_object())
@@ -96,8 +136,43 @@ int verify(const Options& o) {
     else if (it->second != seal)
       fail("audit log", "the approval of gate " + id + " differs from the one the audit log recorded");
   }
-  if (log.exists && log.problems.empty())
-    pass("audit log: " + std::to_string(log.entries.size()) + " entries, chain intact");
+  if (log.exists && log.problems.empty() && anchor_problems.empty())
+    pass("audit log: " + std::to_string(log.entries.size()) + " entries, chain intact, its end where the state says");
+
+  // Work done past a gate: every complete plan ran after a counting vision approval, and
+  // a plan of wave N >= 2 under wave_approval after a counting approval of wave N's gate.
+  if (snap.ok() && doc.contains("plans") && doc["plans"].is_array()) {
+    auto sealed_approval = [&](const json& g) {
+      if (str(g, "status") != "APPROVED") return false;
+      gates::ApprovalStatus st = gates::gate_status(doc, g, now);
+      if (st.counts()) return true;
+      // History: content changed since, but made and bound here.
+      return seal::valid(g, world().checking_key()) && str(g, "project") == now.project &&
+             str(g, "run") == str(doc, "correlation_id");
+    };
+    bool vision_ok = false, any_wave_gate = false;
+    std::map<long long, bool> wave_ok;
+    if (doc.contains("gates") && doc["gates"].is_array())
+      for (const auto& g : doc["gates"]) {
+        if (str(g, "gate_type") == "vision" && sealed_approval(g)) vision_ok = true;
+        if (str(g, "gate_type") == "wave" && g.contains("wave") && g["wave"].is_number_integer()) {
+          any_wave_gate = true;
+          if (sealed_approval(g)) wave_ok[g["wave"].get<long long>()] = true;
+        }
+      }
+    bool waves_gated = any_wave_gate || load_config(world(), *root).config.wave_approval;
+    for (const auto& p : doc["plans"]) {
+      if (str(p, "status") != "complete") continue;
+      long long wave = p.contains("wave") && p["wave"].is_number_integer() ? p["wave"].get<long long>() : 1;
+      if (!vision_ok)
+        fail("plan " + str(p, "id"),
+             "it is complete, but no vision approval that counts is recorded: it ran past "
+             "the vision gate");
+      else if (waves_gated && wave >= 2 && !wave_ok[wave])
+        fail("plan " + str(p, "id"), "it is complete, but wave " + std::to_string(wave) +
+                                         "'s gate has no approval that counts: it ran past the wave gate");
+    }
+  }
 
   // Review records.
   std::error_code ec;

@@ -299,8 +299,10 @@ TEST(Review, GarbageFailsClosedAndShowsTheLast20Lines) {
   EXPECT_TRUE(contains(j.err, "│ final garbage line"));  // people still see it, on stderr
 }
 
-void expect_fallback(const Repo& repo, const test::RunResult& r, const std::string& reason_part) {
-  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // Stage 1 approves
+// A reviewer that cannot run, with the fallback allowed (reviewer_required: false): Stage 1
+// approves and the review exits 4, "no real review"; with no reviewer at all, 0.
+void expect_fallback(const Repo& repo, const test::RunResult& r, const std::string& reason_part, int exit = 4) {
+  EXPECT_EQ(r.exit_code, exit) << r.out << r.err;  // Stage 1 approves
   EXPECT_TRUE(contains(r.out, "⚠ Reviewer agent unavailable — falling back to CLI review for plan 01-01")) << r.out;
   auto evs = repo.events();
   bool found = false;
@@ -315,19 +317,20 @@ void expect_fallback(const Repo& repo, const test::RunResult& r, const std::stri
 
 TEST(Review, MissingBinaryFallsBackToTheCliVerdict) {
   Repo repo;
-  repo.config({{"reviewer", {(repo.root / "no-such-reviewer").string(), "{plan_path}"}}});
+  repo.config({{"reviewer", {(repo.root / "no-such-reviewer").string(), "{plan_path}"}}, {"reviewer_required", false}});
   expect_fallback(repo, repo.review({repo.plan.string()}), "could not start");
 }
 
 TEST(Review, NonZeroExitFallsBack) {
   Repo repo;
-  repo.config({{"reviewer", json::array({agent("reviewer-exit-nonzero")})}});
+  repo.config({{"reviewer", json::array({agent("reviewer-exit-nonzero")})}, {"reviewer_required", false}});
   expect_fallback(repo, repo.review({repo.plan.string()}), "exited with status 3");
 }
 
 TEST(Review, TimeoutFallsBack) {
   Repo repo;
-  repo.config({{"reviewer", {{"command", json::array({agent("reviewer-hang")})}, {"timeout_ms", 300}}}});
+  repo.config({{"reviewer", {{"command", json::array({agent("reviewer-hang")})}, {"timeout_ms", 300}}},
+               {"reviewer_required", false}});
   auto t0 = std::chrono::steady_clock::now();
   auto r = repo.review({repo.plan.string()});
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
@@ -339,7 +342,7 @@ TEST(Review, NoReviewerConfiguredIsTheFallbackPath) {
   Repo repo;
   repo.config(json::object());
   auto r = repo.review({repo.plan.string()});
-  expect_fallback(repo, r, "no reviewer");
+  expect_fallback(repo, r, "no reviewer", 0);
   // Stage 1's own verdict decides: a conditional plan (7 tasks) exits 2.
   std::string many = plan_text("01");
   for (int i = 2; i <= 7; ++i) many += "\n### Task " + std::to_string(i) + ": more\n";
@@ -351,10 +354,11 @@ TEST(Review, NoReviewerConfiguredIsTheFallbackPath) {
 
 TEST(Review, GrandchildIsKilledOnTimeout) {
   Repo repo;
-  repo.config({{"reviewer", {{"command", json::array({agent("reviewer-grandchild-hang")})}, {"timeout_ms", 500}}}});
+  repo.config({{"reviewer", {{"command", json::array({agent("reviewer-grandchild-hang")})}, {"timeout_ms", 500}}},
+               {"reviewer_required", false}});
   auto pidfile = repo.root / "pids";
   auto r = repo.review({repo.plan.string(), "--json"}, {"YOLO_TEST_PIDFILE=" + pidfile.string()});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_EQ(only_line(r)["source"], "fallback");
   auto pids = read_pids(pidfile);
   ASSERT_EQ(pids.size(), 2u) << read_file(pidfile);

@@ -546,11 +546,18 @@ TEST(Trust, SshSignedApprovalsCountForListedKeysAndVerifyInASecondClone) {
   TempDir other;
   ASSERT_EQ(run_program({"git", "clone", "-q", d.root().string(), (other.path() / "clone").string()}).exit_code, 0);
   const stdfs::path clone = other.path() / "clone";
-  json cs = run_yolo({"status", "--json"}, clone).json_out();
+  // There (CI, another machine) the trust root is the person's own allowed-signers file,
+  // git's gpg.ssh.allowedSignersFile: the committed file is not trusted by itself.
+  TempDir home;
+  write_file(home.path() / "allowed_signers", "alice@example.com namespaces=\"yolo-vision\" " + keys.pub("a") + "\n");
+  write_file(home.path() / "gitconfig",
+             "[gpg \"ssh\"]\n\tallowedSignersFile = " + (home.path() / "allowed_signers").string() + "\n");
+  const std::vector<std::string> ci_env = {"GIT_CONFIG_GLOBAL=" + (home.path() / "gitconfig").string()};
+  json cs = run_yolo({"status", "--json"}, clone, ci_env).json_out();
   EXPECT_EQ(cs["approval_counts"], true) << cs.dump(2);
   // ... and not when what it covers differs in the clone.
   write_file(clone / kRoadmap, read_file(clone / kRoadmap) + "\nedited in the clone\n");
-  EXPECT_EQ(run_yolo({"status", "--json"}, clone).json_out()["approval_counts"], false);
+  EXPECT_EQ(run_yolo({"status", "--json"}, clone, ci_env).json_out()["approval_counts"], false);
 
   // Key a is not allowed for security gates.
   ASSERT_EQ(d.yolo({"request-approval", "--plan-path", kRoadmap, "--gate-type", "security"}).exit_code, 0);

@@ -42,7 +42,7 @@ class FakeSignatures : public SignatureVerifier {
   bool require = true;
   mutable int asked = 0;
   bool required(const stdfs::path&) const override { return require; }
-  std::string problem(const stdfs::path&, const json& gate) const override {
+  std::string problem(const stdfs::path&, const json& gate, bool) const override {
     ++asked;
     return gate.value("ssh_signature", "") == "good" ? "" : "its SSH signature does not verify (fake)";
   }
@@ -157,11 +157,24 @@ TEST(PortsCoverage, CoversDigestTheInMemoryPlansAndConfig) {
   json vision = gates::coverage(m.w, kRoot, gates::GateType::Vision, {".yolo-planning/ROADMAP.md"});
   EXPECT_EQ(vision["config:reviewer"], sha256_digest("\"claude\""));
   EXPECT_EQ(vision["config:executor"], "absent");
-  m.disk.put(kRoot / ".yolo-planning/config.json", R"({"reviewer": "other"})");
+  EXPECT_EQ(vision["config:other"], sha256_digest("1")) << "every key but the cosmetic ones";
+  m.disk.put(kRoot / ".yolo-planning/config.json", R"({"reviewer": "other", "other": 1})");
   auto changes = gates::coverage_changes(
       vision, gates::coverage(m.w, kRoot, gates::GateType::Vision, {".yolo-planning/ROADMAP.md"}));
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_NE(changes[0].find("config key reviewer changed"), std::string::npos) << changes[0];
+  // A program an argv names by a project-relative path is covered by its content.
+  m.disk.put(kRoot / "agents/review.sh", "#!/bin/sh\necho VERDICT: approve\n");
+  m.disk.put(kRoot / ".yolo-planning/config.json",
+             R"({"reviewer": {"command": ["agents/review.sh", "{plan_path}"]}, "executor": ["claude", "-p"]})");
+  json with_program = gates::coverage(m.w, kRoot, gates::GateType::Vision, {".yolo-planning/ROADMAP.md"});
+  EXPECT_EQ(with_program["file:agents/review.sh"], sha256_digest("#!/bin/sh\necho VERDICT: approve\n"));
+  EXPECT_FALSE(with_program.contains("file:claude"));
+  m.disk.put(kRoot / "agents/review.sh", "#!/bin/sh\necho VERDICT: approve # and more\n");
+  auto edited = gates::coverage_changes(
+      with_program, gates::coverage(m.w, kRoot, gates::GateType::Vision, {".yolo-planning/ROADMAP.md"}));
+  ASSERT_EQ(edited.size(), 1u);
+  EXPECT_NE(edited[0].find("agents/review.sh changed"), std::string::npos) << edited[0];
   std::string err;
   EXPECT_EQ(gates::file_digest(m.w, kRoot, "/project/.yolo-planning/ROADMAP.md", err), sha256_digest("# Roadmap\n"));
   EXPECT_EQ(gates::file_digest(m.w, kRoot, "/etc/passwd", err), "");
@@ -294,6 +307,52 @@ TEST(PortsGateRun, ASkipApproverApprovesWithTheWorldsKey) {
   EXPECT_TRUE(seal::valid(g, m.key));
   seal::Key other{std::string(32, 'o'), {}};
   EXPECT_FALSE(seal::valid(g, other));
+}
+
+// Each transition anchors the audit log's head in the state it writes: a cut tail or a gate
+// removed from the state no longer agrees with it.
+TEST(PortsGateRun, TheStateAnchorsTheAuditLogsHead) {
+  Mem m;
+  ASSERT_TRUE(gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr).ok());
+  ASSERT_TRUE(gates::reject_gate(m.w, kRoot, "", "erin", "not yet").ok());
+  json doc = state::load(m.w, kRoot).doc;
+  ASSERT_TRUE(doc.contains("audit_head")) << doc.dump(2);
+  auto log = audit::check(m.w, kRoot);
+  EXPECT_TRUE(audit::check_anchor(m.w, doc, log).empty());
+  // The last line cut: the chain is intact, the anchor is not.
+  std::string text = m.disk.read(audit::path(kRoot), 1 << 20, true).content;
+  text.pop_back();
+  m.disk.put(audit::path(kRoot), text.substr(0, text.rfind('\n') + 1));
+  auto cut = audit::check(m.w, kRoot);
+  EXPECT_TRUE(cut.problems.empty());
+  auto problems = audit::check_anchor(m.w, doc, cut);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("removed from its end"), std::string::npos) << problems[0];
+  // The rejected gate removed from the state.
+  json without = doc;
+  without["gates"].erase(0);
+  auto gone = audit::check_anchor(m.w, without, log);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_NE(gone[0].find("gates changed"), std::string::npos) << gone[0];
+  // An anchor rewritten without the key.
+  json forged = doc;
+  forged["audit_head"]["seq"] = 1;
+  EXPECT_NE(audit::check_anchor(m.w, forged, cut).at(0).find("no valid mac"), std::string::npos);
+}
+
+// The approval object mirrors its gate; a disagreement is named field by field.
+TEST(PortsGateRun, AMirrorThatDisagreesWithItsGateIsNamed) {
+  Mem m;
+  ASSERT_TRUE(gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr).ok());
+  ASSERT_TRUE(gates::approve_gate(m.w, kRoot, config(json::object()), "", "erin", nullptr).ok());
+  json doc = state::load(m.w, kRoot).doc;
+  EXPECT_TRUE(gates::mirror_problems(doc).empty());
+  doc["approval"]["approved_by"] = "mallory";
+  auto p = gates::mirror_problems(doc);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(p[0].find("approval.approved_by says \"mallory\""), std::string::npos) << p[0];
+  doc["approval"]["gate_id"] = "vision-9";
+  EXPECT_NE(gates::mirror_problems(doc).at(0).find("not in the state's gates"), std::string::npos);
 }
 
 // ---- the signature check as a port --------------------------------------------------------
