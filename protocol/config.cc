@@ -81,7 +81,8 @@ const std::vector<std::string>& known_config_keys() {
                                                 "approvers",
                                                 "isolation",
                                                 "dispatch",
-                                                "scope_fence"};
+                                                "scope_fence",
+                                                "budget"};
   return keys;
 }
 

@@ -71,6 +71,12 @@ long long agent_turns(const Config& cfg, const std::string& agent);
 // Spawns `agent` ("reviewer" | "architect") from its command spec and waits for it.
 AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentContext& ctx);
 
+// What a person does next about an agent call that failed: `yolo doctor` when the program
+// could not start (nothing was logged), else `yolo logs PLAN` (its whole output). `info` is
+// AgentSpawn::info (its "outcome").
+std::string agent_next_step(bool started, const std::string& plan_id);
+std::string agent_next_step(const json& info, const std::string& plan_id);
+
 // Maps a finished spawn to the loop's AgentRun (Ran only for exit status 0).
 review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s);
 

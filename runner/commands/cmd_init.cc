@@ -124,6 +124,7 @@ const char* const kGitignore =
     ".*.lock\n"
     ".reviews/\n"
     ".cache/\n"
+    ".costs/\n"
     ".events/\n"
     ".logs/\n"
     "*.tmp\n";
