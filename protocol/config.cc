@@ -83,7 +83,8 @@ const std::vector<std::string>& known_config_keys() {
                                                 "isolation",
                                                 "dispatch",
                                                 "scope_fence",
-                                                "sandbox"};
+                                                "sandbox",
+                                                "budget"};
   return keys;
 }
 

@@ -29,6 +29,7 @@ constexpr GateTypeInfo kGateTypes[] = {
     {GateType::Wave, "wave", "Wave"},
     {GateType::Security, "security", "Security"},
     {GateType::ScopeChange, "scope_change", "Scope change"},
+    {GateType::Budget, "budget", "Budget"},
 };
 
 const GateTypeInfo& info(GateType t) {

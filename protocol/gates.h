@@ -31,7 +31,7 @@ namespace yolo::gates {
 
 // A new gate kind is added here and in the table of gates.cc (name and label), then in the
 // schemas' gate_type enums (schemas/*.json).
-enum class GateType { Vision, Wave, Security, ScopeChange };
+enum class GateType { Vision, Wave, Security, ScopeChange, Budget };
 std::string_view to_string(GateType t);  // "vision" | "wave" | ...
 std::optional<GateType> parse_gate_type(std::string_view s);
 // For people: "Vision", "Wave", "Security", "Scope change".

@@ -9,7 +9,10 @@
 #include <map>
 #include <memory>
 
+#include "protocol/agent_usage.h"
 #include "protocol/argv_template.h"
+#include "protocol/clock.h"
+#include "protocol/failure_line.h"
 #include "protocol/fs.h"
 #include "protocol/plan.h"
 #include "protocol/text.h"
@@ -252,10 +255,26 @@ std::string revise_from_copy(AgentSpawn& s) {
   return fs::write_atomic(s.plan_real, text.content);
 }
 
+std::string agent_next_step(bool started, const std::string& plan_id) {
+  if (!started) return "`yolo doctor` checks the configured agents (program, version, flags, credentials)";
+  return "`yolo logs " + text::sanitize_for_terminal(plan_id) + "` shows its whole output";
+}
+
+std::string agent_next_step(const json& info, const std::string& plan_id) {
+  auto o = info.is_object() ? info.find("outcome") : info.end();
+  bool started = !(info.is_object() && o != info.end() && o->is_string() && o->get<std::string>() == "spawn_failed");
+  return agent_next_step(started, plan_id);
+}
+
 review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s) {
   review::AgentRun r;
   r.info = s.info(agent);
-  r.output = s.result.out;
+  // A CLI asked for machine-readable output (to report its cost) wraps its answer: the
+  // verdict is read from the answer itself.
+  if (auto answer = usage::result_text(s.result.out))
+    r.output = *answer;
+  else
+    r.output = s.result.out;
   r.output_truncated = s.result.out_truncated();
   if (s.interrupt_signal) {
     r.status = review::AgentRun::Status::Interrupted;
@@ -274,10 +293,9 @@ review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s) {
   r.status = review::AgentRun::Status::Unavailable;
   r.reason = agent + " " + s.result.describe();
   if (s.result.outcome == SpawnResult::Outcome::Exited || s.result.outcome == SpawnResult::Outcome::Signaled) {
-    // The last line the agent wrote on stderr usually says why.
-    std::string last(text::trim(text::tail_lines(s.result.err, 1)));
-    if (last.size() > 200) last = last.substr(0, 200) + "…";
-    if (!last.empty() && text::valid_utf8(last)) r.reason += ": " + last;
+    // The line that says why (an `error:` line, not the usage tail printed after it).
+    std::string why = failure::explaining_line(s.result.err, s.result.out);
+    if (!why.empty()) r.reason += ": " + why;
   }
   return r;
 }
@@ -298,6 +316,11 @@ review::AgentRun AgentProcess::run(const std::string& plan_path, const std::stri
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
   if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)
     write_agent_log(root_, phase_dir, plan_id, agent_, cycle, s.argv, s.result);
+  if (auto u = usage::parse(s.result.out)) {  // what the call cost, when the CLI says
+    std::string phase = stdfs::path(phase_dir).lexically_normal().filename().string();
+    if (phase.empty()) phase = stdfs::path(phase_dir).lexically_normal().parent_path().filename().string();
+    usage::append(world(), root_, usage::Record{now_iso8601(), correlation_id_, phase, plan_id, agent_, cycle, *u});
+  }
   return to_agent_run(agent_, s);
 }
 

@@ -81,6 +81,12 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
 // and nobody else changed the plan meanwhile). "" or why not.
 std::string revise_from_copy(AgentSpawn& s);
 
+// What a person does next about an agent call that failed: `yolo doctor` when the program
+// could not start (nothing was logged), else `yolo logs PLAN` (its whole output). `info` is
+// AgentSpawn::info (its "outcome").
+std::string agent_next_step(bool started, const std::string& plan_id);
+std::string agent_next_step(const json& info, const std::string& plan_id);
+
 // Maps a finished spawn to the loop's AgentRun (Ran only for exit status 0).
 review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s);
 

@@ -407,6 +407,12 @@ void Run::schedule() {
     }
     return;
   }
+  if (!budget_checked_.count(w)) {  // what the agents cost so far, before the wave starts
+    if (!running_.empty()) return;
+    GateOutcome g = budget_gate(w);
+    if (g != GateOutcome::Passed) return;  // paused or halted: the run stopped
+    budget_checked_.insert(w);
+  }
   if (!waves_started_.count(w)) {
     waves_started_.insert(w);
     json ids = json::array();

@@ -216,6 +216,14 @@ class Run {
                                                             const std::string* sp = nullptr) const;
   void note_wave_end(long long wave);
 
+  // ---- cost and budget (phase_budget.cc) -----------------------------------------------
+  // The usage an agent printed (Claude Code, Codex, Gemini JSON), recorded for this run.
+  void record_usage(size_t i, const std::string& agent, const std::string& out);
+  // Before wave w starts: a budget passed opens the budget gate. Passed when within budget
+  // or approved (the loop goes on), else Paused or Halted (the run stopped).
+  GateOutcome budget_gate(long long w);
+  std::set<long long> budget_checked_;
+
   // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
   bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
   // Before step 2: git checks, then what a killed run left: plans that passed their gates

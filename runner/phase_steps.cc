@@ -260,6 +260,18 @@ void Run::note_review_outcomes(const json& detail) {
     else if (src == "stage1_reject")
       line += " (Stage 1)";
     out::line("    " + line);
+    // An agent that failed: the line that says why, and where its whole output is.
+    const std::string id = j.value("plan_id", "?");
+    if (src == "fallback" && j.contains("reason") && j["reason"].is_string()) {
+      out::line("      " + out::dim(text::sanitize_for_terminal(j["reason"].get<std::string>())));
+      out::line("      Next: " + agent_next_step(j.value("reviewer", json::object()), id));
+    }
+    if (j.contains("architect") && j["architect"].is_array())
+      for (const auto& a : j["architect"])
+        if (a.is_object() && !a.value("ran", true)) {
+          out::line("      architect unavailable: " + out::dim(text::sanitize_for_terminal(a.value("reason", ""))));
+          out::line("      Next: " + agent_next_step(true, id));
+        }
   }
 }
 

@@ -1,4 +1,5 @@
 // `yolo execute`: one plan from start to its gates (runner/phase_run_internal.h).
+#include "protocol/failure_line.h"
 #include "protocol/sha256.h"
 #include "runner/phase_run_internal.h"
 #include "runner/sandbox.h"
@@ -263,6 +264,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   std::string log_file =
       silent_success ? std::string() : write_agent_log(root_, phase_.rel, e.id, "executor", 0, argv_[i], r);
   if (!log_file.empty()) note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
+  record_usage(i, "executor", r.out);
   if (!interrupted_ && r.ok()) {
     run_checks(i, std::move(r));
     return;
@@ -414,6 +416,8 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   } else if (!r.ok()) {
     status = "failed";
     error = "the executor " + r.describe();
+    // The line that says why (an `error:` line, not the usage tail printed after it).
+    if (std::string why = failure::explaining_line(r.err, r.out); !why.empty()) error += ": " + why;
   } else {
     // The checks yolo ran: the evidence. A failing one fails the plan whatever the SUMMARY says.
     json checks = json::array();
@@ -496,6 +500,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
       std::string tail = text::tail_lines(r.err, 5);
       for (const auto& l : text::lines(tail))
         if (!text::trim(l).empty()) note(std::string(l), true);
+      note("Next: " + agent_next_step(r.outcome != SpawnResult::Outcome::SpawnFailed, e.id));
     }
   }
   // Worktree isolation: once nothing runs, the plans that passed are merged in plan order.

@@ -136,6 +136,7 @@ class GateObserver : public review::LoopObserver {
         warn(out::sym(out::Sym::Warn) + " Reviewer agent unavailable — falling back to CLI review for plan " +
              safe(r.plan_id));
         warn("  " + out::dim(safe(c.reason)));
+        warn("  Next: " + agent_next_step(c.reviewer_info, r.plan_id));
         event("review_agent_fallback", r.plan_id, {{"cycle", c.cycle}, {"reason", c.reason}});
         list(c.findings);
         break;
@@ -200,9 +201,11 @@ class GateObserver : public review::LoopObserver {
 
   void architect_done(const review::PlanLoopResult& r, const review::ArchitectAttempt& a) override {
     snapshots_.invalidate();  // the architect may have rewritten any plan of the phase
-    if (!a.ran)
+    if (!a.ran) {
       warn("  " + out::sym(out::Sym::Warn) + " Architect unavailable for plan " + safe(r.plan_id) + ": " +
            safe(a.reason));
+      warn("  Next: " + agent_next_step(a.info, r.plan_id));
+    }
     else if (!a.changed)
       warn("  " + out::sym(out::Sym::Warn) + " Architect left plan " + safe(r.plan_id) +
            " unchanged (same content hash) — stopping the loop");

@@ -162,6 +162,7 @@ const char* const kGitignore =
     ".*.lock\n"
     ".reviews/\n"
     ".cache/\n"
+    ".costs/\n"
     ".events/\n"
     ".logs/\n"
     "# The gates' audit log: each entry sealed with this machine's key, chained to this\n"

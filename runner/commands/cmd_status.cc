@@ -1,8 +1,10 @@
 // yolo status [--json] [--repo DIR]: phase, waves, each plan's state and review, the
 // approval and the open gates, from .yolo-planning/.execution-state.json.
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
+#include "protocol/agent_usage.h"
 #include "protocol/numbers.h"
 #include "protocol/status.h"
 #include "protocol/text.h"
@@ -15,11 +17,69 @@
 namespace yolo::runner {
 namespace {
 
+namespace stdfs = std::filesystem;
+
 struct Options {
   std::string repo;
   bool json = false;
   bool records = false;
 };
+
+std::string money(const json& u) {
+  if (!u.contains("cost_usd") || !u["cost_usd"].is_number()) return "cost not reported";
+  char b[32];
+  std::snprintf(b, sizeof b, "$%.4f", u["cost_usd"].get<double>());
+  return b;
+}
+
+std::string usage_line(const std::string& what, const json& u) {
+  long long calls = u.value("calls", 0LL);
+  return "  " + what + std::string(what.size() < 8 ? 8 - what.size() : 1, ' ') + money(u) + "  " +
+         std::to_string(u.value("tokens", 0LL)) + " tokens (" + std::to_string(u.value("input_tokens", 0LL)) +
+         " in, " + std::to_string(u.value("output_tokens", 0LL)) + " out, " +
+         std::to_string(u.value("cache_read_tokens", 0LL) + u.value("cache_write_tokens", 0LL)) + " cache)  " +
+         std::to_string(calls) + (calls == 1 ? " call" : " calls");
+}
+
+// What the run's agent calls cost, as their CLIs reported it (protocol/agent_usage.h): the
+// run, its phase and each plan; and the budget, when config has one.
+void add_usage(json& s, const stdfs::path& root, const Config& cfg) {
+  std::string cid = s.value("correlation_id", json()).is_string() ? s["correlation_id"].get<std::string>() : "";
+  std::string dir = s.value("phase_dir", json()).is_string() ? s["phase_dir"].get<std::string>() : "";
+  std::string phase = stdfs::path(dir).lexically_normal().filename().string();
+  auto records = usage::read_all(world(), root);
+  usage::Budget b = usage::budget_of(cfg.raw);
+  if (records.empty() && !b.any()) return;
+  usage::Totals t = usage::totals(records, cid, phase);
+  s["usage"] = t.to_json();
+  s["usage"]["phase_dir"] = dir;
+  if (b.any()) {
+    json bj = json::object();
+    if (b.phase_usd) bj["phase_usd"] = *b.phase_usd;
+    if (b.run_usd) bj["run_usd"] = *b.run_usd;
+    if (b.phase_tokens) bj["phase_tokens"] = *b.phase_tokens;
+    if (b.run_tokens) bj["run_tokens"] = *b.run_tokens;
+    auto over = usage::over_budget(b, t);
+    bj["passed"] = over ? json(over->describe()) : json(nullptr);
+    s["budget"] = bj;
+  }
+}
+
+std::string render_usage(const json& s) {
+  const json& u = s["usage"];
+  std::string r = "Agents' cost (as their CLIs reported it):\n" + usage_line("run", u["run"]) + "\n" +
+                  usage_line("phase", u["phase"]);
+  for (auto& [id, pu] : u["plans"].items()) r += "\n" + usage_line(text::sanitize_for_terminal(id), pu);
+  if (s.contains("budget")) {
+    const json& b = s["budget"];
+    if (b["passed"].is_string())
+      r += "\n" + out::sym(out::Sym::Warn) + " Budget: " + b["passed"].get<std::string>() +
+           " (the budget gate asks a person before the next wave)";
+    else
+      r += "\n" + out::sym(out::Sym::Ok) + " Within the budget (config `budget`)";
+  }
+  return r;
+}
 
 int run(const Options& o) {
   std::string err;
@@ -55,11 +115,15 @@ int run(const Options& o) {
              " status: " + text::sanitize_for_terminal(s.value("error", std::string("cannot read the state"))));
     return kExitFail;
   }
-  if (!o.json) report_config_warnings(load_config(world(), *root));  // unknown keys are worth knowing here too
-  if (o.json)
+  ConfigLoad cfg = load_config(world(), *root);
+  if (!o.json) report_config_warnings(cfg);  // unknown keys are worth knowing here too
+  add_usage(s, *root, cfg.config);
+  if (o.json) {
     out::json_line(s);
-  else
+  } else {
     out::line(render_status(s));
+    if (s.contains("usage")) out::line(render_usage(s));
+  }
   return kExitOk;
 }
 

@@ -121,7 +121,7 @@ TEST(GatesE2E, ProjectIsFoundUpwardOrWithRepo) {
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.json_out()["error"].get<std::string>().find(".yolo-planning"), std::string::npos);
   EXPECT_EQ(run_yolo({"status"}, elsewhere.path()).exit_code, 1);
-  auto bad = repo.yolo({"request-approval", "--plan-path", kRoadmap, "--gate-type", "budget"});
+  auto bad = repo.yolo({"request-approval", "--plan-path", kRoadmap, "--gate-type", "bogus"});
   EXPECT_EQ(bad.exit_code, 64);
   auto outside = repo.yolo({"request-approval", "--plan-path", "../../etc/passwd", "--gate-type", "security"});
   EXPECT_EQ(outside.exit_code, 1);
