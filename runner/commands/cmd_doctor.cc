@@ -3,7 +3,7 @@
 // program found on PATH, for a known agent CLI its version against the versions yolo was
 // tested with, the template's flags against the CLI's own `--help`, and its credentials (an
 // environment variable or the CLI's credential file: existence only, never read); then the
-// config, git, the approval key, signing and the hooks. One line per check with a next step.
+// config, git, the sandbox, the approval key, signing and the hooks. One line per check with a next step.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +26,7 @@
 #include "runner/gates_view.h"
 #include "runner/identity.h"
 #include "runner/output.h"
+#include "runner/sandbox.h"
 #include "runner/signing.h"
 #include "runner/subprocess.h"
 #include "runner/world.h"
@@ -424,6 +425,26 @@ class Doctor {
       add("git", "identity", out::Sym::Ok, "commits as " + std::string(text::trim(name.out)));
   }
 
+  // The sandbox agents run in: the kernel's Landlock (and its ABI), or the config's "off".
+  void sandbox_check(const Config& cfg) {
+    int abi = landlock_abi();
+    if (sandbox_off(cfg)) {
+      add("sandbox", "sandbox", out::Sym::Warn,
+          "\"sandbox\": \"off\": agents, executors, approvers and checks run with your full power",
+          "remove \"sandbox\": \"off\" from .yolo-planning/config.json (docs/sandbox.md)");
+      return;
+    }
+    if (abi <= 0) {
+      add("sandbox", "sandbox", out::Sym::Fail, "this kernel has no Landlock: yolo will not start agents",
+          "a kernel with Landlock (5.13 or later, landlock among the LSMs), or \"sandbox\": \"off\" (docs/sandbox.md)");
+      return;
+    }
+    add("sandbox", "sandbox", out::Sym::Ok,
+        "Landlock ABI " + std::to_string(abi) + (abi >= 6 ? " (signals and abstract sockets scoped)" : "") +
+            ", seccomp; `yolo sandbox --print --role ROLE` shows a role's policy",
+        {}, {{"abi", abi}});
+  }
+
   void key_check() {
     stdfs::path p = approval_key_path();
     if (p.empty()) {
@@ -557,6 +578,7 @@ int run(const Options& o) {
     d.plan_checks_programs();
   }
   d.git_checks();
+  d.sandbox_check(cfg);
   d.key_check();
   d.signing_check();
   d.hooks_check();
