@@ -44,7 +44,9 @@ std::vector<json> objects(std::string_view out) {
   return v;
 }
 
-bool claude_result(const json& o) { return s(o, "type") == "result" && (o.contains("usage") || o.contains("total_cost_usd")); }
+bool claude_result(const json& o) {
+  return s(o, "type") == "result" && (o.contains("usage") || o.contains("total_cost_usd"));
+}
 
 }  // namespace
 
@@ -178,7 +180,8 @@ std::filesystem::path ledger_path(const std::filesystem::path& root) {
 
 std::string append(const World& w, const std::filesystem::path& root, const Record& r) {
   std::string line = r.to_json().dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  return w.files().append(ledger_path(root), [&](const std::string&) { return line; }, 0, /*durable=*/false);
+  return w.files().append(
+      ledger_path(root), [&](const std::string&) { return line; }, 0, /*durable=*/false);
 }
 
 std::vector<Record> read_all(const World& w, const std::filesystem::path& root) {
@@ -270,11 +273,12 @@ std::string statement(const Overrun& o, const std::string& phase, const std::str
   else
     std::snprintf(lim, sizeof lim, "%lld tokens", static_cast<long long>(o.limit));
   return "# Budget passed\n\n"
-         "The " + o.scope + (o.scope == "phase" ? " " + phase : std::string()) + " passed " +
+         "The " +
+         o.scope + (o.scope == "phase" ? " " + phase : std::string()) + " passed " +
          (o.level > 1 ? std::to_string(o.level) + " times " : std::string()) + "its budget of " + lim +
          " (config `budget`).\n\n"
-         "Approving this gate lets the run go on until it passes " + std::to_string(o.level + 1) +
-         " times the budget; rejecting it halts the run.\n\nRun: " + run + "\n";
+         "Approving this gate lets the run go on until it passes " +
+         std::to_string(o.level + 1) + " times the budget; rejecting it halts the run.\n\nRun: " + run + "\n";
 }
 
 }  // namespace yolo::usage

@@ -75,8 +75,8 @@ std::string pick(std::string_view text) {
 
 bool is_usage_tail(std::string_view line) {
   std::string l = lower(text::trim(line));
-  for (std::string_view p : {"usage:", "for more information", "tip:", "try '", "try \"", "try `", "run '", "run `",
-                             "see '", "see `"})
+  for (std::string_view p :
+       {"usage:", "for more information", "tip:", "try '", "try \"", "try `", "run '", "run `", "see '", "see `"})
     if (starts_with(l, p)) return true;
   return l.find("--help") != std::string::npos && l.size() < 120 && l.find("error") == std::string::npos;
 }

@@ -205,8 +205,7 @@ class GateObserver : public review::LoopObserver {
       warn("  " + out::sym(out::Sym::Warn) + " Architect unavailable for plan " + safe(r.plan_id) + ": " +
            safe(a.reason));
       warn("  Next: " + agent_next_step(a.info, r.plan_id));
-    }
-    else if (!a.changed)
+    } else if (!a.changed)
       warn("  " + out::sym(out::Sym::Warn) + " Architect left plan " + safe(r.plan_id) +
            " unchanged (same content hash) — stopping the loop");
     else {

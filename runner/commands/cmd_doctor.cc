@@ -214,12 +214,14 @@ class Doctor {
     const std::string& prog = spec.argv.front();
     auto path = find_program(prog, root_);
     if (!path) {
-      add(role, "program", out::Sym::Fail, prog + " not found" + (prog.find('/') == std::string::npos ? " on PATH" : ""),
+      add(role, "program", out::Sym::Fail,
+          prog + " not found" + (prog.find('/') == std::string::npos ? " on PATH" : ""),
           "install " + prog + " (docs/agents.md) or set " + role + ".command in .yolo-planning/config.json",
           {{"program", prog}});
       return;
     }
-    add(role, "program", out::Sym::Ok, prog + " → " + path->string(), {}, {{"program", prog}, {"path", path->string()}});
+    add(role, "program", out::Sym::Ok, prog + " → " + path->string(), {},
+        {{"program", prog}, {"path", path->string()}});
     const KnownCli* k = known_cli(prog);
     if (!k) {
       add(role, "version", out::Sym::Skip,
@@ -236,8 +238,8 @@ class Doctor {
     if (!cached) cached = run(path, {"--version"});
     const SpawnResult& r = *cached;
     if (!r.ok()) {
-      add(role, "version", out::Sym::Fail,
-          k.name + " --version " + r.describe() + explained(r), "run `" + k.name + " --version` to see why it fails");
+      add(role, "version", out::Sym::Fail, k.name + " --version " + r.describe() + explained(r),
+          "run `" + k.name + " --version` to see why it fails");
       return;
     }
     auto v = parse_version(r.out + "\n" + r.err);
@@ -259,11 +261,13 @@ class Doctor {
     if (lo && hi && *v >= *lo && *v < *hi)
       add(role, "version", out::Sym::Ok, k.label + " " + version_text(*v) + " (tested: " + range + ")", {}, extra);
     else
-      add(role, "version", out::Sym::Warn, k.label + " " + version_text(*v) + " is outside the tested range (" + range + ")",
+      add(role, "version", out::Sym::Warn,
+          k.label + " " + version_text(*v) + " is outside the tested range (" + range + ")",
           "install " + k.label + " " + k.tested + " (docs/agents.md), or try this one on a small phase first", extra);
   }
 
-  void flags(const std::string& role, const KnownCli& k, const stdfs::path& path, const std::vector<std::string>& argv) {
+  void flags(const std::string& role, const KnownCli& k, const stdfs::path& path,
+             const std::vector<std::string>& argv) {
     size_t from = 1;
     std::vector<std::string> help_argv;
     std::string cmd = k.name;
@@ -321,8 +325,8 @@ class Doctor {
     std::string where;
     for (const auto& [dir_env, home_dir, file] : k.cred_files) {
       stdfs::path dir = !dir_env.empty() && !env(dir_env.c_str()).empty() ? stdfs::path(env(dir_env.c_str()))
-                        : home.empty()                                     ? stdfs::path()
-                                                                           : stdfs::path(home) / home_dir;
+                        : home.empty()                                    ? stdfs::path()
+                                                                          : stdfs::path(home) / home_dir;
       if (dir.empty()) continue;
       stdfs::path f = dir / file;
       std::error_code ec;
@@ -396,7 +400,8 @@ class Doctor {
     for (const auto& [prog, plan] : progs) {
       // A relative path is run in the plan's worktree: it may be created by the plan itself.
       if (prog.find('/') != std::string::npos && stdfs::path(prog).is_relative()) continue;
-      program_only("checks", "plan " + plan + "'s check", prog, "install it, or change must_haves.checks of plan " + plan);
+      program_only("checks", "plan " + plan + "'s check", prog,
+                   "install it, or change must_haves.checks of plan " + plan);
     }
   }
 
@@ -408,7 +413,8 @@ class Doctor {
     }
     SpawnResult v = run(*git, {"--version"});
     auto ver = parse_version(v.out);
-    add("git", "program", out::Sym::Ok, "git" + (ver ? " " + version_text(*ver) : std::string()) + " → " + git->string());
+    add("git", "program", out::Sym::Ok,
+        "git" + (ver ? " " + version_text(*ver) : std::string()) + " → " + git->string());
     if (!have_project_) return;
     SpawnResult in = run(*git, {"rev-parse", "--is-inside-work-tree"});
     if (!in.ok() || text::trim(in.out) != "true") {
@@ -479,13 +485,14 @@ class Doctor {
       return;
     }
     if (!find_program("ssh-keygen", root_)) {
-      add("signing", "ssh signatures", out::Sym::Fail, "allowed_signers requires signatures but ssh-keygen is not on PATH",
-          "install OpenSSH's ssh-keygen");
+      add("signing", "ssh signatures", out::Sym::Fail,
+          "allowed_signers requires signatures but ssh-keygen is not on PATH", "install OpenSSH's ssh-keygen");
       return;
     }
     std::string key = env("YOLO_SIGNING_KEY");
     if (key.empty())
-      if (auto git = find_program("git", root_)) key = std::string(text::trim(run(*git, {"config", "user.signingkey"}).out));
+      if (auto git = find_program("git", root_))
+        key = std::string(text::trim(run(*git, {"config", "user.signingkey"}).out));
     if (key.empty()) {
       add("signing", "ssh signatures", out::Sym::Fail,
           "allowed_signers requires signed approvals but no signing key is set",

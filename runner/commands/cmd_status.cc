@@ -35,8 +35,8 @@ std::string money(const json& u) {
 std::string usage_line(const std::string& what, const json& u) {
   long long calls = u.value("calls", 0LL);
   return "  " + what + std::string(what.size() < 8 ? 8 - what.size() : 1, ' ') + money(u) + "  " +
-         std::to_string(u.value("tokens", 0LL)) + " tokens (" + std::to_string(u.value("input_tokens", 0LL)) +
-         " in, " + std::to_string(u.value("output_tokens", 0LL)) + " out, " +
+         std::to_string(u.value("tokens", 0LL)) + " tokens (" + std::to_string(u.value("input_tokens", 0LL)) + " in, " +
+         std::to_string(u.value("output_tokens", 0LL)) + " out, " +
          std::to_string(u.value("cache_read_tokens", 0LL) + u.value("cache_write_tokens", 0LL)) + " cache)  " +
          std::to_string(calls) + (calls == 1 ? " call" : " calls");
 }

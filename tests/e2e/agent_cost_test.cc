@@ -62,8 +62,8 @@ class AgentCost : public ::testing::Test {
                     {{"command", {"agents/executor-priced", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}},
                    {"budget", {{"phase_usd", 0.5}}}});
     write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "demo fixture"}}) {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "demo fixture"}}) {
       std::vector<std::string> argv = {"git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"};
       argv.insert(argv.end(), args.begin(), args.end());
       ASSERT_EQ(run_program(argv, repo()).exit_code, 0);

@@ -41,8 +41,8 @@ class AgentFailure : public ::testing::Test {
     write_file(repo() / "agents" / "refuses", kRefuses);
     ::chmod((repo() / "agents" / "refuses").c_str(), 0755);
     stdfs::copy_file(source_dir() / "fixtures" / "agents" / "reviewer-approve", repo() / "agents" / "reviewer-approve");
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "demo fixture"}}) {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "demo fixture"}}) {
       std::vector<std::string> argv = {"git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"};
       argv.insert(argv.end(), args.begin(), args.end());
       ASSERT_EQ(run_program(argv, repo()).exit_code, 0);
@@ -65,8 +65,9 @@ TEST_F(AgentFailure, ExecutorFailureShowsTheErrorLineAndNamesTheLogs) {
               {"executor", {{"command", {"agents/refuses", "--full-auto", "{plan_path}"}}, {"timeout_ms", 10000}}}});
   auto r = yolo({"execute"});
   EXPECT_NE(r.exit_code, 0) << report(r);
-  EXPECT_TRUE(has(r.out, "✗ Plan 01-01 failed: the executor exited with status 2: error: unexpected argument "
-                         "'--full-auto' found"))
+  EXPECT_TRUE(has(r.out,
+                  "✗ Plan 01-01 failed: the executor exited with status 2: error: unexpected argument "
+                  "'--full-auto' found"))
       << r.out;
   EXPECT_TRUE(has(r.out, "Next: `yolo logs 01-01` shows its whole output")) << r.out;
   // The state keeps the same reason for `yolo status`.

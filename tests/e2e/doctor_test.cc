@@ -28,9 +28,15 @@ std::string standin(const std::string& name, const std::string& version, const s
   if (!sub.empty()) is_help += " || { [ \"$1\" = " + sub + " ] && [ \"$2\" = --help ]; }";
   return "#!/bin/sh\n"
          "echo \"$*\" >> \"$STANDIN_LOG\"\n"
-         "if [ \"$1\" = --version ]; then echo '" + version + "'; exit 0; fi\n"
-         "if " + is_help + "; then printf '%s\\n' '" + help + "'; exit 0; fi\n"
-         "echo \"" + name + ": a model call: $*\" >&2\n"
+         "if [ \"$1\" = --version ]; then echo '" +
+         version +
+         "'; exit 0; fi\n"
+         "if " +
+         is_help + "; then printf '%s\\n' '" + help +
+         "'; exit 0; fi\n"
+         "echo \"" +
+         name +
+         ": a model call: $*\" >&2\n"
          "exit 3\n";
 }
 
@@ -78,10 +84,11 @@ class Doctor : public ::testing::Test {
   }
   void config(const json& c) { write_file(repo() / ".yolo-planning" / "config.json", c.dump(2)); }
   json claude_roles() {
-    return {{"reviewer", {{"command", {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}"}}}},
-            {"architect", {{"command", {"claude", "-p", "{prompt}", "--permission-mode", "acceptEdits"}}}},
-            {"executor", {{"command", {"claude", "-p", "{prompt}", "--output-format", "json"}}}},
-            {"approvers", {{"vision", "manual"}, {"wave", "skip"}}}};
+    return {
+        {"reviewer", {{"command", {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}"}}}},
+        {"architect", {{"command", {"claude", "-p", "{prompt}", "--permission-mode", "acceptEdits"}}}},
+        {"executor", {{"command", {"claude", "-p", "{prompt}", "--output-format", "json"}}}},
+        {"approvers", {{"vision", "manual"}, {"wave", "skip"}}}};
   }
 
   // Every credential variable the CLIs read is emptied (doctor counts an empty one as unset).
@@ -93,9 +100,9 @@ class Doctor : public ::testing::Test {
                                     "YOLO_SIGNING_KEY=",
                                     "NO_COLOR=1",
                                     "STANDIN_LOG=" + calls().string()};
-    for (const char* k : {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR",
-                          "OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-                          "GOOGLE_APPLICATION_CREDENTIALS"})
+    for (const char* k :
+         {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR", "OPENAI_API_KEY",
+          "CODEX_API_KEY", "CODEX_HOME", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"})
       env.push_back(std::string(k) + "=");
     env.insert(env.end(), extra_env.begin(), extra_env.end());
     return with_env(env, args, repo());
@@ -183,8 +190,7 @@ TEST_F(Doctor, MissingCredentialsAreAProblemAndTheFileIsEnough) {
   write_file(home() / ".claude" / ".credentials.json", "{\"secret\": \"never shown\"}");
   auto ok = doctor();
   EXPECT_EQ(ok.exit_code, 0) << report(ok);
-  EXPECT_TRUE(has(ok.out, "✓ reviewer credentials: " + (home() / ".claude" / ".credentials.json").string() +
-                              " exists"))
+  EXPECT_TRUE(has(ok.out, "✓ reviewer credentials: " + (home() / ".claude" / ".credentials.json").string() + " exists"))
       << ok.out;
   EXPECT_FALSE(has(ok.out, "never shown")) << ok.out;
 }

@@ -6,10 +6,10 @@ namespace yolo::usage {
 namespace {
 
 TEST(AgentUsage, ClaudeCodeJsonResult) {
-  auto u = parse(
-      R"({"type":"result","subtype":"success","is_error":false,"result":"VERDICT: approve\nFINDINGS:\n- none",)"
-      R"("total_cost_usd":0.0421,"usage":{"input_tokens":1200,"cache_creation_input_tokens":300,)"
-      R"("cache_read_input_tokens":4000,"output_tokens":250}})");
+  auto u =
+      parse(R"({"type":"result","subtype":"success","is_error":false,"result":"VERDICT: approve\nFINDINGS:\n- none",)"
+            R"("total_cost_usd":0.0421,"usage":{"input_tokens":1200,"cache_creation_input_tokens":300,)"
+            R"("cache_read_input_tokens":4000,"output_tokens":250}})");
   ASSERT_TRUE(u);
   EXPECT_EQ(u->input_tokens, 1200);
   EXPECT_EQ(u->output_tokens, 250);
@@ -59,9 +59,10 @@ TEST(AgentUsage, CodexExecJsonSumsItsTurnsWithoutAPrice) {
 }
 
 TEST(AgentUsage, GeminiJsonStatsSummedOverModels) {
-  std::string out = R"({"response":"VERDICT: approve","stats":{"models":{)"
-                    R"("gemini-2.5-pro":{"tokens":{"prompt":900,"candidates":100,"total":1000,"cached":300,"thoughts":40}},)"
-                    R"("gemini-2.5-flash":{"tokens":{"prompt":50,"candidates":5,"cached":0}}},"tools":{}}})";
+  std::string out =
+      R"({"response":"VERDICT: approve","stats":{"models":{)"
+      R"("gemini-2.5-pro":{"tokens":{"prompt":900,"candidates":100,"total":1000,"cached":300,"thoughts":40}},)"
+      R"("gemini-2.5-flash":{"tokens":{"prompt":50,"candidates":5,"cached":0}}},"tools":{}}})";
   auto u = parse(out);
   ASSERT_TRUE(u);
   EXPECT_EQ(u->input_tokens, 650);

@@ -20,7 +20,8 @@ TEST(FailureLine, LastErrorLineWinsAndColourIsDropped) {
 }
 
 TEST(FailureLine, WithoutAnErrorLineTheLineBeforeTheUsageTail) {
-  EXPECT_EQ(explaining_line("the model refused\nUsage: prog [OPTIONS]\n  -h, --help  Print help\n"), "the model refused");
+  EXPECT_EQ(explaining_line("the model refused\nUsage: prog [OPTIONS]\n  -h, --help  Print help\n"),
+            "the model refused");
   EXPECT_EQ(explaining_line("no such plan\nFor more information, try '--help'.\n"), "no such plan");
 }
 
