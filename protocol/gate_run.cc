@@ -354,7 +354,7 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
     in.override_approver = override_approver && failed_command(*target);  // decided on the gate as it is under the lock
     Transition done = approve(d, in);
     if (done.ok() && type == GateType::Vision)
-      if (json* shown = find_gate_mut(d, tid)) (*shown)["config_values"] = config_values(w, root, covers);
+      if (json* approved = find_gate_mut(d, tid)) (*approved)["config_values"] = config_values(w, root, covers);
     return done;
   });
   if (!refused.empty() && r.error.empty()) r.error = refused;
