@@ -204,6 +204,12 @@ int Run::review_gate() {
       verdict = "conditional";
     else if (r.exit_code == 1)
       verdict = "reject";
+    else if (r.exit_code == 4) {
+      // Passed on Stage 1 alone: a reviewer could not run and the config allows that
+      // (reviewer_required false). Said, never silent.
+      verdict = "approve";
+      note("no real review: a reviewer could not run and Stage 1 decided (reviewer_required is false)");
+    }
   }
   if (verdict.empty()) {
     std::string why = "the review gate could not run (`yolo review` " + r.describe() + ")";

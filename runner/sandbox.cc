@@ -105,10 +105,9 @@ bool beneath(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
 
-// One path granted read and execute: an O_PATH descriptor kept open (closed in every child
-// before its exec), and whether it is a folder.
+// One path granted read and execute, and whether it is a folder.
 struct ReadRule {
-  int fd;
+  std::string path;
   bool dir;
 };
 
@@ -136,15 +135,14 @@ int collect_all_except(const std::string& dir, const std::vector<std::string>& h
       if (int e = collect_all_except(path, hidden, out, depth + 1)) return e;
       continue;
     }
-    int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) continue;
-    out.push_back({fd, S_ISDIR(st.st_mode)});
+    out.push_back({path, S_ISDIR(st.st_mode)});
   }
   return 0;
 }
 
 // The read rules for a set of hidden paths, listed once per process: every child of a run has
-// the same secrets, and listing the folders that hold them was most of a confined start.
+// the same secrets, and listing the folders that hold them was most of a confined start. Paths,
+// not descriptors: a process under a low descriptor limit keeps its descriptors for its work.
 // (A folder made at the top of the home after yolo started is readable from its next start.)
 int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRule>*& out) {
   static std::mutex mu;
@@ -157,10 +155,7 @@ int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRul
     return 0;
   }
   std::vector<ReadRule> rules;
-  if (int e = collect_all_except("/", hidden, rules, 0)) {
-    for (const auto& r : rules) ::close(r.fd);
-    return e;
-  }
+  if (int e = collect_all_except("/", hidden, rules, 0)) return e;
   out = &(cache[key] = std::move(rules));
   return 0;
 }
@@ -407,8 +402,11 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir) {
   if (!e) e = read_rules(hidden, reads);
   const unsigned long long read_rights = rights_of(sandbox::Read | sandbox::Exec, c->abi);
   for (size_t k = 0; !e && reads && k < reads->size(); ++k) {
-    ll::PathBeneath pb{(*reads)[k].dir ? read_rights : (read_rights & ll::kFileRights), (*reads)[k].fd};
+    int fd = ::open((*reads)[k].path.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;  // gone since it was listed
+    ll::PathBeneath pb{(*reads)[k].dir ? read_rights : (read_rights & ll::kFileRights), fd};
     if (::syscall(SYS_landlock_add_rule, c->ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0) e = errno;
+    ::close(fd);
   }
   for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
     if (!e) e = add_rule(c->ruleset_fd, dev, rights_of(sandbox::Read | sandbox::Write, c->abi) | (c->abi >= 5 ? ll::kIoctlDev : 0));

@@ -60,7 +60,11 @@ class AgentCost : public ::testing::Test {
                    {"reviewer", {{"command", {"agents/reviewer-priced", "{plan_path}"}}, {"timeout_ms", 10000}}},
                    {"executor",
                     {{"command", {"agents/executor-priced", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}},
-                   {"budget", {{"phase_usd", 0.5}}}});
+                   {"budget", {{"phase_usd", 0.5}}},
+                   // The priced stand-ins log what they reported beside the project (costs.log):
+                   // granted to them as a user grants an agent a folder of its own.
+                   {"sandbox",
+                    {{"write", {{"executor", {dir_.path().string()}}, {"reviewer", {dir_.path().string()}}}}}}});
     write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
     for (const auto& args :
          std::vector<std::vector<std::string>>{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "demo fixture"}}) {

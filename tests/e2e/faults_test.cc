@@ -165,7 +165,10 @@ class WorktreeProject : public ::testing::Test {
          {"max_parallel", 2},
          {"architect", nullptr},
          {"executor",
-          {{"command", {"agents/executor-worktree", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}}});
+          {{"command", {"agents/executor-worktree", "{plan_path}", "{summary_path}"}}, {"timeout_ms", 30000}}},
+         // The fault is a kill -9 of yolo that its executor sends (YOLO_EXEC_KILL_YOLO_FOR): the
+         // sandbox forbids exactly that (no signal leaves it), so these runs are unconfined.
+         {"sandbox", "off"}});
     write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
   }
   stdfs::path repo() const { return dir_.path() / "repo"; }

@@ -25,13 +25,13 @@ TEST(Cli, Version) {
 TEST(Cli, HelpOfEverySubcommand) {
   auto top = run_yolo({"--help"});
   ASSERT_EQ(top.exit_code, 0) << dump(top);
-  // Subcommand names: the first word of each indented line after "Subcommands:".
+  // Subcommand names: the first word of each indented line under "Commands:" and "Plumbing".
   std::vector<std::string> subs;
   std::istringstream in(top.out);
   std::string l;
   bool in_subs = false;
   while (std::getline(in, l)) {
-    if (l.rfind("Subcommands:", 0) == 0) {
+    if (l.rfind("Commands:", 0) == 0 || l.rfind("Plumbing", 0) == 0) {
       in_subs = true;
       continue;
     }
