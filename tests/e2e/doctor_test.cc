@@ -213,10 +213,11 @@ TEST_F(Doctor, AllGood) {
   EXPECT_TRUE(has(r.out, "✓ git repository")) << r.out;
   EXPECT_TRUE(has(r.out, "✓ git identity: commits as Tester")) << r.out;
   EXPECT_TRUE(has(r.out, "○ key approval key: ")) << r.out;
-  if (runner::landlock_abi() > 0)
+  if (runner::landlock_abi() > 0) {
     EXPECT_TRUE(has(r.out, "✓ sandbox: Landlock ABI " + std::to_string(runner::landlock_abi()))) << r.out;
-  else
+  } else {
     EXPECT_TRUE(has(r.out, "✗ sandbox: this kernel has no Landlock")) << r.out;
+  }
   EXPECT_TRUE(has(r.out, "○ signing ssh signatures: not required")) << r.out;
   EXPECT_TRUE(has(r.out, "○ hooks git hooks: not installed")) << r.out;
   EXPECT_TRUE(has(r.out, "✓ Ready: every check passed. Next: `yolo execute`")) << r.out;
