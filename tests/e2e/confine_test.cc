@@ -173,7 +173,8 @@ TEST(Confine, AnExecutorCannotRewriteConfigHooksProgramsOrTheState) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_TRUE(stdfs::exists(d.root() / ".yolo-planning/phases/01-demo/01-04-SUMMARY.md"));
   // What each ran under is in its plan's record.
-  for (const auto& p : d.state()["plans"]) {
+  const json st = d.state();  // kept: a range over a part of a temporary would outlive it
+  for (const auto& p : st["plans"]) {
     ASSERT_TRUE(p.contains("sandbox")) << p.dump();
     EXPECT_EQ(p["sandbox"]["role"], "executor") << p.dump();
     EXPECT_TRUE(has(p["sandbox"]["mechanism"].get<std::string>(), "landlock")) << p.dump();
