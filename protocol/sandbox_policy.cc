@@ -21,11 +21,16 @@ std::string parent_of(const std::string& ref) {
   auto slash = ref.rfind('/');
   return slash == std::string::npos ? std::string() : ref.substr(0, slash);
 }
-// In a writable checkout: yolo's own files and what makes git run programs stay read-only.
+// In a writable checkout: yolo's own files and what makes git run programs stay read-only,
+// and the repository's folder stays where it is (a .git moved aside and replaced by a copy
+// with a config of the child's would be read by every later git, the person's included).
+// Submodules' folders hold configs and hooks of their own.
 void protect_checkout(Policy& p, const std::string& root) {
+  p.pinned.push_back(join(root, ".git"));
   p.read_only.push_back(join(root, ".yolo-planning"));
   p.read_only.push_back(join(root, ".git/config"));
   p.read_only.push_back(join(root, ".git/hooks"));
+  p.read_only.push_back(join(root, ".git/modules"));
 }
 }  // namespace
 
@@ -46,6 +51,7 @@ std::string Policy::canonical() const {
   std::vector<std::string> lines;
   lines.push_back(std::string("role ") + role_name(role));
   for (const auto& h : hidden) lines.push_back("hidden " + h);
+  for (const auto& k : pinned) lines.push_back("pinned " + k);
   for (const auto& r : read_only) lines.push_back("read-only " + r);
   for (const auto& w : writable_within) lines.push_back("writable " + w);
   for (const auto& g : grants)
@@ -77,6 +83,13 @@ Policy policy_for(const PolicyInputs& in) {
         }
       }
       if (!in.git_worktree_dir.empty()) p.grants.push_back({in.git_worktree_dir, Read | Write});
+      // Where git finds the repository from the slot: pointed at a repository of the
+      // executor's own, yolo's later git in the slot would read that one's config.
+      p.read_only.push_back(join(in.worktree, ".git"));
+      if (!in.git_worktree_dir.empty()) {
+        p.read_only.push_back(join(in.git_worktree_dir, "commondir"));
+        p.read_only.push_back(join(in.git_worktree_dir, "gitdir"));
+      }
     } else if (!in.project_root.empty()) {
       p.grants.push_back({in.project_root, rwx});
       protect_checkout(p, in.project_root);

@@ -8,9 +8,12 @@
 //   architect                   its private temp folder, which holds the copy of the plan it
 //                               revises (yolo checks the copy and writes it back itself);
 //   executor                    its temp folder and its worktree slot, the git objects, its own
-//                               branch's refs and reflog and the slot's git folder; without a
-//                               worktree, the project's checkout except .yolo-planning,
-//                               .git/config and .git/hooks (read-only there), and its own
+//                               branch's refs and reflog and the slot's git folder, except
+//                               the files that lead git to the repository (the slot's .git,
+//                               its folder's commondir and gitdir); without a worktree, the
+//                               project's checkout except .yolo-planning, .git/config,
+//                               .git/hooks and .git/modules (read-only there, and .git itself
+//                               cannot be moved or replaced), and its own
 //                               phase folder (for its SUMMARY: the other plans of the phase are
 //                               hashed again just before each starts);
 //   shell                       (`yolo sandbox`: the person's own agent) the checkout and the
@@ -46,10 +49,12 @@ struct Policy {
   // Read (and execute) everything but these paths and what lies beneath them.
   std::vector<std::string> hidden;
   std::vector<Grant> grants;
-  // Inside a granted folder, paths that stay read-only (bound read-only in a mount namespace
-  // of the child's own: Landlock grants whole hierarchies), then paths below those that are
-  // writable again.
-  std::vector<std::string> read_only, writable_within;
+  // Inside a granted folder, paths kept in place (each bound onto itself, writable: a mount
+  // point cannot be renamed or removed, so a folder git trusts, such as .git, cannot be
+  // swapped for one the child made), then paths that stay read-only (bound read-only in a
+  // mount namespace of the child's own: Landlock grants whole hierarchies), then paths below
+  // those that are writable again.
+  std::vector<std::string> pinned, read_only, writable_within;
   bool unix_sockets = false;  // connect to UNIX sockets by path
   // A stable text of the policy (one line per item, sorted), and its digest's input.
   std::string canonical() const;

@@ -291,12 +291,13 @@ unsigned long locked_flags(const std::string& path) {
 // namespace, for the paths of the policy that exist.
 void prepare_mounts(Confinement& c) {
   std::error_code ec;
-  for (int pass = 0; pass < 2; ++pass)
-    for (const auto& p : pass == 0 ? c.policy.read_only : c.policy.writable_within) {
+  // In this order: a pinned folder's own bind first, so the read-only binds inside it stay.
+  for (const auto* list : {&c.policy.pinned, &c.policy.read_only, &c.policy.writable_within})
+    for (const auto& p : *list) {
       std::string path = canonical(p);
       if (!stdfs::exists(path, ec)) continue;
       c.mount_paths.push_back(path);
-      c.mount_flags.push_back(locked_flags(path) | (pass == 0 ? MS_RDONLY : 0));
+      c.mount_flags.push_back(locked_flags(path) | (list == &c.policy.read_only ? MS_RDONLY : 0));
     }
   if (c.mount_paths.empty()) return;
   for (size_t i = 0; i < c.mount_paths.size(); ++i) c.mounts.push_back({c.mount_paths[i].c_str(), c.mount_flags[i]});

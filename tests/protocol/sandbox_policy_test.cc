@@ -13,10 +13,18 @@ bool grants(const Policy& p, const std::string& path, unsigned access) {
   return std::any_of(p.grants.begin(), p.grants.end(),
                      [&](const Grant& g) { return g.path == path && (g.access & access) == access; });
 }
+bool at_or_beneath(const std::string& path, const std::string& dir) {
+  return path == dir || path.rfind(dir + "/", 0) == 0;
+}
+// Whether the policy lets the child write path: a write grant over it, and no read-only bind
+// over it that a writable one below does not undo.
 bool writes_beneath(const Policy& p, const std::string& path) {
-  return std::any_of(p.grants.begin(), p.grants.end(), [&](const Grant& g) {
-    return (g.access & Write) && (path == g.path || path.rfind(g.path + "/", 0) == 0);
-  });
+  bool granted = std::any_of(p.grants.begin(), p.grants.end(),
+                             [&](const Grant& g) { return (g.access & Write) && at_or_beneath(path, g.path); });
+  auto over = [&](const std::vector<std::string>& v) {
+    return std::any_of(v.begin(), v.end(), [&](const std::string& d) { return at_or_beneath(path, d); });
+  };
+  return granted && (!over(p.read_only) || over(p.writable_within));
 }
 
 PolicyInputs base(Role r) {
@@ -53,8 +61,11 @@ TEST(SandboxPolicy, AnExecutorInAWorktreeWritesItsSlotItsObjectsAndItsBranchOnly
   EXPECT_TRUE(writes_beneath(p, "/p/.git/refs/heads/yolo/abcd1234/01-01"));
   EXPECT_TRUE(writes_beneath(p, "/p/.git/logs/refs/heads/yolo/abcd1234/01-01"));
   EXPECT_TRUE(writes_beneath(p, "/p/.git/worktrees/slot-1/index"));
+  // Nor the files that lead git from the slot to the repository.
   for (const char* no : {"/p/src/a.cc", "/p/.git/config", "/p/.git/hooks/post-checkout", "/p/.git/refs/heads/main",
-                         "/p/.git/yolo-worktrees/slot-2/a", "/p/.yolo-planning/phases/01/01-02-PLAN.md"})
+                         "/p/.git/yolo-worktrees/slot-2/a", "/p/.yolo-planning/phases/01/01-02-PLAN.md",
+                         "/p/.git/yolo-worktrees/slot-1/.git", "/p/.git/worktrees/slot-1/commondir",
+                         "/p/.git/worktrees/slot-1/gitdir"})
     EXPECT_FALSE(writes_beneath(p, no)) << no;
 }
 
@@ -63,9 +74,14 @@ TEST(SandboxPolicy, AnExecutorInTheCheckoutKeepsYolosFilesAndGitsProgramsReadOnl
   in.phase_dir = "/p/.yolo-planning/phases/01-demo";
   Policy p = policy_for(in);
   EXPECT_TRUE(grants(p, "/p", Read | Write | Exec));
-  for (const char* ro : {"/p/.yolo-planning", "/p/.git/config", "/p/.git/hooks"})
+  for (const char* ro : {"/p/.yolo-planning", "/p/.git/config", "/p/.git/hooks", "/p/.git/modules"})
     EXPECT_NE(std::find(p.read_only.begin(), p.read_only.end(), ro), p.read_only.end()) << ro;
   EXPECT_EQ(p.writable_within, std::vector<std::string>{"/p/.yolo-planning/phases/01-demo"});
+  // The repository's folder stays in place (its own bind comes before those inside it).
+  EXPECT_EQ(p.pinned, std::vector<std::string>{"/p/.git"});
+  EXPECT_TRUE(writes_beneath(p, "/p/.git/objects/ab/cdef"));
+  EXPECT_FALSE(writes_beneath(p, "/p/.git/modules/sub/config"));
+  EXPECT_TRUE(writes_beneath(p, "/p/.yolo-planning/phases/01-demo/01-01-SUMMARY.md"));
 }
 
 TEST(SandboxPolicy, ConfigFoldersAddToTheRoleAndTheCanonicalTextIsStable) {

@@ -157,6 +157,38 @@ TEST(Sandbox, AnExecutorInTheCheckoutWritesItButNotYolosFilesNorGitsConfig) {
   EXPECT_FALSE(stdfs::exists(root / ".yolo-planning/x"));
 }
 
+// A .git moved aside and replaced by a copy whose config the child wrote would be read by
+// every later git in the checkout (the person's `git status` runs its fsmonitor). The folder
+// is kept in place; inside it git still writes what a commit needs.
+TEST(Sandbox, AnExecutorInTheCheckoutCannotSwapTheRepositoryFolder) {
+  REQUIRE_LANDLOCK();
+  TempDir t;
+  stdfs::path root = t.path() / "p";
+  write_file(root / ".yolo-planning/phases/01-demo/01-01-PLAN.md", "plan");
+  write_file(root / ".git/config", "[core]\n");
+  write_file(root / ".git/modules/sub/config", "[core]\n");
+  stdfs::create_directories(root / ".git/hooks");
+  stdfs::create_directories(root / ".git/objects");
+  Config cfg;
+  SandboxRequest req;
+  req.role = sandbox::Role::Executor;
+  req.project_root = root;
+  req.phase_dir = root / ".yolo-planning/phases/01-demo";
+  auto r = confine(cfg, req);
+  ASSERT_TRUE(r.ok()) << r.error;
+  for (const char* attempt : {"mv .git .git-old", "mv .git/modules .git/m2", "echo evil >> .git/modules/sub/config"}) {
+    auto no = sh(attempt, r.confinement, root);
+    EXPECT_NE(no.exit_code, 0) << attempt;
+  }
+  EXPECT_TRUE(stdfs::is_directory(root / ".git"));
+  EXPECT_FALSE(stdfs::exists(root / ".git-old"));
+  EXPECT_EQ(read_file(root / ".git/config"), "[core]\n");
+  EXPECT_EQ(read_file(root / ".git/modules/sub/config"), "[core]\n");
+  auto w = sh("echo x > .git/objects/probe && echo ref > .git/HEAD.lock && rm .git/HEAD.lock && echo ok", r.confinement,
+              root);
+  EXPECT_EQ(w.out, "ok\n") << w.err;
+}
+
 TEST(Sandbox, TheProbeTellsAConfinedProcessFromAnotherAndCannotBeFaked) {
   REQUIRE_LANDLOCK();
   EXPECT_FALSE(inside_sandbox());
