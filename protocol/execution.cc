@@ -132,7 +132,16 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
     json p = {{"id", e.id}, {"title", e.title}, {"path", e.path}};
     if (e.wave >= 1) p["wave"] = e.wave;
     std::string status;
-    if (e.summary == SummaryState::Passed)
+    // A run that resumes counts a passing SUMMARY for a plan it knew only when the plan was
+    // complete when the run began or was started by it (its own executor wrote it).
+    const bool started = before == "running" || before == "complete" || before == "failed" ||
+                         (prior && (prior->contains("started_at") || prior->value("was_complete", false)));
+    const bool counted = e.summary == SummaryState::Passed && (r.new_run || started);
+    if (e.summary == SummaryState::Passed && !counted) {
+      status = "pending";
+      p["summary_not_counted"] = "its SUMMARY appeared after this run began, written by no executor of this plan";
+      r.summary_not_counted.push_back(e.id);
+    } else if (counted)
       status = "complete";
     else if (e.summary == SummaryState::Failed && !opts.retry_failed)
       status = "failed";
@@ -154,6 +163,10 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
       p["findings"] = e.summary_findings.is_array() ? e.summary_findings : json::array();
       p["error"] = "its SUMMARY does not pass the SUMMARY gate";
     }
+    // Complete once in this run (its SUMMARY gone since, a checkout of another branch say):
+    // when the SUMMARY is back, it counts again.
+    if (status != "complete" && (before == "complete" || (prior && prior->value("was_complete", false))))
+      p["was_complete"] = true;
     if (status != "complete") all_complete = false;
     out.push_back(std::move(p));
   }

@@ -44,6 +44,11 @@ struct PrepareOptions {
 struct Prepared {
   bool new_run = false;      // the document held no run of this phase
   bool was_running = false;  // some plan was left `running` (a run died): now pending
+  // Plans the run knew and never started whose passing SUMMARY appeared after the run began:
+  // not complete (pending, the plan runs). In the checkout an executor writes its phase
+  // folder, where its own SUMMARY lies; a SUMMARY it wrote for a later plan would let that
+  // plan pass its wave, and the wave's gate, without running.
+  std::vector<std::string> summary_not_counted;
   long long wave = 0;        // current wave (lowest with a plan not complete; total_waves when all are)
   long long total_waves = 0;
 };

@@ -290,6 +290,13 @@ int Run::step2() {
         {"correlation_id", cid_}},
        Sym::Diamond, head);
   if (prepared.was_running) note("plans left running by an earlier run are pending again");
+  for (const auto& id : prepared.summary_not_counted) {
+    for (auto& e : entries_)
+      if (e.id == id) e.summary = SummaryState::Missing;
+    emit("summary_not_counted", {{"plan", id}}, Sym::Warn,
+         "Plan " + id + ": its SUMMARY appeared after this run began, written by no executor of " + id +
+             ": not counted; the plan runs (its executor writes the SUMMARY again)");
+  }
   for (const auto& e : entries_)
     if (e.summary == SummaryState::Failed && !executor) {
       emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"findings", e.summary_findings}}, Sym::Fail,

@@ -229,6 +229,107 @@ TEST(Confine, InAWorktreeAnExecutorCannotTouchTheCheckoutAndPlantedGitCodeNeverR
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 
+// An executor in a worktree cannot write the repository's config, but it writes its slot and
+// the slot's git folder, where git finds the way to the repository: the slot's `.git` file
+// and the folder's `commondir`. Pointed at a repository of its own whose config defines a
+// clean filter (and a `.gitattributes` naming it), yolo's own `git status` of the slot, run
+// outside the sandbox after the executor, would run that filter as the person. Each way is
+// tried by a plan of its own.
+TEST(Confine, AnExecutorCannotPointItsSlotAtARepositoryOfItsOwn) {
+  REQUIRE_SANDBOX();
+  Demo d(json{{"review_gate", "never"},
+              {"isolation", "worktree"},
+              {"executor", {{"command", {"agents/redirect-executor", "{plan_path}", "{summary_path}"}}}}});
+  const stdfs::path marker = d.dir.path() / "filter-ran";
+  d.agent("redirect-executor",
+          "#!/bin/sh\n"
+          "\"$(dirname \"$0\")/executor-ok\" \"$@\" || exit 1\n"
+          "gd=$(git rev-parse --absolute-git-dir); common=$(cd \"$(git rev-parse --git-common-dir)\" && pwd)\n"
+          "fake=\"$gd/fake\"; mkdir -p \"$fake/objects/info\"\n"
+          "echo \"$common/objects\" > \"$fake/objects/info/alternates\"\n"
+          "cp -r \"$common/refs\" \"$fake/refs\"; cp \"$common/HEAD\" \"$fake/HEAD\"\n"
+          "cp \"$common/packed-refs\" \"$fake/\" 2>/dev/null\n"
+          "cp \"$common/config\" \"$fake/config\"\n"
+          "printf '[filter \"evil\"]\\n\\tclean = touch " + marker.string() + "; cat\\n\\tsmudge = cat\\n' >> \"$fake/config\"\n"
+          "case \"$YOLO_PLAN_ID\" in\n"
+          "  01-01) if echo \"$fake\" > \"$gd/commondir\" 2>/dev/null; then echo 'WROTE commondir'; else echo 'attempt commondir refused'; fi ;;\n"
+          "  *) cp \"$gd/HEAD\" \"$fake/HEAD\"; cp \"$gd/index\" \"$fake/index\" 2>/dev/null\n"
+          "     if echo \"gitdir: $fake\" > .git 2>/dev/null; then echo 'WROTE .git'; else echo 'attempt .git refused'; fi ;;\n"
+          "esac\n"
+          "echo '* filter=evil' > .gitattributes\n"
+          "for f in $(git ls-files | head -n 5); do touch \"$f\"; done\n"
+          "exit 0\n");
+  d.commit("redirect");
+  auto run = d.approve_and_execute();
+  std::string logs = d.logs();
+  EXPECT_FALSE(has(logs, "WROTE")) << logs;
+  EXPECT_TRUE(has(logs, "attempt commondir refused")) << logs;
+  EXPECT_TRUE(has(logs, "attempt .git refused")) << logs;
+  EXPECT_FALSE(stdfs::exists(marker)) << "a filter the executor defined ran outside its sandbox\n" << run.out << run.err;
+}
+
+// An executor in the checkout may write it, .git's objects and refs included, but not move
+// .git aside and put a copy there whose config it wrote: the person's next `git status`
+// would run that config's fsmonitor as the person.
+TEST(Confine, AnExecutorInTheCheckoutCannotSwapTheRepositoryFolder) {
+  REQUIRE_SANDBOX();
+  Demo d(json{{"review_gate", "never"},
+              {"executor", {{"command", {"agents/swap-executor", "{plan_path}", "{summary_path}"}}}}});
+  const stdfs::path marker = d.dir.path().parent_path() / (d.dir.path().filename().string() + "-fsmonitor-ran");
+  d.agent("swap-executor",
+          "#!/bin/sh\n"
+          "if [ \"$YOLO_PLAN_ID\" = 01-01 ]; then\n"
+          "  if mv .git .git-old 2>/dev/null; then echo 'MOVED .git'; cp -r .git-old .git;\n"
+          "     git config core.fsmonitor \"touch " + marker.string() + "; false\"; else echo 'attempt move refused'; fi\n"
+          "fi\n"
+          "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
+  d.commit("swap");
+  auto run = d.approve_and_execute();
+  std::string logs = d.logs();
+  EXPECT_TRUE(has(logs, "attempt move refused")) << logs;
+  EXPECT_FALSE(has(logs, "MOVED")) << logs;
+  d.git({"status"});  // the person's git, after the run
+  EXPECT_FALSE(stdfs::exists(marker)) << "an fsmonitor the executor set ran in the person's git";
+  stdfs::remove(marker);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+// An executor in the checkout writes its own phase folder (for its SUMMARY). It can also
+// do a later plan's work and write that plan's SUMMARY, truthful and passing, before the
+// later wave's gate: a plan yolo did not start and whose SUMMARY appeared during a run is
+// not complete for it; the plan waits for its wave's approval like the others.
+TEST(Confine, ASummaryAnotherPlansExecutorWroteDoesNotPassAWaveGate) {
+  REQUIRE_SANDBOX();
+  Demo d(json{{"review_gate", "never"},
+              {"wave_approval", true},
+              {"executor", {{"command", {"agents/forging-executor", "{plan_path}", "{summary_path}"}}}}});
+  d.agent("forging-executor",
+          "#!/bin/sh\n"
+          "here=\"$(dirname \"$0\")\"\n"
+          "\"$here/executor-ok\" \"$@\" || exit 1\n"
+          "if [ \"$YOLO_PLAN_ID\" = 01-01 ]; then\n"
+          "  p=.yolo-planning/phases/01-demo\n"
+          "  for n in 02 03; do YOLO_PLAN_ID=01-$n \"$here/executor-ok\" $p/01-$n-PLAN.md $p/01-$n-SUMMARY.md && echo \"FORGED 01-$n\"; done\n"
+          "fi\n"
+          "exit 0\n");
+  d.commit("forging");
+  auto run = d.approve_and_execute();
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;  // paused at wave 2's gate
+  EXPECT_TRUE(has(d.logs(), "FORGED 01-02")) << d.logs();
+  // Run again without approving wave 2: its plans are not complete, nothing of wave 3 runs.
+  auto again = d.yolo({"execute"});
+  EXPECT_EQ(again.exit_code, 3) << again.out << again.err;
+  for (const auto& p : d.state().value("plans", json::array()))
+    if (p.value("id", "") == "01-02" || p.value("id", "") == "01-03" || p.value("id", "") == "01-04") {
+      EXPECT_NE(p.value("status", ""), "complete") << p.dump();
+    }
+  std::string wave2 = "(none)";
+  for (const auto& g : d.state().value("gates", json::array()))
+    if (g.value("gate_type", "") == "wave" && g.value("wave", 0) == 2) wave2 = g.value("status", "");
+  EXPECT_NE(wave2, "APPROVED");
+  EXPECT_TRUE(has(again.out + again.err, "01-02")) << again.out << again.err;
+}
+
 // A chain of 800 processes, each in a session of its own, left by an executor to approve the
 // next gate later: gone when execute ends.
 TEST(Confine, ADeepChainLeftByAnExecutorIsEndedAtExit) {

@@ -96,6 +96,36 @@ TEST(Execution, PlansWithAPassingSummaryAreComplete) {
   EXPECT_EQ(status_of(doc, "01-01"), "pending");
 }
 
+// A SUMMARY that appears during a run for a plan the run never started was written by
+// something else than the plan's executor (in the checkout, another plan's executor may
+// write the phase folder): the plan is not complete, it runs.
+TEST(Execution, ASummaryThatAppearedDuringTheRunCountsOnlyForAPlanTheRunStarted) {
+  json doc = json::object();
+  auto e = entries();
+  prepare(doc, kPhase, e, opts());
+  (*find_plan(doc, "01-01"))["status"] = "running";
+  for (auto& x : e) x.summary = SummaryState::Passed;
+  Prepared p = prepare(doc, kPhase, e, opts());
+  EXPECT_EQ(status_of(doc, "01-01"), "complete");  // its own executor wrote it
+  EXPECT_EQ(status_of(doc, "01-02"), "pending");
+  EXPECT_EQ(status_of(doc, "01-03"), "pending");
+  EXPECT_EQ(p.summary_not_counted, (std::vector<std::string>{"01-02", "01-03"}));
+  EXPECT_TRUE(find_plan(doc, "01-02")->contains("summary_not_counted"));
+  EXPECT_EQ(doc["status"], "running");
+  EXPECT_EQ(state::validate(doc), "");
+  // A SUMMARY there when the run began counts.
+  json fresh = json::object();
+  EXPECT_TRUE(prepare(fresh, kPhase, e, opts()).summary_not_counted.empty());
+  EXPECT_EQ(status_of(fresh, "01-02"), "complete");
+  // Complete once in this run, its SUMMARY gone and back: it counts again.
+  e[1].summary = SummaryState::Missing;
+  prepare(fresh, kPhase, e, opts());
+  EXPECT_EQ(status_of(fresh, "01-02"), "pending");
+  e[1].summary = SummaryState::Passed;
+  EXPECT_TRUE(prepare(fresh, kPhase, e, opts()).summary_not_counted.empty());
+  EXPECT_EQ(status_of(fresh, "01-02"), "complete");
+}
+
 TEST(Execution, FailingSummaryIsFailedUnlessAnExecutorRetries) {
   json doc = json::object();
   auto e = entries();
