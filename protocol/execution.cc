@@ -133,8 +133,9 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
     if (e.wave >= 1) p["wave"] = e.wave;
     std::string status;
     // A run that resumes counts a passing SUMMARY for a plan it knew only when the plan was
-    // complete when the run began or was started by it (its own executor wrote it).
-    const bool started = before == "running" || before == "complete" || before == "failed" ||
+    // complete when the run began, was started by it (its own executor wrote it) or was
+    // handed out by it (`ready`: no executor is configured, someone outside writes it).
+    const bool started = before == "running" || before == "complete" || before == "failed" || before == "ready" ||
                          (prior && (prior->contains("started_at") || prior->value("was_complete", false)));
     const bool counted = e.summary == SummaryState::Passed && (r.new_run || started);
     if (e.summary == SummaryState::Passed && !counted) {
