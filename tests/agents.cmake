@@ -3,12 +3,10 @@
 # server on loopback (tests/agents/model_server.py, scenarios in tests/agents/scenarios/).
 # Each test is skipped (exit 77) with its reason when its CLI is not installed;
 # `scripts/setup --with-tools` installs them with `npm ci --prefix tests/agents`.
-# Release build only: they test the templates against the real programs (minutes each, most
-# of it the CLIs' own start-up); the sanitizer build covers yolo's code through the others.
+# Both builds: in the sanitizer build the same loop runs yolo's review, sandbox, gates and
+# merges under ASan and UBSan with real agents' output.
 find_program(YOLO_PYTHON3_EXECUTABLE python3)
-if(YOLO_SANITIZE)
-  message(STATUS "sanitizer build: the agent CLI tests (agent_cli_*) run in the release build only")
-elseif(YOLO_PYTHON3_EXECUTABLE)
+if(YOLO_PYTHON3_EXECUTABLE)
   foreach(cli claude codex gemini)
     add_test(NAME agent_cli_${cli}
              COMMAND ${YOLO_PYTHON3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/agents/run_e2e.py ${cli}

@@ -30,7 +30,9 @@ const char* const kExecPrompt =
 // CLI versions it was run with end to end (tests/agents: the real CLIs against a scripted model)
 // and the folders and files where the CLI keeps its own state (`state`, at their defaults);
 // docs/agents.md says why each flag is there. yolo confines what it starts, so the templates turn
-// the CLIs' own prompts and sandboxes off where they would stop an unattended run.
+// the CLIs' own prompts and sandboxes off where they would stop an unattended run. Each asks its
+// CLI for the machine-readable output: yolo reads the agent's answer inside it and records what
+// every call cost (protocol/agent_usage.h).
 json agent_templates() {
   return {
       {"claude",
@@ -38,7 +40,8 @@ json agent_templates() {
         {"tested_with", "Claude Code 2.1.332"},
         {"state", {"~/.claude", "~/.claude.json"}},
         {"reviewer",
-         {{"command", {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}"}},
+         {{"command", {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}", "--output-format",
+                       "json"}},
           {"timeout_ms", 600000}}},
         // acceptEdits approves edits inside the working folder only, and no shell; print mode asks
         // nobody, so what is not allowed is refused. The architect may revise a copy of the plan
@@ -46,13 +49,14 @@ json agent_templates() {
         {"architect",
          {{"command",
            {"claude", "-p", "{prompt}", "--model", "{model}", "--max-turns", "{max_turns}", "--permission-mode",
-            "acceptEdits", "--allowedTools", "Read,Edit"}},
+            "acceptEdits", "--allowedTools", "Read,Edit", "--output-format", "json"}},
           {"timeout_ms", 600000}}},
         // The executor runs git, and its worktree is inside .git, where Claude Code refuses every
         // edit unless permission checks are skipped; as root it skips them only when told that it
         // runs in a sandbox (IS_SANDBOX=1), which it does: yolo confines the executor.
         {"executor",
-         {{"command", {"env", "IS_SANDBOX=1", "claude", "-p", kExecPrompt, "--dangerously-skip-permissions"}},
+         {{"command", {"env", "IS_SANDBOX=1", "claude", "-p", kExecPrompt, "--dangerously-skip-permissions", "--output-format",
+                       "json"}},
           {"timeout_ms", 3600000}}}}},
       {"codex",
        {{"about", "OpenAI Codex CLI (codex exec)"},
@@ -61,13 +65,13 @@ json agent_templates() {
         // `codex exec` never asks for approval; its own Linux sandbox is off (yolo confines it),
         // and a reviewer may run outside a git checkout.
         {"reviewer",
-         {{"command", {"codex", "exec", "--sandbox", "danger-full-access", "--skip-git-repo-check", "{prompt}"}},
+         {{"command", {"codex", "exec", "--json", "--sandbox", "danger-full-access", "--skip-git-repo-check", "{prompt}"}},
           {"timeout_ms", 600000}}},
         {"architect",
-         {{"command", {"codex", "exec", "--sandbox", "danger-full-access", "--skip-git-repo-check", "{prompt}"}},
+         {{"command", {"codex", "exec", "--json", "--sandbox", "danger-full-access", "--skip-git-repo-check", "{prompt}"}},
           {"timeout_ms", 600000}}},
         {"executor",
-         {{"command", {"codex", "exec", "--sandbox", "danger-full-access", "--skip-git-repo-check", kExecPrompt}},
+         {{"command", {"codex", "exec", "--json", "--sandbox", "danger-full-access", "--skip-git-repo-check", kExecPrompt}},
           {"timeout_ms", 3600000}}}}},
       {"gemini",
        {{"about", "Gemini CLI (gemini -p)"},
@@ -76,14 +80,15 @@ json agent_templates() {
         // In a folder it does not trust, Gemini CLI turns --yolo and auto_edit back into asking;
         // --skip-trust keeps the approval mode the template asks for. Its file tools stay inside
         // the working folder unless told (the architect may revise a copy of the plan elsewhere).
-        {"reviewer", {{"command", {"gemini", "-p", "{prompt}", "--skip-trust"}}, {"timeout_ms", 600000}}},
+        {"reviewer",
+         {{"command", {"gemini", "-p", "{prompt}", "--skip-trust", "--output-format", "json"}}, {"timeout_ms", 600000}}},
         {"architect",
          {{"command",
            {"gemini", "-p", "{prompt}", "--approval-mode", "auto_edit", "--skip-trust", "--include-directories",
-            "{plan_dir}"}},
+            "{plan_dir}", "--output-format", "json"}},
           {"timeout_ms", 600000}}},
         {"executor",
-         {{"command", {"gemini", "-p", kExecPrompt, "--approval-mode", "yolo", "--skip-trust"}},
+         {{"command", {"gemini", "-p", kExecPrompt, "--approval-mode", "yolo", "--skip-trust", "--output-format", "json"}},
           {"timeout_ms", 3600000}}}}},
       {"aider",
        {{"about", "aider (--message runs one instruction and exits)"},

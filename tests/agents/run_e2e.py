@@ -251,10 +251,27 @@ def main():
                 cwds[v["plan_id"]] = v["cwd"]
         if not cwds.get("01-02") or cwds.get("01-02") == cwds.get("01-03") or "yolo-worktrees" not in cwds["01-02"]:
             fail("wave 2's executors did not each run in their own worktree: %s" % cwds, model_log)
+        # The templates ask each CLI for its machine-readable output: what every call cost in
+        # tokens (the scripted model reports them) is recorded per agent, and the reviewer's
+        # verdict was read from inside that output (the review loop above).
+        usage_file = os.path.join(proj, ".yolo-planning", ".costs", "usage.jsonl")
+        if not os.path.exists(usage_file):
+            fail("no usage recorded (.yolo-planning/.costs/usage.jsonl): the CLI's output was not read", run_log)
+        agents = {}
+        for line in open(usage_file):
+            r = json.loads(line)
+            u = r.get("usage", {})
+            tokens = sum(u.get(k, 0) or 0 for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                     "cache_write_tokens"))
+            agents[r.get("agent")] = agents.get(r.get("agent"), 0) + tokens
+        for role in ("reviewer", "architect", "executor"):
+            if not agents.get(role):
+                fail("no tokens recorded for the %s (recorded: %s)" % (role, agents), usage_file, run_log)
         unmatched = [json.loads(l) for l in open(model_log) if '"unmatched"' in l]
         print("✓ %s: review loop (reject → architect → approve), vision gate approved at a terminal, "
               "two waves (01-02 and 01-03 in parallel worktrees), strict SUMMARY gate, merged in plan order"
               % cli)
+        print("  tokens recorded per agent: %s" % ", ".join("%s %d" % kv for kv in sorted(agents.items())))
         if unmatched:
             print("  (%d requests answered by the scenario's default)" % len(unmatched))
         return 0
