@@ -54,6 +54,7 @@ std::string Policy::canonical() const {
   for (const auto& k : pinned) lines.push_back("pinned " + k);
   for (const auto& r : read_only) lines.push_back("read-only " + r);
   for (const auto& w : writable_within) lines.push_back("writable " + w);
+  for (const auto& f : read_only_within) lines.push_back("read-only-within " + f);
   for (const auto& g : grants)
     lines.push_back(std::string("grant ") + ((g.access & Read) ? "r" : "-") + ((g.access & Write) ? "w" : "-") +
                     ((g.access & Exec) ? "x" : "-") + " " + g.path);
@@ -93,7 +94,10 @@ Policy policy_for(const PolicyInputs& in) {
     } else if (!in.project_root.empty()) {
       p.grants.push_back({in.project_root, rwx});
       protect_checkout(p, in.project_root);
-      if (!in.phase_dir.empty()) p.writable_within.push_back(in.phase_dir);
+      if (!in.phase_dir.empty()) {
+        p.writable_within.push_back(in.phase_dir);
+        p.read_only_within = in.phase_files;
+      }
     }
   }
   if (in.role == Role::Shell && !in.project_root.empty()) {

@@ -53,8 +53,8 @@ struct Policy {
   // point cannot be renamed or removed, so a folder git trusts, such as .git, cannot be
   // swapped for one the child made), then paths that stay read-only (bound read-only in a
   // mount namespace of the child's own: Landlock grants whole hierarchies), then paths below
-  // those that are writable again.
-  std::vector<std::string> pinned, read_only, writable_within;
+  // those that are writable again, then files in those that stay read-only all the same.
+  std::vector<std::string> pinned, read_only, writable_within, read_only_within;
   bool unix_sockets = false;  // connect to UNIX sockets by path
   // A stable text of the policy (one line per item, sorted), and its digest's input.
   std::string canonical() const;
@@ -71,6 +71,10 @@ struct PolicyInputs {
   // ("refs/heads/yolo/RUN/PLAN").
   std::string worktree, git_common_dir, git_worktree_dir, branch_ref;
   std::string phase_dir;  // absolute; an executor without a worktree writes its SUMMARY there
+  // The files already in that phase folder but its own SUMMARY (the plans, the other plans'
+  // SUMMARYs): read-only for it, so it can change no plan between its hash check and its
+  // executor's reading it, nor another plan's record.
+  std::vector<std::string> phase_files;
   std::vector<std::string> extra_write;  // from the config, for this role
   // Files inside a writable checkout that stay read-only (the programs the config names).
   std::vector<std::string> protected_paths;

@@ -116,6 +116,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       sreq.branch = w->second.branch;
     } else {
       sreq.phase_dir = (root_ / e.path).parent_path();
+      sreq.own_summary = root_ / summary_rel_for(root_, e.path);
     }
     // A folder of its own for the gates it asks for (yolo request-approval in the sandbox).
     {

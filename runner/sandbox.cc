@@ -292,12 +292,14 @@ unsigned long locked_flags(const std::string& path) {
 void prepare_mounts(Confinement& c) {
   std::error_code ec;
   // In this order: a pinned folder's own bind first, so the read-only binds inside it stay.
-  for (const auto* list : {&c.policy.pinned, &c.policy.read_only, &c.policy.writable_within})
+  for (const auto* list :
+       {&c.policy.pinned, &c.policy.read_only, &c.policy.writable_within, &c.policy.read_only_within})
     for (const auto& p : *list) {
       std::string path = canonical(p);
       if (!stdfs::exists(path, ec)) continue;
       c.mount_paths.push_back(path);
-      c.mount_flags.push_back(locked_flags(path) | (list == &c.policy.read_only ? MS_RDONLY : 0));
+      const bool ro = list == &c.policy.read_only || list == &c.policy.read_only_within;
+      c.mount_flags.push_back(locked_flags(path) | (ro ? MS_RDONLY : 0));
     }
   if (c.mount_paths.empty()) return;
   for (size_t i = 0; i < c.mount_paths.size(); ++i) c.mounts.push_back({c.mount_paths[i].c_str(), c.mount_flags[i]});
@@ -465,6 +467,12 @@ sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req
     }
   } else if (req.role == sandbox::Role::Executor && !req.phase_dir.empty()) {
     in.phase_dir = canonical(req.phase_dir.string());
+    const std::string own = req.own_summary.empty() ? std::string() : canonical(req.own_summary.string());
+    for (auto it = stdfs::directory_iterator(in.phase_dir, ec); !ec && it != stdfs::directory_iterator();
+         it.increment(ec))
+      if (it->is_regular_file(ec) && canonical(it->path().string()) != own)
+        in.phase_files.push_back(canonical(it->path().string()));
+    std::sort(in.phase_files.begin(), in.phase_files.end());
   }
   const std::string role = sandbox::role_name(req.role);
   if (const json* o = sandbox_object(cfg)) {

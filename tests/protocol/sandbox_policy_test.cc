@@ -24,7 +24,7 @@ bool writes_beneath(const Policy& p, const std::string& path) {
   auto over = [&](const std::vector<std::string>& v) {
     return std::any_of(v.begin(), v.end(), [&](const std::string& d) { return at_or_beneath(path, d); });
   };
-  return granted && (!over(p.read_only) || over(p.writable_within));
+  return granted && (!over(p.read_only) || over(p.writable_within)) && !over(p.read_only_within);
 }
 
 PolicyInputs base(Role r) {
@@ -72,7 +72,11 @@ TEST(SandboxPolicy, AnExecutorInAWorktreeWritesItsSlotItsObjectsAndItsBranchOnly
 TEST(SandboxPolicy, AnExecutorInTheCheckoutKeepsYolosFilesAndGitsProgramsReadOnly) {
   PolicyInputs in = base(Role::Executor);
   in.phase_dir = "/p/.yolo-planning/phases/01-demo";
+  in.phase_files = {"/p/.yolo-planning/phases/01-demo/01-01-PLAN.md", "/p/.yolo-planning/phases/01-demo/01-02-PLAN.md",
+                    "/p/.yolo-planning/phases/01-demo/01-02-SUMMARY.md"};
   Policy p = policy_for(in);
+  // In its phase folder it writes its own SUMMARY, never a plan or another plan's SUMMARY.
+  for (const auto& f : in.phase_files) EXPECT_FALSE(writes_beneath(p, f)) << f;
   EXPECT_TRUE(grants(p, "/p", Read | Write | Exec));
   for (const char* ro : {"/p/.yolo-planning", "/p/.git/config", "/p/.git/hooks", "/p/.git/modules"})
     EXPECT_NE(std::find(p.read_only.begin(), p.read_only.end(), ro), p.read_only.end()) << ro;

@@ -141,6 +141,10 @@ TEST(Sandbox, AnExecutorInTheCheckoutWritesItButNotYolosFilesNorGitsConfig) {
   auto w = sh("echo new > new.txt && mkdir -p src && echo c > src/a.c && echo s > .yolo-planning/phases/01-demo/S.md "
               "&& echo ok",
               r.confinement, root);
+  // Nor a plan of its own phase (read between its hash check and an executor's reading it).
+  auto plan = sh("echo evil >> .yolo-planning/phases/01-demo/01-01-PLAN.md", r.confinement, root);
+  EXPECT_NE(plan.exit_code, 0);
+  EXPECT_EQ(read_file(root / ".yolo-planning/phases/01-demo/01-01-PLAN.md"), "plan");
   EXPECT_EQ(w.out, "ok\n") << w.err;
   for (const char* target : {".yolo-planning/.execution-state.json", ".yolo-planning/phases/02-next/02-01-PLAN.md",
                              ".git/config", ".git/hooks/post-checkout", ".yolo-planning/config.json"}) {
