@@ -413,6 +413,9 @@ class Run {
   // The plans' must_haves.checks as load_plans read them, with the file's identity then
   // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
   std::map<size_t, std::pair<std::string, plan_checks::Parsed>> checks_read_;
+  // The programs the phase's checks name inside the project (absolute): read-only for an
+  // executor in the checkout, so a check runs as the wave's approval covered it.
+  std::vector<std::string> check_programs_;
   // Plans whose executor ended and whose gates (SUMMARY gate, scope fence) run now, in this
   // process: their slot already serves the next plan (schedule() starts it first).
   std::set<size_t> gating_;

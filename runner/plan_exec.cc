@@ -117,6 +117,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     } else {
       sreq.phase_dir = (root_ / e.path).parent_path();
       sreq.own_summary = root_ / summary_rel_for(root_, e.path);
+      sreq.protected_programs = check_programs_;
     }
     // A folder of its own for the gates it asks for (yolo request-approval in the sandbox).
     {

@@ -494,8 +494,15 @@ sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req
   }
   in.extra_write.insert(in.extra_write.end(), req.extra_write.begin(), req.extra_write.end());
   // The programs the config names inside the project stay as approved, whoever can write there.
-  if (req.role == sandbox::Role::Executor || req.role == sandbox::Role::Shell)
+  // So does the yolo binary the person runs, when it lies in the project (a build folder).
+  if (req.role == sandbox::Role::Executor || req.role == sandbox::Role::Shell) {
     for (const auto& prog : configured_programs(cfg, req.project_root)) in.protected_paths.push_back(canonical(prog));
+    for (const auto& prog : req.protected_programs) in.protected_paths.push_back(canonical(prog));
+    std::error_code se;
+    const std::string self = canonical(stdfs::read_symlink("/proc/self/exe", se).string());
+    const std::string root = canonical(req.project_root.string());
+    if (!self.empty() && !root.empty() && self.rfind(root + "/", 0) == 0) in.protected_paths.push_back(self);
+  }
   return in;
 }
 

@@ -64,6 +64,7 @@ struct SandboxRequest {
   std::filesystem::path project_root;
   std::filesystem::path phase_dir;  // absolute; executor without a worktree
   std::filesystem::path own_summary;  // absolute; its SUMMARY there (the one file it may change)
+  std::vector<std::string> protected_programs;  // more programs that stay as approved (the checks')
   std::filesystem::path worktree;   // executor with a worktree slot
   std::string branch;               // its branch ("yolo/RUN/PLAN")
   std::vector<std::string> extra_write;  // more folders to write (absolute), beside the config's
