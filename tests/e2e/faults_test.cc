@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bg_process.h"
+#include "protocol/sha256.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -287,6 +288,145 @@ TEST(Faults, WatchSeesChangesThroughASymlinkedPlanningFolder) {
   auto changed = w.wait_for(
       [](const json& j) { return j.value("event", "") == "plan_changed" && j.value("plan_id", "") == "01-02"; }, 10s);
   EXPECT_TRUE(changed.has_value()) << "no plan_changed through the symlink\n" << w.stderr_text();
+  w.signal(SIGTERM);
+  EXPECT_EQ(w.wait_exit(5s), 0) << w.stderr_text();
+}
+
+// `yolo watch` in a user namespace of its own whose inotify limit is 7 watches (the machine's
+// limit is left alone: every other process keeps its own): the project root, .yolo-planning,
+// phases/ and four phase folders fit; two more phase folders, a deep notes folder, and yolo's
+// own .logs and .cache do not. The phase folders are watched first, yolo's output folders take
+// no watch at all, the watcher names what it left out and how to raise the limit; once it is
+// raised, the next event adds the missing watches (no polling) and a save in a phase that had
+// none is seen.
+TEST(Faults, UnderTheInotifyLimitPhaseFoldersComeFirstAndTheRestIsWatchedOnceItIsRaised) {
+  if (::geteuid() != 0 || run_program({"unshare", "-Ur", "true"}).exit_code != 0)
+    GTEST_SKIP() << "needs root and user namespaces (unshare -Ur)";
+  TempDir d;
+  const stdfs::path root = d.path(), planning = root / ".yolo-planning";
+  for (int i = 1; i <= 6; ++i) {
+    std::string ph = "0" + std::to_string(i);
+    write_file(planning / "phases" / (ph + "-p") / (ph + "-01-PLAN.md"), plan_text(ph, "01"));
+    stdfs::create_directories(planning / ".logs" / (ph + "-p") / (ph + "-01"));
+  }
+  stdfs::create_directories(planning / ".cache" / "x");
+  for (const char* n : {"notes/a/b/c", "notes/d/e"}) stdfs::create_directories(planning / n);
+  write_file(planning / "ROADMAP.md", "# Roadmap\n");
+  BgProcess w({"unshare", "-Ur", "sh", "-c",
+               "echo 7 > /proc/sys/user/max_inotify_watches && exec \"$0\" watch \"$1\" --json --no-review", yolo_bin(),
+               root.string()},
+              root);
+  auto ready = w.wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 15s);
+  ASSERT_TRUE(ready.has_value()) << w.stderr_text();
+  EXPECT_EQ(ready->value("folders", 0), 7) << ready->dump();
+  // An event already read (before `ready`, or while waiting for another), else the next one.
+  auto seen_or_next = [&](const std::string& event) -> std::optional<json> {
+    for (const auto& j : w.seen)
+      if (j.value("event", "") == event) return j;
+    return w.wait_for([&](const json& j) { return j.value("event", "") == event; }, 5s);
+  };
+  auto limit = seen_or_next("watch_limit");
+  ASSERT_TRUE(limit.has_value()) << "the folders left without a watch were not named\n" << w.stderr_text();
+  std::vector<std::string> left;
+  for (const auto& f : (*limit)["unwatched"]) left.push_back(f.get<std::string>());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{".yolo-planning/notes", ".yolo-planning/phases/05-p",
+                                            ".yolo-planning/phases/06-p"}))
+      << limit->dump();
+  EXPECT_NE(limit->value("hint", "").find("max_inotify_watches"), std::string::npos) << limit->dump();
+  EXPECT_EQ(limit->value("limit", 0), 7) << limit->dump();
+  auto saved_and_seen = [&](const std::string& ph, const std::string& plan) {
+    write_file(planning / "phases" / (ph + "-p") / (ph + "-" + plan + "-PLAN.md"), plan_text(ph, plan));
+    return w
+        .wait_for(
+            [&](const json& j) {
+              return j.value("event", "") == "plan_changed" && j.value("plan_id", "") == ph + "-" + plan;
+            },
+            5s)
+        .has_value();
+  };
+  for (const char* ph : {"01", "02", "03", "04"})
+    EXPECT_TRUE(saved_and_seen(ph, "02")) << ph << "\n" << w.stderr_text();
+  auto raised = run_program(
+      {"nsenter", "-t", std::to_string(w.pid()), "-U", "sh", "-c", "echo 1000 > /proc/sys/user/max_inotify_watches"});
+  ASSERT_EQ(raised.exit_code, 0) << raised.err;
+  EXPECT_TRUE(saved_and_seen("01", "03"));  // any event: the watcher tries the missing watches again
+  auto recovered = seen_or_next("watches_recovered");
+  ASSERT_TRUE(recovered.has_value()) << "the missing watches were not added once the limit allowed them\n"
+                                     << w.stderr_text();
+  EXPECT_EQ(recovered->value("unwatched", -1), 0) << recovered->dump();
+  w.collect(500ms);
+  EXPECT_TRUE(saved_and_seen("06", "02")) << "a save in a phase that had no watch was not seen\n" << w.stderr_text();
+  w.signal(SIGTERM);
+  EXPECT_EQ(w.wait_exit(5s), 0) << w.stderr_text();
+}
+
+// Plan 01-02 lives in 02-PLAN.md on main, in 01-02-PLAN.md with other content on `other`, and in
+// 01-02-PLAN.md with main's content on `same`. Across checkouts between them the watcher reviews
+// 01-02 exactly when its content differs from what its review record (by plan id) holds, and
+// the record `yolo status` shows is always of the content checked out.
+TEST(Faults, WatchAcrossCheckoutsThatMoveAPlanIdBetweenFilesKeepsItsReviewCurrent) {
+  TempDir d;
+  const stdfs::path root = d.path();
+  const stdfs::path phase = root / ".yolo-planning" / "phases" / "01-core";
+  auto git = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run_program(argv, root);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  };
+  const std::string x = plan_text("01", "02"), y = plan_text("01", "02", "type: execute\n");
+  write_file(phase / "01-01-PLAN.md", plan_text("01", "01"));
+  write_file(phase / "02-PLAN.md", x);
+  write_file(root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n");
+  git({"init", "-q", "-b", "main"});
+  git({"add", ".yolo-planning/phases", ".yolo-planning/ROADMAP.md"});
+  git({"commit", "-q", "-m", "main"});
+  git({"checkout", "-q", "-b", "other"});
+  git({"mv", ".yolo-planning/phases/01-core/02-PLAN.md", ".yolo-planning/phases/01-core/01-02-PLAN.md"});
+  write_file(phase / "01-02-PLAN.md", y);
+  git({"commit", "-q", "-am", "other"});
+  git({"checkout", "-q", "-b", "same", "main"});
+  git({"mv", ".yolo-planning/phases/01-core/02-PLAN.md", ".yolo-planning/phases/01-core/01-02-PLAN.md"});
+  git({"commit", "-q", "-am", "same"});
+  git({"checkout", "-q", "main"});
+
+  BgProcess w({yolo_bin(), "watch", root.string(), "--json"}, root);
+  ASSERT_TRUE(w.wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 15s).has_value())
+      << w.stderr_text();
+  ASSERT_TRUE(w.wait_for([](const json& j) { return j.value("event", "") == "backlog_done"; }, 20s).has_value())
+      << w.stderr_text();
+  w.collect(1000ms);
+  // The hash `yolo status --records` shows for 01-02's review.
+  auto status_hash = [&] {
+    auto r = run_yolo({"status", "--json", "--records"}, root);
+    json s = json::parse(r.out, nullptr, false);
+    if (s.is_discarded()) return "status: " + r.out + r.err;
+    for (const char* where : {"other_reviews"})
+      if (s.contains(where) && s[where].contains("01-02")) return s[where]["01-02"].value("hash", std::string());
+    for (const auto& p : s.value("plans", json::array()))
+      if (p.value("id", "") == "01-02" && p["review"].is_object()) return p["review"].value("hash", std::string());
+    return "no review of 01-02 in: " + r.out;
+  };
+  auto bare = [](std::string h) { return h.rfind("sha256:", 0) == 0 ? h.substr(7) : h; };
+  struct Step {
+    const char* branch;
+    const char* file;
+    int reviews;
+  };
+  for (const Step& step :
+       {Step{"same", "01-02-PLAN.md", 0}, Step{"other", "01-02-PLAN.md", 1}, Step{"main", "02-PLAN.md", 1},
+        Step{"other", "01-02-PLAN.md", 1}, Step{"same", "01-02-PLAN.md", 1}, Step{"main", "02-PLAN.md", 0}}) {
+    SCOPED_TRACE(std::string("checkout ") + step.branch);
+    git({"checkout", "-q", step.branch});
+    int reviews = 0, others = 0;
+    for (auto batch = w.collect(2000ms); !batch.empty(); batch = w.collect(1500ms))
+      for (const auto& j : batch)
+        if (j.value("event", "") == "reviewed") ++(j.value("plan_id", "") == "01-02" ? reviews : others);
+    EXPECT_EQ(reviews, step.reviews);
+    EXPECT_EQ(others, 0);
+    EXPECT_EQ(bare(status_hash()), sha256_hex(read_file(phase / step.file)));
+  }
   w.signal(SIGTERM);
   EXPECT_EQ(w.wait_exit(5s), 0) << w.stderr_text();
 }
