@@ -253,6 +253,29 @@ TEST_F(WorktreeProject, ARerunAfterAKillNineLeavesNoBranchNoSlotOnABranchAndNoLo
                                                                          << dump(r);
 }
 
+// kill -9 of yolo once plan 01-01's executor has done its work (its commit on the plan's
+// branch, its SUMMARY in its slot) but before yolo saw it end: the re-run finds that work,
+// gates and merges it, and does not run the executor again.
+TEST_F(WorktreeProject, AnExecutorThatFinishedBeforeAKillNineIsGatedOnTheRerunNotRunAgain) {
+  const std::string log = (dir_.path() / "executors.log").string();
+  auto killed = execute({"YOLO_EXEC_KILL_YOLO_AFTER=01-01", "YOLO_EXEC_LOG=" + log});
+  ASSERT_NE(killed.exit_code, 0) << dump(killed);
+  auto starts = [&](const std::string& id) {
+    std::istringstream in(read_file(log));
+    size_t n = 0;
+    for (std::string l; std::getline(in, l);) n += l.rfind("start " + id + " ", 0) == 0;
+    return n;
+  };
+  ASSERT_EQ(starts("01-01"), 1u);
+  auto r = execute({"YOLO_EXEC_LOG=" + log});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_EQ(starts("01-01"), 1u) << "the executor that had finished ran again\n" << read_file(log) << dump(r);
+  EXPECT_NE(r.out.find("not run again"), std::string::npos) << dump(r);
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
+  EXPECT_EQ(trim(git({"branch", "--list", "yolo/*"})), "") << dump(r);
+  EXPECT_EQ(slots_on_a_branch(), std::vector<std::string>{}) << dump(r);
+}
+
 // A lock file that cannot be removed (its folder read-only is not possible for root; a
 // directory in its place is): the run says what it could not clean and how.
 TEST_F(WorktreeProject, ABranchThatCannotBeDeletedIsNamedWithWhatToDo) {
