@@ -563,6 +563,48 @@ struct SimpleProject {
   RunResult yolo(const std::vector<std::string>& args) { return run_yolo(args, root, {"NO_COLOR=1"}); }
 };
 
+// `yolo approve` shows content, not digests: at the first approval of the vision gate the
+// roadmap's text and the agents' argv; at the next (the roadmap edited, the executor's argv
+// changed) the roadmap's diff against the text approved then and the executor's argv then and
+// now. The digests only with --verbose.
+TEST(Faults, ApproveShowsWhatChangedSinceTheLastApprovalNotDigests) {
+  SimpleProject p;
+  json c = json::parse(read_file(p.root / ".yolo-planning" / "config.json"));
+  c["approvers"]["vision"] = "manual";
+  write_file(p.root / ".yolo-planning" / "config.json", c.dump(2));
+  auto first = p.yolo({"execute"});
+  ASSERT_EQ(first.exit_code, 3) << "paused at the vision gate\n" << dump(first);
+  auto a1 = run_yolo_tty({"approve", "--by", "tester"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a1.exit_code, 0) << dump(a1);
+  const std::string shown1 = a1.out + a1.err;
+  EXPECT_NE(shown1.find("Build it."), std::string::npos) << "the roadmap's text is not shown\n" << shown1;
+  EXPECT_NE(shown1.find("executor: [\"sh\",\"-c\""), std::string::npos) << "the executor's argv is not shown\n"
+                                                                        << shown1;
+  EXPECT_EQ(shown1.find("sha256:"), std::string::npos) << shown1;
+
+  write_file(p.root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n\nBuild it.\n\nThen document it.\n");
+  c = json::parse(read_file(p.root / ".yolo-planning" / "config.json"));
+  c["executor"]["command"][2] = "true; " + c["executor"]["command"][2].get<std::string>();
+  write_file(p.root / ".yolo-planning" / "config.json", c.dump(2));
+  auto second = p.yolo({"execute"});
+  ASSERT_EQ(second.exit_code, 3) << "the changed roadmap and config open the gate again\n" << dump(second);
+  auto a2 = run_yolo_tty({"approve", "--by", "tester"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a2.exit_code, 0) << dump(a2);
+  const std::string shown2 = a2.out + a2.err;
+  EXPECT_NE(shown2.find("+Then document it."), std::string::npos) << "no diff of the roadmap\n" << shown2;
+  EXPECT_NE(shown2.find("config key executor changed"), std::string::npos) << shown2;
+  EXPECT_NE(shown2.find("was: {"), std::string::npos) << shown2;
+  EXPECT_NE(shown2.find("\"true; cat"), std::string::npos) << "the executor's argv now is not shown\n" << shown2;
+  EXPECT_EQ(shown2.find("sha256:"), std::string::npos) << shown2;
+
+  write_file(p.root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n\nBuild it.\n");
+  ASSERT_EQ(p.yolo({"execute"}).exit_code, 3);
+  auto a3 = run_yolo_tty({"approve", "--by", "tester", "--verbose"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a3.exit_code, 0) << dump(a3);
+  EXPECT_NE((a3.out + a3.err).find("sha256:"), std::string::npos) << "--verbose shows the digests\n" << a3.err;
+  EXPECT_NE((a3.out + a3.err).find("-Then document it."), std::string::npos) << a3.err;
+}
+
 // 40 plans, max_parallel 30, 64 file descriptors (`ulimit -n 64`): the plans wait for a
 // slot instead of failing with "too many open files".
 TEST(Faults, OutOfFileDescriptorsThePlansWaitInsteadOfFailing) {
