@@ -605,6 +605,36 @@ TEST(Faults, ApproveShowsWhatChangedSinceTheLastApprovalNotDigests) {
   EXPECT_NE((a3.out + a3.err).find("-Then document it."), std::string::npos) << a3.err;
 }
 
+// The wave gate shows the wave's plans the same way: their text at the first approval, then
+// each plan's diff against the text approved.
+TEST(Faults, ApproveOfAWaveGateShowsItsPlansAndThenTheirDiff) {
+  SimpleProject p;
+  json c = json::parse(read_file(p.root / ".yolo-planning" / "config.json"));
+  c["wave_approval"] = true;
+  c["approvers"] = {{"vision", "skip"}, {"wave", "manual"}};
+  write_file(p.root / ".yolo-planning" / "config.json", c.dump(2));
+  std::string second_wave = plan_text("01", "02");
+  second_wave.replace(second_wave.find("wave: 1"), 7, "wave: 2");
+  write_file(p.phase / "01-02-PLAN.md", second_wave);
+  auto first = p.yolo({"execute"});
+  ASSERT_EQ(first.exit_code, 3) << "paused at the gate of wave 2\n" << dump(first);
+  auto a1 = run_yolo_tty({"approve", "--by", "tester"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a1.exit_code, 0) << dump(a1);
+  EXPECT_NE(a1.err.find("01-02-PLAN.md (not approved before):"), std::string::npos) << a1.err;
+  EXPECT_NE(a1.err.find("Write the code."), std::string::npos) << a1.err;
+  const stdfs::path plan = p.phase / "01-02-PLAN.md";
+  std::string t = read_file(plan);
+  t.replace(t.find("Write the code."), 15, "Write the code and its tests.");
+  write_file(plan, t);
+  auto second = p.yolo({"execute"});
+  ASSERT_EQ(second.exit_code, 3) << "the edited plan opens the wave gate again\n" << dump(second);
+  auto a2 = run_yolo_tty({"approve", "--by", "tester"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a2.exit_code, 0) << dump(a2);
+  EXPECT_NE(a2.err.find("-Write the code.\n"), std::string::npos) << a2.err;
+  EXPECT_NE(a2.err.find("+Write the code and its tests."), std::string::npos) << a2.err;
+  EXPECT_EQ(a2.err.find("sha256:"), std::string::npos) << a2.err;
+}
+
 // 40 plans, max_parallel 30, 64 file descriptors (`ulimit -n 64`): the plans wait for a
 // slot instead of failing with "too many open files".
 TEST(Faults, OutOfFileDescriptorsThePlansWaitInsteadOfFailing) {
