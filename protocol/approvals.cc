@@ -158,7 +158,6 @@ ApprovalStatus check_approved(const json& state, const json& g, const Now& now, 
     st.check = ApprovalCheck::Stale;
     const std::string key = "file:" + plan_path;
     json was = *cit, now_c = current;
-    std::string before = was.contains(key) && was[key].is_string() ? was[key].get<std::string>() : std::string();
     std::string after = now_c.contains(key) && now_c[key].is_string() ? now_c[key].get<std::string>() : std::string();
     was.erase(key);
     now_c.erase(key);
@@ -166,12 +165,12 @@ ApprovalStatus check_approved(const json& state, const json& g, const Now& now, 
       st.message = plan_path + " cannot be read any more since it was approved" + by + at +
                    ": the approval no longer counts and the " + tname + " gate is open again";
     } else if (was == now_c) {  // only the gate's own file changed
-      st.message = plan_path + " changed after it was approved" + by + at + " (approved " + short_digest(before) +
-                   ", now " + short_digest(after) + "): the approval no longer counts and the " + tname +
-                   " gate is open again";
+      st.message = plan_path + " changed after it was approved" + by + at + ": the approval no longer counts and the " +
+                   tname + " gate is open again";
     } else {
       std::string changes;
-      for (const auto& c : coverage_changes(*cit, current)) changes += (changes.empty() ? "" : "; ") + c;
+      for (const auto& c : coverage_changes(*cit, current, /*digests=*/false))
+        changes += (changes.empty() ? "" : "; ") + c;
       st.message = "what it covers changed after it was approved" + by + at + " (" + changes +
                    "): the approval no longer counts and the " + tname + " gate is open again";
     }

@@ -5,6 +5,7 @@
 
 #include "protocol/config.h"
 #include "protocol/contain.h"
+#include "protocol/fs.h"
 #include "protocol/gates_detail.h"
 #include "protocol/json_field.h"
 #include "protocol/plan.h"
@@ -205,7 +206,7 @@ std::vector<std::string> covered_files(const json& gate) {
   return files;
 }
 
-std::vector<std::string> coverage_changes(const json& before, const json& after) {
+std::vector<std::string> coverage_changes(const json& before, const json& after, bool digests) {
   std::vector<std::string> out;
   json b = before.is_object() ? before : json::object(), a = after.is_object() ? after : json::object();
   auto name = [](const std::string& k) {
@@ -215,23 +216,66 @@ std::vector<std::string> coverage_changes(const json& before, const json& after)
     return k;
   };
   auto val = [](const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
+  auto d = [&](const std::string& s) { return digests ? " (" + short_digest(s) + ")" : std::string(); };
   for (auto& [k, v] : a.items()) {
     auto it = b.find(k);
     if (it == b.end())
-      out.push_back(name(k) + " added (" + short_digest(val(v)) + ")");
+      out.push_back(name(k) + " added" + d(val(v)));
     else if (*it != v) {
       std::string was = val(*it), now = val(v);
       if (now == "absent")
         out.push_back(name(k) + " removed");
       else if (was == "absent")
-        out.push_back(name(k) + " set (" + short_digest(now) + ")");
+        out.push_back(name(k) + " set" + d(now));
       else
-        out.push_back(name(k) + " changed (" + short_digest(was) + " -> " + short_digest(now) + ")");
+        out.push_back(name(k) + " changed" +
+                      (digests ? " (" + short_digest(was) + " -> " + short_digest(now) + ")" : std::string()));
     }
   }
   for (auto& [k, v] : b.items())
     if (!a.contains(k)) out.push_back(name(k) + " no longer covered");
   return out;
+}
+
+stdfs::path approved_copies_dir(const stdfs::path& root) { return root / ".yolo-planning" / ".cache" / "approved"; }
+
+namespace {
+// The file name of a kept copy: the digest's hex, when it is one.
+std::string copy_name(const std::string& digest) {
+  constexpr std::string_view kPrefix = "sha256:";
+  std::string_view h = digest;
+  if (h.substr(0, kPrefix.size()) == kPrefix) h.remove_prefix(kPrefix.size());
+  if (h.size() != 64 || h.find_first_not_of("0123456789abcdef") != std::string_view::npos) return {};
+  return std::string(h);
+}
+}  // namespace
+
+std::vector<std::string> keep_approved_copies(const World& w, const stdfs::path& root, const json& covers) {
+  std::vector<std::string> errors;
+  if (!covers.is_object()) return errors;
+  const stdfs::path dir = approved_copies_dir(root);
+  for (const auto& [k, v] : covers.items()) {
+    if (k.rfind("file:", 0) != 0 || !v.is_string()) continue;
+    std::string name = copy_name(v.get<std::string>());
+    if (name.empty()) continue;  // "absent"
+    std::error_code ec;
+    if (stdfs::exists(dir / name, ec)) continue;
+    std::string rel = k.substr(5);
+    auto r = w.files().read(root / rel, 16u << 20, /*text=*/false);
+    if (!r.ok() || sha256_hex(r.content) != name) continue;  // changed since: its copy is not the approved one
+    stdfs::create_directories(dir, ec);
+    if (std::string e = fs::write_atomic(dir / name, r.content); !e.empty())
+      errors.push_back("could not keep the approved text of " + rel + ": " + e);
+  }
+  return errors;
+}
+
+std::optional<std::string> approved_copy(const World& w, const stdfs::path& root, const std::string& digest) {
+  std::string name = copy_name(digest);
+  if (name.empty()) return std::nullopt;
+  auto r = w.files().read(approved_copies_dir(root) / name, 16u << 20, /*text=*/false);
+  if (!r.ok() || sha256_hex(r.content) != name) return std::nullopt;  // gone, or not what it says
+  return r.content;
 }
 
 std::string project_id(const World& w, const stdfs::path& root) {

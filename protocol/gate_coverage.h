@@ -2,6 +2,7 @@
 // governs, the project's identity, and the paths a gate may name (inside the project).
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,24 @@ json coverage(const World& w, const std::filesystem::path& root, GateType type, 
 // The files a gate covers (its "file:" entries; else its plan_path).
 std::vector<std::string> covered_files(const json& gate);
 // One line per difference: "ROADMAP.md changed (sha256:ab… -> sha256:cd…)", "config key
-// reviewer changed", "plan X added". Empty when equal.
-std::vector<std::string> coverage_changes(const json& before, const json& after);
+// reviewer changed", "plan X added". Empty when equal. digests false: the names only
+// ("ROADMAP.md changed"), for people; the digests are for --verbose and machines.
+std::vector<std::string> coverage_changes(const json& before, const json& after, bool digests = true);
+
+// ---- what was approved, kept ---------------------------------------------------------------
+//
+// A person approves content, so the next approval shows what changed since as a diff: the
+// bytes of every file an approval covered are kept, content-addressed, as
+// .yolo-planning/.cache/approved/<sha256 hex> (`.cache` is ignored by git and not watched).
+// A copy is written only when the file still hashes to the digest the approval covers, and a
+// name is never written twice (same name, same bytes). Approvals made before copies were kept
+// have none: their files are shown as changed, without a diff.
+std::filesystem::path approved_copies_dir(const std::filesystem::path& root);
+// Keeps a copy of each "file:" entry of covers; returns what could not be kept (the approval
+// stands without it).
+std::vector<std::string> keep_approved_copies(const World& w, const std::filesystem::path& root, const json& covers);
+// The kept bytes whose digest is `digest` ("sha256:<hex>"), or nullopt.
+std::optional<std::string> approved_copy(const World& w, const std::filesystem::path& root, const std::string& digest);
 // The project's identity for approvals sealed with the local key: its canonical path (every
 // link resolved on the world's disk).
 std::string project_id(const World& w, const std::filesystem::path& root);

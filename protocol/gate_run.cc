@@ -337,14 +337,14 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
     };
     if (target->contains("covers") && (*target)["covers"] != covers) {
       refused = "Not approved: what gate " + tid + " covers changed since it opened (" +
-                list(coverage_changes((*target)["covers"], covers)) +
+                list(coverage_changes((*target)["covers"], covers, /*digests=*/false)) +
                 "). The gate now shows the new content: read it, then approve again";
       if (!authorize) adopt_legacy_approval(d);
       return refresh_covers(d, tid, covers, w.now());
     }
     if (shown.is_object() && shown != covers) {
       t.error = "Not approved: what gate " + tid + " covers changed while it was shown (" +
-                list(coverage_changes(shown, covers)) + "): read it again, then approve";
+                list(coverage_changes(shown, covers, /*digests=*/false)) + "): read it again, then approve";
       return t;
     }
     ResolveInput in{tid, by, digest, {}, w.now()};
@@ -358,6 +358,10 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
     return done;
   });
   if (!refused.empty() && r.error.empty()) r.error = refused;
+  // What was approved, kept for the next approval's diff (gate_coverage.h).
+  if (r.ok() && r.gate.is_object() && r.gate.value("status", "") == "APPROVED" && r.gate.contains("covers"))
+    for (const auto& e : keep_approved_copies(w, root, r.gate["covers"]))
+      r.messages.push_back(Message{Outcome::Warning, e, ""});
   return r;
 }
 

@@ -419,7 +419,7 @@ Transition approve(json& state, const ResolveInput& in) {
   json covers = in.covers.is_object() ? in.covers : json{{"file:" + str(*g, "plan_path"), in.digest}};
   if (auto it = g->find("covers"); it != g->end() && it->is_object() && *it != covers) {
     std::string changes;
-    for (const auto& c : coverage_changes(*it, covers)) changes += (changes.empty() ? "" : "; ") + c;
+    for (const auto& c : coverage_changes(*it, covers, /*digests=*/false)) changes += (changes.empty() ? "" : "; ") + c;
     t.error = "Not approved: what " + describe_gate(*g) + " covers changed since it opened (" + changes +
               "): read it again and approve what it holds now";
     return t;

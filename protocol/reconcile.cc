@@ -1,18 +1,80 @@
 #include "protocol/reconcile.h"
 
 #include <algorithm>
-
-#include "protocol/reviewed.h"
+#include <cstring>
 
 namespace yolo::watch {
 
 bool drives_execution(const Situation& s) { return s.drive_asked || s.run_in_progress; }
 
-PlanSeen plan_seen(std::optional<std::string_view> last_seen, std::string_view reviewed_hash,
-                   std::string_view hash_now) {
+PlanSeen plan_seen(std::optional<std::string_view> last_seen, bool reviewed_as_is, std::string_view hash_now) {
   if (last_seen && *last_seen == hash_now) return PlanSeen::Unchanged;
-  if (review::same_content(reviewed_hash, hash_now)) return PlanSeen::ReviewedAsIs;
-  return PlanSeen::NeedsReview;
+  return reviewed_as_is && !hash_now.empty() ? PlanSeen::ReviewedAsIs : PlanSeen::NeedsReview;
+}
+
+size_t ReviewRecords::DigestHash::operator()(const Digest& d) const {
+  size_t h;
+  std::memcpy(&h, d.data(), sizeof h);  // a sha256 is spread evenly already
+  return h;
+}
+
+std::optional<ReviewRecords::Digest> ReviewRecords::digest_of(std::string_view hash) {
+  constexpr std::string_view kPrefix = "sha256:";
+  if (hash.substr(0, kPrefix.size()) == kPrefix) hash.remove_prefix(kPrefix.size());
+  if (hash.size() != 64) return std::nullopt;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  Digest d{};
+  for (size_t i = 0; i < 32; ++i) {
+    int a = nibble(hash[2 * i]), b = nibble(hash[2 * i + 1]);
+    if (a < 0 || b < 0) return std::nullopt;
+    d[i] = static_cast<unsigned char>(a * 16 + b);
+  }
+  return d;
+}
+
+void ReviewRecords::set(const std::string& phase, const std::string& id, std::string_view hash) {
+  auto d = digest_of(hash);
+  auto pit = phases_.find(phase);
+  if (pit == phases_.end()) {
+    if (!d) return;
+    pit = phases_.emplace(phase, Phase{}).first;
+  }
+  Phase& ph = pit->second;
+  if (auto it = ph.by_id.find(id); it != ph.by_id.end()) {
+    if (auto h = ph.hashes.find(it->second); h != ph.hashes.end() && --h->second == 0) ph.hashes.erase(h);
+    if (d) {
+      it->second = *d;
+      ++ph.hashes[*d];
+      return;
+    }
+    ph.by_id.erase(it);
+    --records_;
+  } else if (d) {
+    ph.by_id.emplace(id, *d);
+    ++ph.hashes[*d];
+    ++records_;
+  }
+  if (ph.by_id.empty()) phases_.erase(pit);
+}
+
+void ReviewRecords::replace(const std::string& phase, const std::vector<std::pair<std::string, std::string>>& id_hash) {
+  if (auto it = phases_.find(phase); it != phases_.end()) {
+    records_ -= it->second.by_id.size();
+    phases_.erase(it);
+  }
+  for (const auto& [id, h] : id_hash) set(phase, id, h);
+}
+
+bool ReviewRecords::reviewed(const std::string& phase, std::string_view hash) const {
+  auto d = digest_of(hash);
+  if (!d) return false;
+  auto it = phases_.find(phase);
+  return it != phases_.end() && it->second.hashes.count(*d) > 0;
 }
 
 Actions decide(const Changes& c, const Situation& s) {
@@ -93,8 +155,8 @@ void ReviewQueue::finish(Lane lane) {
   for (auto it = flight_.begin(); it != flight_.end();) it = it->second == lane ? flight_.erase(it) : std::next(it);
 }
 
-bool still_needs_review(std::string_view seen_hash, std::string_view reviewed_hash) {
-  return !review::same_content(reviewed_hash, seen_hash);
+bool still_needs_review(const ReviewRecords& records, const std::string& phase, std::string_view seen_hash) {
+  return !records.reviewed(phase, seen_hash);
 }
 
 }  // namespace yolo::watch

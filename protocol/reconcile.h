@@ -3,12 +3,14 @@
 // hashes, the state's approvals) and carries out the actions (reviews, an approval request,
 // a `yolo execute` child); the rules are here, tested without processes or files.
 #pragma once
-#include <filesystem>
+#include <array>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace yolo::watch {
@@ -24,17 +26,49 @@ struct Situation {
 // a gate requested outside a run, is no run: a plain `yolo watch` never starts `yolo execute`.
 bool drives_execution(const Situation& s);
 
+// What was last reviewed, as the review ledgers hold it: one record per plan id and phase
+// folder, each with the content hash it reviewed. Whether a plan file is reviewed as it is
+// is asked of these records by content, never by the path a record was made at: checkouts
+// move a plan id between files (02-PLAN.md on one branch, 01-02-PLAN.md on another), and a
+// hash remembered per path kept the other branch's review, so the watcher skipped a review
+// the ledger (and `yolo status`) needed. The plan id is in the content, so "a record of this
+// phase reviewed exactly these bytes" is "this plan id's record did": no parse of the file.
+class ReviewRecords {
+ public:
+  // A record: plan `id` of `phase` (its folder's name, as its ledger is named) reviewed the content `hash`
+  // (sha256 hex or "sha256:<hex>"; "" removes the record).
+  void set(const std::string& phase, const std::string& id, std::string_view hash);
+  // The phase's ledger read whole: its records replace the ones held for that phase.
+  void replace(const std::string& phase, const std::vector<std::pair<std::string, std::string>>& id_hash);
+  // Whether some record of `phase` reviewed exactly the content whose hash is `hash`.
+  bool reviewed(const std::string& phase, std::string_view hash) const;
+  size_t size() const { return records_; }
+
+ private:
+  using Digest = std::array<unsigned char, 32>;
+  struct DigestHash {
+    size_t operator()(const Digest& d) const;
+  };
+  struct Phase {
+    std::unordered_map<std::string, Digest> by_id;
+    std::unordered_map<Digest, unsigned, DigestHash> hashes;  // how many records hold each
+  };
+  static std::optional<Digest> digest_of(std::string_view hash);
+  std::unordered_map<std::string, Phase> phases_;
+  size_t records_ = 0;
+};
+
 // What a plan file's content is now, against what the watcher saw last and what was last
-// reviewed (review::same_content decides "the same").
+// reviewed.
 enum class PlanSeen {
   Unchanged,     // the same content as last seen: touched, not changed
   ReviewedAsIs,  // new to the watcher, but its last review was of exactly this content
   NeedsReview,   // changed since its last review (or never reviewed, or unreadable)
 };
-// last_seen: the hash the watcher saw before (nullopt: not seen yet); reviewed_hash: the
-// hash of its last review ("" when none); hash_now: "" when the file cannot be read.
-PlanSeen plan_seen(std::optional<std::string_view> last_seen, std::string_view reviewed_hash,
-                   std::string_view hash_now);
+// last_seen: the hash the watcher saw before (nullopt: not seen yet); reviewed_as_is: a
+// review record of its phase holds hash_now (ReviewRecords::reviewed); hash_now: "" when
+// the file cannot be read.
+PlanSeen plan_seen(std::optional<std::string_view> last_seen, bool reviewed_as_is, std::string_view hash_now);
 
 // What one reconcile found.
 struct Changes {
@@ -131,6 +165,6 @@ class ReviewQueue {
 // A queued plan is reviewed when its batch starts only if its content (as the watcher last
 // saw it) still differs from its last review: the review that just ended (a queued-again
 // plan, an architect's rewrite recorded by the review itself) may cover it already.
-bool still_needs_review(std::string_view seen_hash, std::string_view reviewed_hash);
+bool still_needs_review(const ReviewRecords& records, const std::string& phase, std::string_view seen_hash);
 
 }  // namespace yolo::watch

@@ -3,8 +3,11 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 namespace yolo::runner {
 
@@ -44,8 +47,8 @@ void DirWatch::stop() {
   by_wd_.clear();
 }
 
-bool DirWatch::add_one(const std::filesystem::path& dir, bool recursive) {
-  if (fd_ < 0) return false;
+DirWatch::Added DirWatch::add_one(const std::filesystem::path& dir, bool recursive) {
+  if (fd_ < 0) return Added::No;
   int wd = inotify_add_watch(fd_, dir.c_str(), kMask);
   // The folder a tree is asked for may itself be a symlink (a .yolo-planning linked from
   // elsewhere): that one link is followed, its events named under the path asked for. Links
@@ -55,42 +58,104 @@ bool DirWatch::add_one(const std::filesystem::path& dir, bool recursive) {
     wd = inotify_add_watch(fd_, dir.c_str(), kMask & ~static_cast<uint32_t>(IN_DONT_FOLLOW));
   if (wd < 0) {
     int e = errno;
-    if (e == ENOSPC || e == ENOMEM)
-      on_rescan_("inotify watch limit reached at " + dir.string() +
-                 " (raise fs.inotify.max_user_watches); changes below it may be missed");
-    else if (e != ENOENT && e != ENOTDIR && on_error)
-      on_error(dir, std::error_code(e, std::generic_category()));
-    return false;
+    if (e == ENOSPC || e == ENOMEM) return Added::Limit;  // the caller keeps it for later
+    if (e != ENOENT && e != ENOTDIR && on_error) on_error(dir, std::error_code(e, std::generic_category()));
+    return Added::No;
   }
   by_wd_[wd] = Entry{dir, recursive};
-  return true;
+  return Added::Yes;
 }
 
 void DirWatch::add_single(const std::filesystem::path& dir) { add_one(dir, false); }
 
-void DirWatch::add_tree(const std::filesystem::path& dir) {
-  if (!add_one(dir, true)) return;
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec)) {
-    // Symlinks are not followed (a loop would never end); only real folders are walked.
-    std::error_code ec2;
-    if (it->is_symlink(ec2) || ec2 || !it->is_directory(ec2) || ec2) continue;
-    if (skip_name && skip_name(it->path().filename().string())) continue;
-    add_tree(it->path());
+// The walk of one tree, best folders first: once the limit refuses a watch, every folder
+// not reached yet is left out whole (its subtree with it), in the order it would have come.
+void DirWatch::tree(const std::filesystem::path& top, std::vector<std::filesystem::path>& left) {
+  using Key = std::tuple<int, size_t, std::string>;  // rank, depth below top, path
+  std::map<Key, std::filesystem::path> todo;
+  todo.emplace(Key{-1, 0, top.string()}, top);
+  bool full = false;
+  while (!todo.empty()) {
+    auto node = todo.extract(todo.begin());
+    const std::filesystem::path& dir = node.mapped();
+    size_t depth = std::get<1>(node.key());
+    if (full) {
+      left.push_back(dir);
+      continue;
+    }
+    Added a = add_one(dir, true);
+    if (a == Added::Limit) {
+      full = true;
+      left.push_back(dir);
+      continue;
+    }
+    if (a == Added::No) continue;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+         it.increment(ec)) {
+      // Symlinks are not followed (a loop would never end); only real folders are walked.
+      std::error_code ec2;
+      if (it->is_symlink(ec2) || ec2 || !it->is_directory(ec2) || ec2) continue;
+      if (skip_name && skip_name(it->path().filename().string())) continue;
+      todo.emplace(Key{rank ? rank(it->path()) : 0, depth + 1, it->path().string()}, it->path());
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory && on_error)
+      on_error(dir, ec);
   }
-  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory && on_error)
-    on_error(dir, ec);
+}
+
+void DirWatch::add_tree(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> left;
+  tree(dir, left);
+  if (left.empty()) return;
+  std::vector<std::filesystem::path> all = unwatched_paths_;
+  for (auto& p : left)
+    if (std::find(all.begin(), all.end(), p) == all.end()) all.push_back(std::move(p));
+  set_unwatched(std::move(all), {});
+}
+
+void DirWatch::set_unwatched(std::vector<std::filesystem::path> v,
+                             const std::vector<std::filesystem::path>& recovered) {
+  bool changed = v != unwatched_paths_;
+  unwatched_paths_ = std::move(v);
+  if ((changed || !recovered.empty()) && on_limit) on_limit(recovered);
+}
+
+// Each folder left out is tried again in the order it was left out; the first the limit
+// still refuses ends the attempt (one failed system call when nothing has changed).
+void DirWatch::retry_unwatched() {
+  if (unwatched_paths_.empty() || fd_ < 0 || retrying_) return;
+  retrying_ = true;
+  std::vector<std::filesystem::path> pending = unwatched_paths_, left, recovered;
+  size_t i = 0;
+  for (; i < pending.size(); ++i) {
+    std::vector<std::filesystem::path> below;
+    tree(pending[i], below);
+    if (below.empty() || below.front() != pending[i]) recovered.push_back(pending[i]);
+    if (!below.empty()) {
+      left.insert(left.end(), below.begin(), below.end());
+      ++i;
+      break;
+    }
+  }
+  left.insert(left.end(), pending.begin() + static_cast<std::ptrdiff_t>(i), pending.end());
+  retrying_ = false;
+  set_unwatched(std::move(left), recovered);
 }
 
 void DirWatch::on_readable() {
   alignas(inotify_event) char buf[64 * 1024];
+  bool any = false;
   while (fd_ >= 0) {
     ssize_t n = ::read(fd_, buf, sizeof buf);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
-      return;  // EAGAIN: drained
+      // Drained (EAGAIN). Folders the limit left out are tried again now: the limit may have
+      // been raised, or a folder that went away freed its watch.
+      if (any) retry_unwatched();
+      return;
     }
+    any = true;
     for (char* p = buf; p < buf + n;) {
       auto* ev = reinterpret_cast<inotify_event*>(p);
       p += sizeof(inotify_event) + ev->len;

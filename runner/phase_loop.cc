@@ -28,6 +28,8 @@ int Run::waves() {
   flush_timer_.data = this;
   uv_unref(reinterpret_cast<uv_handle_t*>(&flush_timer_));  // the final flush_plans() writes what is left
   uv_async_init(&loop_, &flush_done_, [](uv_async_t* a) { static_cast<Run*>(a->data)->harvest_flush(); });
+  uv_timer_init(&loop_, &resume_timer_);
+  resume_timer_.data = this;
   flush_done_.data = this;
   uv_unref(reinterpret_cast<uv_handle_t*>(&flush_done_));  // the final flush_plans() waits for a write in flight
   loop_started_ = true;
@@ -67,6 +69,7 @@ int Run::waves() {
   loop_started_ = false;
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_done_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&resume_timer_), nullptr);
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
   if (final_code_ < 0) return finish(kExecHalted, "halted", "stopped with nothing left to run");

@@ -230,6 +230,13 @@ class Run {
   // but were not merged are merged (never twice), leftover folders removed. -1 or an exit code.
   int init_worktrees(const json& doc);
   bool prepare_worktree(size_t i, long long wave, std::string& err);
+  // A killed run's slot still on plan i's branch, holding work its executor finished (its
+  // commits on the branch, a SUMMARY that passes its gate): adopted as plan i's worktree,
+  // so the plan is gated, not run again. false: the plan runs as usual (its slot reset).
+  bool resume_finished(size_t i);
+  std::map<std::string, stdfs::path> left_on_branch_;  // branch -> slot, as the killed run left them
+  std::vector<size_t> resumed_;                        // plans to gate without running (resume_timer_)
+  uv_timer_t resume_timer_{};
   // The lowest worktree slot no other plan holds.
   int free_slot(size_t i) const;
   // Plan i runs (or is gated) in w: the plan as this run read it is placed there (never

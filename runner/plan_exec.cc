@@ -88,6 +88,18 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       start_dispatched(i, wave);
       continue;
     }
+    if (isolated() && resume_finished(i)) {
+      const auto& w = worktree_of_[i];
+      emit("plan_resumed", {{"plan", e.id}, {"worktree", w.path.string()}, {"branch", w.branch}, {"base", w.base}},
+           Sym::Ok,
+           "Plan " + e.id + ": its executor had finished before the last execute stopped (its commits on " + w.branch +
+               ", its SUMMARY in " + w.path.string() + "): gated now, not run again");
+      log("plan_resumed", e.plan, {{"plan_id", e.id}, {"branch", w.branch}});
+      started_at_[i] = uv_hrtime();
+      argv_[i] = {};
+      resumed_.push_back(i);
+      continue;
+    }
     if (isolated()) {
       std::string err;
       if (!prepare_worktree(i, wave, err)) {
@@ -186,6 +198,21 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
                                                 : " (new checkout)"),
            true);
   }
+  if (!resumed_.empty())  // gated from the loop, as an executor that ends is (never inside schedule())
+    uv_timer_start(
+        &resume_timer_,
+        [](uv_timer_t* t) {
+          auto* self = static_cast<Run*>(t->data);
+          std::vector<size_t> todo;
+          todo.swap(self->resumed_);
+          for (size_t k : todo) {
+            SpawnResult r;
+            r.outcome = SpawnResult::Outcome::Exited;
+            r.exit_code = 0;
+            self->on_done(k, std::move(r));
+          }
+        },
+        0, 0);
   if (dispatch_start_failed_) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
     dispatch_start_failed_ = false;
     note_wave_end(wave);

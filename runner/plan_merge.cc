@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "protocol/make_finding.h"
+#include "protocol/numbers.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
@@ -85,6 +86,35 @@ bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
   auto w = trees_->create(e.id, wave_base_[wave], slot, err);
   if (!w) return false;
   return adopt_worktree(i, *w, slot, err);
+}
+
+bool Run::resume_finished(size_t i) {
+  const auto& e = entries_[i];
+  auto it = left_on_branch_.find(trees_->branch_for(e.id));
+  if (it == left_on_branch_.end()) return false;
+  const stdfs::path slot_dir = it->second;
+  left_on_branch_.erase(it);  // looked at once: a plan that runs again starts afresh
+  int slot = 0;
+  if (std::string n = slot_dir.filename().string(); n.rfind("slot-", 0) == 0)
+    slot = static_cast<int>(text::parse_digits(n.substr(5)).value_or(0));
+  std::error_code same_ec;
+  if (slot <= 0 || slot > 100000 || !stdfs::equivalent(trees_->slot_path(slot), slot_dir, same_ec)) return false;
+  for (const auto& [x, k] : slot_of_)
+    if (x != i && k == slot) return false;
+  const std::string sp = summary_rel_for(root_, e.path);
+  std::error_code ec;
+  if (!stdfs::is_regular_file(slot_dir / sp, ec)) return false;  // not finished: it runs again
+  PlanWorktree w{
+      e.id, trees_->slot_path(slot), trees_->branch_for(e.id), trees_->base_of(trees_->branch_for(e.id)), "resumed", 0};
+  if (w.base.empty() || !trees_->has_commits(w.branch, w.base)) return false;
+  // Only a SUMMARY that passes its gate counts as finished work: one a killed executor left
+  // half written, or that claims what its branch does not hold, is no reason to fail the
+  // plan; it runs again instead.
+  GitCli git(slot_dir);
+  if (!verify_summary(world(), slot_dir / sp, slot_dir / e.path, slot_dir, mode_, &git).passed()) return false;
+  std::string err;
+  if (!adopt_worktree(i, w, slot, err)) return false;
+  return true;
 }
 
 SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool commit) {
@@ -304,6 +334,9 @@ int Run::init_worktrees(const json& doc) {
     return finish(kExecHalted, "error", err);
   }
   if (str(doc, "phase_dir") != phase_.rel || !doc.contains("plans") || !doc["plans"].is_array()) return -1;
+  // The slots a killed run of this phase left on its plans' branches: the work of an executor
+  // that finished there is gated when its plan's turn comes (resume_finished), not redone.
+  if (!dispatched()) left_on_branch_ = trees_->slots_on_plan_branches();
   if (trees_->abort_leftover_merge())
     emit("merge_aborted", json::object(), Sym::Warn,
          "A merge left half-done by a stopped execute was aborted (nothing half-merged)");

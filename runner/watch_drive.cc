@@ -255,10 +255,11 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
     record_retry_ms_ = 0;
   }
   for (const auto& j : res.plan_lines) {
-    if (recorded && j.contains("hash") && j["hash"].is_string() && !j["hash"].get<std::string>().empty()) {
+    if (recorded && j.contains("hash") && j["hash"].is_string() && !j["hash"].get<std::string>().empty() &&
+        j.contains("plan_id") && j["plan_id"].is_string()) {
       stdfs::path p = j.value("plan", "");
       if (p.is_relative()) p = o_.root / p;
-      reviewed_hash_.set(p.lexically_normal(), j["hash"].get<std::string>());
+      reviewed_.set(phase_of_plan(p), j["plan_id"].get<std::string>(), j["hash"].get<std::string>());
     }
     announce_review(j, ms, before);
   }

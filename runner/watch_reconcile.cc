@@ -29,6 +29,18 @@ using watch::PathKind;
 namespace {
 // Content hash of a file (sha256 hex), or empty when it cannot be read.
 std::string hash_file(const stdfs::path& p) { return review::file_hash(world(), p); }
+
+// A loaded ledger's records: plan id -> the content hash it reviewed. By id, not by the
+// path a record was made at (watch::ReviewRecords says why).
+std::vector<std::pair<std::string, std::string>> records_of(const json& ledger) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto it = ledger.find("reviews");
+  if (it == ledger.end() || !it->is_object()) return out;
+  for (const auto& [id, rec] : it->items())
+    if (rec.is_object() && rec.contains("hash") && rec["hash"].is_string())
+      out.emplace_back(id, rec["hash"].get<std::string>());
+  return out;
+}
 }  // namespace
 
 namespace {
@@ -281,7 +293,7 @@ struct Watcher::PhaseJob {
   stdfs::path dir, ledger;
   std::optional<size_t> ledger_fp;
   std::string ledger_error;
-  std::vector<std::pair<stdfs::path, std::string>> reviewed;  // plan path -> hash reviewed
+  std::vector<std::pair<std::string, std::string>> reviewed;  // plan id -> hash reviewed
   struct Seen {
     stdfs::path path;
     std::string hash;
@@ -336,13 +348,7 @@ void Watcher::learn_next_phase() {
             if (!l.ok()) {
               job->ledger_error = l.error;
             } else {
-              stdfs::path root = job->self->o_.root;
-              for (const auto& [id, rec] : l.doc["reviews"].items()) {
-                if (!rec.contains("path") || !rec["path"].is_string()) continue;
-                stdfs::path p = rec["path"].get<std::string>();
-                if (p.is_relative()) p = root / p;
-                job->reviewed.emplace_back(p.lexically_normal(), rec["hash"].get<std::string>());
-              }
+              job->reviewed = records_of(l.doc);
             }
           }
           // Each plan's hash from the phase's store of cross-plan facts while its file is the
@@ -395,7 +401,7 @@ void Watcher::on_phase_learnt(PhaseJob* j) {
     if (!j->ledger_error.empty()) {
       emit(out::Sym::Fail, j->ledger_error, {{"event", "ledger_error"}, {"error", j->ledger_error}});
     } else {
-      for (const auto& [p, h] : j->reviewed) reviewed_hash_.set(p, h);
+      if (j->ledger_fp) reviewed_.replace(phase_of_ledger(j->ledger), j->reviewed);
       if (j->ledger_fp) ledger_seen_[j->ledger] = *j->ledger_fp;
     }
     Changed changed;
@@ -418,7 +424,7 @@ struct Watcher::LedgerPrefetch {
   stdfs::path dir, ledger;
   std::optional<size_t> fp;  // the ledger's fingerprint, taken before it was read
   std::string error;
-  std::vector<std::pair<stdfs::path, std::string>> reviewed;  // plan path -> hash reviewed
+  std::vector<std::pair<std::string, std::string>> reviewed;  // plan id -> hash reviewed
   std::atomic<bool> started{false};                           // a worker thread has it (review batches share the pool)
   std::promise<void> done;
   std::shared_future<void> ready = done.get_future().share();
@@ -446,12 +452,7 @@ void Watcher::prefetch_ledger(const stdfs::path& dir) {
             if (!l.ok()) {
               job->error = l.error;
             } else {
-              for (const auto& [id, rec] : l.doc["reviews"].items()) {
-                if (!rec.contains("path") || !rec["path"].is_string()) continue;
-                stdfs::path p = rec["path"].get<std::string>();
-                if (p.is_relative()) p = job->self->o_.root / p;
-                job->reviewed.emplace_back(p.lexically_normal(), rec["hash"].get<std::string>());
-              }
+              job->reviewed = records_of(l.doc);
             }
           }
         } catch (const std::exception& e) {
@@ -544,7 +545,7 @@ void Watcher::apply_prefetch(LedgerPrefetch& f) {
   if (!f.error.empty()) {
     emit(out::Sym::Fail, f.error, {{"event", "ledger_error"}, {"error", f.error}});
   } else if (f.fp) {
-    for (const auto& [p, h] : f.reviewed) reviewed_hash_.set(p, h);
+    reviewed_.replace(phase_of_ledger(f.ledger), f.reviewed);
     ledger_seen_[f.ledger] = *f.fp;
   }
   plans_pending_.insert(f.dir);
@@ -632,7 +633,7 @@ void Watcher::check_plan_hashed(const stdfs::path& p, const std::string& h, Chan
   std::optional<std::string_view> seen;
   if (seen_text) seen = *seen_text;
   if (!seen || *seen != h) note_plan_changed(p);
-  auto seen_now = watch::plan_seen(seen, reviewed_hash_.get(p).value_or(std::string()), h);
+  auto seen_now = watch::plan_seen(seen, reviewed_.reviewed(phase_of_plan(p), h), h);
   plan_hash_.set(p, h);
   if (seen_now != watch::PlanSeen::NeedsReview) return;  // touched, or already reviewed as it is
   changed[p.parent_path()].push_back(p);
@@ -749,7 +750,8 @@ void Watcher::load_ledger(const stdfs::path& changed) {
   if (file.extension() == ".jsonl") file.replace_extension(".json");
   auto fp = ledger_fingerprint(file);
   if (!fp) {
-    ledger_seen_.erase(file);  // gone: the hashes it gave stay (a review too many, never one too few)
+    // Gone: its records with it (a review too many, never one too few).
+    if (ledger_seen_.erase(file)) reviewed_.replace(phase_of_ledger(file), {});
     return;
   }
   size_t h = *fp;
@@ -759,12 +761,7 @@ void Watcher::load_ledger(const stdfs::path& changed) {
     emit(out::Sym::Fail, r.error, {{"event", "ledger_error"}, {"error", r.error}});
     return;
   }
-  for (const auto& [id, rec] : r.doc["reviews"].items()) {
-    if (!rec.contains("path") || !rec["path"].is_string()) continue;
-    stdfs::path p = rec["path"].get<std::string>();
-    if (p.is_relative()) p = o_.root / p;
-    reviewed_hash_.set(p.lexically_normal(), rec["hash"].get<std::string>());
-  }
+  reviewed_.replace(phase_of_ledger(file), records_of(r.doc));
   ledger_seen_[file] = h;
 }
 

@@ -52,7 +52,7 @@ void WatchReviews::pump() {
       // What a review that ended meanwhile (or the first reconcile's ledgers) covers already.
       std::vector<stdfs::path> keep;
       for (auto& p : b->plans)
-        if (watch::still_needs_review(hooks_.seen_hash(p), hooks_.reviewed_hash(p))) keep.push_back(std::move(p));
+        if (hooks_.needs_review(p)) keep.push_back(std::move(p));
       if (keep.empty()) {
         queue_.finish(lane);
         continue;

@@ -32,7 +32,9 @@ class WatchReviews {
   struct Hooks {
     // The plan's content hash as the watcher last saw it, and as last reviewed ("" when none):
     // a queued plan is reviewed only if they still differ when its batch starts.
-    std::function<std::string(const std::filesystem::path&)> seen_hash, reviewed_hash;
+    // Whether a queued plan, as the watcher last saw it, still differs from every review
+    // record of its phase (a review that ended meanwhile may cover it already).
+    std::function<bool(const std::filesystem::path&)> needs_review;
     // A batch starts: the plans it reviews (the fresh lane's are what people wait for).
     std::function<void(watch::Lane, const std::vector<std::filesystem::path>&)> started;
     // A batch ended: the review gate's result (plan_lines: one JSON line per plan reviewed;

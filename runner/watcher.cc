@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 #include "protocol/clock.h"
+#include "protocol/numbers.h"
 #include "protocol/review_loop.h"
 #include "protocol/text.h"
 #include "protocol/watch_paths.h"
@@ -65,8 +67,9 @@ int Watcher::run() {
 
   auto t0 = Clock::now();
   WatchReviews::Hooks hooks;
-  hooks.seen_hash = [this](const stdfs::path& p) { return plan_hash_.get(p).value_or(std::string()); };
-  hooks.reviewed_hash = [this](const stdfs::path& p) { return reviewed_hash_.get(p).value_or(std::string()); };
+  hooks.needs_review = [this](const stdfs::path& p) {
+    return watch::still_needs_review(reviewed_, phase_of_plan(p), plan_hash_.get(p).value_or(std::string()));
+  };
   hooks.ended = [this](watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
                        const std::set<stdfs::path>& phases, const std::map<stdfs::path, std::string>& before) {
     on_reviews_ended(lane, res, error, ms, phases, before);
@@ -82,6 +85,14 @@ int Watcher::run() {
     return n == ".events" || n == ".git" || n == "node_modules" || n == ".logs" || n == ".cache";
   };
   dir_watch_->on_error = [this](const stdfs::path& p, const std::error_code& ec) { walk_error(p, ec); };
+  // Under the inotify watch limit the folders whose changes the watcher acts on get their
+  // watches first: the phase folders, the phases folder and the review ledgers' folder.
+  dir_watch_->rank = [this](const stdfs::path& p) {
+    const stdfs::path parent = p.parent_path();
+    bool first = parent == planning_ / "phases" || p == planning_ / "phases" || p == planning_ / ".reviews";
+    return first ? 0 : 1;
+  };
+  dir_watch_->on_limit = [this](const std::vector<stdfs::path>& recovered) { on_watch_limit(recovered); };
   if (std::string e = dir_watch_->start(); !e.empty()) {
     out::err("✗ cannot watch: " + e);
     return 1;
@@ -198,6 +209,62 @@ void Watcher::request_rescan(const std::string& why) {
          {{"event", "rescan"}, {"reason", why}, {"backoff_ms", rescan_backoff_ms_}});
   full_rescan_ = true;
   schedule(rescan_backoff_ms_);
+}
+
+namespace {
+// The inotify watch limit that applies to this process: the system's, or a lower one of its
+// user namespace (a container's), as a number and the setting that raises it.
+std::pair<long long, std::string> watch_limit() {
+  // Files of /proc say they are empty (st_size 0): read as a stream, not by their size.
+  auto number = [](const char* file) -> long long {
+    std::ifstream in(file);
+    std::string s;
+    if (!(in >> s)) return -1;
+    return text::parse_digits(s).value_or(-1);
+  };
+  long long sys = number("/proc/sys/fs/inotify/max_user_watches"), ns = number("/proc/sys/user/max_inotify_watches");
+  if (ns >= 0 && (sys < 0 || ns < sys)) return {ns, "user.max_inotify_watches"};
+  return {sys, "fs.inotify.max_user_watches"};
+}
+}  // namespace
+
+// The limit left folders without a watch, or some have one again. Said with the folders
+// (changes there are seen only at a rescan until then) and the command that raises the
+// limit; the watches are added again by themselves once it allows (DirWatch::retry_unwatched).
+void Watcher::on_watch_limit(const std::vector<stdfs::path>& recovered) {
+  if (stopping_) return;
+  auto rel = [&](const stdfs::path& p) {
+    auto r = p.lexically_relative(planning_);
+    return r.empty() || r.native().starts_with("..") ? p.string() : ".yolo-planning/" + r.string();
+  };
+  if (!recovered.empty()) {
+    json folders = json::array();
+    for (const auto& p : recovered) folders.push_back(rel(p));
+    emit(out::Sym::Ok,
+         "watching again " + std::to_string(recovered.size()) + " folder(s) the inotify limit had left out: rescanning",
+         {{"event", "watches_recovered"}, {"folders", folders}, {"unwatched", dir_watch_->unwatched().size()}});
+    full_rescan_ = true;  // what changed there meanwhile
+    schedule();
+  }
+  const auto& left = dir_watch_->unwatched();
+  if (left.empty()) return;
+  if (!recovered.empty() && left.size() == last_unwatched_said_) return;
+  last_unwatched_said_ = left.size();
+  auto [limit, setting] = watch_limit();
+  long long raise_to = std::max<long long>(limit * 2, 65536);
+  std::string hint = "sudo sysctl " + setting + "=" + std::to_string(raise_to) +
+                     " (and a line in /etc/sysctl.d/ to keep it); yolo adds the missing watches by itself";
+  json folders = json::array();
+  std::string names;
+  for (size_t i = 0; i < left.size(); ++i) {
+    folders.push_back(rel(left[i]));
+    if (i < 5) names += (i ? ", " : "") + rel(left[i]);
+  }
+  if (left.size() > 5) names += " and " + std::to_string(left.size() - 5) + " more";
+  emit(out::Sym::Warn,
+       "inotify watch limit reached (" + setting + " = " + std::to_string(limit) + "): " + std::to_string(left.size()) +
+           " folder(s) not watched (" + names + "); changes there are missed until they are. Raise it: " + hint,
+       {{"event", "watch_limit"}, {"unwatched", folders}, {"limit", limit}, {"setting", setting}, {"hint", hint}});
 }
 
 void Watcher::schedule(long long at_least_ms) {

@@ -78,6 +78,8 @@ class Watcher {
   void emit(out::Sym s, const std::string& msg, json j);
   void on_change(const DirWatch::Change& c);
   void request_rescan(const std::string& why);
+  void on_watch_limit(const std::vector<stdfs::path>& recovered);
+  size_t last_unwatched_said_ = 0;
   void schedule(long long at_least_ms = 0);
   void shutdown(int sig);
   void maybe_finish_shutdown();
@@ -192,7 +194,16 @@ class Watcher {
   uv_idle_t warm_{};
   bool warm_paused_ = false;  // warming waits for the fresh lane's batch to end
   std::vector<stdfs::path> warm_queue_;
-  Digests plan_hash_, summary_hash_, reviewed_hash_;
+  Digests plan_hash_, summary_hash_;
+  // The review ledgers' records by phase folder and plan id (what was reviewed, whatever file
+  // holds the plan now): a plan needs a review when no record of its phase holds its content.
+  watch::ReviewRecords reviewed_;
+  // The records' phase key of a plan file (its folder's name, as its ledger is named) and of
+  // a ledger file.
+  static std::string phase_of_plan(const stdfs::path& plan) {
+    return plan.lexically_normal().parent_path().filename().string();
+  }
+  static std::string phase_of_ledger(const stdfs::path& ledger) { return ledger.stem().string(); }
   std::string roadmap_hash_, approvals_fp_, last_state_error_;
   std::string run_status_;   // the state's status as last loaded
   std::string resumed_fp_;   // the approvals' fingerprint execute was last run again for

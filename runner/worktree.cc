@@ -437,6 +437,33 @@ std::string Worktrees::commit_paths(const PlanWorktree& w, const std::string& he
   return tip;
 }
 
+std::map<std::string, stdfs::path> Worktrees::slots_on_plan_branches() {
+  std::map<std::string, stdfs::path> out;
+  GitRun list = git(root_, {"worktree", "list", "--porcelain"});
+  if (!list.ok()) return out;
+  std::string path;
+  std::istringstream in(list.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("worktree ", 0) == 0) path = line.substr(9);
+    if (line.rfind("branch refs/heads/yolo/", 0) == 0 && !path.empty() &&
+        stdfs::path(path).parent_path().filename() == "yolo-worktrees") {
+      std::error_code ec;
+      if (stdfs::exists(path, ec)) out[line.substr(std::string("branch refs/heads/").size())] = path;
+    }
+  }
+  return out;
+}
+
+std::string Worktrees::base_of(const std::string& branch) {
+  GitRun g = git(root_, {"merge-base", "HEAD", "refs/heads/" + branch});
+  return g.ok() ? trimmed(g.out) : std::string();
+}
+
+bool Worktrees::has_commits(const std::string& branch, const std::string& base) {
+  GitRun g = git(root_, {"rev-list", "--count", base + "..refs/heads/" + branch});
+  return g.ok() && trimmed(g.out) != "0" && !trimmed(g.out).empty();
+}
+
 std::optional<bool> Worktrees::merged(const std::string& commit) {
   GitRun g = git(root_, {"merge-base", "--is-ancestor", commit, "HEAD"});
   if (!g.ran) return std::nullopt;

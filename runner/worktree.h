@@ -117,6 +117,14 @@ class Worktrees {
   int fast_switches() const { return fast_; }
   int full_resets() const { return full_; }
 
+  // The slots of the pool that have a plan's branch checked out (branch -> slot folder):
+  // what a killed run left, its plans' work still in them. One `git worktree list`.
+  std::map<std::string, std::filesystem::path> slots_on_plan_branches();
+  // The commit a plan's branch was made from: where it meets the project's HEAD (the base
+  // is an ancestor of HEAD, merges since or not). "" when git cannot tell.
+  std::string base_of(const std::string& branch);
+  // Whether the branch has commits of its own past base.
+  bool has_commits(const std::string& branch, const std::string& base);
   // Whether commit is already in the project's HEAD (a merge done before a kill -9).
   std::optional<bool> merged(const std::string& commit);
   // A merge left half-done in the project's checkout (MERGE_HEAD): aborted. true if one was.

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bg_process.h"
+#include "protocol/sha256.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -252,6 +253,29 @@ TEST_F(WorktreeProject, ARerunAfterAKillNineLeavesNoBranchNoSlotOnABranchAndNoLo
                                                                          << dump(r);
 }
 
+// kill -9 of yolo once plan 01-01's executor has done its work (its commit on the plan's
+// branch, its SUMMARY in its slot) but before yolo saw it end: the re-run finds that work,
+// gates and merges it, and does not run the executor again.
+TEST_F(WorktreeProject, AnExecutorThatFinishedBeforeAKillNineIsGatedOnTheRerunNotRunAgain) {
+  const std::string log = (dir_.path() / "executors.log").string();
+  auto killed = execute({"YOLO_EXEC_KILL_YOLO_AFTER=01-01", "YOLO_EXEC_LOG=" + log});
+  ASSERT_NE(killed.exit_code, 0) << dump(killed);
+  auto starts = [&](const std::string& id) {
+    std::istringstream in(read_file(log));
+    size_t n = 0;
+    for (std::string l; std::getline(in, l);) n += l.rfind("start " + id + " ", 0) == 0;
+    return n;
+  };
+  ASSERT_EQ(starts("01-01"), 1u);
+  auto r = execute({"YOLO_EXEC_LOG=" + log});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_EQ(starts("01-01"), 1u) << "the executor that had finished ran again\n" << read_file(log) << dump(r);
+  EXPECT_NE(r.out.find("not run again"), std::string::npos) << dump(r);
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
+  EXPECT_EQ(trim(git({"branch", "--list", "yolo/*"})), "") << dump(r);
+  EXPECT_EQ(slots_on_a_branch(), std::vector<std::string>{}) << dump(r);
+}
+
 // A lock file that cannot be removed (its folder read-only is not possible for root; a
 // directory in its place is): the run says what it could not clean and how.
 TEST_F(WorktreeProject, ABranchThatCannotBeDeletedIsNamedWithWhatToDo) {
@@ -287,6 +311,149 @@ TEST(Faults, WatchSeesChangesThroughASymlinkedPlanningFolder) {
   auto changed = w.wait_for(
       [](const json& j) { return j.value("event", "") == "plan_changed" && j.value("plan_id", "") == "01-02"; }, 10s);
   EXPECT_TRUE(changed.has_value()) << "no plan_changed through the symlink\n" << w.stderr_text();
+  w.signal(SIGTERM);
+  EXPECT_EQ(w.wait_exit(5s), 0) << w.stderr_text();
+}
+
+// `yolo watch` in a user namespace of its own whose inotify limit is 7 watches (the machine's
+// limit is left alone: every other process keeps its own): the project root, .yolo-planning,
+// phases/ and four phase folders fit; two more phase folders, a deep notes folder, and yolo's
+// own .logs and .cache do not. The phase folders are watched first, yolo's output folders take
+// no watch at all, the watcher names what it left out and how to raise the limit; once it is
+// raised, the next event adds the missing watches (no polling) and a save in a phase that had
+// none is seen.
+TEST(Faults, UnderTheInotifyLimitPhaseFoldersComeFirstAndTheRestIsWatchedOnceItIsRaised) {
+  if (::geteuid() != 0 || run_program({"unshare", "-Ur", "true"}).exit_code != 0)
+    GTEST_SKIP() << "needs root and user namespaces (unshare -Ur)";
+  TempDir d;
+  const stdfs::path root = d.path(), planning = root / ".yolo-planning";
+  for (int i = 1; i <= 6; ++i) {
+    std::string ph = "0" + std::to_string(i);
+    write_file(planning / "phases" / (ph + "-p") / (ph + "-01-PLAN.md"), plan_text(ph, "01"));
+    stdfs::create_directories(planning / ".logs" / (ph + "-p") / (ph + "-01"));
+  }
+  stdfs::create_directories(planning / ".cache" / "x");
+  for (const char* n : {"notes/a/b/c", "notes/d/e"}) stdfs::create_directories(planning / n);
+  write_file(planning / "ROADMAP.md", "# Roadmap\n");
+  BgProcess w({"unshare", "-Ur", "sh", "-c",
+               "echo 7 > /proc/sys/user/max_inotify_watches && exec \"$0\" watch \"$1\" --json --no-review", yolo_bin(),
+               root.string()},
+              root);
+  auto ready = w.wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 15s);
+  ASSERT_TRUE(ready.has_value()) << w.stderr_text();
+  EXPECT_EQ(ready->value("folders", 0), 7) << ready->dump();
+  // An event already read (before `ready`, or while waiting for another), else the next one.
+  auto seen_or_next = [&](const std::string& event) -> std::optional<json> {
+    for (const auto& j : w.seen)
+      if (j.value("event", "") == event) return j;
+    return w.wait_for([&](const json& j) { return j.value("event", "") == event; }, 5s);
+  };
+  auto limit = seen_or_next("watch_limit");
+  ASSERT_TRUE(limit.has_value()) << "the folders left without a watch were not named\n" << w.stderr_text();
+  std::vector<std::string> left;
+  for (const auto& f : (*limit)["unwatched"]) left.push_back(f.get<std::string>());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{".yolo-planning/notes", ".yolo-planning/phases/05-p",
+                                            ".yolo-planning/phases/06-p"}))
+      << limit->dump();
+  EXPECT_NE(limit->value("hint", "").find("max_inotify_watches"), std::string::npos) << limit->dump();
+  EXPECT_EQ(limit->value("limit", 0), 7) << limit->dump();
+  auto saved_and_seen = [&](const std::string& ph, const std::string& plan) {
+    write_file(planning / "phases" / (ph + "-p") / (ph + "-" + plan + "-PLAN.md"), plan_text(ph, plan));
+    return w
+        .wait_for(
+            [&](const json& j) {
+              return j.value("event", "") == "plan_changed" && j.value("plan_id", "") == ph + "-" + plan;
+            },
+            5s)
+        .has_value();
+  };
+  for (const char* ph : {"01", "02", "03", "04"})
+    EXPECT_TRUE(saved_and_seen(ph, "02")) << ph << "\n" << w.stderr_text();
+  auto raised = run_program(
+      {"nsenter", "-t", std::to_string(w.pid()), "-U", "sh", "-c", "echo 1000 > /proc/sys/user/max_inotify_watches"});
+  ASSERT_EQ(raised.exit_code, 0) << raised.err;
+  EXPECT_TRUE(saved_and_seen("01", "03"));  // any event: the watcher tries the missing watches again
+  auto recovered = seen_or_next("watches_recovered");
+  ASSERT_TRUE(recovered.has_value()) << "the missing watches were not added once the limit allowed them\n"
+                                     << w.stderr_text();
+  EXPECT_EQ(recovered->value("unwatched", -1), 0) << recovered->dump();
+  w.collect(500ms);
+  EXPECT_TRUE(saved_and_seen("06", "02")) << "a save in a phase that had no watch was not seen\n" << w.stderr_text();
+  w.signal(SIGTERM);
+  EXPECT_EQ(w.wait_exit(5s), 0) << w.stderr_text();
+}
+
+// Plan 01-02 lives in 02-PLAN.md on main, in 01-02-PLAN.md with other content on `other`, and in
+// 01-02-PLAN.md with main's content on `same`. Across checkouts between them the watcher reviews
+// 01-02 exactly when its content differs from what its review record (by plan id) holds, and
+// the record `yolo status` shows is always of the content checked out.
+TEST(Faults, WatchAcrossCheckoutsThatMoveAPlanIdBetweenFilesKeepsItsReviewCurrent) {
+  TempDir d;
+  const stdfs::path root = d.path();
+  const stdfs::path phase = root / ".yolo-planning" / "phases" / "01-core";
+  auto git = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run_program(argv, root);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  };
+  const std::string x = plan_text("01", "02"), y = plan_text("01", "02", "type: execute\n");
+  write_file(phase / "01-01-PLAN.md", plan_text("01", "01"));
+  write_file(phase / "02-PLAN.md", x);
+  write_file(root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n");
+  git({"init", "-q", "-b", "main"});
+  git({"add", ".yolo-planning/phases", ".yolo-planning/ROADMAP.md"});
+  git({"commit", "-q", "-m", "main"});
+  git({"checkout", "-q", "-b", "other"});
+  git({"mv", ".yolo-planning/phases/01-core/02-PLAN.md", ".yolo-planning/phases/01-core/01-02-PLAN.md"});
+  write_file(phase / "01-02-PLAN.md", y);
+  git({"commit", "-q", "-am", "other"});
+  git({"checkout", "-q", "-b", "same", "main"});
+  git({"mv", ".yolo-planning/phases/01-core/02-PLAN.md", ".yolo-planning/phases/01-core/01-02-PLAN.md"});
+  git({"commit", "-q", "-am", "same"});
+  git({"checkout", "-q", "main"});
+
+  BgProcess w({yolo_bin(), "watch", root.string(), "--json"}, root);
+  ASSERT_TRUE(w.wait_for([](const json& j) { return j.value("event", "") == "ready"; }, 15s).has_value())
+      << w.stderr_text();
+  ASSERT_TRUE(w.wait_for([](const json& j) { return j.value("event", "") == "backlog_done"; }, 20s).has_value())
+      << w.stderr_text();
+  w.collect(1000ms);
+  // The hash `yolo status --records` shows for 01-02's review.
+  auto status_hash = [&] {
+    auto r = run_yolo({"status", "--json", "--records"}, root);
+    json s = json::parse(r.out, nullptr, false);
+    if (s.is_discarded()) return "status: " + r.out + r.err;
+    for (const char* where : {"other_reviews"})
+      if (s.contains(where) && s[where].contains("01-02")) return s[where]["01-02"].value("hash", std::string());
+    for (const auto& p : s.value("plans", json::array()))
+      if (p.value("id", "") == "01-02" && p["review"].is_object()) return p["review"].value("hash", std::string());
+    return "no review of 01-02 in: " + r.out;
+  };
+  auto bare = [](std::string h) { return h.rfind("sha256:", 0) == 0 ? h.substr(7) : h; };
+  struct Step {
+    const char* branch;
+    const char* file;
+    int reviews;
+  };
+  for (const Step& step :
+       {Step{"same", "01-02-PLAN.md", 0}, Step{"other", "01-02-PLAN.md", 1}, Step{"main", "02-PLAN.md", 1},
+        Step{"other", "01-02-PLAN.md", 1}, Step{"same", "01-02-PLAN.md", 1}, Step{"main", "02-PLAN.md", 0}}) {
+    SCOPED_TRACE(std::string("checkout ") + step.branch);
+    const size_t from = w.seen.size();
+    git({"checkout", "-q", step.branch});
+    if (step.reviews > 0)  // the review expected first (a loaded machine is slow), then quiet
+      w.wait_for([](const json& j) { return j.value("event", "") == "reviewed"; }, 30s);
+    while (!w.collect(2000ms).empty()) {
+    }
+    int reviews = 0, others = 0;
+    for (size_t k = from; k < w.seen.size(); ++k)
+      if (w.seen[k].value("event", "") == "reviewed") ++(w.seen[k].value("plan_id", "") == "01-02" ? reviews : others);
+    EXPECT_EQ(reviews, step.reviews);
+    EXPECT_EQ(others, 0);
+    EXPECT_EQ(bare(status_hash()), sha256_hex(read_file(phase / step.file)));
+  }
   w.signal(SIGTERM);
   EXPECT_EQ(w.wait_exit(5s), 0) << w.stderr_text();
 }
@@ -399,6 +566,78 @@ struct SimpleProject {
   }
   RunResult yolo(const std::vector<std::string>& args) { return run_yolo(args, root, {"NO_COLOR=1"}); }
 };
+
+// `yolo approve` shows content, not digests: at the first approval of the vision gate the
+// roadmap's text and the agents' argv; at the next (the roadmap edited, the executor's argv
+// changed) the roadmap's diff against the text approved then and the executor's argv then and
+// now. The digests only with --verbose.
+TEST(Faults, ApproveShowsWhatChangedSinceTheLastApprovalNotDigests) {
+  SimpleProject p;
+  json c = json::parse(read_file(p.root / ".yolo-planning" / "config.json"));
+  c["approvers"]["vision"] = "manual";
+  write_file(p.root / ".yolo-planning" / "config.json", c.dump(2));
+  auto first = p.yolo({"execute"});
+  ASSERT_EQ(first.exit_code, 3) << "paused at the vision gate\n" << dump(first);
+  auto a1 = run_yolo_tty({"approve", "--by", "tester"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a1.exit_code, 0) << dump(a1);
+  const std::string shown1 = a1.out + a1.err;
+  EXPECT_NE(shown1.find("Build it."), std::string::npos) << "the roadmap's text is not shown\n" << shown1;
+  EXPECT_NE(shown1.find("executor: [\"sh\",\"-c\""), std::string::npos) << "the executor's argv is not shown\n"
+                                                                        << shown1;
+  EXPECT_EQ(shown1.find("sha256:"), std::string::npos) << shown1;
+
+  write_file(p.root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n\nBuild it.\n\nThen document it.\n");
+  c = json::parse(read_file(p.root / ".yolo-planning" / "config.json"));
+  c["executor"]["command"][2] = "true; " + c["executor"]["command"][2].get<std::string>();
+  write_file(p.root / ".yolo-planning" / "config.json", c.dump(2));
+  auto second = p.yolo({"execute"});
+  ASSERT_EQ(second.exit_code, 3) << "the changed roadmap and config open the gate again\n" << dump(second);
+  auto a2 = run_yolo_tty({"approve", "--by", "tester"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a2.exit_code, 0) << dump(a2);
+  const std::string shown2 = a2.out + a2.err;
+  EXPECT_NE(shown2.find("+Then document it."), std::string::npos) << "no diff of the roadmap\n" << shown2;
+  EXPECT_NE(shown2.find("config key executor changed"), std::string::npos) << shown2;
+  EXPECT_NE(shown2.find("was: {"), std::string::npos) << shown2;
+  EXPECT_NE(shown2.find("\"true; cat"), std::string::npos) << "the executor's argv now is not shown\n" << shown2;
+  EXPECT_EQ(shown2.find("sha256:"), std::string::npos) << shown2;
+
+  write_file(p.root / ".yolo-planning" / "ROADMAP.md", "# Roadmap\n\nBuild it.\n");
+  ASSERT_EQ(p.yolo({"execute"}).exit_code, 3);
+  auto a3 = run_yolo_tty({"approve", "--by", "tester", "--verbose"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a3.exit_code, 0) << dump(a3);
+  EXPECT_NE((a3.out + a3.err).find("sha256:"), std::string::npos) << "--verbose shows the digests\n" << a3.err;
+  EXPECT_NE((a3.out + a3.err).find("-Then document it."), std::string::npos) << a3.err;
+}
+
+// The wave gate shows the wave's plans the same way: their text at the first approval, then
+// each plan's diff against the text approved.
+TEST(Faults, ApproveOfAWaveGateShowsItsPlansAndThenTheirDiff) {
+  SimpleProject p;
+  json c = json::parse(read_file(p.root / ".yolo-planning" / "config.json"));
+  c["wave_approval"] = true;
+  c["approvers"] = {{"vision", "skip"}, {"wave", "manual"}};
+  write_file(p.root / ".yolo-planning" / "config.json", c.dump(2));
+  std::string second_wave = plan_text("01", "02");
+  second_wave.replace(second_wave.find("wave: 1"), 7, "wave: 2");
+  write_file(p.phase / "01-02-PLAN.md", second_wave);
+  auto first = p.yolo({"execute"});
+  ASSERT_EQ(first.exit_code, 3) << "paused at the gate of wave 2\n" << dump(first);
+  auto a1 = run_yolo_tty({"approve", "--by", "tester"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a1.exit_code, 0) << dump(a1);
+  EXPECT_NE(a1.err.find("01-02-PLAN.md (not approved before):"), std::string::npos) << a1.err;
+  EXPECT_NE(a1.err.find("Write the code."), std::string::npos) << a1.err;
+  const stdfs::path plan = p.phase / "01-02-PLAN.md";
+  std::string t = read_file(plan);
+  t.replace(t.find("Write the code."), 15, "Write the code and its tests.");
+  write_file(plan, t);
+  auto second = p.yolo({"execute"});
+  ASSERT_EQ(second.exit_code, 3) << "the edited plan opens the wave gate again\n" << dump(second);
+  auto a2 = run_yolo_tty({"approve", "--by", "tester"}, p.root, {"NO_COLOR=1"});
+  ASSERT_EQ(a2.exit_code, 0) << dump(a2);
+  EXPECT_NE(a2.err.find("-Write the code.\n"), std::string::npos) << a2.err;
+  EXPECT_NE(a2.err.find("+Write the code and its tests."), std::string::npos) << a2.err;
+  EXPECT_EQ(a2.err.find("sha256:"), std::string::npos) << a2.err;
+}
 
 // 40 plans, max_parallel 30, 64 file descriptors (`ulimit -n 64`): the plans wait for a
 // slot instead of failing with "too many open files".

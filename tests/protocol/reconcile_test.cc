@@ -24,13 +24,45 @@ TEST(Reconcile, APlainWatchDrivesExecutionOnlyWhileARunIsInProgress) {
 }
 
 TEST(Reconcile, APlanNeedsAReviewOnlyWhenItDiffersFromItsLastReview) {
-  EXPECT_EQ(plan_seen(kA, "", kA), PlanSeen::Unchanged);                    // touched
-  EXPECT_EQ(plan_seen(std::string_view(""), "", ""), PlanSeen::Unchanged);  // still unreadable
-  EXPECT_EQ(plan_seen(std::nullopt, kA, kA), PlanSeen::ReviewedAsIs);       // first seen, reviewed as it is
-  EXPECT_EQ(plan_seen(kB, "sha256:" + kA, kA), PlanSeen::ReviewedAsIs);     // reverted to what was reviewed
-  EXPECT_EQ(plan_seen(std::nullopt, "", kA), PlanSeen::NeedsReview);        // never reviewed
-  EXPECT_EQ(plan_seen(kA, kA, kB), PlanSeen::NeedsReview);                  // edited
-  EXPECT_EQ(plan_seen(std::nullopt, "", ""), PlanSeen::NeedsReview);        // unreadable: its review says so
+  EXPECT_EQ(plan_seen(kA, false, kA), PlanSeen::Unchanged);                    // touched
+  EXPECT_EQ(plan_seen(std::string_view(""), false, ""), PlanSeen::Unchanged);  // still unreadable
+  EXPECT_EQ(plan_seen(std::nullopt, true, kA), PlanSeen::ReviewedAsIs);        // first seen, reviewed as it is
+  EXPECT_EQ(plan_seen(kB, true, kA), PlanSeen::ReviewedAsIs);                  // reverted to what was reviewed
+  EXPECT_EQ(plan_seen(std::nullopt, false, kA), PlanSeen::NeedsReview);        // never reviewed
+  EXPECT_EQ(plan_seen(kA, false, kB), PlanSeen::NeedsReview);                  // edited
+  EXPECT_EQ(plan_seen(std::nullopt, false, ""), PlanSeen::NeedsReview);        // unreadable: its review says so
+  EXPECT_EQ(plan_seen(std::nullopt, true, ""), PlanSeen::NeedsReview);
+}
+
+// Plan 01-02 in 02-PLAN.md on one branch and in 01-02-PLAN.md on another: the records are
+// by plan id, so whichever file holds it, it is reviewed as it is exactly when 01-02's
+// record holds its content, and a record replaced leaves nothing of the one before.
+TEST(Reconcile, AReviewRecordIsThePlanIdsWhateverFileHoldsIt) {
+  ReviewRecords r;
+  r.set("01-core", "01-02", kA);
+  r.set("01-core", "01-01", "sha256:" + kB);
+  EXPECT_TRUE(r.reviewed("01-core", kA));
+  EXPECT_TRUE(r.reviewed("01-core", "sha256:" + kB));
+  EXPECT_FALSE(r.reviewed("02-other", kA));  // another phase's ledger
+  const std::string kC(64, 'c');
+  r.set("01-core", "01-02", kC);  // reviewed on the other branch: the record moved on
+  EXPECT_FALSE(r.reviewed("01-core", kA));
+  EXPECT_TRUE(r.reviewed("01-core", kC));
+  EXPECT_EQ(r.size(), 2u);
+  r.set("01-core", "01-03", kC);  // two ids, one content (a copy): both records hold it
+  r.set("01-core", "01-02", kA);
+  EXPECT_TRUE(r.reviewed("01-core", kC));
+  r.replace("01-core", {{"01-01", kB}});  // the ledger read whole
+  EXPECT_FALSE(r.reviewed("01-core", kA));
+  EXPECT_FALSE(r.reviewed("01-core", kC));
+  EXPECT_TRUE(r.reviewed("01-core", kB));
+  EXPECT_EQ(r.size(), 1u);
+  r.set("01-core", "01-01", "");  // removed
+  EXPECT_EQ(r.size(), 0u);
+  EXPECT_FALSE(r.reviewed("01-core", kB));
+  EXPECT_FALSE(r.reviewed("01-core", ""));
+  r.set("01-core", "01-09", "not a hash");
+  EXPECT_EQ(r.size(), 0u);
 }
 
 TEST(Reconcile, ChangedPlansAreReviewedUnlessReviewsAreOff) {
@@ -153,11 +185,12 @@ TEST(ReviewQueue, BatchesAreLargeWithoutAgentsAndOnePlanPerAgentCallInTheBacklog
 }
 
 TEST(ReviewQueue, AQueuedPlanAlreadyReviewedAsItIsIsSkipped) {
-  EXPECT_FALSE(still_needs_review(kA, kA));
-  EXPECT_FALSE(still_needs_review(kA, "sha256:" + kA));
-  EXPECT_TRUE(still_needs_review(kB, kA));
-  EXPECT_TRUE(still_needs_review(kA, ""));
-  EXPECT_TRUE(still_needs_review("", ""));  // unreadable: its review says so
+  ReviewRecords r;
+  r.set("01-a", "01-01", "sha256:" + kA);
+  EXPECT_FALSE(still_needs_review(r, "01-a", kA));
+  EXPECT_TRUE(still_needs_review(r, "01-a", kB));
+  EXPECT_TRUE(still_needs_review(r, "02-b", kA));
+  EXPECT_TRUE(still_needs_review(r, "01-a", ""));  // unreadable: its review says so
 }
 
 }  // namespace
