@@ -336,7 +336,22 @@ int Run::init_worktrees(const json& doc) {
   if (str(doc, "phase_dir") != phase_.rel || !doc.contains("plans") || !doc["plans"].is_array()) return -1;
   // The slots a killed run of this phase left on its plans' branches: the work of an executor
   // that finished there is gated when its plan's turn comes (resume_finished), not redone.
-  if (!dispatched()) left_on_branch_ = trees_->slots_on_plan_branches();
+  // Only where the state (which no child can write) says this run gave that plan that slot
+  // and branch and did not gate it yet: a slot's HEAD is its executor's to move, so a slot
+  // an executor switched to a later plan's branch is no finished work of that plan.
+  if (!dispatched()) {
+    auto left = trees_->slots_on_plan_branches();
+    for (const auto& e : entries_) {
+      const json* p = execution::find_plan(doc, e.id);
+      if (!p || !p->contains("worktree") || !(*p)["worktree"].is_object()) continue;
+      const json& wt = (*p)["worktree"];
+      auto it = left.find(trees_->branch_for(e.id));
+      std::error_code same;
+      if (it != left.end() && str(wt, "branch") == it->first && str(wt, "merge") == "none" &&
+          stdfs::equivalent(it->second, str(wt, "path"), same))
+        left_on_branch_.insert(*it);
+    }
+  }
   if (trees_->abort_leftover_merge())
     emit("merge_aborted", json::object(), Sym::Warn,
          "A merge left half-done by a stopped execute was aborted (nothing half-merged)");
