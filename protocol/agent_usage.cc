@@ -128,6 +128,14 @@ std::optional<Usage> parse(std::string_view out) {
     if (st == it->end() || !st->is_object() || !st->contains("models") || !(*st)["models"].is_object()) continue;
     Usage g;
     for (auto& [name, m] : (*st)["models"].items()) {
+      if (m.is_object() && !m.contains("tokens") && m.contains("input_tokens")) {
+        // `stream-json`'s result: {input_tokens (the prompt, cached included), output_tokens, cached}
+        long long cached = num(m, "cached");
+        g.input_tokens += std::max(0LL, num(m, "input_tokens") - cached);
+        g.cache_read_tokens += cached;
+        g.output_tokens += num(m, "output_tokens");
+        continue;
+      }
       const json& tk = m.is_object() ? m.value("tokens", json::object()) : json::object();
       long long cached = num(tk, "cached");
       long long prompt = tk.contains("prompt") ? num(tk, "prompt") : num(tk, "input") + cached;
@@ -138,6 +146,58 @@ std::optional<Usage> parse(std::string_view out) {
     g.calls = 1;
     return g;
   }
+  return std::nullopt;
+}
+
+namespace {
+// What a tool's input names: its command, file, pattern or address ("" when none of them).
+std::string what_of(const json& input) {
+  if (!input.is_object()) return {};
+  for (const char* k : {"command", "file_path", "absolute_path", "path", "pattern", "url", "query", "dir_path"})
+    if (auto it = input.find(k); it != input.end()) {
+      if (it->is_string()) return it->get<std::string>();
+      if (it->is_array()) {  // Codex's shell argv
+        std::string out;
+        for (const auto& a : *it)
+          if (a.is_string()) out += (out.empty() ? "" : " ") + a.get<std::string>();
+        return out;
+      }
+    }
+  return {};
+}
+std::string tool_text(const std::string& tool, const std::string& what) {
+  return what.empty() ? tool : tool + ": " + what;
+}
+}  // namespace
+
+std::optional<std::string> tool_call(std::string_view line) {
+  if (line.empty() || line.front() != '{') return std::nullopt;
+  json o = json::parse(line.begin(), line.end(), nullptr, false);
+  if (!o.is_object()) return std::nullopt;
+  const std::string type = s(o, "type");
+  if (type == "assistant" && o.contains("message") && o["message"].is_object()) {  // Claude Code
+    const json& content = o["message"].value("content", json::array());
+    if (!content.is_array()) return std::nullopt;
+    for (auto it = content.rbegin(); it != content.rend(); ++it)
+      if (it->is_object() && s(*it, "type") == "tool_use")
+        return tool_text(s(*it, "name"), what_of(it->value("input", json::object())));
+    return std::nullopt;
+  }
+  if (type == "item.started" && o.contains("item") && o["item"].is_object()) {  // Codex
+    const json& item = o["item"];
+    const std::string kind = s(item, "type");
+    if (kind == "command_execution") return tool_text("shell", s(item, "command"));
+    if (kind == "mcp_tool_call") return tool_text(s(item, "server") + "." + s(item, "tool"), "");
+    if (kind == "web_search") return tool_text("web_search", s(item, "query"));
+    if (kind == "file_change") {
+      const json& ch = item.value("changes", json::array());
+      std::string path = ch.is_array() && !ch.empty() && ch[0].is_object() ? s(ch[0], "path") : std::string();
+      return tool_text("edit", path);
+    }
+    return std::nullopt;
+  }
+  if (type == "tool_use" && o.contains("tool_name"))  // Gemini CLI
+    return tool_text(s(o, "tool_name"), what_of(o.value("parameters", json::object())));
   return std::nullopt;
 }
 

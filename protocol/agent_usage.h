@@ -39,6 +39,12 @@ std::optional<Usage> parse(std::string_view out);
 // so plain text is read as it is.
 std::optional<std::string> result_text(std::string_view out);
 
+// The tool call one line of a CLI's event stream starts, as "TOOL: what" (the command, the
+// file or the pattern it names, when it names one): Claude Code's `stream-json` assistant
+// message with a `tool_use` block, a Codex `exec --json` `item.started` (a command, a file
+// change, an MCP tool), a Gemini `stream-json` `tool_use` event. nullopt for any other line.
+std::optional<std::string> tool_call(std::string_view line);
+
 // One agent call.
 struct Record {
   std::string ts, run, phase, plan, agent;  // run: the correlation id ("" outside a run); phase: its folder

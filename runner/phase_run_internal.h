@@ -350,6 +350,16 @@ class Run {
       char buf[64];
       std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
       l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
+      if (auto t = tool_of_.find(i); t != tool_of_.end()) {  // its current tool call, cut to fit
+        std::string call = text::sanitize_for_terminal(t->second);
+        const size_t room = running_.size() > 1 ? 24 : 60;
+        if (call.size() > room) {
+          size_t cut = room;
+          while (cut > 0 && (static_cast<unsigned char>(call[cut]) & 0xC0) == 0x80) --cut;  // a whole character
+          call = call.substr(0, cut) + "…";
+        }
+        l += " " + call;
+      }
     }
     if (running_.empty()) l += " · waiting";
     out::set_live(l);
@@ -423,6 +433,7 @@ class Run {
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
+  std::map<size_t, std::string> tool_of_;  // a running executor's current tool call ("Bash: git commit ...")
   // Plans whose executor ended and whose gates (SUMMARY gate, scope fence) run now, in this
   // process: their slot already serves the next plan (schedule() starts it first).
   std::set<size_t> gating_;

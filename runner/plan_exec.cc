@@ -1,4 +1,5 @@
 // `yolo execute`: one plan from start to its gates (runner/phase_run_internal.h).
+#include "protocol/agent_usage.h"
 #include "protocol/failure_line.h"
 #include "protocol/sha256.h"
 #include "runner/phase_run_internal.h"
@@ -165,6 +166,15 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     if (auto g = gate_requests_.find(i); g != gate_requests_.end())
       spec.env.emplace_back("YOLO_GATE_REQUESTS", g->second.string());
     spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
+    // The tool call the agent is making, from its CLI's event stream: on the live line, and
+    // one event per call in the log.
+    spec.on_line = [this, i](SpawnSpec::Stream s, std::string_view line) {
+      if (s != SpawnSpec::Stream::Out) return;
+      auto t = usage::tool_call(line);
+      if (!t) return;
+      tool_of_[i] = *t;
+      log("agent_tool", entries_[i].plan, {{"plan_id", entries_[i].id}, {"agent", "executor"}, {"tool", *t}});
+    };
     started_at_[i] = uv_hrtime();
     argv_[i] = spec.argv;
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
@@ -284,6 +294,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   // Drop the Process now, inside its own done callback: its handles are still closing, so
   // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
   if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+  tool_of_.erase(i);
   open_requested_gates(i);
   const PlanEntry& e = entries_[i];
   // An executor that succeeded and wrote nothing leaves no log: it would hold only its argv

@@ -32,7 +32,8 @@ const char* const kExecPrompt =
 // docs/agents.md says why each flag is there. yolo confines what it starts, so the templates turn
 // the CLIs' own prompts and sandboxes off where they would stop an unattended run. Each asks its
 // CLI for the machine-readable output: yolo reads the agent's answer inside it and records what
-// every call cost (protocol/agent_usage.h).
+// every call cost (protocol/agent_usage.h); the executors' is a stream of events, whose tool
+// calls yolo shows on the live line as they start.
 json agent_templates() {
   return {
       {"claude",
@@ -56,7 +57,7 @@ json agent_templates() {
         // runs in a sandbox (IS_SANDBOX=1), which it does: yolo confines the executor.
         {"executor",
          {{"command", {"env", "IS_SANDBOX=1", "claude", "-p", kExecPrompt, "--dangerously-skip-permissions", "--output-format",
-                       "json"}},
+                       "stream-json", "--verbose"}},
           {"timeout_ms", 3600000}}}}},
       {"codex",
        {{"about", "OpenAI Codex CLI (codex exec)"},
@@ -88,7 +89,7 @@ json agent_templates() {
             "{plan_dir}", "--output-format", "json"}},
           {"timeout_ms", 600000}}},
         {"executor",
-         {{"command", {"gemini", "-p", kExecPrompt, "--approval-mode", "yolo", "--skip-trust", "--output-format", "json"}},
+         {{"command", {"gemini", "-p", kExecPrompt, "--approval-mode", "yolo", "--skip-trust", "--output-format", "stream-json"}},
           {"timeout_ms", 3600000}}}}},
       {"aider",
        {{"about", "aider (--message runs one instruction and exits)"},

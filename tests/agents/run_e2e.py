@@ -267,11 +267,25 @@ def main():
         for role in ("reviewer", "architect", "executor"):
             if not agents.get(role):
                 fail("no tokens recorded for the %s (recorded: %s)" % (role, agents), usage_file, run_log)
+        # The executors' tool calls, read from each CLI's event stream as they started (the live
+        # line shows the current one): the shell tool's git commit among them.
+        tools = {}
+        events_file = os.path.join(proj, ".yolo-planning", ".events", "event-log.jsonl")
+        for line in open(events_file) if os.path.exists(events_file) else []:
+            ev = json.loads(line)
+            if ev.get("event") == "agent_tool":
+                d = ev.get("data", ev)
+                tools.setdefault(d.get("plan_id"), []).append(d.get("tool", ""))
+        for plan in ("01-01", "01-02", "01-03"):
+            if not any(re.search(r"\bgit\b.*\bcommit\b", t) for t in tools.get(plan, [])):
+                fail("no `git commit` tool call seen in %s's stream (seen: %s)" % (plan, tools.get(plan)),
+                     events_file, run_log)
         unmatched = [json.loads(l) for l in open(model_log) if '"unmatched"' in l]
         print("✓ %s: review loop (reject → architect → approve), vision gate approved at a terminal, "
               "two waves (01-02 and 01-03 in parallel worktrees), strict SUMMARY gate, merged in plan order"
               % cli)
         print("  tokens recorded per agent: %s" % ", ".join("%s %d" % kv for kv in sorted(agents.items())))
+        print("  executor tool calls seen: %s" % ", ".join("%s %d" % (p, len(t)) for p, t in sorted(tools.items())))
         if unmatched:
             print("  (%d requests answered by the scenario's default)" % len(unmatched))
         return 0

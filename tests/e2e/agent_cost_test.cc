@@ -159,5 +159,29 @@ TEST_F(AgentCost, WithinTheBudgetNothingPauses) {
   EXPECT_TRUE(s["budget"]["passed"].is_null()) << s.dump(2);
 }
 
+// The live line shows a running executor's current tool call, read from its CLI's event
+// stream (here a stand-in printing Claude Code's stream-json) as it arrives.
+TEST_F(AgentCost, TheLiveLineShowsTheExecutorsCurrentToolCall) {
+  script("executor-streaming",
+         "#!/bin/sh\n"
+         "printf '%s\\n' '{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"name\":\"Bash\","
+         "\"input\":{\"command\":\"make check-the-greeting\"}}]}}'\n"
+         "sleep 2.5\n"
+         "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
+  json c = json::parse(read_file(repo() / ".yolo-planning" / "config.json"));
+  c["review_gate"] = "never";
+  c["executor"]["command"] = {"agents/executor-streaming", "{plan_path}", "{summary_path}"};
+  c.erase("budget");
+  write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
+  if (run_program({"sh", "-c", "command -v script"}).exit_code != 0)
+    GTEST_SKIP() << "skipped: util-linux script is not installed";
+  auto r = run_program({"env", "TERM=xterm", "NO_COLOR=1", "COST_LOG=" + cost_log().string(), "script", "-qec",
+                        "'" + yolo_bin() + "' execute 01-demo", "/dev/null"},
+                       repo());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("executor"), std::string::npos) << r.out;
+  EXPECT_NE((r.out + r.err).find("s/30s Bash: make check"), std::string::npos) << r.out << r.err;
+}
+
 }  // namespace
 }  // namespace yolo::test

@@ -71,6 +71,45 @@ TEST(AgentUsage, GeminiJsonStatsSummedOverModels) {
   EXPECT_EQ(result_text(out), "VERDICT: approve");
 }
 
+TEST(AgentUsage, GeminiStreamJsonResultStats) {
+  const std::string out =
+      R"({"type":"init","session_id":"s","model":"gemini-2.5-pro"})" "\n"
+      R"({"type":"message","role":"assistant","content":"done","delta":true})" "\n"
+      R"({"type":"result","status":"success","stats":{"total_tokens":130,"input_tokens":120,"output_tokens":10,)"
+      R"("cached":20,"input":100,"duration_ms":5,"tool_calls":1,"models":{"gemini-2.5-pro":{"total_tokens":130,)"
+      R"("input_tokens":120,"output_tokens":10,"cached":20,"input":100}}}})" "\n";
+  auto u = parse(out);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->input_tokens, 100);
+  EXPECT_EQ(u->cache_read_tokens, 20);
+  EXPECT_EQ(u->output_tokens, 10);
+  EXPECT_FALSE(u->has_cost);
+}
+
+// The live line's "current tool call", from one line of each CLI's event stream.
+TEST(AgentUsage, ToolCallsFromEachCliStream) {
+  EXPECT_EQ(tool_call(R"({"type":"assistant","message":{"content":[{"type":"text","text":"x"},)"
+                      R"({"type":"tool_use","id":"t1","name":"Bash","input":{"command":"git commit -m done"}}]}})"),
+            "Bash: git commit -m done");
+  EXPECT_EQ(tool_call(R"({"type":"assistant","message":{"content":[{"type":"tool_use","name":"Write",)"
+                      R"("input":{"file_path":"/p/greeting/en.txt","content":"hi"}}]}})"),
+            "Write: /p/greeting/en.txt");
+  EXPECT_EQ(tool_call(R"({"type":"item.started","item":{"id":"i1","type":"command_execution",)"
+                      R"("command":"bash -lc 'git add -A'","status":"in_progress"}})"),
+            "shell: bash -lc 'git add -A'");
+  EXPECT_EQ(tool_call(R"({"type":"item.started","item":{"type":"file_change","changes":[{"path":"a.txt","kind":"add"}]}})"),
+            "edit: a.txt");
+  EXPECT_EQ(tool_call(R"({"type":"tool_use","timestamp":"t","tool_name":"run_shell_command","tool_id":"x",)"
+                      R"("parameters":{"command":"git status"}})"),
+            "run_shell_command: git status");
+  EXPECT_EQ(tool_call(R"({"type":"tool_use","tool_name":"list_directory","parameters":{}})"), "list_directory");
+  // Anything else is no tool call: text, a result, a finished item, plain output.
+  for (const char* no : {R"({"type":"assistant","message":{"content":[{"type":"text","text":"hello"}]}})",
+                         R"({"type":"item.completed","item":{"type":"command_execution","command":"ls"}})",
+                         R"({"type":"result","result":"VERDICT: approve"})", "VERDICT: approve", "{not json", ""})
+    EXPECT_FALSE(tool_call(no)) << no;
+}
+
 TEST(AgentUsage, PlainTextHasNoUsageAndIsReadAsItIs) {
   EXPECT_FALSE(parse("VERDICT: approve\nFINDINGS:\n- none\n"));
   EXPECT_FALSE(result_text("VERDICT: approve\n"));
