@@ -647,15 +647,22 @@ TEST_F(DispatchTest, CtrlCDuringTheSubmitsLeavesNothingQueued) {
                 .exit_code,
             0);
   use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string());
+  // An sbatch whose answer takes a second to come back (a busy controller): the job is queued
+  // while its submit still runs, the window in which a killed submit loses its job's handle.
+  stdfs::path slow = side_.path() / "slow-bin";
+  stdfs::create_directories(slow);
+  write_file(slow / "sbatch",
+             "#!/bin/sh\nout=$(/usr/bin/sbatch \"$@\") || exit $?\nsleep 1\nprintf '%s\\n' \"$out\"\n");
+  make_executable(slow / "sbatch");
   std::vector<std::string> argv = {"env"};
-  for (const auto& e : env(slurm_env({}, &c))) argv.push_back(e);
+  for (const auto& e : env(slurm_env({"PATH=" + slow.string() + ":" + std::getenv("PATH")}, &c))) argv.push_back(e);
   argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
   BgProcess yolo(argv, repo());
   int started = 0;
   ASSERT_TRUE(
       yolo.wait_for([&](const json& j) { return j.value("event", "") == "plan_start" && ++started == 4; }, 60s))
       << yolo.stderr_text();
-  std::this_thread::sleep_for(150ms);  // the submits are running
+  std::this_thread::sleep_for(500ms);  // the submits are running, their jobs queued
   yolo.signal(SIGINT);
   EXPECT_NE(yolo.wait_exit(60s), -1);
   auto q = run_program({"squeue", "-h", "--states=PENDING,RUNNING,CONFIGURING", "-o", "%i %j %T"}, side_.path(), c.env());
