@@ -26,25 +26,32 @@ Start decide_start(const json& record, bool plan_failed) {
   int a = attempt_of(record);
   std::string state = sget(record, "state"), handle = sget(record, "handle");
   if (a == 0) return s;
-  if (plan_failed) {
-    s.attempt = a + 1;
-    return s;
-  }
-  // Submitted (running, or ended while no yolo waited) or done (ended well, its branch not
-  // yet gated when the run stopped): wait again on the same handle.
-  if ((state == "submitted" || state == "done") && !handle.empty()) {
-    s.kind = Start::Kind::Reattach;  // the job may still run, or have ended: wait tells
-    s.attempt = a;
-    s.handle = handle;
-    return s;
-  }
-  // submit may have started the job before the run stopped: the same attempt again (the
-  // adapter answers with that job), never a second one.
+  // submit may have started the job before the run stopped (or before its submit failed or
+  // timed out): the same attempt again, which the adapter answers with that job; never a
+  // second one, whether or not the plan was marked failed.
   if (state == "submitting" || (state == "submitted" && handle.empty())) {
     s.attempt = a;
     return s;
   }
-  s.attempt = a + 1;  // done, failed, cancelled: a new job
+  // Submitted: the job may still run (a yolo stopped, or one that gave up on an engine it
+  // could neither reach nor cancel through): wait again on the same handle.
+  if (state == "submitted") {
+    s.kind = Start::Kind::Reattach;
+    s.attempt = a;
+    s.handle = handle;
+    return s;
+  }
+  // Done and not failed: ended well, its branch not yet gated when the run stopped.
+  if (state == "done" && !plan_failed && !handle.empty()) {
+    s.kind = Start::Kind::Reattach;
+    s.attempt = a;
+    s.handle = handle;
+    return s;
+  }
+  // A new job. Done: its branch was gated and failed. Failed, cancelled: it may have pushed
+  // its branch anyway (after yolo stopped waiting): looked up before a new job runs.
+  s.attempt = a + 1;
+  if (state != "done") s.previous_attempt = a;
   return s;
 }
 
@@ -86,6 +93,8 @@ WaitResult interpret_wait(bool exited, int code) {
       return WaitResult::Failed;
     case 2:
       return WaitResult::Unknown;
+    case 3:
+      return WaitResult::Unreachable;
     default:
       return WaitResult::Error;
   }
@@ -94,6 +103,8 @@ WaitResult interpret_wait(bool exited, int code) {
 bool fetch_after_wait(WaitResult w, bool branch_on_remote) {
   return w == WaitResult::Done || (w == WaitResult::Unknown && branch_on_remote);
 }
+
+bool gives_up(WaitResult w) { return w == WaitResult::Unreachable || w == WaitResult::Error; }
 
 json record_submitting(int attempt) { return {{"attempt", attempt}, {"state", "submitting"}}; }
 

@@ -19,6 +19,7 @@
 namespace yolo::dispatch {
 
 // The placeholders the templates may use.
+// {dispatch_dir} (where the adapters are installed) is replaced when the config is loaded.
 inline const char* const kPlaceholders[] = {"plan_id", "correlation_id", "attempt",      "base_commit", "branch",
                                             "remote",  "plan_path",      "summary_path", "handle"};
 
@@ -28,6 +29,10 @@ struct Start {
   enum class Kind { Submit, Reattach } kind = Kind::Submit;
   int attempt = 1;
   std::string handle;  // Reattach
+  // Submit of attempt N+1 after attempt N ended without being gated (its job failed, was
+  // cancelled, or yolo gave up on it): N, whose branch is looked up on the remote first and
+  // gated when it is there (its job pushed it after all) instead of running the plan again.
+  int previous_attempt = 0;
 };
 Start decide_start(const json& record, bool plan_failed);
 // The branch a job of this attempt pushes: the plan's branch; attempt N > 1 gets "-aN" (the
@@ -43,13 +48,18 @@ struct Submitted {
 };
 Submitted parse_submit_output(const std::string& out);
 
-// What wait's exit says.
-enum class WaitResult { Done, Failed, Unknown, Error };
+// What wait's exit says: 0 done, 1 failed, 2 the engine does not know the job, 3 the engine
+// could not be reached (or kept erroring) until its deadline: the job may be alive. Error:
+// killed, timed out, or another status: yolo does not know how the job is.
+enum class WaitResult { Done, Failed, Unknown, Unreachable, Error };
 // exited: the wait command exited (not killed, not timed out); code: its exit status.
 WaitResult interpret_wait(bool exited, int code);
 // After wait: whether the branch is to be fetched (Done; Unknown when the branch is on the
 // remote, the job having ended while the engine forgot it).
 bool fetch_after_wait(WaitResult w, bool branch_on_remote);
+// After wait: whether yolo gives up on a job that may still run (it is cancelled before
+// anything else, never left running beside a later attempt).
+bool gives_up(WaitResult w);
 
 // The record fields, as written at each step.
 json record_submitting(int attempt);

@@ -22,9 +22,28 @@ void report_config_warnings(const ConfigLoad& c) {
   }
 }
 
+std::string dispatch_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (const char* d = std::getenv("YOLO_DISPATCH_DIR"); d && *d) return d;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "/usr/local/libexec/yolo/dispatch";
+  fs::path bin = exe.parent_path();
+  fs::path installed = (bin / ".." / "libexec" / "yolo" / "dispatch").lexically_normal();
+  if (fs::is_regular_file(installed / "lib.sh", ec)) return installed.string();
+  fs::path source = (bin / ".." / "contrib" / "dispatch").lexically_normal();
+  if (fs::is_regular_file(source / "lib.sh", ec)) return source.string();
+  return installed.string();  // named in the error when the adapter is not there
+}
+
 ConfigLoad load_config_reported(const std::filesystem::path& root) {
   ConfigLoad c = load_config(world(), root);
   report_config_warnings(c);
+  // The templates name the adapters wherever yolo's installation put them.
+  DispatchSpec& d = c.config.dispatch;
+  for (CommandSpec* cs : {&d.submit, &d.wait, &d.cancel})
+    for (auto& a : cs->argv)
+      for (size_t at; (at = a.find("{dispatch_dir}")) != std::string::npos;) a.replace(at, 14, dispatch_dir());
   return c;
 }
 

@@ -14,8 +14,14 @@ namespace yolo::runner {
 // unknown key 'reveiw_gate' (did you mean 'review_gate'?)").
 void report_config_warnings(const ConfigLoad& c);
 
-// load_config + report_config_warnings.
+// load_config + report_config_warnings; `{dispatch_dir}` in the dispatch templates is replaced
+// by dispatch_dir().
 ConfigLoad load_config_reported(const std::filesystem::path& root);
+
+// Where the dispatch adapters are (contrib/dispatch, installed by cmake --install into
+// LIBEXECDIR/yolo/dispatch): $YOLO_DISPATCH_DIR, else beside this yolo (PREFIX/bin/yolo ->
+// PREFIX/libexec/yolo/dispatch; a build folder inside the source tree -> ../contrib/dispatch).
+std::string dispatch_dir();
 
 // True when argv0 names a program that can be started: a path with '/' (relative to root)
 // that is an executable file, or a name found on PATH.

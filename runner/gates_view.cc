@@ -251,6 +251,9 @@ static std::string plan_isolation_text(const json& p) {
          one_line(str(d, "handle").empty() ? "(not submitted)" : str(d, "handle"), 80) + " (attempt " +
          std::to_string(a) + ") · " + one_line(st, 20);
     if (!str(d, "url").empty()) t += "  " + one_line(str(d, "url"), 160);
+    // What the engine last said while yolo waited (a pending reason, a controller down).
+    if ((st == "submitted" || st == "submitting") && !str(d, "engine_status").empty())
+      t += "\n        engine: " + one_line(str(d, "engine_status"), 200);
   }
   if (p.contains("worktree") && p["worktree"].is_object()) {
     const json& w = p["worktree"];
@@ -264,17 +267,6 @@ static std::string plan_isolation_text(const json& p) {
                                          : "not gated yet";
     t += "\n      " + out::sym(sym) + " branch " + one_line(str(w, "branch"), 80) + " · " + what;
     if (m != "merged") t += "\n        worktree " + one_line(str(w, "path"), 160);
-  }
-  if (p.contains("dispatch") && p["dispatch"].is_object()) {
-    const json& d = p["dispatch"];
-    std::string st = str(d, "state");
-    out::Sym sym = st == "done"        ? out::Sym::Ok
-                   : st == "failed"    ? out::Sym::Fail
-                   : st == "cancelled" ? out::Sym::Skip
-                                       : out::Sym::Diamond;
-    std::string att = d.contains("attempt") ? d["attempt"].dump() : std::string("?");
-    t += "\n      " + out::sym(sym) + " job " + one_line(str(d, "handle"), 100) + " · attempt " + att + " · " + st;
-    if (!str(d, "url").empty()) t += "\n        " + one_line(str(d, "url"), 160);
   }
   if (p.contains("scope") && p["scope"].is_object()) {
     const json& sc = p["scope"];

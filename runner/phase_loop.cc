@@ -251,7 +251,10 @@ void Run::interrupt(int signum) {
   stop(kExecHalted, "interrupted",
        "Interrupted (signal " + std::to_string(signum) +
            "): running executors were stopped; their plans are pending again");
-  for (auto& [i, p] : running_) p->cancel();
+  // A dispatch submit is left to end (its timeout bounds it): killed midway, it may have
+  // queued a job whose handle nobody would know; ended, its job is cancelled.
+  for (auto& [i, p] : running_)
+    if (!dispatch_submits_.count(i)) p->cancel();
 }
 
 // How many executors can run at once within this process's file descriptor limit: each

@@ -265,8 +265,17 @@ class Run {
   int init_dispatch(const json& doc);
   void start_dispatched(size_t i, long long wave);
   void dispatch_submit(size_t i, long long wave, int attempt);
+  void dispatch_look_up_previous(size_t i, long long wave, int attempt, int previous);
+  void dispatch_begin_submit(size_t i, long long wave, int attempt, bool reschedule);
   void dispatch_wait(size_t i, long long wave);
   void dispatch_waited(size_t i, long long wave, SpawnResult r);
+  // The branch fetched and gated (wait said done, or the branch was found on the remote).
+  void dispatch_fetch(size_t i, long long wave, SpawnResult r);
+  // Runs `cancel` for the plan's job now; false when it failed (why in `why`).
+  bool dispatch_cancel(size_t i, std::string& why);
+  bool dispatch_on_remote(const std::string& branch);
+  void dispatch_engine_status(size_t i, std::string status);
+  SpawnSpec adapter_spec(const std::vector<std::string>& argv, long long timeout_ms) const;
   void dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r);
   // reschedule false: called from start_plans (which schedules once its loop is done).
   void dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
@@ -280,6 +289,7 @@ class Run {
   std::string dispatch_url_;                 // the remote as the jobs see it (a URL or path)
   std::set<long long> dispatch_pushed_;      // waves whose base is on the remote
   bool dispatch_start_failed_ = false;       // a plan failed in start_plans' loop
+  std::set<size_t> dispatch_submits_;        // plans whose submit runs: Ctrl-C lets it end, then cancels its job
 
   void stop(int code, const std::string& result, const std::string& message) {
     if (final_code_ < 0) {

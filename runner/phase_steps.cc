@@ -1,5 +1,6 @@
 // `yolo execute`: --dry-run, the review gate, the vision and wave gates (runner/phase_run_internal.h).
 #include "protocol/audit.h"
+#include "protocol/dispatch.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
@@ -65,6 +66,25 @@ int Run::dry_run() {
                (bad->suggested_fix.empty() ? "" : " (" + bad->suggested_fix + ")");
       } else if (ss == SummaryState::Passed) {
         what = out::sym(Sym::Ok) + " complete (its SUMMARY passes)";
+      } else if (dispatched() && w >= 1) {
+        // The submit argv as the run would give it; what only the run knows is named.
+        std::map<std::string, std::string> vars = {{"plan_path", e.path},
+                                                   {"plan_id", e.id},
+                                                   {"wave", std::to_string(w)},
+                                                   {"phase_dir", phase_.rel},
+                                                   {"summary_path", sp},
+                                                   {"correlation_id", "<run id>"},
+                                                   {"attempt", "1"},
+                                                   {"base_commit", "<the wave's base commit>"},
+                                                   {"branch", "yolo/<run>/" + e.id},
+                                                   {"remote", cfg_.dispatch.remote}};
+        auto argv = dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, vars);
+        jl["would_submit"] = argv;
+        std::string cmd;
+        for (const auto& a : argv)
+          cmd += (cmd.empty() ? "" : " ") + (a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'");
+        what = out::sym(Sym::Diamond) + " would submit a job (dispatch): " + cmd;
+        ++to_run;
       } else if (executor && w >= 1) {
         std::map<std::string, std::string> vars = {{"plan_path", e.path},
                                                    {"plan_id", e.id},
@@ -109,13 +129,29 @@ int Run::dry_run() {
                     {"review_gate", reviewing},
                     {"executor", executor},
                     {"would_run", to_run},
-                    {"isolation", cfg_.isolation},
+                    {"isolation", dispatched() ? std::string("dispatch") : cfg_.isolation},
+                    {"dispatch", dispatched() ? json{{"remote", cfg_.dispatch.remote},
+                                                     {"max_parallel", dispatch_parallel()},
+                                                     {"submit", cfg_.dispatch.submit.argv},
+                                                     {"wait", cfg_.dispatch.wait.argv},
+                                                     {"cancel", cfg_.dispatch.cancel.argv},
+                                                     {"errors", cfg_.dispatch.errors}}
+                                              : json(nullptr)},
                     {"rejected", rejected},
                     {"next", next_}});
     return rejected ? kExecHalted : kExecComplete;
   }
   out::line(out::sym(Sym::Skip) + " " + review + "; then the vision gate on ROADMAP.md");
-  if (isolated())
+  if (dispatched()) {
+    out::line(out::sym(Sym::Diamond) + " dispatch: each plan a job of the engine behind `" +
+              text::sanitize_for_terminal(cfg_.dispatch.submit.argv.front()) + "` (" +
+              std::to_string(dispatch_parallel()) + " at once); the job pushes branch yolo/<run>/<plan id> to " +
+              text::sanitize_for_terminal(cfg_.dispatch.remote) +
+              ", yolo fetches it, gates it here and merges in plan order (docs/dispatch.md)");
+    for (const auto& err : cfg_.dispatch.errors)
+      out::line(out::sym(Sym::Fail) + " .yolo-planning/config.json: " + text::sanitize_for_terminal(err) +
+                ": the run would stop before any submit");
+  } else if (isolated())
     out::line(out::sym(Sym::Skip) +
               " isolation: worktree: each plan in its own git worktree on branch yolo/<run>/<plan id>, "
               "merged back in plan order once it passed its gates");

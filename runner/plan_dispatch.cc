@@ -77,6 +77,51 @@ std::map<std::string, std::string> Run::dispatch_vars(size_t i, long long wave) 
   return v;
 }
 
+SpawnSpec Run::adapter_spec(const std::vector<std::string>& argv, long long timeout_ms) const {
+  SpawnSpec spec;
+  spec.argv = argv;
+  spec.cwd = root_;
+  spec.unset_env = adapter_unset_env();
+  spec.timeout_ms = timeout_ms;
+  // dispatch.unreachable_timeout_ms (the schema checks it): how long the adapters wait out an
+  // engine that does not answer before they say so (wait's exit 3).
+  long long unreachable_ms = 600000;
+  if (auto d = cfg_.raw.find("dispatch"); d != cfg_.raw.end() && d->is_object())
+    if (auto u = d->find("unreachable_timeout_ms"); u != d->end() && u->is_number_integer())
+      unreachable_ms = std::max(1000LL, u->get<long long>());
+  spec.env.emplace_back("YOLO_DISPATCH_UNREACHABLE_SECONDS", std::to_string(unreachable_ms / 1000));
+  return spec;
+}
+
+bool Run::dispatch_on_remote(const std::string& branch) {
+  GitRun g = run_git(root_, {"ls-remote", "--heads", dispatch_url_, "refs/heads/" + branch}, 120000);
+  return g.ok() && !text::trim(g.out).empty();
+}
+
+bool Run::dispatch_cancel(size_t i, std::string& why) {
+  const auto& e = entries_[i];
+  SpawnResult c = run_process(adapter_spec(expand_argv(cfg_.dispatch.cancel.argv, dispatch_vars(i, e.wave)),
+                                           cfg_.timeout_for(cfg_.dispatch.cancel)));
+  if (!c.ok()) why = "cancel " + c.describe() + (c.err.empty() ? "" : ": " + first_line(text::tail_lines(c.err, 1)));
+  return c.ok();
+}
+
+// A `status: ...` line of wait's stderr: what the engine says of the job (a pending reason,
+// an image that cannot be pulled), shown live and kept in the plan's record for `yolo status`.
+void Run::dispatch_engine_status(size_t i, std::string status) {
+  auto it = dispatch_rec_.find(i);
+  if (it == dispatch_rec_.end() || interrupted_ || stopping_) return;
+  status = std::string(text::trim(status));
+  if (status.size() > 300) status.resize(300);
+  if (status.empty() || str(it->second, "engine_status") == status) return;
+  json rec = it->second;
+  rec["engine_status"] = status;
+  dispatch_record(i, rec, false);
+  const auto& e = entries_[i];
+  emit("plan_job_status", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"status", status}}, Sym::Pause,
+       "Plan " + e.id + ": job " + str(rec, "handle") + " · " + text::sanitize_for_terminal(status));
+}
+
 void Run::dispatch_record(size_t i, json rec, bool flush) {
   dispatch_rec_[i] = rec;
   PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
@@ -112,6 +157,50 @@ void Run::start_dispatched(size_t i, long long wave) {
     dispatch_wait(i, wave);
     return;
   }
+  if (s.previous_attempt > 0) {
+    dispatch_look_up_previous(i, wave, s.attempt, s.previous_attempt);
+    return;
+  }
+  dispatch_begin_submit(i, wave, s.attempt, false);
+}
+
+// Attempt N ended without its branch being gated (its job failed, was cancelled, or yolo gave
+// up on it): a job that pushed after all is gated, not run a second time. The lookup runs as
+// a child of the loop (the plan counts as running meanwhile).
+void Run::dispatch_look_up_previous(size_t i, long long wave, int attempt, int previous) {
+  const std::string prev_branch = dispatch::branch_for_attempt(trees_->branch_for(entries_[i].id), previous);
+  SpawnSpec spec;
+  spec.argv = {"git", "ls-remote", "--heads", dispatch_url_, "refs/heads/" + prev_branch};
+  spec.cwd = root_;
+  spec.unset_env = adapter_unset_env();
+  spec.timeout_ms = 120000;
+  argv_[i] = spec.argv;
+  running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave, attempt, previous, prev_branch](SpawnResult r) {
+    if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+    if (interrupted_) {
+      dispatch_interrupted(i);
+      return;
+    }
+    const auto& e = entries_[i];
+    if (r.ok() && !text::trim(r.out).empty()) {
+      json prev = dispatch_rec_.count(i) ? dispatch_rec_[i] : json::object();
+      prev["attempt"] = previous;
+      prev["state"] = "submitted";
+      dispatch_rec_[i] = prev;
+      emit("plan_found_on_remote", {{"plan", e.id}, {"branch", prev_branch}, {"attempt", previous}}, Sym::Diamond,
+           "Plan " + e.id + ": attempt " + std::to_string(previous) + "'s branch " + prev_branch +
+               " is on the remote (its job pushed it after all): gating it, no new job");
+      SpawnResult none;
+      none.outcome = SpawnResult::Outcome::Exited;
+      none.exit_code = 0;
+      dispatch_fetch(i, wave, std::move(none));
+      return;
+    }
+    dispatch_begin_submit(i, wave, attempt, true);
+  });
+}
+
+void Run::dispatch_begin_submit(size_t i, long long wave, int attempt, bool reschedule) {
   if (!dispatch_pushed_.count(wave)) {
     // The job clones the remote and checks out the base: it must be there (a branch of its
     // own, so a clone fetches it; forced: a later run's wave starts from another commit).
@@ -121,12 +210,12 @@ void Run::start_dispatched(size_t i, long long wave) {
       dispatch_fail(i,
                     "could not push the wave's base " + wave_base_[wave].substr(0, 12) + " to the remote " +
                         dispatch_url_ + ": " + first_line(g.err.empty() ? g.error : g.err),
-                    "check `dispatch.remote` and that this machine may push to it", nullptr, false);
+                    "check `dispatch.remote` and that this machine may push to it", nullptr, reschedule);
       return;
     }
     dispatch_pushed_.insert(wave);
   }
-  dispatch_submit(i, wave, s.attempt);
+  dispatch_submit(i, wave, attempt);
 }
 
 void Run::dispatch_submit(size_t i, long long wave, int attempt) {
@@ -134,15 +223,15 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
   json submitting = dispatch::record_submitting(attempt);
   submitting["base"] = base;
   dispatch_record(i, submitting, true);
-  SpawnSpec spec;
-  spec.argv = dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, dispatch_vars(i, wave));
-  spec.cwd = root_;
-  spec.unset_env = adapter_unset_env();
-  spec.timeout_ms = cfg_.timeout_for(cfg_.dispatch.submit);
+  SpawnSpec spec =
+      adapter_spec(dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, dispatch_vars(i, wave)),
+                   cfg_.timeout_for(cfg_.dispatch.submit));
   spec.output_cap = 64 * 1024;
   argv_[i] = spec.argv;
+  dispatch_submits_.insert(i);
   running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave, attempt, base](SpawnResult r) {
     if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+    dispatch_submits_.erase(i);
     const auto& e = entries_[i];
     if (interrupted_) {
       // When submit got as far as a handle, the job is cancelled; else the record stays
@@ -184,12 +273,15 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
 }
 
 void Run::dispatch_wait(size_t i, long long wave) {
-  SpawnSpec spec;
-  spec.argv = expand_argv(cfg_.dispatch.wait.argv, dispatch_vars(i, wave));
-  spec.cwd = root_;
-  spec.unset_env = adapter_unset_env();
-  spec.timeout_ms = cfg_.dispatch.wait.timeout_ms;  // 0: as long as the job runs
+  // Every wait has a deadline (a day unless the config gives one): past it, yolo gives up on
+  // the job and cancels it.
+  long long deadline = cfg_.dispatch.wait.timeout_ms > 0 ? cfg_.dispatch.wait.timeout_ms : 24LL * 3600 * 1000;
+  SpawnSpec spec = adapter_spec(expand_argv(cfg_.dispatch.wait.argv, dispatch_vars(i, wave)), deadline);
   spec.output_cap = 256 * 1024;
+  spec.on_line = [this, i](SpawnSpec::Stream st, std::string_view line) {
+    if (st == SpawnSpec::Stream::Err && line.rfind("status: ", 0) == 0)
+      dispatch_engine_status(i, std::string(line.substr(8)));
+  };
   argv_[i] = spec.argv;
   running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave](SpawnResult r) {
     if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
@@ -208,18 +300,46 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
   }
   std::string handle = str(rec, "handle"), branch = dispatch_branch(i);
   auto w = dispatch::interpret_wait(r.outcome == SpawnResult::Outcome::Exited, r.exit_code);
-  bool on_remote = false;
-  if (w == dispatch::WaitResult::Unknown) {
-    GitRun g = run_git(root_, {"ls-remote", "--heads", dispatch_url_, "refs/heads/" + branch}, 120000);
-    on_remote = g.ok() && !text::trim(g.out).empty();
-  }
   std::string job = "its job " + handle + " (branch " + branch + ")";
-  if (!dispatch::fetch_after_wait(w, on_remote)) {
-    dispatch_record(i, dispatch::record_ended(rec, "failed", now_iso8601()), false);
-    std::string why;  // wait's last two lines: the adapter's reason (run-job's ✗ line) and the log
+  const int attempt = rec.value("attempt", 1);
+  std::string why;  // wait's last two lines: the adapter's reason (run-job's ✗ line) and the log
+  {
     const std::string tail = text::tail_lines(r.err, 2);  // lines() views it: it must outlive the loop
     for (const auto& l : text::lines(tail))
       if (!text::trim(l).empty()) why += (why.empty() ? "" : "; ") + std::string(text::trim(l));
+  }
+  if (dispatch::gives_up(w)) {
+    // The engine could not say how the job is (unreachable past the deadline, wait killed or
+    // timed out): the job may be alive. It is cancelled before anything else; its branch, if
+    // it pushed one meanwhile, is gated; a job that cannot be cancelled stays `submitted`, so
+    // the next execute waits on it again instead of running the plan a second time.
+    std::string cwhy;
+    std::string gave_up = "yolo gave up waiting for " + job + " (wait " + r.describe() +
+                          (why.empty() ? "" : ": " + why) + ")";
+    if (!dispatch_cancel(i, cwhy)) {
+      dispatch_fail(i, gave_up + " and could not cancel it (" + cwhy + "): the job may still run",
+                    "check the engine; `yolo execute` waits on the same job again (no second job is started)", &r);
+      return;
+    }
+    rec = dispatch::record_ended(rec, "cancelled", now_iso8601());
+    dispatch_rec_[i] = rec;
+    emit("plan_cancelled", {{"plan", e.id}, {"handle", handle}, {"ok", true}}, Sym::Warn,
+         "Plan " + e.id + ": job " + handle + " cancelled (yolo gave up waiting for it)");
+    if (!dispatch_on_remote(branch)) {
+      dispatch_record(i, rec, false);
+      dispatch_fail(i, gave_up + "; the job was cancelled and its branch is not on the remote",
+                    "check the engine; `yolo execute` looks the branch up again, then submits attempt " +
+                        std::to_string(attempt + 1),
+                    &r);
+      return;
+    }
+    w = dispatch::WaitResult::Done;  // it pushed before the cancel: the gates decide
+  }
+  bool on_remote = w == dispatch::WaitResult::Unknown && dispatch_on_remote(branch);
+  if (!dispatch::fetch_after_wait(w, on_remote)) {
+    std::string cwhy;
+    if (w == dispatch::WaitResult::Unknown) dispatch_cancel(i, cwhy);  // forgotten: make sure it is gone
+    dispatch_record(i, dispatch::record_ended(rec, "failed", now_iso8601()), false);
     std::string error =
         w == dispatch::WaitResult::Failed ? job + " failed" + (why.empty() ? "" : ": " + why)
         : w == dispatch::WaitResult::Unknown
@@ -227,10 +347,18 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
             : "waiting for " + job + ": wait " + r.describe();
     dispatch_fail(i, error,
                   "read the job's log (its url, or `yolo logs " + e.id + "`); `yolo execute` submits attempt " +
-                      std::to_string(rec.value("attempt", 1) + 1),
+                      std::to_string(attempt + 1),
                   &r);
     return;
   }
+  dispatch_fetch(i, wave, std::move(r));
+}
+
+void Run::dispatch_fetch(size_t i, long long wave, SpawnResult r) {
+  const auto& e = entries_[i];
+  json rec = dispatch_rec_[i];
+  std::string handle = str(rec, "handle"), branch = dispatch_branch(i);
+  std::string job = "its job " + handle + " (branch " + branch + ")";
   std::string ref = "refs/yolo-dispatch/" + branch;
   GitRun f =
       run_git(root_, {"fetch", "--quiet", "--no-tags", dispatch_url_, "+refs/heads/" + branch + ":" + ref}, 600000);
@@ -261,7 +389,7 @@ void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, Sp
   const auto& e = entries_[i];
   int slot = free_slot(i);
   std::string err;
-  auto w = trees_->create(e.id, head, slot, err);
+  auto w = trees_->create(e.id, head, slot, err, dispatch_branch(i));
   if (!w) {
     dispatch_fail(
         i, "could not check out the fetched branch " + dispatch_branch(i) + " (" + head.substr(0, 12) + "): " + err,
@@ -324,17 +452,12 @@ void Run::dispatch_interrupted(size_t i) {
   const auto& e = entries_[i];
   json rec = dispatch_rec_.count(i) ? dispatch_rec_[i] : json(nullptr);
   if (rec.is_object() && str(rec, "state") == "submitted" && !str(rec, "handle").empty()) {
-    SpawnSpec spec;
-    spec.argv = expand_argv(cfg_.dispatch.cancel.argv, dispatch_vars(i, e.wave));
-    spec.cwd = root_;
-    spec.unset_env = adapter_unset_env();
-    spec.timeout_ms = cfg_.timeout_for(cfg_.dispatch.cancel);
-    SpawnResult c = run_process(spec);
-    rec = dispatch::record_ended(rec, "cancelled", now_iso8601());
-    emit("plan_cancelled", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"ok", c.ok()}},
-         c.ok() ? Sym::Warn : Sym::Fail,
-         "Plan " + e.id + ": job " + str(rec, "handle") +
-             (c.ok() ? " cancelled" : " could not be cancelled: " + c.describe()));
+    std::string why;
+    bool ok = dispatch_cancel(i, why);
+    // A job that could not be cancelled stays `submitted`: the next execute waits on it.
+    if (ok) rec = dispatch::record_ended(rec, "cancelled", now_iso8601());
+    emit("plan_cancelled", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"ok", ok}}, ok ? Sym::Warn : Sym::Fail,
+         "Plan " + e.id + ": job " + str(rec, "handle") + (ok ? " cancelled" : " could not be cancelled: " + why));
   }
   nodes_.set(i, waves::PlanStatus::Pending);
   PlanUpdate u{"pending", std::nullopt, nullptr, "interrupted", nullptr};

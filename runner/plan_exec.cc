@@ -475,12 +475,29 @@ void Run::conclude(size_t i, const SpawnResult& r) {
         status = "failed";
         error = "the executor exited 0 but wrote no SUMMARY (" + sp + ")";
         break;
-      case SummaryState::Failed:
+      case SummaryState::Failed: {
         status = "failed";
-        error = "its SUMMARY fails the SUMMARY gate (" + sp + ")";
         findings = f;
-        summary_failed = true;
+        // Headed by what failed: the SUMMARY gate's own findings, the scope fence's, or both.
+        std::string fence;
+        bool summary_high = false;
+        for (const auto& x : f) {
+          if (str(x, "severity") != "high") continue;
+          if (str(x, "check") == "scope_fence") {
+            if (fence.empty()) fence = str(x, "issue");
+          } else {
+            summary_high = true;
+          }
+        }
+        if (summary_high || fence.empty()) {
+          error = "its SUMMARY fails the SUMMARY gate (" + sp + ")";
+          if (!fence.empty()) error += "; the scope fence: " + fence;
+          summary_failed = true;
+        } else {
+          error = "the scope fence: " + fence;
+        }
         break;
+      }
     }
     if (!check_findings.empty()) {
       for (const auto& cf : check_findings) findings.push_back(cf.to_json());

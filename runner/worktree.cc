@@ -159,8 +159,8 @@ void Worktrees::delete_branch(const std::string& branch, const stdfs::path& slot
 }
 
 std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const std::string& base, int slot,
-                                              std::string& err) {
-  PlanWorktree w{plan_id, slot_path(slot), branch_for(plan_id), base, "", 0};
+                                              std::string& err, const std::string& branch) {
+  PlanWorktree w{plan_id, slot_path(slot), branch.empty() ? branch_for(plan_id) : branch, base, "", 0};
   std::error_code ec;
   if (stdfs::exists(w.path / ".git", ec)) {
     if (switch_known(w, err)) {

@@ -87,7 +87,10 @@ class Worktrees {
   // The plan's worktree: pool slot `slot` switched to branch_for(plan) (created or reset) at
   // base, with nothing else in it. A slot that is missing or broken (a killed git left a lock)
   // is made again with `git worktree add`.
-  std::optional<PlanWorktree> create(const std::string& plan_id, const std::string& base, int slot, std::string& err);
+  // branch: the slot's branch (empty: branch_for(plan_id)); a dispatched plan's attempt N > 1
+  // gets its job's branch name, so its merge names a branch that exists on the remote.
+  std::optional<PlanWorktree> create(const std::string& plan_id, const std::string& base, int slot, std::string& err,
+                                     const std::string& branch = "");
   std::filesystem::path slot_path(int slot) const;
 
   // Files changed between base and commit ('/'-separated, relative): the plan's commits.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bg_process.h"
+#include "slurm_cluster.h"
 #include "test_support.h"
 
 namespace yolo::e2e {
@@ -281,7 +282,7 @@ TEST(DispatchAdapterTest, KubernetesAndGithubDryRunsPrintTheirCommandsAndRunNoth
   EXPECT_NE(ls[1].find("-f executor_b64=YWdlbnRzL2V4ZWMAYSBiAA=="), std::string::npos)
       << "agents/exec\\0a b\\0 " << ls[1];
   r = run_program({adapter("github-actions"), "wait", "--dry-run", "123"}, tmp.path(), {fake.path_env()});
-  EXPECT_EQ(trim(r.out), "gh run watch 123 --exit-status --interval 5") << dump(r);
+  EXPECT_EQ(trim(r.out), "gh run view 123 --json status,conclusion --jq '.status + \" \" + .conclusion'") << dump(r);
   r = run_program({adapter("github-actions"), "cancel", "--dry-run", "--repo", "o/p", "123"}, tmp.path(),
                   {fake.path_env()});
   EXPECT_EQ(trim(r.out), "gh run cancel 123 --repo o/p") << dump(r);
@@ -505,16 +506,15 @@ TEST(DispatchAdapterTest, ADemoPlanRunByTheLocalAdapterComesBackAndPassesTheSumm
 class SlurmClusterTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto r = run_program({script("slurm-up"), "--no-install"}, test::source_dir());
-    up_ = r.exit_code == 0;
-    reason_ = trim(r.err.empty() ? r.out : lines(r.err).back());
+    const test::SlurmCluster& c = test::shared_slurm();
+    up_ = c.up;
+    reason_ = c.reason;
+    conf_ = c.conf();
     if (!up_) std::cout << "skipped: " << reason_ << std::endl;
   }
   void SetUp() override {
     if (!up_) GTEST_SKIP() << "skipped: " << reason_;
-    const char* d = std::getenv("YOLO_SLURM_DIR");
-    env_ = {"SLURM_CONF=" + std::string(d ? d : "/var/tmp/yolo-slurm") + "/etc/slurm.conf",
-            "YOLO_SLURM_LOG_DIR=" + tmp_.path().string(), "YOLO_SLURM_POLL=0.5",
+    env_ = {"SLURM_CONF=" + conf_, "YOLO_SLURM_LOG_DIR=" + tmp_.path().string(), "YOLO_SLURM_POLL=0.5",
             "XDG_RUNTIME_DIR=", "TMPDIR=" + tmp_.path().string()};
     // A run id of its own per test: names never meet those of another test or an earlier run.
     corr_ = "t" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -539,7 +539,7 @@ class SlurmClusterTest : public ::testing::Test {
     return lines(r.out);
   }
   static inline bool up_ = false;
-  static inline std::string reason_;
+  static inline std::string reason_, conf_;
   TempDir tmp_;
   std::vector<std::string> env_;
   std::string corr_;
@@ -684,6 +684,214 @@ TEST_F(SlurmClusterTest, AKilledWaiterReattachesAndThePlanRunsOnce) {
   EXPECT_EQ(w.exit_code, 0) << dump(w);
   EXPECT_EQ(jobs_named(again.json_out()["job_name"]), std::vector<std::string>{id});
   EXPECT_EQ(trim(git({"rev-list", "--count", "main.." + branch("06-01", "1")}, remote.bare).out), "1");
+}
+
+
+// --- Stand-in kubectl and gh on PATH: what the adapters make of an engine that errs -----------
+
+// A stand-in client: each call is logged; its answers come from files the test writes
+// (ANSWER_DIR/<n>: the n-th call of that kind answers with that file's text and exit status,
+// the last one repeating).
+struct StandIn {
+  StandIn(const stdfs::path& dir, const std::string& program) : bin(dir / "bin"), answers(dir / "answers"), log(dir / "calls") {
+    stdfs::create_directories(bin);
+    stdfs::create_directories(answers);
+    // kind: the first word of the call that matters ("get", "wait", "logs", "view"...).
+    test::write_file(bin / program,
+                     "#!/bin/bash\n"
+                     "printf '%s\\n' \"$*\" >> '" + log.string() + "'\n"
+                     "kind=\n"
+                     "for a in \"$@\"; do case $a in get|wait|logs|view|delete|cancel|list) kind=$a; break ;; esac; done\n"
+                     "[ \"$kind\" = get ] && case \" $* \" in *' pods '*) kind=pods ;; esac\n"
+                     "[ \"$kind\" = view ] && case \" $* \" in *' --log-failed '*) kind=logfailed ;; esac\n"
+                     "d='" + answers.string() + "'/$kind\n"
+                     "[ -d \"$d\" ] || exit 0\n"
+                     "n=$(cat \"$d/.n\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > \"$d/.n\"\n"
+                     "f=; for ((k = n; k >= 1; k--)); do [ -e \"$d/$k\" ] && { f=$d/$k; break; }; done\n"
+                     "[ -n \"$f\" ] || exit 0\n"
+                     "code=$(head -n 1 \"$f\"); tail -n +2 \"$f\" | { if [ \"$code\" = 0 ]; then cat; else cat >&2; fi; }\n"
+                     "exit \"$code\"\n");
+    stdfs::permissions(bin / program, stdfs::perms::owner_all);
+  }
+  // The n-th call of kind answers `text` (stdout when code is 0, stderr otherwise).
+  void answer(const std::string& kind, int n, int code, const std::string& text) {
+    stdfs::create_directories(answers / kind);
+    test::write_file(answers / kind / std::to_string(n), std::to_string(code) + "\n" + text);
+  }
+  std::string path_env() const { return "PATH=" + bin.string() + ":" + std::getenv("PATH"); }
+  size_t calls(const std::string& word) const {
+    size_t n = 0;
+    if (!stdfs::exists(log)) return 0;
+    for (const auto& l : lines(test::read_file(log))) n += l.find(word) != std::string::npos;
+    return n;
+  }
+  stdfs::path bin, answers, log;
+};
+
+TEST(DispatchAdapterTest, KubernetesWaitWaitsOutAnUnreachableClusterAndNeverCallsItGone) {
+  TempDir tmp;
+  StandIn k(tmp.path(), "kubectl");
+  // Three failed gets (an API server restarting), then Complete.
+  k.answer("get", 1, 1, "Unable to connect to the server: dial tcp 10.0.0.1:6443: connect: connection refused\n");
+  k.answer("get", 3, 1, "Unable to connect to the server: net/http: TLS handshake timeout\n");
+  k.answer("get", 4, 0, "Complete ");
+  k.answer("wait", 1, 1, "timed out\n");
+  k.answer("logs", 1, 0, "run-job: the job's own output\n");
+  std::vector<std::string> env{k.path_env(), "YOLO_K8S_POLL=1", "YOLO_DISPATCH_UNREACHABLE_SECONDS=60"};
+  auto w = run_program({adapter("kubernetes"), "wait", "ci/yolo-01-01-a1-abc"}, tmp.path(), env);
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_NE(w.err.find("status: cluster not answering"), std::string::npos) << w.err;
+  EXPECT_NE(w.err.find("run-job: the job's own output"), std::string::npos) << "the Job's log: " << w.err;
+
+  // Never answering: given up on after the deadline with 3 (the Job may still run), not 2.
+  TempDir t2;
+  StandIn k2(t2.path(), "kubectl");
+  k2.answer("get", 1, 1, "error: You must be logged in to the server (Unauthorized)\n");
+  auto start = std::chrono::steady_clock::now();
+  w = run_program({adapter("kubernetes"), "wait", "yolo-01-01-a1-abc"}, t2.path(),
+                  {k2.path_env(), "YOLO_K8S_POLL=1", "YOLO_DISPATCH_UNREACHABLE_SECONDS=2"});
+  EXPECT_EQ(w.exit_code, 3) << dump(w);
+  EXPECT_NE(w.err.find("may still run"), std::string::npos) << w.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+
+  // NotFound for the grace period: gone, 2.
+  TempDir t3;
+  StandIn k3(t3.path(), "kubectl");
+  k3.answer("get", 1, 1, "Error from server (NotFound): jobs.batch \"yolo-01-01-a1-abc\" not found\n");
+  w = run_program({adapter("kubernetes"), "wait", "yolo-01-01-a1-abc"}, t3.path(),
+                  {k3.path_env(), "YOLO_K8S_POLL=1", "YOLO_K8S_NOTFOUND_SECONDS=1"});
+  EXPECT_EQ(w.exit_code, 2) << dump(w);
+}
+
+TEST(DispatchAdapterTest, KubernetesSaysWhyAPodWaitsAndItsJobsHaveADeadline) {
+  TempDir tmp;
+  StandIn k(tmp.path(), "kubectl");
+  k.answer("get", 1, 0, "");
+  k.answer("get", 2, 0, "");
+  k.answer("get", 3, 0, "Failed ");
+  k.answer("pods", 1, 0, "Pending ImagePullBackOff ");
+  k.answer("wait", 1, 1, "timed out\n");
+  auto w = run_program({adapter("kubernetes"), "wait", "yolo-01-01-a1-abc"}, tmp.path(),
+                       {k.path_env(), "YOLO_K8S_POLL=1"});
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_NE(w.err.find("status: Pending ImagePullBackOff"), std::string::npos) << w.err;
+  // The Job is made with a deadline (activeDeadlineSeconds): a pod that never starts fails it.
+  Remote remote(tmp.path());
+  auto r = run_program(submit_argv("kubernetes", "01-02", "c1", "1", remote, "b", {"x"},
+                                   {"--dry-run", "--image", "debian:bookworm", "--deadline", "3600"}),
+                       tmp.path(), {k.path_env()});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_NE(r.out.find("\"activeDeadlineSeconds\":3600"), std::string::npos) << r.out;
+  r = run_program(submit_argv("kubernetes", "01-02", "c1", "1", remote, "b", {"x"}, {"--dry-run", "--image", "i"}),
+                  tmp.path(), {k.path_env()});
+  EXPECT_NE(r.out.find("\"activeDeadlineSeconds\":21600"), std::string::npos) << "a default deadline: " << r.out;
+}
+
+TEST(DispatchAdapterTest, GithubWaitRidesOutARateLimitAndGivesUpOnlyAfterTheDeadline) {
+  TempDir tmp;
+  StandIn g(tmp.path(), "gh");
+  g.answer("view", 1, 1, "HTTP 403: API rate limit exceeded for user ID 1.\n");
+  g.answer("view", 3, 0, "in_progress ");
+  g.answer("view", 4, 0, "completed success");
+  auto w = run_program({adapter("github-actions"), "wait", "--poll", "1", "123"}, tmp.path(),
+                       {g.path_env(), "YOLO_DISPATCH_UNREACHABLE_SECONDS=60"});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_NE(w.err.find("status: GitHub not answering (HTTP 403: API rate limit exceeded"), std::string::npos) << w.err;
+  EXPECT_NE(w.err.find("status: in_progress"), std::string::npos) << w.err;
+  EXPECT_EQ(g.calls("run view 123"), 4u) << test::read_file(g.log);
+
+  TempDir t2;
+  StandIn g2(t2.path(), "gh");
+  g2.answer("view", 1, 1, "HTTP 403: API rate limit exceeded\n");
+  w = run_program({adapter("github-actions"), "wait", "--poll", "1", "123"}, t2.path(),
+                  {g2.path_env(), "YOLO_DISPATCH_UNREACHABLE_SECONDS=2"});
+  EXPECT_EQ(w.exit_code, 3) << dump(w);
+
+  TempDir t3;
+  StandIn g3(t3.path(), "gh");
+  g3.answer("view", 1, 0, "completed failure");
+  g3.answer("logfailed", 1, 0, "plan\tstep\trun-job: ✗ the executor exited 1\n");
+  w = run_program({adapter("github-actions"), "wait", "--poll", "1", "123"}, t3.path(), {g3.path_env()});
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_NE(w.err.find("the executor exited 1"), std::string::npos) << w.err;
+  EXPECT_NE(w.err.find("ended: failure"), std::string::npos) << w.err;
+}
+
+// --- scripts/slurm-up: a cluster per folder and port ---------------------------------------
+
+TEST(SlurmUpTest, EachFolderGetsItsOwnClusterAndADrainedNodeIsResumedWithoutARestart) {
+  TempDir tmp;
+  test::PrivateSlurm a(tmp.path() / "a");
+  if (!a.cluster().up) GTEST_SKIP() << "skipped: " << a.cluster().reason;
+  test::PrivateSlurm b(tmp.path() / "b");
+  ASSERT_TRUE(b.cluster().up) << b.cluster().reason;
+  auto port = [](const test::SlurmCluster& c) {
+    std::smatch m;
+    std::string conf = test::read_file(c.conf());
+    EXPECT_TRUE(std::regex_search(conf, m, std::regex("SlurmctldPort=([0-9]+)"))) << conf;
+    return m[1].str();
+  };
+  EXPECT_NE(port(a.cluster()), port(b.cluster()));
+  EXPECT_NE(port(a.cluster()), "6817") << "never the default port of a person's cluster";
+  // Each answers for itself: a job in one is not in the other.
+  auto sb = run_program({"sbatch", "--parsable", "-o", "/dev/null", "--wrap", "true"}, tmp.path(), a.cluster().env());
+  ASSERT_EQ(sb.exit_code, 0) << dump(sb);
+  auto q = run_program({"squeue", "-h", "--states=all", "-o", "%i"}, tmp.path(), b.cluster().env());
+  EXPECT_EQ(q.exit_code, 0) << dump(q);
+  EXPECT_TRUE(trim(q.out).empty()) << q.out;
+  // The /etc/slurm/slurm.conf link is only ever the default folder's.
+  std::error_code ec;
+  if (stdfs::is_symlink("/etc/slurm/slurm.conf", ec))
+    EXPECT_EQ(stdfs::read_symlink("/etc/slurm/slurm.conf", ec).string().find(tmp.path().string()), std::string::npos);
+  // A drained node: slurm-up resumes it, its daemons keep running (same pids).
+  std::string pid = trim(test::read_file(a.cluster().dir / "run" / "slurmctld.pid"));
+  ASSERT_EQ(run_program({"scontrol", "update", "nodename=localhost", "state=drain", "reason=test"}, tmp.path(),
+                        a.cluster().env())
+                .exit_code,
+            0);
+  auto again = test::start_slurm(a.cluster().dir);
+  EXPECT_TRUE(again.up) << again.reason;
+  EXPECT_EQ(trim(test::read_file(a.cluster().dir / "run" / "slurmctld.pid")), pid) << "no restart";
+  auto st = run_program({"sinfo", "-h", "-N", "-o", "%T"}, tmp.path(), a.cluster().env());
+  EXPECT_EQ(trim(st.out).rfind("idle", 0), 0u) << st.out;
+}
+
+// --- cmake --install: the adapters go with yolo, and the templates find them --------------
+
+TEST(DispatchAdapterTest, CmakeInstallInstallsTheAdaptersWhereTheTemplatesFindThem) {
+  TempDir tmp;
+  stdfs::path build = stdfs::path(test::yolo_bin()).parent_path();
+  stdfs::path prefix = tmp.path() / "prefix";
+  auto in = run_program({"cmake", "--install", build.string(), "--component", "dispatch", "--prefix", prefix.string()},
+                        tmp.path());
+  ASSERT_EQ(in.exit_code, 0) << dump(in);
+  stdfs::path dir = prefix / "libexec" / "yolo" / "dispatch";
+  for (const char* f : {"slurm", "kubernetes", "github-actions", "local", "run-job"}) {
+    EXPECT_EQ(::access((dir / f).c_str(), X_OK), 0) << f;
+  }
+  for (const char* f : {"lib.sh", "github-actions.yml"}) EXPECT_TRUE(stdfs::exists(dir / f)) << f;
+  // An installed adapter runs (it finds lib.sh beside itself).
+  auto name = run_program({(dir / "slurm").string(), "name", "--plan-id", "01-01", "--correlation-id", "c", "--attempt", "1"});
+  EXPECT_EQ(name.exit_code, 0) << dump(name);
+  EXPECT_EQ(trim(name.out).rfind("yolo-01-01-a1-", 0), 0u) << name.out;
+  // yolo installed beside them: `{dispatch_dir}` in a template is that folder.
+  stdfs::create_directories(prefix / "bin");
+  stdfs::copy_file(test::yolo_bin(), prefix / "bin" / "yolo");
+  stdfs::path proj = tmp.path() / "proj";
+  test::copy_fixture("demo", proj);
+  json cfg = json::parse(test::read_file(proj / ".yolo-planning" / "config.json"));
+  cfg["dispatch"] = {{"submit",
+                      {"{dispatch_dir}/local", "submit", "--plan-id", "{plan_id}", "--correlation-id",
+                       "{correlation_id}", "--attempt", "{attempt}", "--branch", "{branch}", "--", "x"}},
+                     {"wait", {"{dispatch_dir}/local", "wait", "{handle}"}},
+                     {"cancel", {"{dispatch_dir}/local", "cancel", "{handle}"}},
+                     {"remote", "origin"}};
+  test::write_file(proj / ".yolo-planning" / "config.json", cfg.dump(2));
+  auto dry = run_program({(prefix / "bin" / "yolo").string(), "execute", "--dry-run", "--json"}, proj,
+                         {"YOLO_DISPATCH_DIR="});
+  ASSERT_EQ(dry.exit_code, 0) << dump(dry);
+  json d = dry.json_out();
+  EXPECT_EQ(d["dispatch"]["submit"][0], (dir / "local").string()) << d.dump();
 }
 
 }  // namespace

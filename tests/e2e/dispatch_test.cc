@@ -14,8 +14,10 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "bg_process.h"
+#include "slurm_cluster.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -211,15 +213,13 @@ class DispatchTest : public ::testing::Test {
     EXPECT_EQ(reattached, 4u) << r.out;
     expect_wave_merged_in_plan_order();
   }
-  // The Slurm cluster of scripts/slurm-up, or why not.
+  // The test run's Slurm cluster (slurm_cluster.h), or why there is none.
   std::optional<std::string> slurm_missing() {
-    auto up = run_program({(source_dir() / "scripts" / "slurm-up").string(), "--no-install"}, source_dir());
-    if (up.exit_code == 0) return std::nullopt;
-    return trim(up.err.empty() ? up.out : up.err);
+    if (shared_slurm().up) return std::nullopt;
+    return shared_slurm().reason;
   }
-  std::vector<std::string> slurm_env(std::vector<std::string> extra = {}) {
-    const char* d = std::getenv("YOLO_SLURM_DIR");
-    std::vector<std::string> e = {"SLURM_CONF=" + std::string(d ? d : "/var/tmp/yolo-slurm") + "/etc/slurm.conf",
+  std::vector<std::string> slurm_env(std::vector<std::string> extra = {}, const SlurmCluster* c = nullptr) {
+    std::vector<std::string> e = {"SLURM_CONF=" + (c ? *c : shared_slurm()).conf(),
                                   "YOLO_SLURM_LOG_DIR=" + side_.path().string(), "YOLO_SLURM_POLL=0.5"};
     e.insert(e.end(), extra.begin(), extra.end());
     return e;
@@ -248,9 +248,12 @@ TEST_F(DispatchTest, AWaveOfFourIsSubmittedPushedFetchedGatedAndMergedInPlanOrde
   EXPECT_NE(r.out.find("merged from"), std::string::npos) << r.out;
   // yolo status shows each plan's job.
   auto st = run_yolo({"status"}, repo(), {"NO_COLOR=1"});
-  EXPECT_NE(st.out.find(plan("01-02")["dispatch"]["handle"].get<std::string>() + " (attempt 1) · done"),
-            std::string::npos)
-      << st.out;
+  std::string h2 = plan("01-02")["dispatch"]["handle"].get<std::string>();
+  EXPECT_NE(st.out.find(h2 + " (attempt 1) · done"), std::string::npos) << st.out;
+  // Each job once (it was listed twice, in two formats).
+  size_t jobs_listed = 0;
+  for (size_t at = 0; (at = st.out.find("job " + h2, at)) != std::string::npos; ++at) ++jobs_listed;
+  EXPECT_EQ(jobs_listed, 1u) << st.out;
 }
 
 TEST_F(DispatchTest, KillDashNineMidWaveThenAgainReattachesSubmitsNothingTwiceMergesEachOnce) {
@@ -294,6 +297,17 @@ TEST_F(DispatchTest, AFailingJobAndAJobThatCommitsNothingFailTheirPlansWithAClea
   EXPECT_EQ(submits_for("01-01"), 1u);
   EXPECT_EQ(plan("01-02")["dispatch"]["attempt"], 2);
   EXPECT_EQ(plan("01-02")["worktree"]["merge"], "merged");
+  // Attempt 2's merge names attempt 2's branch, the one its job pushed to the remote.
+  std::string b2 = plan("01-02")["worktree"]["branch"];
+  EXPECT_EQ(b2.substr(b2.size() - 3), "-a2") << b2;
+  EXPECT_EQ(run_program({"git", "--git-dir", bare().string(), "rev-parse", "--verify", "--quiet", "refs/heads/" + b2},
+                        side_.path())
+                .exit_code,
+            0)
+      << b2 << " is on the remote";
+  bool named = false;
+  for (const auto& m : merges()) named = named || (m.find("merge plan 01-02 ") != std::string::npos && m.find(b2) != std::string::npos);
+  EXPECT_TRUE(named) << b2;
   // Each run merged its plans in plan order, each plan once.
   auto m = merges();
   ASSERT_EQ(m.size(), 4u);
@@ -344,6 +358,11 @@ TEST_F(DispatchTest, AJobEditingOutsideItsFilesFailsTheScopeFenceHereAndIsNotMer
   EXPECT_EQ(p["status"], "failed") << p.dump();
   EXPECT_EQ(p["dispatch"]["state"], "done") << p.dump();  // the job itself succeeded
   EXPECT_EQ(p["scope"]["outside"], json::array({"stray.txt"})) << p.dump();
+  // Headed by what failed: the scope fence, not the SUMMARY gate (the SUMMARY was fine).
+  std::string error = p["error"];
+  EXPECT_EQ(error.rfind("the scope fence", 0), 0u) << error;
+  EXPECT_EQ(error.find("SUMMARY"), std::string::npos) << error;
+  EXPECT_NE(r.out.find("Plan 01-03 failed: the scope fence"), std::string::npos) << r.out;
   bool named = false;
   for (const auto& f : p["findings"])
     named = named || (f["check"] == "scope_fence" && f["severity"] == "high" &&
@@ -469,6 +488,227 @@ TEST_F(DispatchTest, AFailingJobAndAJobThatCommitsNothingThroughSlurmFailTheirPl
       << plan("01-03").dump();
   EXPECT_EQ(merges_of("01-01"), 1u);
   EXPECT_EQ(merges_of("01-04"), 1u);
+}
+
+
+// --dry-run says that the plans would be jobs, and which submit would run.
+TEST_F(DispatchTest, DryRunSaysThePlansWouldBeSubmittedAsJobs) {
+  auto r = run_yolo({"execute", "--dry-run"}, repo(), env());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("dispatch:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("would submit a job (dispatch): " + (side_.path() / "adapter").string() + " submit --plan-id 01-01"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("would run: agents/exec-switch"), std::string::npos) << "not run here: " << r.out;
+  auto j = run_yolo({"execute", "--dry-run", "--json"}, repo(), env());
+  ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
+  json d = j.json_out();
+  EXPECT_EQ(d["isolation"], "dispatch") << d.dump();
+  EXPECT_EQ(d["dispatch"]["remote"], "origin") << d.dump();
+  EXPECT_EQ(d["waves"][0]["plans"][0]["would_submit"][1], "submit") << d.dump();
+  EXPECT_TRUE(calls_of("submit").empty()) << "a dry run submits nothing";
+}
+
+// yolo gives up on a job (the engine did not answer until the deadline): the job is
+// cancelled first. Here the engine acknowledges the cancel but the job goes on and pushes
+// its branch after yolo stopped (the race a real engine has; the test plays the job's part
+// with run-job and the very arguments each submit got): the next execute finds attempt 1's
+// branch on the remote and gates it; the plan is never run a second time.
+TEST_F(DispatchTest, AJobYoloGaveUpOnThatPushedLaterIsGatedNotRunAgain) {
+  stdfs::path w = side_.path() / "giveup-adapter";
+  std::string local = (source_dir() / "contrib" / "dispatch" / "local").string();
+  write_file(w, "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + calls().string() +
+                    "'\n"
+                    "if [ -n \"${GIVE_UP_ON:-}\" ]; then\n"
+                    "  case $1 in\n"
+                    "    wait) echo 'status: engine not answering' >&2; echo 'fake: no answer from the engine' >&2; exit 3 ;;\n"
+                    "    cancel) exit 0 ;;\n"  // acknowledged, but the job goes on
+                    "  esac\n"
+                    "fi\n"
+                    "exec '" + local + "' \"$@\"\n");
+  make_executable(w);
+  set_dispatch(w.string(), {});
+  auto r = execute({"GIVE_UP_ON=1", "YOLO_EXEC_SLEEP=5"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(calls_of("cancel").size(), 4u) << "each job given up on is cancelled first: " << read_file(calls());
+  json p = plan("01-01");
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  EXPECT_EQ(p["dispatch"]["state"], "cancelled") << p.dump();
+  EXPECT_NE(p["error"].get<std::string>().find("gave up"), std::string::npos) << p.dump();
+  // The jobs go on after all and push their branches (run-job with each submit's arguments).
+  auto submits = calls_of("submit");
+  ASSERT_EQ(submits.size(), 4u);
+  for (const auto& line : submits) {
+    std::vector<std::string> argv = {(source_dir() / "contrib" / "dispatch" / "run-job").string()};
+    std::istringstream in(line.substr(7));  // after "submit "
+    for (std::string word; in >> word;) argv.push_back(word);
+    auto job = run_program(argv, side_.path(), env());
+    ASSERT_EQ(job.exit_code, 0) << line << "\n" << job.out << job.err;
+  }
+  auto again = execute();
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(calls_of("submit").size(), 4u) << "no second job: " << read_file(calls());
+  EXPECT_NE(again.out.find("is on the remote (its job pushed it after all)"), std::string::npos) << again.out;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    EXPECT_EQ(plan(id)["dispatch"]["attempt"], 1) << plan(id).dump();
+    EXPECT_EQ(merges_of(id), 1u) << id;
+  }
+  expect_wave_merged_in_plan_order();
+}
+
+// An engine yolo can neither reach nor cancel through: the job may be alive, so its record
+// stays `submitted`; the next execute waits on the same job (no second submit). (The jobs of
+// the local adapter do not outlive the yolo that started them: the fake wait lets them end.)
+TEST_F(DispatchTest, AJobThatCannotBeCancelledIsWaitedOnAgainNeverSubmittedTwice) {
+  stdfs::path w = side_.path() / "down-adapter";
+  std::string local = (source_dir() / "contrib" / "dispatch" / "local").string();
+  write_file(w, "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + calls().string() +
+                    "'\n"
+                    "if [ -n \"${ENGINE_DOWN:-}\" ]; then\n"
+                    "  case $1 in\n"
+                    // The job ends (a local job would not outlive this yolo); the engine says nothing.
+                    "    wait) '" + local + "' wait \"$2\" >/dev/null 2>&1; echo 'fake: the engine does not answer' >&2; exit 3 ;;\n"
+                    "    cancel) echo 'fake: cannot reach the engine' >&2; exit 1 ;;\n"
+                    "  esac\n"
+                    "fi\n"
+                    "exec '" + local + "' \"$@\"\n");
+  make_executable(w);
+  set_dispatch(w.string(), {});
+  auto r = execute({"ENGINE_DOWN=1", "YOLO_EXEC_SLEEP=1"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "failed") << p.dump();
+    EXPECT_EQ(p["dispatch"]["state"], "submitted") << "the job may be alive: " << p.dump();
+    EXPECT_NE(p["error"].get<std::string>().find("could not cancel it"), std::string::npos) << p.dump();
+  }
+  auto again = execute();
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(calls_of("submit").size(), 4u) << read_file(calls());
+  EXPECT_EQ(job_folders(), 4u);
+  size_t reattached = 0;
+  for (size_t at = 0; (at = again.out.find("re-attaching to its job", at)) != std::string::npos; ++at) ++reattached;
+  EXPECT_EQ(reattached, 4u) << again.out;
+  expect_wave_merged_in_plan_order();
+}
+
+// The Slurm controller stops while the wave's jobs run and comes back 30 s later: yolo waits
+// it out (the engine did not answer: the jobs may be alive), and every plan runs once.
+TEST_F(DispatchTest, TheSlurmControllerStoppedAndRestartedMidRunEveryPlanRunsOnce) {
+  PrivateSlurm slurm(side_.path() / "slurm");
+  if (!slurm.cluster().up) GTEST_SKIP() << "skipped: " << slurm.cluster().reason;
+  const SlurmCluster& c = slurm.cluster();
+  use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(), {"--export-env", "YOLO_EXEC_SLEEP"});
+  std::vector<std::string> argv = {"env"};
+  for (const auto& e : env(slurm_env({"YOLO_EXEC_SLEEP=6"}, &c))) argv.push_back(e);
+  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+  BgProcess yolo(argv, repo());
+  int submitted = 0;
+  ASSERT_TRUE(yolo.wait_for([&](const json& j) { return j.value("event", "") == "plan_submitted" && ++submitted == 4; },
+                            60s))
+      << yolo.stderr_text();
+  int pid = std::stoi(trim(read_file(c.dir / "run" / "slurmctld.pid")));
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  for (int k = 0; k < 100 && ::kill(pid, 0) == 0; ++k) std::this_thread::sleep_for(100ms);
+  auto down_at = std::chrono::steady_clock::now();
+  // While it is down, the jobs end on the node and push their branches; yolo waits.
+  std::this_thread::sleep_for(30s);
+  auto up = run_program({"sh", "-c", "setsid slurmctld -f \"$0\" </dev/null >/dev/null 2>&1", c.conf()}, side_.path());
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  // The outage was seen (and said) while yolo waited it out.
+  auto said = yolo.wait_for(
+      [](const json& j) {
+        return j.value("event", "") == "plan_job_status" &&
+               j.value("status", "").find("controller not answering") != std::string::npos;
+      },
+      90s);
+  EXPECT_TRUE(said) << yolo.stderr_text();
+  int rc = yolo.wait_exit(180s);
+  EXPECT_EQ(rc, 0) << yolo.stderr_text();
+  EXPECT_GT(std::chrono::steady_clock::now() - down_at, 29s);
+  EXPECT_EQ(calls_of("submit").size(), 4u) << read_file(calls());
+  EXPECT_TRUE(calls_of("cancel").empty()) << read_file(calls());
+  expect_wave_merged_in_plan_order();
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    std::string name = plan(id)["dispatch"]["job_name"];
+    auto q = run_program({"squeue", "-h", "--states=all", "--name=" + name, "-o", "%i"}, side_.path(), c.env());
+    EXPECT_EQ(lines_of(q.out).size(), 1u) << name << " " << q.out << q.err;
+  }
+}
+
+// Ctrl-C while a wave's submits are in flight (the node drained: the jobs would stay
+// queued): every job that was submitted is cancelled; nothing is left in the queue.
+TEST_F(DispatchTest, CtrlCDuringTheSubmitsLeavesNothingQueued) {
+  PrivateSlurm slurm(side_.path() / "slurm");
+  if (!slurm.cluster().up) GTEST_SKIP() << "skipped: " << slurm.cluster().reason;
+  const SlurmCluster& c = slurm.cluster();
+  ASSERT_EQ(run_program({"scontrol", "update", "nodename=localhost", "state=drain", "reason=ctrl-c test"}, side_.path(),
+                        c.env())
+                .exit_code,
+            0);
+  use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string());
+  // An sbatch whose answer takes a second to come back (a busy controller): the job is queued
+  // while its submit still runs, the window in which a killed submit loses its job's handle.
+  stdfs::path slow = side_.path() / "slow-bin";
+  stdfs::create_directories(slow);
+  write_file(slow / "sbatch",
+             "#!/bin/sh\nout=$(/usr/bin/sbatch \"$@\") || exit $?\nsleep 1\nprintf '%s\\n' \"$out\"\n");
+  make_executable(slow / "sbatch");
+  std::vector<std::string> argv = {"env"};
+  for (const auto& e : env(slurm_env({"PATH=" + slow.string() + ":" + std::getenv("PATH")}, &c))) argv.push_back(e);
+  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+  BgProcess yolo(argv, repo());
+  int started = 0;
+  ASSERT_TRUE(
+      yolo.wait_for([&](const json& j) { return j.value("event", "") == "plan_start" && ++started == 4; }, 60s))
+      << yolo.stderr_text();
+  std::this_thread::sleep_for(500ms);  // the submits are running, their jobs queued
+  yolo.signal(SIGINT);
+  EXPECT_NE(yolo.wait_exit(60s), -1);
+  auto q = run_program({"squeue", "-h", "--states=PENDING,RUNNING,CONFIGURING", "-o", "%i %j %T"}, side_.path(), c.env());
+  EXPECT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_TRUE(trim(q.out).empty()) << "left in the queue:\n" << q.out << "\nadapter calls:\n" << read_file(calls());
+  auto all = run_program({"squeue", "-h", "--states=all", "-o", "%i"}, side_.path(), c.env());
+  EXPECT_EQ(lines_of(all.out).size(), calls_of("cancel").size()) << all.out << read_file(calls());
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(plan(id)["status"], "pending") << plan(id).dump();
+}
+
+// A job pending on a drained node: yolo says why (squeue's reason) live and in `yolo status`;
+// once the node is back, the job's own log is in `yolo logs PLAN`.
+TEST_F(DispatchTest, ADrainedNodesReasonIsShownAndTheJobsLogReachesYoloLogs) {
+  PrivateSlurm slurm(side_.path() / "slurm");
+  if (!slurm.cluster().up) GTEST_SKIP() << "skipped: " << slurm.cluster().reason;
+  const SlurmCluster& c = slurm.cluster();
+  ASSERT_EQ(run_program({"scontrol", "update", "nodename=localhost", "state=drain", "reason=disk swap"}, side_.path(),
+                        c.env())
+                .exit_code,
+            0);
+  use_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string());
+  std::vector<std::string> argv = {"env"};
+  for (const auto& e : env(slurm_env({}, &c))) argv.push_back(e);
+  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+  BgProcess yolo(argv, repo());
+  auto st = yolo.wait_for(
+      [&](const json& j) {
+        return j.value("event", "") == "plan_job_status" &&
+               j.value("status", "").find("PENDING") != std::string::npos;
+      },
+      60s);
+  ASSERT_TRUE(st) << yolo.stderr_text();
+  std::string said = (*st)["status"];
+  EXPECT_NE(said.find("disk swap"), std::string::npos) << said;
+  // yolo status (another process, from the state) says it too.
+  std::this_thread::sleep_for(1s);  // the batched state write
+  auto status = run_yolo({"status"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(status.out.find("engine: PENDING"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("disk swap"), std::string::npos) << status.out;
+  ASSERT_EQ(run_program({"scontrol", "update", "nodename=localhost", "state=resume"}, side_.path(), c.env()).exit_code,
+            0);
+  EXPECT_EQ(yolo.wait_exit(120s), 0) << yolo.stderr_text();
+  expect_wave_merged_in_plan_order();
+  auto logs = run_yolo({"logs", "01-02"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(logs.out.find("--- job log"), std::string::npos) << logs.out << logs.err;
+  EXPECT_NE(logs.out.find("run-job: "), std::string::npos) << "the job's own output: " << logs.out;
 }
 
 }  // namespace

@@ -40,6 +40,30 @@ TEST(DispatchRules, FailedCancelledOrPlanFailedIsANewAttempt) {
   Start s = decide_start({{"attempt", 2}, {"state", "done"}, {"handle", "h"}}, true);  // its gates failed
   EXPECT_EQ(s.kind, Start::Kind::Submit);
   EXPECT_EQ(s.attempt, 3);
+  EXPECT_EQ(s.previous_attempt, 0) << "its branch was gated already";
+}
+
+TEST(DispatchRules, ThePreviousAttemptsBranchIsLookedUpBeforeANewJob) {
+  for (const char* st : {"failed", "cancelled"})
+    for (bool plan_failed : {false, true}) {
+      Start s = decide_start({{"attempt", 2}, {"state", st}, {"handle", "h"}}, plan_failed);
+      EXPECT_EQ(s.kind, Start::Kind::Submit) << st;
+      EXPECT_EQ(s.attempt, 3) << st;
+      EXPECT_EQ(s.previous_attempt, 2) << st;
+    }
+}
+
+TEST(DispatchRules, AJobThatMayBeAliveIsNeverRunAgainEvenWhenThePlanFailed) {
+  // yolo gave up on an engine it could neither reach nor cancel through: the record stays
+  // submitted, the plan failed; the next run waits on the same job.
+  Start s = decide_start({{"attempt", 1}, {"state", "submitted"}, {"handle", "31"}}, true);
+  EXPECT_EQ(s.kind, Start::Kind::Reattach);
+  EXPECT_EQ(s.attempt, 1);
+  EXPECT_EQ(s.handle, "31");
+  // A submit that failed or timed out may have started the job: the same attempt again.
+  s = decide_start({{"attempt", 2}, {"state", "submitting"}}, true);
+  EXPECT_EQ(s.kind, Start::Kind::Submit);
+  EXPECT_EQ(s.attempt, 2);
 }
 
 TEST(DispatchRules, BadAttemptIsIgnored) {
@@ -76,7 +100,12 @@ TEST(DispatchRules, WaitExitCodes) {
   EXPECT_EQ(interpret_wait(true, 0), WaitResult::Done);
   EXPECT_EQ(interpret_wait(true, 1), WaitResult::Failed);
   EXPECT_EQ(interpret_wait(true, 2), WaitResult::Unknown);
-  EXPECT_EQ(interpret_wait(true, 3), WaitResult::Error);
+  EXPECT_EQ(interpret_wait(true, 3), WaitResult::Unreachable);
+  EXPECT_EQ(interpret_wait(true, 4), WaitResult::Error);
+  EXPECT_TRUE(gives_up(WaitResult::Unreachable));
+  EXPECT_TRUE(gives_up(WaitResult::Error));
+  EXPECT_FALSE(gives_up(WaitResult::Unknown));
+  EXPECT_FALSE(gives_up(WaitResult::Failed));
   EXPECT_EQ(interpret_wait(false, 0), WaitResult::Error);  // killed, timed out
   EXPECT_TRUE(fetch_after_wait(WaitResult::Done, false));
   EXPECT_TRUE(fetch_after_wait(WaitResult::Unknown, true));
