@@ -841,8 +841,9 @@ TEST(SlurmUpTest, EachFolderGetsItsOwnClusterAndADrainedNodeIsResumedWithoutARes
   EXPECT_TRUE(trim(q.out).empty()) << q.out;
   // The /etc/slurm/slurm.conf link is only ever the default folder's.
   std::error_code ec;
-  if (stdfs::is_symlink("/etc/slurm/slurm.conf", ec))
+  if (stdfs::is_symlink("/etc/slurm/slurm.conf", ec)) {
     EXPECT_EQ(stdfs::read_symlink("/etc/slurm/slurm.conf", ec).string().find(tmp.path().string()), std::string::npos);
+  }
   // A drained node: slurm-up resumes it, its daemons keep running (same pids).
   std::string pid = trim(test::read_file(a.cluster().dir / "run" / "slurmctld.pid"));
   ASSERT_EQ(run_program({"scontrol", "update", "nodename=localhost", "state=drain", "reason=test"}, tmp.path(),
