@@ -65,6 +65,24 @@ std::string Policy::canonical() const {
   return out;
 }
 
+namespace {
+constexpr const char* kPlanRecordDomain = "yolo plan sandbox record v1";
+std::string plan_record_bytes(const std::string& project, const std::string& run, const std::string& plan_id,
+                              const json& record) {
+  return json::array({project, run, plan_id, record}).dump();
+}
+}  // namespace
+
+std::string seal_plan_record(const std::string& project, const std::string& run, const std::string& plan_id,
+                             const json& record, const seal::Key& key) {
+  return seal::seal_bytes(kPlanRecordDomain, plan_record_bytes(project, run, plan_id, record), key);
+}
+
+bool plan_record_sealed(const std::string& project, const std::string& run, const std::string& plan_id,
+                        const json& record, const std::string& seal, const seal::Key& key) {
+  return seal::check_bytes(kPlanRecordDomain, plan_record_bytes(project, run, plan_id, record), seal, key);
+}
+
 Policy policy_for(const PolicyInputs& in) {
   Policy p;
   p.role = in.role;

@@ -26,6 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "protocol/json.h"
+#include "protocol/seal.h"
+
 namespace yolo::sandbox {
 
 enum class Role { Reviewer, Architect, Executor, Approver, Check, Shell };
@@ -82,5 +85,13 @@ struct PolicyInputs {
 };
 
 Policy policy_for(const PolicyInputs& in);
+
+// The seal of a plan's confinement record (the `sandbox` of its state record: role,
+// mechanism, ABI, policy digest), bound to the project, the run and the plan: a record edited,
+// or copied from another plan or run, does not verify. `yolo verify` checks it.
+std::string seal_plan_record(const std::string& project, const std::string& run, const std::string& plan_id,
+                             const json& record, const seal::Key& key);
+bool plan_record_sealed(const std::string& project, const std::string& run, const std::string& plan_id,
+                        const json& record, const std::string& seal, const seal::Key& key);
 
 }  // namespace yolo::sandbox

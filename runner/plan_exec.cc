@@ -1,6 +1,8 @@
 // `yolo execute`: one plan from start to its gates (runner/phase_run_internal.h).
 #include "protocol/agent_usage.h"
 #include "protocol/failure_line.h"
+#include "protocol/gate_coverage.h"
+#include "protocol/sandbox_policy.h"
 #include "protocol/sha256.h"
 #include "runner/phase_run_internal.h"
 #include "runner/sandbox.h"
@@ -187,6 +189,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       if (auto it = pending_.find(i); it != pending_.end()) {
         it->second.set["executor"] = spawned[e.id];
         it->second.set["sandbox"] = sandbox_of_[i];  // kept once the plan ends (its executor record is not)
+        it->second.set["sandbox_seal"] = sandbox::seal_plan_record(gates::project_id(world(), root_), cid_, e.id,
+                                                                   sandbox_of_[i], world().sealing_key());
       }
     }
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});

@@ -11,6 +11,8 @@
 #include "protocol/fs.h"
 #include "protocol/approvals.h"
 #include "protocol/review_ledger.h"
+#include "protocol/gate_coverage.h"
+#include "protocol/sandbox_policy.h"
 #include "protocol/seal.h"
 #include "protocol/state.h"
 #include "protocol/text.h"
@@ -199,6 +201,23 @@ int verify(const Options& o) {
     }
   }
   if (records) pass(std::to_string(records) + " review record(s) sealed by yolo");
+
+  // Each plan's confinement record is yolo's: sealed for this project, run and plan.
+  size_t sealed_plans = 0;
+  if (doc.contains("plans") && doc["plans"].is_array())
+    for (const auto& p : doc["plans"]) {
+      auto s = p.find("sandbox");
+      if (s == p.end()) continue;
+      auto k = p.find("sandbox_seal");
+      if (k != p.end() && k->is_string() &&
+          sandbox::plan_record_sealed(gates::project_id(world(), *root), str(doc, "correlation_id"), str(p, "id"), *s,
+                                      k->get<std::string>(), world().checking_key()))
+        ++sealed_plans;
+      else
+        fail("plan " + str(p, "id") + "'s confinement record",
+             "no valid seal: not the record yolo wrote when its executor started (edited, copied or older)");
+    }
+  if (sealed_plans) pass(std::to_string(sealed_plans) + " plan confinement record(s) sealed by yolo");
 
   // Which children ran without the sandbox ("sandbox": "off"): shown, not failed (the vision
   // approval covered the choice), so a reader of the record knows what it is worth.

@@ -371,6 +371,40 @@ TEST(Confine, AnExecutorInTheCheckoutCannotRewriteItsCheck) {
   EXPECT_TRUE(has(run.out + run.err, "strict-check")) << run.out << run.err;
 }
 
+// Each plan's confinement record is sealed for its project, run and plan: edited (a role, a
+// mechanism) or copied to another plan, `yolo verify` names it.
+TEST(Confine, VerifyNamesAPlansConfinementRecordEditedOrCopied) {
+  REQUIRE_SANDBOX();
+  Demo d(json{{"review_gate", "never"}});
+  auto run = d.approve_and_execute();
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  auto ok = d.yolo({"verify"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_TRUE(has(ok.out, "4 plan confinement record(s) sealed by yolo")) << ok.out;
+  const stdfs::path state_file = d.root() / ".yolo-planning/.execution-state.json";
+  const std::string original = read_file(state_file);
+  json s = json::parse(original);
+  for (auto& p : s["plans"])
+    if (p["id"] == "01-01") p["sandbox"]["mechanism"] = "landlock+seccomp+mountns+more";
+  write_file(state_file, s.dump(2));
+  auto edited = d.yolo({"verify"});
+  EXPECT_NE(edited.exit_code, 0) << edited.out;
+  EXPECT_TRUE(has(edited.out + edited.err, "plan 01-01's confinement record")) << edited.out << edited.err;
+  s = json::parse(original);
+  json from;
+  for (auto& p : s["plans"])
+    if (p["id"] == "01-01") from = p;
+  for (auto& p : s["plans"])
+    if (p["id"] == "01-02") {
+      p["sandbox"] = from["sandbox"];
+      p["sandbox_seal"] = from["sandbox_seal"];
+    }
+  write_file(state_file, s.dump(2));
+  auto copied = d.yolo({"verify"});
+  EXPECT_NE(copied.exit_code, 0) << copied.out;
+  EXPECT_TRUE(has(copied.out + copied.err, "plan 01-02's confinement record")) << copied.out << copied.err;
+}
+
 // A chain of 800 processes, each in a session of its own, left by an executor to approve the
 // next gate later: gone when execute ends.
 TEST(Confine, ADeepChainLeftByAnExecutorIsEndedAtExit) {
