@@ -265,19 +265,7 @@ std::vector<std::string> Worktrees::tidy(std::vector<std::string>& notes) {
   remove_stale_ref_lock(notes);
   // Every slot with a branch checked out is detached: a slot a killed run left on a plan's
   // branch keeps that branch from being deleted (git refuses to delete a checked-out branch).
-  GitRun list = git(root_, {"worktree", "list", "--porcelain"});
-  if (list.ok()) {
-    std::string path;
-    std::istringstream in(list.out);
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("worktree ", 0) == 0) path = line.substr(9);
-      if (line.rfind("branch refs/heads/yolo/", 0) == 0 && !path.empty() &&
-          stdfs::path(path).parent_path().filename() == "yolo-worktrees") {
-        std::error_code ec;
-        if (stdfs::exists(path, ec)) detach(path);
-      }
-    }
-  }
+  for (const auto& slot : slots_on_plan_branches()) detach(slot.second);
   // Then every yolo/ branch already in HEAD (merged: nothing of it would be lost). A failed
   // plan's branch is not merged and stays, to show what it changed.
   auto merged = [&] {
