@@ -2,7 +2,8 @@
 // under each role's confinement (ruleset built per start, as yolo does), interleaved in one
 // run so the machine's load falls on both sides. Prints min/median/max and the difference of
 // the medians (the goal: at most 2 ms).
-//   sandbox_bench [ROUNDS]
+//   sandbox_bench [ROUNDS [PHASE_DIR]]   (run in a project folder; PHASE_DIR: the executor's
+//   phase folder, whose files are bound read-only one by one; default the project folder)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,7 +21,7 @@ using namespace yolo::runner;
 namespace {
 
 double start_ms(const std::shared_ptr<Confinement>& c, bool prepare, sandbox::Role role,
-                const std::filesystem::path& root) {
+                const std::filesystem::path& root, const std::filesystem::path& phase) {
   auto t0 = std::chrono::steady_clock::now();
   SpawnSpec s;
   s.argv = {"/bin/true"};
@@ -28,7 +29,7 @@ double start_ms(const std::shared_ptr<Confinement>& c, bool prepare, sandbox::Ro
     SandboxRequest req;
     req.role = role;
     req.project_root = root;
-    req.phase_dir = root;
+    req.phase_dir = phase;  // every file in it bound read-only (no SUMMARY of its own: the worst case)
     auto r = confine(Config{}, req);
     if (!r.ok()) {
       std::fprintf(stderr, "sandbox_bench: %s\n", r.error.c_str());
@@ -65,13 +66,18 @@ int main(int argc, char** argv) {
     return 0;
   }
   auto root = std::filesystem::current_path();
+  const std::filesystem::path phase = argc > 2 ? std::filesystem::absolute(argv[2]) : root;
+  size_t files = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(phase, ec)) files += e.is_regular_file(ec);
   std::vector<double> plain, reviewer, executor;
   for (int i = 0; i < rounds; ++i) {
-    plain.push_back(start_ms(nullptr, false, sandbox::Role::Shell, root));
-    reviewer.push_back(start_ms(nullptr, true, sandbox::Role::Reviewer, root));
-    executor.push_back(start_ms(nullptr, true, sandbox::Role::Executor, root));
+    plain.push_back(start_ms(nullptr, false, sandbox::Role::Shell, root, phase));
+    reviewer.push_back(start_ms(nullptr, true, sandbox::Role::Reviewer, root, phase));
+    executor.push_back(start_ms(nullptr, true, sandbox::Role::Executor, root, phase));
   }
-  std::printf("sandbox_bench: %d rounds of /bin/true, interleaved, Landlock ABI %d\n", rounds, landlock_abi());
+  std::printf("sandbox_bench: %d rounds of /bin/true, interleaved, Landlock ABI %d, phase folder of %zu files\n",
+              rounds, landlock_abi(), files);
   report("plain start (anchor)", plain);
   report("reviewer, confined", reviewer);
   report("executor in checkout, confined", executor);
