@@ -40,14 +40,7 @@ bool reads_as_error(std::string_view line) {
   return l.find("error:") != std::string::npos || line.find(" ERROR ") != std::string_view::npos;
 }
 
-std::string cut(std::string s) {
-  if (s.size() > 300) {
-    size_t n = 300;
-    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // not inside a character
-    s = s.substr(0, n) + "…";
-  }
-  return s;
-}
+std::string cut(std::string_view s) { return text::cut(s, 300); }
 
 std::string pick(std::string_view text) {
   std::vector<std::string> ls;

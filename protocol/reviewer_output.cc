@@ -93,13 +93,7 @@ std::string first_sentence(std::string_view s, size_t max = 120) {
       break;
     }
   std::string t(text::trim(s.substr(0, end)));
-  if (t.size() > max) {
-    size_t cut = max;
-    // Never cut inside a UTF-8 sequence.
-    while (cut > 0 && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) --cut;
-    t = t.substr(0, cut) + "…";
-  }
-  return t;
+  return text::cut(t, max);
 }
 
 bool is_none_item(std::string_view s) {

@@ -213,4 +213,11 @@ std::string join_some(const std::vector<std::string>& items, size_t max) {
   return s;
 }
 
+std::string cut(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // not inside a character
+  return std::string(s.substr(0, n)) + "…";
+}
+
 }  // namespace yolo::text

@@ -32,6 +32,9 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // max(1, size/3), or the word is a prefix of it); empty when none is.
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
 
+// s cut to at most max bytes, never inside a UTF-8 character, with "…" added when it was cut.
+std::string cut(std::string_view s, size_t max);
+
 // "a, b, c, ... (N more)": the first `max` items joined with ", ", then how many were left out.
 std::string join_some(const std::vector<std::string>& items, size_t max = 10);
 

@@ -29,12 +29,7 @@ std::string pad(std::string s, size_t n) {
 std::string one_line(std::string s, size_t max = 100) {
   for (auto& c : s)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  if (s.size() > max) {
-    size_t cut = max;
-    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
-    s = s.substr(0, cut) + "…";
-  }
-  return s;
+  return text::cut(s, max);
 }
 
 // Columns on a terminal: one per UTF-8 character (continuation bytes take none).

@@ -361,14 +361,7 @@ class Run {
       std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
       l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
       if (auto t = tool_of_.find(i); t != tool_of_.end()) {  // its current tool call, cut to fit
-        std::string call = text::sanitize_for_terminal(t->second);
-        const size_t room = running_.size() > 1 ? 24 : 60;
-        if (call.size() > room) {
-          size_t cut = room;
-          while (cut > 0 && (static_cast<unsigned char>(call[cut]) & 0xC0) == 0x80) --cut;  // a whole character
-          call = call.substr(0, cut) + "…";
-        }
-        l += " " + call;
+        l += " " + text::cut(text::sanitize_for_terminal(t->second), running_.size() > 1 ? 24 : 60);
       }
     }
     if (running_.empty()) l += " · waiting";

@@ -8,6 +8,15 @@ namespace {
 
 using text::sanitize_for_terminal;
 
+TEST(Cut, KeepsShortTextAndNeverCutsInsideACharacter) {
+  EXPECT_EQ(text::cut("abc", 3), "abc");
+  EXPECT_EQ(text::cut("abcd", 3), "abc…");
+  // "é" is two bytes: a cut at byte 2 would split it, so it is left out whole.
+  EXPECT_EQ(text::cut("aé", 2), "a…");
+  EXPECT_EQ(text::cut("aéb", 3), "aé…");
+  EXPECT_EQ(text::cut("", 0), "");
+}
+
 TEST(SanitizeForTerminal, PlainTextNewlinesAndTabsAreKept) {
   EXPECT_EQ(sanitize_for_terminal(""), "");
   EXPECT_EQ(sanitize_for_terminal("Plan 01-02: add the parser"), "Plan 01-02: add the parser");
