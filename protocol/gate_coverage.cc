@@ -132,6 +132,12 @@ void wave_maps(const World& w, const stdfs::path& root, json& c) {
 
 }  // namespace
 
+std::vector<std::string> named_project_files(const World& w, const stdfs::path& root, const json& v) {
+  std::set<std::string> out;
+  named_programs(w, root, v, out);
+  return {out.begin(), out.end()};
+}
+
 json coverage(const World& w, const stdfs::path& root, GateType type, const std::vector<std::string>& files) {
   json c = json::object();
   for (const auto& f : files) {

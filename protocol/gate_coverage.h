@@ -72,6 +72,10 @@ std::filesystem::path approved_copies_dir(const std::filesystem::path& root);
 std::vector<std::string> keep_approved_copies(const World& w, const std::filesystem::path& root, const json& covers);
 // The kept bytes whose digest is `digest` ("sha256:<hex>"), or nullopt.
 std::optional<std::string> approved_copy(const World& w, const std::filesystem::path& root, const std::string& digest);
+// The project files a config value or an argv names by a project-relative path (not
+// absolute, no placeholder, an existing regular file): what an approval covers by content,
+// and what the sandbox keeps read-only for an executor. Relative to root, sorted.
+std::vector<std::string> named_project_files(const World& w, const std::filesystem::path& root, const json& v);
 // The project's identity for approvals sealed with the local key: its canonical path (every
 // link resolved on the world's disk).
 std::string project_id(const World& w, const std::filesystem::path& root);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <memory>
 
+#include "protocol/gate_coverage.h"
 #include "runner/child_keeper.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
@@ -240,12 +241,9 @@ void Run::load_plans() {
     const auto& l = loaded_[i].load;
     PlanEntry e;
     e.path = plan_rel_path(phase_, f, root_);
-    for (const auto& c : checks[i].checks)
-      if (!c.argv.empty() && c.argv[0].find('/') != std::string::npos && c.argv[0].find('{') == std::string::npos) {
-        stdfs::path prog = stdfs::path(c.argv[0]).is_absolute() ? stdfs::path(c.argv[0]) : root_ / c.argv[0];
-        std::error_code ec;
-        if (stdfs::is_regular_file(prog, ec)) check_programs_.push_back(prog.lexically_normal().string());
-      }
+    for (const auto& c : checks[i].checks)  // the files the wave's approval covers by content
+      for (const auto& rel : gates::named_project_files(world(), root_, json(c.argv)))
+        check_programs_.push_back((root_ / rel).string());
     if (!stamps[i].empty()) checks_read_[i] = {stamps[i], std::move(checks[i])};
     if (l.plan) {
       const Plan& p = *l.plan;

@@ -23,9 +23,11 @@
 #include <map>
 #include <mutex>
 
+#include "protocol/gate_coverage.h"
 #include "protocol/sha256.h"
 #include "runner/child_keeper.h"
 #include "runner/identity.h"
+#include "runner/world.h"
 
 namespace yolo::runner {
 
@@ -248,7 +250,8 @@ std::vector<sock_filter> seccomp_program(bool unix_sockets) {
 }
 
 // Each program an argv of the config names by a path inside the project (agents, executor,
-// approvers, dispatch adapters): absolute, existing.
+// approvers, dispatch adapters), and every project file the config names that the vision
+// approval covers by content: absolute, existing.
 std::vector<std::string> configured_programs(const Config& cfg, const stdfs::path& root) {
   std::vector<std::string> out;
   auto take = [&](const std::vector<std::string>& argv) {
@@ -260,6 +263,7 @@ std::vector<std::string> configured_programs(const Config& cfg, const stdfs::pat
   for (const CommandSpec* c : {&cfg.reviewer, &cfg.architect, &cfg.executor, &cfg.dispatch.submit, &cfg.dispatch.wait,
                                &cfg.dispatch.cancel})
     take(c->argv);
+  for (const auto& rel : gates::named_project_files(world(), root, cfg.raw)) out.push_back((root / rel).string());
   if (auto a = cfg.raw.find("approvers"); a != cfg.raw.end() && a->is_object())
     for (const auto& [type, v] : a->items()) {
       const json* cmd = v.is_array() ? &v : (v.is_object() && v.contains("command") ? &v["command"] : nullptr);
