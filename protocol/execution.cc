@@ -101,6 +101,14 @@ void update_wave(json& doc) {
   doc["wave"] = current == 0 ? total : current;
 }
 
+std::string slot_to_take_up(const json& plan_record, const std::string& branch) {
+  if (!plan_record.is_object()) return {};
+  auto wt = plan_record.find("worktree");
+  if (wt == plan_record.end() || !wt->is_object() || branch.empty()) return {};
+  if (str(*wt, "branch") != branch || str(*wt, "merge") != "none") return {};
+  return str(*wt, "path");
+}
+
 Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>& plans, const PrepareOptions& opts) {
   Prepared r;
   if (!doc.is_object()) doc = json::object();

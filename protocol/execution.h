@@ -53,6 +53,12 @@ struct Prepared {
   long long total_waves = 0;
 };
 
+// Where a killed run left a plan's finished work that a re-run may take up: the slot the
+// state's plan record says the run gave the plan, when that record names `branch` and the
+// plan was not gated yet (merge "none"); "" otherwise. A slot's HEAD is its executor's to
+// move, so a slot found on a plan's branch proves nothing by itself.
+std::string slot_to_take_up(const json& plan_record, const std::string& branch);
+
 // Initialises or resumes doc (may be {}) for the phase and its plans (file order).
 Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>& plans, const PrepareOptions& opts);
 

@@ -343,13 +343,11 @@ int Run::init_worktrees(const json& doc) {
     auto left = trees_->slots_on_plan_branches();
     for (const auto& e : entries_) {
       const json* p = execution::find_plan(doc, e.id);
-      if (!p || !p->contains("worktree") || !(*p)["worktree"].is_object()) continue;
-      const json& wt = (*p)["worktree"];
       auto it = left.find(trees_->branch_for(e.id));
+      if (!p || it == left.end()) continue;
+      const std::string slot = execution::slot_to_take_up(*p, it->first);
       std::error_code same;
-      if (it != left.end() && str(wt, "branch") == it->first && str(wt, "merge") == "none" &&
-          stdfs::equivalent(it->second, str(wt, "path"), same))
-        left_on_branch_.insert(*it);
+      if (!slot.empty() && stdfs::equivalent(it->second, slot, same)) left_on_branch_.insert(*it);
     }
   }
   if (trees_->abort_leftover_merge())

@@ -126,6 +126,18 @@ TEST(Execution, ASummaryThatAppearedDuringTheRunCountsOnlyForAPlanTheRunStarted)
   EXPECT_EQ(status_of(fresh, "01-02"), "complete");
 }
 
+// A killed run's finished work is taken up only from the slot the state gave the plan.
+TEST(Execution, AKilledRunsWorkIsTakenUpOnlyFromTheSlotTheStateGaveThePlan) {
+  const json rec = {{"id", "01-02"},
+                    {"worktree", {{"path", "/p/.git/yolo-worktrees/slot-1"}, {"branch", "yolo/r/01-02"}, {"merge", "none"}}}};
+  EXPECT_EQ(slot_to_take_up(rec, "yolo/r/01-02"), "/p/.git/yolo-worktrees/slot-1");
+  EXPECT_EQ(slot_to_take_up(rec, "yolo/r/01-04"), "");  // another plan's branch
+  json gated = rec;
+  gated["worktree"]["merge"] = "pending";
+  EXPECT_EQ(slot_to_take_up(gated, "yolo/r/01-02"), "");  // gated already: merged, not taken up
+  EXPECT_EQ(slot_to_take_up(json{{"id", "01-04"}}, "yolo/r/01-04"), "");  // never given a slot
+}
+
 TEST(Execution, FailingSummaryIsFailedUnlessAnExecutorRetries) {
   json doc = json::object();
   auto e = entries();
