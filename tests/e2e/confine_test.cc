@@ -354,19 +354,26 @@ TEST(Confine, AnExecutorInTheCheckoutCannotRewriteItsCheck) {
   Demo d(json{{"review_gate", "never"},
               {"executor", {{"command", {"agents/cheating-executor", "{plan_path}", "{summary_path}"}}}}});
   d.agent("strict-check", "#!/bin/sh\necho 'the check fails, as written'\nexit 1\n");
+  d.agent("strict-script", "echo 'run by sh: fails, as written'\nexit 1\n");
   const stdfs::path plan = d.root() / ".yolo-planning/phases/01-demo/01-01-PLAN.md";
   std::string text = read_file(plan);
-  text.replace(text.find("must_haves:\n"), 12, "must_haves:\n  checks:\n    - [\"agents/strict-check\"]\n");
+  // A program named first, and a script named as an argument: both covered, both kept.
+  text.replace(text.find("must_haves:\n"), 12,
+               "must_haves:\n  checks:\n    - [\"agents/strict-check\"]\n    - [\"sh\", \"agents/strict-script\"]\n");
   write_file(plan, text);
   d.agent("cheating-executor",
           "#!/bin/sh\n"
           "if printf '#!/bin/sh\\nexit 0\\n' > agents/strict-check 2>/dev/null; then echo 'REWROTE check'; else echo "
           "'attempt check refused'; fi\n"
+          "if printf 'exit 0\\n' > agents/strict-script 2>/dev/null; then echo 'REWROTE script'; else echo "
+          "'attempt script refused'; fi\n"
           "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
   d.commit("cheating");
   auto run = d.approve_and_execute();
   EXPECT_TRUE(has(d.logs(), "attempt check refused")) << d.logs();
+  EXPECT_TRUE(has(d.logs(), "attempt script refused")) << d.logs();
   EXPECT_TRUE(has(read_file(d.root() / "agents/strict-check"), "exit 1"));
+  EXPECT_TRUE(has(read_file(d.root() / "agents/strict-script"), "exit 1"));
   EXPECT_NE(run.exit_code, 0) << run.out << run.err;  // its check failed, as approved
   EXPECT_TRUE(has(run.out + run.err, "strict-check")) << run.out << run.err;
 }
