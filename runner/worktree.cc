@@ -106,7 +106,47 @@ std::vector<std::pair<std::string, std::string>> Worktrees::ident_env() const {
 GitRun Worktrees::git(const stdfs::path& dir, const std::vector<std::string>& args, long long timeout_ms,
                       const std::vector<std::pair<std::string, std::string>>& env, std::string stdin_data) {
   ++started_;
-  return run_git(dir, args, timeout_ms, env, std::move(stdin_data));
+  GitRun g = run_git(dir, args, timeout_ms, env, stdin_data);
+  if (!g.ok() && remove_stale_lock_of(g.err)) {
+    ++started_;
+    g = run_git(dir, args, timeout_ms, env, std::move(stdin_data));
+  }
+  return g;
+}
+
+bool Worktrees::remove_stale_lock_of(const std::string& git_err) {
+  // "Unable to create '<path>.lock': File exists." A git killed while it held a lock (a
+  // kill -9 of yolo mid-wave; git itself dying of SIGPIPE on the dead run's pipe) leaves the
+  // file, and every later git that needs the same ref or slot fails on it. Only locks in
+  // what yolo owns are taken away: its branches (refs/heads/yolo/), their reflogs and its
+  // slots' admin folders; and only once no git could still be holding it (git holds such a
+  // lock for milliseconds, and this run is the only execute: its instance lock says so).
+  static const std::string kHead = "Unable to create '", kTail = ".lock': File exists";
+  size_t at = git_err.find(kHead);
+  if (at == std::string::npos || common_.empty()) return false;
+  at += kHead.size();
+  size_t end = git_err.find(kTail, at);
+  if (end == std::string::npos) return false;
+  const stdfs::path lock = git_err.substr(at, end - at) + ".lock";
+  const std::string rel = lock.lexically_relative(common_).generic_string();
+  auto under = [&](const char* prefix) { return rel.rfind(prefix, 0) == 0; };
+  if (rel.empty() || rel.find("..") != std::string::npos ||
+      !(under("refs/heads/yolo/") || under("logs/refs/heads/yolo/") || under("worktrees/slot-")))
+    return false;
+  constexpr int kStaleSecs = 2;
+  for (int waited_ms = 0;; waited_ms += 100) {  // a lock just made waits out its holder's time
+    struct stat st {};
+    if (::lstat(lock.c_str(), &st) != 0) return errno == ENOENT;  // gone meanwhile: try again
+    if (!S_ISREG(st.st_mode)) return false;
+    const long long age = static_cast<long long>(::time(nullptr)) - static_cast<long long>(st.st_mtime);
+    if (age >= kStaleSecs) {
+      if (::unlink(lock.c_str()) != 0) return false;
+      notes_.push_back("removed " + lock.string() + ", " + std::to_string(age) + " s old, left by a git that was killed");
+      return true;
+    }
+    if (waited_ms >= (kStaleSecs + 1) * 1000) return false;
+    ::usleep(100 * 1000);
+  }
 }
 
 std::string Worktrees::branch_for(const std::string& plan_id) const { return "yolo/" + run_ + "/" + ref_safe(plan_id); }

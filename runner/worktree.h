@@ -158,6 +158,9 @@ class Worktrees {
  private:
   std::vector<std::pair<std::string, std::string>> ident_env() const;
   void prune_removed_slots();
+  // A lock git could not take (named in its stderr) that a killed git left in yolo's own
+  // refs or slots: removed once it is older than any live holder's; true to run git again.
+  bool remove_stale_lock_of(const std::string& git_err);
   GitRun git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms = 60000,
              const std::vector<std::pair<std::string, std::string>>& env = {}, std::string stdin_data = {});
   // The known-state way of create(); false: the slot needs the full reset.

@@ -276,6 +276,23 @@ TEST_F(WorktreeProject, AnExecutorThatFinishedBeforeAKillNineIsGatedOnTheRerunNo
   EXPECT_EQ(slots_on_a_branch(), std::vector<std::string>{}) << dump(r);
 }
 
+// A git killed while it held a plan branch's lock (kill -9 of yolo; git dying of SIGPIPE on
+// the dead run's pipe) leaves refs/heads/yolo/<run>/<plan>.lock: the re-run takes it away once
+// no live git could hold it, says so, and runs every plan.
+TEST_F(WorktreeProject, ALockAKilledGitLeftOnAPlansBranchIsRemovedAndTheRunGoesOn) {
+  auto killed = execute({"YOLO_EXEC_KILL_YOLO_FOR=01-02"});
+  ASSERT_NE(killed.exit_code, 0) << dump(killed);
+  const std::string some = trim(git({"for-each-ref", "--count=1", "--format=%(refname)", "refs/heads/yolo/"}));
+  ASSERT_FALSE(some.empty()) << "the killed run left no yolo/ branch";
+  const stdfs::path run_dir = (repo() / ".git" / some).parent_path();
+  for (const char* id : {"01-03", "01-04"}) write_file(run_dir / (std::string(id) + ".lock"), "");
+  auto r = execute();
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
+  EXPECT_FALSE(stdfs::exists(run_dir / "01-03.lock")) << dump(r);
+  EXPECT_NE((r.out + r.err).find("01-03.lock"), std::string::npos) << "the run did not say what it removed\n" << dump(r);
+}
+
 // A lock file that cannot be removed (its folder read-only is not possible for root; a
 // directory in its place is): the run says what it could not clean and how.
 TEST_F(WorktreeProject, ABranchThatCannotBeDeletedIsNamedWithWhatToDo) {
