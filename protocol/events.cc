@@ -21,7 +21,7 @@ const std::vector<std::string>& known_types() {
       "review_halt", "qa_loop_start", "qa_loop_cycle", "qa_loop_end", "qa_parse_failure", "gate_frozen", "gate_resumed",
       "gate_rejected", "gate_error", "approval_requested", "approval_granted", "approval_invalidated",
       "summary_checks_passed", "summary_claims_failed", "state_corrupt", "watch_start", "watch_stop", "watch_rescan",
-      "plan_changed", "plan_resumed", "agent_tool",
+      "plan_changed", "plan_resumed", "agent_tool", "sandbox_refused",
       // The reference's own list: V1 checkpoint, the V2 task and gate protocol,
       // and its metric types. Agents written for the reference log these.
       "checkpoint", "phase_planned", "task_created", "task_claimed", "task_started", "artifact_written", "gate_passed",

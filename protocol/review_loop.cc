@@ -20,6 +20,8 @@ const char* to_string(Source s) {
       return "parse_failure";
     case Source::Stage1Reject:
       return "stage1_reject";
+    case Source::SandboxRefused:
+      return "sandbox_refused";
   }
   return "fallback";
 }
@@ -226,7 +228,20 @@ PlanLoopResult run_plan_loop(const World& w, const PlanTarget& target, const Loo
         res.stop_reason = "interrupted";
         break;
       }
-      if (run.status == AgentRun::Status::Unavailable) {
+      if (!run.refused.empty()) {  // whatever it answered: it tried to leave its sandbox
+        c.source = Source::SandboxRefused;
+        c.reviewer_verdict = Verdict::Reject;
+        std::string what;
+        for (const auto& r : run.refused) what += (what.empty() ? "" : "; ") + r;
+        ReviewerFinding f;
+        f.id = "sandbox-refused";
+        f.severity = Severity::High;
+        f.title = "The reviewer tried what its sandbox refuses";
+        f.description = what;
+        f.status = "new";
+        c.findings = {f};
+        c.reason = "the sandbox refused the reviewer " + what;
+      } else if (run.status == AgentRun::Status::Unavailable) {
         c.source = Source::Fallback;
         c.reviewer_verdict = c.stage1_verdict;
         c.findings = s1;
@@ -278,6 +293,10 @@ PlanLoopResult run_plan_loop(const World& w, const PlanTarget& target, const Loo
     }
     if (cur.source == Source::ParseFailure) {
       res.stop_reason = "reviewer output could not be parsed (fail closed)";
+      break;
+    }
+    if (cur.source == Source::SandboxRefused) {  // no architect fixes a reviewer's escape attempt
+      res.stop_reason = cur.reason + " (fail closed)";
       break;
     }
     if (cycle == res.max_cycles) {

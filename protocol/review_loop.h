@@ -28,8 +28,9 @@
 
 namespace yolo::review {
 
-enum class Source { Reviewer, Fallback, ParseFailure, Stage1Reject };
-const char* to_string(Source s);  // reviewer | fallback | parse_failure | stage1_reject
+enum class Source { Reviewer, Fallback, ParseFailure, Stage1Reject, SandboxRefused };
+// reviewer | fallback | parse_failure | stage1_reject | sandbox_refused
+const char* to_string(Source s);
 
 // --- ports ------------------------------------------------------------------
 struct AgentRun {
@@ -39,6 +40,9 @@ struct AgentRun {
   std::string reason;  // why it is unavailable ("not configured", "exited with status 3", ...)
   bool output_truncated = false;
   json info = json::object();  // what the port wants reported (argv, model, timings)
+  // Escape attempts its sandbox refused it ("unshare(CLONE_NEWUSER) by sh (pid 12)"): the
+  // review fails closed whatever the agent answered.
+  std::vector<std::string> refused;
 };
 
 struct ReviewerRequest {

@@ -17,6 +17,7 @@
 #include "protocol/plan.h"
 #include "protocol/text.h"
 #include "runner/agent_logs.h"
+#include "runner/refusals.h"
 #include "runner/sandbox.h"
 #include "runner/world.h"
 
@@ -240,7 +241,9 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
   }
   s.child_cpu_ms = cpu_ms(RUSAGE_CHILDREN) - child0;
   s.parent_cpu_ms = cpu_ms(RUSAGE_SELF) - self0;
-  if (!s.plan_copy.empty() && s.result.ok()) s.revise_error = revise_from_copy(s);
+  if (const auto& log = confined.confinement->refusals; log && !log->empty()) s.refused = log->list();
+  // An architect that tried to leave its sandbox: its revision is not taken.
+  if (!s.plan_copy.empty() && s.result.ok() && s.refused.empty()) s.revise_error = revise_from_copy(s);
   return s;
 }
 
@@ -276,9 +279,18 @@ review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s) {
   else
     r.output = s.result.out;
   r.output_truncated = s.result.out_truncated();
+  r.refused = s.refused;
+  if (!s.refused.empty()) r.info["sandbox_refused"] = s.refused;
   if (s.interrupt_signal) {
     r.status = review::AgentRun::Status::Interrupted;
     r.reason = "interrupted by signal " + std::to_string(s.interrupt_signal);
+    return r;
+  }
+  if (!s.refused.empty() && agent == "architect") {
+    r.status = review::AgentRun::Status::Unavailable;
+    std::string what;
+    for (const auto& x : s.refused) what += (what.empty() ? "" : "; ") + x;
+    r.reason = agent + ": the sandbox refused " + what + " (its revision is not taken)";
     return r;
   }
   if (s.result.ok()) {

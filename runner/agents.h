@@ -61,6 +61,7 @@ struct AgentSpawn {
   std::filesystem::path plan_copy, plan_real;
   std::string plan_before;
   std::string revise_error;  // the copy could not be taken back
+  std::vector<std::string> refused;  // escape attempts its sandbox refused (runner/refusals.h)
   // {"agent","argv0","model","max_turns","timeout_ms","outcome","elapsed_ms","child_cpu_ms",...}
   json info(const std::string& agent) const;
 };

@@ -4,6 +4,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "runner/refusals.h"
 #include "runner/sandbox.h"
 
 #if defined(__x86_64__) || defined(__aarch64__)
@@ -103,7 +105,21 @@ namespace {
     }
     if (r >= 0) r = raw(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     if (r >= 0) r = raw(SYS_landlock_restrict_self, p->ruleset_fd, 0);
-    if (r >= 0) r = raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, reinterpret_cast<long>(p->seccomp));
+    if (r >= 0 && p->notify_sock >= 0) {
+      long l = raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                   reinterpret_cast<long>(p->notify_prog));
+      if (l >= 0) {
+        *p->notify_fd = static_cast<int>(l);
+        r = raw(SYS_sendmsg, p->notify_sock, reinterpret_cast<long>(p->notify_msg), MSG_NOSIGNAL);
+        raw(SYS_close, l);
+      } else if (l == -EBUSY) {  // a supervisor already holds a filter above ours
+        r = raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, reinterpret_cast<long>(p->seccomp));
+      } else {
+        r = l;
+      }
+    } else if (r >= 0) {
+      r = raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, reinterpret_cast<long>(p->seccomp));
+    }
   }
   if (r >= 0) {
     if (raw(SYS_close_range, 3, ~0UL, 0) < 0)
@@ -203,10 +219,32 @@ Launch::Launch(std::string program, std::vector<std::string> argv, std::vector<s
   sh_argv_p_.push_back(nullptr);
 }
 
+struct Launch::NotifyMsg {
+  char byte = 0;
+  iovec iov{};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  int* fd = nullptr;
+  NotifyMsg() {
+    iov.iov_base = &byte;
+    iov.iov_len = 1;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof cbuf;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    fd = reinterpret_cast<int*>(CMSG_DATA(c));
+  }
+};
+
 Launch::~Launch() {
 #ifdef YOLO_LAUNCH_CLONE
   give_stack(stack_);
 #endif
+  delete notify_;
 }
 
 namespace {
@@ -238,7 +276,8 @@ int Launch::start_child(pid_t& pid, int& pidfd) {
   plan_ = Plan{program_.c_str(), argv_p_.data(), env_p_.data(), sh_argv_p_.data(), cwd_.empty() ? nullptr : cwd_.c_str(),
                in_fd_,           out_fd_,        err_fd_,       -1,                nullptr,
                false,            nullptr,        nullptr,       0,                 0,
-               nullptr,          0,              false,         &exec_errno_};
+               nullptr,          0,              false,         &exec_errno_,  -1,
+               nullptr,          nullptr,        nullptr};
   if (const Confinement* c = confinement_) {
     plan_.ruleset_fd = c->ruleset_fd;
     plan_.seccomp = &c->prog;
@@ -253,6 +292,35 @@ int Launch::start_child(pid_t& pid, int& pidfd) {
   }
   Plan* plan = &plan_;
 #ifdef YOLO_LAUNCH_CLONE
+  // The socket the child's filter descriptor comes back on (above 0-2, where the child puts
+  // its pipes), when the kernel can hand refused calls over.
+  int sv[2] = {-1, -1};
+  if (const Confinement* c = confinement_; c && c->refusals && c->notify_prog.len &&
+                                           ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0) {
+    if (sv[1] < 3) {
+      int moved = ::fcntl(sv[1], F_DUPFD_CLOEXEC, 3);
+      ::close(sv[1]);
+      sv[1] = moved;
+    }
+    if (sv[1] < 0) {
+      ::close(sv[0]);
+      sv[0] = -1;
+    } else {
+      if (!notify_) notify_ = new NotifyMsg();
+      plan_.notify_sock = sv[1];
+      plan_.notify_prog = &c->notify_prog;
+      plan_.notify_msg = &notify_->msg;
+      plan_.notify_fd = notify_->fd;
+    }
+  }
+  auto hand_over = [&](bool started) {
+    if (sv[1] >= 0) ::close(sv[1]);  // the child has its own copy (until its exec)
+    if (sv[0] < 0) return;
+    if (started)
+      watch_refusals(sv[0], confinement_->refusals);
+    else
+      ::close(sv[0]);
+  };
   if (!stack_) stack_ = take_stack();
   if (stack_) {
     // All signals blocked while cloning: no handler of ours ever runs in the child (it puts
@@ -270,11 +338,13 @@ int Launch::start_child(pid_t& pid, int& pidfd) {
     if (c < 0 && errno == EINVAL) c = ::clone(child_main, top, CLONE_VM | ns | SIGCHLD, plan);  // no CLONE_PIDFD (< 5.2)
     int e = errno;
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    hand_over(c >= 0);
     if (c < 0) return e;
     pid = c;
     pidfd = fd;
     return 0;
   }
+  hand_over(false);
 #endif
   if (confinement_) return ENOSYS;  // posix_spawn cannot enter a sandbox before the exec
   return spawn_with_posix_spawn(*plan, pid);

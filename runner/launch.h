@@ -80,6 +80,13 @@ class Launch {
     size_t n_mounts;
     bool drop_caps;  // root: no capability survives the exec
     std::atomic<int>* exec_errno;
+    // The filter that hands escape attempts to yolo's supervisor (runner/refusals.h): entered
+    // instead of `seccomp` when notify_sock >= 0; its descriptor goes to yolo in notify_msg
+    // (the child writes it at notify_fd). A process already under such a filter gets `seccomp`.
+    int notify_sock;
+    const void* notify_prog;  // struct sock_fprog*
+    void* notify_msg;         // struct msghdr*
+    int* notify_fd;
   };
 
  private:
@@ -94,6 +101,9 @@ class Launch {
   unsigned long long start_ticks_ = 0;
   Plan plan_{};
   std::atomic<int> exec_errno_{0};
+  // The message the child sends its filter's descriptor in (SCM_RIGHTS, one byte of data).
+  struct NotifyMsg;
+  NotifyMsg* notify_ = nullptr;
 };
 
 }  // namespace yolo::runner

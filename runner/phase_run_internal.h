@@ -62,6 +62,7 @@
 #include "runner/subprocess.h"
 
 #include "runner/phase_run.h"
+#include "runner/refusals.h"
 #include "runner/worktree.h"
 #include "runner/world.h"
 #include "protocol/plan_checks.h"
@@ -418,6 +419,7 @@ class Run {
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
   std::map<size_t, PlanWorktree> worktree_of_;               // plans of this run with a worktree
   std::map<size_t, json> sandbox_of_;                        // what each executor ran under
+  std::map<size_t, std::shared_ptr<RefusalLog>> refused_by_;  // what each executor's sandbox refused it
   std::map<size_t, std::string> load_hash_;                  // each plan's content hash when the run read it
   std::map<size_t, std::filesystem::path> gate_requests_;    // where plan i's executor leaves gate requests
   // Opens the gates plan i's executor asked for from inside its sandbox (yolo request-approval

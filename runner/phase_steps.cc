@@ -301,6 +301,8 @@ void Run::note_review_outcomes(const json& detail) {
       line += " (reviewer output unparseable: failed closed)";
     else if (src == "stage1_reject")
       line += " (Stage 1)";
+    else if (src == "sandbox_refused")
+      line += " (the reviewer tried what its sandbox refuses: failed closed)";
     out::line("    " + line);
     // An agent that failed: the line that says why, and where its whole output is.
     const std::string id = j.value("plan_id", "?");

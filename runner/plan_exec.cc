@@ -2,9 +2,11 @@
 #include "protocol/agent_usage.h"
 #include "protocol/failure_line.h"
 #include "protocol/gate_coverage.h"
+#include "protocol/make_finding.h"
 #include "protocol/sandbox_policy.h"
 #include "protocol/sha256.h"
 #include "runner/phase_run_internal.h"
+#include "runner/refusals.h"
 #include "runner/sandbox.h"
 #include "runner/world.h"
 
@@ -154,6 +156,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       continue;
     }
     sandbox_of_[i] = confined.confinement->record();
+    if (confined.confinement->refusals) refused_by_[i] = confined.confinement->refusals;
     SpawnSpec spec;
     spec.confinement = confined.confinement;
     const std::string sp = summary_rel_for(root_, e.path);  // looked up once for the argv and the environment
@@ -513,6 +516,25 @@ void Run::conclude(size_t i, const SpawnResult& r) {
       }
     }
     if (status == "complete") completed_.insert(i);
+  }
+  // An escape attempt the sandbox refused fails the plan, whatever else it did: its work was
+  // done by an agent that tried to leave its confinement.
+  if (auto rf = refused_by_.find(i); rf != refused_by_.end()) {
+    if (std::string what = describe_refusals(rf->second.get()); !what.empty() && status != "pending") {
+      findings.push_back(make_finding(Severity::High, "sandbox", what,
+                                      "see what the executor tried in `yolo logs " + e.id +
+                                          "`; an agent that needs this is not one to run unattended")
+                             .to_json());
+      log("sandbox_refused", e.plan, {{"plan_id", e.id}, {"refused", rf->second->list()}});
+      if (status == "complete") {
+        completed_.erase(i);
+        status = "failed";
+        error = what;
+      } else {
+        error += "; " + what;
+      }
+    }
+    refused_by_.erase(i);
   }
   gating_.erase(i);
   dispatch_error_.erase(i);

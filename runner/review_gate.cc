@@ -149,6 +149,13 @@ class GateObserver : public review::LoopObserver {
         event("review_parse_failure", r.plan_id, {{"cycle", c.cycle}, {"reason", c.reason}});
         break;
       }
+      case Source::SandboxRefused:
+        warn(out::sym(out::Sym::Fail) + " The reviewer of plan " + safe(r.plan_id) +
+             " tried what its sandbox refuses — failing closed (reject)");
+        warn("  " + safe(c.reason));
+        warn("  Next: `yolo logs " + safe(r.plan_id) + "` shows what it did; check the reviewer command in config.json");
+        event("sandbox_refused", r.plan_id, {{"cycle", c.cycle}, {"agent", "reviewer"}, {"reason", c.reason}});
+        break;
       case Source::Reviewer:
         say("  " + out::sym(out::sym_for(c.reviewer_verdict)) + " Reviewer: " + to_string(c.reviewer_verdict) + " (" +
             plural(c.findings.size(), "finding") + ", " + std::to_string(c.high()) + " high)");

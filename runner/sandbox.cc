@@ -27,6 +27,7 @@
 #include "protocol/sha256.h"
 #include "runner/child_keeper.h"
 #include "runner/identity.h"
+#include "runner/refusals.h"
 #include "runner/world.h"
 
 namespace yolo::runner {
@@ -189,7 +190,7 @@ struct Bpf {
 constexpr unsigned kProbeMagic = 0x796f6c6f;  // getcpu's unused third argument, "yolo"
 constexpr unsigned ret_errno(int e) { return SECCOMP_RET_ERRNO | (static_cast<unsigned>(e) & SECCOMP_RET_DATA); }
 
-std::vector<sock_filter> seccomp_program(bool unix_sockets) {
+std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify) {
   Bpf b;
 #if defined(__x86_64__)
   constexpr unsigned arch = AUDIT_ARCH_X86_64;
@@ -207,17 +208,17 @@ std::vector<sock_filter> seccomp_program(bool unix_sockets) {
   b.ret(ret_errno(EPERM));
 #endif
   const unsigned eperm = ret_errno(EPERM);
-  const long denied[] = {
+  // What only an escape attempt asks: handed to yolo's supervisor, which names it in the
+  // plan's or review's finding and answers EPERM (runner/refusals.h); silent without one.
+  const unsigned refuse = notify ? SECCOMP_RET_USER_NOTIF : eperm;
+  const long attempts[] = {
       // ptrace and process_vm_* are left to Landlock, which refuses them towards any process
       // outside the child's own domain (yolo, the person's processes, other children); inside
       // it they stay (a sanitizer's leak check traces its own threads).
-      SYS_unshare,        SYS_setns,         SYS_mount,         SYS_umount2,           SYS_pivot_root,
-      SYS_chroot,         SYS_bpf,
-      SYS_perf_event_open, SYS_keyctl,       SYS_add_key,       SYS_request_key,       SYS_init_module,
-      SYS_finit_module,   SYS_delete_module, SYS_kexec_load,    SYS_reboot,            SYS_swapon,
-      SYS_swapoff,        SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register, SYS_userfaultfd,
-      SYS_open_by_handle_at, SYS_name_to_handle_at, SYS_open_tree, SYS_move_mount,   SYS_fsopen,
-      SYS_fsconfig,       SYS_fsmount,       SYS_fspick,        SYS_pidfd_getfd,       SYS_kcmp,
+      SYS_unshare,      SYS_setns,       SYS_mount,         SYS_umount2,        SYS_pivot_root,    SYS_chroot,
+      SYS_bpf,          SYS_init_module, SYS_finit_module,  SYS_delete_module,  SYS_kexec_load,    SYS_reboot,
+      SYS_swapon,       SYS_swapoff,     SYS_open_by_handle_at, SYS_open_tree,  SYS_move_mount,    SYS_fsopen,
+      SYS_fsconfig,     SYS_fsmount,     SYS_fspick,        SYS_pidfd_getfd,
 #ifdef SYS_mount_setattr
       SYS_mount_setattr,
 #endif
@@ -225,18 +226,23 @@ std::vector<sock_filter> seccomp_program(bool unix_sockets) {
       SYS_kexec_file_load,
 #endif
   };
-  for (long nr : denied) b.on(nr, {BPF_STMT(BPF_RET | BPF_K, eperm)});
+  // What programs probe for (libuv tries io_uring, runtimes the key rings): refused silently.
+  const long probes[] = {SYS_perf_event_open, SYS_keyctl,          SYS_add_key,           SYS_request_key,
+                         SYS_io_uring_setup,  SYS_io_uring_enter,  SYS_io_uring_register, SYS_userfaultfd,
+                         SYS_name_to_handle_at, SYS_kcmp};
+  for (long nr : attempts) b.on(nr, {BPF_STMT(BPF_RET | BPF_K, refuse)});
+  for (long nr : probes) b.on(nr, {BPF_STMT(BPF_RET | BPF_K, eperm)});
   constexpr unsigned ns_flags = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS |
                                 CLONE_NEWIPC | CLONE_NEWCGROUP;
   b.on(SYS_clone, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args))),
-                   BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, ns_flags, 0, 1), BPF_STMT(BPF_RET | BPF_K, eperm),
+                   BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, ns_flags, 0, 1), BPF_STMT(BPF_RET | BPF_K, refuse),
                    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)});
   b.on(SYS_clone3, {BPF_STMT(BPF_RET | BPF_K, ret_errno(ENOSYS))});
   // ioctl's request is an unsigned int in the kernel: only the low half counts.
   b.on(SYS_ioctl, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 8)),
                    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0),
                    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 1, 0), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                   BPF_STMT(BPF_RET | BPF_K, eperm)});
+                   BPF_STMT(BPF_RET | BPF_K, refuse)});
   if (!unix_sockets)
     b.on(SYS_socket, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args))),
                       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1), BPF_STMT(BPF_RET | BPF_K, ret_errno(EACCES)),
@@ -427,9 +433,15 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir) {
   c->drop_caps = ::geteuid() == 0;
   prepare_mounts(*c);
   if (!c->mounts.empty()) c->mechanism = "landlock+seccomp+mountns";
-  c->filter = seccomp_program(c->policy.unix_sockets);
+  c->filter = seccomp_program(c->policy.unix_sockets, false);
   c->prog.len = static_cast<unsigned short>(c->filter.size());
   c->prog.filter = c->filter.data();
+  if (refusal_notes_available()) {
+    c->notify_filter = seccomp_program(c->policy.unix_sockets, true);
+    c->notify_prog.len = static_cast<unsigned short>(c->notify_filter.size());
+    c->notify_prog.filter = c->notify_filter.data();
+    c->refusals = std::make_shared<RefusalLog>();
+  }
   return out;
 }
 

@@ -10,7 +10,8 @@
 //     and no abstract socket of, a process outside it;
 //   - a seccomp filter: no namespaces (unshare, setns, clone with CLONE_NEW*; clone3 answers
 //     ENOSYS so that libc falls back to clone), no mount, bpf, keyrings,
-//     io_uring, open_by_handle_at; no TIOCSTI/TIOCLINUX; no UNIX socket unless allowed.
+//     io_uring, open_by_handle_at; no TIOCSTI/TIOCLINUX; no UNIX socket unless allowed. The
+//     escape attempts among these are named to yolo as they are refused (runner/refusals.h).
 // The filter also answers one probe (inside_sandbox) that no unconfined process can fake.
 #pragma once
 #include <linux/filter.h>
@@ -30,11 +31,18 @@ int landlock_abi();
 
 // A policy made ready for a child: the Landlock ruleset (an fd the child enters) and the
 // seccomp program. Owns the child's private temp folder, removed with it.
+class RefusalLog;
+
 struct Confinement {
   sandbox::Policy policy;
   int ruleset_fd = -1;
   std::vector<sock_filter> filter;
   sock_fprog prog{};
+  // The same program handing escape attempts to yolo's supervisor, which writes them into
+  // `refusals` (runner/refusals.h); empty where the kernel has no such hand-over.
+  std::vector<sock_filter> notify_filter;
+  sock_fprog notify_prog{};
+  std::shared_ptr<RefusalLog> refusals;
   int abi = 0;
   std::string mechanism;  // "landlock+seccomp" | "off"
   std::string digest;     // sha256 of the policy's canonical text
@@ -66,7 +74,7 @@ struct SandboxRequest {
   std::filesystem::path own_summary;  // absolute; its SUMMARY there (the one file it may change)
   std::vector<std::string> protected_programs;  // more programs that stay as approved (the checks')
   std::filesystem::path worktree;   // executor with a worktree slot
-  std::string branch;               // its branch ("yolo/RUN/PLAN")
+  std::string branch;               // its branch ("yolo/RUN/PLAN/work")
   std::vector<std::string> extra_write;  // more folders to write (absolute), beside the config's
 };
 

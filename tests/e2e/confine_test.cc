@@ -119,8 +119,47 @@ TEST(Confine, AReviewerCannotApproveFromANamespaceAPtyOrWithTheKey) {
     EXPECT_TRUE(has(logs, "attempt unix socket refused")) << logs;
   }
   EXPECT_EQ(d.gate_status("vision"), "OPEN");
-  // The review itself ran and counted (the hostile part failed, its verdict did not).
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Its approve does not count: the review fails closed and names what was refused.
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.out + r.err, "the sandbox refused the reviewer unshare(CLONE_NEWUSER")) << r.out << r.err;
+  EXPECT_TRUE(has(r.out + r.err, "by unshare (pid ")) << r.out << r.err;
+}
+
+// An executor that tries a namespace, a terminal injection and mount, then does its work:
+// each call refused, and the plan fails with a finding that names them.
+TEST(Confine, AnEscapeAttemptFailsThePlanWithAFindingThatNamesIt) {
+  REQUIRE_SANDBOX();
+  Demo d(json{{"review_gate", "never"}, {"executor", {{"command", {"agents/escaping-executor", "{plan_path}", "{summary_path}"}}}}});
+  d.agent("escaping-executor",
+          "#!/bin/sh\n"
+          "case \"$1\" in *01-01-PLAN.md)\n"
+          "  unshare --user --map-current-user true 2>/dev/null && echo 'ESCAPED unshare'\n"
+          "  python3 -c 'import fcntl,termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")' 2>/dev/null && echo 'ESCAPED tiocsti'\n"
+          "  ;;\n"
+          "esac\n"
+          "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
+  d.commit("escaping");
+  auto run = d.approve_and_execute();
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  const std::string all = run.out + run.err;
+  EXPECT_TRUE(has(all, "Plan 01-01 failed: the sandbox refused unshare(CLONE_NEWUSER")) << all;
+  EXPECT_FALSE(has(d.logs(), "ESCAPED")) << d.logs();
+  json plan;
+  const json st = d.state();
+  for (const auto& p : st["plans"])
+    if (p.value("id", "") == "01-01") plan = p;
+  ASSERT_TRUE(plan.is_object()) << st.dump();
+  EXPECT_EQ(plan.value("status", ""), "failed") << plan.dump();
+  bool named = false;
+  for (const auto& f : plan.value("findings", json::array()))
+    named = named || (f.value("check", "") == "sandbox" && f.value("severity", "") == "high" &&
+                      has(f.value("issue", ""), "unshare(CLONE_NEWUSER"));
+  EXPECT_TRUE(named) << plan.dump();
+  if (::access("/usr/bin/python3", X_OK) == 0) {
+    EXPECT_TRUE(has(plan.dump(), "ioctl(TIOCSTI) on a terminal by python3")) << plan.dump();
+  }
+  // The other plans of the wave ran; the next wave does not start after a failed plan.
+  EXPECT_FALSE(stdfs::exists(d.root() / ".yolo-planning/phases/01-demo/01-04-SUMMARY.md"));
 }
 
 TEST(Confine, YoloApproveInsideTheSandboxIsRefusedAndSaysWhy) {
@@ -243,6 +282,31 @@ TEST(Confine, InAWorktreeAnExecutorCannotTouchTheCheckoutAndPlantedGitCodeNeverR
   EXPECT_TRUE(has(logs, "attempt config refused")) << logs;
   EXPECT_FALSE(has(logs, "WROTE"));
   EXPECT_FALSE(stdfs::exists(marker)) << "a hook or fsmonitor ran";
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+// In a worktree an executor writes its own branch and nothing of another plan's: not the ref
+// of a plan of its wave or of a later one (which yolo would then gate and merge as that plan's
+// work), not a branch of its own making beside them.
+TEST(Confine, InAWorktreeAnExecutorCannotMoveAnotherPlansBranch) {
+  REQUIRE_SANDBOX();
+  Demo d(json{{"review_gate", "never"},
+              {"isolation", "worktree"},
+              {"executor", {{"command", {"agents/hostile-executor", "{plan_path}", "{summary_path}"}}}}});
+  d.agent("hostile-executor",
+          "#!/bin/sh\n"
+          "mine=$(git symbolic-ref HEAD)\n"
+          "run=${mine%/*}; [ \"${mine##*/}\" = work ] && run=${run%/*}\n"
+          "o=01-04; case \"$mine\" in */01-04/*) o=01-01;; esac\n"
+          "for other in \"$run/$o\" \"$run/$o/work\" \"$run/forged\"; do\n"
+          "  if git update-ref \"$other\" HEAD 2>/dev/null; then echo \"WROTE $other\"; else echo \"attempt $other refused\"; fi\n"
+          "done\n"
+          "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
+  d.commit("hostile");
+  auto run = d.approve_and_execute();
+  std::string logs = d.logs();
+  EXPECT_TRUE(has(logs, "attempt refs/heads/yolo/")) << logs;
+  EXPECT_FALSE(has(logs, "WROTE")) << logs;
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 

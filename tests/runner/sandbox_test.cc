@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "runner/refusals.h"
 #include "runner/subprocess.h"
 #include "test_support.h"
 
@@ -93,6 +94,33 @@ TEST(Sandbox, NoNamespacesNoTracingNoSocketsByPath) {
                 "OSError as e:\n  print(e.errno)'",
                 c);
   EXPECT_EQ(sti.out, "1\n") << sti.err;
+}
+
+// The escape attempts are named as they are refused (in the child's and its descendants'
+// refusal log); what programs probe for, and what they are allowed, is not.
+TEST(Sandbox, EscapeAttemptsAreNamedProbesAndAllowedCallsAreNot) {
+  REQUIRE_LANDLOCK();
+  if (!refusal_notes_available()) GTEST_SKIP() << "skipped: this kernel cannot hand refused calls to yolo";
+  TempDir t;
+  auto quiet = reader(t);
+  ASSERT_TRUE(quiet->refusals);
+  auto ok = sh("echo hi > \"$TMPDIR/x\"; (sleep 0 &); wait", quiet);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(quiet->refusals->empty()) << describe_refusals(quiet->refusals.get());
+  auto loud = reader(t);
+  auto ns = sh("sh -c 'unshare --user --map-current-user true; unshare --mount --net true' 2>&1; echo done", loud);
+  EXPECT_EQ(ns.out.substr(ns.out.size() - 5), "done\n") << ns.out;  // refused, and nothing hung
+  const std::string said = describe_refusals(loud->refusals.get());
+  EXPECT_TRUE(has(said, "unshare(CLONE_NEWUSER) by unshare (pid ")) << said;
+  EXPECT_TRUE(has(said, "unshare(CLONE_NEWNS|CLONE_NEWNET) by unshare (pid ")) << said;
+  if (::access("/usr/bin/python3", X_OK) == 0) {
+    auto probes = reader(t);
+    auto p = sh("python3 -c 'import ctypes,os; l=ctypes.CDLL(None,use_errno=True); "
+                "print(l.syscall(425,1,ctypes.create_string_buffer(120)), ctypes.get_errno())'",  // io_uring_setup
+                probes);
+    EXPECT_EQ(p.out, "-1 1\n") << p.err;
+    EXPECT_TRUE(probes->refusals->empty()) << describe_refusals(probes->refusals.get());
+  }
 }
 
 TEST(Sandbox, NoSignalLeavesTheSandbox) {
