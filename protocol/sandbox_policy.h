@@ -71,7 +71,7 @@ struct PolicyInputs {
   std::vector<std::string> secrets;
   // Executor only: its worktree slot (empty: it runs in the project's checkout), the
   // repository's common git folder, the slot's own git folder and the branch's ref name
-  // ("refs/heads/yolo/RUN/PLAN").
+  // ("refs/heads/yolo/RUN/PLAN/work": its folder is the plan's alone).
   std::string worktree, git_common_dir, git_worktree_dir, branch_ref;
   std::string phase_dir;  // absolute; an executor without a worktree writes its SUMMARY there
   // The files already in that phase folder but its own SUMMARY (the plans, the other plans'

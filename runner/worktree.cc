@@ -149,7 +149,12 @@ bool Worktrees::remove_stale_lock_of(const std::string& git_err) {
   }
 }
 
-std::string Worktrees::branch_for(const std::string& plan_id) const { return "yolo/" + run_ + "/" + ref_safe(plan_id); }
+// Each plan's branch in a folder of its own (refs/heads/yolo/RUN/PLAN/): git writes a ref
+// through a lock file beside it, so the folder is what an executor's sandbox must let it
+// write, and it then holds no other plan's branch.
+std::string Worktrees::branch_for(const std::string& plan_id) const {
+  return "yolo/" + run_ + "/" + ref_safe(plan_id) + "/work";
+}
 
 stdfs::path Worktrees::slot_path(int slot) const {
   return common_ / "yolo-worktrees" / ("slot-" + std::to_string(slot));

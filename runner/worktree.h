@@ -3,7 +3,7 @@
 // merged back into the project's checkout in plan order (the merge names the commit that
 // passed the gates, never the branch, which an agent could move afterwards).
 //
-// Layout: branch  yolo/<run>/<plan>   (run: the first 8 characters of the correlation id)
+// Layout: branch  yolo/<run>/<plan>/work   (run: the first 8 characters of the correlation id)
 //         folder  <git common dir>/yolo-worktrees/slot-N   (inside .git: never seen by
 //                 `git status` of the project, never committed)
 // The folders are a pool, one per plan running at once, so a large repository is checked
@@ -39,7 +39,7 @@ namespace yolo::runner {
 struct PlanWorktree {
   std::string plan_id;
   std::filesystem::path path;  // absolute
-  std::string branch;          // yolo/<run>/<plan>
+  std::string branch;          // yolo/<run>/<plan>/work
   std::string base;            // full commit id it was created from
   // How the slot was made ready: "paths" (known state: `restored` paths put back to the
   // base), "reset" (full reset of an existing slot) or "created" (`git worktree add`).
@@ -79,6 +79,7 @@ class Worktrees {
   bool init(std::string& err);
 
   const std::string& run_tag() const { return run_; }
+  // "yolo/RUN/PLAN/work": the plan's branch, alone in its ref folder.
   std::string branch_for(const std::string& plan_id) const;
 
   // The full id of HEAD of dir (the project's checkout when empty); "" on failure.

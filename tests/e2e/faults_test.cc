@@ -277,20 +277,24 @@ TEST_F(WorktreeProject, AnExecutorThatFinishedBeforeAKillNineIsGatedOnTheRerunNo
 }
 
 // A git killed while it held a plan branch's lock (kill -9 of yolo; git dying of SIGPIPE on
-// the dead run's pipe) leaves refs/heads/yolo/<run>/<plan>.lock: the re-run takes it away once
+// the dead run's pipe) leaves refs/heads/yolo/<run>/<plan>/work.lock: the re-run takes it away once
 // no live git could hold it, says so, and runs every plan.
 TEST_F(WorktreeProject, ALockAKilledGitLeftOnAPlansBranchIsRemovedAndTheRunGoesOn) {
   auto killed = execute({"YOLO_EXEC_KILL_YOLO_FOR=01-02"});
   ASSERT_NE(killed.exit_code, 0) << dump(killed);
   const std::string some = trim(git({"for-each-ref", "--count=1", "--format=%(refname)", "refs/heads/yolo/"}));
   ASSERT_FALSE(some.empty()) << "the killed run left no yolo/ branch";
-  const stdfs::path run_dir = (repo() / ".git" / some).parent_path();
-  for (const char* id : {"01-03", "01-04"}) write_file(run_dir / (std::string(id) + ".lock"), "");
+  // refs/heads/yolo/<run>/<plan>/work: the run's folder is the fourth component.
+  const stdfs::path ref(some);
+  auto it = ref.begin();
+  stdfs::path run_dir = repo() / ".git";
+  for (int k = 0; k < 4 && it != ref.end(); ++k, ++it) run_dir /= *it;
+  for (const char* id : {"01-03", "01-04"}) write_file(run_dir / id / "work.lock", "");
   auto r = execute();
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
-  EXPECT_FALSE(stdfs::exists(run_dir / "01-03.lock")) << dump(r);
-  EXPECT_NE((r.out + r.err).find("01-03.lock"), std::string::npos) << "the run did not say what it removed\n" << dump(r);
+  EXPECT_FALSE(stdfs::exists(run_dir / "01-03" / "work.lock")) << dump(r);
+  EXPECT_NE((r.out + r.err).find("01-03/work.lock"), std::string::npos) << "the run did not say what it removed\n" << dump(r);
 }
 
 // A lock file that cannot be removed (its folder read-only is not possible for root; a
