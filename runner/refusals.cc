@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <list>
 #include <thread>
 
 namespace yolo::runner {
@@ -135,15 +136,7 @@ class Supervisor {
   }
   bool add(int sock, std::shared_ptr<RefusalLog> log) {
     if (ep_ < 0) return false;
-    auto* w = new Watched{sock, false, std::move(log)};
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.ptr = w;
-    if (::epoll_ctl(ep_, EPOLL_CTL_ADD, sock, &ev) != 0) {
-      delete w;
-      return false;
-    }
-    return true;
+    return watch(Watched{sock, false, std::move(log)});
   }
 
  private:
@@ -153,10 +146,27 @@ class Supervisor {
     std::thread([this] { loop(); }).detach();
   }
 
+  // Each watched descriptor is owned here (never only by the kernel's epoll data).
+  bool watch(Watched w) {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = watched_.insert(watched_.end(), std::move(w));
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = &*it;
+    if (::epoll_ctl(ep_, EPOLL_CTL_ADD, it->fd, &ev) == 0) return true;
+    watched_.erase(it);
+    return false;
+  }
+
   void drop(Watched* w) {
     ::epoll_ctl(ep_, EPOLL_CTL_DEL, w->fd, nullptr);
     ::close(w->fd);
-    delete w;
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto it = watched_.begin(); it != watched_.end(); ++it)
+      if (&*it == w) {
+        watched_.erase(it);
+        break;
+      }
   }
 
   // The child's filter descriptor, from its message; the socket is done with either way.
@@ -178,14 +188,8 @@ class Supervisor {
     std::shared_ptr<RefusalLog> log = w->log;
     drop(w);
     if (listener < 0) return;  // the child ended before its filter, or runs under the silent one
-    auto* l = new Watched{listener, true, std::move(log)};
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.ptr = l;
-    if (::epoll_ctl(ep_, EPOLL_CTL_ADD, listener, &ev) != 0) {
+    if (!watch(Watched{listener, true, std::move(log)}))
       ::close(listener);  // the calls it would hand over are then refused with ENOSYS
-      delete l;
-    }
   }
 
   void answer(Watched* w) {
@@ -222,6 +226,8 @@ class Supervisor {
   }
 
   int ep_ = -1;
+  std::mutex mu_;
+  std::list<Watched> watched_;
 };
 
 }  // namespace
