@@ -109,9 +109,12 @@ namespace {
       long l = raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
                    reinterpret_cast<long>(p->notify_prog));
       if (l >= 0) {
+        // Sent or not, the filter stays: with no supervisor holding its descriptor, the kernel
+        // answers the calls it would hand over with ENOSYS (still refused, only not named).
         *p->notify_fd = static_cast<int>(l);
-        r = raw(SYS_sendmsg, p->notify_sock, reinterpret_cast<long>(p->notify_msg), MSG_NOSIGNAL);
+        raw(SYS_sendmsg, p->notify_sock, reinterpret_cast<long>(p->notify_msg), MSG_NOSIGNAL);
         raw(SYS_close, l);
+        r = 0;
       } else if (l == -EBUSY) {  // a supervisor already holds a filter above ours
         r = raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, reinterpret_cast<long>(p->seccomp));
       } else {
