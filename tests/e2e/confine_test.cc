@@ -42,6 +42,12 @@ struct Demo {
     write_file(root() / "agents" / name, body);
     ::chmod((root() / "agents" / name).c_str(), 0755);
   }
+  // agents/NAME: the lines of a shell script (what it tries first), then the fixture's executor
+  // does the plan's work; committed.
+  void executor_after(const std::string& name, const std::string& lines) const {
+    agent(name, "#!/bin/sh\n" + lines + "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
+    commit(name);
+  }
   void commit(const std::string& msg) const {
     git({"add", "-A"});
     git({"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", msg});
@@ -77,6 +83,13 @@ struct Demo {
     return "(none)";
   }
 };
+
+// A config whose executor is agents/NAME, with no review gate; in worktrees when asked.
+json executor_config(const std::string& name, bool worktree = false) {
+  json c = {{"review_gate", "never"}, {"executor", {{"command", {"agents/" + name, "{plan_path}", "{summary_path}"}}}}};
+  if (worktree) c["isolation"] = "worktree";
+  return c;
+}
 
 std::string key_file() {
   const char* k = std::getenv("YOLO_APPROVAL_KEY_FILE");
@@ -129,16 +142,13 @@ TEST(Confine, AReviewerCannotApproveFromANamespaceAPtyOrWithTheKey) {
 // each call refused, and the plan fails with a finding that names them.
 TEST(Confine, AnEscapeAttemptFailsThePlanWithAFindingThatNamesIt) {
   REQUIRE_SANDBOX();
-  Demo d(json{{"review_gate", "never"}, {"executor", {{"command", {"agents/escaping-executor", "{plan_path}", "{summary_path}"}}}}});
-  d.agent("escaping-executor",
-          "#!/bin/sh\n"
+  Demo d(executor_config("escaping-executor"));
+  d.executor_after("escaping-executor",
           "case \"$1\" in *01-01-PLAN.md)\n"
           "  unshare --user --map-current-user true 2>/dev/null && echo 'ESCAPED unshare'\n"
           "  python3 -c 'import fcntl,termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")' 2>/dev/null && echo 'ESCAPED tiocsti'\n"
           "  ;;\n"
-          "esac\n"
-          "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
-  d.commit("escaping");
+          "esac\n");
   auto run = d.approve_and_execute();
   EXPECT_NE(run.exit_code, 0) << run.out << run.err;
   const std::string all = run.out + run.err;
@@ -188,17 +198,14 @@ TEST(Confine, YoloApproveInsideTheSandboxIsRefusedAndSaysWhy) {
 // programs and a later plan, from the project's checkout.
 TEST(Confine, AnExecutorCannotRewriteConfigHooksProgramsOrTheState) {
   REQUIRE_SANDBOX();
-  Demo d(json{{"review_gate", "never"}, {"executor", {{"command", {"agents/hostile-executor", "{plan_path}", "{summary_path}"}}}}});
-  d.agent("hostile-executor",
-          "#!/bin/sh\n"
+  Demo d(executor_config("hostile-executor"));
+  d.executor_after("hostile-executor",
           "try() { if sh -c \"$1\" 2>/dev/null; then echo \"WROTE $2\"; else echo \"attempt $2 refused\"; fi; }\n"
           "try 'git config core.fsmonitor \"touch $PWD/PWNED\"' git-config\n"
           "try 'echo \"#!/bin/sh\" > .git/hooks/post-checkout' git-hooks\n"
           "try 'echo evil >> agents/reviewer-reject-until-marker' approved-program\n"
           "try 'echo evil >> .yolo-planning/.execution-state.json' state\n"
-          "try 'echo evil >> .yolo-planning/config.json' config\n"
-          "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
-  d.commit("hostile");
+          "try 'echo evil >> .yolo-planning/config.json' config\n");
   auto run = d.approve_and_execute();
   std::string logs = d.logs();
   for (const char* what : {"git-config", "git-hooks", "approved-program", "state", "config"}) {
@@ -255,18 +262,13 @@ TEST(Confine, APlanAnEarlierPlanRewroteDoesNotStart) {
 
 TEST(Confine, InAWorktreeAnExecutorCannotTouchTheCheckoutAndPlantedGitCodeNeverRuns) {
   REQUIRE_SANDBOX();
-  Demo d(json{{"review_gate", "never"},
-              {"isolation", "worktree"},
-              {"executor", {{"command", {"agents/hostile-executor", "{plan_path}", "{summary_path}"}}}}});
-  d.agent("hostile-executor",
-          "#!/bin/sh\n"
+  Demo d(executor_config("hostile-executor", true));
+  d.executor_after("hostile-executor",
           "main=\"$(git rev-parse --git-common-dir)/..\"\n"
           "if echo evil >> \"$main/.yolo-planning/phases/01-demo/01-02-PLAN.md\" 2>/dev/null; then echo 'WROTE plan'; "
           "else echo 'attempt plan refused'; fi\n"
           "if echo evil >> \"$(git rev-parse --git-common-dir)/config\" 2>/dev/null; then echo 'WROTE config'; else "
-          "echo 'attempt config refused'; fi\n"
-          "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
-  d.commit("hostile");
+          "echo 'attempt config refused'; fi\n");
   // Planted by someone outside yolo, before the run: git code yolo's own git calls never run.
   const stdfs::path marker = d.dir.path() / "planted-ran";
   // (The executor's own git runs them too, inside its sandbox, where the marker cannot be made.)
@@ -290,19 +292,14 @@ TEST(Confine, InAWorktreeAnExecutorCannotTouchTheCheckoutAndPlantedGitCodeNeverR
 // work), not a branch of its own making beside them.
 TEST(Confine, InAWorktreeAnExecutorCannotMoveAnotherPlansBranch) {
   REQUIRE_SANDBOX();
-  Demo d(json{{"review_gate", "never"},
-              {"isolation", "worktree"},
-              {"executor", {{"command", {"agents/hostile-executor", "{plan_path}", "{summary_path}"}}}}});
-  d.agent("hostile-executor",
-          "#!/bin/sh\n"
+  Demo d(executor_config("hostile-executor", true));
+  d.executor_after("hostile-executor",
           "mine=$(git symbolic-ref HEAD)\n"
           "run=${mine%/*}; [ \"${mine##*/}\" = work ] && run=${run%/*}\n"
           "o=01-04; case \"$mine\" in */01-04/*) o=01-01;; esac\n"
           "for other in \"$run/$o\" \"$run/$o/work\" \"$run/forged\"; do\n"
           "  if git update-ref \"$other\" HEAD 2>/dev/null; then echo \"WROTE $other\"; else echo \"attempt $other refused\"; fi\n"
-          "done\n"
-          "exec \"$(dirname \"$0\")/executor-ok\" \"$@\"\n");
-  d.commit("hostile");
+          "done\n");
   auto run = d.approve_and_execute();
   std::string logs = d.logs();
   EXPECT_TRUE(has(logs, "attempt refs/heads/yolo/")) << logs;
