@@ -301,15 +301,31 @@ unsigned long locked_flags(const std::string& path) {
 // namespace, for the paths of the policy that exist.
 void prepare_mounts(Confinement& c) {
   std::error_code ec;
+  // The flags the kernel keeps locked on a mount are the same for the files of one folder.
+  std::string flags_dir;
+  unsigned long dir_flags = 0;
   // In this order: a pinned folder's own bind first, so the read-only binds inside it stay.
   for (const auto* list :
        {&c.policy.pinned, &c.policy.read_only, &c.policy.writable_within, &c.policy.read_only_within})
     for (const auto& p : *list) {
-      std::string path = canonical(p);
-      if (!stdfs::exists(path, ec)) continue;
+      // The phase folder's files were listed canonical (policy_inputs).
+      std::string path = list == &c.policy.read_only_within ? p : canonical(p);
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0) continue;
       c.mount_paths.push_back(path);
       const bool ro = list == &c.policy.read_only || list == &c.policy.read_only_within;
-      c.mount_flags.push_back(locked_flags(path) | (ro ? MS_RDONLY : 0));
+      unsigned long locked = 0;
+      if (S_ISDIR(st.st_mode)) {
+        locked = locked_flags(path);
+      } else {
+        std::string dir = stdfs::path(path).parent_path().string();
+        if (dir != flags_dir) {
+          flags_dir = dir;
+          dir_flags = locked_flags(path);
+        }
+        locked = dir_flags;
+      }
+      c.mount_flags.push_back(locked | (ro ? MS_RDONLY : 0));
     }
   if (c.mount_paths.empty()) return;
   for (size_t i = 0; i < c.mount_paths.size(); ++i) c.mounts.push_back({c.mount_paths[i].c_str(), c.mount_flags[i]});
@@ -484,10 +500,19 @@ sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req
   } else if (req.role == sandbox::Role::Executor && !req.phase_dir.empty()) {
     in.phase_dir = canonical(req.phase_dir.string());
     const std::string own = req.own_summary.empty() ? std::string() : canonical(req.own_summary.string());
+    // The folder is canonical, so an entry that is no link is too: no path walk per file (a
+    // phase folder holds dozens). A link is followed to what it names.
     for (auto it = stdfs::directory_iterator(in.phase_dir, ec); !ec && it != stdfs::directory_iterator();
-         it.increment(ec))
-      if (it->is_regular_file(ec) && canonical(it->path().string()) != own)
-        in.phase_files.push_back(canonical(it->path().string()));
+         it.increment(ec)) {
+      std::error_code fe;
+      const auto type = it->symlink_status(fe).type();
+      std::string file;
+      if (type == stdfs::file_type::regular)
+        file = it->path().string();
+      else if (type == stdfs::file_type::symlink && it->is_regular_file(fe))
+        file = canonical(it->path().string());
+      if (!file.empty() && file != own) in.phase_files.push_back(std::move(file));
+    }
     std::sort(in.phase_files.begin(), in.phase_files.end());
   }
   const std::string role = sandbox::role_name(req.role);
