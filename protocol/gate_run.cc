@@ -274,7 +274,7 @@ GateRun request_gate(const World& w, const stdfs::path& root, const Config& cfg,
 
 GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg, const std::string& gate_id,
                      const std::string& by, ApproverPort* port, bool override_approver, const json& shown,
-                     const Authorize& authorize) {
+                     const Authorize& authorize, const ApprovalSigner* signer) {
   GateRun r;
   auto loaded = current_state(w, root, r, /*adopt=*/!authorize);
   if (!loaded) return r;
@@ -308,7 +308,8 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
   // what it covers is read as it is at that moment. Content that changed since the gate
   // opened is not approved: the gate shows the new content (refresh_covers) and the person
   // approves again after reading it.
-  std::string refused;
+  std::string refused, sign_error;
+  const bool sign = signer && signer->wanted(root);
   locked(w, root, r, [&](json& d) {
     json cur = d;
     if (!authorize) adopt_legacy_approval(cur);
@@ -355,9 +356,20 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
     Transition done = approve(d, in);
     if (done.ok() && type == GateType::Vision)
       if (json* approved = find_gate_mut(d, tid)) (*approved)["config_values"] = config_values(w, root, covers);
+    if (done.ok() && sign)
+      if (json* approved = find_gate_mut(d, tid); approved && str(*approved, "status") == "APPROVED") {
+        std::string sig = signer->sign(root, *approved, sign_error);
+        if (!sig.empty()) {
+          (*approved)["ssh_signature"] = sig;
+          if (done.gate.is_object()) done.gate["ssh_signature"] = sig;
+        }
+      }
     return done;
   });
   if (!refused.empty() && r.error.empty()) r.error = refused;
+  if (r.ok() && !sign_error.empty())
+    r.messages.push_back(Message{Outcome::Warning, "gate " + str(r.gate, "id") + " could not be signed: " + sign_error,
+                                 str(r.gate, "id")});
   // What was approved, kept for the next approval's diff (gate_coverage.h).
   if (r.ok() && r.gate.is_object() && r.gate.value("status", "") == "APPROVED" && r.gate.contains("covers"))
     for (const auto& e : keep_approved_copies(w, root, r.gate["covers"]))

@@ -42,15 +42,31 @@ GateRun request_gate(const World& w, const std::filesystem::path& root, const Co
 // Runs (or re-runs) the approver of an OPEN gate and records its verdict.
 GateRun run_approver(const World& w, const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
                      ApproverPort* port);
+// Signs a person's approval with their SSH key inside the write that records it, so an
+// approval and its signature are one locked write (runner/signing.h: ssh-keygen; tests: a
+// fake). Only a person's `yolo approve` passes one: an approval made through MCP by an agent
+// is never signed with the person's key.
+class ApprovalSigner {
+ public:
+  virtual ~ApprovalSigner() = default;
+  // The project asks for signed approvals (it has .yolo-planning/allowed_signers).
+  virtual bool wanted(const std::filesystem::path& root) const = 0;
+  // The armored signature of an APPROVED gate, or "" with err set.
+  virtual std::string sign(const std::filesystem::path& root, const json& gate, std::string& err) const = 0;
+};
+
 // A person approves: an OPEN gate whose approver errored (last_error set) has its approver
 // retried instead, unless `override_approver` (the person decides in its place; the gate
 // records override: true); otherwise approved by `by` with the file's digest now.
 // `shown`: the covers the person was shown before confirming (null: not shown); the approval
 // is refused when the content differs from them or from what the gate covered when it
-// opened (then the gate shows the new content: refresh_covers).
+// opened (then the gate shows the new content: refresh_covers). `signer`: the approval is
+// signed in the same write when the project wants it; a signature that cannot be made is a
+// warning in the messages (the approval is recorded, and does not count where one is required).
 GateRun approve_gate(const World& w, const std::filesystem::path& root, const Config& cfg, const std::string& gate_id,
                      const std::string& by, ApproverPort* port, bool override_approver = false,
-                     const json& shown = nullptr, const Authorize& authorize = {});
+                     const json& shown = nullptr, const Authorize& authorize = {},
+                     const ApprovalSigner* signer = nullptr);
 GateRun reject_gate(const World& w, const std::filesystem::path& root, const std::string& gate_id,
                     const std::string& by, const std::string& feedback, const Authorize& authorize = {});
 

@@ -95,6 +95,24 @@ std::string sign_approval(const stdfs::path& root, const json& gate, std::string
   return r.out;
 }
 
+namespace {
+class SshSigner : public gates::ApprovalSigner {
+ public:
+  bool wanted(const stdfs::path& root) const override {
+    std::error_code ec;
+    return stdfs::exists(allowed_signers_path(root), ec);
+  }
+  std::string sign(const stdfs::path& root, const json& gate, std::string& err) const override {
+    return sign_approval(root, gate, err);
+  }
+};
+}  // namespace
+
+const gates::ApprovalSigner& ssh_signer() {
+  static const SshSigner s;
+  return s;
+}
+
 std::string person_signers_path(const stdfs::path& root) {
   // The person's global configuration only: the repository's own .git/config is a file an
   // agent with the working tree may write. git reads $GIT_CONFIG_GLOBAL, else ~/.gitconfig

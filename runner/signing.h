@@ -12,6 +12,7 @@
 #include <string>
 
 #include "protocol/json.h"
+#include "protocol/gate_run.h"
 #include "protocol/world.h"
 
 namespace yolo::runner {
@@ -36,5 +37,8 @@ std::string verify_approval(const std::filesystem::path& root, const json& gate,
 // The check protocol/ asks through World::signatures: a project requires signatures when it
 // has an allowed_signers file; verify_approval says whether one verifies.
 const SignatureVerifier& ssh_signatures();
+// The person's SSH key signing their approval (sign_approval), when the project has
+// .yolo-planning/allowed_signers.
+const gates::ApprovalSigner& ssh_signer();
 
 }  // namespace yolo::runner

@@ -358,37 +358,27 @@ int approve(const Options& o) {
     if (!o.yes && !confirm("Approve exactly this as " + safe(by) + "? [y/N] "))
       return fail(cmd, o, "not approved (the answer was not y or yes); the gate stays open");
   }
-  auto r = gates::approve_gate(world(), *root, cfg, gate_id, by, &command_approver(), o.override_approver, shown);
+  // A project that wants approvals that travel gets this one signed with the person's SSH key,
+  // in the same locked write that records it.
+  const gates::ApprovalSigner& signer = ssh_signer();
+  auto r = gates::approve_gate(world(), *root, cfg, gate_id, by, &command_approver(), o.override_approver, shown, {},
+                               &signer);
   if (!r.ok()) return fail(cmd, o, r.error);
   remember_person_namespaces();
   std::string status = r.gate.is_object() ? r.gate.value("status", "") : "";
   bool approved = status == "APPROVED";
-  std::error_code ec;
-  if (approved && stdfs::exists(allowed_signers_path(*root), ec)) {
-    // The project wants approvals that travel: signed with the person's SSH key.
-    std::string serr;
-    std::string sig = sign_approval(*root, r.gate, serr);
+  if (approved && signer.wanted(*root)) {
     std::string id = r.gate.value("id", "");
-    if (!sig.empty()) {
-      auto up = state::update(world(), *root, [&](json& d, std::string&) {
-        if (!d.contains("gates") || !d["gates"].is_array()) return false;
-        for (auto& g : d["gates"])
-          if (g.value("id", "") == id && g.value("status", "") == "APPROVED" &&
-              g.value("seal", "") == r.gate.value("seal", "")) {
-            g["ssh_signature"] = sig;
-            return true;
-          }
-        return false;
-      });
-      if (!up.ok())
-        serr = up.error;
-      else
-        r.gate["ssh_signature"] = sig;
-    }
     // Whether it counts is asked as every later check asks it: signature against the trust
     // root (the person's allowed signers, or the project's file as a vision approval pinned
     // it), seal, project, run and covers.
-    std::string why = serr;
+    std::string why;
+    if (!r.gate.contains("ssh_signature")) {
+      why = "it is not signed";
+      const std::string said = "could not be signed: ";
+      for (const auto& m : r.messages)
+        if (auto at = m.text.find(said); at != std::string::npos) why += " (" + m.text.substr(at + said.size()) + ")";
+    }
     if (why.empty()) {
       auto snap = state::load(world(), *root);
       auto st =

@@ -286,6 +286,66 @@ TEST(PortsGateRun, AHeldLockOrAMissingKeyStopsTheRunAndSaysWhy) {
   EXPECT_EQ(state::load(m.w, kRoot).doc["gates"][0]["status"], "OPEN");
 }
 
+// A signer that says what it was given.
+struct FakeSigner : gates::ApprovalSigner {
+  bool want = true;
+  std::string fail;
+  mutable std::vector<json> signed_gates;
+  bool wanted(const std::filesystem::path&) const override { return want; }
+  std::string sign(const std::filesystem::path&, const json& gate, std::string& err) const override {
+    signed_gates.push_back(gate);
+    if (!fail.empty()) {
+      err = fail;
+      return {};
+    }
+    return "SIG-" + gate.value("approved_by", "");
+  }
+};
+
+TEST(PortsGateRun, ASignedApprovalIsOneLockedWriteWithItsSignature) {
+  size_t plain_writes = 0;
+  {
+    Mem m;
+    ASSERT_TRUE(gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr).ok());
+    size_t before = m.disk.writes();
+    ASSERT_TRUE(gates::approve_gate(m.w, kRoot, config(json::object()), "", "erin", nullptr).ok());
+    plain_writes = m.disk.writes() - before;
+  }
+  Mem m;
+  ASSERT_TRUE(gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr).ok());
+  FakeSigner signer;
+  size_t before = m.disk.writes();
+  auto a = gates::approve_gate(m.w, kRoot, config(json::object()), "", "erin", nullptr, false, nullptr, {}, &signer);
+  ASSERT_TRUE(a.ok()) << a.error;
+  EXPECT_EQ(m.disk.writes() - before, plain_writes) << "the signature is in the approval's own write";
+  ASSERT_EQ(signer.signed_gates.size(), 1u);
+  EXPECT_EQ(signer.signed_gates[0]["status"], "APPROVED") << "what is signed is the approved gate";
+  const json g = state::load(m.w, kRoot).doc["gates"][0];
+  EXPECT_EQ(g["ssh_signature"], "SIG-erin");
+  EXPECT_EQ(a.gate["ssh_signature"], "SIG-erin");
+  EXPECT_TRUE(seal::valid(g, m.key)) << "the seal still holds beside the signature";
+}
+
+TEST(PortsGateRun, AnApprovalThatCannotBeSignedIsRecordedWithAWarningAndNoSignature) {
+  Mem m;
+  ASSERT_TRUE(gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr).ok());
+  FakeSigner signer;
+  signer.fail = "no signing key";
+  auto a = gates::approve_gate(m.w, kRoot, config(json::object()), "", "erin", nullptr, false, nullptr, {}, &signer);
+  ASSERT_TRUE(a.ok()) << a.error;
+  bool warned = false;
+  for (const auto& msg : a.messages) warned = warned || msg.text.find("could not be signed: no signing key") != std::string::npos;
+  EXPECT_TRUE(warned);
+  EXPECT_FALSE(state::load(m.w, kRoot).doc["gates"][0].contains("ssh_signature"));
+  // A project that does not ask for signatures: the signer is not asked.
+  Mem n;
+  ASSERT_TRUE(gates::request_gate(n.w, kRoot, config(json::object()), roadmap(), nullptr).ok());
+  FakeSigner unwanted;
+  unwanted.want = false;
+  ASSERT_TRUE(gates::approve_gate(n.w, kRoot, config(json::object()), "", "erin", nullptr, false, nullptr, {}, &unwanted).ok());
+  EXPECT_TRUE(unwanted.signed_gates.empty());
+}
+
 TEST(PortsGateRun, ASkipApproverApprovesWithTheWorldsKey) {
   Mem m;
   size_t before = m.disk.writes();
