@@ -1,7 +1,7 @@
 #include "protocol/phase_snapshot.h"
 
 #include "protocol/cross_facts.h"
-#include "protocol/stage1.h"
+#include "protocol/cross_plan.h"
 
 namespace yolo {
 

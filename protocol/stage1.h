@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "protocol/contain.h"
+#include "protocol/cross_plan.h"
 #include "protocol/findings.h"
 #include "protocol/plan.h"
 #include "protocol/plan_cache.h"
@@ -30,12 +31,6 @@ struct Stage1Options {
 // with a root, file_paths (contained and present on the world's disk).
 StructuralReview stage1_plan(const World& w, const Plan& plan, const Stage1Options& opts);
 
-// Cross-plan checks over one phase's plans. Returns, for each plan (same order), the
-// findings that concern it: dependencies, dependency_cycle, wave_order, file_overlap,
-// duplicate_id.
-std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<Plan>& phase);
-// The same over plans held elsewhere (no copies).
-std::vector<std::vector<Finding>> cross_plan_findings(const std::vector<const Plan*>& phase);
 
 // The review of a plan file, read from the world's disk. A missing or unreadable file is a
 // reject with a `file` finding. With phase_dir, the phase's plans are loaded for the
