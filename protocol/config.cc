@@ -213,9 +213,12 @@ ConfigLoad config_from_json(const json& j, const std::string& source) {
     if (auto s = it->find("submit"); s != it->end()) d.submit = command_spec(*s);
     if (auto s = it->find("wait"); s != it->end()) d.wait = command_spec(*s);
     if (auto s = it->find("cancel"); s != it->end()) d.cancel = command_spec(*s);
+    if (auto s = it->find("submit_wave"); s != it->end()) d.submit_wave = command_spec(*s);
+    if (auto s = it->find("wait_wave"); s != it->end()) d.wait_wave = command_spec(*s);
     take(*it, "remote", d.remote);
     take(*it, "max_parallel", d.max_parallel);
     d.errors = dispatch::check_templates({d.submit.argv, d.wait.argv, d.cancel.argv});
+    for (auto& e : dispatch::check_wave_templates(d.submit_wave.argv, d.wait_wave.argv)) d.errors.push_back(e);
     if (d.remote.empty()) d.errors.push_back("dispatch.remote: a git remote name or URL is required");
   }
   // scope_fence: one severity for both kinds of finding, or {outside, untouched}; absent:

@@ -24,6 +24,9 @@ struct CommandSpec {
 // three argv templates; the plans' branches come back through the git remote `remote`.
 struct DispatchSpec {
   CommandSpec submit, wait, cancel;
+  // The wave-level form (an engine with arrays): both set, or neither.
+  CommandSpec submit_wave, wait_wave;
+  bool wave_form() const { return !submit_wave.argv.empty() && !wait_wave.argv.empty(); }
   std::string remote;    // a git remote name or URL; the run pushes each wave's base there
   int max_parallel = 0;  // jobs submitted at once; 0: max(max_parallel, 8)
   bool configured() const { return !submit.argv.empty(); }

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/json.h"
@@ -73,9 +74,92 @@ struct Templates {
 std::vector<std::string> check_templates(const Templates& t);
 
 // The submit argv: the template with the placeholders replaced; when its last element is
-// "--", the executor's argv (placeholders replaced too) follows it.
+// "--", the executor's argv (placeholders replaced too) follows it. extra_opts (the plan's
+// resources) go just before that "--" (else at the end).
 std::vector<std::string> submit_argv(const std::vector<std::string>& tmpl, const std::vector<std::string>& executor,
-                                     const std::map<std::string, std::string>& vars);
+                                     const std::map<std::string, std::string>& vars,
+                                     const std::vector<std::string>& extra_opts = {});
+
+// ---- Per-plan resources ----------------------------------------------------------------
+// The plan's frontmatter `resources: {time, cpus, memory, gpus}` (schemas/plan-frontmatter.json):
+// time in minutes (90) or with a unit ("90m", "2h", "1d"); memory in MiB (4096) or with a unit
+// ("512M", "4G"); cpus and gpus whole numbers >= 1 (gpus >= 0). It is part of the plan's text,
+// so the wave's approval covers it (a change re-opens the gate). Given to every adapter as
+// `--time-minutes N --cpus N --memory-mb N --gpus N` (Slurm: sbatch --time/--cpus-per-task/
+// --mem/--gpus; Kubernetes: the container's requests and limits, its deadline).
+struct Resources {
+  long long time_minutes = 0, memory_mb = 0;
+  int cpus = 0, gpus = 0;
+  bool any() const { return time_minutes > 0 || memory_mb > 0 || cpus > 0 || gpus > 0; }
+};
+// errors: one line per bad value, naming the key ("resources.memory: '4X' is not ...").
+Resources resources_of(const json& frontmatter, std::vector<std::string>& errors);
+std::vector<std::string> resources_options(const Resources& r);
+// The key plans share an array by: equal options, one request.
+std::string resources_key(const Resources& r);
+
+// ---- The wave-level form (docs/dispatch.md, "A wave as one unit") ------------------------
+// An engine with arrays (a Slurm job array, a Kubernetes Indexed Job, a GitHub matrix run)
+// takes a wave's plans as one submission and is polled once per wave, not once per plan:
+// `submit_wave` gets a task file ({tasks}: each plan's submit arguments, one task each, index
+// = position), prints the wave's handle and one handle per task; `wait_wave` ({handle}: the
+// wave's) reports each task on stdout as it ends. The per-plan form stays for the rest.
+inline const char* const kWavePlaceholders[] = {"tasks", "correlation_id", "wave", "max_parallel",
+                                                "base_commit", "remote", "wave_key", "handle"};
+std::vector<std::string> check_wave_templates(const std::vector<std::string>& submit_wave,
+                                              const std::vector<std::string>& wait_wave);
+
+// A plan about to be submitted, as the wave form sees it.
+struct WaveCandidate {
+  size_t plan = 0;            // the runner's index of the plan
+  std::string plan_id;        // its id (a task's identity, with the attempt)
+  int attempt = 1;
+  std::string resources_key;  // the engine flags its resources give (see resources_flags); "" none
+};
+// The arrays a wave's submissions form: plans that ask for the same resources share one array
+// (an array's tasks share one resource request); each array's tasks in plan-id order, which is
+// the index order. key: the array's identity, from the correlation id and its (plan id,
+// attempt) tasks, so that a submit repeated after a kill finds the same array.
+struct WaveArray {
+  std::vector<size_t> plans;  // index k of the array -> runner's plan index
+  std::string key;            // 12 hex
+};
+std::vector<WaveArray> form_wave_arrays(const std::string& correlation_id, std::vector<WaveCandidate> c);
+
+// The task file given to submit_wave: for each task, its argument count, then each argument,
+// every one NUL-terminated ("3\0--plan-id\001-01\0..."): binary-safe, read by bash with
+// `read -d ''`. The arguments of a task are the plan's submit argv from its first option on
+// (the adapter's program and subcommand, before it, are the wave's).
+std::vector<std::string> task_arguments(const std::vector<std::string>& plan_submit_argv);
+std::string tasks_file(const std::vector<std::vector<std::string>>& tasks);
+
+// submit_wave's stdout: {"handle": H, "url": U, "job_name": N, "reused": B, "tasks": [h0, h1, ...]}
+// with exactly one task handle per task.
+struct WaveSubmitted {
+  std::string handle, url, job_name;
+  std::vector<std::string> tasks;
+  bool reused = false;
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+WaveSubmitted parse_wave_submit_output(const std::string& out, size_t n_tasks);
+
+// One stdout line of wait_wave: "task K status TEXT" (what the engine says of task K),
+// "task K done", "task K failed [TEXT]", "task K unknown" (the engine says it does not know
+// it), "task K log TEXT" (a line of the task's own log, for `yolo logs PLAN`). Anything else
+// (the adapter's notes) is not a task line.
+struct WaveLine {
+  enum class Kind { None, Status, Done, Failed, Unknown, Log } kind = Kind::None;
+  size_t index = 0;
+  std::string text;
+};
+WaveLine parse_wave_line(std::string_view line, size_t n_tasks);
+// What a task's line means for its plan, as wait's exit would (Done, Failed, Unknown).
+WaitResult wave_line_result(WaveLine::Kind k);
+// A task wait_wave did not report before it exited: its exit for the whole wave says it (0
+// with a task unreported is an adapter error; 2 the engine does not know the wave; 3 the
+// engine could not be reached: the tasks may be alive).
+WaitResult wave_exit_result(bool exited, int code);
 
 // The names removed from the adapter's environment (the approval key, signing key, yolo's
 // markers of an agent or gate child): the job never holds them.

@@ -41,7 +41,7 @@ ConfigLoad load_config_reported(const std::filesystem::path& root) {
   report_config_warnings(c);
   // The templates name the adapters wherever yolo's installation put them.
   DispatchSpec& d = c.config.dispatch;
-  for (CommandSpec* cs : {&d.submit, &d.wait, &d.cancel})
+  for (CommandSpec* cs : {&d.submit, &d.wait, &d.cancel, &d.submit_wave, &d.wait_wave})
     for (auto& a : cs->argv)
       for (size_t at; (at = a.find("{dispatch_dir}")) != std::string::npos;) a.replace(at, 14, dispatch_dir());
   return c;
@@ -82,6 +82,8 @@ std::vector<MissingAgent> missing_agent_programs(const Config& c, const std::fil
   check("dispatch.submit", c.dispatch.submit);  // the adapter runs here (the executor, in the job)
   check("dispatch.wait", c.dispatch.wait);
   check("dispatch.cancel", c.dispatch.cancel);
+  check("dispatch.submit_wave", c.dispatch.submit_wave);
+  check("dispatch.wait_wave", c.dispatch.wait_wave);
   return out;
 }
 

@@ -254,7 +254,9 @@ void Run::interrupt(int signum) {
   // A dispatch submit is left to end (its timeout bounds it): killed midway, it may have
   // queued a job whose handle nobody would know; ended, its job is cancelled.
   for (auto& [i, p] : running_)
-    if (!dispatch_submits_.count(i)) p->cancel();
+    if (p && !dispatch_submits_.count(i)) p->cancel();
+  for (auto& [k, p] : wave_wait_procs_)  // a wave's poller: its plans' jobs are cancelled when it ends
+    if (p) p->cancel();
 }
 
 // How many executors can run at once within this process's file descriptor limit: each
@@ -307,7 +309,7 @@ void Run::schedule() {
   bool executor = executor_configured(cfg_);
   waves::Options wo;
   wo.max_parallel =
-      executor ? (dispatched() ? dispatch_parallel() : cfg_.max_parallel) : static_cast<int>(entries_.size()) + 1;
+      executor ? (dispatched() ? dispatch_sched_parallel() : cfg_.max_parallel) : static_cast<int>(entries_.size()) + 1;
   // A plan in its gates is still `running` for the waves, but its executor has ended: it
   // holds no slot.
   if (executor && !dispatched()) {

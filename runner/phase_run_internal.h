@@ -291,6 +291,35 @@ class Run {
   std::set<long long> dispatch_pushed_;      // waves whose base is on the remote
   bool dispatch_start_failed_ = false;       // a plan failed in start_plans' loop
   std::set<size_t> dispatch_submits_;        // plans whose submit runs: Ctrl-C lets it end, then cancels its job
+  // The wave-level form (dispatch.submit_wave/wait_wave): plans gathered while start_plans
+  // starts them, submitted as arrays once it has, each array waited on by one process.
+  int dispatch_sched_parallel() const {
+    return cfg_.dispatch.wave_form() ? static_cast<int>(entries_.size()) + 1 : dispatch_parallel();
+  }
+  void dispatch_submit_waves(long long wave);
+  void dispatch_submit_array(long long wave, const std::vector<size_t>& plans, const std::string& key);
+  void dispatch_wait_array(long long wave, const std::vector<size_t>& plans, const std::string& key,
+                           const std::string& handle);
+  void dispatch_fetch_batch();
+  // Merged plans' branches deleted from the remote: one push for the merge's batch.
+  void dispatch_delete_merged(const std::vector<std::string>& branches);
+  void dispatch_fetched_batch(SpawnResult fr);
+  std::map<size_t, std::vector<std::string>> dispatch_res_;  // plan -> its resources as adapter options
+  std::vector<std::string> dispatch_resources(size_t i) const {
+    auto it = dispatch_res_.find(i);
+    return it != dispatch_res_.end() ? it->second : std::vector<std::string>();
+  }
+  std::map<long long, std::vector<std::pair<size_t, int>>> wave_pending_;  // wave -> (plan, attempt) to submit
+  std::map<std::string, std::unique_ptr<Process>> wave_submit_procs_;      // array key -> its submit_wave
+  std::map<std::string, std::unique_ptr<Process>> wave_wait_procs_;        // array key -> its wait_wave
+  // The return path: plans whose job ended, fetched together by one `git fetch` child.
+  struct FetchItem {
+    size_t plan;
+    long long wave;
+    SpawnResult r;
+  };
+  std::vector<FetchItem> fetch_queue_, fetch_batch_;
+  std::unique_ptr<Process> fetch_proc_;
 
   void stop(int code, const std::string& result, const std::string& message) {
     if (final_code_ < 0) {

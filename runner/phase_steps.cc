@@ -1,6 +1,7 @@
 // `yolo execute`: --dry-run, the review gate, the vision and wave gates (runner/phase_run_internal.h).
 #include "protocol/audit.h"
 #include "protocol/dispatch.h"
+#include "protocol/plan.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 
@@ -78,8 +79,14 @@ int Run::dry_run() {
                                                    {"base_commit", "<the wave's base commit>"},
                                                    {"branch", "yolo/<run>/" + e.id},
                                                    {"remote", cfg_.dispatch.remote}};
-        auto argv = dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, vars);
+        std::vector<std::string> res_errors;  // the plan's resources, as its job would get them
+        auto bytes = fs::read_bytes(root_ / e.path);
+        auto res = bytes.ok() ? dispatch::resources_of(parse_plan(bytes.content, e.path).frontmatter, res_errors)
+                              : dispatch::Resources{};
+        auto argv =
+            dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, vars, dispatch::resources_options(res));
         jl["would_submit"] = argv;
+        if (!res_errors.empty()) jl["resource_errors"] = res_errors;
         std::string cmd;
         for (const auto& a : argv)
           cmd += (cmd.empty() ? "" : " ") + (a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'");
@@ -147,7 +154,8 @@ int Run::dry_run() {
               text::sanitize_for_terminal(cfg_.dispatch.submit.argv.front()) + "` (" +
               std::to_string(dispatch_parallel()) + " at once); the job pushes branch yolo/<run>/<plan id> to " +
               text::sanitize_for_terminal(cfg_.dispatch.remote) +
-              ", yolo fetches it, gates it here and merges in plan order (docs/dispatch.md)");
+              ", yolo fetches it, gates it here and merges in plan order (docs/dispatch.md)" +
+              (cfg_.dispatch.wave_form() ? "; each wave one submission (`dispatch.submit_wave`) and one poller" : ""));
     for (const auto& err : cfg_.dispatch.errors)
       out::line(out::sym(Sym::Fail) + " .yolo-planning/config.json: " + text::sanitize_for_terminal(err) +
                 ": the run would stop before any submit");

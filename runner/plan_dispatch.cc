@@ -9,6 +9,7 @@
 #include "protocol/dispatch.h"
 
 #include "protocol/make_finding.h"
+#include "protocol/plan.h"
 #include "runner/phase_run_internal.h"
 
 namespace yolo::runner::phase {
@@ -146,6 +147,22 @@ void Run::start_dispatched(size_t i, long long wave) {
   dispatch::Start s = dispatch::decide_start(rec != dispatch_rec_.end() ? rec->second : json(nullptr),
                                              dispatch_failed_before_.count(i));
   dispatch_failed_before_.erase(i);
+  {
+    // The plan's resources (its frontmatter, which the wave's approval covered and which was
+    // checked unchanged just before this start), as the adapter's options.
+    auto bytes = fs::read_bytes(root_ / e.path);
+    std::vector<std::string> errs;
+    dispatch::Resources res;
+    if (bytes.ok()) res = dispatch::resources_of(parse_plan(bytes.content, e.path).frontmatter, errs);
+    if (!errs.empty()) {
+      std::string msg = e.path + ": ";
+      for (size_t k = 0; k < errs.size(); ++k) msg += (k ? "; " : "") + errs[k];
+      dispatch_fail(i, msg, "correct `resources` in the plan's frontmatter (docs/dispatch.md, Per-plan resources)",
+                    nullptr, false);
+      return;
+    }
+    dispatch_res_[i] = dispatch::resources_options(res);
+  }
   log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"attempt", s.attempt}});
   emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"attempt", s.attempt}, {"dispatch", true}},
        Sym::Diamond,
@@ -161,7 +178,210 @@ void Run::start_dispatched(size_t i, long long wave) {
     dispatch_look_up_previous(i, wave, s.attempt, s.previous_attempt);
     return;
   }
+  if (cfg_.dispatch.wave_form()) {  // submitted with the rest of its wave, as one array
+    running_[i] = nullptr;          // running meanwhile (no process of its own)
+    wave_pending_[wave].push_back({i, s.attempt});
+    return;
+  }
   dispatch_begin_submit(i, wave, s.attempt, false);
+}
+
+// The wave-level form: the plans start_plans gathered for this wave go to the engine as
+// arrays (protocol: dispatch::form_wave_arrays decides which plans share one), one submit_wave
+// and one wait_wave per array, whatever the wave's size.
+void Run::dispatch_submit_waves(long long wave) {
+  auto it = wave_pending_.find(wave);
+  if (it == wave_pending_.end()) return;
+  auto pending = std::move(it->second);
+  wave_pending_.erase(it);
+  if (pending.empty()) return;
+  for (const auto& [i, attempt] : pending) {
+    running_.erase(i);
+    json rec = dispatch_rec_.count(i) ? dispatch_rec_[i] : json::object();
+    rec["attempt"] = attempt;
+    dispatch_rec_[i] = rec;  // dispatch_vars reads the attempt from here
+  }
+  if (!dispatch_pushed_.count(wave)) {
+    std::string ref = "refs/heads/yolo/" + trees_->run_tag() + "/base";
+    GitRun g = run_git(root_, {"push", "--quiet", dispatch_url_, "+" + wave_base_[wave] + ":" + ref}, 300000);
+    if (!g.ok()) {
+      for (const auto& [i, attempt] : pending)
+        dispatch_fail(i,
+                      "could not push the wave's base " + wave_base_[wave].substr(0, 12) + " to the remote " +
+                          dispatch_url_ + ": " + first_line(g.err.empty() ? g.error : g.err),
+                      "check `dispatch.remote` and that this machine may push to it", nullptr, false);
+      return;
+    }
+    dispatch_pushed_.insert(wave);
+  }
+  std::vector<dispatch::WaveCandidate> cands;
+  for (const auto& [i, attempt] : pending) {
+    std::string key;
+    for (const auto& o : dispatch_resources(i)) key += (key.empty() ? "" : " ") + o;
+    cands.push_back({i, entries_[i].id, attempt, key});
+  }
+  for (const auto& arr : dispatch::form_wave_arrays(cid_, cands)) dispatch_submit_array(wave, arr.plans, arr.key);
+}
+
+void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans, const std::string& key) {
+  const std::string base = wave_base_[wave];
+  std::vector<std::vector<std::string>> tasks;
+  for (size_t i : plans) {
+    json rec = dispatch::record_submitting(dispatch_rec_[i].value("attempt", 1));
+    rec["base"] = base;
+    rec["wave_key"] = key;
+    dispatch_record(i, rec, false);
+    tasks.push_back(dispatch::task_arguments(dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv,
+                                                                   dispatch_vars(i, wave), dispatch_resources(i))));
+  }
+  flush_plans();  // `submitting` on disk before the engine hears of the array
+  // The task file: read by submit_wave, removed once it has ended.
+  stdfs::path tasks_path = stdfs::temp_directory_path() / ("yolo-tasks-" + std::to_string(::getpid()) + "-" + key);
+  std::string werr = fs::write_atomic(tasks_path, dispatch::tasks_file(tasks));
+  if (!werr.empty()) {
+    for (size_t i : plans)
+      dispatch_fail(i, "could not write the wave's task file: " + werr, "check the temporary folder", nullptr, true);
+    return;
+  }
+  std::map<std::string, std::string> vars = {{"tasks", tasks_path.string()},
+                                             {"correlation_id", cid_},
+                                             {"wave", std::to_string(wave)},
+                                             {"max_parallel", std::to_string(dispatch_parallel())},
+                                             {"base_commit", base},
+                                             {"remote", dispatch_url_},
+                                             {"wave_key", key}};
+  const CommandSpec& cs = cfg_.dispatch.submit_wave;
+  SpawnSpec spec = adapter_spec(expand_argv(cs.argv, vars),
+                                cs.timeout_ms > 0 ? cs.timeout_ms : cfg_.timeout_for(cfg_.dispatch.submit));
+  spec.output_cap = 4 * 1024 * 1024;
+  for (size_t i : plans) {
+    running_[i] = nullptr;
+    argv_[i] = spec.argv;
+    dispatch_submits_.insert(i);
+  }
+  wave_submit_procs_[key] = Process::start(&loop_, std::move(spec), [this, wave, plans, key, base, tasks_path](SpawnResult r) {
+    std::error_code ec;
+    stdfs::remove(tasks_path, ec);
+    for (size_t i : plans) {
+      running_.erase(i);
+      dispatch_submits_.erase(i);
+    }
+    auto ws = dispatch::parse_wave_submit_output(r.out, plans.size());
+    auto submitted = [&](size_t k) {
+      size_t i = plans[k];
+      dispatch::Submitted s;
+      s.handle = ws.tasks[k];
+      s.url = ws.url;
+      s.job_name = ws.job_name;
+      s.reused = ws.reused;
+      json rec = dispatch::record_submitted(dispatch_rec_[i].value("attempt", 1), s, now_iso8601());
+      rec["base"] = base;
+      rec["wave_key"] = key;
+      rec["wave_handle"] = ws.handle;
+      rec["wave_index"] = k;
+      dispatch_record(i, rec, false);
+    };
+    if (interrupted_) {
+      if (r.ok() && ws.ok())
+        for (size_t k = 0; k < plans.size(); ++k) submitted(k);
+      flush_plans();
+      for (size_t i : plans) dispatch_interrupted(i);
+      wave_submit_procs_.erase(key);
+      return;
+    }
+    if (!r.ok() || !ws.ok()) {
+      std::string error = !r.ok() ? "submit_wave " + r.describe() + ": " + first_line(text::tail_lines(r.err, 3))
+                                  : ws.error;
+      for (size_t i : plans)
+        dispatch_fail(i, error,
+                      "run the submit_wave command of `dispatch` by hand to see why (yolo logs " + entries_[i].id + ")",
+                      &r, true);
+      wave_submit_procs_.erase(key);
+      return;
+    }
+    for (size_t k = 0; k < plans.size(); ++k) submitted(k);
+    flush_plans();
+    emit("wave_submitted",
+         {{"wave", wave}, {"handle", ws.handle}, {"tasks", plans.size()}, {"reused", ws.reused}, {"key", key}},
+         Sym::Diamond,
+         "Wave " + std::to_string(wave) + ": " + std::to_string(plans.size()) + " plans as one job " + ws.handle +
+             (ws.reused ? " (submitted before, reused)" : " submitted") + (ws.url.empty() ? "" : "  " + ws.url));
+    for (size_t k = 0; k < plans.size(); ++k) {
+      size_t i = plans[k];
+      json d = {{"plan", entries_[i].id},        {"handle", ws.tasks[k]}, {"attempt", dispatch_rec_[i].value("attempt", 1)},
+                {"reused", ws.reused},            {"branch", dispatch_branch(i)}, {"wave_handle", ws.handle},
+                {"wave_index", k}};
+      emit("plan_submitted", d, Sym::Diamond, "Plan " + entries_[i].id + ": task " + ws.tasks[k] + " of job " + ws.handle);
+    }
+    std::string handle = ws.handle;
+    wave_submit_procs_.erase(key);  // r, ws and the captures are not used past this point
+    dispatch_wait_array(wave, plans, key, handle);
+  });
+}
+
+// One wait_wave for the array: each `task K ...` line on its stdout is the plan at index K.
+void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, const std::string& key,
+                              const std::string& handle) {
+  struct Tasks {
+    std::vector<size_t> plans;
+    std::vector<bool> reported;
+    std::vector<std::string> text;  // what the engine said of each task, its log: the plan's log
+  };
+  auto t = std::make_shared<Tasks>();
+  t->plans = plans;
+  t->reported.assign(plans.size(), false);
+  t->text.assign(plans.size(), std::string());
+  long long deadline = cfg_.dispatch.wait_wave.timeout_ms > 0  ? cfg_.dispatch.wait_wave.timeout_ms
+                       : cfg_.dispatch.wait.timeout_ms > 0 ? cfg_.dispatch.wait.timeout_ms
+                                                           : 24LL * 3600 * 1000;
+  std::map<std::string, std::string> vars = {
+      {"handle", handle}, {"correlation_id", cid_}, {"wave", std::to_string(wave)}, {"wave_key", key}};
+  SpawnSpec spec = adapter_spec(expand_argv(cfg_.dispatch.wait_wave.argv, vars), deadline);
+  spec.output_cap = 256 * 1024;
+  spec.on_line = [this, t, wave](SpawnSpec::Stream st, std::string_view line) {
+    if (st != SpawnSpec::Stream::Out) return;
+    auto wl = dispatch::parse_wave_line(line, t->plans.size());
+    if (wl.kind == dispatch::WaveLine::Kind::None || t->reported[wl.index]) return;
+    size_t i = t->plans[wl.index];
+    std::string& text = t->text[wl.index];
+    if (wl.kind == dispatch::WaveLine::Kind::Log) {
+      if (text.size() < 200000) text += "  | " + wl.text + "\n";
+      return;
+    }
+    if (wl.kind == dispatch::WaveLine::Kind::Status) {
+      text += "status: " + wl.text + "\n";
+      dispatch_engine_status(i, wl.text);
+      return;
+    }
+    t->reported[wl.index] = true;
+    if (!wl.text.empty()) text += wl.text + "\n";
+    SpawnResult r;
+    r.outcome = SpawnResult::Outcome::Exited;
+    auto w = dispatch::wave_line_result(wl.kind);
+    r.exit_code = w == dispatch::WaitResult::Done ? 0 : w == dispatch::WaitResult::Failed ? 1 : 2;
+    r.err = std::move(text);
+    running_.erase(i);
+    dispatch_waited(i, wave, std::move(r));
+  };
+  for (size_t i : plans) {
+    running_[i] = nullptr;
+    argv_[i] = spec.argv;
+  }
+  wave_wait_procs_[key] = Process::start(&loop_, std::move(spec), [this, t, wave, key](SpawnResult r) {
+    auto w = dispatch::wave_exit_result(r.outcome == SpawnResult::Outcome::Exited, r.exit_code);
+    for (size_t k = 0; k < t->plans.size(); ++k) {
+      if (t->reported[k]) continue;
+      t->reported[k] = true;
+      size_t i = t->plans[k];
+      SpawnResult rr = r;
+      rr.err = t->text[k] + r.err;
+      if (rr.outcome == SpawnResult::Outcome::Exited)
+        rr.exit_code = w == dispatch::WaitResult::Unknown ? 2 : w == dispatch::WaitResult::Unreachable ? 3 : 4;
+      running_.erase(i);
+      dispatch_waited(i, wave, std::move(rr));
+    }
+    wave_wait_procs_.erase(key);
+  });
 }
 
 // Attempt N ended without its branch being gated (its job failed, was cancelled, or yolo gave
@@ -224,7 +444,8 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
   submitting["base"] = base;
   dispatch_record(i, submitting, true);
   SpawnSpec spec =
-      adapter_spec(dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, dispatch_vars(i, wave)),
+      adapter_spec(dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, dispatch_vars(i, wave),
+                                         dispatch_resources(i)),
                    cfg_.timeout_for(cfg_.dispatch.submit));
   spec.output_cap = 64 * 1024;
   argv_[i] = spec.argv;
@@ -354,35 +575,86 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
   dispatch_fetch(i, wave, std::move(r));
 }
 
+// The return path: a plan whose job ended joins the queue; one `git fetch` child (off the
+// event loop) brings every branch of this run that is on the remote, and the plans queued
+// meanwhile go with the next one: one fetch per batch of ended jobs, not one per plan.
 void Run::dispatch_fetch(size_t i, long long wave, SpawnResult r) {
-  const auto& e = entries_[i];
-  json rec = dispatch_rec_[i];
-  std::string handle = str(rec, "handle"), branch = dispatch_branch(i);
-  std::string job = "its job " + handle + " (branch " + branch + ")";
-  std::string ref = "refs/yolo-dispatch/" + branch;
-  GitRun f =
-      run_git(root_, {"fetch", "--quiet", "--no-tags", dispatch_url_, "+refs/heads/" + branch + ":" + ref}, 600000);
-  std::string head;
-  if (f.ok()) {
-    GitRun h = run_git(root_, {"rev-parse", "--verify", "--quiet", ref + "^{commit}"}, 30000);
-    head = h.ok() ? first_line(h.out) : std::string();
+  running_[i] = nullptr;  // still running for the scheduler until its branch is checked out
+  fetch_queue_.push_back({i, wave, std::move(r)});
+  if (!fetch_proc_) dispatch_fetch_batch();
+}
+
+void Run::dispatch_fetch_batch() {
+  if (fetch_queue_.empty()) return;
+  fetch_batch_ = std::move(fetch_queue_);
+  fetch_queue_.clear();
+  const std::string prefix = "yolo/" + trees_->run_tag() + "/";
+  SpawnSpec spec;
+  spec.argv = {"git",         "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", dispatch_url_,
+               "+refs/heads/" + prefix + "*:refs/yolo-dispatch/" + prefix + "*"};
+  spec.cwd = root_;
+  spec.unset_env = adapter_unset_env();
+  spec.timeout_ms = 600000;
+  spec.output_cap = 64 * 1024;
+  fetch_proc_ = Process::start(&loop_, std::move(spec), [this](SpawnResult fr) { dispatch_fetched_batch(std::move(fr)); });
+}
+
+void Run::dispatch_fetched_batch(SpawnResult fr) {
+  auto batch = std::move(fetch_batch_);
+  fetch_batch_.clear();
+  // The fetched heads, read once for the batch.
+  std::map<std::string, std::string> heads;
+  const std::string refs = "refs/yolo-dispatch/yolo/" + trees_->run_tag() + "/";
+  if (fr.ok()) {
+    GitRun h = run_git(root_, {"for-each-ref", "--format=%(objectname) %(refname)", refs}, 30000);
+    for (const auto& l : text::lines(h.out)) {
+      auto sp = l.find(' ');
+      if (sp != std::string_view::npos) heads[std::string(l.substr(sp + 1))] = std::string(l.substr(0, sp));
+    }
   }
-  if (head.empty()) {
-    dispatch_record(i, dispatch::record_ended(rec, "failed", now_iso8601()), false);
-    std::string err = f.err.empty() ? f.error : f.err;
-    bool missing = err.find("couldn't find remote ref") != std::string::npos ||
-                   err.find("could not find remote ref") != std::string::npos;
-    std::string error = missing ? job + " ended but pushed nothing: the branch is not on the remote " + dispatch_url_
-                                : "git fetch of " + job + " from " + dispatch_url_ + " failed: " + first_line(err);
-    dispatch_fail(i, error,
-                  "the job must commit the plan's work and push its branch (docs/dispatch.md, The job); read its log "
-                  "(`yolo logs " +
-                      e.id + "`)",
-                  &r);
-    return;
+  for (auto& item : batch) {
+    size_t i = item.plan;
+    running_.erase(i);
+    if (interrupted_) {
+      dispatch_interrupted(i);
+      continue;
+    }
+    const auto& e = entries_[i];
+    json rec = dispatch_rec_[i];
+    std::string handle = str(rec, "handle"), branch = dispatch_branch(i);
+    std::string job = "its job " + handle + " (branch " + branch + ")";
+    auto hit = heads.find("refs/yolo-dispatch/" + branch);
+    if (!fr.ok() || hit == heads.end()) {
+      dispatch_record(i, dispatch::record_ended(rec, "failed", now_iso8601()), false);
+      std::string error = fr.ok() ? job + " ended but pushed nothing: the branch is not on the remote " + dispatch_url_
+                                  : "git fetch of " + job + " from " + dispatch_url_ + " failed: " +
+                                        first_line(fr.err.empty() ? fr.describe() : fr.err);
+      dispatch_fail(i, error,
+                    "the job must commit the plan's work and push its branch (docs/dispatch.md, The job); read its "
+                    "log (`yolo logs " +
+                        e.id + "`)",
+                    &item.r);
+      continue;
+    }
+    dispatch_record(i, dispatch::record_ended(rec, "done", now_iso8601()), false);
+    dispatch_fetched(i, item.wave, hit->second, std::move(item.r));
   }
-  dispatch_record(i, dispatch::record_ended(rec, "done", now_iso8601()), false);
-  dispatch_fetched(i, wave, head, std::move(r));
+  fetch_proc_.reset();  // ended: its callback is this one, which is done with it
+  if (!fetch_queue_.empty()) dispatch_fetch_batch();
+}
+
+void Run::dispatch_delete_merged(const std::vector<std::string>& branches) {
+  std::vector<std::string> argv = {"push", "--quiet", "--delete", dispatch_url_};
+  const std::string prefix = "yolo/" + trees_->run_tag() + "/";
+  for (const auto& b : branches)
+    if (b.rfind(prefix, 0) == 0 && b != prefix + "base") argv.push_back("refs/heads/" + b);
+  if (argv.size() == 4) return;
+  // Best effort: a branch left on the remote is only clutter (the merge is in the checkout).
+  GitRun g = run_git(root_, argv, 120000);
+  if (!g.ok())
+    note("could not delete the merged branches from the remote " + dispatch_url_ + ": " +
+             first_line(g.err.empty() ? g.error : g.err),
+         true);
 }
 
 void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r) {

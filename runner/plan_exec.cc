@@ -230,6 +230,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
           }
         },
         0, 0);
+  if (dispatched()) dispatch_submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
   if (dispatch_start_failed_) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
     dispatch_start_failed_ = false;
     note_wave_end(wave);

@@ -320,6 +320,7 @@ void Run::merge_pending() {
     refused = true;
   }
   trees_->delete_branches(merged_branches, slots);  // one child for all (the slots detached first)
+  if (dispatched()) dispatch_delete_merged(merged_branches);
   flush_plans();
 }
 

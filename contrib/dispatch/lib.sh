@@ -7,7 +7,9 @@
 #   --base-commit {base_commit} --branch {branch} --remote {remote} [--plan-path {plan_path}]
 #   [--summary-path {summary_path}]   committed by the job when the executor left it uncommitted
 #   -- EXECUTOR ARG...      the executor's argv, run in the job's clone
+#   [--time-minutes N] [--cpus N] [--memory-mb N] [--gpus N]   the plan's resources (its frontmatter)
 plan_id= corr= attempt= base= branch= remote= plan_path= summary_path= dry_run=0
+res_time= res_cpus= res_mem= res_gpus=
 executor=()
 
 dispatch_usage() { echo "$adapter: $*" >&2; exit 64; }
@@ -23,6 +25,10 @@ dispatch_common_opt() {
     --remote) remote=$2 ;;
     --plan-path) plan_path=$2 ;;
     --summary-path) summary_path=$2 ;;
+    --time-minutes) res_time=$2 ;;
+    --cpus) res_cpus=$2 ;;
+    --memory-mb) res_mem=$2 ;;
+    --gpus) res_gpus=$2 ;;
     *) return 1 ;;
   esac
 }
@@ -37,6 +43,10 @@ dispatch_check_submit() {
   [ ${#executor[@]} -gt 0 ] || dispatch_usage "submit needs the executor's argv after --"
   case $attempt in *[!0-9]*) dispatch_usage "--attempt '$attempt' is not a number" ;; esac
   case $base in *[!0-9a-fA-F]*) dispatch_usage "--base-commit '$base' is not a commit id" ;; esac
+  local r
+  for r in "$res_time" "$res_cpus" "$res_mem" "$res_gpus"; do
+    case $r in *[!0-9]*) dispatch_usage "a resource option is not a whole number: '$r'" ;; esac
+  done
 }
 
 # The job's name, from (correlation id, plan id, attempt) only: the same three give the same
@@ -96,4 +106,65 @@ dispatch_run_job_args() {
 dispatch_log_reason() {
   [ -n "$1" ] && [ -r "$1" ] || return 0
   grep -a '^run-job: ✗' "$1" 2>/dev/null | tail -n 1 >&2 || true
+}
+
+# The wave-level form (submit-wave): dispatch_each_task FILE FUNC reads a wave's task file (per
+# task: its argument count, then its arguments, every one NUL-terminated; the arguments are
+# the plan's submit options from --plan-id on) and, for each task, sets the common options as
+# submit does, `task_opts` to the other options (NAME VALUE pairs, for the adapter), checks
+# them as submit does, then runs FUNC INDEX. Sets tasks_n to the number of tasks.
+dispatch_each_task() {
+  local file=$1 fn=$2 count k v a n=0 wave_corr=$corr
+  local -a targs
+  exec 3<"$file" || dispatch_usage "--tasks '$file' cannot be read"
+  while IFS= read -r -d '' count <&3; do
+    case $count in "" | *[!0-9]*) dispatch_usage "--tasks: task $n has no argument count" ;; esac
+    targs=()
+    for ((k = 0; k < count; k++)); do
+      IFS= read -r -d '' a <&3 || dispatch_usage "--tasks: task $n is cut short"
+      targs+=("$a")
+    done
+    plan_id= corr= attempt= base= branch= remote= plan_path= summary_path= executor=() task_opts=()
+    res_time= res_cpus= res_mem= res_gpus=
+    set -- "${targs[@]}"
+    while [ $# -gt 0 ]; do
+      a=$1
+      case $a in
+        --) shift; executor=("$@"); break ;;
+        --*=*) k=${a%%=*}; v=${a#*=}; shift ;;
+        --*) [ $# -ge 2 ] || dispatch_usage "task $n: $a needs a value"; k=$a; v=$2; shift 2 ;;
+        *) dispatch_usage "task $n: unexpected argument '$a'" ;;
+      esac
+      dispatch_common_opt "$k" "$v" || task_opts+=("$k" "$v")
+    done
+    dispatch_check_submit
+    [ -z "$wave_corr" ] || [ "$corr" = "$wave_corr" ] || dispatch_usage "task $n: --correlation-id differs from the wave's"
+    "$fn" "$n"
+    n=$((n + 1))
+  done
+  exec 3<&-
+  [ "$n" -gt 0 ] || dispatch_usage "--tasks '$file' holds no task"
+  corr=$wave_corr
+  tasks_n=$n
+}
+
+# dispatch_task_case INDEX: one `case` branch of a wave's job script: the arguments run-job
+# gets for task INDEX (shell-quoted by printf %q; the script is bash).
+dispatch_task_case() {
+  local line="  $1) set --" a
+  dispatch_run_job_args
+  for a in "${run_job_args[@]}" -- "${executor[@]}"; do line+=" $(printf '%q' "$a")"; done
+  printf '%s ;;\n' "$line"
+}
+
+# dispatch_wave_script INDEX_VAR NAME CASES: the job script of a wave: task INDEX_VAR's
+# arguments, then run-job's own text.
+dispatch_wave_script() {
+  echo '#!/usr/bin/env bash'
+  echo "# yolo: $2"
+  echo "case \${$1:-none} in"
+  printf '%s' "$3"
+  echo "  *) echo \"run-job: ✗ no task \${$1:-none} in this wave\" >&2; exit 1 ;;"
+  echo 'esac'
+  sed 1d "$here/run-job"
 }

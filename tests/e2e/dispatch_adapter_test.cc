@@ -895,5 +895,143 @@ TEST(DispatchAdapterTest, CmakeInstallInstallsTheAdaptersWhereTheTemplatesFindTh
   EXPECT_EQ(d["dispatch"]["submit"][0], (dir / "local").string()) << d.dump();
 }
 
+
+// --- The wave-level form: one submission and one poller for a wave ---------------------------
+
+// A wave's task file (docs/dispatch.md): per task its argument count, then the arguments, all
+// NUL-terminated, as yolo writes it.
+std::vector<std::string> wave_task(const std::string& plan, const Remote& remote, const std::vector<std::string>& exec) {
+  std::vector<std::string> t{"--plan-id", plan,          "--correlation-id", "cw",        "--attempt",
+                             "1",         "--base-commit", remote.base,      "--branch",  "yolo/cw/" + plan,
+                             "--remote",  remote.bare.string(), "--plan-path", "p/" + plan + " it's.md", "--"};
+  t.insert(t.end(), exec.begin(), exec.end());
+  return t;
+}
+stdfs::path write_tasks(const stdfs::path& f, const std::vector<std::vector<std::string>>& tasks) {
+  std::string out;
+  for (const auto& t : tasks) {
+    out += std::to_string(t.size());
+    out.push_back('\0');
+    for (const auto& a : t) {
+      out += a;
+      out.push_back('\0');
+    }
+  }
+  test::write_file(f, out);
+  return f;
+}
+
+TEST(DispatchAdapterTest, WaveFormsDryRunsPrintOneSubmissionForTheWholeWaveAndRunNothing) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  FakeClients fake(tmp.path());
+  auto tasks = write_tasks(tmp.path() / "tasks", {wave_task("01-01", remote, {"agents/exec", "a b"}),
+                                                  wave_task("01-02", remote, {"agents/exec", "$(x)"}),
+                                                  wave_task("01-03", remote, {"agents/exec"})});
+  std::vector<std::string> common{"--dry-run", "--tasks", tasks.string(), "--correlation-id", "cw",
+                                  "--max-parallel", "2", "--wave", "1"};
+  auto run = [&](const std::string& a, std::vector<std::string> extra) {
+    std::vector<std::string> argv{adapter(a), "submit-wave"};
+    argv.insert(argv.end(), common.begin(), common.end());
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_program(argv, tmp.path(), {fake.path_env()});
+  };
+  auto s = run("slurm", {});
+  ASSERT_EQ(s.exit_code, 0) << dump(s);
+  EXPECT_NE(s.out.find("sbatch --parsable --job-name=yolo-w1-"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("--array=0-2%2 --no-requeue"), std::string::npos) << s.out;
+  EXPECT_EQ(lines(s.out).size(), 3u + 3u) << "lookup, accounting lookup, one sbatch, one line per task: " << s.out;
+  // Each task's arguments, quoted for bash (the plan text never reaches a shell unquoted).
+  EXPECT_NE(s.out.find("1) set -- --remote"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("-- agents/exec \\$\\(x\\)"), std::string::npos) << s.out;
+  auto k = run("kubernetes", {"--image", "debian:bookworm"});
+  ASSERT_EQ(k.exit_code, 0) << dump(k);
+  EXPECT_NE(k.out.find("\"completionMode\":\"Indexed\",\"completions\":3,\"parallelism\":2,\"backoffLimitPerIndex\":0"),
+            std::string::npos)
+      << k.out;
+  auto g = run("github-actions", {});
+  ASSERT_EQ(g.exit_code, 0) << dump(g);
+  EXPECT_NE(g.out.find("gh workflow run yolo-dispatch-wave.yml -f job_name=yolo-w1-"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("-f indexes=[0,1,2] -f max_parallel=2"), std::string::npos) << g.out;
+  // One poll command for the whole wave.
+  for (const char* a : {"slurm", "kubernetes", "github-actions"}) {
+    auto w = run_program({adapter(a), "wait-wave", "--dry-run", "42"}, tmp.path(), {fake.path_env()});
+    EXPECT_EQ(w.exit_code, 0) << a << dump(w);
+    EXPECT_FALSE(w.out.empty()) << a;
+  }
+  EXPECT_FALSE(fake.ran_any()) << test::read_file(fake.marks);
+  // An array's tasks share one request: tasks asking for different resources are refused.
+  std::vector<std::string> t2 = wave_task("01-02", remote, {"agents/exec"});
+  t2.insert(t2.begin(), {"--cpus", "4"});
+  write_tasks(tasks, {wave_task("01-01", remote, {"agents/exec"}), t2});
+  s = run("slurm", {});
+  EXPECT_EQ(s.exit_code, 64) << dump(s);
+  EXPECT_NE(s.err.find("task 1: its resources"), std::string::npos) << s.err;
+}
+
+TEST(DispatchAdapterTest, KubernetesWaitWaveReadsEveryIndexFromOneJobAndOnePodListPerPoll) {
+  TempDir tmp;
+  StandIn k(tmp.path(), "kubectl");
+  k.answer("get", 1, 0, "3|||");
+  k.answer("pods", 1, 0, "1 Pending ImagePullBackOff\n2 Running \n");
+  k.answer("get", 2, 0, "3|0,2|1|");
+  auto w = run_program({adapter("kubernetes"), "wait-wave", "ns/yolo-w1-abc"}, tmp.path(),
+                       {k.path_env(), "YOLO_K8S_POLL=0.2"});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_NE(w.out.find("task 1 status Pending ImagePullBackOff\n"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("task 0 done\n"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("task 2 done\n"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("task 1 failed "), std::string::npos) << w.out;
+  EXPECT_EQ(k.calls("get job yolo-w1-abc"), 2u) << test::read_file(k.log);
+  EXPECT_EQ(k.calls("get pods -l job-name=yolo-w1-abc"), 1u) << test::read_file(k.log);
+  // A task's handle is NAME#K: cancelling it deletes that index's pod, not the whole Job.
+  auto c = run_program({adapter("kubernetes"), "cancel", "ns/yolo-w1-abc#1"}, tmp.path(), {k.path_env()});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  EXPECT_EQ(k.calls("delete pods -l job-name=yolo-w1-abc,batch.kubernetes.io/job-completion-index=1"), 1u)
+      << test::read_file(k.log);
+  EXPECT_EQ(k.calls("delete job"), 0u) << test::read_file(k.log);
+}
+
+TEST(DispatchAdapterTest, GithubWaitWaveReadsEveryMatrixJobFromOneRequestPerPoll) {
+  TempDir tmp;
+  StandIn g(tmp.path(), "gh");
+  g.answer("view", 1, 1, "HTTP 403: API rate limit exceeded\n");
+  g.answer("view", 2, 0, "run in_progress -\njob in_progress - task 0\njob queued - task 1\n");
+  g.answer("view", 3, 0, "run completed failure\njob completed success task 0\njob completed failure task 1\n");
+  auto w = run_program({adapter("github-actions"), "wait-wave", "--poll", "0.2", "77"}, tmp.path(),
+                       {g.path_env(), "YOLO_DISPATCH_UNREACHABLE_SECONDS=60"});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_NE(w.out.find("task 0 status in_progress\ntask 1 status queued\n"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("task 0 done\n"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("task 1 failed matrix job 'task 1' of run 77: failure"), std::string::npos) << w.out;
+  EXPECT_EQ(g.calls("run view 77"), 3u) << test::read_file(g.log);
+}
+
+// The wave workflow's script for matrix job "task 1", run here on a checkout of the base.
+TEST(DispatchAdapterTest, TheGithubWaveWorkflowsScriptRunsItsTask) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  YAML::Node wf = YAML::LoadFile(adapter("github-actions-wave.yml"));
+  YAML::Node job = wf["jobs"]["plan"];
+  EXPECT_EQ(job["name"].as<std::string>(), "task ${{ matrix.index }}");
+  EXPECT_EQ(job["strategy"]["matrix"]["index"].as<std::string>(), "${{ fromJSON(inputs.indexes) }}");
+  EXPECT_FALSE(job["strategy"]["fail-fast"].as<bool>());
+  std::string run = job["steps"][1]["run"].as<std::string>();
+  EXPECT_EQ(run.find("${{"), std::string::npos) << "inputs reach the script through env only";
+  auto tasks = write_tasks(tmp.path() / "tasks", {wave_task("01-01", remote, {"agents/exec", "x"}),
+                                                  wave_task("01-02", remote, {"agents/exec", "g h", "it's"})});
+  std::string b64 = trim(run_program({"base64", "-w0", tasks.string()}, tmp.path()).out);
+  stdfs::path ws = tmp.path() / "ws";
+  ASSERT_EQ(git({"clone", "-q", remote.bare.string(), ws.string()}, tmp.path()).exit_code, 0);
+  ASSERT_EQ(git({"checkout", "-q", "--detach", remote.base}, ws).exit_code, 0);
+  auto r = run_program({"bash", "-c", run}, ws,
+                       {"TASK_INDEX=1", "TASKS_B64=" + b64, "RUNNER_TEMP=" + tmp.path().string(),
+                        "YOLO_CORRELATION_ID=cw", "YOLO_DISPATCH_JOB=1"});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_TRUE(has_branch(remote.bare, "yolo/cw/01-02"));
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/cw/01-01")) << "only its own task";
+  EXPECT_EQ(show(remote.bare, "yolo/cw/01-02:out-01-02.txt"), "01-02\ng h\nit's\n");
+}
+
 }  // namespace
 }  // namespace yolo::e2e

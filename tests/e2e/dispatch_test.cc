@@ -13,6 +13,7 @@
 #include <iostream>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -225,6 +226,43 @@ class DispatchTest : public ::testing::Test {
     return e;
   }
 
+  // The wave-level form beside the per-plan one: submit_wave and wait_wave through the same
+  // logging wrapper ("submit-wave --tasks ...", "wait-wave 12").
+  void use_wave_adapter(const std::string& adapter, const std::vector<std::string>& submit_opts = {}) {
+    use_adapter(adapter, submit_opts);
+    std::string w = (side_.path() / "adapter").string();
+    json c = config();
+    c["dispatch"]["submit_wave"] = {{"command",
+                                     {w, "submit-wave", "--tasks", "{tasks}", "--correlation-id", "{correlation_id}",
+                                      "--wave", "{wave}", "--max-parallel", "{max_parallel}", "--wave-key", "{wave_key}"}},
+                                    {"timeout_ms", 60000}};
+    c["dispatch"]["wait_wave"] = {{"command", {w, "wait-wave", "{handle}"}}, {"timeout_ms", 120000}};
+    write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
+  }
+  // scontrol, squeue and sacct behind wrappers on PATH that log each call ("scontrol show job
+  // -o 12"): what the controller was asked, counted from outside the adapter.
+  std::string counting_slurm_path() {
+    stdfs::path bin = side_.path() / "bin";
+    stdfs::create_directories(bin);
+    for (const char* prog : {"scontrol", "squeue", "sacct"}) {
+      std::string real = trim(run_program({"sh", "-c", std::string("command -v ") + prog}, side_.path()).out);
+      write_file(bin / prog, "#!/bin/sh\nprintf '%s %s\\n' " + std::string(prog) + " \"$*\" >> '" +
+                                 slurm_calls().string() + "'\nexec '" + real + "' \"$@\"\n");
+      make_executable(bin / prog);
+    }
+    const char* path = std::getenv("PATH");
+    return "PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin");
+  }
+  stdfs::path slurm_calls() const { return side_.path() / "slurm-calls"; }
+  // A plan's frontmatter gets `resources` (committed: the job sees the base commit).
+  void give_resources(const std::string& plan_file, const std::string& yaml) {
+    stdfs::path f = phase_dir() / plan_file;
+    std::string t = read_file(f);
+    t = std::regex_replace(t, std::regex("\nwave: 1\n"), "\nwave: 1\nresources:\n" + yaml);
+    write_file(f, t);
+    git({"commit", "-q", "-am", "resources for " + plan_file});
+  }
+
   TempDir dir_, side_;
   std::string branch_;
 };
@@ -238,10 +276,13 @@ TEST_F(DispatchTest, AWaveOfFourIsSubmittedPushedFetchedGatedAndMergedInPlanOrde
   EXPECT_EQ(calls_of("submit").size(), 4u);
   EXPECT_EQ(job_folders(), 4u);
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(submits_for(id), 1u) << id;
-  // The jobs pushed their branches to the remote, from the wave's base (pushed by yolo).
-  std::string heads = run_program({"git", "--git-dir", bare().string(), "branch", "--list"}, side_.path()).out;
+  // The jobs pushed their branches to the remote, from the wave's base (pushed by yolo): yolo
+  // fetched them, and deleted them from the remote once merged.
+  std::string fetched = git({"for-each-ref", "--format=%(refname)", "refs/yolo-dispatch/"});
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"})
-    EXPECT_NE(heads.find(std::string("/") + id), std::string::npos) << heads;
+    EXPECT_NE(fetched.find(std::string("/") + id + "\n"), std::string::npos) << fetched;
+  std::string heads = run_program({"git", "--git-dir", bare().string(), "branch", "--list"}, side_.path()).out;
+  EXPECT_EQ(heads.find("/01-0"), std::string::npos) << heads;
   EXPECT_NE(heads.find("/base"), std::string::npos) << heads;
   EXPECT_NE(r.out.find("submitted"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fetched"), std::string::npos) << r.out;
@@ -297,14 +338,12 @@ TEST_F(DispatchTest, AFailingJobAndAJobThatCommitsNothingFailTheirPlansWithAClea
   EXPECT_EQ(submits_for("01-01"), 1u);
   EXPECT_EQ(plan("01-02")["dispatch"]["attempt"], 2);
   EXPECT_EQ(plan("01-02")["worktree"]["merge"], "merged");
-  // Attempt 2's merge names attempt 2's branch, the one its job pushed to the remote.
+  // Attempt 2's merge names attempt 2's branch, the one its job pushed to the remote (fetched
+  // from there; deleted from the remote once merged).
   std::string b2 = plan("01-02")["worktree"]["branch"];
   EXPECT_EQ(b2.substr(b2.size() - 3), "-a2") << b2;
-  EXPECT_EQ(run_program({"git", "--git-dir", bare().string(), "rev-parse", "--verify", "--quiet", "refs/heads/" + b2},
-                        side_.path())
-                .exit_code,
-            0)
-      << b2 << " is on the remote";
+  EXPECT_EQ(run_program({"git", "rev-parse", "--verify", "--quiet", "refs/yolo-dispatch/" + b2}, repo()).exit_code, 0)
+      << b2 << " was fetched from the remote";
   bool named = false;
   for (const auto& m : merges()) named = named || (m.find("merge plan 01-02 ") != std::string::npos && m.find(b2) != std::string::npos);
   EXPECT_TRUE(named) << b2;
@@ -709,6 +748,92 @@ TEST_F(DispatchTest, ADrainedNodesReasonIsShownAndTheJobsLogReachesYoloLogs) {
   auto logs = run_yolo({"logs", "01-02"}, repo(), {"NO_COLOR=1"});
   EXPECT_NE(logs.out.find("--- job log"), std::string::npos) << logs.out << logs.err;
   EXPECT_NE(logs.out.find("run-job: "), std::string::npos) << "the job's own output: " << logs.out;
+}
+
+}  // namespace
+}  // namespace yolo::test
+
+namespace yolo::test {
+namespace {
+
+// The wave-level form on the one-node cluster: the four plans go in as one Slurm job array
+// (one submit-wave, one sbatch --array), one wait-wave polls it (each poll one `scontrol show
+// job` of the array, never of a task), every plan merged once, and the merged branches are
+// deleted from the remote.
+TEST_F(DispatchTest, AWaveThroughSlurmIsOneArrayJobPolledOnceForTheWholeWave) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  use_wave_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(), {"--export-env", "YOLO_EXEC_SLEEP"});
+  auto r = execute(slurm_env({"YOLO_EXEC_SLEEP=2", counting_slurm_path()}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_wave_merged_in_plan_order();
+  EXPECT_EQ(calls_of("submit-wave").size(), 1u) << read_file(calls());
+  EXPECT_EQ(calls_of("wait-wave").size(), 1u) << read_file(calls());
+  EXPECT_TRUE(calls_of("submit").empty()) << read_file(calls());
+  EXPECT_TRUE(calls_of("wait").empty()) << read_file(calls());
+  // One array job: every plan's handle is a task of it, index = plan order.
+  std::set<std::string> arrays;
+  for (int k = 0; k < 4; ++k) {
+    json d = plan("01-0" + std::to_string(k + 1))["dispatch"];
+    std::string array = d.value("wave_handle", "");
+    arrays.insert(array);
+    EXPECT_EQ(d["wave_index"], k) << d.dump();
+    EXPECT_EQ(d["handle"], array + "_" + std::to_string(k)) << d.dump();
+  }
+  ASSERT_EQ(arrays.size(), 1u);
+  const std::string array = *arrays.begin();
+  EXPECT_EQ(array.find_first_not_of("0123456789"), std::string::npos) << array;
+  auto q = run_program({"squeue", "-h", "--states=all", "-r", "-j", array, "-o", "%F %K"}, side_.path(), slurm_env());
+  auto tasks = lines_of(q.out);
+  EXPECT_EQ(tasks.size(), 4u) << q.out << q.err;
+  for (const auto& t : tasks) EXPECT_EQ(t.substr(0, t.find(' ')), array) << q.out;
+  // What the controller was asked while the wave ran: each poll one call for the whole array.
+  size_t polls = 0;
+  for (const auto& l : lines_of(read_file(slurm_calls())))
+    if (l.rfind("scontrol show job", 0) == 0) {
+      ++polls;
+      EXPECT_EQ(l, "scontrol show job -o " + array) << "a poll that is not of the whole array";
+    }
+  EXPECT_GE(polls, 1u);
+  // The merged plans' branches are gone from the remote; the wave's base stays.
+  std::string heads = run_program({"git", "--git-dir", bare().string(), "branch", "--list"}, side_.path()).out;
+  EXPECT_EQ(heads.find("/01-0"), std::string::npos) << heads;
+  EXPECT_NE(heads.find("/base"), std::string::npos) << heads;
+}
+
+// Per-plan resources: in the frontmatter, shown by --dry-run as the adapter's options; a
+// value that is not one fails the plan with a message naming its file, before any submit.
+TEST_F(DispatchTest, APlansResourcesReachItsSubmitAndABadOneFailsItNamingTheFile) {
+  give_resources("01-01-PLAN.md", "  time: 90m\n  cpus: 2\n  memory: 4G\n  gpus: 1\n");
+  auto j = run_yolo({"execute", "--dry-run", "--json"}, repo(), env());
+  ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
+  json d = j.json_out();
+  std::vector<std::string> argv = d["waves"][0]["plans"][0]["would_submit"];
+  std::string joined;
+  for (const auto& a : argv) joined += a + " ";
+  EXPECT_NE(joined.find("--time-minutes 90 --cpus 2 --memory-mb 4096 --gpus 1 -- agents/exec-switch"),
+            std::string::npos)
+      << joined;
+  // The Slurm adapter turns them into sbatch's options.
+  std::vector<std::string> dry(argv.begin(), argv.end());
+  dry[0] = (source_dir() / "contrib" / "dispatch" / "slurm").string();
+  dry.insert(dry.begin() + 2, "--dry-run");
+  for (auto& a : dry)
+    if (a == "<run id>") a = "run1";
+    else if (a == "<the wave's base commit>") a = "abc123";
+  auto sb = run_program(dry, repo());
+  EXPECT_EQ(sb.exit_code, 0) << sb.err;
+  EXPECT_NE(sb.out.find("--time=90 --cpus-per-task=2 --mem=4096M --gpus=1"), std::string::npos) << sb.out;
+
+  give_resources("01-02-PLAN.md", "  memory: 4X\n");
+  auto r = execute();
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  json p = plan("01-02");
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  EXPECT_NE(p.value("error", "").find("01-02-PLAN.md: resources.memory: '4X'"), std::string::npos) << p.dump();
+  EXPECT_EQ(submits_for("01-02"), 0u) << read_file(calls());
 }
 
 }  // namespace

@@ -182,5 +182,136 @@ TEST(DispatchConfig, ParsedAndChecked) {
   EXPECT_FALSE(config_from_json(j, "config.json").ok());
 }
 
+// ---- The wave-level form ---------------------------------------------------------------
+
+TEST(DispatchWave, PlansAskingTheSameResourcesShareOneArrayInPlanIdOrder) {
+  std::vector<WaveCandidate> c = {{7, "01-03", 1, ""}, {2, "01-01", 1, ""}, {5, "01-02", 2, "--time=10"},
+                                  {9, "01-04", 1, ""}, {4, "01-05", 1, "--time=10"}};
+  auto arrays = form_wave_arrays("corr", c);
+  ASSERT_EQ(arrays.size(), 2u);
+  EXPECT_EQ(arrays[0].plans, (std::vector<size_t>{2, 7, 9}));  // index k -> plan, plan-id order
+  EXPECT_EQ(arrays[1].plans, (std::vector<size_t>{5, 4}));
+  EXPECT_EQ(arrays[0].key.size(), 12u);
+  EXPECT_NE(arrays[0].key, arrays[1].key);
+  // The same tasks give the same key whatever their order (a submit again after a kill finds
+  // the array); another attempt or another run, another key.
+  std::vector<WaveCandidate> shuffled = {c[3], c[1], c[0]};
+  EXPECT_EQ(form_wave_arrays("corr", shuffled)[0].key, arrays[0].key);
+  std::vector<WaveCandidate> again = {c[3], c[1], c[0]};
+  again[0].attempt = 2;
+  EXPECT_NE(form_wave_arrays("corr", again)[0].key, arrays[0].key);
+  EXPECT_NE(form_wave_arrays("other", shuffled)[0].key, arrays[0].key);
+  EXPECT_TRUE(form_wave_arrays("corr", {}).empty());
+}
+
+TEST(DispatchWave, TaskArgumentsStartAtTheFirstOptionAndTheFileIsNulSeparatedWithCounts) {
+  std::vector<std::string> argv = {"/x/slurm", "submit", "--plan-id", "01-01", "--", "agents/e", "a b", ""};
+  auto t = task_arguments(argv);
+  EXPECT_EQ(t, (std::vector<std::string>{"--plan-id", "01-01", "--", "agents/e", "a b", ""}));
+  std::string f = tasks_file({t, {"--plan-id", "x\ny"}});
+  std::string want;
+  for (const char* part : {"6", "--plan-id", "01-01", "--", "agents/e", "a b", "", "2", "--plan-id", "x\ny"}) {
+    want += part;
+    want.push_back('\0');
+  }
+  EXPECT_EQ(f, want);
+}
+
+TEST(DispatchWave, SubmitWaveOutputNeedsOneHandlePerTask) {
+  auto w = parse_wave_submit_output(
+      "note\n{\"handle\": \"12\", \"url\": \"slurm:12\", \"reused\": true, \"tasks\": [\"12_0\", \"12_1\"]}\n", 2);
+  ASSERT_TRUE(w.ok()) << w.error;
+  EXPECT_EQ(w.handle, "12");
+  EXPECT_TRUE(w.reused);
+  EXPECT_EQ(w.tasks, (std::vector<std::string>{"12_0", "12_1"}));
+  EXPECT_FALSE(parse_wave_submit_output("{\"handle\": \"12\", \"tasks\": [\"12_0\"]}", 2).ok());
+  EXPECT_FALSE(parse_wave_submit_output("{\"handle\": \"12\"}", 1).ok());
+  EXPECT_FALSE(parse_wave_submit_output("{\"handle\": \"12\", \"tasks\": [3]}", 1).ok());
+  EXPECT_FALSE(parse_wave_submit_output("12\n", 1).ok());
+}
+
+TEST(DispatchWave, ATaskLineSaysWhichPlanAndWhat) {
+  auto l = parse_wave_line("task 3 status PENDING (Resources)", 4);
+  EXPECT_EQ(l.kind, WaveLine::Kind::Status);
+  EXPECT_EQ(l.index, 3u);
+  EXPECT_EQ(l.text, "PENDING (Resources)");
+  EXPECT_EQ(parse_wave_line("task 0 done", 4).kind, WaveLine::Kind::Done);
+  l = parse_wave_line("task 1 failed run-job: ✗ nothing pushed", 4);
+  EXPECT_EQ(l.kind, WaveLine::Kind::Failed);
+  EXPECT_EQ(l.text, "run-job: ✗ nothing pushed");
+  EXPECT_EQ(parse_wave_line("task 2 unknown", 4).kind, WaveLine::Kind::Unknown);
+  EXPECT_EQ(parse_wave_line("task 2 log   | cloning", 4).kind, WaveLine::Kind::Log);
+  // Not task lines: out of range, no index, another word, a status without text.
+  for (const char* bad : {"task 4 done", "task x done", "task  done", "task 1 finished", "task 1 status", "  task 1 done",
+                          "task 99999999999 done", "status: RUNNING"})
+    EXPECT_EQ(parse_wave_line(bad, 4).kind, WaveLine::Kind::None) << bad;
+  EXPECT_EQ(wave_line_result(WaveLine::Kind::Done), WaitResult::Done);
+  EXPECT_EQ(wave_line_result(WaveLine::Kind::Failed), WaitResult::Failed);
+  EXPECT_EQ(wave_line_result(WaveLine::Kind::Unknown), WaitResult::Unknown);
+}
+
+TEST(DispatchWave, AnUnreportedTaskTakesTheWavesExitNeverDone) {
+  EXPECT_EQ(wave_exit_result(true, 3), WaitResult::Unreachable);
+  EXPECT_EQ(wave_exit_result(true, 2), WaitResult::Unknown);
+  EXPECT_EQ(wave_exit_result(true, 0), WaitResult::Error);  // ended without a word of it
+  EXPECT_EQ(wave_exit_result(true, 1), WaitResult::Error);
+  EXPECT_EQ(wave_exit_result(false, 0), WaitResult::Error);
+  EXPECT_TRUE(gives_up(wave_exit_result(true, 0)));
+}
+
+TEST(DispatchWave, WaveTemplatesComeTogetherWithTheirPlaceholders) {
+  EXPECT_TRUE(check_wave_templates({}, {}).empty());
+  EXPECT_TRUE(check_wave_templates({"a", "submit-wave", "--tasks", "{tasks}", "--correlation-id", "{correlation_id}"},
+                                   {"a", "wait-wave", "{handle}"})
+                  .empty());
+  EXPECT_EQ(check_wave_templates({"a", "{tasks}", "{correlation_id}"}, {}).size(), 1u);
+  auto e = check_wave_templates({"a"}, {"a", "wait-wave"});
+  EXPECT_EQ(e.size(), 3u);  // no {tasks}, no {correlation_id}, no {handle}
+}
+
+TEST(DispatchResources, FromTheFrontmatterToTheAdaptersOptions) {
+  std::vector<std::string> errs;
+  Resources r = resources_of(json::parse(R"({"resources": {"time": "2h", "cpus": 4, "memory": "8G", "gpus": 1}})"), errs);
+  EXPECT_TRUE(errs.empty());
+  EXPECT_EQ(r.time_minutes, 120);
+  EXPECT_EQ(r.memory_mb, 8192);
+  EXPECT_EQ(resources_options(r), (std::vector<std::string>{"--time-minutes", "120", "--cpus", "4", "--memory-mb",
+                                                            "8192", "--gpus", "1"}));
+  EXPECT_EQ(resources_key(r), "--time-minutes 120 --cpus 4 --memory-mb 8192 --gpus 1");
+  r = resources_of(json::parse(R"({"resources": {"time": 90, "memory": "512M"}})"), errs);
+  EXPECT_EQ(r.time_minutes, 90);
+  EXPECT_EQ(r.memory_mb, 512);
+  EXPECT_EQ(resources_of(json::parse(R"({"resources": {"time": "1d"}})"), errs).time_minutes, 1440);
+  EXPECT_TRUE(errs.empty());
+  // None: no options (the plans share the array of plans without resources).
+  EXPECT_FALSE(resources_of(json::parse(R"({"wave": 1})"), errs).any());
+  EXPECT_TRUE(resources_options(Resources{}).empty());
+  // Each bad value is named by its key.
+  for (const char* bad : {R"({"resources": {"memory": "4X"}})", R"({"resources": {"time": "1.5h"}})",
+                          R"({"resources": {"cpus": 0}})", R"({"resources": {"cpus": "4"}})",
+                          R"({"resources": {"gpus": -1}})", R"({"resources": {"disk": 10}})",
+                          R"({"resources": "big"})", R"({"resources": {"time": -5}})"}) {
+    errs.clear();
+    resources_of(json::parse(bad), errs);
+    EXPECT_EQ(errs.size(), 1u) << bad;
+    if (!errs.empty()) {
+      EXPECT_EQ(errs[0].rfind("resources", 0), 0u) << errs[0];
+    }
+  }
+}
+
+TEST(DispatchResources, TheyGoBeforeTheDashesThatEndTheSubmitOptions) {
+  std::vector<std::string> opts = {"--cpus", "2"};
+  auto a = submit_argv({"s", "submit", "--plan-id", "{plan_id}", "--"}, {"agents/e", "{plan_path}"},
+                       {{"plan_id", "01-01"}, {"plan_path", "p.md"}}, opts);
+  EXPECT_EQ(a, (std::vector<std::string>{"s", "submit", "--plan-id", "01-01", "--cpus", "2", "--", "agents/e", "p.md"}));
+  a = submit_argv({"s", "submit", "--plan-id", "{plan_id}", "--", "own", "--"}, {"agents/e"}, {{"plan_id", "01-01"}},
+                  opts);
+  EXPECT_EQ(a[4], "--cpus");  // before the first "--": the template's own executor follows it
+  a = submit_argv({"s", "submit", "--plan-id", "{plan_id}"}, {}, {{"plan_id", "01-01"}}, opts);
+  EXPECT_EQ(a.back(), "2");
+  EXPECT_EQ(submit_argv({"s", "--"}, {"e"}, {}, {}), (std::vector<std::string>{"s", "--", "e"}));
+}
+
 }  // namespace
 }  // namespace yolo::dispatch
