@@ -280,7 +280,7 @@ TEST_F(DispatchTest, AWaveOfFourIsSubmittedPushedFetchedGatedAndMergedInPlanOrde
   // fetched them, and deleted them from the remote once merged.
   std::string fetched = git({"for-each-ref", "--format=%(refname)", "refs/yolo-dispatch/"});
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"})
-    EXPECT_NE(fetched.find(std::string("/") + id + "\n"), std::string::npos) << fetched;
+    EXPECT_NE(fetched.find(std::string("/") + id + "/work\n"), std::string::npos) << fetched;
   std::string heads = run_program({"git", "--git-dir", bare().string(), "branch", "--list"}, side_.path()).out;
   EXPECT_EQ(heads.find("/01-0"), std::string::npos) << heads;
   EXPECT_NE(heads.find("/base"), std::string::npos) << heads;
