@@ -59,6 +59,7 @@
 #include "runner/output.h"
 #include "runner/render.h"
 #include "runner/agent_progress.h"
+#include "runner/review_gate.h"
 #include "runner/subprocess.h"
 
 #include "runner/phase_run.h"
@@ -130,7 +131,7 @@ class Run {
     std::string s = text::sanitize_for_terminal(human);
     out::line("    " + (dim ? out::dim(s) : s));
   }
-  void note_review_outcomes(const json& detail);
+  void note_review_outcomes(const std::vector<review::PlanReview>& rows);
 
   void log(const std::string& type, const std::string& plan, json data = json::object()) {
     if (!events::enabled(cfg_.raw)) return;  // the event log is off: nothing to build
