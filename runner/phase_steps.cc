@@ -1,5 +1,4 @@
 // `yolo execute`: --dry-run, the review gate, the vision and wave gates (runner/phase_run_internal.h).
-#include "protocol/audit.h"
 #include "protocol/dispatch.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
@@ -172,13 +171,13 @@ int Run::check_agents() {
                        ", argv[0]; PATH or a path from the project root)";
     if (m.role == "executor" || m.role.rfind("dispatch.", 0) == 0) {
       next_ = "install it or correct `" + m.role + "` in .yolo-planning/config.json, then `yolo execute`";
-      return finish(kExecHalted, "error", "the " + what);
+      return finish(kExecHalted, Result::Error, "the " + what);
     }
     if (m.role == "reviewer" && reviewing && cfg_.reviewer_required) {
       next_ =
           "install it or correct `reviewer` in .yolo-planning/config.json (reviewer_required is true), then `yolo "
           "execute`";
-      return finish(kExecHalted, "error",
+      return finish(kExecHalted, Result::Error,
                     "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
     }
     if (m.role == "reviewer" && reviewing)
@@ -196,12 +195,12 @@ int Run::check_agents() {
 int Run::review_gate() {
   const execution::ReviewGate gate = execution::review_gate(cfg_.review_gate, o_.review);
   if (gate == execution::ReviewGate::OffByConfig) {
-    emit("review_gate", {{"status", "skipped"}, {"review_gate", "never"}}, Sym::Skip,
+    emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Skipped)}, {"review_gate", "never"}}, Sym::Skip,
          "Review gate skipped (review_gate: never)");
     return -1;
   }
   if (gate == execution::ReviewGate::NotRequested) {
-    emit("review_gate", {{"status", "skipped"}, {"review_gate", cfg_.review_gate}}, Sym::Skip,
+    emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Skipped)}, {"review_gate", cfg_.review_gate}}, Sym::Skip,
          "Review gate skipped (review_gate: " + cfg_.review_gate + "; --review runs it)");
     return -1;
   }
@@ -212,12 +211,12 @@ int Run::review_gate() {
     std::vector<review::PlanContent> contents;
     for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(world(), root_ / e.path)});
     if (review::passed_as_is(ledger.doc, contents)) {
-      emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok,
+      emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Passed)}, {"cached", true}}, Sym::Ok,
            "Review gate: already passed for these plan contents");
       return -1;
     }
   }
-  emit("review_gate", {{"status", "running"}}, Sym::Diamond,
+  emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Running)}}, Sym::Diamond,
        "Review gate: yolo review " + phase_.rel + " --changed" +
            (cfg_.reviewer.argv.empty()
                 ? std::string(" (no reviewer configured: Stage 1 only)")
@@ -249,14 +248,14 @@ int Run::review_gate() {
     // else before the waves, it dies of the same signal and writes nothing more.
     ::signal(r.interrupt_signal, SIG_DFL);
     ::raise(r.interrupt_signal);
-    return finish(kExecHalted, "interrupted", "Interrupted (signal " + std::to_string(r.interrupt_signal) + ")");
+    return finish(kExecHalted, Result::Interrupted, "Interrupted (signal " + std::to_string(r.interrupt_signal) + ")");
   }
   for (const auto& e : r.state_errors) note("review result not recorded: " + e);
   json detail = json::array();
   for (const auto& row : r.rows) detail.push_back(row.to_json());
   const Verdict verdict = r.worst;
   if (verdict == Verdict::Reject) {
-    emit("review_gate", {{"status", "rejected"}, {"verdict", to_string(verdict)}, {"review", detail}}, Sym::Fail,
+    emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Rejected)}, {"verdict", to_string(verdict)}, {"review", detail}}, Sym::Fail,
          "Review gate: rejected: no plan of this phase executes");
     if (!o_.json)
       for (const auto& l : rejected_plans_report(r.rows)) out::line("    " + l);
@@ -266,7 +265,7 @@ int Run::review_gate() {
                                 (paths.size() > 1 ? " (and " + std::to_string(paths.size() - 1) + " more)" : "") +
                                 ", then `yolo execute`";
     set_halted("review gate rejected the phase");
-    return finish(kExecHalted, "halted", "Halted: the review gate rejected the phase (see `yolo status`)");
+    return finish(kExecHalted, Result::Halted, "Halted: the review gate rejected the phase (see `yolo status`)");
   }
   // Passed on Stage 1 alone: a reviewer could not run and the config allows that
   // (reviewer_required false). Said, never silent.
@@ -275,8 +274,8 @@ int Run::review_gate() {
     execution::mark_step(doc, "step_2b");
     return true;
   });
-  if (!up.ok()) return finish(kExecHalted, "error", up.error);
-  emit("review_gate", {{"status", "passed"}, {"verdict", to_string(verdict)}, {"review", detail}},
+  if (!up.ok()) return finish(kExecHalted, Result::Error, up.error);
+  emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Passed)}, {"verdict", to_string(verdict)}, {"review", detail}},
        verdict == Verdict::Approve ? Sym::Ok : Sym::Warn, std::string("Review gate: ") + to_string(verdict));
   note_review_outcomes(r.rows);
   return -1;
@@ -346,7 +345,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
   for (int attempt = 0; attempt < 3; ++attempt) {
     const auto& snap = state_now();  // read again when another process (or a gate step) wrote it
     if (!snap.ok()) {
-      stop(kExecHalted, "error", snap.error);
+      stop(kExecHalted, Result::Error, snap.error);
       return GateOutcome::Halted;
     }
     std::string err;
@@ -356,7 +355,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
       emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail,
            label + " gate: " + why);
-      stop(kExecHalted, "halted", "Halted: " + why);
+      stop(kExecHalted, Result::Halted, "Halted: " + why);
       return GateOutcome::Halted;
     }
     const gates::ApprovalStatus& st = need.status;
@@ -380,35 +379,19 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         note("revise " + rel + " and request approval again: yolo request-approval --plan-path " + rel +
              " --gate-type " + tname);
         set_halted(st.message);
-        stop(kExecHalted, "halted", "Halted: " + st.message);
+        stop(kExecHalted, Result::Halted, "Halted: " + st.message);
         return GateOutcome::Halted;
       }
       case gates::Step::Reopen: {
         emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn,
              st.message);
-        std::vector<events::Event> evs;
-        std::string gid;
-        auto up = state::update(world(), root_, [&](json& d, std::string& e) {
-          gates::Transition t = gates::reopen_if_stale(d, type, rel, now, files);
-          if (!t.ok()) {
-            e = t.error;
-            return false;
-          }
-          evs = t.events;
-          gid = str(t.gate, "id");
-          // The audit log's head is anchored in the state written with the transition.
-          if (!evs.empty()) audit::append_anchored(world(), root_, d, evs);
-          return t.changed || !evs.empty();
-        });
-        if (!up.ok()) {
-          stop(kExecHalted, "error", up.error);
+        gates::GateRun r = gates::reopen_stale_gate(world(), root_, cfg_, type, rel, now, files, &command_approver());
+        if (!r.ok()) {
+          stop(kExecHalted, Result::Error, r.error);
           return GateOutcome::Halted;
         }
-        gates::log_events(world(), root_, evs, /*to_audit=*/false);
-        if (!gid.empty()) {
-          gates::GateRun a = gates::run_approver(world(), root_, cfg_, gid, &command_approver());
-          if (!a.ok()) note("approver: " + a.error);
-        }
+        for (const auto& m : r.messages)
+          if (m.kind == gates::Outcome::Warning) note(m.text);
         acted = true;
         continue;
       }
@@ -427,7 +410,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         if (!r.ok()) {
           emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail,
                label + " gate: " + r.error);
-          stop(kExecHalted, "halted", "Halted: " + r.error);
+          stop(kExecHalted, Result::Halted, "Halted: " + r.error);
           return GateOutcome::Halted;
         }
         if (!r.stamp.empty() && r.state.is_object()) {
@@ -443,7 +426,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       }
     }
   }
-  stop(kExecPaused, "paused", label + " gate: still not passed");
+  stop(kExecPaused, Result::Paused, label + " gate: still not passed");
   return GateOutcome::Paused;
 }
 

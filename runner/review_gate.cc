@@ -228,7 +228,7 @@ class GateObserver : public review::LoopObserver {
     }
     if (r.loop_entered)
       event("review_loop_end", r.plan_id,
-            {{"status", r.passed() ? "passed" : "failed"},
+            {{"status", r.loop_status()},
              {"cycles", r.cycles.size()},
              {"verdict", to_string(r.verdict)},
              {"reason", r.stop_reason}});
@@ -287,7 +287,7 @@ class GateObserver : public review::LoopObserver {
               {"accumulated_findings", findings_json(r.accumulated())},
               {"cycles", r.cycles.size()},
               {"max_cycles", r.max_cycles},
-              {"loop_status", r.passed() ? "passed" : "failed"},
+              {"loop_status", r.loop_status()},
               {"stop_reason", r.stop_reason},
               {"escalated", c.escalated},
               {"unparsed", std::move(unparsed)},
