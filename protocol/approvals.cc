@@ -296,4 +296,20 @@ Transition reopen_if_stale(json& state, GateType type, const std::string& plan_p
   return reopen_if_stale(state, type, plan_path, now_with_digest(plan_path, current_digest, key), {}, now);
 }
 
+ApprovalStatus config_approval(const json& state, const Now& now) {
+  return approval_status(state, GateType::Vision, kRoadmapPath, now);
+}
+
+McpResolution mcp_may_resolve(const json& state, const json& gate, const json& config, const Now& now) {
+  if (str(gate, "gate_type") == to_string(GateType::Vision)) return {false, "the vision gate is never resolved over MCP"};
+  if (!config.is_object() || !config.contains("mcp_can_approve") || config["mcp_can_approve"] != true) return {};
+  ApprovalStatus st = config_approval(state, now);
+  if (!st.counts()) return {false, "mcp_can_approve is not covered by a vision approval that counts"};
+  const json& covers = st.gate.is_object() && st.gate.contains("covers") ? st.gate["covers"] : json();
+  if (!covers.is_object() ||
+      covers.value("config:mcp_can_approve", std::string()) != config_value_digest(config["mcp_can_approve"]))
+    return {false, "the vision approval did not cover mcp_can_approve: true"};
+  return {true, ""};
+}
+
 }  // namespace yolo::gates

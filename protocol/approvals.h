@@ -75,6 +75,23 @@ ApprovalStatus approval_status(const json& state, GateType type, const std::stri
 // `verify` show. Approved only for a sealed, bound, current approval.
 ApprovalStatus gate_status(const json& state, const json& gate, const Now& now);
 
+// The project's config is a person's decision only while the vision approval of the roadmap
+// (kRoadmapPath) counts: it covers config.json's keys that choose agents and approvers. Until
+// then a git hook runs no configured agent (Stage 1 alone) and no agent over MCP resolves a
+// gate, whatever the config says.
+inline constexpr const char* kRoadmapPath = ".yolo-planning/ROADMAP.md";
+ApprovalStatus config_approval(const json& state, const Now& now);
+
+// Whether an agent over MCP may resolve `gate` (mcp_can_approve): never the vision gate; only
+// with `mcp_can_approve: true` in `config` (config.json as read once, now) and a vision
+// approval that counts and covered exactly that value. allowed false: `why` says why ("" when
+// the config simply does not allow it).
+struct McpResolution {
+  bool allowed = false;
+  std::string why;
+};
+McpResolution mcp_may_resolve(const json& state, const json& gate, const json& config, const Now& now);
+
 // When the approval of (type, plan_path) is Stale, opens the gate again (a new OPEN gate
 // whose reason says why, status awaiting_approval, approval.approved false) and returns
 // the approval_invalidated + gate_frozen events. changed=false when it still counts or was

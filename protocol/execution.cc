@@ -1,9 +1,10 @@
 #include "protocol/execution.h"
 
 #include <algorithm>
-#include "protocol/json_field.h"
 #include <string_view>
 #include <unordered_map>
+
+#include "protocol/json_field.h"
 
 namespace yolo::execution {
 namespace {
@@ -29,14 +30,61 @@ bool has_run(const json& state) {
   return it != state.end() && it->is_number_integer();
 }
 
+std::optional<PlanStatus> plan_status(const json& plan_record) {
+  return waves::parse_status(str(plan_record, "status"));
+}
+
+const char* to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::Running:
+      return "running";
+    case RunStatus::AwaitingApproval:
+      return "awaiting_approval";
+    case RunStatus::Halted:
+      return "halted";
+    case RunStatus::Complete:
+      return "complete";
+  }
+  return "running";
+}
+
+std::optional<RunStatus> parse_run_status(std::string_view s) {
+  for (RunStatus r : {RunStatus::Running, RunStatus::AwaitingApproval, RunStatus::Halted, RunStatus::Complete})
+    if (s == to_string(r)) return r;
+  return std::nullopt;
+}
+
+std::optional<RunStatus> run_status(const json& state) { return parse_run_status(str(state, "status")); }
+
+const char* to_string(MergeState s) {
+  switch (s) {
+    case MergeState::None:
+      return "none";
+    case MergeState::Pending:
+      return "pending";
+    case MergeState::Merged:
+      return "merged";
+    case MergeState::Conflict:
+      return "conflict";
+  }
+  return "none";
+}
+
+MergeState merge_state(const json& worktree_record) {
+  const std::string w = str(worktree_record, "merge");
+  for (MergeState m : {MergeState::Pending, MergeState::Merged, MergeState::Conflict})
+    if (w == to_string(m)) return m;
+  return MergeState::None;
+}
+
 bool run_in_progress(const json& state) {
   if (!has_run(state)) return false;
-  std::string s = str(state, "status");
-  return s == "running" || s == "awaiting_approval";
+  auto s = run_status(state);
+  return s == RunStatus::Running || s == RunStatus::AwaitingApproval;
 }
 
 bool halted_by_gate(const json& doc) {
-  if (str(doc, "status") != "halted") return false;
+  if (run_status(doc) != RunStatus::Halted) return false;
   auto it = doc.find("gates");
   if (it == doc.end() || !it->is_array() || it->empty()) return false;
   return str(it->back(), "status") == "REJECTED";
@@ -94,7 +142,8 @@ void update_wave(json& doc) {
       if (w < 1) continue;
       total = std::max(total, w);
       auto st = p.find("status");
-      const bool complete = st != p.end() && st->is_string() && st->get_ref<const std::string&>() == "complete";
+      const bool complete = st != p.end() && st->is_string() &&
+                            waves::parse_status(st->get_ref<const std::string&>()) == PlanStatus::Complete;
       if (!complete && (current == 0 || w < current)) current = w;
     }
   doc["total_waves"] = total;
@@ -105,7 +154,7 @@ std::string slot_to_take_up(const json& plan_record, const std::string& branch) 
   if (!plan_record.is_object()) return {};
   auto wt = plan_record.find("worktree");
   if (wt == plan_record.end() || !wt->is_object() || branch.empty()) return {};
-  if (str(*wt, "branch") != branch || str(*wt, "merge") != "none") return {};
+  if (str(*wt, "branch") != branch || str(*wt, "merge") != to_string(MergeState::None)) return {};
   return str(*wt, "path");
 }
 
@@ -136,47 +185,50 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
   for (const auto& e : plans) {
     const json* prior = nullptr;
     if (auto f = old_by_id.find(e.id); f != old_by_id.end()) prior = f->second;
-    std::string before = prior ? str(*prior, "status") : std::string();
+    // No record, or a word not in the vocabulary: as pending (never started).
+    const PlanStatus before = prior ? plan_status(*prior).value_or(PlanStatus::Pending) : PlanStatus::Pending;
     json p = {{"id", e.id}, {"title", e.title}, {"path", e.path}};
     if (e.wave >= 1) p["wave"] = e.wave;
-    std::string status;
+    PlanStatus status;
     // A run that resumes counts a passing SUMMARY for a plan it knew only when the plan was
     // complete when the run began, was started by it (its own executor wrote it) or was
     // handed out by it (`ready`: no executor is configured, someone outside writes it).
-    const bool started = before == "running" || before == "complete" || before == "failed" || before == "ready" ||
+    const bool started = before != PlanStatus::Pending ||
                          (prior && (prior->contains("started_at") || prior->value("was_complete", false)));
     const bool counted = e.summary == SummaryState::Passed && (r.new_run || started);
     if (e.summary == SummaryState::Passed && !counted) {
-      status = "pending";
+      status = PlanStatus::Pending;
       p["summary_not_counted"] = "its SUMMARY appeared after this run began, written by no executor of this plan";
       r.summary_not_counted.push_back(e.id);
     } else if (counted)
-      status = "complete";
+      status = PlanStatus::Complete;
     else if (e.summary == SummaryState::Failed && !opts.retry_failed)
-      status = "failed";
-    else if (before == "ready")
-      status = "ready";
+      status = PlanStatus::Failed;
+    else if (before == PlanStatus::Ready)
+      status = PlanStatus::Ready;
     else
-      status = "pending";
-    if (before == "running") r.was_running = true;
-    p["status"] = status;
-    if (prior && prior->contains("started_at") && status == "complete") p["started_at"] = (*prior)["started_at"];
-    if (status == "complete")
+      status = PlanStatus::Pending;
+    if (before == PlanStatus::Running) r.was_running = true;
+    p["status"] = waves::to_string(status);
+    if (prior && prior->contains("started_at") && status == PlanStatus::Complete)
+      p["started_at"] = (*prior)["started_at"];
+    if (status == PlanStatus::Complete)
       p["completed_at"] = prior && str(*prior, "completed_at").size() ? (*prior)["completed_at"] : json(opts.now);
     // Worktree isolation: the plan's worktree and merge state, scope fence and
     // checks are kept: a resumed run merges what passed and was not merged yet.
     if (prior)
       for (const char* k : {"worktree", "scope", "checks", "dispatch"})
         if (auto it = prior->find(k); it != prior->end()) p[k] = *it;
-    if (status == "failed") {
+    if (status == PlanStatus::Failed) {
       p["findings"] = e.summary_findings.is_array() ? e.summary_findings : json::array();
       p["error"] = "its SUMMARY does not pass the SUMMARY gate";
     }
     // Complete once in this run (its SUMMARY gone since, a checkout of another branch say):
     // when the SUMMARY is back, it counts again.
-    if (status != "complete" && (before == "complete" || (prior && prior->value("was_complete", false))))
+    if (status != PlanStatus::Complete &&
+        (before == PlanStatus::Complete || (prior && prior->value("was_complete", false))))
       p["was_complete"] = true;
-    if (status != "complete") all_complete = false;
+    if (status != PlanStatus::Complete) all_complete = false;
     out.push_back(std::move(p));
   }
   doc["plans"] = std::move(out);
@@ -184,14 +236,14 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
   r.wave = doc["wave"].get<long long>();
   r.total_waves = doc["total_waves"].get<long long>();
 
-  std::string status = str(doc, "status");
-  if (status == "awaiting_approval" || halted_by_gate(doc)) {
+  auto status = run_status(doc);
+  if (status == RunStatus::AwaitingApproval || halted_by_gate(doc)) {
     // kept: only an approval (or a new request) moves the run on
   } else if (all_complete) {
-    if (status != "complete") doc["completed_at"] = opts.now;
-    doc["status"] = "complete";
+    if (status != RunStatus::Complete) doc["completed_at"] = opts.now;
+    doc["status"] = to_string(RunStatus::Complete);
   } else {
-    doc["status"] = "running";
+    doc["status"] = to_string(RunStatus::Running);
     doc["completed_at"] = nullptr;
   }
   return r;
@@ -199,52 +251,53 @@ Prepared prepare(json& doc, const PhaseInfo& phase, const std::vector<PlanEntry>
 
 void mark_ready(json& doc, const std::vector<std::string>& ids) {
   for (const auto& id : ids)
-    if (json* p = find_plan(doc, id)) (*p)["status"] = "ready";
+    if (json* p = find_plan(doc, id)) (*p)["status"] = waves::to_string(PlanStatus::Ready);
+}
+
+PlanUpdate started(std::optional<std::string> now) {
+  PlanUpdate u;
+  u.status = PlanStatus::Running;
+  u.started_at = std::move(now);
+  u.completed_at = nullptr;
+  return u;
+}
+
+PlanUpdate ended(const PlanEnd& end, const std::string& now) {
+  PlanUpdate u;
+  u.status = end.status;
+  u.completed_at = end.status == PlanStatus::Pending ? json(nullptr) : json(now);
+  u.error = end.error;
+  if (end.status == PlanStatus::Failed) u.findings = end.findings.is_array() ? end.findings : json::array();
+  return u;
 }
 
 std::string start_plans(json& doc, const std::vector<std::string>& ids, const std::string& now) {
+  std::vector<std::pair<std::string, PlanUpdate>> ups;
   for (const auto& id : ids) {
-    json* p = find_plan(doc, id);
-    if (!p) return "plan " + id + " is missing from the state";
-    (*p)["status"] = "running";
-    (*p)["started_at"] = now;
-    (*p)["completed_at"] = nullptr;
-    p->erase("error");
-    p->erase("findings");
+    if (!find_plan(doc, id)) return "plan " + id + " is missing from the state";
+    ups.emplace_back(id, started(now));
   }
-  update_wave(doc);
+  apply_plan_updates(doc, ups);
   return {};
 }
 
 void end_plan(json& doc, const std::string& id, const PlanEnd& end, const std::string& now) {
-  if (json* p = find_plan(doc, id)) {
-    (*p)["status"] = end.status;
-    (*p)["completed_at"] = end.status == "pending" ? json(nullptr) : json(now);
-    if (!end.error.empty())
-      (*p)["error"] = end.error;
-    else
-      p->erase("error");
-    p->erase("executor");  // the executor's pid/pgid/start (a run that ends it needs it no more)
-    if (end.status == "failed")
-      (*p)["findings"] = end.findings.is_array() ? end.findings : json::array();
-    else
-      p->erase("findings");
-  }
-  update_wave(doc);
+  apply_plan_updates(doc, {{id, ended(end, now)}});
 }
 
 void complete_phase(json& doc, const std::string& now) {
   update_wave(doc);
   mark_step(doc, "step_3");
-  if (str(doc, "status") == "awaiting_approval") return;
-  if (str(doc, "status") != "complete") doc["completed_at"] = now;
-  doc["status"] = "complete";
+  auto s = run_status(doc);
+  if (s == RunStatus::AwaitingApproval) return;
+  if (s != RunStatus::Complete) doc["completed_at"] = now;
+  doc["status"] = to_string(RunStatus::Complete);
 }
 
 bool halt(json& doc) {
-  std::string s = str(doc, "status");
-  if (s == "awaiting_approval" || s == "halted") return false;
-  doc["status"] = "halted";
+  auto s = run_status(doc);
+  if (s == RunStatus::AwaitingApproval || s == RunStatus::Halted) return false;
+  doc["status"] = to_string(RunStatus::Halted);
   return true;
 }
 
@@ -282,7 +335,7 @@ std::vector<size_t> apply_plan_updates(json& doc, const std::vector<std::pair<st
       const PlanUpdate& u = *up;
       changed.push_back(at);
       json& p = (*plans)[at];
-      p["status"] = u.status;
+      p["status"] = waves::to_string(u.status);
       if (u.started_at) p["started_at"] = *u.started_at;
       p["completed_at"] = u.completed_at;
       if (!u.error.empty())
@@ -300,7 +353,7 @@ std::vector<size_t> apply_plan_updates(json& doc, const std::vector<std::pair<st
           else
             p[k] = v;
         }
-      if (u.status != "running") p.erase("executor");  // ended: its executor's pid/pgid/start no longer matter
+      if (u.status != PlanStatus::Running) p.erase("executor");  // ended: its executor's pid/pgid/start no longer matter
     }
   }
   update_wave(doc);
@@ -323,7 +376,7 @@ json journal_plans(std::string_view text) {
     if (!parsed.ok() || !j.is_object() || !j.contains("plan") || !j["plan"].is_string() ||
         j["plan"].get<std::string>().empty() || !j.contains("executor") || !j["executor"].is_object())
       continue;
-    plans.push_back({{"id", j["plan"]}, {"status", "running"}, {"executor", j["executor"]}});
+    plans.push_back({{"id", j["plan"]}, {"status", waves::to_string(PlanStatus::Running)}, {"executor", j["executor"]}});
   }
   return {{"plans", plans}};
 }

@@ -18,6 +18,27 @@
 
 namespace yolo::execution {
 
+// ---- the statuses of the state file, typed --------------------------------------------
+// A plan's status (plans[].status): waves::PlanStatus, written and read as its word by
+// waves::to_string / waves::parse_status.
+using waves::PlanStatus;
+// The plan record's status; nullopt when it has none or a word not in the vocabulary.
+std::optional<PlanStatus> plan_status(const json& plan_record);
+
+// The run's status (the top-level "status").
+enum class RunStatus { Running, AwaitingApproval, Halted, Complete };
+const char* to_string(RunStatus s);  // running | awaiting_approval | halted | complete
+std::optional<RunStatus> parse_run_status(std::string_view s);
+// The state's run status; nullopt when it has none or a word not in the vocabulary.
+std::optional<RunStatus> run_status(const json& state);
+
+// Where a plan's worktree branch stands (plans[].worktree.merge, isolation "worktree"): not
+// gated yet, gated and waiting for its turn, merged, or refused by a conflict.
+enum class MergeState { None, Pending, Merged, Conflict };
+const char* to_string(MergeState s);  // none | pending | merged | conflict
+// The record's merge state; a missing or unknown word is None (not gated).
+MergeState merge_state(const json& worktree_record);
+
 struct PhaseInfo {
   long long number = 0;  // NN of the folder name
   std::string name;      // the slug ("demo" for 01-demo)
@@ -97,17 +118,18 @@ void update_wave(json& doc);
 // The plans wait for their SUMMARY files (no executor): status ready.
 void mark_ready(json& doc, const std::vector<std::string>& ids);
 
-// The plans start: status running, started_at now, no completed_at, error or findings.
-// Returns an error naming a plan that is not in the run ("" when all started).
+// The plans start (started(now) below, applied): returns an error naming a plan that is not
+// in the run ("" when all started, nothing changed otherwise).
 std::string start_plans(json& doc, const std::vector<std::string>& ids, const std::string& now);
 
 // How a plan's executor ended: complete, failed (error, and the SUMMARY gate's findings when
 // its SUMMARY failed it), or pending again (interrupted: it may run again).
 struct PlanEnd {
-  std::string status;  // complete | failed | pending
+  PlanStatus status = PlanStatus::Failed;  // Complete | Failed | Pending
   std::string error;
   json findings = json::array();
 };
+// ended(end, now) below, applied.
 void end_plan(json& doc, const std::string& id, const PlanEnd& end, const std::string& now);
 
 // The phase is complete (every plan is): status complete, completed_at set the first time,
@@ -121,13 +143,20 @@ bool halt(json& doc);
 // While plans run, `yolo execute` keeps their statuses in memory and writes the changes in
 // batches: one read-modify-write of the state (under its lock) for every change queued.
 struct PlanUpdate {
-  std::string status;                     // pending | running | complete | failed
+  PlanStatus status = PlanStatus::Pending;  // Pending | Running | Complete | Failed
   std::optional<std::string> started_at;  // unset: kept as the record has it
   json completed_at;                      // null or an ISO-8601 time
   std::string error;                      // "": removed
   json findings;                          // null: removed
   json set = json::object();  // other fields of the record (worktree, scope, checks, executor); null removes
 };
+
+// A plan starts: running, started_at `now` when given (else kept), no completed_at, error or
+// findings.
+PlanUpdate started(std::optional<std::string> now);
+// A plan ends: its status and error; completed_at `now` unless it is pending again; the
+// findings only when it failed (an array), none otherwise.
+PlanUpdate ended(const PlanEnd& end, const std::string& now);
 
 // `later` queued for a plan whose `earlier` update is not written yet: one update that writes
 // what both would, in order (started_at and the `set` fields of `earlier` are kept unless

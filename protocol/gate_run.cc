@@ -398,4 +398,36 @@ GateRun reject_gate(const World& w, const stdfs::path& root, const std::string& 
   return r;
 }
 
+GateRun reopen_stale_gate(const World& w, const stdfs::path& root, const Config& cfg, GateType type,
+                          const std::string& plan_path, const Now& now, const std::vector<std::string>& files,
+                          ApproverPort* port) {
+  GateRun r;
+  bool reopened = false;
+  if (!locked(w, root, r, [&](json& d) {
+        Transition t = reopen_if_stale(d, type, plan_path, now, files);
+        reopened = t.ok() && t.changed;
+        return t;
+      }))
+    return r;
+  if (!reopened) {
+    r.gate = nullptr;
+    r.messages.clear();  // why it still counts (or was never given): nothing for the caller to say
+    return r;
+  }
+  const std::string gid = str(r.gate, "id");
+  GateRun a = run_approver(w, root, cfg, gid, port);
+  for (auto& e : a.events) r.events.push_back(std::move(e));
+  for (auto& m : a.messages) r.messages.push_back(std::move(m));
+  if (!a.ok()) {
+    r.messages.push_back({Outcome::Warning, "approver: " + a.error, gid});
+    return r;
+  }
+  if (!a.state.is_null()) {
+    r.state = a.state;
+    r.stamp = a.stamp;
+  }
+  if (const json* g = find_gate(r.state, gid)) r.gate = *g;
+  return r;
+}
+
 }  // namespace yolo::gates

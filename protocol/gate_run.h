@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/approvals.h"
 #include "protocol/approver_policy.h"
 #include "protocol/config.h"
 #include "protocol/gates.h"
@@ -69,5 +70,13 @@ GateRun approve_gate(const World& w, const std::filesystem::path& root, const Co
                      const ApprovalSigner* signer = nullptr);
 GateRun reject_gate(const World& w, const std::filesystem::path& root, const std::string& gate_id,
                     const std::string& by, const std::string& feedback, const Authorize& authorize = {});
+// The approval of (type, plan_path) no longer counts (a covered file or config key changed
+// since: approvals.h, Stale): its gate opens again (reopen_if_stale) in one locked write, its
+// events in the audit log, then the new gate's approver runs as on a request. Nothing
+// reopened (the approval still counts, was never given, or another gate is open: error):
+// GateRun::gate is null. An approver that could not run is a Warning message, not an error.
+GateRun reopen_stale_gate(const World& w, const std::filesystem::path& root, const Config& cfg, GateType type,
+                          const std::string& plan_path, const Now& now, const std::vector<std::string>& files,
+                          ApproverPort* port);
 
 }  // namespace yolo::gates

@@ -45,11 +45,15 @@ json CycleResult::to_json() const {
   return j;
 }
 
+const char* PlanLoopResult::loop_status(bool finished) const {
+  return !finished ? "running" : passed() ? "passed" : "failed";
+}
+
 json PlanLoopResult::review_loop_entry(bool finished) const {
   json per = json::array();
   for (const auto& c : cycles)
     per.push_back({{"verdict", yolo::to_string(c.verdict)}, {"finding_count", c.findings.size()}, {"high", c.high()}});
-  std::string status = !finished ? "running" : passed() ? "passed" : "failed";
+  std::string status = loop_status(finished);
   return {{"cycle", cycles.empty() ? 0 : cycles.back().cycle},
           {"max", max_cycles},
           {"status", status},

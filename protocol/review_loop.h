@@ -123,6 +123,8 @@ struct PlanLoopResult {
 
   const CycleResult& last() const { return cycles.back(); }
   bool passed() const { return verdict != Verdict::Reject; }
+  // The loop's status word: "running" while it is not finished, then "passed" or "failed".
+  const char* loop_status(bool finished = true) const;
   // review_loops["{id}"] = {cycle, max, status, findings_per_cycle: [{verdict, finding_count, high}]}
   json review_loop_entry(bool finished = true) const;
   // Every finding of every cycle, de-duplicated by id (latest version wins, first-seen order).

@@ -2,61 +2,87 @@
 
 #include <algorithm>
 
-#include "protocol/json_field.h"
-#include "protocol/text.h"
-
 namespace yolo::review {
 
-bool ReviewReport::is_review(const json& line) {
-  if (!line.is_object() || !line.contains("verdict")) return false;
-  if (json_field::str(line, "type") == "phase_summary") return false;
-  auto sk = line.find("skipped");
-  return !(sk != line.end() && sk->is_boolean() && sk->get<bool>());
-}
+std::string PlanReview::source_name() const { return skipped ? "unchanged" : to_string(source); }
 
-std::vector<const json*> ReviewReport::reviews() const {
-  std::vector<const json*> out;
-  for (const auto& l : lines)
-    if (is_review(l)) out.push_back(&l);
-  return out;
+bool PlanReview::revised() const {
+  return std::any_of(architect.begin(), architect.end(), [](const ArchitectAttempt& a) { return a.changed; });
 }
 
 namespace {
-using json_field::str;
-int rank(const std::string& severity) { return severity == "high" ? 0 : severity == "medium" ? 1 : 2; }
-bool is_reject(const json& l) { return l.is_object() && str(l, "type") == "plan" && str(l, "verdict") == "reject"; }
+json rows_json(const std::vector<ReviewerFinding>& fs) {
+  json a = json::array();
+  for (const auto& f : fs) a.push_back(f.to_json());
+  return a;
+}
 }  // namespace
 
-std::vector<RejectedPlan> rejected_plans(const json& lines, size_t top) {
+json PlanReview::to_json() const {
+  json j = {{"plan_id", plan_id},
+            {"plan", plan},
+            {"hash", hash},
+            {"verdict", yolo::to_string(verdict)},
+            {"ok", passed()},
+            {"source", source_name()},
+            {"skipped", skipped},
+            {"findings", rows_json(findings)},
+            {"cycles", cycles},
+            {"stop_reason", stop_reason},
+            {"escalated", escalated},
+            {"fallback", fallback}};
+  if (!reason.empty()) j["reason"] = reason;
+  return j;
+}
+
+PlanReview plan_review(const PlanLoopResult& loop, std::string plan) {
+  PlanReview r;
+  r.plan_id = loop.plan_id;
+  r.plan = std::move(plan);
+  r.hash = loop.hash;
+  r.verdict = loop.verdict;
+  r.cycles = loop.cycles.size();
+  r.stop_reason = loop.stop_reason;
+  r.architect = loop.architect;
+  r.accumulated = loop.accumulated();
+  if (!loop.cycles.empty()) {
+    const CycleResult& c = loop.last();
+    r.source = c.source;
+    r.findings = c.findings;
+    for (const auto& f : c.stage1.findings) r.stage1_findings.push_back(from_stage1(f));
+    r.reason = c.reason;
+    r.escalated = c.escalated;
+    r.reviewer = c.reviewer_info;
+  }
+  return r;
+}
+
+std::vector<ReviewerFinding> findings_from_json(const json& rows) {
+  std::vector<ReviewerFinding> out;
+  if (!rows.is_array()) return out;
+  for (const auto& j : rows)
+    if (auto f = ReviewerFinding::from_json(j)) out.push_back(std::move(*f));
+  return out;
+}
+
+std::vector<RejectedPlan> rejected_plans(const std::vector<PlanReview>& rows, size_t top) {
   std::vector<RejectedPlan> out;
-  if (!lines.is_array()) return out;
-  for (const auto& l : lines) {
-    if (!is_reject(l)) continue;
+  for (const auto& row : rows) {
+    if (row.passed()) continue;
     RejectedPlan r;
-    r.plan_id = str(l, "plan_id");
-    r.plan = str(l, "plan");
-    r.source = str(l, "source");
-    r.stop_reason = str(l, "stop_reason");
-    if (l.contains("cycles") && l["cycles"].is_number_integer() && l["cycles"].get<long long>() > 0)
-      r.cycles = l["cycles"].get<size_t>();
-    if (auto esc = l.find("escalated"); esc != l.end() && esc->is_array())
-      for (const auto& e : *esc)
-        if (e.is_string()) r.escalated.push_back(e.get<std::string>());
-    std::vector<json> fs;
-    for (const char* key : {"findings", "accumulated_findings"}) {
-      if (auto f = l.find(key); f != l.end() && f->is_array() && !f->empty()) {
-        for (const auto& x : *f)
-          if (x.is_object()) fs.push_back(x);
-        break;
-      }
-    }
-    if (fs.empty())
-      if (auto s1 = l.find("stage1"); s1 != l.end() && s1->is_object())
-        if (auto f = s1->find("findings"); f != s1->end() && f->is_array())
-          for (const auto& x : *f)
-            if (x.is_object()) fs.push_back(x);
-    std::stable_sort(fs.begin(), fs.end(),
-                     [](const json& a, const json& b) { return rank(str(a, "severity")) < rank(str(b, "severity")); });
+    r.plan_id = row.plan_id;
+    r.plan = row.plan;
+    r.source = row.source_name();
+    r.stop_reason = row.stop_reason;
+    r.cycles = row.cycles;
+    r.escalated = row.escalated;
+    std::vector<ReviewerFinding> fs = !row.findings.empty()      ? row.findings
+                                      : !row.accumulated.empty() ? row.accumulated
+                                                                 : row.stage1_findings;
+    // High first, then medium, then low; each in its order.
+    std::stable_sort(fs.begin(), fs.end(), [](const ReviewerFinding& a, const ReviewerFinding& b) {
+      return static_cast<int>(a.severity) < static_cast<int>(b.severity);
+    });
     r.more = fs.size() > top ? fs.size() - top : 0;
     if (fs.size() > top) fs.resize(top);
     r.top_findings = std::move(fs);
@@ -65,23 +91,11 @@ std::vector<RejectedPlan> rejected_plans(const json& lines, size_t top) {
   return out;
 }
 
-std::vector<std::string> rejected_plan_paths(const json& lines) {
+std::vector<std::string> rejected_plan_paths(const std::vector<PlanReview>& rows) {
   std::vector<std::string> out;
-  if (!lines.is_array()) return out;
-  for (const auto& l : lines)
-    if (is_reject(l) && !str(l, "plan").empty()) out.push_back(str(l, "plan"));
+  for (const auto& row : rows)
+    if (!row.passed() && !row.plan.empty()) out.push_back(row.plan);
   return out;
-}
-
-ReviewReport parse_review_output(std::string_view stdout_text) {
-  ReviewReport r;
-  for (auto line : text::lines(stdout_text)) {
-    line = text::trim(line);
-    if (line.empty() || line.front() != '{') continue;
-    JsonParse j = parse_json_bounded(line);
-    if (j.ok() && j.doc.is_object()) r.lines.push_back(std::move(j.doc));
-  }
-  return r;
 }
 
 }  // namespace yolo::review

@@ -14,6 +14,7 @@
 #include "protocol/review_ledger.h"
 #include "protocol/run_loops.h"
 #include "protocol/state.h"
+#include "protocol/waves.h"
 
 namespace yolo {
 
@@ -72,20 +73,24 @@ json review_of(const json& state, const json& reviews, const std::string& id) {
   return r;
 }
 
+// A wave's status is its plans' together, in the plans' words.
 std::string wave_status(const std::vector<std::string>& statuses) {
+  using waves::PlanStatus;
   bool all_complete = !statuses.empty();
   bool any_failed = false, any_running = false, any_ready = false;
-  for (const auto& s : statuses) {
-    if (s != "complete") all_complete = false;
-    if (s == "failed") any_failed = true;
-    if (s == "running") any_running = true;
-    if (s == "ready") any_ready = true;
+  for (const auto& word : statuses) {
+    auto s = waves::parse_status(word);
+    if (s != PlanStatus::Complete) all_complete = false;
+    if (s == PlanStatus::Failed) any_failed = true;
+    if (s == PlanStatus::Running) any_running = true;
+    if (s == PlanStatus::Ready) any_ready = true;
   }
-  if (all_complete) return "complete";
-  if (any_failed) return "failed";
-  if (any_running) return "running";
-  if (any_ready) return "ready";
-  return "pending";
+  PlanStatus w = all_complete ? PlanStatus::Complete
+                 : any_failed ? PlanStatus::Failed
+                 : any_running ? PlanStatus::Running
+                 : any_ready   ? PlanStatus::Ready
+                               : PlanStatus::Pending;
+  return waves::to_string(w);
 }
 
 }  // namespace

@@ -217,7 +217,6 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
             {"YOLO_MAX_TURNS", std::to_string(s.max_turns)}};
   if (!uses(spec.argv, "{prompt}") && !prompt_file) sp.stdin_data = prompt;
   sp.confinement = confined.confinement;
-  sp.unset_env = {"YOLO_AGENT_PROGRESS"};  // asked of the `yolo review` child by execute, not of its agents
   RunOptions ro;
   ro.stop_on_signals = true;  // SIGINT/SIGTERM/SIGHUP stop the agent's group; the caller exits
   AgentCall call{AgentCall::Event::Started, agent, ctx.plan_id, ctx.cycle, s.timeout_ms, 0, nullptr};

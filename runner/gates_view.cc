@@ -1,6 +1,7 @@
 #include "runner/world.h"
 #include "runner/gates_view.h"
 
+#include "protocol/execution.h"
 #include "protocol/fs.h"
 #include "protocol/text.h"
 #include "runner/output.h"
@@ -70,10 +71,11 @@ out::Sym gate_sym(const json& g) {
   return out::Sym::Pause;
 }
 
-out::Sym plan_sym(const std::string& s) {
-  if (s == "complete") return out::Sym::Ok;
-  if (s == "failed") return out::Sym::Fail;
-  if (s == "running") return out::Sym::Diamond;
+out::Sym plan_sym(std::optional<waves::PlanStatus> s) {
+  using waves::PlanStatus;
+  if (s == PlanStatus::Complete) return out::Sym::Ok;
+  if (s == PlanStatus::Failed) return out::Sym::Fail;
+  if (s == PlanStatus::Running) return out::Sym::Diamond;
   return out::Sym::Skip;  // pending, ready
 }
 
@@ -189,10 +191,10 @@ std::string status_next(const json& s) {
   std::string rs = str(s, "run_state");
   const json& open = s.contains("open_gates") ? s["open_gates"] : json();
   const json& plans = s.contains("plans") ? s["plans"] : json();
-  auto any_plan = [&](const std::string& st) {
+  auto any_plan = [&](waves::PlanStatus st) {
     if (plans.is_array())
       for (const auto& p : plans)
-        if (str(p, "status") == st) return true;
+        if (execution::plan_status(p) == st) return true;
     return false;
   };
   bool rejected_review = false;
@@ -211,7 +213,7 @@ std::string status_next(const json& s) {
   } else if (rs == "HALTED") {
     if (rejected_review)
       next = "edit the rejected plan(s), then `yolo execute` (only changed plans are reviewed again)";
-    else if (any_plan("failed"))
+    else if (any_plan(waves::PlanStatus::Failed))
       next = "`yolo logs PLAN` shows what the failed plan's executor printed; fix it, then `yolo execute`";
     else
       next = "fix what halted the run (above), then `yolo execute`";
@@ -219,7 +221,7 @@ std::string status_next(const json& s) {
     next = "`yolo execute` runs the plan(s) added to " + str(s, "phase_dir") + " (`yolo execute --dry-run` shows them)";
   } else if (rs == "COMPLETE") {
     next = "`yolo execute` runs the next phase that is not complete";
-  } else if (any_plan("ready")) {
+  } else if (any_plan(waves::PlanStatus::Ready)) {
     next = "write the SUMMARY files of the ready plans (or configure an `executor`), then `yolo execute`";
   } else {
     next = "`yolo execute` continues the run";
@@ -252,16 +254,17 @@ static std::string plan_isolation_text(const json& p) {
   }
   if (p.contains("worktree") && p["worktree"].is_object()) {
     const json& w = p["worktree"];
-    std::string m = str(w, "merge");
-    out::Sym sym = m == "merged" ? out::Sym::Ok : m == "conflict" ? out::Sym::Fail : out::Sym::Diamond;
-    std::string what = m == "merged"
+    using execution::MergeState;
+    const MergeState m = execution::merge_state(w);
+    out::Sym sym = m == MergeState::Merged ? out::Sym::Ok : m == MergeState::Conflict ? out::Sym::Fail : out::Sym::Diamond;
+    std::string what = m == MergeState::Merged
                            ? "merged" + (str(w, "merge_commit").empty() ? std::string()
                                                                         : " as " + str(w, "merge_commit").substr(0, 12))
-                       : m == "pending"  ? "gated, not merged yet"
-                       : m == "conflict" ? "merge conflict (nothing merged)"
-                                         : "not gated yet";
+                       : m == MergeState::Pending  ? "gated, not merged yet"
+                       : m == MergeState::Conflict ? "merge conflict (nothing merged)"
+                                                   : "not gated yet";
     t += "\n      " + out::sym(sym) + " branch " + one_line(str(w, "branch"), 80) + " · " + what;
-    if (m != "merged") t += "\n        worktree " + one_line(str(w, "path"), 160);
+    if (m != MergeState::Merged) t += "\n        worktree " + one_line(str(w, "path"), 160);
   }
   if (p.contains("scope") && p["scope"].is_object()) {
     const json& sc = p["scope"];
@@ -337,11 +340,13 @@ std::string render_status(const json& s) {
   if (waves.is_array())
     for (const auto& w : waves) {
       std::string ws = str(w, "status");
-      add(out::sym(plan_sym(ws == "ready" ? "pending" : ws)) + " " + out::bold("Wave " + str(w, "wave")) + "  " + ws);
+      auto wst = waves::parse_status(ws);  // a wave's word is a plan status: its plans' together
+      add(out::sym(plan_sym(wst == waves::PlanStatus::Ready ? waves::PlanStatus::Pending : wst)) + " " +
+          out::bold("Wave " + str(w, "wave")) + "  " + ws);
       for (const auto& p : plans) {
         if (p.value("wave", json()).dump() != w.value("wave", json()).dump()) continue;
         std::string ps = str(p, "status");
-        std::string line = "  " + out::sym(plan_sym(ps)) + " " + column(str(p, "id"), 8) + " " +
+        std::string line = "  " + out::sym(plan_sym(waves::parse_status(ps))) + " " + column(str(p, "id"), 8) + " " +
                            column(str(p, "title"), 40) + "  " + column(ps, 9) + " " +
                            review_text(p.value("review", json()));
         if (!str(p, "error").empty())

@@ -183,18 +183,11 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   // two readings, or a legacy approval object adopted after the check, cannot slip through.
   const stdfs::path root = ctx.root;
   gates::Authorize authorize = [root, refusal](const json& state, const json& gate) -> std::string {
-    if (str(gate, "gate_type") == "vision") return refusal + " (the vision gate is never resolved over MCP)";
     auto read = world().files().read(root / ".yolo-planning" / "config.json", 16u << 20, /*text=*/false);
     json cfg_now = read.ok() ? json::parse(read.content, nullptr, false) : json();
-    if (!cfg_now.is_object() || !cfg_now.contains("mcp_can_approve") || cfg_now["mcp_can_approve"] != true) return refusal;
-    gates::Now now = gates::now_of(world(), root);
-    auto st = gates::approval_status(state, gates::GateType::Vision, ".yolo-planning/ROADMAP.md", now);
-    if (!st.counts()) return refusal + " (mcp_can_approve is not covered by a vision approval that counts)";
-    const json& covers = st.gate.is_object() && st.gate.contains("covers") ? st.gate["covers"] : json();
-    if (!covers.is_object() ||
-        covers.value("config:mcp_can_approve", std::string()) != gates::config_value_digest(cfg_now["mcp_can_approve"]))
-      return refusal + " (the vision approval did not cover mcp_can_approve: true)";
-    return {};
+    gates::McpResolution may = gates::mcp_may_resolve(state, gate, cfg_now, gates::now_of(world(), root));
+    if (may.allowed) return {};
+    return may.why.empty() ? refusal : refusal + " (" + may.why + ")";
   };
   const std::string by = "mcp:" + ctx.client_name;
   const std::string gate_id = arg(args, "gate_id");

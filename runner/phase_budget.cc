@@ -32,7 +32,7 @@ GateOutcome Run::budget_gate(long long w) {
     if (!err.empty()) {
       emit("gate_error", {{"gate_type", "budget"}, {"plan_path", rel}, {"reason", err}}, Sym::Fail,
            "Budget gate: " + err);
-      stop(kExecHalted, "halted", "Halted: " + err);
+      stop(kExecHalted, Result::Halted, "Halted: " + err);
       return GateOutcome::Halted;
     }
   }
@@ -48,7 +48,7 @@ GateOutcome Run::budget_gate(long long w) {
   flush_plans();
   GateOutcome g = ensure_gate(gates::GateType::Budget, rel, reason, static_cast<int>(w), {rel});
   if (g == GateOutcome::Paused)
-    stop(kExecPaused, "paused", "Paused before wave " + std::to_string(w) + ": " + over->describe());
+    stop(kExecPaused, Result::Paused, "Paused before wave " + std::to_string(w) + ": " + over->describe());
   return g;
 }
 

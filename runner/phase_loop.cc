@@ -72,7 +72,7 @@ int Run::waves() {
   uv_close(reinterpret_cast<uv_handle_t*>(&resume_timer_), nullptr);
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
-  if (final_code_ < 0) return finish(kExecHalted, "halted", "stopped with nothing left to run");
+  if (final_code_ < 0) return finish(kExecHalted, Result::Halted, "stopped with nothing left to run");
   return finish(final_code_, final_result_, final_message_);
 }
 
@@ -103,7 +103,7 @@ const state::LoadResult& Run::state_now() {
   return state_cache_;
 }
 
-void Run::queue_plan(size_t i, PlanUpdate u) {
+void Run::queue_plan(size_t i, execution::PlanUpdate u) {
   if (auto it = pending_.find(i); it != pending_.end())
     u = execution::merge_updates(it->second, std::move(u));  // fields queued before and not written yet are kept
   pending_[i] = std::move(u);
@@ -128,7 +128,7 @@ void Run::arm_flush() {
 }
 
 std::vector<std::pair<std::string, execution::PlanUpdate>> Run::take_pending() {
-  std::vector<std::pair<std::string, PlanUpdate>> ups;
+  std::vector<std::pair<std::string, execution::PlanUpdate>> ups;
   ups.reserve(pending_.size());
   for (auto& [i, u] : pending_) ups.emplace_back(entries_[i].id, std::move(u));
   pending_.clear();
@@ -201,7 +201,7 @@ void Run::flushed(state::UpdateResult up, uint64_t started_ns, uint64_t ended_ns
   last_flush_cost_ns_ = ended_ns - started_ns;
   if (!up.ok()) {
     flush_failed_ = true;
-    stop(kExecHalted, "error", up.error);
+    stop(kExecHalted, Result::Error, up.error);
     return;
   }
   // The document just written is the state now: the next state_now() need not read it back
@@ -248,7 +248,7 @@ void Run::close_journal(bool remove) {
 void Run::interrupt(int signum) {
   if (interrupted_) return;
   interrupted_ = true;
-  stop(kExecHalted, "interrupted",
+  stop(kExecHalted, Result::Interrupted,
        "Interrupted (signal " + std::to_string(signum) +
            "): running executors were stopped; their plans are pending again");
   // A dispatch submit is left to end (its timeout bounds it): killed midway, it may have
@@ -285,7 +285,7 @@ void Run::schedule() {
   const auto& snap = state_now();
   if (stopping_) return;  // a write that ended in state_now() failed
   if (!snap.ok()) {
-    stop(kExecHalted, "error", snap.error);
+    stop(kExecHalted, Result::Error, snap.error);
     return;
   }
   const json& doc = snap.doc;
@@ -303,7 +303,7 @@ void Run::schedule() {
       note("revise and request approval again: yolo request-approval --plan-path " + str(g, "plan_path") +
            " --gate-type " + str(g, "gate_type"));
     }
-    stop(kExecHalted, "halted", "Halted: " + msg);
+    stop(kExecHalted, Result::Halted, "Halted: " + msg);
     return;
   }
   bool executor = executor_configured(cfg_);
@@ -351,18 +351,20 @@ void Run::schedule() {
         flush_plans();
         emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
         next_ = "`yolo execute` runs the rest of the phase";
-        stop(kExecComplete, "complete", "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
+        stop(kExecComplete, Result::Complete, "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
         return;
       }
       std::string now = now_iso8601();
       flush_plans([&](json& s) { execution::complete_phase(s, now); });  // the last records and the end
       if (stopping_) return;  // the write failed: flushed() stopped the run with its error
       log("phase_end", "",
-          {{"status", "complete"}, {"plans", entries_.size()}, {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
-      emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,
+          {{"status", to_string(RunStatus::Complete)},
+           {"plans", entries_.size()},
+           {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
+      emit("phase_end", {{"status", to_string(RunStatus::Complete)}, {"plans", entries_.size()}}, Sym::Ok,
            "Phase " + phase_.folder + " complete: " + std::to_string(entries_.size()) + "/" +
                std::to_string(entries_.size()) + " plans");
-      stop(kExecComplete, "complete", "");
+      stop(kExecComplete, Result::Complete, "");
       return;
     }
     case waves::Outcome::Frozen: {
@@ -379,15 +381,17 @@ void Run::schedule() {
         pause_for(*g);
       else if (doc.contains("approval") && doc["approval"].is_object())
         pause_for(doc["approval"]);
-      stop(kExecPaused, "paused", "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
+      stop(kExecPaused, Result::Paused, "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
       return;
     }
     case waves::Outcome::Failed:
     case waves::Outcome::Blocked: {
       if (!running_.empty()) return;
       set_halted(d.reason);
-      if (o_.json) emit("phase_end", {{"status", "halted"}, {"reason", d.reason}}, Sym::Fail, "Halted: " + d.reason);
-      stop(kExecHalted, "halted", "Phase " + phase_.folder + " halted: " + d.reason);
+      if (o_.json)
+        emit("phase_end", {{"status", to_string(RunStatus::Halted)}, {"reason", d.reason}}, Sym::Fail,
+             "Halted: " + d.reason);
+      stop(kExecHalted, Result::Halted, "Phase " + phase_.folder + " halted: " + d.reason);
       return;
     }
     case waves::Outcome::Start:
@@ -411,7 +415,7 @@ void Run::schedule() {
       wave_gate_passed_.insert(w);
       schedule();
     } else if (g == GateOutcome::Paused) {
-      stop(kExecPaused, "paused", "Paused before wave " + std::to_string(w) + ": its wave gate awaits approval");
+      stop(kExecPaused, Result::Paused, "Paused before wave " + std::to_string(w) + ": its wave gate awaits approval");
     }
     return;
   }
@@ -450,7 +454,7 @@ void Run::mark_ready(const std::vector<size_t>& idx) {
     return true;
   });
   if (!up.ok()) {
-    stop(kExecHalted, "error", up.error);
+    stop(kExecHalted, Result::Error, up.error);
     return;
   }
   for (size_t i : idx) {
@@ -459,7 +463,7 @@ void Run::mark_ready(const std::vector<size_t>& idx) {
     emit("plan_ready", {{"plan", e.id}, {"wave", e.wave}, {"plan_path", e.path}, {"summary_path", sp}}, Sym::Diamond,
          "Plan " + e.id + " ready: waiting for " + sp);
   }
-  stop(kExecWaitingSummary, "waiting_for_summary",
+  stop(kExecWaitingSummary, Result::WaitingForSummary,
        "Waiting for SUMMARY: no executor is configured; " + std::to_string(idx.size()) +
            " plan(s) are ready for an agent or a person. Run `yolo execute` again once their SUMMARY files exist.");
 }

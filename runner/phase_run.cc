@@ -75,7 +75,7 @@ json executor_record(int pid, unsigned long long start_ticks) {
   return {{"pid", pid}, {"pgid", pid}, {"start_ticks", start_ticks}, {"boot_id", boot_id()}};
 }
 
-int Run::finish(int code, const std::string& result, const std::string& message) {
+int Run::finish(int code, Result result, const std::string& message) {
   if (trees_ && !tidied_) {
     // What killed runs leave (a slot on a plan's branch, merged branches, a killed git's lock
     // file) goes at the end of every run; what cannot go is said, with how.
@@ -94,7 +94,7 @@ int Run::finish(int code, const std::string& result, const std::string& message)
     }
     json j = {{"ok", code == kExecComplete},
               {"cmd", "execute"},
-              {"result", result},
+              {"result", execution::to_string(result)},
               {"exit_code", code},
               {"message", message}};
     if (!phase_.folder.empty()) {
@@ -163,7 +163,7 @@ static std::vector<std::string> plans_not_in_run(const json& doc, const PhaseDir
 int Run::choose_phase(const state::LoadResult& snap) {
   auto phases = list_phases(root_);
   if (phases.empty())
-    return finish(kExecHalted, "error", "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
+    return finish(kExecHalted, Result::Error, "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
   if (!o_.phase.empty()) {
     std::string want = o_.phase;
     while (!want.empty() && want.back() == '/') want.pop_back();
@@ -175,11 +175,11 @@ int Run::choose_phase(const state::LoadResult& snap) {
         phase_ = p;
         return -1;
       }
-    return finish(kExecUsage, "error",
+    return finish(kExecUsage, Result::Error,
                   "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
   }
   for (const auto& p : phases) {
-    if (snap.ok() && str(snap.doc, "phase_dir") == p.rel && str(snap.doc, "status") == "complete" &&
+    if (snap.ok() && str(snap.doc, "phase_dir") == p.rel && execution::run_status(snap.doc) == RunStatus::Complete &&
         plans_not_in_run(snap.doc, p, root_).empty())
       continue;
     if (snap.ok() && str(snap.doc, "phase_dir") == p.rel) {
@@ -191,7 +191,7 @@ int Run::choose_phase(const state::LoadResult& snap) {
     return -1;
   }
   phase_ = phases.back();
-  return finish(kExecComplete, "complete", "every phase is complete (" + std::to_string(phases.size()) + " phases)");
+  return finish(kExecComplete, Result::Complete, "every phase is complete (" + std::to_string(phases.size()) + " phases)");
 }
 
 // Each plan is read, parsed and hashed once per execute, here: the entries (ids, waves,
@@ -270,7 +270,7 @@ int Run::step2() {
     prepared = execution::prepare(doc, info, entries_, po);
     return true;
   });
-  if (!up.ok()) return finish(kExecHalted, "error", up.error);
+  if (!up.ok()) return finish(kExecHalted, Result::Error, up.error);
   cid_ = str(up.doc, "correlation_id");
   // The document written is the state now (state_now() reads the file again only when its
   // identity changed since).
@@ -303,17 +303,18 @@ int Run::step2() {
   }
   for (const auto& e : entries_)
     if (e.summary == SummaryState::Failed && !executor) {
-      emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"findings", e.summary_findings}}, Sym::Fail,
+      emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"findings", e.summary_findings}},
+           Sym::Fail,
            "Plan " + e.id + ": its SUMMARY fails the SUMMARY gate");
       for (const auto& f : e.summary_findings) note("[" + str(f, "severity") + "] " + str(f, "issue"));
     }
-  if (entries_.empty()) return finish(kExecHalted, "halted", "no plans in " + phase_.rel);
+  if (entries_.empty()) return finish(kExecHalted, Result::Halted, "no plans in " + phase_.rel);
   return -1;
 }
 
 bool Run::set_halted(const std::string& reason) {
   auto up = state::update(world(), root_, [&](json& doc, std::string&) { return execution::halt(doc); });
-  log("phase_end", "", {{"status", "halted"}, {"reason", reason}});
+  log("phase_end", "", {{"status", to_string(RunStatus::Halted)}, {"reason", reason}});
   return up.ok();
 }
 
@@ -361,7 +362,7 @@ int Run::precheck() {
   if (rejected) {
     std::string why = std::to_string(rejected) + " plan(s) rejected by the structural pre-check";
     set_halted(why);
-    return finish(kExecHalted, "halted",
+    return finish(kExecHalted, Result::Halted,
                   "Halted before anything ran: " + why + " (fix them and run `yolo execute` again)");
   }
   emit("precheck", {{"verdict", conditional ? "conditional" : "approve"}, {"plans", reviews.size()}},
@@ -385,18 +386,18 @@ int Run::run() {
   // One execute per project: a second one would start the same plans again.
   std::string lock_err;
   if (!lock_.acquire(root_, "execute", lock_err))
-    return finish(kExecHalted, "locked",
+    return finish(kExecHalted, Result::Locked,
                   lock_err + "; wait for it to finish, or stop it (kill " +
                       (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
   auto c = load_config_reported(root_);
-  if (!c.ok()) return finish(kExecHalted, "error", c.error);
+  if (!c.ok()) return finish(kExecHalted, Result::Error, c.error);
   cfg_ = c.config;
   mode_ = mode_from_config(cfg_.summary_checks);
   auto snap = state::load(world(), root_);
   if (!snap.ok()) {
     std::string msg = snap.error;
     if (!snap.kept_copy.empty()) msg += " (a copy was kept at " + snap.kept_copy + ")";
-    return finish(kExecHalted, "error", msg);
+    return finish(kExecHalted, Result::Error, msg);
   }
   if (int rc = choose_phase(snap); rc >= 0) return rc;
   load_plans();
@@ -408,7 +409,7 @@ int Run::run() {
       std::string ids;
       for (const auto& e : entries_) ids += (ids.empty() ? "" : ", ") + e.id;
       next_ = "`yolo execute --plan ID` with one of: " + (ids.empty() ? std::string("(no plans)") : ids);
-      return finish(kExecUsage, "error", "no plan '" + o_.only_plan + "' in " + phase_.rel);
+      return finish(kExecUsage, Result::Error, "no plan '" + o_.only_plan + "' in " + phase_.rel);
     }
   }
   if (o_.dry_run) return dry_run();
@@ -425,10 +426,10 @@ int Run::run() {
   // left is ended and merged (the files it names are the ones precheck always saw).
   start_stage1();
   if (int rc = step2(); rc >= 0) return rc;
-  if (const auto& now = state_now(); now.ok() && str(now.doc, "status") == "complete") {
-    emit("phase_end", {{"status", "complete"}, {"plans", entries_.size()}}, Sym::Ok,
+  if (const auto& now = state_now(); now.ok() && execution::run_status(now.doc) == RunStatus::Complete) {
+    emit("phase_end", {{"status", to_string(RunStatus::Complete)}, {"plans", entries_.size()}}, Sym::Ok,
          "Phase " + phase_.folder + " complete: every plan has a SUMMARY that passes the gate");
-    return finish(kExecComplete, "complete", "");
+    return finish(kExecComplete, Result::Complete, "");
   }
   if (int rc = precheck(); rc >= 0) return rc;
   if (int rc = review_gate(); rc >= 0) return rc;
@@ -438,7 +439,7 @@ int Run::run() {
   GateOutcome g = ensure_gate(gates::GateType::Vision, roadmap,
                               "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);
   if (g == GateOutcome::Paused)
-    return finish(kExecPaused, "paused", "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");
+    return finish(kExecPaused, Result::Paused, "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");
   if (g == GateOutcome::Halted)
     return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
   // The gates passed: recorded with the first plans' records (a write of its own cost the

@@ -3,7 +3,7 @@
 //   Step 2   load the phase's plans, initialise or resume the state (correlation id,
 //            steps_completed, plan statuses: a plan whose SUMMARY passes is complete)
 //            and run the cross-plan validation (any Stage 1 reject halts before anything runs)
-//   Step 2b  the review gate (`yolo review PHASE_DIR --json` as a child) when config
+//   Step 2b  the review gate (`yolo review PHASE_DIR --changed`, in this process) when config
 //            review_gate is `always` or with --review
 //   Step 2c  the vision gate on .yolo-planning/ROADMAP.md: approved and unchanged since
 //            (digest) or the run pauses; with no approval object execute opens it and its

@@ -59,6 +59,7 @@
 #include "runner/output.h"
 #include "runner/render.h"
 #include "runner/agent_progress.h"
+#include "runner/review_gate.h"
 #include "runner/subprocess.h"
 
 #include "runner/phase_run.h"
@@ -69,6 +70,11 @@
 #include "protocol/scope_fence.h"
 
 namespace yolo::runner::phase {
+
+using execution::MergeState;
+using execution::PlanStatus;
+using execution::Result;
+using execution::RunStatus;
 
 namespace stdfs = std::filesystem;
 using execution::PlanEntry;
@@ -131,7 +137,7 @@ class Run {
     std::string s = text::sanitize_for_terminal(human);
     out::line("    " + (dim ? out::dim(s) : s));
   }
-  void note_review_outcomes(const json& detail);
+  void note_review_outcomes(const std::vector<review::PlanReview>& rows);
 
   void log(const std::string& type, const std::string& plan, json data = json::object()) {
     if (!events::enabled(cfg_.raw)) return;  // the event log is off: nothing to build
@@ -148,7 +154,11 @@ class Run {
       log_warned_ = true;
     }
   }
-  int finish(int code, const std::string& result, const std::string& message);
+  int finish(int code, execution::Result result, const std::string& message);
+  // plan_dispatch.cc (another branch's for now) names its result by the word.
+  int finish(int code, std::string_view result_word, const std::string& message) {
+    return finish(code, execution::parse_result(result_word).value_or(execution::Result::Error), message);
+  }
   // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
   std::string next_step(int code) const {
     if (!next_.empty()) return next_;
@@ -321,7 +331,7 @@ class Run {
   std::vector<FetchItem> fetch_queue_, fetch_batch_;
   std::unique_ptr<Process> fetch_proc_;
 
-  void stop(int code, const std::string& result, const std::string& message) {
+  void stop(int code, execution::Result result, const std::string& message) {
     if (final_code_ < 0) {
       final_code_ = code;
       final_result_ = result;
@@ -350,9 +360,17 @@ class Run {
   // next one, state::update_plan_records): during the loop, the plans' statuses are nodes_'s.
   // A run killed between two writes loses only statuses that the next run finds again
   // (SUMMARY files; a `running` plan becomes pending, its executor ended through the journal).
-  using PlanUpdate = execution::PlanUpdate;
+  // A plan record's change as the run queues it (execution::started / ended). plan_dispatch.cc,
+  // on another branch for now, still names its statuses by their words: this reads them
+  // through waves::parse_status, the one reader, until that file says PlanStatus too.
+  struct PlanUpdate : execution::PlanUpdate {
+    PlanUpdate(execution::PlanUpdate u) : execution::PlanUpdate(std::move(u)) {}
+    PlanUpdate(std::string_view word, std::optional<std::string> started, json completed, std::string why, json found)
+        : execution::PlanUpdate{waves::parse_status(word).value_or(waves::PlanStatus::Pending), std::move(started),
+                                std::move(completed), std::move(why), std::move(found)} {}
+  };
   const state::LoadResult& state_now();
-  void queue_plan(size_t i, PlanUpdate u);
+  void queue_plan(size_t i, execution::PlanUpdate u);
   // Writes every queued change now (after the write in flight, if any).
   // `also`: one more change of the state, written with the plans' records in the same write
   // (a field beside them: it never changes a record).
@@ -362,7 +380,7 @@ class Run {
   void arm_flush();  // the timer for the next batch (at most one every 250 ms, a tenth of the time)
   // The write in flight, once it ended (waits for it): its document becomes the state now.
   void harvest_flush();
-  std::vector<std::pair<std::string, PlanUpdate>> take_pending();
+  std::vector<std::pair<std::string, execution::PlanUpdate>> take_pending();
   void flushed(state::UpdateResult up, uint64_t started_ns, uint64_t ended_ns);
   // Who runs a plan that just started (protocol/execution.h: the executors' journal): one
   // appended line, so the plan's `running` can wait for the next batched state write. false
@@ -421,7 +439,7 @@ class Run {
   std::map<size_t, uint64_t> started_at_;
   waves::Board nodes_;                                     // entries_ with this run's statuses, built once
   std::map<long long, std::vector<size_t>> wave_members_;  // wave -> entries_ indexes
-  std::map<size_t, PlanUpdate> pending_;                   // status changes not written yet
+  std::map<size_t, execution::PlanUpdate> pending_;                  // status changes not written yet
   std::vector<std::string> steps_pending_;                 // steps_completed to add, in the next write
   uv_timer_t flush_timer_{};
   bool flush_timer_armed_ = false, loop_started_ = false;
@@ -485,7 +503,8 @@ class Run {
   bool stopping_ = false;
   bool interrupted_ = false;
   int final_code_ = -1;
-  std::string final_result_, final_message_;
+  execution::Result final_result_ = execution::Result::Halted;
+  std::string final_message_;
   std::string next_;  // the next step for the person, when a step knows better than the exit code
 };
 

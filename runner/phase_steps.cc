@@ -1,5 +1,4 @@
 // `yolo execute`: --dry-run, the review gate, the vision and wave gates (runner/phase_run_internal.h).
-#include "protocol/audit.h"
 #include "protocol/dispatch.h"
 #include "protocol/plan.h"
 #include "runner/phase_run_internal.h"
@@ -180,13 +179,13 @@ int Run::check_agents() {
                        ", argv[0]; PATH or a path from the project root)";
     if (m.role == "executor" || m.role.rfind("dispatch.", 0) == 0) {
       next_ = "install it or correct `" + m.role + "` in .yolo-planning/config.json, then `yolo execute`";
-      return finish(kExecHalted, "error", "the " + what);
+      return finish(kExecHalted, Result::Error, "the " + what);
     }
     if (m.role == "reviewer" && reviewing && cfg_.reviewer_required) {
       next_ =
           "install it or correct `reviewer` in .yolo-planning/config.json (reviewer_required is true), then `yolo "
           "execute`";
-      return finish(kExecHalted, "error",
+      return finish(kExecHalted, Result::Error,
                     "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
     }
     if (m.role == "reviewer" && reviewing)
@@ -204,12 +203,12 @@ int Run::check_agents() {
 int Run::review_gate() {
   const execution::ReviewGate gate = execution::review_gate(cfg_.review_gate, o_.review);
   if (gate == execution::ReviewGate::OffByConfig) {
-    emit("review_gate", {{"status", "skipped"}, {"review_gate", "never"}}, Sym::Skip,
+    emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Skipped)}, {"review_gate", "never"}}, Sym::Skip,
          "Review gate skipped (review_gate: never)");
     return -1;
   }
   if (gate == execution::ReviewGate::NotRequested) {
-    emit("review_gate", {{"status", "skipped"}, {"review_gate", cfg_.review_gate}}, Sym::Skip,
+    emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Skipped)}, {"review_gate", cfg_.review_gate}}, Sym::Skip,
          "Review gate skipped (review_gate: " + cfg_.review_gate + "; --review runs it)");
     return -1;
   }
@@ -220,110 +219,114 @@ int Run::review_gate() {
     std::vector<review::PlanContent> contents;
     for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(world(), root_ / e.path)});
     if (review::passed_as_is(ledger.doc, contents)) {
-      emit("review_gate", {{"status", "passed"}, {"cached", true}}, Sym::Ok,
+      emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Passed)}, {"cached", true}}, Sym::Ok,
            "Review gate: already passed for these plan contents");
       return -1;
     }
   }
-  emit("review_gate", {{"status", "running"}}, Sym::Diamond,
+  emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Running)}}, Sym::Diamond,
        "Review gate: yolo review " + phase_.rel + " --changed" +
            (cfg_.reviewer.argv.empty()
                 ? std::string(" (no reviewer configured: Stage 1 only)")
                 : " (reviewer " + cfg_.reviewer.argv.front() + ", up to " +
                       std::to_string(cfg_.timeout_for(cfg_.reviewer) / 1000) + " s per plan and cycle)"));
-  SpawnSpec spec;
-  // --changed: plans whose content equals their review-ledger record (a `yolo review PLAN`
-  // or an earlier gate) keep that verdict; only changed plans are reviewed again.
-  spec.argv = {o_.self_exe, "review", phase_.abs.string(), "--json", "--changed"};
-  spec.cwd = root_;
-  spec.env = {{"YOLO_CORRELATION_ID", cid_}, {"NO_COLOR", "1"}};
-  spec.timeout_ms = 0;  // the review bounds each agent with its own timeout
-  SpawnResult r =
-      o_.json ? run_process(spec) : run_review_child(spec, "Review gate: reviewing " + phase_.rel, out::live_enabled());
-  std::string verdict;
-  if (r.outcome == SpawnResult::Outcome::Exited) {
-    if (r.exit_code == 0)
-      verdict = "approve";
-    else if (r.exit_code == 2)
-      verdict = "conditional";
-    else if (r.exit_code == 1)
-      verdict = "reject";
-    else if (r.exit_code == 4) {
-      // Passed on Stage 1 alone: a reviewer could not run and the config allows that
-      // (reviewer_required false). Said, never silent.
-      verdict = "approve";
-      note("no real review: a reviewer could not run and Stage 1 decided (reviewer_required is false)");
+  // The review of `yolo review PHASE --changed`, in this process: plans whose content equals
+  // their review-ledger record (a `yolo review PLAN` or an earlier gate) keep that verdict;
+  // only changed plans are reviewed again. Each agent is a confined child with its own
+  // timeout, and a signal while one runs ends its group (runner/agents.h).
+  ReviewGateResult r;
+  {
+    ReviewGateOptions g;
+    g.root = root_;
+    g.config = cfg_;
+    g.changed_only = true;
+    g.quiet = true;  // the rows are told below; warnings ride in them (the fallback's reason)
+    g.correlation_id = cid_;
+    std::optional<ReviewGateProgress> shown;
+    if (!o_.json) {
+      shown.emplace("Review gate: reviewing " + phase_.rel, out::live_enabled());
+      g.progress = shown->progress();
     }
+    std::vector<review::PlanTarget> plans;
+    for (const auto& f : list_plan_files(world(), phase_.abs)) plans.push_back(review::PlanTarget{f, phase_.abs, ""});
+    r = run_review_gate(g, plans, /*is_phase=*/true);
   }
-  if (verdict.empty()) {
-    std::string why = "the review gate could not run (`yolo review` " + r.describe() + ")";
-    emit("review_gate", {{"status", "error"}, {"reason", why}, {"stderr", text::tail_lines(r.err, 20)}}, Sym::Fail,
-         why);
-    std::string tail = text::tail_lines(r.err, 20);
-    for (const auto& l : text::lines(tail)) note(std::string(l));
-    set_halted(why);
-    return finish(kExecHalted, "halted", "Halted: " + why);
+  if (r.interrupt_signal) {
+    // The reviewer's group is gone; like a `yolo execute` stopped by the signal anywhere
+    // else before the waves, it dies of the same signal and writes nothing more.
+    ::signal(r.interrupt_signal, SIG_DFL);
+    ::raise(r.interrupt_signal);
+    return finish(kExecHalted, Result::Interrupted, "Interrupted (signal " + std::to_string(r.interrupt_signal) + ")");
   }
-  json detail = review::parse_review_output(r.out).to_json();
-  if (verdict == "reject") {
-    emit("review_gate", {{"status", "rejected"}, {"verdict", verdict}, {"review", detail}}, Sym::Fail,
+  for (const auto& e : r.state_errors) note("review result not recorded: " + e);
+  json detail = json::array();
+  for (const auto& row : r.rows) detail.push_back(row.to_json());
+  const Verdict verdict = r.worst;
+  if (verdict == Verdict::Reject) {
+    emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Rejected)}, {"verdict", to_string(verdict)}, {"review", detail}}, Sym::Fail,
          "Review gate: rejected: no plan of this phase executes");
     if (!o_.json)
-      for (const auto& l : rejected_plans_report(detail)) out::line("    " + l);
-    auto paths = rejected_plan_paths(detail);
+      for (const auto& l : rejected_plans_report(r.rows)) out::line("    " + l);
+    auto paths = rejected_plan_paths(r.rows);
     next_ = paths.empty() ? "edit the rejected plan, then `yolo execute`"
                           : "edit " + paths.front() +
                                 (paths.size() > 1 ? " (and " + std::to_string(paths.size() - 1) + " more)" : "") +
                                 ", then `yolo execute`";
     set_halted("review gate rejected the phase");
-    return finish(kExecHalted, "halted", "Halted: the review gate rejected the phase (see `yolo status`)");
+    return finish(kExecHalted, Result::Halted, "Halted: the review gate rejected the phase (see `yolo status`)");
   }
+  // Passed on Stage 1 alone: a reviewer could not run and the config allows that
+  // (reviewer_required false). Said, never silent.
+  if (r.fallback) note("no real review: a reviewer could not run and Stage 1 decided (reviewer_required is false)");
   auto up = state::update(world(), root_, [&](json& doc, std::string&) {
     execution::mark_step(doc, "step_2b");
     return true;
   });
-  if (!up.ok()) return finish(kExecHalted, "error", up.error);
-  emit("review_gate", {{"status", "passed"}, {"verdict", verdict}, {"review", detail}},
-       verdict == "approve" ? Sym::Ok : Sym::Warn, "Review gate: " + verdict);
-  note_review_outcomes(detail);
+  if (!up.ok()) return finish(kExecHalted, Result::Error, up.error);
+  emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Passed)}, {"verdict", to_string(verdict)}, {"review", detail}},
+       verdict == Verdict::Approve ? Sym::Ok : Sym::Warn, std::string("Review gate: ") + to_string(verdict));
+  note_review_outcomes(r.rows);
   return -1;
 }
 
 // One line per reviewed plan for people: its verdict, how many cycles the loop took (a
 // reject revised by the architect shows here), and what decided it.
-void Run::note_review_outcomes(const json& detail) {
+void Run::note_review_outcomes(const std::vector<review::PlanReview>& rows) {
   if (o_.json) return;  // the review_gate event carries the same detail
-  for (const auto& j : detail) {
-    if (!review::ReviewReport::is_review(j)) continue;
-    std::string v = j.value("verdict", "?");
-    Sym s = v == "approve" ? Sym::Ok : v == "conditional" ? Sym::Warn : Sym::Fail;
-    long long cycles = j.contains("cycles") && j["cycles"].is_number_integer() ? j["cycles"].get<long long>() : 1;
-    std::string line = out::sym(s) + " " + text::sanitize_for_terminal(j.value("plan_id", "?")) + " " + v;
-    if (cycles > 1) line += " after " + std::to_string(cycles) + " cycles (the architect revised it)";
-    std::string src = j.value("source", "");
-    if (src == "reviewer")
-      line += " (reviewer)";
-    else if (src == "fallback")
-      line += " (reviewer unavailable: Stage 1 verdict)";
-    else if (src == "parse_failure")
-      line += " (reviewer output unparseable: failed closed)";
-    else if (src == "stage1_reject")
-      line += " (Stage 1)";
-    else if (src == "sandbox_refused")
-      line += " (the reviewer tried what its sandbox refuses: failed closed)";
+  for (const auto& row : rows) {
+    if (row.skipped) continue;
+    Sym s = row.verdict == Verdict::Approve ? Sym::Ok : row.verdict == Verdict::Conditional ? Sym::Warn : Sym::Fail;
+    const std::string id = text::sanitize_for_terminal(row.plan_id);
+    std::string line = out::sym(s) + " " + id + " " + to_string(row.verdict);
+    if (row.cycles > 1) line += " after " + std::to_string(row.cycles) + " cycles (the architect revised it)";
+    switch (row.source) {
+      case review::Source::Reviewer:
+        line += " (reviewer)";
+        break;
+      case review::Source::Fallback:
+        line += " (reviewer unavailable: Stage 1 verdict)";
+        break;
+      case review::Source::ParseFailure:
+        line += " (reviewer output unparseable: failed closed)";
+        break;
+      case review::Source::Stage1Reject:
+        line += " (Stage 1)";
+        break;
+      case review::Source::SandboxRefused:
+        line += " (the reviewer tried what its sandbox refuses: failed closed)";
+        break;
+    }
     out::line("    " + line);
     // An agent that failed: the line that says why, and where its whole output is.
-    const std::string id = j.value("plan_id", "?");
-    if (src == "fallback" && j.contains("reason") && j["reason"].is_string()) {
-      out::line("      " + out::dim(text::sanitize_for_terminal(j["reason"].get<std::string>())));
-      out::line("      Next: " + agent_next_step(j.value("reviewer", json::object()), id));
+    if (row.source == review::Source::Fallback && !row.reason.empty()) {
+      out::line("      " + out::dim(text::sanitize_for_terminal(row.reason)));
+      out::line("      Next: " + agent_next_step(row.reviewer, row.plan_id));
     }
-    if (j.contains("architect") && j["architect"].is_array())
-      for (const auto& a : j["architect"])
-        if (a.is_object() && !a.value("ran", true)) {
-          out::line("      architect unavailable: " + out::dim(text::sanitize_for_terminal(a.value("reason", ""))));
-          out::line("      Next: " + agent_next_step(true, id));
-        }
+    for (const auto& a : row.architect)
+      if (!a.ran) {
+        out::line("      architect unavailable: " + out::dim(text::sanitize_for_terminal(a.reason)));
+        out::line("      Next: " + agent_next_step(true, row.plan_id));
+      }
   }
 }
 
@@ -353,7 +356,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
   for (int attempt = 0; attempt < 3; ++attempt) {
     const auto& snap = state_now();  // read again when another process (or a gate step) wrote it
     if (!snap.ok()) {
-      stop(kExecHalted, "error", snap.error);
+      stop(kExecHalted, Result::Error, snap.error);
       return GateOutcome::Halted;
     }
     std::string err;
@@ -363,7 +366,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
       emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail,
            label + " gate: " + why);
-      stop(kExecHalted, "halted", "Halted: " + why);
+      stop(kExecHalted, Result::Halted, "Halted: " + why);
       return GateOutcome::Halted;
     }
     const gates::ApprovalStatus& st = need.status;
@@ -387,35 +390,19 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         note("revise " + rel + " and request approval again: yolo request-approval --plan-path " + rel +
              " --gate-type " + tname);
         set_halted(st.message);
-        stop(kExecHalted, "halted", "Halted: " + st.message);
+        stop(kExecHalted, Result::Halted, "Halted: " + st.message);
         return GateOutcome::Halted;
       }
       case gates::Step::Reopen: {
         emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn,
              st.message);
-        std::vector<events::Event> evs;
-        std::string gid;
-        auto up = state::update(world(), root_, [&](json& d, std::string& e) {
-          gates::Transition t = gates::reopen_if_stale(d, type, rel, now, files);
-          if (!t.ok()) {
-            e = t.error;
-            return false;
-          }
-          evs = t.events;
-          gid = str(t.gate, "id");
-          // The audit log's head is anchored in the state written with the transition.
-          if (!evs.empty()) audit::append_anchored(world(), root_, d, evs);
-          return t.changed || !evs.empty();
-        });
-        if (!up.ok()) {
-          stop(kExecHalted, "error", up.error);
+        gates::GateRun r = gates::reopen_stale_gate(world(), root_, cfg_, type, rel, now, files, &command_approver());
+        if (!r.ok()) {
+          stop(kExecHalted, Result::Error, r.error);
           return GateOutcome::Halted;
         }
-        gates::log_events(world(), root_, evs, /*to_audit=*/false);
-        if (!gid.empty()) {
-          gates::GateRun a = gates::run_approver(world(), root_, cfg_, gid, &command_approver());
-          if (!a.ok()) note("approver: " + a.error);
-        }
+        for (const auto& m : r.messages)
+          if (m.kind == gates::Outcome::Warning) note(m.text);
         acted = true;
         continue;
       }
@@ -434,7 +421,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         if (!r.ok()) {
           emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail,
                label + " gate: " + r.error);
-          stop(kExecHalted, "halted", "Halted: " + r.error);
+          stop(kExecHalted, Result::Halted, "Halted: " + r.error);
           return GateOutcome::Halted;
         }
         if (!r.stamp.empty() && r.state.is_object()) {
@@ -450,7 +437,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       }
     }
   }
-  stop(kExecPaused, "paused", label + " gate: still not passed");
+  stop(kExecPaused, Result::Paused, label + " gate: still not passed");
   return GateOutcome::Paused;
 }
 

@@ -1,8 +1,6 @@
 // `yolo execute`: one plan from start to its gates (runner/phase_run_internal.h).
 #include "protocol/agent_usage.h"
-#include "protocol/failure_line.h"
 #include "protocol/gate_coverage.h"
-#include "protocol/make_finding.h"
 #include "protocol/sandbox_policy.h"
 #include "protocol/sha256.h"
 #include "runner/phase_run_internal.h"
@@ -68,8 +66,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   for (size_t i : idx) {
     if (std::string why = plan_unchanged(i, ledger.ok() ? ledger.doc : json(nullptr), plan_bytes[i]); !why.empty()) {
       nodes_.set(i, waves::PlanStatus::Failed);
-      queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now), "not started: " + why, json::array()});
-      emit("plan_end", {{"plan", entries_[i].id}, {"status", "failed"}, {"error", why}}, Sym::Fail,
+      queue_plan(i, execution::ended({PlanStatus::Failed, "not started: " + why, json::array()}, now));
+      emit("plan_end", {{"plan", entries_[i].id}, {"status", to_string(PlanStatus::Failed)}, {"error", why}}, Sym::Fail,
            "Plan " + entries_[i].id + " not started: " + why);
       changed.push_back(i);
     }
@@ -81,7 +79,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   }
   for (size_t i : idx) {
     nodes_.set(i, waves::PlanStatus::Running);
-    PlanUpdate u{"running", now, nullptr, "", nullptr};
+    execution::PlanUpdate u = execution::started(now);
     u.set = {{"scope", nullptr}, {"checks", nullptr}};
     queue_plan(i, std::move(u));
   }
@@ -109,8 +107,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       std::string err;
       if (!prepare_worktree(i, wave, err)) {
         nodes_.set(i, waves::PlanStatus::Failed);
-        queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now_iso8601()), err, json::array()});
-        emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", err}}, Sym::Fail,
+        queue_plan(i, execution::ended({PlanStatus::Failed, err, json::array()}, now_iso8601()));
+        emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", err}}, Sym::Fail,
              "Plan " + e.id + " failed: " + err);
         failed_to_start = true;
         continue;
@@ -149,8 +147,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     ConfinementResult confined = confine(cfg_, sreq);
     if (!confined.ok()) {
       nodes_.set(i, waves::PlanStatus::Failed);
-      queue_plan(i, PlanUpdate{"failed", std::nullopt, json(now_iso8601()), confined.error, json::array()});
-      emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", confined.error}}, Sym::Fail,
+      queue_plan(i, execution::ended({PlanStatus::Failed, confined.error, json::array()}, now_iso8601()));
+      emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", confined.error}},
+           Sym::Fail,
            "Plan " + e.id + " not started: " + confined.error);
       failed_to_start = true;
       continue;
@@ -258,7 +257,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
         bool any = false;
         for (auto& [id, r] : spawned.items())
           if (json* p = execution::find_plan(doc, id);
-              p && str(*p, "status") == "running" && !p->contains("executor")) {
+              p && execution::plan_status(*p) == PlanStatus::Running && !p->contains("executor")) {
             (*p)["executor"] = r;
             any = true;
           }
@@ -279,7 +278,8 @@ void Run::end_leftover_executors(const json& doc) {
   if (!doc.contains("plans") || !doc["plans"].is_array()) return;
   std::string boot = boot_id();
   for (const auto& p : doc["plans"]) {
-    if (str(p, "status") != "running" || !p.contains("executor") || !p["executor"].is_object()) continue;
+    if (execution::plan_status(p) != PlanStatus::Running || !p.contains("executor") || !p["executor"].is_object())
+      continue;
     const json& r = p["executor"];
     int pid = r.value("pid", 0), pgid = r.value("pgid", 0);
     unsigned long long ticks = r.value("start_ticks", 0ULL);
@@ -451,92 +451,40 @@ void Run::next_check(size_t i) {
 void Run::conclude(size_t i, const SpawnResult& r) {
   const PlanEntry& e = entries_[i];
   std::string sp = summary_rel_for(root_, e.path);
-  std::string status, error;
-  json findings = json::array();
   json set = json::object();
-  bool summary_failed = false;
-  if (interrupted_) {
-    status = "pending";
-    error = "interrupted";
-  } else if (auto de = dispatch_error_.find(i); de != dispatch_error_.end()) {
-    status = "failed";
-    error = de->second;
-  } else if (!r.ok()) {
-    status = "failed";
-    error = "the executor " + r.describe();
-    // The line that says why (an `error:` line, not the usage tail printed after it).
-    if (std::string why = failure::explaining_line(r.err, r.out); !why.empty()) error += ": " + why;
-  } else {
+  // The facts: how the executor (or its job) ended, and once it did well, what the checks and
+  // the SUMMARY gate found; protocol/execute_rules.h decides the plan from them.
+  execution::PlanFacts facts;
+  facts.summary_path = sp;
+  facts.interrupted = interrupted_;
+  if (auto de = dispatch_error_.find(i); de != dispatch_error_.end()) facts.dispatch_error = de->second;
+  facts.executor_ok = r.ok();
+  facts.executor_outcome = r.describe();
+  facts.executor_err = r.err;
+  facts.executor_out = r.out;
+  facts.plan_id = e.id;
+  if (auto rf = refused_by_.find(i); rf != refused_by_.end()) {
+    facts.refused = rf->second->list();
+    refused_by_.erase(i);
+  }
+  if (!facts.interrupted && facts.dispatch_error.empty() && facts.executor_ok) {
     // The checks yolo ran: the evidence. A failing one fails the plan whatever the SUMMARY says.
     json checks = json::array();
     for (const auto& o : check_out_[i]) checks.push_back(o.to_json());
-    auto check_findings = plan_checks::findings(check_out_[i], check_errors_[i]);
+    facts.check_findings = plan_checks::findings(check_out_[i], check_errors_[i]);
     if (!check_out_[i].empty() || !check_errors_[i].empty()) set["checks"] = checks;
-    json f = json::array();
-    SummaryState ss = isolated() && worktree_of_.count(i) ? gate_in_worktree(i, f, set, check_findings.empty())
-                                                          : check_summary(e, f, &sp);
-    switch (ss) {
-      case SummaryState::Passed:
-        status = "complete";
-        break;
-      case SummaryState::Missing:
-        status = "failed";
-        error = "the executor exited 0 but wrote no SUMMARY (" + sp + ")";
-        break;
-      case SummaryState::Failed: {
-        status = "failed";
-        findings = f;
-        // Headed by what failed: the SUMMARY gate's own findings, the scope fence's, or both.
-        std::string fence;
-        bool summary_high = false;
-        for (const auto& x : f) {
-          if (str(x, "severity") != "high") continue;
-          if (str(x, "check") == "scope_fence") {
-            if (fence.empty()) fence = str(x, "issue");
-          } else {
-            summary_high = true;
-          }
-        }
-        if (summary_high || fence.empty()) {
-          error = "its SUMMARY fails the SUMMARY gate (" + sp + ")";
-          if (!fence.empty()) error += "; the scope fence: " + fence;
-          summary_failed = true;
-        } else {
-          error = "the scope fence: " + fence;
-        }
-        break;
-      }
-    }
-    if (!check_findings.empty()) {
-      for (const auto& cf : check_findings) findings.push_back(cf.to_json());
-      if (status == "complete") {
-        status = "failed";
-        error = check_findings.front().issue;
-      } else {
-        error += "; " + check_findings.front().issue;
-      }
-    }
-    if (status == "complete") completed_.insert(i);
+    facts.summary = isolated() && worktree_of_.count(i)
+                        ? gate_in_worktree(i, facts.summary_findings, set, facts.check_findings.empty())
+                        : check_summary(e, facts.summary_findings, &sp);
   }
-  // An escape attempt the sandbox refused fails the plan, whatever else it did: its work was
-  // done by an agent that tried to leave its confinement.
-  if (auto rf = refused_by_.find(i); rf != refused_by_.end()) {
-    if (std::string what = describe_refusals(rf->second.get()); !what.empty() && status != "pending") {
-      findings.push_back(make_finding(Severity::High, "sandbox", what,
-                                      "see what the executor tried in `yolo logs " + e.id +
-                                          "`; an agent that needs this is not one to run unattended")
-                             .to_json());
-      log("sandbox_refused", e.plan, {{"plan_id", e.id}, {"refused", rf->second->list()}});
-      if (status == "complete") {
-        completed_.erase(i);
-        status = "failed";
-        error = what;
-      } else {
-        error += "; " + what;
-      }
-    }
-    refused_by_.erase(i);
-  }
+  const execution::PlanOutcome outcome = execution::plan_outcome(facts);
+  const PlanStatus status = outcome.end.status;
+  const std::string& error = outcome.end.error;
+  const json& findings = outcome.end.findings;
+  const bool summary_failed = outcome.summary_failed;
+  if (status == PlanStatus::Complete) completed_.insert(i);
+  if (!facts.refused.empty() && status != PlanStatus::Pending)
+    log("sandbox_refused", e.plan, {{"plan_id", e.id}, {"refused", facts.refused}});
   gating_.erase(i);
   dispatch_error_.erase(i);
   slot_of_.erase(i);  // its gates ran: the slot serves the next plan (the branch keeps the work)
@@ -544,9 +492,8 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   check_todo_.erase(i);
   check_errors_.erase(i);
   std::string now = now_iso8601();
-  nodes_.set(i, waves::parse_status(status).value_or(waves::PlanStatus::Pending));
-  PlanUpdate u{status, std::nullopt, status == "pending" ? json(nullptr) : json(now), error,
-               status == "failed" ? findings : json(nullptr)};
+  nodes_.set(i, status);
+  execution::PlanUpdate u = execution::ended(outcome.end, now);
   u.set = set;
   queue_plan(i, std::move(u));
   long long ms = static_cast<long long>(r.elapsed_ms);
@@ -556,18 +503,18 @@ void Run::conclude(size_t i, const SpawnResult& r) {
     log("summary_claims_failed", e.plan,
         {{"plan_id", e.id}, {"summary_path", sp}, {"findings", findings.size()}, {"high", high}});
   }
-  log("plan_end", e.plan, {{"plan_id", e.id}, {"status", status}, {"elapsed_ms", ms}, {"outcome", r.describe()}});
-  json data = {{"plan", e.id}, {"status", status}, {"wave", e.wave}, {"elapsed_ms", ms}};
+  log("plan_end", e.plan, {{"plan_id", e.id}, {"status", to_string(status)}, {"elapsed_ms", ms}, {"outcome", r.describe()}});
+  json data = {{"plan", e.id}, {"status", to_string(status)}, {"wave", e.wave}, {"elapsed_ms", ms}};
   if (!error.empty()) data["error"] = error;
   if (!findings.empty()) data["findings"] = findings;
   for (const char* k : {"worktree", "scope", "checks"})
     if (set.contains(k)) data[k] = set[k];
-  if (status == "complete") {
+  if (status == PlanStatus::Complete) {
     emit("plan_end", data, Sym::Ok, "Plan " + e.id + " complete (" + fmt_secs(r.elapsed_ms) + ")");
     if (set.contains("scope"))
       for (const auto& f : set["scope"].value("findings", json::array()))
         note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
-  } else if (status == "pending") {
+  } else if (status == PlanStatus::Pending) {
     emit("plan_end", data, Sym::Warn, "Plan " + e.id + " stopped (interrupted)");
   } else {
     data["stderr_tail"] = text::tail_lines(r.err, 10);
@@ -599,7 +546,7 @@ void Run::note_wave_end(long long wave) {
   if (!nodes_.wave_finished(wave)) return;
   const bool any_failed = nodes_.wave_failed(wave);
   waves_ended_.insert(wave);
-  std::string ws = any_failed ? "failed" : "complete";
+  std::string ws = to_string(any_failed ? PlanStatus::Failed : PlanStatus::Complete);
   log("wave_end", "", {{"wave", wave}, {"status", ws}});
   emit("wave_end", {{"wave", wave}, {"status", ws}}, any_failed ? Sym::Fail : Sym::Ok,
        "Wave " + std::to_string(wave) + " " + ws);

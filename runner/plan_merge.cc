@@ -64,9 +64,9 @@ bool Run::adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string&
   }
   worktree_of_[i] = w;
   slot_of_[i] = slot;
-  json rec = {{"path", w.path.string()}, {"branch", w.branch}, {"base", w.base}, {"merge", "none"}};
+  json rec = {{"path", w.path.string()}, {"branch", w.branch}, {"base", w.base}, {"merge", to_string(MergeState::None)}};
   wt_record_[i] = rec;
-  PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
+  execution::PlanUpdate u = execution::started(std::nullopt);
   u.set = {{"worktree", rec}};
   queue_plan(i, std::move(u));
   return true;
@@ -193,11 +193,10 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
     if (summary_committed && std::find(diff.begin(), diff.end(), sp) == diff.end()) diff.push_back(sp);
     trees_->remember(w, at, diff, left);
   };
-  bool high = false;
-  for (const auto& f : findings) high = high || str(f, "severity") == "high";
-  if (high || !commit) {  // failed (a failed check fails it too): nothing to merge
+  const execution::WorktreeGate gate = execution::worktree_gate(findings, commit);
+  if (!gate.commit) {  // failed (a failed check fails it too): nothing to merge
     remember(tip, false);
-    return high ? SummaryState::Failed : SummaryState::Passed;
+    return gate.state;
   }
   // Passed: the SUMMARY goes onto the branch (the merge brings it to the checkout).
   std::string head =
@@ -212,7 +211,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   }
   remember(head, summary_dirty);
   rec["head"] = head;
-  rec["merge"] = "pending";
+  rec["merge"] = to_string(MergeState::Pending);
   wt_record_[i] = rec;
   set["worktree"] = rec;
   return SummaryState::Passed;
@@ -226,13 +225,13 @@ bool Run::apply_merge(const json& wt, const MergeResult& m, json& record, std::s
   std::string branch = str(wt, "branch");
   record = wt;
   if (m.outcome == MergeOutcome::Merged) {
-    record["merge"] = "merged";
+    record["merge"] = to_string(MergeState::Merged);
     record["merge_commit"] = m.commit;
     record["merged_at"] = now_iso8601();
     return true;
   }
   if (m.outcome == MergeOutcome::Conflict) {
-    record["merge"] = "conflict";
+    record["merge"] = to_string(MergeState::Conflict);
     error = "its branch " + branch + " conflicts with the checkout in " +
             (m.files.empty() ? std::string("(files not named by git)") : text::join_some(m.files)) +
             ": the plan left its scope (nothing of it was merged)";
@@ -252,7 +251,7 @@ void Run::merge_pending() {
   std::vector<stdfs::path> slots;
   bool any = false;
   for (const auto& [i, rec] : wt_record_)
-    any = any || (str(rec, "merge") == "pending" && nodes_[i].status == waves::PlanStatus::Complete);
+    any = any || (execution::merge_state(rec) == MergeState::Pending && nodes_[i].status == PlanStatus::Complete);
   if (!any) return;
   // Every gated commit is on disk before git moves the branch: a kill -9 from here on leaves a
   // state from which the next run merges what is missing and recognises what is merged.
@@ -263,7 +262,7 @@ void Run::merge_pending() {
   std::vector<std::pair<std::string, std::string>> steps;
   for (size_t i = 0; i < entries_.size(); ++i) {
     auto r = wt_record_.find(i);
-    if (r == wt_record_.end() || str(r->second, "merge") != "pending" ||
+    if (r == wt_record_.end() || execution::merge_state(r->second) != MergeState::Pending ||
         nodes_[i].status != waves::PlanStatus::Complete || !is_commit_hash(str(r->second, "head")))
       continue;
     order.push_back(i);
@@ -279,7 +278,7 @@ void Run::merge_pending() {
     bool ok = apply_merge(wt_record_[i], results[k], record, error, findings);
     wt_record_[i] = record;
     if (ok) {
-      PlanUpdate u{"complete", std::nullopt, json(now_iso8601()), "", nullptr};
+      execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, now_iso8601());
       u.set = {{"worktree", record}};
       queue_plan(i, std::move(u));
       emit("plan_merged",
@@ -295,20 +294,22 @@ void Run::merge_pending() {
       worktree_of_.erase(i);
       continue;
     }
-    if (str(record, "merge") == "conflict") {
-      nodes_.set(i, waves::PlanStatus::Failed);
+    if (execution::merge_state(record) == MergeState::Conflict) {
+      nodes_.set(i, PlanStatus::Failed);
       completed_.erase(i);
-      PlanUpdate u{"failed", std::nullopt, json(now_iso8601()), error, findings};
+      execution::PlanUpdate u = execution::ended({PlanStatus::Failed, error, findings}, now_iso8601());
       u.set = {{"worktree", record}};
       queue_plan(i, std::move(u));
-      emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", error}, {"findings", findings}}, Sym::Fail,
+      emit("plan_end",
+           {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", error}, {"findings", findings}},
+           Sym::Fail,
            "Plan " + e.id + " failed at its merge: " + error);
       next_ = "keep plan " + e.id + " to its files (its branch " + str(record, "branch") +
               " shows what it changed), then `yolo execute` runs it again in a fresh worktree";
       continue;  // the other plans are independent (Stage 1 refuses two plans of a wave writing one file)
     }
     // Refused (local changes in the way, a lock): nothing merged, the plan stays gated.
-    PlanUpdate u{"complete", std::nullopt, json(now_iso8601()), "", nullptr};
+    execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, now_iso8601());
     u.set = {{"worktree", record}};
     queue_plan(i, std::move(u));
     emit("merge_refused", {{"plan", e.id}, {"error", error}}, Sym::Fail, "Plan " + e.id + ": " + error);
@@ -316,7 +317,7 @@ void Run::merge_pending() {
         "commit or stash the changes in the project's checkout that are in the way, then `yolo execute` "
         "merges plan " +
         e.id + " (its gated commit is kept on " + str(record, "branch") + ")";
-    if (!refused) stop(kExecHalted, "halted", "Halted: plan " + e.id + " passed its gates but could not be merged");
+    if (!refused) stop(kExecHalted, Result::Halted, "Halted: plan " + e.id + " passed its gates but could not be merged");
     refused = true;
   }
   trees_->delete_branches(merged_branches, slots);  // one child for all (the slots detached first)
@@ -332,7 +333,7 @@ int Run::init_worktrees(const json& doc) {
   std::string err;
   if (!trees_->init(err)) {
     next_ = "run `git init` and commit the project, or set \"isolation\": \"none\" in .yolo-planning/config.json";
-    return finish(kExecHalted, "error", err);
+    return finish(kExecHalted, Result::Error, err);
   }
   if (str(doc, "phase_dir") != phase_.rel || !doc.contains("plans") || !doc["plans"].is_array()) return -1;
   // The slots a killed run of this phase left on its plans' branches: the work of an executor
@@ -359,12 +360,12 @@ int Run::init_worktrees(const json& doc) {
     const json* p = execution::find_plan(doc, entries_[i].id);
     if (!p || !p->contains("worktree") || !(*p)["worktree"].is_object()) continue;
     const json& wt = (*p)["worktree"];
-    std::string merge = str(wt, "merge");
-    if (merge == "merged") {
+    const MergeState merge = execution::merge_state(wt);
+    if (merge == MergeState::Merged) {
       trees_->delete_branch(str(wt, "branch"), str(wt, "path"));  // killed before it was deleted
       continue;
     }
-    if (merge != "pending") continue;  // not gated: the plan runs again in a fresh worktree
+    if (merge != MergeState::Pending) continue;  // not gated: the plan runs again in a fresh worktree
     const auto& e = entries_[i];
     json record, findings = json::array();
     std::string error;
@@ -372,7 +373,7 @@ int Run::init_worktrees(const json& doc) {
     auto already = is_commit_hash(str(wt, "head")) ? trees_->merged(str(wt, "head")) : std::nullopt;
     if (already && *already) {  // merged before the kill -9: never twice
       record = wt;
-      record["merge"] = "merged";
+      record["merge"] = to_string(MergeState::Merged);
       record["merged_at"] = now_iso8601();
       ok = true;
     } else {
@@ -383,19 +384,23 @@ int Run::init_worktrees(const json& doc) {
         m = trees_->merge_all({{str(wt, "head"), merge_message(e, wt)}}).front();
       ok = apply_merge(wt, m, record, error, findings);
     }
-    std::string status = ok ? "complete" : str(record, "merge") == "conflict" ? "failed" : "";
+    // Merged: complete; a conflict fails the plan; refused: the plan stays as it was, gated.
+    const std::optional<PlanStatus> status =
+        ok ? std::optional<PlanStatus>(PlanStatus::Complete)
+           : execution::merge_state(record) == MergeState::Conflict ? std::optional<PlanStatus>(PlanStatus::Failed)
+                                                                    : std::nullopt;
     auto up = state::update(world(), root_, [&](json& d, std::string&) {
       json* q = execution::find_plan(d, e.id);
       if (!q) return false;
       (*q)["worktree"] = record;
-      if (!status.empty()) (*q)["status"] = status;
-      if (status == "failed") {
+      if (status) (*q)["status"] = to_string(*status);
+      if (status == PlanStatus::Failed) {
         (*q)["error"] = error;
         (*q)["findings"] = findings;
       }
       return true;
     });
-    if (!up.ok()) return finish(kExecHalted, "error", up.error);
+    if (!up.ok()) return finish(kExecHalted, Result::Error, up.error);
     if (ok) {
       emit("plan_merged",
            {{"plan", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}},
@@ -405,12 +410,13 @@ int Run::init_worktrees(const json& doc) {
       trees_->delete_branch(str(record, "branch"), str(record, "path"));
       continue;
     }
-    emit("plan_end", {{"plan", e.id}, {"status", "failed"}, {"error", error}, {"findings", findings}}, Sym::Fail,
-         "Plan " + e.id + ": " + error);
-    next_ = status == "failed"
+    emit("plan_end",
+         {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", error}, {"findings", findings}},
+         Sym::Fail, "Plan " + e.id + ": " + error);
+    next_ = status == PlanStatus::Failed
                 ? "keep plan " + e.id + " to its files, then `yolo execute` runs it again in a fresh worktree"
                 : "commit or stash the changes in the project's checkout that are in the way, then `yolo execute`";
-    return finish(kExecHalted, "halted", "Halted: plan " + e.id + " could not be merged");
+    return finish(kExecHalted, Result::Halted, "Halted: plan " + e.id + " could not be merged");
   }
   return -1;
 }

@@ -27,14 +27,10 @@ std::string structural_review(const StructuralReview& r) {
 
 namespace yolo::runner {
 
-std::vector<std::string> rejected_plans_report(const json& lines, size_t top) {
+std::vector<std::string> rejected_plans_report(const std::vector<review::PlanReview>& rows, size_t top) {
   auto safe = [](const std::string& s) { return text::sanitize_for_terminal(s); };
-  auto str = [](const json& j, const char* k) {
-    auto it = j.find(k);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
   std::vector<std::string> out;
-  for (const auto& r : review::rejected_plans(lines, top)) {
+  for (const auto& r : review::rejected_plans(rows, top)) {
     std::string head = out::sym(out::Sym::Fail) + " " + out::bold(safe(r.plan_id)) + " rejected";
     if (r.cycles > 0) head += " after " + std::to_string(r.cycles) + " cycle" + (r.cycles == 1 ? "" : "s");
     if (!r.source.empty()) head += " (" + safe(r.source) + ")";
@@ -46,17 +42,12 @@ std::vector<std::string> rejected_plans_report(const json& lines, size_t top) {
       for (const auto& e : r.escalated) ids += (ids.empty() ? "" : ", ") + safe(e);
       out.push_back("    escalated (high in 2+ cycles, never approved): " + ids);
     }
-    for (const json& f : r.top_findings) {
-      std::string text = str(f, "title");
-      if (text.empty()) text = str(f, "issue");
-      if (text.empty()) text = str(f, "description");
-      std::string s = "    [" + safe(str(f, "severity")) + "]";
-      if (std::string id = str(f, "id"); !id.empty()) s += " " + safe(id);
-      if (std::string file = str(f, "file"); !file.empty()) s += " " + safe(file);
-      s += " — " + safe(text);
-      std::string fix = str(f, "suggestion");
-      if (fix.empty()) fix = str(f, "suggested_fix");
-      if (!fix.empty()) s += out::dim("  → " + safe(fix));
+    for (const auto& f : r.top_findings) {
+      std::string s = "    [" + std::string(to_string(f.severity)) + "]";
+      if (!f.id.empty()) s += " " + safe(f.id);
+      if (!f.file.empty()) s += " " + safe(f.file);
+      s += " — " + safe(f.title.empty() ? f.description : f.title);
+      if (!f.suggestion.empty()) s += out::dim("  → " + safe(f.suggestion));
       out.push_back(s);
     }
     if (r.more > 0)

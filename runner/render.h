@@ -15,8 +15,7 @@ std::string structural_review(const StructuralReview& r);
 namespace yolo::runner {
 // A rejected review told to a person instead of its raw JSON: per rejected plan
 // (review::rejected_plans) its verdict, why, the escalated ids, the top findings and where to
-// see the rest. lines: the JSON lines `yolo review --json` printed. Sanitized lines, no
-// trailing newline; empty when no plan was rejected.
-std::vector<std::string> rejected_plans_report(const json& lines, size_t top = 3);
+// see the rest. Sanitized lines, no trailing newline; empty when no plan was rejected.
+std::vector<std::string> rejected_plans_report(const std::vector<review::PlanReview>& rows, size_t top = 3);
 using review::rejected_plan_paths;
 }  // namespace yolo::runner

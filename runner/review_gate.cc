@@ -235,7 +235,7 @@ class GateObserver : public review::LoopObserver {
     }
     if (r.loop_entered)
       event("review_loop_end", r.plan_id,
-            {{"status", r.passed() ? "passed" : "failed"},
+            {{"status", r.loop_status()},
              {"cycles", r.cycles.size()},
              {"verdict", to_string(r.verdict)},
              {"reason", r.stop_reason}});
@@ -246,7 +246,8 @@ class GateObserver : public review::LoopObserver {
                        to_string(r.verdict) + " after " + plural(r.cycles.size(), "cycle") + " (" +
                        review::to_string(c.source) + ")";
     if (!r.passed()) line += " — " + safe(r.stop_reason);
-    if (c.source == review::Source::Fallback && r.passed() && !o_.config.reviewer.argv.empty()) {
+    const bool fallback = c.source == review::Source::Fallback && r.passed() && !o_.config.reviewer.argv.empty();
+    if (fallback) {
       // The configured reviewer did not run: the plan passed on Stage 1 alone, which the
       // person allowed (reviewer_required: false). Said on the verdict's own line, with why.
       // With no reviewer configured, the Stage 1 verdict is the rule, not a fallback.
@@ -254,10 +255,11 @@ class GateObserver : public review::LoopObserver {
       line += " " + out::sym(out::Sym::Warn) + " no real review: " + safe(c.reason);
     }
     say(line);
-    json j = plan_json(r);
-    record_final(r, j);
-    if (o_.json && !o_.quiet) pending_lines_.push_back(j);
-    result_.plan_lines.push_back(std::move(j));
+    review::PlanReview row = review::plan_review(r, rel(o_.root, r.plan_path));
+    row.fallback = fallback;
+    record_final(r, row);
+    if (o_.json && !o_.quiet) pending_lines_.push_back(plan_json(r));
+    result_.rows.push_back(std::move(row));
     // A write at most every second, and never more than a fifth of the time: the cost of a
     // write grows with the ledger, so a fixed rate would make a long pass quadratic again.
     auto since = Clock::now() - last_flush_;
@@ -292,7 +294,7 @@ class GateObserver : public review::LoopObserver {
               {"accumulated_findings", findings_json(r.accumulated())},
               {"cycles", r.cycles.size()},
               {"max_cycles", r.max_cycles},
-              {"loop_status", r.passed() ? "passed" : "failed"},
+              {"loop_status", r.loop_status()},
               {"stop_reason", r.stop_reason},
               {"escalated", c.escalated},
               {"unparsed", std::move(unparsed)},
@@ -354,21 +356,20 @@ class GateObserver : public review::LoopObserver {
     flush();
   }
 
-  void record_final(const review::PlanLoopResult& r, const json& j) {
+  void record_final(const review::PlanLoopResult& r, const review::PlanReview& row) {
     if (!o_.record_state) return;
     pending_loops_.emplace_back(phase_, r.plan_id, r.review_loop_entry(true));
     if (r.hash.empty()) return;  // the plan could not be read: nothing to reconcile against
     json rec = {{"hash", r.hash},
                 {"verdict", to_string(r.verdict)},
-                {"path", j["plan"]},
+                {"path", row.plan},
                 {"reviewed_at", now_iso8601()},
-                {"source", j["source"]},
-                {"findings", j["findings"]},
+                {"source", row.source_name()},
+                {"findings", findings_json(row.findings)},
                 {"loop", r.review_loop_entry(true)}};
     // What the reviewer ran under (role, mechanism, Landlock ABI, policy digest), sealed with
     // the record.
-    if (j.contains("reviewer") && j["reviewer"].is_object() && j["reviewer"].contains("sandbox"))
-      rec["sandbox"] = j["reviewer"]["sandbox"];
+    if (row.reviewer.is_object() && row.reviewer.contains("sandbox")) rec["sandbox"] = row.reviewer["sandbox"];
     pending_records_[phase_dir_].emplace_back(r.plan_id, std::move(rec));
   }
 
@@ -422,8 +423,7 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   ReviewerAgent reviewer(o.root, o.config, cid);
   ArchitectAgent architect(o.root, o.config, cid);
   // A live line per agent call on a terminal; events for execute's review gate (agent_progress.h).
-  AgentProgress progress =
-      agent_progress(out::live_enabled() && !o.json && !o.quiet, o.json && agent_progress_requested());
+  AgentProgress progress = o.progress ? o.progress : agent_progress(out::live_enabled() && !o.json && !o.quiet);
   reviewer.set_progress(progress);
   architect.set_progress(progress);
   review::LoopOptions lo;
@@ -433,7 +433,6 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
   lo.stage1.cache = o.plan_cache;
   lo.stage1.snapshots = &snapshots;
 
-  std::vector<std::pair<std::string, json>> skipped;  // plan id, line
   std::vector<review::PlanTarget> todo;
   std::map<stdfs::path, std::optional<state::LoadResult>> ledgers;  // phase folder -> its ledger
   for (const auto& t : plans) {
@@ -464,14 +463,20 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
                   {"findings", prev->value("findings", json::array())},
                   {"cycles", 0}};
         if (o.quiet) {
-          // the caller reads plan_lines
+          // the caller reads the rows
         } else if (!o.json)
           out::line(out::sym(out::Sym::Skip) + " " + out::bold(safe(id)) + ": unchanged since its last review (" +
                     to_string(verdict) + ")  " + out::dim(safe(rel(o.root, t.plan_path.string()))));
         else
           out::json_line(j);
-        res.plan_lines.push_back(j);
-        skipped.emplace_back(id, std::move(j));
+        review::PlanReview row;
+        row.plan_id = id;
+        row.plan = j["plan"].get<std::string>();
+        row.hash = hash;
+        row.verdict = verdict;
+        row.skipped = true;
+        row.findings = review::findings_from_json(j["findings"]);
+        res.rows.push_back(std::move(row));
         continue;
       }
     }
@@ -487,19 +492,20 @@ ReviewGateResult run_review_gate(const ReviewGateOptions& o, const std::vector<r
 
   // The phase summary: every plan's outcome, the accumulated findings de-duplicated by id.
   json rows = json::array();
-  for (const auto& line : res.plan_lines)
-    rows.push_back({{"plan_id", line["plan_id"]},
-                    {"verdict", line["verdict"]},
-                    {"cycles", line["cycles"]},
-                    {"source", line["source"]},
-                    {"stop_reason", line.value("stop_reason", "")}});
+  for (const auto& row : res.rows)
+    rows.push_back({{"plan_id", row.plan_id},
+                    {"verdict", to_string(row.verdict)},
+                    {"cycles", row.cycles},
+                    {"source", row.source_name()},
+                    {"stop_reason", row.stop_reason}});
   json acc = res.loops.accumulated_findings();
-  for (const auto& [id, line] : skipped)
-    for (const auto& f : line["findings"]) {
-      json g = f;
-      g["plan_id"] = id;
-      acc.push_back(std::move(g));
-    }
+  for (const auto& row : res.rows)
+    if (row.skipped)
+      for (const auto& f : row.findings) {
+        json g = f.to_json();
+        g["plan_id"] = row.plan_id;
+        acc.push_back(std::move(g));
+      }
   std::string phase_dir =
       plans.empty()
           ? std::string()

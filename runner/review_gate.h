@@ -1,5 +1,6 @@
-// The review gate of one plan or a phase's plans (PROTOCOL.md section 4), as used by
-// `yolo review` and reusable by `yolo execute` (Step 2b): Stage 1, the reviewer agent,
+// The review gate of one plan or a phase's plans (PROTOCOL.md section 4), the one review path
+// of `yolo review`, `yolo execute`'s review gate (Step 2b) and the watcher, each calling it in
+// its own process and reading typed rows (protocol/review_report.h): Stage 1, the reviewer agent,
 // the feedback loop with the architect, people's lines (or JSON lines), events, and the
 // records: the phase's review ledger (protocol/review_ledger.h: reviews["{id}"] = {hash,
 // verdict, path, reviewed_at, source, findings, loop}) and the state's
@@ -13,6 +14,8 @@
 #include "protocol/json.h"
 #include "protocol/phase_snapshot.h"
 #include "protocol/review_loop.h"
+#include "protocol/review_report.h"
+#include "runner/agents.h"
 
 namespace yolo::runner {
 
@@ -29,15 +32,17 @@ struct ReviewGateOptions {
   // and told of changed plans by it; else this pass's own.
   PhaseSnapshots* snapshots = nullptr;
   std::string correlation_id;  // "": $YOLO_CORRELATION_ID, else the state's, else a new one
+  // How the agent calls are shown; empty: a live line on a terminal (not with json or quiet).
+  AgentProgress progress;
 };
 
 struct ReviewGateResult {
   review::PhaseLoopResult loops;  // the plans actually reviewed
-  std::vector<json> plan_lines;   // one object per plan (reviewed or skipped), as printed with --json
+  std::vector<review::PlanReview> rows;  // one per plan (reviewed or skipped), in order
   json summary;                   // the phase summary object (also printed for a phase)
   Verdict worst = Verdict::Approve;
   bool halted = false;       // some plan ends rejected: no plan of the phase executes
-  int interrupt_signal = 0;  // SIGINT/SIGTERM/SIGHUP stopped an agent
+  int interrupt_signal = 0;  // SIGINT/SIGTERM/SIGHUP stopped an agent (its group is gone)
   std::vector<std::string> state_errors;
   // A plan passed on the Stage 1 verdict alone because its reviewer could not run (allowed
   // only with reviewer_required: false): not a real review, and the exit says so.

@@ -62,40 +62,36 @@ void Watcher::warm_one() {
   }
 }
 
-void Watcher::announce_review(const json& j, double fallback_ms, const std::map<stdfs::path, std::string>& before) {
-  std::string id = j.value("plan_id", j.value("plan", std::string("?")));
-  std::string verdict = j["verdict"].is_string() ? j["verdict"].get<std::string>() : "?";
-  auto v = parse_verdict(verdict).value_or(Verdict::Reject);
-  double ms = j.contains("elapsed_ms") && j["elapsed_ms"].is_number() ? j["elapsed_ms"].get<double>() : fallback_ms;
+void Watcher::announce_review(const review::PlanReview& row, double ms,
+                              const std::map<stdfs::path, std::string>& before) {
+  const std::string& id = row.plan_id.empty() ? row.plan : row.plan_id;
+  const Verdict v = row.verdict;
   std::string word = v == Verdict::Approve ? "approved" : v == Verdict::Conditional ? "conditional" : "rejected";
   std::string why;
-  if (v == Verdict::Reject && j.contains("findings"))  // say why: its most severe finding
-    if (const json* top = most_severe_finding(j["findings"]))
-      why = " — [" + json_field::str(*top, "severity") + "] " + finding_headline(*top);
+  if (v == Verdict::Reject)  // say why: its most severe finding
+    if (const review::ReviewerFinding* top = most_severe_finding(row.findings))
+      why = " — [" + std::string(to_string(top->severity)) + "] " + finding_headline(*top);
   // What the architect changed (only with --fix / watch.fix): the plan before the review
   // against the plan now, as a unified diff.
-  if (j.contains("architect") && j["architect"].is_array())
-    for (const auto& a : j["architect"])
-      if (a.is_object() && a.value("changed", false)) {
-        std::string path = j.value("plan", "");
-        stdfs::path abs = stdfs::path(path).is_relative() ? o_.root / path : stdfs::path(path);
-        std::string diff;
-        if (auto b = before.find(abs.lexically_normal()); b != before.end())
-          if (auto now = fs::read_text(abs, Stage1Options{}.max_file_bytes); now.ok())
-            diff = text::unified_diff(b->second, now.content, "a/" + path, "b/" + path);
-        emit(out::Sym::Warn,
-             id + " was rewritten by the architect:" +
-                 (diff.empty() ? " `git diff -- " + path + "` shows the change" : "\n" + diff),
-             {{"event", "plan_revised"}, {"plan_id", id}, {"path", path}, {"diff", diff}});
-        break;
-      }
+  if (row.revised()) {
+    const std::string& path = row.plan;
+    stdfs::path abs = stdfs::path(path).is_relative() ? o_.root / path : stdfs::path(path);
+    std::string diff;
+    if (auto b = before.find(abs.lexically_normal()); b != before.end())
+      if (auto now = fs::read_text(abs, Stage1Options{}.max_file_bytes); now.ok())
+        diff = text::unified_diff(b->second, now.content, "a/" + path, "b/" + path);
+    emit(out::Sym::Warn,
+         id + " was rewritten by the architect:" +
+             (diff.empty() ? " `git diff -- " + path + "` shows the change" : "\n" + diff),
+         {{"event", "plan_revised"}, {"plan_id", id}, {"path", path}, {"diff", diff}});
+  }
   emit(out::sym_for(v), id + " " + word + " (" + fmt_ms(ms) + ")" + why,
        {{"event", "reviewed"},
         {"plan_id", id},
-        {"verdict", verdict},
+        {"verdict", to_string(v)},
         {"ms", ms},
-        {"path", j.value("plan", "")},
-        {"source", j.value("source", "")}});
+        {"path", row.plan},
+        {"source", row.source_name()}});
 }
 
 void Watcher::request_vision_gate() {
@@ -235,8 +231,8 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
   bool recorded = res.state_errors.empty();
   if (!recorded && !stopping_) {
     // Nothing else would review them again until they are edited: retried after a pause.
-    for (const auto& j : res.plan_lines) {
-      stdfs::path p = j.value("plan", "");
+    for (const auto& row : res.rows) {
+      stdfs::path p = row.plan;
       if (p.empty()) continue;
       if (p.is_relative()) p = o_.root / p;
       record_retry_plans_.insert(p.lexically_normal());
@@ -254,14 +250,13 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
   } else if (recorded && record_retry_plans_.empty()) {
     record_retry_ms_ = 0;
   }
-  for (const auto& j : res.plan_lines) {
-    if (recorded && j.contains("hash") && j["hash"].is_string() && !j["hash"].get<std::string>().empty() &&
-        j.contains("plan_id") && j["plan_id"].is_string()) {
-      stdfs::path p = j.value("plan", "");
+  for (const auto& row : res.rows) {
+    if (recorded && !row.hash.empty()) {
+      stdfs::path p = row.plan;
       if (p.is_relative()) p = o_.root / p;
-      reviewed_.set(phase_of_plan(p), j["plan_id"].get<std::string>(), j["hash"].get<std::string>());
+      reviewed_.set(phase_of_plan(p), row.plan_id, row.hash);
     }
-    announce_review(j, ms, before);
+    announce_review(row, ms, before);
   }
   // Our own writes of the ledgers come back as events: remember their bytes now, so those
   // events cost a read, not a parse.

@@ -704,10 +704,11 @@ void Watcher::load_state(bool announce) {
 
 void Watcher::announce_approval_change(const json& d) {
   const json approval = d.value("approval", json(nullptr));
-  bool awaiting = d.value("status", "") == "awaiting_approval";
+  bool awaiting = execution::run_status(d) == execution::RunStatus::AwaitingApproval;
   if (awaiting && approval.is_object()) {
     std::string p = approval.value("plan_path", "");
-    emit(out::Sym::Pause, "waiting for approval of " + p, {{"event", "awaiting_approval"}, {"plan_path", p}});
+    emit(out::Sym::Pause, "waiting for approval of " + p,
+         {{"event", to_string(execution::RunStatus::AwaitingApproval)}, {"plan_path", p}});
   } else if (approval.is_object() && approval.value("approved", false)) {
     std::string by = approval.value("approved_by", json("")).is_string() ? approval.value("approved_by", "") : "";
     // Whether it counts is the gates' own question (seal, digest of the file now).

@@ -114,7 +114,7 @@ void WatchReviews::done(Job* j) {
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - j->t0).count();
   std::set<stdfs::path> phases;
   for (const auto& t : j->targets) phases.insert(t.plan_path.parent_path());
-  reviewed_ += j->res.plan_lines.size();
+  reviewed_ += j->res.rows.size();
   queue_.finish(j->lane);
   if (hooks_.ended) hooks_.ended(j->lane, j->res, j->error, ms, phases, j->before);
   pump();

@@ -37,7 +37,7 @@ class WatchReviews {
     std::function<bool(const std::filesystem::path&)> needs_review;
     // A batch starts: the plans it reviews (the fresh lane's are what people wait for).
     std::function<void(watch::Lane, const std::vector<std::filesystem::path>&)> started;
-    // A batch ended: the review gate's result (plan_lines: one JSON line per plan reviewed;
+    // A batch ended: the review gate's result (rows: one typed row per plan reviewed;
     // state_errors: what it could not record), the error that stopped it ("" if none), its
     // elapsed time, the phases it touched, and (with the architect allowed to rewrite: --fix)
     // each plan's text before the batch, to show what the architect changed.

@@ -140,7 +140,7 @@ class Watcher {
   void start_reviews(const Changed& reviews, watch::Lane lane);
   void on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
                         const std::set<stdfs::path>& phases, const std::map<stdfs::path, std::string>& before);
-  void announce_review(const json& j, double fallback_ms, const std::map<stdfs::path, std::string>& before);
+  void announce_review(const review::PlanReview& row, double ms, const std::map<stdfs::path, std::string>& before);
   void start_warming();
   void warm_one();
   void request_vision_gate();

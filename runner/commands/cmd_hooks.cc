@@ -374,9 +374,7 @@ int re_review() {
   if (auto cfg = load_config(world(), *root);
       cfg.ok() && (!cfg.config.reviewer.argv.empty() || !cfg.config.architect.argv.empty())) {
     auto snap = state::load(world(), *root);
-    agents = snap.ok() && gates::approval_status(snap.doc, gates::GateType::Vision, ".yolo-planning/ROADMAP.md",
-                                                 gates::now_of(world(), *root))
-                              .counts();
+    agents = snap.ok() && gates::config_approval(snap.doc, gates::now_of(world(), *root)).counts();
     if (!agents)
       out::err(out::sym(out::Sym::Warn) +
                " the reviewer/architect in .yolo-planning/config.json are not covered by an approved vision gate: the "

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "protocol/config.h"
+#include "protocol/execution.h"
 #include "protocol/fs.h"
 #include "protocol/json_field.h"
 #include "protocol/plan.h"
@@ -50,7 +51,7 @@ std::optional<stdfs::path> current_phase(std::string& err) {
   if (snap.ok() && snap.exists) {
     std::string dir = json_field::str(snap.doc, "phase_dir");
     std::error_code ec;
-    if (!dir.empty() && json_field::str(snap.doc, "status") != "complete" && stdfs::is_directory(*root / dir, ec))
+    if (!dir.empty() && execution::run_status(snap.doc) != execution::RunStatus::Complete && stdfs::is_directory(*root / dir, ec))
       return *root / dir;
   }
   std::vector<stdfs::path> phases;

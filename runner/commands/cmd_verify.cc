@@ -8,6 +8,7 @@
 
 #include "protocol/audit.h"
 #include "protocol/config.h"
+#include "protocol/execution.h"
 #include "protocol/fs.h"
 #include "protocol/approvals.h"
 #include "protocol/review_ledger.h"
@@ -164,7 +165,7 @@ int verify(const Options& o) {
       }
     bool waves_gated = any_wave_gate || load_config(world(), *root).config.wave_approval;
     for (const auto& p : doc["plans"]) {
-      if (str(p, "status") != "complete") continue;
+      if (execution::plan_status(p) != execution::PlanStatus::Complete) continue;
       long long wave = p.contains("wave") && p["wave"].is_number_integer() ? p["wave"].get<long long>() : 1;
       if (!vision_ok)
         fail("plan " + str(p, "id"),

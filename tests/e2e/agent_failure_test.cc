@@ -99,7 +99,7 @@ TEST_F(AgentFailure, ReviewerFailureShowsTheErrorLineAndNamesTheLogs) {
   EXPECT_FALSE(has(all, "status 2: For more information")) << report(r);
   EXPECT_TRUE(has(all, "Next: `yolo logs 01-01` shows its whole output")) << report(r);
 
-  // Execute's review gate (a `yolo review` child) says the same under the plan's verdict.
+  // Execute's review gate (the same review, in execute's process) says the same under the plan's verdict.
   set_config({{"approvers", {{"vision", "skip"}}}, {"executor", nullptr}});
   auto e = yolo({"execute"});
   EXPECT_TRUE(has(e.out, "01-02 approve (reviewer unavailable: Stage 1 verdict)") ||

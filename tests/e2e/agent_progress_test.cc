@@ -2,10 +2,16 @@
 // plan's reviewer runs, for how long and for how long it may, redrawn in place on a terminal
 // (a real pty, through util-linux `script`), one line per event when piped.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "bg_process.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -14,6 +20,25 @@ namespace {
 bool text_has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 std::string run_report(const RunResult& r) {
   return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "\n--- stderr\n" + r.err;
+}
+// A live process (not a zombie) whose argv is exactly `argv`, or 0.
+pid_t process_with_argv(const std::vector<std::string>& argv) {
+  std::string want;
+  for (const auto& a : argv) (want += a) += '\0';
+  for (const auto& e : stdfs::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(e.path() / "cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (cmd == want) return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
+bool alive(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
 }
 bool program_on_path(const std::string& name) { return run_program({"sh", "-c", "command -v " + name}).exit_code == 0; }
 
@@ -105,6 +130,34 @@ TEST_F(AgentProgress, ExecuteJsonCarriesNoProgressEvents) {
   EXPECT_TRUE(text_has(j.out, "\"review_gate\"")) << j.out;
   EXPECT_TRUE(text_has(j.out, "\"passed\"")) << "the reviewer ran and passed the gate\n" << j.out;
   EXPECT_FALSE(text_has(j.out + j.err, "agent_progress")) << run_report(j);
+}
+
+// Ctrl-C while execute's review gate waits for a reviewer: the reviewer's whole process group
+// ends, and execute dies of the signal (nothing after the gate runs).
+TEST_F(AgentProgress, InterruptDuringExecuteReviewGateEndsTheReviewer) {
+  using namespace std::chrono_literals;
+  const std::string marker = "41.37";  // the reviewer's sleep, found by its argv
+  ::setenv("YOLO_TEST_SLEEP", marker.c_str(), 1);
+  BgProcess p({yolo_bin(), "execute", "--json"}, repo());
+  ::unsetenv("YOLO_TEST_SLEEP");
+  auto ev = p.wait_for(
+      [](const json& j) { return j.value("event", "") == "review_gate" && j.value("status", "") == "running"; }, 30s);
+  ASSERT_TRUE(ev.has_value()) << p.stderr_text();
+  pid_t sleeper = 0;
+  for (int i = 0; i < 200 && !sleeper; ++i) {
+    sleeper = process_with_argv({"sleep", marker});
+    if (!sleeper) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_GT(sleeper, 0) << "the reviewer never started\n" << p.stderr_text();
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait_exit(10s), 128 + SIGINT) << p.stderr_text();
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !alive(sleeper);
+    if (!gone) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(gone) << "the reviewer's sleep " << sleeper << " outlived execute";
+  for (const auto& j : p.seen) EXPECT_NE(j.value("event", ""), "gate_requested") << j.dump();
 }
 
 }  // namespace

@@ -225,9 +225,9 @@ TEST(PlanUpdates, MergedOrAppliedInTurnTheyWriteTheSameRecord) {
   json base = json::object();
   prepare(base, kPhase, entries(), opts());
   json exec = {{"pid", 41}, {"pgid", 41}, {"start_ticks", 900}, {"boot_id", "b"}};
-  PlanUpdate start{"running", std::string("2026-11-22T05:01:00Z"), nullptr, "", nullptr};
+  PlanUpdate start{PlanStatus::Running, std::string("2026-11-22T05:01:00Z"), nullptr, "", nullptr};
   start.set = {{"scope", nullptr}, {"checks", nullptr}, {"executor", exec}};
-  PlanUpdate end{"complete", std::nullopt, json("2026-11-22T05:02:00Z"), "", nullptr};
+  PlanUpdate end{PlanStatus::Complete, std::nullopt, json("2026-11-22T05:02:00Z"), "", nullptr};
   end.set = {{"checks", json::array()}};
 
   json in_turn = base;
@@ -262,22 +262,22 @@ TEST(PlanUpdates, AFailureSetsErrorAndFindingsAndTheWaveMovesOn) {
   prepare(doc, kPhase, entries(), opts());
   json f = json::array({{{"severity", "high"}, {"check", "x"}, {"issue", "y"}}});
   auto changed =
-      apply_plan_updates(doc, {{"01-01", {"complete", std::nullopt, json("2026-11-22T05:01:00Z"), "", nullptr}},
-                               {"01-02", {"failed", std::nullopt, json("2026-11-22T05:02:00Z"), "boom", f}},
-                               {"01-09", {"complete", std::nullopt, json("2026-11-22T05:03:00Z"), "", nullptr}}});
+      apply_plan_updates(doc, {{"01-01", {PlanStatus::Complete, std::nullopt, json("2026-11-22T05:01:00Z"), "", nullptr}},
+                               {"01-02", {PlanStatus::Failed, std::nullopt, json("2026-11-22T05:02:00Z"), "boom", f}},
+                               {"01-09", {PlanStatus::Complete, std::nullopt, json("2026-11-22T05:03:00Z"), "", nullptr}}});
   EXPECT_EQ(changed, (std::vector<size_t>{0, 1})) << "an id without a record is skipped";
   EXPECT_EQ(doc["plans"][1]["error"], "boom");
   EXPECT_EQ(doc["plans"][1]["findings"], f);
   EXPECT_EQ(doc["wave"], 1);
   // Passed on a later try: error and findings removed.
-  apply_plan_updates(doc, {{"01-02", {"complete", std::nullopt, json("2026-11-22T05:04:00Z"), "", nullptr}}});
+  apply_plan_updates(doc, {{"01-02", {PlanStatus::Complete, std::nullopt, json("2026-11-22T05:04:00Z"), "", nullptr}}});
   EXPECT_FALSE(doc["plans"][1].contains("error"));
   EXPECT_FALSE(doc["plans"][1].contains("findings"));
   EXPECT_EQ(doc["wave"], 2) << "wave 1 complete: the current wave is 2";
   EXPECT_EQ(state::validate_changed_plans(doc, changed), "");
   json none = json::object();
   EXPECT_TRUE(
-      apply_plan_updates(none, {{"01-01", {"complete", std::nullopt, json("2026-11-22T05:09:00Z"), "", nullptr}}})
+      apply_plan_updates(none, {{"01-01", {PlanStatus::Complete, std::nullopt, json("2026-11-22T05:09:00Z"), "", nullptr}}})
           .empty());
 }
 

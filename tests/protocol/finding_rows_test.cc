@@ -30,6 +30,23 @@ TEST(MostSevereFinding, NothingToSayIsNull) {
   EXPECT_EQ(most_severe_finding(odd), nullptr);
 }
 
+// The same rule on a review's typed rows (the watcher's, in the reviewing process).
+TEST(MostSevereFinding, TypedFindingsFollowTheSameRule) {
+  std::vector<review::ReviewerFinding> fs(3);
+  fs[0].id = "f-1";
+  fs[0].severity = Severity::Medium;
+  fs[1].id = "f-2";
+  fs[1].severity = Severity::High;
+  fs[1].description = "no tests";
+  fs[2].id = "f-3";
+  fs[2].severity = Severity::High;
+  const review::ReviewerFinding* top = most_severe_finding(fs);
+  ASSERT_NE(top, nullptr);
+  EXPECT_EQ(top->id, "f-2");
+  EXPECT_EQ(finding_headline(*top), "no tests") << "no title: the description";
+  EXPECT_EQ(most_severe_finding(std::vector<review::ReviewerFinding>{}), nullptr);
+}
+
 TEST(FindingHeadline, TitleThenIssueThenDescription) {
   EXPECT_EQ(finding_headline({{"title", "t"}, {"issue", "i"}, {"description", "d"}}), "t");
   EXPECT_EQ(finding_headline({{"issue", "i"}, {"description", "d"}}), "i");  // a Stage 1 row

@@ -267,6 +267,75 @@ TEST(PortsGateRun, ARequestAndAnApprovalRunOnTheWorldsDiskClockAndKey) {
       gates::ApprovalCheck::Stale);
 }
 
+// A stale approval reopened as execute does it: one locked write, the events in the audit log,
+// the new gate's approver run; an approval that still counts reopens nothing.
+TEST(PortsGateRun, AStaleApprovalReopensItsGateAndRunsItsApprover) {
+  Mem m;
+  const std::string rm = ".yolo-planning/ROADMAP.md";
+  ASSERT_TRUE(gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr).ok());
+  ASSERT_TRUE(gates::approve_gate(m.w, kRoot, config(json::object()), "", "erin", nullptr).ok());
+  auto same = gates::reopen_stale_gate(m.w, kRoot, config(json::object()), gates::GateType::Vision, rm,
+                                       gates::now_of(m.w, kRoot), {}, nullptr);
+  ASSERT_TRUE(same.ok()) << same.error;
+  EXPECT_TRUE(same.gate.is_null()) << "it still counts: nothing reopened";
+  EXPECT_EQ(state::load(m.w, kRoot).doc["gates"].size(), 1u);
+
+  m.disk.put(kRoot / rm, "# Roadmap, edited\n");
+  m.clock.set("2026-11-25T10:07:00Z");
+  auto r = gates::reopen_stale_gate(m.w, kRoot, config(json::object()), gates::GateType::Vision, rm,
+                                    gates::now_of(m.w, kRoot), {}, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_TRUE(r.gate.is_object());
+  EXPECT_EQ(r.gate["status"], "OPEN");
+  auto st = state::load(m.w, kRoot);
+  ASSERT_EQ(st.doc["gates"].size(), 2u);
+  EXPECT_EQ(st.doc["status"], "awaiting_approval");
+  EXPECT_TRUE(audit::check(m.w, kRoot).problems.empty()) << "the reopening is in the audit log, anchored";
+  bool waiting = false;  // the manual approver: a person decides
+  for (const auto& msg : r.messages) waiting = waiting || msg.kind == gates::Outcome::Waiting;
+  EXPECT_TRUE(waiting);
+
+  auto waiting_gate = gates::reopen_stale_gate(m.w, kRoot, config(json::object()), gates::GateType::Vision, rm,
+                                               gates::now_of(m.w, kRoot), {}, nullptr);
+  ASSERT_TRUE(waiting_gate.ok()) << waiting_gate.error;
+  EXPECT_TRUE(waiting_gate.gate.is_null()) << "an open gate is not stale: nothing reopened while it waits";
+
+  // With a skip approver the reopened gate is approved again at once.
+  ASSERT_TRUE(gates::approve_gate(m.w, kRoot, config(json::object()), "", "erin", nullptr).ok());
+  m.disk.put(kRoot / rm, "# Roadmap, edited twice\n");
+  auto skipped = gates::reopen_stale_gate(m.w, kRoot, config({{"approvers", {{"vision", "skip"}}}}),
+                                          gates::GateType::Vision, rm, gates::now_of(m.w, kRoot), {}, nullptr);
+  ASSERT_TRUE(skipped.ok()) << skipped.error;
+  ASSERT_TRUE(skipped.gate.is_object());
+  EXPECT_EQ(skipped.gate["status"], "APPROVED");
+  EXPECT_EQ(state::load(m.w, kRoot).doc["gates"].size(), 3u);
+}
+
+// The one rule behind the git hooks' agents and MCP's approvals: the vision approval counts.
+TEST(PortsGateRun, TheConfigCountsOnlyUnderAVisionApprovalAndMcpOnlyForWhatItCovered) {
+  Mem m;
+  json cfg = {{"mcp_can_approve", true}};
+  m.disk.put(kRoot / ".yolo-planning/config.json", cfg.dump());
+  json wave_gate = {{"gate_type", "wave"}, {"id", "wave-1"}};
+  json vision_gate = {{"gate_type", "vision"}, {"id", "vision-1"}};
+  auto none = state::load(m.w, kRoot).doc;
+  EXPECT_FALSE(gates::config_approval(none, gates::now_of(m.w, kRoot)).counts());
+  auto refused = gates::mcp_may_resolve(none, wave_gate, cfg, gates::now_of(m.w, kRoot));
+  EXPECT_FALSE(refused.allowed);
+  EXPECT_EQ(refused.why, "mcp_can_approve is not covered by a vision approval that counts");
+  ASSERT_TRUE(gates::request_gate(m.w, kRoot, config(cfg), roadmap(), nullptr).ok());
+  ASSERT_TRUE(gates::approve_gate(m.w, kRoot, config(cfg), "", "erin", nullptr).ok());
+  auto st = state::load(m.w, kRoot).doc;
+  EXPECT_TRUE(gates::config_approval(st, gates::now_of(m.w, kRoot)).counts());
+  EXPECT_TRUE(gates::mcp_may_resolve(st, wave_gate, cfg, gates::now_of(m.w, kRoot)).allowed);
+  auto vision = gates::mcp_may_resolve(st, vision_gate, cfg, gates::now_of(m.w, kRoot));
+  EXPECT_FALSE(vision.allowed);
+  EXPECT_EQ(vision.why, "the vision gate is never resolved over MCP");
+  auto off = gates::mcp_may_resolve(st, wave_gate, json{{"mcp_can_approve", false}}, gates::now_of(m.w, kRoot));
+  EXPECT_FALSE(off.allowed);
+  EXPECT_EQ(off.why, "") << "the config does not allow it: the plain refusal";
+}
+
 TEST(PortsGateRun, AHeldLockOrAMissingKeyStopsTheRunAndSaysWhy) {
   Mem m;
   std::string err;

@@ -1,6 +1,9 @@
 // What the execution state says about a run: a review is no run.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "protocol/execute_rules.h"
 #include "protocol/execution.h"
 
@@ -42,6 +45,38 @@ json run_of_two() {
            {{{"id", "01-01"}, {"wave", 1}, {"status", "pending"}}, {{"id", "01-02"}, {"wave", 2}, {"status", "pending"}}}}};
 }
 
+// The statuses of the state file, each word written and read in one place.
+TEST(Statuses, EachWordRoundTripsAndAnUnknownOneIsNone) {
+  for (RunStatus r : {RunStatus::Running, RunStatus::AwaitingApproval, RunStatus::Halted, RunStatus::Complete})
+    EXPECT_EQ(parse_run_status(to_string(r)), r);
+  EXPECT_EQ(to_string(RunStatus::AwaitingApproval), std::string("awaiting_approval"));
+  EXPECT_EQ(parse_run_status("RUNNING"), std::nullopt);
+  EXPECT_EQ(run_status(json{{"status", "halted"}}), RunStatus::Halted);
+  EXPECT_EQ(run_status(json{{"status", 3}}), std::nullopt);
+  EXPECT_EQ(run_status(json::array()), std::nullopt);
+  EXPECT_EQ(plan_status(json{{"status", "ready"}}), PlanStatus::Ready);
+  EXPECT_EQ(plan_status(json{{"status", "done"}}), std::nullopt);
+  for (MergeState m : {MergeState::None, MergeState::Pending, MergeState::Merged, MergeState::Conflict})
+    EXPECT_EQ(merge_state(json{{"merge", to_string(m)}}), m);
+  EXPECT_EQ(merge_state(json::object()), MergeState::None);  // not gated yet
+  EXPECT_EQ(merge_state(json{{"merge", "later"}}), MergeState::None);
+}
+
+// A start and an end as the run queues them: the same records start_plans and end_plan write.
+TEST(Statuses, StartedAndEndedAreTheTransitionsAsUpdates) {
+  PlanUpdate s = started(std::string("t1"));
+  EXPECT_EQ(s.status, PlanStatus::Running);
+  EXPECT_EQ(s.started_at, std::optional<std::string>("t1"));
+  EXPECT_TRUE(s.completed_at.is_null());
+  EXPECT_EQ(started(std::nullopt).started_at, std::nullopt);
+  PlanUpdate f = ended({PlanStatus::Failed, "boom", json::object()}, "t2");
+  EXPECT_EQ(f.completed_at, "t2");
+  EXPECT_EQ(f.findings, json::array()) << "a failed plan's findings are always a list";
+  PlanUpdate p = ended({PlanStatus::Pending, "interrupted", json::array({1})}, "t3");
+  EXPECT_TRUE(p.completed_at.is_null()) << "pending again: not completed";
+  EXPECT_TRUE(p.findings.is_null()) << "only a failed plan keeps findings";
+}
+
 TEST(Transitions, ReadyStartEndAndComplete) {
   json doc = run_of_two();
   mark_ready(doc, {"01-01", "nope"});
@@ -52,7 +87,7 @@ TEST(Transitions, ReadyStartEndAndComplete) {
   EXPECT_TRUE(doc["plans"][0]["completed_at"].is_null());
   EXPECT_EQ(start_plans(doc, {"01-09"}, "t1"), "plan 01-09 is missing from the state");
 
-  end_plan(doc, "01-01", {"failed", "no SUMMARY", json::array({{{"severity", "high"}}})}, "t2");
+  end_plan(doc, "01-01", {PlanStatus::Failed, "no SUMMARY", json::array({{{"severity", "high"}}})}, "t2");
   EXPECT_EQ(doc["plans"][0]["status"], "failed");
   EXPECT_EQ(doc["plans"][0]["error"], "no SUMMARY");
   EXPECT_EQ(doc["plans"][0]["findings"].size(), 1u);
@@ -61,15 +96,15 @@ TEST(Transitions, ReadyStartEndAndComplete) {
   ASSERT_EQ(start_plans(doc, {"01-01"}, "t3"), "");
   EXPECT_FALSE(doc["plans"][0].contains("error"));
   EXPECT_FALSE(doc["plans"][0].contains("findings"));
-  end_plan(doc, "01-01", {"pending", "interrupted", json::array()}, "t4");  // Ctrl-C: it may run again
+  end_plan(doc, "01-01", {PlanStatus::Pending, "interrupted", json::array()}, "t4");  // Ctrl-C: it may run again
   EXPECT_EQ(doc["plans"][0]["status"], "pending");
   EXPECT_TRUE(doc["plans"][0]["completed_at"].is_null());
-  end_plan(doc, "01-01", {"complete", "", json::array()}, "t5");
+  end_plan(doc, "01-01", {PlanStatus::Complete, "", json::array()}, "t5");
   EXPECT_EQ(doc["plans"][0]["status"], "complete");
   EXPECT_FALSE(doc["plans"][0].contains("error"));
   EXPECT_EQ(doc["wave"], 2);  // the lowest wave with a plan not complete
 
-  end_plan(doc, "01-02", {"complete", "", json::array()}, "t6");
+  end_plan(doc, "01-02", {PlanStatus::Complete, "", json::array()}, "t6");
   complete_phase(doc, "t7");
   EXPECT_EQ(doc["status"], "complete");
   EXPECT_EQ(doc["completed_at"], "t7");
@@ -118,6 +153,116 @@ TEST(RunRules, ExecuteExitCodesSayHowTheRunEnded) {
 
 // review_gate: "always" runs it, "never" never (not even with --review), anything else only
 // when asked with --review.
+TEST(RunRules, ResultWordsAreDistinct) {
+  std::set<std::string> words;
+  for (Result r : {Result::Complete, Result::Halted, Result::Error, Result::Interrupted, Result::Locked, Result::Paused,
+                   Result::WaitingForSummary})
+    words.insert(to_string(r));
+  EXPECT_EQ(words.size(), 7u);
+  EXPECT_EQ(std::string(to_string(Result::WaitingForSummary)), "waiting_for_summary");
+  EXPECT_EQ(std::string(to_string(ReviewGateStatus::Rejected)), "rejected");
+}
+
+// An escape attempt the executor's sandbox refused fails a plan whatever its gates said,
+// with a high finding naming the calls; an interrupted plan stays pending.
+TEST(RunRules, AnEscapeAttemptFailsThePlanWhateverElseItDid) {
+  PlanFacts f;
+  f.summary_path = "p/01-01-SUMMARY.md";
+  f.summary = SummaryState::Passed;
+  f.plan_id = "01-01";
+  f.refused = {"unshare(CLONE_NEWUSER) by sh (pid 12)", "ioctl(TIOCSTI) on a terminal by python3 (pid 13)"};
+  auto o = plan_outcome(f);
+  EXPECT_EQ(o.end.status, PlanStatus::Failed);
+  EXPECT_EQ(o.end.error,
+            "the sandbox refused unshare(CLONE_NEWUSER) by sh (pid 12); ioctl(TIOCSTI) on a terminal by python3 (pid 13)");
+  ASSERT_EQ(o.end.findings.size(), 1u);
+  EXPECT_EQ(o.end.findings[0]["check"], "sandbox");
+  EXPECT_EQ(o.end.findings[0]["severity"], "high");
+  PlanFacts crashed = f;
+  crashed.executor_ok = false;
+  crashed.executor_outcome = "exited with status 2";
+  EXPECT_EQ(plan_outcome(crashed).end.error,
+            "the executor exited with status 2; the sandbox refused unshare(CLONE_NEWUSER) by sh (pid 12); "
+            "ioctl(TIOCSTI) on a terminal by python3 (pid 13)");
+  PlanFacts stopped = f;
+  stopped.interrupted = true;
+  EXPECT_EQ(plan_outcome(stopped).end.status, PlanStatus::Pending);
+}
+
+// How a plan ends once its executor is done: each fact in the order it decides.
+TEST(RunRules, ThePlanOutcome) {
+  PlanFacts f;
+  f.summary_path = "p/01-01-SUMMARY.md";
+  f.summary = SummaryState::Passed;
+  EXPECT_EQ(plan_outcome(f).end.status, PlanStatus::Complete);
+  EXPECT_EQ(plan_outcome(f).end.error, "");
+
+  PlanFacts stopped = f;
+  stopped.interrupted = true;
+  stopped.executor_ok = false;
+  EXPECT_EQ(plan_outcome(stopped).end.status, PlanStatus::Pending) << "interrupted: it may run again";
+  EXPECT_EQ(plan_outcome(stopped).end.error, "interrupted");
+
+  PlanFacts job = f;
+  job.dispatch_error = "the job failed (exit 3)";
+  EXPECT_EQ(plan_outcome(job).end.status, PlanStatus::Failed);
+  EXPECT_EQ(plan_outcome(job).end.error, "the job failed (exit 3)");
+
+  PlanFacts crashed = f;
+  crashed.executor_ok = false;
+  crashed.executor_outcome = "exited with status 2";
+  crashed.executor_err = "error: no such model\nUsage: agent [OPTIONS]\nFor more information, try '--help'.\n";
+  EXPECT_EQ(plan_outcome(crashed).end.error, "the executor exited with status 2: error: no such model")
+      << "the line that says why, not the usage tail";
+
+  PlanFacts missing = f;
+  missing.summary = SummaryState::Missing;
+  EXPECT_EQ(plan_outcome(missing).end.error, "the executor exited 0 but wrote no SUMMARY (p/01-01-SUMMARY.md)");
+
+  json fence = {{"severity", "high"}, {"check", "scope_fence"}, {"issue", "src/x.cc is outside the plan"}};
+  json claim = {{"severity", "high"}, {"check", "files_exist"}, {"issue", "a.cc does not exist"}};
+  PlanFacts fenced = f;
+  fenced.summary = SummaryState::Failed;
+  fenced.summary_findings = json::array({fence});
+  auto o = plan_outcome(fenced);
+  EXPECT_EQ(o.end.error, "the scope fence: src/x.cc is outside the plan");
+  EXPECT_FALSE(o.summary_failed) << "only the fence failed it";
+  EXPECT_EQ(o.end.findings.size(), 1u);
+  fenced.summary_findings.push_back(claim);
+  o = plan_outcome(fenced);
+  EXPECT_EQ(o.end.error,
+            "its SUMMARY fails the SUMMARY gate (p/01-01-SUMMARY.md); the scope fence: src/x.cc is outside the plan");
+  EXPECT_TRUE(o.summary_failed);
+
+  Finding check;
+  check.severity = Severity::High;
+  check.check = "checks";
+  check.issue = "check `make test` failed: exited with status 1";
+  PlanFacts checked = f;
+  checked.check_findings = {check};
+  o = plan_outcome(checked);
+  EXPECT_EQ(o.end.status, PlanStatus::Failed) << "a failing check fails a plan whose SUMMARY passes";
+  EXPECT_EQ(o.end.error, check.issue);
+  ASSERT_EQ(o.end.findings.size(), 1u);
+  checked.summary = SummaryState::Missing;
+  EXPECT_EQ(plan_outcome(checked).end.error,
+            "the executor exited 0 but wrote no SUMMARY (p/01-01-SUMMARY.md); " + check.issue);
+}
+
+// A plan's SUMMARY gate in its worktree: any high finding fails it; a failed check keeps its
+// SUMMARY off the branch.
+TEST(RunRules, TheWorktreeGate) {
+  json medium = json::array({{{"severity", "medium"}, {"check", "scope_fence"}}});
+  json high = json::array({{{"severity", "low"}}, {{"severity", "high"}, {"check", "claims"}}});
+  EXPECT_EQ(worktree_gate(medium, true).state, SummaryState::Passed);
+  EXPECT_TRUE(worktree_gate(medium, true).commit);
+  EXPECT_FALSE(worktree_gate(medium, false).commit);
+  EXPECT_EQ(worktree_gate(medium, false).state, SummaryState::Passed) << "the check, not the gate, fails the plan";
+  EXPECT_EQ(worktree_gate(high, true).state, SummaryState::Failed);
+  EXPECT_FALSE(worktree_gate(high, true).commit);
+  EXPECT_TRUE(worktree_gate(json::array(), true).commit);
+}
+
 TEST(RunRules, TheReviewGatePolicy) {
   EXPECT_EQ(review_gate("always", false), ReviewGate::Runs);
   EXPECT_EQ(review_gate("always", true), ReviewGate::Runs);
