@@ -21,6 +21,7 @@
 
 #include "bg_process.h"
 #include "slurm_cluster.h"
+#include "protocol/dispatch.h"
 #include "test_support.h"
 
 namespace yolo::e2e {
@@ -908,16 +909,7 @@ std::vector<std::string> wave_task(const std::string& plan, const Remote& remote
   return t;
 }
 stdfs::path write_tasks(const stdfs::path& f, const std::vector<std::vector<std::string>>& tasks) {
-  std::string out;
-  for (const auto& t : tasks) {
-    out += std::to_string(t.size());
-    out.push_back('\0');
-    for (const auto& a : t) {
-      out += a;
-      out.push_back('\0');
-    }
-  }
-  test::write_file(f, out);
+  test::write_file(f, dispatch::tasks_file(tasks));  // the file yolo writes for submit-wave
   return f;
 }
 
