@@ -268,7 +268,15 @@ int Run::review_gate() {
     if (!o_.json)
       for (const auto& l : rejected_plans_report(r.rows)) out::line("    " + l);
     auto paths = rejected_plan_paths(r.rows);
-    next_ = paths.empty() ? "edit the rejected plan, then `yolo execute`"
+    // A reviewer that tried to leave its sandbox is the reviewer's fault, not the plan's.
+    auto escaped = std::find_if(r.rows.begin(), r.rows.end(),
+                                [](const review::PlanReview& row) { return row.source == review::Source::SandboxRefused; });
+    if (escaped != r.rows.end())
+      next_ = "`yolo logs " + text::sanitize_for_terminal(escaped->plan_id) +
+              "` shows what the reviewer did; fix or replace the reviewer command in .yolo-planning/config.json, "
+              "then `yolo execute`";
+    else
+      next_ = paths.empty() ? "edit the rejected plan, then `yolo execute`"
                           : "edit " + paths.front() +
                                 (paths.size() > 1 ? " (and " + std::to_string(paths.size() - 1) + " more)" : "") +
                                 ", then `yolo execute`";
@@ -318,7 +326,8 @@ void Run::note_review_outcomes(const std::vector<review::PlanReview>& rows) {
     }
     out::line("    " + line);
     // An agent that failed: the line that says why, and where its whole output is.
-    if (row.source == review::Source::Fallback && !row.reason.empty()) {
+    if ((row.source == review::Source::Fallback || row.source == review::Source::SandboxRefused) &&
+        !row.reason.empty()) {
       out::line("      " + out::dim(text::sanitize_for_terminal(row.reason)));
       out::line("      Next: " + agent_next_step(row.reviewer, row.plan_id));
     }

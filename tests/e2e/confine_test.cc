@@ -141,6 +141,24 @@ TEST(Confine, AReviewerCannotApproveFromANamespaceAPtyOrWithTheKey) {
   EXPECT_TRUE(has(r.out + r.err, "by unshare (pid ")) << r.out << r.err;
 }
 
+// The same reviewer in execute's review gate: the plan's line says why it failed closed and
+// where to look next.
+TEST(Confine, ExecuteNamesAReviewersEscapeAttemptAndTheNextStep) {
+  REQUIRE_SANDBOX();
+  if (!runner::refusal_notes_available())
+    GTEST_SKIP() << "skipped: this kernel cannot hand refused calls to yolo (SECCOMP_RET_USER_NOTIF)";
+  Demo d(json{{"review_gate", "always"}, {"reviewer", {{"command", {"agents/hostile-reviewer", "{plan_path}"}}}}});
+  d.agent("hostile-reviewer", hostile_reviewer());
+  d.commit("hostile");
+  auto r = d.yolo({"execute"});
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  const std::string all = r.out + r.err;
+  EXPECT_TRUE(has(all, "01-01 rejected after 1 cycle (sandbox_refused)")) << all;
+  EXPECT_TRUE(has(all, "why: the sandbox refused the reviewer unshare(CLONE_NEWUSER")) << all;
+  EXPECT_TRUE(has(all, "Next: `yolo logs 01-01` shows what the reviewer did")) << all;
+  EXPECT_FALSE(stdfs::exists(d.root() / ".yolo-planning/phases/01-demo/01-01-SUMMARY.md"));
+}
+
 // An executor that tries a namespace, a terminal injection and mount, then does its work:
 // each call refused, and the plan fails with a finding that names them.
 TEST(Confine, AnEscapeAttemptFailsThePlanWithAFindingThatNamesIt) {
