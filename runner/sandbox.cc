@@ -190,7 +190,7 @@ struct Bpf {
 constexpr unsigned kProbeMagic = 0x796f6c6f;  // getcpu's unused third argument, "yolo"
 constexpr unsigned ret_errno(int e) { return SECCOMP_RET_ERRNO | (static_cast<unsigned>(e) & SECCOMP_RET_DATA); }
 
-std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify) {
+std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify, bool watch_writes) {
   Bpf b;
 #if defined(__x86_64__)
   constexpr unsigned arch = AUDIT_ARCH_X86_64;
@@ -208,6 +208,31 @@ std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify) {
   b.ret(ret_errno(EPERM));
 #endif
   const unsigned eperm = ret_errno(EPERM);
+  if (notify && watch_writes) {
+    // Writes go to yolo's supervisor, which lets each go on to the kernel and names those
+    // the policy refuses as attempts (runner/refusals.h). An open for reading stays here.
+    const unsigned intent = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC;
+    auto on_open = [&](long nr, int flags_arg) {
+      b.on(nr, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 8 * flags_arg)),
+                BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, intent, 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)});
+    };
+    on_open(SYS_openat, 2);
+#ifdef SYS_open
+    on_open(SYS_open, 1);
+#endif
+    const long writes[] = {SYS_openat2,  SYS_truncate, SYS_unlinkat, SYS_mkdirat, SYS_mknodat, SYS_renameat2,
+                           SYS_linkat,   SYS_symlinkat,
+#ifdef SYS_renameat
+                           SYS_renameat,
+#endif
+#ifdef SYS_open
+                           SYS_creat,    SYS_unlink,   SYS_rmdir,    SYS_mkdir,   SYS_mknod,   SYS_rename,
+                           SYS_link,     SYS_symlink,
+#endif
+    };
+    for (long nr : writes) b.on(nr, {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF)});
+  }
   // What only an escape attempt asks: handed to yolo's supervisor, which names it in the
   // plan's or review's finding and answers EPERM (runner/refusals.h); silent without one.
   const unsigned refuse = notify ? SECCOMP_RET_USER_NOTIF : eperm;
@@ -237,7 +262,10 @@ std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify) {
   b.on(SYS_clone, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args))),
                    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, ns_flags, 0, 1), BPF_STMT(BPF_RET | BPF_K, refuse),
                    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)});
-  b.on(SYS_clone3, {BPF_STMT(BPF_RET | BPF_K, ret_errno(ENOSYS))});
+  // clone3's flags lie behind a pointer the filter cannot read: it answers ENOSYS, so that
+  // libc falls back to clone, whose flags it reads. With a supervisor, the call is handed
+  // over first, so that one asking for a namespace is named; the answer is ENOSYS all the same.
+  b.on(SYS_clone3, {BPF_STMT(BPF_RET | BPF_K, notify ? SECCOMP_RET_USER_NOTIF : ret_errno(ENOSYS))});
   // ioctl's request is an unsigned int in the kernel: only the low half counts.
   b.on(SYS_ioctl, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 8)),
                    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0),
@@ -393,7 +421,8 @@ bool sandbox_off(const Config& cfg) {
   return false;
 }
 
-ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir) {
+ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, const std::string& checkout,
+                                 const std::string& git_dir) {
   ConfinementResult out;
   auto c = std::make_shared<Confinement>();
   c->temp_dir = std::move(temp_dir);
@@ -449,14 +478,26 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir) {
   c->drop_caps = ::geteuid() == 0;
   prepare_mounts(*c);
   if (!c->mounts.empty()) c->mechanism = "landlock+seccomp+mountns";
-  c->filter = seccomp_program(c->policy.unix_sockets, false);
+  c->filter = seccomp_program(c->policy.unix_sockets, false, false);
   c->prog.len = static_cast<unsigned short>(c->filter.size());
   c->prog.filter = c->filter.data();
   if (refusal_notes_available()) {
-    c->notify_filter = seccomp_program(c->policy.unix_sockets, true);
+    std::shared_ptr<const sandbox::WriteView> writes;
+    if (!checkout.empty() && write_notes_available()) {
+      std::vector<sandbox::WriteView::Mount> binds;
+      for (size_t k = 0; k < c->mount_paths.size(); ++k)
+        binds.push_back({c->mount_paths[k], (c->mount_flags[k] & MS_RDONLY) != 0});
+      sandbox::Policy seen = c->policy;  // as the ruleset holds it: canonical, the devices too
+      for (auto& g : seen.grants) g.path = canonical(g.path);  // the rest was made from canonical folders
+      for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
+        seen.grants.push_back({dev, sandbox::Read | sandbox::Write});
+      writes = std::make_shared<const sandbox::WriteView>(
+          sandbox::write_view(seen, std::move(binds), canonical(checkout), git_dir.empty() ? std::string() : canonical(git_dir)));
+    }
+    c->notify_filter = seccomp_program(c->policy.unix_sockets, true, writes != nullptr);
     c->notify_prog.len = static_cast<unsigned short>(c->notify_filter.size());
     c->notify_prog.filter = c->notify_filter.data();
-    c->refusals = std::make_shared<RefusalLog>();
+    c->refusals = std::make_shared<RefusalLog>(std::move(writes));
   }
   return out;
 }
@@ -555,7 +596,9 @@ ConfinementResult confine(const Config& cfg, const SandboxRequest& req) {
   buf.push_back('\0');
   stdfs::path temp;
   if (::mkdtemp(buf.data())) temp = buf.data();
-  sandbox::Policy policy = sandbox::policy_for(policy_inputs(cfg, req, temp, priv));
+  const sandbox::PolicyInputs inputs = policy_inputs(cfg, req, temp, priv);
+  const std::string policy_git_dir = inputs.git_common_dir;
+  sandbox::Policy policy = sandbox::policy_for(inputs);
   if (sandbox_off(cfg)) {
     ConfinementResult out;
     auto c = std::make_shared<Confinement>();
@@ -567,7 +610,9 @@ ConfinementResult confine(const Config& cfg, const SandboxRequest& req) {
     out.confinement = c;
     return out;
   }
-  auto out = confine_policy(std::move(policy), temp);
+  // The repository's git folder: the slot's common one, or the checkout's own.
+  std::string git_dir = policy_git_dir.empty() ? (req.project_root / ".git").string() : policy_git_dir;
+  auto out = confine_policy(std::move(policy), temp, req.project_root.string(), git_dir);
   if (!out.ok())
     out.error += "; set \"sandbox\": \"off\" in .yolo-planning/config.json to run agents unconfined (the vision "
                  "approval covers it)";
