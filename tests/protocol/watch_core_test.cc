@@ -38,6 +38,8 @@ struct Rig {
   std::vector<ReviewBatch> started;   // every batch ever started
   std::vector<json> said;             // the JSON lines
   int executes = 0, gate_requests = 0;
+  bool defer_learning = false;        // Learn actions wait in `learns` (a worker thread still reading)
+  std::vector<std::pair<stdfs::path, bool>> learns;
   std::unique_ptr<Core> core;
 
   explicit Rig(bool drive = false, long long debounce = 20) {
@@ -65,7 +67,12 @@ struct Rig {
             break;
           case Action::Kind::RunExecute: ++executes; break;
           case Action::Kind::RequestGate: ++gate_requests; break;
-          case Action::Kind::Learn: core->phase_learnt(learn_phase(w, kRoot, a.dir, a.plans_only)); break;
+          case Action::Kind::Learn:
+            if (defer_learning)
+              learns.emplace_back(a.dir, a.plans_only);
+            else
+              core->phase_learnt(learn_phase(w, kRoot, a.dir, a.plans_only));
+            break;
           case Action::Kind::Say: said.push_back(a.event); break;
           case Action::Kind::ReloadConfig:
           case Action::Kind::Warm: break;
@@ -85,6 +92,14 @@ struct Rig {
       core->retry_fired();
       drain();
     }
+  }
+  // The worker thread of the oldest Learn action finishes.
+  void learn_one() {
+    ASSERT_FALSE(learns.empty());
+    auto [dir, plans_only] = learns.front();
+    learns.erase(learns.begin());
+    core->phase_learnt(learn_phase(w, kRoot, dir, plans_only));
+    drain();
   }
   void event(const stdfs::path& p, bool gone = false) {
     core->path_changed(p, gone);
@@ -263,6 +278,44 @@ TEST(WatchCore, TheBacklogFoundAtStartNeverHoldsBackAFreshSave) {
   EXPECT_EQ(times.size(), 4u);
   for (const auto& [p, n] : times) EXPECT_EQ(n, 1) << p;
   EXPECT_EQ(r.count("backlog_done"), 1u);
+}
+
+// A save in a phase the background learning has not reached yet is a fresh review at once;
+// the rest of that phase is the backlog, found when its learning ends, and the saved plan is
+// not reviewed a second time there.
+TEST(WatchCore, ASaveInAPhaseNotLearntYetIsFreshAndItsSiblingsAreTheBacklog) {
+  Rig r;
+  r.defer_learning = true;
+  for (const char* n : {"01", "02"}) r.disk.put(plan(kPhase1, n), plan_text("01", n));
+  for (const char* n : {"01", "02", "03"}) r.disk.put(plan(kPhase2, n), plan_text("02", n));
+  r.start();
+  EXPECT_EQ(r.core->plans_listed(), 5u);
+  ASSERT_EQ(r.learns.size(), 1u) << "one phase at a time";
+  EXPECT_EQ(r.learns[0].first, kPhase1);
+  const auto p = plan(kPhase2, "02");
+  r.disk.put(p, plan_text("02", "02", "edited"));
+  r.event(p);
+  r.advance(20);
+  ASSERT_EQ(r.started.size(), 1u) << r.said_text();
+  EXPECT_EQ(r.started[0].lane, Lane::Fresh);
+  EXPECT_EQ(r.started[0].plans, std::vector<stdfs::path>{p});
+  EXPECT_EQ(r.count("plan_changed"), 1u);
+  // The learning waits while the fresh lane runs; then goes on, the edited phase first.
+  r.learn_one();  // phase 1 (its worker was already reading)
+  EXPECT_TRUE(r.learns.empty()) << "paused behind the save's review";
+  r.end_review(Lane::Fresh);
+  ASSERT_EQ(r.learns.size(), 1u);
+  EXPECT_EQ(r.learns[0].first, kPhase2);
+  EXPECT_TRUE(r.learns[0].second) << "its ledger was loaded by the save: only its plans are left";
+  r.learn_one();
+  EXPECT_EQ(r.count("phases_learnt"), 1u);
+  EXPECT_EQ(r.count("backlog"), 1u);
+  r.review_all();
+  std::map<stdfs::path, int> times;
+  for (const auto& b : r.started)
+    for (const auto& q : b.plans) ++times[q];
+  EXPECT_EQ(times.size(), 5u) << r.said_text();
+  for (const auto& [q, n] : times) EXPECT_EQ(n, 1) << q;
 }
 
 TEST(WatchCore, AnEditDuringItsOwnReviewIsReviewedAgainOnlyIfItsContentStillDiffers) {
