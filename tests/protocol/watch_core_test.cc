@@ -339,16 +339,22 @@ TEST(WatchCore, AnEditDuringItsOwnReviewIsReviewedAgainOnlyIfItsContentStillDiff
   r.review_all();
   EXPECT_EQ(r.started.size(), 2u);
 
-  // Reverted to the reviewed content while its review runs: nothing is left to review.
+  // Edited, then put back while its review runs: the review that ends covers what is on
+  // disk, so the queued entry is dropped, not reviewed a second time.
   r.started.clear();
+  const std::string v3 = plan_text("01", "01", "v3");
   r.disk.put(p, v1);
   r.event(p);
   r.advance(20);
   ASSERT_EQ(r.running.size(), 1u);
-  r.disk.put(p, v2);  // back to what the last review (v2) covered
+  r.disk.put(p, v3);
   r.event(p);
   r.advance(20);
-  r.end_review(Lane::Fresh);  // it read v2 (the disk as it is now)
+  r.disk.put(p, v1);
+  r.event(p);
+  r.advance(20);
+  EXPECT_EQ(r.running.size(), 1u);
+  r.end_review(Lane::Fresh);  // it read v1, what is on disk now
   EXPECT_TRUE(r.running.empty()) << r.said_text();
   EXPECT_EQ(r.started.size(), 1u);
 }
