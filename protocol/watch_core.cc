@@ -1,17 +1,12 @@
+// The watch core (protocol/watch_core.h): events in, actions out. The run's side (the state's
+// approvals, execute) is in watch_core_run.cc; what it reads, in watch_read.cc.
 #include "protocol/watch_core.h"
 
 #include <algorithm>
 
-#include "protocol/approvals.h"
-#include "protocol/cross_facts.h"
-#include "protocol/execute_rules.h"
-#include "protocol/execution.h"
-#include "protocol/gates.h"
 #include "protocol/plan.h"
 #include "protocol/review_ledger.h"
 #include "protocol/review_loop.h"
-#include "protocol/stage1.h"
-#include "protocol/state.h"
 
 namespace yolo::watch {
 
@@ -27,140 +22,6 @@ const char* to_string(Mark m) {
     case Mark::Skip: return "skip";
   }
   return "note";
-}
-
-// ---- Digests ------------------------------------------------------------------------
-
-namespace {
-// The map key of a path: its text, with "//" and "/./" folded (the paths compared are built
-// the same way; this keeps a stray separator from making two keys of one file).
-std::string key_of(const stdfs::path& p) {
-  const std::string& s = p.native();
-  if (s.find("//") == std::string::npos && s.find("/./") == std::string::npos) return s;
-  return p.lexically_normal().native();
-}
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-}  // namespace
-
-std::optional<std::string> Digests::get(const stdfs::path& p) const {
-  std::string k = key_of(p);
-  auto it = map_.find(k);
-  if (it == map_.end()) return std::nullopt;
-  if (it->second.kind == 0) return std::string();
-  if (it->second.kind == 2) return odd_.at(k);
-  static const char* hex = "0123456789abcdef";
-  std::string s(64, '0');
-  for (int i = 0; i < 32; ++i) {
-    s[2 * i] = hex[it->second.d[i] >> 4];
-    s[2 * i + 1] = hex[it->second.d[i] & 15];
-  }
-  return s;
-}
-
-void Digests::set(const stdfs::path& p, std::string_view hash) {
-  std::string k = key_of(p);
-  Val v;
-  if (hash.empty()) {
-    v.kind = 0;
-  } else {
-    bool ok = hash.size() == 64;
-    for (size_t i = 0; ok && i < 32; ++i) {
-      int a = hex_digit(hash[2 * i]), b = hex_digit(hash[2 * i + 1]);
-      ok = a >= 0 && b >= 0;
-      if (ok) v.d[i] = static_cast<unsigned char>(a * 16 + b);
-    }
-    v.kind = ok ? 1 : 2;
-  }
-  if (v.kind == 2)
-    odd_[k] = std::string(hash);
-  else
-    odd_.erase(k);
-  map_[std::move(k)] = v;
-}
-
-bool Digests::erase(const stdfs::path& p) {
-  std::string k = key_of(p);
-  odd_.erase(k);
-  return map_.erase(k) > 0;
-}
-
-void Digests::erase_if(const std::function<bool(const stdfs::path&)>& gone,
-                       const std::function<void(const stdfs::path&)>& removed) {
-  for (auto it = map_.begin(); it != map_.end();) {
-    stdfs::path p = it->first;
-    if (gone(p)) {
-      removed(p);
-      odd_.erase(it->first);
-      it = map_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-std::vector<stdfs::path> Digests::paths(size_t max) const {
-  std::vector<stdfs::path> out;
-  for (const auto& [k, _] : map_) {
-    if (out.size() >= max) break;
-    out.emplace_back(k);
-  }
-  return out;
-}
-
-// ---- ledgers and phases, read through the World ---------------------------------------
-
-// The bytes of a ledger and its journal (protocol/review_ledger.h) as one number; nullopt
-// when the ledger cannot be read.
-std::optional<size_t> ledger_fingerprint(const World& w, const stdfs::path& file) {
-  auto bytes = w.files().read(file, 16u << 20, /*text=*/false);
-  if (!bytes.ok()) return std::nullopt;
-  size_t h = std::hash<std::string>{}(bytes.content);
-  if (auto j = w.files().read(review_ledger::journal_for(file), 16u << 20, false); j.ok() && !j.content.empty())
-    h = h * 1000003u ^ std::hash<std::string>{}(j.content);
-  return h;
-}
-
-LedgerRead read_ledger(const World& w, const stdfs::path& file) {
-  LedgerRead r;
-  r.fingerprint = ledger_fingerprint(w, file);
-  if (!r.fingerprint) return r;
-  auto l = review_ledger::load_file(w, file);
-  if (!l.ok()) {
-    r.error = l.error;
-    r.fingerprint.reset();
-    return r;
-  }
-  // By plan id, not by the path a record was made at (watch::ReviewRecords says why).
-  if (auto it = l.doc.find("reviews"); it != l.doc.end() && it->is_object())
-    for (const auto& [id, rec] : it->items())
-      if (rec.is_object() && rec.contains("hash") && rec["hash"].is_string())
-        r.records.emplace_back(id, rec["hash"].get<std::string>());
-  return r;
-}
-
-LearntPhase learn_phase(const World& w, const stdfs::path& root, const stdfs::path& dir, bool plans_only) {
-  LearntPhase out;
-  out.dir = dir;
-  out.plans_only = plans_only;
-  if (!plans_only) out.ledger = read_ledger(w, review_ledger::path_for(root, dir));
-  // Each plan's hash from the phase's store of cross-plan facts while its file is the one
-  // they were parsed from (a stat); else the plan is read and parsed, and its facts
-  // remembered, so a save in this phase reads one file for its siblings (cross_facts.h).
-  cross_facts::Store facts(w, dir, Stage1Options{}.max_file_bytes);
-  for (const auto& name : w.files().list(dir)) {
-    if (!is_plan_filename(name)) continue;
-    stdfs::path p = dir / name;
-    std::string h;
-    if (facts.enabled())
-      if (auto l = facts.load(p); l.plan) h = l.plan->content_hash;
-    out.plans.emplace_back(p, h.empty() ? review::file_hash(w, p) : h);
-  }
-  facts.save(/*prune=*/true);
-  return out;
 }
 
 // ---- the core ----------------------------------------------------------------------
@@ -484,72 +345,6 @@ std::string Core::plan_label(const stdfs::path& p) const {
   return p.filename().string();
 }
 
-// ---- the state: approvals and the run ------------------------------------------------
-
-void Core::load_state(bool announce) {
-  // A state file with the bytes last loaded says the same: no parse, no schema check (a
-  // review's own write comes back as an event).
-  const stdfs::path file = state::state_path(o_.root);
-  auto before = w_.files().read(file, 64u << 20, /*text=*/false);
-  if (state_cached_ && before.ok() && before.content == state_bytes_) return;
-  state_cached_ = false;
-  std::string().swap(state_bytes_);
-  auto s = state::load(w_, o_.root);
-  if (!s.ok()) {
-    if (s.error != last_state_error_) say(Mark::Fail, s.error, {{"event", "state_error"}, {"error", s.error}});
-    last_state_error_ = s.error;
-    return;
-  }
-  last_state_error_.clear();
-  const json& d = s.doc;
-  active_run_ = execution::run_in_progress(d);  // a review's records are no run
-  run_status_ = d.value("status", json("")).is_string() ? d.value("status", "") : "";
-  // What unblocks or blocks the run: the approval and each gate's status.
-  json approvals = {{"approval", d.value("approval", json(nullptr))}, {"gates", json::array()}};
-  if (auto g = d.find("gates"); g != d.end() && g->is_array())
-    for (const auto& gate : *g)
-      if (gate.is_object()) approvals["gates"].push_back({gate.value("id", ""), gate.value("status", "")});
-  std::string fp = approvals.dump();
-  if (fp != approvals_fp_) {
-    if (announce) announce_approval_change(d);
-    approvals_fp_ = fp;
-    approvals_changed_ = true;
-  }
-  // The bytes are remembered only when the file read the same on both sides of the load.
-  s.doc = json();
-  auto after = w_.files().read(file, 64u << 20, false);
-  if (before.ok() && after.ok() && after.content == before.content) {
-    state_bytes_ = std::move(before.content);
-    state_cached_ = true;
-  }
-}
-
-void Core::announce_approval_change(const json& d) {
-  const json approval = d.value("approval", json(nullptr));
-  bool awaiting = execution::run_status(d) == execution::RunStatus::AwaitingApproval;
-  if (awaiting && approval.is_object()) {
-    std::string p = approval.value("plan_path", json("")).is_string() ? approval.value("plan_path", "") : "";
-    say(Mark::Pause, "waiting for approval of " + p,
-        {{"event", execution::to_string(execution::RunStatus::AwaitingApproval)}, {"plan_path", p}});
-  } else if (approval.is_object() && approval.value("approved", false)) {
-    std::string by = approval.value("approved_by", json("")).is_string() ? approval.value("approved_by", "") : "";
-    std::string p = approval.value("plan_path", json("")).is_string() ? approval.value("plan_path", "") : "";
-    // Whether it counts is the gates' own question (seal, digest of the file now).
-    auto type = gates::parse_gate_type(approval.value("gate_type", json("vision")).is_string()
-                                           ? approval.value("gate_type", "vision")
-                                           : "vision")
-                    .value_or(gates::GateType::Vision);
-    auto st = gates::approval_status(d, type, p, gates::now_of(w_, o_.root));
-    if (!st.counts()) {
-      say(Mark::Warn, "an approval of " + p + " does not count: " + st.message,
-          {{"event", "approval_not_counted"}, {"plan_path", p}, {"approved_by", by}, {"reason", st.message}});
-      return;  // when driving, execute runs anyway (the state changed): it re-opens the gate and says why
-    }
-    say(Mark::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") + (driving() ? " → resuming" : ""),
-        {{"event", "approved"}, {"approved_by", by}});
-  }
-}
-
 // ---- the review ledgers --------------------------------------------------------------
 
 void Core::load_all_ledgers() {
@@ -729,27 +524,26 @@ void Core::maybe_backlog_done() {
   backlog_total_ = 0;
 }
 
+// Nothing else would review them again until they are edited: retried after a pause that
+// doubles (5 s to 2 min) while writing keeps failing.
+void Core::unrecorded(const std::vector<Reviewed>& rows) {
+  for (const auto& row : rows)
+    if (!row.plan.empty()) retry_plans_.insert(row.plan.lexically_normal());
+  retry_ms_ = retry_ms_ ? std::min<long long>(120000, retry_ms_ * 2) : 5000;
+  if (retry_plans_.empty()) return;
+  say(Mark::Warn,
+      std::to_string(retry_plans_.size()) + " review(s) not recorded: reviewed again in " +
+          std::to_string(retry_ms_ / 1000) + " s",
+      {{"event", "record_retry"}, {"plans", retry_plans_.size()}, {"in_ms", retry_ms_}});
+  Action a;
+  a.kind = Action::Kind::ArmRetry;
+  a.ms = retry_ms_;
+  out_.push_back(std::move(a));
+}
+
 void Core::reviews_ended(Lane lane, const std::vector<Reviewed>& rows, bool recorded, bool stopping) {
   queue_.finish(lane);
-  if (!recorded && !stopping) {
-    // Nothing else would review them again until they are edited: retried after a pause
-    // that doubles (5 s to 2 min) while writing keeps failing.
-    for (const auto& row : rows)
-      if (!row.plan.empty()) retry_plans_.insert(row.plan.lexically_normal());
-    retry_ms_ = retry_ms_ ? std::min<long long>(120000, retry_ms_ * 2) : 5000;
-    if (!retry_plans_.empty()) {
-      say(Mark::Warn,
-          std::to_string(retry_plans_.size()) + " review(s) not recorded: reviewed again in " +
-              std::to_string(retry_ms_ / 1000) + " s",
-          {{"event", "record_retry"}, {"plans", retry_plans_.size()}, {"in_ms", retry_ms_}});
-      Action a;
-      a.kind = Action::Kind::ArmRetry;
-      a.ms = retry_ms_;
-      out_.push_back(std::move(a));
-    }
-  } else if (recorded && retry_plans_.empty()) {
-    retry_ms_ = 0;
-  }
+  if (recorded && retry_plans_.empty()) retry_ms_ = 0;
   if (recorded) {
     for (const auto& row : rows)
       if (!row.hash.empty()) reviewed_.set(phase_of_plan(row.plan), row.plan_id, row.hash);
@@ -780,70 +574,6 @@ void Core::retry_fired() {
   for (const auto& p : plans)
     if (w_.files().is_file(p)) again[p.parent_path()].push_back(p);
   queue_reviews(again, Lane::Fresh);
-}
-
-// ---- execute and the gate --------------------------------------------------------------
-
-void Core::run_execute(bool force) {
-  if (exec_running_) {
-    exec_rerun_ = true;  // once it ends
-    return;
-  }
-  if (!force && !driving()) return;
-  exec_rerun_ = false;
-  exec_running_ = true;
-  exec_t0_ = now();
-  Action a;
-  a.kind = Action::Kind::RunExecute;
-  out_.push_back(std::move(a));
-}
-
-void Core::execute_ended(bool exited, int exit_code, const std::string& describe, const std::string& err_tail) {
-  exec_running_ = false;
-  const execution::ExecuteEnd end = execution::execute_end(exit_code);
-  std::string what;
-  Mark m = Mark::Fail;
-  if (exited) {
-    switch (end) {
-      case execution::ExecuteEnd::Complete:
-        what = "phase complete", m = Mark::Ok;
-        break;
-      case execution::ExecuteEnd::HaltedOrFailed:
-        what = "run halted or failed", m = Mark::Fail;
-        break;
-      case execution::ExecuteEnd::Paused:
-        what = "paused at a gate", m = Mark::Pause;
-        break;
-      case execution::ExecuteEnd::WaitingForSummaries:
-        what = "waiting for SUMMARY files", m = Mark::Skip;
-        break;
-      case execution::ExecuteEnd::Other:
-        what = "execute " + describe;
-        break;
-    }
-  } else {
-    what = "execute " + describe;
-  }
-  const double ms = static_cast<double>(now() - exec_t0_);
-  std::string tail = exited && execution::expected_end(end) ? "" : err_tail;
-  say(m, what + " (" + std::to_string(now() - exec_t0_) + " ms)" + (tail.empty() ? "" : "\n" + tail),
-      {{"event", "execute_done"}, {"exit_code", exit_code}, {"outcome", what}, {"ms", ms}});
-  load_state(/*announce=*/true);
-  approvals_changed_ = false;  // what execute itself wrote is not news...
-  // ...but an approval that landed while it was pausing is: the state says so (the run is
-  // not awaiting approval any more). Once per state of the approvals, so a run that pauses
-  // again on the same state does not loop.
-  bool paused = exited && end == execution::ExecuteEnd::Paused;
-  if (gate_resolved_since_pause(paused, run_status_) && approvals_fp_ != resumed_fp_) {
-    resumed_fp_ = approvals_fp_;
-    exec_rerun_ = true;
-  }
-  if (exec_rerun_) run_execute(/*force=*/true);
-}
-
-void Core::gate_request_ended() {
-  gate_running_ = false;
-  load_state(/*announce=*/true);
 }
 
 }  // namespace yolo::watch

@@ -21,55 +21,10 @@
 #include "protocol/json.h"
 #include "protocol/reconcile.h"
 #include "protocol/watch_paths.h"
+#include "protocol/watch_read.h"
 #include "protocol/world.h"
 
 namespace yolo::watch {
-
-// Content hashes (sha256 hex, or "" for an unreadable file) by file, kept compact: the path's
-// text and the 32 bytes of the digest. A std::map of std::filesystem::path (a component list
-// on the heap) to a hex std::string took three times the memory a plan, two of them a lot at
-// a hundred thousand plans.
-class Digests {
- public:
-  std::optional<std::string> get(const std::filesystem::path& p) const;
-  void set(const std::filesystem::path& p, std::string_view hash);
-  bool erase(const std::filesystem::path& p);
-  size_t size() const { return map_.size(); }
-  // Removes the entries whose path `gone` says; calls `removed` with each first.
-  void erase_if(const std::function<bool(const std::filesystem::path&)>& gone,
-                const std::function<void(const std::filesystem::path&)>& removed);
-  // Up to `max` paths, in order.
-  std::vector<std::filesystem::path> paths(size_t max) const;
-
- private:
-  struct Val {
-    unsigned char kind = 0;  // 0: "", 1: the digest below, 2: other text (in odd_)
-    unsigned char d[32] = {};
-  };
-  std::map<std::string, Val> map_;
-  std::map<std::string, std::string> odd_;  // values that are not a sha256 hex (never in practice)
-};
-
-// A review ledger as the watcher needs it: its bytes as one number (nullopt: no ledger) and
-// its records (plan id -> the content hash reviewed).
-struct LedgerRead {
-  std::optional<size_t> fingerprint;
-  std::vector<std::pair<std::string, std::string>> records;
-  std::string error;  // could not be loaded (named)
-};
-LedgerRead read_ledger(const World& w, const std::filesystem::path& ledger_file);
-std::optional<size_t> ledger_fingerprint(const World& w, const std::filesystem::path& ledger_file);
-
-// One phase learnt (Action::Learn): its ledger (unless plans_only) and its plans' hashes.
-// Pure reading through the World: the driver may run it on a worker thread.
-struct LearntPhase {
-  std::filesystem::path dir;
-  bool plans_only = false;
-  LedgerRead ledger;
-  std::vector<std::pair<std::filesystem::path, std::string>> plans;  // plan file -> hash
-};
-LearntPhase learn_phase(const World& w, const std::filesystem::path& root, const std::filesystem::path& dir,
-                        bool plans_only);
 
 // What a line for people is marked with (the driver draws ✓ ⚠ ✗ ◆ ⏸ ○).
 enum class Mark { Ok, Warn, Fail, Note, Pause, Skip };
@@ -134,12 +89,15 @@ class Core {
   // The settle timer fired. git_busy: what git is in the middle of ("" when nothing).
   void settle(const std::string& git_busy = "");
   // A review batch ended. rows: each plan reviewed (its file, plan id and the content hash
-  // the review recorded); recorded: every result was written (else they are reviewed again
-  // after a pause that grows while writing keeps failing).
+  // the review recorded); recorded: every result was written.
   struct Reviewed {
     std::filesystem::path plan;
     std::string plan_id, hash;
   };
+  // Its results could not all be written (a full disk): they are reviewed again after a pause
+  // that grows while writing keeps failing. Before reviews_ended, so the line saying so comes
+  // before each plan's verdict.
+  void unrecorded(const std::vector<Reviewed>& rows);
   void reviews_ended(Lane lane, const std::vector<Reviewed>& rows, bool recorded, bool stopping = false);
   void retry_fired();
   void phase_learnt(LearntPhase p);

@@ -118,6 +118,7 @@ struct Rig {
       std::string hash = a != as_of.end() ? a->second : review::file_hash(w, p);
       rows.push_back({p, p.stem().string(), hash});
     }
+    if (!recorded) core->unrecorded(rows);
     core->reviews_ended(lane, rows, recorded);
     drain();
   }
