@@ -473,5 +473,35 @@ TEST(WatchCore, AReviewNotRecordedIsRetriedAfterAPause) {
   EXPECT_EQ(r.running[0].plans, std::vector<stdfs::path>{p});
 }
 
+// Mid-rebase the plans are half applied: nothing is reviewed until git is done, then one
+// rescan reviews exactly what the operation changed.
+TEST(WatchCore, WhileGitIsBusyNothingIsReviewedThenOneRescan) {
+  Rig r;
+  reviewed_project(r);
+  const auto p1 = plan(kPhase1, "01"), p2 = plan(kPhase2, "02");
+  r.disk.put(p1, plan_text("01", "01", "rebased"));
+  r.event(p1);
+  r.now += 20;
+  r.settle_at.reset();
+  r.core->settle("a rebase");
+  r.drain();
+  EXPECT_EQ(r.count("git_busy"), 1u);
+  ASSERT_TRUE(r.settle_at);
+  EXPECT_EQ(*r.settle_at - r.now, 200) << "polled: .git is not watched";
+  r.disk.put(p2, plan_text("02", "02", "rebased"));  // its event is not needed: the rescan finds it
+  r.now += 200;
+  r.settle_at.reset();
+  r.core->settle("a rebase");
+  r.drain();
+  EXPECT_EQ(r.count("git_busy"), 1u) << "said once";
+  EXPECT_TRUE(r.started.empty());
+  r.advance(200);  // git is done
+  EXPECT_EQ(r.count("git_done"), 1u);
+  ASSERT_EQ(r.started.size(), 1u) << r.said_text();
+  auto got = r.started[0].plans;
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<stdfs::path>{p1, p2}));
+}
+
 }  // namespace
 }  // namespace yolo::watch
