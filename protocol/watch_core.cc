@@ -14,12 +14,18 @@ namespace stdfs = std::filesystem;
 
 const char* to_string(Mark m) {
   switch (m) {
-    case Mark::Ok: return "ok";
-    case Mark::Warn: return "warn";
-    case Mark::Fail: return "fail";
-    case Mark::Note: return "note";
-    case Mark::Pause: return "pause";
-    case Mark::Skip: return "skip";
+    case Mark::Ok:
+      return "ok";
+    case Mark::Warn:
+      return "warn";
+    case Mark::Fail:
+      return "fail";
+    case Mark::Note:
+      return "note";
+    case Mark::Pause:
+      return "pause";
+    case Mark::Skip:
+      return "skip";
   }
   return "note";
 }
@@ -73,7 +79,7 @@ void Core::start() {
 }
 
 PathKind Core::path_changed(const stdfs::path& p, bool gone) {
-  (void)gone;  // a change or a removal is judged alike: by what the settle finds on disk
+  (void)gone;            // a change or a removal is judged alike: by what the settle finds on disk
   if (p == planning_) {  // deleted or moved itself
     planning_replaced();
     return PathKind::Other;
@@ -408,8 +414,8 @@ void Core::learn_next() {
       learning_phases_ = false;
       double ms = static_cast<double>(now() - learn_t0_);
       say(Mark::Ok,
-          "every phase read: " + std::to_string(plan_hash_.size()) + " plans known (in " + std::to_string(now() - learn_t0_) +
-              " ms after ready)",
+          "every phase read: " + std::to_string(plan_hash_.size()) + " plans known (in " +
+              std::to_string(now() - learn_t0_) + " ms after ready)",
           {{"event", "phases_learnt"}, {"plans", plan_hash_.size()}, {"ms", ms}});
       if (learn_backlog_) say_backlog(learn_backlog_);
       learn_backlog_ = 0;

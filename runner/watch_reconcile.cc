@@ -99,7 +99,7 @@ struct Watcher::LedgerPrefetch {
   std::shared_ptr<LedgerPrefetch> keep;  // alive until the worker's callback has run
   stdfs::path dir, ledger;
   watch::LedgerRead read;
-  std::atomic<bool> started{false};                           // a worker thread has it (review batches share the pool)
+  std::atomic<bool> started{false};  // a worker thread has it (review batches share the pool)
   std::promise<void> done;
   std::shared_future<void> ready = done.get_future().share();
   bool taken = false;  // applied (or dropped) on the loop already
@@ -217,7 +217,6 @@ void Watcher::adopt_snapshots() {
     it = snapshot_prefetches_.erase(it);
   }
 }
-
 
 // The fresh lane's snapshots learn of a plan's change now, or when its running batch ends.
 void Watcher::note_plan_changed(const stdfs::path& p) {

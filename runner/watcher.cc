@@ -195,8 +195,8 @@ void Watcher::act(watch::Action& a) {
     case K::ArmSettle:
       if (!stopping_)
         uv_timer_start(
-            &debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->settle(); },
-            static_cast<uint64_t>(a.ms), 0);
+            &debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->settle(); }, static_cast<uint64_t>(a.ms),
+            0);
       break;
     case K::ArmRetry:
       if (!stopping_)
@@ -210,12 +210,24 @@ void Watcher::act(watch::Action& a) {
             },
             static_cast<uint64_t>(a.ms), 0);
       break;
-    case K::Review: reviews_->start(std::move(a.batch)); break;
-    case K::RequestGate: request_vision_gate(); break;
-    case K::RunExecute: start_execute(); break;
-    case K::Learn: learn(a.dir, a.plans_only); break;
-    case K::ReloadConfig: reload_config(); break;
-    case K::Warm: start_warming(); break;
+    case K::Review:
+      reviews_->start(std::move(a.batch));
+      break;
+    case K::RequestGate:
+      request_vision_gate();
+      break;
+    case K::RunExecute:
+      start_execute();
+      break;
+    case K::Learn:
+      learn(a.dir, a.plans_only);
+      break;
+    case K::ReloadConfig:
+      reload_config();
+      break;
+    case K::Warm:
+      start_warming();
+      break;
     case K::Say: {
       static constexpr out::Sym kSym[] = {out::Sym::Ok,      out::Sym::Warn,  out::Sym::Fail,
                                           out::Sym::Diamond, out::Sym::Pause, out::Sym::Skip};

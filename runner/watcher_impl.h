@@ -54,7 +54,7 @@ class Watcher {
   size_t last_unwatched_said_ = 0;
   void carry_out();  // the core's actions
   void act(watch::Action& a);
-  void settle();     // the settle timer fired
+  void settle();  // the settle timer fired
   void reload_config();
   void shutdown(int sig);
   void maybe_finish_shutdown();

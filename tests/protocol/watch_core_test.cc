@@ -34,11 +34,11 @@ struct Rig {
   World w{&disk, &clock, nullptr};
   long long now = 0;
   std::optional<long long> settle_at, retry_at;
-  std::vector<ReviewBatch> running;   // batches started and not ended, in start order
-  std::vector<ReviewBatch> started;   // every batch ever started
-  std::vector<json> said;             // the JSON lines
+  std::vector<ReviewBatch> running;  // batches started and not ended, in start order
+  std::vector<ReviewBatch> started;  // every batch ever started
+  std::vector<json> said;            // the JSON lines
   int executes = 0, gate_requests = 0;
-  bool defer_learning = false;        // Learn actions wait in `learns` (a worker thread still reading)
+  bool defer_learning = false;  // Learn actions wait in `learns` (a worker thread still reading)
   std::vector<std::pair<stdfs::path, bool>> learns;
   std::unique_ptr<Core> core;
 
@@ -59,23 +59,34 @@ struct Rig {
     for (auto actions = core->take_actions(); !actions.empty(); actions = core->take_actions())
       for (auto& a : actions) {
         switch (a.kind) {
-          case Action::Kind::ArmSettle: settle_at = now + a.ms; break;
-          case Action::Kind::ArmRetry: retry_at = now + a.ms; break;
+          case Action::Kind::ArmSettle:
+            settle_at = now + a.ms;
+            break;
+          case Action::Kind::ArmRetry:
+            retry_at = now + a.ms;
+            break;
           case Action::Kind::Review:
             running.push_back(a.batch);
             started.push_back(a.batch);
             break;
-          case Action::Kind::RunExecute: ++executes; break;
-          case Action::Kind::RequestGate: ++gate_requests; break;
+          case Action::Kind::RunExecute:
+            ++executes;
+            break;
+          case Action::Kind::RequestGate:
+            ++gate_requests;
+            break;
           case Action::Kind::Learn:
             if (defer_learning)
               learns.emplace_back(a.dir, a.plans_only);
             else
               core->phase_learnt(learn_phase(w, kRoot, a.dir, a.plans_only));
             break;
-          case Action::Kind::Say: said.push_back(a.event); break;
+          case Action::Kind::Say:
+            said.push_back(a.event);
+            break;
           case Action::Kind::ReloadConfig:
-          case Action::Kind::Warm: break;
+          case Action::Kind::Warm:
+            break;
         }
       }
   }
@@ -375,11 +386,11 @@ TEST(WatchCore, ARemovedPlanLeavesTheQueueAndItsSiblingsAreNotReviewed) {
 // The state as `yolo execute` leaves it paused at the vision gate, and as a person's approval
 // changes it.
 void write_state(Rig& r, const std::string& status, bool approved) {
-  json d = {{"status", status},
-            {"phase", 1},
-            {"phase_dir", ".yolo-planning/phases/01-core"},
-            {"approval",
-             {{"plan_path", ".yolo-planning/ROADMAP.md"}, {"gate_type", "vision"}, {"approved", approved}}}};
+  json d = {
+      {"status", status},
+      {"phase", 1},
+      {"phase_dir", ".yolo-planning/phases/01-core"},
+      {"approval", {{"plan_path", ".yolo-planning/ROADMAP.md"}, {"gate_type", "vision"}, {"approved", approved}}}};
   if (approved) d["approval"]["approved_by"] = "ann";
   ASSERT_EQ(r.disk.write_atomic(state::state_path(kRoot), d.dump()), "");
 }
