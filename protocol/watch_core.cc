@@ -32,7 +32,13 @@ const char* to_string(Mark m) {
 
 // ---- the core ----------------------------------------------------------------------
 
-Core::Core(const World& w, CoreOptions o) : w_(w), o_(std::move(o)), planning_(o_.root / ".yolo-planning") {
+Core::Core(const World& w, CoreOptions o)
+    : w_(w),
+      o_(std::move(o)),
+      planning_(o_.root / ".yolo-planning"),
+      run_(
+          w, o_.root, o_.drive_asked, [this](Mark m, std::string t, json e) { say(m, std::move(t), std::move(e)); },
+          o_.now_ms) {
   if (o_.debounce_ms < 0) o_.debounce_ms = 0;
 }
 
@@ -66,10 +72,10 @@ std::string Core::phase_of_plan(const stdfs::path& plan) {
 void Core::configure(bool agents) { agents_ = agents; }
 
 void Core::start() {
-  load_state(/*announce=*/false);
+  run_.load_state(/*announce=*/false);
   // The state as found is no news: execute runs once below when driving (asked to, or a run
   // in progress), not a second time for approvals it reads itself.
-  approvals_changed_ = false;
+  run_.take_approvals_changed();
   roadmap_hash_ = review::file_hash(w_, planning_ / "ROADMAP.md");
   full_rescan_ = true;
   reconcile(/*initial=*/true);
@@ -235,7 +241,7 @@ void Core::reconcile(bool initial) {
   }
   if (state_dirty_) {
     state_dirty_ = false;
-    load_state(/*announce=*/true);
+    run_.load_state(/*announce=*/true);
   }
   bool roadmap_changed = false;
   if (roadmap_dirty_) {
@@ -247,8 +253,7 @@ void Core::reconcile(bool initial) {
       if (roadmap_changed) say(Mark::Note, "ROADMAP.md changed → vision gate", {{"event", "roadmap_changed"}});
     }
   }
-  Changes found{std::move(changed), summaries_changed_, roadmap_changed, approvals_changed_};
-  approvals_changed_ = false;
+  Changes found{std::move(changed), summaries_changed_, roadmap_changed, run_.take_approvals_changed()};
   Actions act = decide(found, situation());
   bulk_scan_ = false;
   size_t n = 0;
@@ -258,8 +263,7 @@ void Core::reconcile(bool initial) {
     for (const auto& [_, plans] : found.plans)
       for (const auto& p : plans) announce_changed(p);
   queue_reviews(act.reviews, lane);
-  if (act.request_vision_gate && !gate_running_) {
-    gate_running_ = true;
+  if (act.request_vision_gate && run_.want_gate_request()) {
     Action a;
     a.kind = Action::Kind::RequestGate;
     out_.push_back(std::move(a));

@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "protocol/json.h"
@@ -49,6 +50,44 @@ struct Action {
   Mark mark = Mark::Note;
   std::string text;
   json event;
+};
+
+// What the watcher follows of the run, a part of the core: the state's approvals as last
+// loaded, whether a run is in progress, and when `yolo execute` runs (again). It says its
+// lines through `say`; the core turns its answers into actions.
+class RunFollower {
+ public:
+  using Say = std::function<void(Mark, std::string, json)>;
+  RunFollower(const World& w, std::filesystem::path root, bool drive_asked, Say say, std::function<long long()> now_ms);
+  // The state read again (announce: say what changed in the approvals).
+  void load_state(bool announce);
+  // Whether the approvals changed since last asked (and forgets it).
+  bool take_approvals_changed() { return std::exchange(approvals_changed_, false); }
+  bool active_run() const { return active_run_; }
+  bool driving() const { return drive_asked_ || active_run_; }
+  // Execute is wanted (force: even when not driving): true to start it now; false when one
+  // runs (it runs again once that ends) or nothing drives it.
+  bool want_execute(bool force);
+  // Execute ended: its line, the state read again; true to start it again now.
+  bool execute_ended(bool exited, int exit_code, const std::string& describe, const std::string& err_tail);
+  bool execute_running() const { return exec_running_; }
+  // The vision gate is wanted: true to request it now (false: a request is under way).
+  bool want_gate_request() { return !std::exchange(gate_running_, true); }
+  void gate_request_ended();
+
+ private:
+  void announce_approval_change(const json& d);
+  long long now() const { return now_ms_ ? now_ms_() : 0; }
+
+  World w_;
+  std::filesystem::path root_;
+  bool drive_asked_ = false;
+  Say say_;
+  std::function<long long()> now_ms_;
+  std::string approvals_fp_, resumed_fp_, run_status_, last_state_error_, state_bytes_;
+  bool state_cached_ = false, active_run_ = false, approvals_changed_ = false;
+  bool exec_running_ = false, exec_rerun_ = false, gate_running_ = false;
+  long long exec_t0_ = 0;
 };
 
 struct CoreOptions {
@@ -122,7 +161,7 @@ class Core {
   bool phase_pending(const std::filesystem::path& dir) const { return phases_pending_.count(dir) > 0; }
   bool ledger_loaded(const std::filesystem::path& ledger) const { return ledger_seen_.count(ledger) > 0; }
   bool driving() const { return drives_execution(situation()); }
-  bool execute_running() const { return exec_running_; }
+  bool execute_running() const { return run_.execute_running(); }
   size_t plans_listed() const { return plans_listed_; }
   size_t plans_known() const { return plan_hash_.size(); }
   std::vector<std::filesystem::path> known_plans(size_t max) const { return plan_hash_.paths(max); }
@@ -131,7 +170,7 @@ class Core {
 
  private:
   using Changed = std::map<std::filesystem::path, std::vector<std::filesystem::path>>;
-  Situation situation() const { return {o_.review, o_.drive_asked, active_run_}; }
+  Situation situation() const { return {o_.review, o_.drive_asked, run_.active_run()}; }
   void say(Mark m, std::string text, json event);
   void arm(long long ms);
   void reconcile(bool initial);
@@ -143,8 +182,6 @@ class Core {
   void plan_gone(const std::filesystem::path& p, Changed& changed);
   void announce_changed(const std::filesystem::path& p);
   std::string plan_label(const std::filesystem::path& p) const;
-  void load_state(bool announce);
-  void announce_approval_change(const json& d);
   void load_all_ledgers();
   void load_ledger(const std::filesystem::path& file);
   void take_ledger(const std::filesystem::path& file, const LedgerRead& r);
@@ -167,7 +204,7 @@ class Core {
   bool full_rescan_ = false, state_dirty_ = false, roadmap_dirty_ = false, config_dirty_ = false;
   bool summaries_changed_ = false;  // during one reconcile
   long long last_overflow_ms_ = -1, rescan_backoff_ms_ = 0;
-  long long learn_t0_ = -1, backlog_t0_ = 0, exec_t0_ = 0;
+  long long learn_t0_ = -1, backlog_t0_ = 0;
   long long now() const { return o_.now_ms ? o_.now_ms() : 0; }
   std::set<std::filesystem::path> dirty_files_, dirty_dirs_, dirty_ledgers_;
   std::set<std::string> walk_errors_;  // said already
@@ -185,9 +222,8 @@ class Core {
   std::set<std::filesystem::path> retry_plans_;
   long long retry_ms_ = 0;
   // The state and ROADMAP.md.
-  std::string roadmap_hash_, approvals_fp_, resumed_fp_, run_status_, last_state_error_, state_bytes_;
-  bool state_cached_ = false, active_run_ = false, approvals_changed_ = false;
-  bool exec_running_ = false, exec_rerun_ = false, gate_running_ = false;
+  std::string roadmap_hash_;
+  RunFollower run_;
 };
 
 const char* to_string(Mark m);

@@ -1,5 +1,5 @@
-// The watch core's view of the run: the state's approvals as last loaded, and when
-// `yolo execute` runs (again). The rest of the core: protocol/watch_core.cc.
+// What the watch core follows of the run (watch::RunFollower): the state's approvals as last
+// loaded, and when `yolo execute` runs (again). The rest of the core: protocol/watch_core.cc.
 #include "protocol/approvals.h"
 #include "protocol/execute_rules.h"
 #include "protocol/execution.h"
@@ -11,19 +11,20 @@ namespace yolo::watch {
 
 namespace stdfs = std::filesystem;
 
-// ---- the state: approvals and the run ------------------------------------------------
+RunFollower::RunFollower(const World& w, stdfs::path root, bool drive_asked, Say say, std::function<long long()> now_ms)
+    : w_(w), root_(std::move(root)), drive_asked_(drive_asked), say_(std::move(say)), now_ms_(std::move(now_ms)) {}
 
-void Core::load_state(bool announce) {
+void RunFollower::load_state(bool announce) {
   // A state file with the bytes last loaded says the same: no parse, no schema check (a
   // review's own write comes back as an event).
-  const stdfs::path file = state::state_path(o_.root);
+  const stdfs::path file = state::state_path(root_);
   auto before = w_.files().read(file, 64u << 20, /*text=*/false);
   if (state_cached_ && before.ok() && before.content == state_bytes_) return;
   state_cached_ = false;
   std::string().swap(state_bytes_);
-  auto s = state::load(w_, o_.root);
+  auto s = state::load(w_, root_);
   if (!s.ok()) {
-    if (s.error != last_state_error_) say(Mark::Fail, s.error, {{"event", "state_error"}, {"error", s.error}});
+    if (s.error != last_state_error_) say_(Mark::Fail, s.error, {{"event", "state_error"}, {"error", s.error}});
     last_state_error_ = s.error;
     return;
   }
@@ -51,13 +52,13 @@ void Core::load_state(bool announce) {
   }
 }
 
-void Core::announce_approval_change(const json& d) {
+void RunFollower::announce_approval_change(const json& d) {
   const json approval = d.value("approval", json(nullptr));
   bool awaiting = execution::run_status(d) == execution::RunStatus::AwaitingApproval;
   if (awaiting && approval.is_object()) {
     std::string p = approval.value("plan_path", json("")).is_string() ? approval.value("plan_path", "") : "";
-    say(Mark::Pause, "waiting for approval of " + p,
-        {{"event", execution::to_string(execution::RunStatus::AwaitingApproval)}, {"plan_path", p}});
+    say_(Mark::Pause, "waiting for approval of " + p,
+         {{"event", execution::to_string(execution::RunStatus::AwaitingApproval)}, {"plan_path", p}});
   } else if (approval.is_object() && approval.value("approved", false)) {
     std::string by = approval.value("approved_by", json("")).is_string() ? approval.value("approved_by", "") : "";
     std::string p = approval.value("plan_path", json("")).is_string() ? approval.value("plan_path", "") : "";
@@ -66,34 +67,32 @@ void Core::announce_approval_change(const json& d) {
                                            ? approval.value("gate_type", "vision")
                                            : "vision")
                     .value_or(gates::GateType::Vision);
-    auto st = gates::approval_status(d, type, p, gates::now_of(w_, o_.root));
+    auto st = gates::approval_status(d, type, p, gates::now_of(w_, root_));
     if (!st.counts()) {
-      say(Mark::Warn, "an approval of " + p + " does not count: " + st.message,
-          {{"event", "approval_not_counted"}, {"plan_path", p}, {"approved_by", by}, {"reason", st.message}});
+      say_(Mark::Warn, "an approval of " + p + " does not count: " + st.message,
+           {{"event", "approval_not_counted"}, {"plan_path", p}, {"approved_by", by}, {"reason", st.message}});
       return;  // when driving, execute runs anyway (the state changed): it re-opens the gate and says why
     }
-    say(Mark::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") + (driving() ? " → resuming" : ""),
-        {{"event", "approved"}, {"approved_by", by}});
+    say_(Mark::Ok, "approval landed" + (by.empty() ? "" : " (by " + by + ")") + (driving() ? " → resuming" : ""),
+         {{"event", "approved"}, {"approved_by", by}});
   }
 }
 
 // ---- execute and the gate --------------------------------------------------------------
 
-void Core::run_execute(bool force) {
+bool RunFollower::want_execute(bool force) {
   if (exec_running_) {
     exec_rerun_ = true;  // once it ends
-    return;
+    return false;
   }
-  if (!force && !driving()) return;
+  if (!force && !driving()) return false;
   exec_rerun_ = false;
   exec_running_ = true;
   exec_t0_ = now();
-  Action a;
-  a.kind = Action::Kind::RunExecute;
-  out_.push_back(std::move(a));
+  return true;
 }
 
-void Core::execute_ended(bool exited, int exit_code, const std::string& describe, const std::string& err_tail) {
+bool RunFollower::execute_ended(bool exited, int exit_code, const std::string& describe, const std::string& err_tail) {
   exec_running_ = false;
   const execution::ExecuteEnd end = execution::execute_end(exit_code);
   std::string what;
@@ -121,8 +120,8 @@ void Core::execute_ended(bool exited, int exit_code, const std::string& describe
   }
   const double ms = static_cast<double>(now() - exec_t0_);
   std::string tail = exited && execution::expected_end(end) ? "" : err_tail;
-  say(m, what + " (" + std::to_string(now() - exec_t0_) + " ms)" + (tail.empty() ? "" : "\n" + tail),
-      {{"event", "execute_done"}, {"exit_code", exit_code}, {"outcome", what}, {"ms", ms}});
+  say_(m, what + " (" + std::to_string(now() - exec_t0_) + " ms)" + (tail.empty() ? "" : "\n" + tail),
+       {{"event", "execute_done"}, {"exit_code", exit_code}, {"outcome", what}, {"ms", ms}});
   load_state(/*announce=*/true);
   approvals_changed_ = false;  // what execute itself wrote is not news...
   // ...but an approval that landed while it was pausing is: the state says so (the run is
@@ -133,12 +132,30 @@ void Core::execute_ended(bool exited, int exit_code, const std::string& describe
     resumed_fp_ = approvals_fp_;
     exec_rerun_ = true;
   }
-  if (exec_rerun_) run_execute(/*force=*/true);
+  return exec_rerun_ && want_execute(/*force=*/true);
 }
 
-void Core::gate_request_ended() {
+void RunFollower::gate_request_ended() {
   gate_running_ = false;
   load_state(/*announce=*/true);
 }
+
+// ---- the core's side -----------------------------------------------------------------
+
+void Core::run_execute(bool force) {
+  if (!run_.want_execute(force)) return;
+  Action a;
+  a.kind = Action::Kind::RunExecute;
+  out_.push_back(std::move(a));
+}
+
+void Core::execute_ended(bool exited, int exit_code, const std::string& describe, const std::string& err_tail) {
+  if (!run_.execute_ended(exited, exit_code, describe, err_tail)) return;
+  Action a;
+  a.kind = Action::Kind::RunExecute;
+  out_.push_back(std::move(a));
+}
+
+void Core::gate_request_ended() { run_.gate_request_ended(); }
 
 }  // namespace yolo::watch
