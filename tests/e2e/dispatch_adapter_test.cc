@@ -967,9 +967,18 @@ TEST(DispatchAdapterTest, KubernetesWaitWaveReadsEveryIndexFromOneJobAndOnePodLi
   k.answer("get", 1, 0, "3|||");
   k.answer("pods", 1, 0, "1 Pending ImagePullBackOff\n2 Running \n");
   k.answer("get", 2, 0, "3|0,2|1|");
+  // Each ended task's log, from its pod, in the order the tasks are reported (0, 2, then 1).
+  k.answer("logs", 1, 0, "zero did its work\n");
+  k.answer("logs", 2, 0, "two did its work\n");
+  k.answer("logs", 3, 0, "one broke\n");
   auto w = run_program({adapter("kubernetes"), "wait-wave", "ns/yolo-w1-abc"}, tmp.path(),
                        {k.path_env(), "YOLO_K8S_POLL=0.2"});
   EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_NE(w.out.find("task 0 log zero did its work\ntask 0 done\n"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("task 2 log two did its work\ntask 2 done\n"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("task 1 log one broke\ntask 1 failed "), std::string::npos) << w.out;
+  EXPECT_EQ(k.calls("logs -l job-name=yolo-w1-abc,batch.kubernetes.io/job-completion-index=1"), 1u)
+      << test::read_file(k.log);
   EXPECT_NE(w.out.find("task 1 status Pending ImagePullBackOff\n"), std::string::npos) << w.out;
   EXPECT_NE(w.out.find("task 0 done\n"), std::string::npos) << w.out;
   EXPECT_NE(w.out.find("task 2 done\n"), std::string::npos) << w.out;
