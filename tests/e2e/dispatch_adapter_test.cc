@@ -320,6 +320,39 @@ TEST(DispatchAdapterTest, BadArgumentsAreUsageErrorsNamingTheProblem) {
 }
 
 // run-job is what every engine runs: here it runs on this machine against a real remote.
+// On a node with bubblewrap the executor writes its clone and nothing else of the node's
+// (here: a file beside the job's folder, outside /tmp); its work is pushed as usual. With
+// YOLO_JOB_SANDBOX=off the same write lands: the test can tell the two apart.
+TEST(DispatchAdapterTest, RunJobConfinesItsExecutorWhereTheNodeHasBubblewrap) {
+  if (run_program({"sh", "-c", "command -v bwrap && bwrap --ro-bind / / true"}).exit_code != 0)
+    GTEST_SKIP() << "skipped: no working bubblewrap here (scripts/setup installs it; user namespaces needed)";
+  TempDir tmp;
+  Remote remote(tmp.path());
+  const stdfs::path outside = stdfs::path("/var/tmp") / ("yolo-runjob-" + std::to_string(::getpid()));
+  stdfs::remove(outside);
+  for (bool confined : {true, false}) {
+    const std::string branch = confined ? "yolo/c1/confined" : "yolo/c1/open";
+    auto r = run_program({adapter("run-job"), "--remote", remote.bare.string(), "--base-commit", remote.base,
+                          "--branch", branch, "--plan-id", "01-01", "--correlation-id", "c1", "--attempt", "1", "--",
+                          "sh", "-c",
+                          "if echo x > '" + outside.string() + "' 2>/dev/null; then echo WROTE-OUTSIDE; else echo "
+                          "'attempt refused'; fi; exec agents/exec \"$@\"",
+                          "sh", "arg"},
+                         tmp.path(), {"TMPDIR=" + tmp.path().string(), confined ? "YOLO_JOB_SANDBOX=bwrap" : "YOLO_JOB_SANDBOX=off"});
+    ASSERT_EQ(r.exit_code, 0) << dump(r);
+    EXPECT_TRUE(has_branch(remote.bare, branch)) << dump(r);
+    if (confined) {
+      EXPECT_NE(r.out.find("in the clone, confined by bubblewrap"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("attempt refused"), std::string::npos) << r.out;
+      EXPECT_FALSE(stdfs::exists(outside));
+    } else {
+      EXPECT_NE(r.out.find("WROTE-OUTSIDE"), std::string::npos) << r.out;
+      EXPECT_TRUE(stdfs::exists(outside));
+    }
+  }
+  stdfs::remove(outside);
+}
+
 TEST(DispatchAdapterTest, RunJobPushesTheBranchOnlyWhenTheExecutorCommitted) {
   TempDir tmp;
   Remote remote(tmp.path());
