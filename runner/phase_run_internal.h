@@ -45,6 +45,7 @@
 #include "protocol/review_ledger.h"
 #include "protocol/review_loop.h"
 #include "protocol/review_report.h"
+#include "protocol/run_core.h"
 #include "protocol/reviewed.h"
 #include "protocol/state.h"
 #include "protocol/summary.h"
@@ -225,7 +226,6 @@ class Run {
   std::map<std::string, std::string> plan_vars(size_t i, long long wave, const std::string* sp = nullptr) const;
   std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave,
                                                             const std::string* sp = nullptr) const;
-  void note_wave_end(long long wave);
 
   // ---- cost and budget (phase_budget.cc) -----------------------------------------------
   // The usage an agent printed (Claude Code, Codex, Gemini JSON), recorded for this run.
@@ -233,7 +233,6 @@ class Run {
   // Before wave w starts: a budget passed opens the budget gate. Passed when within budget
   // or approved (the loop goes on), else Paused or Halted (the run stopped).
   GateOutcome budget_gate(long long w);
-  std::set<long long> budget_checked_;
 
   // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
   bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
@@ -248,8 +247,6 @@ class Run {
   std::map<std::string, stdfs::path> left_on_branch_;  // branch -> slot, as the killed run left them
   std::vector<size_t> resumed_;                        // plans to gate without running (resume_timer_)
   uv_timer_t resume_timer_{};
-  // The lowest worktree slot no other plan holds.
-  int free_slot(size_t i) const;
   // Plan i runs (or is gated) in w: the plan as this run read it is placed there (never
   // through a symlink), and the worktree is recorded. false: err says why.
   bool adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string& err);
@@ -257,9 +254,9 @@ class Run {
   // record (set: worktree, scope, checks). Returns the plan's SummaryState.
   // commit: whether the plan may pass (no failed check): only then is its SUMMARY committed.
   SummaryState gate_in_worktree(size_t i, json& findings, json& set, bool commit);
-  // Merges the plans that passed their gates and are not merged yet, in plan order, when
-  // nothing runs (plan_merge.cc). A conflict fails its plan.
-  void merge_pending();
+  // Merges the plans the core's Merge names, in its order (plan order; plan_merge.cc), and
+  // tells the core how each went. A conflict fails its plan.
+  void merge_plans(const std::vector<size_t>& plans);
   // One plan's gated commit into the project's checkout; false on a conflict or refusal
   // (findings and error say why).
   // A plan's merge result into its record (merged / conflict with a finding / refused).
@@ -338,13 +335,14 @@ class Run {
       final_message_ = message;
     }
     stopping_ = true;
+    core_.stop();  // nothing more is decided; running plans end as they can
     flush_plans();
   }
 
   // ---- the run's state in memory -----------------------------------------------------
   // Re-reading, validating and rewriting (with fsync) the whole state on every start and
   // end of a plan made execute quadratic. The plans' statuses are this run's own (one
-  // execute per project): they are kept in nodes_ and written in batches (flush_plans: one
+  // execute per project): they are kept in core_ and written in batches (flush_plans: one
   // read-modify-write under the lock for every change queued, checking only the plans it
   // changed against the schema), at most every 250 ms and never more than a tenth of the
   // time, and at once before anything that reads them back (gates, the end of the phase,
@@ -357,7 +355,7 @@ class Run {
   // (gates, approvals) is another process's to change: state_now() reads the file again
   // only when its identity (inode, size, times) is not the one this run last wrote or read.
   // After a batched write, the document it gives has no "plans" (the write keeps them for the
-  // next one, state::update_plan_records): during the loop, the plans' statuses are nodes_'s.
+  // next one, state::update_plan_records): during the loop, the plans' statuses are core_'s.
   // A run killed between two writes loses only statuses that the next run finds again
   // (SUMMARY files; a `running` plan becomes pending, its executor ended through the journal).
   // A plan record's change as the run queues it (execution::started / ended). plan_dispatch.cc,
@@ -396,7 +394,9 @@ class Run {
   void draw_live() {
     size_t done = 0;
     for (size_t i = 0; i < entries_.size(); ++i)
-      if (completed_.count(i) || (entries_[i].summary == SummaryState::Passed && !running_.count(i))) ++done;
+      if ((core_.plan(i).step == run::Step::Done && core_.plan(i).status == PlanStatus::Complete) ||
+          (entries_[i].summary == SummaryState::Passed && !running_.count(i)))
+        ++done;
     const size_t width = 12;
     size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
     std::string bar = "[";
@@ -437,8 +437,9 @@ class Run {
   std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
   std::map<size_t, uint64_t> started_at_;
-  waves::Board nodes_;                                     // entries_ with this run's statuses, built once
-  std::map<long long, std::vector<size_t>> wave_members_;  // wave -> entries_ indexes
+  // What runs next (protocol/run_core.h): one record per plan (status, step, slot, attempt,
+  // merge), built once the loop starts; schedule() carries out its actions.
+  run::Core core_;
   std::map<size_t, execution::PlanUpdate> pending_;                  // status changes not written yet
   std::vector<std::string> steps_pending_;                 // steps_completed to add, in the next write
   uv_timer_t flush_timer_{};
@@ -460,7 +461,6 @@ class Run {
   int journal_fd_ = -1;      // the executors' journal, opened at the first spawn
   bool flush_failed_ = false;
   std::map<size_t, std::vector<std::string>> argv_;          // the executor's argv, for its log
-  std::set<size_t> completed_;                               // plans completed by this run
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
   bool tidied_ = false;                                      // finish() tidied the worktrees once
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
@@ -477,7 +477,6 @@ class Run {
   std::string plan_unchanged(size_t i, const json& ledger, std::string& bytes) const;
   std::map<long long, std::string> wave_base_;               // wave -> the commit its worktrees start from
   std::map<size_t, json> wt_record_;                         // plan -> its `worktree` record
-  std::map<size_t, int> slot_of_;                            // plan -> the pool slot it holds while it runs
   std::map<std::string, std::unique_ptr<GitCli>> slot_git_;  // the SUMMARY gate's git, per slot
   // The plans' must_haves.checks as load_plans read them, with the file's identity then
   // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
@@ -486,9 +485,6 @@ class Run {
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
   std::map<size_t, std::string> tool_of_;  // a running executor's current tool call ("Bash: git commit ...")
-  // Plans whose executor ended and whose gates (SUMMARY gate, scope fence) run now, in this
-  // process: their slot already serves the next plan (schedule() starts it first).
-  std::set<size_t> gating_;
   std::map<size_t, std::vector<plan_checks::Outcome>> check_out_;
   std::map<size_t, std::vector<plan_checks::Spec>> check_todo_;
   std::map<size_t, std::vector<std::string>> check_errors_;
@@ -497,9 +493,6 @@ class Run {
   std::map<size_t, json> dispatch_of_;            // plan -> its `dispatch` record while its job runs
   std::map<size_t, std::string> dispatch_error_;  // plan -> why its job's branch cannot be gated
   uv_timer_t live_timer_{};
-  std::set<long long> waves_started_, wave_gate_passed_, waves_ended_;
-  bool frozen_noted_ = false;
-  long long first_wave_ = 0;
   bool stopping_ = false;
   bool interrupted_ = false;
   int final_code_ = -1;

@@ -133,6 +133,7 @@ void Run::dispatch_record(size_t i, json rec, bool flush) {
 
 void Run::start_dispatched(size_t i, long long wave) {
   const auto& e = entries_[i];
+  core_.started(i);
   started_at_[i] = uv_hrtime();
   if (!wave_base_.count(wave)) {
     std::string h = trees_->head();
@@ -659,7 +660,7 @@ void Run::dispatch_delete_merged(const std::vector<std::string>& branches) {
 
 void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r) {
   const auto& e = entries_[i];
-  int slot = free_slot(i);
+  int slot = core_.free_slot();
   std::string err;
   auto w = trees_->create(e.id, head, slot, err, dispatch_branch(i));
   if (!w) {
@@ -694,8 +695,7 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
     f.extra["branch"] = dispatch_branch(i);
   }
   json findings = json::array({f.to_json()});
-  nodes_.set(i, waves::PlanStatus::Failed);
-  completed_.erase(i);
+  core_.concluded(i, {PlanStatus::Failed, error, findings});
   PlanUpdate u{"failed", std::nullopt, json(now_iso8601()), error, findings};
   if (rec != dispatch_rec_.end()) u.set = {{"dispatch", rec->second}};
   queue_plan(i, std::move(u));
@@ -715,8 +715,6 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
     dispatch_start_failed_ = true;
     return;
   }
-  if (running_.empty() && !stopping_) merge_pending();
-  note_wave_end(e.wave);
   schedule();
 }
 
@@ -731,7 +729,7 @@ void Run::dispatch_interrupted(size_t i) {
     emit("plan_cancelled", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"ok", ok}}, ok ? Sym::Warn : Sym::Fail,
          "Plan " + e.id + ": job " + str(rec, "handle") + (ok ? " cancelled" : " could not be cancelled: " + why));
   }
-  nodes_.set(i, waves::PlanStatus::Pending);
+  core_.concluded(i, {PlanStatus::Pending, "interrupted", json::array()});
   PlanUpdate u{"pending", std::nullopt, nullptr, "interrupted", nullptr};
   if (rec.is_object()) {
     dispatch_rec_[i] = rec;

@@ -65,7 +65,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   std::vector<size_t> changed;
   for (size_t i : idx) {
     if (std::string why = plan_unchanged(i, ledger.ok() ? ledger.doc : json(nullptr), plan_bytes[i]); !why.empty()) {
-      nodes_.set(i, waves::PlanStatus::Failed);
+      core_.not_started(i, {PlanStatus::Failed, "not started: " + why, json::array()});
       queue_plan(i, execution::ended({PlanStatus::Failed, "not started: " + why, json::array()}, now));
       emit("plan_end", {{"plan", entries_[i].id}, {"status", to_string(PlanStatus::Failed)}, {"error", why}}, Sym::Fail,
            "Plan " + entries_[i].id + " not started: " + why);
@@ -73,12 +73,13 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     }
   }
   if (!changed.empty()) {
+    for (size_t i : idx)  // the batch is given up: its other plans wait for the next decision
+      if (std::find(changed.begin(), changed.end(), i) == changed.end()) core_.put_back(i);
     flush_plans();
     schedule();  // the phase halts on the failed plan; nothing else of this wave starts
     return;
   }
-  for (size_t i : idx) {
-    nodes_.set(i, waves::PlanStatus::Running);
+  for (size_t i : idx) {  // running for the waves since the core decided their start
     execution::PlanUpdate u = execution::started(now);
     u.set = {{"scope", nullptr}, {"checks", nullptr}};
     queue_plan(i, std::move(u));
@@ -98,6 +99,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
            "Plan " + e.id + ": its executor had finished before the last execute stopped (its commits on " + w.branch +
                ", its SUMMARY in " + w.path.string() + "): gated now, not run again");
       log("plan_resumed", e.plan, {{"plan_id", e.id}, {"branch", w.branch}});
+      core_.started(i);
       started_at_[i] = uv_hrtime();
       argv_[i] = {};
       resumed_.push_back(i);
@@ -106,7 +108,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     if (isolated()) {
       std::string err;
       if (!prepare_worktree(i, wave, err)) {
-        nodes_.set(i, waves::PlanStatus::Failed);
+        core_.not_started(i, {PlanStatus::Failed, err, json::array()});
         queue_plan(i, execution::ended({PlanStatus::Failed, err, json::array()}, now_iso8601()));
         emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", err}}, Sym::Fail,
              "Plan " + e.id + " failed: " + err);
@@ -146,7 +148,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     }
     ConfinementResult confined = confine(cfg_, sreq);
     if (!confined.ok()) {
-      nodes_.set(i, waves::PlanStatus::Failed);
+      core_.not_started(i, {PlanStatus::Failed, confined.error, json::array()});
       queue_plan(i, execution::ended({PlanStatus::Failed, confined.error, json::array()}, now_iso8601()));
       emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", confined.error}},
            Sym::Fail,
@@ -179,6 +181,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       tool_of_[i] = *t;
       log("agent_tool", entries_[i].plan, {{"plan_id", entries_[i].id}, {"agent", "executor"}, {"tool", *t}});
     };
+    core_.started(i);
     started_at_[i] = uv_hrtime();
     argv_[i] = spec.argv;
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
@@ -232,7 +235,6 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   if (dispatched()) dispatch_submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
   if (dispatch_start_failed_) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
     dispatch_start_failed_ = false;
-    note_wave_end(wave);
     if (running_.empty()) {
       flush_plans();
       schedule();
@@ -302,6 +304,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   // Drop the Process now, inside its own done callback: its handles are still closing, so
   // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
   if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+  core_.executor_exited(i);
   tool_of_.erase(i);
   open_requested_gates(i);
   const PlanEntry& e = entries_[i];
@@ -372,7 +375,7 @@ void Run::run_checks(size_t i, SpawnResult executor) {
   // No check to run and the plan's gates run here, in this process: its slot serves the
   // next plan at once (started before the gates, so that it runs while they do).
   if (parsed.checks.empty() && !isolated() && !dispatched() && !interrupted_ && !stopping_) {
-    gating_.insert(i);
+    core_.gating(i);
     schedule();
   }
   next_check(i);
@@ -482,17 +485,21 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   const std::string& error = outcome.end.error;
   const json& findings = outcome.end.findings;
   const bool summary_failed = outcome.summary_failed;
-  if (status == PlanStatus::Complete) completed_.insert(i);
   if (!facts.refused.empty() && status != PlanStatus::Pending)
     log("sandbox_refused", e.plan, {{"plan_id", e.id}, {"refused", facts.refused}});
-  gating_.erase(i);
   dispatch_error_.erase(i);
-  slot_of_.erase(i);  // its gates ran: the slot serves the next plan (the branch keeps the work)
   check_out_.erase(i);
   check_todo_.erase(i);
   check_errors_.erase(i);
   std::string now = now_iso8601();
-  nodes_.set(i, status);
+  {
+    // Its gates ran: the slot serves the next plan (the branch keeps the work); a plan that
+    // passed in its worktree waits for its merge, in plan order.
+    auto wt = wt_record_.find(i);
+    const bool gated = status == PlanStatus::Complete && wt != wt_record_.end() && set.contains("worktree");
+    core_.concluded(i, outcome.end, gated ? execution::merge_state(wt->second) : MergeState::None,
+                    gated ? str(wt->second, "head") : std::string());
+  }
   execution::PlanUpdate u = execution::ended(outcome.end, now);
   u.set = set;
   queue_plan(i, std::move(u));
@@ -534,22 +541,9 @@ void Run::conclude(size_t i, const SpawnResult& r) {
       note("Next: " + agent_next_step(r.outcome != SpawnResult::Outcome::SpawnFailed, e.id));
     }
   }
-  // Worktree isolation: once nothing runs, the plans that passed are merged in plan order.
-  if (isolated() && running_.empty() && !stopping_) merge_pending();
-  note_wave_end(e.wave);
+  // Worktree isolation: once nothing runs, the plans that passed are merged in plan order
+  // (the core's Merge), then the wave's end and what starts next.
   schedule();
-}
-
-// wave_end once every plan of the wave is complete or failed.
-void Run::note_wave_end(long long wave) {
-  if (waves_ended_.count(wave)) return;
-  if (!nodes_.wave_finished(wave)) return;
-  const bool any_failed = nodes_.wave_failed(wave);
-  waves_ended_.insert(wave);
-  std::string ws = to_string(any_failed ? PlanStatus::Failed : PlanStatus::Complete);
-  log("wave_end", "", {{"wave", wave}, {"status", ws}});
-  emit("wave_end", {{"wave", wave}, {"status", ws}}, any_failed ? Sym::Fail : Sym::Ok,
-       "Wave " + std::to_string(wave) + " " + ws);
 }
 
 }  // namespace yolo::runner::phase
