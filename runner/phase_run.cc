@@ -252,12 +252,13 @@ void Run::load_plans() {
       e.title = p.title;
       e.wave = p.wave.value_or(0);
       e.depends_on = p.depends_on;
-      load_hash_[i] = p.content_hash;
+      run_of(i).load_hash = p.content_hash;
     } else {
       e.id = f.filename().string();
     }
     entries_.push_back(std::move(e));
   }
+  runs_.resize(entries_.size());  // once: references into it stay valid for the run
 }
 
 int Run::step2() {

@@ -311,10 +311,9 @@ class Run {
   // Merged plans' branches deleted from the remote: one push for the merge's batch.
   void dispatch_delete_merged(const std::vector<std::string>& branches);
   void dispatch_fetched_batch(SpawnResult fr);
-  std::map<size_t, std::vector<std::string>> dispatch_res_;  // plan -> its resources as adapter options
   std::vector<std::string> dispatch_resources(size_t i) const {
-    auto it = dispatch_res_.find(i);
-    return it != dispatch_res_.end() ? it->second : std::vector<std::string>();
+    const PlanRun* r = run_at(i);
+    return r ? r->dispatch_res : std::vector<std::string>();
   }
   std::map<long long, std::vector<std::pair<size_t, int>>> wave_pending_;  // wave -> (plan, attempt) to submit
   std::map<std::string, std::unique_ptr<Process>> wave_submit_procs_;      // array key -> its submit_wave
@@ -404,12 +403,12 @@ class Run {
     std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
     long long timeout = cfg_.timeout_for(cfg_.executor);
     for (const auto& [i, p] : running_) {
-      double secs = static_cast<double>(uv_hrtime() - started_at_[i]) / 1e9;
+      double secs = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e9;
       char buf[64];
       std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
       l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
-      if (auto t = tool_of_.find(i); t != tool_of_.end()) {  // its current tool call, cut to fit
-        l += " " + text::cut(text::sanitize_for_terminal(t->second), running_.size() > 1 ? 24 : 60);
+      if (const std::string& t = run_of(i).tool; !t.empty()) {  // its current tool call, cut to fit
+        l += " " + text::cut(text::sanitize_for_terminal(t), running_.size() > 1 ? 24 : 60);
       }
     }
     if (running_.empty()) l += " · waiting";
@@ -436,7 +435,6 @@ class Run {
   uv_signal_t sigint_{}, sigterm_{};
   std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
-  std::map<size_t, uint64_t> started_at_;
   // What runs next (protocol/run_core.h): one record per plan (status, step, slot, attempt,
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
@@ -460,15 +458,10 @@ class Run {
   std::string state_stamp_;  // fs::Disk::stamp of the file state_cache_ holds ("": read it again)
   int journal_fd_ = -1;      // the executors' journal, opened at the first spawn
   bool flush_failed_ = false;
-  std::map<size_t, std::vector<std::string>> argv_;          // the executor's argv, for its log
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
   bool tidied_ = false;                                      // finish() tidied the worktrees once
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
   std::map<size_t, PlanWorktree> worktree_of_;               // plans of this run with a worktree
-  std::map<size_t, json> sandbox_of_;                        // what each executor ran under
-  std::map<size_t, std::shared_ptr<RefusalLog>> refused_by_;  // what each executor's sandbox refused it
-  std::map<size_t, std::string> load_hash_;                  // each plan's content hash when the run read it
-  std::map<size_t, std::filesystem::path> gate_requests_;    // where plan i's executor leaves gate requests
   // Opens the gates plan i's executor asked for from inside its sandbox (yolo request-approval
   // there leaves a request file: it cannot write the state), then removes the folder.
   void open_requested_gates(size_t i);
@@ -484,14 +477,31 @@ class Run {
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
-  std::map<size_t, std::string> tool_of_;  // a running executor's current tool call ("Bash: git commit ...")
-  std::map<size_t, std::vector<plan_checks::Outcome>> check_out_;
-  std::map<size_t, std::vector<plan_checks::Spec>> check_todo_;
-  std::map<size_t, std::vector<std::string>> check_errors_;
-  std::map<size_t, SpawnResult> exec_result_;     // the executor's result while its checks run
   std::string fresh_cid_;                         // the correlation id a new run gets
-  std::map<size_t, json> dispatch_of_;            // plan -> its `dispatch` record while its job runs
-  std::map<size_t, std::string> dispatch_error_;  // plan -> why its job's branch cannot be gated
+  // What the runner holds of each plan while it runs (entries_ order): its processes' facts,
+  // not decisions (those are the core's records, core_.plan(i)). Sized once the plans are
+  // read, never resized after: references into it stay valid.
+  struct PlanRun {
+    uint64_t started_at = 0;              // uv_hrtime() at its start
+    std::vector<std::string> argv;        // the executor's argv, for its log
+    json sandbox;                         // what its executor ran under (null: not started)
+    std::shared_ptr<RefusalLog> refused;  // what its executor's sandbox refused it
+    std::optional<std::string> load_hash;  // its content hash when the run read it
+    std::filesystem::path gate_requests;  // where its executor leaves gate requests ("": none)
+    std::string tool;                     // its executor's current tool call ("Bash: git commit ...")
+    std::vector<plan_checks::Spec> check_todo;  // its own checks, one after another
+    std::vector<plan_checks::Outcome> check_out;
+    std::vector<std::string> check_errors;
+    SpawnResult exec_result;               // the executor's result while its checks run
+    std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
+    std::vector<std::string> dispatch_res;  // its resources as adapter options
+  };
+  std::vector<PlanRun> runs_;
+  PlanRun& run_of(size_t i) {
+    if (i >= runs_.size()) runs_.resize(i + 1);
+    return runs_[i];
+  }
+  const PlanRun* run_at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
   uv_timer_t live_timer_{};
   bool stopping_ = false;
   bool interrupted_ = false;

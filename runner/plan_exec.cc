@@ -49,8 +49,8 @@ std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes
              "its gate again";
     return "";
   }
-  auto h = load_hash_.find(i);
-  if (h == load_hash_.end() || !review::same_content(h->second, now))
+  const PlanRun* pr = run_at(i);
+  if (!pr || !pr->load_hash || !review::same_content(*pr->load_hash, now))
     return "its PLAN file changed after this run read it (" + e.path + "); `yolo execute` again reviews it";
   return "";
 }
@@ -100,8 +100,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
                ", its SUMMARY in " + w.path.string() + "): gated now, not run again");
       log("plan_resumed", e.plan, {{"plan_id", e.id}, {"branch", w.branch}});
       core_.started(i);
-      started_at_[i] = uv_hrtime();
-      argv_[i] = {};
+      run_of(i).started_at = uv_hrtime();
+      run_of(i).argv = {};
       resumed_.push_back(i);
       continue;
     }
@@ -142,7 +142,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       stdfs::path req_dir = private_temp_dir() / ("gate-requests-" + std::to_string(i));
       stdfs::create_directories(req_dir, ec);
       if (!ec) {
-        gate_requests_[i] = req_dir;
+        run_of(i).gate_requests = req_dir;
         sreq.extra_write.push_back(req_dir.string());
       }
     }
@@ -156,8 +156,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       failed_to_start = true;
       continue;
     }
-    sandbox_of_[i] = confined.confinement->record();
-    if (confined.confinement->refusals) refused_by_[i] = confined.confinement->refusals;
+    run_of(i).sandbox = confined.confinement->record();
+    if (confined.confinement->refusals) run_of(i).refused = confined.confinement->refusals;
     SpawnSpec spec;
     spec.confinement = confined.confinement;
     const std::string sp = summary_rel_for(root_, e.path);  // looked up once for the argv and the environment
@@ -169,8 +169,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
     }
     spec.env = plan_env(i, wave, &sp);
-    if (auto g = gate_requests_.find(i); g != gate_requests_.end())
-      spec.env.emplace_back("YOLO_GATE_REQUESTS", g->second.string());
+    if (const auto& g = run_of(i).gate_requests; !g.empty()) spec.env.emplace_back("YOLO_GATE_REQUESTS", g.string());
     spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
     // The tool call the agent is making, from its CLI's event stream: on the live line, and
     // one event per call in the log.
@@ -178,12 +177,12 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       if (s != SpawnSpec::Stream::Out) return;
       auto t = usage::tool_call(line);
       if (!t) return;
-      tool_of_[i] = *t;
+      run_of(i).tool = *t;
       log("agent_tool", entries_[i].plan, {{"plan_id", entries_[i].id}, {"agent", "executor"}, {"tool", *t}});
     };
     core_.started(i);
-    started_at_[i] = uv_hrtime();
-    argv_[i] = spec.argv;
+    run_of(i).started_at = uv_hrtime();
+    run_of(i).argv = spec.argv;
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
     int pid = running_[i]->pid();
     if (pid > 0) {
@@ -193,9 +192,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       if (!journal_executor(e.id, spawned[e.id])) journal_failed = true;
       if (auto it = pending_.find(i); it != pending_.end()) {
         it->second.set["executor"] = spawned[e.id];
-        it->second.set["sandbox"] = sandbox_of_[i];  // kept once the plan ends (its executor record is not)
+        it->second.set["sandbox"] = run_of(i).sandbox;  // kept once the plan ends (its executor record is not)
         it->second.set["sandbox_seal"] = sandbox::seal_plan_record(gates::project_id(world(), root_), cid_, e.id,
-                                                                   sandbox_of_[i], world().sealing_key());
+                                                                   run_of(i).sandbox, world().sealing_key());
       }
     }
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
@@ -305,7 +304,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
   if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
   core_.executor_exited(i);
-  tool_of_.erase(i);
+  run_of(i).tool.clear();
   open_requested_gates(i);
   const PlanEntry& e = entries_[i];
   // An executor that succeeded and wrote nothing leaves no log: it would hold only its argv
@@ -313,7 +312,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   // plan was a large share of execute's own time on a large phase.
   const bool silent_success = r.ok() && r.out_total == 0 && r.err_total == 0;
   std::string log_file =
-      silent_success ? std::string() : write_agent_log(root_, phase_.rel, e.id, "executor", 0, argv_[i], r);
+      silent_success ? std::string() : write_agent_log(root_, phase_.rel, e.id, "executor", 0, run_of(i).argv, r);
   if (!log_file.empty()) note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
   record_usage(i, "executor", r.out);
   if (!interrupted_ && r.ok()) {
@@ -324,11 +323,11 @@ void Run::on_done(size_t i, SpawnResult r) {
 }
 
 void Run::open_requested_gates(size_t i) {
-  auto g = gate_requests_.find(i);
-  if (g == gate_requests_.end()) return;
+  const stdfs::path dir = run_of(i).gate_requests;
+  if (dir.empty()) return;
   std::error_code ec;
   std::vector<stdfs::path> files;
-  for (const auto& f : stdfs::directory_iterator(g->second, ec))
+  for (const auto& f : stdfs::directory_iterator(dir, ec))
     if (f.path().extension() == ".json") files.push_back(f.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
@@ -348,8 +347,8 @@ void Run::open_requested_gates(size_t i) {
     auto r = gates::request_gate(world(), root_, cfg_, in, &command_approver());
     if (!r.ok()) note("the gate plan " + entries_[i].id + " asked for could not be opened: " + r.error);
   }
-  stdfs::remove_all(g->second, ec);
-  gate_requests_.erase(g);
+  stdfs::remove_all(dir, ec);
+  run_of(i).gate_requests.clear();
 }
 
 // must_haves.checks of the plan (as the worktree holds it), one after another on the loop,
@@ -368,10 +367,11 @@ void Run::run_checks(size_t i, SpawnResult executor) {
     auto l = load_plan(world(), dir / e.path);
     if (l.plan) parsed = plan_checks::parse(*l.plan);
   }
-  check_todo_[i] = parsed.checks;
-  check_errors_[i] = parsed.errors;
-  check_out_[i].clear();
-  exec_result_[i] = std::move(executor);
+  PlanRun& pr = run_of(i);
+  pr.check_todo = parsed.checks;
+  pr.check_errors = parsed.errors;
+  pr.check_out.clear();
+  pr.exec_result = std::move(executor);
   // No check to run and the plan's gates run here, in this process: its slot serves the
   // next plan at once (started before the gates, so that it runs while they do).
   if (parsed.checks.empty() && !isolated() && !dispatched() && !interrupted_ && !stopping_) {
@@ -383,11 +383,10 @@ void Run::run_checks(size_t i, SpawnResult executor) {
 
 void Run::next_check(size_t i) {
   const auto& e = entries_[i];
-  const auto& todo = check_todo_[i];
-  size_t k = check_out_[i].size();
+  const auto& todo = run_of(i).check_todo;
+  size_t k = run_of(i).check_out.size();
   if (interrupted_ || stopping_ || k >= todo.size()) {
-    SpawnResult r = std::move(exec_result_[i]);
-    exec_result_.erase(i);
+    SpawnResult r = std::exchange(run_of(i).exec_result, SpawnResult{});
     conclude(i, r);
     return;
   }
@@ -429,7 +428,7 @@ void Run::next_check(size_t i) {
     o.duration_ms = static_cast<long long>(cr.elapsed_ms);
     o.output_tail = text::tail_lines(cr.out + (cr.err.empty() ? "" : "\n" + cr.err), 20);
     const auto& e2 = entries_[i];
-    write_agent_log(root_, phase_.rel, e2.id, "check", static_cast<int>(check_out_[i].size()) + 1, argv, cr);
+    write_agent_log(root_, phase_.rel, e2.id, "check", static_cast<int>(run_of(i).check_out.size()) + 1, argv, cr);
     json d = o.to_json();
     d["plan"] = e2.id;
     emit("check_end", d, o.passed() ? Sym::Ok : Sym::Fail,
@@ -440,10 +439,9 @@ void Run::next_check(size_t i) {
       for (const auto& l : text::lines(tail))
         if (!text::trim(l).empty()) note(std::string(l), true);
     }
-    check_out_[i].push_back(std::move(o));
+    run_of(i).check_out.push_back(std::move(o));
     if (interrupted_) {
-      SpawnResult r = std::move(exec_result_[i]);
-      exec_result_.erase(i);
+      SpawnResult r = std::exchange(run_of(i).exec_result, SpawnResult{});
       conclude(i, r);
       return;
     }
@@ -460,22 +458,23 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   execution::PlanFacts facts;
   facts.summary_path = sp;
   facts.interrupted = interrupted_;
-  if (auto de = dispatch_error_.find(i); de != dispatch_error_.end()) facts.dispatch_error = de->second;
+  PlanRun& pr = run_of(i);
+  facts.dispatch_error = pr.dispatch_error;
   facts.executor_ok = r.ok();
   facts.executor_outcome = r.describe();
   facts.executor_err = r.err;
   facts.executor_out = r.out;
   facts.plan_id = e.id;
-  if (auto rf = refused_by_.find(i); rf != refused_by_.end()) {
-    facts.refused = rf->second->list();
-    refused_by_.erase(i);
+  if (pr.refused) {
+    facts.refused = pr.refused->list();
+    pr.refused.reset();
   }
   if (!facts.interrupted && facts.dispatch_error.empty() && facts.executor_ok) {
     // The checks yolo ran: the evidence. A failing one fails the plan whatever the SUMMARY says.
     json checks = json::array();
-    for (const auto& o : check_out_[i]) checks.push_back(o.to_json());
-    facts.check_findings = plan_checks::findings(check_out_[i], check_errors_[i]);
-    if (!check_out_[i].empty() || !check_errors_[i].empty()) set["checks"] = checks;
+    for (const auto& o : pr.check_out) checks.push_back(o.to_json());
+    facts.check_findings = plan_checks::findings(pr.check_out, pr.check_errors);
+    if (!pr.check_out.empty() || !pr.check_errors.empty()) set["checks"] = checks;
     facts.summary = isolated() && worktree_of_.count(i)
                         ? gate_in_worktree(i, facts.summary_findings, set, facts.check_findings.empty())
                         : check_summary(e, facts.summary_findings, &sp);
@@ -487,10 +486,10 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   const bool summary_failed = outcome.summary_failed;
   if (!facts.refused.empty() && status != PlanStatus::Pending)
     log("sandbox_refused", e.plan, {{"plan_id", e.id}, {"refused", facts.refused}});
-  dispatch_error_.erase(i);
-  check_out_.erase(i);
-  check_todo_.erase(i);
-  check_errors_.erase(i);
+  pr.dispatch_error.clear();
+  pr.check_out.clear();
+  pr.check_todo.clear();
+  pr.check_errors.clear();
   std::string now = now_iso8601();
   {
     // Its gates ran: the slot serves the next plan (the branch keeps the work); a plan that
