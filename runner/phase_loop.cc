@@ -29,7 +29,7 @@ int Run::waves() {
         if (auto w = p->find("worktree"); w != p->end() && w->is_object()) {
           sd.merge = execution::merge_state(*w);
           sd.head = str(*w, "head");
-          if (sd.merge == MergeState::Pending) wt_record_[i] = *w;  // merged from this record
+          if (sd.merge == MergeState::Pending) run_of(i).worktree_record = *w;  // merged from this record
         }
       }
       if (auto d = dispatch_rec_.find(i); d != dispatch_rec_.end()) {

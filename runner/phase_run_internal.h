@@ -469,11 +469,7 @@ class Run {
   // review record) or, without one, read at the run's start; else why not. `bytes`: the file.
   std::string plan_unchanged(size_t i, const json& ledger, std::string& bytes) const;
   std::map<long long, std::string> wave_base_;               // wave -> the commit its worktrees start from
-  std::map<size_t, json> wt_record_;                         // plan -> its `worktree` record
   std::map<std::string, std::unique_ptr<GitCli>> slot_git_;  // the SUMMARY gate's git, per slot
-  // The plans' must_haves.checks as load_plans read them, with the file's identity then
-  // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
-  std::map<size_t, std::pair<std::string, plan_checks::Parsed>> checks_read_;
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
@@ -495,6 +491,10 @@ class Run {
     SpawnResult exec_result;               // the executor's result while its checks run
     std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
     std::vector<std::string> dispatch_res;  // its resources as adapter options
+    json worktree_record;                   // its `worktree` record (null: no worktree in this run)
+    // Its must_haves.checks as load_plans read them, with the file's identity then
+    // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
+    std::optional<std::pair<std::string, plan_checks::Parsed>> checks_read;
   };
   std::vector<PlanRun> runs_;
   PlanRun& run_of(size_t i) {

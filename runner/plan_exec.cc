@@ -358,11 +358,10 @@ void Run::run_checks(size_t i, SpawnResult executor) {
   auto w = worktree_of_.find(i);
   stdfs::path dir = w != worktree_of_.end() ? w->second.path : root_;
   plan_checks::Parsed parsed;
-  auto known = checks_read_.find(i);
-  if (w == worktree_of_.end() && known != checks_read_.end() &&
-      world().files().stamp(dir / e.path) == known->second.first) {
-    parsed = std::move(known->second.second);  // the file is the one load_plans parsed
-    checks_read_.erase(known);                 // once: a plan that runs again reads its file again
+  auto& known = run_of(i).checks_read;
+  if (w == worktree_of_.end() && known && world().files().stamp(dir / e.path) == known->first) {
+    parsed = std::move(known->second);  // the file is the one load_plans parsed
+    known.reset();                      // once: a plan that runs again reads its file again
   } else {
     auto l = load_plan(world(), dir / e.path);
     if (l.plan) parsed = plan_checks::parse(*l.plan);
@@ -494,10 +493,10 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   {
     // Its gates ran: the slot serves the next plan (the branch keeps the work); a plan that
     // passed in its worktree waits for its merge, in plan order.
-    auto wt = wt_record_.find(i);
-    const bool gated = status == PlanStatus::Complete && wt != wt_record_.end() && set.contains("worktree");
-    core_.concluded(i, outcome.end, gated ? execution::merge_state(wt->second) : MergeState::None,
-                    gated ? str(wt->second, "head") : std::string());
+    const json& wt = pr.worktree_record;
+    const bool gated = status == PlanStatus::Complete && wt.is_object() && set.contains("worktree");
+    core_.concluded(i, outcome.end, gated ? execution::merge_state(wt) : MergeState::None,
+                    gated ? str(wt, "head") : std::string());
   }
   execution::PlanUpdate u = execution::ended(outcome.end, now);
   u.set = set;

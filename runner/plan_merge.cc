@@ -55,7 +55,7 @@ bool Run::adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string&
   worktree_of_[i] = w;
   core_.take_slot(i, slot);
   json rec = {{"path", w.path.string()}, {"branch", w.branch}, {"base", w.base}, {"merge", to_string(MergeState::None)}};
-  wt_record_[i] = rec;
+  run_of(i).worktree_record = rec;
   execution::PlanUpdate u = execution::started(std::nullopt);
   u.set = {{"worktree", rec}};
   queue_plan(i, std::move(u));
@@ -109,7 +109,7 @@ bool Run::resume_finished(size_t i) {
 SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool commit) {
   const auto& e = entries_[i];
   const PlanWorktree& w = worktree_of_[i];
-  json rec = wt_record_[i];
+  json rec = run_of(i).worktree_record;
   std::string sp = summary_rel_for(root_, e.path);
   std::error_code ec;
   set["worktree"] = rec;
@@ -201,7 +201,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   remember(head, summary_dirty);
   rec["head"] = head;
   rec["merge"] = to_string(MergeState::Pending);
-  wt_record_[i] = rec;
+  run_of(i).worktree_record = rec;
   set["worktree"] = rec;
   return SummaryState::Passed;
 }
@@ -246,13 +246,13 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
   std::vector<size_t> order;
   std::vector<std::pair<std::string, std::string>> steps;
   for (size_t i : plans) {
-    auto r = wt_record_.find(i);
-    if (r == wt_record_.end() || !is_commit_hash(str(r->second, "head"))) {
+    const json& r = run_of(i).worktree_record;
+    if (!r.is_object() || !is_commit_hash(str(r, "head"))) {
       core_.merged(i, run::MergeOutcome::Refused);  // no gated commit to name: never merged blindly
       continue;
     }
     order.push_back(i);
-    steps.push_back({str(r->second, "head"), merge_message(entries_[i], r->second)});
+    steps.push_back({str(r, "head"), merge_message(entries_[i], r)});
   }
   if (order.empty()) return;
   std::vector<MergeResult> results = trees_->merge_all(steps);
@@ -261,8 +261,8 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
     const auto& e = entries_[i];
     json record, findings = json::array();
     std::string error;
-    bool ok = apply_merge(wt_record_[i], results[k], record, error, findings);
-    wt_record_[i] = record;
+    bool ok = apply_merge(run_of(i).worktree_record, results[k], record, error, findings);
+    run_of(i).worktree_record = record;
     if (ok) {
       execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, now_iso8601());
       u.set = {{"worktree", record}};
