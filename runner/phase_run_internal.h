@@ -1,9 +1,12 @@
 // The Run of `yolo execute` (runner/phase_run.h), shared by the files that implement it:
 //   phase_run.cc    the phase, its plans, step 2, the cross-plan validation, run()
 //   phase_steps.cc  --dry-run, the review gate, the vision and wave gates
-//   phase_loop.cc   the wave loop: scheduling, the state in memory, interrupts
+//   phase_loop.cc   the wave loop: carrying out the run core's actions (protocol/run_core.h),
+//                   the state in memory, interrupts
 //   plan_exec.cc    one plan: its worktree, executor, checks, SUMMARY gate and scope fence
-//   plan_merge.cc   worktree isolation: merging a wave's plans back in plan order, resume
+//   plan_merge.cc   worktree isolation: merging back the plans the core names, resume
+//   plan_dispatch.cc  dispatch: each plan a job of a cluster engine
+//   phase_budget.cc   what the agents cost, the budget gate
 // Internal to those files.
 #pragma once
 
