@@ -464,7 +464,6 @@ class Run {
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
   bool tidied_ = false;                                      // finish() tidied the worktrees once
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
-  std::map<size_t, PlanWorktree> worktree_of_;               // plans of this run with a worktree
   // Opens the gates plan i's executor asked for from inside its sandbox (yolo request-approval
   // there leaves a request file: it cannot write the state), then removes the folder.
   void open_requested_gates(size_t i);
@@ -494,6 +493,7 @@ class Run {
     SpawnResult exec_result;               // the executor's result while its checks run
     std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
     std::vector<std::string> dispatch_res;  // its resources as adapter options
+    std::optional<PlanWorktree> worktree;  // its worktree in this run (isolation), until merged
     json worktree_record;                   // its `worktree` record (null: no worktree in this run)
     // Its must_haves.checks as load_plans read them, with the file's identity then
     // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
@@ -505,6 +505,10 @@ class Run {
     return runs_[i];
   }
   const PlanRun* run_at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
+  const PlanWorktree* worktree_of(size_t i) const {
+    const PlanRun* r = run_at(i);
+    return r && r->worktree ? &*r->worktree : nullptr;
+  }
   uv_timer_t live_timer_{};
   bool stopping_ = false;
   bool interrupted_ = false;

@@ -13,27 +13,27 @@ namespace yolo::runner::phase {
 // The placeholders of the executor's argv and of the plan's checks.
 std::map<std::string, std::string> Run::plan_vars(size_t i, long long wave, const std::string* sp) const {
   const auto& e = entries_[i];
-  auto w = worktree_of_.find(i);
+  const PlanWorktree* w = worktree_of(i);
   return {{"plan_path", e.path},
           {"plan_id", e.id},
           {"wave", std::to_string(wave)},
           {"phase_dir", phase_.rel},
           {"summary_path", sp ? *sp : summary_rel_for(root_, e.path)},
-          {"worktree", w != worktree_of_.end() ? w->second.path.string() : root_.string()},
-          {"branch", w != worktree_of_.end() ? w->second.branch : std::string()},
+          {"worktree", w ? w->path.string() : root_.string()},
+          {"branch", w ? w->branch : std::string()},
           {"correlation_id", cid_}};
 }
 
 std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long long wave, const std::string* sp) const {
   const auto& e = entries_[i];
-  auto w = worktree_of_.find(i);
+  const PlanWorktree* w = worktree_of(i);
   return {{"YOLO_CORRELATION_ID", cid_},
           {"YOLO_PLAN_ID", e.id},
           {"YOLO_PHASE_DIR", phase_.rel},
           {"YOLO_PLAN_PATH", e.path},
           {"YOLO_WAVE", std::to_string(wave)},
           {"YOLO_SUMMARY_PATH", sp ? *sp : summary_rel_for(root_, e.path)},
-          {"YOLO_WORKTREE", w != worktree_of_.end() ? w->second.path.string() : root_.string()}};
+          {"YOLO_WORKTREE", w ? w->path.string() : root_.string()}};
 }
 
 std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes) const {
@@ -93,7 +93,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       continue;
     }
     if (isolated() && resume_finished(i)) {
-      const auto& w = worktree_of_[i];
+      const PlanWorktree& w = *run_of(i).worktree;  // resume_finished adopted it
       emit("plan_resumed", {{"plan", e.id}, {"worktree", w.path.string()}, {"branch", w.branch}, {"base", w.base}},
            Sym::Ok,
            "Plan " + e.id + ": its executor had finished before the last execute stopped (its commits on " + w.branch +
@@ -116,10 +116,10 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
         continue;
       }
       // The slot's copy of the plan is the reviewed content, whatever its branch holds.
-      if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
-        auto slot_copy = fs::read_bytes(w->second.path / e.path);
+      if (const PlanWorktree* w = worktree_of(i)) {
+        auto slot_copy = fs::read_bytes(w->path / e.path);
         if (!slot_copy.ok() || slot_copy.content != plan_bytes[i])
-          if (std::string werr = fs::write_atomic(w->second.path / e.path, plan_bytes[i]); !werr.empty())
+          if (std::string werr = fs::write_atomic(w->path / e.path, plan_bytes[i]); !werr.empty())
             note("could not put the reviewed plan into its worktree: " + werr);
       }
     }
@@ -128,9 +128,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     SandboxRequest sreq;
     sreq.role = sandbox::Role::Executor;
     sreq.project_root = root_;
-    if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
-      sreq.worktree = w->second.path;
-      sreq.branch = w->second.branch;
+    if (const PlanWorktree* w = worktree_of(i)) {
+      sreq.worktree = w->path;
+      sreq.branch = w->branch;
     } else {
       sreq.phase_dir = (root_ / e.path).parent_path();
       sreq.own_summary = root_ / summary_rel_for(root_, e.path);
@@ -162,7 +162,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     spec.confinement = confined.confinement;
     const std::string sp = summary_rel_for(root_, e.path);  // looked up once for the argv and the environment
     spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave, &sp));
-    spec.cwd = isolated() ? worktree_of_[i].path : root_;
+    spec.cwd = isolated() && worktree_of(i) ? worktree_of(i)->path : root_;
     if (isolated() && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
         stdfs::path(spec.argv[0]).is_relative()) {
       std::error_code ec;  // the executor the config names, from the project root (not the plan's branch)
@@ -199,20 +199,20 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     }
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
     json data = {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}};
-    if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
-      data["worktree"] = w->second.path.string();
-      data["branch"] = w->second.branch;
-      data["base"] = w->second.base;
-      if (!w->second.prepared.empty()) data["worktree_prepared"] = w->second.prepared;
+    if (const PlanWorktree* w = worktree_of(i)) {
+      data["worktree"] = w->path.string();
+      data["branch"] = w->branch;
+      data["base"] = w->base;
+      if (!w->prepared.empty()) data["worktree_prepared"] = w->prepared;
     }
     emit("plan_start", data, Sym::Diamond,
          "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
-    if (auto w = worktree_of_.find(i); w != worktree_of_.end())
-      note("worktree " + w->second.path.string() + " on branch " + w->second.branch + " from " +
-               w->second.base.substr(0, 12) +
-               (w->second.prepared == "paths"   ? " (" + std::to_string(w->second.restored) + " path(s) put back)"
-                : w->second.prepared == "reset" ? " (full reset)"
-                : w->second.prepared.empty()    ? std::string()
+    if (const PlanWorktree* w = worktree_of(i))
+      note("worktree " + w->path.string() + " on branch " + w->branch + " from " +
+               w->base.substr(0, 12) +
+               (w->prepared == "paths"   ? " (" + std::to_string(w->restored) + " path(s) put back)"
+                : w->prepared == "reset" ? " (full reset)"
+                : w->prepared.empty()    ? std::string()
                                                 : " (new checkout)"),
            true);
   }
@@ -355,11 +355,11 @@ void Run::open_requested_gates(size_t i) {
 // in the plan's worktree (the checkout without isolation), argv only.
 void Run::run_checks(size_t i, SpawnResult executor) {
   const auto& e = entries_[i];
-  auto w = worktree_of_.find(i);
-  stdfs::path dir = w != worktree_of_.end() ? w->second.path : root_;
+  const PlanWorktree* w = worktree_of(i);
+  stdfs::path dir = w ? w->path : root_;
   plan_checks::Parsed parsed;
   auto& known = run_of(i).checks_read;
-  if (w == worktree_of_.end() && known && world().files().stamp(dir / e.path) == known->first) {
+  if (!w && known && world().files().stamp(dir / e.path) == known->first) {
     parsed = std::move(known->second);  // the file is the one load_plans parsed
     known.reset();                      // once: a plan that runs again reads its file again
   } else {
@@ -390,7 +390,7 @@ void Run::next_check(size_t i) {
     return;
   }
   const plan_checks::Spec c = todo[k];
-  auto w = worktree_of_.find(i);
+  const PlanWorktree* w = worktree_of(i);
   SpawnSpec spec;
   SandboxRequest sreq;  // a check reads the project (its slot) and writes only its temp folder
   sreq.role = sandbox::Role::Check;
@@ -403,13 +403,13 @@ void Run::next_check(size_t i) {
     spec.argv = expand_argv(c.argv, plan_vars(i, e.wave));
     // A check program the checkout holds runs as the checkout has it, not as the executor
     // left it in its slot (edited and uncommitted, or committed on its branch).
-    if (w != worktree_of_.end() && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
+    if (w && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
         stdfs::path(spec.argv[0]).is_relative()) {
       std::error_code ec;
       if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
     }
   }
-  spec.cwd = w != worktree_of_.end() ? w->second.path : root_;
+  spec.cwd = w ? w->path : root_;
   spec.env = plan_env(i, e.wave);
   spec.timeout_ms = c.timeout_ms > 0 ? c.timeout_ms : cfg_.timeout_for(cfg_.executor);
   spec.output_cap = 64 * 1024;
@@ -474,7 +474,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
     for (const auto& o : pr.check_out) checks.push_back(o.to_json());
     facts.check_findings = plan_checks::findings(pr.check_out, pr.check_errors);
     if (!pr.check_out.empty() || !pr.check_errors.empty()) set["checks"] = checks;
-    facts.summary = isolated() && worktree_of_.count(i)
+    facts.summary = isolated() && worktree_of(i)
                         ? gate_in_worktree(i, facts.summary_findings, set, facts.check_findings.empty())
                         : check_summary(e, facts.summary_findings, &sp);
   }

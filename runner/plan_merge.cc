@@ -52,7 +52,7 @@ bool Run::adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string&
     if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) stdfs::remove(target, ec);
     std::ofstream(target, std::ios::binary | std::ios::trunc) << mine;
   }
-  worktree_of_[i] = w;
+  run_of(i).worktree = w;
   core_.take_slot(i, slot);
   json rec = {{"path", w.path.string()}, {"branch", w.branch}, {"base", w.base}, {"merge", to_string(MergeState::None)}};
   run_of(i).worktree_record = rec;
@@ -108,7 +108,7 @@ bool Run::resume_finished(size_t i) {
 
 SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool commit) {
   const auto& e = entries_[i];
-  const PlanWorktree& w = worktree_of_[i];
+  const PlanWorktree& w = *run_of(i).worktree;  // conclude gates only a plan with one
   json rec = run_of(i).worktree_record;
   std::string sp = summary_rel_for(root_, e.path);
   std::error_code ec;
@@ -277,7 +277,7 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
           {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}});
       merged_branches.push_back(str(record, "branch"));
       slots.push_back(str(record, "path"));
-      worktree_of_.erase(i);
+      run_of(i).worktree.reset();
       core_.merged(i, run::MergeOutcome::Merged);
       continue;
     }
