@@ -41,11 +41,11 @@ const char* to_string(Step s);
 struct PlanRecord {
   PlanStatus status = PlanStatus::Pending;
   Step step = Step::Idle;
-  int slot = 0;                  // the worktree slot it holds while it runs (0: none)
-  int attempt = 0;               // its starts, the state's earlier attempts included
-  std::string handle;            // its dispatched job, when one was submitted
+  int slot = 0;        // the worktree slot it holds while it runs (0: none)
+  int attempt = 0;     // its starts, the state's earlier attempts included
+  std::string handle;  // its dispatched job, when one was submitted
   MergeState merge = MergeState::None;
-  std::string head;              // the commit that passed its gates (what a merge names)
+  std::string head;                       // the commit that passed its gates (what a merge names)
   std::optional<execution::PlanEnd> end;  // how this run ended it
 };
 
@@ -54,8 +54,8 @@ struct PlanSeed {
   waves::PlanNode node;  // id, plan number, wave, depends_on, status (after execution::prepare)
   MergeState merge = MergeState::None;
   std::string head;
-  int attempt = 0;       // attempts recorded so far (a dispatched plan's record)
-  std::string handle;    // a dispatched job a stopped run left submitted (re-attached, not submitted again)
+  int attempt = 0;             // attempts recorded so far (a dispatched plan's record)
+  std::string handle;          // a dispatched job a stopped run left submitted (re-attached, not submitted again)
   bool failed_before = false;  // the state said failed: a new attempt, never a re-attach
 };
 
@@ -180,7 +180,7 @@ class Core {
   bool frozen_noted_ = false;
   bool stopped_ = false;
   std::vector<size_t> refused_;  // plans whose merge was refused: the run halts
-  std::vector<bool> reattach_;    // per plan: its stopped run's job is waited on again
+  std::vector<bool> reattach_;   // per plan: its stopped run's job is waited on again
 };
 
 }  // namespace yolo::run

@@ -426,7 +426,7 @@ void Run::schedule() {
           again = g == GateOutcome::Passed;
           break;
         }
-        case run::Act::AskBudget: {  // what the agents cost so far, before the wave starts
+        case run::Act::AskBudget: {             // what the agents cost so far, before the wave starts
           GateOutcome g = budget_gate(a.wave);  // paused or halted: the run stopped
           core_.budget(a.wave, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
           again = g == GateOutcome::Passed;
