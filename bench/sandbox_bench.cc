@@ -1,6 +1,8 @@
 // What the sandbox costs a child's start: /bin/true started through run_process, plain and
 // under each role's confinement (ruleset built per start, as yolo does), interleaved in one
-// run so the machine's load falls on both sides. Prints min/median/max and the difference of
+// run so the machine's load falls on both sides. Then the cost of a write the supervisor
+// watches: a shell making and removing kWrites files in its temp folder, plain and as a
+// confined executor. Prints min/median/max and the difference of
 // the medians (the goal: at most 2 ms).
 //   sandbox_bench [ROUNDS [PHASE_DIR]]   (run in a project folder; PHASE_DIR: the executor's
 //   phase folder, whose files are bound read-only one by one; default the project folder)
@@ -8,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <vector>
 
@@ -20,11 +23,17 @@ using namespace yolo::runner;
 
 namespace {
 
+constexpr int kWrites = 200;
+
 double start_ms(const std::shared_ptr<Confinement>& c, bool prepare, sandbox::Role role,
-                const std::filesystem::path& root, const std::filesystem::path& phase) {
+                const std::filesystem::path& root, const std::filesystem::path& phase, bool writes = false) {
   auto t0 = std::chrono::steady_clock::now();
   SpawnSpec s;
   s.argv = {"/bin/true"};
+  if (writes)
+    s.argv = {"/bin/sh", "-c",
+              "cd \"${TMPDIR:-/tmp}\" && i=0; while [ $i -lt " + std::to_string(kWrites) +
+                  " ]; do : > \"w$i\"; i=$((i+1)); done; rm -f w*"};
   if (prepare) {
     SandboxRequest req;
     req.role = role;
@@ -36,8 +45,16 @@ double start_ms(const std::shared_ptr<Confinement>& c, bool prepare, sandbox::Ro
       std::exit(1);
     }
     s.confinement = r.confinement;
+    if (writes) s.env = {{"TMPDIR", r.confinement->temp_dir.string()}};
   } else {
     s.confinement = c;
+    if (writes) {
+      static const std::string dir = [] {
+        char t[] = "/tmp/sandbox-bench-XXXXXX";
+        return std::string(::mkdtemp(t) ? t : "/nonexistent");
+      }();
+      s.env = {{"TMPDIR", dir}};
+    }
   }
   SpawnResult res = run_process(s);
   if (!res.ok()) {
@@ -70,11 +87,15 @@ int main(int argc, char** argv) {
   size_t files = 0;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(phase, ec)) files += e.is_regular_file(ec);
-  std::vector<double> plain, reviewer, executor;
+  std::vector<double> plain, reviewer, executor, plain_w, executor_w;
   for (int i = 0; i < rounds; ++i) {
     plain.push_back(start_ms(nullptr, false, sandbox::Role::Shell, root, phase));
     reviewer.push_back(start_ms(nullptr, true, sandbox::Role::Reviewer, root, phase));
     executor.push_back(start_ms(nullptr, true, sandbox::Role::Executor, root, phase));
+    if (i % 4 == 0) {
+      plain_w.push_back(start_ms(nullptr, false, sandbox::Role::Shell, root, phase, true));
+      executor_w.push_back(start_ms(nullptr, true, sandbox::Role::Executor, root, phase, true));
+    }
   }
   std::printf("sandbox_bench: %d rounds of /bin/true, interleaved, Landlock ABI %d, phase folder of %zu files\n",
               rounds, landlock_abi(), files);
@@ -83,5 +104,10 @@ int main(int argc, char** argv) {
   report("executor in checkout, confined", executor);
   std::printf("median cost: reviewer %+.3f ms (%.2fx), executor %+.3f ms (%.2fx)\n", median(reviewer) - median(plain),
               median(reviewer) / median(plain), median(executor) - median(plain), median(executor) / median(plain));
+  report("plain, writing files", plain_w);
+  report("executor, writing files", executor_w);
+  const double per_write = ((median(executor_w) - median(plain_w)) - (median(executor) - median(plain))) / (2 * kWrites);
+  std::printf("%d files made and removed: %+.3f ms beyond the start, %.1f us per watched write\n", kWrites,
+              (median(executor_w) - median(plain_w)) - (median(executor) - median(plain)), per_write * 1000);
   return 0;
 }

@@ -83,6 +83,53 @@ bool plan_record_sealed(const std::string& project, const std::string& run, cons
   return seal::check_bytes(kPlanRecordDomain, plan_record_bytes(project, run, plan_id, record), seal, key);
 }
 
+namespace {
+bool at_or_beneath(const std::string& path, const std::string& dir) {
+  if (dir.empty()) return false;
+  if (dir == "/") return !path.empty() && path[0] == '/';
+  return path.size() >= dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         (path.size() == dir.size() || path[dir.size()] == '/');
+}
+bool any_holds(const std::vector<std::string>& dirs, const std::string& path) {
+  return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return at_or_beneath(path, d); });
+}
+}  // namespace
+
+WriteVerdict judge_write(const WriteView& v, const std::string& path, bool removes) {
+  bool refused = !any_holds(v.writable, path);
+  if (!refused) {
+    // The innermost bind holding the path decides (they are made outermost first).
+    const WriteView::Mount* inner = nullptr;
+    for (const auto& m : v.mounts)
+      if (at_or_beneath(path, m.path) && (!inner || m.path.size() > inner->path.size())) inner = &m;
+    refused = inner && (inner->read_only || (removes && inner->path == path));
+  }
+  if (!refused) return WriteVerdict::Allowed;
+  if (any_holds(v.guarded, path)) return WriteVerdict::Attempt;
+  if (at_or_beneath(path, v.checkout) && !at_or_beneath(path, v.git_dir)) return WriteVerdict::Attempt;
+  return WriteVerdict::Refused;
+}
+
+WriteView write_view(const Policy& p, std::vector<WriteView::Mount> mounts, const std::string& checkout,
+                     const std::string& git_dir) {
+  WriteView v;
+  for (const auto& g : p.grants)
+    if (g.access & Write) v.writable.push_back(g.path);
+  v.mounts = std::move(mounts);
+  v.guarded = p.hidden;
+  for (const auto* list : {&p.pinned, &p.read_only, &p.read_only_within})
+    v.guarded.insert(v.guarded.end(), list->begin(), list->end());
+  // What of a repository makes git run programs, names its commits, or holds another slot.
+  if (!git_dir.empty())
+    for (const char* part : {"config", "hooks", "modules", "HEAD", "refs", "packed-refs", "info", "worktrees",
+                             "yolo-worktrees", "commondir"})
+      v.guarded.push_back(join(git_dir, part));
+  v.guarded.push_back("/dev/pts");  // another terminal (the person's)
+  v.checkout = checkout;
+  v.git_dir = git_dir;
+  return v;
+}
+
 Policy policy_for(const PolicyInputs& in) {
   Policy p;
   p.role = in.role;

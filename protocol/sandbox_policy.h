@@ -86,6 +86,35 @@ struct PolicyInputs {
 
 Policy policy_for(const PolicyInputs& in);
 
+// A write the sandbox refused, judged for naming. Landlock and the read-only binds decide
+// what is refused; this only says, from the same policy, whether a write a child asks for
+// will be refused and whether that refusal is an attempt on what yolo guards (its state and
+// plans, the repository's config, hooks and refs, the approved programs, the secrets, the
+// checkout a child may not write) or what programs do in passing where they may not write
+// (git refreshing an index it cannot lock, a cache in the home), which names nobody.
+struct WriteView {
+  std::vector<std::string> writable;  // canonical; the ruleset lets the child write beneath them
+  struct Mount {
+    std::string path;  // canonical; a bind of the child's mount namespace
+    bool read_only = false;
+  };
+  std::vector<Mount> mounts;
+  std::vector<std::string> guarded;  // canonical; a refused write at or beneath one is an attempt
+  std::string checkout;              // canonical; so is one in the project's checkout,
+  std::string git_dir;               //   except in its git folder outside the guarded parts
+};
+
+enum class WriteVerdict { Allowed, Refused, Attempt };
+
+// `removes`: the call takes the path away (unlink, rmdir, the old name of a rename), which a
+// mount point refuses however it is bound.
+WriteVerdict judge_write(const WriteView& view, const std::string& path, bool removes);
+
+// The view of a policy: its write grants and the binds the child makes (each with whether it
+// is read-only), the paths it guards, the checkout and its git folder, all canonical.
+WriteView write_view(const Policy& policy, std::vector<WriteView::Mount> mounts, const std::string& checkout,
+                     const std::string& git_dir);
+
 // The seal of a plan's confinement record (the `sandbox` of its state record: role,
 // mechanism, ABI, policy digest), bound to the project, the run and the plan: a record edited,
 // or copied from another plan or run, does not verify. `yolo verify` checks it.

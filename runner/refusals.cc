@@ -1,18 +1,25 @@
 #include "runner/refusals.h"
 
+#include "runner/refusal_calls.h"
+
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <list>
 #include <thread>
 
@@ -60,67 +67,20 @@ bool refusal_notes_available() {
   return yes;
 }
 
+bool write_notes_available() {
+  static const bool yes = [] {
+    if (!refusal_notes_available()) return false;
+    utsname u{};
+    int major = 0, minor = 0;
+    if (::uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+    return major > 5 || (major == 5 && minor >= 5);
+  }();
+  return yes;
+}
+
 namespace {
 
-std::string clone_flags(unsigned long long f) {
-  static const std::pair<unsigned long long, const char*> names[] = {
-      {CLONE_NEWUSER, "CLONE_NEWUSER"}, {CLONE_NEWNS, "CLONE_NEWNS"},         {CLONE_NEWPID, "CLONE_NEWPID"},
-      {CLONE_NEWNET, "CLONE_NEWNET"},   {CLONE_NEWUTS, "CLONE_NEWUTS"},       {CLONE_NEWIPC, "CLONE_NEWIPC"},
-      {CLONE_NEWCGROUP, "CLONE_NEWCGROUP"}};
-  std::string s;
-  for (const auto& [bit, name] : names)
-    if (f & bit) s += (s.empty() ? "" : "|") + std::string(name);
-  return s;
-}
-
-// What a process asked, as a person reads it. Only the calls the filter hands over.
-std::string call_text(const seccomp_data& d) {
-  const long nr = d.nr;
-  const unsigned long long a0 = d.args[0], a1 = d.args[1];
-  if (nr == SYS_unshare) return "unshare(" + clone_flags(a0) + ")";
-  if (nr == SYS_clone) return "clone(" + clone_flags(a0) + ")";
-  if (nr == SYS_ioctl) {
-    const unsigned req = static_cast<unsigned>(a1);
-    return std::string("ioctl(") + (req == TIOCSTI ? "TIOCSTI" : req == TIOCLINUX ? "TIOCLINUX" : "?") +
-           ") on a terminal";
-  }
-  static const std::pair<long, const char*> names[] = {
-      {SYS_setns, "setns"},           {SYS_mount, "mount"},           {SYS_umount2, "umount"},
-      {SYS_pivot_root, "pivot_root"}, {SYS_chroot, "chroot"},         {SYS_bpf, "bpf"},
-      {SYS_init_module, "init_module"}, {SYS_finit_module, "finit_module"}, {SYS_delete_module, "delete_module"},
-      {SYS_kexec_load, "kexec_load"}, {SYS_reboot, "reboot"},         {SYS_swapon, "swapon"},
-      {SYS_swapoff, "swapoff"},       {SYS_open_by_handle_at, "open_by_handle_at"},
-      {SYS_open_tree, "open_tree"},   {SYS_move_mount, "move_mount"}, {SYS_fsopen, "fsopen"},
-      {SYS_fsconfig, "fsconfig"},     {SYS_fsmount, "fsmount"},       {SYS_fspick, "fspick"},
-      {SYS_pidfd_getfd, "pidfd_getfd"},
-#ifdef SYS_mount_setattr
-      {SYS_mount_setattr, "mount_setattr"},
-#endif
-#ifdef SYS_kexec_file_load
-      {SYS_kexec_file_load, "kexec_file_load"},
-#endif
-  };
-  for (const auto& [n, name] : names)
-    if (n == nr) return name;
-  return "system call " + std::to_string(nr);
-}
-
-// The process's name, as its own comm says (which it can set: only plain characters kept).
-std::string process_text(unsigned pid) {
-  std::string name;
-  int fd = ::open(("/proc/" + std::to_string(pid) + "/comm").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    char buf[32] = {0};
-    ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    for (ssize_t k = 0; k < n && buf[k] != '\n'; ++k) {
-      unsigned char c = static_cast<unsigned char>(buf[k]);
-      name += (std::isalnum(c) || c == '.' || c == '_' || c == '-' || c == '+') ? static_cast<char>(c) : '?';
-    }
-  }
-  if (name.empty()) name = "?";
-  return name + " (pid " + std::to_string(pid) + ")";
-}
+using namespace refusal_calls;
 
 struct Watched {
   int fd;
@@ -196,13 +156,48 @@ class Supervisor {
     seccomp_notif req;
     std::memset(&req, 0, sizeof req);
     if (::ioctl(w->fd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return;  // the caller died meanwhile
-    w->log->add(call_text(req.data) + " by " + process_text(req.pid));
+    if (is_write_call(req.data.nr)) {
+      judge_write(w, req);
+      seccomp_notif_resp go;
+      std::memset(&go, 0, sizeof go);
+      go.id = req.id;
+      go.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+      ::ioctl(w->fd, SECCOMP_IOCTL_NOTIF_SEND, &go);
+      return;
+    }
+    int error = -EPERM;
+    if (req.data.nr == SYS_clone3) {
+      // Refused either way (libc falls back to clone); named when it asks for a namespace.
+      error = -ENOSYS;
+      unsigned long long flags = 0;
+      iovec local{&flags, sizeof flags}, remote{reinterpret_cast<void*>(req.data.args[0]), sizeof flags};
+      unsigned long long id = req.id;
+      if (::process_vm_readv(static_cast<pid_t>(req.pid), &local, 1, &remote, 1, 0) == sizeof flags &&
+          ::ioctl(w->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 && !clone_flags(flags).empty())
+        w->log->add("clone3(" + clone_flags(flags) + ") by " + process_text(req.pid));
+    } else {
+      w->log->add(call_text(req.data) + " by " + process_text(req.pid));
+    }
     seccomp_notif_resp resp;
     std::memset(&resp, 0, sizeof resp);
     resp.id = req.id;
-    resp.error = -EPERM;
+    resp.error = error;
     ::ioctl(w->fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
   }
+
+  // Names a write the child's policy refuses as an attempt. What the caller's memory said is
+  // taken only while the call is still the one handed over (the caller cannot have been
+  // replaced by another process of the same pid meanwhile).
+  void judge_write(Watched* w, const seccomp_notif& req) {
+    const sandbox::WriteView* view = w->log->writes();
+    if (!view) return;
+    auto still_valid = [&] {
+      unsigned long long id = req.id;
+      return ::ioctl(w->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+    };
+    for (auto& attempt : write_attempts(req, *view, still_valid)) w->log->add(std::move(attempt));
+  }
+
 
   void loop() {
     epoll_event evs[16];

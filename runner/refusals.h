@@ -12,17 +12,29 @@
 //
 // Calls a program makes to probe what the kernel offers (io_uring, userfaultfd, perf, the
 // key rings) stay silent refusals: they are no attempt and would name innocent programs.
+//
+// Writes (an open for writing, a create, a remove, a rename, a link) are handed over too when
+// the child's policy is known here (`sandbox::WriteView`): the supervisor lets each go on to
+// the kernel, where Landlock and the read-only binds decide as before, and names those that
+// the same policy refuses and that are attempts on what yolo guards (protocol/sandbox_policy.h).
+// It decides nothing itself: a write it misjudged still gets what the kernel gives it.
 #pragma once
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "protocol/sandbox_policy.h"
+
 namespace yolo::runner {
 
 // The refusals of one child and its descendants; written by the supervisor thread.
 class RefusalLog {
  public:
+  RefusalLog() = default;
+  // With the child's policy: its refused writes are named as well.
+  explicit RefusalLog(std::shared_ptr<const sandbox::WriteView> writes) : writes_(std::move(writes)) {}
+  const sandbox::WriteView* writes() const { return writes_.get(); }
   void add(std::string what);
   // "unshare(CLONE_NEWUSER) by sh (pid 12)", in order, at most kKept (then "... and N more").
   std::vector<std::string> list() const;
@@ -30,6 +42,7 @@ class RefusalLog {
   static constexpr size_t kKept = 8;
 
  private:
+  std::shared_ptr<const sandbox::WriteView> writes_;
   mutable std::mutex mu_;
   std::vector<std::string> seen_;
   size_t more_ = 0;
@@ -37,6 +50,9 @@ class RefusalLog {
 
 // Whether this kernel hands refused calls to a supervisor (SECCOMP_RET_USER_NOTIF).
 bool refusal_notes_available();
+// Whether it also lets a handed-over call go on to the kernel (Linux 5.5 and later): writes
+// are watched only then (a call the supervisor could not let go on would hang).
+bool write_notes_available();
 
 // Takes one end of a socket pair whose other end a child sends its filter's descriptor on
 // (SCM_RIGHTS), then answers and writes down what the filter hands over, into `log`, until

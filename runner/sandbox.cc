@@ -28,11 +28,15 @@
 #include "runner/child_keeper.h"
 #include "runner/identity.h"
 #include "runner/refusals.h"
+#include "runner/sandbox_internal.h"
 #include "runner/world.h"
 
 namespace yolo::runner {
 
 namespace stdfs = std::filesystem;
+using sandbox_detail::canonical;
+using sandbox_detail::seccomp_program;
+using sandbox_detail::sandbox_object;
 
 // Landlock's rights and fields newer than the kernel headers of older distributions.
 namespace ll {
@@ -163,124 +167,7 @@ int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRul
   return 0;
 }
 
-// The canonical form of a path as far as it exists (a hidden path named through a link is
-// hidden where it lies).
-std::string canonical(const std::string& p) {
-  std::error_code ec;
-  auto c = stdfs::weakly_canonical(p, ec);
-  return ec ? p : c.lexically_normal().string();
-}
 
-// ---- the seccomp program ----
-
-struct Bpf {
-  std::vector<sock_filter> p;
-  void ld_nr() { p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr))); }
-  void ld_arg_lo(int i) {
-    p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 8 * i)));
-  }
-  void ret(unsigned v) { p.push_back(BPF_STMT(BPF_RET | BPF_K, v)); }
-  // When A == nr, the block (which always returns) runs; else it is jumped over.
-  void on(long nr, const std::vector<sock_filter>& block) {
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<unsigned>(nr), 0, static_cast<unsigned char>(block.size())));
-    p.insert(p.end(), block.begin(), block.end());
-  }
-};
-
-constexpr unsigned kProbeMagic = 0x796f6c6f;  // getcpu's unused third argument, "yolo"
-constexpr unsigned ret_errno(int e) { return SECCOMP_RET_ERRNO | (static_cast<unsigned>(e) & SECCOMP_RET_DATA); }
-
-std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify) {
-  Bpf b;
-#if defined(__x86_64__)
-  constexpr unsigned arch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-  constexpr unsigned arch = AUDIT_ARCH_AARCH64;
-#else
-  constexpr unsigned arch = 0;
-#endif
-  b.p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
-  b.p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0));
-  b.ret(ret_errno(EPERM));  // another system call table (i386 on x86-64): nothing
-  b.ld_nr();
-#if defined(__x86_64__)
-  b.p.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));  // the x32 table
-  b.ret(ret_errno(EPERM));
-#endif
-  const unsigned eperm = ret_errno(EPERM);
-  // What only an escape attempt asks: handed to yolo's supervisor, which names it in the
-  // plan's or review's finding and answers EPERM (runner/refusals.h); silent without one.
-  const unsigned refuse = notify ? SECCOMP_RET_USER_NOTIF : eperm;
-  const long attempts[] = {
-      // ptrace and process_vm_* are left to Landlock, which refuses them towards any process
-      // outside the child's own domain (yolo, the person's processes, other children); inside
-      // it they stay (a sanitizer's leak check traces its own threads).
-      SYS_unshare,      SYS_setns,       SYS_mount,         SYS_umount2,        SYS_pivot_root,    SYS_chroot,
-      SYS_bpf,          SYS_init_module, SYS_finit_module,  SYS_delete_module,  SYS_kexec_load,    SYS_reboot,
-      SYS_swapon,       SYS_swapoff,     SYS_open_by_handle_at, SYS_open_tree,  SYS_move_mount,    SYS_fsopen,
-      SYS_fsconfig,     SYS_fsmount,     SYS_fspick,        SYS_pidfd_getfd,
-#ifdef SYS_mount_setattr
-      SYS_mount_setattr,
-#endif
-#ifdef SYS_kexec_file_load
-      SYS_kexec_file_load,
-#endif
-  };
-  // What programs probe for (libuv tries io_uring, runtimes the key rings): refused silently.
-  const long probes[] = {SYS_perf_event_open, SYS_keyctl,          SYS_add_key,           SYS_request_key,
-                         SYS_io_uring_setup,  SYS_io_uring_enter,  SYS_io_uring_register, SYS_userfaultfd,
-                         SYS_name_to_handle_at, SYS_kcmp};
-  for (long nr : attempts) b.on(nr, {BPF_STMT(BPF_RET | BPF_K, refuse)});
-  for (long nr : probes) b.on(nr, {BPF_STMT(BPF_RET | BPF_K, eperm)});
-  constexpr unsigned ns_flags = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS |
-                                CLONE_NEWIPC | CLONE_NEWCGROUP;
-  b.on(SYS_clone, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args))),
-                   BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, ns_flags, 0, 1), BPF_STMT(BPF_RET | BPF_K, refuse),
-                   BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)});
-  b.on(SYS_clone3, {BPF_STMT(BPF_RET | BPF_K, ret_errno(ENOSYS))});
-  // ioctl's request is an unsigned int in the kernel: only the low half counts.
-  b.on(SYS_ioctl, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 8)),
-                   BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0),
-                   BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 1, 0), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                   BPF_STMT(BPF_RET | BPF_K, refuse)});
-  if (!unix_sockets)
-    b.on(SYS_socket, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args))),
-                      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1), BPF_STMT(BPF_RET | BPF_K, ret_errno(EACCES)),
-                      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)});
-  b.on(SYS_getcpu, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 16)),
-                    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kProbeMagic, 0, 1),
-                    BPF_STMT(BPF_RET | BPF_K, ret_errno(ENOTRECOVERABLE)),
-                    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)});
-  b.ret(SECCOMP_RET_ALLOW);
-  return b.p;
-}
-
-// Each program an argv of the config names by a path inside the project (agents, executor,
-// approvers, dispatch adapters), and every project file the config names that the vision
-// approval covers by content: absolute, existing.
-std::vector<std::string> configured_programs(const Config& cfg, const stdfs::path& root) {
-  std::vector<std::string> out;
-  auto take = [&](const std::vector<std::string>& argv) {
-    if (argv.empty() || argv[0].find('/') == std::string::npos) return;
-    stdfs::path p = stdfs::path(argv[0]).is_absolute() ? stdfs::path(argv[0]) : root / argv[0];
-    std::error_code ec;
-    if (stdfs::is_regular_file(p, ec)) out.push_back(p.lexically_normal().string());
-  };
-  for (const CommandSpec* c : {&cfg.reviewer, &cfg.architect, &cfg.executor, &cfg.dispatch.submit, &cfg.dispatch.wait,
-                               &cfg.dispatch.cancel})
-    take(c->argv);
-  for (const auto& rel : gates::named_project_files(world(), root, cfg.raw)) out.push_back((root / rel).string());
-  if (auto a = cfg.raw.find("approvers"); a != cfg.raw.end() && a->is_object())
-    for (const auto& [type, v] : a->items()) {
-      const json* cmd = v.is_array() ? &v : (v.is_object() && v.contains("command") ? &v["command"] : nullptr);
-      if (!cmd || !cmd->is_array()) continue;
-      std::vector<std::string> argv;
-      for (const auto& x : *cmd)
-        if (x.is_string()) argv.push_back(x.get<std::string>());
-      take(argv);
-    }
-  return out;
-}
 
 // The flags a bind mount of `path` must keep when it is remounted (in a user namespace the
 // kernel refuses a remount that would drop them).
@@ -334,23 +221,13 @@ void prepare_mounts(Confinement& c) {
   c.gid_map = std::to_string(::getegid()) + " " + std::to_string(::getegid()) + " 1\n";
 }
 
-std::string home() {
-  const char* h = std::getenv("HOME");
-  return h && *h ? std::string(h) : std::string();
-}
-
-std::string expand_home(const std::string& p) {
-  if (p == "~") return home();
-  if (p.rfind("~/", 0) == 0) return home() + p.substr(1);
-  return p;
-}
-
-const json* sandbox_object(const Config& cfg) {
-  auto it = cfg.raw.find("sandbox");
-  return it != cfg.raw.end() && it->is_object() ? &*it : nullptr;
-}
-
 }  // namespace
+
+std::string sandbox_detail::canonical(const std::string& p) {
+  std::error_code ec;
+  auto c = stdfs::weakly_canonical(p, ec);
+  return ec ? p : c.lexically_normal().string();
+}
 
 Confinement::~Confinement() {
   if (ruleset_fd >= 0) ::close(ruleset_fd);
@@ -364,36 +241,8 @@ json Confinement::record() const {
   return {{"role", sandbox::role_name(policy.role)}, {"mechanism", mechanism}, {"abi", abi}, {"policy", digest}};
 }
 
-std::vector<std::string> default_secrets() {
-  std::vector<std::string> s;
-  if (auto k = approval_key_path(); !k.empty()) {
-    s.push_back(canonical(k.string()));
-    s.push_back(canonical(k.parent_path().string()));
-  }
-  if (std::string h = home(); !h.empty()) {
-    s.push_back(canonical(h + "/.ssh"));
-    s.push_back(canonical(h + "/.gnupg"));
-    s.push_back(canonical(h + "/.config/yolo"));
-  }
-  if (const char* sock = std::getenv("SSH_AUTH_SOCK"); sock && *sock)
-    s.push_back(canonical(stdfs::path(sock).parent_path().string()));
-  // A folder that is the home or the root itself would hide everything: the file only then.
-  s.erase(std::remove_if(s.begin(), s.end(), [](const std::string& p) { return p == "/" || p == home(); }), s.end());
-  std::sort(s.begin(), s.end());
-  s.erase(std::unique(s.begin(), s.end()), s.end());
-  return s;
-}
-
-bool sandbox_off(const Config& cfg) {
-  auto it = cfg.raw.find("sandbox");
-  if (it == cfg.raw.end()) return false;
-  if (it->is_string()) return it->get<std::string>() == "off";
-  if (const json* o = sandbox_object(cfg); o && o->contains("mode") && (*o)["mode"].is_string())
-    return (*o)["mode"].get<std::string>() == "off";
-  return false;
-}
-
-ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir) {
+ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, const std::string& checkout,
+                                 const std::string& git_dir) {
   ConfinementResult out;
   auto c = std::make_shared<Confinement>();
   c->temp_dir = std::move(temp_dir);
@@ -449,102 +298,28 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir) {
   c->drop_caps = ::geteuid() == 0;
   prepare_mounts(*c);
   if (!c->mounts.empty()) c->mechanism = "landlock+seccomp+mountns";
-  c->filter = seccomp_program(c->policy.unix_sockets, false);
+  c->filter = seccomp_program(c->policy.unix_sockets, false, false);
   c->prog.len = static_cast<unsigned short>(c->filter.size());
   c->prog.filter = c->filter.data();
   if (refusal_notes_available()) {
-    c->notify_filter = seccomp_program(c->policy.unix_sockets, true);
+    std::shared_ptr<const sandbox::WriteView> writes;
+    if (!checkout.empty() && write_notes_available()) {
+      std::vector<sandbox::WriteView::Mount> binds;
+      for (size_t k = 0; k < c->mount_paths.size(); ++k)
+        binds.push_back({c->mount_paths[k], (c->mount_flags[k] & MS_RDONLY) != 0});
+      sandbox::Policy seen = c->policy;  // as the ruleset holds it: canonical, the devices too
+      for (auto& g : seen.grants) g.path = canonical(g.path);  // the rest was made from canonical folders
+      for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
+        seen.grants.push_back({dev, sandbox::Read | sandbox::Write});
+      writes = std::make_shared<const sandbox::WriteView>(
+          sandbox::write_view(seen, std::move(binds), canonical(checkout), git_dir.empty() ? std::string() : canonical(git_dir)));
+    }
+    c->notify_filter = seccomp_program(c->policy.unix_sockets, true, writes != nullptr);
     c->notify_prog.len = static_cast<unsigned short>(c->notify_filter.size());
     c->notify_prog.filter = c->notify_filter.data();
-    c->refusals = std::make_shared<RefusalLog>();
+    c->refusals = std::make_shared<RefusalLog>(std::move(writes));
   }
   return out;
-}
-
-sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req, const stdfs::path& temp,
-                                    const stdfs::path& priv) {
-  sandbox::PolicyInputs in;
-  in.role = req.role;
-  in.project_root = canonical(req.project_root.string());
-  in.temp_dir = temp.string();
-  if (!priv.empty()) in.yolo_private_dir = canonical(priv.string());
-  in.secrets = default_secrets();
-  std::error_code ec;
-  if (req.role == sandbox::Role::Executor && !req.worktree.empty()) {
-    in.worktree = canonical(req.worktree.string());
-    // The slot's .git file names its git folder; the common folder is two levels up.
-    stdfs::path gitdir;
-    if (FILE* f = std::fopen((req.worktree / ".git").c_str(), "r")) {
-      char line[4096] = {0};
-      if (std::fgets(line, sizeof line, f)) {
-        std::string s(line);
-        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-        if (s.rfind("gitdir: ", 0) == 0) gitdir = s.substr(8);
-      }
-      std::fclose(f);
-    }
-    if (!gitdir.empty()) {
-      if (gitdir.is_relative()) gitdir = req.worktree / gitdir;
-      in.git_worktree_dir = canonical(gitdir.string());
-      in.git_common_dir = canonical(gitdir.parent_path().parent_path().string());
-    }
-    if (!req.branch.empty()) {
-      in.branch_ref = "refs/heads/" + req.branch;
-      // The folders git writes the branch's ref and reflog through must exist to be granted.
-      auto dir = stdfs::path(in.branch_ref).parent_path();
-      if (!in.git_common_dir.empty()) {
-        stdfs::create_directories(stdfs::path(in.git_common_dir) / dir, ec);
-        stdfs::create_directories(stdfs::path(in.git_common_dir) / "logs" / dir, ec);
-      }
-    }
-  } else if (req.role == sandbox::Role::Executor && !req.phase_dir.empty()) {
-    in.phase_dir = canonical(req.phase_dir.string());
-    const std::string own = req.own_summary.empty() ? std::string() : canonical(req.own_summary.string());
-    // The folder is canonical, so an entry that is no link is too: no path walk per file (a
-    // phase folder holds dozens). A link is followed to what it names.
-    for (auto it = stdfs::directory_iterator(in.phase_dir, ec); !ec && it != stdfs::directory_iterator();
-         it.increment(ec)) {
-      std::error_code fe;
-      const auto type = it->symlink_status(fe).type();
-      std::string file;
-      if (type == stdfs::file_type::regular)
-        file = it->path().string();
-      else if (type == stdfs::file_type::symlink && it->is_regular_file(fe))
-        file = canonical(it->path().string());
-      if (!file.empty() && file != own) in.phase_files.push_back(std::move(file));
-    }
-    std::sort(in.phase_files.begin(), in.phase_files.end());
-  }
-  const std::string role = sandbox::role_name(req.role);
-  if (const json* o = sandbox_object(cfg)) {
-    if (auto w = o->find("write"); w != o->end() && w->is_object())
-      if (auto list = w->find(role); list != w->end() && list->is_array())
-        for (const auto& p : *list)
-          if (p.is_string()) {
-            std::string path = expand_home(p.get<std::string>());
-            if (stdfs::path(path).is_relative()) path = (req.project_root / path).string();
-            // A folder the config declares (an agent CLI's state, before its first run) is made,
-            // so that the grant has something to hold on to.
-            std::error_code mk;
-            if (!stdfs::exists(path, mk)) stdfs::create_directories(path, mk);
-            in.extra_write.push_back(path);
-          }
-    if (auto u = o->find("unix_sockets"); u != o->end() && u->is_array())
-      for (const auto& r : *u)
-        if (r.is_string() && r.get<std::string>() == role) in.unix_sockets = true;
-  }
-  in.extra_write.insert(in.extra_write.end(), req.extra_write.begin(), req.extra_write.end());
-  // The programs the config names inside the project stay as approved, whoever can write there.
-  // So does the yolo binary the person runs, when it lies in the project (a build folder).
-  if (req.role == sandbox::Role::Executor || req.role == sandbox::Role::Shell) {
-    for (const auto& prog : configured_programs(cfg, req.project_root)) in.protected_paths.push_back(canonical(prog));
-    for (const auto& prog : req.protected_programs) in.protected_paths.push_back(canonical(prog));
-    std::error_code se;
-    const std::string self = canonical(stdfs::read_symlink("/proc/self/exe", se).string());
-    const std::string root = canonical(req.project_root.string());
-    if (!self.empty() && !root.empty() && self.rfind(root + "/", 0) == 0) in.protected_paths.push_back(self);
-  }
-  return in;
 }
 
 ConfinementResult confine(const Config& cfg, const SandboxRequest& req) {
@@ -555,7 +330,9 @@ ConfinementResult confine(const Config& cfg, const SandboxRequest& req) {
   buf.push_back('\0');
   stdfs::path temp;
   if (::mkdtemp(buf.data())) temp = buf.data();
-  sandbox::Policy policy = sandbox::policy_for(policy_inputs(cfg, req, temp, priv));
+  const sandbox::PolicyInputs inputs = policy_inputs(cfg, req, temp, priv);
+  const std::string policy_git_dir = inputs.git_common_dir;
+  sandbox::Policy policy = sandbox::policy_for(inputs);
   if (sandbox_off(cfg)) {
     ConfinementResult out;
     auto c = std::make_shared<Confinement>();
@@ -567,7 +344,9 @@ ConfinementResult confine(const Config& cfg, const SandboxRequest& req) {
     out.confinement = c;
     return out;
   }
-  auto out = confine_policy(std::move(policy), temp);
+  // The repository's git folder: the slot's common one, or the checkout's own.
+  std::string git_dir = policy_git_dir.empty() ? (req.project_root / ".git").string() : policy_git_dir;
+  auto out = confine_policy(std::move(policy), temp, req.project_root.string(), git_dir);
   if (!out.ok())
     out.error += "; set \"sandbox\": \"off\" in .yolo-planning/config.json to run agents unconfined (the vision "
                  "approval covers it)";
@@ -608,11 +387,6 @@ int enter_confinement(const Confinement& c) {
   if (::syscall(SYS_landlock_restrict_self, c.ruleset_fd, 0) != 0) return errno;
   if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &c.prog) != 0) return errno;
   return 0;
-}
-
-bool inside_sandbox() {
-  long r = ::syscall(SYS_getcpu, nullptr, nullptr, reinterpret_cast<void*>(static_cast<uintptr_t>(kProbeMagic)));
-  return r < 0 && errno == ENOTRECOVERABLE;
 }
 
 }  // namespace yolo::runner

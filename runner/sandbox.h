@@ -94,8 +94,10 @@ ConfinementResult confine(const Config& cfg, const SandboxRequest& req);
 // folders, the checkout's entries.
 sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req, const std::filesystem::path& temp,
                                     const std::filesystem::path& yolo_private_dir);
-// The same from an explicit policy (yolo sandbox, tests).
-ConfinementResult confine_policy(sandbox::Policy policy, std::filesystem::path temp_dir);
+// The same from an explicit policy (yolo sandbox, tests). With the project's checkout and its
+// git folder, the child's refused writes into what yolo guards are named too (refusals.h).
+ConfinementResult confine_policy(sandbox::Policy policy, std::filesystem::path temp_dir,
+                                 const std::string& checkout = {}, const std::string& git_dir = {});
 
 // What every role is denied reading: the approval key's folder, ~/.ssh, ~/.gnupg, the
 // person's ssh-agent socket folder.

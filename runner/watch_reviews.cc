@@ -40,32 +40,8 @@ void WatchReviews::configure(const Config& cfg, bool fix) {
   fix_ = fix;
 }
 
-void WatchReviews::push(const stdfs::path& plan, watch::Lane lane) { queue_.push(plan, lane); }
-
-void WatchReviews::pump() {
-  if (stopped_) return;
-  bool agents = !config_.reviewer.argv.empty() || !config_.architect.argv.empty();
-  for (auto lane : {watch::Lane::Fresh, watch::Lane::Backlog}) {
-    while (!queue_.busy(lane)) {
-      auto b = queue_.take(lane, watch::batch_size(lane, agents));
-      if (!b) break;
-      // What a review that ended meanwhile (or the first reconcile's ledgers) covers already.
-      std::vector<stdfs::path> keep;
-      for (auto& p : b->plans)
-        if (hooks_.needs_review(p)) keep.push_back(std::move(p));
-      if (keep.empty()) {
-        queue_.finish(lane);
-        continue;
-      }
-      b->plans = std::move(keep);
-      start(std::move(*b));
-    }
-  }
-  if (!queue_.busy(watch::Lane::Backlog) && queue_.queued(watch::Lane::Backlog) == 0 && backlog_cache_.size())
-    backlog_cache_.clear();  // the backlog is done: its parsed plans are not needed any more
-}
-
 void WatchReviews::start(watch::ReviewBatch b) {
+  if (stopped_) return;
   auto* j = new Job;
   j->self = this;
   j->lane = b.lane;
@@ -86,7 +62,7 @@ void WatchReviews::start(watch::ReviewBatch b) {
         j->before[p.lexically_normal()] = std::move(t.content);
   }
   ++jobs_;
-  if (hooks_.started) hooks_.started(b.lane, b.plans);
+  if (b.lane == watch::Lane::Fresh) ++fresh_jobs_;
   uv_queue_work(
       loop_, &j->req,
       [](uv_work_t* r) {
@@ -111,13 +87,10 @@ void WatchReviews::start(watch::ReviewBatch b) {
 void WatchReviews::done(Job* j) {
   std::unique_ptr<Job> own(j);
   --jobs_;
+  if (j->lane == watch::Lane::Fresh) --fresh_jobs_;
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - j->t0).count();
-  std::set<stdfs::path> phases;
-  for (const auto& t : j->targets) phases.insert(t.plan_path.parent_path());
   reviewed_ += j->res.rows.size();
-  queue_.finish(j->lane);
-  if (hooks_.ended) hooks_.ended(j->lane, j->res, j->error, ms, phases, j->before);
-  pump();
+  if (hooks_.ended) hooks_.ended(j->lane, j->res, j->error, ms, j->before);
 }
 
 }  // namespace yolo::runner

@@ -1,6 +1,6 @@
 // The watcher's reviews, run in its own process: no `yolo review` child per save.
-// The queue and its rules are protocol's (watch::ReviewQueue: a fresh lane for saves, a
-// backlog lane for what the first reconcile found); this runs each lane's batch with the
+// Which plans go in which batch is the watch core's (protocol/watch_core.h: a fresh lane for
+// saves, a backlog lane for what the first reconcile found); this runs each batch with the
 // review gate (runner/review_gate.h: Stage 1, the reviewer and architect agents, the ledger
 // and state records) on a libuv worker thread, so the watcher's loop keeps handling file
 // events while a batch, or an agent, runs. The agents are direct children of the watcher
@@ -30,19 +30,11 @@ namespace yolo::runner {
 class WatchReviews {
  public:
   struct Hooks {
-    // The plan's content hash as the watcher last saw it, and as last reviewed ("" when none):
-    // a queued plan is reviewed only if they still differ when its batch starts.
-    // Whether a queued plan, as the watcher last saw it, still differs from every review
-    // record of its phase (a review that ended meanwhile may cover it already).
-    std::function<bool(const std::filesystem::path&)> needs_review;
-    // A batch starts: the plans it reviews (the fresh lane's are what people wait for).
-    std::function<void(watch::Lane, const std::vector<std::filesystem::path>&)> started;
     // A batch ended: the review gate's result (rows: one typed row per plan reviewed;
     // state_errors: what it could not record), the error that stopped it ("" if none), its
-    // elapsed time, the phases it touched, and (with the architect allowed to rewrite: --fix)
-    // each plan's text before the batch, to show what the architect changed.
+    // elapsed time, and (with the architect allowed to rewrite: --fix) each plan's text
+    // before the batch, to show what the architect changed.
     std::function<void(watch::Lane, const ReviewGateResult&, const std::string& error, double ms,
-                       const std::set<std::filesystem::path>& phases,
                        const std::map<std::filesystem::path, std::string>& before)>
         ended;
   };
@@ -57,20 +49,18 @@ class WatchReviews {
 
   // What the next batch runs with (the config as last loaded; --fix / watch.fix).
   void configure(const Config& cfg, bool fix);
-  void push(const std::filesystem::path& plan, watch::Lane lane);
-  void drop(const std::filesystem::path& plan) { queue_.drop(plan); }
-  // Starts what may start now (call after pushes).
-  void pump();
+  // Runs one batch on a worker thread (at most one per lane at a time: the core's rule).
+  void start(watch::ReviewBatch b);
   // No new batch from now on; the running ones end (their agents get the signal too).
   void stop() { stopped_ = true; }
   bool running() const { return jobs_ > 0; }
-  bool fresh_running() const { return queue_.busy(watch::Lane::Fresh); }
-  size_t backlog() const { return queue_.queued(watch::Lane::Backlog) + (queue_.busy(watch::Lane::Backlog) ? 1 : 0); }
+  bool fresh_running() const { return fresh_jobs_ > 0; }
+  // The backlog is reviewed: its parsed plans are not needed any more.
+  void backlog_done() { backlog_cache_.clear(); }
   size_t reviewed_count() const { return reviewed_; }
 
  private:
   struct Job;
-  void start(watch::ReviewBatch b);
   void done(Job* j);
 
   uv_loop_t* loop_;
@@ -82,9 +72,8 @@ class WatchReviews {
   Config config_;
   bool fix_ = false;
   bool stopped_ = false;
-  int jobs_ = 0;
+  int jobs_ = 0, fresh_jobs_ = 0;
   size_t reviewed_ = 0;
-  watch::ReviewQueue queue_;
 };
 
 }  // namespace yolo::runner

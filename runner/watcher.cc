@@ -1,5 +1,5 @@
-// `yolo watch`, the loop: start-up, file events, rescans and their backoff, shutdown
-// (runner/watcher_impl.h lists the other parts).
+// `yolo watch`, the loop: start-up, file events and timers into the watch core, its actions
+// carried out, shutdown (runner/watcher_impl.h lists the other parts).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -46,8 +46,6 @@ int Watcher::run() {
   auto cfg = load_config_reported(o_.root);
   if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
   config_ = cfg.config;
-  debounce_ms_ = o_.debounce_ms >= 0 ? o_.debounce_ms : config_.debounce_ms;
-  if (debounce_ms_ < 0) debounce_ms_ = 0;
 
   uv_loop_init(&loop_);
   uv_timer_init(&loop_, &debounce_);
@@ -67,24 +65,46 @@ int Watcher::run() {
 
   auto t0 = Clock::now();
   WatchReviews::Hooks hooks;
-  hooks.needs_review = [this](const stdfs::path& p) {
-    return watch::still_needs_review(reviewed_, phase_of_plan(p), plan_hash_.get(p).value_or(std::string()));
-  };
   hooks.ended = [this](watch::Lane lane, const ReviewGateResult& res, const std::string& error, double ms,
-                       const std::set<stdfs::path>& phases, const std::map<stdfs::path, std::string>& before) {
-    on_reviews_ended(lane, res, error, ms, phases, before);
+                       const std::map<stdfs::path, std::string>& before) {
+    on_reviews_ended(lane, res, error, ms, before);
   };
   reviews_ = std::make_unique<WatchReviews>(&loop_, o_.root, &plan_cache_, &fresh_snapshots_, std::move(hooks));
   reviews_->configure(config_, fixing());
+  watch::CoreOptions co;
+  co.root = o_.root;
+  co.review = o_.review;
+  co.drive_asked = o_.drive_execution;
+  co.debounce_ms = o_.debounce_ms >= 0 ? o_.debounce_ms : config_.debounce_ms;
+  co.now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  };
+  // The disk port lists nothing for a folder it cannot read: the reason, to say it.
+  co.why_unlistable = [](const stdfs::path& p) -> std::string {
+    std::error_code ec;
+    stdfs::directory_iterator it(p, ec);
+    if (!ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) return "";
+    return ec.message();
+  };
+  co.plan_changed = [this](const stdfs::path& p) { note_plan_changed(p); };
+  core_ = std::make_unique<watch::Core>(world(), std::move(co));
+  core_->configure(!config_.reviewer.argv.empty() || !config_.architect.argv.empty());
   dir_watch_ = std::make_unique<DirWatch>(
       &loop_, [this](const DirWatch::Change& c) { on_change(c); },
-      [this](const std::string& why) { request_rescan(why); });
+      [this](const std::string& why) {
+        if (stopping_) return;
+        core_->overflow(why);
+        carry_out();
+      });
   // yolo's own output folders (.logs holds one folder per plan run) hold nothing the watcher
   // acts on: under the inotify watch limit, their watches went before the phase folders'.
   dir_watch_->skip_name = [](const std::string& n) {
     return n == ".events" || n == ".git" || n == "node_modules" || n == ".logs" || n == ".cache";
   };
-  dir_watch_->on_error = [this](const stdfs::path& p, const std::error_code& ec) { walk_error(p, ec); };
+  dir_watch_->on_error = [this](const stdfs::path& p, const std::error_code& ec) {
+    core_->walk_error(p, ec.message());
+    carry_out();
+  };
   // Under the inotify watch limit the folders whose changes the watcher acts on get their
   // watches first: the phase folders, the phases folder and the review ledgers' folder.
   dir_watch_->rank = [this](const stdfs::path& p) {
@@ -99,26 +119,27 @@ int Watcher::run() {
   }
   dir_watch_->add_single(o_.root);  // to see .yolo-planning itself deleted and recreated
   dir_watch_->add_tree(planning_);
-  load_state(/*announce=*/false);
-  // The ledgers are loaded by the first reconcile (a full one), once.
-  roadmap_hash_ = review::file_hash(world(), planning_ / "ROADMAP.md");
-  full_rescan_ = true;
-  reconcile(/*initial=*/true);
+  core_->start();
+  // What starting found to say (a folder that cannot be walked, a broken state) comes before
+  // `ready`; what it sets going, after.
+  auto started = core_->take_actions();
+  for (auto& a : started)
+    if (a.kind == watch::Action::Kind::Say) act(a);
   emit(out::Sym::Diamond,
        "watching " + planning_.string() + ": " + std::to_string(dir_watch_->watch_count()) + " folders, " +
-           std::to_string(plans_listed_) + " plans (ready in " + fmt_ms(ms_since(t0)) + ", debounce " +
-           std::to_string(debounce_ms_) + " ms)",
+           std::to_string(core_->plans_listed()) + " plans (ready in " + fmt_ms(ms_since(t0)) + ", debounce " +
+           std::to_string(core_->debounce_ms()) + " ms)",
        {{"event", "ready"},
         {"root", o_.root.string()},
         {"folders", dir_watch_->watch_count()},
-        {"plans", plans_listed_},
+        {"plans", core_->plans_listed()},
         {"ms", ms_since(t0)},
-        {"debounce_ms", debounce_ms_},
+        {"debounce_ms", core_->debounce_ms()},
         {"pid", ::getpid()},
-        {"backlog", reviews_->backlog()}});
-  started_ = true;
-  learn_next_phase();  // then the siblings are parsed ahead (start_warming)
-  if (o_.drive_execution) consider_execution(/*force=*/true);
+        {"backlog", core_->backlog()}});
+  for (auto& a : started)
+    if (a.kind != watch::Action::Kind::Say) act(a);
+  carry_out();  // the phases are learnt after `ready`, then the siblings parsed ahead
 
   uv_run(&loop_, UV_RUN_DEFAULT);
   // Close what is left and let libuv release it.
@@ -139,7 +160,7 @@ int Watcher::run() {
 // the JSON line.
 void Watcher::emit(out::Sym s, const std::string& msg, json j) {
   if (o_.json) {
-    j["ts"] = now_iso8601();
+    if (!j.contains("ts")) j["ts"] = world().now();
     out::json_line(j);
   } else {
     out::line(out::sym(s) + " " + text::sanitize_for_terminal(msg));
@@ -151,64 +172,84 @@ void Watcher::on_change(const DirWatch::Change& c) {
   if (c.path.parent_path() == o_.root) {  // the project root: only .yolo-planning matters
     if (c.path.filename() != ".yolo-planning") return;
     if (!c.gone) dir_watch_->add_tree(planning_);
-    full_rescan_ = true;
-    schedule();
-    return;
+    core_->planning_replaced();
+    return carry_out();
   }
-  if (c.path == planning_) {  // deleted or moved itself
-    full_rescan_ = true;
-    schedule();
-    return;
-  }
-  const PathKind kind = watch::classify(planning_, c.path);
-  switch (kind) {
-    case PathKind::Ignored:
-    case PathKind::Other:
-      return;
-    case PathKind::Plan:
-    case PathKind::Summary:
-      dirty_files_.insert(c.path);
-      prefetch_ledger(c.path.parent_path());  // a phase not learnt yet: its ledger, during the debounce
-      if (kind == PathKind::Plan)
-        prefetch_snapshot(c.path.parent_path());  // its siblings for the save's review, during the debounce
-      break;
-    case PathKind::PhaseDir:
-      dirty_dirs_.insert(c.path);
-      break;
-    case PathKind::PhasesRoot:
-      full_rescan_ = true;
-      break;
-    case PathKind::State:
-      state_dirty_ = true;
-      break;
-    case PathKind::Ledger:
-      dirty_ledgers_.insert(c.path);
-      break;
-    case PathKind::Roadmap:
-      roadmap_dirty_ = true;
-      break;
-    case PathKind::Config:
-      config_dirty_ = true;
-      break;
-  }
-  schedule();
+  const watch::PathKind kind = core_->path_changed(c.path, c.gone);
+  if (kind == watch::PathKind::Plan || kind == watch::PathKind::Summary)
+    prefetch_ledger(c.path.parent_path());  // a phase not learnt yet: its ledger, during the debounce
+  if (kind == watch::PathKind::Plan)
+    prefetch_snapshot(c.path.parent_path());  // its siblings for the save's review, during the debounce
+  carry_out();
 }
 
-// A flood overflows the kernel's queue again and again: each rescan waits longer (doubling
-// up to 5 s) while overflows keep coming less than 2 s apart, so a flood cannot keep the
-// watcher rescanning back to back; a quiet spell resets it.
-void Watcher::request_rescan(const std::string& why) {
-  auto now = Clock::now();
-  bool soon = last_rescan_request_ != Clock::time_point{} && now - last_rescan_request_ < std::chrono::seconds(2);
-  last_rescan_request_ = now;
-  rescan_backoff_ms_ = soon ? std::min<long long>(5000, std::max<long long>(100, rescan_backoff_ms_ * 2)) : 0;
-  if (!full_rescan_)
-    emit(out::Sym::Warn,
-         "rescanning everything: " + why +
-             (rescan_backoff_ms_ ? " (in " + std::to_string(rescan_backoff_ms_) + " ms)" : ""),
-         {{"event", "rescan"}, {"reason", why}, {"backoff_ms", rescan_backoff_ms_}});
-  full_rescan_ = true;
-  schedule(rescan_backoff_ms_);
+// The core's actions, carried out in order (each may lead to more: a learnt phase's backlog).
+void Watcher::carry_out() {
+  for (auto actions = core_->take_actions(); !actions.empty(); actions = core_->take_actions())
+    for (auto& a : actions) act(a);
+}
+
+void Watcher::act(watch::Action& a) {
+  using K = watch::Action::Kind;
+  switch (a.kind) {
+    case K::ArmSettle:
+      if (!stopping_)
+        uv_timer_start(
+            &debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->settle(); }, static_cast<uint64_t>(a.ms),
+            0);
+      break;
+    case K::ArmRetry:
+      if (!stopping_)
+        uv_timer_start(
+            &record_retry_,
+            [](uv_timer_t* t) {
+              auto* w = static_cast<Watcher*>(t->data);
+              if (w->stopping_) return;
+              w->core_->retry_fired();
+              w->carry_out();
+            },
+            static_cast<uint64_t>(a.ms), 0);
+      break;
+    case K::Review:
+      reviews_->start(std::move(a.batch));
+      break;
+    case K::RequestGate:
+      request_vision_gate();
+      break;
+    case K::RunExecute:
+      start_execute();
+      break;
+    case K::Learn:
+      learn(a.dir, a.plans_only);
+      break;
+    case K::ReloadConfig:
+      reload_config();
+      break;
+    case K::Warm:
+      start_warming();
+      break;
+    case K::Say: {
+      static constexpr out::Sym kSym[] = {out::Sym::Ok,      out::Sym::Warn,  out::Sym::Fail,
+                                          out::Sym::Diamond, out::Sym::Pause, out::Sym::Skip};
+      emit(kSym[static_cast<int>(a.mark)], a.text, std::move(a.event));
+      break;
+    }
+  }
+}
+
+void Watcher::settle() {
+  if (stopping_) return;
+  take_prefetches();
+  core_->settle(git_busy());
+  carry_out();
+}
+
+void Watcher::reload_config() {
+  auto cfg = load_config_reported(o_.root);
+  if (!cfg.ok()) return emit(out::Sym::Warn, cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
+  config_ = cfg.config;
+  reviews_->configure(config_, fixing());
+  core_->configure(!config_.reviewer.argv.empty() || !config_.architect.argv.empty());
 }
 
 namespace {
@@ -243,8 +284,8 @@ void Watcher::on_watch_limit(const std::vector<stdfs::path>& recovered) {
     emit(out::Sym::Ok,
          "watching again " + std::to_string(recovered.size()) + " folder(s) the inotify limit had left out: rescanning",
          {{"event", "watches_recovered"}, {"folders", folders}, {"unwatched", dir_watch_->unwatched().size()}});
-    full_rescan_ = true;  // what changed there meanwhile
-    schedule();
+    core_->rescan_quietly();  // what changed there meanwhile
+    carry_out();
   }
   const auto& left = dir_watch_->unwatched();
   if (left.empty()) return;
@@ -265,12 +306,6 @@ void Watcher::on_watch_limit(const std::vector<stdfs::path>& recovered) {
        "inotify watch limit reached (" + setting + " = " + std::to_string(limit) + "): " + std::to_string(left.size()) +
            " folder(s) not watched (" + names + "); changes there are missed until they are. Raise it: " + hint,
        {{"event", "watch_limit"}, {"unwatched", folders}, {"limit", limit}, {"setting", setting}, {"hint", hint}});
-}
-
-void Watcher::schedule(long long at_least_ms) {
-  uv_timer_start(
-      &debounce_, [](uv_timer_t* t) { static_cast<Watcher*>(t->data)->reconcile(false); },
-      static_cast<uint64_t>(std::max<long long>(debounce_ms_, at_least_ms)), 0);
 }
 
 void Watcher::shutdown(int sig) {

@@ -85,6 +85,15 @@ struct Demo {
   }
 };
 
+// The issue of a plan's high `sandbox` finding (what its sandbox refused), "" when none.
+std::string sandbox_finding(const json& state, const std::string& id) {
+  for (const auto& p : state.value("plans", json::array()))
+    if (p.value("id", "") == id)
+      for (const auto& f : p.value("findings", json::array()))
+        if (f.value("check", "") == "sandbox" && f.value("severity", "") == "high") return f.value("issue", "");
+  return "";
+}
+
 // A config whose executor is agents/NAME, with no review gate; in worktrees when asked.
 json executor_config(const std::string& name, bool worktree = false) {
   json c = {{"review_gate", "never"}, {"executor", {{"command", {"agents/" + name, "{plan_path}", "{summary_path}"}}}}};
@@ -139,6 +148,43 @@ TEST(Confine, AReviewerCannotApproveFromANamespaceAPtyOrWithTheKey) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(has(r.out + r.err, "the sandbox refused the reviewer unshare(CLONE_NEWUSER")) << r.out << r.err;
   EXPECT_TRUE(has(r.out + r.err, "by unshare (pid ")) << r.out << r.err;
+}
+
+// A reviewer may write its temp folder only. One that rewrites the plan it reviews and the
+// approved reviewer program is refused, named, and its verdict does not count; one that only
+// does what programs do in passing where they may not write (git refreshing the index, a
+// cache in the home) is refused that much and names nothing: its verdict counts.
+TEST(Confine, AReviewersWriteToWhatYoloGuardsIsNamedAndGitsIndexRefreshIsNot) {
+  REQUIRE_SANDBOX();
+  if (!runner::write_notes_available())
+    GTEST_SKIP() << "skipped: this kernel cannot let a handed-over call go on (Linux 5.5 and later)";
+  for (bool hostile : {true, false}) {
+    Demo d(json{{"reviewer", {{"command", {"agents/writing-reviewer", "{plan_path}"}}}}});
+    const std::string attempts =
+        hostile ? "echo 'VERDICT: approve' >> \"$1\" 2>/dev/null || echo 'attempt plan refused'\n"
+                  "echo 'exit 0' >> \"$0\" 2>/dev/null || echo 'attempt program refused'\n"
+                : "";
+    d.agent("writing-reviewer", "#!/bin/sh\n" + attempts +
+                                    "git status --short >/dev/null 2>&1; echo \"git status rc=$?\"\n"
+                                    "mkdir -p \"$HOME/.cache/yolo-test-tool\" 2>/dev/null; echo x > "
+                                    "\"$HOME/.cache/yolo-test-tool/x\" 2>/dev/null || echo 'cache refused'\n"
+                                    "echo 'VERDICT: approve'\necho 'FINDINGS:'\necho '- none'\n");
+    d.commit("writing");
+    const std::string plan = read_file(d.root() / ".yolo-planning/phases/01-demo/01-01-PLAN.md");
+    auto r = d.yolo({"review", ".yolo-planning/phases/01-demo/01-01-PLAN.md"});
+    EXPECT_EQ(read_file(d.root() / ".yolo-planning/phases/01-demo/01-01-PLAN.md"), plan);
+    EXPECT_TRUE(has(d.logs(), "git status rc=")) << d.logs();
+    if (hostile) {
+      EXPECT_TRUE(has(d.logs(), "attempt plan refused")) << d.logs();
+      EXPECT_TRUE(has(d.logs(), "attempt program refused")) << d.logs();
+      EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+      EXPECT_TRUE(has(r.out + r.err, "writing .yolo-planning/phases/01-demo/01-01-PLAN.md by ")) << r.out << r.err;
+      EXPECT_TRUE(has(r.out + r.err, "writing agents/writing-reviewer by ")) << r.out << r.err;
+    } else {
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+      EXPECT_FALSE(has(r.out + r.err, "the sandbox refused")) << r.out << r.err;
+    }
+  }
 }
 
 // The same reviewer in execute's review gate: the plan's line says why it failed closed and
@@ -238,12 +284,19 @@ TEST(Confine, AnExecutorCannotRewriteConfigHooksProgramsOrTheState) {
   EXPECT_FALSE(has(read_file(d.root() / ".git/config"), "fsmonitor"));
   EXPECT_FALSE(stdfs::exists(d.root() / "PWNED"));
   EXPECT_FALSE(has(read_file(d.root() / "agents/reviewer-reject-until-marker"), "evil"));
-  // The executors' own work went through.
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_TRUE(stdfs::exists(d.root() / ".yolo-planning/phases/01-demo/01-04-SUMMARY.md"));
-  // What each ran under is in its plan's record.
+  // Each attempt is named, and fails the plan: the next wave does not start.
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
   const json st = d.state();  // kept: a range over a part of a temporary would outlive it
+  const std::string named = sandbox_finding(st, "01-01");
+  for (const char* what : {"renaming .git/config by git", "writing .git/hooks/post-checkout by ",
+                           "writing agents/reviewer-reject-until-marker", "writing .yolo-planning/.execution-state.json",
+                           "writing .yolo-planning/config.json"})
+    EXPECT_TRUE(has(named, what)) << what << "\n" << st.dump();
+  EXPECT_TRUE(has(run.out, "Plan 01-01 failed: the sandbox refused ")) << run.out;
+  EXPECT_FALSE(stdfs::exists(d.root() / ".yolo-planning/phases/01-demo/01-04-SUMMARY.md"));
+  // What each plan that ran ran under is in its record.
   for (const auto& p : st["plans"]) {
+    if (p.value("id", "") != "01-01") continue;
     ASSERT_TRUE(p.contains("sandbox")) << p.dump();
     EXPECT_EQ(p["sandbox"]["role"], "executor") << p.dump();
     EXPECT_TRUE(has(p["sandbox"]["mechanism"].get<std::string>(), "landlock")) << p.dump();
@@ -272,7 +325,10 @@ TEST(Confine, APlanAnEarlierPlanRewroteDoesNotStart) {
     if (sandbox) {
       EXPECT_TRUE(has(d.logs(), "attempt append refused")) << d.logs();
       EXPECT_FALSE(has(plan2, "evil.invalid"));
-      EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+      // The attempt is named and fails the plan that made it.
+      EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+      EXPECT_TRUE(has(sandbox_finding(d.state(), "01-01"), "writing .yolo-planning/phases/01-demo/01-02-PLAN.md by "))
+          << d.state().dump();
     } else {
       EXPECT_TRUE(has(plan2, "evil.invalid"));
       EXPECT_NE(run.exit_code, 0) << run.out;
@@ -307,7 +363,10 @@ TEST(Confine, InAWorktreeAnExecutorCannotTouchTheCheckoutAndPlantedGitCodeNeverR
   EXPECT_TRUE(has(logs, "attempt config refused")) << logs;
   EXPECT_FALSE(has(logs, "WROTE"));
   EXPECT_FALSE(stdfs::exists(marker)) << "a hook or fsmonitor ran";
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  const std::string named = sandbox_finding(d.state(), "01-01");
+  EXPECT_TRUE(has(named, "writing .yolo-planning/phases/01-demo/01-02-PLAN.md by ")) << d.state().dump();
+  EXPECT_TRUE(has(named, "writing .git/config by ")) << named;
 }
 
 // In a worktree an executor writes its own branch and nothing of another plan's: not the ref
@@ -327,7 +386,8 @@ TEST(Confine, InAWorktreeAnExecutorCannotMoveAnotherPlansBranch) {
   std::string logs = d.logs();
   EXPECT_TRUE(has(logs, "attempt refs/heads/yolo/")) << logs;
   EXPECT_FALSE(has(logs, "WROTE")) << logs;
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(has(sandbox_finding(d.state(), "01-01"), " .git/refs/heads/yolo/")) << d.state().dump();
 }
 
 // An executor in a worktree cannot write the repository's config, but it writes its slot and
@@ -338,35 +398,40 @@ TEST(Confine, InAWorktreeAnExecutorCannotMoveAnotherPlansBranch) {
 // tried by a plan of its own.
 TEST(Confine, AnExecutorCannotPointItsSlotAtARepositoryOfItsOwn) {
   REQUIRE_SANDBOX();
-  Demo d(json{{"review_gate", "never"},
-              {"isolation", "worktree"},
-              {"executor", {{"command", {"agents/redirect-executor", "{plan_path}", "{summary_path}"}}}}});
-  const stdfs::path marker = d.dir.path() / "filter-ran";
-  d.agent("redirect-executor",
-          "#!/bin/sh\n"
-          "\"$(dirname \"$0\")/executor-ok\" \"$@\" || exit 1\n"
-          "gd=$(git rev-parse --absolute-git-dir); common=$(cd \"$(git rev-parse --git-common-dir)\" && pwd)\n"
-          "fake=\"$gd/fake\"; mkdir -p \"$fake/objects/info\"\n"
-          "echo \"$common/objects\" > \"$fake/objects/info/alternates\"\n"
-          "cp -r \"$common/refs\" \"$fake/refs\"; cp \"$common/HEAD\" \"$fake/HEAD\"\n"
-          "cp \"$common/packed-refs\" \"$fake/\" 2>/dev/null\n"
-          "cp \"$common/config\" \"$fake/config\"\n"
-          "printf '[filter \"evil\"]\\n\\tclean = touch " + marker.string() + "; cat\\n\\tsmudge = cat\\n' >> \"$fake/config\"\n"
-          "case \"$YOLO_PLAN_ID\" in\n"
-          "  01-01) if echo \"$fake\" > \"$gd/commondir\" 2>/dev/null; then echo 'WROTE commondir'; else echo 'attempt commondir refused'; fi ;;\n"
-          "  *) cp \"$gd/HEAD\" \"$fake/HEAD\"; cp \"$gd/index\" \"$fake/index\" 2>/dev/null\n"
-          "     if echo \"gitdir: $fake\" > .git 2>/dev/null; then echo 'WROTE .git'; else echo 'attempt .git refused'; fi ;;\n"
-          "esac\n"
-          "echo '* filter=evil' > .gitattributes\n"
-          "for f in $(git ls-files | head -n 5); do touch \"$f\"; done\n"
-          "exit 0\n");
-  d.commit("redirect");
-  auto run = d.approve_and_execute();
-  std::string logs = d.logs();
-  EXPECT_FALSE(has(logs, "WROTE")) << logs;
-  EXPECT_TRUE(has(logs, "attempt commondir refused")) << logs;
-  EXPECT_TRUE(has(logs, "attempt .git refused")) << logs;
-  EXPECT_FALSE(stdfs::exists(marker)) << "a filter the executor defined ran outside its sandbox\n" << run.out << run.err;
+  for (const std::string way : {"commondir", ".git"}) {
+    Demo d(json{{"review_gate", "never"},
+                {"isolation", "worktree"},
+                {"executor", {{"command", {"agents/redirect-executor", "{plan_path}", "{summary_path}"}}}}});
+    const stdfs::path marker = d.dir.path() / "filter-ran";
+    d.agent("redirect-executor",
+            "#!/bin/sh\n"
+            "\"$(dirname \"$0\")/executor-ok\" \"$@\" || exit 1\n"
+            "gd=$(git rev-parse --absolute-git-dir); common=$(cd \"$(git rev-parse --git-common-dir)\" && pwd)\n"
+            "fake=\"$gd/fake\"; mkdir -p \"$fake/objects/info\"\n"
+            "echo \"$common/objects\" > \"$fake/objects/info/alternates\"\n"
+            "cp -r \"$common/refs\" \"$fake/refs\"; cp \"$common/HEAD\" \"$fake/HEAD\"\n"
+            "cp \"$common/packed-refs\" \"$fake/\" 2>/dev/null\n"
+            "cp \"$common/config\" \"$fake/config\"\n"
+            "printf '[filter \"evil\"]\\n\\tclean = touch " + marker.string() + "; cat\\n\\tsmudge = cat\\n' >> \"$fake/config\"\n"
+            "case \"" + way + "\" in\n"
+            "  commondir) if echo \"$fake\" > \"$gd/commondir\" 2>/dev/null; then echo 'WROTE commondir'; else echo 'attempt commondir refused'; fi ;;\n"
+            "  *) cp \"$gd/HEAD\" \"$fake/HEAD\"; cp \"$gd/index\" \"$fake/index\" 2>/dev/null\n"
+            "     if echo \"gitdir: $fake\" > .git 2>/dev/null; then echo 'WROTE .git'; else echo 'attempt .git refused'; fi ;;\n"
+            "esac\n"
+            "echo '* filter=evil' > .gitattributes\n"
+            "for f in $(git ls-files | head -n 5); do touch \"$f\"; done\n"
+            "exit 0\n");
+    d.commit("redirect");
+    auto run = d.approve_and_execute();
+    std::string logs = d.logs();
+    EXPECT_FALSE(has(logs, "WROTE")) << logs;
+    EXPECT_TRUE(has(logs, "attempt " + way + " refused")) << logs;
+    EXPECT_FALSE(stdfs::exists(marker)) << "a filter the executor defined ran outside its sandbox\n" << run.out << run.err;
+    // Named, and the plan that tried it fails.
+    EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+    EXPECT_TRUE(has(sandbox_finding(d.state(), "01-01"), way == ".git" ? "/.git by " : "/commondir by "))
+        << way << "\n" << d.state().dump();
+  }
 }
 
 // An executor in the checkout may write it, .git's objects and refs included, but not move
@@ -392,7 +457,8 @@ TEST(Confine, AnExecutorInTheCheckoutCannotSwapTheRepositoryFolder) {
   d.git({"status"});  // the person's git, after the run
   EXPECT_FALSE(stdfs::exists(marker)) << "an fsmonitor the executor set ran in the person's git";
   stdfs::remove(marker);
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(has(sandbox_finding(d.state(), "01-01"), "renaming .git by mv")) << d.state().dump();
 }
 
 // An executor in the checkout writes its own phase folder (for its SUMMARY). It can also

@@ -984,6 +984,42 @@ TEST(DispatchAdapterTest, KubernetesWaitWaveReadsEveryIndexFromOneJobAndOnePodLi
   EXPECT_EQ(k.calls("delete job"), 0u) << test::read_file(k.log);
 }
 
+// An array the controller has forgotten (MinJobAge passed) is read from accounting, task by
+// task; without accounting its tasks are never taken as done.
+TEST(DispatchAdapterTest, SlurmWaitWaveReadsAForgottenArrayFromAccountingAndNeverCallsItDone) {
+  for (bool accounting : {true, false}) {
+    TempDir tmp;
+    StandIn sc(tmp.path() / "c", "scontrol");
+    StandIn sa(tmp.path() / "a", "sacct");
+    sc.answer("", 1, 0,
+              "JobId=43 ArrayJobId=42 ArrayTaskId=0 JobState=RUNNING Reason=None ExitCode=0:0 StdOut=/nonexistent/0\n"
+              "JobId=44 ArrayJobId=42 ArrayTaskId=1 JobState=RUNNING Reason=None ExitCode=0:0 StdOut=/nonexistent/1\n"
+              "JobId=42 ArrayJobId=42 ArrayTaskId=2-3 JobState=PENDING Reason=Resources ExitCode=0:0 StdOut=/n/x\n");
+    sc.answer("", 2, 1, "slurm_load_jobs error: Invalid job id specified\n");
+    if (accounting)
+      sa.answer("", 1, 0, "42_0|COMPLETED|0:0\n42_1|FAILED|1:0\n42_2|COMPLETED|0:0\n42_3|CANCELLED by 0|0:15\n");
+    else
+      sa.answer("", 1, 1, "sacct: error: Slurm accounting storage is disabled\n");
+    const std::string path = "PATH=" + sc.bin.string() + ":" + sa.bin.string() + ":" + std::getenv("PATH");
+    auto w = run_program({adapter("slurm"), "wait-wave", "--poll", "0.2", "42"}, tmp.path(),
+                         {path, "YOLO_SLURM_UNKNOWN_SECONDS=1"});
+    EXPECT_NE(w.out.find("task 2 status PENDING (Resources)\n"), std::string::npos) << dump(w);
+    if (accounting) {
+      EXPECT_EQ(w.exit_code, 0) << dump(w);
+      EXPECT_NE(w.out.find("task 0 done\n"), std::string::npos) << w.out;
+      EXPECT_NE(w.out.find("task 1 failed job 42_1 FAILED (exit code 1:0); log: /nonexistent/1"), std::string::npos)
+          << w.out;
+      EXPECT_NE(w.out.find("task 2 done\n"), std::string::npos) << w.out;
+      EXPECT_NE(w.out.find("task 3 failed job 42_3 CANCELLED (exit code 0:15)"), std::string::npos) << w.out;
+    } else {
+      EXPECT_EQ(w.exit_code, 2) << dump(w);
+      EXPECT_EQ(w.out.find(" done"), std::string::npos) << w.out;
+      EXPECT_NE(w.err.find("array 42 is unknown to the controller"), std::string::npos) << w.err;
+    }
+    EXPECT_GE(sa.calls("-j 42"), 1u);
+  }
+}
+
 TEST(DispatchAdapterTest, GithubWaitWaveReadsEveryMatrixJobFromOneRequestPerPoll) {
   TempDir tmp;
   StandIn g(tmp.path(), "gh");

@@ -101,6 +101,75 @@ TEST(SandboxPolicy, ConfigFoldersAddToTheRoleAndTheCanonicalTextIsStable) {
   EXPECT_NE(policy_for(in).canonical(), a.canonical());
 }
 
+// The binds a child makes for a policy, as runner/sandbox makes them (every listed path here
+// exists): pinned and writable-within ones writable, the others read-only.
+std::vector<WriteView::Mount> binds(const Policy& p) {
+  std::vector<WriteView::Mount> m;
+  for (const auto& x : p.pinned) m.push_back({x, false});
+  for (const auto& x : p.read_only) m.push_back({x, true});
+  for (const auto& x : p.writable_within) m.push_back({x, false});
+  for (const auto& x : p.read_only_within) m.push_back({x, true});
+  return m;
+}
+
+TEST(SandboxWrites, AReviewersWriteIntoTheCheckoutIsAnAttemptGitsIndexLockIsNot) {
+  Policy p = policy_for(base(Role::Reviewer));
+  WriteView v = write_view(p, binds(p), "/p", "/p/.git");
+  EXPECT_EQ(judge_write(v, "/tmp/yolo-1/sbx-a/notes", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.yolo-planning/phases/01-x/01-01-PLAN.md", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/agents/reviewer", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/config", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/refs/heads/main", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/index.lock", false), WriteVerdict::Refused);
+  EXPECT_EQ(judge_write(v, "/home/u/.cache/tool/x", false), WriteVerdict::Refused);
+  EXPECT_EQ(judge_write(v, "/home/u/.config/yolo/allowed_signers", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/tmp/yolo-1/sbx-b/out", false), WriteVerdict::Attempt);  // another child's temp
+  EXPECT_EQ(judge_write(v, "/dev/pts/3", false), WriteVerdict::Attempt);
+  // A prefix is no folder: /p2 is not the checkout /p.
+  EXPECT_EQ(judge_write(v, "/p2/file", false), WriteVerdict::Refused);
+}
+
+TEST(SandboxWrites, AnExecutorInTheCheckoutWritesItsWorkNotWhatIsBoundReadOnly) {
+  PolicyInputs in = base(Role::Executor);
+  in.phase_dir = "/p/.yolo-planning/phases/01-x";
+  in.phase_files = {"/p/.yolo-planning/phases/01-x/01-02-PLAN.md"};
+  in.protected_paths = {"/p/agents/reviewer"};
+  Policy p = policy_for(in);
+  WriteView v = write_view(p, binds(p), "/p", "/p/.git");
+  EXPECT_EQ(judge_write(v, "/p/src/main.c", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.git/index.lock", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.yolo-planning/phases/01-x/01-01-SUMMARY.md", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.yolo-planning/phases/01-x/01-02-PLAN.md", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.yolo-planning/config.json", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/config", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/hooks/post-checkout", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/agents/reviewer", false), WriteVerdict::Attempt);
+  // The repository's folder is a mount point: written in, never taken away.
+  EXPECT_EQ(judge_write(v, "/p/.git", true), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/index.lock", true), WriteVerdict::Allowed);
+}
+
+TEST(SandboxWrites, AnExecutorInAWorktreeWritesItsSlotAndBranchNotTheCheckoutOrAnotherSlot) {
+  PolicyInputs in = base(Role::Executor);
+  in.worktree = "/p/.git/yolo-worktrees/slot-1";
+  in.git_common_dir = "/p/.git";
+  in.git_worktree_dir = "/p/.git/worktrees/slot-1";
+  in.branch_ref = "refs/heads/yolo/r1/01-01/work";
+  Policy p = policy_for(in);
+  WriteView v = write_view(p, binds(p), "/p", "/p/.git");
+  EXPECT_EQ(judge_write(v, "/p/.git/yolo-worktrees/slot-1/src/a.c", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.git/refs/heads/yolo/r1/01-01/work.lock", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.git/objects/ab/cd", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.git/worktrees/slot-1/index.lock", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.git/worktrees/slot-1/commondir", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/yolo-worktrees/slot-1/.git", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/refs/heads/yolo/r1/01-02/work", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/yolo-worktrees/slot-2/src/a.c", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/src/a.c", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/config", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/FETCH_HEAD", false), WriteVerdict::Refused);
+}
+
 TEST(SandboxPolicy, RoleNamesRoundTrip) {
   for (const auto& n : role_names()) {
     Role r;

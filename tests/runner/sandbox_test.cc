@@ -120,6 +120,16 @@ TEST(Sandbox, EscapeAttemptsAreNamedProbesAndAllowedCallsAreNot) {
                 probes);
     EXPECT_EQ(p.out, "-1 1\n") << p.err;
     EXPECT_TRUE(probes->refusals->empty()) << describe_refusals(probes->refusals.get());
+    // clone3 answers ENOSYS (libc then uses clone); named only when it asks for a namespace.
+    auto c3 = reader(t);
+    auto q = sh("python3 -c 'import ctypes; l=ctypes.CDLL(None,use_errno=True); a=(ctypes.c_uint64*11)(); "
+                "print(l.syscall(435,a,88), ctypes.get_errno()); a[0]=0x10000000; "  // CLONE_NEWUSER
+                "print(l.syscall(435,a,88), ctypes.get_errno())'",
+                c3);
+    EXPECT_EQ(q.out, "-1 38\n-1 38\n") << q.err;
+    const std::string c3said = describe_refusals(c3->refusals.get());
+    EXPECT_TRUE(has(c3said, "clone3(CLONE_NEWUSER) by python3 (pid ")) << c3said;
+    EXPECT_EQ(c3->refusals->list().size(), 1u) << c3said;
   }
 }
 

@@ -1,0 +1,25 @@
+// What the parts of the sandbox share: sandbox.cc (the Landlock ruleset, the mount namespace's
+// binds, entering it), sandbox_filter.cc (the seccomp program) and sandbox_inputs.cc (what a
+// request and the config make of the policy's inputs).
+#pragma once
+#include <linux/filter.h>
+
+#include <string>
+#include <vector>
+
+#include "protocol/config.h"
+
+namespace yolo::runner::sandbox_detail {
+
+// The canonical form of a path as far as it exists (a hidden path named through a link is
+// hidden where it lies).
+std::string canonical(const std::string& p);
+
+// The seccomp program of a confined child. `notify`: the escape attempts are handed to yolo's
+// supervisor (runner/refusals.h) rather than refused silently; `watch_writes`: so are writes.
+std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify, bool watch_writes);
+
+// The config's "sandbox" object, when it is one.
+const json* sandbox_object(const Config& cfg);
+
+}  // namespace yolo::runner::sandbox_detail
