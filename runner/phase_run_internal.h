@@ -159,10 +159,6 @@ class Run {
     }
   }
   int finish(int code, execution::Result result, const std::string& message);
-  // plan_dispatch.cc (another branch's for now) names its result by the word.
-  int finish(int code, std::string_view result_word, const std::string& message) {
-    return finish(code, execution::parse_result(result_word).value_or(execution::Result::Error), message);
-  }
   // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
   std::string next_step(int code) const {
     if (!next_.empty()) return next_;
@@ -360,14 +356,9 @@ class Run {
   // next one, state::update_plan_records): during the loop, the plans' statuses are core_'s.
   // A run killed between two writes loses only statuses that the next run finds again
   // (SUMMARY files; a `running` plan becomes pending, its executor ended through the journal).
-  // A plan record's change as the run queues it (execution::started / ended). plan_dispatch.cc,
-  // on another branch for now, still names its statuses by their words: this reads them
-  // through waves::parse_status, the one reader, until that file says PlanStatus too.
+  // A plan record's change as the run queues it (execution::started / ended), statuses typed.
   struct PlanUpdate : execution::PlanUpdate {
     PlanUpdate(execution::PlanUpdate u) : execution::PlanUpdate(std::move(u)) {}
-    PlanUpdate(std::string_view word, std::optional<std::string> started, json completed, std::string why, json found)
-        : execution::PlanUpdate{waves::parse_status(word).value_or(waves::PlanStatus::Pending), std::move(started),
-                                std::move(completed), std::move(why), std::move(found)} {}
   };
   const state::LoadResult& state_now();
   void queue_plan(size_t i, execution::PlanUpdate u);

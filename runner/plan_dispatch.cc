@@ -37,7 +37,7 @@ int Run::init_dispatch(const json& doc) {
     next_ =
         "correct `dispatch` in .yolo-planning/config.json (docs/dispatch.md shows a complete block), then `yolo "
         "execute`";
-    return finish(kExecHalted, "error", msg);
+    return finish(kExecHalted, Result::Error, msg);
   }
   // The remote as the jobs see it: a remote's name becomes its URL; a relative path is made
   // absolute (the job runs elsewhere).
@@ -53,7 +53,7 @@ int Run::init_dispatch(const json& doc) {
     const json* p = execution::find_plan(doc, entries_[i].id);
     if (!p) continue;
     if (auto it = p->find("dispatch"); it != p->end() && it->is_object()) dispatch_rec_[i] = *it;
-    if (str(*p, "status") == "failed") dispatch_failed_before_.insert(i);
+    if (execution::plan_status(*p) == PlanStatus::Failed) dispatch_failed_before_.insert(i);
   }
   return -1;
 }
@@ -125,7 +125,7 @@ void Run::dispatch_engine_status(size_t i, std::string status) {
 
 void Run::dispatch_record(size_t i, json rec, bool flush) {
   dispatch_rec_[i] = rec;
-  PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
+  PlanUpdate u{execution::PlanUpdate{PlanStatus::Running, std::nullopt, nullptr, "", nullptr}};
   u.set = {{"dispatch", std::move(rec)}};
   queue_plan(i, std::move(u));
   if (flush) flush_plans();  // on disk before the next step: a kill -9 finds it
@@ -696,13 +696,13 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
   }
   json findings = json::array({f.to_json()});
   core_.concluded(i, {PlanStatus::Failed, error, findings});
-  PlanUpdate u{"failed", std::nullopt, json(now_iso8601()), error, findings};
+  PlanUpdate u{execution::PlanUpdate{PlanStatus::Failed, std::nullopt, json(now_iso8601()), error, findings}};
   if (rec != dispatch_rec_.end()) u.set = {{"dispatch", rec->second}};
   queue_plan(i, std::move(u));
   double ms = run_of(i).started_at ? static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e6 : 0;
   log("plan_end", e.plan,
-      {{"plan_id", e.id}, {"status", "failed"}, {"elapsed_ms", static_cast<long long>(ms)}, {"error", error}});
-  json data = {{"plan", e.id}, {"status", "failed"}, {"wave", e.wave}, {"error", error}, {"findings", findings}};
+      {{"plan_id", e.id}, {"status", to_string(PlanStatus::Failed)}, {"elapsed_ms", static_cast<long long>(ms)}, {"error", error}});
+  json data = {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"wave", e.wave}, {"error", error}, {"findings", findings}};
   if (r) data["stderr_tail"] = text::tail_lines(r->err, 10);
   emit("plan_end", data, Sym::Fail, "Plan " + e.id + " failed: " + error);
   note("[high] dispatch: " + fix);
@@ -730,13 +730,13 @@ void Run::dispatch_interrupted(size_t i) {
          "Plan " + e.id + ": job " + str(rec, "handle") + (ok ? " cancelled" : " could not be cancelled: " + why));
   }
   core_.concluded(i, {PlanStatus::Pending, "interrupted", json::array()});
-  PlanUpdate u{"pending", std::nullopt, nullptr, "interrupted", nullptr};
+  PlanUpdate u{execution::PlanUpdate{PlanStatus::Pending, std::nullopt, nullptr, "interrupted", nullptr}};
   if (rec.is_object()) {
     dispatch_rec_[i] = rec;
     u.set = {{"dispatch", rec}};
   }
   queue_plan(i, std::move(u));
-  emit("plan_end", {{"plan", e.id}, {"status", "pending"}, {"wave", e.wave}}, Sym::Warn,
+  emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Pending)}, {"wave", e.wave}}, Sym::Warn,
        "Plan " + e.id + " stopped (interrupted)");
   schedule();
 }
