@@ -14,14 +14,38 @@ static long open_files_limit() {
 // ---- waves ----------------------------------------------------------------------------
 
 int Run::waves() {
-  for (const auto& e : entries_)
-    if (e.wave >= 1 && (first_wave_ == 0 || e.wave < first_wave_)) first_wave_ = e.wave;
   {
     const auto& snap = state_now();
-    // Built once, dependencies resolved: schedule() looks each one up in O(1) and decides
-    // on the current wave's plans only.
-    nodes_ = waves::Board(execution::nodes(snap.ok() ? snap.doc : json::object(), entries_));
-    for (size_t i = 0; i < entries_.size(); ++i) wave_members_[entries_[i].wave].push_back(i);
+    const json& doc = snap.ok() ? snap.doc : json::object();
+    // Built once, dependencies resolved: the core looks each one up in O(1) and decides on
+    // the current wave's plans only. Each plan brings what the state says of it: its status,
+    // its worktree's merge, its dispatched job.
+    std::vector<waves::PlanNode> nodes = execution::nodes(doc, entries_);
+    std::vector<run::PlanSeed> seeds(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      run::PlanSeed& sd = seeds[i];
+      sd.node = std::move(nodes[i]);
+      if (const json* p = execution::find_plan(doc, entries_[i].id)) {
+        if (auto w = p->find("worktree"); w != p->end() && w->is_object()) {
+          sd.merge = execution::merge_state(*w);
+          sd.head = str(*w, "head");
+          if (sd.merge == MergeState::Pending) run_of(i).worktree_record = *w;  // merged from this record
+        }
+      }
+      if (auto d = dispatch_rec_.find(i); d != dispatch_rec_.end()) {
+        sd.attempt = d->second.value("attempt", 1);
+        if (str(d->second, "state") == "submitted") sd.handle = str(d->second, "handle");
+      }
+      sd.failed_before = dispatch_failed_before_.count(i) > 0;
+    }
+    run::Settings rs;
+    rs.executor = executor_configured(cfg_);
+    rs.isolated = isolated();
+    rs.wave_approval = cfg_.wave_approval;
+    rs.only = o_.only_plan;
+    rs.max_parallel = rs.executor ? (dispatched() ? dispatch_sched_parallel() : cfg_.max_parallel)
+                                  : static_cast<int>(entries_.size()) + 1;
+    core_ = run::Core(std::move(seeds), std::move(rs));
   }
   uv_loop_init(&loop_);
   uv_timer_init(&loop_, &flush_timer_);
@@ -276,174 +300,162 @@ static int fd_parallel_cap(bool isolated) {
   return static_cast<int>(std::max(1L, room / per_plan));
 }
 
+// The driver of the run core (protocol/run_core.h): the core decides what comes next from
+// the plans' records and what the state file says; this carries its actions out.
 void Run::schedule() {
   if (stopping_) return;
-  if (isolated() && running_.empty()) {  // the plans that passed, merged in plan order before anything else
-    merge_pending();
-    if (stopping_) return;
-  }
-  const auto& snap = state_now();
-  if (stopping_) return;  // a write that ended in state_now() failed
-  if (!snap.ok()) {
-    stop(kExecHalted, Result::Error, snap.error);
-    return;
-  }
-  const json& doc = snap.doc;
-  gates::RunState rs = gates::run_state(doc);
-  if (rs == gates::RunState::Halted) {
-    std::string msg = "the run is halted";
-    if (doc.contains("gates") && doc["gates"].is_array() && !doc["gates"].empty() &&
-        str(doc["gates"].back(), "status") == "REJECTED") {
-      const json& g = doc["gates"].back();
-      msg = str(g, "gate_type") + " gate " + str(g, "id") + " for " + str(g, "plan_path") +
-            " was rejected: " + str(g, "feedback");
-      emit("gate_rejected",
-           {{"gate_id", str(g, "id")}, {"gate_type", str(g, "gate_type")}, {"feedback", str(g, "feedback")}}, Sym::Fail,
-           "Halted: " + msg);
-      note("revise and request approval again: yolo request-approval --plan-path " + str(g, "plan_path") +
-           " --gate-type " + str(g, "gate_type"));
-    }
-    stop(kExecHalted, Result::Halted, "Halted: " + msg);
-    return;
-  }
   bool executor = executor_configured(cfg_);
-  waves::Options wo;
-  wo.max_parallel =
-      executor ? (dispatched() ? dispatch_sched_parallel() : cfg_.max_parallel) : static_cast<int>(entries_.size()) + 1;
-  // A plan in its gates is still `running` for the waves, but its executor has ended: it
-  // holds no slot.
-  if (executor && !dispatched()) {
-    if (fd_cap_ < 0) {
-      fd_cap_ = fd_parallel_cap(isolated());
-      if (fd_cap_ < wo.max_parallel)
-        emit("max_parallel_lowered", {{"max_parallel", wo.max_parallel}, {"now", fd_cap_}}, Sym::Warn,
-             "max_parallel " + std::to_string(wo.max_parallel) + " lowered to " + std::to_string(fd_cap_) +
-                 ": this process may open only " + std::to_string(open_files_limit()) +
-                 " files (`ulimit -n`); the other plans wait for a slot (raise it: `ulimit -n 4096`)");
-    }
-    wo.max_parallel = std::min(wo.max_parallel, fd_cap_);
-    wo.max_parallel += static_cast<int>(gating_.size());
+  if (executor && !dispatched() && fd_cap_ < 0) {  // executors at once within the fd limit, once
+    int want = cfg_.max_parallel;
+    fd_cap_ = fd_parallel_cap(isolated());
+    if (fd_cap_ < want)
+      emit("max_parallel_lowered", {{"max_parallel", want}, {"now", fd_cap_}}, Sym::Warn,
+           "max_parallel " + std::to_string(want) + " lowered to " + std::to_string(fd_cap_) +
+               ": this process may open only " + std::to_string(open_files_limit()) +
+               " files (`ulimit -n`); the other plans wait for a slot (raise it: `ulimit -n 4096`)");
+    core_.set_max_parallel(std::min(want, fd_cap_));
   }
-  wo.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(doc);
-  wo.only = o_.only_plan;
-  waves::Decision d = nodes_.next(wo);
-  // While a plan's gates run (run_checks), only a start is decided: the rest (the end of
-  // the phase, a pause, a halt) waits for its outcome, when conclude() schedules again.
-  if (!gating_.empty() && d.outcome != waves::Outcome::Start) return;
-  // The plans' records are written before anything else is decided (the phase's end writes
-  // them with its own change, in one write).
-  if (d.outcome != waves::Outcome::Start && d.outcome != waves::Outcome::Waiting &&
-      d.outcome != waves::Outcome::Complete)
-    flush_plans();
-  switch (d.outcome) {
-    case waves::Outcome::Waiting:
-      return;
-    case waves::Outcome::Complete: {
-      if (!running_.empty()) {
-        flush_plans();
-        return;
-      }
-      waves::Options all = wo;
-      all.only.clear();
-      all.frozen = false;
-      bool phase_done = nodes_.next(all).outcome == waves::Outcome::Complete;
-      if (!phase_done) {
-        flush_plans();
-        emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
-        next_ = "`yolo execute` runs the rest of the phase";
-        stop(kExecComplete, Result::Complete, "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
-        return;
-      }
-      std::string now = now_iso8601();
-      flush_plans([&](json& s) { execution::complete_phase(s, now); });  // the last records and the end
-      if (stopping_) return;  // the write failed: flushed() stopped the run with its error
-      log("phase_end", "",
-          {{"status", to_string(RunStatus::Complete)},
-           {"plans", entries_.size()},
-           {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
-      emit("phase_end", {{"status", to_string(RunStatus::Complete)}, {"plans", entries_.size()}}, Sym::Ok,
-           "Phase " + phase_.folder + " complete: " + std::to_string(entries_.size()) + "/" +
-               std::to_string(entries_.size()) + " plans");
-      stop(kExecComplete, Result::Complete, "");
+  for (bool again = true; again && !stopping_;) {
+    again = false;
+    const auto& snap = state_now();
+    if (stopping_) return;  // a write that ended in state_now() failed
+    if (!snap.ok()) {
+      stop(kExecHalted, Result::Error, snap.error);
       return;
     }
-    case waves::Outcome::Frozen: {
-      if (!running_.empty()) {
-        if (!frozen_noted_) {
-          frozen_noted_ = true;
+    gates::RunState rs = gates::run_state(snap.doc);
+    run::Outlook look;
+    look.halted = rs == gates::RunState::Halted;
+    look.frozen = rs == gates::RunState::Frozen || !gates::waves_may_advance(snap.doc);
+    for (const run::Action& a : core_.next(look)) {
+      if (stopping_) return;
+      switch (a.kind) {
+        case run::Act::WriteState:
+          flush_plans();
+          break;
+        case run::Act::Merge:
+          merge_plans(a.plans);
+          again = true;  // a conflict fails its plan: the core decides again
+          break;
+        case run::Act::MergeRefused:
+          stop(kExecHalted, Result::Halted,
+               "Halted: plan " + entries_[a.plans.front()].id + " passed its gates but could not be merged");
+          return;
+        case run::Act::WaveEnd: {
+          std::string ws = to_string(a.failed ? PlanStatus::Failed : PlanStatus::Complete);
+          log("wave_end", "", {{"wave", a.wave}, {"status", ws}});
+          emit("wave_end", {{"wave", a.wave}, {"status", ws}}, a.failed ? Sym::Fail : Sym::Ok,
+               "Wave " + std::to_string(a.wave) + " " + ws);
+          break;
+        }
+        case run::Act::Halted: {
+          const json& doc = state_now().doc;
+          std::string msg = "the run is halted";
+          if (doc.contains("gates") && doc["gates"].is_array() && !doc["gates"].empty() &&
+              str(doc["gates"].back(), "status") == "REJECTED") {
+            const json& g = doc["gates"].back();
+            msg = str(g, "gate_type") + " gate " + str(g, "id") + " for " + str(g, "plan_path") +
+                  " was rejected: " + str(g, "feedback");
+            emit("gate_rejected",
+                 {{"gate_id", str(g, "id")}, {"gate_type", str(g, "gate_type")}, {"feedback", str(g, "feedback")}},
+                 Sym::Fail, "Halted: " + msg);
+            note("revise and request approval again: yolo request-approval --plan-path " + str(g, "plan_path") +
+                 " --gate-type " + str(g, "gate_type"));
+          }
+          stop(kExecHalted, Result::Halted, "Halted: " + msg);
+          return;
+        }
+        case run::Act::Frozen:
           emit("frozen", {{"running", running_.size()}}, Sym::Pause,
                "A gate is open: no new plan starts; waiting for the " + std::to_string(running_.size()) +
                    " running plan(s)");
+          break;
+        case run::Act::Pause: {
+          const json& doc = state_now().doc;
+          if (const json* g = gates::open_gate(doc))
+            pause_for(*g);
+          else if (doc.contains("approval") && doc["approval"].is_object())
+            pause_for(doc["approval"]);
+          stop(kExecPaused, Result::Paused,
+               "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
+          return;
         }
-        return;
+        case run::Act::Halt:
+          set_halted(a.reason);
+          if (o_.json)
+            emit("phase_end", {{"status", to_string(RunStatus::Halted)}, {"reason", a.reason}}, Sym::Fail,
+                 "Halted: " + a.reason);
+          stop(kExecHalted, Result::Halted, "Phase " + phase_.folder + " halted: " + a.reason);
+          return;
+        case run::Act::PlanComplete:
+          emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
+          next_ = "`yolo execute` runs the rest of the phase";
+          stop(kExecComplete, Result::Complete,
+               "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
+          return;
+        case run::Act::Complete: {
+          std::string now = now_iso8601();
+          flush_plans([&](json& st) { execution::complete_phase(st, now); });  // the last records and the end
+          if (stopping_) return;  // the write failed: flushed() stopped the run with its error
+          log("phase_end", "",
+              {{"status", to_string(RunStatus::Complete)},
+               {"plans", entries_.size()},
+               {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
+          emit("phase_end", {{"status", to_string(RunStatus::Complete)}, {"plans", entries_.size()}}, Sym::Ok,
+               "Phase " + phase_.folder + " complete: " + std::to_string(entries_.size()) + "/" +
+                   std::to_string(entries_.size()) + " plans");
+          stop(kExecComplete, Result::Complete, "");
+          return;
+        }
+        case run::Act::AskWaveGate: {
+          const long long w = a.wave;
+          std::string rel, ids;
+          std::vector<std::string> files;  // the wave gate covers every plan of the wave
+          for (const auto& e : entries_)
+            if (e.wave == w) {
+              if (rel.empty()) rel = e.path;
+              files.push_back(e.path);
+              ids += (ids.empty() ? "" : ", ") + e.id;
+            }
+          std::string reason = "wave " + std::to_string(w) + " of phase " + phase_.folder + ": plans " + ids;
+          GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w), files);
+          core_.wave_gate(w, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
+          if (g == GateOutcome::Paused)
+            stop(kExecPaused, Result::Paused,
+                 "Paused before wave " + std::to_string(w) + ": its wave gate awaits approval");
+          again = g == GateOutcome::Passed;
+          break;
+        }
+        case run::Act::AskBudget: {             // what the agents cost so far, before the wave starts
+          GateOutcome g = budget_gate(a.wave);  // paused or halted: the run stopped
+          core_.budget(a.wave, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
+          again = g == GateOutcome::Passed;
+          break;
+        }
+        case run::Act::WaveStart: {
+          json ids = json::array();
+          std::string names;  // for people: the first few, then how many more (a wave of 80 was one 700-character line)
+          constexpr size_t kNamesShown = 8;
+          for (size_t x : a.plans) {
+            const auto& e = entries_[x];
+            ids.push_back(e.id);
+            if (ids.size() <= kNamesShown) names += (names.empty() ? "" : ", ") + e.id;
+          }
+          if (ids.size() > kNamesShown) names += " and " + std::to_string(ids.size() - kNamesShown) + " more";
+          log("wave_start", "", {{"wave", a.wave}, {"plans", ids}});
+          emit("wave_start", {{"wave", a.wave}, {"total_waves", a.total_waves}, {"plans", ids}}, Sym::Diamond,
+               "Wave " + std::to_string(a.wave) + "/" + std::to_string(a.total_waves) + ": " + names);
+          break;
+        }
+        case run::Act::Start:
+          start_plans(a.plans, a.wave);
+          break;
+        case run::Act::MarkReady:
+          mark_ready(a.plans);
+          break;
       }
-      if (const json* g = gates::open_gate(doc))
-        pause_for(*g);
-      else if (doc.contains("approval") && doc["approval"].is_object())
-        pause_for(doc["approval"]);
-      stop(kExecPaused, Result::Paused, "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
-      return;
     }
-    case waves::Outcome::Failed:
-    case waves::Outcome::Blocked: {
-      if (!running_.empty()) return;
-      set_halted(d.reason);
-      if (o_.json)
-        emit("phase_end", {{"status", to_string(RunStatus::Halted)}, {"reason", d.reason}}, Sym::Fail,
-             "Halted: " + d.reason);
-      stop(kExecHalted, Result::Halted, "Phase " + phase_.folder + " halted: " + d.reason);
-      return;
-    }
-    case waves::Outcome::Start:
-      break;
   }
-  long long w = d.wave;
-  if (cfg_.wave_approval && w > first_wave_ && !wave_gate_passed_.count(w)) {
-    if (!running_.empty()) return;
-    std::string rel, ids;
-    std::vector<std::string> files;  // the wave gate covers every plan of the wave
-    for (const auto& e : entries_)
-      if (e.wave == w) {
-        if (rel.empty()) rel = e.path;
-        files.push_back(e.path);
-        ids += (ids.empty() ? "" : ", ") + e.id;
-      }
-    std::string reason = "wave " + std::to_string(w) + " of phase " + phase_.folder + ": plans " + ids;
-    flush_plans();
-    GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w), files);
-    if (g == GateOutcome::Passed) {
-      wave_gate_passed_.insert(w);
-      schedule();
-    } else if (g == GateOutcome::Paused) {
-      stop(kExecPaused, Result::Paused, "Paused before wave " + std::to_string(w) + ": its wave gate awaits approval");
-    }
-    return;
-  }
-  if (!budget_checked_.count(w)) {  // what the agents cost so far, before the wave starts
-    if (!running_.empty()) return;
-    GateOutcome g = budget_gate(w);
-    if (g != GateOutcome::Passed) return;  // paused or halted: the run stopped
-    budget_checked_.insert(w);
-  }
-  if (!waves_started_.count(w)) {
-    waves_started_.insert(w);
-    json ids = json::array();
-    std::string names;  // for people: the first few, then how many more (a wave of 80 was one 700-character line)
-    constexpr size_t kNamesShown = 8;
-    for (size_t x : wave_members_[w]) {
-      const auto& e = entries_[x];
-      ids.push_back(e.id);
-      if (ids.size() <= kNamesShown) names += (names.empty() ? "" : ", ") + e.id;
-    }
-    if (ids.size() > kNamesShown) names += " and " + std::to_string(ids.size() - kNamesShown) + " more";
-    log("wave_start", "", {{"wave", w}, {"plans", ids}});
-    emit("wave_start", {{"wave", w}, {"total_waves", d.total_waves}, {"plans", ids}}, Sym::Diamond,
-         "Wave " + std::to_string(w) + "/" + std::to_string(d.total_waves) + ": " + names);
-  }
-  if (executor)
-    start_plans(d.start, w);
-  else
-    mark_ready(d.start);
 }
 
 void Run::mark_ready(const std::vector<size_t>& idx) {

@@ -244,7 +244,7 @@ void Run::load_plans() {
     for (const auto& c : checks[i].checks)  // the files the wave's approval covers by content
       for (const auto& rel : gates::named_project_files(world(), root_, json(c.argv)))
         check_programs_.push_back((root_ / rel).string());
-    if (!stamps[i].empty()) checks_read_[i] = {stamps[i], std::move(checks[i])};
+    if (!stamps[i].empty()) run_of(i).checks_read.emplace(stamps[i], std::move(checks[i]));
     if (l.plan) {
       const Plan& p = *l.plan;
       e.plan = p.plan;
@@ -252,12 +252,13 @@ void Run::load_plans() {
       e.title = p.title;
       e.wave = p.wave.value_or(0);
       e.depends_on = p.depends_on;
-      load_hash_[i] = p.content_hash;
+      run_of(i).load_hash = p.content_hash;
     } else {
       e.id = f.filename().string();
     }
     entries_.push_back(std::move(e));
   }
+  runs_.resize(entries_.size());  // once: references into it stay valid for the run
 }
 
 int Run::step2() {

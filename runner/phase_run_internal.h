@@ -1,9 +1,12 @@
 // The Run of `yolo execute` (runner/phase_run.h), shared by the files that implement it:
 //   phase_run.cc    the phase, its plans, step 2, the cross-plan validation, run()
 //   phase_steps.cc  --dry-run, the review gate, the vision and wave gates
-//   phase_loop.cc   the wave loop: scheduling, the state in memory, interrupts
+//   phase_loop.cc   the wave loop: carrying out the run core's actions (protocol/run_core.h),
+//                   the state in memory, interrupts
 //   plan_exec.cc    one plan: its worktree, executor, checks, SUMMARY gate and scope fence
-//   plan_merge.cc   worktree isolation: merging a wave's plans back in plan order, resume
+//   plan_merge.cc   worktree isolation: merging back the plans the core names, resume
+//   plan_dispatch.cc  dispatch: each plan a job of a cluster engine
+//   phase_budget.cc   what the agents cost, the budget gate
 // Internal to those files.
 #pragma once
 
@@ -45,6 +48,7 @@
 #include "protocol/review_ledger.h"
 #include "protocol/review_loop.h"
 #include "protocol/review_report.h"
+#include "protocol/run_core.h"
 #include "protocol/reviewed.h"
 #include "protocol/state.h"
 #include "protocol/summary.h"
@@ -155,10 +159,6 @@ class Run {
     }
   }
   int finish(int code, execution::Result result, const std::string& message);
-  // plan_dispatch.cc (another branch's for now) names its result by the word.
-  int finish(int code, std::string_view result_word, const std::string& message) {
-    return finish(code, execution::parse_result(result_word).value_or(execution::Result::Error), message);
-  }
   // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
   std::string next_step(int code) const {
     if (!next_.empty()) return next_;
@@ -225,7 +225,6 @@ class Run {
   std::map<std::string, std::string> plan_vars(size_t i, long long wave, const std::string* sp = nullptr) const;
   std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave,
                                                             const std::string* sp = nullptr) const;
-  void note_wave_end(long long wave);
 
   // ---- cost and budget (phase_budget.cc) -----------------------------------------------
   // The usage an agent printed (Claude Code, Codex, Gemini JSON), recorded for this run.
@@ -233,7 +232,6 @@ class Run {
   // Before wave w starts: a budget passed opens the budget gate. Passed when within budget
   // or approved (the loop goes on), else Paused or Halted (the run stopped).
   GateOutcome budget_gate(long long w);
-  std::set<long long> budget_checked_;
 
   // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
   bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
@@ -248,8 +246,6 @@ class Run {
   std::map<std::string, stdfs::path> left_on_branch_;  // branch -> slot, as the killed run left them
   std::vector<size_t> resumed_;                        // plans to gate without running (resume_timer_)
   uv_timer_t resume_timer_{};
-  // The lowest worktree slot no other plan holds.
-  int free_slot(size_t i) const;
   // Plan i runs (or is gated) in w: the plan as this run read it is placed there (never
   // through a symlink), and the worktree is recorded. false: err says why.
   bool adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string& err);
@@ -257,9 +253,9 @@ class Run {
   // record (set: worktree, scope, checks). Returns the plan's SummaryState.
   // commit: whether the plan may pass (no failed check): only then is its SUMMARY committed.
   SummaryState gate_in_worktree(size_t i, json& findings, json& set, bool commit);
-  // Merges the plans that passed their gates and are not merged yet, in plan order, when
-  // nothing runs (plan_merge.cc). A conflict fails its plan.
-  void merge_pending();
+  // Merges the plans the core's Merge names, in its order (plan order; plan_merge.cc), and
+  // tells the core how each went. A conflict fails its plan.
+  void merge_plans(const std::vector<size_t>& plans);
   // One plan's gated commit into the project's checkout; false on a conflict or refusal
   // (findings and error say why).
   // A plan's merge result into its record (merged / conflict with a finding / refused).
@@ -314,10 +310,9 @@ class Run {
   // Merged plans' branches deleted from the remote: one push for the merge's batch.
   void dispatch_delete_merged(const std::vector<std::string>& branches);
   void dispatch_fetched_batch(SpawnResult fr);
-  std::map<size_t, std::vector<std::string>> dispatch_res_;  // plan -> its resources as adapter options
   std::vector<std::string> dispatch_resources(size_t i) const {
-    auto it = dispatch_res_.find(i);
-    return it != dispatch_res_.end() ? it->second : std::vector<std::string>();
+    const PlanRun* r = run_at(i);
+    return r ? r->dispatch_res : std::vector<std::string>();
   }
   std::map<long long, std::vector<std::pair<size_t, int>>> wave_pending_;  // wave -> (plan, attempt) to submit
   std::map<std::string, std::unique_ptr<Process>> wave_submit_procs_;      // array key -> its submit_wave
@@ -338,13 +333,14 @@ class Run {
       final_message_ = message;
     }
     stopping_ = true;
+    core_.stop();  // nothing more is decided; running plans end as they can
     flush_plans();
   }
 
   // ---- the run's state in memory -----------------------------------------------------
   // Re-reading, validating and rewriting (with fsync) the whole state on every start and
   // end of a plan made execute quadratic. The plans' statuses are this run's own (one
-  // execute per project): they are kept in nodes_ and written in batches (flush_plans: one
+  // execute per project): they are kept in core_ and written in batches (flush_plans: one
   // read-modify-write under the lock for every change queued, checking only the plans it
   // changed against the schema), at most every 250 ms and never more than a tenth of the
   // time, and at once before anything that reads them back (gates, the end of the phase,
@@ -357,17 +353,12 @@ class Run {
   // (gates, approvals) is another process's to change: state_now() reads the file again
   // only when its identity (inode, size, times) is not the one this run last wrote or read.
   // After a batched write, the document it gives has no "plans" (the write keeps them for the
-  // next one, state::update_plan_records): during the loop, the plans' statuses are nodes_'s.
+  // next one, state::update_plan_records): during the loop, the plans' statuses are core_'s.
   // A run killed between two writes loses only statuses that the next run finds again
   // (SUMMARY files; a `running` plan becomes pending, its executor ended through the journal).
-  // A plan record's change as the run queues it (execution::started / ended). plan_dispatch.cc,
-  // on another branch for now, still names its statuses by their words: this reads them
-  // through waves::parse_status, the one reader, until that file says PlanStatus too.
+  // A plan record's change as the run queues it (execution::started / ended), statuses typed.
   struct PlanUpdate : execution::PlanUpdate {
     PlanUpdate(execution::PlanUpdate u) : execution::PlanUpdate(std::move(u)) {}
-    PlanUpdate(std::string_view word, std::optional<std::string> started, json completed, std::string why, json found)
-        : execution::PlanUpdate{waves::parse_status(word).value_or(waves::PlanStatus::Pending), std::move(started),
-                                std::move(completed), std::move(why), std::move(found)} {}
   };
   const state::LoadResult& state_now();
   void queue_plan(size_t i, execution::PlanUpdate u);
@@ -396,7 +387,9 @@ class Run {
   void draw_live() {
     size_t done = 0;
     for (size_t i = 0; i < entries_.size(); ++i)
-      if (completed_.count(i) || (entries_[i].summary == SummaryState::Passed && !running_.count(i))) ++done;
+      if ((core_.plan(i).step == run::Step::Done && core_.plan(i).status == PlanStatus::Complete) ||
+          (entries_[i].summary == SummaryState::Passed && !running_.count(i)))
+        ++done;
     const size_t width = 12;
     size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
     std::string bar = "[";
@@ -404,12 +397,12 @@ class Run {
     std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
     long long timeout = cfg_.timeout_for(cfg_.executor);
     for (const auto& [i, p] : running_) {
-      double secs = static_cast<double>(uv_hrtime() - started_at_[i]) / 1e9;
+      double secs = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e9;
       char buf[64];
       std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
       l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
-      if (auto t = tool_of_.find(i); t != tool_of_.end()) {  // its current tool call, cut to fit
-        l += " " + text::cut(text::sanitize_for_terminal(t->second), running_.size() > 1 ? 24 : 60);
+      if (const std::string& t = run_of(i).tool; !t.empty()) {  // its current tool call, cut to fit
+        l += " " + text::cut(text::sanitize_for_terminal(t), running_.size() > 1 ? 24 : 60);
       }
     }
     if (running_.empty()) l += " · waiting";
@@ -436,9 +429,9 @@ class Run {
   uv_signal_t sigint_{}, sigterm_{};
   std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
-  std::map<size_t, uint64_t> started_at_;
-  waves::Board nodes_;                                     // entries_ with this run's statuses, built once
-  std::map<long long, std::vector<size_t>> wave_members_;  // wave -> entries_ indexes
+  // What runs next (protocol/run_core.h): one record per plan (status, step, slot, attempt,
+  // merge), built once the loop starts; schedule() carries out its actions.
+  run::Core core_;
   std::map<size_t, execution::PlanUpdate> pending_;                  // status changes not written yet
   std::vector<std::string> steps_pending_;                 // steps_completed to add, in the next write
   uv_timer_t flush_timer_{};
@@ -459,16 +452,9 @@ class Run {
   std::string state_stamp_;  // fs::Disk::stamp of the file state_cache_ holds ("": read it again)
   int journal_fd_ = -1;      // the executors' journal, opened at the first spawn
   bool flush_failed_ = false;
-  std::map<size_t, std::vector<std::string>> argv_;          // the executor's argv, for its log
-  std::set<size_t> completed_;                               // plans completed by this run
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
   bool tidied_ = false;                                      // finish() tidied the worktrees once
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
-  std::map<size_t, PlanWorktree> worktree_of_;               // plans of this run with a worktree
-  std::map<size_t, json> sandbox_of_;                        // what each executor ran under
-  std::map<size_t, std::shared_ptr<RefusalLog>> refused_by_;  // what each executor's sandbox refused it
-  std::map<size_t, std::string> load_hash_;                  // each plan's content hash when the run read it
-  std::map<size_t, std::filesystem::path> gate_requests_;    // where plan i's executor leaves gate requests
   // Opens the gates plan i's executor asked for from inside its sandbox (yolo request-approval
   // there leaves a request file: it cannot write the state), then removes the folder.
   void open_requested_gates(size_t i);
@@ -476,30 +462,45 @@ class Run {
   // review record) or, without one, read at the run's start; else why not. `bytes`: the file.
   std::string plan_unchanged(size_t i, const json& ledger, std::string& bytes) const;
   std::map<long long, std::string> wave_base_;               // wave -> the commit its worktrees start from
-  std::map<size_t, json> wt_record_;                         // plan -> its `worktree` record
-  std::map<size_t, int> slot_of_;                            // plan -> the pool slot it holds while it runs
   std::map<std::string, std::unique_ptr<GitCli>> slot_git_;  // the SUMMARY gate's git, per slot
-  // The plans' must_haves.checks as load_plans read them, with the file's identity then
-  // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
-  std::map<size_t, std::pair<std::string, plan_checks::Parsed>> checks_read_;
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
-  std::map<size_t, std::string> tool_of_;  // a running executor's current tool call ("Bash: git commit ...")
-  // Plans whose executor ended and whose gates (SUMMARY gate, scope fence) run now, in this
-  // process: their slot already serves the next plan (schedule() starts it first).
-  std::set<size_t> gating_;
-  std::map<size_t, std::vector<plan_checks::Outcome>> check_out_;
-  std::map<size_t, std::vector<plan_checks::Spec>> check_todo_;
-  std::map<size_t, std::vector<std::string>> check_errors_;
-  std::map<size_t, SpawnResult> exec_result_;     // the executor's result while its checks run
   std::string fresh_cid_;                         // the correlation id a new run gets
-  std::map<size_t, json> dispatch_of_;            // plan -> its `dispatch` record while its job runs
-  std::map<size_t, std::string> dispatch_error_;  // plan -> why its job's branch cannot be gated
+  // What the runner holds of each plan while it runs (entries_ order): its processes' facts,
+  // not decisions (those are the core's records, core_.plan(i)). Sized once the plans are
+  // read, never resized after: references into it stay valid.
+  struct PlanRun {
+    uint64_t started_at = 0;              // uv_hrtime() at its start
+    std::vector<std::string> argv;        // the executor's argv, for its log
+    json sandbox;                         // what its executor ran under (null: not started)
+    std::shared_ptr<RefusalLog> refused;  // what its executor's sandbox refused it
+    std::optional<std::string> load_hash;  // its content hash when the run read it
+    std::filesystem::path gate_requests;  // where its executor leaves gate requests ("": none)
+    std::string tool;                     // its executor's current tool call ("Bash: git commit ...")
+    std::vector<plan_checks::Spec> check_todo;  // its own checks, one after another
+    std::vector<plan_checks::Outcome> check_out;
+    std::vector<std::string> check_errors;
+    SpawnResult exec_result;               // the executor's result while its checks run
+    std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
+    std::vector<std::string> dispatch_res;  // its resources as adapter options
+    std::optional<PlanWorktree> worktree;  // its worktree in this run (isolation), until merged
+    json worktree_record;                   // its `worktree` record (null: no worktree in this run)
+    // Its must_haves.checks as load_plans read them, with the file's identity then
+    // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
+    std::optional<std::pair<std::string, plan_checks::Parsed>> checks_read;
+  };
+  std::vector<PlanRun> runs_;
+  PlanRun& run_of(size_t i) {
+    if (i >= runs_.size()) runs_.resize(i + 1);
+    return runs_[i];
+  }
+  const PlanRun* run_at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
+  const PlanWorktree* worktree_of(size_t i) const {
+    const PlanRun* r = run_at(i);
+    return r && r->worktree ? &*r->worktree : nullptr;
+  }
   uv_timer_t live_timer_{};
-  std::set<long long> waves_started_, wave_gate_passed_, waves_ended_;
-  bool frozen_noted_ = false;
-  long long first_wave_ = 0;
   bool stopping_ = false;
   bool interrupted_ = false;
   int final_code_ = -1;

@@ -37,7 +37,7 @@ int Run::init_dispatch(const json& doc) {
     next_ =
         "correct `dispatch` in .yolo-planning/config.json (docs/dispatch.md shows a complete block), then `yolo "
         "execute`";
-    return finish(kExecHalted, "error", msg);
+    return finish(kExecHalted, Result::Error, msg);
   }
   // The remote as the jobs see it: a remote's name becomes its URL; a relative path is made
   // absolute (the job runs elsewhere).
@@ -53,7 +53,7 @@ int Run::init_dispatch(const json& doc) {
     const json* p = execution::find_plan(doc, entries_[i].id);
     if (!p) continue;
     if (auto it = p->find("dispatch"); it != p->end() && it->is_object()) dispatch_rec_[i] = *it;
-    if (str(*p, "status") == "failed") dispatch_failed_before_.insert(i);
+    if (execution::plan_status(*p) == PlanStatus::Failed) dispatch_failed_before_.insert(i);
   }
   return -1;
 }
@@ -125,7 +125,7 @@ void Run::dispatch_engine_status(size_t i, std::string status) {
 
 void Run::dispatch_record(size_t i, json rec, bool flush) {
   dispatch_rec_[i] = rec;
-  PlanUpdate u{"running", std::nullopt, nullptr, "", nullptr};
+  PlanUpdate u{execution::PlanUpdate{PlanStatus::Running, std::nullopt, nullptr, "", nullptr}};
   u.set = {{"dispatch", std::move(rec)}};
   queue_plan(i, std::move(u));
   if (flush) flush_plans();  // on disk before the next step: a kill -9 finds it
@@ -133,7 +133,8 @@ void Run::dispatch_record(size_t i, json rec, bool flush) {
 
 void Run::start_dispatched(size_t i, long long wave) {
   const auto& e = entries_[i];
-  started_at_[i] = uv_hrtime();
+  core_.started(i);
+  run_of(i).started_at = uv_hrtime();
   if (!wave_base_.count(wave)) {
     std::string h = trees_->head();
     if (h.empty()) {
@@ -161,7 +162,7 @@ void Run::start_dispatched(size_t i, long long wave) {
                     nullptr, false);
       return;
     }
-    dispatch_res_[i] = dispatch::resources_options(res);
+    run_of(i).dispatch_res = dispatch::resources_options(res);
   }
   log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"attempt", s.attempt}});
   emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"attempt", s.attempt}, {"dispatch", true}},
@@ -256,7 +257,7 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
   spec.output_cap = 4 * 1024 * 1024;
   for (size_t i : plans) {
     running_[i] = nullptr;
-    argv_[i] = spec.argv;
+    run_of(i).argv = spec.argv;
     dispatch_submits_.insert(i);
   }
   wave_submit_procs_[key] = Process::start(&loop_, std::move(spec), [this, wave, plans, key, base, tasks_path](SpawnResult r) {
@@ -365,7 +366,7 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
   };
   for (size_t i : plans) {
     running_[i] = nullptr;
-    argv_[i] = spec.argv;
+    run_of(i).argv = spec.argv;
   }
   wave_wait_procs_[key] = Process::start(&loop_, std::move(spec), [this, t, wave, key](SpawnResult r) {
     auto w = dispatch::wave_exit_result(r.outcome == SpawnResult::Outcome::Exited, r.exit_code);
@@ -394,7 +395,7 @@ void Run::dispatch_look_up_previous(size_t i, long long wave, int attempt, int p
   spec.cwd = root_;
   spec.unset_env = adapter_unset_env();
   spec.timeout_ms = 120000;
-  argv_[i] = spec.argv;
+  run_of(i).argv = spec.argv;
   running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave, attempt, previous, prev_branch](SpawnResult r) {
     if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
     if (interrupted_) {
@@ -448,7 +449,7 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
                                          dispatch_resources(i)),
                    cfg_.timeout_for(cfg_.dispatch.submit));
   spec.output_cap = 64 * 1024;
-  argv_[i] = spec.argv;
+  run_of(i).argv = spec.argv;
   dispatch_submits_.insert(i);
   running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave, attempt, base](SpawnResult r) {
     if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
@@ -503,7 +504,7 @@ void Run::dispatch_wait(size_t i, long long wave) {
     if (st == SpawnSpec::Stream::Err && line.rfind("status: ", 0) == 0)
       dispatch_engine_status(i, std::string(line.substr(8)));
   };
-  argv_[i] = spec.argv;
+  run_of(i).argv = spec.argv;
   running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave](SpawnResult r) {
     if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
     dispatch_waited(i, wave, std::move(r));
@@ -513,7 +514,7 @@ void Run::dispatch_wait(size_t i, long long wave) {
 void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
   const auto& e = entries_[i];
   json rec = dispatch_rec_[i];
-  std::string log_file = write_agent_log(root_, phase_.rel, e.id, "dispatch", rec.value("attempt", 1), argv_[i], r);
+  std::string log_file = write_agent_log(root_, phase_.rel, e.id, "dispatch", rec.value("attempt", 1), run_of(i).argv, r);
   if (!log_file.empty()) note("wait output: " + log_file + "  (yolo logs " + e.id + ")", true);
   if (interrupted_) {
     dispatch_interrupted(i);
@@ -659,7 +660,7 @@ void Run::dispatch_delete_merged(const std::vector<std::string>& branches) {
 
 void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r) {
   const auto& e = entries_[i];
-  int slot = free_slot(i);
+  int slot = core_.free_slot();
   std::string err;
   auto w = trees_->create(e.id, head, slot, err, dispatch_branch(i));
   if (!w) {
@@ -680,7 +681,7 @@ void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, Sp
        "Plan " + e.id + ": branch " + dispatch_branch(i) + " fetched (" + head.substr(0, 12) + "), gating it here");
   r.outcome = SpawnResult::Outcome::Exited;
   r.exit_code = 0;
-  r.elapsed_ms = static_cast<double>(uv_hrtime() - started_at_[i]) / 1e6;
+  r.elapsed_ms = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e6;
   run_checks(i, std::move(r));  // then conclude(): SUMMARY gate, scope fence, checks; merged in plan order
 }
 
@@ -694,15 +695,14 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
     f.extra["branch"] = dispatch_branch(i);
   }
   json findings = json::array({f.to_json()});
-  nodes_.set(i, waves::PlanStatus::Failed);
-  completed_.erase(i);
-  PlanUpdate u{"failed", std::nullopt, json(now_iso8601()), error, findings};
+  core_.concluded(i, {PlanStatus::Failed, error, findings});
+  PlanUpdate u{execution::PlanUpdate{PlanStatus::Failed, std::nullopt, json(now_iso8601()), error, findings}};
   if (rec != dispatch_rec_.end()) u.set = {{"dispatch", rec->second}};
   queue_plan(i, std::move(u));
-  double ms = started_at_.count(i) ? static_cast<double>(uv_hrtime() - started_at_[i]) / 1e6 : 0;
+  double ms = run_of(i).started_at ? static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e6 : 0;
   log("plan_end", e.plan,
-      {{"plan_id", e.id}, {"status", "failed"}, {"elapsed_ms", static_cast<long long>(ms)}, {"error", error}});
-  json data = {{"plan", e.id}, {"status", "failed"}, {"wave", e.wave}, {"error", error}, {"findings", findings}};
+      {{"plan_id", e.id}, {"status", to_string(PlanStatus::Failed)}, {"elapsed_ms", static_cast<long long>(ms)}, {"error", error}});
+  json data = {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"wave", e.wave}, {"error", error}, {"findings", findings}};
   if (r) data["stderr_tail"] = text::tail_lines(r->err, 10);
   emit("plan_end", data, Sym::Fail, "Plan " + e.id + " failed: " + error);
   note("[high] dispatch: " + fix);
@@ -715,8 +715,6 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
     dispatch_start_failed_ = true;
     return;
   }
-  if (running_.empty() && !stopping_) merge_pending();
-  note_wave_end(e.wave);
   schedule();
 }
 
@@ -731,14 +729,14 @@ void Run::dispatch_interrupted(size_t i) {
     emit("plan_cancelled", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"ok", ok}}, ok ? Sym::Warn : Sym::Fail,
          "Plan " + e.id + ": job " + str(rec, "handle") + (ok ? " cancelled" : " could not be cancelled: " + why));
   }
-  nodes_.set(i, waves::PlanStatus::Pending);
-  PlanUpdate u{"pending", std::nullopt, nullptr, "interrupted", nullptr};
+  core_.concluded(i, {PlanStatus::Pending, "interrupted", json::array()});
+  PlanUpdate u{execution::PlanUpdate{PlanStatus::Pending, std::nullopt, nullptr, "interrupted", nullptr}};
   if (rec.is_object()) {
     dispatch_rec_[i] = rec;
     u.set = {{"dispatch", rec}};
   }
   queue_plan(i, std::move(u));
-  emit("plan_end", {{"plan", e.id}, {"status", "pending"}, {"wave", e.wave}}, Sym::Warn,
+  emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Pending)}, {"wave", e.wave}}, Sym::Warn,
        "Plan " + e.id + " stopped (interrupted)");
   schedule();
 }

@@ -13,27 +13,27 @@ namespace yolo::runner::phase {
 // The placeholders of the executor's argv and of the plan's checks.
 std::map<std::string, std::string> Run::plan_vars(size_t i, long long wave, const std::string* sp) const {
   const auto& e = entries_[i];
-  auto w = worktree_of_.find(i);
+  const PlanWorktree* w = worktree_of(i);
   return {{"plan_path", e.path},
           {"plan_id", e.id},
           {"wave", std::to_string(wave)},
           {"phase_dir", phase_.rel},
           {"summary_path", sp ? *sp : summary_rel_for(root_, e.path)},
-          {"worktree", w != worktree_of_.end() ? w->second.path.string() : root_.string()},
-          {"branch", w != worktree_of_.end() ? w->second.branch : std::string()},
+          {"worktree", w ? w->path.string() : root_.string()},
+          {"branch", w ? w->branch : std::string()},
           {"correlation_id", cid_}};
 }
 
 std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long long wave, const std::string* sp) const {
   const auto& e = entries_[i];
-  auto w = worktree_of_.find(i);
+  const PlanWorktree* w = worktree_of(i);
   return {{"YOLO_CORRELATION_ID", cid_},
           {"YOLO_PLAN_ID", e.id},
           {"YOLO_PHASE_DIR", phase_.rel},
           {"YOLO_PLAN_PATH", e.path},
           {"YOLO_WAVE", std::to_string(wave)},
           {"YOLO_SUMMARY_PATH", sp ? *sp : summary_rel_for(root_, e.path)},
-          {"YOLO_WORKTREE", w != worktree_of_.end() ? w->second.path.string() : root_.string()}};
+          {"YOLO_WORKTREE", w ? w->path.string() : root_.string()}};
 }
 
 std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes) const {
@@ -49,8 +49,8 @@ std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes
              "its gate again";
     return "";
   }
-  auto h = load_hash_.find(i);
-  if (h == load_hash_.end() || !review::same_content(h->second, now))
+  const PlanRun* pr = run_at(i);
+  if (!pr || !pr->load_hash || !review::same_content(*pr->load_hash, now))
     return "its PLAN file changed after this run read it (" + e.path + "); `yolo execute` again reviews it";
   return "";
 }
@@ -65,7 +65,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   std::vector<size_t> changed;
   for (size_t i : idx) {
     if (std::string why = plan_unchanged(i, ledger.ok() ? ledger.doc : json(nullptr), plan_bytes[i]); !why.empty()) {
-      nodes_.set(i, waves::PlanStatus::Failed);
+      core_.not_started(i, {PlanStatus::Failed, "not started: " + why, json::array()});
       queue_plan(i, execution::ended({PlanStatus::Failed, "not started: " + why, json::array()}, now));
       emit("plan_end", {{"plan", entries_[i].id}, {"status", to_string(PlanStatus::Failed)}, {"error", why}}, Sym::Fail,
            "Plan " + entries_[i].id + " not started: " + why);
@@ -73,12 +73,13 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     }
   }
   if (!changed.empty()) {
+    for (size_t i : idx)  // the batch is given up: its other plans wait for the next decision
+      if (std::find(changed.begin(), changed.end(), i) == changed.end()) core_.put_back(i);
     flush_plans();
     schedule();  // the phase halts on the failed plan; nothing else of this wave starts
     return;
   }
-  for (size_t i : idx) {
-    nodes_.set(i, waves::PlanStatus::Running);
+  for (size_t i : idx) {  // running for the waves since the core decided their start
     execution::PlanUpdate u = execution::started(now);
     u.set = {{"scope", nullptr}, {"checks", nullptr}};
     queue_plan(i, std::move(u));
@@ -92,21 +93,22 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       continue;
     }
     if (isolated() && resume_finished(i)) {
-      const auto& w = worktree_of_[i];
+      const PlanWorktree& w = *run_of(i).worktree;  // resume_finished adopted it
       emit("plan_resumed", {{"plan", e.id}, {"worktree", w.path.string()}, {"branch", w.branch}, {"base", w.base}},
            Sym::Ok,
            "Plan " + e.id + ": its executor had finished before the last execute stopped (its commits on " + w.branch +
                ", its SUMMARY in " + w.path.string() + "): gated now, not run again");
       log("plan_resumed", e.plan, {{"plan_id", e.id}, {"branch", w.branch}});
-      started_at_[i] = uv_hrtime();
-      argv_[i] = {};
+      core_.started(i);
+      run_of(i).started_at = uv_hrtime();
+      run_of(i).argv = {};
       resumed_.push_back(i);
       continue;
     }
     if (isolated()) {
       std::string err;
       if (!prepare_worktree(i, wave, err)) {
-        nodes_.set(i, waves::PlanStatus::Failed);
+        core_.not_started(i, {PlanStatus::Failed, err, json::array()});
         queue_plan(i, execution::ended({PlanStatus::Failed, err, json::array()}, now_iso8601()));
         emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", err}}, Sym::Fail,
              "Plan " + e.id + " failed: " + err);
@@ -114,10 +116,10 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
         continue;
       }
       // The slot's copy of the plan is the reviewed content, whatever its branch holds.
-      if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
-        auto slot_copy = fs::read_bytes(w->second.path / e.path);
+      if (const PlanWorktree* w = worktree_of(i)) {
+        auto slot_copy = fs::read_bytes(w->path / e.path);
         if (!slot_copy.ok() || slot_copy.content != plan_bytes[i])
-          if (std::string werr = fs::write_atomic(w->second.path / e.path, plan_bytes[i]); !werr.empty())
+          if (std::string werr = fs::write_atomic(w->path / e.path, plan_bytes[i]); !werr.empty())
             note("could not put the reviewed plan into its worktree: " + werr);
       }
     }
@@ -126,9 +128,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     SandboxRequest sreq;
     sreq.role = sandbox::Role::Executor;
     sreq.project_root = root_;
-    if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
-      sreq.worktree = w->second.path;
-      sreq.branch = w->second.branch;
+    if (const PlanWorktree* w = worktree_of(i)) {
+      sreq.worktree = w->path;
+      sreq.branch = w->branch;
     } else {
       sreq.phase_dir = (root_ / e.path).parent_path();
       sreq.own_summary = root_ / summary_rel_for(root_, e.path);
@@ -140,13 +142,13 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       stdfs::path req_dir = private_temp_dir() / ("gate-requests-" + std::to_string(i));
       stdfs::create_directories(req_dir, ec);
       if (!ec) {
-        gate_requests_[i] = req_dir;
+        run_of(i).gate_requests = req_dir;
         sreq.extra_write.push_back(req_dir.string());
       }
     }
     ConfinementResult confined = confine(cfg_, sreq);
     if (!confined.ok()) {
-      nodes_.set(i, waves::PlanStatus::Failed);
+      core_.not_started(i, {PlanStatus::Failed, confined.error, json::array()});
       queue_plan(i, execution::ended({PlanStatus::Failed, confined.error, json::array()}, now_iso8601()));
       emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", confined.error}},
            Sym::Fail,
@@ -154,21 +156,20 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       failed_to_start = true;
       continue;
     }
-    sandbox_of_[i] = confined.confinement->record();
-    if (confined.confinement->refusals) refused_by_[i] = confined.confinement->refusals;
+    run_of(i).sandbox = confined.confinement->record();
+    if (confined.confinement->refusals) run_of(i).refused = confined.confinement->refusals;
     SpawnSpec spec;
     spec.confinement = confined.confinement;
     const std::string sp = summary_rel_for(root_, e.path);  // looked up once for the argv and the environment
     spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave, &sp));
-    spec.cwd = isolated() ? worktree_of_[i].path : root_;
+    spec.cwd = isolated() && worktree_of(i) ? worktree_of(i)->path : root_;
     if (isolated() && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
         stdfs::path(spec.argv[0]).is_relative()) {
       std::error_code ec;  // the executor the config names, from the project root (not the plan's branch)
       if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
     }
     spec.env = plan_env(i, wave, &sp);
-    if (auto g = gate_requests_.find(i); g != gate_requests_.end())
-      spec.env.emplace_back("YOLO_GATE_REQUESTS", g->second.string());
+    if (const auto& g = run_of(i).gate_requests; !g.empty()) spec.env.emplace_back("YOLO_GATE_REQUESTS", g.string());
     spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
     // The tool call the agent is making, from its CLI's event stream: on the live line, and
     // one event per call in the log.
@@ -176,11 +177,12 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       if (s != SpawnSpec::Stream::Out) return;
       auto t = usage::tool_call(line);
       if (!t) return;
-      tool_of_[i] = *t;
+      run_of(i).tool = *t;
       log("agent_tool", entries_[i].plan, {{"plan_id", entries_[i].id}, {"agent", "executor"}, {"tool", *t}});
     };
-    started_at_[i] = uv_hrtime();
-    argv_[i] = spec.argv;
+    core_.started(i);
+    run_of(i).started_at = uv_hrtime();
+    run_of(i).argv = spec.argv;
     running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
     int pid = running_[i]->pid();
     if (pid > 0) {
@@ -190,27 +192,27 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       if (!journal_executor(e.id, spawned[e.id])) journal_failed = true;
       if (auto it = pending_.find(i); it != pending_.end()) {
         it->second.set["executor"] = spawned[e.id];
-        it->second.set["sandbox"] = sandbox_of_[i];  // kept once the plan ends (its executor record is not)
+        it->second.set["sandbox"] = run_of(i).sandbox;  // kept once the plan ends (its executor record is not)
         it->second.set["sandbox_seal"] = sandbox::seal_plan_record(gates::project_id(world(), root_), cid_, e.id,
-                                                                   sandbox_of_[i], world().sealing_key());
+                                                                   run_of(i).sandbox, world().sealing_key());
       }
     }
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
     json data = {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}};
-    if (auto w = worktree_of_.find(i); w != worktree_of_.end()) {
-      data["worktree"] = w->second.path.string();
-      data["branch"] = w->second.branch;
-      data["base"] = w->second.base;
-      if (!w->second.prepared.empty()) data["worktree_prepared"] = w->second.prepared;
+    if (const PlanWorktree* w = worktree_of(i)) {
+      data["worktree"] = w->path.string();
+      data["branch"] = w->branch;
+      data["base"] = w->base;
+      if (!w->prepared.empty()) data["worktree_prepared"] = w->prepared;
     }
     emit("plan_start", data, Sym::Diamond,
          "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
-    if (auto w = worktree_of_.find(i); w != worktree_of_.end())
-      note("worktree " + w->second.path.string() + " on branch " + w->second.branch + " from " +
-               w->second.base.substr(0, 12) +
-               (w->second.prepared == "paths"   ? " (" + std::to_string(w->second.restored) + " path(s) put back)"
-                : w->second.prepared == "reset" ? " (full reset)"
-                : w->second.prepared.empty()    ? std::string()
+    if (const PlanWorktree* w = worktree_of(i))
+      note("worktree " + w->path.string() + " on branch " + w->branch + " from " +
+               w->base.substr(0, 12) +
+               (w->prepared == "paths"   ? " (" + std::to_string(w->restored) + " path(s) put back)"
+                : w->prepared == "reset" ? " (full reset)"
+                : w->prepared.empty()    ? std::string()
                                                 : " (new checkout)"),
            true);
   }
@@ -232,7 +234,6 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   if (dispatched()) dispatch_submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
   if (dispatch_start_failed_) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
     dispatch_start_failed_ = false;
-    note_wave_end(wave);
     if (running_.empty()) {
       flush_plans();
       schedule();
@@ -302,7 +303,8 @@ void Run::on_done(size_t i, SpawnResult r) {
   // Drop the Process now, inside its own done callback: its handles are still closing, so
   // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
   if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
-  tool_of_.erase(i);
+  core_.executor_exited(i);
+  run_of(i).tool.clear();
   open_requested_gates(i);
   const PlanEntry& e = entries_[i];
   // An executor that succeeded and wrote nothing leaves no log: it would hold only its argv
@@ -310,7 +312,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   // plan was a large share of execute's own time on a large phase.
   const bool silent_success = r.ok() && r.out_total == 0 && r.err_total == 0;
   std::string log_file =
-      silent_success ? std::string() : write_agent_log(root_, phase_.rel, e.id, "executor", 0, argv_[i], r);
+      silent_success ? std::string() : write_agent_log(root_, phase_.rel, e.id, "executor", 0, run_of(i).argv, r);
   if (!log_file.empty()) note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
   record_usage(i, "executor", r.out);
   if (!interrupted_ && r.ok()) {
@@ -321,11 +323,11 @@ void Run::on_done(size_t i, SpawnResult r) {
 }
 
 void Run::open_requested_gates(size_t i) {
-  auto g = gate_requests_.find(i);
-  if (g == gate_requests_.end()) return;
+  const stdfs::path dir = run_of(i).gate_requests;
+  if (dir.empty()) return;
   std::error_code ec;
   std::vector<stdfs::path> files;
-  for (const auto& f : stdfs::directory_iterator(g->second, ec))
+  for (const auto& f : stdfs::directory_iterator(dir, ec))
     if (f.path().extension() == ".json") files.push_back(f.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
@@ -345,34 +347,34 @@ void Run::open_requested_gates(size_t i) {
     auto r = gates::request_gate(world(), root_, cfg_, in, &command_approver());
     if (!r.ok()) note("the gate plan " + entries_[i].id + " asked for could not be opened: " + r.error);
   }
-  stdfs::remove_all(g->second, ec);
-  gate_requests_.erase(g);
+  stdfs::remove_all(dir, ec);
+  run_of(i).gate_requests.clear();
 }
 
 // must_haves.checks of the plan (as the worktree holds it), one after another on the loop,
 // in the plan's worktree (the checkout without isolation), argv only.
 void Run::run_checks(size_t i, SpawnResult executor) {
   const auto& e = entries_[i];
-  auto w = worktree_of_.find(i);
-  stdfs::path dir = w != worktree_of_.end() ? w->second.path : root_;
+  const PlanWorktree* w = worktree_of(i);
+  stdfs::path dir = w ? w->path : root_;
   plan_checks::Parsed parsed;
-  auto known = checks_read_.find(i);
-  if (w == worktree_of_.end() && known != checks_read_.end() &&
-      world().files().stamp(dir / e.path) == known->second.first) {
-    parsed = std::move(known->second.second);  // the file is the one load_plans parsed
-    checks_read_.erase(known);                 // once: a plan that runs again reads its file again
+  auto& known = run_of(i).checks_read;
+  if (!w && known && world().files().stamp(dir / e.path) == known->first) {
+    parsed = std::move(known->second);  // the file is the one load_plans parsed
+    known.reset();                      // once: a plan that runs again reads its file again
   } else {
     auto l = load_plan(world(), dir / e.path);
     if (l.plan) parsed = plan_checks::parse(*l.plan);
   }
-  check_todo_[i] = parsed.checks;
-  check_errors_[i] = parsed.errors;
-  check_out_[i].clear();
-  exec_result_[i] = std::move(executor);
+  PlanRun& pr = run_of(i);
+  pr.check_todo = parsed.checks;
+  pr.check_errors = parsed.errors;
+  pr.check_out.clear();
+  pr.exec_result = std::move(executor);
   // No check to run and the plan's gates run here, in this process: its slot serves the
   // next plan at once (started before the gates, so that it runs while they do).
   if (parsed.checks.empty() && !isolated() && !dispatched() && !interrupted_ && !stopping_) {
-    gating_.insert(i);
+    core_.gating(i);
     schedule();
   }
   next_check(i);
@@ -380,16 +382,15 @@ void Run::run_checks(size_t i, SpawnResult executor) {
 
 void Run::next_check(size_t i) {
   const auto& e = entries_[i];
-  const auto& todo = check_todo_[i];
-  size_t k = check_out_[i].size();
+  const auto& todo = run_of(i).check_todo;
+  size_t k = run_of(i).check_out.size();
   if (interrupted_ || stopping_ || k >= todo.size()) {
-    SpawnResult r = std::move(exec_result_[i]);
-    exec_result_.erase(i);
+    SpawnResult r = std::exchange(run_of(i).exec_result, SpawnResult{});
     conclude(i, r);
     return;
   }
   const plan_checks::Spec c = todo[k];
-  auto w = worktree_of_.find(i);
+  const PlanWorktree* w = worktree_of(i);
   SpawnSpec spec;
   SandboxRequest sreq;  // a check reads the project (its slot) and writes only its temp folder
   sreq.role = sandbox::Role::Check;
@@ -402,13 +403,13 @@ void Run::next_check(size_t i) {
     spec.argv = expand_argv(c.argv, plan_vars(i, e.wave));
     // A check program the checkout holds runs as the checkout has it, not as the executor
     // left it in its slot (edited and uncommitted, or committed on its branch).
-    if (w != worktree_of_.end() && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
+    if (w && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
         stdfs::path(spec.argv[0]).is_relative()) {
       std::error_code ec;
       if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
     }
   }
-  spec.cwd = w != worktree_of_.end() ? w->second.path : root_;
+  spec.cwd = w ? w->path : root_;
   spec.env = plan_env(i, e.wave);
   spec.timeout_ms = c.timeout_ms > 0 ? c.timeout_ms : cfg_.timeout_for(cfg_.executor);
   spec.output_cap = 64 * 1024;
@@ -426,7 +427,7 @@ void Run::next_check(size_t i) {
     o.duration_ms = static_cast<long long>(cr.elapsed_ms);
     o.output_tail = text::tail_lines(cr.out + (cr.err.empty() ? "" : "\n" + cr.err), 20);
     const auto& e2 = entries_[i];
-    write_agent_log(root_, phase_.rel, e2.id, "check", static_cast<int>(check_out_[i].size()) + 1, argv, cr);
+    write_agent_log(root_, phase_.rel, e2.id, "check", static_cast<int>(run_of(i).check_out.size()) + 1, argv, cr);
     json d = o.to_json();
     d["plan"] = e2.id;
     emit("check_end", d, o.passed() ? Sym::Ok : Sym::Fail,
@@ -437,10 +438,9 @@ void Run::next_check(size_t i) {
       for (const auto& l : text::lines(tail))
         if (!text::trim(l).empty()) note(std::string(l), true);
     }
-    check_out_[i].push_back(std::move(o));
+    run_of(i).check_out.push_back(std::move(o));
     if (interrupted_) {
-      SpawnResult r = std::move(exec_result_[i]);
-      exec_result_.erase(i);
+      SpawnResult r = std::exchange(run_of(i).exec_result, SpawnResult{});
       conclude(i, r);
       return;
     }
@@ -457,23 +457,24 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   execution::PlanFacts facts;
   facts.summary_path = sp;
   facts.interrupted = interrupted_;
-  if (auto de = dispatch_error_.find(i); de != dispatch_error_.end()) facts.dispatch_error = de->second;
+  PlanRun& pr = run_of(i);
+  facts.dispatch_error = pr.dispatch_error;
   facts.executor_ok = r.ok();
   facts.executor_outcome = r.describe();
   facts.executor_err = r.err;
   facts.executor_out = r.out;
   facts.plan_id = e.id;
-  if (auto rf = refused_by_.find(i); rf != refused_by_.end()) {
-    facts.refused = rf->second->list();
-    refused_by_.erase(i);
+  if (pr.refused) {
+    facts.refused = pr.refused->list();
+    pr.refused.reset();
   }
   if (!facts.interrupted && facts.dispatch_error.empty() && facts.executor_ok) {
     // The checks yolo ran: the evidence. A failing one fails the plan whatever the SUMMARY says.
     json checks = json::array();
-    for (const auto& o : check_out_[i]) checks.push_back(o.to_json());
-    facts.check_findings = plan_checks::findings(check_out_[i], check_errors_[i]);
-    if (!check_out_[i].empty() || !check_errors_[i].empty()) set["checks"] = checks;
-    facts.summary = isolated() && worktree_of_.count(i)
+    for (const auto& o : pr.check_out) checks.push_back(o.to_json());
+    facts.check_findings = plan_checks::findings(pr.check_out, pr.check_errors);
+    if (!pr.check_out.empty() || !pr.check_errors.empty()) set["checks"] = checks;
+    facts.summary = isolated() && worktree_of(i)
                         ? gate_in_worktree(i, facts.summary_findings, set, facts.check_findings.empty())
                         : check_summary(e, facts.summary_findings, &sp);
   }
@@ -482,17 +483,21 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   const std::string& error = outcome.end.error;
   const json& findings = outcome.end.findings;
   const bool summary_failed = outcome.summary_failed;
-  if (status == PlanStatus::Complete) completed_.insert(i);
   if (!facts.refused.empty() && status != PlanStatus::Pending)
     log("sandbox_refused", e.plan, {{"plan_id", e.id}, {"refused", facts.refused}});
-  gating_.erase(i);
-  dispatch_error_.erase(i);
-  slot_of_.erase(i);  // its gates ran: the slot serves the next plan (the branch keeps the work)
-  check_out_.erase(i);
-  check_todo_.erase(i);
-  check_errors_.erase(i);
+  pr.dispatch_error.clear();
+  pr.check_out.clear();
+  pr.check_todo.clear();
+  pr.check_errors.clear();
   std::string now = now_iso8601();
-  nodes_.set(i, status);
+  {
+    // Its gates ran: the slot serves the next plan (the branch keeps the work); a plan that
+    // passed in its worktree waits for its merge, in plan order.
+    const json& wt = pr.worktree_record;
+    const bool gated = status == PlanStatus::Complete && wt.is_object() && set.contains("worktree");
+    core_.concluded(i, outcome.end, gated ? execution::merge_state(wt) : MergeState::None,
+                    gated ? str(wt, "head") : std::string());
+  }
   execution::PlanUpdate u = execution::ended(outcome.end, now);
   u.set = set;
   queue_plan(i, std::move(u));
@@ -534,22 +539,9 @@ void Run::conclude(size_t i, const SpawnResult& r) {
       note("Next: " + agent_next_step(r.outcome != SpawnResult::Outcome::SpawnFailed, e.id));
     }
   }
-  // Worktree isolation: once nothing runs, the plans that passed are merged in plan order.
-  if (isolated() && running_.empty() && !stopping_) merge_pending();
-  note_wave_end(e.wave);
+  // Worktree isolation: once nothing runs, the plans that passed are merged in plan order
+  // (the core's Merge), then the wave's end and what starts next.
   schedule();
-}
-
-// wave_end once every plan of the wave is complete or failed.
-void Run::note_wave_end(long long wave) {
-  if (waves_ended_.count(wave)) return;
-  if (!nodes_.wave_finished(wave)) return;
-  const bool any_failed = nodes_.wave_failed(wave);
-  waves_ended_.insert(wave);
-  std::string ws = to_string(any_failed ? PlanStatus::Failed : PlanStatus::Complete);
-  log("wave_end", "", {{"wave", wave}, {"status", ws}});
-  emit("wave_end", {{"wave", wave}, {"status", ws}}, any_failed ? Sym::Fail : Sym::Ok,
-       "Wave " + std::to_string(wave) + " " + ws);
 }
 
 }  // namespace yolo::runner::phase

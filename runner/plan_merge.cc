@@ -29,16 +29,6 @@ std::string read_all(const stdfs::path& p, bool& ok) {
 
 }  // namespace
 
-int Run::free_slot(size_t i) const {
-  int slot = 1;  // the lowest slot no other plan holds
-  for (bool taken = true; taken; ++slot) {
-    taken = false;
-    for (const auto& [x, k] : slot_of_) taken = taken || (x != i && k == slot);
-    if (!taken) break;
-  }
-  return slot;
-}
-
 bool Run::adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string& err) {
   const auto& e = entries_[i];
   // The plan as this run read it (an architect may have revised it without a commit): the
@@ -62,10 +52,10 @@ bool Run::adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string&
     if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) stdfs::remove(target, ec);
     std::ofstream(target, std::ios::binary | std::ios::trunc) << mine;
   }
-  worktree_of_[i] = w;
-  slot_of_[i] = slot;
+  run_of(i).worktree = w;
+  core_.take_slot(i, slot);
   json rec = {{"path", w.path.string()}, {"branch", w.branch}, {"base", w.base}, {"merge", to_string(MergeState::None)}};
-  wt_record_[i] = rec;
+  run_of(i).worktree_record = rec;
   execution::PlanUpdate u = execution::started(std::nullopt);
   u.set = {{"worktree", rec}};
   queue_plan(i, std::move(u));
@@ -82,7 +72,7 @@ bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
     }
     wave_base_[wave] = h;
   }
-  int slot = free_slot(i);
+  int slot = core_.free_slot();
   auto w = trees_->create(e.id, wave_base_[wave], slot, err);
   if (!w) return false;
   return adopt_worktree(i, *w, slot, err);
@@ -99,8 +89,7 @@ bool Run::resume_finished(size_t i) {
     slot = static_cast<int>(text::parse_digits(n.substr(5)).value_or(0));
   std::error_code same_ec;
   if (slot <= 0 || slot > 100000 || !stdfs::equivalent(trees_->slot_path(slot), slot_dir, same_ec)) return false;
-  for (const auto& [x, k] : slot_of_)
-    if (x != i && k == slot) return false;
+  if (core_.slot_held(slot, i)) return false;
   const std::string sp = summary_rel_for(root_, e.path);
   std::error_code ec;
   if (!stdfs::is_regular_file(slot_dir / sp, ec)) return false;  // not finished: it runs again
@@ -119,8 +108,8 @@ bool Run::resume_finished(size_t i) {
 
 SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool commit) {
   const auto& e = entries_[i];
-  const PlanWorktree& w = worktree_of_[i];
-  json rec = wt_record_[i];
+  const PlanWorktree& w = *run_of(i).worktree;  // conclude gates only a plan with one
+  json rec = run_of(i).worktree_record;
   std::string sp = summary_rel_for(root_, e.path);
   std::error_code ec;
   set["worktree"] = rec;
@@ -212,7 +201,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   remember(head, summary_dirty);
   rec["head"] = head;
   rec["merge"] = to_string(MergeState::Pending);
-  wt_record_[i] = rec;
+  run_of(i).worktree_record = rec;
   set["worktree"] = rec;
   return SummaryState::Passed;
 }
@@ -246,37 +235,34 @@ bool Run::apply_merge(const json& wt, const MergeResult& m, json& record, std::s
   return false;
 }
 
-void Run::merge_pending() {
+void Run::merge_plans(const std::vector<size_t>& plans) {
   std::vector<std::string> merged_branches;
   std::vector<stdfs::path> slots;
-  bool any = false;
-  for (const auto& [i, rec] : wt_record_)
-    any = any || (execution::merge_state(rec) == MergeState::Pending && nodes_[i].status == PlanStatus::Complete);
-  if (!any) return;
-  // Every gated commit is on disk before git moves the branch: a kill -9 from here on leaves a
-  // state from which the next run merges what is missing and recognises what is merged.
-  flush_plans();
-  // In plan order, in one pass: the checkout moves once. (A commit this run gated a moment
-  // ago is on a branch nothing merged yet: whether it is in HEAD is not asked.)
+  // Every gated commit is on disk before git moves the branch (the core's WriteState came
+  // first): a kill -9 from here on leaves a state from which the next run merges what is
+  // missing and recognises what is merged.
+  // In the core's order (plan order), in one pass: the checkout moves once. (A commit this run
+  // gated a moment ago is on a branch nothing merged yet: whether it is in HEAD is not asked.)
   std::vector<size_t> order;
   std::vector<std::pair<std::string, std::string>> steps;
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    auto r = wt_record_.find(i);
-    if (r == wt_record_.end() || execution::merge_state(r->second) != MergeState::Pending ||
-        nodes_[i].status != waves::PlanStatus::Complete || !is_commit_hash(str(r->second, "head")))
+  for (size_t i : plans) {
+    const json& r = run_of(i).worktree_record;
+    if (!r.is_object() || !is_commit_hash(str(r, "head"))) {
+      core_.merged(i, run::MergeOutcome::Refused);  // no gated commit to name: never merged blindly
       continue;
+    }
     order.push_back(i);
-    steps.push_back({str(r->second, "head"), merge_message(entries_[i], r->second)});
+    steps.push_back({str(r, "head"), merge_message(entries_[i], r)});
   }
+  if (order.empty()) return;
   std::vector<MergeResult> results = trees_->merge_all(steps);
-  bool refused = false;
   for (size_t k = 0; k < order.size(); ++k) {
     size_t i = order[k];
     const auto& e = entries_[i];
     json record, findings = json::array();
     std::string error;
-    bool ok = apply_merge(wt_record_[i], results[k], record, error, findings);
-    wt_record_[i] = record;
+    bool ok = apply_merge(run_of(i).worktree_record, results[k], record, error, findings);
+    run_of(i).worktree_record = record;
     if (ok) {
       execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, now_iso8601());
       u.set = {{"worktree", record}};
@@ -291,12 +277,12 @@ void Run::merge_pending() {
           {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}});
       merged_branches.push_back(str(record, "branch"));
       slots.push_back(str(record, "path"));
-      worktree_of_.erase(i);
+      run_of(i).worktree.reset();
+      core_.merged(i, run::MergeOutcome::Merged);
       continue;
     }
     if (execution::merge_state(record) == MergeState::Conflict) {
-      nodes_.set(i, PlanStatus::Failed);
-      completed_.erase(i);
+      core_.merged(i, run::MergeOutcome::Conflict);
       execution::PlanUpdate u = execution::ended({PlanStatus::Failed, error, findings}, now_iso8601());
       u.set = {{"worktree", record}};
       queue_plan(i, std::move(u));
@@ -317,8 +303,7 @@ void Run::merge_pending() {
         "commit or stash the changes in the project's checkout that are in the way, then `yolo execute` "
         "merges plan " +
         e.id + " (its gated commit is kept on " + str(record, "branch") + ")";
-    if (!refused) stop(kExecHalted, Result::Halted, "Halted: plan " + e.id + " passed its gates but could not be merged");
-    refused = true;
+    core_.merged(i, run::MergeOutcome::Refused);  // the core halts the run (MergeRefused)
   }
   trees_->delete_branches(merged_branches, slots);  // one child for all (the slots detached first)
   if (dispatched()) dispatch_delete_merged(merged_branches);
