@@ -57,25 +57,14 @@ std::vector<std::pair<std::string, std::string>> own_repo_env() {
   return env;
 }
 
-// A git child about the current repository: the hook's variables are dropped (GIT_PREFIX
-// would be wrong from another folder) and the repository's location is given absolute.
-SpawnResult git(const stdfs::path& cwd, std::vector<std::string> args) {
-  SpawnSpec s;
-  s.argv = {"git"};
-  // Nothing the repository's config names runs; core.hooksPath is read here, not overridden.
-  for (const auto& o : safe_git_config(cwd))
-    if (o.rfind("core.hooksPath=", 0) != 0) {
-      s.argv.push_back("-c");
-      s.argv.push_back(o);
-    }
-  s.argv.insert(s.argv.end(), args.begin(), args.end());
-  s.cwd = cwd;
-  s.unset_env = git_hook_env();
-  s.env = own_repo_env();
-  s.env.emplace_back("GIT_TERMINAL_PROMPT", "0");
-  s.env.emplace_back("GIT_OPTIONAL_LOCKS", "0");
-  s.timeout_ms = 30000;
-  return run_process(s);
+// A git child about the current repository (runner/git.h): the hook's variables are dropped
+// (GIT_PREFIX would be wrong from another folder) and the repository's location is given
+// absolute. Nothing the repository's config names runs; core.hooksPath is read here, not
+// overridden.
+GitRun git(const stdfs::path& cwd, std::vector<std::string> args) {
+  auto env = own_repo_env();
+  env.emplace_back("GIT_OPTIONAL_LOCKS", "0");
+  return run_git(cwd, args, 30000, env, {}, true);
 }
 
 // A yolo child started from a hook: none of the variables git exported to the hook, so
@@ -110,7 +99,7 @@ std::optional<stdfs::path> hooks_dir(const stdfs::path& cwd, std::string& err) {
   }
   auto gp = git(toplevel, {"rev-parse", "--git-path", "hooks"});
   if (!gp.ok()) {
-    err = "git rev-parse --git-path hooks failed: " + gp.describe();
+    err = "git rev-parse --git-path hooks failed: " + gp.error;
     return std::nullopt;
   }
   stdfs::path p = trimmed(gp.out);
