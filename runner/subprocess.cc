@@ -132,7 +132,6 @@ int resolve_program(const std::string& name, const std::string* path_env, const 
 
 }  // namespace
 
-
 std::unique_ptr<Process> Process::start(uv_loop_t* loop, SpawnSpec spec, std::function<void(SpawnResult)> done) {
   auto* impl = new Impl;
   impl->loop = loop;

@@ -52,11 +52,9 @@ void Process::Impl::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
   bool is_out = s == reinterpret_cast<uv_stream_t*>(&self->out_pipe);
   if (n > 0) {  // copied first: on_line's callbacks may run a loop of their own on this thread
     if (is_out)
-      append_capped(self->result.out, self->result.out_total, buf->base, static_cast<size_t>(n),
-                    self->spec.output_cap);
+      append_capped(self->result.out, self->result.out_total, buf->base, static_cast<size_t>(n), self->spec.output_cap);
     else
-      append_capped(self->result.err, self->result.err_total, buf->base, static_cast<size_t>(n),
-                    self->spec.output_cap);
+      append_capped(self->result.err, self->result.err_total, buf->base, static_cast<size_t>(n), self->spec.output_cap);
   }
   if (n > 0) self->emit_lines(is_out ? 0 : 1, buf->base, static_cast<size_t>(n), false);
   if (n < 0) self->emit_lines(is_out ? 0 : 1, nullptr, 0, true);

@@ -130,8 +130,7 @@ void Doctor::git_checks() {
   }
   SpawnResult v = run(*git, {"--version"});
   auto ver = parse_version(v.out);
-  add("git", "program", out::Sym::Ok,
-      "git" + (ver ? " " + version_text(*ver) : std::string()) + " → " + git->string());
+  add("git", "program", out::Sym::Ok, "git" + (ver ? " " + version_text(*ver) : std::string()) + " → " + git->string());
   if (!have_project_) return;
   SpawnResult in = run(*git, {"rev-parse", "--is-inside-work-tree"});
   if (!in.ok() || text::trim(in.out) != "true") {

@@ -68,8 +68,7 @@ class Doctor {
 
   void agent_role(const std::string& role, const CommandSpec& spec, const std::string& if_missing);
   void version(const std::string& role, const KnownCli& k, const stdfs::path& path);
-  void flags(const std::string& role, const KnownCli& k, const stdfs::path& path,
-             const std::vector<std::string>& argv);
+  void flags(const std::string& role, const KnownCli& k, const stdfs::path& path, const std::vector<std::string>& argv);
   void credentials(const std::string& role, const KnownCli& k);
   void program_only(const std::string& role, const std::string& what, const std::string& prog,
                     const std::string& next_if_missing);

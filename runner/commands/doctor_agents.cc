@@ -145,14 +145,12 @@ void Doctor::agent_role(const std::string& role, const CommandSpec& spec, const 
   const std::string& prog = spec.argv.front();
   auto path = find_program(prog, root_);
   if (!path) {
-    add(role, "program", out::Sym::Fail,
-        prog + " not found" + (prog.find('/') == std::string::npos ? " on PATH" : ""),
+    add(role, "program", out::Sym::Fail, prog + " not found" + (prog.find('/') == std::string::npos ? " on PATH" : ""),
         "install " + prog + " (docs/agents.md) or set " + role + ".command in .yolo-planning/config.json",
         {{"program", prog}});
     return;
   }
-  add(role, "program", out::Sym::Ok, prog + " → " + path->string(), {},
-      {{"program", prog}, {"path", path->string()}});
+  add(role, "program", out::Sym::Ok, prog + " → " + path->string(), {}, {{"program", prog}, {"path", path->string()}});
   const KnownCli* k = known_cli(prog);
   if (!k) {
     add(role, "version", out::Sym::Skip,
