@@ -268,8 +268,16 @@ const std::vector<std::string>& git_hook_env() {
 }
 
 GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms,
-               const std::vector<std::pair<std::string, std::string>>& env, std::string stdin_data) {
+               const std::vector<std::pair<std::string, std::string>>& env, std::string stdin_data,
+               bool keep_hooks_path) {
   SpawnSpec spec = git_spec(dir, args, timeout_ms, 4 << 20);
+  if (keep_hooks_path)  // among the -c settings before args only
+    for (size_t i = 0; i + 1 < spec.argv.size() - args.size(); ++i)
+      if (spec.argv[i] == "-c" && spec.argv[i + 1].rfind("core.hooksPath=", 0) == 0) {
+        spec.argv.erase(spec.argv.begin() + static_cast<std::ptrdiff_t>(i),
+                        spec.argv.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+        break;
+      }
   spec.stdin_data = std::move(stdin_data);
   spec.env.erase(
       std::remove_if(spec.env.begin(), spec.env.end(), [](const auto& kv) { return kv.first == "GIT_OPTIONAL_LOCKS"; }),

@@ -82,8 +82,11 @@ struct GitRun {
   bool ok() const { return ran && status == 0; }
 };
 // stdin_data: written to git's stdin (e.g. --pathspec-from-file=-), which is then closed.
+// keep_hooks_path: core.hooksPath is not overridden, so that git answers where the
+// repository's hooks are (`yolo hooks`); only for questions that run no hook.
 GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms = 60000,
-               const std::vector<std::pair<std::string, std::string>>& env = {}, std::string stdin_data = {});
+               const std::vector<std::pair<std::string, std::string>>& env = {}, std::string stdin_data = {},
+               bool keep_hooks_path = false);
 
 // The top folder of the git work tree holding dir (`git rev-parse --show-toplevel`);
 // nullopt outside a repository or without git.

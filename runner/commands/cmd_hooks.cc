@@ -12,6 +12,8 @@
 // `yolo review PHASE --changed` for every phase. Git exports GIT_INDEX_FILE & co. to hooks:
 // our own git questions get them made absolute (a `git commit -a` stages into a temporary
 // index), every other child (yolo review, hence the agents) starts without them.
+//
+// This file installs and removes the hooks; what they do when git runs them is in hooks_run.cc.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,17 +30,18 @@
 #include "protocol/text.h"
 #include "runner/world.h"
 #include "runner/command.h"
+#include "runner/commands/hooks.h"
 #include "runner/git.h"
 #include "runner/output.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {
-namespace {
+
+namespace hooks {
 
 namespace stdfs = std::filesystem;
 
-const char* const kHooks[] = {"post-checkout", "post-merge", "post-rewrite", "pre-commit"};
-const char* const kMarker = "# installed by yolo-runner (yolo hooks install)";
+namespace {
 
 // The repository a hook (or `git --git-dir/--work-tree`) is working on, as git exported it,
 // made absolute. The runner's own git questions about that repository keep it: a partial
@@ -57,39 +60,38 @@ std::vector<std::pair<std::string, std::string>> own_repo_env() {
   return env;
 }
 
-// A git child about the current repository: the hook's variables are dropped (GIT_PREFIX
-// would be wrong from another folder) and the repository's location is given absolute.
-SpawnResult git(const stdfs::path& cwd, std::vector<std::string> args) {
-  SpawnSpec s;
-  s.argv = {"git"};
-  // Nothing the repository's config names runs; core.hooksPath is read here, not overridden.
-  for (const auto& o : safe_git_config(cwd))
-    if (o.rfind("core.hooksPath=", 0) != 0) {
-      s.argv.push_back("-c");
-      s.argv.push_back(o);
-    }
-  s.argv.insert(s.argv.end(), args.begin(), args.end());
-  s.cwd = cwd;
-  s.unset_env = git_hook_env();
-  s.env = own_repo_env();
-  s.env.emplace_back("GIT_TERMINAL_PROMPT", "0");
-  s.env.emplace_back("GIT_OPTIONAL_LOCKS", "0");
-  s.timeout_ms = 30000;
-  return run_process(s);
-}
+}  // namespace
 
-// A yolo child started from a hook: none of the variables git exported to the hook, so
-// the reviewer and architect agents (which may run git in other repositories) start clean.
-SpawnResult run_yolo_child(const stdfs::path& cwd, std::vector<std::string> argv) {
-  SpawnSpec s;
-  s.argv = std::move(argv);
-  s.cwd = cwd;
-  s.unset_env = git_hook_env();
-  s.timeout_ms = 0;  // the agents have their own timeouts
-  return run_process(s);
+// A git child about the current repository (runner/git.h): the hook's variables are dropped
+// (GIT_PREFIX would be wrong from another folder) and the repository's location is given
+// absolute. Nothing the repository's config names runs; core.hooksPath is read here, not
+// overridden.
+GitRun git(const stdfs::path& cwd, std::vector<std::string> args) {
+  auto env = own_repo_env();
+  env.emplace_back("GIT_OPTIONAL_LOCKS", "0");
+  return run_git(cwd, args, 30000, env, {}, true);
 }
 
 std::string trimmed(const std::string& s) { return std::string(text::trim(s)); }
+
+std::string quote_sh(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace hooks
+
+namespace {
+
+namespace stdfs = std::filesystem;
+using hooks::git;
+using hooks::quote_sh;
+using hooks::run_hook;
+using hooks::trimmed;
+
+const char* const kHooks[] = {"post-checkout", "post-merge", "post-rewrite", "pre-commit"};
+const char* const kMarker = "# installed by yolo-runner (yolo hooks install)";
 
 // The hooks folder git uses: core.hooksPath (relative to the top level) or .git/hooks.
 std::optional<stdfs::path> hooks_dir(const stdfs::path& cwd, std::string& err) {
@@ -110,7 +112,7 @@ std::optional<stdfs::path> hooks_dir(const stdfs::path& cwd, std::string& err) {
   }
   auto gp = git(toplevel, {"rev-parse", "--git-path", "hooks"});
   if (!gp.ok()) {
-    err = "git rev-parse --git-path hooks failed: " + gp.describe();
+    err = "git rev-parse --git-path hooks failed: " + gp.error;
     return std::nullopt;
   }
   stdfs::path p = trimmed(gp.out);
@@ -120,12 +122,6 @@ std::optional<stdfs::path> hooks_dir(const stdfs::path& cwd, std::string& err) {
 bool is_ours(const stdfs::path& hook) {
   auto r = fs::read_text(hook, 1 << 20);
   return r.ok() && r.content.find(kMarker) != std::string::npos;
-}
-
-std::string quote_sh(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 // The installed hook. Two things it must get right:
@@ -256,179 +252,6 @@ int uninstall(const stdfs::path& cwd, bool json_out) {
   else if (removed.empty())
     out::line(out::sym(out::Sym::Skip) + " no yolo hooks installed in " + dir->string());
   return kExitOk;
-}
-
-// Plan files staged for commit (added, copied, modified, renamed).
-std::vector<stdfs::path> staged_plans(const stdfs::path& toplevel) {
-  std::vector<stdfs::path> out;
-  auto r = git(toplevel, {"diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR"});
-  if (!r.ok()) return out;
-  size_t start = 0;
-  while (start < r.out.size()) {
-    size_t z = r.out.find('\0', start);
-    std::string p = r.out.substr(start, z == std::string::npos ? std::string::npos : z - start);
-    start = z == std::string::npos ? r.out.size() : z + 1;
-    stdfs::path rel = p;
-    if (is_plan_filename(rel.filename().string()) && p.find(".yolo-planning/") != std::string::npos)
-      out.push_back(toplevel / rel);
-  }
-  return out;
-}
-
-// The verdict lines `yolo review --json` printed for one plan: its findings, for the message.
-std::vector<std::string> finding_lines(const std::string& review_out) {
-  std::vector<std::string> lines;
-  std::istringstream in(review_out);
-  std::string l;
-  while (std::getline(in, l)) {
-    json j = json::parse(l, nullptr, false);
-    if (!j.is_object() || j.value("type", "") != "plan" || !j.contains("findings") || !j["findings"].is_array())
-      continue;
-    for (const auto& f : j["findings"]) {
-      if (!f.is_object()) continue;
-      std::string what = f.value("title", "");
-      if (what.empty()) what = f.value("description", "");
-      lines.push_back("[" + f.value("severity", "?") + "] " + what);
-    }
-  }
-  return lines;
-}
-
-// pre-commit: review the staged plans (or the files the pre-commit framework passes) and
-// refuse the commit when one is rejected.
-int pre_commit(const std::vector<std::string>& files) {
-  stdfs::path cwd = stdfs::current_path();
-  std::vector<stdfs::path> plans;
-  if (!files.empty()) {
-    for (const auto& f : files)
-      if (is_plan_filename(stdfs::path(f).filename().string())) plans.push_back(stdfs::absolute(f).lexically_normal());
-  } else {
-    auto top = git(cwd, {"rev-parse", "--show-toplevel"});
-    if (!top.ok()) return kExitOk;  // not in a work tree (a bare repository): nothing staged to review
-    stdfs::path toplevel = trimmed(top.out);
-    plans = staged_plans(toplevel);
-    // The review reads the working tree; say so when it is not what is being committed.
-    if (!plans.empty()) {
-      std::vector<std::string> args = {"--literal-pathspecs", "diff", "--name-only", "-z", "--"};
-      for (const auto& p : plans) args.push_back(p.lexically_relative(toplevel).string());
-      auto d = git(toplevel, args);
-      size_t start = 0;
-      while (d.ok() && start < d.out.size()) {
-        size_t z = d.out.find('\0', start);
-        std::string f = d.out.substr(start, z == std::string::npos ? std::string::npos : z - start);
-        start = z == std::string::npos ? d.out.size() : z + 1;
-        if (!f.empty())
-          out::err(
-              out::sym(out::Sym::Warn) + " " + text::sanitize_for_terminal(f) +
-              " has unstaged changes: the review reads the file as it is now, not the staged version (git add it)");
-      }
-    }
-  }
-  const std::string exe = self_exe();
-  int worst = 0;
-  // Say what takes the time: a reviewer agent may take minutes per plan.
-  if (!plans.empty())
-    out::err(out::sym(out::Sym::Diamond) + " yolo: reviewing " + std::to_string(plans.size()) + " staged plan(s)…");
-  for (const auto& p : plans) {
-    auto root = world().files().project_root(p.parent_path());
-    if (!root) continue;  // a PLAN.md outside any yolo project
-    // One cycle: the architect must not rewrite the plan while it is being committed (the
-    // commit would keep the staged, rejected text while the rewrite passed the review).
-    auto r = run_yolo_child(*root, {exe, "review", p.string(), "--json", "--max-cycles", "1"});
-    if (r.outcome == SpawnResult::Outcome::Exited && r.exit_code == 1) {
-      out::err(out::sym(out::Sym::Fail) + " " + text::sanitize_for_terminal(p.string()) +
-               " was rejected by the review gate");
-      auto why = finding_lines(r.out);
-      for (size_t i = 0; i < why.size() && i < 10; ++i) out::err("    " + text::sanitize_for_terminal(why[i]));
-      if (why.size() > 10) out::err("    ... and " + std::to_string(why.size() - 10) + " more");
-      // One review cycle, so the hint never lets the architect rewrite the plan being committed.
-      out::err("  see why with:\n    yolo review --max-cycles 1 " + quote_sh(p.string()));
-      worst = 1;
-    } else if (!(r.outcome == SpawnResult::Outcome::Exited && (r.exit_code == 0 || r.exit_code == 2))) {
-      std::string detail = trimmed(r.err);
-      out::err(out::sym(out::Sym::Fail) + " review of " + text::sanitize_for_terminal(p.string()) + " could not run: " +
-               r.describe() + (detail.empty() ? "" : "\n    " + text::sanitize_for_terminal(detail)));
-      worst = 1;
-    }
-  }
-  if (worst) out::err("commit blocked: fix the rejected plan(s), or commit with --no-verify to skip the gate");
-  return worst;
-}
-
-// post-checkout / post-merge / post-rewrite: re-review the plans whose content differs from
-// their last review (`yolo review PHASE --changed` for every phase folder).
-int re_review() {
-  auto root = world().files().project_root(stdfs::current_path());
-  if (!root) return kExitOk;  // not a yolo project: nothing to do
-  const std::string exe = self_exe();
-  std::vector<stdfs::path> phases;
-  std::error_code ec;
-  for (auto it = stdfs::directory_iterator(*root / ".yolo-planning" / "phases", ec);
-       !ec && it != stdfs::directory_iterator(); it.increment(ec))
-    if (it->is_directory(ec) && !list_plan_files(world(), it->path()).empty()) phases.push_back(it->path());
-  std::sort(phases.begin(), phases.end());
-  // A checkout or merge may bring a config whose reviewer or architect is any program: the
-  // agents run only when a person approved that config (the vision gate covers it);
-  // otherwise the hook runs Stage 1 alone (no agent, nothing recorded).
-  bool agents = true;
-  if (auto cfg = load_config(world(), *root);
-      cfg.ok() && (!cfg.config.reviewer.argv.empty() || !cfg.config.architect.argv.empty())) {
-    auto snap = state::load(world(), *root);
-    agents = snap.ok() && gates::config_approval(snap.doc, gates::now_of(world(), *root)).counts();
-    if (!agents)
-      out::err(out::sym(out::Sym::Warn) +
-               " the reviewer/architect in .yolo-planning/config.json are not covered by an approved vision gate: the "
-               "hook runs "
-               "no agent, only Stage 1 (`yolo execute` asks a person to approve the config)");
-  }
-  // Quiet: nothing when no plan changed, one line otherwise. The hook's output
-  // goes to the person running git: on stderr, like git's own.
-  std::vector<std::string> outcomes;
-  size_t rejected = 0;
-  std::vector<std::string> failures;
-  for (const auto& phase : phases) {
-    if (!agents) {  // Stage 1 only: one line at the end names the plans it rejects
-      for (const auto& plan : list_plan_files(world(), phase)) {
-        auto r = run_yolo_child(*root, {exe, "review-plan", plan.string(), phase.string()});
-        json j = json::parse(r.out, nullptr, false);
-        if (j.is_object() && j.value("verdict", "") == "reject") {
-          ++rejected;
-          outcomes.push_back(text::sanitize_for_terminal(plan.filename().string()) + " reject (Stage 1)");
-        }
-      }
-      continue;
-    }
-    auto r = run_yolo_child(*root, {exe, "review", phase.string(), "--changed", "--json"});
-    if (!(r.outcome == SpawnResult::Outcome::Exited && r.exit_code >= 0 && r.exit_code <= 2)) {
-      failures.push_back(phase.filename().string() + ": " + r.describe());
-      continue;
-    }
-    std::istringstream in(r.out);
-    std::string l;
-    while (std::getline(in, l)) {
-      json j = json::parse(l, nullptr, false);
-      if (!j.is_object() || j.value("type", "") != "plan" || j.value("skipped", false)) continue;
-      std::string v = j.value("verdict", "?");
-      if (v == "reject") ++rejected;
-      outcomes.push_back(text::sanitize_for_terminal(j.value("plan_id", "?")) + " " + v);
-    }
-  }
-  if (!outcomes.empty()) {
-    std::string list;
-    for (size_t i = 0; i < outcomes.size() && i < 6; ++i) list += (i ? ", " : "") + outcomes[i];
-    if (outcomes.size() > 6) list += ", +" + std::to_string(outcomes.size() - 6) + " more";
-    out::err(out::sym(rejected ? out::Sym::Fail : out::Sym::Ok) + " yolo: re-reviewed " +
-             std::to_string(outcomes.size()) + " changed plan(s): " + list +
-             (rejected ? "  (`yolo status` shows why)" : ""));
-  }
-  for (const auto& f : failures)
-    out::err(out::sym(out::Sym::Warn) + " yolo: review of " + text::sanitize_for_terminal(f));
-  return kExitOk;
-}
-
-int run_hook(const std::string& name, const std::vector<std::string>& files) {
-  if (name == "pre-commit") return pre_commit(files);
-  return re_review();
 }
 
 struct Options {
