@@ -324,7 +324,9 @@ TEST(DispatchAdapterTest, BadArgumentsAreUsageErrorsNamingTheProblem) {
 // (here: a file beside the job's folder, outside /tmp); its work is pushed as usual. With
 // YOLO_JOB_SANDBOX=off the same write lands: the test can tell the two apart.
 TEST(DispatchAdapterTest, RunJobConfinesItsExecutorWhereTheNodeHasBubblewrap) {
-  if (run_program({"sh", "-c", "command -v bwrap && bwrap --ro-bind / / true"}).exit_code != 0)
+  if (run_program({"sh", "-c",
+                   "command -v bwrap && bwrap --unshare-all --share-net --unshare-user --disable-userns --ro-bind / / true"})
+          .exit_code != 0)
     GTEST_SKIP() << "skipped: no working bubblewrap here (scripts/setup installs it; user namespaces needed)";
   TempDir tmp;
   Remote remote(tmp.path());
