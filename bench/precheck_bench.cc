@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "protocol/frontmatter.h"
-#include "protocol/fs.h"
-#include "protocol/plan.h"
-#include "protocol/stage1.h"
+#include "protocol/plan/frontmatter.h"
+#include "protocol/ports/fs.h"
+#include "protocol/plan/plan.h"
+#include "protocol/review/stage1.h"
 #include "runner/world.h"
 
 namespace {

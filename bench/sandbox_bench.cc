@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "protocol/config.h"
+#include "protocol/state/config.h"
 #include "runner/sandbox.h"
 #include "runner/subprocess.h"
 

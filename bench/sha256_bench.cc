@@ -1,13 +1,13 @@
 // Google Benchmark of the hashes yolo computes most: SHA-256 of a plan-sized text and of
 // larger files (content hashes, digests a gate covers), and HMAC-SHA256 of a seal's message
 // (every approval and review record). Uses only the public interface, so the same file
-// measures any implementation behind protocol/sha256.h (docs/benchmarks.md compares two).
+// measures any implementation behind protocol/base/sha256.h (docs/benchmarks.md compares two).
 #include <benchmark/benchmark.h>
 
 #include <string>
 
-#include "protocol/seal.h"
-#include "protocol/sha256.h"
+#include "protocol/base/seal.h"
+#include "protocol/base/sha256.h"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
-#include "protocol/json.h"
-#include "protocol/schema.h"
-#include "protocol/state.h"
+#include "protocol/base/json.h"
+#include "protocol/base/schema.h"
+#include "protocol/state/state.h"
 #include "runner/world.h"
 
 namespace {

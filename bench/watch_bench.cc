@@ -47,10 +47,10 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/json.h"
-#include "protocol/sha256.h"
-#include "protocol/review_ledger.h"
-#include "protocol/seal.h"
+#include "protocol/base/json.h"
+#include "protocol/base/sha256.h"
+#include "protocol/review/review_ledger.h"
+#include "protocol/base/seal.h"
 #include "runner/identity.h"
 #include "runner/subprocess.h"
 

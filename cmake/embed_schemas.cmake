@@ -1,7 +1,7 @@
 # Writes a C++ source holding every schemas/*.json as a string, keyed by file stem.
 file(GLOB files ${SCHEMA_DIR}/*.json)
 list(SORT files)
-set(body "// Generated from schemas/*.json by cmake/embed_schemas.cmake. Do not edit.\n#include \"protocol/schema_registry.h\"\nnamespace yolo::schemas {\nconst std::vector<EmbeddedSchema>& embedded() {\n  static const std::vector<EmbeddedSchema> all = {\n")
+set(body "// Generated from schemas/*.json by cmake/embed_schemas.cmake. Do not edit.\n#include \"protocol/base/schema_registry.h\"\nnamespace yolo::schemas {\nconst std::vector<EmbeddedSchema>& embedded() {\n  static const std::vector<EmbeddedSchema> all = {\n")
 foreach(f ${files})
   get_filename_component(stem ${f} NAME_WE)
   file(READ ${f} content)

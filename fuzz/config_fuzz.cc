@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "protocol/config.h"
-#include "protocol/json.h"
+#include "protocol/state/config.h"
+#include "protocol/base/json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

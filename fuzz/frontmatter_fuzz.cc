@@ -6,8 +6,8 @@
 #include <optional>
 #include <string_view>
 
-#include "protocol/frontmatter.h"
-#include "protocol/plan.h"
+#include "protocol/plan/frontmatter.h"
+#include "protocol/plan/plan.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/reviewer_output.h"
+#include "protocol/review/reviewer_output.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

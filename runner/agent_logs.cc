@@ -8,8 +8,8 @@
 #include <cctype>
 #include <cerrno>
 
-#include "protocol/clock.h"
-#include "protocol/fs.h"
+#include "protocol/ports/clock.h"
+#include "protocol/ports/fs.h"
 
 namespace yolo::runner {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "protocol/text.h"
+#include "protocol/base/text.h"
 #include "runner/output.h"
 
 namespace yolo::runner {

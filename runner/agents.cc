@@ -9,13 +9,13 @@
 #include <map>
 #include <memory>
 
-#include "protocol/agent_usage.h"
-#include "protocol/argv_template.h"
-#include "protocol/clock.h"
-#include "protocol/failure_line.h"
-#include "protocol/fs.h"
-#include "protocol/plan.h"
-#include "protocol/text.h"
+#include "protocol/state/agent_usage.h"
+#include "protocol/base/argv_template.h"
+#include "protocol/ports/clock.h"
+#include "protocol/findings/failure_line.h"
+#include "protocol/ports/fs.h"
+#include "protocol/plan/plan.h"
+#include "protocol/base/text.h"
 #include "runner/agent_logs.h"
 #include "runner/refusals.h"
 #include "runner/sandbox.h"

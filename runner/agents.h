@@ -1,7 +1,7 @@
 // The reviewer and architect agents as child processes: argv templates from config
 // (`reviewer.command` / `architect.command`), placeholders substituted inside single argv
 // elements (never a shell), each child in its own process group with the configured
-// timeout, output capped. Implements the ports of protocol/review_loop.h.
+// timeout, output capped. Implements the ports of protocol/review/review_loop.h.
 //
 // Placeholders: {plan_path} {plan_dir} (the folder holding it) {phase_dir} {plan_id} {plan_title}
 // {model} {max_turns} {cycle} {prompt} {prompt_file} (a temp file holding the prompt, removed
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "protocol/config.h"
-#include "protocol/review_loop.h"
+#include "protocol/state/config.h"
+#include "protocol/review/review_loop.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {

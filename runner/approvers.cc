@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "protocol/argv_template.h"
-#include "protocol/text.h"
+#include "protocol/base/argv_template.h"
+#include "protocol/base/text.h"
 #include "runner/sandbox.h"
 #include "runner/subprocess.h"
 #include "runner/world.h"

@@ -4,7 +4,7 @@
 // A non-zero exit, a timeout or any other output is an error (the gate stays pending with
 // last_error; `yolo approve` retries).
 #pragma once
-#include "protocol/approver_policy.h"
+#include "protocol/gates/approver_policy.h"
 
 namespace yolo::runner {
 

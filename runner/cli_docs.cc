@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "protocol/text.h"
+#include "protocol/base/text.h"
 
 namespace yolo::runner {
 namespace {

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <string_view>
 
-#include "protocol/text.h"
+#include "protocol/base/text.h"
 #include "runner/cli_docs.h"
 #include "runner/subprocess.h"
 #include "runner/person.h"
@@ -82,7 +82,7 @@ int run_cli(int argc, char** argv) {
   // A child that closes its stdin early must not kill us with SIGPIPE: writes fail with EPIPE.
   ::signal(SIGPIPE, SIG_IGN);
   // A write past a file-size limit fails with EFBIG instead of killing us (the event log
-  // then removes its partial line: protocol/events.cc).
+  // then removes its partial line: protocol/state/events.cc).
   ::signal(SIGXFSZ, SIG_IGN);
   // Children that escape their process group are re-parented to us and ended with their
   // spawn; a keeper ends them if we are killed (runner/subprocess.h).

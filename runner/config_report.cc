@@ -6,7 +6,7 @@
 #include <mutex>
 #include <set>
 
-#include "protocol/text.h"
+#include "protocol/base/text.h"
 #include "runner/output.h"
 #include "runner/world.h"
 

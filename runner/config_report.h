@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/config.h"
+#include "protocol/state/config.h"
 
 namespace yolo::runner {
 

@@ -1,9 +1,9 @@
 #include "runner/world.h"
 #include "runner/gates_view.h"
 
-#include "protocol/execution.h"
-#include "protocol/fs.h"
-#include "protocol/text.h"
+#include "protocol/run/execution.h"
+#include "protocol/ports/fs.h"
+#include "protocol/base/text.h"
 #include "runner/output.h"
 
 namespace yolo::runner {

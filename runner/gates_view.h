@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "protocol/json.h"
+#include "protocol/base/json.h"
 
 namespace yolo::runner {
 

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <set>
 
-#include "protocol/text.h"
+#include "protocol/base/text.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {

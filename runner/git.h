@@ -1,4 +1,4 @@
-// GitPort (protocol/git_port.h) answered by the real `git`: every question is one child
+// GitPort (protocol/ports/git_port.h) answered by the real `git`: every question is one child
 // started with runner::run_process (argv, no shell, own process group, timeout), as
 // `git -C ROOT ...` with prompts and optional locks disabled and without the variables that
 // tie git to another repository (git_hook_env(): a hook exports them). Only strings that pass
@@ -11,7 +11,7 @@
 #include <vector>
 #include <utility>
 
-#include "protocol/git_port.h"
+#include "protocol/ports/git_port.h"
 
 namespace yolo::runner {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "protocol/text.h"
+#include "protocol/base/text.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {

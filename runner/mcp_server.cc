@@ -7,8 +7,8 @@
 #include <exception>
 #include <utility>
 
-#include "protocol/schema.h"
-#include "protocol/text.h"
+#include "protocol/base/schema.h"
+#include "protocol/base/text.h"
 
 namespace yolo::runner::mcp {
 namespace {

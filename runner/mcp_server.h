@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/json.h"
+#include "protocol/base/json.h"
 #include "runner/mcp_tools.h"
 
 namespace yolo::runner::mcp {

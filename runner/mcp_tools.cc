@@ -4,16 +4,16 @@
 #include <optional>
 #include <system_error>
 
-#include "protocol/config.h"
-#include "protocol/contain.h"
-#include "protocol/fs.h"
-#include "protocol/approvals.h"
-#include "protocol/gate_coverage.h"
-#include "protocol/gate_run.h"
-#include "protocol/json_field.h"
-#include "protocol/stage1.h"
-#include "protocol/state.h"
-#include "protocol/status.h"
+#include "protocol/state/config.h"
+#include "protocol/ports/contain.h"
+#include "protocol/ports/fs.h"
+#include "protocol/gates/approvals.h"
+#include "protocol/gates/gate_coverage.h"
+#include "protocol/gates/gate_run.h"
+#include "protocol/base/json_field.h"
+#include "protocol/review/stage1.h"
+#include "protocol/state/state.h"
+#include "protocol/status/status.h"
 #include "runner/approvers.h"
 #include "runner/world.h"
 

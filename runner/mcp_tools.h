@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/json.h"
+#include "protocol/base/json.h"
 
 namespace yolo::runner::mcp {
 

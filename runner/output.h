@@ -3,8 +3,8 @@
 #pragma once
 #include <string>
 
-#include "protocol/findings.h"
-#include "protocol/json.h"
+#include "protocol/findings/findings.h"
+#include "protocol/base/json.h"
 
 namespace yolo::out {
 

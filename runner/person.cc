@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "protocol/fs.h"
+#include "protocol/ports/fs.h"
 #include "runner/identity.h"
 #include "runner/sandbox.h"
 

@@ -300,7 +300,7 @@ static int fd_parallel_cap(bool isolated) {
   return static_cast<int>(std::max(1L, room / per_plan));
 }
 
-// The driver of the run core (protocol/run_core.h): the core decides what comes next from
+// The driver of the run core (protocol/run/run_core.h): the core decides what comes next from
 // the plans' records and what the state file says; this carries its actions out.
 void Run::schedule() {
   if (stopping_) return;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <memory>
 
-#include "protocol/gate_coverage.h"
+#include "protocol/gates/gate_coverage.h"
 #include "runner/child_keeper.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"

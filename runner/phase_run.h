@@ -17,7 +17,7 @@
 #include <filesystem>
 #include <string>
 
-#include "protocol/execute_rules.h"
+#include "protocol/run/execute_rules.h"
 
 namespace yolo::runner {
 

@@ -1,7 +1,7 @@
 // The Run of `yolo execute` (runner/phase_run.h), shared by the files that implement it:
 //   phase_run.cc    the phase, its plans, step 2, the cross-plan validation, run()
 //   phase_steps.cc  --dry-run, the review gate, the vision and wave gates
-//   phase_loop.cc   the wave loop: carrying out the run core's actions (protocol/run_core.h),
+//   phase_loop.cc   the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
 //                   the state in memory, interrupts
 //   plan_exec.cc    one plan: its worktree, executor, checks, SUMMARY gate and scope fence
 //   plan_merge.cc   worktree isolation: merging back the plans the core names, resume
@@ -28,33 +28,33 @@
 #include <thread>
 #include <unordered_map>
 
-#include "protocol/argv_template.h"
-#include "protocol/clock.h"
-#include "protocol/config.h"
-#include "protocol/disk.h"
-#include "protocol/events.h"
-#include "protocol/execution.h"
-#include "protocol/fs.h"
-#include "protocol/gate_step.h"
-#include "protocol/approvals.h"
-#include "protocol/approver_policy.h"
-#include "protocol/gate_coverage.h"
-#include "protocol/gate_run.h"
-#include "protocol/gates.h"
-#include "protocol/json_field.h"
-#include "protocol/numbers.h"
-#include "protocol/plan.h"
-#include "protocol/stage1.h"
-#include "protocol/review_ledger.h"
-#include "protocol/review_loop.h"
-#include "protocol/review_report.h"
-#include "protocol/run_core.h"
-#include "protocol/reviewed.h"
-#include "protocol/state.h"
-#include "protocol/summary.h"
-#include "protocol/summary_gate.h"
-#include "protocol/text.h"
-#include "protocol/waves.h"
+#include "protocol/base/argv_template.h"
+#include "protocol/ports/clock.h"
+#include "protocol/state/config.h"
+#include "protocol/ports/disk.h"
+#include "protocol/state/events.h"
+#include "protocol/run/execution.h"
+#include "protocol/ports/fs.h"
+#include "protocol/gates/gate_step.h"
+#include "protocol/gates/approvals.h"
+#include "protocol/gates/approver_policy.h"
+#include "protocol/gates/gate_coverage.h"
+#include "protocol/gates/gate_run.h"
+#include "protocol/gates/gates.h"
+#include "protocol/base/json_field.h"
+#include "protocol/base/numbers.h"
+#include "protocol/plan/plan.h"
+#include "protocol/review/stage1.h"
+#include "protocol/review/review_ledger.h"
+#include "protocol/review/review_loop.h"
+#include "protocol/review/review_report.h"
+#include "protocol/run/run_core.h"
+#include "protocol/review/reviewed.h"
+#include "protocol/state/state.h"
+#include "protocol/summary/summary.h"
+#include "protocol/summary/summary_gate.h"
+#include "protocol/base/text.h"
+#include "protocol/plan/waves.h"
 #include "runner/agent_logs.h"
 #include "runner/approvers.h"
 #include "runner/config_report.h"
@@ -70,8 +70,8 @@
 #include "runner/refusals.h"
 #include "runner/worktree.h"
 #include "runner/world.h"
-#include "protocol/plan_checks.h"
-#include "protocol/scope_fence.h"
+#include "protocol/plan/plan_checks.h"
+#include "protocol/plan/scope_fence.h"
 
 namespace yolo::runner::phase {
 
@@ -373,7 +373,7 @@ class Run {
   void harvest_flush();
   std::vector<std::pair<std::string, execution::PlanUpdate>> take_pending();
   void flushed(state::UpdateResult up, uint64_t started_ns, uint64_t ended_ns);
-  // Who runs a plan that just started (protocol/execution.h: the executors' journal): one
+  // Who runs a plan that just started (protocol/run/execution.h: the executors' journal): one
   // appended line, so the plan's `running` can wait for the next batched state write. false
   // when the journal cannot be written (the caller then writes the state at once).
   bool journal_executor(const std::string& plan_id, const json& record);
@@ -429,7 +429,7 @@ class Run {
   uv_signal_t sigint_{}, sigterm_{};
   std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
-  // What runs next (protocol/run_core.h): one record per plan (status, step, slot, attempt,
+  // What runs next (protocol/run/run_core.h): one record per plan (status, step, slot, attempt,
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
   std::map<size_t, execution::PlanUpdate> pending_;                  // status changes not written yet

@@ -1,6 +1,6 @@
 // `yolo execute`: --dry-run, the review gate, the vision and wave gates (runner/phase_run_internal.h).
-#include "protocol/dispatch.h"
-#include "protocol/plan.h"
+#include "protocol/run/dispatch.h"
+#include "protocol/plan/plan.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 

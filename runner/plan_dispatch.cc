@@ -5,11 +5,11 @@
 // fence: plan_exec.cc, plan_merge.cc) and merged in plan order. A yolo that was stopped or
 // killed re-attaches to the handles in its state; Ctrl-C cancels the jobs it waits on.
 // The rules (submit or re-attach, which attempt, what wait's exit means) are
-// protocol/dispatch.h; every child here is argv through runner/subprocess, never a shell.
-#include "protocol/dispatch.h"
+// protocol/run/dispatch.h; every child here is argv through runner/subprocess, never a shell.
+#include "protocol/run/dispatch.h"
 
-#include "protocol/make_finding.h"
-#include "protocol/plan.h"
+#include "protocol/findings/make_finding.h"
+#include "protocol/plan/plan.h"
 #include "runner/phase_run_internal.h"
 
 namespace yolo::runner::phase {

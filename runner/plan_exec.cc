@@ -1,8 +1,8 @@
 // `yolo execute`: one plan from start to its gates (runner/phase_run_internal.h).
-#include "protocol/agent_usage.h"
-#include "protocol/gate_coverage.h"
-#include "protocol/sandbox_policy.h"
-#include "protocol/sha256.h"
+#include "protocol/state/agent_usage.h"
+#include "protocol/gates/gate_coverage.h"
+#include "protocol/run/sandbox_policy.h"
+#include "protocol/base/sha256.h"
 #include "runner/phase_run_internal.h"
 #include "runner/refusals.h"
 #include "runner/sandbox.h"
@@ -453,7 +453,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   std::string sp = summary_rel_for(root_, e.path);
   json set = json::object();
   // The facts: how the executor (or its job) ended, and once it did well, what the checks and
-  // the SUMMARY gate found; protocol/execute_rules.h decides the plan from them.
+  // the SUMMARY gate found; protocol/run/execute_rules.h decides the plan from them.
   execution::PlanFacts facts;
   facts.summary_path = sp;
   facts.interrupted = interrupted_;

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "protocol/make_finding.h"
-#include "protocol/numbers.h"
+#include "protocol/findings/make_finding.h"
+#include "protocol/base/numbers.h"
 #include "runner/phase_run_internal.h"
 #include "runner/world.h"
 

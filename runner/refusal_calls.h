@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/sandbox_policy.h"
+#include "protocol/run/sandbox_policy.h"
 
 namespace yolo::runner::refusal_calls {
 

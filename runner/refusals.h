@@ -16,7 +16,7 @@
 // Writes (an open for writing, a create, a remove, a rename, a link) are handed over too when
 // the child's policy is known here (`sandbox::WriteView`): the supervisor lets each go on to
 // the kernel, where Landlock and the read-only binds decide as before, and names those that
-// the same policy refuses and that are attempts on what yolo guards (protocol/sandbox_policy.h).
+// the same policy refuses and that are attempts on what yolo guards (protocol/run/sandbox_policy.h).
 // It decides nothing itself: a write it misjudged still gets what the kernel gives it.
 #pragma once
 #include <memory>
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/sandbox_policy.h"
+#include "protocol/run/sandbox_policy.h"
 
 namespace yolo::runner {
 

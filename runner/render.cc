@@ -1,6 +1,6 @@
 #include "runner/render.h"
 
-#include "protocol/text.h"
+#include "protocol/base/text.h"
 #include "runner/output.h"
 
 namespace yolo::render {

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "protocol/findings.h"
-#include "protocol/json.h"
-#include "protocol/review_report.h"
+#include "protocol/findings/findings.h"
+#include "protocol/base/json.h"
+#include "protocol/review/review_report.h"
 
 namespace yolo::render {
 // A Stage 1 review as a few lines with ✓ ⚠ ✗ (no trailing newline).

@@ -1,8 +1,8 @@
 // The review gate of one plan or a phase's plans (PROTOCOL.md section 4), the one review path
 // of `yolo review`, `yolo execute`'s review gate (Step 2b) and the watcher, each calling it in
-// its own process and reading typed rows (protocol/review_report.h): Stage 1, the reviewer agent,
+// its own process and reading typed rows (protocol/review/review_report.h): Stage 1, the reviewer agent,
 // the feedback loop with the architect, people's lines (or JSON lines), events, and the
-// records: the phase's review ledger (protocol/review_ledger.h: reviews["{id}"] = {hash,
+// records: the phase's review ledger (protocol/review/review_ledger.h: reviews["{id}"] = {hash,
 // verdict, path, reviewed_at, source, findings, loop}) and the state's
 // review_loops["{id}"] = {cycle, max, status, findings_per_cycle} for the run's phase.
 #pragma once
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "protocol/config.h"
-#include "protocol/json.h"
-#include "protocol/phase_snapshot.h"
-#include "protocol/review_loop.h"
-#include "protocol/review_report.h"
+#include "protocol/state/config.h"
+#include "protocol/base/json.h"
+#include "protocol/review/phase_snapshot.h"
+#include "protocol/review/review_loop.h"
+#include "protocol/review/review_report.h"
 #include "runner/agents.h"
 
 namespace yolo::runner {

@@ -23,8 +23,8 @@
 #include <map>
 #include <mutex>
 
-#include "protocol/gate_coverage.h"
-#include "protocol/sha256.h"
+#include "protocol/gates/gate_coverage.h"
+#include "protocol/base/sha256.h"
 #include "runner/child_keeper.h"
 #include "runner/identity.h"
 #include "runner/refusals.h"

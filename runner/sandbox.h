@@ -1,4 +1,4 @@
-// The sandbox every program yolo starts runs in (protocol/sandbox_policy.h says what each role
+// The sandbox every program yolo starts runs in (protocol/run/sandbox_policy.h says what each role
 // may touch; docs/sandbox.md says why it is made this way).
 //
 // Made of three kernel mechanisms, all without privilege, applied in the child between its
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "protocol/config.h"
-#include "protocol/sandbox_policy.h"
+#include "protocol/state/config.h"
+#include "protocol/run/sandbox_policy.h"
 
 namespace yolo::runner {
 

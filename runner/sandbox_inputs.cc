@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "protocol/gate_coverage.h"
+#include "protocol/gates/gate_coverage.h"
 #include "runner/identity.h"
 #include "runner/sandbox.h"
 #include "runner/sandbox_internal.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/config.h"
+#include "protocol/state/config.h"
 
 namespace yolo::runner::sandbox_detail {
 

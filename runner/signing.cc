@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <random>
 
-#include "protocol/fs.h"
-#include "protocol/text.h"
+#include "protocol/ports/fs.h"
+#include "protocol/base/text.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {

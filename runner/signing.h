@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <string>
 
-#include "protocol/json.h"
-#include "protocol/gate_run.h"
-#include "protocol/world.h"
+#include "protocol/base/json.h"
+#include "protocol/gates/gate_run.h"
+#include "protocol/ports/world.h"
 
 namespace yolo::runner {
 

@@ -3,16 +3,16 @@
 // `yolo execute` runs, and what each says when it ends (runner/watcher_impl.h lists the parts).
 #include <algorithm>
 
-#include "protocol/cross_facts.h"
-#include "protocol/execute_rules.h"
-#include "protocol/finding_rows.h"
-#include "protocol/fs.h"
-#include "protocol/json_field.h"
-#include "protocol/plan.h"
-#include "protocol/review_ledger.h"
-#include "protocol/stage1.h"
-#include "protocol/text.h"
-#include "protocol/text_diff.h"
+#include "protocol/review/cross_facts.h"
+#include "protocol/run/execute_rules.h"
+#include "protocol/review/finding_rows.h"
+#include "protocol/ports/fs.h"
+#include "protocol/base/json_field.h"
+#include "protocol/plan/plan.h"
+#include "protocol/review/review_ledger.h"
+#include "protocol/review/stage1.h"
+#include "protocol/base/text.h"
+#include "protocol/base/text_diff.h"
 #include "runner/watcher_impl.h"
 #include "runner/world.h"
 
@@ -32,7 +32,7 @@ SpawnSpec Watcher::child(std::vector<std::string> args) {
 // plans per loop turn (a few milliseconds: events are handled between turns, whatever the
 // size of a phase), as many as the cache keeps, so the first save in a phase costs the
 // review of one plan, not the parse of its whole phase. Then the loop sleeps. With the
-// phases' stores of cross-plan facts (protocol/cross_facts.h; the learning filled them), a
+// phases' stores of cross-plan facts (protocol/review/cross_facts.h; the learning filled them), a
 // phase's siblings are one file and a stat each: nothing is parsed ahead, nor kept.
 void Watcher::start_warming() {
   if (!o_.review || cross_facts::usable(world(), o_.root)) return;

@@ -5,10 +5,10 @@
 #include <future>
 #include <memory>
 
-#include "protocol/fs.h"
-#include "protocol/review_ledger.h"
-#include "protocol/stage1.h"
-#include "protocol/text.h"
+#include "protocol/ports/fs.h"
+#include "protocol/review/review_ledger.h"
+#include "protocol/review/stage1.h"
+#include "protocol/base/text.h"
 #include "runner/watcher_impl.h"
 #include "runner/world.h"
 

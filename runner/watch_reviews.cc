@@ -2,8 +2,8 @@
 
 #include <malloc.h>
 
-#include "protocol/fs.h"
-#include "protocol/stage1.h"
+#include "protocol/ports/fs.h"
+#include "protocol/review/stage1.h"
 
 namespace yolo::runner {
 

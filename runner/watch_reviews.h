@@ -1,5 +1,5 @@
 // The watcher's reviews, run in its own process: no `yolo review` child per save.
-// Which plans go in which batch is the watch core's (protocol/watch_core.h: a fresh lane for
+// Which plans go in which batch is the watch core's (protocol/watch/watch_core.h: a fresh lane for
 // saves, a backlog lane for what the first reconcile found); this runs each batch with the
 // review gate (runner/review_gate.h: Stage 1, the reviewer and architect agents, the ledger
 // and state records) on a libuv worker thread, so the watcher's loop keeps handling file
@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "protocol/config.h"
-#include "protocol/json.h"
-#include "protocol/plan_cache.h"
-#include "protocol/reconcile.h"
+#include "protocol/state/config.h"
+#include "protocol/base/json.h"
+#include "protocol/plan/plan_cache.h"
+#include "protocol/watch/reconcile.h"
 #include "runner/review_gate.h"
 
 namespace yolo::runner {

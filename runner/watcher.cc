@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <fstream>
 
-#include "protocol/clock.h"
-#include "protocol/numbers.h"
-#include "protocol/review_loop.h"
-#include "protocol/text.h"
-#include "protocol/watch_paths.h"
+#include "protocol/ports/clock.h"
+#include "protocol/base/numbers.h"
+#include "protocol/review/review_loop.h"
+#include "protocol/base/text.h"
+#include "protocol/watch/watch_paths.h"
 #include "runner/config_report.h"
 #include "runner/watcher_impl.h"
 #include "runner/world.h"

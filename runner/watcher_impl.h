@@ -1,5 +1,5 @@
 // The watcher's parts (runner/watcher.h is the entry point). What it decides is protocol's
-// watch core (protocol/watch_core.h: events in, actions out); these files are its driver:
+// watch core (protocol/watch/watch_core.h: events in, actions out); these files are its driver:
 //   watcher.cc          the loop: start, file events into the core, its actions carried out,
 //                       shutdown
 //   watch_reconcile.cc  the reading the core asks for, on worker threads: phases learnt,
@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "protocol/config.h"
-#include "protocol/json.h"
-#include "protocol/phase_snapshot.h"
-#include "protocol/plan_cache.h"
-#include "protocol/reconcile.h"
-#include "protocol/watch_core.h"
+#include "protocol/state/config.h"
+#include "protocol/base/json.h"
+#include "protocol/review/phase_snapshot.h"
+#include "protocol/plan/plan_cache.h"
+#include "protocol/watch/reconcile.h"
+#include "protocol/watch/watch_core.h"
 #include "runner/dir_watch.h"
 #include "runner/instance_lock.h"
 #include "runner/output.h"
@@ -106,7 +106,7 @@ class Watcher {
   // Siblings as the cross-plan checks read them (slim, ~1 KB a plan; at most 20,000 kept),
   // reused while their files stay the same. Used by the fresh review lane's worker while it
   // runs a batch, else by warming on the loop thread (only without the phases' stores of
-  // cross-plan facts, protocol/cross_facts.h): never both at once.
+  // cross-plan facts, protocol/review/cross_facts.h): never both at once.
   PlanCache plan_cache_;
   // The fresh lane's phases as the cross-plan checks see them, kept between saves (at most
   // as many plans as the cache): a save re-runs the checks only when a plan's cross-plan

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <system_error>
 
-#include "protocol/git_port.h"
-#include "protocol/text.h"
+#include "protocol/ports/git_port.h"
+#include "protocol/base/text.h"
 
 namespace yolo::runner {
 namespace stdfs = std::filesystem;

@@ -9,7 +9,7 @@
 #include <optional>
 #include <random>
 
-#include "protocol/fs.h"
+#include "protocol/ports/fs.h"
 #include "runner/identity.h"
 #include "runner/signing.h"
 

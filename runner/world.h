@@ -1,4 +1,4 @@
-// The runner's World (protocol/world.h): the real disk, the system clock, the approval key
+// The runner's World (protocol/ports/world.h): the real disk, the system clock, the approval key
 // file (runner/identity.h: approval_key_path) and SSH-signed approvals checked with
 // ssh-keygen (runner/signing.h). run_cli builds it once at start-up; the runner passes it to
 // every protocol function that reaches files, time or keys.
@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <mutex>
 
-#include "protocol/seal.h"
-#include "protocol/world.h"
+#include "protocol/base/seal.h"
+#include "protocol/ports/world.h"
 
 namespace yolo::runner {
 

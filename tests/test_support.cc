@@ -1,7 +1,7 @@
 #include <algorithm>
 #include "test_support.h"
 
-#include "protocol/seal.h"
+#include "protocol/base/seal.h"
 
 #include <fcntl.h>
 #include <poll.h>

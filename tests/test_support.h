@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "protocol/json.h"
-#include "protocol/world.h"
+#include "protocol/base/json.h"
+#include "protocol/ports/world.h"
 
 namespace yolo::test {
 

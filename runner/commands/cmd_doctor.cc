@@ -14,13 +14,13 @@
 #include <map>
 #include <set>
 
-#include "protocol/approver_policy.h"
-#include "protocol/config.h"
-#include "protocol/fs.h"
-#include "protocol/gates.h"
-#include "protocol/plan.h"
-#include "protocol/plan_checks.h"
-#include "protocol/text.h"
+#include "protocol/gates/approver_policy.h"
+#include "protocol/state/config.h"
+#include "protocol/ports/fs.h"
+#include "protocol/gates/gates.h"
+#include "protocol/plan/plan.h"
+#include "protocol/plan/plan_checks.h"
+#include "protocol/base/text.h"
 #include "runner/command.h"
 #include "runner/commands/doctor.h"
 #include "runner/gates_view.h"

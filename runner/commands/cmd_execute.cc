@@ -3,7 +3,7 @@
 // 4 waiting for SUMMARY files, 64 usage error.
 #include <filesystem>
 
-#include "protocol/fs.h"
+#include "protocol/ports/fs.h"
 #include "runner/command.h"
 #include "runner/phase_run.h"
 #include "runner/gates_view.h"

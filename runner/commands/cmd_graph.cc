@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <iostream>
 
-#include "protocol/graph.h"
-#include "protocol/plan.h"
-#include "protocol/summary.h"
-#include "protocol/waves.h"
+#include "protocol/status/graph.h"
+#include "protocol/plan/plan.h"
+#include "protocol/summary/summary.h"
+#include "protocol/plan/waves.h"
 #include "runner/command.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"

@@ -1,10 +1,10 @@
 // yolo help [COMMAND], yolo completion bash|zsh|fish, yolo man: what yolo can do, from the
 // same registry the parser is built from (runner/cli_docs.h). `yolo help covers`: what an
-// approval covers, from the list the gates use (protocol/gate_coverage.h); docs/trust.md
+// approval covers, from the list the gates use (protocol/gates/gate_coverage.h); docs/trust.md
 // holds the same text, and a test keeps them equal.
 #include <iostream>
 
-#include "protocol/gate_coverage.h"
+#include "protocol/gates/gate_coverage.h"
 #include "runner/cli_docs.h"
 #include "runner/command.h"
 #include "runner/output.h"

@@ -3,9 +3,9 @@
 // agent CLIs) and a .gitignore for what yolo writes that is not meant to be committed.
 #include <iostream>
 
-#include "protocol/config.h"
-#include "protocol/fs.h"
-#include "protocol/stage1.h"
+#include "protocol/state/config.h"
+#include "protocol/ports/fs.h"
+#include "protocol/review/stage1.h"
 #include "runner/command.h"
 #include "runner/output.h"
 
@@ -32,7 +32,7 @@ const char* const kExecPrompt =
 // docs/agents.md says why each flag is there. yolo confines what it starts, so the templates turn
 // the CLIs' own prompts and sandboxes off where they would stop an unattended run. Each asks its
 // CLI for the machine-readable output: yolo reads the agent's answer inside it and records what
-// every call cost (protocol/agent_usage.h); the executors' is a stream of events, whose tool
+// every call cost (protocol/state/agent_usage.h); the executors' is a stream of events, whose tool
 // calls yolo shows on the live line as they start.
 json agent_templates() {
   return {

@@ -2,10 +2,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "protocol/events.h"
-#include "protocol/fs.h"
-#include "protocol/numbers.h"
-#include "protocol/text.h"
+#include "protocol/state/events.h"
+#include "protocol/ports/fs.h"
+#include "protocol/base/numbers.h"
+#include "protocol/base/text.h"
 #include "runner/world.h"
 #include "runner/command.h"
 #include "runner/output.h"

@@ -6,8 +6,8 @@
 #include <iostream>
 #include <map>
 
-#include "protocol/fs.h"
-#include "protocol/text.h"
+#include "protocol/ports/fs.h"
+#include "protocol/base/text.h"
 #include "runner/agent_logs.h"
 #include "runner/command.h"
 #include "runner/gates_view.h"

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "protocol/fs.h"
+#include "protocol/ports/fs.h"
 #include "runner/world.h"
 #include "runner/command.h"
 #include "runner/mcp_server.h"

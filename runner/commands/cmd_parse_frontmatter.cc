@@ -1,6 +1,6 @@
 // yolo parse-frontmatter FILE: the frontmatter of a Markdown file as JSON.
-#include "protocol/frontmatter.h"
-#include "protocol/fs.h"
+#include "protocol/plan/frontmatter.h"
+#include "protocol/ports/fs.h"
 #include "runner/command.h"
 #include "runner/output.h"
 

@@ -1,6 +1,6 @@
 // yolo resolve-model / resolve-turns: PROTOCOL.md section 9.
-#include "protocol/config.h"
-#include "protocol/fs.h"
+#include "protocol/state/config.h"
+#include "protocol/ports/fs.h"
 #include "runner/command.h"
 #include "runner/output.h"
 

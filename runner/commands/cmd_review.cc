@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <optional>
 
-#include "protocol/config.h"
-#include "protocol/execution.h"
-#include "protocol/fs.h"
-#include "protocol/json_field.h"
-#include "protocol/plan.h"
-#include "protocol/state.h"
-#include "protocol/summary.h"
+#include "protocol/state/config.h"
+#include "protocol/run/execution.h"
+#include "protocol/ports/fs.h"
+#include "protocol/base/json_field.h"
+#include "protocol/plan/plan.h"
+#include "protocol/state/state.h"
+#include "protocol/summary/summary.h"
 #include "runner/child_keeper.h"
 #include "runner/command.h"
 #include "runner/config_report.h"

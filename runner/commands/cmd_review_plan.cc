@@ -1,10 +1,10 @@
 // yolo review-plan PLAN [PHASE_DIR] | --phase DIR...: Stage 1, PROTOCOL.md section 3.
 #include <filesystem>
 
-#include "protocol/config.h"
-#include "protocol/fs.h"
-#include "protocol/stage1.h"
-#include "protocol/text.h"
+#include "protocol/state/config.h"
+#include "protocol/ports/fs.h"
+#include "protocol/review/stage1.h"
+#include "protocol/base/text.h"
 #include "runner/world.h"
 #include "runner/command.h"
 #include "runner/output.h"

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "protocol/config.h"
-#include "protocol/sandbox_policy.h"
+#include "protocol/state/config.h"
+#include "protocol/run/sandbox_policy.h"
 #include "runner/command.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"

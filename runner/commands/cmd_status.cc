@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "protocol/agent_usage.h"
-#include "protocol/numbers.h"
-#include "protocol/status.h"
-#include "protocol/text.h"
+#include "protocol/state/agent_usage.h"
+#include "protocol/base/numbers.h"
+#include "protocol/status/status.h"
+#include "protocol/base/text.h"
 #include "runner/command.h"
 #include "runner/config_report.h"
 #include "runner/gates_view.h"
@@ -41,7 +41,7 @@ std::string usage_line(const std::string& what, const json& u) {
          std::to_string(calls) + (calls == 1 ? " call" : " calls");
 }
 
-// What the run's agent calls cost, as their CLIs reported it (protocol/agent_usage.h): the
+// What the run's agent calls cost, as their CLIs reported it (protocol/state/agent_usage.h): the
 // run, its phase and each plan; and the budget, when config has one.
 void add_usage(json& s, const stdfs::path& root, const Config& cfg) {
   std::string cid = s.value("correlation_id", json()).is_string() ? s["correlation_id"].get<std::string>() : "";

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <map>
 
-#include "protocol/frontmatter.h"
-#include "protocol/fs.h"
-#include "protocol/records.h"
-#include "protocol/schema.h"
-#include "protocol/text.h"
+#include "protocol/plan/frontmatter.h"
+#include "protocol/ports/fs.h"
+#include "protocol/state/records.h"
+#include "protocol/base/schema.h"
+#include "protocol/base/text.h"
 #include "runner/command.h"
 #include "runner/output.h"
 

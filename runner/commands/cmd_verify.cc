@@ -6,17 +6,17 @@
 #include <filesystem>
 #include <map>
 
-#include "protocol/audit.h"
-#include "protocol/config.h"
-#include "protocol/execution.h"
-#include "protocol/fs.h"
-#include "protocol/approvals.h"
-#include "protocol/review_ledger.h"
-#include "protocol/gate_coverage.h"
-#include "protocol/sandbox_policy.h"
-#include "protocol/seal.h"
-#include "protocol/state.h"
-#include "protocol/text.h"
+#include "protocol/state/audit.h"
+#include "protocol/state/config.h"
+#include "protocol/run/execution.h"
+#include "protocol/ports/fs.h"
+#include "protocol/gates/approvals.h"
+#include "protocol/review/review_ledger.h"
+#include "protocol/gates/gate_coverage.h"
+#include "protocol/run/sandbox_policy.h"
+#include "protocol/base/seal.h"
+#include "protocol/state/state.h"
+#include "protocol/base/text.h"
 #include "runner/command.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
@@ -189,7 +189,7 @@ int verify(const Options& o) {
       fail("review ledger " + n, r.error);
       continue;
     }
-    // The records appended to its journal since (protocol/review_ledger.h) count too.
+    // The records appended to its journal since (protocol/review/review_ledger.h) count too.
     if (auto j = fs::read_bytes(review_ledger::journal_for(f), 16u << 20); j.ok())
       review_ledger::apply_journal(r.doc, j.content);
     if (!r.doc.contains("reviews") || !r.doc["reviews"].is_object()) continue;

@@ -3,10 +3,10 @@
 // Exit 0 pass, 1 fail, 2 pass with warnings.
 #include <filesystem>
 
-#include "protocol/config.h"
-#include "protocol/fs.h"
-#include "protocol/summary_gate.h"
-#include "protocol/text.h"
+#include "protocol/state/config.h"
+#include "protocol/ports/fs.h"
+#include "protocol/summary/summary_gate.h"
+#include "protocol/base/text.h"
 #include "runner/world.h"
 #include "runner/command.h"
 #include "runner/git.h"

@@ -1,5 +1,5 @@
 // yolo watch [REPO]: react live to .yolo-planning changes.
-#include "protocol/fs.h"
+#include "protocol/ports/fs.h"
 #include "runner/child_keeper.h"
 #include "runner/command.h"
 #include "runner/gates_view.h"

@@ -11,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "protocol/config.h"
+#include "protocol/state/config.h"
 #include "runner/output.h"
 #include "runner/subprocess.h"
 

@@ -12,7 +12,7 @@
 #include <set>
 #include <tuple>
 
-#include "protocol/failure_line.h"
+#include "protocol/findings/failure_line.h"
 #include "runner/commands/doctor.h"
 
 namespace yolo::runner::doctor {

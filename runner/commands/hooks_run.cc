@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <sstream>
 
-#include "protocol/config.h"
-#include "protocol/fs.h"
-#include "protocol/approvals.h"
-#include "protocol/plan.h"
-#include "protocol/state.h"
-#include "protocol/text.h"
+#include "protocol/state/config.h"
+#include "protocol/ports/fs.h"
+#include "protocol/gates/approvals.h"
+#include "protocol/plan/plan.h"
+#include "protocol/state/state.h"
+#include "protocol/base/text.h"
 #include "runner/world.h"
 #include "runner/command.h"
 #include "runner/commands/hooks.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/json.h"
+#include "protocol/base/json.h"
 
 namespace yolo::test {
 

@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "protocol/state.h"
+#include "protocol/state/state.h"
 #include "test_support.h"
 
 namespace yolo::test {

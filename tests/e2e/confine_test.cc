@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-#include "protocol/json.h"
+#include "protocol/base/json.h"
 #include "runner/refusals.h"
 #include "runner/sandbox.h"
 #include "test_support.h"

@@ -9,8 +9,8 @@
 #include <functional>
 #include <thread>
 
-#include "protocol/json.h"
-#include "protocol/sha256.h"
+#include "protocol/base/json.h"
+#include "protocol/base/sha256.h"
 #include "runner/signing.h"
 #include "test_support.h"
 

@@ -14,10 +14,10 @@
 #include <thread>
 
 #include "bg_process.h"
-#include "protocol/gates.h"
-#include "protocol/review_ledger.h"
-#include "protocol/sha256.h"
-#include "protocol/state.h"
+#include "protocol/gates/gates.h"
+#include "protocol/review/review_ledger.h"
+#include "protocol/base/sha256.h"
+#include "protocol/state/state.h"
 #include "runner/world.h"
 #include "test_support.h"
 

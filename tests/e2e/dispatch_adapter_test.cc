@@ -21,7 +21,7 @@
 
 #include "bg_process.h"
 #include "slurm_cluster.h"
-#include "protocol/dispatch.h"
+#include "protocol/run/dispatch.h"
 #include "test_support.h"
 
 namespace yolo::e2e {

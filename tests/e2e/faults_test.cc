@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "bg_process.h"
-#include "protocol/sha256.h"
+#include "protocol/base/sha256.h"
 #include "test_support.h"
 
 namespace yolo::test {

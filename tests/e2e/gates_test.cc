@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "protocol/sha256.h"
-#include "protocol/state.h"
+#include "protocol/base/sha256.h"
+#include "protocol/state/state.h"
 #include "test_support.h"
 
 namespace yolo::test {

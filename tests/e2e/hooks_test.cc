@@ -9,7 +9,7 @@
 #include <regex>
 #include <set>
 
-#include "protocol/review_loop.h"
+#include "protocol/review/review_loop.h"
 #include "runner/world.h"
 #include "test_support.h"
 

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "protocol/sha256.h"
+#include "protocol/base/sha256.h"
 #include "test_support.h"
 
 extern char** environ;

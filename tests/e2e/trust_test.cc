@@ -8,7 +8,7 @@
 
 #include <fstream>
 
-#include "protocol/json.h"
+#include "protocol/base/json.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -355,7 +355,7 @@ TEST(Trust, TheStatusCacheDoesNotKeepAnEditedRecordCounting) {
 }
 
 // Each phase's cross-plan facts are remembered in a sealed store (.yolo-planning/.cache/stage1/,
-// protocol/cross_facts.h) so a review does not parse every sibling; a store edited by hand is
+// protocol/review/cross_facts.h) so a review does not parse every sibling; a store edited by hand is
 // not believed, and a plan edited since is read again.
 TEST(Trust, TheStoreOfCrossPlanFactsIsNotBelievedWhenForgedAndFollowsEdits) {
   Project p;

@@ -1,4 +1,4 @@
-#include "protocol/agent_usage.h"
+#include "protocol/state/agent_usage.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// The real clock (protocol/clock.h), checked against the system clock itself.
-#include "protocol/clock.h"
+// The real clock (protocol/ports/clock.h), checked against the system clock itself.
+#include "protocol/ports/clock.h"
 
 #include <gtest/gtest.h>
 

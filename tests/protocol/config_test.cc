@@ -1,5 +1,5 @@
 // resolve_model / resolve_turns (PROTOCOL.md section 9) and config loading.
-#include "protocol/config.h"
+#include "protocol/state/config.h"
 
 #include <gtest/gtest.h>
 

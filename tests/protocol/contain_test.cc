@@ -2,9 +2,9 @@
 // files, gate requests, MCP calls and the command line: resolve every symbolic link, then compare with the root.
 #include <gtest/gtest.h>
 
-#include "protocol/contain.h"
-#include "protocol/disk.h"
-#include "protocol/fs.h"
+#include "protocol/ports/contain.h"
+#include "protocol/ports/disk.h"
+#include "protocol/ports/fs.h"
 #include "test_support.h"
 
 namespace yolo::fs {

@@ -9,10 +9,10 @@
 #include <regex>
 #include <set>
 
-#include "protocol/frontmatter.h"
-#include "protocol/fs.h"
-#include "protocol/plan.h"
-#include "protocol/stage1.h"
+#include "protocol/plan/frontmatter.h"
+#include "protocol/ports/fs.h"
+#include "protocol/plan/plan.h"
+#include "protocol/review/stage1.h"
 #include "test_support.h"
 
 namespace yolo {
@@ -32,7 +32,7 @@ std::optional<stdfs::path> corpus() {
 }
 
 // Values in a JSON document (every object, array and scalar), as the alias-bomb guard of
-// protocol/frontmatter.cc counts them.
+// protocol/plan/frontmatter.cc counts them.
 size_t count_values(const json& j) {
   size_t n = 1;
   if (j.is_structured())
@@ -48,7 +48,7 @@ std::vector<stdfs::path> all_files(const stdfs::path& root) {
   return v;
 }
 
-// The simple frontmatter reader (protocol/frontmatter.cc, without yaml-cpp) on real files:
+// The simple frontmatter reader (protocol/plan/frontmatter.cc, without yaml-cpp) on real files:
 // where it answers, it answers as yaml-cpp does.
 TEST(Corpus, SimpleFrontmatterReaderAgreesWithYamlCpp) {
   auto root = corpus();

@@ -1,16 +1,16 @@
-// The store of each phase's cross-plan facts (protocol/cross_facts.h): Stage 1 answers from it
+// The store of each phase's cross-plan facts (protocol/review/cross_facts.h): Stage 1 answers from it
 // exactly what a full parse of every plan gives; a plan is taken from it only while its file
 // is the one it was parsed from; a store edited, copied from another project or phase, made
 // with another key, or replayed is not believed; racy files are not remembered.
-#include "protocol/cross_facts.h"
+#include "protocol/review/cross_facts.h"
 
 #include <gtest/gtest.h>
 
 #include <ctime>
 
-#include "protocol/phase_snapshot.h"
-#include "protocol/stage1.h"
-#include "protocol/verified_cache.h"
+#include "protocol/review/phase_snapshot.h"
+#include "protocol/review/stage1.h"
+#include "protocol/review/verified_cache.h"
 #include "test_support.h"
 
 namespace yolo::cross_facts {

@@ -1,10 +1,10 @@
 // protocol/dispatch: submit or re-attach, attempts, submit's output, wait's exit codes,
 // the templates' checks.
-#include "protocol/dispatch.h"
+#include "protocol/run/dispatch.h"
 
 #include <gtest/gtest.h>
 
-#include "protocol/config.h"
+#include "protocol/state/config.h"
 
 namespace yolo::dispatch {
 namespace {

@@ -1,5 +1,5 @@
 // The append-only event log (PROTOCOL.md section 8).
-#include "protocol/events.h"
+#include "protocol/state/events.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "protocol/world.h"
+#include "protocol/ports/world.h"
 #include "test_support.h"
 
 namespace yolo {
@@ -26,7 +26,7 @@ std::vector<std::string> log_lines(const std::filesystem::path& root) {
   return lines_of(test::read_file(events::log_path(root)));
 }
 
-// A project on an in-memory disk with a fixed clock (protocol/world.h): most of the log's
+// A project on an in-memory disk with a fixed clock (protocol/ports/world.h): most of the log's
 // rules need no temp folder. What only a real disk shows (an I/O error from the file system,
 // appends racing from threads) stays on a TempDir below.
 struct Mem {

@@ -1,11 +1,11 @@
-#include "protocol/execution.h"
+#include "protocol/run/execution.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "protocol/schema.h"
-#include "protocol/state.h"
+#include "protocol/base/schema.h"
+#include "protocol/state/state.h"
 
 namespace yolo::execution {
 namespace {

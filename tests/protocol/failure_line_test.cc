@@ -1,4 +1,4 @@
-#include "protocol/failure_line.h"
+#include "protocol/findings/failure_line.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The one rule for "the most severe finding" of a review, and a finding's one line: what
 // `yolo status` and the watcher tell a person about a rejected plan.
-#include "protocol/finding_rows.h"
+#include "protocol/review/finding_rows.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-// The alias-bomb guard of protocol/frontmatter.cc: a frontmatter may expand to at most 20000
+// The alias-bomb guard of protocol/plan/frontmatter.cc: a frontmatter may expand to at most 20000
 // values (objects, arrays and scalars, aliases counted as often as they expand).
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-#include "protocol/frontmatter.h"
+#include "protocol/plan/frontmatter.h"
 
 namespace yolo {
 namespace {

@@ -1,4 +1,4 @@
-#include "protocol/frontmatter.h"
+#include "protocol/plan/frontmatter.h"
 
 #include <gtest/gtest.h>
 

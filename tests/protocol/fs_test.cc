@@ -1,4 +1,4 @@
-// protocol/fs.cc reads: only regular files are read; FIFOs, devices and folders are refused
+// protocol/ports/fs.cc reads: only regular files are read; FIFOs, devices and folders are refused
 // at once with an error naming the path, never a hang.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 
 #include <chrono>
 
-#include "protocol/fs.h"
+#include "protocol/ports/fs.h"
 #include "test_support.h"
 
 namespace yolo {

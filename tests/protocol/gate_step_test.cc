@@ -1,6 +1,6 @@
 // gates::ensure: which gate a step needs and what to do, as a typed action, from plain
 // state documents (no project, no processes).
-#include "protocol/gate_step.h"
+#include "protocol/gates/gate_step.h"
 
 #include <gtest/gtest.h>
 

@@ -1,17 +1,17 @@
-#include "protocol/gates.h"
+#include "protocol/gates/gates.h"
 
-#include "protocol/approvals.h"
-#include "protocol/approver_policy.h"
-#include "protocol/gate_coverage.h"
-#include "protocol/gate_run.h"
-#include "protocol/seal.h"
+#include "protocol/gates/approvals.h"
+#include "protocol/gates/approver_policy.h"
+#include "protocol/gates/gate_coverage.h"
+#include "protocol/gates/gate_run.h"
+#include "protocol/base/seal.h"
 
 #include <gtest/gtest.h>
 
-#include "protocol/config.h"
-#include "protocol/events.h"
-#include "protocol/sha256.h"
-#include "protocol/state.h"
+#include "protocol/state/config.h"
+#include "protocol/state/events.h"
+#include "protocol/base/sha256.h"
+#include "protocol/state/state.h"
 #include "test_support.h"
 
 namespace yolo::gates {

@@ -1,9 +1,9 @@
-// protocol/json.h: bounded-depth parsing of JSON from disk, children and clients.
+// protocol/base/json.h: bounded-depth parsing of JSON from disk, children and clients.
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "protocol/json.h"
+#include "protocol/base/json.h"
 
 namespace yolo {
 namespace {

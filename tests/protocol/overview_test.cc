@@ -1,10 +1,10 @@
 // The project at a glance (protocol/overview): which review record is each plan's.
-#include "protocol/overview.h"
+#include "protocol/status/overview.h"
 
 #include <gtest/gtest.h>
 
-#include "protocol/plan.h"
-#include "protocol/review_ledger.h"
+#include "protocol/plan/plan.h"
+#include "protocol/review/review_ledger.h"
 #include "test_support.h"
 
 namespace yolo {

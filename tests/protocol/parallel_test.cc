@@ -1,6 +1,6 @@
-// parallel_for (protocol/parallel.h): every index once, whatever the thread count; the first
+// parallel_for (protocol/base/parallel.h): every index once, whatever the thread count; the first
 // exception comes back to the caller after every thread ended.
-#include "protocol/parallel.h"
+#include "protocol/base/parallel.h"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
-// PhaseSnapshots (protocol/phase_snapshot.h): a review pass answers every plan's cross-plan
+// PhaseSnapshots (protocol/review/phase_snapshot.h): a review pass answers every plan's cross-plan
 // checks from one load of its phase, with exactly the findings stage1_plan_file computes
 // without it, and follows the plan under review when its content changes.
-#include "protocol/phase_snapshot.h"
+#include "protocol/review/phase_snapshot.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "protocol/stage1.h"
+#include "protocol/review/stage1.h"
 #include "test_support.h"
 
 namespace yolo {

@@ -1,4 +1,4 @@
-#include "protocol/plan_cache.h"
+#include "protocol/plan/plan_cache.h"
 
 #include <gtest/gtest.h>
 

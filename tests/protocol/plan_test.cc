@@ -1,5 +1,5 @@
 // PLAN.md parsing: tasks, file references, frontmatter fields (PROTOCOL.md section 2).
-#include "protocol/plan.h"
+#include "protocol/plan/plan.h"
 
 #include <gtest/gtest.h>
 

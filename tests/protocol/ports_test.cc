@@ -1,23 +1,23 @@
-// The modules that read project files, run on the ports alone (protocol/world.h): a
+// The modules that read project files, run on the ports alone (protocol/ports/world.h): a
 // MemoryDisk, a FixedClock, a key of the test's own and a fake signature check. No temp
 // folder, no key file, no wall clock, no ssh-keygen: Stage 1 of plans held in memory, gate
 // coverage over in-memory files, the SUMMARY gate, a gate run under the in-memory lock and
 // approvals whose SSH signature a fake accepts or refuses.
 #include <gtest/gtest.h>
 
-#include "protocol/approvals.h"
-#include "protocol/audit.h"
-#include "protocol/config.h"
-#include "protocol/gate_coverage.h"
-#include "protocol/gate_run.h"
-#include "protocol/overview.h"
-#include "protocol/phase_snapshot.h"
-#include "protocol/plan_cache.h"
-#include "protocol/sha256.h"
-#include "protocol/stage1.h"
-#include "protocol/state.h"
-#include "protocol/summary_gate.h"
-#include "protocol/world.h"
+#include "protocol/gates/approvals.h"
+#include "protocol/state/audit.h"
+#include "protocol/state/config.h"
+#include "protocol/gates/gate_coverage.h"
+#include "protocol/gates/gate_run.h"
+#include "protocol/status/overview.h"
+#include "protocol/review/phase_snapshot.h"
+#include "protocol/plan/plan_cache.h"
+#include "protocol/base/sha256.h"
+#include "protocol/review/stage1.h"
+#include "protocol/state/state.h"
+#include "protocol/summary/summary_gate.h"
+#include "protocol/ports/world.h"
 #include "summary_fixtures.h"
 
 namespace yolo {

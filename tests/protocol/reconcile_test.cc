@@ -1,9 +1,9 @@
 // The watcher's reconcile decisions, without a watcher: what changed -> what to do.
-#include "protocol/reconcile.h"
+#include "protocol/watch/reconcile.h"
 
 #include <gtest/gtest.h>
 
-#include "protocol/execution.h"
+#include "protocol/run/execution.h"
 
 namespace yolo::watch {
 namespace {

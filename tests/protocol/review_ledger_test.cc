@@ -1,7 +1,7 @@
-#include "protocol/review_ledger.h"
-#include "protocol/world.h"
-#include "protocol/gate_coverage.h"
-#include "protocol/seal.h"
+#include "protocol/review/review_ledger.h"
+#include "protocol/ports/world.h"
+#include "protocol/gates/gate_coverage.h"
+#include "protocol/base/seal.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-// A project on an in-memory disk with a key of its own (protocol/world.h): no temp folder.
+// A project on an in-memory disk with a key of its own (protocol/ports/world.h): no temp folder.
 struct Repo {
   fs::MemoryDisk disk;
   FixedClock clock{"2026-11-23T21:40:00Z"};

@@ -1,4 +1,4 @@
-#include "protocol/review_loop.h"
+#include "protocol/review/review_loop.h"
 
 #include <gtest/gtest.h>
 

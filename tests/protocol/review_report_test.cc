@@ -1,6 +1,6 @@
 // A review pass's typed rows: what the callers in the review's own process read, and what a
 // person is told about a rejected plan.
-#include "protocol/review_report.h"
+#include "protocol/review/review_report.h"
 
 #include <gtest/gtest.h>
 

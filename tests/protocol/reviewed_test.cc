@@ -1,7 +1,7 @@
 // "Already reviewed as it is": the one rule review --changed, execute and the watcher share.
 #include <gtest/gtest.h>
 
-#include "protocol/reviewed.h"
+#include "protocol/review/reviewed.h"
 
 namespace yolo::review {
 namespace {

@@ -1,4 +1,4 @@
-#include "protocol/reviewer_output.h"
+#include "protocol/review/reviewer_output.h"
 
 #include <gtest/gtest.h>
 

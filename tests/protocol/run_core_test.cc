@@ -1,6 +1,6 @@
 // The run core stepped one event at a time against a fake executor: every decision of a
 // phase run (waves, slots, failures, gates, merges, resume, dispatch) without a process.
-#include "protocol/run_core.h"
+#include "protocol/run/run_core.h"
 
 #include <gtest/gtest.h>
 

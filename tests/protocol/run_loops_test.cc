@@ -1,4 +1,4 @@
-#include "protocol/run_loops.h"
+#include "protocol/run/run_loops.h"
 
 #include <gtest/gtest.h>
 

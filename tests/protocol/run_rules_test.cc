@@ -4,8 +4,8 @@
 #include <set>
 #include <string>
 
-#include "protocol/execute_rules.h"
-#include "protocol/execution.h"
+#include "protocol/run/execute_rules.h"
+#include "protocol/run/execution.h"
 
 namespace yolo::execution {
 namespace {

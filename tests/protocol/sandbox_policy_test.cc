@@ -1,6 +1,6 @@
 // The sandbox's policy per role, as a pure rule: what each role reads, writes and keeps
 // read-only, and a canonical text (its digest is recorded with every child).
-#include "protocol/sandbox_policy.h"
+#include "protocol/run/sandbox_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-// protocol/schema.cc compiles each embedded schema on its first use, once, and caches it.
+// protocol/base/schema.cc compiles each embedded schema on its first use, once, and caches it.
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-#include "protocol/schema.h"
+#include "protocol/base/schema.h"
 
 namespace yolo {
 namespace {

@@ -6,7 +6,7 @@
 //   tests/schema_examples/<schema>/expected.json              optional; when present it maps
 //       every invalid file name to a list of texts, each of which must occur in one of the
 //       errors reported for it, written "<pointer>: <message>" ("(document)" for the root).
-// A .md example is validated through its YAML frontmatter (protocol/frontmatter.h), exactly
+// A .md example is validated through its YAML frontmatter (protocol/plan/frontmatter.h), exactly
 // as `yolo validate` does; a workflow record may be wrapped ({"evidence": {...}}).
 // Every embedded schema needs at least one valid and one invalid example: adding a schema
 // without examples fails SchemaExamples.EverySchemaHasExamples.
@@ -17,10 +17,10 @@
 #include <map>
 #include <set>
 
-#include "protocol/frontmatter.h"
-#include "protocol/fs.h"
-#include "protocol/records.h"
-#include "protocol/schema.h"
+#include "protocol/plan/frontmatter.h"
+#include "protocol/ports/fs.h"
+#include "protocol/state/records.h"
+#include "protocol/base/schema.h"
 #include "test_support.h"
 
 namespace yolo {

@@ -1,11 +1,11 @@
-// The scope fence (protocol/scope_fence.h) and the checks yolo runs itself
-// (protocol/plan_checks.h): plain inputs, no git, no processes.
-#include "protocol/scope_fence.h"
+// The scope fence (protocol/plan/scope_fence.h) and the checks yolo runs itself
+// (protocol/plan/plan_checks.h): plain inputs, no git, no processes.
+#include "protocol/plan/scope_fence.h"
 
 #include <gtest/gtest.h>
 
-#include "protocol/plan_checks.h"
-#include "protocol/stage1.h"
+#include "protocol/plan/plan_checks.h"
+#include "protocol/review/stage1.h"
 #include "test_support.h"
 
 namespace yolo {

@@ -1,7 +1,7 @@
 // SHA-256 from libcrypto and the HMAC-SHA256 over it: the FIPS 180-4 / NIST example digests, the
 // streaming interface against the one-shot hash on every length and split, and the RFC 4231
 // HMAC test cases (a short key, a key longer than a block, a key changed between calls).
-#include "protocol/sha256.h"
+#include "protocol/base/sha256.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "protocol/seal.h"
+#include "protocol/base/seal.h"
 
 namespace yolo {
 namespace {

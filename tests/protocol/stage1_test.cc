@@ -1,5 +1,5 @@
 // Stage 1 structural pre-check: every check of PROTOCOL.md section 3, failing and passing.
-#include "protocol/stage1.h"
+#include "protocol/review/stage1.h"
 
 #include <gtest/gtest.h>
 

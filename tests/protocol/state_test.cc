@@ -1,4 +1,4 @@
-#include "protocol/state.h"
+#include "protocol/state/state.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -6,8 +6,8 @@
 #include <functional>
 #include <random>
 
-#include "protocol/schema.h"
-#include "protocol/world.h"
+#include "protocol/base/schema.h"
+#include "protocol/ports/world.h"
 #include "test_support.h"
 
 namespace yolo::state {
@@ -19,7 +19,7 @@ struct Repo {
   const std::filesystem::path& root() const { return dir.path(); }
 };
 
-// The same project on an in-memory disk (protocol/world.h): the state's rules need no temp
+// The same project on an in-memory disk (protocol/ports/world.h): the state's rules need no temp
 // folder. What only a real disk shows (a file replaced or not: its inode) stays on Repo.
 struct MemRepo {
   fs::MemoryDisk disk;

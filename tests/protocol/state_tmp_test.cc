@@ -1,11 +1,11 @@
-// protocol/state.cc: temp files left by atomic writers that died are removed under the lock;
+// protocol/state/state.cc: temp files left by atomic writers that died are removed under the lock;
 // a deeply nested state file is refused with an error, not a crash.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include "protocol/state.h"
+#include "protocol/state/state.h"
 #include "test_support.h"
 
 namespace yolo::state {

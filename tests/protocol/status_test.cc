@@ -1,8 +1,8 @@
-#include "protocol/status.h"
+#include "protocol/status/status.h"
 
 #include <gtest/gtest.h>
 
-#include "protocol/state.h"
+#include "protocol/state/state.h"
 #include "test_support.h"
 
 namespace yolo {

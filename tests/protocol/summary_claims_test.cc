@@ -1,6 +1,6 @@
-// The SUMMARY claims checked against git and files (protocol/summary_claims.h, through
+// The SUMMARY claims checked against git and files (protocol/summary/summary_claims.h, through
 // verify_summary in strict mode).
-#include "protocol/summary_gate.h"
+#include "protocol/summary/summary_gate.h"
 
 #include <gtest/gtest.h>
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "protocol/summary.h"
-#include "protocol/summary_gate.h"
+#include "protocol/summary/summary.h"
+#include "protocol/summary/summary_gate.h"
 #include "test_support.h"
 
 namespace yolo::summary_fixtures {

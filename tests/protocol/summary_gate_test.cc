@@ -1,5 +1,5 @@
-// The SUMMARY gate: structural checks, modes, verdicts (protocol/summary_gate.h).
-#include "protocol/summary_gate.h"
+// The SUMMARY gate: structural checks, modes, verdicts (protocol/summary/summary_gate.h).
+#include "protocol/summary/summary_gate.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// A SUMMARY.md parsed, named and located (protocol/summary.h).
-#include "protocol/summary.h"
-#include "protocol/summary_gate.h"
+// A SUMMARY.md parsed, named and located (protocol/summary/summary.h).
+#include "protocol/summary/summary.h"
+#include "protocol/summary/summary_gate.h"
 
 #include <gtest/gtest.h>
 

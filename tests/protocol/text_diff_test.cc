@@ -1,5 +1,5 @@
 // unified_diff: what `yolo watch --fix` shows of the architect's rewrite.
-#include "protocol/text_diff.h"
+#include "protocol/base/text_diff.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// protocol/text.h: sanitize_for_terminal keeps plan-derived text from driving the terminal.
+// protocol/base/text.h: sanitize_for_terminal keeps plan-derived text from driving the terminal.
 #include <gtest/gtest.h>
 
-#include "protocol/text.h"
+#include "protocol/base/text.h"
 
 namespace yolo {
 namespace {

@@ -2,15 +2,15 @@
 // sealed review records, the audit chain, duplicate gate ids.
 #include <gtest/gtest.h>
 
-#include "protocol/audit.h"
-#include "protocol/approvals.h"
-#include "protocol/gate_coverage.h"
-#include "protocol/gate_run.h"
-#include "protocol/review_ledger.h"
-#include "protocol/reviewer_output.h"
-#include "protocol/seal.h"
-#include "protocol/sha256.h"
-#include "protocol/state.h"
+#include "protocol/state/audit.h"
+#include "protocol/gates/approvals.h"
+#include "protocol/gates/gate_coverage.h"
+#include "protocol/gates/gate_run.h"
+#include "protocol/review/review_ledger.h"
+#include "protocol/review/reviewer_output.h"
+#include "protocol/base/seal.h"
+#include "protocol/base/sha256.h"
+#include "protocol/state/state.h"
 #include "test_support.h"
 
 namespace yolo {

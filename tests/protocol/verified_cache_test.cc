@@ -1,14 +1,14 @@
-// The sealed cache of verified answers (protocol/verified_cache.h) and the overview's use of
+// The sealed cache of verified answers (protocol/review/verified_cache.h) and the overview's use of
 // it: a hit only for files whose identity (inode, size, mtime, ctime) is unchanged and not
 // racy; a cache edited or copied from another project is ignored.
-#include "protocol/verified_cache.h"
+#include "protocol/review/verified_cache.h"
 
 #include <gtest/gtest.h>
 
 #include <ctime>
 
-#include "protocol/overview.h"
-#include "protocol/review_ledger.h"
+#include "protocol/status/overview.h"
+#include "protocol/review/review_ledger.h"
 #include "test_support.h"
 
 namespace yolo::verified_cache {

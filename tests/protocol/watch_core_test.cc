@@ -1,15 +1,15 @@
 // The watcher's core stepped one event at a time: a file tree in memory, a fixed clock, and
 // the timers fired by the test. What `yolo watch` decides (debounce, lanes, rescans, which
 // plans to review, when execute runs) is checked here without inotify, threads or children.
-#include "protocol/watch_core.h"
+#include "protocol/watch/watch_core.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "protocol/execute_rules.h"
-#include "protocol/review_loop.h"
-#include "protocol/state.h"
+#include "protocol/run/execute_rules.h"
+#include "protocol/review/review_loop.h"
+#include "protocol/state/state.h"
 
 namespace yolo::watch {
 namespace {

@@ -1,4 +1,4 @@
-#include "protocol/watch_paths.h"
+#include "protocol/watch/watch_paths.h"
 
 #include <gtest/gtest.h>
 

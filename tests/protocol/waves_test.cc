@@ -1,4 +1,4 @@
-#include "protocol/waves.h"
+#include "protocol/plan/waves.h"
 
 #include <gtest/gtest.h>
 

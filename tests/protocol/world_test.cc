@@ -1,17 +1,17 @@
-// The ports to the ambient world (protocol/world.h, protocol/disk.h): the in-memory disk
+// The ports to the ambient world (protocol/ports/world.h, protocol/ports/disk.h): the in-memory disk
 // answers as the real one does, and the state, the review ledger, the event and audit logs
 // and the approval seal run on it with a fixed clock and a key of the test's own: no temp
 // folder, no key file, no wall clock.
-#include "protocol/world.h"
+#include "protocol/ports/world.h"
 
 #include <gtest/gtest.h>
 
-#include "protocol/approvals.h"
-#include "protocol/audit.h"
-#include "protocol/events.h"
-#include "protocol/gates.h"
-#include "protocol/review_ledger.h"
-#include "protocol/state.h"
+#include "protocol/gates/approvals.h"
+#include "protocol/state/audit.h"
+#include "protocol/state/events.h"
+#include "protocol/gates/gates.h"
+#include "protocol/review/review_ledger.h"
+#include "protocol/state/state.h"
 #include "test_support.h"
 
 namespace yolo {

@@ -1,0 +1,176 @@
+#include "protocol/run/execute_rules.h"
+
+#include "protocol/findings/failure_line.h"
+#include "protocol/base/json_field.h"
+#include "protocol/findings/make_finding.h"
+
+namespace yolo::execution {
+
+ExecuteEnd execute_end(int exit_code) {
+  switch (exit_code) {
+    case kExitComplete:
+      return ExecuteEnd::Complete;
+    case kExitHalted:
+      return ExecuteEnd::HaltedOrFailed;
+    case kExitPaused:
+      return ExecuteEnd::Paused;
+    case kExitWaitingSummary:
+      return ExecuteEnd::WaitingForSummaries;
+    default:
+      return ExecuteEnd::Other;
+  }
+}
+
+bool expected_end(ExecuteEnd e) {
+  return e == ExecuteEnd::Complete || e == ExecuteEnd::Paused || e == ExecuteEnd::WaitingForSummaries;
+}
+
+const char* to_string(Result r) {
+  switch (r) {
+    case Result::Complete:
+      return "complete";
+    case Result::Halted:
+      return "halted";
+    case Result::Error:
+      return "error";
+    case Result::Interrupted:
+      return "interrupted";
+    case Result::Locked:
+      return "locked";
+    case Result::Paused:
+      return "paused";
+    case Result::WaitingForSummary:
+      return "waiting_for_summary";
+  }
+  return "error";
+}
+
+std::optional<Result> parse_result(std::string_view word) {
+  for (Result r : {Result::Complete, Result::Halted, Result::Error, Result::Interrupted, Result::Locked, Result::Paused,
+                   Result::WaitingForSummary})
+    if (word == to_string(r)) return r;
+  return std::nullopt;
+}
+
+const char* to_string(ReviewGateStatus s) {
+  switch (s) {
+    case ReviewGateStatus::Running:
+      return "running";
+    case ReviewGateStatus::Passed:
+      return "passed";
+    case ReviewGateStatus::Rejected:
+      return "rejected";
+    case ReviewGateStatus::Skipped:
+      return "skipped";
+    case ReviewGateStatus::Error:
+      return "error";
+  }
+  return "error";
+}
+
+ReviewGate review_gate(const std::string& setting, bool review_flag) {
+  if (setting == "never") return ReviewGate::OffByConfig;
+  if (setting == "always" || review_flag) return ReviewGate::Runs;
+  return ReviewGate::NotRequested;
+}
+
+namespace {
+bool high(const json& f) { return json_field::str(f, "severity") == to_string(Severity::High); }
+}  // namespace
+
+namespace {
+PlanOutcome gated_outcome(const PlanFacts& f) {
+  PlanOutcome o;
+  PlanEnd& e = o.end;
+  if (f.interrupted) {
+    e.status = PlanStatus::Pending;
+    e.error = "interrupted";
+    return o;
+  }
+  if (!f.dispatch_error.empty()) {
+    e.status = PlanStatus::Failed;
+    e.error = f.dispatch_error;
+    return o;
+  }
+  if (!f.executor_ok) {
+    e.status = PlanStatus::Failed;
+    e.error = "the executor " + f.executor_outcome;
+    // The line that says why (an `error:` line, not the usage tail printed after it).
+    if (std::string why = failure::explaining_line(f.executor_err, f.executor_out); !why.empty())
+      e.error += ": " + why;
+    return o;
+  }
+  switch (f.summary) {
+    case SummaryState::Passed:
+      e.status = PlanStatus::Complete;
+      break;
+    case SummaryState::Missing:
+      e.status = PlanStatus::Failed;
+      e.error = "the executor exited 0 but wrote no SUMMARY (" + f.summary_path + ")";
+      break;
+    case SummaryState::Failed: {
+      e.status = PlanStatus::Failed;
+      e.findings = f.summary_findings.is_array() ? f.summary_findings : json::array();
+      std::string fence;
+      bool summary_high = false;
+      for (const auto& x : e.findings) {
+        if (!high(x)) continue;
+        if (json_field::str(x, "check") == "scope_fence") {
+          if (fence.empty()) fence = json_field::str(x, "issue");
+        } else {
+          summary_high = true;
+        }
+      }
+      if (summary_high || fence.empty()) {
+        e.error = "its SUMMARY fails the SUMMARY gate (" + f.summary_path + ")";
+        if (!fence.empty()) e.error += "; the scope fence: " + fence;
+        o.summary_failed = true;
+      } else {
+        e.error = "the scope fence: " + fence;
+      }
+      break;
+    }
+  }
+  if (!f.check_findings.empty()) {
+    for (const auto& cf : f.check_findings) e.findings.push_back(cf.to_json());
+    if (e.status == PlanStatus::Complete) {
+      e.status = PlanStatus::Failed;
+      e.error = f.check_findings.front().issue;
+    } else {
+      e.error += "; " + f.check_findings.front().issue;
+    }
+  }
+  return o;
+}
+}  // namespace
+
+PlanOutcome plan_outcome(const PlanFacts& f) {
+  PlanOutcome o = gated_outcome(f);
+  // Its work was done by an agent that tried to leave its confinement: not merged.
+  if (f.refused.empty() || o.end.status == PlanStatus::Pending) return o;
+  std::string what = "the sandbox refused ";
+  for (size_t k = 0; k < f.refused.size(); ++k) what += (k ? "; " : "") + f.refused[k];
+  o.end.findings.push_back(make_finding(Severity::High, "sandbox", what,
+                                        "see what the executor tried in `yolo logs " + f.plan_id +
+                                            "`; an agent that needs this is not one to run unattended")
+                               .to_json());
+  if (o.end.status == PlanStatus::Complete) {
+    o.end.status = PlanStatus::Failed;
+    o.end.error = what;
+  } else {
+    o.end.error += "; " + what;
+  }
+  return o;
+}
+
+WorktreeGate worktree_gate(const json& findings, bool checks_passed) {
+  bool any_high = false;
+  if (findings.is_array())
+    for (const auto& f : findings) any_high = any_high || high(f);
+  WorktreeGate g;
+  g.state = any_high ? SummaryState::Failed : SummaryState::Passed;
+  g.commit = !any_high && checks_passed;
+  return g;
+}
+
+}  // namespace yolo::execution

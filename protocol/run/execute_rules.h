@@ -1,0 +1,82 @@
+// What `yolo execute` decides before, during and after a run: its exit codes and what each
+// says (the watcher reads them), whether the review gate runs, how a plan ends once its
+// executor is done, and a plan's SUMMARY gate in its worktree. runner/ gathers the facts
+// (processes, files, git) and carries out what these say.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/run/execution.h"
+#include "protocol/findings/findings.h"
+#include "protocol/base/json.h"
+
+namespace yolo::execution {
+
+// The exit codes of `yolo execute` (docs/commands.md), for execute itself and for whoever
+// started it (the watcher).
+inline constexpr int kExitComplete = 0;        // the phase (or --plan's plan) is complete, or a dry run
+inline constexpr int kExitHalted = 1;          // halted or failed; also a broken state or config file
+inline constexpr int kExitPaused = 3;          // paused at a gate
+inline constexpr int kExitWaitingSummary = 4;  // no executor: waiting for SUMMARY files
+inline constexpr int kExitUsage = 64;          // an unknown PHASE or --plan: nothing written
+enum class ExecuteEnd { Complete, HaltedOrFailed, Paused, WaitingForSummaries, Other };
+// What an exit code of `yolo execute` says about the run.
+ExecuteEnd execute_end(int exit_code);
+// Whether that end is one the run chose (complete, paused, waiting), not a failure to report.
+bool expected_end(ExecuteEnd e);
+
+// How a run of `yolo execute` ended, its --json "result": the exit code says less (a halt and
+// an error both exit 1).
+enum class Result { Complete, Halted, Error, Interrupted, Locked, Paused, WaitingForSummary };
+// complete | halted | error | interrupted | locked | paused | waiting_for_summary
+const char* to_string(Result r);
+std::optional<Result> parse_result(std::string_view word);
+
+// Whether execute runs the review gate: `review_gate` "always" does, "never" never does (not
+// even with --review), "on_request" (the default) and any other value only with --review.
+enum class ReviewGate { Runs, OffByConfig, NotRequested };
+ReviewGate review_gate(const std::string& setting, bool review_flag);
+// What execute says of its review gate (the `review_gate` event's "status").
+enum class ReviewGateStatus { Running, Passed, Rejected, Skipped, Error };
+const char* to_string(ReviewGateStatus s);  // running | passed | rejected | skipped | error
+
+// ---- how a plan ends ----------------------------------------------------------------------
+// What is known of a plan once its executor is done and its checks and gates ran.
+struct PlanFacts {
+  bool interrupted = false;    // the run was stopped (Ctrl-C): the plan may run again
+  std::string dispatch_error;  // its cluster job failed (dispatch): why
+  bool executor_ok = true;     // the executor exited 0
+  std::string executor_outcome;                    // else how it ended ("exited with status 2")
+  std::string executor_err, executor_out;          // its output's tails (the line that says why is read from them)
+  SummaryState summary = SummaryState::Missing;    // the SUMMARY gate's answer (with isolation: in its worktree)
+  json summary_findings = json::array();           // when Failed: the gate's and the scope fence's findings
+  std::string summary_path;                        // relative to the project root, for the messages
+  std::vector<Finding> check_findings;             // the plan's own checks (must_haves.checks) that failed
+  std::string plan_id;
+  // Escape attempts the executor's sandbox refused ("unshare(CLONE_NEWUSER) by sh (pid 12)").
+  std::vector<std::string> refused;
+};
+struct PlanOutcome {
+  PlanEnd end;                  // status, error, findings
+  bool summary_failed = false;  // the SUMMARY gate's own findings failed it (not only the fence or a check)
+};
+// Interrupted: pending again. A failed job or executor: failed, with why. Else the SUMMARY
+// gate decides (missing or failing: failed, headed by what failed: the gate's own high
+// findings, the scope fence's, or both), and a failing check of the plan's own fails it
+// whatever the SUMMARY says. An escape attempt its sandbox refused fails it too, whatever
+// else it did, with a high `sandbox` finding naming the calls.
+PlanOutcome plan_outcome(const PlanFacts& f);
+
+// A plan's SUMMARY gate in its worktree (isolation "worktree"), decided on its findings (the
+// SUMMARY gate's and the scope fence's): any high finding fails it. The SUMMARY is committed
+// on the plan's branch, for the merge, only when the gate passed and the plan's own checks
+// passed too (a failed check fails the plan: nothing to merge).
+struct WorktreeGate {
+  SummaryState state = SummaryState::Passed;
+  bool commit = false;
+};
+WorktreeGate worktree_gate(const json& findings, bool checks_passed);
+
+}  // namespace yolo::execution

@@ -1,0 +1,181 @@
+#include "protocol/run/sandbox_policy.h"
+
+#include <algorithm>
+
+namespace yolo::sandbox {
+
+namespace {
+const std::vector<std::string>& names() {
+  static const std::vector<std::string> n = {"reviewer", "architect", "executor", "approver", "check", "shell"};
+  return n;
+}
+
+std::string join(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  return a.back() == '/' ? a + b : a + "/" + b;
+}
+
+// "refs/heads/yolo/run/plan" -> "refs/heads/yolo/run": git writes a ref through a lock file
+// beside it, so the grant is on its folder.
+std::string parent_of(const std::string& ref) {
+  auto slash = ref.rfind('/');
+  return slash == std::string::npos ? std::string() : ref.substr(0, slash);
+}
+// In a writable checkout: yolo's own files and what makes git run programs stay read-only,
+// and the repository's folder stays where it is (a .git moved aside and replaced by a copy
+// with a config of the child's would be read by every later git, the person's included).
+// Submodules' folders hold configs and hooks of their own.
+void protect_checkout(Policy& p, const std::string& root) {
+  p.pinned.push_back(join(root, ".git"));
+  p.read_only.push_back(join(root, ".yolo-planning"));
+  p.read_only.push_back(join(root, ".git/config"));
+  p.read_only.push_back(join(root, ".git/hooks"));
+  p.read_only.push_back(join(root, ".git/modules"));
+}
+}  // namespace
+
+const char* role_name(Role r) { return names()[static_cast<size_t>(r)].c_str(); }
+
+bool role_from_name(const std::string& name, Role& out) {
+  for (size_t i = 0; i < names().size(); ++i)
+    if (names()[i] == name) {
+      out = static_cast<Role>(i);
+      return true;
+    }
+  return false;
+}
+
+const std::vector<std::string>& role_names() { return names(); }
+
+std::string Policy::canonical() const {
+  std::vector<std::string> lines;
+  lines.push_back(std::string("role ") + role_name(role));
+  for (const auto& h : hidden) lines.push_back("hidden " + h);
+  for (const auto& k : pinned) lines.push_back("pinned " + k);
+  for (const auto& r : read_only) lines.push_back("read-only " + r);
+  for (const auto& w : writable_within) lines.push_back("writable " + w);
+  for (const auto& f : read_only_within) lines.push_back("read-only-within " + f);
+  for (const auto& g : grants)
+    lines.push_back(std::string("grant ") + ((g.access & Read) ? "r" : "-") + ((g.access & Write) ? "w" : "-") +
+                    ((g.access & Exec) ? "x" : "-") + " " + g.path);
+  lines.push_back(std::string("unix_sockets ") + (unix_sockets ? "yes" : "no"));
+  std::sort(lines.begin() + 1, lines.end());
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+namespace {
+constexpr const char* kPlanRecordDomain = "yolo plan sandbox record v1";
+std::string plan_record_bytes(const std::string& project, const std::string& run, const std::string& plan_id,
+                              const json& record) {
+  return json::array({project, run, plan_id, record}).dump();
+}
+}  // namespace
+
+std::string seal_plan_record(const std::string& project, const std::string& run, const std::string& plan_id,
+                             const json& record, const seal::Key& key) {
+  return seal::seal_bytes(kPlanRecordDomain, plan_record_bytes(project, run, plan_id, record), key);
+}
+
+bool plan_record_sealed(const std::string& project, const std::string& run, const std::string& plan_id,
+                        const json& record, const std::string& seal, const seal::Key& key) {
+  return seal::check_bytes(kPlanRecordDomain, plan_record_bytes(project, run, plan_id, record), seal, key);
+}
+
+namespace {
+bool at_or_beneath(const std::string& path, const std::string& dir) {
+  if (dir.empty()) return false;
+  if (dir == "/") return !path.empty() && path[0] == '/';
+  return path.size() >= dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         (path.size() == dir.size() || path[dir.size()] == '/');
+}
+bool any_holds(const std::vector<std::string>& dirs, const std::string& path) {
+  return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return at_or_beneath(path, d); });
+}
+}  // namespace
+
+WriteVerdict judge_write(const WriteView& v, const std::string& path, bool removes) {
+  bool refused = !any_holds(v.writable, path);
+  if (!refused) {
+    // The innermost bind holding the path decides (they are made outermost first).
+    const WriteView::Mount* inner = nullptr;
+    for (const auto& m : v.mounts)
+      if (at_or_beneath(path, m.path) && (!inner || m.path.size() > inner->path.size())) inner = &m;
+    refused = inner && (inner->read_only || (removes && inner->path == path));
+  }
+  if (!refused) return WriteVerdict::Allowed;
+  if (any_holds(v.guarded, path)) return WriteVerdict::Attempt;
+  if (at_or_beneath(path, v.checkout) && !at_or_beneath(path, v.git_dir)) return WriteVerdict::Attempt;
+  return WriteVerdict::Refused;
+}
+
+WriteView write_view(const Policy& p, std::vector<WriteView::Mount> mounts, const std::string& checkout,
+                     const std::string& git_dir) {
+  WriteView v;
+  for (const auto& g : p.grants)
+    if (g.access & Write) v.writable.push_back(g.path);
+  v.mounts = std::move(mounts);
+  v.guarded = p.hidden;
+  for (const auto* list : {&p.pinned, &p.read_only, &p.read_only_within})
+    v.guarded.insert(v.guarded.end(), list->begin(), list->end());
+  // What of a repository makes git run programs, names its commits, or holds another slot.
+  if (!git_dir.empty())
+    for (const char* part : {"config", "hooks", "modules", "HEAD", "refs", "packed-refs", "info", "worktrees",
+                             "yolo-worktrees", "commondir"})
+      v.guarded.push_back(join(git_dir, part));
+  v.guarded.push_back("/dev/pts");  // another terminal (the person's)
+  v.checkout = checkout;
+  v.git_dir = git_dir;
+  return v;
+}
+
+Policy policy_for(const PolicyInputs& in) {
+  Policy p;
+  p.role = in.role;
+  p.unix_sockets = in.unix_sockets;
+  p.hidden = in.secrets;
+  if (!in.yolo_private_dir.empty()) p.hidden.push_back(in.yolo_private_dir);
+  const unsigned rwx = Read | Write | Exec;
+  if (!in.temp_dir.empty()) p.grants.push_back({in.temp_dir, rwx});
+  if (in.role == Role::Executor) {
+    if (!in.worktree.empty()) {
+      p.grants.push_back({in.worktree, rwx});
+      if (!in.git_common_dir.empty()) {
+        p.grants.push_back({join(in.git_common_dir, "objects"), Read | Write});
+        if (auto dir = parent_of(in.branch_ref); !dir.empty()) {
+          p.grants.push_back({join(in.git_common_dir, dir), Read | Write});
+          p.grants.push_back({join(join(in.git_common_dir, "logs"), dir), Read | Write});
+        }
+      }
+      if (!in.git_worktree_dir.empty()) p.grants.push_back({in.git_worktree_dir, Read | Write});
+      // Where git finds the repository from the slot: pointed at a repository of the
+      // executor's own, yolo's later git in the slot would read that one's config.
+      p.read_only.push_back(join(in.worktree, ".git"));
+      if (!in.git_worktree_dir.empty()) {
+        p.read_only.push_back(join(in.git_worktree_dir, "commondir"));
+        p.read_only.push_back(join(in.git_worktree_dir, "gitdir"));
+      }
+    } else if (!in.project_root.empty()) {
+      p.grants.push_back({in.project_root, rwx});
+      protect_checkout(p, in.project_root);
+      if (!in.phase_dir.empty()) {
+        p.writable_within.push_back(in.phase_dir);
+        p.read_only_within = in.phase_files;
+      }
+    }
+  }
+  if (in.role == Role::Shell && !in.project_root.empty()) {
+    // The person's own agent: the checkout and the plans, never yolo's state, audit or config.
+    p.grants.push_back({in.project_root, rwx});
+    protect_checkout(p, in.project_root);
+    p.writable_within.push_back(join(join(in.project_root, ".yolo-planning"), "phases"));
+    p.grants.push_back({"/dev/tty", Read | Write});
+  }
+  for (const auto& w : in.extra_write) p.grants.push_back({w, rwx});
+  if (!p.read_only.empty())
+    for (const auto& f : in.protected_paths) p.read_only.push_back(f);
+  return p;
+}
+
+}  // namespace yolo::sandbox
