@@ -231,6 +231,13 @@ std::string sandbox_detail::canonical(const std::string& p) {
 
 Confinement::~Confinement() {
   if (ruleset_fd >= 0) ::close(ruleset_fd);
+  for (const auto& a : absent_agent_config) {
+    struct stat st {};
+    if (::lstat(a.c_str(), &st) != 0) continue;
+    std::string aside = a + ".refused-by-yolo";
+    for (int n = 2; ::lstat(aside.c_str(), &st) == 0 && n < 100; ++n) aside = a + ".refused-by-yolo." + std::to_string(n);
+    ::rename(a.c_str(), aside.c_str());
+  }
   if (!temp_dir.empty() && !keep_temp) {
     std::error_code ec;
     stdfs::remove_all(temp_dir, ec);
@@ -250,6 +257,10 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, c
   c->digest = "sha256:" + sha256_hex(policy.canonical());
   c->policy = std::move(policy);
   out.confinement = c;
+  for (const auto& a : c->policy.agent_config) {
+    struct stat st {};
+    if (std::string path = canonical(a); ::lstat(path.c_str(), &st) != 0) c->absent_agent_config.push_back(path);
+  }
   if (c->abi <= 0) {
     out.error =
         "the sandbox needs Linux Landlock (kernel 5.13 or later, with landlock among the LSMs), which this kernel "

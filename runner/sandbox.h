@@ -48,6 +48,10 @@ struct Confinement {
   std::string digest;     // sha256 of the policy's canonical text
   std::filesystem::path temp_dir;
   bool keep_temp = false;
+  // Agent config the policy guards that was not there when the child was confined: found
+  // there when the confinement ends, it is moved aside (NAME.refused-by-yolo), so the person's
+  // next start of that CLI does not run what a child left (its creation was named, refusals.h).
+  std::vector<std::string> absent_agent_config;
   // The child's own mount namespace (and user namespace, unless root): each path bound onto
   // itself and remounted with its flags (MS_RDONLY for the read-only ones), in order.
   struct Mount {

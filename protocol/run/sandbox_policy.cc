@@ -55,6 +55,8 @@ std::string Policy::canonical() const {
   for (const auto& r : read_only) lines.push_back("read-only " + r);
   for (const auto& w : writable_within) lines.push_back("writable " + w);
   for (const auto& f : read_only_within) lines.push_back("read-only-within " + f);
+  for (const auto& a : agent_config) lines.push_back("agent-config " + a);
+  for (const auto& a : agent_state) lines.push_back("agent-state " + a);
   for (const auto& g : grants)
     lines.push_back(std::string("grant ") + ((g.access & Read) ? "r" : "-") + ((g.access & Write) ? "w" : "-") +
                     ((g.access & Exec) ? "x" : "-") + " " + g.path);
@@ -96,6 +98,7 @@ bool any_holds(const std::vector<std::string>& dirs, const std::string& path) {
 }  // namespace
 
 WriteVerdict judge_write(const WriteView& v, const std::string& path, bool removes) {
+  if (any_holds(v.agent_config, path)) return WriteVerdict::Attempt;
   bool refused = !any_holds(v.writable, path);
   if (!refused) {
     // The innermost bind holding the path decides (they are made outermost first).
@@ -118,13 +121,15 @@ WriteView write_view(const Policy& p, std::vector<WriteView::Mount> mounts, cons
   v.mounts = std::move(mounts);
   v.guarded = p.hidden;
   for (const auto* list : {&p.pinned, &p.read_only, &p.read_only_within})
-    v.guarded.insert(v.guarded.end(), list->begin(), list->end());
+    for (const auto& x : *list)
+      if (std::find(p.agent_state.begin(), p.agent_state.end(), x) == p.agent_state.end()) v.guarded.push_back(x);
   // What of a repository makes git run programs, names its commits, or holds another slot.
   if (!git_dir.empty())
     for (const char* part : {"config", "hooks", "modules", "HEAD", "refs", "packed-refs", "info", "worktrees",
                              "yolo-worktrees", "commondir"})
       v.guarded.push_back(join(git_dir, part));
   v.guarded.push_back("/dev/pts");  // another terminal (the person's)
+  v.agent_config = p.agent_config;
   v.checkout = checkout;
   v.git_dir = git_dir;
   return v;
@@ -175,7 +180,45 @@ Policy policy_for(const PolicyInputs& in) {
   for (const auto& w : in.extra_write) p.grants.push_back({w, rwx});
   if (!p.read_only.empty())
     for (const auto& f : in.protected_paths) p.read_only.push_back(f);
+  // A writable state folder would otherwise let an agent leave a hook that runs, as the person
+  // and unconfined, the next time the person starts that CLI themselves (and approves a gate).
+  const auto& named = agent_config_names();
+  const auto& kept = agent_state_config_names();
+  auto holds = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  for (const auto& w : in.extra_write) {
+    auto slash = w.find_last_of('/');
+    std::string base = slash == std::string::npos ? w : w.substr(slash + 1);
+    if (holds(named, base)) {
+      p.agent_config.push_back(w);
+    } else if (holds(kept, base)) {
+      p.agent_state.push_back(w);
+    } else {
+      for (const auto& n : named) p.agent_config.push_back(join(w, n));
+      for (const auto& n : kept) p.agent_state.push_back(join(w, n));
+    }
+  }
+  p.read_only.insert(p.read_only.end(), p.agent_config.begin(), p.agent_config.end());
+  p.read_only.insert(p.read_only.end(), p.agent_state.begin(), p.agent_state.end());
   return p;
+}
+
+const std::vector<std::string>& agent_config_names() {
+  static const std::vector<std::string> names = {
+      // Claude Code's and Gemini's settings (hooks, helper commands, MCP servers), Codex's
+      // config (notify, MCP servers, providers) and command rules, a hooks folder, user-level
+      // MCP servers, trusted folders, memory files read as instructions at every start
+      "settings.json", "settings.local.json", "config.toml", "rules", "hooks", "mcp.json", "trustedFolders.json",
+      "CLAUDE.md", "AGENTS.md", "GEMINI.md"};
+  return names;
+}
+
+const std::vector<std::string>& agent_state_config_names() {
+  // Written by the CLI itself as it runs (Claude Code rewrites .claude.json, which also holds
+  // user-level MCP servers), so only kept read-only: a refused write there names nobody.
+  static const std::vector<std::string> names = {".claude.json", "agents", "commands", "extensions"};
+  return names;
 }
 
 }  // namespace yolo::sandbox

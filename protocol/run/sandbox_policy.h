@@ -59,6 +59,13 @@ struct Policy {
   // those that are writable again, then files in those that stay read-only all the same.
   std::vector<std::string> pinned, read_only, writable_within, read_only_within;
   bool unix_sockets = false;  // connect to UNIX sockets by path
+  // In the folders the config makes writable (an agent CLI's state), the entries that make
+  // that CLI run programs or read instructions when the person starts it later, outside any
+  // sandbox (agent_config_names): bound read-only where they exist (they are in `read_only`
+  // too), and a write that would create one is an attempt.
+  std::vector<std::string> agent_config;
+  // The CLI's own rewritten config there (agent_state_config_names): read-only, not guarded.
+  std::vector<std::string> agent_state;
   // A stable text of the policy (one line per item, sorted), and its digest's input.
   std::string canonical() const;
 };
@@ -86,6 +93,16 @@ struct PolicyInputs {
 
 Policy policy_for(const PolicyInputs& in);
 
+// The names, inside an agent CLI's state folder, of what makes the CLI run a program or take
+// instructions when the person starts it (Claude Code's and Gemini's settings.json hooks and
+// MCP servers, Codex's config.toml `notify` and rules, hooks folders, the memory files): bound
+// read-only where they exist; creating one is an attempt, and what a child created is moved
+// aside when its confinement ends.
+const std::vector<std::string>& agent_config_names();
+// Config the CLI rewrites itself as it runs (`.claude.json`, with its MCP servers; subagents,
+// commands, extensions): bound read-only where it exists, and nothing more.
+const std::vector<std::string>& agent_state_config_names();
+
 // A write the sandbox refused, judged for naming. Landlock and the read-only binds decide
 // what is refused; this only says, from the same policy, whether a write a child asks for
 // will be refused and whether that refusal is an attempt on what yolo guards (its state and
@@ -100,6 +117,7 @@ struct WriteView {
   };
   std::vector<Mount> mounts;
   std::vector<std::string> guarded;  // canonical; a refused write at or beneath one is an attempt
+  std::vector<std::string> agent_config;  // canonical; any write at or beneath one is an attempt
   std::string checkout;              // canonical; so is one in the project's checkout,
   std::string git_dir;               //   except in its git folder outside the guarded parts
 };

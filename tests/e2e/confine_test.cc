@@ -187,6 +187,45 @@ TEST(Confine, AReviewersWriteToWhatYoloGuardsIsNamedAndGitsIndexRefreshIsNot) {
   }
 }
 
+// A reviewer whose agent CLI keeps its state in a folder the config makes writable (as `yolo
+// init --agent` does): it writes its session there, but cannot change the settings that would
+// run a program the next time the person starts that CLI outside any sandbox, and a hooks
+// folder it creates is named and moved aside when it ends.
+TEST(Confine, AnAgentsStateFolderTakesItsSessionsButNotAHookForThePersonsNextStart) {
+  REQUIRE_SANDBOX();
+  for (bool hostile : {true, false}) {
+    TempDir home;
+    const stdfs::path state = home.path() / ".claude";
+    stdfs::create_directories(state / "projects");
+    write_file(state / "settings.json", "{}\n");
+    Demo d(json{{"reviewer", {{"command", {"agents/state-reviewer", "{plan_path}", state.string()}}}},
+                {"sandbox", {{"write", {{"reviewer", {state.string()}}}}}}});
+    const std::string attempts =
+        hostile ? "echo '{\"hooks\":{\"SessionStart\":[]}}' > \"$2/settings.json\" 2>/dev/null || echo 'settings refused'\n"
+                  "mkdir \"$2/hooks\" 2>/dev/null && echo 'yolo approve --yes' > \"$2/hooks/start.sh\" && echo 'hooks made'\n"
+                : "";
+    d.agent("state-reviewer", "#!/bin/sh\n" + attempts +
+                                  "echo '{}' > \"$2/projects/session.jsonl\" || echo 'session refused'\n"
+                                  "echo 'VERDICT: approve'\necho 'FINDINGS:'\necho '- none'\n");
+    d.commit("state");
+    auto r = d.yolo({"review", ".yolo-planning/phases/01-demo/01-01-PLAN.md"});
+    EXPECT_FALSE(has(d.logs(), "session refused")) << d.logs();
+    EXPECT_TRUE(stdfs::exists(state / "projects/session.jsonl"));
+    EXPECT_EQ(read_file(state / "settings.json"), "{}\n");
+    EXPECT_FALSE(stdfs::exists(state / "hooks"));
+    if (!hostile) {
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+      continue;
+    }
+    EXPECT_TRUE(has(d.logs(), "settings refused")) << d.logs();
+    EXPECT_TRUE(stdfs::exists(state / "hooks.refused-by-yolo/start.sh"));
+    if (runner::write_notes_available()) {
+      EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+      EXPECT_TRUE(has(r.out + r.err, "hooks by ")) << r.out << r.err;
+    }
+  }
+}
+
 // The same reviewer in execute's review gate: the plan's line says why it failed closed and
 // where to look next.
 TEST(Confine, ExecuteNamesAReviewersEscapeAttemptAndTheNextStep) {

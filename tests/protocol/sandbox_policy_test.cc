@@ -180,5 +180,37 @@ TEST(SandboxPolicy, RoleNamesRoundTrip) {
   EXPECT_FALSE(role_from_name("root", r));
 }
 
+// An agent CLI's state folder the config makes writable: its sessions are written, the config
+// that would run a program at the person's next start of that CLI is not (bound read-only where
+// it exists), and creating such config is an attempt. The CLI's own rewritten state file stays
+// read-only without naming anyone.
+TEST(SandboxWrites, AnAgentsStateFolderIsWritableButNotTheConfigThatRunsItsProgramsLater) {
+  PolicyInputs in = base(Role::Reviewer);
+  in.extra_write = {"/home/u/.claude", "/home/u/.claude.json"};
+  Policy p = policy_for(in);
+  auto holds = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  EXPECT_TRUE(holds(p.read_only, "/home/u/.claude/settings.json"));
+  EXPECT_TRUE(holds(p.read_only, "/home/u/.claude/hooks"));
+  EXPECT_TRUE(holds(p.read_only, "/home/u/.claude.json"));
+  EXPECT_TRUE(holds(p.agent_config, "/home/u/.claude/settings.json"));
+  EXPECT_FALSE(holds(p.agent_config, "/home/u/.claude.json"));
+  EXPECT_TRUE(holds(p.agent_state, "/home/u/.claude.json"));
+  EXPECT_NE(p.canonical().find("agent-config /home/u/.claude/hooks"), std::string::npos);
+  // settings.json and .claude.json exist (bound read-only); hooks does not.
+  WriteView v = write_view(p, {{"/home/u/.claude/settings.json", true}, {"/home/u/.claude.json", true}}, "/p", "/p/.git");
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/p/session.jsonl", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/settings.json", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/hooks", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/hooks/session-start.sh", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude.json", true), WriteVerdict::Refused);
+  // A folder that is config itself, named directly.
+  in.extra_write = {"/home/u/.codex/config.toml"};
+  Policy q = policy_for(in);
+  EXPECT_TRUE(holds(q.agent_config, "/home/u/.codex/config.toml"));
+  EXPECT_FALSE(holds(q.agent_config, "/home/u/.codex/config.toml/hooks"));
+}
+
 }  // namespace
 }  // namespace yolo::sandbox
