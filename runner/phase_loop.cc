@@ -32,11 +32,11 @@ int Run::waves() {
           if (sd.merge == MergeState::Pending) run_of(i).worktree_record = *w;  // merged from this record
         }
       }
-      if (auto d = dispatch_rec_.find(i); d != dispatch_rec_.end()) {
-        sd.attempt = d->second.value("attempt", 1);
-        if (str(d->second, "state") == "submitted") sd.handle = str(d->second, "handle");
+      if (const json& d = run_of(i).dispatch_rec; !d.is_null()) {
+        sd.attempt = d.value("attempt", 1);
+        sd.job = d;
       }
-      sd.failed_before = dispatch_failed_before_.count(i) > 0;
+      sd.failed_before = run_of(i).dispatch_failed_before;
     }
     run::Settings rs;
     rs.executor = executor_configured(cfg_);
@@ -85,11 +85,11 @@ int Run::waves() {
   uv_signal_stop(&sigterm_);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
-  running_.clear();
+  for (size_t i = 0; i < runs_.size(); ++i) release(i);
   flush_plans();
   // Every start is in the state now (and no executor of this run is left): the journal goes,
   // unless the state could not be written.
-  close_journal(!flush_failed_ && pending_.empty());
+  close_journal(!flush_failed_ && queued_.empty());
   loop_started_ = false;
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_done_), nullptr);
@@ -128,9 +128,12 @@ const state::LoadResult& Run::state_now() {
 }
 
 void Run::queue_plan(size_t i, execution::PlanUpdate u) {
-  if (auto it = pending_.find(i); it != pending_.end())
-    u = execution::merge_updates(it->second, std::move(u));  // fields queued before and not written yet are kept
-  pending_[i] = std::move(u);
+  std::optional<execution::PlanUpdate>& q = run_of(i).queued;
+  if (q)
+    u = execution::merge_updates(*q, std::move(u));  // fields queued before and not written yet are kept
+  else
+    queued_.push_back(i);
+  q = std::move(u);
   if (!loop_started_) {
     flush_plans();
     return;
@@ -153,9 +156,10 @@ void Run::arm_flush() {
 
 std::vector<std::pair<std::string, execution::PlanUpdate>> Run::take_pending() {
   std::vector<std::pair<std::string, execution::PlanUpdate>> ups;
-  ups.reserve(pending_.size());
-  for (auto& [i, u] : pending_) ups.emplace_back(entries_[i].id, std::move(u));
-  pending_.clear();
+  ups.reserve(queued_.size());
+  std::sort(queued_.begin(), queued_.end());  // in plan order
+  for (size_t i : queued_) ups.emplace_back(entries_[i].id, std::move(*std::exchange(runs_[i].queued, std::nullopt)));
+  queued_.clear();
   return ups;
 }
 
@@ -181,7 +185,7 @@ void Run::flush_plans(const std::function<void(json&)>& also) {
     flush_timer_armed_ = false;
   }
   harvest_flush();  // in order: the write in flight first
-  if (pending_.empty() && steps_pending_.empty() && !also) return;
+  if (queued_.empty() && steps_pending_.empty() && !also) return;
   uint64_t t = uv_hrtime();
   auto up = write_updates(root_, take_pending(), std::exchange(steps_pending_, {}), also);
   flushed(std::move(up), t, uv_hrtime());
@@ -189,7 +193,7 @@ void Run::flush_plans(const std::function<void(json&)>& also) {
 
 void Run::flush_async() {
   flush_timer_armed_ = false;
-  if (inflight_ || pending_.empty() || stopping_) {
+  if (inflight_ || queued_.empty() || stopping_) {
     if (stopping_) flush_plans();
     return;
   }
@@ -217,7 +221,7 @@ void Run::harvest_flush() {
   job->thread.join();
   flushed(std::move(job->result), job->started_ns, job->ended_ns);
   // Changes queued while it was written: the next batch, on the usual cadence.
-  if (!pending_.empty() && loop_started_ && !stopping_ && !flush_failed_) arm_flush();
+  if (!queued_.empty() && loop_started_ && !stopping_ && !flush_failed_) arm_flush();
 }
 
 void Run::flushed(state::UpdateResult up, uint64_t started_ns, uint64_t ended_ns) {
@@ -277,8 +281,8 @@ void Run::interrupt(int signum) {
            "): running executors were stopped; their plans are pending again");
   // A dispatch submit is left to end (its timeout bounds it): killed midway, it may have
   // queued a job whose handle nobody would know; ended, its job is cancelled.
-  for (auto& [i, p] : running_)
-    if (p && !dispatch_submits_.count(i)) p->cancel();
+  for (auto& r : runs_)
+    if (r.running && r.proc && !r.dispatch_submitting) r.proc->cancel();
   for (auto& [k, p] : wave_wait_procs_)  // a wave's poller: its plans' jobs are cancelled when it ends
     if (p) p->cancel();
 }
@@ -366,8 +370,8 @@ void Run::schedule() {
           return;
         }
         case run::Act::Frozen:
-          emit("frozen", {{"running", running_.size()}}, Sym::Pause,
-               "A gate is open: no new plan starts; waiting for the " + std::to_string(running_.size()) +
+          emit("frozen", {{"running", running_count_}}, Sym::Pause,
+               "A gate is open: no new plan starts; waiting for the " + std::to_string(running_count_) +
                    " running plan(s)");
           break;
         case run::Act::Pause: {
@@ -448,7 +452,7 @@ void Run::schedule() {
           break;
         }
         case run::Act::Start:
-          start_plans(a.plans, a.wave);
+          start_plans(a.plans, a.wave, a.jobs);
           break;
         case run::Act::MarkReady:
           mark_ready(a.plans);

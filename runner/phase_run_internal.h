@@ -117,7 +117,7 @@ class Run {
 
   int run();
   // Nothing of the run is left to finish: no child, no write in flight, no Stage 1 thread.
-  bool settled() const { return running_.empty() && !inflight_ && !stage1_.valid(); }
+  bool settled() const { return running_count_ == 0 && !inflight_ && !stage1_.valid(); }
 
  private:
   // ---- output and events ----------------------------------------------------------
@@ -213,7 +213,8 @@ class Run {
 
   // ---- the loop ---------------------------------------------------------------
   void schedule();
-  void start_plans(const std::vector<size_t>& idx, long long wave);
+  // jobs: per plan of idx, how its dispatched job starts (the core's decision).
+  void start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs);
   void mark_ready(const std::vector<size_t>& idx);
   void on_done(size_t i, SpawnResult r);
   // After the executor (plan_exec.cc): the plan's checks one after another on the loop,
@@ -270,7 +271,7 @@ class Run {
   }
   // Before step 2: the config's dispatch errors, the remote's URL, the records a stopped run left.
   int init_dispatch(const json& doc);
-  void start_dispatched(size_t i, long long wave);
+  void start_dispatched(size_t i, long long wave, const dispatch::Start& s);
   void dispatch_submit(size_t i, long long wave, int attempt);
   void dispatch_look_up_previous(size_t i, long long wave, int attempt, int previous);
   void dispatch_begin_submit(size_t i, long long wave, int attempt, bool reschedule);
@@ -291,12 +292,9 @@ class Run {
   std::map<std::string, std::string> dispatch_vars(size_t i, long long wave) const;
   std::string dispatch_branch(size_t i) const;
   void dispatch_record(size_t i, json rec, bool flush);
-  std::map<size_t, json> dispatch_rec_;      // plan -> its dispatch record (schemas: plans[].dispatch)
-  std::set<size_t> dispatch_failed_before_;  // plans a stopped run left failed: a new attempt
   std::string dispatch_url_;                 // the remote as the jobs see it (a URL or path)
   std::set<long long> dispatch_pushed_;      // waves whose base is on the remote
   bool dispatch_start_failed_ = false;       // a plan failed in start_plans' loop
-  std::set<size_t> dispatch_submits_;        // plans whose submit runs: Ctrl-C lets it end, then cancels its job
   // The wave-level form (dispatch.submit_wave/wait_wave): plans gathered while start_plans
   // starts them, submitted as arrays once it has, each array waited on by one process.
   int dispatch_sched_parallel() const {
@@ -388,7 +386,7 @@ class Run {
     size_t done = 0;
     for (size_t i = 0; i < entries_.size(); ++i)
       if ((core_.plan(i).step == run::Step::Done && core_.plan(i).status == PlanStatus::Complete) ||
-          (entries_[i].summary == SummaryState::Passed && !running_.count(i)))
+          (entries_[i].summary == SummaryState::Passed && !runs_[i].running))
         ++done;
     const size_t width = 12;
     size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
@@ -396,16 +394,17 @@ class Run {
     for (size_t k = 0; k < width; ++k) bar += k < filled ? "█" : "░";
     std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
     long long timeout = cfg_.timeout_for(cfg_.executor);
-    for (const auto& [i, p] : running_) {
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      if (!runs_[i].running) continue;
       double secs = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e9;
       char buf[64];
       std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
       l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
       if (const std::string& t = run_of(i).tool; !t.empty()) {  // its current tool call, cut to fit
-        l += " " + text::cut(text::sanitize_for_terminal(t), running_.size() > 1 ? 24 : 60);
+        l += " " + text::cut(text::sanitize_for_terminal(t), running_count_ > 1 ? 24 : 60);
       }
     }
-    if (running_.empty()) l += " · waiting";
+    if (running_count_ == 0) l += " · waiting";
     out::set_live(l);
   }
 
@@ -427,12 +426,11 @@ class Run {
 
   uv_loop_t loop_{};
   uv_signal_t sigint_{}, sigterm_{};
-  std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
   // What runs next (protocol/run/run_core.h): one record per plan (status, step, slot, attempt,
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
-  std::map<size_t, execution::PlanUpdate> pending_;                  // status changes not written yet
+  std::vector<size_t> queued_;  // plans whose record has a change not written yet (PlanRun::queued)
   std::vector<std::string> steps_pending_;                 // steps_completed to add, in the next write
   uv_timer_t flush_timer_{};
   bool flush_timer_armed_ = false, loop_started_ = false;
@@ -489,6 +487,14 @@ class Run {
     // Its must_haves.checks as load_plans read them, with the file's identity then
     // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
     std::optional<std::pair<std::string, plan_checks::Parsed>> checks_read;
+    // Running for the loop: a child of its own (proc: its executor, a check, a dispatch
+    // adapter), or none while it waits in a batch (its wave's array, the fetch queue).
+    bool running = false;
+    std::unique_ptr<Process> proc;
+    std::optional<execution::PlanUpdate> queued;  // its record's change not written yet (queue_plan)
+    json dispatch_rec;             // its dispatch record (schemas: plans[].dispatch; null: none)
+    bool dispatch_failed_before = false;  // a stopped run left it failed: a new attempt
+    bool dispatch_submitting = false;     // its submit runs: Ctrl-C lets it end, then cancels its job
   };
   std::vector<PlanRun> runs_;
   PlanRun& run_of(size_t i) {
@@ -496,6 +502,23 @@ class Run {
     return runs_[i];
   }
   const PlanRun* run_at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
+  // Plan i runs for the loop from now on, with its child p (nullptr: none of its own).
+  Process* hold(size_t i, std::unique_ptr<Process> p) {
+    PlanRun& r = run_of(i);
+    if (!r.running) ++running_count_;
+    r.running = true;
+    r.proc = std::move(p);
+    return r.proc.get();
+  }
+  // Plan i no longer runs for the loop; its child (ended: called from its own done callback,
+  // its handles still closing, so it detaches cleanly) is dropped.
+  void release(size_t i) {
+    if (i >= runs_.size() || !runs_[i].running) return;
+    runs_[i].running = false;
+    --running_count_;
+    std::unique_ptr<Process> p = std::move(runs_[i].proc);
+  }
+  size_t running_count_ = 0;  // plans with running set
   const PlanWorktree* worktree_of(size_t i) const {
     const PlanRun* r = run_at(i);
     return r && r->worktree ? &*r->worktree : nullptr;

@@ -56,7 +56,7 @@ std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes
 }
 
 // Called by schedule() only, right after it read the state and decided these starts.
-void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
+void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs) {
   std::string now = now_iso8601();
   // Each plan starts from the content that was reviewed and approved, checked just before its
   // start: a plan an earlier plan's executor (or anyone) rewrote does not run as rewritten.
@@ -86,10 +86,11 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   }
   json spawned = json::object();  // plan id -> who runs it, for a later run to find (kill -9 of this one)
   bool failed_to_start = false, journal_failed = false;
-  for (size_t i : idx) {
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const size_t i = idx[k];
     const auto& e = entries_[i];
     if (dispatched()) {  // a job of the cluster engine: submitted, waited on, fetched (plan_dispatch.cc)
-      start_dispatched(i, wave);
+      start_dispatched(i, wave, jobs[k]);
       continue;
     }
     if (isolated() && resume_finished(i)) {
@@ -183,22 +184,23 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     core_.started(i);
     run_of(i).started_at = uv_hrtime();
     run_of(i).argv = spec.argv;
-    running_[i] = Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); });
-    int pid = running_[i]->pid();
+    Process* proc =
+        hold(i, Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); }));
+    int pid = proc->pid();
     if (pid > 0) {
-      spawned[e.id] = executor_record(pid, running_[i]->start_ticks());
+      spawned[e.id] = executor_record(pid, proc->start_ticks());
       // Who runs it: in the journal at once (a later run ends it after a kill -9 of this one),
       // in the state with its `running`, in the next batched write.
       if (!journal_executor(e.id, spawned[e.id])) journal_failed = true;
-      if (auto it = pending_.find(i); it != pending_.end()) {
-        it->second.set["executor"] = spawned[e.id];
-        it->second.set["sandbox"] = run_of(i).sandbox;  // kept once the plan ends (its executor record is not)
-        it->second.set["sandbox_seal"] = sandbox::seal_plan_record(gates::project_id(world(), root_), cid_, e.id,
+      if (auto& q = run_of(i).queued) {
+        q->set["executor"] = spawned[e.id];
+        q->set["sandbox"] = run_of(i).sandbox;  // kept once the plan ends (its executor record is not)
+        q->set["sandbox_seal"] = sandbox::seal_plan_record(gates::project_id(world(), root_), cid_, e.id,
                                                                    run_of(i).sandbox, world().sealing_key());
       }
     }
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
-    json data = {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_.size()}};
+    json data = {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_count_}};
     if (const PlanWorktree* w = worktree_of(i)) {
       data["worktree"] = w->path.string();
       data["branch"] = w->branch;
@@ -206,7 +208,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
       if (!w->prepared.empty()) data["worktree_prepared"] = w->prepared;
     }
     emit("plan_start", data, Sym::Diamond,
-         "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_.size()) + " running)");
+         "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_count_) + " running)");
     if (const PlanWorktree* w = worktree_of(i))
       note("worktree " + w->path.string() + " on branch " + w->branch + " from " +
                w->base.substr(0, 12) +
@@ -234,7 +236,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
   if (dispatched()) dispatch_submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
   if (dispatch_start_failed_) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
     dispatch_start_failed_ = false;
-    if (running_.empty()) {
+    if (running_count_ == 0) {
       flush_plans();
       schedule();
     }
@@ -249,7 +251,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave) {
     for (auto& [id, r] : spawned.items()) {
       bool queued = false;
       for (size_t k : idx)
-        if (entries_[k].id == id) queued = queued || pending_.count(k);
+        if (entries_[k].id == id) queued = queued || run_of(k).queued.has_value();
       missing = missing || !queued;
     }
     if (journal_failed || missing) flush_plans();
@@ -302,7 +304,7 @@ void Run::end_leftover_executors(const json& doc) {
 void Run::on_done(size_t i, SpawnResult r) {
   // Drop the Process now, inside its own done callback: its handles are still closing, so
   // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
-  if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+  release(i);
   core_.executor_exited(i);
   run_of(i).tool.clear();
   open_requested_gates(i);
@@ -416,8 +418,8 @@ void Run::next_check(size_t i) {
   emit("check_start", {{"plan", e.id}, {"check", c.name}, {"argv", spec.argv}}, Sym::Diamond,
        "Plan " + e.id + ": check " + c.name);
   std::vector<std::string> argv = spec.argv;
-  running_[i] = Process::start(&loop_, std::move(spec), [this, i, c, argv](SpawnResult cr) {
-    if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+  hold(i, Process::start(&loop_, std::move(spec), [this, i, c, argv](SpawnResult cr) {
+    release(i);
     plan_checks::Outcome o;
     o.name = c.name;
     o.argv = argv;
@@ -445,7 +447,7 @@ void Run::next_check(size_t i) {
       return;
     }
     next_check(i);
-  });
+  }));
 }
 
 void Run::conclude(size_t i, const SpawnResult& r) {
