@@ -1,6 +1,5 @@
 // `yolo execute`: the wave loop (runner/phase_run_internal.h).
 #include "runner/phase_run_internal.h"
-#include "runner/world.h"
 
 #include <sys/resource.h>
 
@@ -101,7 +100,7 @@ int Run::waves() {
 }
 
 const state::LoadResult& Run::state_now() {
-  fs::Disk& disk = world().files();
+  fs::Disk& disk = world_.files();
   const stdfs::path file = state::state_path(root_);
   std::string before = disk.stamp(file);
   if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
@@ -120,7 +119,7 @@ const state::LoadResult& Run::state_now() {
     before = disk.stamp(file);
     if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
   }
-  state_cache_ = state::load(world(), root_);
+  state_cache_ = state::load(world_, root_);
   // Kept only when the file did not change while it was read (else: read again next time).
   std::string after = disk.stamp(file);
   state_stamp_ = !before.empty() && after == before && state_cache_.ok() ? after : std::string();
@@ -167,11 +166,11 @@ std::vector<std::pair<std::string, execution::PlanUpdate>> Run::take_pending() {
 // the fields beside them (the wave, the steps, and what `also` changes: the phase's end, never
 // a record). Only those are checked and serialised again (state::update_plan_records). Touches
 // no member of the Run: it runs on a worker thread.
-static state::UpdateResult write_updates(const stdfs::path& root,
+static state::UpdateResult write_updates(const World& w, const stdfs::path& root,
                                          const std::vector<std::pair<std::string, execution::PlanUpdate>>& ups,
                                          const std::vector<std::string>& steps,
                                          const std::function<void(json&)>& also = nullptr) {
-  return state::update_plan_records(world(), root, [&](json& doc, std::vector<size_t>& changed, std::string&) {
+  return state::update_plan_records(w, root, [&](json& doc, std::vector<size_t>& changed, std::string&) {
     changed = execution::apply_plan_updates(doc, ups);
     for (const auto& s : steps) execution::mark_step(doc, s);
     if (also) also(doc);
@@ -187,7 +186,7 @@ void Run::flush_plans(const std::function<void(json&)>& also) {
   harvest_flush();  // in order: the write in flight first
   if (queued_.empty() && steps_pending_.empty() && !also) return;
   uint64_t t = uv_hrtime();
-  auto up = write_updates(root_, take_pending(), std::exchange(steps_pending_, {}), also);
+  auto up = write_updates(world_, root_, take_pending(), std::exchange(steps_pending_, {}), also);
   flushed(std::move(up), t, uv_hrtime());
 }
 
@@ -201,10 +200,10 @@ void Run::flush_async() {
   job->started_ns = uv_hrtime();
   Inflight* j = job.get();
   uv_async_t* done = &flush_done_;
-  job->thread = std::thread([j, done, root = root_, ups = take_pending(), steps = std::exchange(steps_pending_, {}),
+  job->thread = std::thread([j, done, w = &world_, root = root_, ups = take_pending(), steps = std::exchange(steps_pending_, {}),
                              retired = std::move(retired_doc_)] {
     try {
-      j->result = write_updates(root, ups, steps);
+      j->result = write_updates(*w, root, ups, steps);
     } catch (const std::exception& e) {  // never escapes the thread (that would end the process)
       j->result = state::UpdateResult{};
       j->result.error = state::state_path(root).string() + ": the batched write failed: " + e.what();
@@ -260,7 +259,7 @@ bool Run::journal_executor(const std::string& plan_id, const json& record) {
 
 void Run::end_journaled_executors() {
   const stdfs::path file = root_ / execution::kExecutorsJournal;
-  auto r = world().files().read(file, 16u << 20, false);
+  auto r = world_.files().read(file, 16u << 20, false);
   if (!r.ok()) return;  // none (the usual case), or unreadable: the state's records remain
   end_leftover_executors(execution::journal_plans(r.content));
   ::unlink(file.c_str());
@@ -398,7 +397,7 @@ void Run::schedule() {
                "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
           return;
         case run::Act::Complete: {
-          std::string now = now_iso8601();
+          std::string now = world_.now();
           flush_plans([&](json& st) { execution::complete_phase(st, now); });  // the last records and the end
           if (stopping_) return;  // the write failed: flushed() stopped the run with its error
           log("phase_end", "",
@@ -463,7 +462,7 @@ void Run::schedule() {
 }
 
 void Run::mark_ready(const std::vector<size_t>& idx) {
-  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
+  auto up = state::update(world_, root_, [&](json& doc, std::string&) {
     std::vector<std::string> ids;
     for (size_t i : idx) ids.push_back(entries_[i].id);
     execution::mark_ready(doc, ids);
@@ -475,7 +474,7 @@ void Run::mark_ready(const std::vector<size_t>& idx) {
   }
   for (size_t i : idx) {
     const auto& e = entries_[i];
-    std::string sp = summary_rel_for(root_, e.path);
+    std::string sp = summary_rel_for(world_, root_, e.path);
     emit("plan_ready", {{"plan", e.id}, {"wave", e.wave}, {"plan_path", e.path}, {"summary_path", sp}}, Sym::Diamond,
          "Plan " + e.id + " ready: waiting for " + sp);
   }

@@ -69,7 +69,6 @@
 #include "runner/phase_run.h"
 #include "runner/refusals.h"
 #include "runner/worktree.h"
-#include "runner/world.h"
 #include "protocol/plan/plan_checks.h"
 #include "protocol/plan/scope_fence.h"
 
@@ -101,7 +100,7 @@ struct PhaseDir {
 std::vector<PhaseDir> list_phases(const stdfs::path& root);
 // The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
 // uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
-std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel);
+std::string summary_rel_for(const World& w, const stdfs::path& root, const std::string& plan_rel);
 std::string fmt_secs(double ms);
 // /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
 std::string boot_id();
@@ -113,7 +112,9 @@ enum class GateOutcome { Passed, Paused, Halted };
 
 class Run {
  public:
-  explicit Run(ExecuteOptions o) : o_(std::move(o)), root_(o_.root), git_(o_.root) { t0_ = uv_hrtime(); }
+  Run(Context ctx, ExecuteOptions o) : ctx_(std::move(ctx)), o_(std::move(o)), root_(ctx_.root), git_(ctx_.root) {
+    t0_ = uv_hrtime();
+  }
 
   int run();
   // Nothing of the run is left to finish: no child, no write in flight, no Stage 1 thread.
@@ -152,7 +153,7 @@ class Run {
     data["phase_dir"] = phase_.rel;
     e.data = std::move(data);
     e.correlation_id = cid_;
-    auto w = events::log(world(), root_, cfg_.raw, e);
+    auto w = events::log(world_, root_, cfg_.raw, e);
     if (!w.written && cfg_.v3_event_log && !log_warned_) {
       out::err("⚠ event not logged: " + w.reason);
       log_warned_ = true;
@@ -408,9 +409,11 @@ class Run {
     out::set_live(l);
   }
 
+  Context ctx_;                     // the command's World, project root and config
+  const World& world_ = ctx_.world;  // every file, time and key of the run goes through it
   ExecuteOptions o_;
   stdfs::path root_;
-  Config cfg_;
+  Config& cfg_ = ctx_.config;
   GitCli git_;
   SummaryMode mode_ = SummaryMode::Strict;
   uint64_t t0_ = 0;

@@ -6,7 +6,6 @@
 #include "runner/phase_run_internal.h"
 #include "runner/refusals.h"
 #include "runner/sandbox.h"
-#include "runner/world.h"
 
 namespace yolo::runner::phase {
 
@@ -18,7 +17,7 @@ std::map<std::string, std::string> Run::plan_vars(size_t i, long long wave, cons
           {"plan_id", e.id},
           {"wave", std::to_string(wave)},
           {"phase_dir", phase_.rel},
-          {"summary_path", sp ? *sp : summary_rel_for(root_, e.path)},
+          {"summary_path", sp ? *sp : summary_rel_for(world_, root_, e.path)},
           {"worktree", w ? w->path.string() : root_.string()},
           {"branch", w ? w->branch : std::string()},
           {"correlation_id", cid_}};
@@ -32,7 +31,7 @@ std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long lo
           {"YOLO_PHASE_DIR", phase_.rel},
           {"YOLO_PLAN_PATH", e.path},
           {"YOLO_WAVE", std::to_string(wave)},
-          {"YOLO_SUMMARY_PATH", sp ? *sp : summary_rel_for(root_, e.path)},
+          {"YOLO_SUMMARY_PATH", sp ? *sp : summary_rel_for(world_, root_, e.path)},
           {"YOLO_WORKTREE", w ? w->path.string() : root_.string()}};
 }
 
@@ -57,10 +56,10 @@ std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes
 
 // Called by schedule() only, right after it read the state and decided these starts.
 void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs) {
-  std::string now = now_iso8601();
+  std::string now = world_.now();
   // Each plan starts from the content that was reviewed and approved, checked just before its
   // start: a plan an earlier plan's executor (or anyone) rewrote does not run as rewritten.
-  auto ledger = review_ledger::load(world(), root_, phase_.abs);
+  auto ledger = review_ledger::load(world_, root_, phase_.abs);
   std::map<size_t, std::string> plan_bytes;
   std::vector<size_t> changed;
   for (size_t i : idx) {
@@ -110,7 +109,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       std::string err;
       if (!prepare_worktree(i, wave, err)) {
         core_.not_started(i, {PlanStatus::Failed, err, json::array()});
-        queue_plan(i, execution::ended({PlanStatus::Failed, err, json::array()}, now_iso8601()));
+        queue_plan(i, execution::ended({PlanStatus::Failed, err, json::array()}, world_.now()));
         emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", err}}, Sym::Fail,
              "Plan " + e.id + " failed: " + err);
         failed_to_start = true;
@@ -134,7 +133,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       sreq.branch = w->branch;
     } else {
       sreq.phase_dir = (root_ / e.path).parent_path();
-      sreq.own_summary = root_ / summary_rel_for(root_, e.path);
+      sreq.own_summary = root_ / summary_rel_for(world_, root_, e.path);
       sreq.protected_programs = check_programs_;
     }
     // A folder of its own for the gates it asks for (yolo request-approval in the sandbox).
@@ -150,7 +149,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     ConfinementResult confined = confine(cfg_, sreq);
     if (!confined.ok()) {
       core_.not_started(i, {PlanStatus::Failed, confined.error, json::array()});
-      queue_plan(i, execution::ended({PlanStatus::Failed, confined.error, json::array()}, now_iso8601()));
+      queue_plan(i, execution::ended({PlanStatus::Failed, confined.error, json::array()}, world_.now()));
       emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", confined.error}},
            Sym::Fail,
            "Plan " + e.id + " not started: " + confined.error);
@@ -161,7 +160,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     if (confined.confinement->refusals) run_of(i).refused = confined.confinement->refusals;
     SpawnSpec spec;
     spec.confinement = confined.confinement;
-    const std::string sp = summary_rel_for(root_, e.path);  // looked up once for the argv and the environment
+    const std::string sp = summary_rel_for(world_, root_, e.path);  // looked up once for the argv and the environment
     spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave, &sp));
     spec.cwd = isolated() && worktree_of(i) ? worktree_of(i)->path : root_;
     if (isolated() && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
@@ -195,8 +194,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       if (auto& q = run_of(i).queued) {
         q->set["executor"] = spawned[e.id];
         q->set["sandbox"] = run_of(i).sandbox;  // kept once the plan ends (its executor record is not)
-        q->set["sandbox_seal"] = sandbox::seal_plan_record(gates::project_id(world(), root_), cid_, e.id,
-                                                                   run_of(i).sandbox, world().sealing_key());
+        q->set["sandbox_seal"] = sandbox::seal_plan_record(gates::project_id(world_, root_), cid_, e.id,
+                                                                   run_of(i).sandbox, world_.sealing_key());
       }
     }
     log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
@@ -256,7 +255,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     }
     if (journal_failed || missing) flush_plans();
     if (missing) {
-      auto rec = state::update(world(), root_, [&](json& doc, std::string&) {
+      auto rec = state::update(world_, root_, [&](json& doc, std::string&) {
         bool any = false;
         for (auto& [id, r] : spawned.items())
           if (json* p = execution::find_plan(doc, id);
@@ -346,7 +345,7 @@ void Run::open_requested_gates(size_t i) {
     in.plan_path = j["plan_path"].get<std::string>();
     in.reason = j.value("reason", "");
     if (j.contains("wave") && j["wave"].is_number_integer()) in.wave = j["wave"].get<int>();
-    auto r = gates::request_gate(world(), root_, cfg_, in, &command_approver());
+    auto r = gates::request_gate(world_, root_, cfg_, in, &command_approver());
     if (!r.ok()) note("the gate plan " + entries_[i].id + " asked for could not be opened: " + r.error);
   }
   stdfs::remove_all(dir, ec);
@@ -361,11 +360,11 @@ void Run::run_checks(size_t i, SpawnResult executor) {
   stdfs::path dir = w ? w->path : root_;
   plan_checks::Parsed parsed;
   auto& known = run_of(i).checks_read;
-  if (!w && known && world().files().stamp(dir / e.path) == known->first) {
+  if (!w && known && world_.files().stamp(dir / e.path) == known->first) {
     parsed = std::move(known->second);  // the file is the one load_plans parsed
     known.reset();                      // once: a plan that runs again reads its file again
   } else {
-    auto l = load_plan(world(), dir / e.path);
+    auto l = load_plan(world_, dir / e.path);
     if (l.plan) parsed = plan_checks::parse(*l.plan);
   }
   PlanRun& pr = run_of(i);
@@ -452,7 +451,7 @@ void Run::next_check(size_t i) {
 
 void Run::conclude(size_t i, const SpawnResult& r) {
   const PlanEntry& e = entries_[i];
-  std::string sp = summary_rel_for(root_, e.path);
+  std::string sp = summary_rel_for(world_, root_, e.path);
   json set = json::object();
   // The facts: how the executor (or its job) ended, and once it did well, what the checks and
   // the SUMMARY gate found; protocol/run/execute_rules.h decides the plan from them.
@@ -491,7 +490,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   pr.check_out.clear();
   pr.check_todo.clear();
   pr.check_errors.clear();
-  std::string now = now_iso8601();
+  std::string now = world_.now();
   {
     // Its gates ran: the slot serves the next plan (the branch keeps the work); a plan that
     // passed in its worktree waits for its merge, in plan order.
