@@ -483,4 +483,31 @@ void Run::mark_ready(const std::vector<size_t>& idx) {
            " plan(s) are ready for an agent or a person. Run `yolo execute` again once their SUMMARY files exist.");
 }
 
+// The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
+void Run::draw_live() {
+  size_t done = 0;
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if ((core_.plan(i).step == run::Step::Done && core_.plan(i).status == PlanStatus::Complete) ||
+        (entries_[i].summary == SummaryState::Passed && !runs_[i].running))
+      ++done;
+  const size_t width = 12;
+  size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
+  std::string bar = "[";
+  for (size_t k = 0; k < width; ++k) bar += k < filled ? "█" : "░";
+  std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
+  long long timeout = cfg_.timeout_for(cfg_.executor);
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    if (!runs_[i].running) continue;
+    double secs = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e9;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
+    l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
+    if (const std::string& t = run_of(i).tool; !t.empty()) {  // its current tool call, cut to fit
+      l += " " + text::cut(text::sanitize_for_terminal(t), running_count_ > 1 ? 24 : 60);
+    }
+  }
+  if (running_count_ == 0) l += " · waiting";
+  out::set_live(l);
+}
+
 }  // namespace yolo::runner::phase

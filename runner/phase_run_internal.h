@@ -3,7 +3,9 @@
 //   phase_steps.cc  --dry-run, the review gate, the vision and wave gates
 //   phase_loop.cc   the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
 //                   the state in memory, interrupts
-//   plan_exec.cc    one plan: its worktree, executor, checks, SUMMARY gate and scope fence
+//   plan_exec.cc    one plan up to its start: its worktree, sandbox and executor
+//   plan_conclude.cc  one plan after its executor: its checks, SUMMARY gate and scope fence
+//   plan_run.h      what the run holds of each plan (PlanRun)
 //   plan_merge.cc   worktree isolation: merging back the plans the core names, resume
 //   plan_dispatch.cc  dispatch: each plan a job of a cluster engine
 //   phase_budget.cc   what the agents cost, the budget gate
@@ -67,6 +69,7 @@
 #include "runner/subprocess.h"
 
 #include "runner/phase_run.h"
+#include "runner/plan_run.h"
 #include "runner/refusals.h"
 #include "runner/worktree.h"
 #include "protocol/plan/plan_checks.h"
@@ -123,60 +126,14 @@ class Run {
  private:
   // ---- output and events ----------------------------------------------------------
   double elapsed_ms() const { return static_cast<double>(uv_hrtime() - t0_) / 1e6; }
-  void emit(const std::string& event, json data, Sym sym, const std::string& human) {
-    if (o_.json) {
-      json j = {{"event", event}};
-      if (data.is_object())
-        for (auto& [k, v] : data.items()) j[k] = v;
-      j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
-      out::json_line(j);
-    } else {
-      // Human lines carry plan ids, titles, paths, findings and children's output: no
-      // control characters reach the terminal.
-      out::line(out::sym(sym) + " " + text::sanitize_for_terminal(human) + "  " +
-                out::dim("[" + fmt_secs(elapsed_ms()) + "]"));
-    }
-  }
-  void note(const std::string& human, bool dim = false) {  // extra detail lines for people only
-    if (o_.json) return;
-    std::string s = text::sanitize_for_terminal(human);
-    out::line("    " + (dim ? out::dim(s) : s));
-  }
+  void emit(const std::string& event, json data, Sym sym, const std::string& human);
+  void note(const std::string& human, bool dim = false);  // extra detail lines for people only
   void note_review_outcomes(const std::vector<review::PlanReview>& rows);
 
-  void log(const std::string& type, const std::string& plan, json data = json::object()) {
-    if (!events::enabled(cfg_.raw)) return;  // the event log is off: nothing to build
-    events::Event e;
-    e.type = type;
-    e.phase = phase_.number;
-    if (auto n = as_int(plan)) e.plan = *n;
-    data["phase_dir"] = phase_.rel;
-    e.data = std::move(data);
-    e.correlation_id = cid_;
-    auto w = events::log(world_, root_, cfg_.raw, e);
-    if (!w.written && cfg_.v3_event_log && !log_warned_) {
-      out::err("⚠ event not logged: " + w.reason);
-      log_warned_ = true;
-    }
-  }
+  void log(const std::string& type, const std::string& plan, json data = json::object());
   int finish(int code, execution::Result result, const std::string& message);
   // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
-  std::string next_step(int code) const {
-    if (!next_.empty()) return next_;
-    switch (code) {
-      case kExecComplete:
-        return "`yolo execute` runs the next phase that is not complete; `yolo status` shows the project";
-      case kExecPaused:
-        return "`yolo gates` shows the open gate; `yolo approve` (or `yolo reject --feedback TEXT`), then `yolo "
-               "execute`";
-      case kExecWaitingSummary:
-        return "write the SUMMARY files named above (or configure an `executor`), then `yolo execute`";
-      case kExecUsage:
-        return "`yolo status` lists the phases and plans; `yolo execute --help` shows the options";
-      default:
-        return "fix what is reported above, then `yolo execute` (`yolo status` shows the run)";
-    }
-  }
+  std::string next_step(int code) const;
 
   // ---- steps ---------------------------------------------------------------------
   int choose_phase(const state::LoadResult& snap);  // snap: the state as run() read it
@@ -194,20 +151,7 @@ class Run {
   GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
                           std::optional<int> wave, const std::vector<std::string>& files = {});
   void pause_for(const json& gate);
-  std::string approver_note_for(gates::GateType type) const {
-    auto spec = gates::approver_spec(cfg_, type);
-    switch (spec.kind) {
-      case gates::ApproverSpec::Kind::Manual:
-        return "manual";
-      case gates::ApproverSpec::Kind::Skip:
-        return "skip";
-      case gates::ApproverSpec::Kind::Command:
-        return "command " + (spec.argv.empty() ? std::string() : spec.argv[0]);
-      case gates::ApproverSpec::Kind::Invalid:
-        return "invalid: " + spec.error;
-    }
-    return "manual";
-  }
+  std::string approver_note_for(gates::GateType type) const;
   bool set_halted(const std::string& reason);
   void end_leftover_executors(const json& doc);
   int waves();
@@ -383,31 +327,7 @@ class Run {
   void close_journal(bool remove);
   void interrupt(int signum);
   // The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
-  void draw_live() {
-    size_t done = 0;
-    for (size_t i = 0; i < entries_.size(); ++i)
-      if ((core_.plan(i).step == run::Step::Done && core_.plan(i).status == PlanStatus::Complete) ||
-          (entries_[i].summary == SummaryState::Passed && !runs_[i].running))
-        ++done;
-    const size_t width = 12;
-    size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
-    std::string bar = "[";
-    for (size_t k = 0; k < width; ++k) bar += k < filled ? "█" : "░";
-    std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
-    long long timeout = cfg_.timeout_for(cfg_.executor);
-    for (size_t i = 0; i < runs_.size(); ++i) {
-      if (!runs_[i].running) continue;
-      double secs = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e9;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
-      l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
-      if (const std::string& t = run_of(i).tool; !t.empty()) {  // its current tool call, cut to fit
-        l += " " + text::cut(text::sanitize_for_terminal(t), running_count_ > 1 ? 24 : 60);
-      }
-    }
-    if (running_count_ == 0) l += " · waiting";
-    out::set_live(l);
-  }
+  void draw_live();
 
   Context ctx_;                     // the command's World, project root and config
   const World& world_ = ctx_.world;  // every file, time and key of the run goes through it
@@ -468,37 +388,6 @@ class Run {
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
   std::string fresh_cid_;                         // the correlation id a new run gets
-  // What the runner holds of each plan while it runs (entries_ order): its processes' facts,
-  // not decisions (those are the core's records, core_.plan(i)). Sized once the plans are
-  // read, never resized after: references into it stay valid.
-  struct PlanRun {
-    uint64_t started_at = 0;              // uv_hrtime() at its start
-    std::vector<std::string> argv;        // the executor's argv, for its log
-    json sandbox;                         // what its executor ran under (null: not started)
-    std::shared_ptr<RefusalLog> refused;  // what its executor's sandbox refused it
-    std::optional<std::string> load_hash;  // its content hash when the run read it
-    std::filesystem::path gate_requests;  // where its executor leaves gate requests ("": none)
-    std::string tool;                     // its executor's current tool call ("Bash: git commit ...")
-    std::vector<plan_checks::Spec> check_todo;  // its own checks, one after another
-    std::vector<plan_checks::Outcome> check_out;
-    std::vector<std::string> check_errors;
-    SpawnResult exec_result;               // the executor's result while its checks run
-    std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
-    std::vector<std::string> dispatch_res;  // its resources as adapter options
-    std::optional<PlanWorktree> worktree;  // its worktree in this run (isolation), until merged
-    json worktree_record;                   // its `worktree` record (null: no worktree in this run)
-    // Its must_haves.checks as load_plans read them, with the file's identity then
-    // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
-    std::optional<std::pair<std::string, plan_checks::Parsed>> checks_read;
-    // Running for the loop: a child of its own (proc: its executor, a check, a dispatch
-    // adapter), or none while it waits in a batch (its wave's array, the fetch queue).
-    bool running = false;
-    std::unique_ptr<Process> proc;
-    std::optional<execution::PlanUpdate> queued;  // its record's change not written yet (queue_plan)
-    json dispatch_rec;             // its dispatch record (schemas: plans[].dispatch; null: none)
-    bool dispatch_failed_before = false;  // a stopped run left it failed: a new attempt
-    bool dispatch_submitting = false;     // its submit runs: Ctrl-C lets it end, then cancels its job
-  };
   std::vector<PlanRun> runs_;
   PlanRun& run_of(size_t i) {
     if (i >= runs_.size()) runs_.resize(i + 1);

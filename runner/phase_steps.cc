@@ -452,4 +452,19 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
 
 bool executor_configured(const Config& c) { return !c.executor.argv.empty() || c.dispatch.configured(); }
 
+std::string Run::approver_note_for(gates::GateType type) const {
+  auto spec = gates::approver_spec(cfg_, type);
+  switch (spec.kind) {
+    case gates::ApproverSpec::Kind::Manual:
+      return "manual";
+    case gates::ApproverSpec::Kind::Skip:
+      return "skip";
+    case gates::ApproverSpec::Kind::Command:
+      return "command " + (spec.argv.empty() ? std::string() : spec.argv[0]);
+    case gates::ApproverSpec::Kind::Invalid:
+      return "invalid: " + spec.error;
+  }
+  return "manual";
+}
+
 }  // namespace yolo::runner::phase
