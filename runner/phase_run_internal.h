@@ -1,5 +1,6 @@
 // The Run of `yolo execute` (runner/phase_run.h), shared by the files that implement it:
 //   phase_run.cc    the phase, its plans, step 2, the cross-plan validation, run()
+//   phase_output.cc  what the run says: events, lines, the event log, its last word
 //   phase_steps.cc  --dry-run, the review gate, the vision and wave gates
 //   phase_loop.cc   the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
 //                   the state in memory, interrupts
