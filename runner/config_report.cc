@@ -36,8 +36,10 @@ std::string dispatch_dir() {
   return installed.string();  // named in the error when the adapter is not there
 }
 
-ConfigLoad load_config_reported(const std::filesystem::path& root) {
-  ConfigLoad c = load_config(world(), root);
+ConfigLoad load_config_reported(const std::filesystem::path& root) { return load_config_reported(world(), root); }
+
+ConfigLoad load_config_reported(const World& w, const std::filesystem::path& root) {
+  ConfigLoad c = load_config(w, root);
   report_config_warnings(c);
   // The templates name the adapters wherever yolo's installation put them.
   DispatchSpec& d = c.config.dispatch;

@@ -17,6 +17,8 @@ void report_config_warnings(const ConfigLoad& c);
 // load_config + report_config_warnings; `{dispatch_dir}` in the dispatch templates is replaced
 // by dispatch_dir().
 ConfigLoad load_config_reported(const std::filesystem::path& root);
+// The same through a World of the caller's (a command's context).
+ConfigLoad load_config_reported(const World& w, const std::filesystem::path& root);
 
 // Where the dispatch adapters are (contrib/dispatch, installed by cmake --install into
 // LIBEXECDIR/yolo/dispatch): $YOLO_DISPATCH_DIR, else beside this yolo (PREFIX/bin/yolo ->

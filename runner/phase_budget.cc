@@ -9,8 +9,8 @@ void Run::record_usage(size_t i, const std::string& agent, const std::string& ou
   auto u = usage::parse(out);
   if (!u) return;  // the CLI printed no machine-readable usage (plain text output)
   const auto& e = entries_[i];
-  usage::Record rec{now_iso8601(), cid_, phase_.folder, e.id, agent, 0, *u};
-  if (std::string err = usage::append(world(), root_, rec); !err.empty()) note("could not record the usage: " + err);
+  usage::Record rec{world_.now(), cid_, phase_.folder, e.id, agent, 0, *u};
+  if (std::string err = usage::append(world_, root_, rec); !err.empty()) note("could not record the usage: " + err);
   json data = {{"plan", e.id}, {"agent", agent}, {"usage", u->to_json()}};
   log("agent_token_usage", e.plan, data);
 }
@@ -18,7 +18,7 @@ void Run::record_usage(size_t i, const std::string& agent, const std::string& ou
 GateOutcome Run::budget_gate(long long w) {
   usage::Budget b = usage::budget_of(cfg_.raw);
   if (!b.any()) return GateOutcome::Passed;
-  usage::Totals t = usage::totals(usage::read_all(world(), root_), cid_, phase_.folder);
+  usage::Totals t = usage::totals(usage::read_all(world_, root_), cid_, phase_.folder);
   auto over = usage::over_budget(b, t);
   if (!over) return GateOutcome::Passed;
   // The gate covers a statement of which budget was passed and how many times: it changes
@@ -27,8 +27,8 @@ GateOutcome Run::budget_gate(long long w) {
   const std::string text = usage::statement(*over, phase_.folder, cid_);
   auto have = fs::read_text(root_ / rel);
   if (!have.ok() || have.content != text) {
-    std::string err = world().files().make_dirs((root_ / rel).parent_path());
-    if (err.empty()) err = world().files().write_atomic(root_ / rel, text);
+    std::string err = world_.files().make_dirs((root_ / rel).parent_path());
+    if (err.empty()) err = world_.files().write_atomic(root_ / rel, text);
     if (!err.empty()) {
       emit("gate_error", {{"gate_type", "budget"}, {"plan_path", rel}, {"reason", err}}, Sym::Fail,
            "Budget gate: " + err);

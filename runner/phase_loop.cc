@@ -1,6 +1,5 @@
 // `yolo execute`: the wave loop (runner/phase_run_internal.h).
 #include "runner/phase_run_internal.h"
-#include "runner/world.h"
 
 #include <sys/resource.h>
 
@@ -32,11 +31,11 @@ int Run::waves() {
           if (sd.merge == MergeState::Pending) run_of(i).worktree_record = *w;  // merged from this record
         }
       }
-      if (auto d = dispatch_rec_.find(i); d != dispatch_rec_.end()) {
-        sd.attempt = d->second.value("attempt", 1);
-        if (str(d->second, "state") == "submitted") sd.handle = str(d->second, "handle");
+      if (const json& d = run_of(i).dispatch_rec; !d.is_null()) {
+        sd.attempt = d.value("attempt", 1);
+        sd.job = d;
       }
-      sd.failed_before = dispatch_failed_before_.count(i) > 0;
+      sd.failed_before = run_of(i).dispatch_failed_before;
     }
     run::Settings rs;
     rs.executor = executor_configured(cfg_);
@@ -85,11 +84,11 @@ int Run::waves() {
   uv_signal_stop(&sigterm_);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
-  running_.clear();
+  for (size_t i = 0; i < runs_.size(); ++i) release(i);
   flush_plans();
   // Every start is in the state now (and no executor of this run is left): the journal goes,
   // unless the state could not be written.
-  close_journal(!flush_failed_ && pending_.empty());
+  close_journal(!flush_failed_ && queued_.empty());
   loop_started_ = false;
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&flush_done_), nullptr);
@@ -101,7 +100,7 @@ int Run::waves() {
 }
 
 const state::LoadResult& Run::state_now() {
-  fs::Disk& disk = world().files();
+  fs::Disk& disk = world_.files();
   const stdfs::path file = state::state_path(root_);
   std::string before = disk.stamp(file);
   if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
@@ -120,7 +119,7 @@ const state::LoadResult& Run::state_now() {
     before = disk.stamp(file);
     if (!state_stamp_.empty() && before == state_stamp_ && state_cache_.ok()) return state_cache_;
   }
-  state_cache_ = state::load(world(), root_);
+  state_cache_ = state::load(world_, root_);
   // Kept only when the file did not change while it was read (else: read again next time).
   std::string after = disk.stamp(file);
   state_stamp_ = !before.empty() && after == before && state_cache_.ok() ? after : std::string();
@@ -128,9 +127,12 @@ const state::LoadResult& Run::state_now() {
 }
 
 void Run::queue_plan(size_t i, execution::PlanUpdate u) {
-  if (auto it = pending_.find(i); it != pending_.end())
-    u = execution::merge_updates(it->second, std::move(u));  // fields queued before and not written yet are kept
-  pending_[i] = std::move(u);
+  std::optional<execution::PlanUpdate>& q = run_of(i).queued;
+  if (q)
+    u = execution::merge_updates(*q, std::move(u));  // fields queued before and not written yet are kept
+  else
+    queued_.push_back(i);
+  q = std::move(u);
   if (!loop_started_) {
     flush_plans();
     return;
@@ -153,9 +155,10 @@ void Run::arm_flush() {
 
 std::vector<std::pair<std::string, execution::PlanUpdate>> Run::take_pending() {
   std::vector<std::pair<std::string, execution::PlanUpdate>> ups;
-  ups.reserve(pending_.size());
-  for (auto& [i, u] : pending_) ups.emplace_back(entries_[i].id, std::move(u));
-  pending_.clear();
+  ups.reserve(queued_.size());
+  std::sort(queued_.begin(), queued_.end());  // in plan order
+  for (size_t i : queued_) ups.emplace_back(entries_[i].id, std::move(*std::exchange(runs_[i].queued, std::nullopt)));
+  queued_.clear();
   return ups;
 }
 
@@ -163,11 +166,11 @@ std::vector<std::pair<std::string, execution::PlanUpdate>> Run::take_pending() {
 // the fields beside them (the wave, the steps, and what `also` changes: the phase's end, never
 // a record). Only those are checked and serialised again (state::update_plan_records). Touches
 // no member of the Run: it runs on a worker thread.
-static state::UpdateResult write_updates(const stdfs::path& root,
+static state::UpdateResult write_updates(const World& w, const stdfs::path& root,
                                          const std::vector<std::pair<std::string, execution::PlanUpdate>>& ups,
                                          const std::vector<std::string>& steps,
                                          const std::function<void(json&)>& also = nullptr) {
-  return state::update_plan_records(world(), root, [&](json& doc, std::vector<size_t>& changed, std::string&) {
+  return state::update_plan_records(w, root, [&](json& doc, std::vector<size_t>& changed, std::string&) {
     changed = execution::apply_plan_updates(doc, ups);
     for (const auto& s : steps) execution::mark_step(doc, s);
     if (also) also(doc);
@@ -181,15 +184,15 @@ void Run::flush_plans(const std::function<void(json&)>& also) {
     flush_timer_armed_ = false;
   }
   harvest_flush();  // in order: the write in flight first
-  if (pending_.empty() && steps_pending_.empty() && !also) return;
+  if (queued_.empty() && steps_pending_.empty() && !also) return;
   uint64_t t = uv_hrtime();
-  auto up = write_updates(root_, take_pending(), std::exchange(steps_pending_, {}), also);
+  auto up = write_updates(world_, root_, take_pending(), std::exchange(steps_pending_, {}), also);
   flushed(std::move(up), t, uv_hrtime());
 }
 
 void Run::flush_async() {
   flush_timer_armed_ = false;
-  if (inflight_ || pending_.empty() || stopping_) {
+  if (inflight_ || queued_.empty() || stopping_) {
     if (stopping_) flush_plans();
     return;
   }
@@ -197,10 +200,10 @@ void Run::flush_async() {
   job->started_ns = uv_hrtime();
   Inflight* j = job.get();
   uv_async_t* done = &flush_done_;
-  job->thread = std::thread([j, done, root = root_, ups = take_pending(), steps = std::exchange(steps_pending_, {}),
+  job->thread = std::thread([j, done, w = &world_, root = root_, ups = take_pending(), steps = std::exchange(steps_pending_, {}),
                              retired = std::move(retired_doc_)] {
     try {
-      j->result = write_updates(root, ups, steps);
+      j->result = write_updates(*w, root, ups, steps);
     } catch (const std::exception& e) {  // never escapes the thread (that would end the process)
       j->result = state::UpdateResult{};
       j->result.error = state::state_path(root).string() + ": the batched write failed: " + e.what();
@@ -217,7 +220,7 @@ void Run::harvest_flush() {
   job->thread.join();
   flushed(std::move(job->result), job->started_ns, job->ended_ns);
   // Changes queued while it was written: the next batch, on the usual cadence.
-  if (!pending_.empty() && loop_started_ && !stopping_ && !flush_failed_) arm_flush();
+  if (!queued_.empty() && loop_started_ && !stopping_ && !flush_failed_) arm_flush();
 }
 
 void Run::flushed(state::UpdateResult up, uint64_t started_ns, uint64_t ended_ns) {
@@ -256,7 +259,7 @@ bool Run::journal_executor(const std::string& plan_id, const json& record) {
 
 void Run::end_journaled_executors() {
   const stdfs::path file = root_ / execution::kExecutorsJournal;
-  auto r = world().files().read(file, 16u << 20, false);
+  auto r = world_.files().read(file, 16u << 20, false);
   if (!r.ok()) return;  // none (the usual case), or unreadable: the state's records remain
   end_leftover_executors(execution::journal_plans(r.content));
   ::unlink(file.c_str());
@@ -277,8 +280,8 @@ void Run::interrupt(int signum) {
            "): running executors were stopped; their plans are pending again");
   // A dispatch submit is left to end (its timeout bounds it): killed midway, it may have
   // queued a job whose handle nobody would know; ended, its job is cancelled.
-  for (auto& [i, p] : running_)
-    if (p && !dispatch_submits_.count(i)) p->cancel();
+  for (auto& r : runs_)
+    if (r.running && r.proc && !r.dispatch_submitting) r.proc->cancel();
   for (auto& [k, p] : wave_wait_procs_)  // a wave's poller: its plans' jobs are cancelled when it ends
     if (p) p->cancel();
 }
@@ -366,8 +369,8 @@ void Run::schedule() {
           return;
         }
         case run::Act::Frozen:
-          emit("frozen", {{"running", running_.size()}}, Sym::Pause,
-               "A gate is open: no new plan starts; waiting for the " + std::to_string(running_.size()) +
+          emit("frozen", {{"running", running_count_}}, Sym::Pause,
+               "A gate is open: no new plan starts; waiting for the " + std::to_string(running_count_) +
                    " running plan(s)");
           break;
         case run::Act::Pause: {
@@ -394,7 +397,7 @@ void Run::schedule() {
                "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
           return;
         case run::Act::Complete: {
-          std::string now = now_iso8601();
+          std::string now = world_.now();
           flush_plans([&](json& st) { execution::complete_phase(st, now); });  // the last records and the end
           if (stopping_) return;  // the write failed: flushed() stopped the run with its error
           log("phase_end", "",
@@ -448,7 +451,7 @@ void Run::schedule() {
           break;
         }
         case run::Act::Start:
-          start_plans(a.plans, a.wave);
+          start_plans(a.plans, a.wave, a.jobs);
           break;
         case run::Act::MarkReady:
           mark_ready(a.plans);
@@ -459,7 +462,7 @@ void Run::schedule() {
 }
 
 void Run::mark_ready(const std::vector<size_t>& idx) {
-  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
+  auto up = state::update(world_, root_, [&](json& doc, std::string&) {
     std::vector<std::string> ids;
     for (size_t i : idx) ids.push_back(entries_[i].id);
     execution::mark_ready(doc, ids);
@@ -471,13 +474,40 @@ void Run::mark_ready(const std::vector<size_t>& idx) {
   }
   for (size_t i : idx) {
     const auto& e = entries_[i];
-    std::string sp = summary_rel_for(root_, e.path);
+    std::string sp = summary_rel_for(world_, root_, e.path);
     emit("plan_ready", {{"plan", e.id}, {"wave", e.wave}, {"plan_path", e.path}, {"summary_path", sp}}, Sym::Diamond,
          "Plan " + e.id + " ready: waiting for " + sp);
   }
   stop(kExecWaitingSummary, Result::WaitingForSummary,
        "Waiting for SUMMARY: no executor is configured; " + std::to_string(idx.size()) +
            " plan(s) are ready for an agent or a person. Run `yolo execute` again once their SUMMARY files exist.");
+}
+
+// The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
+void Run::draw_live() {
+  size_t done = 0;
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if ((core_.plan(i).step == run::Step::Done && core_.plan(i).status == PlanStatus::Complete) ||
+        (entries_[i].summary == SummaryState::Passed && !runs_[i].running))
+      ++done;
+  const size_t width = 12;
+  size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
+  std::string bar = "[";
+  for (size_t k = 0; k < width; ++k) bar += k < filled ? "█" : "░";
+  std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
+  long long timeout = cfg_.timeout_for(cfg_.executor);
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    if (!runs_[i].running) continue;
+    double secs = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e9;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
+    l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
+    if (const std::string& t = run_of(i).tool; !t.empty()) {  // its current tool call, cut to fit
+      l += " " + text::cut(text::sanitize_for_terminal(t), running_count_ > 1 ? 24 : 60);
+    }
+  }
+  if (running_count_ == 0) l += " · waiting";
+  out::set_live(l);
 }
 
 }  // namespace yolo::runner::phase

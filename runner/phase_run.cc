@@ -6,7 +6,6 @@
 #include "protocol/gates/gate_coverage.h"
 #include "runner/child_keeper.h"
 #include "runner/phase_run_internal.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 namespace phase {
@@ -44,10 +43,10 @@ static std::string plan_rel_path(const PhaseDir& p, const stdfs::path& f, const 
 
 // The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
 // uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
-std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel) {
+std::string summary_rel_for(const World& w, const stdfs::path& root, const std::string& plan_rel) {
   const size_t slash = plan_rel.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string() : plan_rel.substr(0, slash);
-  std::string name = summary_name_for(world(), dir.empty() ? root : root / dir,
+  std::string name = summary_name_for(w, dir.empty() ? root : root / dir,
                                       plan_rel.substr(slash == std::string::npos ? 0 : slash + 1));
   return dir.empty() ? name : dir + "/" + name;
 }
@@ -75,68 +74,21 @@ json executor_record(int pid, unsigned long long start_ticks) {
   return {{"pid", pid}, {"pgid", pid}, {"start_ticks", start_ticks}, {"boot_id", boot_id()}};
 }
 
-int Run::finish(int code, Result result, const std::string& message) {
-  if (trees_ && !tidied_) {
-    // What killed runs leave (a slot on a plan's branch, merged branches, a killed git's lock
-    // file) goes at the end of every run; what cannot go is said, with how.
-    tidied_ = true;
-    std::vector<std::string> notes;
-    trees_->tidy(notes);
-    for (const auto& n : notes) emit("worktree_tidy", {{"note", n}}, Sym::Warn, n);
-  }
-  if (o_.json) {
-    json plans = json::array();
-    auto snap = state::load(world(), root_);
-    if (snap.ok()) {
-      auto statuses = execution::nodes(snap.doc, entries_);  // one pass over the state's plans
-      for (size_t i = 0; i < entries_.size(); ++i)
-        plans.push_back({{"id", entries_[i].id}, {"status", std::string(waves::to_string(statuses[i].status))}});
-    }
-    json j = {{"ok", code == kExecComplete},
-              {"cmd", "execute"},
-              {"result", execution::to_string(result)},
-              {"exit_code", code},
-              {"message", message}};
-    if (!phase_.folder.empty()) {
-      j["phase"] = phase_.number;
-      j["phase_dir"] = phase_.rel;
-    }
-    j["plans"] = plans;
-    j["next"] = next_step(code);
-    j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
-    out::json_line(j);
-  } else {
-    Sym s = code == kExecComplete         ? Sym::Ok
-            : code == kExecPaused         ? Sym::Pause
-            : code == kExecWaitingSummary ? Sym::Diamond
-                                          : Sym::Fail;
-    std::string m = text::sanitize_for_terminal(message);
-    std::string nl = "Next: " + text::sanitize_for_terminal(next_step(code));
-    if (code == kExecHalted || code == kExecUsage) {
-      if (!m.empty()) out::err(out::sym(s) + " " + m);
-      out::err(nl);
-    } else {
-      if (!m.empty()) out::line(out::sym(s) + " " + m);
-      out::line(nl);
-    }
-  }
-  return code;
-}
 
 // ---- phase and plans ----------------------------------------------------------------
 
 SummaryState Run::check_summary(const PlanEntry& e, json& findings, const std::string* sp_rel) {
-  stdfs::path sp = root_ / (sp_rel ? *sp_rel : summary_rel_for(root_, e.path));
+  stdfs::path sp = root_ / (sp_rel ? *sp_rel : summary_rel_for(world_, root_, e.path));
   std::error_code ec;
   if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
-  SummaryVerdict v = verify_summary(world(), sp, root_ / e.path, root_, mode_, &git_);
+  SummaryVerdict v = verify_summary(world_, sp, root_ / e.path, root_, mode_, &git_);
   if (v.passed()) return SummaryState::Passed;
   findings = v.to_json().value("findings", json::array());
   return SummaryState::Failed;
 }
 
 bool Run::phase_complete_on_disk(const PhaseDir& p) {
-  auto files = list_plan_files(world(), p.abs);
+  auto files = list_plan_files(world_, p.abs);
   if (files.empty()) return true;
   for (const auto& f : files) {
     PlanEntry e;
@@ -148,12 +100,13 @@ bool Run::phase_complete_on_disk(const PhaseDir& p) {
 }
 
 // The plan files of a phase that the run in `doc` does not know: added after it completed.
-static std::vector<std::string> plans_not_in_run(const json& doc, const PhaseDir& p, const stdfs::path& root_) {
+static std::vector<std::string> plans_not_in_run(const World& w, const json& doc, const PhaseDir& p,
+                                                 const stdfs::path& root_) {
   std::set<std::string> known;
   if (doc.contains("plans") && doc["plans"].is_array())
     for (const auto& q : doc["plans"]) known.insert(str(q, "path"));
   std::vector<std::string> out;
-  for (const auto& f : list_plan_files(world(), p.abs)) {
+  for (const auto& f : list_plan_files(w, p.abs)) {
     std::string rel = plan_rel_path(p, f, root_);
     if (!known.count(rel)) out.push_back(rel);
   }
@@ -180,7 +133,7 @@ int Run::choose_phase(const state::LoadResult& snap) {
   }
   for (const auto& p : phases) {
     if (snap.ok() && str(snap.doc, "phase_dir") == p.rel && execution::run_status(snap.doc) == RunStatus::Complete &&
-        plans_not_in_run(snap.doc, p, root_).empty())
+        plans_not_in_run(world_, snap.doc, p, root_).empty())
       continue;
     if (snap.ok() && str(snap.doc, "phase_dir") == p.rel) {
       phase_ = p;  // the phase the state is running
@@ -201,16 +154,16 @@ int Run::choose_phase(const state::LoadResult& snap) {
 // threads (the second core idles before the first executor starts): each plan's
 // read is its own, the results land in file order.
 void Run::load_plans() {
-  const std::vector<stdfs::path> files = list_plan_files(world(), phase_.abs);
+  const std::vector<stdfs::path> files = list_plan_files(world_, phase_.abs);
   std::vector<std::string> stamps(files.size());
   std::vector<plan_checks::Parsed> checks(files.size());
   loaded_.resize(files.size());
   auto read_some = [&](size_t first, size_t step) {
     for (size_t i = first; i < files.size(); i += step) {
       const stdfs::path& f = files[i];
-      std::string stamp = world().files().stamp(f);
-      auto l = load_plan(world(), f);
-      stamps[i] = l.plan && !stamp.empty() && world().files().stamp(f) == stamp ? stamp : std::string();
+      std::string stamp = world_.files().stamp(f);
+      auto l = load_plan(world_, f);
+      stamps[i] = l.plan && !stamp.empty() && world_.files().stamp(f) == stamp ? stamp : std::string();
       if (!stamps[i].empty()) checks[i] = plan_checks::parse(*l.plan);
       loaded_[i] = {f, std::move(l)};
     }
@@ -242,7 +195,7 @@ void Run::load_plans() {
     PlanEntry e;
     e.path = plan_rel_path(phase_, f, root_);
     for (const auto& c : checks[i].checks)  // the files the wave's approval covers by content
-      for (const auto& rel : gates::named_project_files(world(), root_, json(c.argv)))
+      for (const auto& rel : gates::named_project_files(world_, root_, json(c.argv)))
         check_programs_.push_back((root_ / rel).string());
     if (!stamps[i].empty()) run_of(i).checks_read.emplace(stamps[i], std::move(checks[i]));
     if (l.plan) {
@@ -265,9 +218,9 @@ int Run::step2() {
   bool executor = executor_configured(cfg_);
   for (auto& e : entries_) e.summary = check_summary(e, e.summary_findings);
   execution::PhaseInfo info{phase_.number, phase_.slug, phase_.rel};
-  execution::PrepareOptions po{now_iso8601(), fresh_cid_, executor};
+  execution::PrepareOptions po{world_.now(), fresh_cid_, executor};
   execution::Prepared prepared;
-  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
+  auto up = state::update(world_, root_, [&](json& doc, std::string&) {
     prepared = execution::prepare(doc, info, entries_, po);
     return true;
   });
@@ -314,7 +267,7 @@ int Run::step2() {
 }
 
 bool Run::set_halted(const std::string& reason) {
-  auto up = state::update(world(), root_, [&](json& doc, std::string&) { return execution::halt(doc); });
+  auto up = state::update(world_, root_, [&](json& doc, std::string&) { return execution::halt(doc); });
   log("phase_end", "", {{"status", to_string(RunStatus::Halted)}, {"reason", reason}});
   return up.ok();
 }
@@ -324,7 +277,7 @@ void Run::start_stage1() {
     Stage1Options po;
     po.max_tasks = cfg_.max_tasks_per_plan;
     po.root = root_;
-    return stage1_phase(world(), phase_.abs, loaded_, po);
+    return stage1_phase(world_, phase_.abs, loaded_, po);
   });
 }
 
@@ -390,11 +343,11 @@ int Run::run() {
     return finish(kExecHalted, Result::Locked,
                   lock_err + "; wait for it to finish, or stop it (kill " +
                       (lock_.holder_pid() > 0 ? std::to_string(lock_.holder_pid()) : std::string("<pid>")) + ")");
-  auto c = load_config_reported(root_);
+  auto c = ctx_.read_config();
   if (!c.ok()) return finish(kExecHalted, Result::Error, c.error);
   cfg_ = c.config;
   mode_ = mode_from_config(cfg_.summary_checks);
-  auto snap = state::load(world(), root_);
+  auto snap = state::load(world_, root_);
   if (!snap.ok()) {
     std::string msg = snap.error;
     if (!snap.kept_copy.empty()) msg += " (a copy was kept at " + snap.kept_copy + ")";
@@ -435,7 +388,7 @@ int Run::run() {
   if (int rc = precheck(); rc >= 0) return rc;
   if (int rc = review_gate(); rc >= 0) return rc;
   std::string err;
-  std::string roadmap = gates::normalize_plan_path(world(), root_, kRoadmap, err);
+  std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap, err);
   if (roadmap.empty()) roadmap = kRoadmap;
   GateOutcome g = ensure_gate(gates::GateType::Vision, roadmap,
                               "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);
@@ -452,8 +405,8 @@ int Run::run() {
 
 }  // namespace phase
 
-int execute(const ExecuteOptions& opts) {
-  auto run = std::make_unique<phase::Run>(opts);
+int execute(const Context& ctx, const ExecuteOptions& opts) {
+  auto run = std::make_unique<phase::Run>(ctx, opts);
   int code = run->run();
   // `yolo execute` ends here: its state and logs are written and synced, its children reaped.
   // Freeing a large run node by node, then the process's static caches, costs more than the

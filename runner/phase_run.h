@@ -18,6 +18,7 @@
 #include <string>
 
 #include "protocol/run/execute_rules.h"
+#include "runner/context.h"
 
 namespace yolo::runner {
 
@@ -29,7 +30,6 @@ inline constexpr int kExecWaitingSummary = execution::kExitWaitingSummary;
 inline constexpr int kExecUsage = execution::kExitUsage;
 
 struct ExecuteOptions {
-  std::filesystem::path root;  // the project root (holds .yolo-planning)
   std::string phase;           // number or folder name under .yolo-planning/phases; empty: first not complete
   std::string only_plan;       // --plan NN: only this plan (its dependencies must be complete)
   bool review = false;         // --review
@@ -38,6 +38,7 @@ struct ExecuteOptions {
   std::string self_exe;        // the yolo binary (for `yolo review`)
 };
 
-int execute(const ExecuteOptions& opts);
+// ctx: the command's World and project root (the root holds .yolo-planning).
+int execute(const Context& ctx, const ExecuteOptions& opts);
 
 }  // namespace yolo::runner

@@ -1,9 +1,12 @@
 // The Run of `yolo execute` (runner/phase_run.h), shared by the files that implement it:
 //   phase_run.cc    the phase, its plans, step 2, the cross-plan validation, run()
+//   phase_output.cc  what the run says: events, lines, the event log, its last word
 //   phase_steps.cc  --dry-run, the review gate, the vision and wave gates
 //   phase_loop.cc   the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
 //                   the state in memory, interrupts
-//   plan_exec.cc    one plan: its worktree, executor, checks, SUMMARY gate and scope fence
+//   plan_exec.cc    one plan up to its start: its worktree, sandbox and executor
+//   plan_conclude.cc  one plan after its executor: its checks, SUMMARY gate and scope fence
+//   plan_run.h      what the run holds of each plan (PlanRun)
 //   plan_merge.cc   worktree isolation: merging back the plans the core names, resume
 //   plan_dispatch.cc  dispatch: each plan a job of a cluster engine
 //   phase_budget.cc   what the agents cost, the budget gate
@@ -67,9 +70,9 @@
 #include "runner/subprocess.h"
 
 #include "runner/phase_run.h"
+#include "runner/plan_run.h"
 #include "runner/refusals.h"
 #include "runner/worktree.h"
-#include "runner/world.h"
 #include "protocol/plan/plan_checks.h"
 #include "protocol/plan/scope_fence.h"
 
@@ -101,7 +104,7 @@ struct PhaseDir {
 std::vector<PhaseDir> list_phases(const stdfs::path& root);
 // The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
 // uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
-std::string summary_rel_for(const stdfs::path& root, const std::string& plan_rel);
+std::string summary_rel_for(const World& w, const stdfs::path& root, const std::string& plan_rel);
 std::string fmt_secs(double ms);
 // /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
 std::string boot_id();
@@ -113,69 +116,25 @@ enum class GateOutcome { Passed, Paused, Halted };
 
 class Run {
  public:
-  explicit Run(ExecuteOptions o) : o_(std::move(o)), root_(o_.root), git_(o_.root) { t0_ = uv_hrtime(); }
+  Run(Context ctx, ExecuteOptions o) : ctx_(std::move(ctx)), o_(std::move(o)), root_(ctx_.root), git_(ctx_.root) {
+    t0_ = uv_hrtime();
+  }
 
   int run();
   // Nothing of the run is left to finish: no child, no write in flight, no Stage 1 thread.
-  bool settled() const { return running_.empty() && !inflight_ && !stage1_.valid(); }
+  bool settled() const { return running_count_ == 0 && !inflight_ && !stage1_.valid(); }
 
  private:
   // ---- output and events ----------------------------------------------------------
   double elapsed_ms() const { return static_cast<double>(uv_hrtime() - t0_) / 1e6; }
-  void emit(const std::string& event, json data, Sym sym, const std::string& human) {
-    if (o_.json) {
-      json j = {{"event", event}};
-      if (data.is_object())
-        for (auto& [k, v] : data.items()) j[k] = v;
-      j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
-      out::json_line(j);
-    } else {
-      // Human lines carry plan ids, titles, paths, findings and children's output: no
-      // control characters reach the terminal.
-      out::line(out::sym(sym) + " " + text::sanitize_for_terminal(human) + "  " +
-                out::dim("[" + fmt_secs(elapsed_ms()) + "]"));
-    }
-  }
-  void note(const std::string& human, bool dim = false) {  // extra detail lines for people only
-    if (o_.json) return;
-    std::string s = text::sanitize_for_terminal(human);
-    out::line("    " + (dim ? out::dim(s) : s));
-  }
+  void emit(const std::string& event, json data, Sym sym, const std::string& human);
+  void note(const std::string& human, bool dim = false);  // extra detail lines for people only
   void note_review_outcomes(const std::vector<review::PlanReview>& rows);
 
-  void log(const std::string& type, const std::string& plan, json data = json::object()) {
-    if (!events::enabled(cfg_.raw)) return;  // the event log is off: nothing to build
-    events::Event e;
-    e.type = type;
-    e.phase = phase_.number;
-    if (auto n = as_int(plan)) e.plan = *n;
-    data["phase_dir"] = phase_.rel;
-    e.data = std::move(data);
-    e.correlation_id = cid_;
-    auto w = events::log(world(), root_, cfg_.raw, e);
-    if (!w.written && cfg_.v3_event_log && !log_warned_) {
-      out::err("⚠ event not logged: " + w.reason);
-      log_warned_ = true;
-    }
-  }
+  void log(const std::string& type, const std::string& plan, json data = json::object());
   int finish(int code, execution::Result result, const std::string& message);
   // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
-  std::string next_step(int code) const {
-    if (!next_.empty()) return next_;
-    switch (code) {
-      case kExecComplete:
-        return "`yolo execute` runs the next phase that is not complete; `yolo status` shows the project";
-      case kExecPaused:
-        return "`yolo gates` shows the open gate; `yolo approve` (or `yolo reject --feedback TEXT`), then `yolo "
-               "execute`";
-      case kExecWaitingSummary:
-        return "write the SUMMARY files named above (or configure an `executor`), then `yolo execute`";
-      case kExecUsage:
-        return "`yolo status` lists the phases and plans; `yolo execute --help` shows the options";
-      default:
-        return "fix what is reported above, then `yolo execute` (`yolo status` shows the run)";
-    }
-  }
+  std::string next_step(int code) const;
 
   // ---- steps ---------------------------------------------------------------------
   int choose_phase(const state::LoadResult& snap);  // snap: the state as run() read it
@@ -193,27 +152,15 @@ class Run {
   GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
                           std::optional<int> wave, const std::vector<std::string>& files = {});
   void pause_for(const json& gate);
-  std::string approver_note_for(gates::GateType type) const {
-    auto spec = gates::approver_spec(cfg_, type);
-    switch (spec.kind) {
-      case gates::ApproverSpec::Kind::Manual:
-        return "manual";
-      case gates::ApproverSpec::Kind::Skip:
-        return "skip";
-      case gates::ApproverSpec::Kind::Command:
-        return "command " + (spec.argv.empty() ? std::string() : spec.argv[0]);
-      case gates::ApproverSpec::Kind::Invalid:
-        return "invalid: " + spec.error;
-    }
-    return "manual";
-  }
+  std::string approver_note_for(gates::GateType type) const;
   bool set_halted(const std::string& reason);
   void end_leftover_executors(const json& doc);
   int waves();
 
   // ---- the loop ---------------------------------------------------------------
   void schedule();
-  void start_plans(const std::vector<size_t>& idx, long long wave);
+  // jobs: per plan of idx, how its dispatched job starts (the core's decision).
+  void start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs);
   void mark_ready(const std::vector<size_t>& idx);
   void on_done(size_t i, SpawnResult r);
   // After the executor (plan_exec.cc): the plan's checks one after another on the loop,
@@ -270,7 +217,7 @@ class Run {
   }
   // Before step 2: the config's dispatch errors, the remote's URL, the records a stopped run left.
   int init_dispatch(const json& doc);
-  void start_dispatched(size_t i, long long wave);
+  void start_dispatched(size_t i, long long wave, const dispatch::Start& s);
   void dispatch_submit(size_t i, long long wave, int attempt);
   void dispatch_look_up_previous(size_t i, long long wave, int attempt, int previous);
   void dispatch_begin_submit(size_t i, long long wave, int attempt, bool reschedule);
@@ -291,12 +238,9 @@ class Run {
   std::map<std::string, std::string> dispatch_vars(size_t i, long long wave) const;
   std::string dispatch_branch(size_t i) const;
   void dispatch_record(size_t i, json rec, bool flush);
-  std::map<size_t, json> dispatch_rec_;      // plan -> its dispatch record (schemas: plans[].dispatch)
-  std::set<size_t> dispatch_failed_before_;  // plans a stopped run left failed: a new attempt
   std::string dispatch_url_;                 // the remote as the jobs see it (a URL or path)
   std::set<long long> dispatch_pushed_;      // waves whose base is on the remote
   bool dispatch_start_failed_ = false;       // a plan failed in start_plans' loop
-  std::set<size_t> dispatch_submits_;        // plans whose submit runs: Ctrl-C lets it end, then cancels its job
   // The wave-level form (dispatch.submit_wave/wait_wave): plans gathered while start_plans
   // starts them, submitted as arrays once it has, each array waited on by one process.
   int dispatch_sched_parallel() const {
@@ -384,34 +328,13 @@ class Run {
   void close_journal(bool remove);
   void interrupt(int signum);
   // The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
-  void draw_live() {
-    size_t done = 0;
-    for (size_t i = 0; i < entries_.size(); ++i)
-      if ((core_.plan(i).step == run::Step::Done && core_.plan(i).status == PlanStatus::Complete) ||
-          (entries_[i].summary == SummaryState::Passed && !running_.count(i)))
-        ++done;
-    const size_t width = 12;
-    size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
-    std::string bar = "[";
-    for (size_t k = 0; k < width; ++k) bar += k < filled ? "█" : "░";
-    std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
-    long long timeout = cfg_.timeout_for(cfg_.executor);
-    for (const auto& [i, p] : running_) {
-      double secs = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e9;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
-      l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
-      if (const std::string& t = run_of(i).tool; !t.empty()) {  // its current tool call, cut to fit
-        l += " " + text::cut(text::sanitize_for_terminal(t), running_.size() > 1 ? 24 : 60);
-      }
-    }
-    if (running_.empty()) l += " · waiting";
-    out::set_live(l);
-  }
+  void draw_live();
 
+  Context ctx_;                     // the command's World, project root and config
+  const World& world_ = ctx_.world;  // every file, time and key of the run goes through it
   ExecuteOptions o_;
   stdfs::path root_;
-  Config cfg_;
+  Config& cfg_ = ctx_.config;
   GitCli git_;
   SummaryMode mode_ = SummaryMode::Strict;
   uint64_t t0_ = 0;
@@ -427,12 +350,11 @@ class Run {
 
   uv_loop_t loop_{};
   uv_signal_t sigint_{}, sigterm_{};
-  std::map<size_t, std::unique_ptr<Process>> running_;
   InstanceLock lock_;
   // What runs next (protocol/run/run_core.h): one record per plan (status, step, slot, attempt,
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
-  std::map<size_t, execution::PlanUpdate> pending_;                  // status changes not written yet
+  std::vector<size_t> queued_;  // plans whose record has a change not written yet (PlanRun::queued)
   std::vector<std::string> steps_pending_;                 // steps_completed to add, in the next write
   uv_timer_t flush_timer_{};
   bool flush_timer_armed_ = false, loop_started_ = false;
@@ -467,35 +389,29 @@ class Run {
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
   std::string fresh_cid_;                         // the correlation id a new run gets
-  // What the runner holds of each plan while it runs (entries_ order): its processes' facts,
-  // not decisions (those are the core's records, core_.plan(i)). Sized once the plans are
-  // read, never resized after: references into it stay valid.
-  struct PlanRun {
-    uint64_t started_at = 0;              // uv_hrtime() at its start
-    std::vector<std::string> argv;        // the executor's argv, for its log
-    json sandbox;                         // what its executor ran under (null: not started)
-    std::shared_ptr<RefusalLog> refused;  // what its executor's sandbox refused it
-    std::optional<std::string> load_hash;  // its content hash when the run read it
-    std::filesystem::path gate_requests;  // where its executor leaves gate requests ("": none)
-    std::string tool;                     // its executor's current tool call ("Bash: git commit ...")
-    std::vector<plan_checks::Spec> check_todo;  // its own checks, one after another
-    std::vector<plan_checks::Outcome> check_out;
-    std::vector<std::string> check_errors;
-    SpawnResult exec_result;               // the executor's result while its checks run
-    std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
-    std::vector<std::string> dispatch_res;  // its resources as adapter options
-    std::optional<PlanWorktree> worktree;  // its worktree in this run (isolation), until merged
-    json worktree_record;                   // its `worktree` record (null: no worktree in this run)
-    // Its must_haves.checks as load_plans read them, with the file's identity then
-    // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
-    std::optional<std::pair<std::string, plan_checks::Parsed>> checks_read;
-  };
   std::vector<PlanRun> runs_;
   PlanRun& run_of(size_t i) {
     if (i >= runs_.size()) runs_.resize(i + 1);
     return runs_[i];
   }
   const PlanRun* run_at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
+  // Plan i runs for the loop from now on, with its child p (nullptr: none of its own).
+  Process* hold(size_t i, std::unique_ptr<Process> p) {
+    PlanRun& r = run_of(i);
+    if (!r.running) ++running_count_;
+    r.running = true;
+    r.proc = std::move(p);
+    return r.proc.get();
+  }
+  // Plan i no longer runs for the loop; its child (ended: called from its own done callback,
+  // its handles still closing, so it detaches cleanly) is dropped.
+  void release(size_t i) {
+    if (i >= runs_.size() || !runs_[i].running) return;
+    runs_[i].running = false;
+    --running_count_;
+    std::unique_ptr<Process> p = std::move(runs_[i].proc);
+  }
+  size_t running_count_ = 0;  // plans with running set
   const PlanWorktree* worktree_of(size_t i) const {
     const PlanRun* r = run_at(i);
     return r && r->worktree ? &*r->worktree : nullptr;

@@ -22,7 +22,7 @@ int Run::dry_run() {
     Stage1Options po;
     po.max_tasks = cfg_.max_tasks_per_plan;
     po.root = root_;
-    stage1 = stage1_phase(world(), phase_.abs, loaded_, po);
+    stage1 = stage1_phase(world_, phase_.abs, loaded_, po);
   }
   size_t rejected = 0;
   auto rejection = [&](size_t i) -> const Finding* {
@@ -53,7 +53,7 @@ int Run::dry_run() {
       json f;
       SummaryState ss = check_summary(e, f);
       std::string summary = ss == SummaryState::Passed ? "passes" : ss == SummaryState::Failed ? "fails" : "missing";
-      std::string sp = summary_rel_for(root_, e.path);
+      std::string sp = summary_rel_for(world_, root_, e.path);
       json jl = {{"id", e.id},         {"title", e.title},   {"path", e.path},
                  {"depends_on", deps}, {"summary", summary}, {"summary_path", sp}};
       std::string what;
@@ -213,11 +213,11 @@ int Run::review_gate() {
     return -1;
   }
   // Already passed for exactly these plan contents: nothing to review again.
-  auto snap = state::load(world(), root_);
-  auto ledger = review_ledger::load(world(), root_, phase_.abs);
+  auto snap = state::load(world_, root_);
+  auto ledger = review_ledger::load(world_, root_, phase_.abs);
   if (snap.ok() && ledger.ok() && execution::has_step(snap.doc, "step_2b")) {
     std::vector<review::PlanContent> contents;
-    for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(world(), root_ / e.path)});
+    for (const auto& e : entries_) contents.push_back({e.id, review::file_hash(world_, root_ / e.path)});
     if (review::passed_as_is(ledger.doc, contents)) {
       emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Passed)}, {"cached", true}}, Sym::Ok,
            "Review gate: already passed for these plan contents");
@@ -248,7 +248,7 @@ int Run::review_gate() {
       g.progress = shown->progress();
     }
     std::vector<review::PlanTarget> plans;
-    for (const auto& f : list_plan_files(world(), phase_.abs)) plans.push_back(review::PlanTarget{f, phase_.abs, ""});
+    for (const auto& f : list_plan_files(world_, phase_.abs)) plans.push_back(review::PlanTarget{f, phase_.abs, ""});
     r = run_review_gate(g, plans, /*is_phase=*/true);
   }
   if (r.interrupt_signal) {
@@ -286,7 +286,7 @@ int Run::review_gate() {
   // Passed on Stage 1 alone: a reviewer could not run and the config allows that
   // (reviewer_required false). Said, never silent.
   if (r.fallback) note("no real review: a reviewer could not run and Stage 1 decided (reviewer_required is false)");
-  auto up = state::update(world(), root_, [&](json& doc, std::string&) {
+  auto up = state::update(world_, root_, [&](json& doc, std::string&) {
     execution::mark_step(doc, "step_2b");
     return true;
   });
@@ -358,7 +358,7 @@ void Run::pause_for(const json& g) {
 
 GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
                              std::optional<int> wave, const std::vector<std::string>& files) {
-  const gates::Now now = gates::now_of(world(), root_);
+  const gates::Now now = gates::now_of(world_, root_);
   std::string tname(gates::to_string(type));
   std::string label(gates::label(type));
   bool acted = false;
@@ -369,7 +369,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       return GateOutcome::Halted;
     }
     std::string err;
-    std::string digest = gates::file_digest(world(), root_, rel, err);
+    std::string digest = gates::file_digest(world_, root_, rel, err);
     gates::Need need = gates::ensure(snap.doc, type, rel, now, files);
     if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
@@ -405,7 +405,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       case gates::Step::Reopen: {
         emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn,
              st.message);
-        gates::GateRun r = gates::reopen_stale_gate(world(), root_, cfg_, type, rel, now, files, &command_approver());
+        gates::GateRun r = gates::reopen_stale_gate(world_, root_, cfg_, type, rel, now, files, &command_approver());
         if (!r.ok()) {
           stop(kExecHalted, Result::Error, r.error);
           return GateOutcome::Halted;
@@ -424,7 +424,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         in.files = files;
         emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
              label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
-        gates::GateRun r = gates::request_gate(world(), root_, cfg_, in, &command_approver());
+        gates::GateRun r = gates::request_gate(world_, root_, cfg_, in, &command_approver());
         for (const auto& m : r.messages)
           if (m.kind == gates::Outcome::Warning) note(m.text);
         if (!r.ok()) {
@@ -451,5 +451,20 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
 }
 
 bool executor_configured(const Config& c) { return !c.executor.argv.empty() || c.dispatch.configured(); }
+
+std::string Run::approver_note_for(gates::GateType type) const {
+  auto spec = gates::approver_spec(cfg_, type);
+  switch (spec.kind) {
+    case gates::ApproverSpec::Kind::Manual:
+      return "manual";
+    case gates::ApproverSpec::Kind::Skip:
+      return "skip";
+    case gates::ApproverSpec::Kind::Command:
+      return "command " + (spec.argv.empty() ? std::string() : spec.argv[0]);
+    case gates::ApproverSpec::Kind::Invalid:
+      return "invalid: " + spec.error;
+  }
+  return "manual";
+}
 
 }  // namespace yolo::runner::phase

@@ -52,23 +52,23 @@ int Run::init_dispatch(const json& doc) {
   for (size_t i = 0; i < entries_.size(); ++i) {
     const json* p = execution::find_plan(doc, entries_[i].id);
     if (!p) continue;
-    if (auto it = p->find("dispatch"); it != p->end() && it->is_object()) dispatch_rec_[i] = *it;
-    if (execution::plan_status(*p) == PlanStatus::Failed) dispatch_failed_before_.insert(i);
+    if (auto it = p->find("dispatch"); it != p->end() && it->is_object()) run_of(i).dispatch_rec = *it;
+    if (execution::plan_status(*p) == PlanStatus::Failed) run_of(i).dispatch_failed_before = true;
   }
   return -1;
 }
 
 std::string Run::dispatch_branch(size_t i) const {
-  auto it = dispatch_rec_.find(i);
+  const PlanRun* r = run_at(i);
   int attempt = 1;
-  if (it != dispatch_rec_.end()) attempt = it->second.value("attempt", 1);
+  if (r && !r->dispatch_rec.is_null()) attempt = r->dispatch_rec.value("attempt", 1);
   return dispatch::branch_for_attempt(trees_->branch_for(entries_[i].id), attempt);
 }
 
 std::map<std::string, std::string> Run::dispatch_vars(size_t i, long long wave) const {
   auto v = plan_vars(i, wave);
-  auto it = dispatch_rec_.find(i);
-  json rec = it != dispatch_rec_.end() ? it->second : json::object();
+  const PlanRun* r = run_at(i);
+  json rec = r && !r->dispatch_rec.is_null() ? r->dispatch_rec : json::object();
   v["attempt"] = std::to_string(rec.value("attempt", 1));
   auto b = wave_base_.find(wave);
   v["base_commit"] = b != wave_base_.end() ? b->second : std::string();
@@ -110,12 +110,12 @@ bool Run::dispatch_cancel(size_t i, std::string& why) {
 // A `status: ...` line of wait's stderr: what the engine says of the job (a pending reason,
 // an image that cannot be pulled), shown live and kept in the plan's record for `yolo status`.
 void Run::dispatch_engine_status(size_t i, std::string status) {
-  auto it = dispatch_rec_.find(i);
-  if (it == dispatch_rec_.end() || interrupted_ || stopping_) return;
+  const json& known = run_of(i).dispatch_rec;
+  if (known.is_null() || interrupted_ || stopping_) return;
   status = std::string(text::trim(status));
   if (status.size() > 300) status.resize(300);
-  if (status.empty() || str(it->second, "engine_status") == status) return;
-  json rec = it->second;
+  if (status.empty() || str(known, "engine_status") == status) return;
+  json rec = known;
   rec["engine_status"] = status;
   dispatch_record(i, rec, false);
   const auto& e = entries_[i];
@@ -124,14 +124,15 @@ void Run::dispatch_engine_status(size_t i, std::string status) {
 }
 
 void Run::dispatch_record(size_t i, json rec, bool flush) {
-  dispatch_rec_[i] = rec;
+  if (str(rec, "state") == "submitted") core_.submitted(i, str(rec, "handle"));
+  run_of(i).dispatch_rec = rec;
   PlanUpdate u{execution::PlanUpdate{PlanStatus::Running, std::nullopt, nullptr, "", nullptr}};
   u.set = {{"dispatch", std::move(rec)}};
   queue_plan(i, std::move(u));
   if (flush) flush_plans();  // on disk before the next step: a kill -9 finds it
 }
 
-void Run::start_dispatched(size_t i, long long wave) {
+void Run::start_dispatched(size_t i, long long wave, const dispatch::Start& s) {
   const auto& e = entries_[i];
   core_.started(i);
   run_of(i).started_at = uv_hrtime();
@@ -144,10 +145,6 @@ void Run::start_dispatched(size_t i, long long wave) {
     }
     wave_base_[wave] = h;
   }
-  auto rec = dispatch_rec_.find(i);
-  dispatch::Start s = dispatch::decide_start(rec != dispatch_rec_.end() ? rec->second : json(nullptr),
-                                             dispatch_failed_before_.count(i));
-  dispatch_failed_before_.erase(i);
   {
     // The plan's resources (its frontmatter, which the wave's approval covered and which was
     // checked unchanged just before this start), as the adapter's options.
@@ -180,7 +177,7 @@ void Run::start_dispatched(size_t i, long long wave) {
     return;
   }
   if (cfg_.dispatch.wave_form()) {  // submitted with the rest of its wave, as one array
-    running_[i] = nullptr;          // running meanwhile (no process of its own)
+    hold(i, nullptr);               // running meanwhile (no process of its own)
     wave_pending_[wave].push_back({i, s.attempt});
     return;
   }
@@ -197,10 +194,10 @@ void Run::dispatch_submit_waves(long long wave) {
   wave_pending_.erase(it);
   if (pending.empty()) return;
   for (const auto& [i, attempt] : pending) {
-    running_.erase(i);
-    json rec = dispatch_rec_.count(i) ? dispatch_rec_[i] : json::object();
+    release(i);
+    json rec = run_of(i).dispatch_rec.is_null() ? json::object() : run_of(i).dispatch_rec;
     rec["attempt"] = attempt;
-    dispatch_rec_[i] = rec;  // dispatch_vars reads the attempt from here
+    run_of(i).dispatch_rec = rec;  // dispatch_vars reads the attempt from here
   }
   if (!dispatch_pushed_.count(wave)) {
     std::string ref = "refs/heads/yolo/" + trees_->run_tag() + "/base";
@@ -228,7 +225,7 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
   const std::string base = wave_base_[wave];
   std::vector<std::vector<std::string>> tasks;
   for (size_t i : plans) {
-    json rec = dispatch::record_submitting(dispatch_rec_[i].value("attempt", 1));
+    json rec = dispatch::record_submitting(run_of(i).dispatch_rec.value("attempt", 1));
     rec["base"] = base;
     rec["wave_key"] = key;
     dispatch_record(i, rec, false);
@@ -256,16 +253,16 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
                                 cs.timeout_ms > 0 ? cs.timeout_ms : cfg_.timeout_for(cfg_.dispatch.submit));
   spec.output_cap = 4 * 1024 * 1024;
   for (size_t i : plans) {
-    running_[i] = nullptr;
+    hold(i, nullptr);
     run_of(i).argv = spec.argv;
-    dispatch_submits_.insert(i);
+    run_of(i).dispatch_submitting = true;
   }
   wave_submit_procs_[key] = Process::start(&loop_, std::move(spec), [this, wave, plans, key, base, tasks_path](SpawnResult r) {
     std::error_code ec;
     stdfs::remove(tasks_path, ec);
     for (size_t i : plans) {
-      running_.erase(i);
-      dispatch_submits_.erase(i);
+      release(i);
+      run_of(i).dispatch_submitting = false;
     }
     auto ws = dispatch::parse_wave_submit_output(r.out, plans.size());
     auto submitted = [&](size_t k) {
@@ -275,7 +272,7 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
       s.url = ws.url;
       s.job_name = ws.job_name;
       s.reused = ws.reused;
-      json rec = dispatch::record_submitted(dispatch_rec_[i].value("attempt", 1), s, now_iso8601());
+      json rec = dispatch::record_submitted(run_of(i).dispatch_rec.value("attempt", 1), s, now_iso8601());
       rec["base"] = base;
       rec["wave_key"] = key;
       rec["wave_handle"] = ws.handle;
@@ -309,7 +306,7 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
              (ws.reused ? " (submitted before, reused)" : " submitted") + (ws.url.empty() ? "" : "  " + ws.url));
     for (size_t k = 0; k < plans.size(); ++k) {
       size_t i = plans[k];
-      json d = {{"plan", entries_[i].id},        {"handle", ws.tasks[k]}, {"attempt", dispatch_rec_[i].value("attempt", 1)},
+      json d = {{"plan", entries_[i].id},        {"handle", ws.tasks[k]}, {"attempt", run_of(i).dispatch_rec.value("attempt", 1)},
                 {"reused", ws.reused},            {"branch", dispatch_branch(i)}, {"wave_handle", ws.handle},
                 {"wave_index", k}};
       emit("plan_submitted", d, Sym::Diamond, "Plan " + entries_[i].id + ": task " + ws.tasks[k] + " of job " + ws.handle);
@@ -361,11 +358,11 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
     auto w = dispatch::wave_line_result(wl.kind);
     r.exit_code = w == dispatch::WaitResult::Done ? 0 : w == dispatch::WaitResult::Failed ? 1 : 2;
     r.err = std::move(text);
-    running_.erase(i);
+    release(i);
     dispatch_waited(i, wave, std::move(r));
   };
   for (size_t i : plans) {
-    running_[i] = nullptr;
+    hold(i, nullptr);
     run_of(i).argv = spec.argv;
   }
   wave_wait_procs_[key] = Process::start(&loop_, std::move(spec), [this, t, wave, key](SpawnResult r) {
@@ -378,7 +375,7 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
       rr.err = t->text[k] + r.err;
       if (rr.outcome == SpawnResult::Outcome::Exited)
         rr.exit_code = w == dispatch::WaitResult::Unknown ? 2 : w == dispatch::WaitResult::Unreachable ? 3 : 4;
-      running_.erase(i);
+      release(i);
       dispatch_waited(i, wave, std::move(rr));
     }
     wave_wait_procs_.erase(key);
@@ -396,18 +393,18 @@ void Run::dispatch_look_up_previous(size_t i, long long wave, int attempt, int p
   spec.unset_env = adapter_unset_env();
   spec.timeout_ms = 120000;
   run_of(i).argv = spec.argv;
-  running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave, attempt, previous, prev_branch](SpawnResult r) {
-    if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+  hold(i, Process::start(&loop_, std::move(spec), [this, i, wave, attempt, previous, prev_branch](SpawnResult r) {
+    release(i);
     if (interrupted_) {
       dispatch_interrupted(i);
       return;
     }
     const auto& e = entries_[i];
     if (r.ok() && !text::trim(r.out).empty()) {
-      json prev = dispatch_rec_.count(i) ? dispatch_rec_[i] : json::object();
+      json prev = run_of(i).dispatch_rec.is_null() ? json::object() : run_of(i).dispatch_rec;
       prev["attempt"] = previous;
       prev["state"] = "submitted";
-      dispatch_rec_[i] = prev;
+      run_of(i).dispatch_rec = prev;
       emit("plan_found_on_remote", {{"plan", e.id}, {"branch", prev_branch}, {"attempt", previous}}, Sym::Diamond,
            "Plan " + e.id + ": attempt " + std::to_string(previous) + "'s branch " + prev_branch +
                " is on the remote (its job pushed it after all): gating it, no new job");
@@ -418,7 +415,7 @@ void Run::dispatch_look_up_previous(size_t i, long long wave, int attempt, int p
       return;
     }
     dispatch_begin_submit(i, wave, attempt, true);
-  });
+  }));
 }
 
 void Run::dispatch_begin_submit(size_t i, long long wave, int attempt, bool reschedule) {
@@ -450,10 +447,10 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
                    cfg_.timeout_for(cfg_.dispatch.submit));
   spec.output_cap = 64 * 1024;
   run_of(i).argv = spec.argv;
-  dispatch_submits_.insert(i);
-  running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave, attempt, base](SpawnResult r) {
-    if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
-    dispatch_submits_.erase(i);
+  run_of(i).dispatch_submitting = true;
+  hold(i, Process::start(&loop_, std::move(spec), [this, i, wave, attempt, base](SpawnResult r) {
+    release(i);
+    run_of(i).dispatch_submitting = false;
     const auto& e = entries_[i];
     if (interrupted_) {
       // When submit got as far as a handle, the job is cancelled; else the record stays
@@ -491,7 +488,7 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
          "Plan " + e.id + ": job " + s.handle + (s.reused ? " (submitted before, reused)" : " submitted") +
              (s.url.empty() ? "" : "  " + s.url));
     dispatch_wait(i, wave);
-  });
+  }));
 }
 
 void Run::dispatch_wait(size_t i, long long wave) {
@@ -505,15 +502,15 @@ void Run::dispatch_wait(size_t i, long long wave) {
       dispatch_engine_status(i, std::string(line.substr(8)));
   };
   run_of(i).argv = spec.argv;
-  running_[i] = Process::start(&loop_, std::move(spec), [this, i, wave](SpawnResult r) {
-    if (auto it = running_.find(i); it != running_.end()) running_.erase(it);
+  hold(i, Process::start(&loop_, std::move(spec), [this, i, wave](SpawnResult r) {
+    release(i);
     dispatch_waited(i, wave, std::move(r));
-  });
+  }));
 }
 
 void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
   const auto& e = entries_[i];
-  json rec = dispatch_rec_[i];
+  json rec = run_of(i).dispatch_rec;
   std::string log_file = write_agent_log(root_, phase_.rel, e.id, "dispatch", rec.value("attempt", 1), run_of(i).argv, r);
   if (!log_file.empty()) note("wait output: " + log_file + "  (yolo logs " + e.id + ")", true);
   if (interrupted_) {
@@ -544,7 +541,7 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
       return;
     }
     rec = dispatch::record_ended(rec, "cancelled", now_iso8601());
-    dispatch_rec_[i] = rec;
+    run_of(i).dispatch_rec = rec;
     emit("plan_cancelled", {{"plan", e.id}, {"handle", handle}, {"ok", true}}, Sym::Warn,
          "Plan " + e.id + ": job " + handle + " cancelled (yolo gave up waiting for it)");
     if (!dispatch_on_remote(branch)) {
@@ -580,7 +577,7 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
 // event loop) brings every branch of this run that is on the remote, and the plans queued
 // meanwhile go with the next one: one fetch per batch of ended jobs, not one per plan.
 void Run::dispatch_fetch(size_t i, long long wave, SpawnResult r) {
-  running_[i] = nullptr;  // still running for the scheduler until its branch is checked out
+  hold(i, nullptr);  // still running for the scheduler until its branch is checked out
   fetch_queue_.push_back({i, wave, std::move(r)});
   if (!fetch_proc_) dispatch_fetch_batch();
 }
@@ -615,13 +612,13 @@ void Run::dispatch_fetched_batch(SpawnResult fr) {
   }
   for (auto& item : batch) {
     size_t i = item.plan;
-    running_.erase(i);
+    release(i);
     if (interrupted_) {
       dispatch_interrupted(i);
       continue;
     }
     const auto& e = entries_[i];
-    json rec = dispatch_rec_[i];
+    json rec = run_of(i).dispatch_rec;
     std::string handle = str(rec, "handle"), branch = dispatch_branch(i);
     std::string job = "its job " + handle + " (branch " + branch + ")";
     auto hit = heads.find("refs/yolo-dispatch/" + branch);
@@ -671,7 +668,7 @@ void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, Sp
   }
   // The scope fence diffs the job's commits against the base the job started from (recorded at
   // submit: a re-attached job's wave may have moved since, when a stopped run merged some plans).
-  std::string job_base = str(dispatch_rec_[i], "base");
+  std::string job_base = str(run_of(i).dispatch_rec, "base");
   w->base = is_commit_hash(job_base) ? job_base : wave_base_[wave];
   if (!adopt_worktree(i, *w, slot, err)) {
     dispatch_fail(i, err, "check the project's git repository", &r);
@@ -689,15 +686,15 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
                         bool reschedule) {
   const auto& e = entries_[i];
   Finding f = make_finding(Severity::High, "dispatch", error, fix);
-  auto rec = dispatch_rec_.find(i);
-  if (rec != dispatch_rec_.end()) {
-    if (!str(rec->second, "handle").empty()) f.extra["handle"] = str(rec->second, "handle");
+  const json& rec = run_of(i).dispatch_rec;
+  if (!rec.is_null()) {
+    if (!str(rec, "handle").empty()) f.extra["handle"] = str(rec, "handle");
     f.extra["branch"] = dispatch_branch(i);
   }
   json findings = json::array({f.to_json()});
   core_.concluded(i, {PlanStatus::Failed, error, findings});
   PlanUpdate u{execution::PlanUpdate{PlanStatus::Failed, std::nullopt, json(now_iso8601()), error, findings}};
-  if (rec != dispatch_rec_.end()) u.set = {{"dispatch", rec->second}};
+  if (!rec.is_null()) u.set = {{"dispatch", rec}};
   queue_plan(i, std::move(u));
   double ms = run_of(i).started_at ? static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e6 : 0;
   log("plan_end", e.plan,
@@ -720,7 +717,7 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
 
 void Run::dispatch_interrupted(size_t i) {
   const auto& e = entries_[i];
-  json rec = dispatch_rec_.count(i) ? dispatch_rec_[i] : json(nullptr);
+  json rec = run_of(i).dispatch_rec;
   if (rec.is_object() && str(rec, "state") == "submitted" && !str(rec, "handle").empty()) {
     std::string why;
     bool ok = dispatch_cancel(i, why);
@@ -732,7 +729,7 @@ void Run::dispatch_interrupted(size_t i) {
   core_.concluded(i, {PlanStatus::Pending, "interrupted", json::array()});
   PlanUpdate u{execution::PlanUpdate{PlanStatus::Pending, std::nullopt, nullptr, "interrupted", nullptr}};
   if (rec.is_object()) {
-    dispatch_rec_[i] = rec;
+    run_of(i).dispatch_rec = rec;
     u.set = {{"dispatch", rec}};
   }
   queue_plan(i, std::move(u));

@@ -14,7 +14,6 @@
 #include "protocol/findings/make_finding.h"
 #include "protocol/base/numbers.h"
 #include "runner/phase_run_internal.h"
-#include "runner/world.h"
 
 namespace yolo::runner::phase {
 namespace {
@@ -90,7 +89,7 @@ bool Run::resume_finished(size_t i) {
   std::error_code same_ec;
   if (slot <= 0 || slot > 100000 || !stdfs::equivalent(trees_->slot_path(slot), slot_dir, same_ec)) return false;
   if (core_.slot_held(slot, i)) return false;
-  const std::string sp = summary_rel_for(root_, e.path);
+  const std::string sp = summary_rel_for(world_, root_, e.path);
   std::error_code ec;
   if (!stdfs::is_regular_file(slot_dir / sp, ec)) return false;  // not finished: it runs again
   PlanWorktree w{
@@ -100,7 +99,7 @@ bool Run::resume_finished(size_t i) {
   // half written, or that claims what its branch does not hold, is no reason to fail the
   // plan; it runs again instead.
   GitCli git(slot_dir);
-  if (!verify_summary(world(), slot_dir / sp, slot_dir / e.path, slot_dir, mode_, &git).passed()) return false;
+  if (!verify_summary(world_, slot_dir / sp, slot_dir / e.path, slot_dir, mode_, &git).passed()) return false;
   std::string err;
   if (!adopt_worktree(i, w, slot, err)) return false;
   return true;
@@ -110,13 +109,13 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   const auto& e = entries_[i];
   const PlanWorktree& w = *run_of(i).worktree;  // conclude gates only a plan with one
   json rec = run_of(i).worktree_record;
-  std::string sp = summary_rel_for(root_, e.path);
+  std::string sp = summary_rel_for(world_, root_, e.path);
   std::error_code ec;
   set["worktree"] = rec;
   if (!stdfs::exists(w.path / sp, ec)) return SummaryState::Missing;
   auto& git = slot_git_[w.path.string()];  // one per slot: it knows the repository already
   if (!git) git = std::make_unique<GitCli>(w.path);
-  SummaryVerdict v = verify_summary(world(), w.path / sp, w.path / e.path, w.path, mode_, git.get());
+  SummaryVerdict v = verify_summary(world_, w.path / sp, w.path / e.path, w.path, mode_, git.get());
   findings = v.to_json().value("findings", json::array());
   // One scan of the worktree: the commit the executor left (the fence judges, and the
   // SUMMARY is committed on, the commit that will be merged) and what it left uncommitted.
@@ -126,7 +125,7 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   // The scope fence: the branch's commits against the plan's files.
   auto changed = trees_->changed_files(w, tip.empty() ? std::string("HEAD") : tip, err);
   bool summary_dirty = true, others_staged = true;
-  auto l = load_plan(world(), w.path / e.path);
+  auto l = load_plan(world_, w.path / e.path);
   json scope_json = json::object();
   json scope_findings = json::array();
   if (!changed) {
@@ -216,7 +215,7 @@ bool Run::apply_merge(const json& wt, const MergeResult& m, json& record, std::s
   if (m.outcome == MergeOutcome::Merged) {
     record["merge"] = to_string(MergeState::Merged);
     record["merge_commit"] = m.commit;
-    record["merged_at"] = now_iso8601();
+    record["merged_at"] = world_.now();
     return true;
   }
   if (m.outcome == MergeOutcome::Conflict) {
@@ -264,7 +263,7 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
     bool ok = apply_merge(run_of(i).worktree_record, results[k], record, error, findings);
     run_of(i).worktree_record = record;
     if (ok) {
-      execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, now_iso8601());
+      execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, world_.now());
       u.set = {{"worktree", record}};
       queue_plan(i, std::move(u));
       emit("plan_merged",
@@ -283,7 +282,7 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
     }
     if (execution::merge_state(record) == MergeState::Conflict) {
       core_.merged(i, run::MergeOutcome::Conflict);
-      execution::PlanUpdate u = execution::ended({PlanStatus::Failed, error, findings}, now_iso8601());
+      execution::PlanUpdate u = execution::ended({PlanStatus::Failed, error, findings}, world_.now());
       u.set = {{"worktree", record}};
       queue_plan(i, std::move(u));
       emit("plan_end",
@@ -295,7 +294,7 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
       continue;  // the other plans are independent (Stage 1 refuses two plans of a wave writing one file)
     }
     // Refused (local changes in the way, a lock): nothing merged, the plan stays gated.
-    execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, now_iso8601());
+    execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, world_.now());
     u.set = {{"worktree", record}};
     queue_plan(i, std::move(u));
     emit("merge_refused", {{"plan", e.id}, {"error", error}}, Sym::Fail, "Plan " + e.id + ": " + error);
@@ -359,7 +358,7 @@ int Run::init_worktrees(const json& doc) {
     if (already && *already) {  // merged before the kill -9: never twice
       record = wt;
       record["merge"] = to_string(MergeState::Merged);
-      record["merged_at"] = now_iso8601();
+      record["merged_at"] = world_.now();
       ok = true;
     } else {
       MergeResult m;
@@ -374,7 +373,7 @@ int Run::init_worktrees(const json& doc) {
         ok ? std::optional<PlanStatus>(PlanStatus::Complete)
            : execution::merge_state(record) == MergeState::Conflict ? std::optional<PlanStatus>(PlanStatus::Failed)
                                                                     : std::nullopt;
-    auto up = state::update(world(), root_, [&](json& d, std::string&) {
+    auto up = state::update(world_, root_, [&](json& d, std::string&) {
       json* q = execution::find_plan(d, e.id);
       if (!q) return false;
       (*q)["worktree"] = record;

@@ -22,7 +22,7 @@ SpawnSpec Watcher::child(std::vector<std::string> args) {
   SpawnSpec s;
   s.argv = {o_.self_exe};
   s.argv.insert(s.argv.end(), args.begin(), args.end());
-  s.cwd = o_.root;
+  s.cwd = ctx_.root;
   s.timeout_ms = 0;  // the child applies its own per-agent timeouts
   s.kill_grace_ms = 300;
   return s;
@@ -35,7 +35,7 @@ SpawnSpec Watcher::child(std::vector<std::string> args) {
 // phases' stores of cross-plan facts (protocol/review/cross_facts.h; the learning filled them), a
 // phase's siblings are one file and a stat each: nothing is parsed ahead, nor kept.
 void Watcher::start_warming() {
-  if (!o_.review || cross_facts::usable(world(), o_.root)) return;
+  if (!o_.review || cross_facts::usable(world_, ctx_.root)) return;
   warm_queue_.clear();
   warm_queue_ = core_->known_plans(plan_cache_.capacity());
   std::reverse(warm_queue_.begin(), warm_queue_.end());  // taken from the back: in path order
@@ -57,7 +57,7 @@ void Watcher::warm_one() {
     return;
   }
   for (int i = 0; i < 16 && !warm_queue_.empty(); ++i) {
-    plan_cache_.load_sibling(world(), warm_queue_.back(), Stage1Options{}.max_file_bytes);
+    plan_cache_.load_sibling(world_, warm_queue_.back(), Stage1Options{}.max_file_bytes);
     warm_queue_.pop_back();
   }
 }
@@ -75,7 +75,7 @@ void Watcher::announce_review(const review::PlanReview& row, double ms,
   // against the plan now, as a unified diff.
   if (row.revised()) {
     const std::string& path = row.plan;
-    stdfs::path abs = stdfs::path(path).is_relative() ? o_.root / path : stdfs::path(path);
+    stdfs::path abs = stdfs::path(path).is_relative() ? ctx_.root / path : stdfs::path(path);
     std::string diff;
     if (auto b = before.find(abs.lexically_normal()); b != before.end())
       if (auto now = fs::read_text(abs, Stage1Options{}.max_file_bytes); now.ok())
@@ -132,7 +132,7 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
   for (const auto& row : res.rows) {
     if (row.plan.empty()) continue;
     stdfs::path p = row.plan;
-    if (p.is_relative()) p = o_.root / p;
+    if (p.is_relative()) p = ctx_.root / p;
     rows.push_back({p.lexically_normal(), row.plan_id, row.hash});
   }
   const bool recorded = res.state_errors.empty();
@@ -143,7 +143,7 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
   for (const auto& row : res.rows) announce_review(row, ms, before);
   core_->reviews_ended(lane, rows, recorded, stopping_);
   if (lane == watch::Lane::Fresh) {
-    for (const auto& p : snapshot_pending_) fresh_snapshots_.changed(world(), p);
+    for (const auto& p : snapshot_pending_) fresh_snapshots_.changed(world_, p);
     std::vector<stdfs::path>().swap(snapshot_pending_);
     adopt_snapshots();  // the phases prepared while the batch ran
   }

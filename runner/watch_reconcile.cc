@@ -17,14 +17,14 @@ namespace yolo::runner::watch_impl {
 // The folder git keeps this work tree's state in (.git, or the one a `.git` file names).
 stdfs::path Watcher::git_dir() const {
   std::error_code ec;
-  stdfs::path dot = o_.root / ".git";
+  stdfs::path dot = ctx_.root / ".git";
   if (stdfs::is_directory(dot, ec)) return dot;
   auto r = fs::read_text(dot, 4096);
   if (!r.ok()) return {};
   std::string t(text::trim(r.content));
   if (!t.starts_with("gitdir:")) return {};
   stdfs::path g = std::string(text::trim(std::string_view(t).substr(7)));
-  return g.is_absolute() ? g : o_.root / g;
+  return g.is_absolute() ? g : ctx_.root / g;
 }
 
 // What git is in the middle of (files half applied), or empty.
@@ -66,14 +66,14 @@ void Watcher::learn(const stdfs::path& dir, bool plans_only) {
   j->self = this;
   j->req.data = j;
   j->dir = dir;
-  j->root = o_.root;
+  j->root = ctx_.root;
   j->plans_only = plans_only;
   uv_queue_work(
       &loop_, &j->req,
       [](uv_work_t* r) {
         auto* job = static_cast<PhaseJob*>(r->data);
         try {
-          job->result = watch::learn_phase(world(), job->root, job->dir, job->plans_only);
+          job->result = watch::learn_phase(job->self->world_, job->root, job->dir, job->plans_only);
         } catch (const std::exception& e) {
           job->result.dir = job->dir;
           job->result.plans_only = job->plans_only;
@@ -112,7 +112,7 @@ void Watcher::prefetch_ledger(const stdfs::path& dir) {
   f->keep = f;
   f->req.data = f.get();
   f->dir = dir;
-  f->ledger = review_ledger::path_for(o_.root, dir);
+  f->ledger = review_ledger::path_for(ctx_.root, dir);
   prefetches_[dir] = f;
   uv_queue_work(
       &loop_, &f->req,
@@ -120,7 +120,7 @@ void Watcher::prefetch_ledger(const stdfs::path& dir) {
         auto* job = static_cast<LedgerPrefetch*>(r->data);
         job->started = true;
         try {
-          job->read = watch::read_ledger(world(), job->ledger);
+          job->read = watch::read_ledger(job->self->world_, job->ledger);
         } catch (const std::exception& e) {
           job->read = {};
           job->read.error = job->ledger.string() + ": " + e.what();
@@ -185,7 +185,7 @@ void Watcher::prefetch_snapshot(const stdfs::path& folder) {
       [](uv_work_t* r) {
         auto* job = static_cast<SnapshotPrefetch*>(r->data);
         try {
-          job->phase = PhaseSnapshots::prepare(world(), job->dir, Stage1Options{}.max_file_bytes);
+          job->phase = PhaseSnapshots::prepare(job->self->world_, job->dir, Stage1Options{}.max_file_bytes);
           job->ok = true;
         } catch (const std::exception&) {  // never escapes the thread: the review loads the phase itself
           job->ok = false;
@@ -213,7 +213,7 @@ void Watcher::adopt_snapshots() {
       continue;
     }
     if (f.ok && fresh_snapshots_.adopt(f.dir, std::move(f.phase)))
-      for (const auto& p : f.changed_since) fresh_snapshots_.changed(world(), p);
+      for (const auto& p : f.changed_since) fresh_snapshots_.changed(world_, p);
     it = snapshot_prefetches_.erase(it);
   }
 }
@@ -225,7 +225,7 @@ void Watcher::note_plan_changed(const stdfs::path& p) {
   if (reviews_ && reviews_->fresh_running())
     snapshot_pending_.push_back(p);
   else
-    fresh_snapshots_.changed(world(), p);
+    fresh_snapshots_.changed(world_, p);
 }
 
 }  // namespace yolo::runner::watch_impl

@@ -34,16 +34,16 @@ int Watcher::run() {
   std::string err;
   std::error_code pec;
   if (!stdfs::is_directory(planning_, pec)) {
-    out::err("✗ no .yolo-planning folder in " + o_.root.string());
+    out::err("✗ no .yolo-planning folder in " + ctx_.root.string());
     return 1;
   }
   // One watcher per project; survives .yolo-planning being deleted and recreated
   // (runner/instance_lock.h).
-  if (!instance_lock_.acquire(o_.root, "watch", err)) {
+  if (!instance_lock_.acquire(ctx_.root, "watch", err)) {
     out::err("✗ " + err);
     return 1;
   }
-  auto cfg = load_config_reported(o_.root);
+  auto cfg = ctx_.read_config();
   if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
   config_ = cfg.config;
 
@@ -69,10 +69,10 @@ int Watcher::run() {
                        const std::map<stdfs::path, std::string>& before) {
     on_reviews_ended(lane, res, error, ms, before);
   };
-  reviews_ = std::make_unique<WatchReviews>(&loop_, o_.root, &plan_cache_, &fresh_snapshots_, std::move(hooks));
+  reviews_ = std::make_unique<WatchReviews>(&loop_, ctx_.root, &plan_cache_, &fresh_snapshots_, std::move(hooks));
   reviews_->configure(config_, fixing());
   watch::CoreOptions co;
-  co.root = o_.root;
+  co.root = ctx_.root;
   co.review = o_.review;
   co.drive_asked = o_.drive_execution;
   co.debounce_ms = o_.debounce_ms >= 0 ? o_.debounce_ms : config_.debounce_ms;
@@ -87,7 +87,7 @@ int Watcher::run() {
     return ec.message();
   };
   co.plan_changed = [this](const stdfs::path& p) { note_plan_changed(p); };
-  core_ = std::make_unique<watch::Core>(world(), std::move(co));
+  core_ = std::make_unique<watch::Core>(world_, std::move(co));
   core_->configure(!config_.reviewer.argv.empty() || !config_.architect.argv.empty());
   dir_watch_ = std::make_unique<DirWatch>(
       &loop_, [this](const DirWatch::Change& c) { on_change(c); },
@@ -117,7 +117,7 @@ int Watcher::run() {
     out::err("✗ cannot watch: " + e);
     return 1;
   }
-  dir_watch_->add_single(o_.root);  // to see .yolo-planning itself deleted and recreated
+  dir_watch_->add_single(ctx_.root);  // to see .yolo-planning itself deleted and recreated
   dir_watch_->add_tree(planning_);
   core_->start();
   // What starting found to say (a folder that cannot be walked, a broken state) comes before
@@ -130,7 +130,7 @@ int Watcher::run() {
            std::to_string(core_->plans_listed()) + " plans (ready in " + fmt_ms(ms_since(t0)) + ", debounce " +
            std::to_string(core_->debounce_ms()) + " ms)",
        {{"event", "ready"},
-        {"root", o_.root.string()},
+        {"root", ctx_.root.string()},
         {"folders", dir_watch_->watch_count()},
         {"plans", core_->plans_listed()},
         {"ms", ms_since(t0)},
@@ -160,7 +160,7 @@ int Watcher::run() {
 // the JSON line.
 void Watcher::emit(out::Sym s, const std::string& msg, json j) {
   if (o_.json) {
-    if (!j.contains("ts")) j["ts"] = world().now();
+    if (!j.contains("ts")) j["ts"] = world_.now();
     out::json_line(j);
   } else {
     out::line(out::sym(s) + " " + text::sanitize_for_terminal(msg));
@@ -169,7 +169,7 @@ void Watcher::emit(out::Sym s, const std::string& msg, json j) {
 
 void Watcher::on_change(const DirWatch::Change& c) {
   if (stopping_) return;
-  if (c.path.parent_path() == o_.root) {  // the project root: only .yolo-planning matters
+  if (c.path.parent_path() == ctx_.root) {  // the project root: only .yolo-planning matters
     if (c.path.filename() != ".yolo-planning") return;
     if (!c.gone) dir_watch_->add_tree(planning_);
     core_->planning_replaced();
@@ -245,7 +245,7 @@ void Watcher::settle() {
 }
 
 void Watcher::reload_config() {
-  auto cfg = load_config_reported(o_.root);
+  auto cfg = ctx_.read_config();
   if (!cfg.ok()) return emit(out::Sym::Warn, cfg.error, {{"event", "config_error"}, {"error", cfg.error}});
   config_ = cfg.config;
   reviews_->configure(config_, fixing());
@@ -342,8 +342,8 @@ void Watcher::finish() {
 
 }  // namespace watch_impl
 
-int run_watch(const WatchOptions& opts) {
-  watch_impl::Watcher w(opts);
+int run_watch(const Context& ctx, const WatchOptions& opts) {
+  watch_impl::Watcher w(ctx, opts);
   return w.run();
 }
 

@@ -9,10 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "runner/context.h"
+
 namespace yolo::runner {
 
 struct WatchOptions {
-  std::filesystem::path root;             // the project root (holds .yolo-planning)
   std::string self_exe;                   // the yolo binary to run children with
   bool json = false;                      // JSON lines instead of human lines
   bool drive_execution = false;           // run `yolo execute` as inputs change (execute --watch)
@@ -23,6 +24,7 @@ struct WatchOptions {
 };
 
 // Runs until SIGINT/SIGTERM. Returns the exit code.
-int run_watch(const WatchOptions& opts);
+// ctx: the command's World and project root (the root holds .yolo-planning).
+int run_watch(const Context& ctx, const WatchOptions& opts);
 
 }  // namespace yolo::runner

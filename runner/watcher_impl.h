@@ -43,7 +43,7 @@ std::string fmt_ms(double ms);
 
 class Watcher {
  public:
-  explicit Watcher(const WatchOptions& o) : o_(o), planning_(o.root / ".yolo-planning") {}
+  Watcher(Context ctx, const WatchOptions& o) : ctx_(std::move(ctx)), o_(o), planning_(ctx_.root / ".yolo-planning") {}
   int run();
 
  private:
@@ -93,9 +93,11 @@ class Watcher {
   void request_vision_gate();
   void start_execute();
 
+  Context ctx_;                     // the command's World, project root and config
+  const World& world_ = ctx_.world;  // every file and time the watcher reads goes through it
   WatchOptions o_;
   stdfs::path planning_;
-  Config config_;
+  Config& config_ = ctx_.config;
   InstanceLock instance_lock_;
   std::unique_ptr<watch::Core> core_;
   uv_loop_t loop_{};

@@ -60,16 +60,21 @@ Core::Core(std::vector<PlanSeed> plans, Settings s) : settings_(std::move(s)) {
   std::vector<waves::PlanNode> nodes;
   nodes.reserve(plans.size());
   plans_.reserve(plans.size());
-  reattach_.reserve(plans.size());
+  start_.reserve(plans.size());
   for (auto& p : plans) {
     PlanRecord r;
     r.status = p.node.status;
     r.merge = p.merge;
     r.head = p.head;
     r.attempt = p.attempt;
-    r.handle = p.handle;
+    dispatch::Start st;
+    st.attempt = p.attempt + 1;
+    if (p.job.is_object()) {
+      st = dispatch::decide_start(p.job, p.failed_before);
+      if (st.kind == dispatch::Start::Kind::Reattach) r.handle = st.handle;
+    }
     plans_.push_back(std::move(r));
-    reattach_.push_back(!p.handle.empty() && !p.failed_before);
+    start_.push_back(std::move(st));
     if (p.node.wave >= 1 && (first_wave_ == 0 || p.node.wave < first_wave_)) first_wave_ = p.node.wave;
     nodes.push_back(std::move(p.node));
   }
@@ -87,11 +92,18 @@ void Core::started(size_t i) {
   PlanRecord& r = plans_[i];
   if (r.status != PlanStatus::Running) set_status(i, PlanStatus::Running);
   r.step = Step::Executing;
-  if (!reattach_[i]) r.attempt += 1;  // a re-attached job is the same attempt
+  // A re-attached job is the same attempt; so is a submit that may have reached the engine
+  // before the run stopped (the adapter answers with that job).
+  r.attempt = start_[i].attempt;
   r.end.reset();
   r.merge = MergeState::None;
   r.head.clear();
-  reattach_[i] = false;  // a later start of the plan is a new attempt
+  // A later start of the plan is a new attempt; its job (if it got one) may have pushed its
+  // branch after all: looked up first.
+  dispatch::Start again;
+  again.attempt = r.attempt + 1;
+  if (!r.handle.empty()) again.previous_attempt = r.attempt;
+  start_[i] = again;
 }
 
 void Core::take_slot(size_t i, int slot) { plans_[i].slot = slot; }
@@ -328,7 +340,8 @@ std::vector<Action> Core::next(const Outlook& o) {
       set_status(i, PlanStatus::Running);
       plans_[i].step = Step::Executing;
       plans_[i].slot = 0;
-      if (reattach_[i]) s.reattach.push_back(i);
+      if (start_[i].kind == dispatch::Start::Kind::Reattach) s.reattach.push_back(i);
+      s.jobs.push_back(start_[i]);
     }
   } else {
     stopped_ = true;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/run/dispatch.h"
 #include "protocol/run/execution.h"
 #include "protocol/plan/waves.h"
 
@@ -55,8 +56,11 @@ struct PlanSeed {
   MergeState merge = MergeState::None;
   std::string head;
   int attempt = 0;             // attempts recorded so far (a dispatched plan's record)
-  std::string handle;          // a dispatched job a stopped run left submitted (re-attached, not submitted again)
-  bool failed_before = false;  // the state said failed: a new attempt, never a re-attach
+  // Its dispatched job's record as a stopped run left it (plans[].dispatch; null: none): the
+  // core decides from it whether its next start re-attaches to that job, submits the same
+  // attempt again, or submits a new one (dispatch::decide_start).
+  json job = nullptr;
+  bool failed_before = false;  // the state said failed
 };
 
 struct Settings {
@@ -103,6 +107,9 @@ struct Action {
   // Start: the plans among `plans` whose dispatched job a stopped run left submitted: waited
   // on again, not submitted again.
   std::vector<size_t> reattach;
+  // Start: for each of `plans`, how its dispatched job starts (re-attach to a handle, or
+  // submit an attempt, after looking up an earlier attempt's branch).
+  std::vector<dispatch::Start> jobs;
 };
 
 // The answer to AskWaveGate / AskBudget: passed (the run goes on), or it stopped (paused or
@@ -179,8 +186,8 @@ class Core {
   std::set<long long> wave_gate_passed_, budget_passed_, waves_started_, waves_ended_, waves_touched_;
   bool frozen_noted_ = false;
   bool stopped_ = false;
-  std::vector<size_t> refused_;  // plans whose merge was refused: the run halts
-  std::vector<bool> reattach_;   // per plan: its stopped run's job is waited on again
+  std::vector<size_t> refused_;          // plans whose merge was refused: the run halts
+  std::vector<dispatch::Start> start_;  // per plan: how its next start goes (a re-attach keeps the attempt)
 };
 
 }  // namespace yolo::run

@@ -39,7 +39,6 @@ int run(const Options& o) {
     // Run, then keep running: the watcher re-runs `yolo execute` whenever a plan, an approval
     // or a SUMMARY changes what it can do, until SIGINT/SIGTERM.
     WatchOptions w;
-    w.root = *root;
     w.self_exe = self_exe();
     w.json = o.json;
     w.drive_execution = true;
@@ -47,16 +46,15 @@ int run(const Options& o) {
     if (!o.phase.empty()) w.execute_args.push_back(o.phase);
     if (!o.plan.empty()) w.execute_args.insert(w.execute_args.end(), {"--plan", o.plan});
     if (o.review) w.execute_args.push_back("--review");
-    return run_watch(w);
+    return run_watch(command_context(*root), w);
   }
-  e.root = *root;
   e.phase = o.phase;
   e.only_plan = o.plan;
   e.review = o.review;
   e.json = o.json;
   e.dry_run = o.dry_run;
   e.self_exe = self_exe();
-  return execute(e);
+  return execute(command_context(*root), e);
 }
 
 const CommandRegistrar reg{Command{

@@ -27,14 +27,13 @@ int run(const Options& o) {
   }
   start_keeper();  // while this process is small: it loads every plan next (runner/child_keeper.h)
   WatchOptions w;
-  w.root = *root;
   w.self_exe = self_exe();
   w.json = o.json;
   w.drive_execution = o.execute;
   w.debounce_ms = o.debounce_ms;
   w.review = !o.no_review;
   w.fix = o.fix;
-  return run_watch(w);
+  return run_watch(command_context(*root), w);
 }
 
 const CommandRegistrar reg{Command{

@@ -51,6 +51,7 @@ struct Fake {
   MergeOutcome merge_as = MergeOutcome::Merged;
   std::vector<size_t> merges;  // plans merged, in the order the merges came
   std::vector<std::vector<size_t>> reattached;
+  std::vector<std::vector<dispatch::Start>> jobs;
 
   explicit Fake(Core c) : core(std::move(c)) {}
 
@@ -75,6 +76,7 @@ struct Fake {
               core.started(i);
             }
             reattached.push_back(a.reattach);
+            jobs.push_back(a.jobs);
             break;
           case Act::AskBudget:
             core.budget(a.wave, Answer::Passed);
@@ -314,19 +316,33 @@ TEST(RunCore, ARefusedMergeHaltsAndKeepsThePlanGated) {
   EXPECT_TRUE(f.core.stopped());
 }
 
+// A plan's dispatch record as a stopped run left it (plans[].dispatch).
+json job(const std::string& state, const std::string& handle, int attempt) {
+  json j = {{"state", state}, {"attempt", attempt}};
+  if (!handle.empty()) j["handle"] = handle;
+  return j;
+}
+
 TEST(RunCore, DispatchReattachesASubmittedJob) {
   // A stopped run left 01's job submitted (handle job-7) and 02's job failed: 01 is waited on
   // again, 02 is a new attempt (a new job).
   std::vector<PlanSeed> p = {seed("01", 1), seed("02", 1), seed("03", 2)};
-  p[0].handle = "job-7";
+  p[0].job = job("submitted", "job-7", 1);
   p[0].attempt = 1;
-  p[1].handle = "job-8";
+  p[1].job = job("failed", "job-8", 1);
   p[1].attempt = 1;
   p[1].failed_before = true;
   Fake f(Core(p, with(8, true)));
   EXPECT_EQ(f.step().back(), "start 0 1");
   ASSERT_EQ(f.reattached.size(), 1u);
   EXPECT_EQ(f.reattached[0], std::vector<size_t>{0});
+  ASSERT_EQ(f.jobs.size(), 1u);
+  ASSERT_EQ(f.jobs[0].size(), 2u);
+  EXPECT_EQ(f.jobs[0][0].kind, dispatch::Start::Kind::Reattach);
+  EXPECT_EQ(f.jobs[0][0].handle, "job-7");
+  EXPECT_EQ(f.jobs[0][1].kind, dispatch::Start::Kind::Submit);
+  EXPECT_EQ(f.jobs[0][1].attempt, 2);
+  EXPECT_EQ(f.jobs[0][1].previous_attempt, 1);  // its job may have pushed after all: looked up first
   EXPECT_EQ(f.core.plan(1).attempt, 2);
   EXPECT_EQ(f.core.plan(0).attempt, 1);  // the same job: the same attempt
   f.core.submitted(1, "job-9");
@@ -336,6 +352,56 @@ TEST(RunCore, DispatchReattachesASubmittedJob) {
   EXPECT_EQ(f.finish(1), V{});
   EXPECT_EQ(f.finish(0).front(), "merge 0 1");
   EXPECT_EQ(f.core.plan(0).merge, MergeState::Merged);
+}
+
+TEST(RunCore, DispatchJobsAStoppedRunLeftStartAsTheirRecordsSay) {
+  // 01: its job was submitted, then the plan failed because yolo could neither reach the
+  // engine nor cancel the job: waited on again (never a second job). 02: its submit may have
+  // reached the engine before the stop: the same attempt submitted again (the adapter answers
+  // with that job). 03: its job ended well, its branch not gated yet: re-attached. 04: its
+  // job's branch was gated and failed: a new attempt, nothing looked up.
+  std::vector<PlanSeed> p = {seed("01", 1), seed("02", 1), seed("03", 1), seed("04", 1)};
+  p[0].job = job("submitted", "job-1", 2);
+  p[0].attempt = 2;
+  p[0].failed_before = true;
+  p[1].job = job("submitting", "", 1);
+  p[1].attempt = 1;
+  p[2].job = job("done", "job-3", 1);
+  p[2].attempt = 1;
+  p[3].job = job("done", "job-4", 1);
+  p[3].attempt = 1;
+  p[3].failed_before = true;
+  Fake f(Core(p, with(8, true)));
+  EXPECT_EQ(f.step().back(), "start 0 1 2 3");
+  ASSERT_EQ(f.jobs.size(), 1u);
+  const auto& j = f.jobs[0];
+  ASSERT_EQ(j.size(), 4u);
+  EXPECT_EQ(f.reattached[0], (std::vector<size_t>{0, 2}));
+  EXPECT_EQ(j[0].kind, dispatch::Start::Kind::Reattach);
+  EXPECT_EQ(j[0].handle, "job-1");
+  EXPECT_EQ(j[1].kind, dispatch::Start::Kind::Submit);
+  EXPECT_EQ(j[1].attempt, 1);
+  EXPECT_EQ(j[2].kind, dispatch::Start::Kind::Reattach);
+  EXPECT_EQ(j[3].kind, dispatch::Start::Kind::Submit);
+  EXPECT_EQ(j[3].attempt, 2);
+  EXPECT_EQ(j[3].previous_attempt, 0);
+  // The attempts the core counts are the ones the jobs carry.
+  EXPECT_EQ(f.core.plan(0).attempt, 2);
+  EXPECT_EQ(f.core.plan(1).attempt, 1);
+  EXPECT_EQ(f.core.plan(2).attempt, 1);
+  EXPECT_EQ(f.core.plan(3).attempt, 2);
+  EXPECT_EQ(f.core.plan(0).handle, "job-1");
+}
+
+TEST(RunCore, APlanWithoutAJobRecordSubmitsItsFirstAttempt) {
+  std::vector<PlanSeed> p = {seed("01", 1)};
+  Fake f(Core(p, with(1, true)));
+  EXPECT_EQ(f.step().back(), "start 0");
+  ASSERT_EQ(f.jobs.size(), 1u);
+  EXPECT_EQ(f.jobs[0][0].kind, dispatch::Start::Kind::Submit);
+  EXPECT_EQ(f.jobs[0][0].attempt, 1);
+  EXPECT_EQ(f.jobs[0][0].previous_attempt, 0);
+  EXPECT_TRUE(f.reattached[0].empty());
 }
 
 TEST(RunCore, NoExecutorMarksTheWaveReady) {

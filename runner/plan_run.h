@@ -1,0 +1,53 @@
+// What phase::Run (runner/phase_run_internal.h) holds of one plan while it runs, beside the
+// run core's record of it (protocol/run/run_core.h: PlanRecord): facts of its processes.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "protocol/base/json.h"
+#include "protocol/plan/plan_checks.h"
+#include "protocol/run/execution.h"
+#include "runner/refusals.h"
+#include "runner/subprocess.h"
+#include "runner/worktree.h"
+
+namespace yolo::runner::phase {
+
+// One per plan, in the run's plan order (Run::runs_, sized once the plans are read, never
+// resized after: references into it stay valid): its processes' facts, not decisions (those
+// are the run core's records, run::Core::plan(i)).
+struct PlanRun {
+  uint64_t started_at = 0;              // uv_hrtime() at its start
+  std::vector<std::string> argv;        // the executor's argv, for its log
+  json sandbox;                         // what its executor ran under (null: not started)
+  std::shared_ptr<RefusalLog> refused;  // what its executor's sandbox refused it
+  std::optional<std::string> load_hash;  // its content hash when the run read it
+  std::filesystem::path gate_requests;  // where its executor leaves gate requests ("": none)
+  std::string tool;                     // its executor's current tool call ("Bash: git commit ...")
+  std::vector<plan_checks::Spec> check_todo;  // its own checks, one after another
+  std::vector<plan_checks::Outcome> check_out;
+  std::vector<std::string> check_errors;
+  SpawnResult exec_result;               // the executor's result while its checks run
+  std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
+  std::vector<std::string> dispatch_res;  // its resources as adapter options
+  std::optional<PlanWorktree> worktree;  // its worktree in this run (isolation), until merged
+  json worktree_record;                   // its `worktree` record (null: no worktree in this run)
+  // Its must_haves.checks as load_plans read them, with the file's identity then
+  // (fs::Disk::stamp): run_checks reads the plan again only when the file changed since.
+  std::optional<std::pair<std::string, plan_checks::Parsed>> checks_read;
+  // Running for the loop: a child of its own (proc: its executor, a check, a dispatch
+  // adapter), or none while it waits in a batch (its wave's array, the fetch queue).
+  bool running = false;
+  std::unique_ptr<Process> proc;
+  std::optional<execution::PlanUpdate> queued;  // its record's change not written yet (queue_plan)
+  json dispatch_rec;             // its dispatch record (schemas: plans[].dispatch; null: none)
+  bool dispatch_failed_before = false;  // a stopped run left it failed: a new attempt
+  bool dispatch_submitting = false;     // its submit runs: Ctrl-C lets it end, then cancels its job
+};
+
+}  // namespace yolo::runner::phase
