@@ -267,6 +267,16 @@ const std::vector<std::string>& git_hook_env() {
   return names;
 }
 
+SpawnSpec git_child_spec(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms,
+                         const std::vector<std::pair<std::string, std::string>>& env) {
+  SpawnSpec spec = git_spec(dir, args, timeout_ms, 4 << 20);
+  spec.env.erase(
+      std::remove_if(spec.env.begin(), spec.env.end(), [](const auto& kv) { return kv.first == "GIT_OPTIONAL_LOCKS"; }),
+      spec.env.end());
+  for (const auto& kv : env) spec.env.push_back(kv);
+  return spec;
+}
+
 GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms,
                const std::vector<std::pair<std::string, std::string>>& env, std::string stdin_data,
                bool keep_hooks_path) {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "protocol/ports/git_port.h"
+#include "runner/subprocess.h"
 
 namespace yolo::runner {
 
@@ -87,6 +88,11 @@ struct GitRun {
 GitRun run_git(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms = 60000,
                const std::vector<std::pair<std::string, std::string>>& env = {}, std::string stdin_data = {},
                bool keep_hooks_path = false);
+
+// The child run_git starts, to be started on an event loop instead (Process::start): the
+// same argv, settings and environment, no stdin.
+SpawnSpec git_child_spec(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms,
+                         const std::vector<std::pair<std::string, std::string>>& env = {});
 
 // The top folder of the git work tree holding dir (`git rev-parse --show-toplevel`);
 // nullopt outside a repository or without git.

@@ -269,6 +269,18 @@ class Run {
   };
   std::vector<FetchItem> fetch_queue_, fetch_batch_;
   std::unique_ptr<Process> fetch_proc_;
+  // The merges computed ahead (Worktrees::remember_merge): while jobs still run, the gated
+  // plans' merge steps in plan order, one git child at a time on the loop, so that the merge
+  // once the wave's last plan is gated is one step, not one per plan.
+  void dispatch_premerge();
+  void dispatch_premerge_step(size_t i, const std::string& onto, const std::string& commit, const std::string& message);
+  void dispatch_premerge_reset();
+  std::unique_ptr<Process> premerge_proc_;
+  std::vector<std::unique_ptr<Process>> delete_procs_;  // merged branches deleted from the remote
+  std::string premerge_tip_;        // the chain's tip (the checkout's HEAD when it started)
+  std::set<size_t> premerge_done_;  // plans whose step is in the chain
+  int premerge_gen_ = 0;            // a merge since: a step's answer is stale
+  bool premerge_stuck_ = false;     // a step conflicted or failed: merge_all does the rest
 
   void stop(int code, execution::Result result, const std::string& message) {
     if (final_code_ < 0) {

@@ -248,6 +248,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
       note("Next: " + agent_next_step(r.outcome != SpawnResult::Outcome::SpawnFailed, e.id));
     }
   }
+  if (dispatched()) dispatch_premerge();
   // Worktree isolation: once nothing runs, the plans that passed are merged in plan order
   // (the core's Merge), then the wave's end and what starts next.
   schedule();

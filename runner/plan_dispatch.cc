@@ -648,11 +648,73 @@ void Run::dispatch_delete_merged(const std::vector<std::string>& branches) {
     if (b.rfind(prefix, 0) == 0 && b != prefix + "base") argv.push_back("refs/heads/" + b);
   if (argv.size() == 4) return;
   // Best effort: a branch left on the remote is only clutter (the merge is in the checkout).
-  GitRun g = run_git(root_, argv, 120000);
-  if (!g.ok())
-    note("could not delete the merged branches from the remote " + dispatch_url_ + ": " +
-             first_line(g.err.empty() ? g.error : g.err),
-         true);
+  // A child of the loop, not waited for here: the loop (and so the run) ends after it does.
+  SpawnSpec spec = git_child_spec(root_, argv, 120000);
+  spec.unset_env = adapter_unset_env();
+  delete_procs_.push_back(Process::start(&loop_, std::move(spec), [this](SpawnResult g) {
+    if (!g.ok())
+      note("could not delete the merged branches from the remote " + dispatch_url_ + ": " +
+               first_line(g.err.empty() ? g.describe() : g.err),
+           true);
+  }));
+}
+
+void Run::dispatch_premerge() {
+  if (premerge_proc_ || premerge_stuck_ || interrupted_ || stopping_ || !trees_) return;
+  if (premerge_tip_.empty()) {
+    premerge_tip_ = trees_->head();
+    if (premerge_tip_.empty()) return;
+  }
+  // The next step is the first gated plan in plan order not in the chain yet; a plan still
+  // running before it may join the merge ahead of it, so the chain waits for it.
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (premerge_done_.count(i)) continue;
+    const auto& p = core_.plan(i);
+    if (p.status == PlanStatus::Running) return;
+    if (p.merge != MergeState::Pending || p.status != PlanStatus::Complete || p.head.empty()) continue;
+    const json& r = run_of(i).worktree_record;
+    if (!r.is_object() || !is_commit_hash(str(r, "head"))) return;
+    dispatch_premerge_step(i, premerge_tip_, str(r, "head"), merge_message(entries_[i], r));
+    return;
+  }
+}
+
+void Run::dispatch_premerge_step(size_t i, const std::string& onto, const std::string& commit,
+                                 const std::string& message) {
+  const int gen = premerge_gen_;
+  SpawnSpec spec = trees_->merge_tree_spec(onto, commit);
+  spec.unset_env = adapter_unset_env();
+  premerge_proc_ = Process::start(&loop_, std::move(spec), [this, i, gen, onto, commit, message](SpawnResult t) {
+    auto stuck = [&] {
+      premerge_stuck_ = gen == premerge_gen_;  // an answer from before a merge says nothing now
+      premerge_proc_.reset();                  // ended: its callback is this one, which is done with it
+    };
+    std::string tree = first_line(t.out);
+    if (gen != premerge_gen_ || !t.ok() || !is_commit_hash(tree)) return stuck();  // a conflict: merge_all's
+    SpawnSpec c = trees_->commit_tree_spec(tree, onto, commit, message);
+    c.unset_env = adapter_unset_env();
+    premerge_proc_ = Process::start(&loop_, std::move(c), [this, i, gen, onto, commit, message](SpawnResult cr) {
+      std::string id = first_line(cr.out);
+      if (gen != premerge_gen_ || !cr.ok() || !is_commit_hash(id)) {
+        premerge_stuck_ = gen == premerge_gen_;
+        premerge_proc_.reset();
+        return;
+      }
+      trees_->remember_merge(onto, commit, message, id);
+      premerge_tip_ = id;
+      premerge_done_.insert(i);
+      premerge_proc_.reset();
+      dispatch_premerge();
+    });
+  });
+}
+
+void Run::dispatch_premerge_reset() {
+  ++premerge_gen_;
+  premerge_tip_.clear();
+  premerge_done_.clear();
+  premerge_stuck_ = false;
+  if (trees_) trees_->forget_merges();
 }
 
 void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r) {

@@ -266,12 +266,12 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
       execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, world_.now());
       u.set = {{"worktree", record}};
       queue_plan(i, std::move(u));
-      emit("plan_merged",
-           {{"plan", e.id},
-            {"branch", str(record, "branch")},
-            {"commit", str(record, "head")},
-            {"merge_commit", str(record, "merge_commit")}},
-           Sym::Ok, "Plan " + e.id + " merged from " + str(record, "branch"));
+      json md = {{"plan", e.id},
+                 {"branch", str(record, "branch")},
+                 {"commit", str(record, "head")},
+                 {"merge_commit", str(record, "merge_commit")}};
+      if (results[k].ahead) md["computed_ahead"] = true;  // its merge step ran while jobs still did
+      emit("plan_merged", md, Sym::Ok, "Plan " + e.id + " merged from " + str(record, "branch"));
       log("plan_merged", e.plan,
           {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}});
       merged_branches.push_back(str(record, "branch"));
@@ -304,8 +304,11 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
         e.id + " (its gated commit is kept on " + str(record, "branch") + ")";
     core_.merged(i, run::MergeOutcome::Refused);  // the core halts the run (MergeRefused)
   }
+  if (dispatched()) {
+    dispatch_premerge_reset();  // the checkout moved: a chain computed ahead starts again from it
+    dispatch_delete_merged(merged_branches);  // a child of the loop: runs while the local ones go
+  }
   trees_->delete_branches(merged_branches, slots);  // one child for all (the slots detached first)
-  if (dispatched()) dispatch_delete_merged(merged_branches);
   flush_plans();
 }
 

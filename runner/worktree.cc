@@ -528,6 +528,14 @@ std::vector<MergeResult> Worktrees::merge_all(const std::vector<std::pair<std::s
   for (size_t k = 0; k < steps.size(); ++k) {
     const auto& [commit, message] = steps[k];
     MergeResult& r = out[k];
+    if (auto pre = premerged_.find(cur + '\n' + commit + '\n' + message); pre != premerged_.end()) {
+      cur = pre->second;
+      r.outcome = MergeOutcome::Merged;
+      r.commit = cur;
+      r.ahead = true;
+      ++premerged_used_;
+      continue;
+    }
     GitRun t = git(root_, {"merge-tree", "--write-tree", "--name-only", "--no-messages", cur, commit});
     if (!(t.ran && (t.status == 0 || t.status == 1))) {
       if (k == 0 && t.ran && t.status == 129) {  // an older git: the porcelain merge, one by one
@@ -571,6 +579,21 @@ std::vector<MergeResult> Worktrees::merge_all(const std::vector<std::pair<std::s
       }
   }
   return out;
+}
+
+void Worktrees::remember_merge(const std::string& onto, const std::string& commit, const std::string& message,
+                               const std::string& result) {
+  if (is_commit_hash(onto) && is_commit_hash(commit) && is_commit_hash(result))
+    premerged_[onto + '\n' + commit + '\n' + message] = result;
+}
+
+SpawnSpec Worktrees::merge_tree_spec(const std::string& onto, const std::string& commit) const {
+  return git_child_spec(root_, {"merge-tree", "--write-tree", "--name-only", "--no-messages", onto, commit}, 60000);
+}
+
+SpawnSpec Worktrees::commit_tree_spec(const std::string& tree, const std::string& onto, const std::string& commit,
+                                      const std::string& message) const {
+  return git_child_spec(root_, {"commit-tree", tree, "-p", onto, "-p", commit, "-m", message}, 60000, ident_env());
 }
 
 MergeResult Worktrees::merge_porcelain(const std::string& commit, const std::string& message) {

@@ -68,6 +68,7 @@ struct MergeResult {
   std::vector<std::string> files;  // Conflict: the conflicting paths
   std::string commit;              // Merged: the new HEAD
   std::string error;               // Refused (and Conflict): git's words
+  bool ahead = false;              // Merged: the step was computed ahead (remember_merge)
 };
 
 class Worktrees {
@@ -138,6 +139,19 @@ class Worktrees {
   // (nothing of it is merged); when the checkout cannot move (local changes in the way)
   // every step is Refused and nothing changed. One result per step.
   std::vector<MergeResult> merge_all(const std::vector<std::pair<std::string, std::string>>& steps);
+  // A merge step computed ahead of merge_all, off the event loop, while other plans still ran:
+  // commit `commit` merged onto `onto` with `message` gave merge commit `result`. merge_all
+  // takes it instead of starting git again when its pass reaches that same step (the same
+  // commit onto the same tip with the same message); any other step runs as before.
+  void remember_merge(const std::string& onto, const std::string& commit, const std::string& message,
+                      const std::string& result);
+  void forget_merges() { premerged_.clear(); }
+  // The children of such a step (merge-tree, then commit-tree), for Process::start.
+  SpawnSpec merge_tree_spec(const std::string& onto, const std::string& commit) const;
+  SpawnSpec commit_tree_spec(const std::string& tree, const std::string& onto, const std::string& commit,
+                             const std::string& message) const;
+  // How many merge steps merge_all took from remember_merge (tests and benchmarks).
+  int premerged_steps() const { return premerged_used_; }
 
   // Deletes a merged plan's branch; when it is still checked out in its slot (no plan took
   // the slot since), the slot is detached first. A branch already gone is fine.
@@ -180,7 +194,8 @@ class Worktrees {
     bool leftovers = false;            // untracked or ignored entries left
   };
   std::map<std::string, Known> known_;  // slot path -> its state after its last plan's gate (this run)
-  int started_ = 0, fast_ = 0, full_ = 0;
+  int started_ = 0, fast_ = 0, full_ = 0, premerged_used_ = 0;
+  std::map<std::string, std::string> premerged_;  // onto, commit, message -> merge commit
   std::vector<std::string> notes_;  // what deletions along the run did about a stale lock, for tidy()
 };
 

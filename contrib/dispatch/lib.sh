@@ -149,12 +149,18 @@ dispatch_each_task() {
 }
 
 # dispatch_task_case INDEX: one `case` branch of a wave's job script: the arguments run-job
-# gets for task INDEX (shell-quoted by printf %q; the script is bash).
-dispatch_task_case() {
-  local line="  $1) set --" a
+# gets for task INDEX (shell-quoted by printf %q; the script is bash). dispatch_task_case_into
+# INDEX sets task_case to it without a subshell: a wave of a thousand tasks forks nothing per
+# task (on a loaded login node a fork costs milliseconds).
+dispatch_task_case_into() {
+  local q
   dispatch_run_job_args
-  for a in "${run_job_args[@]}" -- "${executor[@]}"; do line+=" $(printf '%q' "$a")"; done
-  printf '%s ;;\n' "$line"
+  printf -v q ' %q' "${run_job_args[@]}" -- "${executor[@]}"
+  task_case="  $1) set --$q ;;"$'\n'
+}
+dispatch_task_case() {
+  dispatch_task_case_into "$1"
+  printf '%s' "$task_case"
 }
 
 # dispatch_wave_script INDEX_VAR NAME CASES: the job script of a wave: task INDEX_VAR's

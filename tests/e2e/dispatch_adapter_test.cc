@@ -996,6 +996,45 @@ TEST(DispatchAdapterTest, WaveFormsDryRunsPrintOneSubmissionForTheWholeWaveAndRu
   EXPECT_NE(s.err.find("task 1: its resources"), std::string::npos) << s.err;
 }
 
+TEST(DispatchAdapterTest, SubmitWaveStartsNoProgramPerTask) {
+  // A wave of a thousand tasks on a loaded login node: a program started per task (a hash, a
+  // base64, tr and cut for a job name) is seconds before the array reaches the engine. The
+  // helpers a task needed are stand-ins on PATH that count their calls: with --wave-key (as
+  // yolo gives it) their number does not grow with the wave.
+  TempDir tmp;
+  Remote remote(tmp.path());
+  FakeClients fake(tmp.path());
+  stdfs::path calls = tmp.path() / "helper-calls";
+  for (const char* p : {"sha256sum", "base64", "tr", "cut", "sed", "awk"}) {
+    std::string real = trim(run_program({"sh", "-c", std::string("command -v ") + p}).out);
+    ASSERT_FALSE(real.empty()) << p;
+    test::write_file(fake.bin / p,
+                     std::string("#!/bin/sh\necho ") + p + " >> '" + calls.string() + "'\nexec '" + real + "' \"$@\"\n");
+    stdfs::permissions(fake.bin / p, stdfs::perms::owner_all);
+  }
+  auto helper_calls = [&](size_t n, const std::string& a, std::vector<std::string> extra) {
+    std::vector<std::vector<std::string>> tasks;
+    for (size_t k = 0; k < n; ++k) tasks.push_back(wave_task("01-" + std::to_string(10 + k), remote, {"agents/exec"}));
+    auto f = write_tasks(tmp.path() / "tasks", tasks);
+    std::error_code ec;
+    stdfs::remove(calls, ec);
+    std::vector<std::string> argv{adapter(a),         "submit-wave", "--dry-run", "--tasks", f.string(),
+                                  "--correlation-id", "cw",          "--wave",    "1",       "--wave-key",
+                                  "abc123"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = run_program(argv, tmp.path(), {fake.path_env()});
+    EXPECT_EQ(r.exit_code, 0) << dump(r);
+    EXPECT_NE(r.out.find(std::to_string(n - 1) + ") set -- --remote"), std::string::npos) << r.out;
+    return stdfs::exists(calls) ? lines(test::read_file(calls)).size() : 0u;
+  };
+  for (const auto& [a, extra] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"slurm", {}}, {"kubernetes", {"--image", "debian:bookworm"}}}) {
+    size_t few = helper_calls(2, a, extra), many = helper_calls(30, a, extra);
+    EXPECT_EQ(few, many) << a << ": programs started for 2 tasks: " << few << ", for 30: " << many;
+  }
+  EXPECT_FALSE(fake.ran_any());
+}
+
 TEST(DispatchAdapterTest, KubernetesWaitWaveReadsEveryIndexFromOneJobAndOnePodListPerPoll) {
   TempDir tmp;
   StandIn k(tmp.path(), "kubectl");

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
@@ -57,6 +58,7 @@ class DispatchTest : public ::testing::Test {
                "case \",${DISPATCH_FAIL_FOR:-},\" in *\",$YOLO_PLAN_ID,\"*) echo 'failing on purpose' >&2; exit 3 ;; "
                "esac\n"
                "case \",${DISPATCH_NOTHING_FOR:-},\" in *\",$YOLO_PLAN_ID,\"*) exit 0 ;; esac\n"
+               "case \",${DISPATCH_SLOW_FOR:-},\" in *\",$YOLO_PLAN_ID,\"*) sleep 3 ;; esac\n"
                "exec agents/executor-worktree \"$@\"\n");
     make_executable(repo() / "agents" / "exec-switch");
     // One wave of four: every plan in wave 1, no dependencies (their files do not overlap).
@@ -295,6 +297,26 @@ TEST_F(DispatchTest, AWaveOfFourIsSubmittedPushedFetchedGatedAndMergedInPlanOrde
   size_t jobs_listed = 0;
   for (size_t at = 0; (at = st.out.find("job " + h2, at)) != std::string::npos; ++at) ++jobs_listed;
   EXPECT_EQ(jobs_listed, 1u) << st.out;
+}
+
+TEST_F(DispatchTest, ThePlansGatedWhileAJobStillRunsAreMergedAheadTheLastOneAtTheEnd) {
+  // Plans 01-01..01-03 come back at once, 01-04's job takes 3 s more: their merge steps are
+  // computed while it runs (the merge itself still waits for the whole wave, in plan order).
+  auto r = run_yolo({"execute", "--json"}, repo(), env({"DISPATCH_SLOW_FOR=01-04"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_wave_merged_in_plan_order();
+  std::map<std::string, json> merged;
+  for (const auto& l : lines_of(r.out)) {
+    json j = json::parse(l, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "plan_merged") merged[j.value("plan", "")] = j;
+  }
+  ASSERT_EQ(merged.size(), 4u) << r.out;
+  for (const char* id : {"01-01", "01-02", "01-03"}) EXPECT_EQ(merged[id].value("computed_ahead", false), true) << merged[id];
+  EXPECT_FALSE(merged["01-04"].contains("computed_ahead")) << merged["01-04"];
+  // The merge commits are the chain the checkout has: each on the one before, in plan order.
+  std::string log = git({"log", "--first-parent", "--format=%H %s", "-4", branch_});
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"})
+    EXPECT_NE(log.find(merged[id].value("merge_commit", "?") + " yolo: merge plan " + id), std::string::npos) << log;
 }
 
 TEST_F(DispatchTest, KillDashNineMidWaveThenAgainReattachesSubmitsNothingTwiceMergesEachOnce) {
