@@ -5,15 +5,21 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 namespace yolo::runner::refusal_calls {
 
@@ -171,8 +177,20 @@ std::vector<WritePath> write_paths(const seccomp_notif& req) {
 // The canonical path a write reaches, as the caller sees it ("" when it is no file of a
 // folder tree: a pipe, a socket, a file of /proc). The caller's mount namespace binds paths
 // onto themselves only, so its paths resolve here as they do there.
+std::mutex stall_mu;
+std::string stall_marker;
+std::chrono::milliseconds stall_delay{0};
+
 std::string resolve(unsigned pid, const WritePath& w, const std::string& text) {
   if (text.empty()) return "";
+  {
+    std::unique_lock<std::mutex> g(stall_mu);
+    if (!stall_marker.empty() && text.find(stall_marker) != std::string::npos) {
+      auto d = stall_delay;
+      g.unlock();
+      std::this_thread::sleep_for(d);
+    }
+  }
   const std::string proc = "/proc/" + std::to_string(pid);
   stdfs::path p(text);
   if (p.is_relative()) {
@@ -277,6 +295,36 @@ bool is_write_call(long nr) {
       return true;
     default: return false;
   }
+}
+
+void stall_walks_for_tests(std::string marker, std::chrono::milliseconds delay) {
+  std::lock_guard<std::mutex> g(stall_mu);
+  stall_marker = std::move(marker);
+  stall_delay = delay;
+}
+
+bool is_socket_call(long nr) { return nr == SYS_connect || nr == SYS_sendto; }
+
+std::string connect_attempt(const seccomp_notif& req, const sandbox::SocketView& view,
+                            const std::function<bool()>& still_valid) {
+  const auto& a = req.data.args;
+  const unsigned long long addr = req.data.nr == SYS_connect ? a[1] : a[4];
+  const unsigned long long len = req.data.nr == SYS_connect ? a[2] : a[5];
+  constexpr size_t kPathAt = offsetof(sockaddr_un, sun_path);
+  if (!addr || len <= kPathAt) return "";
+  sockaddr_un sun;
+  std::memset(&sun, 0, sizeof sun);
+  const size_t n = std::min<unsigned long long>(len, sizeof sun);
+  iovec local{&sun, n}, remote{reinterpret_cast<void*>(addr), n};
+  if (::process_vm_readv(static_cast<pid_t>(req.pid), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(n)) return "";
+  // An abstract address (a leading NUL) is scoped by Landlock itself; an unnamed one reaches nothing.
+  if (sun.sun_family != AF_UNIX || sun.sun_path[0] == '\0') return "";
+  std::string text(sun.sun_path, ::strnlen(sun.sun_path, n - kPathAt));
+  if (!still_valid()) return "";
+  // A socket's path is followed to its end, as connect does.
+  const std::string path = resolve(req.pid, WritePath{AT_FDCWD, 0, false, true}, text);
+  if (path.empty() || sandbox::judge_connect(view, path) != sandbox::ConnectVerdict::Attempt) return "";
+  return "connecting to " + path + " by " + process_text(req.pid);
 }
 
 std::vector<std::string> write_attempts(const seccomp_notif& req, const sandbox::WriteView& view,

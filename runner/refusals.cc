@@ -20,6 +20,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <list>
 #include <thread>
 
@@ -34,6 +38,18 @@ void RefusalLog::add(std::string what) {
   else
     ++more_;
 }
+
+void RefusalLog::note_unjudged(std::string what) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (unjudged_.size() < kKept) unjudged_.push_back(std::move(what));
+}
+
+std::vector<std::string> RefusalLog::unjudged() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return unjudged_;
+}
+
+std::chrono::milliseconds judge_deadline() { return std::chrono::milliseconds(1000); }
 
 std::vector<std::string> RefusalLog::list() const {
   std::lock_guard<std::mutex> g(mu_);
@@ -82,11 +98,67 @@ namespace {
 
 using namespace refusal_calls;
 
+// A filter's descriptor, closed when neither the loop nor a pending judgement holds it.
+struct Listener {
+  explicit Listener(int f) : fd(f) {}
+  ~Listener() { ::close(fd); }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  int fd;
+};
+
 struct Watched {
   int fd;
   bool listener;  // else the socket the listener comes on
   std::shared_ptr<RefusalLog> log;
+  std::shared_ptr<Listener> owner;  // the listener's, shared with its pending judgements
 };
+
+// A handed-over call whose judging walks the file system (a write, a connection): done by a
+// worker, so that a path on a hung mount holds only its own caller, and answered once, by the
+// worker or, past the deadline, by the loop.
+struct Job {
+  std::shared_ptr<Listener> listener;
+  std::shared_ptr<RefusalLog> log;
+  seccomp_notif req;
+  std::chrono::steady_clock::time_point deadline;
+  std::atomic<bool> answered{false};
+};
+
+// CONTINUE, or an error; only the first answer of a job is sent.
+void answer_job(Job& job, int error) {
+  if (job.answered.exchange(true)) return;
+  seccomp_notif_resp resp;
+  std::memset(&resp, 0, sizeof resp);
+  resp.id = job.req.id;
+  if (error)
+    resp.error = error;
+  else
+    resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  ::ioctl(job.listener->fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+// Names what the child's policy refuses as an attempt and answers. What the caller's memory
+// said is taken only while the call is still the one handed over (the caller cannot have been
+// replaced by another process of the same pid meanwhile).
+void judge(Job& job) {
+  auto still_valid = [&] {
+    unsigned long long id = job.req.id;
+    return !job.answered.load() && ::ioctl(job.listener->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+  };
+  if (is_socket_call(job.req.data.nr)) {
+    // The kernel would let this connection through: refused here, when it is an attempt.
+    const sandbox::SocketView* view = job.log->sockets();
+    std::string attempt = view ? connect_attempt(job.req, *view, still_valid) : std::string();
+    const bool refuse = !attempt.empty();
+    if (refuse) job.log->add(std::move(attempt));
+    answer_job(job, refuse ? -EACCES : 0);
+    return;
+  }
+  if (const sandbox::WriteView* view = job.log->writes())
+    for (auto& a : write_attempts(job.req, *view, still_valid)) job.log->add(std::move(a));
+  answer_job(job, 0);  // Landlock and the binds decide
+}
 
 class Supervisor {
  public:
@@ -96,7 +168,7 @@ class Supervisor {
   }
   bool add(int sock, std::shared_ptr<RefusalLog> log) {
     if (ep_ < 0) return false;
-    return watch(Watched{sock, false, std::move(log)});
+    return watch(Watched{sock, false, std::move(log), nullptr});
   }
 
  private:
@@ -114,13 +186,14 @@ class Supervisor {
     ev.events = EPOLLIN;
     ev.data.ptr = &*it;
     if (::epoll_ctl(ep_, EPOLL_CTL_ADD, it->fd, &ev) == 0) return true;
+    it->owner.reset();
     watched_.erase(it);
     return false;
   }
 
   void drop(Watched* w) {
     ::epoll_ctl(ep_, EPOLL_CTL_DEL, w->fd, nullptr);
-    ::close(w->fd);
+    if (!w->listener) ::close(w->fd);  // a listener closes with its last holder
     std::lock_guard<std::mutex> g(mu_);
     for (auto it = watched_.begin(); it != watched_.end(); ++it)
       if (&*it == w) {
@@ -148,21 +221,21 @@ class Supervisor {
     std::shared_ptr<RefusalLog> log = w->log;
     drop(w);
     if (listener < 0) return;  // the child ended before its filter, or runs under the silent one
-    if (!watch(Watched{listener, true, std::move(log)}))
-      ::close(listener);  // the calls it would hand over are then refused with ENOSYS
+    // If it cannot be watched, closing it refuses the calls it would hand over with ENOSYS.
+    watch(Watched{listener, true, std::move(log), std::make_shared<Listener>(listener)});
   }
 
   void answer(Watched* w) {
     seccomp_notif req;
     std::memset(&req, 0, sizeof req);
     if (::ioctl(w->fd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return;  // the caller died meanwhile
-    if (is_write_call(req.data.nr)) {
-      judge_write(w, req);
-      seccomp_notif_resp go;
-      std::memset(&go, 0, sizeof go);
-      go.id = req.id;
-      go.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-      ::ioctl(w->fd, SECCOMP_IOCTL_NOTIF_SEND, &go);
+    if (is_write_call(req.data.nr) || is_socket_call(req.data.nr)) {
+      auto job = std::make_shared<Job>();
+      job->listener = w->owner;
+      job->log = w->log;
+      job->req = req;
+      job->deadline = std::chrono::steady_clock::now() + judge_deadline();
+      submit(std::move(job));
       return;
     }
     int error = -EPERM;
@@ -185,24 +258,68 @@ class Supervisor {
     ::ioctl(w->fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
   }
 
-  // Names a write the child's policy refuses as an attempt. What the caller's memory said is
-  // taken only while the call is still the one handed over (the caller cannot have been
-  // replaced by another process of the same pid meanwhile).
-  void judge_write(Watched* w, const seccomp_notif& req) {
-    const sandbox::WriteView* view = w->log->writes();
-    if (!view) return;
-    auto still_valid = [&] {
-      unsigned long long id = req.id;
-      return ::ioctl(w->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-    };
-    for (auto& attempt : write_attempts(req, *view, still_valid)) w->log->add(std::move(attempt));
+  // A worker takes the job; a new one starts while none is idle, up to kMaxWorkers (a worker
+  // stuck on a hung mount stays stuck: the cap bounds how many threads that costs).
+  void submit(std::shared_ptr<Job> job) {
+    std::lock_guard<std::mutex> g(jobs_mu_);
+    pending_.push_back(job);
+    queue_.push_back(std::move(job));
+    if (idle_ == 0 && workers_ < kMaxWorkers) {
+      ++workers_;
+      std::thread([this] { work(); }).detach();
+    }
+    jobs_cv_.notify_one();
   }
 
+  void work() {
+    for (;;) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> g(jobs_mu_);
+        ++idle_;
+        jobs_cv_.wait(g, [&] { return !queue_.empty(); });
+        --idle_;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      if (!job->answered.load()) judge(*job);
+    }
+  }
+
+  // Answers (CONTINUE, unjudged) each job past its deadline, and says so in its log; returns
+  // the milliseconds until the next deadline, -1 when none is pending.
+  int expire() {
+    std::vector<std::shared_ptr<Job>> late;
+    int wait_ms = -1;
+    {
+      std::lock_guard<std::mutex> g(jobs_mu_);
+      const auto now = std::chrono::steady_clock::now();
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        if ((*it)->answered.load()) {
+          it = pending_.erase(it);
+        } else if ((*it)->deadline <= now) {
+          late.push_back(*it);
+          it = pending_.erase(it);
+        } else {
+          auto ms = std::chrono::duration_cast<std::chrono::milliseconds>((*it)->deadline - now).count() + 1;
+          if (wait_ms < 0 || ms < wait_ms) wait_ms = static_cast<int>(ms);
+          ++it;
+        }
+      }
+    }
+    for (auto& job : late) {
+      if (job->answered.load()) continue;
+      answer_job(*job, 0);
+      job->log->note_unjudged(std::string(is_socket_call(job->req.data.nr) ? "a connection" : "a write") + " by " +
+                              process_text(job->req.pid));
+    }
+    return wait_ms;
+  }
 
   void loop() {
     epoll_event evs[16];
     for (;;) {
-      int n = ::epoll_wait(ep_, evs, 16, -1);
+      int n = ::epoll_wait(ep_, evs, 16, expire());
       if (n < 0) {
         if (errno == EINTR) continue;
         return;
@@ -220,9 +337,15 @@ class Supervisor {
     }
   }
 
+  static constexpr int kMaxWorkers = 8;
   int ep_ = -1;
   std::mutex mu_;
   std::list<Watched> watched_;
+  std::mutex jobs_mu_;
+  std::condition_variable jobs_cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::list<std::shared_ptr<Job>> pending_;
+  int idle_ = 0, workers_ = 0;
 };
 
 }  // namespace

@@ -18,7 +18,17 @@
 // the kernel, where Landlock and the read-only binds decide as before, and names those that
 // the same policy refuses and that are attempts on what yolo guards (protocol/run/sandbox_policy.h).
 // It decides nothing itself: a write it misjudged still gets what the kernel gives it.
+//
+// For a role the config allows UNIX sockets, connections (and sends to an address) are handed
+// over as well (`sandbox::SocketView`): one to the person's own sockets (ssh-agent, tmux,
+// screen, gpg-agent) or into a hidden folder is refused here, since Landlock cannot scope
+// sockets by path, and named; every other one goes on to the kernel.
+//
+// The supervisor's thread answers the escape attempts itself; the writes and connections,
+// whose judging walks the file system, go to workers, each answered by its deadline at the
+// latest (judge_deadline()), so a path on a hung mount holds no other call.
 #pragma once
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,18 +43,29 @@ class RefusalLog {
  public:
   RefusalLog() = default;
   // With the child's policy: its refused writes are named as well.
-  explicit RefusalLog(std::shared_ptr<const sandbox::WriteView> writes) : writes_(std::move(writes)) {}
+  explicit RefusalLog(std::shared_ptr<const sandbox::WriteView> writes,
+                      std::shared_ptr<const sandbox::SocketView> sockets = nullptr)
+      : writes_(std::move(writes)), sockets_(std::move(sockets)) {}
   const sandbox::WriteView* writes() const { return writes_.get(); }
+  // With a role allowed UNIX sockets: its connections to what no role may reach are refused
+  // by the supervisor itself (Landlock cannot) and named.
+  const sandbox::SocketView* sockets() const { return sockets_.get(); }
   void add(std::string what);
   // "unshare(CLONE_NEWUSER) by sh (pid 12)", in order, at most kKept (then "... and N more").
   std::vector<std::string> list() const;
   bool empty() const;
   static constexpr size_t kKept = 8;
+  // A write or connection the supervisor let go on without judging it, its path's walk having
+  // taken longer than judge_deadline() (a hung mount): "a write by git (pid 12)". Not a
+  // refusal (the kernel still decided), but what went unnamed, at most kKept.
+  void note_unjudged(std::string what);
+  std::vector<std::string> unjudged() const;
 
  private:
   std::shared_ptr<const sandbox::WriteView> writes_;
+  std::shared_ptr<const sandbox::SocketView> sockets_;
   mutable std::mutex mu_;
-  std::vector<std::string> seen_;
+  std::vector<std::string> seen_, unjudged_;
   size_t more_ = 0;
 };
 
@@ -53,6 +74,11 @@ bool refusal_notes_available();
 // Whether it also lets a handed-over call go on to the kernel (Linux 5.5 and later): writes
 // are watched only then (a call the supervisor could not let go on would hang).
 bool write_notes_available();
+
+// How long a handed-over write or connection waits for its judgement before the supervisor
+// lets it go on unjudged. Each is judged by a worker of its own (up to a few at once), so a
+// path on a hung mount stalls only its own caller, and that caller only this long.
+std::chrono::milliseconds judge_deadline();
 
 // Takes one end of a socket pair whose other end a child sends its filter's descriptor on
 // (SCM_RIGHTS), then answers and writes down what the filter hands over, into `log`, until

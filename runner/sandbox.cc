@@ -325,10 +325,15 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, c
       writes = std::make_shared<const sandbox::WriteView>(
           sandbox::write_view(seen, std::move(binds), canonical(checkout), git_dir.empty() ? std::string() : canonical(git_dir)));
     }
-    c->notify_filter = seccomp_program(c->policy.unix_sockets, true, writes != nullptr);
+    // Connections are judged only where the kernel would let them through (a role allowed
+    // UNIX sockets); the supervisor must be able to let the others go on.
+    std::shared_ptr<const sandbox::SocketView> sockets;
+    if (c->policy.unix_sockets && write_notes_available())
+      sockets = std::make_shared<const sandbox::SocketView>(sandbox::socket_view(c->policy, person_sockets()));
+    c->notify_filter = seccomp_program(c->policy.unix_sockets, true, writes != nullptr, sockets != nullptr);
     c->notify_prog.len = static_cast<unsigned short>(c->notify_filter.size());
     c->notify_prog.filter = c->notify_filter.data();
-    c->refusals = std::make_shared<RefusalLog>(std::move(writes));
+    c->refusals = std::make_shared<RefusalLog>(std::move(writes), std::move(sockets));
   }
   return out;
 }

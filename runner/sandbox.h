@@ -106,6 +106,10 @@ ConfinementResult confine_policy(sandbox::Policy policy, std::filesystem::path t
 // What every role is denied reading: the approval key's folder, ~/.ssh, ~/.gnupg, the
 // person's ssh-agent socket folder.
 std::vector<std::string> default_secrets();
+// The person's own sockets, canonical, that no role may connect to even where the config
+// allows UNIX sockets: the ssh-agent's ($SSH_AUTH_SOCK), gpg-agent's, tmux's and screen's
+// servers (their folders, as this environment names them or as the programs make them).
+std::vector<std::string> person_sockets();
 
 // Enters the confinement in this process (for `yolo sandbox`, which then execs). 0 or an errno.
 int enter_confinement(const Confinement& c);

@@ -39,7 +39,8 @@ constexpr unsigned ret_errno(int e) { return SECCOMP_RET_ERRNO | (static_cast<un
 
 }  // namespace
 
-std::vector<sock_filter> sandbox_detail::seccomp_program(bool unix_sockets, bool notify, bool watch_writes) {
+std::vector<sock_filter> sandbox_detail::seccomp_program(bool unix_sockets, bool notify, bool watch_writes,
+                                                         bool watch_sockets) {
   Bpf b;
 #if defined(__x86_64__)
   constexpr unsigned arch = AUDIT_ARCH_X86_64;
@@ -81,6 +82,18 @@ std::vector<sock_filter> sandbox_detail::seccomp_program(bool unix_sockets, bool
 #endif
     };
     for (long nr : writes) b.on(nr, {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF)});
+  }
+  if (notify && unix_sockets && watch_sockets) {
+    // A role allowed UNIX sockets reaches them by path wherever they lie (Landlock cannot scope
+    // them): connections go to yolo's supervisor, which refuses and names one to the person's
+    // agents or into a hidden folder, and lets every other one go on. A sendto without an
+    // address (the common case, on a connected socket) stays here.
+    b.on(SYS_connect, {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF)});
+    b.on(SYS_sendto, {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 8 * 4)),
+                      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3),
+                      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<unsigned>(offsetof(seccomp_data, args) + 8 * 4 + 4)),
+                      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF)});
   }
   // What only an escape attempt asks: handed to yolo's supervisor, which names it in the
   // plan's or review's finding and answers EPERM (runner/refusals.h); silent without one.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 #include "protocol/gates/gate_coverage.h"
 #include "runner/identity.h"
@@ -80,6 +81,29 @@ std::vector<std::string> default_secrets() {
     s.push_back(canonical(stdfs::path(sock).parent_path().string()));
   // A folder that is the home or the root itself would hide everything: the file only then.
   s.erase(std::remove_if(s.begin(), s.end(), [](const std::string& p) { return p == "/" || p == home(); }), s.end());
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
+}
+
+std::vector<std::string> person_sockets() {
+  std::vector<std::string> s;
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+  };
+  if (auto a = env("SSH_AUTH_SOCK"); !a.empty()) s.push_back(canonical(a));
+  const std::string uid = std::to_string(::getuid());
+  // tmux: "$TMUX" is "SOCKET,PID,SESSION" inside a session; its servers' folder otherwise.
+  if (auto t = env("TMUX"); !t.empty()) s.push_back(canonical(t.substr(0, t.find(','))));
+  const std::string tmux_tmp = env("TMUX_TMPDIR").empty() ? "/tmp" : env("TMUX_TMPDIR");
+  s.push_back(canonical(tmux_tmp + "/tmux-" + uid));
+  if (auto d = env("SCREENDIR"); !d.empty()) s.push_back(canonical(d));
+  for (const char* d : {"/run/screen", "/var/run/screen"}) s.push_back(canonical(d));
+  if (auto r = env("XDG_RUNTIME_DIR"); !r.empty()) s.push_back(canonical(r + "/gnupg"));
+  s.push_back(canonical("/run/user/" + uid + "/gnupg"));
+  s.erase(std::remove_if(s.begin(), s.end(), [](const std::string& p) { return p.empty() || p == "/" || p[0] != '/'; }),
+          s.end());
   std::sort(s.begin(), s.end());
   s.erase(std::unique(s.begin(), s.end()), s.end());
   return s;

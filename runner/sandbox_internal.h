@@ -16,8 +16,9 @@ namespace yolo::runner::sandbox_detail {
 std::string canonical(const std::string& p);
 
 // The seccomp program of a confined child. `notify`: the escape attempts are handed to yolo's
-// supervisor (runner/refusals.h) rather than refused silently; `watch_writes`: so are writes.
-std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify, bool watch_writes);
+// supervisor (runner/refusals.h) rather than refused silently; `watch_writes`: so are writes;
+// `watch_sockets` (with `unix_sockets`): so are connections to an address.
+std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify, bool watch_writes, bool watch_sockets = false);
 
 // The config's "sandbox" object, when it is one.
 const json* sandbox_object(const Config& cfg);

@@ -113,6 +113,19 @@ WriteVerdict judge_write(const WriteView& v, const std::string& path, bool remov
   return WriteVerdict::Refused;
 }
 
+ConnectVerdict judge_connect(const SocketView& v, const std::string& path) {
+  if (any_holds(v.guarded, path) || any_holds(v.person, path)) return ConnectVerdict::Attempt;
+  return ConnectVerdict::Allowed;
+}
+
+SocketView socket_view(const Policy& p, std::vector<std::string> person_sockets) {
+  SocketView v;
+  v.guarded = p.hidden;
+  for (auto& s : person_sockets)
+    if (!s.empty() && s != "/") v.person.push_back(std::move(s));
+  return v;
+}
+
 WriteView write_view(const Policy& p, std::vector<WriteView::Mount> mounts, const std::string& checkout,
                      const std::string& git_dir) {
   WriteView v;

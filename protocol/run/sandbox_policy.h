@@ -133,6 +133,25 @@ WriteVerdict judge_write(const WriteView& view, const std::string& path, bool re
 WriteView write_view(const Policy& policy, std::vector<WriteView::Mount> mounts, const std::string& checkout,
                      const std::string& git_dir);
 
+// A connection a child asks for to a UNIX socket by its path, judged for naming and refusing.
+// A role the config does not allow UNIX sockets cannot make one (the filter refuses
+// `socket(AF_UNIX)` whole, before any path is known). A role it allows them reaches sockets by
+// path wherever they lie, since Landlock cannot scope those: yolo's supervisor then refuses and
+// names a connection to what no role may reach (the person's ssh-agent, tmux, screen or
+// gpg-agent, anything in a hidden folder), and lets every other one go on.
+struct SocketView {
+  std::vector<std::string> guarded;  // canonical; the hidden folders (the secrets, yolo's private folder)
+  std::vector<std::string> person;   // canonical; the person's own sockets, or the folders that hold them
+};
+
+enum class ConnectVerdict { Allowed, Attempt };
+
+ConnectVerdict judge_connect(const SocketView& view, const std::string& path);
+
+// The view of a policy: its hidden folders, and the person's sockets given (made canonical by
+// the caller, as they are where the person's programs listen).
+SocketView socket_view(const Policy& policy, std::vector<std::string> person_sockets);
+
 // The seal of a plan's confinement record (the `sandbox` of its state record: role,
 // mechanism, ABI, policy digest), bound to the project, the run and the plan: a record edited,
 // or copied from another plan or run, does not verify. `yolo verify` checks it.

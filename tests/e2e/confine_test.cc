@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "bg_process.h"
 #include "protocol/base/json.h"
 #include "runner/refusals.h"
 #include "runner/sandbox.h"
@@ -278,6 +279,53 @@ TEST(Confine, AnEscapeAttemptFailsThePlanWithAFindingThatNamesIt) {
   }
   // The other plans of the wave ran; the next wave does not start after a failed plan.
   EXPECT_FALSE(stdfs::exists(d.root() / ".yolo-planning/phases/01-demo/01-04-SUMMARY.md"));
+}
+
+// An executor the config allows UNIX sockets (for a build server, say) that tries the person's
+// ssh-agent: Landlock cannot scope a socket by path, so yolo's supervisor refuses the
+// connection and the plan fails with a finding that names it. A socket it may use still works.
+TEST(Confine, AnExecutorAllowedSocketsCannotReachThePersonsSshAgentAndItIsNamed) {
+  REQUIRE_SANDBOX();
+  if (!runner::write_notes_available())
+    GTEST_SKIP() << "skipped: this kernel cannot let a handed-over call go on (Linux 5.5 and later)";
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "skipped: no python3 for the socket probe";
+  TempDir home;
+  const std::string agent = stdfs::canonical(home.path()).string() + "/agent.sock";
+  const std::string build_server = stdfs::canonical(home.path()).string() + "/build.sock";
+  // The person's ssh-agent and a build server, both listening (the test plays them).
+  const char* listen = "import socket,sys,time\n"
+                       "for p in sys.argv[1:]:\n"
+                       "  s=socket.socket(socket.AF_UNIX); s.bind(p); s.listen(4); globals()[p]=s\n"
+                       "print('up', flush=True); time.sleep(120)\n";
+  BgProcess servers({"python3", "-c", listen, agent, build_server}, home.path());
+  for (int k = 0; k < 100 && !(stdfs::exists(agent) && stdfs::exists(build_server)); ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(stdfs::exists(agent) && stdfs::exists(build_server));
+  ::chmod(agent.c_str(), 0777);
+  ::chmod(build_server.c_str(), 0777);
+  json cfg = executor_config("socket-executor");
+  cfg["sandbox"] = {{"unix_sockets", {"executor"}}};
+  Demo d(cfg);
+  const std::string probe = "import socket,sys\n"
+                            "for p in sys.argv[1:]:\n"
+                            "  s=socket.socket(socket.AF_UNIX)\n"
+                            "  try:\n"
+                            "    s.connect(p); print('CONNECTED', p)\n"
+                            "  except OSError as e: print('refused', p, e.errno)\n";
+  d.executor_after("socket-executor", "case \"$1\" in *01-01-PLAN.md)\n  python3 -c '" + probe + "' '" + agent +
+                                          "' '" + build_server + "'\n  ;;\nesac\n");
+  const char* was = std::getenv("SSH_AUTH_SOCK");
+  const std::string saved = was ? was : "";
+  ::setenv("SSH_AUTH_SOCK", agent.c_str(), 1);
+  auto run = d.approve_and_execute();
+  if (was) ::setenv("SSH_AUTH_SOCK", saved.c_str(), 1); else ::unsetenv("SSH_AUTH_SOCK");
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  const std::string all = run.out + run.err;
+  EXPECT_TRUE(has(all, "Plan 01-01 failed: the sandbox refused connecting to " + agent + " by python3 (pid ")) << all;
+  EXPECT_TRUE(has(sandbox_finding(d.state(), "01-01"), "connecting to " + agent)) << d.state().dump();
+  EXPECT_FALSE(has(d.logs(), "CONNECTED " + agent)) << d.logs();
+  EXPECT_TRUE(has(d.logs(), "refused " + agent + " 13")) << d.logs();
+  EXPECT_TRUE(has(d.logs(), "CONNECTED " + build_server)) << d.logs();
 }
 
 TEST(Confine, YoloApproveInsideTheSandboxIsRefusedAndSaysWhy) {

@@ -212,5 +212,24 @@ TEST(SandboxWrites, AnAgentsStateFolderIsWritableButNotTheConfigThatRunsItsProgr
   EXPECT_FALSE(holds(q.agent_config, "/home/u/.codex/config.toml/hooks"));
 }
 
+// A role allowed UNIX sockets reaches them by path wherever they lie (Landlock cannot scope
+// them): a connection to the person's agents or into a hidden folder is an attempt; one to a
+// socket the role may use (a build server's, a docker socket the config allowed it) is not.
+TEST(SandboxSockets, ThePersonsAgentsAndHiddenFoldersAreAttemptsOtherSocketsAreNot) {
+  PolicyInputs in = base(Role::Executor);
+  in.unix_sockets = true;
+  SocketView v = socket_view(policy_for(in), {"/run/user/1/ssh-agent.sock", "/tmp/tmux-1", "/run/screen", "", "/"});
+  EXPECT_EQ(judge_connect(v, "/run/user/1/ssh-agent.sock"), ConnectVerdict::Attempt);
+  EXPECT_EQ(judge_connect(v, "/tmp/tmux-1/default"), ConnectVerdict::Attempt);
+  EXPECT_EQ(judge_connect(v, "/run/screen/S-u/123.pts-0.host"), ConnectVerdict::Attempt);
+  EXPECT_EQ(judge_connect(v, "/home/u/.ssh/agent.sock"), ConnectVerdict::Attempt);
+  EXPECT_EQ(judge_connect(v, "/tmp/yolo-1/sbx-b/server.sock"), ConnectVerdict::Attempt);  // another child's
+  EXPECT_EQ(judge_connect(v, "/var/run/docker.sock"), ConnectVerdict::Allowed);
+  EXPECT_EQ(judge_connect(v, "/tmp/tmux-10/default"), ConnectVerdict::Allowed);  // a prefix is no folder
+  EXPECT_EQ(judge_connect(v, "/run/user/1/ssh-agent.sock2"), ConnectVerdict::Allowed);
+  // Neither an empty name nor the root folder guards everything.
+  EXPECT_EQ(v.person.size(), 3u);
+}
+
 }  // namespace
 }  // namespace yolo::sandbox

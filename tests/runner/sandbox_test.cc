@@ -4,8 +4,18 @@
 #include "runner/sandbox.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "runner/refusal_calls.h"
 #include "runner/refusals.h"
 #include "runner/subprocess.h"
 #include "test_support.h"
@@ -131,6 +141,145 @@ TEST(Sandbox, EscapeAttemptsAreNamedProbesAndAllowedCallsAreNot) {
     EXPECT_TRUE(has(c3said, "clone3(CLONE_NEWUSER) by python3 (pid ")) << c3said;
     EXPECT_EQ(c3->refusals->list().size(), 1u) << c3said;
   }
+}
+
+// A socket the test listens on, by path ("" and a name: abstract); -1 when it cannot.
+int listen_unix(const std::string& path, int type, bool abstract = false) {
+  int fd = ::socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path + (abstract ? 1 : 0), path.c_str(), path.size());
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + (abstract ? 1 : 0));
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0 || (type == SOCK_STREAM && ::listen(fd, 8) != 0)) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  if (!abstract) ::chmod(path.c_str(), 0777);  // the suite also runs as another user
+  return fd;
+}
+
+// A child's connection attempts, one line each: "open", or "refused ERRNO" (at socket() or at
+// connect/sendto).
+const char* kConnector = R"(import socket, sys, os
+def tryc(path, kind=socket.SOCK_STREAM, send=False):
+    try:
+        s = socket.socket(socket.AF_UNIX, kind)
+        if send: s.sendto(b"x", path)
+        else: s.connect(path)
+        print("open")
+    except OSError as e:
+        print("refused", e.errno)
+os.chdir(sys.argv[1])
+for a in sys.argv[2:]:
+    if a.startswith("dgram:"): tryc(a[6:], socket.SOCK_DGRAM, True)
+    elif a.startswith("@"): tryc("\0" + a[1:])
+    else: tryc(a)
+)";
+
+// A role the config allows UNIX sockets reaches them by path wherever they lie (Landlock cannot
+// scope them): a connection to the person's ssh-agent, or to a socket in a hidden folder, is
+// refused by yolo's supervisor and named; one to any other socket goes through. A role not
+// allowed them cannot make one at all (refused at socket(), with nothing yet to name).
+TEST(Sandbox, AConnectionToThePersonsAgentIsRefusedAndNamedAndOthersGoThrough) {
+  REQUIRE_LANDLOCK();
+  if (!write_notes_available()) GTEST_SKIP() << "skipped: this kernel cannot let a handed-over call go on";
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "skipped: no python3 for the socket probes";
+  TempDir t;
+  const std::string d = stdfs::canonical(t.path()).string();
+  stdfs::create_directories(d + "/agent");
+  stdfs::create_directories(d + "/tmp");
+  int hidden = listen_unix(d + "/agent/ssh.sock", SOCK_STREAM);
+  int person = listen_unix(d + "/person.sock", SOCK_STREAM);
+  int ok = listen_unix(d + "/ok.sock", SOCK_STREAM);
+  int dgram = listen_unix(d + "/agent/log.sock", SOCK_DGRAM);
+  const std::string abstract_name = "yolo-test-" + std::to_string(::getpid());
+  int abs = listen_unix(abstract_name, SOCK_STREAM, true);
+  ASSERT_TRUE(hidden >= 0 && person >= 0 && ok >= 0 && dgram >= 0 && abs >= 0);
+  const char* was = std::getenv("SSH_AUTH_SOCK");
+  const std::string saved = was ? was : "";
+  ::setenv("SSH_AUTH_SOCK", (d + "/person.sock").c_str(), 1);
+  sandbox::Policy p;
+  p.role = sandbox::Role::Executor;
+  p.hidden = {d + "/agent"};
+  p.grants.push_back({d + "/tmp", sandbox::Read | sandbox::Write | sandbox::Exec});
+  p.unix_sockets = true;
+  auto r = confine_policy(p, d + "/tmp");
+  if (was) ::setenv("SSH_AUTH_SOCK", saved.c_str(), 1); else ::unsetenv("SSH_AUTH_SOCK");
+  ASSERT_TRUE(r.ok()) << r.error;
+  r.confinement->keep_temp = true;
+  SpawnSpec s;
+  s.argv = {"/usr/bin/python3", "-c", kConnector, d, d + "/agent/ssh.sock", "person.sock", "ok.sock",
+            "dgram:" + d + "/agent/log.sock", "@" + abstract_name};
+  s.confinement = r.confinement;
+  s.timeout_ms = 20000;
+  auto res = run_process(s);
+  const std::string abs_line = landlock_abi() >= 6 ? "refused 1\n" : "open\n";  // scoped from ABI 6
+  EXPECT_EQ(res.out, "refused 13\nrefused 13\nopen\nrefused 13\n" + abs_line) << res.err;
+  const std::string said = describe_refusals(r.confinement->refusals.get());
+  EXPECT_TRUE(has(said, "connecting to " + d + "/agent/ssh.sock by python3 (pid ")) << said;
+  EXPECT_TRUE(has(said, "connecting to " + d + "/person.sock by python3 (pid ")) << said;  // named relative
+  EXPECT_TRUE(has(said, "connecting to " + d + "/agent/log.sock by python3 (pid ")) << said;
+  EXPECT_FALSE(has(said, "ok.sock")) << said;
+  EXPECT_EQ(r.confinement->refusals->list().size(), 3u) << said;
+
+  // Without the config's leave, no UNIX socket can be made, whatever it would reach.
+  TempDir t2;
+  auto plain = reader(t2);
+  s.confinement = plain;
+  auto res2 = run_process(s);
+  EXPECT_EQ(res2.out, "refused 13\nrefused 13\nrefused 13\nrefused 13\nrefused 13\n") << res2.err;
+  for (int fd : {hidden, person, ok, dgram, abs}) ::close(fd);
+}
+
+// The supervisor judges each write by a worker of its own: a write whose path takes long to
+// walk (a hung network or FUSE mount; here a stand-in stall) holds its own caller only up to
+// the deadline, and another child's writes not at all.
+TEST(Sandbox, AWriteWhosePathHangsHoldsNoOtherChildsWrites) {
+  REQUIRE_LANDLOCK();
+  if (!write_notes_available()) GTEST_SKIP() << "skipped: this kernel cannot let a handed-over call go on";
+  TempDir t;
+  stdfs::path root = t.path() / "p";
+  stdfs::create_directories(root);
+  auto confined = [&](const char* name) {
+    sandbox::Policy p;
+    p.role = sandbox::Role::Executor;
+    stdfs::create_directories(t.path() / name);
+    p.grants.push_back({(t.path() / name).string(), sandbox::Read | sandbox::Write | sandbox::Exec});
+    auto r = confine_policy(p, t.path() / name, root.string(), (root / ".git").string());
+    EXPECT_TRUE(r.ok()) << r.error;
+    r.confinement->keep_temp = true;
+    return r.confinement;
+  };
+  auto slow = confined("a");
+  auto fast = confined("b");
+  ASSERT_TRUE(slow->refusals && slow->refusals->writes());
+  refusal_calls::stall_walks_for_tests("HUNG-MOUNT", std::chrono::milliseconds(6000));
+  using clock = std::chrono::steady_clock;
+  SpawnResult slow_res;
+  long long slow_ms = 0;
+  std::thread a([&] {
+    auto t0 = clock::now();
+    slow_res = sh("echo x > \"$TMPDIR/HUNG-MOUNT\" && echo written", slow);
+    slow_ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - t0).count();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its write is handed over by now
+  auto t0 = clock::now();
+  auto fast_res = sh("for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do echo $i > \"$TMPDIR/f$i\"; done; "
+                     "echo done",
+                     fast);
+  const long long fast_ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - t0).count();
+  a.join();
+  refusal_calls::stall_walks_for_tests("", std::chrono::milliseconds(0));
+  EXPECT_EQ(fast_res.out, "done\n") << fast_res.err;
+  EXPECT_LT(fast_ms, 2500) << "another child's stalled judgement held these writes";
+  EXPECT_EQ(slow_res.out, "written\n") << slow_res.err;
+  EXPECT_LT(slow_ms, 4500) << "the stalled write waited for its walk, not for the deadline";
+  EXPECT_GE(slow_ms, judge_deadline().count() - 50);
+  auto unjudged = slow->refusals->unjudged();
+  ASSERT_EQ(unjudged.size(), 1u);
+  EXPECT_TRUE(has(unjudged[0], "a write by sh (pid ")) << unjudged[0];
+  EXPECT_TRUE(slow->refusals->empty()) << describe_refusals(slow->refusals.get());
+  EXPECT_TRUE(fast->refusals->unjudged().empty());
 }
 
 TEST(Sandbox, NoSignalLeavesTheSandbox) {
