@@ -2,6 +2,9 @@
 // YOLO_PROTOCOL_LAYERS gives, lowest first. These tests read the sources and hold the layout:
 // every file sits in a listed folder, includes only its own folder and the folders before it,
 // never runner/, and no two modules include each other, directly or round a longer loop.
+// They also hold the one error convention (protocol/base/result.h, CONTRIBUTING.md "Errors"):
+// no header reports a failure through a std::string out-parameter or a std::string that is
+// empty on success.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -129,6 +132,102 @@ TEST(ProtocolLayers, NoTwoModulesIncludeEachOther) {
   for (const auto& [m, _] : deps)
     if (colour[m] == 0) visit(m);
   EXPECT_TRUE(loops.empty()) << loops.size() << " include loops, the first: " << loops.front();
+}
+
+// Every header of protocol/, with its path from the source root.
+std::vector<std::pair<std::string, std::string>> headers() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : stdfs::recursive_directory_iterator(yolo::test::source_dir() / "protocol"))
+    if (e.is_regular_file() && e.path().extension() == ".h")
+      out.emplace_back(stdfs::relative(e.path(), yolo::test::source_dir()).string(), read_all(e.path()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The old forms still waiting for their conversion, by "file: name". The list only shrinks:
+// a new entry is a failure, and an entry that no longer matches is one too (take it out).
+const std::set<std::string> kNotYetConverted = {
+    "protocol/gates/gate_coverage.h: err out-parameter",
+    "protocol/gates/gate_run.h: err out-parameter",
+    "protocol/gates/gates.h: log_events returns an error string",
+    "protocol/gates/gates.h: set_running returns an error string",
+    "protocol/gates/gates_detail.h: err out-parameter",
+    "protocol/ports/disk.h: append returns an error string",
+    "protocol/ports/disk.h: error out-parameter",
+    "protocol/ports/disk.h: make_dirs returns an error string",
+    "protocol/ports/disk.h: write_atomic returns an error string",
+    "protocol/ports/fs.h: write_atomic returns an error string",
+    "protocol/ports/world.h: problem returns an error string",
+    "protocol/review/cross_facts.h: save returns an error string",
+    "protocol/review/reviewer_output.h: reason out-parameter",
+    "protocol/review/verified_cache.h: save returns an error string",
+    "protocol/run/execution.h: start_plans returns an error string",
+    "protocol/state/agent_usage.h: append returns an error string",
+    "protocol/state/audit.h: append returns an error string",
+    "protocol/state/audit.h: append_anchored returns an error string",
+    "protocol/state/events.h: append_line returns an error string",
+    "protocol/state/state.h: err out-parameter",
+    "protocol/state/state.h: validate returns an error string",
+    "protocol/state/state.h: validate_changed_plans returns an error string",
+};
+
+// A failure told through a string the caller passes in to be filled: `std::string& err`,
+// also as a parameter of a callback's signature.
+const std::regex kErrOutParam(R"((^|[(,])\s*std::string\s*&\s*(err|error|errors|reason|why)\b)");
+// A std::string return whose comment says it is the error, empty on success.
+const std::regex kStringReturn(R"(^\s*(virtual\s+|static\s+)*std::string\s+([A-Za-z_0-9:]+)\()");
+const std::regex kSaysEmptyIsSuccess(
+    R"((why not|on success|error (message|sentence)|returns (an|the first) error|empty when (valid|written|all)|empty string when valid))",
+    std::regex::icase);
+
+std::vector<std::string> old_error_forms() {
+  std::vector<std::string> found;
+  for (const auto& [file, text] : headers()) {
+    std::istringstream in(text);
+    std::vector<std::string> comment;  // the comment lines right above this line
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, kErrOutParam)) found.push_back(file + ": " + m[2].str() + " out-parameter");
+      if (std::regex_search(line, m, kStringReturn)) {
+        for (const auto& c : comment)
+          if (std::regex_search(c, kSaysEmptyIsSuccess)) {
+            found.push_back(file + ": " + m[2].str() + " returns an error string");
+            break;
+          }
+      }
+      bool is_comment = line.find("//") != std::string::npos && line.find_first_not_of(" \t") == line.find("//");
+      if (is_comment)
+        comment.push_back(line);
+      else
+        comment.clear();
+    }
+  }
+  return found;
+}
+
+TEST(ProtocolErrors, HeadersReportFailuresAsStatusOrResult) {
+  auto found = old_error_forms();
+  std::set<std::string> seen;
+  for (const auto& f : found) {
+    seen.insert(f);
+    EXPECT_TRUE(kNotYetConverted.count(f))
+        << f << ": report a failure as Status or Result<T> (protocol/base/result.h, CONTRIBUTING.md \"Errors\")";
+  }
+  for (const auto& k : kNotYetConverted) EXPECT_TRUE(seen.count(k)) << k << " is converted: take it off the list";
+}
+
+TEST(ProtocolErrors, TheCheckSeesTheOldForms) {
+  // The patterns on lines as the old headers had them, so the check above cannot pass by
+  // matching nothing.
+  EXPECT_TRUE(std::regex_search("json* resolve_target(json& doc, const std::string& id, std::string& err);", kErrOutParam));
+  EXPECT_TRUE(std::regex_search("  const std::function<bool(json& doc, std::string& err)>& fn,", kErrOutParam));
+  EXPECT_FALSE(std::regex_search("std::string label(const std::string& type);", kErrOutParam));
+  EXPECT_FALSE(std::regex_search("  void fail_writes(const std::string& why);", kErrOutParam));
+  EXPECT_TRUE(std::regex_search("std::string write_atomic(const stdfs::path& p, const std::string& c);", kStringReturn));
+  EXPECT_TRUE(std::regex_search("// Returns an error message naming the file, or empty on success.", kSaysEmptyIsSuccess));
+  EXPECT_TRUE(std::regex_search("  // must exist). \"\" or why not.", kSaysEmptyIsSuccess));
+  EXPECT_FALSE(std::regex_search("// The label of a type name as stored (\"Approval\" for an unknown one).", kSaysEmptyIsSuccess));
+  EXPECT_GT(headers().size(), 50u) << "the protocol headers were not found under " << yolo::test::source_dir();
 }
 
 }  // namespace
