@@ -289,9 +289,9 @@ TEST(Confine, AnExecutorAllowedSocketsCannotReachThePersonsSshAgentAndItIsNamed)
   if (!runner::write_notes_available())
     GTEST_SKIP() << "skipped: this kernel cannot let a handed-over call go on (Linux 5.5 and later)";
   if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "skipped: no python3 for the socket probe";
-  TempDir home;
+  TempDir home, other;  // the agent's folder is a secret: the build server lies elsewhere
   const std::string agent = stdfs::canonical(home.path()).string() + "/agent.sock";
-  const std::string build_server = stdfs::canonical(home.path()).string() + "/build.sock";
+  const std::string build_server = stdfs::canonical(other.path()).string() + "/build.sock";
   // The person's ssh-agent and a build server, both listening (the test plays them).
   const char* listen = "import socket,sys,time\n"
                        "for p in sys.argv[1:]:\n"
@@ -310,8 +310,8 @@ TEST(Confine, AnExecutorAllowedSocketsCannotReachThePersonsSshAgentAndItIsNamed)
                             "for p in sys.argv[1:]:\n"
                             "  s=socket.socket(socket.AF_UNIX)\n"
                             "  try:\n"
-                            "    s.connect(p); print('CONNECTED', p)\n"
-                            "  except OSError as e: print('refused', p, e.errno)\n";
+                            "    s.connect(p); print(\"CONNECTED\", p)\n"
+                            "  except OSError as e: print(\"refused\", p, e.errno)\n";
   d.executor_after("socket-executor", "case \"$1\" in *01-01-PLAN.md)\n  python3 -c '" + probe + "' '" + agent +
                                           "' '" + build_server + "'\n  ;;\nesac\n");
   const char* was = std::getenv("SSH_AUTH_SOCK");

@@ -20,7 +20,7 @@ Result<int> parse_count(const std::string& s) {
   return std::stoi(s);
 }
 
-TEST(Status, DefaultIsOkAndFailCarriesTheSentence) {
+TEST(StatusType, DefaultIsOkAndFailCarriesTheSentence) {
   Status ok;
   EXPECT_TRUE(ok.ok());
   EXPECT_EQ(ok.error, "");
@@ -30,7 +30,7 @@ TEST(Status, DefaultIsOkAndFailCarriesTheSentence) {
   EXPECT_TRUE(write_thing(true).ok());
 }
 
-TEST(Status, AnEmptyReasonStillFails) {
+TEST(StatusType, AnEmptyReasonStillFails) {
   Status s = Status::fail("");
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.error, "failed (no reason given)");
@@ -40,7 +40,7 @@ TEST(Status, AnEmptyReasonStillFails) {
   EXPECT_FALSE(from_status.ok());
 }
 
-TEST(Status, AlsoKeepsTheFirstFailure) {
+TEST(StatusType, AlsoKeepsTheFirstFailure) {
   Status s;
   s.also(write_thing(true));
   EXPECT_TRUE(s.ok());
