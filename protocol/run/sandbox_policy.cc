@@ -181,6 +181,12 @@ Policy policy_for(const PolicyInputs& in) {
         p.writable_within.push_back(in.phase_dir);
         p.read_only_within = in.phase_files;
       }
+      // The project's own agent settings run what they name when the person next starts that
+      // CLI in the checkout; in a worktree they reach the checkout only through the merge of
+      // a plan that names them (the scope fence).
+      for (const char* dir : {".claude", ".gemini", ".codex"})
+        for (const auto& n : agent_config_names()) p.agent_config.push_back(join(join(in.project_root, dir), n));
+      p.agent_config.push_back(join(in.project_root, ".mcp.json"));
     }
   }
   if (in.role == Role::Shell && !in.project_root.empty()) {

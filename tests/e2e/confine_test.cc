@@ -227,6 +227,26 @@ TEST(Confine, AnAgentsStateFolderTakesItsSessionsButNotAHookForThePersonsNextSta
   }
 }
 
+// An executor in the checkout does its work but cannot leave the project's Claude Code settings
+// a hook: the plan fails naming it, and what it made is moved aside.
+TEST(Confine, AnExecutorInTheCheckoutCannotLeaveAHookInTheProjectsAgentSettings) {
+  REQUIRE_SANDBOX();
+  if (!runner::write_notes_available())
+    GTEST_SKIP() << "skipped: this kernel cannot let a handed-over call go on (Linux 5.5 and later)";
+  Demo d(executor_config("hooking-executor"));
+  d.executor_after("hooking-executor",
+                   "case \"$1\" in *01-01-PLAN.md)\n"
+                   "  mkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json && echo 'hook left'\n"
+                   "  ;;\n"
+                   "esac\n");
+  auto run = d.approve_and_execute();
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(has(run.out + run.err, "Plan 01-01 failed: the sandbox refused ")) << run.out << run.err;
+  EXPECT_TRUE(has(run.out + run.err, ".claude/settings.json by ")) << run.out << run.err;
+  EXPECT_FALSE(stdfs::exists(d.root() / ".claude/settings.json"));
+  EXPECT_TRUE(stdfs::exists(d.root() / ".claude/settings.json.refused-by-yolo"));
+}
+
 // The same reviewer in execute's review gate: the plan's line says why it failed closed and
 // where to look next.
 TEST(Confine, ExecuteNamesAReviewersEscapeAttemptAndTheNextStep) {

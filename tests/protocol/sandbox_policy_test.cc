@@ -212,6 +212,26 @@ TEST(SandboxWrites, AnAgentsStateFolderIsWritableButNotTheConfigThatRunsItsProgr
   EXPECT_FALSE(holds(q.agent_config, "/home/u/.codex/config.toml/hooks"));
 }
 
+// An executor in the checkout writes the project, but not the project's own agent settings
+// (a hook there runs at the person's next start of that CLI in the checkout).
+TEST(SandboxWrites, AnExecutorInTheCheckoutCannotLeaveTheProjectsAgentSettings) {
+  Policy p = policy_for(base(Role::Executor));
+  WriteView v = write_view(p, binds(p), "/p", "/p/.git");
+  EXPECT_EQ(judge_write(v, "/p/src/main.c", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.claude/settings.json", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.claude/settings.local.json", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.gemini/settings.json", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.mcp.json", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.claude/notes.md", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/CLAUDE.md", false), WriteVerdict::Allowed);  // the project's docs
+  // In a worktree the slot is its own: what it changes reaches the checkout by the merge.
+  PolicyInputs in = base(Role::Executor);
+  in.worktree = "/p/.git/yolo-worktrees/slot-1";
+  Policy w = policy_for(in);
+  EXPECT_TRUE(std::none_of(w.agent_config.begin(), w.agent_config.end(),
+                           [](const std::string& a) { return a.rfind("/p/.claude", 0) == 0; }));
+}
+
 // A role allowed UNIX sockets reaches them by path wherever they lie (Landlock cannot scope
 // them): a connection to the person's agents or into a hidden folder is an attempt; one to a
 // socket the role may use (a build server's, a docker socket the config allowed it) is not.
