@@ -1,7 +1,6 @@
 #include "protocol/state/audit.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
