@@ -4,6 +4,7 @@
 // (runner/phase_run_internal.h; its start: plan_exec.cc).
 #include "protocol/run/sandbox_policy.h"
 #include "runner/phase_run_internal.h"
+#include "runner/slot_objects.h"
 #include "runner/sandbox.h"
 
 namespace yolo::runner::phase {
@@ -24,7 +25,19 @@ void Run::on_done(size_t i, SpawnResult r) {
       silent_success ? std::string() : write_agent_log(root_, phase_.rel, e.id, "executor", 0, run_of(i).argv, r);
   if (!log_file.empty()) note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
   record_usage(i, "executor", r.out);
-  if (!interrupted_ && r.ok()) {
+  // Its commits, hashed again into the repository, before its checks and its gate read them.
+  // Bytes that are no object fail the plan; its slot and branch go (they name what is gone).
+  bool objects_ok = true;
+  if (const PlanWorktree* w = worktree_of(i)) {
+    std::string err;
+    if (!slot_objects::take_in(root_, w->path, err)) {
+      run_of(i).objects_error = err;
+      trees_->forget(w->path);
+      trees_->remove(w->path, w->branch);
+      objects_ok = false;
+    }
+  }
+  if (!interrupted_ && r.ok() && objects_ok) {
     run_checks(i, std::move(r));
     return;
   }

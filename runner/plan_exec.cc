@@ -8,6 +8,7 @@
 #include "runner/phase_run_internal.h"
 #include "runner/refusals.h"
 #include "runner/sandbox.h"
+#include "runner/slot_objects.h"
 
 namespace yolo::runner::phase {
 
@@ -28,13 +29,17 @@ std::map<std::string, std::string> Run::plan_vars(size_t i, long long wave, cons
 std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long long wave, const std::string* sp) const {
   const auto& e = entries_[i];
   const PlanWorktree* w = worktree_of(i);
-  return {{"YOLO_CORRELATION_ID", cid_},
-          {"YOLO_PLAN_ID", e.id},
-          {"YOLO_PHASE_DIR", phase_.rel},
-          {"YOLO_PLAN_PATH", e.path},
-          {"YOLO_WAVE", std::to_string(wave)},
-          {"YOLO_SUMMARY_PATH", sp ? *sp : summary_rel_for(world_, root_, e.path)},
-          {"YOLO_WORKTREE", w ? w->path.string() : root_.string()}};
+  std::vector<std::pair<std::string, std::string>> env{
+      {"YOLO_CORRELATION_ID", cid_},
+      {"YOLO_PLAN_ID", e.id},
+      {"YOLO_PHASE_DIR", phase_.rel},
+      {"YOLO_PLAN_PATH", e.path},
+      {"YOLO_WAVE", std::to_string(wave)},
+      {"YOLO_SUMMARY_PATH", sp ? *sp : summary_rel_for(world_, root_, e.path)},
+      {"YOLO_WORKTREE", w ? w->path.string() : root_.string()}};
+  if (w)
+    for (auto& kv : slot_objects::env(w->path)) env.push_back(std::move(kv));
+  return env;
 }
 
 std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes) const {
@@ -130,9 +135,11 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     SandboxRequest sreq;
     sreq.role = sandbox::Role::Executor;
     sreq.project_root = root_;
+    std::string objects_err;  // its git objects go to a folder of its own (slot_objects.h)
     if (const PlanWorktree* w = worktree_of(i)) {
       sreq.worktree = w->path;
       sreq.branch = w->branch;
+      slot_objects::prepare(w->path, objects_err);
     } else {
       sreq.phase_dir = (root_ / e.path).parent_path();
       sreq.own_summary = root_ / summary_rel_for(world_, root_, e.path);
@@ -148,7 +155,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
         sreq.extra_write.push_back(req_dir.string());
       }
     }
-    ConfinementResult confined = confine(cfg_, sreq);
+    ConfinementResult confined = objects_err.empty() ? confine(cfg_, sreq) : ConfinementResult{nullptr, objects_err};
     if (!confined.ok()) {
       core_.not_started(i, {PlanStatus::Failed, confined.error, json::array()});
       queue_plan(i, execution::ended({PlanStatus::Failed, confined.error, json::array()}, world_.now()));

@@ -14,6 +14,7 @@
 #include "protocol/findings/make_finding.h"
 #include "protocol/base/numbers.h"
 #include "runner/phase_run_internal.h"
+#include "runner/slot_objects.h"
 
 namespace yolo::runner::phase {
 namespace {
@@ -112,6 +113,13 @@ SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool com
   std::string sp = summary_rel_for(world_, root_, e.path);
   std::error_code ec;
   set["worktree"] = rec;
+  // What the executor committed was taken in when it ended (on_done), or could not be.
+  if (const std::string& oerr = run_of(i).objects_error; !oerr.empty()) {
+    findings.push_back(make_finding(Severity::High, "worktree", oerr + " (" + w.path.string() + ")",
+                                    "`yolo logs " + e.id + "`; `yolo execute` runs the plan again")
+                           .to_json());
+    return SummaryState::Failed;
+  }
   if (!stdfs::exists(w.path / sp, ec)) return SummaryState::Missing;
   auto& git = slot_git_[w.path.string()];  // one per slot: it knows the repository already
   if (!git) git = std::make_unique<GitCli>(w.path);
@@ -329,6 +337,14 @@ int Run::init_worktrees(const json& doc) {
   // and branch and did not gate it yet: a slot's HEAD is its executor's to move, so a slot
   // an executor switched to a later plan's branch is no finished work of that plan.
   if (!dispatched()) {
+    // What their executors committed lies in the slots' own object folders until it is
+    // hashed into the repository (slot_objects.h); before that, their branches name nothing.
+    std::error_code ec;
+    for (const auto& d : stdfs::directory_iterator(trees_->slot_path(1).parent_path(), ec))
+      if (std::string oerr; !slot_objects::take_in(root_, d.path(), oerr)) {
+        note("the slot " + d.path().string() + " is removed: " + oerr);
+        trees_->remove(d.path(), "");
+      }
     auto left = trees_->slots_on_plan_branches();
     for (const auto& e : entries_) {
       const json* p = execution::find_plan(doc, e.id);

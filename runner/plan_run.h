@@ -34,6 +34,7 @@ struct PlanRun {
   std::vector<std::string> check_errors;
   SpawnResult exec_result;               // the executor's result while its checks run
   std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
+  std::string objects_error;             // why its executor's git objects were not taken in ("": none)
   std::vector<std::string> dispatch_res;  // its resources as adapter options
   std::optional<PlanWorktree> worktree;  // its worktree in this run (isolation), until merged
   json worktree_record;                   // its `worktree` record (null: no worktree in this run)

@@ -139,7 +139,7 @@ WriteView write_view(const Policy& p, std::vector<WriteView::Mount> mounts, cons
   // What of a repository makes git run programs, names its commits, or holds another slot.
   if (!git_dir.empty())
     for (const char* part : {"config", "hooks", "modules", "HEAD", "refs", "packed-refs", "info", "worktrees",
-                             "yolo-worktrees", "commondir"})
+                             "yolo-worktrees", "commondir", "objects"})
       v.guarded.push_back(join(git_dir, part));
   v.guarded.push_back("/dev/pts");  // another terminal (the person's)
   v.agent_config = p.agent_config;
@@ -159,8 +159,9 @@ Policy policy_for(const PolicyInputs& in) {
   if (in.role == Role::Executor) {
     if (!in.worktree.empty()) {
       p.grants.push_back({in.worktree, rwx});
+      // Its objects go to its slot's git folder (runner/slot_objects.h), never to the
+      // repository's: git does not check an object's bytes against its name when it reads.
       if (!in.git_common_dir.empty()) {
-        p.grants.push_back({join(in.git_common_dir, "objects"), Read | Write});
         if (auto dir = parent_of(in.branch_ref); !dir.empty()) {
           p.grants.push_back({join(in.git_common_dir, dir), Read | Write});
           p.grants.push_back({join(join(in.git_common_dir, "logs"), dir), Read | Write});

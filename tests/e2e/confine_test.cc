@@ -497,6 +497,87 @@ TEST(Confine, InAWorktreeAnExecutorCannotMoveAnotherPlansBranch) {
   EXPECT_TRUE(has(sandbox_finding(d.state(), "01-01"), " .git/refs/heads/yolo/")) << d.state().dump();
 }
 
+// The repository's objects are named by their content, but git does not check a name against
+// the content when it reads one. An executor that could write `.git/objects` could put other
+// bytes under the name of a file main already holds (the approved executor program, here), or
+// an alternates list or a commit graph that changes what main's commits hold: every later
+// checkout, slot and merge would take them. In a worktree an executor writes its objects to
+// a folder of its own; yolo takes them in after it, each hashed again.
+TEST(Confine, InAWorktreeAnExecutorCannotChangeAnObjectTheRepositoryHolds) {
+  REQUIRE_SANDBOX();
+  Demo d(executor_config("forging-executor", true));
+  d.executor_after("forging-executor",
+          "common=$(cd \"$(git rev-parse --git-common-dir)\" && pwd)\n"
+          "blob=$(git rev-parse HEAD:agents/executor-ok)\n"
+          "t=\"$TMPDIR/forge-$YOLO_PLAN_ID\"; git init -q \"$t\"; printf '#!/bin/sh\\necho forged\\n' > \"$t/f\"\n"
+          "forged=$(git -C \"$t\" hash-object -w f)\n"
+          "obj=\"$common/objects/$(echo $blob | cut -c1-2)/$(echo $blob | cut -c3-)\"\n"
+          "src=\"$t/.git/objects/$(echo $forged | cut -c1-2)/$(echo $forged | cut -c3-)\"\n"
+          "if rm -f \"$obj\" 2>/dev/null && cp \"$src\" \"$obj\" 2>/dev/null; then echo 'WROTE object'; else echo 'attempt object refused'; fi\n"
+          "if echo \"$t/.git/objects\" > \"$common/objects/info/alternates\" 2>/dev/null; then echo 'WROTE alternates'; "
+          "else echo 'attempt alternates refused'; fi\n"
+          "if printf x > \"$common/objects/info/commit-graph\" 2>/dev/null; then echo 'WROTE commit-graph'; "
+          "else echo 'attempt commit-graph refused'; fi\n");
+  const std::string before = d.git({"cat-file", "-p", "HEAD:agents/executor-ok"}).out;
+  auto run = d.approve_and_execute();
+  std::string logs = d.logs();
+  EXPECT_TRUE(has(logs, "attempt object refused")) << logs;
+  EXPECT_TRUE(has(logs, "attempt alternates refused")) << logs;
+  EXPECT_TRUE(has(logs, "attempt commit-graph refused")) << logs;
+  EXPECT_FALSE(has(logs, "WROTE")) << logs;
+  EXPECT_EQ(d.git({"cat-file", "-p", "HEAD~0:agents/executor-ok"}).out, before);
+  EXPECT_FALSE(stdfs::exists(d.root() / ".git/objects/info/alternates"));
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(has(sandbox_finding(d.state(), "01-01"), " .git/objects/")) << d.state().dump();
+}
+
+// Without any attempt, the same executor's commits (written to its own object folder) reach
+// the repository and merge: the plans' work is on main, and every object there is whole.
+TEST(Confine, InAWorktreeAnExecutorsCommitsAreTakenInAndMerged) {
+  REQUIRE_SANDBOX();
+  Demo d(executor_config("executor-ok", true));
+  auto run = d.approve_and_execute();
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err << d.logs();
+  auto log = d.git({"log", "--oneline"});
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_TRUE(has(log.out, id)) << log.out;
+  auto fsck = d.git({"fsck", "--strict", "--no-dangling"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+  // Nothing of a slot's own object folder is left for a later git to read.
+  std::error_code ec;
+  for (auto it = stdfs::recursive_directory_iterator(d.root() / ".git/worktrees", ec);
+       !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec))
+    if (it->path().filename() == "objects") {
+      size_t n = 0;
+      for (auto f = stdfs::recursive_directory_iterator(it->path(), ec); !ec && f != stdfs::recursive_directory_iterator();
+           f.increment(ec))
+        n += f->is_regular_file();
+      EXPECT_EQ(n, 0u) << it->path();
+    }
+}
+
+// What an executor leaves in its own object folder is hashed again on the way in: bytes that
+// are no object fail its plan (named), and reach neither the repository nor a merge.
+TEST(Confine, InAWorktreeABrokenObjectOfTheExecutorsFailsItsPlan) {
+  REQUIRE_SANDBOX();
+  Demo d(executor_config("broken-executor", true));
+  d.agent("broken-executor",
+          "#!/bin/sh\n"
+          "\"$(dirname \"$0\")/executor-ok\" \"$@\" || exit 1\n"
+          "[ \"$YOLO_PLAN_ID\" = 01-01 ] || exit 0\n"
+          "mkdir -p \"$GIT_OBJECT_DIRECTORY/ab\" && echo 'not an object' > \"$GIT_OBJECT_DIRECTORY/ab/" +
+              std::string(38, 'c') + "\"\n");
+  d.commit("broken");
+  auto run = d.approve_and_execute();
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  std::string named;
+  for (const auto& p : d.state().value("plans", json::array()))
+    if (p.value("id", "") == "01-01") named = p.dump();
+  EXPECT_TRUE(has(named, "the executor's git objects")) << d.state().dump();
+  EXPECT_FALSE(has(d.git({"log", "--oneline"}).out, "01-01")) << "the plan was merged";
+  auto fsck = d.git({"fsck", "--no-dangling"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+}
+
 // An executor in a worktree cannot write the repository's config, but it writes its slot and
 // the slot's git folder, where git finds the way to the repository: the slot's `.git` file
 // and the folder's `commondir`. Pointed at a repository of its own whose config defines a

@@ -57,7 +57,8 @@ TEST(SandboxPolicy, AnExecutorInAWorktreeWritesItsSlotItsObjectsAndItsBranchOnly
   in.branch_ref = "refs/heads/yolo/abcd1234/01-01";
   Policy p = policy_for(in);
   EXPECT_TRUE(writes_beneath(p, "/p/.git/yolo-worktrees/slot-1/src/a.cc"));
-  EXPECT_TRUE(writes_beneath(p, "/p/.git/objects/ab/cdef"));
+  EXPECT_TRUE(writes_beneath(p, "/p/.git/worktrees/slot-1/objects/ab/cdef"));
+  EXPECT_FALSE(writes_beneath(p, "/p/.git/objects/ab/cdef"));
   EXPECT_TRUE(writes_beneath(p, "/p/.git/refs/heads/yolo/abcd1234/01-01"));
   EXPECT_TRUE(writes_beneath(p, "/p/.git/logs/refs/heads/yolo/abcd1234/01-01"));
   EXPECT_TRUE(writes_beneath(p, "/p/.git/worktrees/slot-1/index"));
@@ -159,7 +160,11 @@ TEST(SandboxWrites, AnExecutorInAWorktreeWritesItsSlotAndBranchNotTheCheckoutOrA
   WriteView v = write_view(p, binds(p), "/p", "/p/.git");
   EXPECT_EQ(judge_write(v, "/p/.git/yolo-worktrees/slot-1/src/a.c", false), WriteVerdict::Allowed);
   EXPECT_EQ(judge_write(v, "/p/.git/refs/heads/yolo/r1/01-01/work.lock", false), WriteVerdict::Allowed);
-  EXPECT_EQ(judge_write(v, "/p/.git/objects/ab/cd", false), WriteVerdict::Allowed);
+  // Its objects go to its own folder; the repository's (an object, an alternates list, a
+  // commit graph) are an attempt.
+  EXPECT_EQ(judge_write(v, "/p/.git/worktrees/slot-1/objects/ab/cd", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/p/.git/objects/ab/cd", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/objects/info/alternates", false), WriteVerdict::Attempt);
   EXPECT_EQ(judge_write(v, "/p/.git/worktrees/slot-1/index.lock", false), WriteVerdict::Allowed);
   EXPECT_EQ(judge_write(v, "/p/.git/worktrees/slot-1/commondir", false), WriteVerdict::Attempt);
   EXPECT_EQ(judge_write(v, "/p/.git/yolo-worktrees/slot-1/.git", false), WriteVerdict::Attempt);
