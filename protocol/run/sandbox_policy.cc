@@ -174,6 +174,10 @@ Policy policy_for(const PolicyInputs& in) {
       if (!in.git_worktree_dir.empty()) {
         p.read_only.push_back(join(in.git_worktree_dir, "commondir"));
         p.read_only.push_back(join(in.git_worktree_dir, "gitdir"));
+        // With per-worktree config on (`git sparse-checkout` turns it on), every git in the
+        // slot reads this file, yolo's own after the executor included: guarded like an agent
+        // CLI's settings (read-only where it is, named and moved aside when created).
+        p.agent_config.push_back(join(in.git_worktree_dir, "config.worktree"));
       }
     } else if (!in.project_root.empty()) {
       p.grants.push_back({in.project_root, rwx});

@@ -578,6 +578,33 @@ TEST(Confine, InAWorktreeABrokenObjectOfTheExecutorsFailsItsPlan) {
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
+// A repository with per-worktree config (`extensions.worktreeConfig`, which `git sparse-checkout`
+// turns on) reads `.git/worktrees/SLOT/config.worktree` for every git in that slot. yolo's own
+// git empties the drivers it finds in the config, but reads them once per process; a person's
+// git in the slot empties nothing. The executor writes its slot's git folder, but not that
+// file: named, and moved aside, so no filter it defined there runs outside its sandbox.
+TEST(Confine, InAWorktreeAnExecutorCannotWriteItsSlotsOwnConfig) {
+  REQUIRE_SANDBOX();
+  Demo d(executor_config("config-executor", true));
+  d.git({"config", "extensions.worktreeConfig", "true"});
+  const stdfs::path marker = d.dir.path() / "filter-ran";
+  d.agent("config-executor",
+          "#!/bin/sh\n"
+          "\"$(dirname \"$0\")/executor-ok\" \"$@\" || exit 1\n"
+          "gd=$(git rev-parse --absolute-git-dir)\n"
+          "if printf '[filter \"evil\"]\\n\\tclean = touch " + marker.string() +
+              "; cat\\n\\tsmudge = cat\\n' > \"$gd/config.worktree\" 2>/dev/null; then echo 'WROTE config.worktree'; "
+              "else echo 'attempt config.worktree refused'; fi\n"
+              "echo '* filter=evil' > .gitattributes\n"
+              "for f in $(git ls-files | head -n 5); do touch \"$f\"; done\n"
+              "exit 0\n");
+  d.commit("config");
+  auto run = d.approve_and_execute();
+  EXPECT_FALSE(stdfs::exists(marker)) << "a filter the executor defined ran outside its sandbox\n" << run.out << run.err;
+  EXPECT_NE(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(has(sandbox_finding(d.state(), "01-01"), "config.worktree by ")) << d.state().dump();
+}
+
 // An executor in a worktree cannot write the repository's config, but it writes its slot and
 // the slot's git folder, where git finds the way to the repository: the slot's `.git` file
 // and the folder's `commondir`. Pointed at a repository of its own whose config defines a

@@ -167,6 +167,7 @@ TEST(SandboxWrites, AnExecutorInAWorktreeWritesItsSlotAndBranchNotTheCheckoutOrA
   EXPECT_EQ(judge_write(v, "/p/.git/objects/info/alternates", false), WriteVerdict::Attempt);
   EXPECT_EQ(judge_write(v, "/p/.git/worktrees/slot-1/index.lock", false), WriteVerdict::Allowed);
   EXPECT_EQ(judge_write(v, "/p/.git/worktrees/slot-1/commondir", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/p/.git/worktrees/slot-1/config.worktree", false), WriteVerdict::Attempt);
   EXPECT_EQ(judge_write(v, "/p/.git/yolo-worktrees/slot-1/.git", false), WriteVerdict::Attempt);
   EXPECT_EQ(judge_write(v, "/p/.git/refs/heads/yolo/r1/01-02/work", false), WriteVerdict::Attempt);
   EXPECT_EQ(judge_write(v, "/p/.git/yolo-worktrees/slot-2/src/a.c", false), WriteVerdict::Attempt);
