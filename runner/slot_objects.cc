@@ -83,6 +83,8 @@ bool take_in(const stdfs::path& root, const stdfs::path& slot, std::string& err)
   std::error_code ec;
   if (f.empty() || !stdfs::is_directory(stdfs::symlink_status(f, ec))) return true;  // nothing of the executor's
   // Only what lies in the folder itself is taken: a list of other folders it wrote is not read.
+  // (A link in its place is removed, never followed: the executor made it.)
+  if (!stdfs::is_directory(stdfs::symlink_status(f / "info", ec))) stdfs::remove(f / "info", ec);
   for (const char* list : {"info/alternates", "info/http-alternates"}) stdfs::remove(f / list, ec);
   if (!holds_a_file(f)) return true;
   const std::vector<std::pair<std::string, std::string>> own{{"GIT_OBJECT_DIRECTORY", f.string()}};
