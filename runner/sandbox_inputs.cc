@@ -191,6 +191,13 @@ sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req
         if (r.is_string() && r.get<std::string>() == role) in.unix_sockets = true;
   }
   in.extra_write.insert(in.extra_write.end(), req.extra_write.begin(), req.extra_write.end());
+  // The projects a writable state folder keeps (each may hold a memory: sandbox_policy.h).
+  for (const auto& w : in.extra_write) {
+    std::error_code le;
+    for (auto it = stdfs::directory_iterator(stdfs::path(w) / "projects", le); !le && it != stdfs::directory_iterator();
+         it.increment(le))
+      if (it->is_directory(le)) in.state_projects[w].push_back(it->path().filename().string());
+  }
   // The programs the config names inside the project stay as approved, whoever can write there.
   // So does the yolo binary the person runs, when it lies in the project (a build folder).
   if (req.role == sandbox::Role::Executor || req.role == sandbox::Role::Shell) {

@@ -1,6 +1,7 @@
 #include "protocol/run/sandbox_policy.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace yolo::sandbox {
 
@@ -221,11 +222,30 @@ Policy policy_for(const PolicyInputs& in) {
     } else {
       for (const auto& n : named) p.agent_config.push_back(join(w, n));
       for (const auto& n : kept) p.agent_state.push_back(join(w, n));
+      // A project's memory index is read as instructions at the start of every later session
+      // there (Claude Code's `projects/NAME/memory/MEMORY.md`, which leads to the rest): this
+      // project's, and every project's the folder already keeps. The folder itself is the
+      // CLI's to make (it does at every start).
+      std::vector<std::string> projects{agent_project_name(in.project_root)};
+      if (auto it = in.state_projects.find(w); it != in.state_projects.end())
+        projects.insert(projects.end(), it->second.begin(), it->second.end());
+      std::sort(projects.begin(), projects.end());
+      projects.erase(std::unique(projects.begin(), projects.end()), projects.end());
+      for (const auto& n : projects)
+        if (!n.empty()) p.agent_config.push_back(join(join(join(join(w, "projects"), n), "memory"), "MEMORY.md"));
+      p.agent_config.push_back(join(w, "agent-memory"));
     }
   }
   p.read_only.insert(p.read_only.end(), p.agent_config.begin(), p.agent_config.end());
   p.read_only.insert(p.read_only.end(), p.agent_state.begin(), p.agent_state.end());
   return p;
+}
+
+std::string agent_project_name(const std::string& project_root) {
+  std::string n = project_root;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
+  return n;
 }
 
 const std::vector<std::string>& agent_config_names() {

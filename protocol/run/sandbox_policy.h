@@ -23,6 +23,7 @@
 // create namespaces, trace or read the memory of other processes, push input into a terminal,
 // or connect to a UNIX socket by path (the person's tmux, ssh-agent) unless the config allows it.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,9 @@ struct PolicyInputs {
   // executor's reading it, nor another plan's record.
   std::vector<std::string> phase_files;
   std::vector<std::string> extra_write;  // from the config, for this role
+  // The project folders an agent CLI keeps in a writable state folder (`FOLDER/projects/NAME`,
+  // as Claude Code does), by that folder: each may hold a memory the CLI reads as instructions.
+  std::map<std::string, std::vector<std::string>> state_projects;
   // Files inside a writable checkout that stay read-only (the programs the config names).
   std::vector<std::string> protected_paths;
   bool unix_sockets = false;
@@ -99,6 +103,9 @@ Policy policy_for(const PolicyInputs& in);
 // read-only where they exist; creating one is an attempt, and what a child created is moved
 // aside when its confinement ends.
 const std::vector<std::string>& agent_config_names();
+// The name an agent CLI gives a project's folder in its state (`projects/NAME`): the
+// project's path with every character but a letter or digit made '-'.
+std::string agent_project_name(const std::string& project_root);
 // Config the CLI rewrites itself as it runs (`.claude.json`, with its MCP servers; subagents,
 // commands, extensions): bound read-only where it exists, and nothing more.
 const std::vector<std::string>& agent_state_config_names();

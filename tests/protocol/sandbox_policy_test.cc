@@ -190,6 +190,28 @@ TEST(SandboxPolicy, RoleNamesRoundTrip) {
 // that would run a program at the person's next start of that CLI is not (bound read-only where
 // it exists), and creating such config is an attempt. The CLI's own rewritten state file stays
 // read-only without naming anyone.
+// A project's memory in an agent CLI's state (Claude Code's `projects/NAME/memory`) is read as
+// instructions at the start of the person's next session there: this project's, and every
+// project's the folder keeps, are guarded like the settings; its sessions are not.
+TEST(SandboxWrites, AnAgentsProjectMemoryIsGuardedButNotItsSessions) {
+  PolicyInputs in = base(Role::Reviewer);
+  in.project_root = "/work/my.proj";
+  in.extra_write = {"/home/u/.claude"};
+  in.state_projects["/home/u/.claude"] = {"-home-u-other", "-work-my-proj"};
+  EXPECT_EQ(agent_project_name("/work/my.proj"), "-work-my-proj");
+  Policy p = policy_for(in);
+  WriteView v = write_view(p, binds(p), "/work/my.proj", "/work/my.proj/.git");
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/-work-my-proj/memory/MEMORY.md", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/-home-u-other/memory/MEMORY.md", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/-home-u-other/memory", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/agent-memory/reviewer/MEMORY.md", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/-work-my-proj/s1.jsonl", false), WriteVerdict::Allowed);
+  // Without the project yet in the folder, its memory is guarded all the same.
+  in.state_projects.clear();
+  WriteView w = write_view(policy_for(in), {}, "/work/my.proj", "/work/my.proj/.git");
+  EXPECT_EQ(judge_write(w, "/home/u/.claude/projects/-work-my-proj/memory/MEMORY.md", false), WriteVerdict::Attempt);
+}
+
 TEST(SandboxWrites, AnAgentsStateFolderIsWritableButNotTheConfigThatRunsItsProgramsLater) {
   PolicyInputs in = base(Role::Reviewer);
   in.extra_write = {"/home/u/.claude", "/home/u/.claude.json"};
