@@ -387,8 +387,7 @@ int Run::run() {
   }
   if (int rc = precheck(); rc >= 0) return rc;
   if (int rc = review_gate(); rc >= 0) return rc;
-  std::string err;
-  std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap, err);
+  std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
   if (roadmap.empty()) roadmap = kRoadmap;
   GateOutcome g = ensure_gate(gates::GateType::Vision, roadmap,
                               "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);

@@ -201,16 +201,16 @@ const json* find(const json& ledger, const std::string& plan_id) {
   return it != rv->end() && it->is_object() ? &*it : nullptr;
 }
 
-std::string record(const World& w, const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id,
-                   json rec) {
+Status record(const World& w, const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id,
+              json rec) {
   std::vector<std::pair<std::string, json>> one;
   one.emplace_back(plan_id, std::move(rec));
   return record_many(w, root, phase_dir, std::move(one));
 }
 
-std::string record_many(const World& w, const stdfs::path& root, const stdfs::path& phase_dir,
-                        std::vector<std::pair<std::string, json>> records) {
-  if (records.empty()) return "";
+Status record_many(const World& w, const stdfs::path& root, const stdfs::path& phase_dir,
+                   std::vector<std::pair<std::string, json>> records) {
+  if (records.empty()) return {};
   fs::Disk& disk = w.files();
   const seal::Key& key = w.sealing_key();
   const std::string project = gates::project_id(w, root);
@@ -235,9 +235,8 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
 
   // A large ledger this process knows as it is: append to its journal, under the lock.
   if (disk.is_directory(root / ".yolo-planning")) {
-    std::string lock_error;
-    auto lock = disk.lock(state::lock_path(root), lock_error);
-    if (!lock) return lock_error;
+    auto lock = disk.lock(state::lock_path(root));
+    if (!lock.ok()) return lock.status();
     std::string stamp = disk.stamp(ledger);
     auto n = known().records(ledger, stamp);
     if (n && *n >= kJournalFromRecords && !disk.read_only(ledger)) {
@@ -245,7 +244,8 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
       bool missing = !cur.ok() && cur.error->kind == fs::FileError::Kind::NotFound;
       if ((cur.ok() || missing) && cur.content.size() + lines.size() <= kJournalMaxBytes) {
         if (std::string v = check_changed(); !v.empty())
-          return ledger.string() + ": update refused, the result would not match schema " + kSchema + ": " + v;
+          return Status::fail(ledger.string() + ": update refused, the result would not match schema " + kSchema +
+                              ": " + v);
         // A torn last line (a writer killed part way) stays a line of its own, skipped.
         std::string add = !cur.content.empty() && cur.content.back() != '\n' ? "\n" + lines : lines;
         return disk.append(
@@ -272,10 +272,10 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
       return true;
     }
     std::string add = cur.content.back() != '\n' ? "\n" + lines : lines;
-    if (std::string e = disk.append(
+    if (Status s = disk.append(
             journal, [&](const std::string&) { return add; }, 0, true);
-        !e.empty()) {
-      err = e;
+        !s.ok()) {
+      err = s.error;
       return false;
     }
     apply_journal(doc, cur.content + add);
@@ -283,11 +283,11 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
   };
   auto check = [&](const json&) { return check_changed(); };
   auto after = [&]() {
-    if (fold) disk.write_atomic(journal, "");
+    if (fold) (void)disk.write_atomic(journal, "");  // a journal left behind holds lines the ledger has
   };
   auto r = state::update_document(w, root, ledger, kSchema, set, check, after);
   if (r.ok() && !r.stamp.empty()) known().put(ledger, r.stamp, records_in(r.doc));
-  return r.error;
+  return Status{r.error};
 }
 
 All load_all(const World& w, const stdfs::path& root) {

@@ -31,7 +31,7 @@ constexpr size_t kMaxStateBytes = 16u << 20;
 std::string keep_copy(fs::Disk& disk, const std::filesystem::path& path, const std::string& content) {
   std::filesystem::path copy = path;
   copy += ".corrupt-" + sha256_hex(content).substr(0, 16);
-  if (!disk.exists(copy)) disk.write_atomic(copy, content);
+  if (!disk.exists(copy)) (void)disk.write_atomic(copy, content);  // the copy is a courtesy: the error names the file
   return copy.string();
 }
 
@@ -340,10 +340,9 @@ UpdateResult update_impl(
     r.error = (root / ".yolo-planning").string() + ": no such folder (not a yolo project)";
     return r;
   }
-  std::string lock_error;
-  auto lock = disk.lock(lock_path(root), lock_error);  // exclusive, for the read-modify-write
-  if (!lock) {
-    r.error = lock_error;
+  auto lock = disk.lock(lock_path(root));  // exclusive, for the read-modify-write
+  if (!lock.ok()) {
+    r.error = lock.error;
     return r;
   }
   // Writers that died between creating their temp file and renaming it leave it behind.
@@ -401,12 +400,12 @@ UpdateResult update_impl(
               ": is read-only; yolo will not replace it (make it writable with chmod u+w to let yolo update it)";
     return r;
   }
-  if (!disk.is_directory(file.parent_path())) disk.make_dirs(file.parent_path());
+  if (!disk.is_directory(file.parent_path())) (void)disk.make_dirs(file.parent_path());  // write_atomic says why
   if (!in_place) texts.clear();
   std::string text = in_place ? dump_state(doc, texts, records) : doc.dump(2) + "\n";
-  if (std::string e = disk.write_atomic(file, text); !e.empty()) {
+  if (Status s = disk.write_atomic(file, text); !s.ok()) {
     r.doc = as_it_was();
-    r.error = e;
+    r.error = s.error;
     return r;
   }
   validated().put(file, schema_name, text);

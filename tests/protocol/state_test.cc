@@ -24,7 +24,7 @@ struct Repo {
 struct MemRepo {
   fs::MemoryDisk disk;
   World w{&disk, nullptr, nullptr};
-  MemRepo() { disk.make_dirs("/repo/.yolo-planning"); }
+  MemRepo() { EXPECT_TRUE(disk.make_dirs("/repo/.yolo-planning").ok()); }
   std::filesystem::path root() const { return "/repo"; }
 };
 
