@@ -180,8 +180,8 @@ class SshSignatures : public SignatureVerifier {
     std::error_code ec;
     return stdfs::exists(allowed_signers_path(root), ec);
   }
-  std::string problem(const stdfs::path& root, const json& gate, bool project_file) const override {
-    return verify_approval(root, gate, project_file);
+  Status verify(const stdfs::path& root, const json& gate, bool project_file) const override {
+    return Status{verify_approval(root, gate, project_file)};
   }
 };
 }  // namespace

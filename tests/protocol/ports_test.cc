@@ -42,9 +42,10 @@ class FakeSignatures : public SignatureVerifier {
   bool require = true;
   mutable int asked = 0;
   bool required(const stdfs::path&) const override { return require; }
-  std::string problem(const stdfs::path&, const json& gate, bool) const override {
+  Status verify(const stdfs::path&, const json& gate, bool) const override {
     ++asked;
-    return gate.value("ssh_signature", "") == "good" ? "" : "its SSH signature does not verify (fake)";
+    if (gate.value("ssh_signature", "") == "good") return {};
+    return Status::fail("its SSH signature does not verify (fake)");
   }
 };
 
