@@ -286,7 +286,7 @@ int Run::review_gate() {
   // Passed on Stage 1 alone: a reviewer could not run and the config allows that
   // (reviewer_required false). Said, never silent.
   if (r.fallback) note("no real review: a reviewer could not run and Stage 1 decided (reviewer_required is false)");
-  auto up = state::update(world_, root_, [&](json& doc, std::string&) {
+  auto up = state::update(world_, root_, [&](json& doc) {
     execution::mark_step(doc, "step_2b");
     return true;
   });

@@ -257,7 +257,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     }
     if (journal_failed || missing) flush_plans();
     if (missing) {
-      auto rec = state::update(world_, root_, [&](json& doc, std::string&) {
+      auto rec = state::update(world_, root_, [&](json& doc) {
         bool any = false;
         for (auto& [id, r] : spawned.items())
           if (json* p = execution::find_plan(doc, id);

@@ -345,7 +345,7 @@ class GateObserver : public review::LoopObserver {
   // another phase's). A review never creates or marks a run.
   void update_state(const std::function<bool(json&)>& fn) {
     if (!o_.record_state) return;
-    auto r = state::update(world(), o_.root, [&](json& doc, std::string&) { return fn(doc); });
+    auto r = state::update(world(), o_.root, [&](json& doc) { return fn(doc); });
     if (!r.ok()) not_recorded(r.error);
   }
 

@@ -31,12 +31,9 @@ bool locked(const World& w, const stdfs::path& root, GateRun& r, const std::func
   Transition t;
   std::string audit_err;
   bool audited = false;
-  auto u = state::update(w, root, [&](json& doc, std::string& err) {
+  auto u = state::update(w, root, [&](json& doc) -> state::Change {
     t = fn(doc);
-    if (!t.ok()) {
-      err = t.error;
-      return false;
-    }
+    if (!t.ok()) return Status::fail(t.error);
     if (t.events.empty()) return t.changed;
     // The transition goes to the audit log under the state's lock, and the state records
     // where the chain ends now: a line later cut from the log's end, or a gate removed from

@@ -228,7 +228,7 @@ Status record_many(const World& w, const stdfs::path& root, const stdfs::path& p
     json changed = {{"phase_dir", phase_text}, {"reviews", json::object()}};
     for (const auto& [id, rec] : records) changed["reviews"][id] = rec;
     auto errors = schema::validate(kSchema, changed);
-    return errors.empty() ? std::string() : schema::describe(errors);
+    return errors.empty() ? Status{} : Status::fail(schema::describe(errors));
   };
   std::string lines;  // the records as journal lines
   for (const auto& [id, rec] : records) lines += json{{"plan_id", id}, {"record", rec}}.dump() + "\n";
@@ -243,9 +243,9 @@ Status record_many(const World& w, const stdfs::path& root, const stdfs::path& p
       auto cur = disk.read(journal, kJournalMaxBytes, false);
       bool missing = !cur.ok() && cur.error->kind == fs::FileError::Kind::NotFound;
       if ((cur.ok() || missing) && cur.content.size() + lines.size() <= kJournalMaxBytes) {
-        if (std::string v = check_changed(); !v.empty())
+        if (Status v = check_changed(); !v.ok())
           return Status::fail(ledger.string() + ": update refused, the result would not match schema " + kSchema +
-                              ": " + v);
+                              ": " + v.error);
         // A torn last line (a writer killed part way) stays a line of its own, skipped.
         std::string add = !cur.content.empty() && cur.content.back() != '\n' ? "\n" + lines : lines;
         return disk.append(
@@ -258,14 +258,11 @@ Status record_many(const World& w, const stdfs::path& root, const stdfs::path& p
   // the new records go to it first: a crash after the ledger is written and before the
   // journal is emptied leaves lines the ledger holds already (in the same order).
   bool fold = false;
-  auto set = [&](json& doc, std::string& err) {
+  auto set = [&](json& doc) -> state::Change {
     if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
     doc["phase_dir"] = phase_text;
     auto cur = disk.read(journal, kMaxJournalRead, false);
-    if (!cur.ok() && cur.error->kind != fs::FileError::Kind::NotFound) {
-      err = cur.error->message;
-      return false;
-    }
+    if (!cur.ok() && cur.error->kind != fs::FileError::Kind::NotFound) return Status::fail(cur.error->message);
     fold = cur.ok() && !cur.content.empty();
     if (!fold) {
       for (const auto& [id, rec] : records) doc["reviews"][id] = rec;
@@ -274,10 +271,8 @@ Status record_many(const World& w, const stdfs::path& root, const stdfs::path& p
     std::string add = cur.content.back() != '\n' ? "\n" + lines : lines;
     if (Status s = disk.append(
             journal, [&](const std::string&) { return add; }, 0, true);
-        !s.ok()) {
-      err = s.error;
-      return false;
-    }
+        !s.ok())
+      return s;
     apply_journal(doc, cur.content + add);
     return true;
   };

@@ -149,9 +149,9 @@ TEST(TrustGates, VisionCoverageHoldsTheGateConfigKeys) {
 
 TEST(TrustGates, DuplicateGateIdsAreAStateError) {
   json doc = opened(covers_of("v1", "r"));
-  EXPECT_EQ(state::validate(doc), "");
+  EXPECT_EQ(state::validate(doc).error, "");
   doc["gates"].push_back(doc["gates"][0]);
-  EXPECT_NE(state::validate(doc).find("appears more than once"), std::string::npos);
+  EXPECT_NE(state::validate(doc).error.find("appears more than once"), std::string::npos);
   EXPECT_FALSE(gates::gate_list_problems(doc).empty());
 }
 

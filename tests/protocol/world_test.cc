@@ -174,7 +174,7 @@ TEST(MemoryDisk, ReadsWritesAppendsAsTheRealDiskDoes) {
 TEST(WorldState, AnUpdateIsLockedValidatedAndWrittenOnce) {
   Mem m;
   bool locked_inside = false;
-  auto u = state::update(m.w, kRoot, [&](json& doc, std::string&) {
+  auto u = state::update(m.w, kRoot, [&](json& doc) {
     locked_inside = m.disk.locked(state::lock_path(kRoot));
     doc["status"] = "running";
     doc["phase"] = 1;
@@ -189,12 +189,12 @@ TEST(WorldState, AnUpdateIsLockedValidatedAndWrittenOnce) {
   EXPECT_EQ(l.doc["status"], "running");
   // The same document again: no write.
   size_t writes = m.disk.writes();
-  auto same = state::update(m.w, kRoot, [](json&, std::string&) { return true; });
+  auto same = state::update(m.w, kRoot, [](json&) { return true; });
   EXPECT_TRUE(same.ok());
   EXPECT_FALSE(same.written);
   EXPECT_EQ(m.disk.writes(), writes);
   // A result the schema refuses is never written.
-  auto bad = state::update(m.w, kRoot, [](json& doc, std::string&) {
+  auto bad = state::update(m.w, kRoot, [](json& doc) {
     doc["status"] = 42;
     return true;
   });
@@ -210,7 +210,7 @@ TEST(WorldState, ABrokenFileIsKeptNeverOverwrittenAndReadOnlyIsRespected) {
   EXPECT_FALSE(l.ok());
   ASSERT_FALSE(l.kept_copy.empty());
   EXPECT_EQ(m.disk.get(l.kept_copy), "{not json");
-  auto u = state::update(m.w, kRoot, [](json& doc, std::string&) {
+  auto u = state::update(m.w, kRoot, [](json& doc) {
     doc["status"] = "running";
     return true;
   });
@@ -218,14 +218,14 @@ TEST(WorldState, ABrokenFileIsKeptNeverOverwrittenAndReadOnlyIsRespected) {
   EXPECT_EQ(m.disk.get(state::state_path(kRoot)), "{not json");
   m.disk.put(state::state_path(kRoot), "{\"status\": \"running\"}\n");
   m.disk.set_read_only(state::state_path(kRoot), true);
-  auto ro = state::update(m.w, kRoot, [](json& doc, std::string&) {
+  auto ro = state::update(m.w, kRoot, [](json& doc) {
     doc["status"] = "halted";
     return true;
   });
   EXPECT_FALSE(ro.ok());
   EXPECT_NE(ro.error.find("read-only"), std::string::npos) << ro.error;
   // Not a project: no .yolo-planning folder.
-  EXPECT_FALSE(state::update(m.w, "/elsewhere", [](json&, std::string&) { return true; }).ok());
+  EXPECT_FALSE(state::update(m.w, "/elsewhere", [](json&) { return true; }).ok());
 }
 
 json rec(const std::string& hash) {
