@@ -57,7 +57,7 @@ void BM_StateUpdate_OnePlanOf800(benchmark::State& st) {
   Project p;
   int k = 0;
   for (auto _ : st) {
-    auto up = yolo::state::update(yolo::runner::world(), p.root, [&](json& d, std::string&) {
+    auto up = yolo::state::update(yolo::runner::world(), p.root, [&](json& d) {
       d["plans"][k % 800]["status"] = (k & 1) ? "running" : "pending";
       return true;
     });
@@ -77,7 +77,7 @@ void BM_BatchedWrite_PlanRecords(benchmark::State& st) {
   int k = 0;
   for (auto _ : st) {
     auto up = yolo::state::update_plan_records(yolo::runner::world(), p.root,
-                                               [&](json& d, std::vector<size_t>& changed, std::string&) {
+                                               [&](json& d, std::vector<size_t>& changed) {
                                                  for (int b = 0; b < kBatch; ++b, ++k) {
                                                    size_t i = static_cast<size_t>(k % n);
                                                    d["plans"][i]["status"] = (k / n) & 1 ? "running" : "pending";
@@ -98,7 +98,7 @@ void BM_BatchedWrite_WholeDocument(benchmark::State& st) {
     std::vector<size_t> changed;
     auto up = yolo::state::update(
         yolo::runner::world(), p.root,
-        [&](json& d, std::string&) {
+        [&](json& d) {
           for (int b = 0; b < kBatch; ++b, ++k) {
             size_t i = static_cast<size_t>(k % n);
             d["plans"][i]["status"] = (k / n) & 1 ? "running" : "pending";

@@ -179,7 +179,7 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
     stdfs::path real = stdfs::path(ctx.plan_path).is_absolute() ? stdfs::path(ctx.plan_path) : ctx.root / ctx.plan_path;
     stdfs::path copy = confined.confinement->temp_dir / real.filename();
     auto text = fs::read_text(real);
-    if (text.ok() && fs::write_atomic(copy, text.content).empty()) {
+    if (text.ok() && fs::write_atomic(copy, text.content).ok()) {
       plan_path = copy.string();
       s.plan_copy = copy;
       s.plan_real = real;
@@ -254,7 +254,7 @@ std::string revise_from_copy(AgentSpawn& s) {
   // edit wins, the revision is dropped (the next review sees that edit).
   auto now = fs::read_text(s.plan_real);
   if (!now.ok() || now.content != s.plan_before) return "the plan changed while the architect revised it";
-  return fs::write_atomic(s.plan_real, text.content);
+  return fs::write_atomic(s.plan_real, text.content).error;
 }
 
 std::string agent_next_step(bool started, const std::string& plan_id) {
@@ -330,7 +330,7 @@ review::AgentRun AgentProcess::run(const std::string& plan_path, const std::stri
   if (auto u = usage::parse(s.result.out)) {  // what the call cost, when the CLI says
     std::string phase = stdfs::path(phase_dir).lexically_normal().filename().string();
     if (phase.empty()) phase = stdfs::path(phase_dir).lexically_normal().parent_path().filename().string();
-    usage::append(world(), root_, usage::Record{now_iso8601(), correlation_id_, phase, plan_id, agent_, cycle, *u});
+    (void)usage::append(world(), root_, usage::Record{now_iso8601(), correlation_id_, phase, plan_id, agent_, cycle, *u});
   }
   return to_agent_run(agent_, s);
 }

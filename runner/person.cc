@@ -138,7 +138,7 @@ void remember_person_namespaces() {
   if (f.empty()) return;
   std::error_code ec;
   if (std::filesystem::exists(f, ec)) return;
-  fs::write_atomic(f, namespaces_now() + "\n");
+  (void)fs::write_atomic(f, namespaces_now() + "\n");
 }
 
 bool confirm(const std::string& question) {

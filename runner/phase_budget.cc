@@ -10,7 +10,7 @@ void Run::record_usage(size_t i, const std::string& agent, const std::string& ou
   if (!u) return;  // the CLI printed no machine-readable usage (plain text output)
   const auto& e = entries_[i];
   usage::Record rec{world_.now(), cid_, phase_.folder, e.id, agent, 0, *u};
-  if (std::string err = usage::append(world_, root_, rec); !err.empty()) note("could not record the usage: " + err);
+  if (std::string err = usage::append(world_, root_, rec).error; !err.empty()) note("could not record the usage: " + err);
   json data = {{"plan", e.id}, {"agent", agent}, {"usage", u->to_json()}};
   log("agent_token_usage", e.plan, data);
 }
@@ -27,8 +27,8 @@ GateOutcome Run::budget_gate(long long w) {
   const std::string text = usage::statement(*over, phase_.folder, cid_);
   auto have = fs::read_text(root_ / rel);
   if (!have.ok() || have.content != text) {
-    std::string err = world_.files().make_dirs((root_ / rel).parent_path());
-    if (err.empty()) err = world_.files().write_atomic(root_ / rel, text);
+    std::string err = world_.files().make_dirs((root_ / rel).parent_path()).error;
+    if (err.empty()) err = world_.files().write_atomic(root_ / rel, text).error;
     if (!err.empty()) {
       emit("gate_error", {{"gate_type", "budget"}, {"plan_path", rel}, {"reason", err}}, Sym::Fail,
            "Budget gate: " + err);

@@ -170,7 +170,7 @@ static state::UpdateResult write_updates(const World& w, const stdfs::path& root
                                          const std::vector<std::pair<std::string, execution::PlanUpdate>>& ups,
                                          const std::vector<std::string>& steps,
                                          const std::function<void(json&)>& also = nullptr) {
-  return state::update_plan_records(w, root, [&](json& doc, std::vector<size_t>& changed, std::string&) {
+  return state::update_plan_records(w, root, [&](json& doc, std::vector<size_t>& changed) {
     changed = execution::apply_plan_updates(doc, ups);
     for (const auto& s : steps) execution::mark_step(doc, s);
     if (also) also(doc);
@@ -462,7 +462,7 @@ void Run::schedule() {
 }
 
 void Run::mark_ready(const std::vector<size_t>& idx) {
-  auto up = state::update(world_, root_, [&](json& doc, std::string&) {
+  auto up = state::update(world_, root_, [&](json& doc) {
     std::vector<std::string> ids;
     for (size_t i : idx) ids.push_back(entries_[i].id);
     execution::mark_ready(doc, ids);

@@ -220,7 +220,7 @@ int Run::step2() {
   execution::PhaseInfo info{phase_.number, phase_.slug, phase_.rel};
   execution::PrepareOptions po{world_.now(), fresh_cid_, executor};
   execution::Prepared prepared;
-  auto up = state::update(world_, root_, [&](json& doc, std::string&) {
+  auto up = state::update(world_, root_, [&](json& doc) {
     prepared = execution::prepare(doc, info, entries_, po);
     return true;
   });
@@ -267,7 +267,7 @@ int Run::step2() {
 }
 
 bool Run::set_halted(const std::string& reason) {
-  auto up = state::update(world_, root_, [&](json& doc, std::string&) { return execution::halt(doc); });
+  auto up = state::update(world_, root_, [&](json& doc) { return execution::halt(doc); });
   log("phase_end", "", {{"status", to_string(RunStatus::Halted)}, {"reason", reason}});
   return up.ok();
 }
@@ -387,8 +387,7 @@ int Run::run() {
   }
   if (int rc = precheck(); rc >= 0) return rc;
   if (int rc = review_gate(); rc >= 0) return rc;
-  std::string err;
-  std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap, err);
+  std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
   if (roadmap.empty()) roadmap = kRoadmap;
   GateOutcome g = ensure_gate(gates::GateType::Vision, roadmap,
                               "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);

@@ -286,7 +286,7 @@ int Run::review_gate() {
   // Passed on Stage 1 alone: a reviewer could not run and the config allows that
   // (reviewer_required false). Said, never silent.
   if (r.fallback) note("no real review: a reviewer could not run and Stage 1 decided (reviewer_required is false)");
-  auto up = state::update(world_, root_, [&](json& doc, std::string&) {
+  auto up = state::update(world_, root_, [&](json& doc) {
     execution::mark_step(doc, "step_2b");
     return true;
   });
@@ -368,8 +368,8 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       stop(kExecHalted, Result::Error, snap.error);
       return GateOutcome::Halted;
     }
-    std::string err;
-    std::string digest = gates::file_digest(world_, root_, rel, err);
+    auto digested = gates::file_digest(world_, root_, rel);
+    std::string err = digested.error, digest = digested.value_or("");
     gates::Need need = gates::ensure(snap.doc, type, rel, now, files);
     if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;

@@ -235,7 +235,7 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
   flush_plans();  // `submitting` on disk before the engine hears of the array
   // The task file: read by submit_wave, removed once it has ended.
   stdfs::path tasks_path = stdfs::temp_directory_path() / ("yolo-tasks-" + std::to_string(::getpid()) + "-" + key);
-  std::string werr = fs::write_atomic(tasks_path, dispatch::tasks_file(tasks));
+  std::string werr = fs::write_atomic(tasks_path, dispatch::tasks_file(tasks)).error;
   if (!werr.empty()) {
     for (size_t i : plans)
       dispatch_fail(i, "could not write the wave's task file: " + werr, "check the temporary folder", nullptr, true);

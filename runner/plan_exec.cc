@@ -126,7 +126,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       if (const PlanWorktree* w = worktree_of(i)) {
         auto slot_copy = fs::read_bytes(w->path / e.path);
         if (!slot_copy.ok() || slot_copy.content != plan_bytes[i])
-          if (std::string werr = fs::write_atomic(w->path / e.path, plan_bytes[i]); !werr.empty())
+          if (std::string werr = fs::write_atomic(w->path / e.path, plan_bytes[i]).error; !werr.empty())
             note("could not put the reviewed plan into its worktree: " + werr);
       }
     }
@@ -264,7 +264,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     }
     if (journal_failed || missing) flush_plans();
     if (missing) {
-      auto rec = state::update(world_, root_, [&](json& doc, std::string&) {
+      auto rec = state::update(world_, root_, [&](json& doc) {
         bool any = false;
         for (auto& [id, r] : spawned.items())
           if (json* p = execution::find_plan(doc, id);

@@ -392,7 +392,7 @@ int Run::init_worktrees(const json& doc) {
         ok ? std::optional<PlanStatus>(PlanStatus::Complete)
            : execution::merge_state(record) == MergeState::Conflict ? std::optional<PlanStatus>(PlanStatus::Failed)
                                                                     : std::nullopt;
-    auto up = state::update(world_, root_, [&](json& d, std::string&) {
+    auto up = state::update(world_, root_, [&](json& d) {
       json* q = execution::find_plan(d, e.id);
       if (!q) return false;
       (*q)["worktree"] = record;

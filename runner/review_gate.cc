@@ -87,7 +87,7 @@ class GateObserver : public review::LoopObserver {
       pending_loops_.clear();
     }
     for (auto& [dir, recs] : pending_records_)
-      if (std::string e = review_ledger::record_many(world(), o_.root, dir, std::move(recs)); !e.empty())
+      if (std::string e = review_ledger::record_many(world(), o_.root, dir, std::move(recs)).error; !e.empty())
         not_recorded(e);
     pending_records_.clear();
     for (const auto& j : pending_lines_) out::json_line(j);
@@ -345,7 +345,7 @@ class GateObserver : public review::LoopObserver {
   // another phase's). A review never creates or marks a run.
   void update_state(const std::function<bool(json&)>& fn) {
     if (!o_.record_state) return;
-    auto r = state::update(world(), o_.root, [&](json& doc, std::string&) { return fn(doc); });
+    auto r = state::update(world(), o_.root, [&](json& doc) { return fn(doc); });
     if (!r.ok()) not_recorded(r.error);
   }
 

@@ -47,7 +47,7 @@ struct TempFile {
   explicit TempFile(const std::string& content) {
     std::string dir = stdfs::temp_directory_path().string();
     path = dir + "/yolo-sig-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
-    fs::write_atomic(path, content);
+    (void)fs::write_atomic(path, content);
   }
   ~TempFile() { ::unlink(path.c_str()); }
 };
@@ -102,8 +102,11 @@ class SshSigner : public gates::ApprovalSigner {
     std::error_code ec;
     return stdfs::exists(allowed_signers_path(root), ec);
   }
-  std::string sign(const stdfs::path& root, const json& gate, std::string& err) const override {
-    return sign_approval(root, gate, err);
+  yolo::Result<std::string> sign(const stdfs::path& root, const json& gate) const override {
+    std::string err;
+    std::string sig = sign_approval(root, gate, err);
+    if (sig.empty()) return yolo::Status::fail(err);
+    return sig;
   }
 };
 }  // namespace
@@ -177,8 +180,8 @@ class SshSignatures : public SignatureVerifier {
     std::error_code ec;
     return stdfs::exists(allowed_signers_path(root), ec);
   }
-  std::string problem(const stdfs::path& root, const json& gate, bool project_file) const override {
-    return verify_approval(root, gate, project_file);
+  Status verify(const stdfs::path& root, const json& gate, bool project_file) const override {
+    return Status{verify_approval(root, gate, project_file)};
   }
 };
 }  // namespace

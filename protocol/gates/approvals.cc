@@ -19,7 +19,7 @@ Now now_of(const World& w, const stdfs::path& root) {
   n.keys = w.key ? nullptr : w.keys;
   if (const SignatureVerifier* v = w.signatures) {
     n.signatures_required = v->required(root);
-    n.signature_problem = [v, root](const json& g, bool project_file) { return v->problem(root, g, project_file); };
+    n.verify_signature = [v, root](const json& g, bool project_file) { return v->verify(root, g, project_file); };
   }
   return n;
 }
@@ -107,7 +107,7 @@ bool project_signers_pinned(const json& state, const Now& now) {
     // Made under another root: sealed here by a person's `yolo approve` in this project, or
     // signed by a key of the person's own allowed-signers file.
     if (k && seal::valid(g, *k) && str(g, "project") == now.project) return true;
-    if (g.contains("ssh_signature") && now.signature_problem && now.signature_problem(g, false).empty()) return true;
+    if (g.contains("ssh_signature") && now.verify_signature && now.verify_signature(g, false).ok()) return true;
   }
   return false;
 }
@@ -129,14 +129,14 @@ ApprovalStatus check_approved(const json& state, const json& g, const Now& now, 
         why + ": the approval of " + plan_path + by + at + " no longer counts and the " + tname + " gate is open again";
     return st;
   };
-  bool is_signed = g.contains("ssh_signature") && now.signature_problem;
+  bool is_signed = g.contains("ssh_signature") && now.verify_signature;
   if (now.signatures_required && !is_signed)
     return stale("it carries no SSH signature, and this project's .yolo-planning/allowed_signers requires one");
   if (is_signed) {
     // The signature binds the project's first commit: it counts in any clone of it. Its
     // trust root is never the working tree's allowed_signers as it is now, only as an
     // approval made under another root pinned it.
-    if (std::string why = now.signature_problem(g, project_signers_pinned(state, now)); !why.empty()) return stale(why);
+    if (Status v = now.verify_signature(g, project_signers_pinned(state, now)); !v.ok()) return stale(v.error);
     // Where it was approved (this project), the seal yolo put on it must still hold: a
     // signed gate is bound like a sealed one, not instead of it.
     const seal::Key* k = now.key ? now.key : now.keys ? &now.keys->checking() : nullptr;

@@ -21,8 +21,8 @@ struct Now {
   std::string project;
   std::function<json(GateType, const std::vector<std::string>&)> covers;
   bool signatures_required = false;
-  // "" when it verifies; project_file: whether the project's allowed_signers may be trusted.
-  std::function<std::string(const json& gate, bool project_file)> signature_problem;
+  // Ok when it verifies, else why not; project_file: whether the project's allowed_signers may be trusted.
+  std::function<Status(const json& gate, bool project_file)> verify_signature;
   const seal::Key* key = nullptr;  // the key seals are checked with (null: keys, else no seal counts)
   // Else the key is asked for at each check (KeySource::checking): a key made after this
   // Now was taken (an approver's approval in the same run) is seen.

@@ -142,13 +142,12 @@ json coverage(const World& w, const stdfs::path& root, GateType type, const std:
   json c = json::object();
   for (const auto& f : files) {
     if (f.empty()) continue;
-    std::string err;
-    std::string rel = normalize_plan_path(w, root, f, err);
-    std::string d = rel.empty() ? std::string() : file_digest(w, root, rel, err);
+    std::string rel = normalize_plan_path(w, root, f).value_or("");
+    std::string d = rel.empty() ? std::string() : file_digest(w, root, rel).value_or("");
     c["file:" + (rel.empty() ? f : rel)] = d.empty() ? "absent" : d;
   }
   auto cover_file = [&](const std::string& rel) {
-    std::string serr, sd = file_digest(w, root, rel, serr);
+    std::string sd = file_digest(w, root, rel).value_or("");
     c["file:" + rel] = sd.empty() ? "absent" : sd;
   };
   if (type == GateType::Wave) {
@@ -156,7 +155,7 @@ json coverage(const World& w, const stdfs::path& root, GateType type, const std:
     std::set<std::string> programs;
     for (const auto& f : files) {
       if (!is_plan_filename(stdfs::path(f).filename().string())) continue;
-      std::string err, rel = normalize_plan_path(w, root, f, err);
+      std::string rel = normalize_plan_path(w, root, f).value_or("");
       if (rel.empty()) continue;
       auto l = load_plan(w, root / rel);
       if (!l.plan) continue;
@@ -239,8 +238,8 @@ std::vector<std::string> keep_approved_copies(const World& w, const stdfs::path&
     auto r = w.files().read(root / rel, 16u << 20, /*text=*/false);
     if (!r.ok() || sha256_hex(r.content) != name) continue;  // changed since: its copy is not the approved one
     stdfs::create_directories(dir, ec);
-    if (std::string e = fs::write_atomic(dir / name, r.content); !e.empty())
-      errors.push_back("could not keep the approved text of " + rel + ": " + e);
+    if (Status s = fs::write_atomic(dir / name, r.content); !s.ok())
+      errors.push_back("could not keep the approved text of " + rel + ": " + s.error);
   }
   return errors;
 }
@@ -259,35 +258,23 @@ std::string project_id(const World& w, const stdfs::path& root) {
   return w.files().resolve(abs).value_or(abs).generic_string();
 }
 
-std::string normalize_plan_path(const World& w, const stdfs::path& root, const std::string& plan_path,
-                                std::string& err) {
-  if (plan_path.empty()) {
-    err = "plan_path is empty";
-    return {};
-  }
+Result<std::string> normalize_plan_path(const World& w, const stdfs::path& root, const std::string& plan_path) {
+  if (plan_path.empty()) return Status::fail("plan_path is empty");
   auto c = w.files().contain(root, plan_path, fs::AbsolutePaths::AllowInside);
   if (!c.ok()) {
     if (c.refusal == fs::Contained::Refusal::Symlink)
-      err = plan_path + " " + c.why() + " (" + root.string() + ")";
-    else
-      err = plan_path + " is outside the project " + root.string();
-    return {};
+      return Status::fail(plan_path + " " + c.why() + " (" + root.string() + ")");
+    return Status::fail(plan_path + " is outside the project " + root.string());
   }
-  if (c.rel == ".") {
-    err = "plan_path '" + plan_path + "' names no file";
-    return {};
-  }
+  if (c.rel == ".") return Status::fail("plan_path '" + plan_path + "' names no file");
   return c.rel;
 }
 
-std::string file_digest(const World& w, const stdfs::path& root, const std::string& plan_path, std::string& err) {
-  std::string rel = normalize_plan_path(w, root, plan_path, err);
-  if (rel.empty()) return {};
-  auto r = w.files().read(root / rel, 64u << 20, /*text=*/false);
-  if (!r.ok()) {
-    err = r.error->message;
-    return {};
-  }
+Result<std::string> file_digest(const World& w, const stdfs::path& root, const std::string& plan_path) {
+  auto rel = normalize_plan_path(w, root, plan_path);
+  if (!rel.ok()) return rel;
+  auto r = w.files().read(root / *rel, 64u << 20, /*text=*/false);
+  if (!r.ok()) return Status::fail(r.error->message);
   return sha256_digest(r.content);
 }
 

@@ -77,11 +77,10 @@ std::vector<std::string> named_project_files(const World& w, const std::filesyst
 std::string project_id(const World& w, const std::filesystem::path& root);
 
 // "sha256:..." of the gate's file (plan_path relative to root, or absolute inside root).
-// Empty with err set when it cannot be read or lies outside the project.
-std::string file_digest(const World& w, const std::filesystem::path& root, const std::string& plan_path,
-                        std::string& err);
-// plan_path as it is stored: relative to root, normalised; err when outside the project.
-std::string normalize_plan_path(const World& w, const std::filesystem::path& root, const std::string& plan_path,
-                                std::string& err);
+// Fails when it cannot be read or lies outside the project.
+Result<std::string> file_digest(const World& w, const std::filesystem::path& root, const std::string& plan_path);
+// plan_path as it is stored: relative to root, normalised; fails when outside the project.
+Result<std::string> normalize_plan_path(const World& w, const std::filesystem::path& root,
+                                        const std::string& plan_path);
 
 }  // namespace yolo::gates

@@ -31,17 +31,14 @@ bool locked(const World& w, const stdfs::path& root, GateRun& r, const std::func
   Transition t;
   std::string audit_err;
   bool audited = false;
-  auto u = state::update(w, root, [&](json& doc, std::string& err) {
+  auto u = state::update(w, root, [&](json& doc) -> state::Change {
     t = fn(doc);
-    if (!t.ok()) {
-      err = t.error;
-      return false;
-    }
+    if (!t.ok()) return Status::fail(t.error);
     if (t.events.empty()) return t.changed;
     // The transition goes to the audit log under the state's lock, and the state records
     // where the chain ends now: a line later cut from the log's end, or a gate removed from
     // the state, no longer agrees with it (audit::check_anchor).
-    audit_err = audit::append_anchored(w, root, doc, t.events);
+    audit_err = audit::append_anchored(w, root, doc, t.events).error;
     audited = true;
     return true;
   });
@@ -52,7 +49,7 @@ bool locked(const World& w, const stdfs::path& root, GateRun& r, const std::func
     return false;
   }
   if (!audit_err.empty()) audit_err = "audit log: " + audit_err;
-  if (std::string e = log_events(w, root, t.events, !audited); !e.empty() && audit_err.empty()) audit_err = e;
+  if (Status s = log_events(w, root, t.events, !audited); !s.ok() && audit_err.empty()) audit_err = s.error;
   if (!audit_err.empty())
     r.messages.push_back({Outcome::Warning, "warning: event not logged: " + audit_err, str(t.gate, "id")});
   absorb(r, t);
@@ -170,9 +167,9 @@ GateRun run_approver(const World& w, const stdfs::path& root, const Config& cfg,
   std::string digest;
   json covers;
   if (v.error.empty() && v.decision == Decision::Approved) {
-    std::string derr;
-    digest = file_digest(w, root, plan_path, derr);
-    if (digest.empty()) v.error = "cannot approve: " + derr;
+    auto d = file_digest(w, root, plan_path);
+    if (d.ok()) digest = *d;
+    else v.error = "cannot approve: " + d.error;
     covers = coverage(w, root, type, files);
   }
   const std::string project = project_id(w, root);
@@ -185,26 +182,28 @@ GateRun run_approver(const World& w, const stdfs::path& root, const Config& cfg,
 
 GateRun request_gate(const World& w, const stdfs::path& root, const Config& cfg, RequestInput in, ApproverPort* port) {
   GateRun r;
-  std::string err;
-  std::string rel = normalize_plan_path(w, root, in.plan_path, err);
-  if (rel.empty()) {
-    r.error = "Cannot request approval: " + err;
+  auto normal = normalize_plan_path(w, root, in.plan_path);
+  if (!normal.ok()) {
+    r.error = "Cannot request approval: " + normal.error;
     return r;
   }
+  const std::string rel = *normal;
   in.plan_path = rel;
-  const std::string digest = file_digest(w, root, rel, err);
-  if (digest.empty()) {
-    r.error = "Cannot request approval: " + err;
+  auto digested = file_digest(w, root, rel);
+  if (!digested.ok()) {
+    r.error = "Cannot request approval: " + digested.error;
     return r;
   }
+  const std::string digest = *digested;
   if (in.state_file.empty()) in.state_file = state::state_path(root).string();
   std::vector<std::string> files = {rel};
   for (const auto& f : in.files) {
-    std::string frel = normalize_plan_path(w, root, f, err);
-    if (frel.empty()) {
-      r.error = "Cannot request approval: " + err;
+    auto fnormal = normalize_plan_path(w, root, f);
+    if (!fnormal.ok()) {
+      r.error = "Cannot request approval: " + fnormal.error;
       return r;
     }
+    const std::string frel = *fnormal;
     if (std::find(files.begin(), files.end(), frel) == files.end()) files.push_back(frel);
   }
   in.files = files;
@@ -279,12 +278,12 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
   auto loaded = current_state(w, root, r, /*adopt=*/!authorize);
   if (!loaded) return r;
   json& doc = *loaded;
-  std::string err;
-  json* g = resolve_target(doc, gate_id, err);
-  if (!g) {
-    r.error = err;
+  auto found = resolve_target(doc, gate_id);
+  if (!found.ok()) {
+    r.error = found.error;
     return r;
   }
+  json* g = *found;
   const std::string id = str(*g, "id");
   auto failed_command = [&](const json& gate) {
     GateType t = parse_gate_type(str(gate, "gate_type")).value_or(GateType::Vision);
@@ -314,8 +313,12 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
     json cur = d;
     if (!authorize) adopt_legacy_approval(cur);
     Transition t;
-    json* target = resolve_target(cur, gate_id, t.error);
-    if (!target) return t;
+    auto resolved = resolve_target(cur, gate_id);
+    if (!resolved.ok()) {
+      t.error = resolved.error;
+      return t;
+    }
+    json* target = *resolved;
     const std::string tid = str(*target, "id");
     // The authorisation, on this gate and this state, under the lock that writes it.
     if (authorize)
@@ -324,12 +327,12 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
         return t;
       }
     GateType type = parse_gate_type(str(*target, "gate_type")).value_or(GateType::Vision);
-    std::string derr;
-    std::string digest = file_digest(w, root, str(*target, "plan_path"), derr);
-    if (digest.empty()) {
-      t.error = "Cannot approve gate " + tid + ": " + derr;
+    auto digested = file_digest(w, root, str(*target, "plan_path"));
+    if (!digested.ok()) {
+      t.error = "Cannot approve gate " + tid + ": " + digested.error;
       return t;
     }
+    const std::string digest = *digested;
     json covers = coverage(w, root, type, covered_files(*target));
     auto list = [](const std::vector<std::string>& v) {
       std::string s;
@@ -358,8 +361,9 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
       if (json* approved = find_gate_mut(d, tid)) (*approved)["config_values"] = config_values(w, root, covers);
     if (done.ok() && sign)
       if (json* approved = find_gate_mut(d, tid); approved && str(*approved, "status") == "APPROVED") {
-        std::string sig = signer->sign(root, *approved, sign_error);
-        if (!sig.empty()) {
+        auto signature = signer->sign(root, *approved);
+        if (!signature.ok()) sign_error = signature.error;
+        if (std::string sig = signature.value_or(""); !sig.empty()) {
           (*approved)["ssh_signature"] = sig;
           if (done.gate.is_object()) done.gate["ssh_signature"] = sig;
         }

@@ -52,8 +52,8 @@ class ApprovalSigner {
   virtual ~ApprovalSigner() = default;
   // The project asks for signed approvals (it has .yolo-planning/allowed_signers).
   virtual bool wanted(const std::filesystem::path& root) const = 0;
-  // The armored signature of an APPROVED gate, or "" with err set.
-  virtual std::string sign(const std::filesystem::path& root, const json& gate, std::string& err) const = 0;
+  // The armored signature of an APPROVED gate.
+  virtual Result<std::string> sign(const std::filesystem::path& root, const json& gate) const = 0;
 };
 
 // A person approves: an OPEN gate whose approver errored (last_error set) has its approver

@@ -189,25 +189,24 @@ json paused_answer(const json& g, const std::string& state_file) {
 }
 
 // Finds the gate a resolution is about; error sentence when there is none to resolve.
-json* resolve_target(json& doc, const std::string& gate_id, std::string& err) {
+Result<json*> resolve_target(json& doc, const std::string& gate_id) {
   if (gate_id.empty()) {
     for (auto& g : gates_array(doc))
       if (is_open(g)) return &g;
-    err = "No pending approval to resolve";
-    return nullptr;
+    return Status::fail("No pending approval to resolve");
   }
   json* g = find_gate_mut(doc, gate_id);
   if (!g) {
     const json* open = open_gate(doc);
-    err = "No pending approval to resolve: there is no gate '" + gate_id + "'";
+    std::string err = "No pending approval to resolve: there is no gate '" + gate_id + "'";
     if (open) err += " (the open gate is " + str(*open, "id") + ")";
-    return nullptr;
+    return Status::fail(err);
   }
   if (!is_open(*g)) {
-    err = "No pending approval to resolve: gate " + gate_id + " is " + str(*g, "status");
+    std::string err = "No pending approval to resolve: gate " + gate_id + " is " + str(*g, "status");
     if (!str(*g, "resolved_at").empty()) err += " since " + str(*g, "resolved_at");
     if (!str(*g, "approved_by").empty()) err += " (by " + str(*g, "approved_by") + ")";
-    return nullptr;
+    return Status::fail(err);
   }
   return g;
 }
@@ -283,16 +282,16 @@ events::Event gate_event(const json& state, const std::string& type, const json&
   return e;
 }
 
-std::string log_events(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs, bool to_audit) {
+Status log_events(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs, bool to_audit) {
   // Every gate transition also goes to the hash-chained audit log (protocol/state/audit.h), unless
   // the caller appended them there already (with the state's update, to anchor its head).
-  std::string first = to_audit ? audit::append(w, root, evs) : std::string();
+  std::string first = to_audit ? audit::append(w, root, evs).error : std::string();
   if (!first.empty()) first = "audit log: " + first;
   for (const auto& e : evs) {
     auto r = events::log_always(w, root, e);
     if (!r.written && first.empty()) first = r.reason;
   }
-  return first;
+  return Status{first};
 }
 
 // ---- transitions -------------------------------------------------------------------------
@@ -404,8 +403,12 @@ Transition approve(json& state, const ResolveInput& in) {
   Transition t;
   std::string now = now_or(in.now);
   json doc = resolution_doc(state, now);
-  json* g = resolve_target(doc, in.gate_id, t.error);
-  if (!g) return t;
+  auto target = resolve_target(doc, in.gate_id);
+  if (!target.ok()) {
+    t.error = target.error;
+    return t;
+  }
+  json* g = *target;
   if (in.by.empty()) {
     t.error = "Cannot approve " + describe_gate(*g) + ": who approves is unknown (approved_by is empty)";
     return t;
@@ -475,8 +478,12 @@ Transition reject(json& state, const ResolveInput& in) {
   Transition t;
   std::string now = now_or(in.now);
   json doc = resolution_doc(state, now);
-  json* g = resolve_target(doc, in.gate_id, t.error);
-  if (!g) return t;
+  auto target = resolve_target(doc, in.gate_id);
+  if (!target.ok()) {
+    t.error = target.error;
+    return t;
+  }
+  json* g = *target;
   std::string feedback(text::trim(in.feedback));
   if (feedback.empty()) {
     t.error = "Cannot reject " + describe_gate(*g) + " without feedback: say what to change";
@@ -536,17 +543,20 @@ RunState resume(json& state, const std::string& new_correlation_id) {
   return run_state(state);
 }
 
-std::string set_running(json& state) {
+Status set_running(json& state) {
   switch (run_state(state)) {
     case RunState::Frozen: {
       const json* g = open_gate(state);
-      if (g) return "Cannot resume: awaiting approval of " + describe_gate(*g) + "; only an approval resumes the run";
-      return "Cannot resume: the run is awaiting approval; only an approval resumes the run";
+      if (g)
+        return Status::fail("Cannot resume: awaiting approval of " + describe_gate(*g) +
+                            "; only an approval resumes the run");
+      return Status::fail("Cannot resume: the run is awaiting approval; only an approval resumes the run");
     }
     case RunState::Halted:
-      return "Cannot resume: the run is halted (a gate was rejected); revise and request approval again";
+      return Status::fail(
+          "Cannot resume: the run is halted (a gate was rejected); revise and request approval again");
     case RunState::Complete:
-      return "Cannot resume: the run is complete";
+      return Status::fail("Cannot resume: the run is complete");
     case RunState::Running:
       break;
   }

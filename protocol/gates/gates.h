@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/base/result.h"
 #include "protocol/state/events.h"
 #include "protocol/base/json.h"
 
@@ -68,9 +69,9 @@ std::vector<std::string> coverage_changes(const json& before, const json& after,
 // An event for events::log_always: phase and correlation id from the state, data holds
 // gate_id, gate_type, plan_path and the transition's details.
 events::Event gate_event(const json& state, const std::string& type, const json& gate, json extra = json::object());
-// Logs each event unconditionally; returns the first error (empty when all were written).
-std::string log_events(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs,
-                       bool to_audit = true);
+// Logs each event unconditionally; the first failure, if any.
+Status log_events(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs,
+                  bool to_audit = true);
 
 // ---- outcomes ---------------------------------------------------------------------------
 
@@ -171,8 +172,8 @@ bool adopt_legacy_approval(json& state, const std::string& now = {});
 // and complete are left as they are. Returns the run state after.
 RunState resume(json& state, const std::string& new_correlation_id);
 // Sets status to running unless the run is frozen (awaiting_approval is only ever
-// replaced by an approval), halted or complete; returns an error sentence then.
-std::string set_running(json& state);
+// replaced by an approval), halted or complete; fails with a sentence then.
+Status set_running(json& state);
 // Waves advance only when the approval object is set and approved and nothing is open.
 bool waves_may_advance(const json& state);
 

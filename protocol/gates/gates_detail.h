@@ -4,6 +4,7 @@
 #include <string>
 
 #include "protocol/base/json.h"
+#include "protocol/base/result.h"
 
 namespace yolo::gates {
 enum class GateType;
@@ -35,7 +36,7 @@ std::string short_digest(const std::string& d);
 bool approval_belongs_to(const json& doc, const json& g);
 // The answer of a request: {"status":"paused","approval":{...},"gate_id","gate_type"}.
 json paused_answer(const json& g, const std::string& state_file);
-// Finds the gate a resolution is about; an error sentence when there is none to resolve.
-json* resolve_target(json& doc, const std::string& gate_id, std::string& err);
+// Finds the gate a resolution is about; fails with a sentence when there is none to resolve.
+Result<json*> resolve_target(json& doc, const std::string& gate_id);
 
 }  // namespace yolo::gates::detail

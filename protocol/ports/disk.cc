@@ -45,21 +45,21 @@ class RealDisk : public Disk {
     return text ? read_text(p, max_bytes) : read_bytes(p, max_bytes);
   }
 
-  std::string write_atomic(const stdfs::path& p, const std::string& content) override {
+  Status write_atomic(const stdfs::path& p, const std::string& content) override {
     return fs::write_atomic(p, content);
   }
 
-  std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
-                     size_t max_bytes, bool durable, const std::function<bool(const std::string&)>& enough) override {
+  Status append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
+                size_t max_bytes, bool durable, const std::function<bool(const std::string&)>& enough) override {
     std::error_code ec;
     stdfs::create_directories(p.parent_path(), ec);
     int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);  // read through its own open
-    if (fd < 0) return p.string() + ": " + std::strerror(errno);
+    if (fd < 0) return Status::fail(p.string() + ": " + std::strerror(errno));
     while (::flock(fd, LOCK_EX) != 0)
       if (errno != EINTR) {
         std::string e = p.string() + ": cannot lock: " + std::strerror(errno);
         ::close(fd);
-        return e;
+        return Status::fail(e);
       }
     std::string before;
     if (max_bytes > 0) before = tail(p, max_bytes, enough);
@@ -86,7 +86,7 @@ class RealDisk : public Disk {
     }
     if (err.empty() && durable && ::fsync(fd) != 0) err = p.string() + ": fsync: " + std::strerror(errno);
     ::close(fd);
-    return err;
+    return Status{err};
   }
 
   // The end of p (grow_tail), "" when it cannot be read.
@@ -120,13 +120,11 @@ class RealDisk : public Disk {
     explicit Held(const stdfs::path& p) : lock(p) {}
     FileLock lock;
   };
-  std::unique_ptr<Lock> lock(const stdfs::path& p, std::string& error) override {
+  Result<std::unique_ptr<Lock>> lock(const stdfs::path& p) override {
     auto h = std::make_unique<Held>(p);
-    if (!h->lock.error().empty() || !h->lock.held()) {
-      error = h->lock.error().empty() ? p.string() + ": cannot lock" : h->lock.error();
-      return nullptr;
-    }
-    return h;
+    if (!h->lock.error().empty() || !h->lock.held())
+      return Status::fail(h->lock.error().empty() ? p.string() + ": cannot lock" : h->lock.error());
+    return std::unique_ptr<Lock>(std::move(h));
   }
 
   bool exists(const stdfs::path& p) override {
@@ -145,11 +143,12 @@ class RealDisk : public Disk {
   std::optional<stdfs::path> resolve_below(const stdfs::path& p, const stdfs::path& real_prefix) override {
     return resolve_links(p, real_prefix);
   }
-  std::string make_dirs(const stdfs::path& dir) override {
+  Status make_dirs(const stdfs::path& dir) override {
     std::error_code ec;
     if (stdfs::is_directory(dir, ec)) return {};
     stdfs::create_directories(dir, ec);
-    return ec ? dir.string() + ": " + ec.message() : std::string();
+    if (ec) return Status::fail(dir.string() + ": " + ec.message());
+    return {};
   }
   bool read_only(const stdfs::path& p) override {
     std::error_code ec;

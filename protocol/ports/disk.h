@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/base/result.h"
 #include "protocol/ports/contain.h"
 #include "protocol/ports/fs.h"
 
@@ -45,8 +46,8 @@ class Disk {
   // rules); else any bytes (read_bytes). A missing file is NotFound.
   virtual ReadResult read(const stdfs::path& p, size_t max_bytes, bool text) = 0;
   // Replaces p as a whole: temp file beside it, fsync, rename, fsync of the folder (which
-  // must exist). "" or why not.
-  virtual std::string write_atomic(const stdfs::path& p, const std::string& content) = 0;
+  // must exist). Fails with a sentence naming the file.
+  virtual Status write_atomic(const stdfs::path& p, const std::string& content) = 0;
   // Appends to p (created, with its folder, when missing) under an exclusive lock of p
   // itself: `next` receives the end of p as it is then (line_tail: its last max_bytes at
   // most, from the start of a line; 0: it is not read, "") and returns what to append, so
@@ -55,17 +56,17 @@ class Disk {
   // max_bytes, until enough(window) holds (what a small window holds is all that most appends
   // need; the first touch of a fresh buffer of max_bytes cost an audit append its page
   // faults). All or nothing: a write that stops part way is cut back. durable:
-  // fsync before returning (an audit trail; an event log need not wait for it). "" or why not.
-  virtual std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
+  // fsync before returning (an audit trail; an event log need not wait for it).
+  virtual Status append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
                              size_t max_bytes = 0, bool durable = true,
                              const std::function<bool(const std::string& window)>& enough = {}) = 0;
 
   // An exclusive lock on the lock file p (created when missing), held while the returned
-  // object lives. Null with `error` (naming the file) when it cannot be taken.
+  // object lives; an error naming the file when it cannot be taken.
   struct Lock {
     virtual ~Lock() = default;
   };
-  virtual std::unique_ptr<Lock> lock(const stdfs::path& p, std::string& error) = 0;
+  virtual Result<std::unique_ptr<Lock>> lock(const stdfs::path& p) = 0;
 
   virtual bool exists(const stdfs::path& p) = 0;
   virtual bool is_directory(const stdfs::path& p) = 0;
@@ -89,8 +90,8 @@ class Disk {
   }
   // Walks up from start to the folder holding `.yolo-planning/`; nullopt if none.
   std::optional<stdfs::path> project_root(const stdfs::path& start);
-  // Creates dir and its parents. "" or why not.
-  virtual std::string make_dirs(const stdfs::path& dir) = 0;
+  // Creates dir and its parents.
+  virtual Status make_dirs(const stdfs::path& dir) = 0;
   // A regular file its owner may not write: yolo leaves it alone on purpose.
   virtual bool read_only(const stdfs::path& p) = 0;
   // The identity of the file now; it changes with every write (rename gives a new inode).
@@ -121,16 +122,16 @@ class MemoryDisk : public Disk {
   MemoryDisk();
 
   ReadResult read(const stdfs::path& p, size_t max_bytes, bool text) override;
-  std::string write_atomic(const stdfs::path& p, const std::string& content) override;
-  std::string append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
-                     size_t max_bytes = 0, bool durable = true,
-                     const std::function<bool(const std::string& window)>& enough = {}) override;
-  std::unique_ptr<Lock> lock(const stdfs::path& p, std::string& error) override;
+  Status write_atomic(const stdfs::path& p, const std::string& content) override;
+  Status append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
+                size_t max_bytes = 0, bool durable = true,
+                const std::function<bool(const std::string& window)>& enough = {}) override;
+  Result<std::unique_ptr<Lock>> lock(const stdfs::path& p) override;
   bool exists(const stdfs::path& p) override;
   bool is_directory(const stdfs::path& p) override;
   bool is_file(const stdfs::path& p) override;
   std::optional<stdfs::path> resolve(const stdfs::path& p) override { return p.lexically_normal(); }
-  std::string make_dirs(const stdfs::path& dir) override;
+  Status make_dirs(const stdfs::path& dir) override;
   bool read_only(const stdfs::path& p) override;
   std::string stamp(const stdfs::path& p) override;
   std::vector<std::string> list(const stdfs::path& dir) override;

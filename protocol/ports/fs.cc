@@ -103,7 +103,7 @@ ReadResult read_impl(const stdfs::path& path, size_t max_bytes, bool text) {
 ReadResult read_text(const stdfs::path& path, size_t max_bytes) { return read_impl(path, max_bytes, true); }
 ReadResult read_bytes(const stdfs::path& path, size_t max_bytes) { return read_impl(path, max_bytes, false); }
 
-std::string write_atomic(const stdfs::path& path, const std::string& content) {
+Status write_atomic(const stdfs::path& path, const std::string& content) {
   stdfs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
   std::random_device rd;
@@ -111,7 +111,7 @@ std::string write_atomic(const stdfs::path& path, const std::string& content) {
       (dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd())))
           .string();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return path.string() + ": cannot create temp file: " + std::strerror(errno);
+  if (fd < 0) return Status::fail(path.string() + ": cannot create temp file: " + std::strerror(errno));
   // The file keeps its mode (a 0600 state stays 0600).
   if (struct stat old{}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) ::fchmod(fd, old.st_mode & 07777);
   size_t done = 0;
@@ -122,7 +122,7 @@ std::string write_atomic(const stdfs::path& path, const std::string& content) {
       std::string err = path.string() + ": write failed: " + std::strerror(errno);
       ::close(fd);
       ::unlink(tmp.c_str());
-      return err;
+      return Status::fail(err);
     }
     done += static_cast<size_t>(n);
   }
@@ -130,13 +130,13 @@ std::string write_atomic(const stdfs::path& path, const std::string& content) {
     std::string err = path.string() + ": fsync failed: " + std::strerror(errno);
     ::close(fd);
     ::unlink(tmp.c_str());
-    return err;
+    return Status::fail(err);
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string err = path.string() + ": rename failed: " + std::strerror(errno);
     ::unlink(tmp.c_str());
-    return err;
+    return Status::fail(err);
   }
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {

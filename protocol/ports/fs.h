@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "protocol/base/result.h"
+
 namespace yolo::fs {
 
 namespace stdfs = std::filesystem;
@@ -31,7 +33,7 @@ ReadResult read_text(const stdfs::path& path, size_t max_bytes = kDefaultMaxFile
 ReadResult read_bytes(const stdfs::path& path, size_t max_bytes = 64u << 20);
 
 // Writes via temp file in the same folder, fsync, rename, fsync of the folder.
-// Returns an error message naming the file, or empty on success.
-std::string write_atomic(const stdfs::path& path, const std::string& content);
+// Fails with a sentence naming the file.
+Status write_atomic(const stdfs::path& path, const std::string& content);
 
 }  // namespace yolo::fs

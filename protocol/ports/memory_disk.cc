@@ -47,21 +47,21 @@ ReadResult MemoryDisk::read(const stdfs::path& p, size_t max_bytes, bool text) {
   return r;
 }
 
-std::string MemoryDisk::write_atomic(const stdfs::path& p, const std::string& content) {
-  if (!fail_.empty()) return p.string() + ": " + fail_;
-  if (!dirs_.count(norm(p).parent_path())) return p.string() + ": No such file or directory";
-  if (dirs_.count(norm(p))) return p.string() + ": Is a directory";
+Status MemoryDisk::write_atomic(const stdfs::path& p, const std::string& content) {
+  if (!fail_.empty()) return Status::fail(p.string() + ": " + fail_);
+  if (!dirs_.count(norm(p).parent_path())) return Status::fail(p.string() + ": No such file or directory");
+  if (dirs_.count(norm(p))) return Status::fail(p.string() + ": Is a directory");
   files_[norm(p)] = content;
   generation_[norm(p)] = next_generation_++;
   ++writes_;
   return {};
 }
 
-std::string MemoryDisk::append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
-                               size_t max_bytes, bool, const std::function<bool(const std::string&)>& enough) {
-  if (!fail_.empty()) return p.string() + ": " + fail_;
-  if (std::string e = make_dirs(norm(p).parent_path()); !e.empty()) return p.string() + ": " + e;
-  if (dirs_.count(norm(p))) return p.string() + ": Is a directory";
+Status MemoryDisk::append(const stdfs::path& p, const std::function<std::string(const std::string& before)>& next,
+                          size_t max_bytes, bool, const std::function<bool(const std::string&)>& enough) {
+  if (!fail_.empty()) return Status::fail(p.string() + ": " + fail_);
+  if (Status made = make_dirs(norm(p).parent_path()); !made.ok()) return Status::fail(p.string() + ": " + made.error);
+  if (dirs_.count(norm(p))) return Status::fail(p.string() + ": Is a directory");
   std::string& f = files_[norm(p)];
   std::string add = next(
       max_bytes > 0 ? grow_tail(
@@ -73,28 +73,24 @@ std::string MemoryDisk::append(const stdfs::path& p, const std::function<std::st
   return {};
 }
 
-std::unique_ptr<Disk::Lock> MemoryDisk::lock(const stdfs::path& p, std::string& error) {
+Result<std::unique_ptr<Disk::Lock>> MemoryDisk::lock(const stdfs::path& p) {
   stdfs::path n = norm(p);
-  if (!dirs_.count(n.parent_path())) {
-    error = p.string() + ": cannot open the lock file: No such file or directory";
-    return nullptr;
-  }
-  if (held_.count(n)) {  // one thread: a second lock would wait for ever
-    error = p.string() + ": already locked (it would wait for itself)";
-    return nullptr;
-  }
+  if (!dirs_.count(n.parent_path()))
+    return Status::fail(p.string() + ": cannot open the lock file: No such file or directory");
+  if (held_.count(n))  // one thread: a second lock would wait for ever
+    return Status::fail(p.string() + ": already locked (it would wait for itself)");
   held_.insert(n);
   if (!files_.count(n)) files_[n] = "";
-  return std::make_unique<HeldLock>(*this, n);
+  return std::unique_ptr<Disk::Lock>(std::make_unique<HeldLock>(*this, n));
 }
 
 bool MemoryDisk::exists(const stdfs::path& p) { return files_.count(norm(p)) || dirs_.count(norm(p)); }
 bool MemoryDisk::is_directory(const stdfs::path& p) { return dirs_.count(norm(p)) > 0; }
 bool MemoryDisk::is_file(const stdfs::path& p) { return files_.count(norm(p)) > 0; }
 
-std::string MemoryDisk::make_dirs(const stdfs::path& dir) {
+Status MemoryDisk::make_dirs(const stdfs::path& dir) {
   for (stdfs::path d = norm(dir); !d.empty(); d = d.parent_path()) {
-    if (files_.count(d)) return dir.string() + ": " + d.string() + " is a file";
+    if (files_.count(d)) return Status::fail(dir.string() + ": " + d.string() + " is a file");
     dirs_.insert(d);
     if (d == d.root_path() || d == d.parent_path()) break;
   }
@@ -128,7 +124,7 @@ std::vector<DirEntry> MemoryDisk::list_entries(const stdfs::path& dir) {
 }
 
 void MemoryDisk::put(const stdfs::path& p, const std::string& content) {
-  make_dirs(norm(p).parent_path());
+  (void)make_dirs(norm(p).parent_path());
   files_[norm(p)] = content;
   generation_[norm(p)] = next_generation_++;
 }

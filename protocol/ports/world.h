@@ -10,6 +10,7 @@
 #include <string>
 
 #include "protocol/base/json.h"
+#include "protocol/base/result.h"
 
 #include "protocol/ports/disk.h"
 #include "protocol/base/seal.h"
@@ -46,8 +47,8 @@ class SignatureVerifier {
  public:
   virtual ~SignatureVerifier() = default;
   virtual bool required(const std::filesystem::path& root) const = 0;
-  // "" when gate["ssh_signature"] verifies against a trusted root; else why not.
-  virtual std::string problem(const std::filesystem::path& root, const json& gate, bool project_file) const = 0;
+  // Ok when gate["ssh_signature"] verifies against a trusted root; else why not.
+  virtual Status verify(const std::filesystem::path& root, const json& gate, bool project_file) const = 0;
 };
 
 struct World {

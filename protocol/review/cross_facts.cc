@@ -303,8 +303,8 @@ PlanLoad Store::read(const stdfs::path& file, const std::optional<fs::FileId>& b
   return l;
 }
 
-std::string Store::save(bool prune) {
-  if (!enabled_) return "";
+Status Store::save(bool prune) {
+  if (!enabled_) return {};
   if (prune)
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (!used_.count(it->first)) {
@@ -314,9 +314,9 @@ std::string Store::save(bool prune) {
         ++it;
       }
     }
-  if (!changed_) return "";
+  if (!changed_) return {};
   const seal::Key& k = w_.checking_key();
-  if (!k.ok()) return "";
+  if (!k.ok()) return {};
   std::string body = header() + '\n';
   body.reserve(body.size() + entries_.size() * 200);
   for (const auto& [name, e] : entries_) {
@@ -327,10 +327,10 @@ std::string Store::save(bool prune) {
     body += e.fields;
     body += '\n';
   }
-  if (auto e = verified_cache::write_sealed(w_, file_, kFormat, body); !e.empty()) return e;
+  if (Status s = verified_cache::write_sealed(w_, file_, kFormat, body); !s.ok()) return s;
   changed_ = false;
   loaded_ = true;
-  return "";
+  return {};
 }
 
 }  // namespace yolo::cross_facts

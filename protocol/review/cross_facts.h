@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/base/result.h"
 #include "protocol/plan/plan.h"
 #include "protocol/plan/plan_cache.h"
 #include "protocol/ports/world.h"
@@ -77,9 +78,9 @@ class Store {
   std::vector<std::pair<std::filesystem::path, PlanLoad>> load_folder(PlanCache* cache = nullptr);
 
   // Writes the store when something was remembered or dropped; prune: plans neither found nor
-  // loaded since it was loaded are dropped (plans removed). "" or why not (callers may ignore
-  // it: a read-only checkout gets no store).
-  std::string save(bool prune);
+  // loaded since it was loaded are dropped (plans removed). Callers may ignore a failure (a
+  // read-only checkout gets no store).
+  Status save(bool prune);
 
   std::filesystem::path file() const { return file_; }
   size_t hits() const { return hits_; }

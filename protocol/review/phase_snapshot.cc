@@ -65,7 +65,7 @@ void PhaseSnapshots::fill(Phase& ph, const World& w, const std::filesystem::path
     ph.plans.push_back(std::move(l.plan));
     ph.files.push_back(std::move(f));
   }
-  if (save_facts) store.save(/*prune=*/true);  // only when a plan was parsed or removed
+  if (save_facts) (void)store.save(/*prune=*/true);  // only when a plan was parsed or removed
 }
 
 PhaseSnapshots::Phase PhaseSnapshots::prepare(const World& w, const std::filesystem::path& phase_dir,

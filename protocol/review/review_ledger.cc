@@ -201,16 +201,16 @@ const json* find(const json& ledger, const std::string& plan_id) {
   return it != rv->end() && it->is_object() ? &*it : nullptr;
 }
 
-std::string record(const World& w, const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id,
-                   json rec) {
+Status record(const World& w, const stdfs::path& root, const stdfs::path& phase_dir, const std::string& plan_id,
+              json rec) {
   std::vector<std::pair<std::string, json>> one;
   one.emplace_back(plan_id, std::move(rec));
   return record_many(w, root, phase_dir, std::move(one));
 }
 
-std::string record_many(const World& w, const stdfs::path& root, const stdfs::path& phase_dir,
-                        std::vector<std::pair<std::string, json>> records) {
-  if (records.empty()) return "";
+Status record_many(const World& w, const stdfs::path& root, const stdfs::path& phase_dir,
+                   std::vector<std::pair<std::string, json>> records) {
+  if (records.empty()) return {};
   fs::Disk& disk = w.files();
   const seal::Key& key = w.sealing_key();
   const std::string project = gates::project_id(w, root);
@@ -228,24 +228,24 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
     json changed = {{"phase_dir", phase_text}, {"reviews", json::object()}};
     for (const auto& [id, rec] : records) changed["reviews"][id] = rec;
     auto errors = schema::validate(kSchema, changed);
-    return errors.empty() ? std::string() : schema::describe(errors);
+    return errors.empty() ? Status{} : Status::fail(schema::describe(errors));
   };
   std::string lines;  // the records as journal lines
   for (const auto& [id, rec] : records) lines += json{{"plan_id", id}, {"record", rec}}.dump() + "\n";
 
   // A large ledger this process knows as it is: append to its journal, under the lock.
   if (disk.is_directory(root / ".yolo-planning")) {
-    std::string lock_error;
-    auto lock = disk.lock(state::lock_path(root), lock_error);
-    if (!lock) return lock_error;
+    auto lock = disk.lock(state::lock_path(root));
+    if (!lock.ok()) return lock.status();
     std::string stamp = disk.stamp(ledger);
     auto n = known().records(ledger, stamp);
     if (n && *n >= kJournalFromRecords && !disk.read_only(ledger)) {
       auto cur = disk.read(journal, kJournalMaxBytes, false);
       bool missing = !cur.ok() && cur.error->kind == fs::FileError::Kind::NotFound;
       if ((cur.ok() || missing) && cur.content.size() + lines.size() <= kJournalMaxBytes) {
-        if (std::string v = check_changed(); !v.empty())
-          return ledger.string() + ": update refused, the result would not match schema " + kSchema + ": " + v;
+        if (Status v = check_changed(); !v.ok())
+          return Status::fail(ledger.string() + ": update refused, the result would not match schema " + kSchema +
+                              ": " + v.error);
         // A torn last line (a writer killed part way) stays a line of its own, skipped.
         std::string add = !cur.content.empty() && cur.content.back() != '\n' ? "\n" + lines : lines;
         return disk.append(
@@ -258,36 +258,31 @@ std::string record_many(const World& w, const stdfs::path& root, const stdfs::pa
   // the new records go to it first: a crash after the ledger is written and before the
   // journal is emptied leaves lines the ledger holds already (in the same order).
   bool fold = false;
-  auto set = [&](json& doc, std::string& err) {
+  auto set = [&](json& doc) -> state::Change {
     if (!doc.is_object() || doc.empty()) doc = {{"reviews", json::object()}};
     doc["phase_dir"] = phase_text;
     auto cur = disk.read(journal, kMaxJournalRead, false);
-    if (!cur.ok() && cur.error->kind != fs::FileError::Kind::NotFound) {
-      err = cur.error->message;
-      return false;
-    }
+    if (!cur.ok() && cur.error->kind != fs::FileError::Kind::NotFound) return Status::fail(cur.error->message);
     fold = cur.ok() && !cur.content.empty();
     if (!fold) {
       for (const auto& [id, rec] : records) doc["reviews"][id] = rec;
       return true;
     }
     std::string add = cur.content.back() != '\n' ? "\n" + lines : lines;
-    if (std::string e = disk.append(
+    if (Status s = disk.append(
             journal, [&](const std::string&) { return add; }, 0, true);
-        !e.empty()) {
-      err = e;
-      return false;
-    }
+        !s.ok())
+      return s;
     apply_journal(doc, cur.content + add);
     return true;
   };
   auto check = [&](const json&) { return check_changed(); };
   auto after = [&]() {
-    if (fold) disk.write_atomic(journal, "");
+    if (fold) (void)disk.write_atomic(journal, "");  // a journal left behind holds lines the ledger has
   };
   auto r = state::update_document(w, root, ledger, kSchema, set, check, after);
   if (r.ok() && !r.stamp.empty()) known().put(ledger, r.stamp, records_in(r.doc));
-  return r.error;
+  return Status{r.error};
 }
 
 All load_all(const World& w, const stdfs::path& root) {

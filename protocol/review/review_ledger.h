@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/base/result.h"
 #include "protocol/base/json.h"
 #include "protocol/state/state.h"
 
@@ -60,13 +61,13 @@ state::LoadResult load_file(const World& w, const std::filesystem::path& file);
 const json* find(const json& ledger, const std::string& plan_id);
 
 // Sets reviews[plan_id] = record in the phase's ledger, under the lock.
-std::string record(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
-                   const std::string& plan_id, json record);
+Status record(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
+              const std::string& plan_id, json record);
 
 // Sets reviews[id] = record for each (id, record) in order (a later one for the same id
 // wins), in one update of the phase's ledger under the lock: one read, one atomic write.
-std::string record_many(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
-                        std::vector<std::pair<std::string, json>> records);
+Status record_many(const World& w, const std::filesystem::path& root, const std::filesystem::path& phase_dir,
+                   std::vector<std::pair<std::string, json>> records);
 
 struct All {
   json reviews = json::object();  // plan id -> record, over every ledger

@@ -150,7 +150,7 @@ ReviewerFinding from_stage1(const Finding& f) {
   return r;
 }
 
-std::optional<ReviewerFinding> parse_finding_line(std::string_view line, std::string& reason) {
+Result<ReviewerFinding> parse_finding_line(std::string_view line) {
   std::string_view s = text::trim(line);
   if (auto item = list_item(s)) s = *item;
   ReviewerFinding f;
@@ -206,12 +206,11 @@ std::optional<ReviewerFinding> parse_finding_line(std::string_view line, std::st
   f.description = std::string(text::trim(desc));
   f.suggestion = std::string(text::trim(sugg));
   if (!have_severity) {
-    reason = bad_severity.empty() ? "no [severity:high|medium|low] tag" : "unknown severity '" + bad_severity + "'";
-    return std::nullopt;
+    return Status::fail(bad_severity.empty() ? "no [severity:high|medium|low] tag"
+                                             : "unknown severity '" + bad_severity + "'");
   }
   if (f.description.empty()) {
-    reason = "no issue text";
-    return std::nullopt;
+    return Status::fail("no issue text");
   }
   if (f.id.empty()) f.id = synthetic_finding_id("f", f.description);
   f.title = first_sentence(f.description);
@@ -235,11 +234,10 @@ ReviewerOutput parse_reviewer_output(std::string_view input) {
 
   auto flush = [&] {
     if (pending_line == 0) return;
-    std::string reason;
-    if (auto f = parse_finding_line(pending, reason))
+    if (auto f = parse_finding_line(pending); f.ok())
       r.findings.push_back(std::move(*f));
     else
-      r.unparsed.push_back(UnparsedLine{pending_line, pending, reason});
+      r.unparsed.push_back(UnparsedLine{pending_line, pending, f.error});
     pending.clear();
     pending_line = 0;
   };

@@ -20,6 +20,7 @@
 
 #include "protocol/findings/findings.h"
 #include "protocol/base/json.h"
+#include "protocol/base/result.h"
 
 namespace yolo::review {
 
@@ -60,8 +61,8 @@ struct ReviewerOutput {
 
 ReviewerOutput parse_reviewer_output(std::string_view text);
 
-// Parses one finding line (with or without its list bullet). nullopt + reason on failure.
-std::optional<ReviewerFinding> parse_finding_line(std::string_view line, std::string& reason);
+// Parses one finding line (with or without its list bullet); the failure says what it lacks.
+Result<ReviewerFinding> parse_finding_line(std::string_view line);
 
 // A stable id for a finding that came without one ("f-" + 8 hex of its text).
 std::string synthetic_finding_id(std::string_view prefix, std::string_view text);

@@ -231,7 +231,7 @@ StructuralReview stage1_plan_file(const World& w, const std::filesystem::path& p
     auto other = store.load(f, opts.cache);
     if (other.plan && !other.plan->frontmatter_error) phase.push_back(std::move(*other.plan));
   }
-  store.save(/*prune=*/false);  // the plan under review was not looked up: nothing is dropped
+  (void)store.save(/*prune=*/false);  // the plan under review was not looked up: nothing is dropped
   if (self_index == SIZE_MAX) {
     self_index = phase.size();
     phase.push_back(*loaded.plan);

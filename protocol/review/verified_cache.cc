@@ -40,10 +40,10 @@ std::optional<std::string> read_sealed(const World& w, const stdfs::path& file, 
   return body;
 }
 
-std::string write_sealed(const World& w, const stdfs::path& file, std::string_view domain, const std::string& body) {
+Status write_sealed(const World& w, const stdfs::path& file, std::string_view domain, const std::string& body) {
   const seal::Key& k = w.checking_key();
-  if (!k.ok()) return "";
-  if (auto e = w.files().make_dirs(file.parent_path()); !e.empty()) return e;
+  if (!k.ok()) return {};
+  if (Status s = w.files().make_dirs(file.parent_path()); !s.ok()) return s;
   return w.files().write_atomic(file, seal::seal_bytes(domain, body, k) + "\n" + body);
 }
 
@@ -134,8 +134,8 @@ bool Cache::put(const std::string& key, const std::vector<std::string>& ids_befo
   return true;
 }
 
-std::string Cache::save(bool prune) {
-  if (!enabled_) return "";
+Status Cache::save(bool prune) {
+  if (!enabled_) return {};
   if (prune) {
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (!used_.count(it.key())) {
@@ -146,16 +146,16 @@ std::string Cache::save(bool prune) {
       }
     }
   }
-  if (!changed_ && loaded_) return "";
-  if (!changed_ && entries_.empty()) return "";  // nothing worth a file
-  if (!w_.checking_key().ok()) return "";
+  if (!changed_ && loaded_) return {};
+  if (!changed_ && entries_.empty()) return {};  // nothing worth a file
+  if (!w_.checking_key().ok()) return {};
   json doc = {{"project", project_}, {"name", name_}, {"entries", entries_}};
-  if (auto e = write_sealed(w_, file_, kDomain, doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
-      !e.empty())
-    return e;
+  if (Status s = write_sealed(w_, file_, kDomain, doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+      !s.ok())
+    return s;
   changed_ = false;
   loaded_ = true;
-  return "";
+  return {};
 }
 
 }  // namespace yolo::verified_cache

@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/base/result.h"
 #include "protocol/base/json.h"
 #include "protocol/ports/world.h"
 
@@ -50,12 +51,12 @@ std::optional<long long> racy_since_ns(const World& w);
 // The one format of yolo's sealed cache files: "<seal>\n<body>", the seal (World's checking
 // key, never created here) over the body's bytes as they are. read_sealed gives the body
 // when the file exists and its seal verifies under `domain` (edited, copied with another
-// key or cut: nullopt); write_sealed writes it atomically ("" or why not; without a key,
-// nothing and ""). Used by Cache below and by cross_facts' stores.
+// key or cut: nullopt); write_sealed writes it atomically (without a key,
+// nothing, and ok). Used by Cache below and by cross_facts' stores.
 std::optional<std::string> read_sealed(const World& w, const std::filesystem::path& file, std::string_view domain,
                                        bool text);
-std::string write_sealed(const World& w, const std::filesystem::path& file, std::string_view domain,
-                         const std::string& body);
+Status write_sealed(const World& w, const std::filesystem::path& file, std::string_view domain,
+                    const std::string& body);
 
 // The identity of a file for the cache: "-" when it does not exist (an absent file is a
 // state too: a phase with no ledger yet).
@@ -84,8 +85,8 @@ class Cache {
            const std::vector<std::filesystem::path>& files, json value);
 
   // Writes the cache when something changed. prune: drop the entries neither found nor
-  // put since it was loaded (phases removed). "" or why not (callers may ignore it).
-  std::string save(bool prune);
+  // put since it was loaded (phases removed). Callers may ignore a failure.
+  Status save(bool prune);
 
   std::filesystem::path file() const { return file_; }
   size_t hits() const { return hits_; }

@@ -271,10 +271,10 @@ PlanUpdate ended(const PlanEnd& end, const std::string& now) {
   return u;
 }
 
-std::string start_plans(json& doc, const std::vector<std::string>& ids, const std::string& now) {
+Status start_plans(json& doc, const std::vector<std::string>& ids, const std::string& now) {
   std::vector<std::pair<std::string, PlanUpdate>> ups;
   for (const auto& id : ids) {
-    if (!find_plan(doc, id)) return "plan " + id + " is missing from the state";
+    if (!find_plan(doc, id)) return Status::fail("plan " + id + " is missing from the state");
     ups.emplace_back(id, started(now));
   }
   apply_plan_updates(doc, ups);

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/base/result.h"
 #include "protocol/base/json.h"
 #include "protocol/plan/waves.h"
 
@@ -118,9 +119,9 @@ void update_wave(json& doc);
 // The plans wait for their SUMMARY files (no executor): status ready.
 void mark_ready(json& doc, const std::vector<std::string>& ids);
 
-// The plans start (started(now) below, applied): returns an error naming a plan that is not
-// in the run ("" when all started, nothing changed otherwise).
-std::string start_plans(json& doc, const std::vector<std::string>& ids, const std::string& now);
+// The plans start (started(now) below, applied): fails naming a plan that is not in the
+// run (nothing changed then).
+Status start_plans(json& doc, const std::vector<std::string>& ids, const std::string& now);
 
 // How a plan's executor ended: complete, failed (error, and the SUMMARY gate's findings when
 // its SUMMARY failed it), or pending again (interrupted: it may run again).

@@ -238,7 +238,7 @@ std::filesystem::path ledger_path(const std::filesystem::path& root) {
   return root / ".yolo-planning" / ".costs" / "usage.jsonl";
 }
 
-std::string append(const World& w, const std::filesystem::path& root, const Record& r) {
+Status append(const World& w, const std::filesystem::path& root, const Record& r) {
   std::string line = r.to_json().dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   return w.files().append(
       ledger_path(root), [&](const std::string&) { return line; }, 0, /*durable=*/false);

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/base/result.h"
 #include "protocol/base/json.h"
 #include "protocol/ports/world.h"
 
@@ -55,8 +56,8 @@ struct Record {
 };
 
 std::filesystem::path ledger_path(const std::filesystem::path& root);
-// Appends one record (a line, under the file's lock). "" or why not.
-std::string append(const World& w, const std::filesystem::path& root, const Record& r);
+// Appends one record (a line, under the file's lock).
+Status append(const World& w, const std::filesystem::path& root, const Record& r);
 // Every record of the ledger (lines that do not parse are skipped).
 std::vector<Record> read_all(const World& w, const std::filesystem::path& root);
 

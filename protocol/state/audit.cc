@@ -65,7 +65,7 @@ std::optional<std::string> last_entry_hash(const std::string& content, long long
 
 stdfs::path path(const stdfs::path& root) { return root / ".yolo-planning" / "audit-log.jsonl"; }
 
-std::string append(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs, Head* head) {
+Status append(const World& w, const stdfs::path& root, const std::vector<events::Event>& evs, Head* head) {
   if (evs.empty()) return {};
   const seal::Key& key = w.sealing_key();
   // The end of the chain is read under the file's lock, with the append: one step.
@@ -160,13 +160,13 @@ json anchor(const World& w, const Head& h, const json& state) {
   return a;
 }
 
-std::string append_anchored(const World& w, const stdfs::path& root, json& state,
-                            const std::vector<events::Event>& evs) {
+Status append_anchored(const World& w, const stdfs::path& root, json& state,
+                       const std::vector<events::Event>& evs) {
   if (evs.empty()) return {};
   Head head;
-  std::string err = append(w, root, evs, &head);
-  if (err.empty()) state["audit_head"] = anchor(w, head, state);
-  return err;
+  Status s = append(w, root, evs, &head);
+  if (s.ok()) state["audit_head"] = anchor(w, head, state);
+  return s;
 }
 
 std::vector<std::string> check_anchor(const World& w, const json& state, const Check& log) {

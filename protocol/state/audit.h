@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/base/result.h"
 #include "protocol/state/events.h"
 #include "protocol/base/json.h"
 #include "protocol/ports/world.h"
@@ -24,10 +25,9 @@ struct Head {
   std::string hash;
 };
 
-// Appends one entry per event. Returns an error sentence (empty when written); `head`, when
-// given, receives the chain's new end.
-std::string append(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs,
-                   Head* head = nullptr);
+// Appends one entry per event; `head`, when given, receives the chain's new end.
+Status append(const World& w, const std::filesystem::path& root, const std::vector<events::Event>& evs,
+              Head* head = nullptr);
 
 struct Check {
   std::vector<json> entries;          // the entries read, in order
@@ -51,9 +51,9 @@ std::string gates_fingerprint(const json& state);
 // The anchor to store as state["audit_head"] after an append that ended at `h`.
 json anchor(const World& w, const Head& h, const json& state);
 // Appends `evs` and anchors the new head in `state` (call it inside the state's locked
-// update that makes the transition, so the two agree). Returns an error sentence.
-std::string append_anchored(const World& w, const std::filesystem::path& root, json& state,
-                            const std::vector<events::Event>& evs);
+// update that makes the transition, so the two agree).
+Status append_anchored(const World& w, const std::filesystem::path& root, json& state,
+                       const std::vector<events::Event>& evs);
 // What is wrong with the state's anchor against the log read by check(): the log ends
 // before the anchored head (its tail was cut), its entry there differs, the gates changed
 // since, or the anchor is missing or not made with this machine's key. Each a sentence.

@@ -53,7 +53,7 @@ std::filesystem::path log_path(const std::filesystem::path& root) {
 
 // One line, under the file's lock, all or nothing (a partial line is cut back, so the next
 // event is never glued to it); not fsynced: the audit log is the durable trail.
-std::string append_line(const World& w, const std::filesystem::path& path, const std::string& line) {
+Status append_line(const World& w, const std::filesystem::path& path, const std::string& line) {
   return w.files().append(
       path, [&](const std::string&) { return line + "\n"; }, 0, /*durable=*/false);
 }
@@ -62,9 +62,9 @@ WriteResult log_always(const World& w, const std::filesystem::path& root, const 
   WriteResult r;
   json j = to_json(w, e);
   r.event_id = j["event_id"].get<std::string>();
-  std::string err = append_line(w, log_path(root), j.dump());
-  if (!err.empty()) {
-    r.reason = err;
+  Status s = append_line(w, log_path(root), j.dump());
+  if (!s.ok()) {
+    r.reason = s.error;
     return r;
   }
   r.written = true;

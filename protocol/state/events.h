@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "protocol/base/result.h"
 #include "protocol/base/json.h"
 #include "protocol/ports/world.h"
 
@@ -27,8 +28,8 @@ json to_json(const World& w, const Event& e);
 std::filesystem::path log_path(const std::filesystem::path& root);
 
 // Appends one line with a single O_APPEND write (whole lines never interleave).
-// Returns an error message naming the file, or empty.
-std::string append_line(const World& w, const std::filesystem::path& path, const std::string& line);
+// Fails with a sentence naming the file.
+Status append_line(const World& w, const std::filesystem::path& path, const std::string& line);
 
 struct WriteResult {
   bool written = false;

@@ -31,7 +31,7 @@ constexpr size_t kMaxStateBytes = 16u << 20;
 std::string keep_copy(fs::Disk& disk, const std::filesystem::path& path, const std::string& content) {
   std::filesystem::path copy = path;
   copy += ".corrupt-" + sha256_hex(content).substr(0, 16);
-  if (!disk.exists(copy)) disk.write_atomic(copy, content);
+  if (!disk.exists(copy)) (void)disk.write_atomic(copy, content);  // the copy is a courtesy: the error names the file
   return copy.string();
 }
 
@@ -218,9 +218,9 @@ std::filesystem::path state_path(const std::filesystem::path& root) {
 
 std::filesystem::path lock_path(const std::filesystem::path& root) { return root / ".yolo-planning" / ".lock"; }
 
-std::string validate(const json& doc) { return validate_with("execution-state", doc); }
+Status validate(const json& doc) { return Status{validate_with("execution-state", doc)}; }
 
-std::string validate_changed_plans(const json& doc, const std::vector<size_t>& plan_indexes) {
+Status validate_changed_plans(const json& doc, const std::vector<size_t>& plan_indexes) {
   if (!doc.is_object()) return validate(doc);
   json part = json::object();
   for (const auto& [k, v] : doc.items())
@@ -234,8 +234,8 @@ std::string validate_changed_plans(const json& doc, const std::vector<size_t>& p
     part["plans"] = std::move(some);
   }
   auto errors = schema::validate("execution-state", part);
-  if (!errors.empty()) return schema::describe(errors);
-  return duplicate_gate_id(doc);
+  if (!errors.empty()) return Status::fail(schema::describe(errors));
+  return Status{duplicate_gate_id(doc)};
 }
 
 LoadResult load(const World& w, const std::filesystem::path& root) {
@@ -255,8 +255,8 @@ LoadResult load_document(const World& w, const std::filesystem::path& file, cons
 }
 
 UpdateResult update(const World& w, const std::filesystem::path& root,
-                    const std::function<bool(json& doc, std::string& err)>& fn,
-                    const std::function<std::string(const json& doc)>& check) {
+                    const std::function<Change(json& doc)>& fn,
+                    const std::function<Status(const json& doc)>& check) {
   return update_document(w, root, state_path(root), "execution-state", fn, check);
 }
 
@@ -331,19 +331,18 @@ std::string dump_state(json& doc, std::vector<std::string>& texts, const std::ve
 // change reads the file again for r.doc (under the lock, it is the file as it was).
 UpdateResult update_impl(
     const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
-    const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
-    const std::function<bool(json& doc, std::vector<size_t>& changed, std::string& err)>& fn_records,
-    const std::function<std::string(const json& doc)>& check, const std::function<void()>& after_write) {
+    const std::string& schema_name, const std::function<Change(json& doc)>& fn,
+    const std::function<Change(json& doc, std::vector<size_t>& changed)>& fn_records,
+    const std::function<Status(const json& doc)>& check, const std::function<void()>& after_write) {
   UpdateResult r;
   fs::Disk& disk = w.files();
   if (!disk.is_directory(root / ".yolo-planning")) {
     r.error = (root / ".yolo-planning").string() + ": no such folder (not a yolo project)";
     return r;
   }
-  std::string lock_error;
-  auto lock = disk.lock(lock_path(root), lock_error);  // exclusive, for the read-modify-write
-  if (!lock) {
-    r.error = lock_error;
+  auto lock = disk.lock(lock_path(root));  // exclusive, for the read-modify-write
+  if (!lock.ok()) {
+    r.error = lock.error;
     return r;
   }
   // Writers that died between creating their temp file and renaming it leave it behind.
@@ -371,11 +370,10 @@ UpdateResult update_impl(
     LoadResult again = load_impl(disk, file, schema_name);
     return again.ok() ? std::move(again.doc) : json();
   };
-  std::string err;
   std::vector<size_t> records;
-  if (!(in_place ? fn_records(doc, records, err) : fn(doc, err))) {
+  if (Change c = in_place ? fn_records(doc, records) : fn(doc); !c.ok() || !*c) {
     r.doc = as_it_was();
-    r.error = err;
+    r.error = c.error;
     return r;
   }
   if (!in_place && cur.exists && doc == cur.doc) {  // nothing changed: no write, no event for watchers
@@ -384,13 +382,13 @@ UpdateResult update_impl(
     r.doc = std::move(doc);
     return r;
   }
-  if (std::string v = check        ? check(doc)
-                      : in_place   ? validate_changed_plans(doc, records)
-                      : cur.exists ? validate_changes(schema_name, cur.doc, doc)
-                                   : validate_with(schema_name, doc);
-      !v.empty()) {
+  if (Status v = check        ? check(doc)
+                 : in_place   ? validate_changed_plans(doc, records)
+                 : cur.exists ? Status{validate_changes(schema_name, cur.doc, doc)}
+                              : Status{validate_with(schema_name, doc)};
+      !v.ok()) {
     r.doc = as_it_was();
-    r.error = file.string() + ": update refused, the result would not match schema " + schema_name + ": " + v;
+    r.error = file.string() + ": update refused, the result would not match schema " + schema_name + ": " + v.error;
     return r;
   }
   // A file made read-only on purpose is not replaced behind the owner's back (rename would
@@ -401,12 +399,12 @@ UpdateResult update_impl(
               ": is read-only; yolo will not replace it (make it writable with chmod u+w to let yolo update it)";
     return r;
   }
-  if (!disk.is_directory(file.parent_path())) disk.make_dirs(file.parent_path());
+  if (!disk.is_directory(file.parent_path())) (void)disk.make_dirs(file.parent_path());  // write_atomic says why
   if (!in_place) texts.clear();
   std::string text = in_place ? dump_state(doc, texts, records) : doc.dump(2) + "\n";
-  if (std::string e = disk.write_atomic(file, text); !e.empty()) {
+  if (Status s = disk.write_atomic(file, text); !s.ok()) {
     r.doc = as_it_was();
-    r.error = e;
+    r.error = s.error;
     return r;
   }
   validated().put(file, schema_name, text);
@@ -430,15 +428,15 @@ UpdateResult update_impl(
 }  // namespace
 
 UpdateResult update_document(const World& w, const std::filesystem::path& root, const std::filesystem::path& file,
-                             const std::string& schema_name, const std::function<bool(json& doc, std::string& err)>& fn,
-                             const std::function<std::string(const json& doc)>& check,
+                             const std::string& schema_name, const std::function<Change(json& doc)>& fn,
+                             const std::function<Status(const json& doc)>& check,
                              const std::function<void()>& after_write) {
   return update_impl(w, root, file, schema_name, fn, nullptr, check, after_write);
 }
 
 UpdateResult update_plan_records(
     const World& w, const std::filesystem::path& root,
-    const std::function<bool(json& doc, std::vector<size_t>& changed, std::string& err)>& fn) {
+    const std::function<Change(json& doc, std::vector<size_t>& changed)>& fn) {
   return update_impl(w, root, state_path(root), "execution-state", nullptr, fn, nullptr, nullptr);
 }
 

@@ -174,7 +174,7 @@ json project_overview(const World& w, const stdfs::path& root, const OverviewPro
     }
     phases.push_back(std::move(r.row));
   }
-  cache.save(true);  // best effort: a read-only checkout just gets no cache
+  (void)cache.save(true);  // best effort: a read-only checkout just gets no cache
   return {{"phases", std::move(phases)}, {"totals", std::move(totals)}};
 }
 

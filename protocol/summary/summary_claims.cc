@@ -272,12 +272,9 @@ void check_files_exist(const Summary& s, fs::Disk& disk, const fs::Root& root, S
 }
 
 // Reads a file inside the root for a text search; error text on failure.
-std::optional<std::string> read_for_search(fs::Disk& disk, const stdfs::path& p, std::string& err) {
+Result<std::string> read_for_search(fs::Disk& disk, const stdfs::path& p) {
   auto rd = disk.read(p, kMaxSearchBytes, /*text=*/true);
-  if (!rd.ok()) {
-    err = rd.error->message;
-    return std::nullopt;
-  }
+  if (!rd.ok()) return Status::fail(rd.error->message);
   return std::move(rd.content);
 }
 
@@ -326,10 +323,9 @@ void check_artifacts(const Plan& p, fs::Disk& disk, const fs::Root& root, Struct
     }
     if (wants.empty()) continue;
     if (disk.is_directory(res.path)) continue;  // a folder artifact: existence is the claim
-    std::string err;
-    auto content = read_for_search(disk, res.path, err);
-    if (!content) {
-      Finding f = make_finding(Severity::High, "artifacts", "artifact '" + path + "' could not be searched: " + err,
+    auto content = read_for_search(disk, res.path);
+    if (!content.ok()) {
+      Finding f = make_finding(Severity::High, "artifacts", "artifact '" + path + "' could not be searched: " + content.error,
                                "Make the artifact a readable text file");
       f.extra["path"] = path;
       r.add(std::move(f));
@@ -374,11 +370,10 @@ void check_key_links(const Plan& p, fs::Disk& disk, const fs::Root& root, Struct
       r.add(std::move(f));
       continue;
     }
-    std::string err;
-    auto content = read_for_search(disk, res.path, err);
-    if (!content) {
+    auto content = read_for_search(disk, res.path);
+    if (!content.ok()) {
       ++broken;
-      Finding f = make_finding(Severity::Medium, "key_links", "key_link from '" + from + "' to '" + to + "': " + err,
+      Finding f = make_finding(Severity::Medium, "key_links", "key_link from '" + from + "' to '" + to + "': " + content.error,
                                "Create " + from + " and link it to " + to);
       f.extra["from"] = from;
       f.extra["to"] = to;

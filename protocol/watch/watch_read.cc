@@ -140,7 +140,7 @@ LearntPhase learn_phase(const World& w, const stdfs::path& root, const stdfs::pa
       if (auto l = facts.load(p); l.plan) h = l.plan->content_hash;
     out.plans.emplace_back(p, h.empty() ? review::file_hash(w, p) : h);
   }
-  facts.save(/*prune=*/true);
+  (void)facts.save(/*prune=*/true);
   return out;
 }
 

@@ -206,7 +206,7 @@ int install(const stdfs::path& cwd, bool force, bool json_out) {
       }
       action = "installed (existing hook chained as " + chained.filename().string() + ")";
     }
-    if (std::string w = fs::write_atomic(hook, hook_script(name, exe)); !w.empty()) {
+    if (std::string w = fs::write_atomic(hook, hook_script(name, exe)).error; !w.empty()) {
       out::err("✗ " + w);
       return kExitFail;
     }

@@ -210,7 +210,7 @@ int run(const Options& o) {
       continue;
     }
     stdfs::create_directories(f.path.parent_path(), ec);
-    if (std::string e = fs::write_atomic(f.path, f.content); !e.empty()) {
+    if (std::string e = fs::write_atomic(f.path, f.content).error; !e.empty()) {
       out::err(out::sym(out::Sym::Fail) + " init: " + e);
       return kExitFail;
     }

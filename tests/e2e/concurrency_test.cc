@@ -107,7 +107,7 @@ TEST(Concurrency, TwoHundredProcessesLoseNoUpdate) {
       if (!s.empty()) {
         ++reads;
         json doc = json::parse(s, nullptr, false);
-        std::string why = doc.is_discarded() ? "does not parse" : state::validate(doc);
+        std::string why = doc.is_discarded() ? "does not parse" : state::validate(doc).error;
         if (!why.empty() && bad++ == 0) first_bad = why + ": " + s.substr(0, 200);
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -140,7 +140,7 @@ TEST(Concurrency, TwoHundredProcessesLoseNoUpdate) {
   EXPECT_GT(reads.load(), 0);
 
   json doc = json::parse(slurp(root / ".yolo-planning/.execution-state.json"));
-  EXPECT_EQ(state::validate(doc), "");
+  EXPECT_EQ(state::validate(doc).error, "");
   std::map<std::string, int> by_status;
   for (const auto& g : doc["gates"]) ++by_status[g["status"].get<std::string>()];
   EXPECT_GE(ok["request"], 1);

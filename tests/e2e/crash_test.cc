@@ -35,7 +35,7 @@ std::string slurp(const stdfs::path& p) {
 std::string check(const std::string& s, long long& wave) {
   json doc = json::parse(s, nullptr, false);
   if (doc.is_discarded()) return "does not parse (" + std::to_string(s.size()) + " bytes)";
-  if (std::string v = state::validate(doc); !v.empty()) return "schema: " + v;
+  if (Status v = state::validate(doc); !v.ok()) return "schema: " + v.error;
   wave = doc.value("wave", 0LL);
   // phase_name was written together with wave: a mix of two versions would not match.
   std::string name = doc.value("phase_name", std::string());
@@ -52,7 +52,7 @@ std::string check(const std::string& s, long long& wave) {
   const std::string digest = sha256_digest("c");
   while (true) {
     long long committed = -1;
-    auto u = state::update(runner::world(), root, [&](json& doc, std::string&) {
+    auto u = state::update(runner::world(), root, [&](json& doc) {
       if (doc.empty()) doc = {{"status", "running"}};
       long long w = doc.value("wave", 0LL) + 1;
       doc["wave"] = w;
@@ -132,7 +132,7 @@ TEST(Crash, KillNineTheWriterAtRandomMoments) {
     last = w;
   }
   // The lock is free again and the state still takes updates.
-  auto u = state::update(runner::world(), root, [](json& doc, std::string&) {
+  auto u = state::update(runner::world(), root, [](json& doc) {
     if (doc.empty()) doc = {{"status", "running"}};  // on a loaded machine no writer may have committed
     doc["wave"] = doc.value("wave", 0LL) + 1;
     doc["phase_name"] = "final-" + std::to_string(doc["wave"].get<long long>());
@@ -183,7 +183,7 @@ TEST(Crash, KillNineTheYoloCommandsAtRandomMoments) {
     if (s.empty()) continue;
     json doc = json::parse(s, nullptr, false);
     ASSERT_FALSE(doc.is_discarded()) << "round " << i << ": " << s.substr(0, 200);
-    ASSERT_EQ(state::validate(doc), "") << "round " << i;
+    ASSERT_EQ(state::validate(doc).error, "") << "round " << i;
   }
   // Nothing is stuck: the commands still work.
   auto g = run_yolo({"gates", "--json", "--repo", root.string()});
@@ -321,7 +321,7 @@ TEST(Crash, KillNineExecuteDuringItsBatchedWritesLeavesAStateThatResumes) {
     const std::string text = slurp(state_file);
     json doc = json::parse(text, nullptr, false);
     ASSERT_FALSE(doc.is_discarded()) << "round " << round << ": " << text.substr(0, 200);
-    ASSERT_EQ(state::validate(doc), "") << "round " << round;
+    ASSERT_EQ(state::validate(doc).error, "") << "round " << round;
     ASSERT_EQ(text, doc.dump(2) + "\n") << "round " << round << ": the file is not the document's whole dump";
     ASSERT_EQ(doc["plans"].size(), static_cast<size_t>(kPlans)) << "round " << round;
     size_t complete = 0;

@@ -64,7 +64,7 @@ TEST(GatesE2E, RequestPausesAndApproveClears) {
   json st = repo.state();
   EXPECT_EQ(st["status"], "awaiting_approval");
   EXPECT_EQ(st["approval"]["approved"], false);
-  EXPECT_EQ(state::validate(st), "");
+  EXPECT_EQ(state::validate(st).error, "");
 
   // Idempotent while pending.
   auto again = repo.yolo({"request-approval", "--plan-path", "./" + kRoadmap});

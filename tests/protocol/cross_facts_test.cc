@@ -215,7 +215,7 @@ TEST(CrossFacts, NoKeyNoDiskIdentitiesOrNoPhaseFolderNoStore) {
   Store none(p.plain, p.phase, Stage1Options{}.max_file_bytes);
   EXPECT_FALSE(none.enabled());
   EXPECT_TRUE(none.load(p.phase / "01-01-PLAN.md").plan);
-  EXPECT_EQ(none.save(true), "");
+  EXPECT_EQ(none.save(true).error, "");
   EXPECT_FALSE(stdfs::exists(p.store_file()));
   // The memory disk cannot tell identities.
   fs::MemoryDisk disk;

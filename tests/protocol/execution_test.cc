@@ -42,7 +42,7 @@ TEST(Execution, NewRunInitialisesAValidState) {
   EXPECT_EQ(doc["wave"], 1);
   EXPECT_EQ(doc["steps_completed"], json::array({"step_2"}));
   EXPECT_EQ(doc["plans"].size(), 3u);
-  EXPECT_EQ(state::validate(doc), "");
+  EXPECT_EQ(state::validate(doc).error, "");
 }
 
 TEST(Execution, ResumeKeepsCorrelationIdAndSteps) {
@@ -112,7 +112,7 @@ TEST(Execution, ASummaryThatAppearedDuringTheRunCountsOnlyForAPlanTheRunStarted)
   EXPECT_EQ(p.summary_not_counted, (std::vector<std::string>{"01-02", "01-03"}));
   EXPECT_TRUE(find_plan(doc, "01-02")->contains("summary_not_counted"));
   EXPECT_EQ(doc["status"], "running");
-  EXPECT_EQ(state::validate(doc), "");
+  EXPECT_EQ(state::validate(doc).error, "");
   // A SUMMARY there when the run began counts.
   json fresh = json::object();
   EXPECT_TRUE(prepare(fresh, kPhase, e, opts()).summary_not_counted.empty());
@@ -146,7 +146,7 @@ TEST(Execution, FailingSummaryIsFailedUnlessAnExecutorRetries) {
   prepare(doc, kPhase, e, opts(false));
   EXPECT_EQ(status_of(doc, "01-02"), "failed");
   EXPECT_EQ((*find_plan(doc, "01-02"))["findings"].size(), 1u);
-  EXPECT_EQ(state::validate(doc), "");
+  EXPECT_EQ(state::validate(doc).error, "");
   prepare(doc, kPhase, e, opts(true));
   EXPECT_EQ(status_of(doc, "01-02"), "pending");
   EXPECT_FALSE(find_plan(doc, "01-02")->contains("findings"));
@@ -254,7 +254,7 @@ TEST(PlanUpdates, MergedOrAppliedInTurnTheyWriteTheSameRecord) {
   EXPECT_FALSE(p.contains("scope"));
   EXPECT_EQ(p["checks"], json::array());
   EXPECT_EQ(merged["plans"][0], base["plans"][0]) << "other plans untouched";
-  EXPECT_EQ(state::validate(merged), "");
+  EXPECT_EQ(state::validate(merged).error, "");
 }
 
 TEST(PlanUpdates, AFailureSetsErrorAndFindingsAndTheWaveMovesOn) {
@@ -274,7 +274,7 @@ TEST(PlanUpdates, AFailureSetsErrorAndFindingsAndTheWaveMovesOn) {
   EXPECT_FALSE(doc["plans"][1].contains("error"));
   EXPECT_FALSE(doc["plans"][1].contains("findings"));
   EXPECT_EQ(doc["wave"], 2) << "wave 1 complete: the current wave is 2";
-  EXPECT_EQ(state::validate_changed_plans(doc, changed), "");
+  EXPECT_EQ(state::validate_changed_plans(doc, changed).error, "");
   json none = json::object();
   EXPECT_TRUE(
       apply_plan_updates(none, {{"01-01", {PlanStatus::Complete, std::nullopt, json("2026-11-22T05:09:00Z"), "", nullptr}}})

@@ -22,7 +22,7 @@ const std::string kLater = "2026-11-22T06:00:00Z";
 const std::string kDigestA = sha256_digest("roadmap v1");
 const std::string kDigestB = sha256_digest("roadmap v2");
 
-void expect_valid(const json& doc) { EXPECT_EQ(state::validate(doc), "") << doc.dump(2); }
+void expect_valid(const json& doc) { EXPECT_EQ(state::validate(doc).error, "") << doc.dump(2); }
 
 RequestInput req(GateType t, const std::string& path, const std::string& reason = {}) {
   RequestInput in;
@@ -217,7 +217,7 @@ TEST(Gates, RejectHaltsAndKeepsFeedbackThenARevisedRequestReopens) {
   EXPECT_EQ(t.events[0].type, "gate_rejected");
   EXPECT_EQ(t.events[0].data["feedback"], "Wave 2 is too big");
   EXPECT_FALSE(waves_may_advance(doc));
-  EXPECT_NE(set_running(doc).find("halted"), std::string::npos);
+  EXPECT_NE(set_running(doc).error.find("halted"), std::string::npos);
 
   auto again = request(doc, req(GateType::Vision, ".yolo-planning/ROADMAP.md"));
   ASSERT_TRUE(again.ok()) << again.error;
@@ -234,12 +234,12 @@ TEST(Gates, ResumeKeepsCorrelationIdAndNeverOverwritesAwaitingApproval) {
   EXPECT_EQ(resume(doc, "new-id"), RunState::Frozen);
   EXPECT_EQ(doc["correlation_id"], "cid-1");
   EXPECT_EQ(doc["status"], "awaiting_approval");
-  std::string err = set_running(doc);
+  std::string err = set_running(doc).error;
   EXPECT_NE(err.find("vision-1"), std::string::npos) << err;
   EXPECT_EQ(doc["status"], "awaiting_approval");
   // Only an approval brings it back.
   ASSERT_TRUE(approve(doc, by("a")).ok());
-  EXPECT_EQ(set_running(doc), "");
+  EXPECT_EQ(set_running(doc).error, "");
   EXPECT_EQ(doc["status"], "running");
 
   json fresh = json::object();
@@ -249,7 +249,7 @@ TEST(Gates, ResumeKeepsCorrelationIdAndNeverOverwritesAwaitingApproval) {
   json complete = {{"status", "complete"}, {"correlation_id", "x"}};
   EXPECT_EQ(resume(complete, "y"), RunState::Complete);
   EXPECT_EQ(complete["correlation_id"], "x");
-  EXPECT_NE(set_running(complete), "");
+  EXPECT_NE(set_running(complete).error, "");
 }
 
 TEST(Gates, AStateWithNoApprovalHasNotPassedTheVisionGate) {
@@ -619,8 +619,7 @@ TEST(GateRuns, ApproveRecordsDigestAndAnEditReopens) {
             "No pending approval to resolve");
 
   test::write_file(p.dir / ".yolo-planning/ROADMAP.md", "# Roadmap, edited\n");
-  std::string err;
-  std::string now = file_digest(test::real_world(), p.root(), ".yolo-planning/ROADMAP.md", err);
+  std::string now = *file_digest(test::real_world(), p.root(), ".yolo-planning/ROADMAP.md");
   auto check = approval_status(st, GateType::Vision, ".yolo-planning/ROADMAP.md", now, kKey);
   EXPECT_EQ(check.check, ApprovalCheck::Stale);
 }
@@ -634,12 +633,13 @@ TEST(GateRuns, BadPathsAreClearErrors) {
                               RequestInput{GateType::Vision, "nope.md", {}, {}, {}, {}}, nullptr);
   EXPECT_NE(missing.error.find("nope.md"), std::string::npos) << missing.error;
   EXPECT_FALSE(std::filesystem::exists(state::state_path(p.root())));
-  std::string err;
-  EXPECT_EQ(normalize_plan_path(test::real_world(), p.root(), (p.root() / ".yolo-planning/ROADMAP.md").string(), err),
+  EXPECT_EQ(*normalize_plan_path(test::real_world(), p.root(), (p.root() / ".yolo-planning/ROADMAP.md").string()),
             ".yolo-planning/ROADMAP.md");
-  EXPECT_EQ(normalize_plan_path(test::real_world(), p.root(), "./.yolo-planning//ROADMAP.md", err),
+  EXPECT_EQ(*normalize_plan_path(test::real_world(), p.root(), "./.yolo-planning//ROADMAP.md"),
             ".yolo-planning/ROADMAP.md");
-  EXPECT_EQ(normalize_plan_path(test::real_world(), p.root(), "/etc/passwd", err), "");
+  auto outside_path = normalize_plan_path(test::real_world(), p.root(), "/etc/passwd");
+  EXPECT_FALSE(outside_path.ok());
+  EXPECT_EQ(outside_path.error, "/etc/passwd is outside the project " + p.root().string());
 }
 
 TEST(GateRuns, RejectGateHaltsWithFeedback) {

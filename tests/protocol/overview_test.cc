@@ -23,7 +23,7 @@ struct Project {
   std::string plan(const std::string& name) const { return (phase / name).string(); }
   std::string rel(const std::string& name) const { return ".yolo-planning/phases/01-demo/" + name; }
   void record(const std::string& id, json rec) const {
-    ASSERT_EQ(review_ledger::record(test::real_world(), root.path(), phase, id, std::move(rec)), "");
+    ASSERT_EQ(review_ledger::record(test::real_world(), root.path(), phase, id, std::move(rec)).error, "");
   }
 };
 
@@ -113,7 +113,8 @@ TEST(Overview, ManyPhasesComputedOnSeveralThreadsKeepTheirOwnRowsInOrder) {
       if (i < ph % 3) {
         ASSERT_EQ(review_ledger::record(test::real_world(), root.path(), phases / name, "p" + std::to_string(i),
                                         rec("approve", ".yolo-planning/phases/" + std::string(name) + "/" +
-                                                           e.path().filename().string())),
+                                                           e.path().filename().string()))
+                      .error,
                   "");
       }
       ++i;

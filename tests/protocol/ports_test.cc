@@ -42,9 +42,10 @@ class FakeSignatures : public SignatureVerifier {
   bool require = true;
   mutable int asked = 0;
   bool required(const stdfs::path&) const override { return require; }
-  std::string problem(const stdfs::path&, const json& gate, bool) const override {
+  Status verify(const stdfs::path&, const json& gate, bool) const override {
     ++asked;
-    return gate.value("ssh_signature", "") == "good" ? "" : "its SSH signature does not verify (fake)";
+    if (gate.value("ssh_signature", "") == "good") return {};
+    return Status::fail("its SSH signature does not verify (fake)");
   }
 };
 
@@ -56,7 +57,7 @@ struct Mem {
   World w{&disk, &clock, &key};
   Mem() {
     disk.put(kRoot / ".yolo-planning/ROADMAP.md", "# Roadmap\n");
-    disk.make_dirs(kPhase);
+    EXPECT_TRUE(disk.make_dirs(kPhase).ok());
   }
   const Finding* finding(const StructuralReview& r, const std::string& check, const std::string& text) {
     for (const auto& f : r.findings)
@@ -95,7 +96,7 @@ TEST(PortsStage1, ThePhaseIsListedAndCrossCheckedInMemory) {
   m.disk.put(kPhase / "01-02-PLAN.md", plan_text("02", "1", "", "### Task 1: t\n**Files:** `src/x.cc` (new)\n"));
   m.disk.put(kPhase / "01-03-PLAN.md", plan_text("03", "2", "", "### Task 1: t\n"));
   m.disk.put(kPhase / "notes.md", "not a plan");
-  m.disk.make_dirs(kPhase / "02-PLAN.md");  // a folder with a plan's name is no plan
+  EXPECT_TRUE(m.disk.make_dirs(kPhase / "02-PLAN.md").ok());  // a folder with a plan's name is no plan
   EXPECT_EQ(list_plan_files(m.w, kPhase).size(), 3u);
   auto all = stage1_phase(m.w, kPhase, {});
   ASSERT_EQ(all.size(), 3u);
@@ -175,10 +176,10 @@ TEST(PortsCoverage, CoversDigestTheInMemoryPlansAndConfig) {
       with_program, gates::coverage(m.w, kRoot, gates::GateType::Vision, {".yolo-planning/ROADMAP.md"}));
   ASSERT_EQ(edited.size(), 1u);
   EXPECT_NE(edited[0].find("agents/review.sh changed"), std::string::npos) << edited[0];
-  std::string err;
-  EXPECT_EQ(gates::file_digest(m.w, kRoot, "/project/.yolo-planning/ROADMAP.md", err), sha256_digest("# Roadmap\n"));
-  EXPECT_EQ(gates::file_digest(m.w, kRoot, "/etc/passwd", err), "");
-  EXPECT_NE(err.find("outside the project"), std::string::npos) << err;
+  EXPECT_EQ(*gates::file_digest(m.w, kRoot, "/project/.yolo-planning/ROADMAP.md"), sha256_digest("# Roadmap\n"));
+  auto outside = gates::file_digest(m.w, kRoot, "/etc/passwd");
+  EXPECT_FALSE(outside.ok());
+  EXPECT_NE(outside.error.find("outside the project"), std::string::npos) << outside.error;
   EXPECT_EQ(gates::project_id(m.w, kRoot), "/project");
 }
 
@@ -338,14 +339,13 @@ TEST(PortsGateRun, TheConfigCountsOnlyUnderAVisionApprovalAndMcpOnlyForWhatItCov
 
 TEST(PortsGateRun, AHeldLockOrAMissingKeyStopsTheRunAndSaysWhy) {
   Mem m;
-  std::string err;
-  auto held = m.disk.lock(state::lock_path(kRoot), err);
-  ASSERT_TRUE(held) << err;
+  auto held = m.disk.lock(state::lock_path(kRoot));
+  ASSERT_TRUE(held.ok()) << held.error;
   auto r = gates::request_gate(m.w, kRoot, config(json::object()), roadmap(), nullptr);
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.error.find(".lock"), std::string::npos) << r.error;
   EXPECT_FALSE(m.disk.has(state::state_path(kRoot))) << "nothing written without the lock";
-  held.reset();
+  held->reset();
   // A world without a key: the gate opens, but nothing is approved (and no key is made).
   World keyless{&m.disk, &m.clock};
   ASSERT_TRUE(gates::request_gate(keyless, kRoot, config(json::object()), roadmap(), nullptr).ok());
@@ -361,12 +361,9 @@ struct FakeSigner : gates::ApprovalSigner {
   std::string fail;
   mutable std::vector<json> signed_gates;
   bool wanted(const std::filesystem::path&) const override { return want; }
-  std::string sign(const std::filesystem::path&, const json& gate, std::string& err) const override {
+  yolo::Result<std::string> sign(const std::filesystem::path&, const json& gate) const override {
     signed_gates.push_back(gate);
-    if (!fail.empty()) {
-      err = fail;
-      return {};
-    }
+    if (!fail.empty()) return yolo::Status::fail(fail);
     return "SIG-" + gate.value("approved_by", "");
   }
 };

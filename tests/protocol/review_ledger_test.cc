@@ -24,8 +24,8 @@ struct Repo {
   World w{&disk, &clock, &key};
   stdfs::path phase1 = "/repo/.yolo-planning/phases/01-core", phase2 = "/repo/.yolo-planning/phases/02-api";
   Repo() {
-    disk.make_dirs(phase1);
-    disk.make_dirs(phase2);
+    EXPECT_TRUE(disk.make_dirs(phase1).ok());
+    EXPECT_TRUE(disk.make_dirs(phase2).ok());
   }
   stdfs::path root() const { return "/repo"; }
 };
@@ -62,9 +62,9 @@ TEST(ReviewLedger, MissingIsEmptyAndARecordRoundTrips) {
   ASSERT_TRUE(l.ok()) << l.error;
   EXPECT_FALSE(l.exists);
   EXPECT_EQ(find(l.doc, "01-01"), nullptr);
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")), "");
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-02", rec("bb", "reject")), "");
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("cc")), "");  // replaces
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")).error, "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-02", rec("bb", "reject")).error, "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("cc")).error, "");  // replaces
   l = load(repo.w, repo.root(), repo.phase1);
   ASSERT_TRUE(l.ok()) << l.error;
   ASSERT_NE(find(l.doc, "01-01"), nullptr);
@@ -77,9 +77,9 @@ TEST(ReviewLedger, MissingIsEmptyAndARecordRoundTrips) {
 
 TEST(ReviewLedger, ARecordThatBreaksTheSchemaIsRefusedAndNothingIsWritten) {
   Repo repo;
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")).error, "");
   std::string before = repo.disk.get(path_for(repo.root(), repo.phase1));
-  std::string e = record(repo.w, repo.root(), repo.phase1, "01-02", rec("bb", "maybe"));
+  std::string e = record(repo.w, repo.root(), repo.phase1, "01-02", rec("bb", "maybe")).error;
   EXPECT_NE(e.find("01-core.json"), std::string::npos) << e;
   EXPECT_NE(e.find("review-ledger"), std::string::npos) << e;
   EXPECT_EQ(repo.disk.get(path_for(repo.root(), repo.phase1)), before);
@@ -88,18 +88,18 @@ TEST(ReviewLedger, ARecordThatBreaksTheSchemaIsRefusedAndNothingIsWritten) {
 TEST(ReviewLedger, ABrokenLedgerIsNamedKeptAndNeverOverwritten) {
   Repo repo;
   stdfs::path f = path_for(repo.root(), repo.phase1);
-  repo.disk.make_dirs(f.parent_path());
+  EXPECT_TRUE(repo.disk.make_dirs(f.parent_path()).ok());
   repo.disk.put(f, "{\"reviews\": {\"01-01\": ");
   auto l = load(repo.w, repo.root(), repo.phase1);
   EXPECT_FALSE(l.ok());
   EXPECT_NE(l.error.find(f.string()), std::string::npos) << l.error;
   EXPECT_FALSE(l.kept_copy.empty());
   EXPECT_TRUE(repo.disk.has(l.kept_copy));
-  std::string e = record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa"));
+  std::string e = record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")).error;
   EXPECT_NE(e.find(f.string()), std::string::npos) << e;
   EXPECT_EQ(repo.disk.get(f), "{\"reviews\": {\"01-01\": ");
   // load_all reports it and still reads the others.
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase2, "02-01", rec("dd")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase2, "02-01", rec("dd")).error, "");
   auto all = load_all(repo.w, repo.root());
   ASSERT_EQ(all.errors.size(), 1u);
   EXPECT_NE(all.errors[0].find("01-core.json"), std::string::npos);
@@ -109,8 +109,8 @@ TEST(ReviewLedger, ABrokenLedgerIsNamedKeptAndNeverOverwritten) {
 
 TEST(ReviewLedger, LoadAllMergesEveryPhaseAndSkipsTempFilesAndKeptCopies) {
   Repo repo;
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")), "");
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase2, "02-01", rec("bb")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-01", rec("aa")).error, "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase2, "02-01", rec("bb")).error, "");
   repo.disk.put(dir(repo.root()) / ".01-core.json.tmp.1.1", "garbage");
   repo.disk.put(dir(repo.root()) / "01-core.json.corrupt-2026", "garbage");
   auto all = load_all(repo.w, repo.root());
@@ -128,7 +128,7 @@ TEST(ReviewLedger, ConcurrentWritersToOnePhaseLoseNothing) {
     ts.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
         std::string e =
-            record(test::real_world(), repo.root(), repo.phase1, "01-" + std::to_string(t * 100 + i), rec("h"));
+            record(test::real_world(), repo.root(), repo.phase1, "01-" + std::to_string(t * 100 + i), rec("h")).error;
         if (!e.empty()) errors[t] = e;
       }
     });
@@ -160,10 +160,10 @@ std::string hash_of(const Repo& repo, const char* id) {
 
 TEST(ReviewLedgerJournal, ALargeLedgerKnownAsItIsTakesARecordWithoutBeingRewritten) {
   Repo repo;
-  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")).error, "");
   stdfs::path f = path_for(repo.root(), repo.phase1);
   std::string before = repo.disk.get(f);
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")).error, "");
   EXPECT_EQ(repo.disk.get(f), before);  // not rewritten
   std::string j = repo.disk.get(journal_for(f));
   EXPECT_EQ(std::count(j.begin(), j.end(), '\n'), 1) << j;
@@ -180,16 +180,16 @@ TEST(ReviewLedgerJournal, ALargeLedgerKnownAsItIsTakesARecordWithoutBeingRewritt
 
 TEST(ReviewLedgerJournal, ASmallLedgerIsStillRewrittenWhole) {
   Repo repo;
-  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords - 1, "old")), "");
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords - 1, "old")).error, "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")).error, "");
   EXPECT_FALSE(repo.disk.has(journal_for(path_for(repo.root(), repo.phase1))));
   EXPECT_NE(repo.disk.get(path_for(repo.root(), repo.phase1)).find("\"new\""), std::string::npos);
 }
 
 TEST(ReviewLedgerJournal, ATornLastLineIsSkippedAndTheNextRecordStillCounts) {
   Repo repo;
-  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")).error, "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")).error, "");
   stdfs::path j = journal_for(path_for(repo.root(), repo.phase1));
   std::string whole = repo.disk.get(j);
   // A writer killed part way through the line of 01-006.
@@ -198,7 +198,7 @@ TEST(ReviewLedgerJournal, ATornLastLineIsSkippedAndTheNextRecordStillCounts) {
   torn += whole.substr(0, at) + "01-006" + whole.substr(at + 6, 40);
   repo.disk.put(j, torn);
   EXPECT_EQ(hash_of(repo, "01-006"), "old");
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-007", rec("seven")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-007", rec("seven")).error, "");
   EXPECT_EQ(hash_of(repo, "01-007"), "seven");
   EXPECT_EQ(hash_of(repo, "01-006"), "old");
   EXPECT_EQ(hash_of(repo, "01-005"), "new");
@@ -206,8 +206,8 @@ TEST(ReviewLedgerJournal, ATornLastLineIsSkippedAndTheNextRecordStillCounts) {
 
 TEST(ReviewLedgerJournal, AForgedOrMovedJournalLineNeverCounts) {
   Repo repo;
-  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")).error, "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")).error, "");
   stdfs::path j = journal_for(path_for(repo.root(), repo.phase1));
   json line = json::parse(repo.disk.get(j).substr(0, repo.disk.get(j).find('\n')));
   // The same sealed record under another plan's id: its seal names 01-005.
@@ -232,13 +232,13 @@ TEST(ReviewLedgerJournal, AForgedOrMovedJournalLineNeverCounts) {
 
 TEST(ReviewLedgerJournal, AFullJournalIsFoldedIntoTheLedgerAndEmptied) {
   Repo repo;
-  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")).error, "");
   stdfs::path f = path_for(repo.root(), repo.phase1), j = journal_for(f);
   std::string before = repo.disk.get(f);
   size_t n = 0;
   bool folded = false;
   for (; n < 5000 && !folded; ++n) {
-    ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-" + std::to_string(200 + n), rec("h" + std::to_string(n))),
+    ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-" + std::to_string(200 + n), rec("h" + std::to_string(n))).error,
               "");
     folded = repo.disk.get(f) != before;
   }
@@ -257,10 +257,10 @@ TEST(ReviewLedgerJournal, AFullJournalIsFoldedIntoTheLedgerAndEmptied) {
 
 TEST(ReviewLedgerJournal, ACrashBetweenTheFoldAndEmptyingTheJournalChangesNothing) {
   Repo repo;
-  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")).error, "");
   stdfs::path f = path_for(repo.root(), repo.phase1), j = journal_for(f);
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-001", rec("one")), "");
-  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-001", rec("two")), "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-001", rec("one")).error, "");
+  ASSERT_EQ(record(repo.w, repo.root(), repo.phase1, "01-001", rec("two")).error, "");
   std::string lines = repo.disk.get(j);
   // The ledger written with every line applied, the journal not emptied yet.
   json doc = json::parse(repo.disk.get(f));
@@ -273,18 +273,18 @@ TEST(ReviewLedgerJournal, ACrashBetweenTheFoldAndEmptyingTheJournalChangesNothin
 
 TEST(ReviewLedgerJournal, ALedgerChangedBehindOurBackIsReadBeforeItIsWritten) {
   Repo repo;
-  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  ASSERT_EQ(record_many(repo.w, repo.root(), repo.phase1, many(kJournalFromRecords, "old")).error, "");
   stdfs::path f = path_for(repo.root(), repo.phase1), j = journal_for(f);
   // Broken by hand: the next record is refused, the file kept, nothing appended.
   repo.disk.put(f, "{\"reviews\": {\"01-01\": ");
-  EXPECT_NE(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")), "");
+  EXPECT_NE(record(repo.w, repo.root(), repo.phase1, "01-005", rec("new")).error, "");
   EXPECT_EQ(repo.disk.get(f), "{\"reviews\": {\"01-01\": ");
   EXPECT_EQ(repo.disk.get(j), "");
 }
 
 TEST(ReviewLedgerJournal, ConcurrentWritersToALargePhaseLoseNothing) {
   RealRepo repo;
-  ASSERT_EQ(record_many(test::real_world(), repo.root(), repo.phase1, many(kJournalFromRecords, "old")), "");
+  ASSERT_EQ(record_many(test::real_world(), repo.root(), repo.phase1, many(kJournalFromRecords, "old")).error, "");
   constexpr int kThreads = 4, kEach = 25;
   std::vector<std::thread> ts;
   std::vector<std::string> errors(kThreads);
@@ -292,7 +292,7 @@ TEST(ReviewLedgerJournal, ConcurrentWritersToALargePhaseLoseNothing) {
     ts.emplace_back([&, t] {
       for (int i = 0; i < kEach; ++i) {
         std::string e =
-            record(test::real_world(), repo.root(), repo.phase1, "02-" + std::to_string(t * 100 + i), rec("h"));
+            record(test::real_world(), repo.root(), repo.phase1, "02-" + std::to_string(t * 100 + i), rec("h")).error;
         if (!e.empty()) errors[t] = e;
       }
     });
@@ -338,8 +338,8 @@ TEST(ReviewLedger, TheSealCoversTheCanonicalDumpOfTheRecordAndItsPlace) {
   edited = sealed;
   edited["extra"] = 1;
   EXPECT_FALSE(trusted(r.w, r.root(), ledger, "01-01", edited));
-  // And what record() seals now is trusted, read back through load.
-  ASSERT_EQ(record(r.w, r.root(), r.phase1, "01-01", rec), "");
+  // And what record().error seals now is trusted, read back through load.
+  ASSERT_EQ(record(r.w, r.root(), r.phase1, "01-01", rec).error, "");
   auto l = load(r.w, r.root(), r.phase1);
   ASSERT_TRUE(l.ok()) << l.error;
   ASSERT_NE(find(l.doc, "01-01"), nullptr);

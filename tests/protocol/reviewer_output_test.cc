@@ -30,9 +30,8 @@ TEST(ReviewerOutput, ReadsTheStructuredBlock) {
 }
 
 TEST(ReviewerOutput, FindingJsonShape) {
-  std::string why;
-  auto f = parse_finding_line("- [id:f-9] [severity:low] [file:x] [status:new] issue: a. b | suggestion: c", why);
-  ASSERT_TRUE(f) << why;
+  auto f = parse_finding_line("- [id:f-9] [severity:low] [file:x] [status:new] issue: a. b | suggestion: c");
+  ASSERT_TRUE(f.ok()) << f.error;
   json j = f->to_json();
   EXPECT_EQ(j, json::parse(R"({"id":"f-9","severity":"low","file":"x","title":"a.","description":"a. b",
                               "suggestion":"c","status":"new"})"));
@@ -166,24 +165,34 @@ TEST(ReviewerOutput, ContinuationLinesJoinTheirFinding) {
 }
 
 TEST(ReviewerOutput, MissingIdGetsAStableSyntheticOne) {
-  std::string why;
-  auto a = parse_finding_line("[severity:high] issue: same text", why);
-  auto b = parse_finding_line("- [severity:high] same text", why);
-  ASSERT_TRUE(a);
-  ASSERT_TRUE(b);
+  auto a = parse_finding_line("[severity:high] issue: same text");
+  auto b = parse_finding_line("- [severity:high] same text");
+  ASSERT_TRUE(a.ok()) << a.error;
+  ASSERT_TRUE(b.ok()) << b.error;
   EXPECT_EQ(a->id.substr(0, 2), "f-");
   EXPECT_EQ(a->id, b->id);
-  auto c = parse_finding_line("[severity:high] issue: other text", why);
+  auto c = parse_finding_line("[severity:high] issue: other text");
   EXPECT_NE(a->id, c->id);
 }
 
 TEST(ReviewerOutput, BareSeverityTagAndPipesInsideTheIssue) {
-  std::string why;
-  auto f = parse_finding_line("- [id:x] [high] issue: a | b is ambiguous", why);
-  ASSERT_TRUE(f) << why;
+  auto f = parse_finding_line("- [id:x] [high] issue: a | b is ambiguous");
+  ASSERT_TRUE(f.ok()) << f.error;
   EXPECT_EQ(f->severity, Severity::High);
   EXPECT_EQ(f->description, "a | b is ambiguous");
   EXPECT_EQ(f->suggestion, "");
+}
+
+TEST(ReviewerOutput, AFindingLineThatCannotBeReadSaysWhatItLacks) {
+  auto no_severity = parse_finding_line("- [id:x] issue: a");
+  ASSERT_FALSE(no_severity.ok());
+  EXPECT_EQ(no_severity.error, "no [severity:high|medium|low] tag");
+  auto bad_severity = parse_finding_line("- [severity:huge] issue: a");
+  ASSERT_FALSE(bad_severity.ok());
+  EXPECT_EQ(bad_severity.error, "unknown severity 'huge'");
+  auto no_text = parse_finding_line("- [severity:low] issue:");
+  ASSERT_FALSE(no_text.ok());
+  EXPECT_EQ(no_text.error, "no issue text");
 }
 
 TEST(ReviewerOutput, FindingsNoneOnTheHeaderLine) {
@@ -196,9 +205,8 @@ TEST(ReviewerOutput, FindingsNoneOnTheHeaderLine) {
 TEST(ReviewerOutput, LongTitleIsCutOnACharacterBoundary) {
   std::string desc;
   for (int i = 0; i < 100; ++i) desc += "é";  // 2 bytes each, no sentence end
-  std::string why;
-  auto f = parse_finding_line("[severity:low] issue: " + desc, why);
-  ASSERT_TRUE(f);
+  auto f = parse_finding_line("[severity:low] issue: " + desc);
+  ASSERT_TRUE(f.ok()) << f.error;
   EXPECT_LE(f->title.size(), 124u);
   EXPECT_EQ(f->description, desc);
   json j = f->to_json();

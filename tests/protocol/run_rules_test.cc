@@ -81,11 +81,11 @@ TEST(Transitions, ReadyStartEndAndComplete) {
   json doc = run_of_two();
   mark_ready(doc, {"01-01", "nope"});
   EXPECT_EQ(doc["plans"][0]["status"], "ready");
-  EXPECT_EQ(start_plans(doc, {"01-01"}, "t1"), "");
+  EXPECT_EQ(start_plans(doc, {"01-01"}, "t1").error, "");
   EXPECT_EQ(doc["plans"][0]["status"], "running");
   EXPECT_EQ(doc["plans"][0]["started_at"], "t1");
   EXPECT_TRUE(doc["plans"][0]["completed_at"].is_null());
-  EXPECT_EQ(start_plans(doc, {"01-09"}, "t1"), "plan 01-09 is missing from the state");
+  EXPECT_EQ(start_plans(doc, {"01-09"}, "t1").error, "plan 01-09 is missing from the state");
 
   end_plan(doc, "01-01", {PlanStatus::Failed, "no SUMMARY", json::array({{{"severity", "high"}}})}, "t2");
   EXPECT_EQ(doc["plans"][0]["status"], "failed");
@@ -93,7 +93,7 @@ TEST(Transitions, ReadyStartEndAndComplete) {
   EXPECT_EQ(doc["plans"][0]["findings"].size(), 1u);
   EXPECT_EQ(doc["plans"][0]["completed_at"], "t2");
   // A new start clears what the failure left.
-  ASSERT_EQ(start_plans(doc, {"01-01"}, "t3"), "");
+  ASSERT_EQ(start_plans(doc, {"01-01"}, "t3").error, "");
   EXPECT_FALSE(doc["plans"][0].contains("error"));
   EXPECT_FALSE(doc["plans"][0].contains("findings"));
   end_plan(doc, "01-01", {PlanStatus::Pending, "interrupted", json::array()}, "t4");  // Ctrl-C: it may run again

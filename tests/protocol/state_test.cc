@@ -24,13 +24,13 @@ struct Repo {
 struct MemRepo {
   fs::MemoryDisk disk;
   World w{&disk, nullptr, nullptr};
-  MemRepo() { disk.make_dirs("/repo/.yolo-planning"); }
+  MemRepo() { EXPECT_TRUE(disk.make_dirs("/repo/.yolo-planning").ok()); }
   std::filesystem::path root() const { return "/repo"; }
 };
 
 TEST(State, AnUpdateThatChangesNothingWritesNothing) {
   Repo repo;
-  auto set = [](json& d, std::string&) {
+  auto set = [](json& d) {
     d["status"] = "running";
     return true;
   };
@@ -51,7 +51,7 @@ TEST(State, AnUpdateThatChangesNothingWritesNothing) {
 
 TEST(State, BytesSeenValidOnceAreStillCheckedWhenTheyChange) {
   MemRepo repo;
-  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d) {
                 d["status"] = "running";
                 return true;
               }).written);
@@ -72,7 +72,7 @@ TEST(State, MissingFileIsEmptyNotAnError) {
 
 TEST(State, UpdateWritesValidatedStateAtomically) {
   MemRepo repo;
-  auto u = update(repo.w, repo.root(), [](json& d, std::string&) {
+  auto u = update(repo.w, repo.root(), [](json& d) {
     d["status"] = "running";
     d["correlation_id"] = "abc";
     return true;
@@ -89,12 +89,12 @@ TEST(State, UpdateWritesValidatedStateAtomically) {
 
 TEST(State, InvalidResultIsNeverWritten) {
   MemRepo repo;
-  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d) {
                 d["status"] = "running";
                 return true;
               }).ok());
   std::string before = repo.disk.get(state_path(repo.root()));
-  auto u = update(repo.w, repo.root(), [](json& d, std::string&) {
+  auto u = update(repo.w, repo.root(), [](json& d) {
     d["status"] = "exploded";
     return true;
   });
@@ -105,11 +105,25 @@ TEST(State, InvalidResultIsNeverWritten) {
 
 TEST(State, AbortedUpdateWritesNothing) {
   MemRepo repo;
-  auto u = update(repo.w, repo.root(), [](json&, std::string& err) {
-    err = "nothing pending";
+  auto u = update(repo.w, repo.root(), [](json& d) -> Change {
+    d["status"] = "running";
+    return Status::fail("nothing pending");
+  });
+  EXPECT_FALSE(u.ok());
+  EXPECT_EQ(u.error, "nothing pending");
+  EXPECT_FALSE(u.written);
+  EXPECT_FALSE(repo.disk.has(state_path(repo.root())));
+}
+
+// false from fn: nothing to write, and that is no failure.
+TEST(State, UpdateWithNothingToWriteIsOkAndWritesNothing) {
+  MemRepo repo;
+  auto u = update(repo.w, repo.root(), [](json& d) {
+    d["status"] = "running";
     return false;
   });
-  EXPECT_EQ(u.error, "nothing pending");
+  EXPECT_TRUE(u.ok()) << u.error;
+  EXPECT_FALSE(u.written);
   EXPECT_FALSE(repo.disk.has(state_path(repo.root())));
 }
 
@@ -122,7 +136,7 @@ TEST(State, GarbageFileIsReportedKeptAndNeverOverwritten) {
   EXPECT_NE(l.error.find("not valid JSON"), std::string::npos);
   ASSERT_FALSE(l.kept_copy.empty());
   EXPECT_EQ(repo.disk.get(l.kept_copy), "{\"status\": \"running\", trailing garbage");
-  auto u = update(repo.w, repo.root(), [](json& d, std::string&) {
+  auto u = update(repo.w, repo.root(), [](json& d) {
     d = {{"status", "running"}};
     return true;
   });
@@ -140,7 +154,7 @@ TEST(State, SchemaViolationNamesThePointer) {
 
 TEST(State, NotAProject) {
   MemRepo repo;
-  auto u = update(repo.w, "/elsewhere", [](json& doc, std::string&) {
+  auto u = update(repo.w, "/elsewhere", [](json& doc) {
     doc["status"] = "running";
     return true;
   });
@@ -153,22 +167,22 @@ TEST(State, ChangedPlansAreCheckedAndTheRestIsNot) {
               {"wave", 1},
               {"plans", {{{"id", "01-01"}, {"status", "weird"}}, {{"id", "01-02"}, {"status", "running"}}}}};
   // Plan 0 is broken, plan 1 is not: only the plans named are looked at.
-  EXPECT_EQ(validate_changed_plans(doc, {1}), "");
-  std::string e = validate_changed_plans(doc, {0, 1});
+  EXPECT_EQ(validate_changed_plans(doc, {1}).error, "");
+  std::string e = validate_changed_plans(doc, {0, 1}).error;
   EXPECT_NE(e.find("/plans/0/status"), std::string::npos) << e;
   // The top-level scalars are always checked.
   doc["status"] = "exploded";
-  EXPECT_NE(validate_changed_plans(doc, {1}).find("/status"), std::string::npos);
+  EXPECT_NE(validate_changed_plans(doc, {1}).error.find("/status"), std::string::npos);
   doc["status"] = "running";
   doc["wave"] = "one";
-  EXPECT_NE(validate_changed_plans(doc, {}).find("/wave"), std::string::npos);
+  EXPECT_NE(validate_changed_plans(doc, {}).error.find("/wave"), std::string::npos);
   // A plans field that is not an array: the whole document is checked.
-  EXPECT_FALSE(validate_changed_plans({{"status", "running"}, {"plans", 3}}, {}).empty());
+  EXPECT_FALSE(validate_changed_plans({{"status", "running"}, {"plans", 3}}, {}).ok());
 }
 
 TEST(State, AnUpdateWithACheckWritesOnlyWhatPassesIt) {
   MemRepo repo;
-  auto plans = [](json& d, std::string&) {
+  auto plans = [](json& d) {
     d = {{"status", "running"}, {"plans", {{{"id", "01-01"}, {"status", "pending"}}}}};
     return true;
   };
@@ -179,7 +193,7 @@ TEST(State, AnUpdateWithACheckWritesOnlyWhatPassesIt) {
   std::string before = repo.disk.get(state_path(repo.root()));
   auto bad = update(
       repo.w, repo.root(),
-      [](json& d, std::string&) {
+      [](json& d) {
         d["plans"][0]["status"] = "weird";
         return true;
       },
@@ -189,7 +203,7 @@ TEST(State, AnUpdateWithACheckWritesOnlyWhatPassesIt) {
   EXPECT_EQ(repo.disk.get(state_path(repo.root())), before);
   auto good = update(
       repo.w, repo.root(),
-      [](json& d, std::string&) {
+      [](json& d) {
         d["plans"][0]["status"] = "running";
         return true;
       },
@@ -204,14 +218,14 @@ TEST(State, AnUpdateWithACheckWritesOnlyWhatPassesIt) {
 // returns the document as the file holds it, not the half-changed one.
 TEST(State, APlanRecordsUpdateWritesItsChangeOrNothing) {
   MemRepo repo;
-  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d) {
                 d = {{"status", "running"}, {"plans", {{{"id", "01-01"}, {"status", "pending"}}}}};
                 return true;
               }).written);
   const auto file = state_path(repo.root());
   const std::string before = repo.disk.get(file);
   auto status_to = [](std::string status) {
-    return [status](json& d, std::vector<size_t>& changed, std::string&) {
+    return [status](json& d, std::vector<size_t>& changed) {
       d["plans"][0]["status"] = status;
       changed.push_back(0);
       return true;
@@ -224,16 +238,15 @@ TEST(State, APlanRecordsUpdateWritesItsChangeOrNothing) {
     EXPECT_EQ(u.doc["plans"][0]["status"], "pending") << what << ": " << u.doc.dump();
   };
   refused(update_plan_records(repo.w, repo.root(),
-                              [](json& d, std::vector<size_t>& changed, std::string& err) {
+                              [](json& d, std::vector<size_t>& changed) -> Change {
                                 d["plans"][0]["status"] = "running";
                                 changed.push_back(0);
-                                err = "stopped halfway";
-                                return false;
+                                return Status::fail("stopped halfway");
                               }),
           "fn's error");
   refused(update_plan_records(repo.w, repo.root(), status_to("weird")), "the check of a record");
   refused(update_plan_records(repo.w, repo.root(),
-                              [](json& d, std::vector<size_t>&, std::string&) {
+                              [](json& d, std::vector<size_t>&) {
                                 d["steps_completed"] = {"step_2", 7};
                                 return true;
                               }),
@@ -256,7 +269,7 @@ TEST(State, APlanRecordsUpdateWritesItsChangeOrNothing) {
 TEST(State, APlanRecordsUpdateWritesWhatTheWholeDumpWould) {
   MemRepo repo;
   const auto file = state_path(repo.root());
-  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d, std::string&) {
+  ASSERT_TRUE(update(repo.w, repo.root(), [](json& d) {
                 d = {{"status", "running"}, {"wave", 1}, {"plans", json::array()}, {"steps_completed", {"step_2"}}};
                 for (int i = 0; i < 40; ++i)
                   d["plans"].push_back({{"id", "01-" + std::to_string(i)},
@@ -270,7 +283,7 @@ TEST(State, APlanRecordsUpdateWritesWhatTheWholeDumpWould) {
   for (int step = 0; step < 300; ++step) {
     const int kind = static_cast<int>(rng() % 10);
     if (kind == 0) {  // another writer: a whole update (the kept texts go with it)
-      ASSERT_TRUE(update(repo.w, repo.root(), [&](json& d, std::string&) {
+      ASSERT_TRUE(update(repo.w, repo.root(), [&](json& d) {
                     d["plans"][rng() % 40]["title"] = "changed by another writer " + std::to_string(step);
                     return true;
                   }).ok());
@@ -280,7 +293,7 @@ TEST(State, APlanRecordsUpdateWritesWhatTheWholeDumpWould) {
       repo.disk.put(file, d.dump(2) + "\n");
     } else {
       const size_t n = 1 + rng() % 5;
-      auto u = update_plan_records(repo.w, repo.root(), [&](json& d, std::vector<size_t>& changed, std::string&) {
+      auto u = update_plan_records(repo.w, repo.root(), [&](json& d, std::vector<size_t>& changed) {
         for (size_t k = 0; k < n; ++k) {
           size_t i = rng() % 40;
           json& p = d["plans"][i];
@@ -306,7 +319,7 @@ TEST(State, APlanRecordsUpdateWritesWhatTheWholeDumpWould) {
 // gate, the approval, a duplicate gate id. Nothing of a refused update is written.
 TEST(State, AnUpdateWithoutACheckRefusesAnInvalidChangeWhereverItIs) {
   MemRepo repo;
-  auto setup = [](json& d, std::string&) {
+  auto setup = [](json& d) {
     d = {{"status", "running"}, {"wave", 1}, {"plans", json::array()}, {"gates", json::array()}};
     for (int i = 0; i < 50; ++i) d["plans"].push_back({{"id", "01-" + std::to_string(i)}, {"status", "pending"}});
     d["gates"].push_back(
@@ -330,7 +343,7 @@ TEST(State, AnUpdateWithoutACheckRefusesAnInvalidChangeWhereverItIs) {
       {"plans", [](json& d) { d["plans"] = json::object(); }},
   };
   for (const auto& [what, change] : bad) {
-    auto u = update(repo.w, repo.root(), [&](json& d, std::string&) {
+    auto u = update(repo.w, repo.root(), [&](json& d) {
       change(d);
       return true;
     });
@@ -338,7 +351,7 @@ TEST(State, AnUpdateWithoutACheckRefusesAnInvalidChangeWhereverItIs) {
     EXPECT_NE(u.error.find(what), std::string::npos) << what << ": " << u.error;
     EXPECT_EQ(repo.disk.get(state_path(repo.root())), before) << what;
   }
-  auto good = update(repo.w, repo.root(), [](json& d, std::string&) {
+  auto good = update(repo.w, repo.root(), [](json& d) {
     d["plans"][37]["status"] = "running";
     d["gates"][0]["status"] = "APPROVED";
     return true;

@@ -42,7 +42,7 @@ TEST(StateTempFiles, DeadWritersTempFilesAreRemovedWhenTakingTheLock) {
   const stdfs::path stale_dir = repo.yp() / (".dir.tmp." + d + ".1");
   stdfs::create_directories(stale_dir);
 
-  auto u = update(test::real_world(), repo.dir.path(), [](json& doc, std::string&) {
+  auto u = update(test::real_world(), repo.dir.path(), [](json& doc) {
     doc["status"] = "running";
     return true;
   });
@@ -80,7 +80,7 @@ TEST(StateTempFiles, DeeplyNestedStateIsRefusedNotACrash) {
   ASSERT_FALSE(l.ok());
   EXPECT_NE(l.error.find(".execution-state.json"), std::string::npos) << l.error;
   EXPECT_NE(l.error.find("nested deeper than 64"), std::string::npos) << l.error;
-  auto u = update(test::real_world(), repo.dir.path(), [](json&, std::string&) { return true; });
+  auto u = update(test::real_world(), repo.dir.path(), [](json&) { return true; });
   EXPECT_FALSE(u.ok());
   EXPECT_FALSE(u.written);
 }

@@ -18,7 +18,7 @@ TEST(Status, WavesPlansReviewsAndGates) {
     "review_loops": {"03-01": {"cycle": 3, "max": 3, "status": "failed",
                                "findings_per_cycle": [{"verdict": "reject", "finding_count": 1, "high": 1}]}},
     "approval": {"requested_at": "2026-11-22T05:00:00Z", "plan_path": "R.md", "approved": false}})");
-  ASSERT_EQ(state::validate(st), "");
+  ASSERT_EQ(state::validate(st).error, "");
   json s = execution_status_of(st);
   EXPECT_EQ(s["ok"], true);
   EXPECT_EQ(s["run_state"], "FROZEN");

@@ -149,9 +149,9 @@ TEST(TrustGates, VisionCoverageHoldsTheGateConfigKeys) {
 
 TEST(TrustGates, DuplicateGateIdsAreAStateError) {
   json doc = opened(covers_of("v1", "r"));
-  EXPECT_EQ(state::validate(doc), "");
+  EXPECT_EQ(state::validate(doc).error, "");
   doc["gates"].push_back(doc["gates"][0]);
-  EXPECT_NE(state::validate(doc).find("appears more than once"), std::string::npos);
+  EXPECT_NE(state::validate(doc).error.find("appears more than once"), std::string::npos);
   EXPECT_FALSE(gates::gate_list_problems(doc).empty());
 }
 
@@ -192,7 +192,7 @@ TEST(TrustRecords, OnlyARecordYoloSealedCounts) {
   const auto phase = d / ".yolo-planning/phases/01-x";
   std::filesystem::create_directories(phase);
   ASSERT_EQ(
-      review_ledger::record(test::real_world(), d.path(), phase, "01-01", {{"hash", "h1"}, {"verdict", "reject"}}), "");
+      review_ledger::record(test::real_world(), d.path(), phase, "01-01", {{"hash", "h1"}, {"verdict", "reject"}}).error, "");
   auto l = review_ledger::load(test::real_world(), d.path(), phase);
   ASSERT_TRUE(l.ok());
   ASSERT_NE(review_ledger::find(l.doc, "01-01"), nullptr);
@@ -222,8 +222,8 @@ std::vector<events::Event> three_gate_events() {
 TEST(TrustAudit, TheChainDetectsARemovedOrEditedEntry) {
   test::TempDir d;
   std::vector<events::Event> evs = three_gate_events();
-  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[0], evs[1]}), "");
-  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[2]}), "");
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[0], evs[1]}).error, "");
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[2]}).error, "");
   auto ok = audit::check(test::real_world(), d.path());
   EXPECT_TRUE(ok.problems.empty());
   EXPECT_EQ(ok.entries.size(), 3u);
@@ -245,10 +245,10 @@ TEST(TrustAudit, TheChainDetectsARemovedOrEditedEntry) {
 TEST(TrustAudit, AnAppendContinuesFromTheLastEntryPastATornLine) {
   test::TempDir d;
   std::vector<events::Event> evs = three_gate_events();
-  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[0], evs[1]}), "");
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[0], evs[1]}).error, "");
   std::string text = test::read_file(audit::path(d.path()));
   test::write_file(audit::path(d.path()), text + "{\"seq\": 3, \"hash\": \"tor\n\n  \n");
-  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[2]}), "");
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {evs[2]}).error, "");
   auto c = audit::check(test::real_world(), d.path());
   ASSERT_EQ(c.entries.size(), 3u);
   EXPECT_EQ(c.entries[2].value("seq", 0LL), 3);
@@ -267,9 +267,9 @@ TEST(TrustAudit, AnAppendToALogLongerThanWhatItReadsContinuesTheChain) {
     many[i].type = "gate_frozen";
     many[i].data = {{"gate_id", "g" + std::to_string(i)}, {"reason", std::string(300, 'r')}};
   }
-  ASSERT_EQ(audit::append(test::real_world(), d.path(), many), "");
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), many).error, "");
   ASSERT_GT(test::read_file(audit::path(d.path())).size(), 3u << 19) << "longer than the tail an append reads (1 MiB)";
-  ASSERT_EQ(audit::append(test::real_world(), d.path(), {three_gate_events()[0]}), "");
+  ASSERT_EQ(audit::append(test::real_world(), d.path(), {three_gate_events()[0]}).error, "");
   auto c = audit::check(test::real_world(), d.path());
   EXPECT_TRUE(c.problems.empty()) << c.problems.front();
   ASSERT_EQ(c.entries.size(), 3001u);

@@ -36,7 +36,7 @@ struct Project {
     auto ids = c.identities({file});
     EXPECT_TRUE(ids);
     bool kept = c.put("k", *ids, {file}, test::read_file(file));
-    EXPECT_EQ(c.save(true), "");
+    EXPECT_EQ(c.save(true).error, "");
     return kept;
   }
   // What the cache gives for the file now, or null.
@@ -125,7 +125,7 @@ TEST(VerifiedCache, NoKeyNoCache) {
   Cache c(w, p.root(), "t");
   EXPECT_FALSE(c.enabled());
   EXPECT_FALSE(c.identities({p.file}));
-  EXPECT_EQ(c.save(true), "");
+  EXPECT_EQ(c.save(true).error, "");
   EXPECT_FALSE(stdfs::exists(p.dir / ".yolo-planning/.cache"));
 }
 
@@ -136,7 +136,7 @@ TEST(VerifiedCache, OverviewRecountsALedgerEditedAfterItWasCached) {
   stdfs::path phase = p.dir / ".yolo-planning/phases/01-core";
   test::write_file(phase / "01-01-PLAN.md", "---\nphase: 1\nplan: 1\n---\n# Plan\n");
   json r = {{"hash", "h1"}, {"verdict", "approve"}, {"path", ".yolo-planning/phases/01-core/01-01-PLAN.md"}};
-  ASSERT_EQ(review_ledger::record(p.w, p.root(), phase, "01-01", r), "");
+  ASSERT_EQ(review_ledger::record(p.w, p.root(), phase, "01-01", r).error, "");
   auto o = project_overview(p.w, p.root());
   EXPECT_EQ(o["totals"]["reviewed"], 1);
   EXPECT_EQ(o["totals"]["approved"], 1);
@@ -191,11 +191,11 @@ TEST(VerifiedCache, OverviewCountsARecordAppendedToTheLedgersJournal) {
                 {"verdict", "approve"},
                 {"path", ".yolo-planning/phases/01-core/" + id(i) + "-PLAN.md"}};
   };
-  for (int i = 0; i + 1 < n; ++i) ASSERT_EQ(review_ledger::record(p.w, p.root(), phase, id(i), rec(i)), "");
+  for (int i = 0; i + 1 < n; ++i) ASSERT_EQ(review_ledger::record(p.w, p.root(), phase, id(i), rec(i)).error, "");
   EXPECT_EQ(project_overview(p.w, p.root())["totals"]["reviewed"], n - 1);  // remembered now
   stdfs::path ledger = review_ledger::path_for(p.root(), phase);
   const std::string before = test::read_file(ledger);
-  ASSERT_EQ(review_ledger::record(p.w, p.root(), phase, id(n - 1), rec(n - 1)), "");
+  ASSERT_EQ(review_ledger::record(p.w, p.root(), phase, id(n - 1), rec(n - 1)).error, "");
   ASSERT_TRUE(stdfs::exists(review_ledger::journal_for(ledger)));
   EXPECT_EQ(test::read_file(ledger), before);  // the new record went to the journal only
   EXPECT_EQ(project_overview(p.w, p.root())["totals"]["reviewed"], n);

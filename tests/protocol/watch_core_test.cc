@@ -43,7 +43,7 @@ struct Rig {
   std::unique_ptr<Core> core;
 
   explicit Rig(bool drive = false, long long debounce = 20) {
-    disk.make_dirs(kPlanning / "phases");
+    EXPECT_TRUE(disk.make_dirs(kPlanning / "phases").ok());
     CoreOptions o;
     o.root = kRoot;
     o.drive_asked = drive;
@@ -392,7 +392,7 @@ void write_state(Rig& r, const std::string& status, bool approved) {
       {"phase_dir", ".yolo-planning/phases/01-core"},
       {"approval", {{"plan_path", ".yolo-planning/ROADMAP.md"}, {"gate_type", "vision"}, {"approved", approved}}}};
   if (approved) d["approval"]["approved_by"] = "ann";
-  ASSERT_EQ(r.disk.write_atomic(state::state_path(kRoot), d.dump()), "");
+  ASSERT_EQ(r.disk.write_atomic(state::state_path(kRoot), d.dump()).error, "");
 }
 
 TEST(WatchCore, AnApprovalLandingResumesExecute) {

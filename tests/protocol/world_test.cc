@@ -28,7 +28,7 @@ struct Mem {
   FixedClock clock{kNow};
   seal::Key key{std::string(32, 'a'), {}};
   World w{&disk, &clock, &key};
-  Mem() { disk.make_dirs(kRoot / ".yolo-planning" / "phases" / "01-core"); }
+  Mem() { EXPECT_TRUE(disk.make_dirs(kRoot / ".yolo-planning" / "phases" / "01-core").ok()); }
 };
 
 // Disk::append hands `next` the end of the file, from the start of a line: the last
@@ -47,18 +47,18 @@ TEST(DiskAppend, TheEndOfTheFileFromALineStart) {
                       seen = before;
                       return std::string();
                     },
-                    max_bytes),
+                    max_bytes).error,
                 "");
       return seen;
     };
-    ASSERT_EQ(d->append(p, [](const std::string&) { return std::string("aaaa\nbbbb\ncccc\n"); }), "");
+    ASSERT_EQ(d->append(p, [](const std::string&) { return std::string("aaaa\nbbbb\ncccc\n"); }).error, "");
     EXPECT_EQ(seen_with(100), "aaaa\nbbbb\ncccc\n");
     EXPECT_EQ(seen_with(15), "aaaa\nbbbb\ncccc\n");
     EXPECT_EQ(seen_with(8), "cccc\n") << "\"bb\\n\" begins inside a line";
     EXPECT_EQ(seen_with(10), "cccc\n");
     EXPECT_EQ(seen_with(11), "bbbb\ncccc\n") << "the window begins just after a newline";
     EXPECT_EQ(seen_with(0), "");
-    ASSERT_EQ(d->append(p, [](const std::string&) { return std::string("yyyyyyyyyy"); }), "");
+    ASSERT_EQ(d->append(p, [](const std::string&) { return std::string("yyyyyyyyyy"); }).error, "");
     EXPECT_EQ(seen_with(5), "") << "a last line longer than the window: no line begins in it";
   }
 }
@@ -77,7 +77,7 @@ TEST(DiskAppend, TheEndGrowsUntilItIsEnough) {
       for (int i = 0; i < n; ++i) out += filler_line + "\n";
       return out;
     };
-    ASSERT_EQ(d->append(p, [&](const std::string&) { return lines(400) + "MARK\n" + lines(300); }), "");
+    ASSERT_EQ(d->append(p, [&](const std::string&) { return lines(400) + "MARK\n" + lines(300); }).error, "");
     auto has_mark = [](const std::string& w) { return w.find("MARK\n") != std::string::npos; };
     auto seen_with = [&](size_t max_bytes) {
       std::string seen;
@@ -92,7 +92,7 @@ TEST(DiskAppend, TheEndGrowsUntilItIsEnough) {
                     [&](const std::string& w) {
                       asked.push_back(w.size());
                       return has_mark(w);
-                    }),
+                    }).error,
                 "");
       return std::make_pair(seen, asked);
     };
@@ -113,7 +113,7 @@ TEST(DiskAppend, TheEndGrowsUntilItIsEnough) {
                     plain = before;
                     return std::string();
                   },
-                  1u << 20),
+                  1u << 20).error,
               "");
     EXPECT_GT(plain.size(), 700u * 1024 - 1);
   }
@@ -124,16 +124,16 @@ TEST(MemoryDisk, ReadsWritesAppendsAsTheRealDiskDoes) {
   auto missing = d.read("/a/b.txt", 100, true);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error->kind, fs::FileError::Kind::NotFound);
-  EXPECT_NE(d.write_atomic("/a/b.txt", "x"), "") << "the folder must exist, as for a rename";
-  ASSERT_EQ(d.make_dirs("/a"), "");
-  ASSERT_EQ(d.write_atomic("/a/b.txt", "hello"), "");
+  EXPECT_NE(d.write_atomic("/a/b.txt", "x").error, "") << "the folder must exist, as for a rename";
+  ASSERT_EQ(d.make_dirs("/a").error, "");
+  ASSERT_EQ(d.write_atomic("/a/b.txt", "hello").error, "");
   EXPECT_EQ(d.read("/a/b.txt", 100, true).content, "hello");
   EXPECT_EQ(d.read("/a/b.txt", 3, true).error->kind, fs::FileError::Kind::TooLarge);
   d.put("/a/bin", std::string("\0x", 2));
   EXPECT_EQ(d.read("/a/bin", 100, true).error->kind, fs::FileError::Kind::Binary);
   EXPECT_TRUE(d.read("/a/bin", 100, false).ok());
   std::string s1 = d.stamp("/a/b.txt");
-  ASSERT_EQ(d.write_atomic("/a/b.txt", "hello"), "");
+  ASSERT_EQ(d.write_atomic("/a/b.txt", "hello").error, "");
   EXPECT_NE(d.stamp("/a/b.txt"), s1) << "every write is a new file";
   fs::MemoryDisk other;
   other.put("/a/b.txt", "hello");
@@ -145,7 +145,7 @@ TEST(MemoryDisk, ReadsWritesAppendsAsTheRealDiskDoes) {
                   seen = before;
                   return "1\n";
                 },
-                100),
+                100).error,
             "");
   ASSERT_EQ(d.append(
                 "/logs/x.log",
@@ -153,27 +153,28 @@ TEST(MemoryDisk, ReadsWritesAppendsAsTheRealDiskDoes) {
                   seen = before;
                   return "2\n";
                 },
-                100),
+                100).error,
             "");
   EXPECT_EQ(seen, "1\n");
   EXPECT_EQ(d.get("/logs/x.log"), "1\n2\n");
   EXPECT_EQ(d.list("/a"), (std::vector<std::string>{"b.txt", "bin"}));
-  std::string err;
-  auto l = d.lock("/a/.lock", err);
-  ASSERT_TRUE(l) << err;
+  auto l = d.lock("/a/.lock");
+  ASSERT_TRUE(l.ok()) << l.error;
   EXPECT_TRUE(d.locked("/a/.lock"));
-  EXPECT_FALSE(d.lock("/a/.lock", err)) << "held";
-  l.reset();
+  auto again = d.lock("/a/.lock");
+  EXPECT_FALSE(again.ok()) << "held";
+  EXPECT_EQ(again.error, "/a/.lock: already locked (it would wait for itself)");
+  l->reset();
   EXPECT_FALSE(d.locked("/a/.lock"));
   d.fail_writes("No space left on device");
-  EXPECT_NE(d.write_atomic("/a/b.txt", "y").find("No space left"), std::string::npos);
+  EXPECT_NE(d.write_atomic("/a/b.txt", "y").error.find("No space left"), std::string::npos);
   EXPECT_EQ(d.get("/a/b.txt"), "hello");
 }
 
 TEST(WorldState, AnUpdateIsLockedValidatedAndWrittenOnce) {
   Mem m;
   bool locked_inside = false;
-  auto u = state::update(m.w, kRoot, [&](json& doc, std::string&) {
+  auto u = state::update(m.w, kRoot, [&](json& doc) {
     locked_inside = m.disk.locked(state::lock_path(kRoot));
     doc["status"] = "running";
     doc["phase"] = 1;
@@ -188,12 +189,12 @@ TEST(WorldState, AnUpdateIsLockedValidatedAndWrittenOnce) {
   EXPECT_EQ(l.doc["status"], "running");
   // The same document again: no write.
   size_t writes = m.disk.writes();
-  auto same = state::update(m.w, kRoot, [](json&, std::string&) { return true; });
+  auto same = state::update(m.w, kRoot, [](json&) { return true; });
   EXPECT_TRUE(same.ok());
   EXPECT_FALSE(same.written);
   EXPECT_EQ(m.disk.writes(), writes);
   // A result the schema refuses is never written.
-  auto bad = state::update(m.w, kRoot, [](json& doc, std::string&) {
+  auto bad = state::update(m.w, kRoot, [](json& doc) {
     doc["status"] = 42;
     return true;
   });
@@ -209,7 +210,7 @@ TEST(WorldState, ABrokenFileIsKeptNeverOverwrittenAndReadOnlyIsRespected) {
   EXPECT_FALSE(l.ok());
   ASSERT_FALSE(l.kept_copy.empty());
   EXPECT_EQ(m.disk.get(l.kept_copy), "{not json");
-  auto u = state::update(m.w, kRoot, [](json& doc, std::string&) {
+  auto u = state::update(m.w, kRoot, [](json& doc) {
     doc["status"] = "running";
     return true;
   });
@@ -217,14 +218,14 @@ TEST(WorldState, ABrokenFileIsKeptNeverOverwrittenAndReadOnlyIsRespected) {
   EXPECT_EQ(m.disk.get(state::state_path(kRoot)), "{not json");
   m.disk.put(state::state_path(kRoot), "{\"status\": \"running\"}\n");
   m.disk.set_read_only(state::state_path(kRoot), true);
-  auto ro = state::update(m.w, kRoot, [](json& doc, std::string&) {
+  auto ro = state::update(m.w, kRoot, [](json& doc) {
     doc["status"] = "halted";
     return true;
   });
   EXPECT_FALSE(ro.ok());
   EXPECT_NE(ro.error.find("read-only"), std::string::npos) << ro.error;
   // Not a project: no .yolo-planning folder.
-  EXPECT_FALSE(state::update(m.w, "/elsewhere", [](json&, std::string&) { return true; }).ok());
+  EXPECT_FALSE(state::update(m.w, "/elsewhere", [](json&) { return true; }).ok());
 }
 
 json rec(const std::string& hash) {
@@ -236,8 +237,8 @@ json rec(const std::string& hash) {
 TEST(WorldReviewLedger, RecordsAreSealedWithThePassedKeyAndCheckedWithIt) {
   Mem m;
   stdfs::path phase = kRoot / ".yolo-planning" / "phases" / "01-core";
-  ASSERT_EQ(review_ledger::record(m.w, kRoot, phase, "01-01", rec("aa")), "");
-  ASSERT_EQ(review_ledger::record_many(m.w, kRoot, phase, {{"01-02", rec("bb")}, {"01-03", rec("cc")}}), "");
+  ASSERT_EQ(review_ledger::record(m.w, kRoot, phase, "01-01", rec("aa")).error, "");
+  ASSERT_EQ(review_ledger::record_many(m.w, kRoot, phase, {{"01-02", rec("bb")}, {"01-03", rec("cc")}}).error, "");
   auto l = review_ledger::load(m.w, kRoot, phase);
   ASSERT_TRUE(l.ok()) << l.error;
   ASSERT_NE(review_ledger::find(l.doc, "01-02"), nullptr);
@@ -273,9 +274,9 @@ TEST(WorldLogs, EventsAndAuditUseTheClockTheDiskAndTheKey) {
   EXPECT_EQ(line["event"], "gate_frozen");
   EXPECT_FALSE(events::log(m.w, kRoot, json::object(), e).written) << "v3_event_log off";
 
-  ASSERT_EQ(audit::append(m.w, kRoot, {e, e}), "");
+  ASSERT_EQ(audit::append(m.w, kRoot, {e, e}).error, "");
   m.clock.set("2026-11-25T09:00:00Z");
-  ASSERT_EQ(audit::append(m.w, kRoot, {e}), "");
+  ASSERT_EQ(audit::append(m.w, kRoot, {e}).error, "");
   auto c = audit::check(m.w, kRoot);
   EXPECT_TRUE(c.exists);
   EXPECT_TRUE(c.problems.empty()) << c.problems.front();
@@ -290,7 +291,7 @@ TEST(WorldLogs, EventsAndAuditUseTheClockTheDiskAndTheKey) {
   // A full disk: the append says so and leaves the log as it was.
   std::string before = m.disk.get(audit::path(kRoot));
   m.disk.fail_writes("No space left on device");
-  EXPECT_NE(audit::append(m.w, kRoot, {e}).find("No space left"), std::string::npos);
+  EXPECT_NE(audit::append(m.w, kRoot, {e}).error.find("No space left"), std::string::npos);
   EXPECT_EQ(m.disk.get(audit::path(kRoot)), before);
 }
 
