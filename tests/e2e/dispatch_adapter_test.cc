@@ -996,6 +996,37 @@ TEST(DispatchAdapterTest, WaveFormsDryRunsPrintOneSubmissionForTheWholeWaveAndRu
   EXPECT_NE(s.err.find("task 1: its resources"), std::string::npos) << s.err;
 }
 
+TEST(DispatchAdapterTest, GithubRefusesAWaveLargerThanOneRunsMatrixOrInputsNamingTheWayOut) {
+  // One workflow run's matrix makes at most 256 jobs and its inputs hold 65,535 characters:
+  // a larger wave is refused before gh runs, saying how to split it.
+  TempDir tmp;
+  Remote remote(tmp.path());
+  FakeClients fake(tmp.path());
+  auto submit = [&](const std::vector<std::vector<std::string>>& ts) {
+    auto tasks = write_tasks(tmp.path() / "tasks", ts);
+    return run_program({adapter("github-actions"), "submit-wave", "--dry-run", "--tasks", tasks.string(),
+                        "--correlation-id", "cw", "--wave", "1"},
+                       tmp.path(), {fake.path_env()});
+  };
+  std::vector<std::vector<std::string>> ts;
+  for (int k = 0; k < 257; ++k) ts.push_back(wave_task("01-" + std::to_string(100 + k), remote, {"agents/exec"}));
+  auto big = submit(ts);
+  EXPECT_EQ(big.exit_code, 1) << dump(big);
+  EXPECT_NE(big.err.find("the wave has 257 tasks, more than one workflow run's matrix holds (256 jobs)"), std::string::npos)
+      << big.err;
+  EXPECT_NE(big.err.find("waves of at most 256 plans"), std::string::npos) << big.err;
+  EXPECT_EQ(big.out.find("gh workflow run"), std::string::npos) << big.out;
+  ts.resize(50);
+  auto ok = submit(ts);
+  EXPECT_EQ(ok.exit_code, 0) << dump(ok);
+  // Few tasks, but long ones: past the inputs' size.
+  auto wide = submit({wave_task("01-01", remote, {"agents/exec", std::string(70000, 'x')})});
+  EXPECT_EQ(wide.exit_code, 1) << dump(wide);
+  EXPECT_NE(wide.err.find("more than a run's inputs hold (65,535): split the phase into smaller waves"), std::string::npos)
+      << wide.err;
+  EXPECT_FALSE(fake.ran_any()) << test::read_file(fake.marks);
+}
+
 TEST(DispatchAdapterTest, SubmitWaveStartsNoProgramPerTask) {
   // A wave of a thousand tasks on a loaded login node: a program started per task (a hash, a
   // base64, tr and cut for a job name) is seconds before the array reaches the engine. The
