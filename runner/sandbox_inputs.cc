@@ -9,6 +9,7 @@
 #include "runner/identity.h"
 #include "runner/sandbox.h"
 #include "runner/sandbox_internal.h"
+#include "runner/slot_objects.h"
 #include "runner/world.h"
 
 namespace yolo::runner {
@@ -130,18 +131,7 @@ sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req
   if (req.role == sandbox::Role::Executor && !req.worktree.empty()) {
     in.worktree = canonical(req.worktree.string());
     // The slot's .git file names its git folder; the common folder is two levels up.
-    stdfs::path gitdir;
-    if (FILE* f = std::fopen((req.worktree / ".git").c_str(), "r")) {
-      char line[4096] = {0};
-      if (std::fgets(line, sizeof line, f)) {
-        std::string s(line);
-        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-        if (s.rfind("gitdir: ", 0) == 0) gitdir = s.substr(8);
-      }
-      std::fclose(f);
-    }
-    if (!gitdir.empty()) {
-      if (gitdir.is_relative()) gitdir = req.worktree / gitdir;
+    if (stdfs::path gitdir = slot_objects::git_folder(req.worktree); !gitdir.empty()) {
       in.git_worktree_dir = canonical(gitdir.string());
       in.git_common_dir = canonical(gitdir.parent_path().parent_path().string());
     }

@@ -9,9 +9,6 @@ namespace yolo::runner::slot_objects {
 
 namespace stdfs = std::filesystem;
 
-namespace {
-
-// The slot's git folder, from its `.git` file ("gitdir: PATH").
 stdfs::path git_folder(const stdfs::path& slot) {
   stdfs::path gitdir;
   if (FILE* f = std::fopen((slot / ".git").c_str(), "r")) {
@@ -29,6 +26,8 @@ stdfs::path git_folder(const stdfs::path& slot) {
   auto c = stdfs::weakly_canonical(gitdir, ec);
   return ec ? gitdir.lexically_normal() : c;
 }
+
+namespace {
 
 bool holds_a_file(const stdfs::path& dir) {
   std::error_code ec;

@@ -14,6 +14,10 @@
 
 namespace yolo::runner::slot_objects {
 
+// The slot's git folder (`<common>/worktrees/<name>`), from its `.git` file ("gitdir: PATH"),
+// made canonical; empty when the slot has none.
+std::filesystem::path git_folder(const std::filesystem::path& slot);
+
 // `<slot's git folder>/objects`, from the slot's `.git` file; empty when the slot has none.
 std::filesystem::path folder(const std::filesystem::path& slot);
 
