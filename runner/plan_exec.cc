@@ -140,6 +140,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       sreq.worktree = w->path;
       sreq.branch = w->branch;
       slot_objects::prepare(w->path, objects_err);
+      run_of(i).objects_error.clear();  // an earlier attempt's, in this run
     } else {
       sreq.phase_dir = (root_ / e.path).parent_path();
       sreq.own_summary = root_ / summary_rel_for(world_, root_, e.path);
