@@ -58,6 +58,7 @@ std::string Policy::canonical() const {
   for (const auto& f : read_only_within) lines.push_back("read-only-within " + f);
   for (const auto& a : agent_config) lines.push_back("agent-config " + a);
   for (const auto& a : agent_state) lines.push_back("agent-state " + a);
+  for (const auto& a : agent_projects) lines.push_back("agent-projects " + a);
   for (const auto& g : grants)
     lines.push_back(std::string("grant ") + ((g.access & Read) ? "r" : "-") + ((g.access & Write) ? "w" : "-") +
                     ((g.access & Exec) ? "x" : "-") + " " + g.path);
@@ -96,10 +97,24 @@ bool at_or_beneath(const std::string& path, const std::string& dir) {
 bool any_holds(const std::vector<std::string>& dirs, const std::string& path) {
   return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return at_or_beneath(path, d); });
 }
+// PROJECTS/NAME/memory/MEMORY.md (or beneath it) for one of `projects_dirs`.
+bool is_project_memory(const std::vector<std::string>& projects_dirs, const std::string& path) {
+  static const std::string kTail = "/memory/MEMORY.md";
+  for (const auto& d : projects_dirs) {
+    if (!at_or_beneath(path, d) || path.size() <= d.size() + 1) continue;
+    std::string rest = path.substr(d.size() + 1);  // NAME/memory/MEMORY.md[/...]
+    auto slash = rest.find('/');
+    if (slash == std::string::npos || slash == 0) continue;
+    std::string after = rest.substr(slash);
+    if (after.compare(0, kTail.size(), kTail) == 0 && (after.size() == kTail.size() || after[kTail.size()] == '/'))
+      return true;
+  }
+  return false;
+}
 }  // namespace
 
 WriteVerdict judge_write(const WriteView& v, const std::string& path, bool removes) {
-  if (any_holds(v.agent_config, path)) return WriteVerdict::Attempt;
+  if (any_holds(v.agent_config, path) || is_project_memory(v.agent_projects, path)) return WriteVerdict::Attempt;
   bool refused = !any_holds(v.writable, path);
   if (!refused) {
     // The innermost bind holding the path decides (they are made outermost first).
@@ -144,6 +159,7 @@ WriteView write_view(const Policy& p, std::vector<WriteView::Mount> mounts, cons
       v.guarded.push_back(join(git_dir, part));
   v.guarded.push_back("/dev/pts");  // another terminal (the person's)
   v.agent_config = p.agent_config;
+  v.agent_projects = p.agent_projects;
   v.checkout = checkout;
   v.git_dir = git_dir;
   return v;
@@ -234,6 +250,7 @@ Policy policy_for(const PolicyInputs& in) {
       for (const auto& n : projects)
         if (!n.empty()) p.agent_config.push_back(join(join(join(join(w, "projects"), n), "memory"), "MEMORY.md"));
       p.agent_config.push_back(join(w, "agent-memory"));
+      p.agent_projects.push_back(join(w, "projects"));
     }
   }
   p.read_only.insert(p.read_only.end(), p.agent_config.begin(), p.agent_config.end());

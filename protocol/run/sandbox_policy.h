@@ -67,6 +67,9 @@ struct Policy {
   std::vector<std::string> agent_config;
   // The CLI's own rewritten config there (agent_state_config_names): read-only, not guarded.
   std::vector<std::string> agent_state;
+  // The `projects` folders of those state folders: a write to the memory index of any project
+  // there (`NAME/memory/MEMORY.md`), one the folder did not keep yet included, is an attempt.
+  std::vector<std::string> agent_projects;
   // A stable text of the policy (one line per item, sorted), and its digest's input.
   std::string canonical() const;
 };
@@ -125,6 +128,7 @@ struct WriteView {
   std::vector<Mount> mounts;
   std::vector<std::string> guarded;  // canonical; a refused write at or beneath one is an attempt
   std::vector<std::string> agent_config;  // canonical; any write at or beneath one is an attempt
+  std::vector<std::string> agent_projects;  // canonical; a write to NAME/memory/MEMORY.md in one is too
   std::string checkout;              // canonical; so is one in the project's checkout,
   std::string git_dir;               //   except in its git folder outside the guarded parts
 };

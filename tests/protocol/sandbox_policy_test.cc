@@ -206,6 +206,12 @@ TEST(SandboxWrites, AnAgentsProjectMemoryIsGuardedButNotItsSessions) {
   EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/-home-u-other/memory", false), WriteVerdict::Allowed);
   EXPECT_EQ(judge_write(v, "/home/u/.claude/agent-memory/reviewer/MEMORY.md", false), WriteVerdict::Attempt);
   EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/-work-my-proj/s1.jsonl", false), WriteVerdict::Allowed);
+  // A project the folder does not keep yet: its memory index is an attempt too (named; there
+  // is no file to bind), its sessions and its memory folder are not.
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/-home-u-new/memory/MEMORY.md", false), WriteVerdict::Attempt);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/-home-u-new/memory", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/-home-u-new/s.jsonl", false), WriteVerdict::Allowed);
+  EXPECT_EQ(judge_write(v, "/home/u/.claude/projects/memory/MEMORY.md", false), WriteVerdict::Allowed);
   // Without the project yet in the folder, its memory is guarded all the same.
   in.state_projects.clear();
   WriteView w = write_view(policy_for(in), {}, "/work/my.proj", "/work/my.proj/.git");
