@@ -93,7 +93,20 @@ namespace {
     if (r >= 0 && p->n_mounts) r = raw(SYS_mount, 0, reinterpret_cast<long>("/"), 0, MS_REC | MS_PRIVATE, 0);
     for (size_t k = 0; r >= 0 && k < p->n_mounts; ++k) {
       const long path = reinterpret_cast<long>(mounts[k].path);
-      r = raw(SYS_mount, path, path, 0, MS_BIND | MS_REC, 0);
+      if (mounts[k].hold_fd >= 0) {
+        r = raw(SYS_openat, AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (r >= 0) {
+          const long fd = r;
+          r = raw(SYS_dup3, fd, mounts[k].hold_fd, O_CLOEXEC);
+          raw(SYS_close, fd);
+        }
+      }
+      if (r >= 0 && mounts[k].src) {
+        const long m = raw(SYS_mount, reinterpret_cast<long>(mounts[k].src), path, 0, MS_BIND, 0);
+        if (!mounts[k].optional) r = m;
+        continue;
+      }
+      if (r >= 0) r = raw(SYS_mount, path, path, 0, MS_BIND | MS_REC, 0);
       if (r >= 0) r = raw(SYS_mount, 0, path, 0, static_cast<long>(MS_REMOUNT | MS_BIND | mounts[k].flags), 0);
     }
     // As root: the bounding set emptied, so the exec grants no capability (no CAP_SYS_PTRACE

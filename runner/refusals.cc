@@ -6,6 +6,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -51,8 +52,51 @@ std::vector<std::string> RefusalLog::unjudged() const {
 
 std::chrono::milliseconds judge_deadline() { return std::chrono::milliseconds(1000); }
 
+RefusalLog::~RefusalLog() {
+  if (decoy_fd_ >= 0) ::close(decoy_fd_);
+}
+
+void RefusalLog::watch_decoys(int inotify_fd, std::vector<std::pair<int, std::string>> watches) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (decoy_fd_ >= 0) ::close(decoy_fd_);
+  decoy_fd_ = inotify_fd;
+  decoys_ = std::move(watches);
+}
+
+void RefusalLog::drain_decoys() const {
+  if (decoy_fd_ < 0) return;
+  alignas(struct inotify_event) char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(decoy_fd_, buf, sizeof buf);
+    if (n <= 0) return;  // EAGAIN: nothing more queued
+    for (ssize_t off = 0; off + static_cast<ssize_t>(sizeof(struct inotify_event)) <= n;) {
+      const auto* ev = reinterpret_cast<const struct inotify_event*>(buf + off);
+      off += static_cast<ssize_t>(sizeof(struct inotify_event) + ev->len);
+      std::string what;
+      if (ev->mask & IN_Q_OVERFLOW) {
+        // More opens than the queue holds: which secret is lost, that one was read is not.
+        const std::string& any = decoys_.empty() ? std::string() : decoys_.front().second;
+        const auto by = any.find(" by the ");
+        what = "reading a secret" + (by == std::string::npos ? std::string() : any.substr(by));
+      } else if (ev->mask & IN_OPEN) {
+        for (const auto& [wd, name] : decoys_)
+          if (wd == ev->wd) what = name;
+      }
+      if (what.empty()) continue;
+      bool known = false;
+      for (const auto& s : seen_) known = known || s == what;
+      if (known) continue;
+      if (seen_.size() < kKept)
+        seen_.push_back(std::move(what));
+      else
+        ++more_;
+    }
+  }
+}
+
 std::vector<std::string> RefusalLog::list() const {
   std::lock_guard<std::mutex> g(mu_);
+  drain_decoys();
   std::vector<std::string> out = seen_;
   if (more_) out.push_back("... and " + std::to_string(more_) + " more");
   return out;
@@ -60,6 +104,7 @@ std::vector<std::string> RefusalLog::list() const {
 
 bool RefusalLog::empty() const {
   std::lock_guard<std::mutex> g(mu_);
+  drain_decoys();
   return seen_.empty();
 }
 

@@ -60,13 +60,25 @@ class RefusalLog {
   // refusal (the kernel still decided), but what went unnamed, at most kKept.
   void note_unjudged(std::string what);
   std::vector<std::string> unjudged() const;
+  // The secret files the child sees as empty decoys (runner/sandbox.cc): an inotify descriptor
+  // watching each decoy for IN_OPEN, which this log owns from here on, and what each watch
+  // stands for ("reading ~/.ssh/id_ed25519 by the reviewer"). The kernel queues an open as it
+  // happens, at no cost to the child; list() and empty() read the queue first.
+  void watch_decoys(int inotify_fd, std::vector<std::pair<int, std::string>> watches);
+  ~RefusalLog();
+  RefusalLog(const RefusalLog&) = delete;
+  RefusalLog& operator=(const RefusalLog&) = delete;
 
  private:
+  void drain_decoys() const;  // with mu_ held
+  int decoy_fd_ = -1;
+  std::vector<std::pair<int, std::string>> decoys_;
   std::shared_ptr<const sandbox::WriteView> writes_;
   std::shared_ptr<const sandbox::SocketView> sockets_;
   mutable std::mutex mu_;
-  std::vector<std::string> seen_, unjudged_;
-  size_t more_ = 0;
+  mutable std::vector<std::string> seen_;
+  std::vector<std::string> unjudged_;
+  mutable size_t more_ = 0;
 };
 
 // Whether this kernel hands refused calls to a supervisor (SECCOMP_RET_USER_NOTIF).

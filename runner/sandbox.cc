@@ -7,6 +7,7 @@
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -37,6 +38,7 @@ namespace stdfs = std::filesystem;
 using sandbox_detail::canonical;
 using sandbox_detail::seccomp_program;
 using sandbox_detail::sandbox_object;
+using sandbox_detail::secret_files;
 
 // Landlock's rights and fields newer than the kernel headers of older distributions.
 namespace ll {
@@ -169,6 +171,45 @@ int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRul
 
 
 
+// An empty decoy per secret file, in a folder beside the child's temp folder (in yolo's private
+// one), which the ruleset lets the child read and an inotify descriptor watches for IN_OPEN: the
+// child's mount namespace binds each decoy over its secret, so an open of the secret opens the
+// decoy, reads nothing, and is queued by the kernel as it happens, attributed to this child by
+// the decoy's inode (no per-open cost: nothing is handed to the supervisor). A stat sees the
+// decoy's (empty) status and is not named. Returns the inotify descriptor, or -1 when there is
+// nothing to watch.
+int make_decoys(Confinement& c, std::vector<std::pair<int, std::string>>& names) {
+  const std::vector<std::string> secrets = secret_files();
+  if (secrets.empty()) return -1;
+  const std::string dir = c.temp_dir.string() + ".decoys";
+  if (::mkdir(dir.c_str(), 0700) != 0) return -1;
+  c.decoy_dir = dir;
+  int in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (in < 0) return -1;
+  const char* h = std::getenv("HOME");
+  const std::string home = h && *h ? canonical(h) : std::string();
+  const std::string role = sandbox::role_name(c.policy.role);
+  for (size_t k = 0; k < secrets.size(); ++k) {
+    const std::string decoy = dir + "/" + std::to_string(k);
+    int fd = ::open(decoy.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0400);
+    if (fd < 0) continue;
+    ::close(fd);
+    if (add_rule(c.ruleset_fd, decoy, rights_of(sandbox::Read, c.abi) & ll::kFileRights) != 0) continue;
+    int wd = ::inotify_add_watch(in, decoy.c_str(), IN_OPEN);
+    if (wd < 0) continue;
+    std::string shown = secrets[k];
+    if (!home.empty() && shown.size() > home.size() && shown.compare(0, home.size(), home) == 0 && shown[home.size()] == '/')
+      shown = "~" + shown.substr(home.size());
+    names.push_back({wd, "reading " + shown + " by the " + role});
+    c.decoys.push_back({decoy, secrets[k]});
+  }
+  if (names.empty()) {
+    ::close(in);
+    return -1;
+  }
+  return in;
+}
+
 // The flags a bind mount of `path` must keep when it is remounted (in a user namespace the
 // kernel refuses a remount that would drop them).
 unsigned long locked_flags(const std::string& path) {
@@ -188,6 +229,7 @@ unsigned long locked_flags(const std::string& path) {
 // namespace, for the paths of the policy that exist.
 void prepare_mounts(Confinement& c) {
   std::error_code ec;
+  size_t first_within = static_cast<size_t>(-1);  // where the phase folder's files begin
   // The flags the kernel keeps locked on a mount are the same for the files of one folder.
   std::string flags_dir;
   unsigned long dir_flags = 0;
@@ -199,6 +241,7 @@ void prepare_mounts(Confinement& c) {
       std::string path = list == &c.policy.read_only_within ? p : canonical(p);
       struct stat st {};
       if (::stat(path.c_str(), &st) != 0) continue;
+      if (list == &c.policy.read_only_within && first_within > c.mount_paths.size()) first_within = c.mount_paths.size();
       c.mount_paths.push_back(path);
       const bool ro = list == &c.policy.read_only || list == &c.policy.read_only_within;
       unsigned long locked = 0;
@@ -214,8 +257,62 @@ void prepare_mounts(Confinement& c) {
       }
       c.mount_flags.push_back(locked | (ro ? MS_RDONLY : 0));
     }
-  if (c.mount_paths.empty()) return;
-  for (size_t i = 0; i < c.mount_paths.size(); ++i) c.mounts.push_back({c.mount_paths[i].c_str(), c.mount_flags[i]});
+  // A file directly in a writable folder that itself lies beneath a read-only bind (the phase
+  // folder's plans and SUMMARYs, under .yolo-planning) is bound from that read-only bind, seen
+  // through a descriptor of the folder the child takes just before binding the folder
+  // writable: one mount per file, read-only from its source.
+  first_within = std::min(first_within, c.mount_paths.size());
+  std::vector<std::string> rw_dirs;
+  for (const auto& w : c.policy.writable_within) {
+    const std::string dir = canonical(w);
+    bool under_ro = false;
+    for (size_t i = 0; i < c.mount_paths.size() && !under_ro; ++i)
+      under_ro = (c.mount_flags[i] & MS_RDONLY) && dir.size() > c.mount_paths[i].size() &&
+                 dir.compare(0, c.mount_paths[i].size(), c.mount_paths[i]) == 0 && dir[c.mount_paths[i].size()] == '/';
+    // Its own bind must be made, before its files', for the descriptor to be taken.
+    const bool bound = std::find(c.mount_paths.begin(), c.mount_paths.begin() + static_cast<long>(first_within), dir) !=
+                       c.mount_paths.begin() + static_cast<long>(first_within);
+    rw_dirs.push_back(under_ro && bound ? dir : std::string());
+  }
+  std::vector<int> src_dir(c.mount_paths.size(), -1);  // which held folder a file is bound from
+  std::vector<int> holds(rw_dirs.size(), -1);
+  for (size_t i = first_within; i < c.mount_paths.size(); ++i) {
+    const std::string dir = stdfs::path(c.mount_paths[i]).parent_path().string();
+    for (size_t w = 0; w < rw_dirs.size(); ++w)
+      if (!rw_dirs[w].empty() && rw_dirs[w] == dir) {
+        if (holds[w] < 0) {
+          int fd = ::open("/", O_PATH | O_CLOEXEC);
+          if (fd >= 0 && fd < 3) {
+            int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+            ::close(fd);
+            fd = moved;
+          }
+          if (fd < 0) break;
+          c.hold_fds.push_back(fd);
+          holds[w] = fd;
+        }
+        src_dir[i] = holds[w];
+        break;
+      }
+  }
+  c.mount_srcs.resize(c.mount_paths.size());
+  for (size_t i = 0; i < c.mount_paths.size(); ++i)
+    if (src_dir[i] >= 0)
+      c.mount_srcs[i] = "/proc/self/fd/" + std::to_string(src_dir[i]) + "/" + stdfs::path(c.mount_paths[i]).filename().string();
+  for (size_t i = 0; i < c.mount_paths.size(); ++i) {
+    Confinement::Mount m{c.mount_paths[i].c_str(), c.mount_flags[i]};
+    if (src_dir[i] >= 0) m.src = c.mount_srcs[i].c_str();
+    for (size_t w = 0; w < rw_dirs.size(); ++w)
+      if (holds[w] >= 0 && i < first_within && c.mount_paths[i] == rw_dirs[w]) m.hold_fd = holds[w];
+    c.mounts.push_back(m);
+  }
+  // Last, the decoys over the secrets (outside the checkout, beneath no other bind).
+  for (const auto& [decoy, secret] : c.decoys) {
+    Confinement::Mount m{secret.c_str(), 0, decoy.c_str()};
+    m.optional = true;
+    c.mounts.push_back(m);
+  }
+  if (c.mounts.empty()) return;
   c.user_ns = ::geteuid() != 0;  // root makes a mount namespace alone; anyone else in a user namespace
   c.uid_map = std::to_string(::geteuid()) + " " + std::to_string(::geteuid()) + " 1\n";
   c.gid_map = std::to_string(::getegid()) + " " + std::to_string(::getegid()) + " 1\n";
@@ -231,12 +328,17 @@ std::string sandbox_detail::canonical(const std::string& p) {
 
 Confinement::~Confinement() {
   if (ruleset_fd >= 0) ::close(ruleset_fd);
+  for (int fd : hold_fds) ::close(fd);
   for (const auto& a : absent_agent_config) {
     struct stat st {};
     if (::lstat(a.c_str(), &st) != 0) continue;
     std::string aside = a + ".refused-by-yolo";
     for (int n = 2; ::lstat(aside.c_str(), &st) == 0 && n < 100; ++n) aside = a + ".refused-by-yolo." + std::to_string(n);
     ::rename(a.c_str(), aside.c_str());
+  }
+  if (!decoy_dir.empty()) {
+    std::error_code ec;
+    stdfs::remove_all(decoy_dir, ec);
   }
   if (!temp_dir.empty() && !keep_temp) {
     std::error_code ec;
@@ -301,7 +403,14 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, c
     if (!e) e = add_rule(c->ruleset_fd, dev, rights_of(sandbox::Read | sandbox::Write, c->abi) | (c->abi >= 5 ? ll::kIoctlDev : 0));
   for (const auto& g : c->policy.grants)
     if (!e) e = add_rule(c->ruleset_fd, canonical(g.path), rights_of(g.access, c->abi));
+  // Decoys, where a refusal log will read their watches: only for a child of yolo's (not
+  // `yolo sandbox`, where no yolo stays to watch).
+  int decoy_watch = -1;
+  std::vector<std::pair<int, std::string>> decoy_names;
+  if (!e && !checkout.empty() && !c->temp_dir.empty() && refusal_notes_available())
+    decoy_watch = make_decoys(*c, decoy_names);
   if (e) {
+    if (decoy_watch >= 0) ::close(decoy_watch);
     out.error = std::string("the Landlock ruleset could not be made: ") + std::strerror(e);
     return out;
   }
@@ -334,6 +443,9 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, c
     c->notify_prog.len = static_cast<unsigned short>(c->notify_filter.size());
     c->notify_prog.filter = c->notify_filter.data();
     c->refusals = std::make_shared<RefusalLog>(std::move(writes), std::move(sockets));
+    if (decoy_watch >= 0) c->refusals->watch_decoys(decoy_watch, std::move(decoy_names));
+  } else if (decoy_watch >= 0) {
+    ::close(decoy_watch);
   }
   return out;
 }
@@ -391,6 +503,18 @@ int enter_confinement(const Confinement& c) {
     }
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
     for (const auto& m : c.mounts) {
+      if (m.hold_fd >= 0) {
+        int fd = ::open(m.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) return errno;
+        int d = ::dup3(fd, m.hold_fd, O_CLOEXEC);
+        int e = errno;
+        ::close(fd);
+        if (d < 0) return e;
+      }
+      if (m.src) {
+        if (::mount(m.src, m.path, nullptr, MS_BIND, nullptr) != 0 && !m.optional) return errno;
+        continue;
+      }
       if (::mount(m.path, m.path, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
       if (::mount(nullptr, m.path, nullptr, MS_REMOUNT | MS_BIND | m.flags, nullptr) != 0) return errno;
     }

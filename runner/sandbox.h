@@ -53,13 +53,28 @@ struct Confinement {
   // next start of that CLI does not run what a child left (its creation was named, refusals.h).
   std::vector<std::string> absent_agent_config;
   // The child's own mount namespace (and user namespace, unless root): each path bound onto
-  // itself and remounted with its flags (MS_RDONLY for the read-only ones), in order.
+  // itself and remounted with its flags (MS_RDONLY for the read-only ones), in order. A mount
+  // with `hold_fd` first puts an O_PATH descriptor of its path, as the child sees it before the
+  // bind, on that number. A mount with `src` is bound from there alone, without a remount: a
+  // file of a writable folder that lies in a read-only bind, taken from that bind through the
+  // held descriptor (/proc/self/fd/N/NAME), and a bind keeps its source mount's flags, so the
+  // file is read-only with one mount instead of two.
   struct Mount {
     const char* path;
     unsigned long flags;
+    const char* src = nullptr;
+    int hold_fd = -1;
+    bool optional = false;  // a decoy: a bind that fails (the secret gone meanwhile) ends nothing
   };
+  // Each secret file the child could name, with the empty decoy bound over it in the child's
+  // mount namespace (decoy, secret): the ruleset lets the child read the decoy alone, and the
+  // refusal log watches it, so an attempt to read the secret reads nothing and is named.
+  std::vector<std::pair<std::string, std::string>> decoys;
+  std::string decoy_dir;
   std::vector<std::string> mount_paths;
   std::vector<unsigned long> mount_flags;
+  std::vector<std::string> mount_srcs;
+  std::vector<int> hold_fds;  // reserved in yolo (close-on-exec), replaced in the child
   std::vector<Mount> mounts;
   bool user_ns = false;
   bool drop_caps = false;  // yolo runs as root: the child keeps no capability

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "protocol/gates/gate_coverage.h"
@@ -85,6 +86,34 @@ std::vector<std::string> default_secrets() {
   std::sort(s.begin(), s.end());
   s.erase(std::unique(s.begin(), s.end()), s.end());
   return s;
+}
+
+std::vector<std::string> sandbox_detail::secret_files() {
+  std::vector<std::string> out;
+  auto regular = [](const std::string& p) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  auto take_dir = [&](const std::string& dir, bool keys_only) {
+    std::error_code ec;
+    for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (keys_only && (name.rfind("id_", 0) != 0 || (name.size() > 4 && name.compare(name.size() - 4, 4, ".pub") == 0)))
+        continue;
+      if (regular(it->path().string())) out.push_back(it->path().string());
+    }
+  };
+  if (auto k = approval_key_path(); !k.empty()) {
+    if (std::string key = canonical(k.string()); regular(key)) out.push_back(key);
+    if (std::string dir = canonical(k.parent_path().string()); dir != "/" && dir != canonical(home())) take_dir(dir, false);
+  }
+  if (std::string h = home(); !h.empty()) {
+    take_dir(canonical(h + "/.config/yolo"), false);
+    take_dir(canonical(h + "/.ssh"), true);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::vector<std::string> person_sockets() {

@@ -20,6 +20,11 @@ std::string canonical(const std::string& p);
 // `watch_sockets` (with `unix_sockets`): so are connections to an address.
 std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify, bool watch_writes, bool watch_sockets = false);
 
+// The secret files an open of which is named (sandbox.cc binds an empty decoy over each and
+// watches it): the approval key and the files of yolo's key folders, the SSH private keys
+// (`~/.ssh/id_*` but `.pub`). Regular files only, as they are now; canonical.
+std::vector<std::string> secret_files();
+
 // The config's "sandbox" object, when it is one.
 const json* sandbox_object(const Config& cfg);
 

@@ -97,11 +97,22 @@ std::vector<json> RunResult::json_lines() const {
 
 namespace {
 
-// The test process's environment plus `extra` ("K=V", later ones win in getenv's order).
+// The test process's environment with `extra` ("K=V") in place of the same names: getenv takes
+// the first entry of a name, so an added one must replace the inherited one, not follow it.
 std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  auto name_of = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
   std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
-  for (const auto& e : extra) envs.push_back(e);
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    bool replaced = false;
+    for (const auto& x : extra) replaced = replaced || name_of(x) == name_of(kv);
+    if (!replaced) envs.push_back(kv);
+  }
+  for (size_t i = 0; i < extra.size(); ++i) {
+    bool later = false;  // of two entries of one name in `extra`, the later one counts
+    for (size_t j = i + 1; j < extra.size(); ++j) later = later || name_of(extra[j]) == name_of(extra[i]);
+    if (!later) envs.push_back(extra[i]);
+  }
   return envs;
 }
 

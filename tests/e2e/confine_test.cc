@@ -120,8 +120,8 @@ std::string hostile_reviewer() {
          "\"attempt script rc=$? $(tr -d '\\r' < \"$TMPDIR/s\" | head -c 300)\"\n"
          "env -u YOLO_STARTED_BY \"$Y\" approve --yes --by person >\"$TMPDIR/a\" 2>&1; echo \"attempt direct $(head -c "
          "400 \"$TMPDIR/a\")\"\n"
-         "if cat \"$YOLO_APPROVAL_KEY_FILE\" >\"$TMPDIR/k\" 2>/dev/null; then echo \"STOLE KEY\"; else echo \"attempt "
-         "key refused\"; fi\n"
+         "if cat \"$YOLO_APPROVAL_KEY_FILE\" >\"$TMPDIR/k\" 2>/dev/null && [ -s \"$TMPDIR/k\" ]; then echo \"STOLE KEY\"; "
+         "else echo \"attempt key refused\"; fi\n"
          "if python3 -c 'import socket; s=socket.socket(socket.AF_UNIX)' 2>/dev/null; then echo \"UNIX SOCKET OPEN\"; "
          "else echo \"attempt unix socket refused\"; fi\n"
          "echo 'VERDICT: approve'\necho 'FINDINGS:'\necho '- none'\n";
@@ -150,6 +150,56 @@ TEST(Confine, AReviewerCannotApproveFromANamespaceAPtyOrWithTheKey) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(has(r.out + r.err, "the sandbox refused the reviewer unshare(CLONE_NEWUSER")) << r.out << r.err;
   EXPECT_TRUE(has(r.out + r.err, "by unshare (pid ")) << r.out << r.err;
+  // The key it read was an empty decoy, and the read is named.
+  EXPECT_TRUE(has(r.out + r.err, "reading " + stdfs::path(key_file()).string() + " by the reviewer")) << r.out << r.err;
+}
+
+// A reviewer that reads a secret (an SSH private key, the approval key) opens an empty decoy
+// bound over it: it reads nothing, and the review fails closed naming the file. Looking at the
+// secret without reading it (ls, test -e) and reading a public key name nothing: the same
+// reviewer without the reads passes.
+TEST(Confine, AReviewerReadingASecretReadsNothingAndTheReviewNamesIt) {
+  REQUIRE_SANDBOX();
+  if (!runner::refusal_notes_available()) GTEST_SKIP() << "skipped: this kernel hands no refused call to yolo";
+  for (bool hostile : {true, false}) {
+    TempDir home;
+    stdfs::create_directories(home.path() / ".ssh");
+    write_file(home.path() / ".ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET-KEY-BYTES\n");
+    write_file(home.path() / ".ssh/id_ed25519.pub", "ssh-ed25519 AAAA person@example.invalid\n");
+    ::chmod((home.path() / ".ssh").c_str(), 0700);
+    ::chmod((home.path() / ".ssh/id_ed25519").c_str(), 0600);
+    Demo d(json{{"reviewer", {{"command", {"agents/reading-reviewer", "{plan_path}"}}}}});
+    const std::string reads =
+        hostile ? "k=$(cat \"$HOME/.ssh/id_ed25519\" 2>/dev/null); echo \"ssh key rc=$? bytes=${#k}\"\n"
+                  "case \"$k\" in *SECRET*) echo 'STOLE SSH KEY';; esac\n"
+                  "a=$(cat \"$YOLO_APPROVAL_KEY_FILE\" 2>/dev/null); echo \"approval key bytes=${#a}\"\n"
+                : "";
+    d.agent("reading-reviewer", "#!/bin/sh\n" + reads +
+                                    "ls -l \"$HOME/.ssh\" >/dev/null 2>&1; test -e \"$HOME/.ssh/id_ed25519\" && echo 'key seen'\n"
+                                    "cat \"$HOME/.ssh/id_ed25519.pub\" >/dev/null 2>&1\n"
+                                    "echo 'VERDICT: approve'\necho 'FINDINGS:'\necho '- none'\n");
+    d.commit("reading");
+    // The approval key exists from the first gate on.
+    ASSERT_EQ(d.yolo({"request-approval", "--plan-path", ".yolo-planning/ROADMAP.md"}).exit_code, 0);
+    ASSERT_TRUE(stdfs::exists(key_file()));
+    auto r = run_yolo({"review", ".yolo-planning/phases/01-demo/01-01-PLAN.md"}, d.root(),
+                      {"NO_COLOR=1", "HOME=" + home.path().string()});
+    const std::string logs = d.logs();
+    EXPECT_TRUE(has(logs, "key seen")) << logs;
+    EXPECT_FALSE(has(logs, "STOLE SSH KEY")) << logs;
+    EXPECT_EQ(read_file(home.path() / ".ssh/id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET-KEY-BYTES\n");
+    if (hostile) {
+      EXPECT_TRUE(has(logs, "ssh key rc=0 bytes=0")) << logs;
+      EXPECT_TRUE(has(logs, "approval key bytes=0")) << logs;
+      EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+      EXPECT_TRUE(has(r.out + r.err, "reading ~/.ssh/id_ed25519 by the reviewer")) << r.out << r.err;
+      EXPECT_TRUE(has(r.out + r.err, "reading " + key_file() + " by the reviewer")) << r.out << r.err;
+      EXPECT_FALSE(has(r.out + r.err, "id_ed25519.pub")) << r.out << r.err;
+    } else {
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+      EXPECT_FALSE(has(r.out + r.err, "the sandbox refused")) << r.out << r.err;
+    }
+  }
 }
 
 // A reviewer may write its temp folder only. One that rewrites the plan it reviews and the
