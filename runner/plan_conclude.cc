@@ -4,6 +4,7 @@
 // (runner/phase_run_internal.h; its start: plan_exec.cc).
 #include "protocol/run/sandbox_policy.h"
 #include "runner/phase_run_internal.h"
+#include "runner/slot_aside.h"
 #include "runner/slot_objects.h"
 #include "runner/sandbox.h"
 
@@ -93,6 +94,16 @@ void Run::run_checks(size_t i, SpawnResult executor) {
   pr.check_errors = parsed.errors;
   pr.check_out.clear();
   pr.exec_result = std::move(executor);
+  // The checks judge what would be merged: what the executor left beyond its commits waits
+  // aside until they end (conclude puts it back, for the gate to list).
+  if (w && !pr.check_todo.empty() && !interrupted_ && !stopping_) {
+    std::string err;
+    if (!slot_aside::put_aside(w->path, {summary_rel_for(world_, root_, e.path), e.path}, pr.aside.emplace(), err)) {
+      pr.check_errors.push_back("what the executor left beyond its commits could not be put aside for the checks, "
+                                "so they did not run: " + err);
+      pr.check_todo.clear();
+    }
+  }
   // No check to run and the plan's gates run here, in this process: its slot serves the
   // next plan at once (started before the gates, so that it runs while they do).
   if (parsed.checks.empty() && !isolated() && !dispatched() && !interrupted_ && !stopping_) {
@@ -174,6 +185,13 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   const PlanEntry& e = entries_[i];
   std::string sp = summary_rel_for(world_, root_, e.path);
   json set = json::object();
+  if (auto& a = run_of(i).aside) {
+    std::string err;
+    const PlanWorktree* w = worktree_of(i);
+    if (a->active() && w && !slot_aside::put_back(w->path, *a, err))
+      run_of(i).check_errors.push_back("what the executor left beyond its commits could not be put back after the checks: " + err);
+    a.reset();
+  }
   // The facts: how the executor (or its job) ended, and once it did well, what the checks and
   // the SUMMARY gate found; protocol/run/execute_rules.h decides the plan from them.
   execution::PlanFacts facts;

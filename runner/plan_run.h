@@ -13,6 +13,7 @@
 #include "protocol/plan/plan_checks.h"
 #include "protocol/run/execution.h"
 #include "runner/refusals.h"
+#include "runner/slot_aside.h"
 #include "runner/subprocess.h"
 #include "runner/worktree.h"
 
@@ -33,6 +34,9 @@ struct PlanRun {
   std::vector<plan_checks::Outcome> check_out;
   std::vector<std::string> check_errors;
   SpawnResult exec_result;               // the executor's result while its checks run
+  // What its executor left in its slot beyond its commits, put aside while its checks run
+  // (runner/slot_aside.h), put back before its gate.
+  std::optional<slot_aside::Aside> aside;
   std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
   std::string objects_error;             // why its executor's git objects were not taken in ("": none)
   std::vector<std::string> dispatch_res;  // its resources as adapter options

@@ -450,7 +450,7 @@ TEST_F(DispatchTest, ABranchMissingOnTheRemoteFailsThePlanAndTheAdapterGetsNoKey
                  "exit 0\n");
   make_executable(fake);
   use_adapter(fake.string());
-  write_file(side_.path() / "key", "secret\n");
+  write_file(side_.path() / "key", std::string(32, 'k'));  // a key of the right size, its own
   auto r = execute({"YOLO_APPROVAL_KEY_FILE=" + (side_.path() / "key").string(), "YOLO_SIGNING_KEY=k"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   json p = plan("01-01");

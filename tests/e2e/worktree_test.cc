@@ -366,6 +366,42 @@ TEST_F(WorktreeTest, ASlotsNextPlanSeesNothingTheLastOneLeftUncommitted) {
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
 }
 
+// A check reads the slot besides its program (a Makefile, a conftest.py, a data file). What the
+// executor left there uncommitted is not merged, so the checks must not see it: while they
+// run, the slot is its commit (a tracked change undone, untracked files gone, an untracked
+// .gitignore too, which would hide what it names), ignored files stay; after them, all is put
+// back, and the gate lists it as before.
+TEST_F(WorktreeTest, ChecksSeeTheSlotAsItsCommitNotWhatTheExecutorLeftUncommitted) {
+  write_file(repo() / ".git" / "info" / "exclude", "*.log\n");
+  write_file(repo() / "agents/hiding-executor",
+             "#!/bin/sh\nmkdir -p hidden && printf '*\\n' > hidden/.gitignore && echo x > hidden/x.txt\n"
+             "exec \"$(dirname \"$0\")/executor-worktree\" \"$@\"\n");
+  stdfs::permissions(repo() / "agents/hiding-executor", stdfs::perms::owner_all);
+  set_config({{"executor", {{"command", {"agents/hiding-executor", "{plan_path}", "{summary_path}"}}}}});
+  add_to_must_haves("01-01-PLAN.md",
+                    "  checks:\n    - {argv: [\"sh\", \"-c\", \"! grep -q litter .yolo-planning/ROADMAP.md && "
+                    "! test -e litter/01-01.txt && ! test -e litter/staged-01-01.txt && ! test -e hidden && "
+                    "test -e scratch.log && test -e greeting/text.txt\"], name: clean}\n");
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "a hiding executor"});
+  auto r = execute({"YOLO_EXEC_LITTER_FOR=01-01"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  json p = plan("01-01");
+  EXPECT_EQ(p["status"], "complete") << p.dump();
+  ASSERT_EQ(p["checks"].size(), 1u) << p.dump();
+  EXPECT_EQ(p["checks"][0]["passed"], true) << p.dump();
+  // Put back before the gate, which lists it (the staged file staged again, so it counts).
+  std::vector<std::string> left = p["scope"]["uncommitted"].get<std::vector<std::string>>();
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left,
+            (std::vector<std::string>{".yolo-planning/ROADMAP.md", "litter/01-01.txt", "litter/staged-01-01.txt"}))
+      << p.dump();
+  std::string tree = git({"ls-tree", "-r", "--name-only", "HEAD"});
+  EXPECT_EQ(tree.find("litter"), std::string::npos) << tree;
+  EXPECT_EQ(tree.find("hidden"), std::string::npos) << tree;
+  EXPECT_EQ(merges_of("01-01"), 1u);
+}
+
 // yolo killed (kill -9) while 01-01's executor has left its worktree dirty: the next execute
 // knows nothing of that slot, so it gives it a full reset; the plan runs again from a clean
 // checkout and nothing of the litter is merged.
