@@ -94,13 +94,25 @@ std::vector<std::string> sandbox_detail::secret_files() {
     struct stat st {};
     return ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   };
+  // A private key by its name (`id_*` but `.pub`) or by its first line (PEM and OpenSSH keys
+  // say "PRIVATE KEY" there), so a key named after its host counts too.
+  auto private_key = [](const std::string& path, const std::string& name) {
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".pub") == 0) return false;
+    if (name.rfind("id_", 0) == 0) return true;
+    char head[128] = {0};
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return false;
+    const size_t n = std::fread(head, 1, sizeof head - 1, f);
+    std::fclose(f);
+    return std::string(head, n).find("PRIVATE KEY") != std::string::npos;
+  };
   auto take_dir = [&](const std::string& dir, bool keys_only) {
     std::error_code ec;
     for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      if (keys_only && (name.rfind("id_", 0) != 0 || (name.size() > 4 && name.compare(name.size() - 4, 4, ".pub") == 0)))
-        continue;
-      if (regular(it->path().string())) out.push_back(it->path().string());
+      const std::string path = it->path().string();
+      if (!regular(path)) continue;
+      if (keys_only && !private_key(path, it->path().filename().string())) continue;
+      out.push_back(path);
     }
   };
   if (auto k = approval_key_path(); !k.empty()) {
@@ -110,6 +122,7 @@ std::vector<std::string> sandbox_detail::secret_files() {
   if (std::string h = home(); !h.empty()) {
     take_dir(canonical(h + "/.config/yolo"), false);
     take_dir(canonical(h + "/.ssh"), true);
+    take_dir(canonical(h + "/.gnupg/private-keys-v1.d"), false);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -22,7 +22,8 @@ std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify, bool wa
 
 // The secret files an open of which is named (sandbox.cc binds an empty decoy over each and
 // watches it): the approval key and the files of yolo's key folders, the SSH private keys
-// (`~/.ssh/id_*` but `.pub`). Regular files only, as they are now; canonical.
+// (`~/.ssh/id_*` but `.pub`, and any file there whose first line says "PRIVATE KEY"), GnuPG's
+// private keys (`~/.gnupg/private-keys-v1.d`). Regular files only, as they are now; canonical.
 std::vector<std::string> secret_files();
 
 // The config's "sandbox" object, when it is one.

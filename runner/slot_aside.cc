@@ -63,8 +63,22 @@ bool put_aside(const stdfs::path& slot, const std::vector<std::string>& keep, As
     return false;
   }
   aside.held = held;
-  // Untracked .gitignore files first (tracked ones are put back to HEAD's below): one the
-  // executor made would hide what it names from `add -A` and `clean`.
+  // The executor could write the slot's index: an entry marked assume-unchanged or
+  // skip-worktree, or one holding the status of a changed file beside HEAD's blob, hides that
+  // change from status, add and checkout alike. So the index is kept aside and made anew
+  // from HEAD (status then hashes each file once to learn its status).
+  const stdfs::path index = gitdir / "index";
+  if (stdfs::exists(index, ec)) {
+    stdfs::copy_file(index, held / "index", stdfs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      err = "cannot keep the slot's index: " + ec.message();
+      return false;
+    }
+    aside.index_copy = held / "index";
+  }
+  if (!ran(git(slot, {"read-tree", "HEAD"}), err)) return false;
+  // Untracked .gitignore files next: one the executor made would hide what it names from
+  // status, `add -A` and `clean` (a tracked one is put back to HEAD's with the rest).
   GitRun ignores = git(slot, {"ls-files", "-z", "--others", "--", ":(glob)**/.gitignore"});
   if (!ran(ignores, err)) return false;
   for (const auto& f : nul_list(ignores.out)) {
@@ -83,18 +97,15 @@ bool put_aside(const stdfs::path& slot, const std::vector<std::string>& keep, As
   for (const auto& line : nul_list(status.out))
     if (line.size() > 3 && !kept(keep, line.substr(3))) dirty = true;
   if (!dirty) return true;
-  // The slot's files beyond HEAD as one tree, made through an index of yolo's own.
-  const stdfs::path index = gitdir / "index";
-  if (stdfs::exists(index, ec)) {
-    stdfs::copy_file(index, held / "index", stdfs::copy_options::overwrite_existing, ec);
-    if (ec) {
-      err = "cannot keep the slot's index: " + ec.message();
-      return false;
-    }
-    aside.index_copy = held / "index";
+  // The slot's files beyond HEAD as one tree, made through an index of yolo's own (a copy of
+  // the one just refreshed, so unchanged files are not hashed again).
+  const stdfs::path work = held / "work-index";
+  stdfs::copy_file(index, work, stdfs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    err = "cannot copy the slot's index: " + ec.message();
+    return false;
   }
-  const std::vector<std::pair<std::string, std::string>> own = {{"GIT_INDEX_FILE", (held / "work-index").string()}};
-  if (!ran(git(slot, {"read-tree", "HEAD"}, {}, own), err)) return false;
+  const std::vector<std::pair<std::string, std::string>> own = {{"GIT_INDEX_FILE", work.string()}};
   if (!ran(git(slot, {"add", "-A"}, all_but(keep), own), err)) return false;
   GitRun tree = git(slot, {"write-tree"}, {}, own);
   if (!ran(tree, err)) return false;
@@ -103,7 +114,6 @@ bool put_aside(const stdfs::path& slot, const std::vector<std::string>& keep, As
   aside.tree = t;
   // The slot back to its commit, but for the kept paths and what the ignore rules of that
   // commit ignore.
-  if (!ran(git(slot, {"reset", "-q"}), err)) return false;
   if (!ran(git(slot, {"checkout", "-q", "-f"}, all_but(keep)), err)) return false;
   return ran(git(slot, {"clean", "-f", "-d", "-q"}, all_but(keep)), err);
 }
@@ -118,13 +128,13 @@ bool put_back(const stdfs::path& slot, const Aside& aside, std::string& err) {
     ok = ran(git(slot, {"read-tree", "HEAD"}, {}, own), err);
     if (ok) git(slot, {"update-index", "-q", "--refresh"}, {}, own);  // the files' status, so they count as HEAD's
     ok = ok && ran(git(slot, {"read-tree", "-m", "-u", "HEAD", aside.tree}, {}, own), err);
-    if (ok && !aside.index_copy.empty()) {
-      stdfs::copy_file(aside.index_copy, slot_objects::git_folder(slot) / "index",
-                       stdfs::copy_options::overwrite_existing, ec);
-      if (ec) {
-        ok = false;
-        err = "cannot put the slot's index back: " + ec.message();
-      }
+  }
+  if (ok && !aside.index_copy.empty()) {
+    stdfs::copy_file(aside.index_copy, slot_objects::git_folder(slot) / "index", stdfs::copy_options::overwrite_existing,
+                     ec);
+    if (ec) {
+      ok = false;
+      err = "cannot put the slot's index back: " + ec.message();
     }
   }
   for (size_t k = 0; k < aside.ignore_files.size(); ++k) {

@@ -5,7 +5,8 @@
 // would make the check pass while the branch that is merged fails it. So, before the checks of
 // a plan in a worktree, what the slot holds beyond its HEAD (changes to tracked files, untracked
 // files that are not ignored, and every untracked `.gitignore`, which would hide the files it
-// names from the step) is put aside: recorded as a tree in the repository, then removed from
+// names from the step) is put aside, judged against an index made anew from HEAD (the
+// executor could write the slot's own to hide a change): recorded as a tree in the repository, then removed from
 // the slot. After the checks it is put back, so the gate lists it and the person finds it.
 // Ignored files (build outputs, node_modules) stay where they are: checks may need them, and
 // the committed ignore rules, not the executor, decide what they are.
@@ -21,7 +22,7 @@ struct Aside {
   std::vector<std::string> ignore_files;   // untracked .gitignore files, moved to `held`
   std::filesystem::path held;              // where they wait (in the slot's git folder)
   std::filesystem::path index_copy;        // the slot's index as the executor left it
-  bool active() const { return !tree.empty() || !ignore_files.empty(); }
+  bool active() const { return !tree.empty() || !ignore_files.empty() || !index_copy.empty(); }
 };
 
 // Puts aside what the slot holds beyond HEAD, but the paths of `keep` (the plan's SUMMARY, its

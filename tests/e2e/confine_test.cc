@@ -166,6 +166,9 @@ TEST(Confine, AReviewerReadingASecretReadsNothingAndTheReviewNamesIt) {
     stdfs::create_directories(home.path() / ".ssh");
     write_file(home.path() / ".ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET-KEY-BYTES\n");
     write_file(home.path() / ".ssh/id_ed25519.pub", "ssh-ed25519 AAAA person@example.invalid\n");
+    write_file(home.path() / ".ssh/forge", "-----BEGIN OPENSSH PRIVATE KEY-----\nOTHER-KEY-BYTES\n");
+    stdfs::create_directories(home.path() / ".gnupg/private-keys-v1.d");
+    write_file(home.path() / ".gnupg/private-keys-v1.d/ABCD.key", "Key: (private-key GPG-KEY-BYTES)\n");
     ::chmod((home.path() / ".ssh").c_str(), 0700);
     ::chmod((home.path() / ".ssh/id_ed25519").c_str(), 0600);
     Demo d(json{{"reviewer", {{"command", {"agents/reading-reviewer", "{plan_path}"}}}}});
@@ -173,6 +176,8 @@ TEST(Confine, AReviewerReadingASecretReadsNothingAndTheReviewNamesIt) {
         hostile ? "k=$(cat \"$HOME/.ssh/id_ed25519\" 2>/dev/null); echo \"ssh key rc=$? bytes=${#k}\"\n"
                   "case \"$k\" in *SECRET*) echo 'STOLE SSH KEY';; esac\n"
                   "a=$(cat \"$YOLO_APPROVAL_KEY_FILE\" 2>/dev/null); echo \"approval key bytes=${#a}\"\n"
+                  "f=$(cat \"$HOME/.ssh/forge\" \"$HOME/.gnupg/private-keys-v1.d/ABCD.key\" 2>/dev/null); "
+                  "echo \"other keys bytes=${#f}\"\n"
                 : "";
     d.agent("reading-reviewer", "#!/bin/sh\n" + reads +
                                     "ls -l \"$HOME/.ssh\" >/dev/null 2>&1; test -e \"$HOME/.ssh/id_ed25519\" && echo 'key seen'\n"
@@ -191,6 +196,9 @@ TEST(Confine, AReviewerReadingASecretReadsNothingAndTheReviewNamesIt) {
     if (hostile) {
       EXPECT_TRUE(has(logs, "ssh key rc=0 bytes=0")) << logs;
       EXPECT_TRUE(has(logs, "approval key bytes=0")) << logs;
+      EXPECT_TRUE(has(logs, "other keys bytes=0")) << logs;
+      EXPECT_TRUE(has(r.out + r.err, "reading ~/.ssh/forge by the reviewer")) << r.out << r.err;
+      EXPECT_TRUE(has(r.out + r.err, "reading ~/.gnupg/private-keys-v1.d/ABCD.key by the reviewer")) << r.out << r.err;
       EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
       EXPECT_TRUE(has(r.out + r.err, "reading ~/.ssh/id_ed25519 by the reviewer")) << r.out << r.err;
       EXPECT_TRUE(has(r.out + r.err, "reading " + key_file() + " by the reviewer")) << r.out << r.err;

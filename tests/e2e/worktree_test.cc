@@ -368,18 +368,22 @@ TEST_F(WorktreeTest, ASlotsNextPlanSeesNothingTheLastOneLeftUncommitted) {
 
 // A check reads the slot besides its program (a Makefile, a conftest.py, a data file). What the
 // executor left there uncommitted is not merged, so the checks must not see it: while they
-// run, the slot is its commit (a tracked change undone, untracked files gone, an untracked
-// .gitignore too, which would hide what it names), ignored files stay; after them, all is put
+// run, the slot is its commit (a tracked change undone, one hidden by an index mark too,
+// untracked files gone, an untracked .gitignore too, which would hide what it names), ignored
+// files stay; after them, all is put
 // back, and the gate lists it as before.
 TEST_F(WorktreeTest, ChecksSeeTheSlotAsItsCommitNotWhatTheExecutorLeftUncommitted) {
   write_file(repo() / ".git" / "info" / "exclude", "*.log\n");
   write_file(repo() / "agents/hiding-executor",
              "#!/bin/sh\nmkdir -p hidden && printf '*\\n' > hidden/.gitignore && echo x > hidden/x.txt\n"
+             "echo '# changed' >> checks.txt && git update-index --skip-worktree checks.txt\n"
              "exec \"$(dirname \"$0\")/executor-worktree\" \"$@\"\n");
   stdfs::permissions(repo() / "agents/hiding-executor", stdfs::perms::owner_all);
+  write_file(repo() / "checks.txt", "as committed\n");
   set_config({{"executor", {{"command", {"agents/hiding-executor", "{plan_path}", "{summary_path}"}}}}});
   add_to_must_haves("01-01-PLAN.md",
-                    "  checks:\n    - {argv: [\"sh\", \"-c\", \"! grep -q litter .yolo-planning/ROADMAP.md && "
+                    "  checks:\n    - {argv: [\"sh\", \"-c\", \"! grep -q changed checks.txt && "
+                    "! grep -q litter .yolo-planning/ROADMAP.md && "
                     "! test -e litter/01-01.txt && ! test -e litter/staged-01-01.txt && ! test -e hidden && "
                     "test -e scratch.log && test -e greeting/text.txt\"], name: clean}\n");
   git({"add", "-A"});
