@@ -52,15 +52,16 @@ std::vector<std::string> RefusalLog::unjudged() const {
 
 std::chrono::milliseconds judge_deadline() { return std::chrono::milliseconds(1000); }
 
-RefusalLog::~RefusalLog() {
-  if (decoy_fd_ >= 0) ::close(decoy_fd_);
-}
-
 void RefusalLog::watch_decoys(int inotify_fd, std::vector<std::pair<int, std::string>> watches) {
   std::lock_guard<std::mutex> g(mu_);
-  if (decoy_fd_ >= 0) ::close(decoy_fd_);
   decoy_fd_ = inotify_fd;
   decoys_ = std::move(watches);
+}
+
+void RefusalLog::release_decoys() {
+  std::lock_guard<std::mutex> g(mu_);
+  drain_decoys();
+  decoy_fd_ = -1;
 }
 
 void RefusalLog::drain_decoys() const {

@@ -61,11 +61,13 @@ class RefusalLog {
   void note_unjudged(std::string what);
   std::vector<std::string> unjudged() const;
   // The secret files the child sees as empty decoys (runner/sandbox.cc): an inotify descriptor
-  // watching each decoy for IN_OPEN, which this log owns from here on, and what each watch
+  // watching each decoy for IN_OPEN (the decoy set's, not this log's), and what each watch
   // stands for ("reading ~/.ssh/id_ed25519 by the reviewer"). The kernel queues an open as it
   // happens, at no cost to the child; list() and empty() read the queue first.
   void watch_decoys(int inotify_fd, std::vector<std::pair<int, std::string>> watches);
-  ~RefusalLog();
+  // Reads the queue a last time and lets go of the descriptor (the set goes to the next child).
+  void release_decoys();
+  ~RefusalLog() = default;
   RefusalLog(const RefusalLog&) = delete;
   RefusalLog& operator=(const RefusalLog&) = delete;
 

@@ -171,43 +171,33 @@ int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRul
 
 
 
-// An empty decoy per secret file, in a folder beside the child's temp folder (in yolo's private
-// one), which the ruleset lets the child read and an inotify descriptor watches for IN_OPEN: the
-// child's mount namespace binds each decoy over its secret, so an open of the secret opens the
-// decoy, reads nothing, and is queued by the kernel as it happens, attributed to this child by
-// the decoy's inode (no per-open cost: nothing is handed to the supervisor). A stat sees the
-// decoy's (empty) status and is not named. Returns the inotify descriptor, or -1 when there is
-// nothing to watch.
-int make_decoys(Confinement& c, std::vector<std::pair<int, std::string>>& names) {
+// An empty decoy per secret file (a set taken from the pool, runner/sandbox_decoys.cc), which
+// the ruleset lets the child read and an inotify descriptor watches for IN_OPEN: the child's
+// mount namespace binds each decoy over its secret, so an open of the secret opens the decoy,
+// reads nothing, and is queued by the kernel as it happens, attributed to this child by the
+// decoy's inode, which no other child holds meanwhile (no per-open cost: nothing is handed to
+// the supervisor). A stat sees the decoy's (empty) status and is not named. Returns the watch
+// of each decoy with what an open of it means; empty when there is nothing to watch.
+std::vector<std::pair<int, std::string>> make_decoys(Confinement& c) {
+  std::vector<std::pair<int, std::string>> names;
   const std::vector<std::string> secrets = secret_files();
-  if (secrets.empty()) return -1;
-  const std::string dir = c.temp_dir.string() + ".decoys";
-  if (::mkdir(dir.c_str(), 0700) != 0) return -1;
-  c.decoy_dir = dir;
-  int in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (in < 0) return -1;
+  if (secrets.empty()) return names;
+  sandbox_detail::DecoySet* set = sandbox_detail::take_decoys(secrets, c.temp_dir.parent_path().string());
+  if (!set) return names;
+  c.decoy_set = set;
   const char* h = std::getenv("HOME");
   const std::string home = h && *h ? canonical(h) : std::string();
   const std::string role = sandbox::role_name(c.policy.role);
-  for (size_t k = 0; k < secrets.size(); ++k) {
-    const std::string decoy = dir + "/" + std::to_string(k);
-    int fd = ::open(decoy.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0400);
-    if (fd < 0) continue;
-    ::close(fd);
-    if (add_rule(c.ruleset_fd, decoy, rights_of(sandbox::Read, c.abi) & ll::kFileRights) != 0) continue;
-    int wd = ::inotify_add_watch(in, decoy.c_str(), IN_OPEN);
-    if (wd < 0) continue;
-    std::string shown = secrets[k];
+  for (size_t k = 0; k < set->decoys.size(); ++k) {
+    if (add_rule(c.ruleset_fd, set->decoys[k], rights_of(sandbox::Read, c.abi) & ll::kFileRights) != 0) continue;
+    std::string shown = set->secrets[k];
     if (!home.empty() && shown.size() > home.size() && shown.compare(0, home.size(), home) == 0 && shown[home.size()] == '/')
       shown = "~" + shown.substr(home.size());
-    names.push_back({wd, "reading " + shown + " by the " + role});
-    c.decoys.push_back({decoy, secrets[k]});
+    names.push_back({set->wds[k], "reading " + shown + " by the " + role});
+    c.decoys.push_back({set->decoys[k], set->secrets[k]});
   }
-  if (names.empty()) {
-    ::close(in);
-    return -1;
-  }
-  return in;
+  sandbox_detail::drop_queued(*set);  // what adding the rules may have queued: no child yet
+  return names;
 }
 
 // The flags a bind mount of `path` must keep when it is remounted (in a user namespace the
@@ -336,9 +326,10 @@ Confinement::~Confinement() {
     for (int n = 2; ::lstat(aside.c_str(), &st) == 0 && n < 100; ++n) aside = a + ".refused-by-yolo." + std::to_string(n);
     ::rename(a.c_str(), aside.c_str());
   }
-  if (!decoy_dir.empty()) {
-    std::error_code ec;
-    stdfs::remove_all(decoy_dir, ec);
+  if (decoy_set) {
+    // Its opens into the child's log, then the set is the next child's.
+    if (refusals) refusals->release_decoys();
+    sandbox_detail::give_back(decoy_set);
   }
   if (!temp_dir.empty() && !keep_temp) {
     std::error_code ec;
@@ -405,12 +396,9 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, c
     if (!e) e = add_rule(c->ruleset_fd, canonical(g.path), rights_of(g.access, c->abi));
   // Decoys, where a refusal log will read their watches: only for a child of yolo's (not
   // `yolo sandbox`, where no yolo stays to watch).
-  int decoy_watch = -1;
   std::vector<std::pair<int, std::string>> decoy_names;
-  if (!e && !checkout.empty() && !c->temp_dir.empty() && refusal_notes_available())
-    decoy_watch = make_decoys(*c, decoy_names);
+  if (!e && !checkout.empty() && !c->temp_dir.empty() && refusal_notes_available()) decoy_names = make_decoys(*c);
   if (e) {
-    if (decoy_watch >= 0) ::close(decoy_watch);
     out.error = std::string("the Landlock ruleset could not be made: ") + std::strerror(e);
     return out;
   }
@@ -443,9 +431,7 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, c
     c->notify_prog.len = static_cast<unsigned short>(c->notify_filter.size());
     c->notify_prog.filter = c->notify_filter.data();
     c->refusals = std::make_shared<RefusalLog>(std::move(writes), std::move(sockets));
-    if (decoy_watch >= 0) c->refusals->watch_decoys(decoy_watch, std::move(decoy_names));
-  } else if (decoy_watch >= 0) {
-    ::close(decoy_watch);
+    if (c->decoy_set) c->refusals->watch_decoys(c->decoy_set->fd, std::move(decoy_names));
   }
   return out;
 }

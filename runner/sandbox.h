@@ -26,6 +26,10 @@
 
 namespace yolo::runner {
 
+namespace sandbox_detail {
+struct DecoySet;  // runner/sandbox_internal.h
+}
+
 // The Landlock ABI version of this kernel, 0 when it has none (or it is disabled).
 int landlock_abi();
 
@@ -70,7 +74,7 @@ struct Confinement {
   // mount namespace (decoy, secret): the ruleset lets the child read the decoy alone, and the
   // refusal log watches it, so an attempt to read the secret reads nothing and is named.
   std::vector<std::pair<std::string, std::string>> decoys;
-  std::string decoy_dir;
+  sandbox_detail::DecoySet* decoy_set = nullptr;  // the pool's, back to it when this ends
   std::vector<std::string> mount_paths;
   std::vector<unsigned long> mount_flags;
   std::vector<std::string> mount_srcs;

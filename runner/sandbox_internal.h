@@ -26,6 +26,26 @@ std::vector<sock_filter> seccomp_program(bool unix_sockets, bool notify, bool wa
 // private keys (`~/.gnupg/private-keys-v1.d`). Regular files only, as they are now; canonical.
 std::vector<std::string> secret_files();
 
+// Empty decoys standing in for the secret files, one set per child at a time and reused by
+// the next child (runner/sandbox_decoys.cc): making files costs far more than a start on a file
+// system where files come and go (ext4 skips inodes freed recently), so a set is made once per
+// yolo process and concurrency, not once per child. An inotify descriptor watches each decoy
+// for IN_OPEN.
+struct DecoySet {
+  std::string dir;  // in yolo's private folder, hidden from every child
+  int fd = -1;
+  std::vector<std::string> asked;            // the secrets it was made for
+  std::vector<std::string> secrets, decoys;  // secrets[k] is stood in for by decoys[k]
+  std::vector<int> wds;                      // decoys[k]'s watch
+};
+// A free set for exactly these secrets, in a folder beneath `parent` (made when none is free);
+// its queue holds nothing. nullptr when none can be made.
+DecoySet* take_decoys(const std::vector<std::string>& secrets, const std::string& parent);
+// Drops what the set's queue holds (opens made before its child started).
+void drop_queued(const DecoySet& set);
+// The set free again for the next child.
+void give_back(DecoySet* set);
+
 // The config's "sandbox" object, when it is one.
 const json* sandbox_object(const Config& cfg);
 

@@ -410,5 +410,59 @@ TEST(Sandbox, WithTheSandboxOffTheChildIsNotConfinedAndTheRecordSaysSo) {
   EXPECT_EQ(w.out, "ok\n");
 }
 
+// A set of decoys serves one child at a time and then the next: the second child of the
+// same policy gets the first one's decoys (no files made again), and what the first read is
+// named in the first child's log alone. Two children at once get two sets.
+TEST(Sandbox, DecoysServeOneChildAtATimeAndNameOnlyItsOwnReads) {
+  REQUIRE_LANDLOCK();
+  if (!refusal_notes_available()) GTEST_SKIP() << "skipped: this kernel hands no refused call to yolo";
+  TempDir t;
+  const stdfs::path home = t.path() / "home";
+  stdfs::create_directories(home / ".ssh");
+  write_file(home / ".ssh/id_ed25519", "PRIVATE-KEY-BYTES\n");
+  const char* old_home = std::getenv("HOME");
+  const std::string saved = old_home ? old_home : "";
+  ::setenv("HOME", home.c_str(), 1);
+  stdfs::path root = t.path() / "p";
+  stdfs::create_directories(root);
+  auto confined = [&](const char* name) {
+    sandbox::Policy p;
+    p.role = sandbox::Role::Reviewer;
+    p.hidden = {(home / ".ssh").string()};
+    stdfs::create_directories(t.path() / name);
+    p.grants.push_back({(t.path() / name).string(), sandbox::Read | sandbox::Write | sandbox::Exec});
+    auto r = confine_policy(p, t.path() / name, root.string());
+    EXPECT_TRUE(r.ok()) << r.error;
+    return r.confinement;
+  };
+  const std::string read_key = "c=$(cat \"" + (home / ".ssh/id_ed25519").string() + "\"); echo \"bytes=${#c}\"";
+  std::string first_set;
+  {
+    auto c = confined("a");
+    ASSERT_FALSE(c->decoys.empty());
+    first_set = stdfs::path(c->decoys.front().first).parent_path().string();
+    auto r = sh(read_key, c);
+    EXPECT_EQ(r.out, "bytes=0\n") << r.err;
+    EXPECT_TRUE(has(describe_refusals(c->refusals.get()), "reading ~/.ssh/id_ed25519 by the reviewer"))
+        << describe_refusals(c->refusals.get());
+  }
+  {
+    auto c = confined("b");
+    ASSERT_FALSE(c->decoys.empty());
+    EXPECT_EQ(stdfs::path(c->decoys.front().first).parent_path().string(), first_set);  // the same set again
+    auto r = sh("test -e \"" + (home / ".ssh/id_ed25519").string() + "\" && echo seen", c);
+    EXPECT_EQ(r.out, "seen\n") << r.err;
+    EXPECT_TRUE(c->refusals->empty()) << describe_refusals(c->refusals.get());
+    auto other = confined("c");  // while b holds it: a set of its own
+    ASSERT_FALSE(other->decoys.empty());
+    EXPECT_NE(stdfs::path(other->decoys.front().first).parent_path().string(), first_set);
+    auto r2 = sh(read_key, other);
+    EXPECT_EQ(r2.out, "bytes=0\n") << r2.err;
+    EXPECT_FALSE(other->refusals->empty());
+    EXPECT_TRUE(c->refusals->empty()) << describe_refusals(c->refusals.get());
+  }
+  if (old_home) ::setenv("HOME", saved.c_str(), 1); else ::unsetenv("HOME");
+}
+
 }  // namespace
 }  // namespace yolo::runner
