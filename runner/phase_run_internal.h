@@ -231,6 +231,20 @@ class Run {
   void dispatch_engine_status(size_t i, std::string status);
   SpawnSpec adapter_spec(const std::vector<std::string>& argv, long long timeout_ms) const;
   void dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r);
+  // A fetched branch's checkout in its slot, by children of the loop one after the other.
+  struct DispatchCheckout {
+    size_t plan;
+    long long wave;
+    std::string head;
+    int slot;
+    PlanWorktree w;
+    std::vector<SpawnSpec> steps;
+    size_t next = 0;
+    SpawnResult r;
+  };
+  void dispatch_checkout_step(std::shared_ptr<DispatchCheckout> c);
+  void dispatch_checked_out(size_t i, long long wave, const std::string& head, int slot, std::optional<PlanWorktree> w,
+                            SpawnResult r);
   // reschedule false: called from start_plans (which schedules once its loop is done).
   void dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
                      bool reschedule = true);
@@ -253,7 +267,7 @@ class Run {
   void dispatch_fetch_batch();
   // Merged plans' branches deleted from the remote: one push for the merge's batch.
   void dispatch_delete_merged(const std::vector<std::string>& branches);
-  void dispatch_fetched_batch(SpawnResult fr);
+  void dispatch_fetched_batch(SpawnResult fr, std::string heads);
   std::vector<std::string> dispatch_resources(size_t i) const {
     const PlanRun* r = run_at(i);
     return r ? r->dispatch_res : std::vector<std::string>();

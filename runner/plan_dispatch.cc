@@ -594,21 +594,28 @@ void Run::dispatch_fetch_batch() {
   spec.unset_env = adapter_unset_env();
   spec.timeout_ms = 600000;
   spec.output_cap = 64 * 1024;
-  fetch_proc_ = Process::start(&loop_, std::move(spec), [this](SpawnResult fr) { dispatch_fetched_batch(std::move(fr)); });
+  fetch_proc_ = Process::start(&loop_, std::move(spec), [this](SpawnResult fr) {
+    if (!fr.ok()) return dispatch_fetched_batch(std::move(fr), "");
+    // The fetched heads, read once for the batch by a second child (not on the loop either).
+    SpawnSpec h = git_child_spec(root_,
+                                 {"for-each-ref", "--format=%(objectname) %(refname)",
+                                  "refs/yolo-dispatch/yolo/" + trees_->run_tag() + "/"},
+                                 30000);
+    h.unset_env = adapter_unset_env();
+    auto fetched = std::make_shared<SpawnResult>(std::move(fr));
+    fetch_proc_ = Process::start(&loop_, std::move(h), [this, fetched](SpawnResult hr) {
+      dispatch_fetched_batch(std::move(*fetched), hr.ok() ? std::move(hr.out) : std::string());
+    });
+  });
 }
 
-void Run::dispatch_fetched_batch(SpawnResult fr) {
+void Run::dispatch_fetched_batch(SpawnResult fr, std::string heads_out) {
   auto batch = std::move(fetch_batch_);
   fetch_batch_.clear();
-  // The fetched heads, read once for the batch.
   std::map<std::string, std::string> heads;
-  const std::string refs = "refs/yolo-dispatch/yolo/" + trees_->run_tag() + "/";
-  if (fr.ok()) {
-    GitRun h = run_git(root_, {"for-each-ref", "--format=%(objectname) %(refname)", refs}, 30000);
-    for (const auto& l : text::lines(h.out)) {
-      auto sp = l.find(' ');
-      if (sp != std::string_view::npos) heads[std::string(l.substr(sp + 1))] = std::string(l.substr(0, sp));
-    }
+  for (const auto& l : text::lines(heads_out)) {
+    auto sp = l.find(' ');
+    if (sp != std::string_view::npos) heads[std::string(l.substr(sp + 1))] = std::string(l.substr(0, sp));
   }
   for (auto& item : batch) {
     size_t i = item.plan;
@@ -718,16 +725,48 @@ void Run::dispatch_premerge_reset() {
 }
 
 void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r) {
+  const int slot = core_.free_slot();
+  core_.take_slot(i, slot);  // the slot is this plan's while its checkout runs
+  auto c = std::make_shared<DispatchCheckout>();
+  c->plan = i;
+  c->wave = wave;
+  c->head = head;
+  c->slot = slot;
+  c->r = std::move(r);
+  c->steps = trees_->switch_steps(entries_[i].id, head, slot, dispatch_branch(i), c->w);
+  dispatch_checkout_step(std::move(c));
+}
+
+// One step of a fetched branch's checkout; a failed one leaves the slot to create(), which
+// removes and adds it again (a lock a killed git left, a slot broken by hand).
+void Run::dispatch_checkout_step(std::shared_ptr<DispatchCheckout> c) {
+  const size_t i = c->plan;
+  if (c->next == c->steps.size()) return dispatch_checked_out(i, c->wave, c->head, c->slot, c->w, std::move(c->r));
+  SpawnSpec spec = std::move(c->steps[c->next++]);
+  spec.unset_env = adapter_unset_env();
+  hold(i, Process::start(&loop_, std::move(spec), [this, c](SpawnResult g) {
+    const size_t i = c->plan;
+    release(i);
+    if (interrupted_) return dispatch_interrupted(i);
+    if (g.ok()) return dispatch_checkout_step(c);
+    trees_->forget(c->w.path);
+    std::string err;
+    auto w = trees_->create(entries_[i].id, c->head, c->slot, err, dispatch_branch(i));
+    if (!w) {
+      dispatch_fail(i,
+                    "could not check out the fetched branch " + dispatch_branch(i) + " (" + c->head.substr(0, 12) +
+                        "): " + err,
+                    "check the project's git repository", &c->r);
+      return;
+    }
+    dispatch_checked_out(i, c->wave, c->head, c->slot, std::move(w), std::move(c->r));
+  }));
+}
+
+void Run::dispatch_checked_out(size_t i, long long wave, const std::string& head, int slot,
+                               std::optional<PlanWorktree> w, SpawnResult r) {
   const auto& e = entries_[i];
-  int slot = core_.free_slot();
   std::string err;
-  auto w = trees_->create(e.id, head, slot, err, dispatch_branch(i));
-  if (!w) {
-    dispatch_fail(
-        i, "could not check out the fetched branch " + dispatch_branch(i) + " (" + head.substr(0, 12) + "): " + err,
-        "check the project's git repository", &r);
-    return;
-  }
   // The scope fence diffs the job's commits against the base the job started from (recorded at
   // submit: a re-attached job's wave may have moved since, when a stopped run merged some plans).
   std::string job_base = str(run_of(i).dispatch_rec, "base");

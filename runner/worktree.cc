@@ -234,6 +234,24 @@ std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const 
   return w;
 }
 
+std::vector<SpawnSpec> Worktrees::switch_steps(const std::string& plan_id, const std::string& commit, int slot,
+                                               const std::string& branch, PlanWorktree& w) {
+  w = PlanWorktree{plan_id, slot_path(slot), branch, commit, "reset", 0};
+  std::error_code ec;
+  known_.erase(w.path.string());
+  ++full_;
+  if (!stdfs::exists(w.path / ".git", ec)) {
+    w.prepared = "created";
+    remove(w.path, "");  // missing, or broken: made again
+    stdfs::create_directories(w.path.parent_path(), ec);
+    ++started_;
+    return {git_child_spec(root_, {"worktree", "add", "--quiet", "--force", "-B", w.branch, w.path.string(), commit}, 120000)};
+  }
+  started_ += 2;
+  return {git_child_spec(w.path, {"checkout", "--quiet", "--force", "--ignore-other-worktrees", "-B", w.branch, commit}, 120000),
+          git_child_spec(w.path, {"clean", "-q", "-f", "-f", "-d", "-x"}, 120000)};
+}
+
 bool Worktrees::switch_known(PlanWorktree& w, std::string& err) {
   auto it = known_.find(w.path.string());
   if (it == known_.end()) return false;

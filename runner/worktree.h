@@ -94,6 +94,12 @@ class Worktrees {
   std::optional<PlanWorktree> create(const std::string& plan_id, const std::string& base, int slot, std::string& err,
                                      const std::string& branch = "");
   std::filesystem::path slot_path(int slot) const;
+  // The children that switch pool slot `slot`, when it holds a checkout, to `branch` at
+  // `commit` (a dispatched plan's fetched branch: checkout -f -B, then clean), for the caller
+  // to start one after the other off its loop; w is the worktree they make. A slot without a
+  // checkout is added (`git worktree add`).
+  std::vector<SpawnSpec> switch_steps(const std::string& plan_id, const std::string& commit, int slot,
+                                      const std::string& branch, PlanWorktree& w);
 
   // Files changed between base and commit ('/'-separated, relative): the plan's commits.
   std::optional<std::vector<std::string>> changed_files(const PlanWorktree& w, const std::string& commit,
