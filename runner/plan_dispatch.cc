@@ -744,8 +744,7 @@ void Run::dispatch_checkout_step(std::shared_ptr<DispatchCheckout> c) {
   if (c->next == c->steps.size()) return dispatch_checked_out(i, c->wave, c->head, c->slot, c->w, std::move(c->r));
   SpawnSpec spec = std::move(c->steps[c->next++]);
   spec.unset_env = adapter_unset_env();
-  hold(i, Process::start(&loop_, std::move(spec), [this, c](SpawnResult g) {
-    const size_t i = c->plan;
+  hold(i, Process::start(&loop_, std::move(spec), [this, c, i](SpawnResult g) {
     release(i);
     if (interrupted_) return dispatch_interrupted(i);
     if (g.ok()) return dispatch_checkout_step(c);
