@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -283,6 +284,9 @@ class Run {
   };
   std::vector<FetchItem> fetch_queue_, fetch_batch_;
   std::unique_ptr<Process> fetch_proc_;
+  // A slot's full reset (remove, `worktree add`), held back while a fetch runs: a fetch reads
+  // every worktree's refs and fails on a worktree half made or half removed beside it.
+  std::vector<std::function<void()>> after_fetch_;
   // The merges computed ahead (Worktrees::remember_merge): while jobs still run, the gated
   // plans' merge steps in plan order, one git child at a time on the loop, so that the merge
   // once the wave's last plan is gated is one step, not one per plan.

@@ -612,6 +612,9 @@ void Run::dispatch_fetch_batch() {
 void Run::dispatch_fetched_batch(SpawnResult fr, std::string heads_out) {
   auto batch = std::move(fetch_batch_);
   fetch_batch_.clear();
+  auto held = std::move(after_fetch_);  // the fetch has ended: the slots' resets may run now
+  after_fetch_.clear();
+  for (auto& reset : held) reset();
   std::map<std::string, std::string> heads;
   for (const auto& l : text::lines(heads_out)) {
     auto sp = l.find(' ');
@@ -733,7 +736,13 @@ void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, Sp
   c->head = head;
   c->slot = slot;
   c->r = std::move(r);
-  c->steps = trees_->switch_steps(entries_[i].id, head, slot, dispatch_branch(i), c->w);
+  std::string err;
+  c->steps = trees_->switch_steps(entries_[i].id, head, slot, dispatch_branch(i), c->w, err);
+  if (c->steps.empty()) {
+    dispatch_fail(i, "could not check out the fetched branch " + dispatch_branch(i) + " (" + head.substr(0, 12) + "): " + err,
+                  "check the project's git repository", &c->r);
+    return;
+  }
   dispatch_checkout_step(std::move(c));
 }
 
@@ -744,21 +753,33 @@ void Run::dispatch_checkout_step(std::shared_ptr<DispatchCheckout> c) {
   if (c->next == c->steps.size()) return dispatch_checked_out(i, c->wave, c->head, c->slot, c->w, std::move(c->r));
   SpawnSpec spec = std::move(c->steps[c->next++]);
   spec.unset_env = adapter_unset_env();
-  hold(i, Process::start(&loop_, std::move(spec), [this, c, i](SpawnResult g) {
+  std::string what;
+  for (const auto& a : spec.argv) what += (what.empty() ? "" : " ") + a;
+  hold(i, Process::start(&loop_, std::move(spec), [this, c, i, what](SpawnResult g) {
     release(i);
     if (interrupted_) return dispatch_interrupted(i);
     if (g.ok()) return dispatch_checkout_step(c);
+    const std::string why = g.describe() + ": " + text::tail_lines(g.err, 5);
+    emit("plan_checkout_retried", {{"plan", entries_[i].id}, {"step", what}, {"error", why}}, Sym::Warn,
+         "Plan " + entries_[i].id + ": `" + what + "` " + why + "; checking the slot out again");
     trees_->forget(c->w.path);
-    std::string err;
-    auto w = trees_->create(entries_[i].id, c->head, c->slot, err, dispatch_branch(i));
-    if (!w) {
-      dispatch_fail(i,
-                    "could not check out the fetched branch " + dispatch_branch(i) + " (" + c->head.substr(0, 12) +
-                        "): " + err,
-                    "check the project's git repository", &c->r);
-      return;
-    }
-    dispatch_checked_out(i, c->wave, c->head, c->slot, std::move(w), std::move(c->r));
+    auto reset = [this, c, i] {
+      release(i);
+      if (interrupted_) return dispatch_interrupted(i);
+      std::string err;
+      auto w = trees_->create(entries_[i].id, c->head, c->slot, err, dispatch_branch(i));
+      if (!w) {
+        dispatch_fail(i,
+                      "could not check out the fetched branch " + dispatch_branch(i) + " (" + c->head.substr(0, 12) +
+                          "): " + err,
+                      "check the project's git repository", &c->r);
+        return;
+      }
+      dispatch_checked_out(i, c->wave, c->head, c->slot, std::move(w), std::move(c->r));
+    };
+    if (!fetch_proc_) return reset();
+    hold(i, nullptr);  // still running for the scheduler until its reset
+    after_fetch_.push_back(std::move(reset));
   }));
 }
 
