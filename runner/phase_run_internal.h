@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -231,6 +232,20 @@ class Run {
   void dispatch_engine_status(size_t i, std::string status);
   SpawnSpec adapter_spec(const std::vector<std::string>& argv, long long timeout_ms) const;
   void dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r);
+  // A fetched branch's checkout in its slot, by children of the loop one after the other.
+  struct DispatchCheckout {
+    size_t plan;
+    long long wave;
+    std::string head;
+    int slot;
+    PlanWorktree w;
+    std::vector<SpawnSpec> steps;
+    size_t next = 0;
+    SpawnResult r;
+  };
+  void dispatch_checkout_step(std::shared_ptr<DispatchCheckout> c);
+  void dispatch_checked_out(size_t i, long long wave, const std::string& head, int slot, std::optional<PlanWorktree> w,
+                            SpawnResult r);
   // reschedule false: called from start_plans (which schedules once its loop is done).
   void dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
                      bool reschedule = true);
@@ -253,7 +268,7 @@ class Run {
   void dispatch_fetch_batch();
   // Merged plans' branches deleted from the remote: one push for the merge's batch.
   void dispatch_delete_merged(const std::vector<std::string>& branches);
-  void dispatch_fetched_batch(SpawnResult fr);
+  void dispatch_fetched_batch(SpawnResult fr, std::string heads);
   std::vector<std::string> dispatch_resources(size_t i) const {
     const PlanRun* r = run_at(i);
     return r ? r->dispatch_res : std::vector<std::string>();
@@ -269,6 +284,9 @@ class Run {
   };
   std::vector<FetchItem> fetch_queue_, fetch_batch_;
   std::unique_ptr<Process> fetch_proc_;
+  // A slot's full reset (remove, `worktree add`), held back while a fetch runs: a fetch reads
+  // every worktree's refs and fails on a worktree half made or half removed beside it.
+  std::vector<std::function<void()>> after_fetch_;
   // The merges computed ahead (Worktrees::remember_merge): while jobs still run, the gated
   // plans' merge steps in plan order, one git child at a time on the loop, so that the merge
   // once the wave's last plan is gated is one step, not one per plan.

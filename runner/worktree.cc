@@ -234,6 +234,32 @@ std::optional<PlanWorktree> Worktrees::create(const std::string& plan_id, const 
   return w;
 }
 
+std::vector<SpawnSpec> Worktrees::switch_steps(const std::string& plan_id, const std::string& commit, int slot,
+                                               const std::string& branch, PlanWorktree& w, std::string& err) {
+  w = PlanWorktree{plan_id, slot_path(slot), branch, commit, "reset", 0};
+  std::error_code ec;
+  known_.erase(w.path.string());
+  ++full_;
+  if (!stdfs::exists(w.path / ".git", ec)) {
+    // A slot is added here, by the caller's thread, never by a child beside others: `worktree
+    // add` writes the new worktree's HEAD and commondir in place, and a git running meanwhile
+    // that reads every worktree's refs (a fetch's connectivity check, `branch`, another
+    // `worktree add`) fails on the half-written files. Without a checkout it is quick; the
+    // checkout below fills it.
+    w.prepared = "created";
+    remove(w.path, "");  // missing, or broken: made again
+    stdfs::create_directories(w.path.parent_path(), ec);
+    GitRun g = git(root_, {"worktree", "add", "--quiet", "--force", "--no-checkout", "--detach", w.path.string(), commit});
+    if (!g.ok()) {
+      err = "git worktree add for plan " + plan_id + " failed: " + (g.error.empty() ? g.err : g.error);
+      return {};
+    }
+  }
+  started_ += 2;
+  return {git_child_spec(w.path, {"checkout", "--quiet", "--force", "--ignore-other-worktrees", "-B", w.branch, commit}, 120000),
+          git_child_spec(w.path, {"clean", "-q", "-f", "-f", "-d", "-x"}, 120000)};
+}
+
 bool Worktrees::switch_known(PlanWorktree& w, std::string& err) {
   auto it = known_.find(w.path.string());
   if (it == known_.end()) return false;

@@ -94,6 +94,14 @@ class Worktrees {
   std::optional<PlanWorktree> create(const std::string& plan_id, const std::string& base, int slot, std::string& err,
                                      const std::string& branch = "");
   std::filesystem::path slot_path(int slot) const;
+  // The children that switch pool slot `slot` to `branch` at `commit` (a dispatched plan's
+  // fetched branch: checkout -f -B, then clean), for the caller to start one after the other
+  // off its loop; w is the worktree they make. Children of several slots may run at once. A
+  // slot that has no checkout yet is added first, here (`git worktree add --no-checkout`):
+  // call it while no fetch of this repository runs (checkouts in other slots may). Empty,
+  // with err, when that fails.
+  std::vector<SpawnSpec> switch_steps(const std::string& plan_id, const std::string& commit, int slot,
+                                      const std::string& branch, PlanWorktree& w, std::string& err);
 
   // Files changed between base and commit ('/'-separated, relative): the plan's commits.
   std::optional<std::vector<std::string>> changed_files(const PlanWorktree& w, const std::string& commit,

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <regex>
 #include <set>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -1098,6 +1099,56 @@ TEST(DispatchAdapterTest, KubernetesWaitWaveReadsEveryIndexFromOneJobAndOnePodLi
   EXPECT_EQ(k.calls("delete job"), 0u) << test::read_file(k.log);
 }
 
+TEST(DispatchAdapterTest, KubernetesGivesUpOnAPodThatCannotStartAfterItsStartDeadlineAndDeletesIt) {
+  // One plan's Job: its pod never pulls its image. Past --start-deadline the Job is deleted
+  // and wait fails (not after the Job's deadline of hours).
+  TempDir tmp;
+  StandIn k(tmp.path(), "kubectl");
+  k.answer("get", 1, 0, "");  // no condition, ever
+  k.answer("pods", 1, 0, "Pending ImagePullBackOff ");
+  k.answer("wait", 1, 1, "timed out\n");
+  auto start = std::chrono::steady_clock::now();
+  auto w = run_program({adapter("kubernetes"), "wait", "ns/yolo-01-01-a1-abc"}, tmp.path(),
+                       {k.path_env(), "YOLO_K8S_POLL=1", "YOLO_K8S_START_DEADLINE=2"});
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_NE(w.err.find("never started (Pending ImagePullBackOff)"), std::string::npos) << w.err;
+  EXPECT_NE(w.err.find("the job was deleted"), std::string::npos) << w.err;
+  EXPECT_EQ(k.calls("delete job yolo-01-01-a1-abc --ignore-not-found"), 1u) << test::read_file(k.log);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  // A pod that is only being created (ContainerCreating) is no such pod: the Job completes.
+  TempDir t2;
+  StandIn k2(t2.path(), "kubectl");
+  k2.answer("get", 1, 0, "");
+  k2.answer("get", 5, 0, "Complete ");
+  k2.answer("pods", 1, 0, "Pending ContainerCreating ");
+  k2.answer("wait", 1, 1, "timed out\n");
+  w = run_program({adapter("kubernetes"), "wait", "yolo-01-01-a1-abc"}, t2.path(),
+                  {k2.path_env(), "YOLO_K8S_POLL=1", "YOLO_K8S_START_DEADLINE=1"});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_EQ(k2.calls("delete"), 0u) << test::read_file(k2.log);
+  // A wave: task 1's pod cannot pull its image; past the deadline that pod alone is deleted
+  // (its index fails), task 1 is reported failed, task 0 goes on and is done.
+  TempDir t3;
+  StandIn k3(t3.path(), "kubectl");
+  k3.answer("get", 1, 0, "2|||");
+  k3.answer("get", 40, 0, "2|0|1|");
+  k3.answer("pods", 1, 0, "1 Pending ErrImagePull\n0 Running \n");
+  w = run_program({adapter("kubernetes"), "wait-wave", "ns/yolo-w1-abc"}, t3.path(),
+                  {k3.path_env(), "YOLO_K8S_POLL=0.2", "YOLO_K8S_START_DEADLINE=2"});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_NE(w.out.find("task 1 failed its pod never started (Pending ErrImagePull)"), std::string::npos) << w.out;
+  EXPECT_NE(w.out.find("task 0 done\n"), std::string::npos) << w.out;
+  EXPECT_EQ(w.out.find("task 0 failed"), std::string::npos) << w.out;
+  EXPECT_EQ(k3.calls("delete pods -l job-name=yolo-w1-abc,batch.kubernetes.io/job-completion-index=1"), 1u)
+      << test::read_file(k3.log);
+  EXPECT_EQ(k3.calls("delete job"), 0u) << test::read_file(k3.log);
+  EXPECT_EQ(k3.calls("index=0"), 1u) << "task 0's pod: only its log read, never deleted: " << test::read_file(k3.log);
+  // A bad value is refused, naming the option.
+  auto bad = run_program({adapter("kubernetes"), "wait", "--start-deadline", "soon", "x"}, t3.path(), {k3.path_env()});
+  EXPECT_EQ(bad.exit_code, 64) << dump(bad);
+  EXPECT_NE(bad.err.find("--start-deadline 'soon'"), std::string::npos) << bad.err;
+}
+
 // An array the controller has forgotten (MinJobAge passed) is read from accounting, task by
 // task; without accounting its tasks are never taken as done.
 TEST(DispatchAdapterTest, SlurmWaitWaveReadsAForgottenArrayFromAccountingAndNeverCallsItDone) {
@@ -1173,6 +1224,86 @@ TEST(DispatchAdapterTest, TheGithubWaveWorkflowsScriptRunsItsTask) {
   EXPECT_TRUE(has_branch(remote.bare, "yolo/cw/01-02"));
   EXPECT_FALSE(has_branch(remote.bare, "yolo/cw/01-01")) << "only its own task";
   EXPECT_EQ(show(remote.bare, "yolo/cw/01-02:out-01-02.txt"), "01-02\ng h\nit's\n");
+}
+
+TEST_F(SlurmClusterTest, CancellingOneTaskOfAWaveArrayCancelsThatTaskOnly) {
+  // A plan yolo gives up on in a wave is cancelled by its task's handle (ID_K): the array's
+  // other tasks, the plans yolo still waits on, run on and push their branches.
+  Remote remote(tmp_.path());
+  int round = 0;
+  auto submit_wave = [&](const std::vector<std::vector<std::string>>& ts, const std::string& max_par) {
+    auto tasks = write_tasks(tmp_.path() / ("tasks" + std::to_string(++round)), ts);
+    // A key of its own (the array's name): an array of an earlier run of this test is not found.
+    const std::string key = "c" + std::to_string(::getpid()) + "t" + std::to_string(::time(nullptr)) + "r" +
+                            std::to_string(round);
+    return slurm({"submit-wave", "--tasks", tasks.string(), "--correlation-id", "cw", "--wave", "1",
+                  "--max-parallel", max_par, "--wave-key", key});
+  };
+  auto ended_tasks = [](const std::string& out) {  // task -> its last line ("done", "failed ...", "unknown")
+    std::map<std::string, std::string> ended;
+    for (const auto& l : lines(out)) {
+      std::istringstream in(l);
+      std::string word, k, what;
+      in >> word >> k >> what;
+      if (word == "task" && (what == "done" || what == "failed" || what == "unknown")) ended[k] = l;
+    }
+    return ended;
+  };
+  // Task 1 running when it is cancelled: CANCELLED, the others done.
+  auto s = submit_wave({wave_task("06-01", remote, {"agents/exec", "sleep", "2"}),
+                        wave_task("06-02", remote, {"agents/exec", "sleep", "120"}),
+                        wave_task("06-03", remote, {"agents/exec", "sleep", "2"})},
+                       "3");
+  ASSERT_EQ(s.exit_code, 0) << dump(s);
+  json j = s.json_out();
+  const std::string id = j["handle"];
+  ASSERT_EQ(j["tasks"].size(), 3u) << j.dump();
+  EXPECT_EQ(j["tasks"][1], id + "_1") << j.dump();
+  auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < 300; ++k) {  // until the controller runs it (30 s at most)
+    auto q = run_program({"squeue", "-h", "-j", id + "_1", "-o", "%T"}, tmp_.path(), env_);
+    if (trim(q.out) == "RUNNING") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  auto c = slurm({"cancel", j["tasks"][1]});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  auto w = slurm({"wait-wave", id});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  auto ended = ended_tasks(w.out);
+  EXPECT_EQ(ended["0"], "task 0 done") << w.out;
+  EXPECT_EQ(ended["2"], "task 2 done") << w.out;
+  EXPECT_EQ(ended["1"].rfind("task 1 failed", 0), 0u) << w.out;
+  EXPECT_NE(ended["1"].find("CANCELLED"), std::string::npos) << w.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60)) << "task 1 did not sleep its 120 s";
+  EXPECT_TRUE(has_branch(remote.bare, "yolo/cw/06-01"));
+  EXPECT_TRUE(has_branch(remote.bare, "yolo/cw/06-03"));
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/cw/06-02"));
+  // Cancelling the ended task again is not an error (yolo may cancel a task that just ended).
+  EXPECT_EQ(slurm({"cancel", j["tasks"][1]}).exit_code, 0);
+
+  // Task 1 still pending (one task at a time) when it is cancelled: Slurm keeps no record of
+  // it; wait-wave still ends, task 1 never reported done, task 2 done.
+  s = submit_wave({wave_task("07-01", remote, {"agents/exec", "sleep", "3"}),
+                   wave_task("07-02", remote, {"agents/exec", "sleep", "120"}),
+                   wave_task("07-03", remote, {"agents/exec"})},
+                  "1");
+  ASSERT_EQ(s.exit_code, 0) << dump(s);
+  j = s.json_out();
+  start = std::chrono::steady_clock::now();
+  c = slurm({"cancel", j["tasks"][1]});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  std::vector<std::string> argv{adapter("slurm"), "wait-wave", j["handle"]};
+  std::vector<std::string> env = env_;
+  env.push_back("YOLO_SLURM_UNKNOWN_SECONDS=4");
+  w = run_program(argv, tmp_.path(), env);
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  ended = ended_tasks(w.out);
+  EXPECT_EQ(ended["0"], "task 0 done") << w.out;
+  EXPECT_EQ(ended["2"], "task 2 done") << w.out;
+  EXPECT_FALSE(ended["1"].empty()) << w.out;
+  EXPECT_NE(ended["1"], "task 1 done") << w.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/cw/07-02"));
 }
 
 }  // namespace

@@ -319,6 +319,39 @@ TEST_F(DispatchTest, ThePlansGatedWhileAJobStillRunsAreMergedAheadTheLastOneAtTh
     EXPECT_NE(log.find(merged[id].value("merge_commit", "?") + " yolo: merge plan " + id), std::string::npos) << log;
 }
 
+TEST_F(DispatchTest, TheFetchedBranchesAreCheckedOutByChildrenOffTheEventLoopSeveralAtOnce) {
+  // git behind a wrapper on PATH: each checkout of a fetched branch into a worktree slot
+  // (`worktree add` or `checkout --force ... -B yolo/...`) takes 1.5 s and logs when it starts
+  // and ends. Checked out on the event loop, one at a time, they never overlap; as children
+  // of the loop, the plans that came back together are checked out together.
+  stdfs::path bin = side_.path() / "gitbin";
+  stdfs::create_directories(bin);
+  std::string real_git = trim(run_program({"sh", "-c", "command -v git"}, side_.path()).out);
+  ASSERT_FALSE(real_git.empty());
+  stdfs::path log = side_.path() / "checkouts";
+  write_file(bin / "git",
+             "#!/bin/sh\n"
+             "slow=\n"
+             "case \" $* \" in *' worktree add '*' -B yolo/'*|*' checkout --quiet --force --ignore-other-worktrees -B yolo/'*) slow=1 ;; esac\n"
+             "if [ -n \"$slow\" ]; then echo \"start $(date +%s.%N)\" >> '" + log.string() + "'; sleep 1.5; fi\n"
+             "'" + real_git + "' \"$@\"; rc=$?\n"
+             "if [ -n \"$slow\" ]; then echo \"end $(date +%s.%N)\" >> '" + log.string() + "'; fi\n"
+             "exit $rc\n");
+  make_executable(bin / "git");
+  const char* path = std::getenv("PATH");
+  auto r = execute({"PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_wave_merged_in_plan_order();
+  int open = 0, most = 0, starts = 0;
+  for (const auto& l : lines_of(read_file(log))) {  // appended in time order
+    if (l.rfind("start ", 0) == 0) ++open, ++starts;
+    if (l.rfind("end ", 0) == 0) --open;
+    most = std::max(most, open);
+  }
+  EXPECT_EQ(starts, 4) << read_file(log);
+  EXPECT_GE(most, 2) << read_file(log);
+}
+
 TEST_F(DispatchTest, KillDashNineMidWaveThenAgainReattachesSubmitsNothingTwiceMergesEachOnce) {
   kill_mid_wave_and_rerun({"YOLO_EXEC_SLEEP=4"});
   // One job per plan, each ran its executor once (one exit status, 0).
