@@ -249,7 +249,7 @@ int Run::review_gate() {
     }
     std::vector<review::PlanTarget> plans;
     for (const auto& f : list_plan_files(world_, phase_.abs)) plans.push_back(review::PlanTarget{f, phase_.abs, ""});
-    r = run_review_gate(g, plans, /*is_phase=*/true);
+    r = run_review_gate(world_, g, plans, /*is_phase=*/true);
   }
   if (r.interrupt_signal) {
     // The reviewer's group is gone; like a `yolo execute` stopped by the signal anywhere
