@@ -330,7 +330,7 @@ review::AgentRun AgentProcess::run(const std::string& plan_path, const std::stri
   if (auto u = usage::parse(s.result.out)) {  // what the call cost, when the CLI says
     std::string phase = stdfs::path(phase_dir).lexically_normal().filename().string();
     if (phase.empty()) phase = stdfs::path(phase_dir).lexically_normal().parent_path().filename().string();
-    (void)usage::append(world(), root_, usage::Record{now_iso8601(), correlation_id_, phase, plan_id, agent_, cycle, *u});
+    (void)usage::append(world(), root_, usage::Record{world().now(), correlation_id_, phase, plan_id, agent_, cycle, *u});
   }
   return to_agent_run(agent_, s);
 }

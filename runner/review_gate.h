@@ -12,6 +12,7 @@
 
 #include "protocol/state/config.h"
 #include "protocol/base/json.h"
+#include "protocol/ports/world.h"
 #include "protocol/review/phase_snapshot.h"
 #include "protocol/review/review_loop.h"
 #include "protocol/review/review_report.h"
@@ -51,12 +52,12 @@ struct ReviewGateResult {
   static constexpr int kExitNoRealReview = 4;
 };
 
-// Reviews the plans in order, each with its own loop. is_phase adds the summary table
-// (and, with json, a final {"type":"phase_summary"} line).
-ReviewGateResult run_review_gate(const ReviewGateOptions& opts, const std::vector<review::PlanTarget>& plans,
-                                 bool is_phase);
+// Reviews the plans in order, each with its own loop; files and the time go through w. is_phase
+// adds the summary table (and, with json, a final {"type":"phase_summary"} line).
+ReviewGateResult run_review_gate(const World& w, const ReviewGateOptions& opts,
+                                 const std::vector<review::PlanTarget>& plans, bool is_phase);
 
 // The plan id of a plan file as the gate records it ("{phase}-{plan}", else the file stem).
-std::string gate_plan_id(const std::filesystem::path& plan_path);
+std::string gate_plan_id(const World& w, const std::filesystem::path& plan_path);
 
 }  // namespace yolo::runner

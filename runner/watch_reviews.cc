@@ -25,9 +25,10 @@ struct WatchReviews::Job {
   Clock::time_point t0;
 };
 
-WatchReviews::WatchReviews(uv_loop_t* loop, stdfs::path root, PlanCache* fresh_cache, PhaseSnapshots* fresh_snapshots,
+WatchReviews::WatchReviews(uv_loop_t* loop, const World& w, stdfs::path root, PlanCache* fresh_cache, PhaseSnapshots* fresh_snapshots,
                            Hooks hooks)
     : loop_(loop),
+      w_(w),
       root_(std::move(root)),
       fresh_cache_(fresh_cache),
       fresh_snapshots_(fresh_snapshots),
@@ -58,7 +59,7 @@ void WatchReviews::start(watch::ReviewBatch b) {
   for (const auto& p : b.plans) {
     j->targets.push_back(review::PlanTarget{p, p.parent_path(), ""});
     if (fix_)
-      if (auto t = fs::read_text(p, Stage1Options{}.max_file_bytes); t.ok())
+      if (auto t = w_.files().read(p, Stage1Options{}.max_file_bytes, /*text=*/true); t.ok())
         j->before[p.lexically_normal()] = std::move(t.content);
   }
   ++jobs_;
@@ -68,7 +69,7 @@ void WatchReviews::start(watch::ReviewBatch b) {
       [](uv_work_t* r) {
         auto* job = static_cast<Job*>(r->data);
         try {
-          job->res = run_review_gate(job->opts, job->targets, /*is_phase=*/false);
+          job->res = run_review_gate(job->self->w_, job->opts, job->targets, /*is_phase=*/false);
         } catch (const std::exception& e) {
           job->error = e.what();
         }

@@ -41,7 +41,7 @@ class WatchReviews {
 
   // The fresh lane reads siblings through fresh_cache and keeps its phase snapshots in
   // fresh_snapshots (both the watcher's; it tells the snapshots what changed).
-  WatchReviews(uv_loop_t* loop, std::filesystem::path root, PlanCache* fresh_cache, PhaseSnapshots* fresh_snapshots,
+  WatchReviews(uv_loop_t* loop, const World& w, std::filesystem::path root, PlanCache* fresh_cache, PhaseSnapshots* fresh_snapshots,
                Hooks hooks);
   ~WatchReviews();
   WatchReviews(const WatchReviews&) = delete;
@@ -64,6 +64,7 @@ class WatchReviews {
   void done(Job* j);
 
   uv_loop_t* loop_;
+  const World& w_;  // the watcher's: the batches read and write files and the time through it
   std::filesystem::path root_;
   PlanCache* fresh_cache_;
   PhaseSnapshots* fresh_snapshots_;

@@ -69,7 +69,7 @@ int Watcher::run() {
                        const std::map<stdfs::path, std::string>& before) {
     on_reviews_ended(lane, res, error, ms, before);
   };
-  reviews_ = std::make_unique<WatchReviews>(&loop_, ctx_.root, &plan_cache_, &fresh_snapshots_, std::move(hooks));
+  reviews_ = std::make_unique<WatchReviews>(&loop_, ctx_.world, ctx_.root, &plan_cache_, &fresh_snapshots_, std::move(hooks));
   reviews_->configure(config_, fixing());
   watch::CoreOptions co;
   co.root = ctx_.root;

@@ -123,7 +123,7 @@ const seal::Key& KeyFile::get(bool create) {
 
 const World& world() {
   static KeyFile keys(approval_key_path());
-  static const World w{&fs::real_disk(), &system_clock(), nullptr, &keys, &ssh_signatures()};
+  static const World w{fs::real_disk(), system_clock(), nullptr, &keys, &ssh_signatures()};
   return w;
 }
 

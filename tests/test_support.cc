@@ -52,7 +52,7 @@ const seal::Key& test_key() {
 }
 
 const World& real_world() {
-  static const World w{&fs::real_disk(), &system_clock(), &test_key(), nullptr, nullptr};
+  static const World w{fs::real_disk(), system_clock(), &test_key(), nullptr, nullptr};
   return w;
 }
 

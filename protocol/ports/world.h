@@ -3,8 +3,9 @@
 // runner builds one World at start-up (runner/world.h: the real disk, the system clock, the
 // key file, ssh-keygen); unit tests pass an in-memory disk, a fixed clock, a key and a
 // verifier of their own, and need no temp folder. Nothing is registered process-wide: the
-// key and the signature check come only from the World passed in (a null disk or clock means
-// the real disk and the system clock, which hold no configuration).
+// files, the time, the key and the signature check come only from the World passed in. The
+// disk and the clock are references given at construction, so no code path can reach the
+// real ones by forgetting to pass a port.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -52,18 +53,22 @@ class SignatureVerifier {
 };
 
 struct World {
-  fs::Disk* disk = nullptr;      // null: the real disk
-  const Clock* clock = nullptr;  // null: the system clock
+  World(fs::Disk& d, const Clock& c, const seal::Key* k = nullptr, seal::KeySource* ks = nullptr,
+        const SignatureVerifier* sigs = nullptr)
+      : disk(&d), clock(&c), key(k), keys(ks), signatures(sigs) {}
+
+  fs::Disk* disk;      // never null (set from the constructor's reference)
+  const Clock* clock;  // never null
   // The approval key: a fixed one (tests), else `keys` (the runner's key file: read to
   // check a seal, never created then; created, when missing, to make one). Neither: no key,
   // nothing is sealed and no seal counts.
-  const seal::Key* key = nullptr;
-  seal::KeySource* keys = nullptr;
+  const seal::Key* key;
+  seal::KeySource* keys;
   // Null: no project requires SSH signatures and none is checked (only the seal counts).
-  const SignatureVerifier* signatures = nullptr;
+  const SignatureVerifier* signatures;
 
-  fs::Disk& files() const { return disk ? *disk : fs::real_disk(); }
-  std::string now() const { return clock ? clock->now_iso8601() : system_clock().now_iso8601(); }
+  fs::Disk& files() const { return *disk; }
+  std::string now() const { return clock->now_iso8601(); }
   const seal::Key& sealing_key() const;
   const seal::Key& checking_key() const;
 };

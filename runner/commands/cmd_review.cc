@@ -44,10 +44,10 @@ int usage_error(const Options& o, const std::string& msg) {
 // `yolo review` alone: the phase a person is working on, the one `yolo execute` would run
 // (the run's phase while it is not complete, else the first phase with a plan that has no
 // SUMMARY yet). Empty when every phase is done; err says why.
-std::optional<stdfs::path> current_phase(std::string& err) {
+std::optional<stdfs::path> current_phase(const World& w, std::string& err) {
   auto root = find_project("", err);
   if (!root) return std::nullopt;
-  auto snap = state::load(world(), *root);
+  auto snap = state::load(w, *root);
   if (snap.ok() && snap.exists) {
     std::string dir = json_field::str(snap.doc, "phase_dir");
     std::error_code ec;
@@ -60,9 +60,9 @@ std::optional<stdfs::path> current_phase(std::string& err) {
     if (e.is_directory(ec)) phases.push_back(e.path());
   std::sort(phases.begin(), phases.end());
   for (const auto& p : phases)
-    for (const auto& f : list_plan_files(world(), p)) {
+    for (const auto& f : list_plan_files(w, p)) {
       std::error_code e2;
-      if (!stdfs::exists(p / summary_name_for(world(), p, f.filename().string()), e2)) return p;
+      if (!stdfs::exists(p / summary_name_for(w, p, f.filename().string()), e2)) return p;
     }
   err = phases.empty()
             ? "no phase folders under " + (*root / ".yolo-planning" / "phases").string()
@@ -70,12 +70,12 @@ std::optional<stdfs::path> current_phase(std::string& err) {
   return std::nullopt;
 }
 
-int run(const Options& o) {
+int run(const World& w, const Options& o) {
   std::error_code ec;
   std::string chosen = o.target;
   if (chosen.empty()) {
     std::string err;
-    auto p = current_phase(err);
+    auto p = current_phase(w, err);
     if (!p) return usage_error(o, err);
     chosen = p->string();
     if (!o.json)
@@ -86,13 +86,13 @@ int run(const Options& o) {
   if (!stdfs::exists(target, ec)) return usage_error(o, "no such plan file or phase folder: " + chosen);
   if (o.max_cycles < 0) return usage_error(o, "--max-cycles must be at least 1");
   bool is_phase = stdfs::is_directory(target, ec);
-  auto root = world().files().project_root(is_phase ? target : target.parent_path());
-  if (!root) root = world().files().project_root(stdfs::current_path());
+  auto root = w.files().project_root(is_phase ? target : target.parent_path());
+  if (!root) root = w.files().project_root(stdfs::current_path());
   if (!root) return usage_error(o, "no .yolo-planning folder above " + chosen + " or the current folder");
 
   ReviewGateOptions g;
   g.root = *root;
-  auto cfg = load_config_reported(*root);
+  auto cfg = load_config_reported(w, *root);
   if (!cfg.ok()) out::err(out::sym(out::Sym::Warn) + " " + cfg.error + " (using defaults)");
   g.config = cfg.config;
   g.max_cycles = o.max_cycles;
@@ -101,12 +101,12 @@ int run(const Options& o) {
 
   std::vector<review::PlanTarget> plans;
   if (is_phase) {
-    for (const auto& f : list_plan_files(world(), target)) plans.push_back(review::PlanTarget{f, target, ""});
+    for (const auto& f : list_plan_files(w, target)) plans.push_back(review::PlanTarget{f, target, ""});
     if (plans.empty()) return usage_error(o, "no plan files (*-PLAN.md) in " + chosen);
   } else {
     plans.push_back(review::PlanTarget{target, target.parent_path(), ""});
   }
-  ReviewGateResult r = run_review_gate(g, plans, is_phase);
+  ReviewGateResult r = run_review_gate(w, g, plans, is_phase);
   if (r.interrupt_signal) {
     // The agent's group is gone; die of the same signal so the parent sees why.
     ::signal(r.interrupt_signal, SIG_DFL);
@@ -130,7 +130,7 @@ const CommandRegistrar reg{Command{
           ->check(CLI::Range(1, 100));
       sub.add_flag("--json", o->json, "One JSON object per plan (JSON lines); a phase adds a summary line");
       sub.add_flag("--changed", o->changed, "Only plans whose content hash differs from their last review");
-      return [o] { return run(*o); };
+      return [o] { return run(world(), *o); };
     }}};
 
 }  // namespace

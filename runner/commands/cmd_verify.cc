@@ -37,7 +37,7 @@ std::string str(const json& j, const char* k) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-int verify(const Options& o) {
+int verify(const World& w, const Options& o) {
   std::string err;
   auto root = find_project(o.repo, err);
   if (!root) {
@@ -52,10 +52,10 @@ int verify(const Options& o) {
   auto pass = [&](const std::string& what) { passed.push_back(what); };
 
   // Approvals and gates.
-  auto snap = state::load(world(), *root);
+  auto snap = state::load(w, *root);
   json doc = snap.ok() ? snap.doc : json::object();
   if (!snap.ok()) fail("state", snap.error);
-  const gates::Now now = gates::now_of(world(), *root);
+  const gates::Now now = gates::now_of(w, *root);
   for (const auto& p : gates::gate_list_problems(doc)) fail("gates", p);
   std::map<std::string, const json*> latest;  // (type, file) -> its latest gate
   if (doc.contains("gates") && doc["gates"].is_array())
@@ -69,7 +69,7 @@ int verify(const Options& o) {
       bool is_latest = latest[str(g, "gate_type") + "\n" + str(g, "plan_path")] == &g;
       // An older approval whose content changed since is history (a newer gate followed);
       // its seal and binding must still hold.
-      bool only_content = st.check == gates::ApprovalCheck::Stale && seal::valid(g, world().checking_key()) &&
+      bool only_content = st.check == gates::ApprovalCheck::Stale && seal::valid(g, w.checking_key()) &&
                           str(g, "project") == now.project && str(g, "run") == str(doc, "correlation_id");
       if (st.counts() || (!is_latest && only_content))
         pass(what + " approved by " + str(g, "approved_by"));
@@ -89,10 +89,10 @@ int verify(const Options& o) {
 
   // The audit log: an unbroken chain that records every approval, whose end is where the
   // state anchored it, and whose every gate is still in the state.
-  auto log = audit::check(world(), *root);
+  auto log = audit::check(w, *root);
   for (const auto& p : log.problems) fail("audit log", p);
   std::vector<std::string> anchor_problems;
-  if (snap.ok()) anchor_problems = audit::check_anchor(world(), doc, log);
+  if (snap.ok()) anchor_problems = audit::check_anchor(w, doc, log);
   for (const auto& p : anchor_problems) fail("audit log", p);
   {
     std::map<std::string, std::string> last_event;  // gate id -> its last transition in the log
@@ -150,7 +150,7 @@ int verify(const Options& o) {
       gates::ApprovalStatus st = gates::gate_status(doc, g, now);
       if (st.counts()) return true;
       // History: content changed since, but made and bound here.
-      return seal::valid(g, world().checking_key()) && str(g, "project") == now.project &&
+      return seal::valid(g, w.checking_key()) && str(g, "project") == now.project &&
              str(g, "run") == str(doc, "correlation_id");
     };
     bool vision_ok = false, any_wave_gate = false;
@@ -163,7 +163,7 @@ int verify(const Options& o) {
           if (sealed_approval(g)) wave_ok[g["wave"].get<long long>()] = true;
         }
       }
-    bool waves_gated = any_wave_gate || load_config(world(), *root).config.wave_approval;
+    bool waves_gated = any_wave_gate || load_config(w, *root).config.wave_approval;
     for (const auto& p : doc["plans"]) {
       if (execution::plan_status(p) != execution::PlanStatus::Complete) continue;
       long long wave = p.contains("wave") && p["wave"].is_number_integer() ? p["wave"].get<long long>() : 1;
@@ -184,7 +184,7 @@ int verify(const Options& o) {
     const auto& f = it->path();
     std::string n = f.filename().string();
     if (n.empty() || n.front() == '.' || f.extension() != ".json") continue;
-    auto r = state::load_document(world(), f, "review-ledger");
+    auto r = state::load_document(w, f, "review-ledger");
     if (!r.ok()) {
       fail("review ledger " + n, r.error);
       continue;
@@ -194,7 +194,7 @@ int verify(const Options& o) {
       review_ledger::apply_journal(r.doc, j.content);
     if (!r.doc.contains("reviews") || !r.doc["reviews"].is_object()) continue;
     for (auto& [id, rec] : r.doc["reviews"].items()) {
-      if (review_ledger::trusted(world(), *root, f, id, rec))
+      if (review_ledger::trusted(w, *root, f, id, rec))
         ++records;
       else
         fail("review record " + id + " in " + n,
@@ -211,8 +211,8 @@ int verify(const Options& o) {
       if (s == p.end()) continue;
       auto k = p.find("sandbox_seal");
       if (k != p.end() && k->is_string() &&
-          sandbox::plan_record_sealed(gates::project_id(world(), *root), str(doc, "correlation_id"), str(p, "id"), *s,
-                                      k->get<std::string>(), world().checking_key()))
+          sandbox::plan_record_sealed(gates::project_id(w, *root), str(doc, "correlation_id"), str(p, "id"), *s,
+                                      k->get<std::string>(), w.checking_key()))
         ++sealed_plans;
       else
         fail("plan " + str(p, "id") + "'s confinement record",
@@ -243,7 +243,7 @@ int verify(const Options& o) {
     for (const auto& p : doc["plans"]) unconfined_in("plan " + str(p, "id"), p);
   for (stdfs::directory_iterator it(review_ledger::dir(*root), ec), end; !ec && it != end; it.increment(ec)) {
     if (it->path().extension() != ".json" || it->path().filename().string().front() == '.') continue;
-    if (auto r = state::load_document(world(), it->path(), "review-ledger"); r.ok() && r.doc.contains("reviews"))
+    if (auto r = state::load_document(w, it->path(), "review-ledger"); r.ok() && r.doc.contains("reviews"))
       for (auto& [id, rec] : r.doc["reviews"].items()) unconfined_in("review of " + id, rec);
   }
 
@@ -278,7 +278,7 @@ const CommandRegistrar reg_verify{Command{
       sub.add_option("--repo", o->repo,
                      "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--json", o->json, "One JSON document on stdout");
-      return [o] { return verify(*o); };
+      return [o] { return verify(world(), *o); };
     }}};
 
 }  // namespace

@@ -30,9 +30,9 @@ std::string plan(const std::string& n, const std::string& wave, const std::strin
 struct Project {
   test::TempDir dir;
   FixedClock clock{iso_in(10)};  // files written now are 10 s old: not racy
-  World w{&fs::real_disk(), &clock, &test::test_key(), nullptr, nullptr};
+  World w{fs::real_disk(), clock, &test::test_key(), nullptr, nullptr};
   seal::Key none{"", "no key yet"};
-  World plain{&fs::real_disk(), &clock, &none, nullptr, nullptr};  // no key: no store, every plan parsed
+  World plain{fs::real_disk(), clock, &none, nullptr, nullptr};  // no key: no store, every plan parsed
   stdfs::path phase;
   Project() {
     phase = dir / ".yolo-planning/phases/01-x";
@@ -163,7 +163,7 @@ TEST(CrossFacts, AForgedStoreIsNotBelieved) {
   EXPECT_EQ(hits(p), 10u);
   // The same forgery sealed with another key (another user's): not loaded either.
   seal::Key other{std::string(32, 'o'), {}};
-  World w2{&fs::real_disk(), &p.clock, &other, nullptr, nullptr};
+  World w2{fs::real_disk(), p.clock, &other, nullptr, nullptr};
   EXPECT_FALSE(Store(w2, p.phase, Stage1Options{}.max_file_bytes).loaded());
   // Made for another read limit: not this one's.
   EXPECT_FALSE(Store(p.w, p.phase, 1000).loaded());
@@ -219,7 +219,7 @@ TEST(CrossFacts, NoKeyNoDiskIdentitiesOrNoPhaseFolderNoStore) {
   EXPECT_FALSE(stdfs::exists(p.store_file()));
   // The memory disk cannot tell identities.
   fs::MemoryDisk disk;
-  World mw{&disk, &p.clock, &test::test_key(), nullptr, nullptr};
+  World mw{disk, p.clock, &test::test_key(), nullptr, nullptr};
   disk.put("/r/.yolo-planning/phases/01-x/01-01-PLAN.md", plan("01", "1"));
   EXPECT_FALSE(Store(mw, "/r/.yolo-planning/phases/01-x", 1 << 20).enabled());
   // A folder outside a project's phases.

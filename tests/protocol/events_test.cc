@@ -32,7 +32,7 @@ std::vector<std::string> log_lines(const std::filesystem::path& root) {
 struct Mem {
   fs::MemoryDisk disk;
   FixedClock clock{"2026-11-25T08:00:00Z"};
-  World w{&disk, &clock, nullptr};
+  World w{disk, clock, nullptr};
   std::filesystem::path path() const { return "/r"; }
   std::vector<std::string> lines() const { return lines_of(disk.get(events::log_path("/r"))); }
 };

@@ -200,7 +200,7 @@ TEST(PhaseSnapshot, EveryCorpusPhaseGivesTheSameReviews) {
   ASSERT_FALSE(dirs.empty());
   // No key: the corpus is read-only, no store of cross-plan facts is written into it.
   seal::Key none{"", "no key"};
-  World w{&fs::real_disk(), &system_clock(), &none, nullptr, nullptr};
+  World w{fs::real_disk(), system_clock(), &none, nullptr, nullptr};
   PhaseSnapshots snaps;
   for (const auto& dir : dirs) expect_same(dir, snaps, w);
 }

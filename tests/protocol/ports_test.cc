@@ -54,7 +54,7 @@ struct Mem {
   fs::MemoryDisk disk;
   FixedClock clock{kNow};
   seal::Key key{std::string(32, 'm'), {}};
-  World w{&disk, &clock, &key};
+  World w{disk, clock, &key};
   Mem() {
     disk.put(kRoot / ".yolo-planning/ROADMAP.md", "# Roadmap\n");
     EXPECT_TRUE(disk.make_dirs(kPhase).ok());
@@ -347,7 +347,7 @@ TEST(PortsGateRun, AHeldLockOrAMissingKeyStopsTheRunAndSaysWhy) {
   EXPECT_FALSE(m.disk.has(state::state_path(kRoot))) << "nothing written without the lock";
   held->reset();
   // A world without a key: the gate opens, but nothing is approved (and no key is made).
-  World keyless{&m.disk, &m.clock};
+  World keyless{m.disk, m.clock};
   ASSERT_TRUE(gates::request_gate(keyless, kRoot, config(json::object()), roadmap(), nullptr).ok());
   auto a = gates::approve_gate(keyless, kRoot, config(json::object()), "", "erin", nullptr);
   EXPECT_FALSE(a.ok());
@@ -532,7 +532,7 @@ class LateKey : public seal::KeySource {
 TEST(PortsGateRun, AKeyMadeAfterTheCheckWasSetUpIsSeen) {
   Mem m;
   LateKey late;
-  World w{&m.disk, &m.clock, nullptr, &late};
+  World w{m.disk, m.clock, nullptr, &late};
   gates::Now now = gates::now_of(w, kRoot);  // taken before any key exists (execute does so)
   auto r = gates::request_gate(w, kRoot, config({{"approvers", {{"vision", "skip"}}}}), roadmap(), nullptr);
   ASSERT_TRUE(r.ok()) << r.error;

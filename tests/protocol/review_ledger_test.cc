@@ -21,7 +21,7 @@ struct Repo {
   fs::MemoryDisk disk;
   FixedClock clock{"2026-11-23T21:40:00Z"};
   seal::Key key{std::string(32, 'r'), {}};
-  World w{&disk, &clock, &key};
+  World w{disk, clock, &key};
   stdfs::path phase1 = "/repo/.yolo-planning/phases/01-core", phase2 = "/repo/.yolo-planning/phases/02-api";
   Repo() {
     EXPECT_TRUE(disk.make_dirs(phase1).ok());

@@ -23,7 +23,7 @@ struct Repo {
 // folder. What only a real disk shows (a file replaced or not: its inode) stays on Repo.
 struct MemRepo {
   fs::MemoryDisk disk;
-  World w{&disk, nullptr, nullptr};
+  World w{disk, system_clock(), nullptr};
   MemRepo() { EXPECT_TRUE(disk.make_dirs("/repo/.yolo-planning").ok()); }
   std::filesystem::path root() const { return "/repo"; }
 };

@@ -22,7 +22,7 @@ using test::iso_in;
 struct Project {
   test::TempDir dir;
   FixedClock clock{iso_in(10)};  // files written now are 10 s old: not racy
-  World w{&fs::real_disk(), &clock, &test::test_key(), nullptr, nullptr};
+  World w{fs::real_disk(), clock, &test::test_key(), nullptr, nullptr};
   stdfs::path file;
   Project() {
     stdfs::create_directories(dir / ".yolo-planning");
@@ -114,14 +114,14 @@ TEST(VerifiedCache, ACacheCopiedFromAnotherProjectIsIgnored) {
   EXPECT_FALSE(c.loaded());  // sealed with the same key, but it names project a
   // Another key (another user): not loaded either.
   seal::Key other{std::string(32, 'o'), {}};
-  World w2{&fs::real_disk(), &a.clock, &other, nullptr, nullptr};
+  World w2{fs::real_disk(), a.clock, &other, nullptr, nullptr};
   EXPECT_FALSE(Cache(w2, a.root(), "t").loaded());
 }
 
 TEST(VerifiedCache, NoKeyNoCache) {
   Project p;
   seal::Key none{"", "no key yet"};
-  World w{&fs::real_disk(), &p.clock, &none, nullptr, nullptr};
+  World w{fs::real_disk(), p.clock, &none, nullptr, nullptr};
   Cache c(w, p.root(), "t");
   EXPECT_FALSE(c.enabled());
   EXPECT_FALSE(c.identities({p.file}));

@@ -31,7 +31,7 @@ std::string plan_text(const std::string& phase, const std::string& plan, const s
 struct Rig {
   fs::MemoryDisk disk;
   FixedClock clock{"2026-11-27T10:00:00Z"};
-  World w{&disk, &clock, nullptr};
+  World w{disk, clock, nullptr};
   long long now = 0;
   std::optional<long long> settle_at, retry_at;
   std::vector<ReviewBatch> running;  // batches started and not ended, in start order

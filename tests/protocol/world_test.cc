@@ -27,7 +27,7 @@ struct Mem {
   fs::MemoryDisk disk;
   FixedClock clock{kNow};
   seal::Key key{std::string(32, 'a'), {}};
-  World w{&disk, &clock, &key};
+  World w{disk, clock, &key};
   Mem() { EXPECT_TRUE(disk.make_dirs(kRoot / ".yolo-planning" / "phases" / "01-core").ok()); }
 };
 
@@ -254,7 +254,7 @@ TEST(WorldReviewLedger, RecordsAreSealedWithThePassedKeyAndCheckedWithIt) {
   EXPECT_NE(review_ledger::find(l.doc, "01-02"), nullptr);
   // Another machine's key trusts none of them.
   seal::Key other{std::string(32, 'b'), {}};
-  World elsewhere{&m.disk, &m.clock, &other};
+  World elsewhere{m.disk, m.clock, &other};
   auto all = review_ledger::load_all(elsewhere, kRoot);
   EXPECT_TRUE(all.reviews.empty()) << all.reviews.dump();
   EXPECT_EQ(all.errors.size(), 3u);  // one per record
@@ -286,7 +286,7 @@ TEST(WorldLogs, EventsAndAuditUseTheClockTheDiskAndTheKey) {
   EXPECT_EQ(c.entries[2]["seq"], 3);
   // Checked with another key: every mac is refused.
   seal::Key other{std::string(32, 'b'), {}};
-  auto c2 = audit::check(World{&m.disk, &m.clock, &other}, kRoot);
+  auto c2 = audit::check(World{m.disk, m.clock, &other}, kRoot);
   EXPECT_EQ(c2.problems.size(), 3u);
   // A full disk: the append says so and leaves the log as it was.
   std::string before = m.disk.get(audit::path(kRoot));
