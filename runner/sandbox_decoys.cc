@@ -15,7 +15,10 @@ namespace yolo::runner::sandbox_detail {
 namespace {
 
 std::mutex pool_mu;
-std::vector<DecoySet*> free_sets;  // never freed: a set lives as long as the process
+// Every set ever made, owned here: a set lives as long as the process, whether free or held
+// by a child that yolo does not wait for at its exit.
+std::vector<std::unique_ptr<DecoySet>> all_sets;
+std::vector<DecoySet*> free_sets;
 int made_sets = 0;
 
 DecoySet* make_set(const std::vector<std::string>& secrets, const std::string& parent) {
@@ -43,7 +46,9 @@ DecoySet* make_set(const std::vector<std::string>& secrets, const std::string& p
     ::close(set->fd);
     return nullptr;
   }
-  return set.release();
+  std::lock_guard<std::mutex> g(pool_mu);
+  all_sets.push_back(std::move(set));
+  return all_sets.back().get();
 }
 
 }  // namespace
