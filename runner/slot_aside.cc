@@ -4,24 +4,15 @@
 
 #include "runner/git.h"
 #include "runner/slot_objects.h"
+#include "runner/worktree_text.h"
 
 namespace yolo::runner::slot_aside {
 
 namespace stdfs = std::filesystem;
+using worktree_text::split_nul;
+using worktree_text::trimmed;
 
 namespace {
-
-std::vector<std::string> nul_list(const std::string& out) {
-  std::vector<std::string> v;
-  size_t at = 0;
-  while (at < out.size()) {
-    size_t end = out.find('\0', at);
-    if (end == std::string::npos) end = out.size();
-    if (end > at) v.push_back(out.substr(at, end - at));
-    at = end + 1;
-  }
-  return v;
-}
 
 bool kept(const std::vector<std::string>& keep, const std::string& path) {
   return std::find(keep.begin(), keep.end(), path) != keep.end();
@@ -81,7 +72,7 @@ bool put_aside(const stdfs::path& slot, const std::vector<std::string>& keep, As
   // status, `add -A` and `clean` (a tracked one is put back to HEAD's with the rest).
   GitRun ignores = git(slot, {"ls-files", "-z", "--others", "--", ":(glob)**/.gitignore"});
   if (!ran(ignores, err)) return false;
-  for (const auto& f : nul_list(ignores.out)) {
+  for (const auto& f : split_nul(ignores.out)) {
     if (kept(keep, f)) continue;
     const stdfs::path to = held / std::to_string(aside.ignore_files.size());
     stdfs::rename(slot / f, to, ec);
@@ -94,7 +85,7 @@ bool put_aside(const stdfs::path& slot, const std::vector<std::string>& keep, As
   GitRun status = git(slot, {"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"});
   if (!ran(status, err)) return false;
   bool dirty = false;
-  for (const auto& line : nul_list(status.out))
+  for (const auto& line : split_nul(status.out))
     if (line.size() > 3 && !kept(keep, line.substr(3))) dirty = true;
   if (!dirty) return true;
   // The slot's files beyond HEAD as one tree, made through an index of yolo's own (a copy of
@@ -109,9 +100,7 @@ bool put_aside(const stdfs::path& slot, const std::vector<std::string>& keep, As
   if (!ran(git(slot, {"add", "-A"}, all_but(keep), own), err)) return false;
   GitRun tree = git(slot, {"write-tree"}, {}, own);
   if (!ran(tree, err)) return false;
-  std::string t = tree.out;
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-  aside.tree = t;
+  aside.tree = trimmed(tree.out);
   // The slot back to its commit, but for the kept paths and what the ignore rules of that
   // commit ignore.
   if (!ran(git(slot, {"checkout", "-q", "-f"}, all_but(keep)), err)) return false;

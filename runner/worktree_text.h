@@ -1,4 +1,4 @@
-// Two small readers of git's output shared by worktree.cc and worktree_merge.cc.
+// Two small readers of git's output shared by worktree.cc, worktree_merge.cc and slot_aside.cc.
 #pragma once
 #include <string>
 #include <vector>
