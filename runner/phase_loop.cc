@@ -334,6 +334,9 @@ void Run::draw_live() {
       l += " " + text::cut(text::sanitize_for_terminal(t), running_count_ > 1 ? 24 : 60);
     }
   }
+  for (size_t i = 0; i < runs_.size(); ++i)
+    if (const char* step = run_of(i).aside_step)
+      l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " " + step;
   if (running_count_ == 0) l += " · waiting";
   out::set_live(l);
 }

@@ -169,6 +169,11 @@ class Run {
   void run_checks(size_t i, SpawnResult executor);
   void next_check(size_t i);
   void conclude(size_t i, const SpawnResult& r);
+  // What the executor left beyond its commits, put aside before the checks and back after
+  // them (runner/slot_aside.h), on a worker thread: git hashes every file of the slot, and the
+  // loop goes on meanwhile. Then next_check(i), or conclude(i, r) again.
+  void set_aside(size_t i, const stdfs::path& slot, std::vector<std::string> keep);
+  void put_back(size_t i, const stdfs::path& slot, slot_aside::Aside a, SpawnResult r);
   // sp: the plan's SUMMARY (summary_rel_for), when the caller has it already.
   std::map<std::string, std::string> plan_vars(size_t i, long long wave, const std::string* sp = nullptr) const;
   std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave,

@@ -97,12 +97,8 @@ void Run::run_checks(size_t i, SpawnResult executor) {
   // The checks judge what would be merged: what the executor left beyond its commits waits
   // aside until they end (conclude puts it back, for the gate to list).
   if (w && !pr.check_todo.empty() && !interrupted_ && !stopping_) {
-    std::string err;
-    if (!slot_aside::put_aside(w->path, {summary_rel_for(world_, root_, e.path), e.path}, pr.aside.emplace(), err)) {
-      pr.check_errors.push_back("what the executor left beyond its commits could not be put aside for the checks, "
-                                "so they did not run: " + err);
-      pr.check_todo.clear();
-    }
+    set_aside(i, w->path, {summary_rel_for(world_, root_, e.path), e.path});
+    return;
   }
   // No check to run and the plan's gates run here, in this process: its slot serves the
   // next plan at once (started before the gates, so that it runs while they do).
@@ -186,11 +182,10 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   std::string sp = summary_rel_for(world_, root_, e.path);
   json set = json::object();
   if (auto& a = run_of(i).aside) {
-    std::string err;
     const PlanWorktree* w = worktree_of(i);
-    if (a->active() && w && !slot_aside::put_back(w->path, *a, err))
-      run_of(i).check_errors.push_back("what the executor left beyond its commits could not be put back after the checks: " + err);
+    slot_aside::Aside taken = std::move(*a);
     a.reset();
+    if (taken.active() && w) return put_back(i, w->path, std::move(taken), r);  // then here again
   }
   // The facts: how the executor (or its job) ended, and once it did well, what the checks and
   // the SUMMARY gate found; protocol/run/execute_rules.h decides the plan from them.
@@ -283,6 +278,77 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   // Worktree isolation: once nothing runs, the plans that passed are merged in plan order
   // (the core's Merge), then the wave's end and what starts next.
   schedule();
+}
+
+namespace {
+
+// One move of a slot's leftovers, on a worker thread of the loop.
+struct AsideJob {
+  uv_work_t req{};
+  Run* run = nullptr;
+  size_t plan = 0;
+  stdfs::path slot;
+  std::vector<std::string> keep;
+  slot_aside::Aside aside;
+  SpawnResult executor;  // put back: what conclude goes on with
+  bool back = false, ok = false;
+  std::string err;
+};
+
+void move_aside(uv_work_t* req) {
+  auto* j = static_cast<AsideJob*>(req->data);
+  try {
+    j->ok = j->back ? slot_aside::put_back(j->slot, j->aside, j->err) : slot_aside::put_aside(j->slot, j->keep, j->aside, j->err);
+  } catch (const std::exception& e) {  // never escapes the thread (that would end the process)
+    j->ok = false;
+    j->err = e.what();
+  }
+}
+
+}  // namespace
+
+void Run::set_aside(size_t i, const stdfs::path& slot, std::vector<std::string> keep) {
+  auto* j = new AsideJob;
+  j->req.data = j;
+  j->run = this;
+  j->plan = i;
+  j->slot = slot;
+  j->keep = std::move(keep);
+  run_of(i).aside_step = "putting aside what its executor left uncommitted";
+  uv_queue_work(&loop_, &j->req, move_aside, [](uv_work_t* req, int) {
+    std::unique_ptr<AsideJob> job(static_cast<AsideJob*>(req->data));
+    Run& run = *job->run;
+    PlanRun& pr = run.run_of(job->plan);
+    pr.aside_step = nullptr;
+    pr.aside = std::move(job->aside);  // what to put back, even after a failure half way
+    if (!job->ok) {
+      pr.check_errors.push_back("what the executor left beyond its commits could not be put aside for the checks, "
+                                "so they did not run: " + job->err);
+      pr.check_todo.clear();
+    }
+    run.next_check(job->plan);
+  });
+}
+
+void Run::put_back(size_t i, const stdfs::path& slot, slot_aside::Aside a, SpawnResult r) {
+  auto* j = new AsideJob;
+  j->req.data = j;
+  j->run = this;
+  j->plan = i;
+  j->slot = slot;
+  j->aside = std::move(a);
+  j->executor = std::move(r);
+  j->back = true;
+  run_of(i).aside_step = "putting back what its executor left uncommitted";
+  uv_queue_work(&loop_, &j->req, move_aside, [](uv_work_t* req, int) {
+    std::unique_ptr<AsideJob> job(static_cast<AsideJob*>(req->data));
+    Run& run = *job->run;
+    run.run_of(job->plan).aside_step = nullptr;
+    if (!job->ok)
+      run.run_of(job->plan).check_errors.push_back(
+          "what the executor left beyond its commits could not be put back after the checks: " + job->err);
+    run.conclude(job->plan, job->executor);
+  });
 }
 
 }  // namespace yolo::runner::phase

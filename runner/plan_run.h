@@ -37,6 +37,7 @@ struct PlanRun {
   // What its executor left in its slot beyond its commits, put aside while its checks run
   // (runner/slot_aside.h), put back before its gate.
   std::optional<slot_aside::Aside> aside;
+  const char* aside_step = nullptr;      // on the live line while that runs off the loop
   std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
   std::string objects_error;             // why its executor's git objects were not taken in ("": none)
   std::vector<std::string> dispatch_res;  // its resources as adapter options

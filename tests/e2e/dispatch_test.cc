@@ -20,6 +20,7 @@
 
 #include "bg_process.h"
 #include "slurm_cluster.h"
+#include "overlap_log.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -342,14 +343,9 @@ TEST_F(DispatchTest, TheFetchedBranchesAreCheckedOutByChildrenOffTheEventLoopSev
   auto r = execute({"PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin")});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   expect_wave_merged_in_plan_order();
-  int open = 0, most = 0, starts = 0;
-  for (const auto& l : lines_of(read_file(log))) {  // appended in time order
-    if (l.rfind("start ", 0) == 0) ++open, ++starts;
-    if (l.rfind("end ", 0) == 0) --open;
-    most = std::max(most, open);
-  }
-  EXPECT_EQ(starts, 4) << read_file(log);
-  EXPECT_GE(most, 2) << read_file(log);
+  Overlap o = overlap_of(read_file(log));
+  EXPECT_EQ(o.starts, 4) << read_file(log);
+  EXPECT_GE(o.most, 2) << read_file(log);
 }
 
 TEST_F(DispatchTest, KillDashNineMidWaveThenAgainReattachesSubmitsNothingTwiceMergesEachOnce) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "overlap_log.h"
 #include "test_support.h"
 
 namespace yolo::test {
@@ -406,6 +407,49 @@ TEST_F(WorktreeTest, ChecksSeeTheSlotAsItsCommitNotWhatTheExecutorLeftUncommitte
   EXPECT_EQ(tree.find("litter"), std::string::npos) << tree;
   EXPECT_EQ(tree.find("hidden"), std::string::npos) << tree;
   EXPECT_EQ(merges_of("01-01"), 1u);
+}
+
+// Putting aside what an executor left runs git over the whole slot (status hashes every
+// file). git behind a wrapper on PATH makes that status take 1.5 s and logs when it starts and
+// ends: on the event loop, the two plans of wave 2 (ending together at a barrier) would be put
+// aside one after the other; off it, together.
+TEST_F(WorktreeTest, WhatAnExecutorLeftIsPutAsideOffTheEventLoopSeveralSlotsAtOnce) {
+  stdfs::path bin = side_.path() / "gitbin";
+  stdfs::create_directories(bin);
+  std::string real_git = trim(run_program({"sh", "-c", "command -v git"}, repo()).out);
+  ASSERT_FALSE(real_git.empty());
+  stdfs::path log = side_.path() / "asides";
+  write_file(bin / "git",
+             "#!/bin/sh\n"
+             "slow=\n"
+             "case \" $* \" in *' status --porcelain=v1 -z --untracked-files=all --no-renames '*) slow=1 ;; esac\n"
+             "if [ -n \"$slow\" ]; then echo \"start $(date +%s.%N)\" >> '" + log.string() + "'; sleep 1.5; fi\n"
+             "'" + real_git + "' \"$@\"; rc=$?\n"
+             "if [ -n \"$slow\" ]; then echo \"end $(date +%s.%N)\" >> '" + log.string() + "'; fi\n"
+             "exit $rc\n");
+  stdfs::permissions(bin / "git", stdfs::perms::owner_all);
+  for (const char* f : {"01-02-PLAN.md", "01-03-PLAN.md"})
+    add_to_must_haves(f, "  checks:\n    - {argv: [\"sh\", \"-c\", \"! test -e scratch.log\"], name: clean}\n");
+  write_file(repo() / ".git" / "info" / "exclude", "");
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "checks for wave 2"});
+  const char* path = std::getenv("PATH");
+  auto r = execute({"PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin"), "YOLO_TEST_BARRIER=" + barrier().string(),
+                    "YOLO_TEST_BARRIER_N=2", "YOLO_EXEC_LITTER_FOR=01-02,01-03"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* id : {"01-02", "01-03"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "complete") << p.dump();
+    ASSERT_EQ(p["checks"].size(), 1u) << p.dump();
+    EXPECT_EQ(p["checks"][0]["passed"], true) << p.dump();  // scratch.log was aside while it ran
+    // Put back before the gate, which lists it.
+    std::string left = p["scope"]["uncommitted"].dump();
+    for (std::string f : {"litter/" + std::string(id) + ".txt", std::string("scratch.log")})
+      EXPECT_NE(left.find("\"" + f + "\""), std::string::npos) << f << " " << p.dump();
+  }
+  Overlap o = overlap_of(read_file(log));
+  EXPECT_EQ(o.starts, 2) << read_file(log);
+  EXPECT_EQ(o.most, 2) << read_file(log);
 }
 
 // yolo killed (kill -9) while 01-01's executor has left its worktree dirty: the next execute
