@@ -6,6 +6,7 @@
 // the medians (the goal: at most 2 ms).
 //   sandbox_bench [ROUNDS [PHASE_DIR]]   (run in a project folder; PHASE_DIR: the executor's
 //   phase folder, whose files are bound read-only one by one; default the project folder)
+//   SANDBOX_BENCH_ONLY=executor|reviewer: that role's starts alone (to run under a profiler)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +25,7 @@ using namespace yolo::runner;
 namespace {
 
 constexpr int kWrites = 200;
+std::vector<double> prepare_ms;  // confine() alone, per start (SANDBOX_BENCH_ONLY)
 
 double start_ms(const std::shared_ptr<Confinement>& c, bool prepare, sandbox::Role role,
                 const std::filesystem::path& root, const std::filesystem::path& phase, bool writes = false) {
@@ -39,7 +41,9 @@ double start_ms(const std::shared_ptr<Confinement>& c, bool prepare, sandbox::Ro
     req.role = role;
     req.project_root = root;
     req.phase_dir = phase;  // every file in it bound read-only (no SUMMARY of its own: the worst case)
+    auto p0 = std::chrono::steady_clock::now();
     auto r = confine(Config{}, req);
+    prepare_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count());
     if (!r.ok()) {
       std::fprintf(stderr, "sandbox_bench: %s\n", r.error.c_str());
       std::exit(1);
@@ -104,6 +108,15 @@ int main(int argc, char** argv) {
       else ::unsetenv("YOLO_APPROVAL_KEY_FILE");
     }
   };
+  // SANDBOX_BENCH_ONLY=executor (or reviewer): only that role's starts, for a profiler.
+  if (const char* only = std::getenv("SANDBOX_BENCH_ONLY")) {
+    const sandbox::Role role = std::string(only) == "reviewer" ? sandbox::Role::Reviewer : sandbox::Role::Executor;
+    std::vector<double> v;
+    for (int i = 0; i < rounds; ++i) v.push_back(start_ms(nullptr, true, role, root, phase));
+    report(only, v);
+    report("of which confine()", prepare_ms);
+    return 0;
+  }
   std::vector<double> plain, reviewer, reviewer_bare, executor, plain_w, executor_w;
   for (int i = 0; i < rounds; ++i) {
     plain.push_back(start_ms(nullptr, false, sandbox::Role::Shell, root, phase));

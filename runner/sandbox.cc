@@ -1,6 +1,5 @@
 #include "runner/sandbox.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/landlock.h>
@@ -21,8 +20,6 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 
 #include "protocol/gates/gate_coverage.h"
 #include "protocol/base/sha256.h"
@@ -36,6 +33,8 @@ namespace yolo::runner {
 
 namespace stdfs = std::filesystem;
 using sandbox_detail::canonical;
+using sandbox_detail::read_rules;
+using sandbox_detail::ReadRule;
 using sandbox_detail::seccomp_program;
 using sandbox_detail::sandbox_object;
 using sandbox_detail::secret_files;
@@ -108,68 +107,6 @@ int add_rule(int rs, const std::string& path, unsigned long long rights) {
   ::close(fd);
   return e;
 }
-
-bool beneath(const std::string& path, const std::string& dir) {
-  if (dir == "/") return !path.empty() && path[0] == '/' && path != "/";
-  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
-}
-
-// One path granted read and execute, and whether it is a folder.
-struct ReadRule {
-  std::string path;
-  bool dir;
-};
-
-// Read and execute everything beneath `dir` except the hidden paths beneath it: each entry
-// of a folder that holds a hidden path is granted on its own (a symbolic link is not: what it
-// names is reached, and judged, where it lies).
-int collect_all_except(const std::string& dir, const std::vector<std::string>& hidden, std::vector<ReadRule>& out,
-                       int depth) {
-  if (depth > 64) return ELOOP;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return errno == ENOENT || errno == EACCES ? 0 : errno;
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    names.emplace_back(e->d_name);
-  }
-  ::closedir(d);
-  for (const auto& n : names) {
-    std::string path = dir == "/" ? "/" + n : dir + "/" + n;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
-    if (std::find(hidden.begin(), hidden.end(), path) != hidden.end()) continue;
-    bool holds_hidden = std::any_of(hidden.begin(), hidden.end(), [&](const std::string& h) { return beneath(h, path); });
-    if (holds_hidden) {
-      if (int e = collect_all_except(path, hidden, out, depth + 1)) return e;
-      continue;
-    }
-    out.push_back({path, S_ISDIR(st.st_mode)});
-  }
-  return 0;
-}
-
-// The read rules for a set of hidden paths, listed once per process: every child of a run has
-// the same secrets, and listing the folders that hold them was most of a confined start. Paths,
-// not descriptors: a process under a low descriptor limit keeps its descriptors for its work.
-// (A folder made at the top of the home after yolo started is readable from its next start.)
-int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRule>*& out) {
-  static std::mutex mu;
-  static std::map<std::string, std::vector<ReadRule>> cache;
-  std::string key;
-  for (const auto& h : hidden) key += h + '\n';
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find(key); it != cache.end()) {
-    out = &it->second;
-    return 0;
-  }
-  std::vector<ReadRule> rules;
-  if (int e = collect_all_except("/", hidden, rules, 0)) return e;
-  out = &(cache[key] = std::move(rules));
-  return 0;
-}
-
-
 
 // An empty decoy per secret file (a set taken from the pool, runner/sandbox_decoys.cc), which
 // the ruleset lets the child read and an inotify descriptor watches for IN_OPEN: the child's
@@ -310,12 +247,6 @@ void prepare_mounts(Confinement& c) {
 
 }  // namespace
 
-std::string sandbox_detail::canonical(const std::string& p) {
-  std::error_code ec;
-  auto c = stdfs::weakly_canonical(p, ec);
-  return ec ? p : c.lexically_normal().string();
-}
-
 Confinement::~Confinement() {
   if (ruleset_fd >= 0) ::close(ruleset_fd);
   for (int fd : hold_fds) ::close(fd);
@@ -437,6 +368,7 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, c
 }
 
 ConfinementResult confine(const Config& cfg, const SandboxRequest& req) {
+  sandbox_detail::CanonicalScope paths;  // each folder resolved once while the policy is made
   // The child's own temp folder, inside yolo's private one (which no child can read).
   stdfs::path priv = private_temp_dir();
   std::string tmpl = (priv.empty() ? stdfs::temp_directory_path() : priv).string() + "/sbx-XXXXXX";

@@ -1,9 +1,11 @@
 // What the parts of the sandbox share: sandbox.cc (the Landlock ruleset, the mount namespace's
-// binds, entering it), sandbox_filter.cc (the seccomp program) and sandbox_inputs.cc (what a
-// request and the config make of the policy's inputs).
+// binds, entering it), sandbox_paths.cc (canonical paths, the read rules), sandbox_filter.cc
+// (the seccomp program) and sandbox_inputs.cc (what a request and the config make of the
+// policy's inputs).
 #pragma once
 #include <linux/filter.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,8 +14,32 @@
 namespace yolo::runner::sandbox_detail {
 
 // The canonical form of a path as far as it exists (a hidden path named through a link is
-// hidden where it lies).
+// hidden where it lies): absolute, no link, no "." or "..", no trailing "/"
+// (runner/sandbox_paths.cc).
 std::string canonical(const std::string& p);
+// While one lives on the stack, canonical() resolves each folder once on this thread: for
+// the making of one confinement (a link swapped meanwhile is seen at the next one).
+class CanonicalScope {
+ public:
+  CanonicalScope();
+  ~CanonicalScope();
+  CanonicalScope(const CanonicalScope&) = delete;
+  CanonicalScope& operator=(const CanonicalScope&) = delete;
+
+ private:
+  friend std::string canonical(const std::string& p);
+  CanonicalScope* outer_;
+  std::map<std::string, std::string> known_;
+};
+
+// One path granted read and execute, and whether it is a folder.
+struct ReadRule {
+  std::string path;
+  bool dir;
+};
+// The read rules of a child that must not see the `hidden` paths: every path beneath "/" but
+// them (the folders that hold one listed entry by entry). 0 or an errno.
+int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRule>*& out);
 
 // The seccomp program of a confined child. `notify`: the escape attempts are handed to yolo's
 // supervisor (runner/refusals.h) rather than refused silently; `watch_writes`: so are writes;
