@@ -203,6 +203,9 @@ void spawned(unsigned long long seq, int pid) {
   Supervisor& s = sup();
   s.live_pids.insert(pid);
   s.live_seqs.insert(seq);
+  if (!s.own_ns) s.own_ns = mount_ns_of(static_cast<int>(::getpid()));
+  // Cloned into its namespace: it is there now (0 if it has already ended).
+  if (unsigned long long ns = mount_ns_of(pid); ns && ns != s.own_ns) s.ns_of_seq[seq] = ns;
 }
 
 bool reap(unsigned long long seq, int pid, int* status) {
@@ -216,8 +219,14 @@ bool reap(unsigned long long seq, int pid, int* status) {
   // exit with an unknown status rather than waited for for ever.
   if (r < 0) *status = 0xff00;  // as if exited with status 255
   if (seq) {
-    sup().live_pids.erase(pid);
-    sup().live_seqs.erase(seq);
+    Supervisor& s = sup();
+    s.live_pids.erase(pid);
+    s.live_seqs.erase(seq);
+    if (auto it = s.ns_of_seq.find(seq); it != s.ns_of_seq.end()) {
+      if (s.ended_ns.size() >= 4096) s.ended_ns.erase(s.ended_ns.begin());  // inodes are not reused soon
+      s.ended_ns.insert(it->second);
+      s.ns_of_seq.erase(it);
+    }
   }
   return true;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <mutex>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,12 +29,21 @@ struct Supervisor {
   int keeper_fd = -1;
   std::set<int> live_pids;  // children started by subprocess.cc that it has not reaped yet
   std::set<unsigned long long> live_seqs;
+  // The mount namespace of each live spawn that has one of its own (a confined child), and
+  // those of the spawns that ended: a confined child cannot leave its namespace, so an orphan
+  // in an ended spawn's namespace is that spawn's, even with its environment cleared.
+  std::map<unsigned long long, unsigned long long> ns_of_seq;
+  std::set<unsigned long long> ended_ns;
+  unsigned long long own_ns = 0;
   pid_t owner_pid = 0;       // the process that turned supervision on (not a forked copy)
   bool final_sweep = false;  // at exit: every orphan goes, with a number or without
   unsigned long long next_seq = 1;
 };
 
 Supervisor& sup();
+
+// The inode of the mount namespace pid is in; 0 when it cannot be read (it has ended).
+unsigned long long mount_ns_of(int pid);
 
 // getdents64 records: glibc's dirent64 has the kernel's layout (d_ino, d_off, d_reclen, d_type, d_name).
 using LinuxDirent64 = struct dirent64;

@@ -170,6 +170,12 @@ void kill_tree(int pid) {
 
 }  // namespace
 
+unsigned long long mount_ns_of(int pid) {
+  struct stat st {};
+  const std::string link = "/proc/" + std::to_string(pid) + "/ns/mnt";
+  return ::stat(link.c_str(), &st) == 0 ? static_cast<unsigned long long>(st.st_ino) : 0;
+}
+
 // Ends the orphans (re-parented to us) of spawns that have ended and reaps the zombies among
 // our children that subprocess.cc does not wait for. Returns how many orphans were killed.
 int sweep_orphans_locked() {
@@ -187,9 +193,12 @@ int sweep_orphans_locked() {
     unsigned long long seq = spawn_seq_of(c, s.env_name);
     // Ours, and its spawn still runs: it stays. An orphan without a number cleared its
     // environment (env -i): it came from one of our spawns (only they are re-parented to us),
-    // but from which is unknown (an engine-less dispatch job is one, on purpose): it stays
-    // while we run, and goes at our exit (sweep_at_exit).
-    if (seq == 0 ? !s.final_sweep : s.live_seqs.count(seq) != 0) continue;
+    // but from which its number cannot tell (an engine-less dispatch job is one, on purpose).
+    // In the mount namespace of a confined spawn that ended, it is that spawn's and goes now;
+    // else it stays while we run, and goes at our exit (sweep_at_exit).
+    if (seq == 0 ? !s.final_sweep && !(!s.ended_ns.empty() && s.ended_ns.count(mount_ns_of(c)))
+                 : s.live_seqs.count(seq) != 0)
+      continue;
     kill_tree(c);
     ++killed;
   }

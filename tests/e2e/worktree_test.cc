@@ -452,6 +452,37 @@ TEST_F(WorktreeTest, WhatAnExecutorLeftIsPutAsideOffTheEventLoopSeveralSlotsAtOn
   EXPECT_EQ(o.most, 2) << read_file(log);
 }
 
+// An executor leaves behind a process that clears its environment (so no mark says whose it
+// is) and keeps writing a file its plan's check reads. It is in the executor's mount namespace
+// (a confined child cannot leave it), so it ends when the executor does, before the check:
+// the check judges the commit ("bad"), and what the process wrote before is listed as
+// uncommitted, not merged.
+TEST_F(WorktreeTest, AProcessAnExecutorLeftBehindEndsWithItBeforeItsChecks) {
+  write_file(repo() / "verdict.txt", "bad\n");
+  write_file(repo() / "agents/lingering-executor",
+             "#!/bin/sh\n"
+             "if [ \"$YOLO_PLAN_ID\" = 01-01 ]; then\n"
+             "  env -i /usr/bin/setsid /bin/sh -c 'i=0; while [ $i -lt 400 ]; do echo good > verdict.txt; "
+             "i=$((i+1)); sleep 0.05; done' </dev/null >/dev/null 2>&1 &\n"
+             "  sleep 0.2\n"
+             "fi\n"
+             "exec \"$(dirname \"$0\")/executor-worktree\" \"$@\"\n");
+  stdfs::permissions(repo() / "agents/lingering-executor", stdfs::perms::owner_all);
+  set_config({{"executor", {{"command", {"agents/lingering-executor", "{plan_path}", "{summary_path}"}}}}});
+  add_to_must_haves("01-01-PLAN.md",
+                    "  checks:\n    - {argv: [\"sh\", \"-c\", \"sleep 0.5; grep -qx bad verdict.txt\"], name: verdict}\n");
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "a lingering executor"});
+  auto r = execute();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  json p = plan("01-01");
+  EXPECT_EQ(p["status"], "complete") << p.dump();
+  ASSERT_EQ(p["checks"].size(), 1u) << p.dump();
+  EXPECT_EQ(p["checks"][0]["passed"], true) << p.dump();
+  EXPECT_NE(p["scope"]["uncommitted"].dump().find("verdict.txt"), std::string::npos) << p.dump();
+  EXPECT_EQ(read_file(repo() / "verdict.txt"), "bad\n");
+}
+
 // yolo killed (kill -9) while 01-01's executor has left its worktree dirty: the next execute
 // knows nothing of that slot, so it gives it a full reset; the plan runs again from a clean
 // checkout and nothing of the litter is merged.
