@@ -85,8 +85,25 @@ bool put_aside(const stdfs::path& slot, const std::vector<std::string>& keep, As
   GitRun status = git(slot, {"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"});
   if (!ran(status, err)) return false;
   bool dirty = false;
-  for (const auto& line : split_nul(status.out))
-    if (line.size() > 3 && !kept(keep, line.substr(3))) dirty = true;
+  for (const auto& line : split_nul(status.out)) {
+    if (line.size() <= 3 || kept(keep, line.substr(3))) continue;
+    dirty = true;
+    // An untracked folder with a repository of its own is listed as the folder (git does not
+    // look inside): `add` would record a link to it and `clean` would leave it, so it waits
+    // in `held` as it is.
+    std::string path = line.substr(3);
+    if (line.compare(0, 3, "?? ") == 0 && path.size() > 1 && path.back() == '/' &&
+        stdfs::exists(slot / path / ".git", ec)) {
+      path.pop_back();
+      const stdfs::path to = held / ("nested-" + std::to_string(aside.nested.size()));
+      stdfs::rename(slot / path, to, ec);
+      if (ec) {
+        err = "cannot move " + path + " aside: " + ec.message();
+        return false;
+      }
+      aside.nested.push_back(path);
+    }
+  }
   if (!dirty) return true;
   // The slot's files beyond HEAD as one tree, made through an index of yolo's own (a copy of
   // the one just refreshed, so unchanged files are not hashed again).
@@ -124,6 +141,15 @@ bool put_back(const stdfs::path& slot, const Aside& aside, std::string& err) {
     if (ec) {
       ok = false;
       err = "cannot put the slot's index back: " + ec.message();
+    }
+  }
+  for (size_t k = 0; k < aside.nested.size(); ++k) {
+    const stdfs::path to = slot / aside.nested[k];
+    stdfs::create_directories(to.parent_path(), ec);
+    stdfs::rename(aside.held / ("nested-" + std::to_string(k)), to, ec);
+    if (ec && ok) {
+      ok = false;
+      err = "cannot put " + aside.nested[k] + " back: " + ec.message();
     }
   }
   for (size_t k = 0; k < aside.ignore_files.size(); ++k) {

@@ -452,6 +452,31 @@ TEST_F(WorktreeTest, WhatAnExecutorLeftIsPutAsideOffTheEventLoopSeveralSlotsAtOn
   EXPECT_EQ(o.most, 2) << read_file(log);
 }
 
+// A repository the executor made inside its slot (nested/.git) is listed by git as one
+// untracked folder: `git clean` would leave it and `git add` would record a link. It waits
+// aside while the checks run, and is back, whole, after them.
+TEST_F(WorktreeTest, ARepositoryTheExecutorMadeInItsSlotIsAsideWhileTheChecksRun) {
+  write_file(repo() / "agents/nesting-executor",
+             "#!/bin/sh\n"
+             "mkdir -p nested && (cd nested && env -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES -u GIT_DIR -u GIT_INDEX_FILE git init -q) && echo inside > nested/file.txt\n"
+             "test -d nested/.git/objects || exit 9\n"
+             "exec \"$(dirname \"$0\")/executor-worktree\" \"$@\"\n");
+  stdfs::permissions(repo() / "agents/nesting-executor", stdfs::perms::owner_all);
+  set_config({{"executor", {{"command", {"agents/nesting-executor", "{plan_path}", "{summary_path}"}}}}});
+  add_to_must_haves("01-01-PLAN.md", "  checks:\n    - {argv: [\"sh\", \"-c\", \"! test -e nested\"], name: clean}\n");
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "a nesting executor"});
+  auto r = execute();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  json p = plan("01-01");
+  EXPECT_EQ(p["status"], "complete") << p.dump();
+  ASSERT_EQ(p["checks"].size(), 1u) << p.dump();
+  EXPECT_EQ(p["checks"][0]["passed"], true) << p.dump();
+  EXPECT_NE(p["scope"]["uncommitted"].dump().find("nested"), std::string::npos) << p.dump();
+  std::string tree = git({"ls-tree", "-r", "--name-only", "HEAD"});
+  EXPECT_EQ(tree.find("nested"), std::string::npos) << tree;
+}
+
 // An executor leaves behind a process that clears its environment (so no mark says whose it
 // is) and keeps writing a file its plan's check reads. It is in the executor's mount namespace
 // (a confined child cannot leave it), so it ends when the executor does, before the check:
