@@ -305,14 +305,19 @@ void move_aside(uv_work_t* req) {
   }
 }
 
+AsideJob* aside_job(Run* run, size_t plan, const stdfs::path& slot) {
+  auto* j = new AsideJob;
+  j->req.data = j;
+  j->run = run;
+  j->plan = plan;
+  j->slot = slot;
+  return j;
+}
+
 }  // namespace
 
 void Run::set_aside(size_t i, const stdfs::path& slot, std::vector<std::string> keep) {
-  auto* j = new AsideJob;
-  j->req.data = j;
-  j->run = this;
-  j->plan = i;
-  j->slot = slot;
+  AsideJob* j = aside_job(this, i, slot);
   j->keep = std::move(keep);
   run_of(i).aside_step = "putting aside what its executor left uncommitted";
   uv_queue_work(&loop_, &j->req, move_aside, [](uv_work_t* req, int) {
@@ -331,11 +336,7 @@ void Run::set_aside(size_t i, const stdfs::path& slot, std::vector<std::string> 
 }
 
 void Run::put_back(size_t i, const stdfs::path& slot, slot_aside::Aside a, SpawnResult r) {
-  auto* j = new AsideJob;
-  j->req.data = j;
-  j->run = this;
-  j->plan = i;
-  j->slot = slot;
+  AsideJob* j = aside_job(this, i, slot);
   j->aside = std::move(a);
   j->executor = std::move(r);
   j->back = true;

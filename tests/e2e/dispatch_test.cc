@@ -325,22 +325,11 @@ TEST_F(DispatchTest, TheFetchedBranchesAreCheckedOutByChildrenOffTheEventLoopSev
   // (`worktree add` or `checkout --force ... -B yolo/...`) takes 1.5 s and logs when it starts
   // and ends. Checked out on the event loop, one at a time, they never overlap; as children
   // of the loop, the plans that came back together are checked out together.
-  stdfs::path bin = side_.path() / "gitbin";
-  stdfs::create_directories(bin);
-  std::string real_git = trim(run_program({"sh", "-c", "command -v git"}, side_.path()).out);
-  ASSERT_FALSE(real_git.empty());
   stdfs::path log = side_.path() / "checkouts";
-  write_file(bin / "git",
-             "#!/bin/sh\n"
-             "slow=\n"
-             "case \" $* \" in *' worktree add '*' -B yolo/'*|*' checkout --quiet --force --ignore-other-worktrees -B yolo/'*) slow=1 ;; esac\n"
-             "if [ -n \"$slow\" ]; then echo \"start $(date +%s.%N)\" >> '" + log.string() + "'; sleep 1.5; fi\n"
-             "'" + real_git + "' \"$@\"; rc=$?\n"
-             "if [ -n \"$slow\" ]; then echo \"end $(date +%s.%N)\" >> '" + log.string() + "'; fi\n"
-             "exit $rc\n");
-  make_executable(bin / "git");
-  const char* path = std::getenv("PATH");
-  auto r = execute({"PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin")});
+  const std::string path = slow_git_path(side_.path() / "gitbin", log,
+                                         "*' worktree add '*' -B yolo/'*|*' checkout --quiet --force --ignore-other-worktrees -B yolo/'*");
+  ASSERT_FALSE(path.empty());
+  auto r = execute({"PATH=" + path});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   expect_wave_merged_in_plan_order();
   Overlap o = overlap_of(read_file(log));

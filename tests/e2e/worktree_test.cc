@@ -110,6 +110,26 @@ class WorktreeTest : public ::testing::Test {
 
   // The files YOLO_EXEC_LITTER_FOR=01-01 leaves that the gate lists as uncommitted (the
   // ignored scratch.log is not among them).
+  // Runs the phase with agents/NAME (SCRIPT, then the fixture's executor) as its executor and
+  // the shell line CHECK as 01-01's check: 01-01's record, complete with its check passed.
+  json run_checked_01_01(const std::string& name, const std::string& script, const std::string& check) {
+    write_file(repo() / "agents" / name, "#!/bin/sh\n" + script + "exec \"$(dirname \"$0\")/executor-worktree\" \"$@\"\n");
+    stdfs::permissions(repo() / "agents" / name, stdfs::perms::owner_all);
+    set_config({{"executor", {{"command", {"agents/" + name, "{plan_path}", "{summary_path}"}}}}});
+    add_to_must_haves("01-01-PLAN.md", "  checks:\n    - {argv: [\"sh\", \"-c\", \"" + check + "\"], name: check}\n");
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", "executor " + name});
+    auto r = execute();
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    json p = plan("01-01");
+    EXPECT_EQ(p["status"], "complete") << p.dump();
+    EXPECT_EQ(p["checks"].size(), 1u) << p.dump();
+    if (p["checks"].size() == 1) {
+      EXPECT_EQ(p["checks"][0]["passed"], true) << p.dump();
+    }
+    return p;
+  }
+
   static void expect_litter_left(const json& p) {
     std::vector<std::string> left = p["scope"]["uncommitted"].get<std::vector<std::string>>();
     std::sort(left.begin(), left.end());
@@ -414,27 +434,16 @@ TEST_F(WorktreeTest, ChecksSeeTheSlotAsItsCommitNotWhatTheExecutorLeftUncommitte
 // ends: on the event loop, the two plans of wave 2 (ending together at a barrier) would be put
 // aside one after the other; off it, together.
 TEST_F(WorktreeTest, WhatAnExecutorLeftIsPutAsideOffTheEventLoopSeveralSlotsAtOnce) {
-  stdfs::path bin = side_.path() / "gitbin";
-  stdfs::create_directories(bin);
-  std::string real_git = trim(run_program({"sh", "-c", "command -v git"}, repo()).out);
-  ASSERT_FALSE(real_git.empty());
   stdfs::path log = side_.path() / "asides";
-  write_file(bin / "git",
-             "#!/bin/sh\n"
-             "slow=\n"
-             "case \" $* \" in *' status --porcelain=v1 -z --untracked-files=all --no-renames '*) slow=1 ;; esac\n"
-             "if [ -n \"$slow\" ]; then echo \"start $(date +%s.%N)\" >> '" + log.string() + "'; sleep 1.5; fi\n"
-             "'" + real_git + "' \"$@\"; rc=$?\n"
-             "if [ -n \"$slow\" ]; then echo \"end $(date +%s.%N)\" >> '" + log.string() + "'; fi\n"
-             "exit $rc\n");
-  stdfs::permissions(bin / "git", stdfs::perms::owner_all);
+  const std::string path = slow_git_path(side_.path() / "gitbin", log,
+                                         "*' status --porcelain=v1 -z --untracked-files=all --no-renames '*");
+  ASSERT_FALSE(path.empty());
   for (const char* f : {"01-02-PLAN.md", "01-03-PLAN.md"})
     add_to_must_haves(f, "  checks:\n    - {argv: [\"sh\", \"-c\", \"! test -e scratch.log\"], name: clean}\n");
   write_file(repo() / ".git" / "info" / "exclude", "");
   git({"add", "-A"});
   git({"commit", "-q", "-m", "checks for wave 2"});
-  const char* path = std::getenv("PATH");
-  auto r = execute({"PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin"), "YOLO_TEST_BARRIER=" + barrier().string(),
+  auto r = execute({"PATH=" + path, "YOLO_TEST_BARRIER=" + barrier().string(),
                     "YOLO_TEST_BARRIER_N=2", "YOLO_EXEC_LITTER_FOR=01-02,01-03"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const char* id : {"01-02", "01-03"}) {
@@ -456,22 +465,11 @@ TEST_F(WorktreeTest, WhatAnExecutorLeftIsPutAsideOffTheEventLoopSeveralSlotsAtOn
 // untracked folder: `git clean` would leave it and `git add` would record a link. It waits
 // aside while the checks run, and is back, whole, after them.
 TEST_F(WorktreeTest, ARepositoryTheExecutorMadeInItsSlotIsAsideWhileTheChecksRun) {
-  write_file(repo() / "agents/nesting-executor",
-             "#!/bin/sh\n"
-             "mkdir -p nested && (cd nested && env -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES -u GIT_DIR -u GIT_INDEX_FILE git init -q) && echo inside > nested/file.txt\n"
-             "test -d nested/.git/objects || exit 9\n"
-             "exec \"$(dirname \"$0\")/executor-worktree\" \"$@\"\n");
-  stdfs::permissions(repo() / "agents/nesting-executor", stdfs::perms::owner_all);
-  set_config({{"executor", {{"command", {"agents/nesting-executor", "{plan_path}", "{summary_path}"}}}}});
-  add_to_must_haves("01-01-PLAN.md", "  checks:\n    - {argv: [\"sh\", \"-c\", \"! test -e nested\"], name: clean}\n");
-  git({"add", "-A"});
-  git({"commit", "-q", "-m", "a nesting executor"});
-  auto r = execute();
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  json p = plan("01-01");
-  EXPECT_EQ(p["status"], "complete") << p.dump();
-  ASSERT_EQ(p["checks"].size(), 1u) << p.dump();
-  EXPECT_EQ(p["checks"][0]["passed"], true) << p.dump();
+  json p = run_checked_01_01("nesting-executor",
+                             "mkdir -p nested && (cd nested && env -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES "
+                             "-u GIT_DIR -u GIT_INDEX_FILE git init -q) && echo inside > nested/file.txt\n"
+                             "test -d nested/.git/objects || exit 9\n",
+                             "! test -e nested");
   EXPECT_NE(p["scope"]["uncommitted"].dump().find("nested"), std::string::npos) << p.dump();
   std::string tree = git({"ls-tree", "-r", "--name-only", "HEAD"});
   EXPECT_EQ(tree.find("nested"), std::string::npos) << tree;
@@ -484,26 +482,13 @@ TEST_F(WorktreeTest, ARepositoryTheExecutorMadeInItsSlotIsAsideWhileTheChecksRun
 // uncommitted, not merged.
 TEST_F(WorktreeTest, AProcessAnExecutorLeftBehindEndsWithItBeforeItsChecks) {
   write_file(repo() / "verdict.txt", "bad\n");
-  write_file(repo() / "agents/lingering-executor",
-             "#!/bin/sh\n"
-             "if [ \"$YOLO_PLAN_ID\" = 01-01 ]; then\n"
-             "  env -i /usr/bin/setsid /bin/sh -c 'i=0; while [ $i -lt 400 ]; do echo good > verdict.txt; "
-             "i=$((i+1)); sleep 0.05; done' </dev/null >/dev/null 2>&1 &\n"
-             "  sleep 0.2\n"
-             "fi\n"
-             "exec \"$(dirname \"$0\")/executor-worktree\" \"$@\"\n");
-  stdfs::permissions(repo() / "agents/lingering-executor", stdfs::perms::owner_all);
-  set_config({{"executor", {{"command", {"agents/lingering-executor", "{plan_path}", "{summary_path}"}}}}});
-  add_to_must_haves("01-01-PLAN.md",
-                    "  checks:\n    - {argv: [\"sh\", \"-c\", \"sleep 0.5; grep -qx bad verdict.txt\"], name: verdict}\n");
-  git({"add", "-A"});
-  git({"commit", "-q", "-m", "a lingering executor"});
-  auto r = execute();
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  json p = plan("01-01");
-  EXPECT_EQ(p["status"], "complete") << p.dump();
-  ASSERT_EQ(p["checks"].size(), 1u) << p.dump();
-  EXPECT_EQ(p["checks"][0]["passed"], true) << p.dump();
+  json p = run_checked_01_01("lingering-executor",
+                             "if [ \"$YOLO_PLAN_ID\" = 01-01 ]; then\n"
+                             "  env -i /usr/bin/setsid /bin/sh -c 'i=0; while [ $i -lt 400 ]; do echo good > verdict.txt; "
+                             "i=$((i+1)); sleep 0.05; done' </dev/null >/dev/null 2>&1 &\n"
+                             "  sleep 0.2\n"
+                             "fi\n",
+                             "sleep 0.5; grep -qx bad verdict.txt");
   EXPECT_NE(p["scope"]["uncommitted"].dump().find("verdict.txt"), std::string::npos) << p.dump();
   EXPECT_EQ(read_file(repo() / "verdict.txt"), "bad\n");
 }
