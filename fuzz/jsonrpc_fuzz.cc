@@ -5,9 +5,10 @@
 #include <string_view>
 
 #include "runner/mcp_server.h"
+#include "runner/world.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  yolo::runner::mcp::Server server("/nonexistent/yolo-fuzz-project");
+  yolo::runner::mcp::Server server(yolo::runner::world(), "/nonexistent/yolo-fuzz-project");
   std::string_view text(reinterpret_cast<const char*>(data), size);
   size_t start = 0;
   while (start <= text.size()) {

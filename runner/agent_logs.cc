@@ -8,7 +8,6 @@
 #include <cctype>
 #include <cerrno>
 
-#include "protocol/ports/clock.h"
 #include "protocol/ports/fs.h"
 
 namespace yolo::runner {
@@ -40,9 +39,9 @@ int log_number_of(std::string_view name, std::string_view role) {
   return n;
 }
 
-std::string write_agent_log(const stdfs::path& root, const std::string& phase_dir, const std::string& plan_id,
-                            const std::string& role, int n, const std::vector<std::string>& argv,
-                            const SpawnResult& r) {
+std::string write_agent_log(const World& world, const stdfs::path& root, const std::string& phase_dir,
+                            const std::string& plan_id, const std::string& role, int n,
+                            const std::vector<std::string>& argv, const SpawnResult& r) {
   std::string phase = stdfs::path(phase_dir).filename().string();
   if (phase.empty()) phase = stdfs::path(phase_dir).parent_path().filename().string();
   stdfs::path dir = logs_dir(root) / component(phase) / component(plan_id);
@@ -61,7 +60,7 @@ std::string write_agent_log(const stdfs::path& root, const std::string& phase_di
   stdfs::path file = dir / (component(role) + "-" + std::to_string(n) + ".log");
   std::string cmd;
   for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-  std::string s = "# yolo " + role + " " + std::to_string(n) + " for plan " + plan_id + " at " + now_iso8601() + "\n";
+  std::string s = "# yolo " + role + " " + std::to_string(n) + " for plan " + plan_id + " at " + world.now() + "\n";
   s += "# argv: " + cmd + "\n# outcome: " + r.describe() + " after " +
        std::to_string(static_cast<long long>(r.elapsed_ms)) + " ms\n";
   s += "## stdout" +

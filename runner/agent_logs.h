@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/ports/world.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {
@@ -20,8 +21,10 @@ int log_number_of(std::string_view name, std::string_view role);
 
 // Writes one log; n <= 0 takes the next number for that role (from one read of the plan's
 // log folder: probing each number cost a stat per earlier attempt). Returns the path written
-// (relative to root), or "" when it could not be written (never fails the caller).
-std::string write_agent_log(const std::filesystem::path& root, const std::string& phase_dir, const std::string& plan_id,
-                            const std::string& role, int n, const std::vector<std::string>& argv, const SpawnResult& r);
+// (relative to root), or "" when it could not be written (never fails the caller). Its header
+// holds the time of w's clock.
+std::string write_agent_log(const World& w, const std::filesystem::path& root, const std::string& phase_dir,
+                            const std::string& plan_id, const std::string& role, int n,
+                            const std::vector<std::string>& argv, const SpawnResult& r);
 
 }  // namespace yolo::runner

@@ -19,7 +19,6 @@
 #include "runner/agent_logs.h"
 #include "runner/refusals.h"
 #include "runner/sandbox.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 
@@ -312,8 +311,8 @@ review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s) {
 }
 
 namespace {
-std::string title_of(const std::string& plan_path) {
-  auto loaded = load_plan(world(), plan_path);
+std::string title_of(const World& w, const std::string& plan_path) {
+  auto loaded = load_plan(w, plan_path);
   return loaded.plan ? loaded.plan->title : std::string();
 }
 }  // namespace
@@ -322,15 +321,16 @@ bool AgentProcess::configured() const { return !(agent_ == "architect" ? cfg_.ar
 
 review::AgentRun AgentProcess::run(const std::string& plan_path, const std::string& phase_dir,
                                    const std::string& plan_id, int cycle, const std::string& prompt) {
-  AgentContext c{root_, plan_path, phase_dir, plan_id, title_of(plan_path), cycle, prompt, correlation_id_, progress_};
+  const std::string title = title_of(world_, plan_path);
+  AgentContext c{root_, plan_path, phase_dir, plan_id, title, cycle, prompt, correlation_id_, progress_};
   AgentSpawn s = spawn_agent(agent_, cfg_, c);
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
   if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)
-    write_agent_log(root_, phase_dir, plan_id, agent_, cycle, s.argv, s.result);
+    write_agent_log(world_, root_, phase_dir, plan_id, agent_, cycle, s.argv, s.result);
   if (auto u = usage::parse(s.result.out)) {  // what the call cost, when the CLI says
     std::string phase = stdfs::path(phase_dir).lexically_normal().filename().string();
     if (phase.empty()) phase = stdfs::path(phase_dir).lexically_normal().parent_path().filename().string();
-    (void)usage::append(world(), root_, usage::Record{world().now(), correlation_id_, phase, plan_id, agent_, cycle, *u});
+    (void)usage::append(world_, root_, usage::Record{world_.now(), correlation_id_, phase, plan_id, agent_, cycle, *u});
   }
   return to_agent_run(agent_, s);
 }

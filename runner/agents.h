@@ -20,6 +20,7 @@
 
 #include "protocol/state/config.h"
 #include "protocol/review/review_loop.h"
+#include "protocol/ports/world.h"
 #include "runner/subprocess.h"
 
 namespace yolo::runner {
@@ -96,8 +97,13 @@ review::AgentRun to_agent_run(const std::string& agent, const AgentSpawn& s);
 // that interrupted it. The two ports below are this, seen through each port's interface.
 class AgentProcess {
  public:
-  AgentProcess(std::string agent, std::filesystem::path root, const Config& cfg, std::string correlation_id)
-      : agent_(std::move(agent)), root_(std::move(root)), cfg_(cfg), correlation_id_(std::move(correlation_id)) {}
+  AgentProcess(const World& w, std::string agent, std::filesystem::path root, const Config& cfg,
+               std::string correlation_id)
+      : world_(w),
+        agent_(std::move(agent)),
+        root_(std::move(root)),
+        cfg_(cfg),
+        correlation_id_(std::move(correlation_id)) {}
   bool configured() const;
   review::AgentRun run(const std::string& plan_path, const std::string& phase_dir, const std::string& plan_id,
                        int cycle, const std::string& prompt);
@@ -105,6 +111,7 @@ class AgentProcess {
   void set_progress(AgentProgress p) { progress_ = std::move(p); }
 
  private:
+  const World& world_;  // the plan read for its title, the usage record written
   std::string agent_;
   std::filesystem::path root_;
   const Config& cfg_;
@@ -123,8 +130,9 @@ class AgentPort : public Port {
   void set_progress(AgentProgress p) { p_.set_progress(std::move(p)); }
 
  protected:
-  AgentPort(const char* agent, std::filesystem::path root, const Config& cfg, std::string correlation_id)
-      : p_(agent, std::move(root), cfg, std::move(correlation_id)) {}
+  AgentPort(const World& w, const char* agent, std::filesystem::path root, const Config& cfg,
+            std::string correlation_id)
+      : p_(w, agent, std::move(root), cfg, std::move(correlation_id)) {}
   review::AgentRun run(const Request& r) { return p_.run(r.plan_path, r.phase_dir, r.plan_id, r.cycle, r.prompt); }
 
  private:
@@ -133,15 +141,15 @@ class AgentPort : public Port {
 
 class ReviewerAgent : public AgentPort<review::ReviewerPort, review::ReviewerRequest> {
  public:
-  ReviewerAgent(std::filesystem::path root, const Config& cfg, std::string correlation_id)
-      : AgentPort("reviewer", std::move(root), cfg, std::move(correlation_id)) {}
+  ReviewerAgent(const World& w, std::filesystem::path root, const Config& cfg, std::string correlation_id)
+      : AgentPort(w, "reviewer", std::move(root), cfg, std::move(correlation_id)) {}
   review::AgentRun review(const review::ReviewerRequest& r) override { return run(r); }
 };
 
 class ArchitectAgent : public AgentPort<review::ArchitectPort, review::ArchitectRequest> {
  public:
-  ArchitectAgent(std::filesystem::path root, const Config& cfg, std::string correlation_id)
-      : AgentPort("architect", std::move(root), cfg, std::move(correlation_id)) {}
+  ArchitectAgent(const World& w, std::filesystem::path root, const Config& cfg, std::string correlation_id)
+      : AgentPort(w, "architect", std::move(root), cfg, std::move(correlation_id)) {}
   review::AgentRun revise(const review::ArchitectRequest& r) override { return run(r); }
 };
 

@@ -6,7 +6,6 @@
 #include "protocol/base/text.h"
 #include "runner/sandbox.h"
 #include "runner/subprocess.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 
@@ -21,7 +20,7 @@ gates::ApproverVerdict CommandApprover::decide(const gates::ApproverRequest& req
   // The approver runs in the approver's sandbox: it reads the project, writes only its temp
   // folder, and can reach neither the key nor the gates it decides.
   Config cfg;
-  if (auto c = load_config(world(), req.root); c.ok()) cfg = c.config;
+  if (auto c = load_config(world_, req.root); c.ok()) cfg = c.config;
   SandboxRequest sreq;
   sreq.role = sandbox::Role::Approver;
   sreq.project_root = req.root;
@@ -52,11 +51,6 @@ gates::ApproverVerdict CommandApprover::decide(const gates::ApproverRequest& req
   v = gates::parse_verdict(r.out);
   if (!v.error.empty()) v.error = name + ": " + v.error;
   return v;
-}
-
-gates::ApproverPort& command_approver() {
-  static CommandApprover instance;
-  return instance;
 }
 
 }  // namespace yolo::runner

@@ -5,15 +5,18 @@
 // last_error; `yolo approve` retries).
 #pragma once
 #include "protocol/gates/approver_policy.h"
+#include "protocol/ports/world.h"
 
 namespace yolo::runner {
 
+// The project's config (the approver's sandbox) is read through the World it is given.
 class CommandApprover : public gates::ApproverPort {
  public:
+  explicit CommandApprover(const World& w) : world_(w) {}
   gates::ApproverVerdict decide(const gates::ApproverRequest& req) override;
-};
 
-// A shared, stateless instance for commands, the executor and the MCP server.
-gates::ApproverPort& command_approver();
+ private:
+  const World& world_;
+};
 
 }  // namespace yolo::runner

@@ -87,7 +87,9 @@ int run_cli(int argc, char** argv) {
   // Children that escape their process group are re-parented to us and ended with their
   // spawn; a keeper ends them if we are killed (runner/subprocess.h).
   supervise_children();
-  world();  // the files, the clock, the approval key file and the signature check, fixed now
+  // The files, the clock, the approval key file and the signature check, fixed now: the one
+  // World of this process, handed to the command in its context.
+  const World& w = world();
   // Every process yolo starts (agents, executors, approvers, hooks' children) carries the
   // marker that `yolo approve` refuses (runner/person.h).
   mark_children_as_started_by_yolo();
@@ -107,7 +109,7 @@ int run_cli(int argc, char** argv) {
   if (argc >= 2)
     for (const auto& c : commands())
       if (c.name == argv[1] && !describes_other_commands(c.name)) only = &c;
-  std::vector<std::pair<CLI::App*, std::function<int()>>> runs;
+  std::vector<std::pair<CLI::App*, std::function<int(const Context&)>>> runs;
   for (const auto& c : commands()) {
     if (only && &c != only) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.description);
@@ -139,7 +141,12 @@ int run_cli(int argc, char** argv) {
     return kExitUsage;
   }
   for (auto& [sub, fn] : runs)
-    if (sub->parsed()) return fn();
+    if (sub->parsed()) {
+      std::error_code ec;
+      std::filesystem::path here = std::filesystem::current_path(ec);
+      Context ctx(w, ec ? std::filesystem::path() : w.files().project_root(here).value_or(""));
+      return fn(ctx);
+    }
   return kExitUsage;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/context.h"
+
 namespace yolo::runner {
 
 // Exit codes shared by all commands (docs/commands.md, "Exit codes").
@@ -16,8 +18,9 @@ inline constexpr int kExitUsage = 64;
 struct Command {
   std::string name;
   std::string description;
-  // Declares the subcommand's options on `sub`; returns what runs after parsing.
-  std::function<std::function<int()>(CLI::App& sub)> setup;
+  // Declares the subcommand's options on `sub`; returns what runs after parsing, given the
+  // command's context (the process's World, the project found from the current folder).
+  std::function<std::function<int(const Context&)>(CLI::App& sub)> setup;
 };
 
 void register_command(Command c);
@@ -31,7 +34,8 @@ struct CommandRegistrar {
 // "yolo" (found on PATH) when it cannot be read.
 std::string self_exe();
 
-// Builds the CLI, parses argv and runs the chosen command. Returns the exit code.
+// Builds the World (runner/world.h) and the CLI, parses argv and runs the chosen command with
+// its context. Returns the exit code.
 int run_cli(int argc, char** argv);
 
 }  // namespace yolo::runner

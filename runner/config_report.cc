@@ -8,7 +8,6 @@
 
 #include "protocol/base/text.h"
 #include "runner/output.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 
@@ -35,8 +34,6 @@ std::string dispatch_dir() {
   if (fs::is_regular_file(source / "lib.sh", ec)) return source.string();
   return installed.string();  // named in the error when the adapter is not there
 }
-
-ConfigLoad load_config_reported(const std::filesystem::path& root) { return load_config_reported(world(), root); }
 
 ConfigLoad load_config_reported(const World& w, const std::filesystem::path& root) {
   ConfigLoad c = load_config(w, root);

@@ -15,9 +15,7 @@ namespace yolo::runner {
 void report_config_warnings(const ConfigLoad& c);
 
 // load_config + report_config_warnings; `{dispatch_dir}` in the dispatch templates is replaced
-// by dispatch_dir().
-ConfigLoad load_config_reported(const std::filesystem::path& root);
-// The same through a World of the caller's (a command's context).
+// by dispatch_dir(). The files through the caller's World (its command's context).
 ConfigLoad load_config_reported(const World& w, const std::filesystem::path& root);
 
 // Where the dispatch adapters are (contrib/dispatch, installed by cmake --install into

@@ -99,7 +99,7 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
       s.url = ws.url;
       s.job_name = ws.job_name;
       s.reused = ws.reused;
-      json rec = dispatch::record_submitted(run_of(i).dispatch_rec.value("attempt", 1), s, now_iso8601());
+      json rec = dispatch::record_submitted(run_of(i).dispatch_rec.value("attempt", 1), s, world_.now());
       rec["base"] = base;
       rec["wave_key"] = key;
       rec["wave_handle"] = ws.handle;
@@ -285,7 +285,7 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
       // with the job if it was started).
       if (r.ok())
         if (auto s = dispatch::parse_submit_output(r.out); s.ok()) {
-          json rec = dispatch::record_submitted(attempt, s, now_iso8601());
+          json rec = dispatch::record_submitted(attempt, s, world_.now());
           rec["base"] = base;
           dispatch_record(i, rec, true);
         }
@@ -302,7 +302,7 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
       dispatch_fail(i, s.error, "the adapter must print {\"handle\": ...} on stdout (docs/dispatch.md)", &r);
       return;
     }
-    json rec = dispatch::record_submitted(attempt, s, now_iso8601());
+    json rec = dispatch::record_submitted(attempt, s, world_.now());
     rec["base"] = base;
     dispatch_record(i, rec, true);
     json d = {{"plan", e.id},
@@ -338,7 +338,8 @@ void Run::dispatch_wait(size_t i, long long wave) {
 void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
   const auto& e = entries_[i];
   json rec = run_of(i).dispatch_rec;
-  std::string log_file = write_agent_log(root_, phase_.rel, e.id, "dispatch", rec.value("attempt", 1), run_of(i).argv, r);
+  std::string log_file =
+      write_agent_log(world_, root_, phase_.rel, e.id, "dispatch", rec.value("attempt", 1), run_of(i).argv, r);
   if (!log_file.empty()) note("wait output: " + log_file + "  (yolo logs " + e.id + ")", true);
   if (interrupted_) {
     dispatch_interrupted(i);
@@ -367,7 +368,7 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
                     "check the engine; `yolo execute` waits on the same job again (no second job is started)", &r);
       return;
     }
-    rec = dispatch::record_ended(rec, "cancelled", now_iso8601());
+    rec = dispatch::record_ended(rec, "cancelled", world_.now());
     run_of(i).dispatch_rec = rec;
     emit("plan_cancelled", {{"plan", e.id}, {"handle", handle}, {"ok", true}}, Sym::Warn,
          "Plan " + e.id + ": job " + handle + " cancelled (yolo gave up waiting for it)");
@@ -385,7 +386,7 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
   if (!dispatch::fetch_after_wait(w, on_remote)) {
     std::string cwhy;
     if (w == dispatch::WaitResult::Unknown) dispatch_cancel(i, cwhy);  // forgotten: make sure it is gone
-    dispatch_record(i, dispatch::record_ended(rec, "failed", now_iso8601()), false);
+    dispatch_record(i, dispatch::record_ended(rec, "failed", world_.now()), false);
     std::string error =
         w == dispatch::WaitResult::Failed ? job + " failed" + (why.empty() ? "" : ": " + why)
         : w == dispatch::WaitResult::Unknown

@@ -1,4 +1,3 @@
-#include "runner/world.h"
 #include "runner/gates_view.h"
 
 #include "protocol/run/execution.h"
@@ -99,8 +98,10 @@ std::string review_text(const json& r) {
 
 }  // namespace
 
-std::optional<stdfs::path> find_project(const std::string& repo, std::string& err, bool* repo_not_folder) {
+std::optional<stdfs::path> find_project(const Context& ctx, const std::string& repo, std::string& err,
+                                        bool* repo_not_folder) {
   std::error_code ec;
+  if (repo.empty() && !ctx.root.empty()) return ctx.root;
   stdfs::path start = repo.empty() ? stdfs::current_path(ec) : stdfs::path(repo);
   if (repo_not_folder) *repo_not_folder = false;
   if (!repo.empty() && !stdfs::is_directory(start, ec)) {
@@ -108,7 +109,7 @@ std::optional<stdfs::path> find_project(const std::string& repo, std::string& er
     if (repo_not_folder) *repo_not_folder = true;
     return std::nullopt;
   }
-  auto root = world().files().project_root(start);
+  auto root = ctx.world.files().project_root(start);
   if (!root)
     err = "no .yolo-planning/ folder in " + stdfs::absolute(start, ec).string() +
           " or above (not a yolo project; `yolo init` starts one here)";

@@ -6,14 +6,15 @@
 #include <string>
 
 #include "protocol/base/json.h"
+#include "runner/context.h"
 
 namespace yolo::runner {
 
-// The folder holding .yolo-planning/, from repo (when given) or the current folder upward:
-// the one project lookup of the commands that take --repo. nullopt with err naming the
-// folder searched; *repo_not_folder (when given) says the --repo given is no folder (a
-// usage error).
-std::optional<std::filesystem::path> find_project(const std::string& repo, std::string& err,
+// The folder holding .yolo-planning/, from repo (when given) or the current folder upward
+// (the root run_cli found, in ctx): the one project lookup of the commands that take --repo.
+// nullopt with err naming the folder searched; *repo_not_folder (when given) says the --repo
+// given is no folder (a usage error).
+std::optional<std::filesystem::path> find_project(const Context& ctx, const std::string& repo, std::string& err,
                                                   bool* repo_not_folder = nullptr);
 
 // One line per gate: symbol, id, type, status, file, who/when, feedback or last_error.

@@ -79,7 +79,8 @@ json result_response(const json& id, json result) {
 
 std::string dump_line(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-Server::Server(std::filesystem::path root, Limits limits) : root_(std::move(root)), limits_(limits) {}
+Server::Server(const World& w, std::filesystem::path root, Limits limits)
+    : world_(w), root_(std::move(root)), limits_(limits) {}
 
 bool Server::modern() const { return protocol_version_ != "2025-03-26"; }
 
@@ -261,7 +262,7 @@ json Server::tools_call(const json& params, const json& id) {
   }
   ToolResult r;
   try {
-    r = tool->run(args, ToolContext{root_, client_name_});
+    r = tool->run(args, ToolContext{world_, root_, client_name_});
   } catch (const std::exception& e) {
     return error_response(id, kInternalError, "Internal error in tool " + name + ": " + clip(e.what()));
   }

@@ -36,7 +36,7 @@ struct Limits {
 
 class Server {
  public:
-  explicit Server(std::filesystem::path root, Limits limits = {});
+  Server(const World& w, std::filesystem::path root, Limits limits = {});
 
   // Handles one framed message (the line without its newline). Returns the response line
   // (without newline), or nullopt when no response is due (notifications, responses).
@@ -61,6 +61,7 @@ class Server {
   json tools_call(const json& params, const json& id);
   bool modern() const;  // 2025-06-18: titles, outputSchema, structuredContent
 
+  const World& world_;
   std::filesystem::path root_;
   Limits limits_;
   bool initialized_ = false;  // initialize answered

@@ -15,7 +15,6 @@
 #include "protocol/state/state.h"
 #include "protocol/status/status.h"
 #include "runner/approvers.h"
-#include "runner/world.h"
 
 namespace yolo::runner::mcp {
 namespace {
@@ -44,9 +43,9 @@ std::string no_planning_dir(const stdfs::path& root) {
 // A path given by the client, resolved inside the project root (fs::contain: relative
 // paths are taken from the root, absolute ones must lie inside it, and no symbolic link may
 // lead out of it).
-std::optional<stdfs::path> inside_root(const stdfs::path& root, const std::string& given, const char* what,
-                                       std::string& err) {
-  auto c = world().files().contain(root, given, fs::AbsolutePaths::AllowInside);
+std::optional<stdfs::path> inside_root(const World& w, const stdfs::path& root, const std::string& given,
+                                       const char* what, std::string& err) {
+  auto c = w.files().contain(root, given, fs::AbsolutePaths::AllowInside);
   if (c.ok()) return c.path;
   if (c.refusal == fs::Contained::Refusal::Symlink)
     err = std::string(what) + " leads outside the project root " + root.string() + " (through a link): " + given;
@@ -65,21 +64,21 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 
 ToolResult review_plan(const json& args, const ToolContext& ctx) {
   std::string err;
-  auto plan = inside_root(ctx.root, arg(args, "plan_path"), "plan_path", err);
+  auto plan = inside_root(ctx.world, ctx.root, arg(args, "plan_path"), "plan_path", err);
   if (!plan) return ToolResult::failure(err);
   std::optional<stdfs::path> phase;
   if (args.contains("phase_dir")) {
-    phase = inside_root(ctx.root, arg(args, "phase_dir"), "phase_dir", err);
+    phase = inside_root(ctx.world, ctx.root, arg(args, "phase_dir"), "phase_dir", err);
     if (!phase) return ToolResult::failure(err);
     std::error_code ec;
     if (!stdfs::is_directory(*phase, ec)) return ToolResult::failure("phase_dir is not a folder: " + phase->string());
   }
   Stage1Options opts;
   std::string note;
-  auto cfg = load_config(world(), ctx.root);
+  auto cfg = load_config(ctx.world, ctx.root);
   if (!cfg.ok()) note = " (config: " + cfg.error + "; using defaults)";
   opts.max_tasks = cfg.config.max_tasks_per_plan;
-  StructuralReview r = stage1_plan_file(world(), *plan, phase, opts);
+  StructuralReview r = stage1_plan_file(ctx.world, *plan, phase, opts);
   ToolResult out;
   out.structured = r.to_json();
   Verdict v = r.verdict();
@@ -108,9 +107,10 @@ ToolResult request_human_approval(const json& args, const ToolContext& ctx) {
   in.plan_path = arg(args, "plan_path");
   in.reason = arg(args, "reason");
   in.state_file = state::state_path(ctx.root).string();
-  auto cfg = load_config(world(), ctx.root);
+  auto cfg = load_config(ctx.world, ctx.root);
   if (!cfg.ok()) return ToolResult::failure("Cannot request approval: " + cfg.error);
-  gates::GateRun run = gates::request_gate(world(), ctx.root, cfg.config, in, &command_approver());
+  CommandApprover approver(ctx.world);
+  gates::GateRun run = gates::request_gate(ctx.world, ctx.root, cfg.config, in, &approver);
   if (!run.ok()) return ToolResult::failure(run.error);
   ToolResult out;
   out.structured = run.answer;
@@ -144,7 +144,7 @@ json gate_view(const json& g) {
 }
 
 ToolResult list_gates(const ToolContext& ctx) {
-  auto snap = state::load(world(), ctx.root);
+  auto snap = state::load(ctx.world, ctx.root);
   if (!snap.ok()) return ToolResult::failure(snap.error);
   json doc = snap.doc;
   gates::adopt_legacy_approval(doc);  // a copy: listing never writes
@@ -170,7 +170,7 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   if (!has_planning_dir(ctx.root)) return ToolResult::failure(no_planning_dir(ctx.root));
   const std::string action = arg(args, "action");
   if (action == "list") return list_gates(ctx);
-  auto cfg = load_config(world(), ctx.root);
+  auto cfg = load_config(ctx.world, ctx.root);
   if (!cfg.ok()) return ToolResult::failure("Refused to " + action + ": " + cfg.error);
   const std::string refusal = "Refused: over MCP an agent may request approval, never " +
                               std::string(action == "approve" ? "grant" : "reject") +
@@ -182,19 +182,21 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   // value must be the one the counting vision approval covered: a config toggled between
   // two readings, or a legacy approval object adopted after the check, cannot slip through.
   const stdfs::path root = ctx.root;
-  gates::Authorize authorize = [root, refusal](const json& state, const json& gate) -> std::string {
-    auto read = world().files().read(root / ".yolo-planning" / "config.json", 16u << 20, /*text=*/false);
+  const World& w = ctx.world;
+  gates::Authorize authorize = [&w, root, refusal](const json& state, const json& gate) -> std::string {
+    auto read = w.files().read(root / ".yolo-planning" / "config.json", 16u << 20, /*text=*/false);
     json cfg_now = read.ok() ? json::parse(read.content, nullptr, false) : json();
-    gates::McpResolution may = gates::mcp_may_resolve(state, gate, cfg_now, gates::now_of(world(), root));
+    gates::McpResolution may = gates::mcp_may_resolve(state, gate, cfg_now, gates::now_of(w, root));
     if (may.allowed) return {};
     return may.why.empty() ? refusal : refusal + " (" + may.why + ")";
   };
   const std::string by = "mcp:" + ctx.client_name;
   const std::string gate_id = arg(args, "gate_id");
   const std::string feedback = arg(args, "feedback");
-  gates::GateRun run = action == "approve" ? gates::approve_gate(world(), ctx.root, cfg.config, gate_id, by,
-                                                                 &command_approver(), false, nullptr, authorize)
-                                           : gates::reject_gate(world(), ctx.root, gate_id, by, feedback, authorize);
+  CommandApprover approver(ctx.world);
+  gates::GateRun run = action == "approve" ? gates::approve_gate(ctx.world, ctx.root, cfg.config, gate_id, by,
+                                                                 &approver, false, nullptr, authorize)
+                                           : gates::reject_gate(ctx.world, ctx.root, gate_id, by, feedback, authorize);
   if (!run.ok()) return ToolResult::failure(run.error);
   std::string status = str(run.gate, "status");
   ToolResult out;
@@ -224,7 +226,7 @@ std::string num(const json& j) { return j.is_number_integer() ? std::to_string(j
 
 ToolResult execution_status_tool(const json& /*args*/, const ToolContext& ctx) {
   if (!has_planning_dir(ctx.root)) return ToolResult::failure(no_planning_dir(ctx.root));
-  json s = execution_status(world(), ctx.root);
+  json s = execution_status(ctx.world, ctx.root);
   if (!s.value("ok", false)) return ToolResult::failure(s.value("error", std::string("cannot read the state")));
   ToolResult out;
   if (!s.value("exists", false)) {

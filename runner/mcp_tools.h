@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "protocol/base/json.h"
+#include "protocol/ports/world.h"
 
 namespace yolo::runner::mcp {
 
 // What a tool knows about the session it runs in.
 struct ToolContext {
+  const World& world;          // the server's command's World: files, clock, approval key
   std::filesystem::path root;  // the project root (folder holding .yolo-planning/, or --repo)
   std::string client_name;     // clientInfo.name from initialize ("unknown" when absent)
 };

@@ -1,7 +1,6 @@
 // `yolo execute`: what the agents cost (protocol/state/agent_usage.h) and the budget gate.
 #include "protocol/state/agent_usage.h"
 #include "runner/phase_run_internal.h"
-#include "runner/world.h"
 
 namespace yolo::runner::phase {
 

@@ -2,7 +2,6 @@
 #include "protocol/run/dispatch.h"
 #include "protocol/plan/plan.h"
 #include "runner/phase_run_internal.h"
-#include "runner/world.h"
 
 namespace yolo::runner::phase {
 

@@ -367,6 +367,7 @@ class Run {
 
   Context ctx_;                     // the command's World, project root and config
   const World& world_ = ctx_.world;  // every file, time and key of the run goes through it
+  CommandApprover approver_{ctx_.world};  // the gates' approver commands (config approvers)
   ExecuteOptions o_;
   stdfs::path root_;
   Config& cfg_ = ctx_.config;

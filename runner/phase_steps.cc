@@ -2,7 +2,6 @@
 #include "protocol/run/dispatch.h"
 #include "protocol/plan/plan.h"
 #include "runner/phase_run_internal.h"
-#include "runner/world.h"
 
 namespace yolo::runner::phase {
 
@@ -242,7 +241,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
       case gates::Step::Reopen: {
         emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn,
              st.message);
-        gates::GateRun r = gates::reopen_stale_gate(world_, root_, cfg_, type, rel, now, files, &command_approver());
+        gates::GateRun r = gates::reopen_stale_gate(world_, root_, cfg_, type, rel, now, files, &approver_);
         if (!r.ok()) {
           stop(kExecHalted, Result::Error, r.error);
           return GateOutcome::Halted;
@@ -261,7 +260,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         in.files = files;
         emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
              label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
-        gates::GateRun r = gates::request_gate(world_, root_, cfg_, in, &command_approver());
+        gates::GateRun r = gates::request_gate(world_, root_, cfg_, in, &approver_);
         for (const auto& m : r.messages)
           if (m.kind == gates::Outcome::Warning) note(m.text);
         if (!r.ok()) {

@@ -22,8 +22,9 @@ void Run::on_done(size_t i, SpawnResult r) {
   // and outcome, which the state and the event log already have, and creating a file per
   // plan was a large share of execute's own time on a large phase.
   const bool silent_success = r.ok() && r.out_total == 0 && r.err_total == 0;
-  std::string log_file =
-      silent_success ? std::string() : write_agent_log(root_, phase_.rel, e.id, "executor", 0, run_of(i).argv, r);
+  std::string log_file = silent_success
+                             ? std::string()
+                             : write_agent_log(world_, root_, phase_.rel, e.id, "executor", 0, run_of(i).argv, r);
   if (!log_file.empty()) note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
   record_usage(i, "executor", r.out);
   // Its commits, hashed again into the repository, before its checks and its gate read them.
@@ -67,7 +68,7 @@ void Run::open_requested_gates(size_t i) {
     in.plan_path = j["plan_path"].get<std::string>();
     in.reason = j.value("reason", "");
     if (j.contains("wave") && j["wave"].is_number_integer()) in.wave = j["wave"].get<int>();
-    auto r = gates::request_gate(world_, root_, cfg_, in, &command_approver());
+    auto r = gates::request_gate(world_, root_, cfg_, in, &approver_);
     if (!r.ok()) note("the gate plan " + entries_[i].id + " asked for could not be opened: " + r.error);
   }
   stdfs::remove_all(dir, ec);
@@ -156,7 +157,8 @@ void Run::next_check(size_t i) {
     o.duration_ms = static_cast<long long>(cr.elapsed_ms);
     o.output_tail = text::tail_lines(cr.out + (cr.err.empty() ? "" : "\n" + cr.err), 20);
     const auto& e2 = entries_[i];
-    write_agent_log(root_, phase_.rel, e2.id, "check", static_cast<int>(run_of(i).check_out.size()) + 1, argv, cr);
+    write_agent_log(world_, root_, phase_.rel, e2.id, "check", static_cast<int>(run_of(i).check_out.size()) + 1, argv,
+                    cr);
     json d = o.to_json();
     d["plan"] = e2.id;
     emit("check_end", d, o.passed() ? Sym::Ok : Sym::Fail,

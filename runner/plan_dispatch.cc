@@ -185,7 +185,7 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
   }
   json findings = json::array({f.to_json()});
   core_.concluded(i, {PlanStatus::Failed, error, findings});
-  PlanUpdate u{execution::PlanUpdate{PlanStatus::Failed, std::nullopt, json(now_iso8601()), error, findings}};
+  PlanUpdate u{execution::PlanUpdate{PlanStatus::Failed, std::nullopt, json(world_.now()), error, findings}};
   if (!rec.is_null()) u.set = {{"dispatch", rec}};
   queue_plan(i, std::move(u));
   double ms = run_of(i).started_at ? static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e6 : 0;
@@ -214,7 +214,7 @@ void Run::dispatch_interrupted(size_t i) {
     std::string why;
     bool ok = dispatch_cancel(i, why);
     // A job that could not be cancelled stays `submitted`: the next execute waits on it.
-    if (ok) rec = dispatch::record_ended(rec, "cancelled", now_iso8601());
+    if (ok) rec = dispatch::record_ended(rec, "cancelled", world_.now());
     emit("plan_cancelled", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"ok", ok}}, ok ? Sym::Warn : Sym::Fail,
          "Plan " + e.id + ": job " + str(rec, "handle") + (ok ? " cancelled" : " could not be cancelled: " + why));
   }

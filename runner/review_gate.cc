@@ -73,8 +73,8 @@ ReviewGateResult run_review_gate(const World& w, const ReviewGateOptions& o, con
   PhaseSnapshots& snapshots = o.snapshots ? *o.snapshots : own_snapshots;
   std::unique_ptr<GateObserver> observer = make_gate_observer(w, o, cid, res, snapshots);
   GateObserver& obs = *observer;
-  ReviewerAgent reviewer(o.root, o.config, cid);
-  ArchitectAgent architect(o.root, o.config, cid);
+  ReviewerAgent reviewer(w, o.root, o.config, cid);
+  ArchitectAgent architect(w, o.root, o.config, cid);
   // A live line per agent call on a terminal; events for execute's review gate (agent_progress.h).
   AgentProgress progress = o.progress ? o.progress : agent_progress(out::live_enabled() && !o.json && !o.quiet);
   reviewer.set_progress(progress);

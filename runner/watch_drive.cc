@@ -14,7 +14,6 @@
 #include "protocol/base/text.h"
 #include "protocol/base/text_diff.h"
 #include "runner/watcher_impl.h"
-#include "runner/world.h"
 
 namespace yolo::runner::watch_impl {
 

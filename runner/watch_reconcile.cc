@@ -10,7 +10,6 @@
 #include "protocol/review/stage1.h"
 #include "protocol/base/text.h"
 #include "runner/watcher_impl.h"
-#include "runner/world.h"
 
 namespace yolo::runner::watch_impl {
 

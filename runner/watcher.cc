@@ -15,7 +15,6 @@
 #include "protocol/watch/watch_paths.h"
 #include "runner/config_report.h"
 #include "runner/watcher_impl.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 namespace watch_impl {

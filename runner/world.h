@@ -1,7 +1,8 @@
 // The runner's World (protocol/ports/world.h): the real disk, the system clock, the approval key
 // file (runner/identity.h: approval_key_path) and SSH-signed approvals checked with
-// ssh-keygen (runner/signing.h). run_cli builds it once at start-up; the runner passes it to
-// every protocol function that reaches files, time or keys.
+// ssh-keygen (runner/signing.h). run_cli builds it once at start-up and hands it to the
+// command in its context (runner/context.h); the runner passes it on to every protocol
+// function that reaches files, time or keys.
 #pragma once
 #include <filesystem>
 #include <mutex>
@@ -33,6 +34,10 @@ class KeyFile : public seal::KeySource {
   bool have_ = false;
 };
 
+// The process's World, built on the first call, by run_cli, which hands it to the command in
+// its context. Everything below a command is given it (a Context, a World&) by its caller;
+// the only other callers are the confinement's inputs (sandbox_inputs.cc, reached from
+// confine() without a World) and the benchmarks, which have no command.
 const World& world();
 
 }  // namespace yolo::runner

@@ -29,7 +29,6 @@
 #include "runner/sandbox.h"
 #include "runner/signing.h"
 #include "runner/subprocess.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -107,8 +106,8 @@ void Doctor::plan_checks_programs() {
     if (d.is_directory(ec)) dirs.push_back(d.path());
   std::sort(dirs.begin(), dirs.end());
   for (const auto& d : dirs)
-    for (const auto& p : list_plan_files(world(), d)) {
-      auto l = load_plan(world(), p);
+    for (const auto& p : list_plan_files(world_, d)) {
+      auto l = load_plan(world_, p);
       if (!l.plan) continue;
       for (const auto& c : plan_checks::parse(*l.plan).checks)
         if (!c.argv.empty() && c.argv.front().find('{') == std::string::npos)
@@ -179,7 +178,7 @@ void Doctor::key_check() {
     add("key", "approval key", out::Sym::Skip, p.string() + " not there yet: the first `yolo approve` creates it");
     return;
   }
-  const seal::Key& k = world().checking_key();
+  const seal::Key& k = world_.checking_key();
   if (!k.ok()) {
     add("key", "approval key", out::Sym::Fail, k.error, "remove it; the next `yolo approve` makes a new one");
     return;
@@ -251,10 +250,10 @@ void Doctor::hooks_check() {
 
 namespace {
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   std::string err;
   bool not_folder = false;
-  auto found = find_project(o.repo, err, &not_folder);
+  auto found = find_project(ctx, o.repo, err, &not_folder);
   if (not_folder) {
     if (o.json) out::json_line({{"ok", false}, {"cmd", "doctor"}, {"error", err}});
     out::err(out::sym(out::Sym::Fail) + " doctor: " + err);
@@ -262,12 +261,12 @@ int run(const Options& o) {
   }
   std::error_code ec;
   stdfs::path root = found ? *found : (o.repo.empty() ? stdfs::current_path(ec) : stdfs::path(o.repo));
-  Doctor d(root, found.has_value());
+  Doctor d(ctx.world, root, found.has_value());
   Config cfg;
   if (!found) {
     d.add("project", "project", out::Sym::Fail, err, "`yolo init` in the project folder (or --repo DIR)");
   } else {
-    ConfigLoad l = load_config(world(), root);
+    ConfigLoad l = load_config(ctx.world, root);
     if (!l.ok())
       d.add("config", "config", out::Sym::Fail, l.error, "fix .yolo-planning/config.json (`yolo validate` lists it)");
     else if (!l.config.warnings.empty())
@@ -338,7 +337,7 @@ const CommandRegistrar reg{Command{
       sub.add_option("--repo", o->repo,
                      "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--json", o->json, "One JSON document on stdout");
-      return [o] { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

@@ -26,11 +26,11 @@ struct Options {
   int debounce_ms = -1;
 };
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   ExecuteOptions e;
   std::string err;
   bool bad_repo = false;
-  auto root = find_project(o.repo, err, &bad_repo);
+  auto root = find_project(ctx, o.repo, err, &bad_repo);
   if (!root) {
     out::err("execute: " + err);
     return bad_repo ? kExecUsage : kExecHalted;
@@ -46,7 +46,7 @@ int run(const Options& o) {
     if (!o.phase.empty()) w.execute_args.push_back(o.phase);
     if (!o.plan.empty()) w.execute_args.insert(w.execute_args.end(), {"--plan", o.plan});
     if (o.review) w.execute_args.push_back("--review");
-    return run_watch(command_context(*root), w);
+    return run_watch(ctx.at(*root), w);
   }
   e.phase = o.phase;
   e.only_plan = o.plan;
@@ -54,7 +54,7 @@ int run(const Options& o) {
   e.json = o.json;
   e.dry_run = o.dry_run;
   e.self_exe = self_exe();
-  return execute(command_context(*root), e);
+  return execute(ctx.at(*root), e);
 }
 
 const CommandRegistrar reg{Command{
@@ -78,7 +78,7 @@ const CommandRegistrar reg{Command{
                    "SUMMARY files complete one (as `yolo watch --execute`; stop with Ctrl-C)");
       sub.add_option("--debounce-ms", o->debounce_ms,
                      "With --watch: settle time after a burst of events (default: config watch.debounce_ms, 20)");
-      return [o] { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

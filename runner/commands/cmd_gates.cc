@@ -25,7 +25,6 @@
 #include "runner/config_report.h"
 #include "runner/person.h"
 #include "runner/signing.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -54,8 +53,8 @@ int fail(const std::string& cmd, const Options& o, const std::string& error, int
   return code;
 }
 
-Config load_cfg(const stdfs::path& root) {
-  auto c = load_config_reported(root);
+Config load_cfg(const World& w, const stdfs::path& root) {
+  auto c = load_config_reported(w, root);
   if (!c.ok()) out::err(out::sym(out::Sym::Warn) + " " + safe(c.error) + " (using defaults)");
   return c.config;
 }
@@ -109,13 +108,13 @@ void tell(const gates::GateRun& r, bool to_stdout = false) {
     if (std::string n = next_step(r.messages.back()); !n.empty()) put("  " + out::dim(n));
 }
 
-int request_approval(const Options& o) {
+int request_approval(const Context& ctx, const Options& o) {
   const std::string cmd = "request-approval";
   auto type = gates::parse_gate_type(o.gate_type);
   if (!type)
     return fail(cmd, o, "--gate-type must be " + gates::gate_type_names() + ", got '" + o.gate_type + "'", kExitUsage);
   std::string err;
-  auto root = find_project(o.repo, err);
+  auto root = find_project(ctx, o.repo, err);
   if (!root) return fail(cmd, o, err);
   // Inside a sandbox the state cannot be written: the request goes to the folder yolo gave
   // this agent, and yolo opens the gate itself when the agent ends.
@@ -130,13 +129,14 @@ int request_approval(const Options& o) {
     out::json_line({{"ok", true}, {"cmd", cmd}, {"status", "requested"}, {"gate_type", o.gate_type}});
     return kExitOk;
   }
-  Config cfg = load_cfg(*root);
+  Config cfg = load_cfg(ctx.world, *root);
   gates::RequestInput in;
   in.type = *type;
   in.plan_path = o.plan_path;
   in.reason = o.reason;
   if (o.wave > 0) in.wave = o.wave;
-  auto r = gates::request_gate(world(), *root, cfg, in, &command_approver());
+  CommandApprover approver(ctx.world);
+  auto r = gates::request_gate(ctx.world, *root, cfg, in, &approver);
   if (!r.ok()) return fail(cmd, o, r.error);
   tell(r);
   out::json_line(r.answer);  // the answer agents read, also without --json
@@ -168,8 +168,8 @@ bool refuse_unless_person(const std::string& cmd, const Options& o, int& code) {
 }
 
 // The gate a decision is about (the open one when no id is given), as loaded now.
-json target_gate(const stdfs::path& root, const std::string& gate_id) {
-  auto snap = state::load(world(), root);
+json target_gate(const World& w, const stdfs::path& root, const std::string& gate_id) {
+  auto snap = state::load(w, root);
   if (!snap.ok()) return nullptr;
   for (const auto& g : gates::list_gates(snap.doc)) {
     if (gate_id.empty() ? g.value("status", "") == "OPEN" : g.value("id", "") == gate_id) return g;
@@ -177,18 +177,18 @@ json target_gate(const stdfs::path& root, const std::string& gate_id) {
   return nullptr;
 }
 
-int approve(const Options& o) {
+int approve(const Context& ctx, const Options& o) {
   const std::string cmd = "approve";
   std::string err;
-  auto root = find_project(o.repo, err);
+  auto root = find_project(ctx, o.repo, err);
   if (!root) return fail(cmd, o, err);
   if (int code = 0; refuse_unless_person(cmd, o, code)) return code;
-  Config cfg = load_cfg(*root);
+  Config cfg = load_cfg(ctx.world, *root);
   std::string by = approver_identity(o.by, *root);
   json shown = nullptr;
   std::string gate_id = o.gate_id;
-  if (json g = target_gate(*root, o.gate_id); g.is_object() && g.value("status", "") == "OPEN") {
-    shown = show_gate(*root, g, o.verbose);
+  if (json g = target_gate(ctx.world, *root, o.gate_id); g.is_object() && g.value("status", "") == "OPEN") {
+    shown = show_gate(ctx.world, *root, g, o.verbose);
     if (sandbox_off(cfg))
       out::err(out::sym(out::Sym::Warn) + " the config says \"sandbox\": \"off\": agents, executors, approvers and "
                "checks run with your full power (they can read the approval key and write the gates)");
@@ -199,8 +199,8 @@ int approve(const Options& o) {
   // A project that wants approvals that travel gets this one signed with the person's SSH key,
   // in the same locked write that records it.
   const gates::ApprovalSigner& signer = ssh_signer();
-  auto r = gates::approve_gate(world(), *root, cfg, gate_id, by, &command_approver(), o.override_approver, shown, {},
-                               &signer);
+  CommandApprover approver(ctx.world);
+  auto r = gates::approve_gate(ctx.world, *root, cfg, gate_id, by, &approver, o.override_approver, shown, {}, &signer);
   if (!r.ok()) return fail(cmd, o, r.error);
   remember_person_namespaces();
   std::string status = r.gate.is_object() ? r.gate.value("status", "") : "";
@@ -218,9 +218,9 @@ int approve(const Options& o) {
         if (auto at = m.text.find(said); at != std::string::npos) why += " (" + m.text.substr(at + said.size()) + ")";
     }
     if (why.empty()) {
-      auto snap = state::load(world(), *root);
+      auto snap = state::load(ctx.world, *root);
       auto st =
-          snap.ok() ? gates::gate_status(snap.doc, r.gate, gates::now_of(world(), *root)) : gates::ApprovalStatus{};
+          snap.ok() ? gates::gate_status(snap.doc, r.gate, gates::now_of(ctx.world, *root)) : gates::ApprovalStatus{};
       if (!snap.ok())
         why = snap.error;
       else if (!st.counts())
@@ -250,21 +250,21 @@ int approve(const Options& o) {
   return approved ? kExitOk : kExitFail;
 }
 
-int reject(const Options& o) {
+int reject(const Context& ctx, const Options& o) {
   const std::string cmd = "reject";
   std::string err;
-  auto root = find_project(o.repo, err);
+  auto root = find_project(ctx, o.repo, err);
   if (!root) return fail(cmd, o, err);
   if (int code = 0; refuse_unless_person(cmd, o, code)) return code;
   std::string by = approver_identity(o.by, *root);
   std::string gate_id = o.gate_id;
-  if (json g = target_gate(*root, o.gate_id); g.is_object() && g.value("status", "") == "OPEN") {
-    show_gate(*root, g, o.verbose);
+  if (json g = target_gate(ctx.world, *root, o.gate_id); g.is_object() && g.value("status", "") == "OPEN") {
+    show_gate(ctx.world, *root, g, o.verbose);
     gate_id = g.value("id", "");  // the gate shown is the one rejected
     if (!o.yes && !confirm("Reject it as " + safe(by) + "? [y/N] "))
       return fail(cmd, o, "not rejected (the answer was not y or yes); the gate stays open");
   }
-  auto r = gates::reject_gate(world(), *root, gate_id, by, o.feedback);
+  auto r = gates::reject_gate(ctx.world, *root, gate_id, by, o.feedback);
   if (!r.ok()) return fail(cmd, o, r.error);
   if (o.json)
     out::json_line(run_json(cmd, r));
@@ -273,15 +273,15 @@ int reject(const Options& o) {
   return kExitOk;
 }
 
-int list(const Options& o) {
+int list(const Context& ctx, const Options& o) {
   const std::string cmd = "gates";
   std::string err;
-  auto root = find_project(o.repo, err);
+  auto root = find_project(ctx, o.repo, err);
   if (!root) return fail(cmd, o, err);
-  auto snap = state::load(world(), *root);
+  auto snap = state::load(ctx.world, *root);
   if (!snap.ok()) return fail(cmd, o, snap.error);
   json all = json::array(), open = json::array();
-  for (auto& g : gates::checked_gates(snap.doc, gates::now_of(world(), *root))) {
+  for (auto& g : gates::checked_gates(snap.doc, gates::now_of(ctx.world, *root))) {
     if (g.value("status", "") == "OPEN") open.push_back(g);
     all.push_back(std::move(g));
   }
@@ -320,7 +320,7 @@ const CommandRegistrar reg_request{Command{
       sub.add_option("--reason", o->reason, "Why the gate is opened");
       sub.add_option("--wave", o->wave, "The wave a wave gate is for")->check(CLI::PositiveNumber);
       common(sub, *o);
-      return [o] { return request_approval(*o); };
+      return [o](const Context& ctx) { return request_approval(ctx, *o); };
     }}};
 
 const CommandRegistrar reg_approve{Command{
@@ -334,7 +334,7 @@ const CommandRegistrar reg_approve{Command{
       sub.add_flag("--yes", o->yes, "Do not ask for confirmation (a terminal is still needed)");
       sub.add_flag("--verbose", o->verbose, "Also show the digest of everything the gate covers");
       common(sub, *o);
-      return [o] { return approve(*o); };
+      return [o](const Context& ctx) { return approve(ctx, *o); };
     }}};
 
 const CommandRegistrar reg_reject{
@@ -345,14 +345,14 @@ const CommandRegistrar reg_reject{
               sub.add_option("--by", o->by, "Who rejects (default: git user.name, else the OS user)");
               sub.add_flag("--yes", o->yes, "Do not ask for confirmation (a terminal is still needed)");
               common(sub, *o);
-              return [o] { return reject(*o); };
+              return [o](const Context& ctx) { return reject(ctx, *o); };
             }}};
 
 const CommandRegistrar reg_gates{
     Command{"gates", "List the gates of the run (open first in the JSON's open_gates)", [](CLI::App& sub) {
               auto o = std::make_shared<Options>();
               common(sub, *o);
-              return [o] { return list(*o); };
+              return [o](const Context& ctx) { return list(ctx, *o); };
             }}};
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include "runner/command.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -21,13 +20,13 @@ struct Options {
   std::string phase, format = "mermaid", repo;
 };
 
-graph::Phase load_phase(const stdfs::path& dir) {
+graph::Phase load_phase(const World& w, const stdfs::path& dir) {
   graph::Phase ph;
   ph.folder = dir.filename().string();
   std::vector<waves::PlanNode> nodes;
   std::vector<std::vector<std::string>> deps;
-  for (const auto& f : list_plan_files(world(), dir)) {
-    auto l = load_plan(world(), f);
+  for (const auto& f : list_plan_files(w, dir)) {
+    auto l = load_plan(w, f);
     graph::Plan p;
     p.id = f.filename().string();
     if (l.plan) {
@@ -41,7 +40,7 @@ graph::Phase load_phase(const stdfs::path& dir) {
       deps.emplace_back();
       nodes.push_back({p.id, "", 0, {}, waves::PlanStatus::Pending, {}});
     }
-    p.complete = locate_summary(world(), f).exists;
+    p.complete = locate_summary(w, f).exists;
     ph.plans.push_back(std::move(p));
   }
   for (size_t i = 0; i < ph.plans.size(); ++i)
@@ -51,13 +50,13 @@ graph::Phase load_phase(const stdfs::path& dir) {
   return ph;
 }
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   if (o.format != "mermaid" && o.format != "dot") {
     out::err("✗ graph: --format is '" + o.format + "', not mermaid or dot");
     return kExitUsage;
   }
   std::string err;
-  auto root = find_project(o.repo, err);
+  auto root = find_project(ctx, o.repo, err);
   if (!root) {
     out::err(out::sym(out::Sym::Fail) + " graph: " + err);
     return kExitFail;
@@ -77,7 +76,7 @@ int run(const Options& o) {
           name == want || name.starts_with(want + "-") || (want.size() == 1 && name.starts_with("0" + want + "-"));
       if (!match) continue;
     }
-    phases.push_back(load_phase(d));
+    phases.push_back(load_phase(ctx.world, d));
   }
   if (phases.empty()) {
     out::err(out::sym(out::Sym::Fail) + " graph: " +
@@ -97,7 +96,7 @@ const CommandRegistrar reg{Command{
                      "mermaid (default) or dot (render: yolo graph --format dot | dot -Tsvg > plans.svg)");
       sub.add_option("--repo", o->repo,
                      "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
-      return [o] { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

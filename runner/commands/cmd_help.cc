@@ -14,12 +14,12 @@ namespace {
 
 const CommandRegistrar help_cmd{
     {"help", "Show the commands, or one command's options (yolo help COMMAND)",
-     [](CLI::App& sub) -> std::function<int()> {
+     [](CLI::App& sub) -> std::function<int(const Context&)> {
        auto name = std::make_shared<std::vector<std::string>>();
        sub.add_option("COMMAND", *name,
                       "A command (and a subcommand: yolo help hooks install), or `covers`: what an approval covers");
        CLI::App* app = &sub;
-       return [name, app]() {
+       return [name, app](const Context&) {
          CLI::App* root = app->get_parent();
          auto cmds = describe_commands(*root);
          if (name->empty()) {
@@ -58,11 +58,11 @@ const CommandRegistrar help_cmd{
 
 const CommandRegistrar completion_cmd{
     {"completion", "Print a shell completion script: yolo completion bash|zsh|fish",
-     [](CLI::App& sub) -> std::function<int()> {
+     [](CLI::App& sub) -> std::function<int(const Context&)> {
        auto shell = std::make_shared<std::string>();
        sub.add_option("SHELL", *shell, "bash, zsh or fish")->required();
        CLI::App* app = &sub;
-       return [shell, app]() {
+       return [shell, app](const Context&) {
          std::string s = completion_script(*shell, describe_commands(*app->get_parent()));
          if (s.empty()) {
            out::err("yolo completion: unknown shell '" + *shell + "' (bash, zsh or fish)");
@@ -74,9 +74,9 @@ const CommandRegistrar completion_cmd{
      }}};
 
 const CommandRegistrar man_cmd{{"man", "Print the man page (roff); `cmake --install` installs it as yolo.1",
-                                [](CLI::App& sub) -> std::function<int()> {
+                                [](CLI::App& sub) -> std::function<int(const Context&)> {
                                   CLI::App* app = &sub;
-                                  return [app]() {
+                                  return [app](const Context&) {
                                     std::cout << man_page(describe_commands(*app->get_parent()), YOLO_VERSION);
                                     return kExitOk;
                                   };

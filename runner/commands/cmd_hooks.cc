@@ -28,7 +28,6 @@
 #include "protocol/plan/plan.h"
 #include "protocol/state/state.h"
 #include "protocol/base/text.h"
-#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/commands/hooks.h"
 #include "runner/git.h"
@@ -276,13 +275,13 @@ const CommandRegistrar reg{Command{
           ->required()
           ->check(CLI::IsMember({"post-checkout", "post-merge", "post-rewrite", "pre-commit"}));
       run->add_option("FILES", o->files, "Files (pre-commit framework passes them; hook arguments otherwise)");
-      return [o, inst, un, run]() -> int {
+      return [o, inst, un, run](const Context& ctx) -> int {
         if (inst->parsed()) return install(stdfs::current_path(), o->force, o->json);
         if (un->parsed()) return uninstall(stdfs::current_path(), o->json);
         if (run->parsed()) {
           // git passes hook arguments (refs, flags) to post-* hooks: only files matter, for pre-commit.
           std::vector<std::string> files = o->hook == "pre-commit" ? o->files : std::vector<std::string>{};
-          return run_hook(o->hook, files);
+          return run_hook(ctx, o->hook, files);
         }
         return kExitUsage;
       };

@@ -255,7 +255,7 @@ const CommandRegistrar reg{Command{
                      "Configure reviewer, architect and executor for claude, codex, gemini or aider");
       sub.add_flag("--force", o->force, "Add the missing files to an existing .yolo-planning (never overwrites)");
       sub.add_flag("--json", o->json, "One JSON line on stdout");
-      return [o] { return run(*o); };
+      return [o](const Context&) { return run(*o); };
     }}};
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include "protocol/ports/fs.h"
 #include "protocol/base/numbers.h"
 #include "protocol/base/text.h"
-#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/output.h"
 
@@ -28,7 +27,7 @@ json read_json_file(const std::filesystem::path& p) {
   return parse_json_bounded(r.content).doc;  // discarded when broken or nested too deep
 }
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   auto phase = as_int(o.phase);
   if (!phase) {
     out::err("log-event: PHASE must be a number, got '" + o.phase + "'");
@@ -57,20 +56,20 @@ int run(const Options& o) {
     e.data[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   json delta = {{"written", false}, {"event_type", e.type}, {"phase", e.phase}, {"event_id", nullptr}};
-  auto root = world().files().project_root(std::filesystem::current_path());
+  const std::filesystem::path& root = ctx.root;  // found from the current folder upward
   events::WriteResult w;
-  if (!root) {
+  if (root.empty()) {
     w.reason = "no .yolo-planning folder here or above";
   } else {
-    json config = read_json_file(*root / ".yolo-planning" / "config.json");
+    json config = read_json_file(root / ".yolo-planning" / "config.json");
     if (const char* cid = std::getenv("YOLO_CORRELATION_ID"); cid && *cid)
       e.correlation_id = cid;
     else {
-      json state = read_json_file(*root / ".yolo-planning" / ".execution-state.json");
+      json state = read_json_file(root / ".yolo-planning" / ".execution-state.json");
       if (state.is_object() && state.contains("correlation_id") && state["correlation_id"].is_string())
         e.correlation_id = state["correlation_id"].get<std::string>();
     }
-    w = events::log(world(), *root, config, e);
+    w = events::log(ctx.world, root, config, e);
   }
   delta["written"] = w.written;
   if (w.written)
@@ -89,7 +88,7 @@ const CommandRegistrar reg{
               sub.add_option("PHASE", o->phase, "Phase number")->required();
               sub.add_option("ARGS", o->rest, "[PLAN] [key=value ...]");
               sub.add_flag("--json", o->json, "Accepted for uniformity: the output is always JSON");
-              return [o] { return run(*o); };
+              return [o](const Context& ctx) { return run(ctx, *o); };
             }}};
 
 }  // namespace

@@ -87,9 +87,9 @@ bool plan_matches(const std::string& want, const LogFile& l) {
   return w.find('-') == std::string::npos && b.size() > a.size() && b.ends_with("-" + a);
 }
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   std::string err;
-  auto root = find_project(o.repo, err);
+  auto root = find_project(ctx, o.repo, err);
   if (!root) {
     out::err(out::sym(out::Sym::Fail) + " logs: " + err);
     return kExitFail;
@@ -147,7 +147,7 @@ const CommandRegistrar reg{Command{
       sub.add_flag("--last", o->last, "Only the newest log");
       sub.add_option("--repo", o->repo,
                      "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
-      return [o] { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

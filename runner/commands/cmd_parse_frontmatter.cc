@@ -39,7 +39,7 @@ const CommandRegistrar reg{
               sub.add_option("FILE", *file, "Markdown file")->required();
               auto as_json = std::make_shared<bool>(false);
               sub.add_flag("--json", *as_json, "Accepted for uniformity: the output is always JSON");
-              return [file, as_json] { return run(*file); };
+              return [file, as_json](const Context&) { return run(*file); };
             }}};
 
 }  // namespace

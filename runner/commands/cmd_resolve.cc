@@ -96,7 +96,7 @@ const CommandRegistrar model_reg{
               sub.add_flag("--all", o->all, "Print {agent: model} for all nine agents");
               sub.add_flag("--json", o->json,
                            "Print {\"model\"} instead of the bare name (--with-cost and --all always print JSON)");
-              return [o] { return run_model(*o); };
+              return [o](const Context&) { return run_model(*o); };
             }}};
 
 const CommandRegistrar turns_reg{Command{
@@ -107,7 +107,7 @@ const CommandRegistrar turns_reg{Command{
       sub.add_option("CONFIG", o->config, "config.json (missing or malformed: the defaults)")->required();
       sub.add_option("EFFORT", o->effort, "thorough|balanced|fast|turbo (or high|medium|low)");
       sub.add_flag("--json", o->json, "Print {\"agent\", \"turns\"} instead of the bare number");
-      return [o] { return run_turns(*o); };
+      return [o](const Context&) { return run_turns(*o); };
     }}};
 
 }  // namespace

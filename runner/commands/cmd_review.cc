@@ -21,7 +21,6 @@
 #include "runner/gates_view.h"
 #include "runner/output.h"
 #include "runner/review_gate.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -44,8 +43,9 @@ int usage_error(const Options& o, const std::string& msg) {
 // `yolo review` alone: the phase a person is working on, the one `yolo execute` would run
 // (the run's phase while it is not complete, else the first phase with a plan that has no
 // SUMMARY yet). Empty when every phase is done; err says why.
-std::optional<stdfs::path> current_phase(const World& w, std::string& err) {
-  auto root = find_project("", err);
+std::optional<stdfs::path> current_phase(const Context& ctx, std::string& err) {
+  const World& w = ctx.world;
+  auto root = find_project(ctx, "", err);
   if (!root) return std::nullopt;
   auto snap = state::load(w, *root);
   if (snap.ok() && snap.exists) {
@@ -70,12 +70,13 @@ std::optional<stdfs::path> current_phase(const World& w, std::string& err) {
   return std::nullopt;
 }
 
-int run(const World& w, const Options& o) {
+int run(const Context& ctx, const Options& o) {
+  const World& w = ctx.world;
   std::error_code ec;
   std::string chosen = o.target;
   if (chosen.empty()) {
     std::string err;
-    auto p = current_phase(w, err);
+    auto p = current_phase(ctx, err);
     if (!p) return usage_error(o, err);
     chosen = p->string();
     if (!o.json)
@@ -87,7 +88,7 @@ int run(const World& w, const Options& o) {
   if (o.max_cycles < 0) return usage_error(o, "--max-cycles must be at least 1");
   bool is_phase = stdfs::is_directory(target, ec);
   auto root = w.files().project_root(is_phase ? target : target.parent_path());
-  if (!root) root = w.files().project_root(stdfs::current_path());
+  if (!root && !ctx.root.empty()) root = ctx.root;
   if (!root) return usage_error(o, "no .yolo-planning folder above " + chosen + " or the current folder");
 
   ReviewGateOptions g;
@@ -130,7 +131,7 @@ const CommandRegistrar reg{Command{
           ->check(CLI::Range(1, 100));
       sub.add_flag("--json", o->json, "One JSON object per plan (JSON lines); a phase adds a summary line");
       sub.add_flag("--changed", o->changed, "Only plans whose content hash differs from their last review");
-      return [o] { return run(world(), *o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include "protocol/ports/fs.h"
 #include "protocol/review/stage1.h"
 #include "protocol/base/text.h"
-#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/output.h"
 #include "runner/render.h"
@@ -24,17 +23,17 @@ struct Options {
   bool json = false;
 };
 
-Stage1Options options_for(const stdfs::path& near) {
+Stage1Options options_for(const World& w, const stdfs::path& near) {
   Stage1Options o;
-  if (auto root = world().files().project_root(near)) {
-    auto cfg = load_config_reported(*root);
+  if (auto root = w.files().project_root(near)) {
+    auto cfg = load_config_reported(w, *root);
     if (!cfg.ok()) out::err("⚠ " + text::sanitize_for_terminal(cfg.error) + " (using defaults)");
     o.max_tasks = cfg.config.max_tasks_per_plan;
   }
   return o;
 }
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   bool human = o.human || (!o.json && out::stdout_is_tty());
   if (!o.phases.empty()) {
     Verdict worst_v = Verdict::Approve;
@@ -50,7 +49,7 @@ int run(const Options& o) {
         worst_v = Verdict::Reject;
         continue;
       }
-      for (const auto& r : stage1_phase(world(), dir, options_for(dir))) {
+      for (const auto& r : stage1_phase(ctx.world, dir, options_for(ctx.world, dir))) {
         worst_v = worst(worst_v, r.verdict());
         if (human)
           out::line(render::structural_review(r));
@@ -66,7 +65,8 @@ int run(const Options& o) {
   }
   std::optional<stdfs::path> phase;
   if (!o.phase_dir.empty()) phase = o.phase_dir;
-  StructuralReview r = stage1_plan_file(world(), o.plan, phase, options_for(phase ? *phase : stdfs::path(o.plan)));
+  StructuralReview r =
+      stage1_plan_file(ctx.world, o.plan, phase, options_for(ctx.world, phase ? *phase : stdfs::path(o.plan)));
   if (human)
     out::line(render::structural_review(r));
   else
@@ -83,7 +83,7 @@ const CommandRegistrar reg{Command{
       sub.add_option("--phase", o->phases, "Review every plan of these phase folders (JSON lines)")->expected(1, -1);
       sub.add_flag("--human", o->human, "Readable report with ✓ ⚠ ✗ (default on a TTY)");
       sub.add_flag("--json", o->json, "JSON even on a TTY");
-      return [o] { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

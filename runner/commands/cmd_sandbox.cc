@@ -15,7 +15,6 @@
 #include "runner/gates_view.h"
 #include "runner/output.h"
 #include "runner/sandbox.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -28,7 +27,7 @@ struct Options {
   bool print = false, json = false;
 };
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   sandbox::Role role;
   if (!sandbox::role_from_name(o.role, role)) {
     std::string all;
@@ -43,9 +42,9 @@ int run(const Options& o) {
   std::string err;
   std::error_code ec;
   stdfs::path root = stdfs::current_path(ec);
-  if (auto found = find_project(o.repo, err)) root = *found;
+  if (auto found = find_project(ctx, o.repo, err)) root = *found;
   Config cfg;
-  if (auto c = load_config(world(), root); c.ok()) cfg = c.config;
+  if (auto c = load_config(ctx.world, root); c.ok()) cfg = c.config;
   if (sandbox_off(cfg))
     out::err(out::sym(out::Sym::Warn) + " sandbox: the project's config says \"sandbox\": \"off\"; this command "
              "confines all the same");
@@ -108,7 +107,7 @@ const CommandRegistrar reg{Command{
       sub.add_flag("--json", o->json, "With --print: the policy as JSON");
       sub.add_option("CMD", o->cmd, "The program and its arguments, after --");
       sub.prefix_command(false);
-      return [o] { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

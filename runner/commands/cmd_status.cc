@@ -12,7 +12,6 @@
 #include "runner/config_report.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -43,11 +42,11 @@ std::string usage_line(const std::string& what, const json& u) {
 
 // What the run's agent calls cost, as their CLIs reported it (protocol/state/agent_usage.h): the
 // run, its phase and each plan; and the budget, when config has one.
-void add_usage(json& s, const stdfs::path& root, const Config& cfg) {
+void add_usage(const World& w, json& s, const stdfs::path& root, const Config& cfg) {
   std::string cid = s.value("correlation_id", json()).is_string() ? s["correlation_id"].get<std::string>() : "";
   std::string dir = s.value("phase_dir", json()).is_string() ? s["phase_dir"].get<std::string>() : "";
   std::string phase = stdfs::path(dir).lexically_normal().filename().string();
-  auto records = usage::read_all(world(), root);
+  auto records = usage::read_all(w, root);
   usage::Budget b = usage::budget_of(cfg.raw);
   if (records.empty() && !b.any()) return;
   usage::Totals t = usage::totals(records, cid, phase);
@@ -81,9 +80,9 @@ std::string render_usage(const json& s) {
   return r;
 }
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   std::string err;
-  auto root = find_project(o.repo, err);
+  auto root = find_project(ctx, o.repo, err);
   if (!root) {
     if (o.json) out::json_line({{"ok", false}, {"cmd", "status"}, {"error", err}});
     out::err(out::sym(out::Sym::Fail) + " status: " + err);
@@ -107,7 +106,7 @@ int run(const Options& o) {
                     std::to_string(total) + " (a first status checks each once; later ones reuse it)");
     };
   }
-  json s = execution_status(world(), *root, so);
+  json s = execution_status(ctx.world, *root, so);
   if (live) out::set_live("");
   if (!s.value("ok", false)) {
     if (o.json) out::json_line(s);
@@ -115,9 +114,9 @@ int run(const Options& o) {
              " status: " + text::sanitize_for_terminal(s.value("error", std::string("cannot read the state"))));
     return kExitFail;
   }
-  ConfigLoad cfg = load_config(world(), *root);
+  ConfigLoad cfg = load_config(ctx.world, *root);
   if (!o.json) report_config_warnings(cfg);  // unknown keys are worth knowing here too
-  add_usage(s, *root, cfg.config);
+  add_usage(ctx.world, s, *root, cfg.config);
   if (o.json) {
     out::json_line(s);
   } else {
@@ -137,7 +136,7 @@ const CommandRegistrar reg{Command{
       sub.add_flag("--records,--all", o->records,
                    "Every review record and every phase's row (default: the run's phase's records, the other ledgers "
                    "only named; at most 50 phase rows, those with work left)");
-      return [o] { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

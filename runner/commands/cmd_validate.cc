@@ -289,7 +289,7 @@ const CommandRegistrar reg{Command{
                      "Apply a stage's quality gate (PLAN REVIEW DISRUPT IMPLEMENT TEST VALIDATE LEARN)");
       sub.add_flag("--list", o->list, "Print the names of the embedded schemas");
       sub.add_flag("--json", o->json, "Machine-readable output: one JSON line per file (or one for the gate)");
-      return [o] { return run(*o); };
+      return [o](const Context&) { return run(*o); };
     }}};
 
 }  // namespace

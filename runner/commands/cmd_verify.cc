@@ -20,7 +20,6 @@
 #include "runner/command.h"
 #include "runner/gates_view.h"
 #include "runner/output.h"
-#include "runner/world.h"
 
 namespace yolo::runner {
 namespace {
@@ -37,9 +36,10 @@ std::string str(const json& j, const char* k) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-int verify(const World& w, const Options& o) {
+int verify(const Context& ctx, const Options& o) {
+  const World& w = ctx.world;
   std::string err;
-  auto root = find_project(o.repo, err);
+  auto root = find_project(ctx, o.repo, err);
   if (!root) {
     if (o.json) out::json_line({{"ok", false}, {"cmd", "verify"}, {"error", err}});
     out::err(out::sym(out::Sym::Fail) + " verify: " + err);
@@ -278,7 +278,7 @@ const CommandRegistrar reg_verify{Command{
       sub.add_option("--repo", o->repo,
                      "Project folder (default: the current folder or the nearest above holding .yolo-planning)");
       sub.add_flag("--json", o->json, "One JSON document on stdout");
-      return [o] { return verify(world(), *o); };
+      return [o](const Context& ctx) { return verify(ctx, *o); };
     }}};
 
 }  // namespace

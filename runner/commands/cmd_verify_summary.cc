@@ -7,7 +7,6 @@
 #include "protocol/ports/fs.h"
 #include "protocol/summary/summary_gate.h"
 #include "protocol/base/text.h"
-#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/git.h"
 #include "runner/output.h"
@@ -51,16 +50,16 @@ std::string render(const SummaryVerdict& v) {
   return s;
 }
 
-stdfs::path project_root_for(const stdfs::path& summary) {
+stdfs::path project_root_for(const World& w, const stdfs::path& summary) {
   std::error_code ec;
   stdfs::path abs = stdfs::absolute(summary, ec);
   if (ec) abs = summary;
-  if (auto r = world().files().project_root(abs.parent_path())) return *r;
+  if (auto r = w.files().project_root(abs.parent_path())) return *r;
   if (auto top = git_toplevel(abs.parent_path())) return *top;
   return stdfs::current_path(ec);
 }
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   bool human = o.human || (!o.json && out::stdout_is_tty());
   auto usage_error = [&](const std::string& msg) {
     if (human)
@@ -81,9 +80,9 @@ int run(const Options& o) {
     if (!stdfs::is_directory(o.root, ec)) return usage_error("--root is not a folder: " + o.root);
     root = stdfs::absolute(o.root, ec);
   } else {
-    root = project_root_for(o.summary);
+    root = project_root_for(ctx.world, o.summary);
   }
-  auto cfg = load_config_reported(root);
+  auto cfg = load_config_reported(ctx.world, root);
   if (!cfg.ok()) out::err(out::sym(out::Sym::Warn) + " " + cfg.error + " (using defaults)");
   if (!mode) {
     mode = parse_summary_mode(cfg.config.summary_checks);
@@ -96,7 +95,7 @@ int run(const Options& o) {
   std::optional<stdfs::path> plan;
   if (!o.plan.empty()) plan = o.plan;
   GitCli git(root, cfg.config.command_timeout_ms > 0 ? cfg.config.command_timeout_ms : 10000);
-  SummaryVerdict v = verify_summary(world(), o.summary, plan, root, *mode, &git);
+  SummaryVerdict v = verify_summary(ctx.world, o.summary, plan, root, *mode, &git);
   if (human)
     out::line(render(v));
   else {
@@ -120,7 +119,7 @@ const CommandRegistrar reg{Command{
                      "Project root (default: the folder holding .yolo-planning, else the git top level)");
       sub.add_flag("--human", o->human, "Readable report with ✓ ⚠ ✗ (default on a TTY)");
       sub.add_flag("--json", o->json, "JSON even on a TTY");
-      return [o] { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

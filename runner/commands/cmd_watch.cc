@@ -18,9 +18,9 @@ struct Options {
   int debounce_ms = -1;
 };
 
-int run(const Options& o) {
+int run(const Context& ctx, const Options& o) {
   std::string err;
-  auto root = find_project(o.repo, err);
+  auto root = find_project(ctx, o.repo, err);
   if (!root) {
     out::err("✗ " + err);
     return kExitFail;
@@ -33,7 +33,7 @@ int run(const Options& o) {
   w.debounce_ms = o.debounce_ms;
   w.review = !o.no_review;
   w.fix = o.fix;
-  return run_watch(command_context(*root), w);
+  return run_watch(ctx.at(*root), w);
 }
 
 const CommandRegistrar reg{Command{
@@ -49,7 +49,7 @@ const CommandRegistrar reg{Command{
                    "config watch.fix turns it on too)");
       sub.add_option("--debounce-ms", o->debounce_ms,
                      "Settle time after a burst of events (default: config watch.debounce_ms, 20)");
-      return [o] { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx, *o); };
     }}};
 
 }  // namespace

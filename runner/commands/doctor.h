@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "protocol/ports/world.h"
 #include "protocol/state/config.h"
 #include "runner/output.h"
 #include "runner/subprocess.h"
@@ -57,7 +58,8 @@ struct Check {
 
 class Doctor {
  public:
-  Doctor(stdfs::path root, bool have_project) : root_(std::move(root)), have_project_(have_project) {}
+  Doctor(const World& w, stdfs::path root, bool have_project)
+      : world_(w), root_(std::move(root)), have_project_(have_project) {}
 
   std::vector<Check> checks;
 
@@ -84,6 +86,7 @@ class Doctor {
   SpawnResult run(const stdfs::path& prog, const std::vector<std::string>& args);
   static std::string explained(const SpawnResult& r);
 
+  const World& world_;
   stdfs::path root_;
   bool have_project_;
   std::map<std::string, std::optional<SpawnResult>> versions_, helps_;

@@ -26,7 +26,6 @@
 #include "runner/config_report.h"
 #include "runner/person.h"
 #include "runner/signing.h"
-#include "runner/world.h"
 
 namespace yolo::runner::gate_show {
 
@@ -59,7 +58,7 @@ void print_text(const std::string& text, size_t max_lines, const std::string& in
 
 // What a covered file is now against what the last approval approved: a unified diff (from
 // the approved copy, gate_coverage.h), else its text when nothing of it was approved before.
-void show_file(const stdfs::path& root, const std::string& rel, const json* approved_digest) {
+void show_file(const World& w, const stdfs::path& root, const std::string& rel, const json* approved_digest) {
   auto now = fs::read_text(root / rel, 16u << 20);
   if (approved_digest && *approved_digest == "absent") {
     if (!now.ok()) return;
@@ -68,7 +67,7 @@ void show_file(const stdfs::path& root, const std::string& rel, const json* appr
     return;
   }
   if (approved_digest && approved_digest->is_string()) {
-    auto before = gates::approved_copy(world(), root, approved_digest->get<std::string>());
+    auto before = gates::approved_copy(w, root, approved_digest->get<std::string>());
     if (!before) {
       out::err("    " + safe(rel) + " changed (the text approved then was not kept: approved by an older yolo)");
       return;
@@ -93,14 +92,14 @@ void show_file(const stdfs::path& root, const std::string& rel, const json* appr
 // each covered file's diff against what the last approval of this gate approved (its text when
 // there was none), the config keys with their values then and now, and the agents' argv. The
 // digests only with --verbose (and in `yolo gates --json`). Returns the covers shown.
-json show_gate(const stdfs::path& root, const json& g, bool verbose) {
+json show_gate(const World& w, const stdfs::path& root, const json& g, bool verbose) {
   auto type = gates::parse_gate_type(g.value("gate_type", "vision")).value_or(gates::GateType::Vision);
-  json now = gates::coverage(world(), root, type, gates::covered_files(g));
+  json now = gates::coverage(w, root, type, gates::covered_files(g));
   out::err(out::sym(out::Sym::Diamond) + " gate " + safe(g.value("id", "")) + " (" + safe(g.value("gate_type", "")) +
            ") for " + safe(g.value("plan_path", "")) +
            (g.contains("reason") && g["reason"].is_string() ? ": " + safe(g["reason"].get<std::string>()) : ""));
-  out::err("  project: " + safe(gates::project_id(world(), root)));
-  auto snap = state::load(world(), root);
+  out::err("  project: " + safe(gates::project_id(w, root)));
+  auto snap = state::load(w, root);
   if (snap.ok() && snap.doc.contains("correlation_id") && snap.doc["correlation_id"].is_string())
     out::err("  run:     " + safe(snap.doc["correlation_id"].get<std::string>()));
   if (verbose) {
@@ -162,7 +161,7 @@ json show_gate(const stdfs::path& root, const json& g, bool verbose) {
       out::err("    " + safe(rel) + (prev ? " newly covered" : ""));
       continue;
     }
-    show_file(root, rel, it != before.end() ? &*it : nullptr);
+    show_file(w, root, rel, it != before.end() ? &*it : nullptr);
   }
   // Config keys: the value then (where it still hashes to what was approved) and now.
   const json& vals = prev && prev->contains("config_values") && (*prev)["config_values"].is_object()

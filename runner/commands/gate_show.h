@@ -6,6 +6,7 @@
 #include <string>
 
 #include "protocol/base/json.h"
+#include "protocol/ports/world.h"
 
 namespace yolo::runner::gate_show {
 
@@ -15,6 +16,6 @@ std::string safe(const std::string& s);
 
 // Shows the person what the gate covers (now) and what changed since it opened, on stderr.
 // Returns the covers shown.
-json show_gate(const std::filesystem::path& root, const json& g, bool verbose);
+json show_gate(const World& w, const std::filesystem::path& root, const json& g, bool verbose);
 
 }  // namespace yolo::runner::gate_show

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/context.h"
 #include "runner/git.h"
 
 namespace yolo::runner::hooks {
@@ -17,6 +18,6 @@ std::string trimmed(const std::string& s);
 // A word for sh, in single quotes.
 std::string quote_sh(const std::string& s);
 // `yolo hooks run HOOK [FILES]`: pre-commit reviews the staged plans, the others re-review.
-int run_hook(const std::string& name, const std::vector<std::string>& files);
+int run_hook(const Context& ctx, const std::string& name, const std::vector<std::string>& files);
 
 }  // namespace yolo::runner::hooks

@@ -16,7 +16,6 @@
 #include "protocol/plan/plan.h"
 #include "protocol/state/state.h"
 #include "protocol/base/text.h"
-#include "runner/world.h"
 #include "runner/command.h"
 #include "runner/commands/hooks.h"
 #include "runner/git.h"
@@ -77,7 +76,7 @@ std::vector<std::string> finding_lines(const std::string& review_out) {
 
 // pre-commit: review the staged plans (or the files the pre-commit framework passes) and
 // refuse the commit when one is rejected.
-int pre_commit(const std::vector<std::string>& files) {
+int pre_commit(const World& w, const std::vector<std::string>& files) {
   stdfs::path cwd = stdfs::current_path();
   std::vector<stdfs::path> plans;
   if (!files.empty()) {
@@ -111,7 +110,7 @@ int pre_commit(const std::vector<std::string>& files) {
   if (!plans.empty())
     out::err(out::sym(out::Sym::Diamond) + " yolo: reviewing " + std::to_string(plans.size()) + " staged plan(s)…");
   for (const auto& p : plans) {
-    auto root = world().files().project_root(p.parent_path());
+    auto root = w.files().project_root(p.parent_path());
     if (!root) continue;  // a PLAN.md outside any yolo project
     // One cycle: the architect must not rewrite the plan while it is being committed (the
     // commit would keep the staged, rejected text while the rewrite passed the review).
@@ -138,24 +137,25 @@ int pre_commit(const std::vector<std::string>& files) {
 
 // post-checkout / post-merge / post-rewrite: re-review the plans whose content differs from
 // their last review (`yolo review PHASE --changed` for every phase folder).
-int re_review() {
-  auto root = world().files().project_root(stdfs::current_path());
-  if (!root) return kExitOk;  // not a yolo project: nothing to do
+int re_review(const Context& ctx) {
+  const World& w = ctx.world;
+  if (ctx.root.empty()) return kExitOk;  // not a yolo project: nothing to do
+  const stdfs::path& root = ctx.root;
   const std::string exe = self_exe();
   std::vector<stdfs::path> phases;
   std::error_code ec;
-  for (auto it = stdfs::directory_iterator(*root / ".yolo-planning" / "phases", ec);
+  for (auto it = stdfs::directory_iterator(root / ".yolo-planning" / "phases", ec);
        !ec && it != stdfs::directory_iterator(); it.increment(ec))
-    if (it->is_directory(ec) && !list_plan_files(world(), it->path()).empty()) phases.push_back(it->path());
+    if (it->is_directory(ec) && !list_plan_files(w, it->path()).empty()) phases.push_back(it->path());
   std::sort(phases.begin(), phases.end());
   // A checkout or merge may bring a config whose reviewer or architect is any program: the
   // agents run only when a person approved that config (the vision gate covers it);
   // otherwise the hook runs Stage 1 alone (no agent, nothing recorded).
   bool agents = true;
-  if (auto cfg = load_config(world(), *root);
+  if (auto cfg = load_config(w, root);
       cfg.ok() && (!cfg.config.reviewer.argv.empty() || !cfg.config.architect.argv.empty())) {
-    auto snap = state::load(world(), *root);
-    agents = snap.ok() && gates::config_approval(snap.doc, gates::now_of(world(), *root)).counts();
+    auto snap = state::load(w, root);
+    agents = snap.ok() && gates::config_approval(snap.doc, gates::now_of(w, root)).counts();
     if (!agents)
       out::err(out::sym(out::Sym::Warn) +
                " the reviewer/architect in .yolo-planning/config.json are not covered by an approved vision gate: the "
@@ -169,8 +169,8 @@ int re_review() {
   std::vector<std::string> failures;
   for (const auto& phase : phases) {
     if (!agents) {  // Stage 1 only: one line at the end names the plans it rejects
-      for (const auto& plan : list_plan_files(world(), phase)) {
-        auto r = run_yolo_child(*root, {exe, "review-plan", plan.string(), phase.string()});
+      for (const auto& plan : list_plan_files(w, phase)) {
+        auto r = run_yolo_child(root, {exe, "review-plan", plan.string(), phase.string()});
         json j = json::parse(r.out, nullptr, false);
         if (j.is_object() && j.value("verdict", "") == "reject") {
           ++rejected;
@@ -179,7 +179,7 @@ int re_review() {
       }
       continue;
     }
-    auto r = run_yolo_child(*root, {exe, "review", phase.string(), "--changed", "--json"});
+    auto r = run_yolo_child(root, {exe, "review", phase.string(), "--changed", "--json"});
     if (!(r.outcome == SpawnResult::Outcome::Exited && r.exit_code >= 0 && r.exit_code <= 2)) {
       failures.push_back(phase.filename().string() + ": " + r.describe());
       continue;
@@ -209,9 +209,9 @@ int re_review() {
 
 }  // namespace
 
-int run_hook(const std::string& name, const std::vector<std::string>& files) {
-  if (name == "pre-commit") return pre_commit(files);
-  return re_review();
+int run_hook(const Context& ctx, const std::string& name, const std::vector<std::string>& files) {
+  if (name == "pre-commit") return pre_commit(ctx.world, files);
+  return re_review(ctx);
 }
 
 }  // namespace yolo::runner::hooks

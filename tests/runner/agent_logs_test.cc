@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "protocol/ports/fs.h"
+#include "protocol/ports/world.h"
 #include "test_support.h"
 
 namespace yolo::runner {
@@ -20,18 +22,22 @@ TEST(AgentLogs, TheNumberOfALogOfItsRole) {
 
 TEST(AgentLogs, EachExecutorAttemptGetsTheNextNumberAndOldOnesAreKept) {
   test::TempDir d;
+  FixedClock clock("2030-01-02T03:04:05Z");
+  World w(fs::real_disk(), clock);
   SpawnResult r;
   r.outcome = SpawnResult::Outcome::Exited;
   r.out = "first\n";
-  std::string a = write_agent_log(d.path(), ".yolo-planning/phases/01-demo", "01-02", "executor", 0, {"run"}, r);
+  std::string a = write_agent_log(w, d.path(), ".yolo-planning/phases/01-demo", "01-02", "executor", 0, {"run"}, r);
   EXPECT_EQ(a, ".yolo-planning/.logs/01-demo/01-02/executor-1.log");
   // A gap (a log removed by hand, or attempts 2 and 3 written elsewhere) is not filled.
   test::write_file(d.path() / ".yolo-planning/.logs/01-demo/01-02/executor-4.log", "kept\n");
   test::write_file(d.path() / ".yolo-planning/.logs/01-demo/01-02/check-9.log", "a check\n");
   r.out = "second\n";
-  std::string b = write_agent_log(d.path(), ".yolo-planning/phases/01-demo", "01-02", "executor", 0, {"run"}, r);
+  std::string b = write_agent_log(w, d.path(), ".yolo-planning/phases/01-demo", "01-02", "executor", 0, {"run"}, r);
   EXPECT_EQ(b, ".yolo-planning/.logs/01-demo/01-02/executor-5.log");
   EXPECT_NE(test::read_file(d.path() / a).find("first"), std::string::npos);
+  // The header's time is the World's clock's, not the system's.
+  EXPECT_NE(test::read_file(d.path() / a).find(" at 2030-01-02T03:04:05Z\n"), std::string::npos);
   EXPECT_EQ(test::read_file(d.path() / ".yolo-planning/.logs/01-demo/01-02/executor-4.log"), "kept\n");
   EXPECT_NE(test::read_file(d.path() / b).find("second"), std::string::npos);
 }
