@@ -3,12 +3,16 @@
 // plan's own git worktree, real merges. What each executor saw is recorded by the executor
 // itself (YOLO_TEST_SEEN), not inferred from yolo's output.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
+#include "bg_process.h"
 #include "overlap_log.h"
 #include "test_support.h"
 
@@ -459,6 +463,43 @@ TEST_F(WorktreeTest, WhatAnExecutorLeftIsPutAsideOffTheEventLoopSeveralSlotsAtOn
   Overlap o = overlap_of(read_file(log));
   EXPECT_EQ(o.starts, 2) << read_file(log);
   EXPECT_EQ(o.most, 2) << read_file(log);
+}
+
+// Ctrl-C while an executor's leftovers are aside (git status held 1.5 s on a worker thread):
+// the put-aside ends, no check runs, what was aside is back in the slot, and the plan is
+// pending again, not merged.
+TEST_F(WorktreeTest, AnInterruptWhileTheLeftoversAreAsidePutsThemBackAndTheCheckNeverRuns) {
+  using namespace std::chrono_literals;
+  stdfs::path log = side_.path() / "asides";
+  const std::string path = slow_git_path(side_.path() / "gitbin", log,
+                                         "*' status --porcelain=v1 -z --untracked-files=all --no-renames '*");
+  ASSERT_FALSE(path.empty());
+  stdfs::path ran = side_.path() / "check-ran";
+  add_to_must_haves("01-01-PLAN.md", "  checks:\n    - {argv: [\"sh\", \"-c\", \"touch " + ran.string() + "\"], name: touch}\n");
+  write_file(repo() / ".git" / "info" / "exclude", "");
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "a check"});
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  ::setenv("PATH", path.c_str(), 1);
+  ::setenv("YOLO_EXEC_LITTER_FOR", "01-01", 1);
+  BgProcess p({yolo_bin(), "execute", "--json"}, repo());
+  ::setenv("PATH", old_path.c_str(), 1);
+  ::unsetenv("YOLO_EXEC_LITTER_FOR");
+  bool aside = false;
+  for (int k = 0; k < 400 && !aside; ++k) {
+    aside = stdfs::exists(log) && read_file(log).find("start ") != std::string::npos;
+    if (!aside) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(aside) << p.stderr_text();
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait_exit(20s), 1) << p.stderr_text();
+  EXPECT_FALSE(stdfs::exists(ran));
+  json pl = plan("01-01");
+  EXPECT_EQ(pl["status"], "pending") << pl.dump();
+  stdfs::path slot = repo() / ".git" / "yolo-worktrees" / "slot-1";
+  EXPECT_TRUE(stdfs::exists(slot / "litter" / "01-01.txt"));
+  EXPECT_TRUE(stdfs::exists(slot / "scratch.log"));
+  EXPECT_EQ(merges_of("01-01"), 0u);
 }
 
 // A repository the executor made inside its slot (nested/.git) is listed by git as one
