@@ -72,7 +72,7 @@ void Run::dispatch_fetched_batch(SpawnResult fr, std::string heads_out) {
     std::string job = "its job " + handle + " (branch " + branch + ")";
     auto hit = heads.find("refs/yolo-dispatch/" + branch);
     if (!fr.ok() || hit == heads.end()) {
-      dispatch_record(i, dispatch::record_ended(rec, "failed", world_.now()), false);
+      dispatch_record(i, dispatch::record_ended(rec, dispatch::JobState::Failed, world_.now()), false);
       std::string error = fr.ok() ? job + " ended but pushed nothing: the branch is not on the remote " + dispatch_url_
                                   : "git fetch of " + job + " from " + dispatch_url_ + " failed: " +
                                         first_line(fr.err.empty() ? fr.describe() : fr.err);
@@ -83,7 +83,7 @@ void Run::dispatch_fetched_batch(SpawnResult fr, std::string heads_out) {
                     &item.r);
       continue;
     }
-    dispatch_record(i, dispatch::record_ended(rec, "done", world_.now()), false);
+    dispatch_record(i, dispatch::record_ended(rec, dispatch::JobState::Done, world_.now()), false);
     dispatch_fetched(i, item.wave, hit->second, std::move(item.r));
   }
   fetch_proc_.reset();  // ended: its callback is this one, which is done with it

@@ -230,7 +230,7 @@ void Run::dispatch_look_up_previous(size_t i, long long wave, int attempt, int p
     if (r.ok() && !text::trim(r.out).empty()) {
       json prev = run_of(i).dispatch_rec.is_null() ? json::object() : run_of(i).dispatch_rec;
       prev["attempt"] = previous;
-      prev["state"] = "submitted";
+      prev["state"] = dispatch::job_state_name(dispatch::JobState::Submitted);
       run_of(i).dispatch_rec = prev;
       emit("plan_found_on_remote", {{"plan", e.id}, {"branch", prev_branch}, {"attempt", previous}}, Sym::Diamond,
            "Plan " + e.id + ": attempt " + std::to_string(previous) + "'s branch " + prev_branch +
@@ -368,7 +368,7 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
                     "check the engine; `yolo execute` waits on the same job again (no second job is started)", &r);
       return;
     }
-    rec = dispatch::record_ended(rec, "cancelled", world_.now());
+    rec = dispatch::record_ended(rec, dispatch::JobState::Cancelled, world_.now());
     run_of(i).dispatch_rec = rec;
     emit("plan_cancelled", {{"plan", e.id}, {"handle", handle}, {"ok", true}}, Sym::Warn,
          "Plan " + e.id + ": job " + handle + " cancelled (yolo gave up waiting for it)");
@@ -386,7 +386,7 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
   if (!dispatch::fetch_after_wait(w, on_remote)) {
     std::string cwhy;
     if (w == dispatch::WaitResult::Unknown) dispatch_cancel(i, cwhy);  // forgotten: make sure it is gone
-    dispatch_record(i, dispatch::record_ended(rec, "failed", world_.now()), false);
+    dispatch_record(i, dispatch::record_ended(rec, dispatch::JobState::Failed, world_.now()), false);
     std::string error =
         w == dispatch::WaitResult::Failed ? job + " failed" + (why.empty() ? "" : ": " + why)
         : w == dispatch::WaitResult::Unknown

@@ -1,5 +1,6 @@
 #include "runner/gates_view.h"
 
+#include "protocol/run/dispatch.h"
 #include "protocol/run/execution.h"
 #include "protocol/ports/fs.h"
 #include "protocol/base/text.h"
@@ -240,17 +241,19 @@ static std::string plan_isolation_text(const json& p) {
   if (p.contains("dispatch") && p["dispatch"].is_object()) {
     const json& d = p["dispatch"];
     std::string st = str(d, "state");
-    out::Sym sym = st == "done"        ? out::Sym::Ok
-                   : st == "failed"    ? out::Sym::Fail
-                   : st == "cancelled" ? out::Sym::Warn
-                                       : out::Sym::Diamond;
+    using dispatch::JobState;
+    const std::optional<JobState> js = dispatch::job_state(d);
+    out::Sym sym = js == JobState::Done        ? out::Sym::Ok
+                   : js == JobState::Failed    ? out::Sym::Fail
+                   : js == JobState::Cancelled ? out::Sym::Warn
+                                               : out::Sym::Diamond;
     long long a = d.contains("attempt") && d["attempt"].is_number_integer() ? d["attempt"].get<long long>() : 0;
     t += "\n      " + out::sym(sym) + " job " +
          one_line(str(d, "handle").empty() ? "(not submitted)" : str(d, "handle"), 80) + " (attempt " +
          std::to_string(a) + ") · " + one_line(st, 20);
     if (!str(d, "url").empty()) t += "  " + one_line(str(d, "url"), 160);
     // What the engine last said while yolo waited (a pending reason, a controller down).
-    if ((st == "submitted" || st == "submitting") && !str(d, "engine_status").empty())
+    if ((js == JobState::Submitted || js == JobState::Submitting) && !str(d, "engine_status").empty())
       t += "\n        engine: " + one_line(str(d, "engine_status"), 200);
   }
   if (p.contains("worktree") && p["worktree"].is_object()) {

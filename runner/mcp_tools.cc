@@ -114,15 +114,15 @@ ToolResult request_human_approval(const json& args, const ToolContext& ctx) {
   if (!run.ok()) return ToolResult::failure(run.error);
   ToolResult out;
   out.structured = run.answer;
-  std::string status = str(run.answer, "status");
+  const gates::Answer status = gates::answer_of(run.answer);
   std::string gate_type = str(run.answer, "gate_type");
   gate_type = std::string(gates::label_of(gate_type));
   std::string path = run.answer.contains("approval") ? str(run.answer["approval"], "plan_path") : in.plan_path;
-  if (status == "paused") {
+  if (status == gates::Answer::Paused) {
     out.text = "⏸ " + gate_type + " gate: Awaiting human approval for " + path +
                ". Execution paused. Stop here: a person approves with `yolo approve` (gate " +
                str(run.answer, "gate_id") + ").";
-  } else if (status == "approved") {
+  } else if (status == gates::Answer::Approved) {
     out.text = "✓ " + gate_type + " gate: cleared by its configured approver for " + path + ".";
   } else {
     out.text = "✗ " + gate_type + " gate: rejected by its configured approver for " + path + ".";

@@ -114,7 +114,7 @@ void Run::dispatch_engine_status(size_t i, std::string status) {
 }
 
 void Run::dispatch_record(size_t i, json rec, bool flush) {
-  if (str(rec, "state") == "submitted") core_.submitted(i, str(rec, "handle"));
+  if (dispatch::job_state(rec) == dispatch::JobState::Submitted) core_.submitted(i, str(rec, "handle"));
   run_of(i).dispatch_rec = rec;
   PlanUpdate u{execution::PlanUpdate{PlanStatus::Running, std::nullopt, nullptr, "", nullptr}};
   u.set = {{"dispatch", std::move(rec)}};
@@ -210,11 +210,11 @@ void Run::dispatch_fail(size_t i, const std::string& error, const std::string& f
 void Run::dispatch_interrupted(size_t i) {
   const auto& e = entries_[i];
   json rec = run_of(i).dispatch_rec;
-  if (rec.is_object() && str(rec, "state") == "submitted" && !str(rec, "handle").empty()) {
+  if (dispatch::job_state(rec) == dispatch::JobState::Submitted && !str(rec, "handle").empty()) {
     std::string why;
     bool ok = dispatch_cancel(i, why);
     // A job that could not be cancelled stays `submitted`: the next execute waits on it.
-    if (ok) rec = dispatch::record_ended(rec, "cancelled", world_.now());
+    if (ok) rec = dispatch::record_ended(rec, dispatch::JobState::Cancelled, world_.now());
     emit("plan_cancelled", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"ok", ok}}, ok ? Sym::Warn : Sym::Fail,
          "Plan " + e.id + ": job " + str(rec, "handle") + (ok ? " cancelled" : " could not be cancelled: " + why));
   }

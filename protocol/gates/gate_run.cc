@@ -240,7 +240,7 @@ GateRun request_gate(const World& w, const stdfs::path& root, const Config& cfg,
     if (!skipped.message.empty()) r.messages.push_back({skipped.outcome, skipped.message, gid});
     if (const json* g = find_gate(r.state, gid)) {
       r.gate = *g;
-      if (str(*g, "status") == kApproved) r.answer["status"] = "approved";
+      if (str(*g, "status") == kApproved) r.answer["status"] = answer_name(Answer::Approved);
       if (!str(*g, "last_error").empty()) r.answer["last_error"] = str(*g, "last_error");
     }
     return r;
@@ -261,9 +261,9 @@ GateRun request_gate(const World& w, const stdfs::path& root, const Config& cfg,
     r.gate = *g;
     std::string s = str(*g, "status");
     if (s == kApproved)
-      r.answer["status"] = "approved";
+      r.answer["status"] = answer_name(Answer::Approved);
     else if (s == kRejected) {
-      r.answer["status"] = "rejected";
+      r.answer["status"] = answer_name(Answer::Rejected);
       r.answer["feedback"] = (*g)["feedback"];
     }
     if (!str(*g, "last_error").empty()) r.answer["last_error"] = str(*g, "last_error");

@@ -63,6 +63,20 @@ std::string gate_type_names() {
   return out;
 }
 
+const char* answer_name(Answer a) {
+  switch (a) {
+    case Answer::Paused: return "paused";
+    case Answer::Approved: return "approved";
+    case Answer::Rejected: return "rejected";
+  }
+  return "rejected";
+}
+
+Answer answer_of(const json& answer) {
+  const std::string s = answer.is_object() ? json_field::str(answer, "status") : std::string();
+  return s == answer_name(Answer::Paused) ? Answer::Paused : s == answer_name(Answer::Approved) ? Answer::Approved : Answer::Rejected;
+}
+
 std::string_view to_string(Outcome o) {
   switch (o) {
     case Outcome::Paused:
@@ -181,7 +195,7 @@ bool approval_belongs_to(const json& doc, const json& g) {
 }
 
 json paused_answer(const json& g, const std::string& state_file) {
-  return {{"status", "paused"},
+  return {{"status", answer_name(Answer::Paused)},
           {"approval",
            {{"requested_at", str(g, "created_at")}, {"plan_path", str(g, "plan_path")}, {"state_file", state_file}}},
           {"gate_id", str(g, "id")},

@@ -78,6 +78,13 @@ Status log_events(const World& w, const std::filesystem::path& root, const std::
 // What a gate step came to, typed: the runner chooses the symbol, the words around it and the
 // next step to offer (CLI syntax for the terminal, tool calls over MCP); protocol/ messages
 // carry none of that.
+// What a gate request answers (its "status"): paused, a person decides; approved or rejected
+// by the configured approver at once.
+enum class Answer { Paused, Approved, Rejected };
+const char* answer_name(Answer a);
+// The answer's status; anything but "paused" and "approved" reads as rejected.
+Answer answer_of(const json& answer);
+
 enum class Outcome {
   Paused,          // a gate is open and waits for a decision
   Cleared,         // approved: the run goes on

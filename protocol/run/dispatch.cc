@@ -23,29 +23,48 @@ int attempt_of(const json& r) {
 
 }  // namespace
 
+const char* job_state_name(JobState s) {
+  switch (s) {
+    case JobState::Submitting: return "submitting";
+    case JobState::Submitted: return "submitted";
+    case JobState::Done: return "done";
+    case JobState::Failed: return "failed";
+    case JobState::Cancelled: return "cancelled";
+  }
+  return "failed";
+}
+
+std::optional<JobState> job_state(const json& record) {
+  const std::string name = record.is_object() ? sget(record, "state") : std::string();
+  for (JobState s : {JobState::Submitting, JobState::Submitted, JobState::Done, JobState::Failed, JobState::Cancelled})
+    if (name == job_state_name(s)) return s;
+  return std::nullopt;
+}
+
 Start decide_start(const json& record, bool plan_failed) {
   Start s;
   if (!record.is_object()) return s;
   int a = attempt_of(record);
-  std::string state = sget(record, "state"), handle = sget(record, "handle");
+  const std::optional<JobState> state = job_state(record);
+  const std::string handle = sget(record, "handle");
   if (a == 0) return s;
   // submit may have started the job before the run stopped (or before its submit failed or
   // timed out): the same attempt again, which the adapter answers with that job; never a
   // second one, whether or not the plan was marked failed.
-  if (state == "submitting" || (state == "submitted" && handle.empty())) {
+  if (state == JobState::Submitting || (state == JobState::Submitted && handle.empty())) {
     s.attempt = a;
     return s;
   }
   // Submitted: the job may still run (a yolo stopped, or one that gave up on an engine it
   // could neither reach nor cancel through): wait again on the same handle.
-  if (state == "submitted") {
+  if (state == JobState::Submitted) {
     s.kind = Start::Kind::Reattach;
     s.attempt = a;
     s.handle = handle;
     return s;
   }
   // Done and not failed: ended well, its branch not yet gated when the run stopped.
-  if (state == "done" && !plan_failed && !handle.empty()) {
+  if (state == JobState::Done && !plan_failed && !handle.empty()) {
     s.kind = Start::Kind::Reattach;
     s.attempt = a;
     s.handle = handle;
@@ -54,7 +73,7 @@ Start decide_start(const json& record, bool plan_failed) {
   // A new job. Done: its branch was gated and failed. Failed, cancelled: it may have pushed
   // its branch anyway (after yolo stopped waiting): looked up before a new job runs.
   s.attempt = a + 1;
-  if (state != "done") s.previous_attempt = a;
+  if (state != JobState::Done) s.previous_attempt = a;
   return s;
 }
 
@@ -109,19 +128,19 @@ bool fetch_after_wait(WaitResult w, bool branch_on_remote) {
 
 bool gives_up(WaitResult w) { return w == WaitResult::Unreachable || w == WaitResult::Error; }
 
-json record_submitting(int attempt) { return {{"attempt", attempt}, {"state", "submitting"}}; }
+json record_submitting(int attempt) { return {{"attempt", attempt}, {"state", job_state_name(JobState::Submitting)}}; }
 
 json record_submitted(int attempt, const Submitted& s, const std::string& now) {
-  json r = {{"attempt", attempt}, {"state", "submitted"}, {"handle", s.handle}, {"submitted_at", now}};
+  json r = {{"attempt", attempt}, {"state", job_state_name(JobState::Submitted)}, {"handle", s.handle}, {"submitted_at", now}};
   if (!s.url.empty()) r["url"] = s.url;
   if (!s.job_name.empty()) r["job_name"] = s.job_name;
   if (s.reused) r["reused"] = true;
   return r;
 }
 
-json record_ended(json record, const std::string& state, const std::string& now) {
+json record_ended(json record, JobState state, const std::string& now) {
   if (!record.is_object()) record = json::object();
-  record["state"] = state;
+  record["state"] = job_state_name(state);
   record["ended_at"] = now;
   return record;
 }

@@ -19,6 +19,12 @@
 
 namespace yolo::dispatch {
 
+// Where a plan's job stands, as its record's "state" says.
+enum class JobState { Submitting, Submitted, Done, Failed, Cancelled };
+const char* job_state_name(JobState s);
+// The record's state; nullopt when it has none or one of another name.
+std::optional<JobState> job_state(const json& record);
+
 // The placeholders the templates may use.
 // {dispatch_dir} (where the adapters are installed) is replaced when the config is loaded.
 inline const char* const kPlaceholders[] = {"plan_id", "correlation_id", "attempt",      "base_commit", "branch",
@@ -65,7 +71,7 @@ bool gives_up(WaitResult w);
 // The record fields, as written at each step.
 json record_submitting(int attempt);
 json record_submitted(int attempt, const Submitted& s, const std::string& now);
-json record_ended(json record, const std::string& state, const std::string& now);
+json record_ended(json record, JobState state, const std::string& now);
 
 // The config's dispatch block, checked beyond the schema: errors name the key.
 struct Templates {

@@ -9,6 +9,18 @@
 namespace yolo::dispatch {
 namespace {
 
+TEST(DispatchRules, AJobStateIsReadByItsNameAndAnyOtherNameIsNone) {
+  for (JobState st : {JobState::Submitting, JobState::Submitted, JobState::Done, JobState::Failed, JobState::Cancelled}) {
+    EXPECT_EQ(job_state({{"state", job_state_name(st)}}), st) << job_state_name(st);
+    EXPECT_EQ(job_state(record_ended({{"attempt", 1}}, st, "t")), st);
+  }
+  EXPECT_EQ(job_state({{"state", "Done"}}), std::nullopt);
+  EXPECT_EQ(job_state({{"state", 3}}), std::nullopt);
+  EXPECT_EQ(job_state(json::object()), std::nullopt);
+  EXPECT_EQ(job_state(json()), std::nullopt);
+  EXPECT_EQ(job_state(record_submitting(2)), JobState::Submitting);
+}
+
 TEST(DispatchRules, NeverDispatchedSubmitsAttemptOne) {
   for (const json& r : {json(nullptr), json::object(), json{{"state", "submitted"}}}) {
     Start s = decide_start(r, false);
@@ -122,7 +134,7 @@ TEST(DispatchRules, Records) {
   EXPECT_EQ(r["state"], "submitted");
   EXPECT_EQ(r["attempt"], 2);
   EXPECT_EQ(r["handle"], "h");
-  json e = record_ended(r, "done", "2026-11-25T08:01:00Z");
+  json e = record_ended(r, JobState::Done, "2026-11-25T08:01:00Z");
   EXPECT_EQ(e["state"], "done");
   EXPECT_EQ(e["handle"], "h");
   EXPECT_EQ(record_submitting(1)["state"], "submitting");

@@ -58,6 +58,14 @@ TEST(Gates, NamesRoundTrip) {
   EXPECT_EQ(to_string(RunState::Frozen), "FROZEN");
 }
 
+TEST(Gates, ARequestsAnswerIsReadByNameAndAnythingElseIsRejected) {
+  for (Answer a : {Answer::Paused, Answer::Approved, Answer::Rejected})
+    EXPECT_EQ(answer_of({{"status", answer_name(a)}}), a) << answer_name(a);
+  EXPECT_EQ(answer_of({{"status", "resumed"}}), Answer::Rejected);
+  EXPECT_EQ(answer_of(json::object()), Answer::Rejected);
+  EXPECT_EQ(answer_of(json()), Answer::Rejected);
+}
+
 TEST(Gates, RunStateIsDerivedFromTheDocument) {
   EXPECT_EQ(run_state(json::object()), RunState::Running);
   EXPECT_EQ(run_state(json(nullptr)), RunState::Running);
