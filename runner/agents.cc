@@ -24,7 +24,8 @@ namespace yolo::runner {
 
 namespace stdfs = std::filesystem;
 
-std::string agent_model(const stdfs::path& root, const Config& cfg, const std::string& agent, std::string* warning) {
+std::string agent_model(const World& w, const stdfs::path& root, const Config& cfg, const std::string& agent,
+                        std::string* warning) {
   if (auto ov = cfg.raw.find("model_overrides"); ov != cfg.raw.end() && ov->is_object())
     if (auto m = ov->find(agent); m != ov->end() && m->is_string() && cost_weight(m->get<std::string>()) > 0)
       return m->get<std::string>();
@@ -33,7 +34,7 @@ std::string agent_model(const stdfs::path& root, const Config& cfg, const std::s
     profiles_path = p;
   else
     profiles_path = root / ".yolo-planning" / "model-profiles.json";
-  auto read = fs::read_text(profiles_path);
+  auto read = w.files().read(profiles_path, fs::kDefaultMaxFileBytes, /*text=*/true);
   if (!read.ok()) {
     if (read.error->kind != fs::FileError::Kind::NotFound && warning)
       *warning = read.error->message + " (using sonnet)";
@@ -155,7 +156,7 @@ std::string plan_dir_of(const std::string& plan_path) {
 AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentContext& ctx) {
   AgentSpawn s;
   const CommandSpec& spec = agent == "architect" ? cfg.architect : cfg.reviewer;
-  s.model = agent_model(ctx.root, cfg, agent, nullptr);
+  s.model = agent_model(ctx.world, ctx.root, cfg, agent, nullptr);
   s.max_turns = agent_turns(cfg, agent);
   s.timeout_ms = cfg.timeout_for(spec);
   std::unique_ptr<PromptFile> prompt_file;
@@ -177,8 +178,8 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
   if (architect && !confined.confinement->temp_dir.empty()) {
     stdfs::path real = stdfs::path(ctx.plan_path).is_absolute() ? stdfs::path(ctx.plan_path) : ctx.root / ctx.plan_path;
     stdfs::path copy = confined.confinement->temp_dir / real.filename();
-    auto text = fs::read_text(real);
-    if (text.ok() && fs::write_atomic(copy, text.content).ok()) {
+    auto text = ctx.world.files().read(real, fs::kDefaultMaxFileBytes, /*text=*/true);
+    if (text.ok() && ctx.world.files().write_atomic(copy, text.content).ok()) {
       plan_path = copy.string();
       s.plan_copy = copy;
       s.plan_real = real;
@@ -241,19 +242,19 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
   s.parent_cpu_ms = cpu_ms(RUSAGE_SELF) - self0;
   if (const auto& log = confined.confinement->refusals; log && !log->empty()) s.refused = log->list();
   // An architect that tried to leave its sandbox: its revision is not taken.
-  if (!s.plan_copy.empty() && s.result.ok() && s.refused.empty()) s.revise_error = revise_from_copy(s);
+  if (!s.plan_copy.empty() && s.result.ok() && s.refused.empty()) s.revise_error = revise_from_copy(ctx.world, s);
   return s;
 }
 
-std::string revise_from_copy(AgentSpawn& s) {
-  auto text = fs::read_text(s.plan_copy);
+std::string revise_from_copy(const World& w, AgentSpawn& s) {
+  auto text = w.files().read(s.plan_copy, fs::kDefaultMaxFileBytes, /*text=*/true);
   if (!text.ok()) return "the architect's copy of the plan is gone (" + s.plan_copy.string() + ")";
   if (text.content == s.plan_before) return "";
   // The plan in the checkout changed while the architect worked on its copy: someone else's
   // edit wins, the revision is dropped (the next review sees that edit).
-  auto now = fs::read_text(s.plan_real);
+  auto now = w.files().read(s.plan_real, fs::kDefaultMaxFileBytes, /*text=*/true);
   if (!now.ok() || now.content != s.plan_before) return "the plan changed while the architect revised it";
-  return fs::write_atomic(s.plan_real, text.content).error;
+  return w.files().write_atomic(s.plan_real, text.content).error;
 }
 
 std::string agent_next_step(bool started, const std::string& plan_id) {
@@ -322,7 +323,7 @@ bool AgentProcess::configured() const { return !(agent_ == "architect" ? cfg_.ar
 review::AgentRun AgentProcess::run(const std::string& plan_path, const std::string& phase_dir,
                                    const std::string& plan_id, int cycle, const std::string& prompt) {
   const std::string title = title_of(world_, plan_path);
-  AgentContext c{root_, plan_path, phase_dir, plan_id, title, cycle, prompt, correlation_id_, progress_};
+  AgentContext c{world_, root_, plan_path, phase_dir, plan_id, title, cycle, prompt, correlation_id_, progress_};
   AgentSpawn s = spawn_agent(agent_, cfg_, c);
   if (s.interrupt_signal) interrupt_signal_ = s.interrupt_signal;
   if (s.result.outcome != SpawnResult::Outcome::SpawnFailed)

@@ -39,6 +39,7 @@ struct AgentCall {
 using AgentProgress = std::function<void(const AgentCall&)>;
 
 struct AgentContext {
+  const World& world;          // the plan (and the architect's copy of it) read and written through it
   std::filesystem::path root;  // the project root: the child's working folder
   std::string plan_path, phase_dir, plan_id, plan_title;
   int cycle = 1;
@@ -70,8 +71,8 @@ struct AgentSpawn {
 // The model for an agent: model_overrides[agent], else the profiles file
 // ($YOLO_MODEL_PROFILES, else <root>/.yolo-planning/model-profiles.json) through
 // resolve_model; with no profiles file, "sonnet". A warning is set when a profiles file
-// exists but cannot be used.
-std::string agent_model(const std::filesystem::path& root, const Config& cfg, const std::string& agent,
+// exists but cannot be used. The profiles file is read through w.
+std::string agent_model(const World& w, const std::filesystem::path& root, const Config& cfg, const std::string& agent,
                         std::string* warning);
 // The turn budget from resolve_turns (config effort), else the agent's default base.
 long long agent_turns(const Config& cfg, const std::string& agent);
@@ -80,8 +81,8 @@ long long agent_turns(const Config& cfg, const std::string& agent);
 AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentContext& ctx);
 
 // Writes the architect's revised copy back over the plan (atomically, only when it changed
-// and nobody else changed the plan meanwhile). "" or why not.
-std::string revise_from_copy(AgentSpawn& s);
+// and nobody else changed the plan meanwhile), through w. "" or why not.
+std::string revise_from_copy(const World& w, AgentSpawn& s);
 
 // What a person does next about an agent call that failed: `yolo doctor` when the program
 // could not start (nothing was logged), else `yolo logs PLAN` (its whole output). `info` is

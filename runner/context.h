@@ -1,8 +1,8 @@
 // What one command works with: the World (files, clock, approval key, signature check), the
 // project's root and its config. run_cli builds one for the chosen command and hands it over;
 // the command passes it (or its World) to what carries the work out (phase::Run, the watcher,
-// the review gate, the approver, the MCP server) in their constructors. Nothing below
-// run_cli builds a World or reaches for the process's one.
+// the review gate, the approver, the MCP server), in a constructor or a call. Nothing below run_cli
+// builds a World or reaches for the process's one, but the confinement's inputs (runner/world.h).
 #pragma once
 #include <filesystem>
 #include <utility>

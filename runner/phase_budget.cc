@@ -24,7 +24,7 @@ GateOutcome Run::budget_gate(long long w) {
   // (and the gate opens again) only at the next multiple of the budget.
   const std::string rel = ".yolo-planning/.costs/budget-" + (over->scope == "phase" ? phase_.folder : "run") + ".md";
   const std::string text = usage::statement(*over, phase_.folder, cid_);
-  auto have = fs::read_text(root_ / rel);
+  auto have = world_.files().read(root_ / rel, fs::kDefaultMaxFileBytes, /*text=*/true);
   if (!have.ok() || have.content != text) {
     std::string err = world_.files().make_dirs((root_ / rel).parent_path()).error;
     if (err.empty()) err = world_.files().write_atomic(root_ / rel, text).error;

@@ -78,7 +78,7 @@ int Run::dry_run() {
                                                    {"branch", "yolo/<run>/" + e.id},
                                                    {"remote", cfg_.dispatch.remote}};
         std::vector<std::string> res_errors;  // the plan's resources, as its job would get them
-        auto bytes = fs::read_bytes(root_ / e.path);
+        auto bytes = world_.files().read(root_ / e.path, 64u << 20, /*text=*/false);
         auto res = bytes.ok() ? dispatch::resources_of(parse_plan(bytes.content, e.path).frontmatter, res_errors)
                               : dispatch::Resources{};
         auto argv =

@@ -1,15 +1,20 @@
 // The Run of `yolo execute` (runner/phase_run.h), shared by the files that implement it:
-//   phase_run.cc    the phase, its plans, step 2, the cross-plan validation, run()
-//   phase_output.cc  what the run says: events, lines, the event log, its last word
-//   phase_steps.cc  --dry-run, the review gate, the vision and wave gates
-//   phase_loop.cc   the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
-//                   the state in memory, interrupts
-//   plan_exec.cc    one plan up to its start: its worktree, sandbox and executor
-//   plan_conclude.cc  one plan after its executor: its checks, SUMMARY gate and scope fence
-//   plan_run.h      what the run holds of each plan (PlanRun)
-//   plan_merge.cc   worktree isolation: merging back the plans the core names, resume
-//   plan_dispatch.cc  dispatch: each plan a job of a cluster engine
+//   phase_run.cc      step 2, the cross-plan validation, run()
+//   phase_choose.cc   which phase runs, its plans read from disk
+//   phase_output.cc   what the run says: events, lines, the event log, its last word
+//   phase_steps.cc    the agents' checks, the review gate, the vision and wave gates
+//   phase_dry_run.cc  --dry-run
+//   phase_loop.cc     the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
+//                     interrupts, the live line
+//   phase_state.cc    the state in memory, its batched writes, the executors' journal
 //   phase_budget.cc   what the agents cost, the budget gate
+//   plan_exec.cc      one plan up to its start: its worktree, sandbox and executor
+//   plan_conclude.cc  one plan after its executor: its checks, SUMMARY gate and scope fence
+//   plan_run.h        what the run holds of each plan (PlanRun)
+//   plan_worktrees.cc worktree isolation: the slots, a plan's worktree made ready or adopted
+//   plan_merge.cc     the gate in the worktree, merging back the plans the core names
+//   plan_dispatch.cc, dispatch_submit.cc, dispatch_return.cc  dispatch: each plan a job of a
+//                     cluster engine (start, submit and wait, fetch and merge)
 // Internal to those files.
 #pragma once
 

@@ -55,7 +55,7 @@ void Run::open_requested_gates(size_t i) {
     if (f.path().extension() == ".json") files.push_back(f.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    auto text = fs::read_text(f, 64 * 1024);
+    auto text = world_.files().read(f, 64 * 1024, /*text=*/true);
     auto parsed = text.ok() ? parse_json_bounded(text.content) : JsonParse{};
     const json& j = parsed.doc;
     auto type = j.is_object() ? gates::parse_gate_type(j.value("gate_type", "")) : std::nullopt;

@@ -44,7 +44,7 @@ std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long lo
 
 std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes) const {
   const auto& e = entries_[i];
-  auto read = fs::read_bytes(root_ / e.path);
+  auto read = world_.files().read(root_ / e.path, 64u << 20, /*text=*/false);
   if (!read.ok()) return "its PLAN file cannot be read: " + read.error->message;
   bytes = std::move(read.content);
   std::string now = sha256_hex(bytes);
@@ -124,9 +124,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       }
       // The slot's copy of the plan is the reviewed content, whatever its branch holds.
       if (const PlanWorktree* w = worktree_of(i)) {
-        auto slot_copy = fs::read_bytes(w->path / e.path);
+        auto slot_copy = world_.files().read(w->path / e.path, 64u << 20, /*text=*/false);
         if (!slot_copy.ok() || slot_copy.content != plan_bytes[i])
-          if (std::string werr = fs::write_atomic(w->path / e.path, plan_bytes[i]).error; !werr.empty())
+          if (std::string werr = world_.files().write_atomic(w->path / e.path, plan_bytes[i]).error; !werr.empty())
             note("could not put the reviewed plan into its worktree: " + werr);
       }
     }

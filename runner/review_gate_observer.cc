@@ -197,7 +197,8 @@ class GateObserverImpl final : public GateObserver {
     // The plan as the architect found it: its revision is shown as a diff, as `watch --fix` does.
     before_arch_.reset();
     if (!o_.json && !o_.quiet)
-      if (auto t = fs::read_text(a.plan_path, Stage1Options{}.max_file_bytes); t.ok()) before_arch_ = t.content;
+      if (auto t = w_.files().read(a.plan_path, Stage1Options{}.max_file_bytes, /*text=*/true); t.ok())
+        before_arch_ = t.content;
     arch_path_ = a.plan_path;
   }
 
@@ -213,7 +214,7 @@ class GateObserverImpl final : public GateObserver {
     else {
       std::string diff;
       if (before_arch_)
-        if (auto now = fs::read_text(arch_path_, Stage1Options{}.max_file_bytes); now.ok()) {
+        if (auto now = w_.files().read(arch_path_, Stage1Options{}.max_file_bytes, /*text=*/true); now.ok()) {
           std::string rp = rel(o_.root, arch_path_);
           diff = text::unified_diff(*before_arch_, now.content, "a/" + rp, "b/" + rp);
         }

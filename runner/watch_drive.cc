@@ -77,7 +77,7 @@ void Watcher::announce_review(const review::PlanReview& row, double ms,
     stdfs::path abs = stdfs::path(path).is_relative() ? ctx_.root / path : stdfs::path(path);
     std::string diff;
     if (auto b = before.find(abs.lexically_normal()); b != before.end())
-      if (auto now = fs::read_text(abs, Stage1Options{}.max_file_bytes); now.ok())
+      if (auto now = world_.files().read(abs, Stage1Options{}.max_file_bytes, /*text=*/true); now.ok())
         diff = text::unified_diff(b->second, now.content, "a/" + path, "b/" + path);
     emit(out::Sym::Warn,
          id + " was rewritten by the architect:" +

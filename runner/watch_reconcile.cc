@@ -15,10 +15,9 @@ namespace yolo::runner::watch_impl {
 
 // The folder git keeps this work tree's state in (.git, or the one a `.git` file names).
 stdfs::path Watcher::git_dir() const {
-  std::error_code ec;
   stdfs::path dot = ctx_.root / ".git";
-  if (stdfs::is_directory(dot, ec)) return dot;
-  auto r = fs::read_text(dot, 4096);
+  if (world_.files().is_directory(dot)) return dot;
+  auto r = world_.files().read(dot, 4096, /*text=*/true);
   if (!r.ok()) return {};
   std::string t(text::trim(r.content));
   if (!t.starts_with("gitdir:")) return {};

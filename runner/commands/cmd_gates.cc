@@ -123,7 +123,8 @@ int request_approval(const Context& ctx, const Options& o) {
     if (o.wave > 0) req["wave"] = o.wave;
     char name[64];
     std::snprintf(name, sizeof name, "req-%d-%ld.json", static_cast<int>(::getpid()), static_cast<long>(::time(nullptr)));
-    if (std::string e = fs::write_atomic(stdfs::path(dir) / name, req.dump()).error; !e.empty()) return fail(cmd, o, e);
+    if (std::string e = ctx.world.files().write_atomic(stdfs::path(dir) / name, req.dump()).error; !e.empty())
+      return fail(cmd, o, e);
     out::err(out::sym(out::Sym::Diamond) + " " + o.gate_type + " gate requested for " + safe(o.plan_path) +
              ": yolo opens it when this agent ends, and the run waits for a person there");
     out::json_line({{"ok", true}, {"cmd", cmd}, {"status", "requested"}, {"gate_type", o.gate_type}});

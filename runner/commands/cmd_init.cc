@@ -176,19 +176,20 @@ const char* const kGitignore =
     "audit-log.jsonl\n"
     "*.tmp\n";
 
-int run(const Options& o) {
+int run(const World& world, const Options& o) {
+  fs::Disk& disk = world.files();
   std::error_code ec;
   stdfs::path dir = o.dir.empty() ? stdfs::current_path(ec) : stdfs::path(o.dir);
   if (!o.agent.empty() && !agent_templates().contains(o.agent)) {
     out::err("✗ init: unknown --agent '" + o.agent + "' (claude, codex, gemini or aider)");
     return kExitUsage;
   }
-  if (!stdfs::is_directory(dir, ec)) {
+  if (!disk.is_directory(dir)) {
     out::err("✗ init: " + dir.string() + " is not a folder");
     return kExitUsage;
   }
   stdfs::path yp = dir / ".yolo-planning";
-  if (stdfs::exists(yp, ec) && !o.force) {
+  if (disk.exists(yp) && !o.force) {
     out::err(out::sym(out::Sym::Fail) + " init: " + yp.string() + " already exists; nothing written");
     out::err("Next: `yolo status` shows the project (`yolo init --force` only adds the files that are missing)");
     return kExitFail;
@@ -205,18 +206,19 @@ int run(const Options& o) {
   };
   json written = json::array(), kept = json::array();
   for (const auto& f : files) {
-    if (stdfs::exists(f.path, ec)) {
+    if (disk.exists(f.path)) {
       kept.push_back(stdfs::relative(f.path, dir, ec).generic_string());
       continue;
     }
-    stdfs::create_directories(f.path.parent_path(), ec);
-    if (std::string e = fs::write_atomic(f.path, f.content).error; !e.empty()) {
+    std::string e = disk.make_dirs(f.path.parent_path()).error;
+    if (e.empty()) e = disk.write_atomic(f.path, f.content).error;
+    if (!e.empty()) {
       out::err(out::sym(out::Sym::Fail) + " init: " + e);
       return kExitFail;
     }
     written.push_back(stdfs::relative(f.path, dir, ec).generic_string());
   }
-  bool git = stdfs::exists(dir / ".git", ec);
+  bool git = disk.exists(dir / ".git");
   if (o.json) {
     out::json_line(
         {{"ok", true}, {"cmd", "init"}, {"root", dir.string()}, {"written", written}, {"kept", kept}, {"git", git}});
@@ -255,7 +257,7 @@ const CommandRegistrar reg{Command{
                      "Configure reviewer, architect and executor for claude, codex, gemini or aider");
       sub.add_flag("--force", o->force, "Add the missing files to an existing .yolo-planning (never overwrites)");
       sub.add_flag("--json", o->json, "One JSON line on stdout");
-      return [o](const Context&) { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx.world, *o); };
     }}};
 
 }  // namespace

@@ -21,8 +21,8 @@ struct Options {
 
 std::optional<long long> as_int(const std::string& s) { return text::parse_digits(s); }
 
-json read_json_file(const std::filesystem::path& p) {
-  auto r = fs::read_text(p);
+json read_json_file(const World& w, const std::filesystem::path& p) {
+  auto r = w.files().read(p, fs::kDefaultMaxFileBytes, /*text=*/true);
   if (!r.ok()) return nullptr;
   return parse_json_bounded(r.content).doc;  // discarded when broken or nested too deep
 }
@@ -61,11 +61,11 @@ int run(const Context& ctx, const Options& o) {
   if (root.empty()) {
     w.reason = "no .yolo-planning folder here or above";
   } else {
-    json config = read_json_file(root / ".yolo-planning" / "config.json");
+    json config = read_json_file(ctx.world, root / ".yolo-planning" / "config.json");
     if (const char* cid = std::getenv("YOLO_CORRELATION_ID"); cid && *cid)
       e.correlation_id = cid;
     else {
-      json state = read_json_file(root / ".yolo-planning" / ".execution-state.json");
+      json state = read_json_file(ctx.world, root / ".yolo-planning" / ".execution-state.json");
       if (state.is_object() && state.contains("correlation_id") && state["correlation_id"].is_string())
         e.correlation_id = state["correlation_id"].get<std::string>();
     }

@@ -122,7 +122,7 @@ int run(const Context& ctx, const Options& o) {
   }
   if (o.last) mine.erase(mine.begin(), mine.end() - 1);
   for (const auto* l : mine) {
-    auto r = fs::read_text(l->path, 8u << 20);
+    auto r = ctx.world.files().read(l->path, 8u << 20, /*text=*/true);
     if (!r.ok()) {
       out::err(out::sym(out::Sym::Warn) + " " + r.error->message);
       continue;

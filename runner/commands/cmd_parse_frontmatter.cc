@@ -7,8 +7,8 @@
 namespace yolo::runner {
 namespace {
 
-int run(const std::string& file) {
-  auto read = fs::read_text(file);
+int run(const World& w, const std::string& file) {
+  auto read = w.files().read(file, fs::kDefaultMaxFileBytes, /*text=*/true);
   if (!read.ok()) {
     if (read.error->kind == fs::FileError::Kind::NotFound) {  // the exact contract other tools parse
       out::json_line({{"error", read.error->message}});
@@ -39,7 +39,7 @@ const CommandRegistrar reg{
               sub.add_option("FILE", *file, "Markdown file")->required();
               auto as_json = std::make_shared<bool>(false);
               sub.add_flag("--json", *as_json, "Accepted for uniformity: the output is always JSON");
-              return [file, as_json](const Context&) { return run(*file); };
+              return [file, as_json](const Context& ctx) { return run(ctx.world, *file); };
             }}};
 
 }  // namespace

@@ -38,9 +38,9 @@ bool is_markdown(const std::string& path) {
   return ext == ".md" || ext == ".markdown";
 }
 
-Loaded load(const std::string& path) {
+Loaded load(const World& w, const std::string& path) {
   Loaded l;
-  auto read = fs::read_text(path);
+  auto read = w.files().read(path, fs::kDefaultMaxFileBytes, /*text=*/true);
   if (!read.ok()) {
     l.error = read.error->kind == fs::FileError::Kind::NotFound ? "file not found: " + path : read.error->message;
     return l;
@@ -134,9 +134,9 @@ int run_list(const Options& o) {
 }
 
 // Validates one file; prints its result. Returns true when valid.
-bool validate_one(const Options& o, const std::string& file) {
+bool validate_one(const World& w, const Options& o, const std::string& file) {
   json result = {{"cmd", "validate"}, {"file", file}};
-  Loaded l = load(file);
+  Loaded l = load(w, file);
   if (!l.error.empty()) {
     result["ok"] = false;
     result["valid"] = false;
@@ -196,11 +196,11 @@ bool validate_one(const Options& o, const std::string& file) {
   return valid;
 }
 
-int run_stage(const Options& o, const std::string& stage) {
+int run_stage(const World& w, const Options& o, const std::string& stage) {
   std::vector<records::GateOutput> outputs;
   std::vector<std::string> load_errors;
   for (const auto& f : o.files) {
-    Loaded l = load(f);
+    Loaded l = load(w, f);
     if (!l.error.empty()) {
       load_errors.push_back(l.error);
       continue;
@@ -261,7 +261,7 @@ int run_stage(const Options& o, const std::string& stage) {
   return valid ? kExitOk : kExitFail;
 }
 
-int run(const Options& o) {
+int run(const World& w, const Options& o) {
   if (o.list) return run_list(o);
   if (!o.schema.empty() && !schema::has(o.schema))
     return usage_error(o, "unknown schema '" + o.schema + "' (known: " + known_schemas() + ")");
@@ -272,10 +272,10 @@ int run(const Options& o) {
       return usage_error(
           o, "unknown stage '" + o.stage + "' (known: PLAN, REVIEW, DISRUPT, IMPLEMENT, TEST, VALIDATE, LEARN)");
     if (!o.schema.empty()) return usage_error(o, "--stage and --schema cannot be combined");
-    return run_stage(o, *stage);
+    return run_stage(w, o, *stage);
   }
   bool all_valid = true;
-  for (const auto& f : o.files) all_valid = validate_one(o, f) && all_valid;
+  for (const auto& f : o.files) all_valid = validate_one(w, o, f) && all_valid;
   return all_valid ? kExitOk : kExitFail;
 }
 
@@ -289,7 +289,7 @@ const CommandRegistrar reg{Command{
                      "Apply a stage's quality gate (PLAN REVIEW DISRUPT IMPLEMENT TEST VALIDATE LEARN)");
       sub.add_flag("--list", o->list, "Print the names of the embedded schemas");
       sub.add_flag("--json", o->json, "Machine-readable output: one JSON line per file (or one for the gate)");
-      return [o](const Context&) { return run(*o); };
+      return [o](const Context& ctx) { return run(ctx.world, *o); };
     }}};
 
 }  // namespace

@@ -190,7 +190,7 @@ int verify(const Context& ctx, const Options& o) {
       continue;
     }
     // The records appended to its journal since (protocol/review/review_ledger.h) count too.
-    if (auto j = fs::read_bytes(review_ledger::journal_for(f), 16u << 20); j.ok())
+    if (auto j = w.files().read(review_ledger::journal_for(f), 16u << 20, /*text=*/false); j.ok())
       review_ledger::apply_journal(r.doc, j.content);
     if (!r.doc.contains("reviews") || !r.doc["reviews"].is_object()) continue;
     for (auto& [id, rec] : r.doc["reviews"].items()) {

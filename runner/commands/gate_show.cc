@@ -59,7 +59,7 @@ void print_text(const std::string& text, size_t max_lines, const std::string& in
 // What a covered file is now against what the last approval approved: a unified diff (from
 // the approved copy, gate_coverage.h), else its text when nothing of it was approved before.
 void show_file(const World& w, const stdfs::path& root, const std::string& rel, const json* approved_digest) {
-  auto now = fs::read_text(root / rel, 16u << 20);
+  auto now = w.files().read(root / rel, 16u << 20, /*text=*/true);
   if (approved_digest && *approved_digest == "absent") {
     if (!now.ok()) return;
     out::err("    " + safe(rel) + " added (absent when approved):");
@@ -134,7 +134,7 @@ json show_gate(const World& w, const stdfs::path& root, const json& g, bool verb
   const json no_covers = json::object();
   const json& before = prev ? (*prev)["covers"] : no_covers;
   json cfg = json::object();
-  if (auto r = fs::read_text(root / ".yolo-planning" / "config.json"); r.ok()) {
+  if (auto r = w.files().read(root / ".yolo-planning" / "config.json", fs::kDefaultMaxFileBytes, true); r.ok()) {
     cfg = json::parse(r.content, nullptr, false);
     if (!cfg.is_object()) cfg = json::object();
   }
