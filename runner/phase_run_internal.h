@@ -209,6 +209,11 @@ class Run {
   // A plan's merge result into its record (merged / conflict with a finding / refused).
   bool apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings);
   std::string merge_message(const PlanEntry& e, const json& wt) const;
+  // The merged plans' local branches (branch, tip) deleted by a child of the loop.
+  void delete_merged_branches(std::vector<std::pair<std::string, std::string>> merged,
+                              const std::vector<stdfs::path>& slots);
+  std::unique_ptr<Process> branch_delete_proc_;
+  std::vector<SpawnSpec> branch_deletes_;  // batches waiting for it
   // ---- dispatch (plan_dispatch.cc) --------------------------------------------------
   // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
   // fetched from the remote, then gated and merged as a worktree plan.

@@ -352,6 +352,41 @@ TEST_F(DispatchTest, TheFetchedBranchesAreCheckedOutByChildrenOffTheEventLoopSev
   EXPECT_GE(most, 2) << read_file(log);
 }
 
+TEST_F(DispatchTest, TheMergedBranchesAreDeletedByOneChildOffTheEventLoop) {
+  // git behind a wrapper on PATH: a deletion of local branches (`branch -D`, or the
+  // `update-ref --stdin` of merged branches) takes 2 s and is logged. On the loop, the wave
+  // would end 2 s after its last merge; as one child of the loop, the wave ends at once and
+  // the run ends after the child, the four branches gone.
+  stdfs::path bin = side_.path() / "gitbin";
+  stdfs::create_directories(bin);
+  std::string real_git = trim(run_program({"sh", "-c", "command -v git"}, side_.path()).out);
+  ASSERT_FALSE(real_git.empty());
+  stdfs::path log = side_.path() / "deletes";
+  write_file(bin / "git",
+             "#!/bin/sh\n"
+             "slow=\n"
+             "case \" $* \" in *' branch -D '*|*'yolo: merged --stdin'*) slow=1 ;; esac\n"
+             "if [ -n \"$slow\" ]; then echo \"delete $*\" >> '" + log.string() + "'; sleep 2; fi\n"
+             "exec '" + real_git + "' \"$@\"\n");
+  make_executable(bin / "git");
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> argv = {"env"};
+  for (const auto& e : env({"PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin")})) argv.push_back(e);
+  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+  BgProcess yolo(argv, repo());
+  int merged = 0;
+  ASSERT_TRUE(yolo.wait_for([&](const json& j) { return j.value("event", "") == "plan_merged" && ++merged == 4; }, 120s))
+      << yolo.stderr_text();
+  auto last_merge = std::chrono::steady_clock::now();
+  ASSERT_TRUE(yolo.wait_for([&](const json& j) { return j.value("event", "") == "wave_end"; }, 60s))
+      << yolo.stderr_text();
+  EXPECT_LT(std::chrono::steady_clock::now() - last_merge, 1500ms) << "the wave waited for the deletion";
+  EXPECT_EQ(yolo.wait_exit(60s), 0) << yolo.stderr_text();
+  expect_wave_merged_in_plan_order();
+  EXPECT_EQ(lines_of(read_file(log)).size(), 1u) << "one deletion for the wave: " << read_file(log);
+  EXPECT_TRUE(trim(git({"for-each-ref", "refs/heads/yolo/"})).empty()) << git({"for-each-ref", "refs/heads/yolo/"});
+}
+
 TEST_F(DispatchTest, KillDashNineMidWaveThenAgainReattachesSubmitsNothingTwiceMergesEachOnce) {
   kill_mid_wave_and_rerun({"YOLO_EXEC_SLEEP=4"});
   // One job per plan, each ran its executor once (one exit status, 0).
