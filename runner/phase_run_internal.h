@@ -233,6 +233,11 @@ class Run {
   void dispatch_fetch(size_t i, long long wave, SpawnResult r);
   // Runs `cancel` for the plan's job now; false when it failed (why in `why`).
   bool dispatch_cancel(size_t i, std::string& why);
+  // A wave's poller ended with tasks unreported: one cancel of the wave, one remote lookup.
+  void dispatch_give_up_wave(long long wave, const std::string& handle, const std::vector<size_t>& plans,
+                             const std::vector<size_t>& left);
+  std::map<size_t, std::string> cancelled_with_wave_;      // plan -> its task handle, cancelled with its wave
+  std::optional<std::set<std::string>> remote_heads_;      // the run's branches on the remote, while set
   bool dispatch_on_remote(const std::string& branch);
   void dispatch_engine_status(size_t i, std::string status);
   SpawnSpec adapter_spec(const std::vector<std::string>& argv, long long timeout_ms) const;

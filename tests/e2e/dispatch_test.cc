@@ -893,6 +893,48 @@ TEST_F(DispatchTest, AWaveThroughSlurmIsOneArrayJobPolledOnceForTheWholeWave) {
   EXPECT_NE(heads.find("/base"), std::string::npos) << heads;
 }
 
+// Ctrl-C while a wave's array runs: the whole array is cancelled by one `cancel` of its id
+// (not one per task), nothing of it is left pending or running, the plans are pending again.
+TEST_F(DispatchTest, CtrlCDuringAWaveCancelsItsArrayInOneCall) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  use_wave_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(), {"--export-env", "YOLO_EXEC_SLEEP"});
+  std::vector<std::string> argv = {"env"};
+  for (const auto& e : env(slurm_env({"YOLO_EXEC_SLEEP=60"}))) argv.push_back(e);
+  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+  BgProcess yolo(argv, repo());
+  auto sub = yolo.wait_for([&](const json& j) { return j.value("event", "") == "wave_submitted"; }, 60s);
+  ASSERT_TRUE(sub) << yolo.stderr_text();
+  const std::string array = (*sub)["handle"];
+  // Two tasks running (max_parallel 2), two pending.
+  auto running = yolo.wait_for(
+      [&](const json& j) {
+        return j.value("event", "") == "plan_job_status" && j.value("status", "").find("RUNNING") != std::string::npos;
+      },
+      60s);
+  ASSERT_TRUE(running) << yolo.stderr_text();
+  yolo.signal(SIGINT);
+  auto said = yolo.wait_for([&](const json& j) { return j.value("event", "") == "wave_cancelled"; }, 60s);
+  EXPECT_NE(yolo.wait_exit(60s), -1);
+  auto cancels = calls_of("cancel");
+  EXPECT_EQ(cancels.size(), 1u) << read_file(calls());
+  EXPECT_EQ(cancels.empty() ? "" : cancels.front(), "cancel " + array) << read_file(calls());
+  ASSERT_TRUE(said) << yolo.stderr_text();
+  EXPECT_EQ((*said)["handle"], array) << said->dump();
+  EXPECT_EQ((*said)["tasks"], 4) << said->dump();
+  EXPECT_EQ((*said)["ok"], true) << said->dump();
+  auto q = run_program({"squeue", "-h", "-r", "-j", array, "--states=PENDING,RUNNING,CONFIGURING", "-o", "%i %T"},
+                       side_.path(), slurm_env());
+  EXPECT_TRUE(trim(q.out).empty()) << "left in the queue:\n" << q.out << q.err;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "pending") << p.dump();
+    EXPECT_EQ(p["dispatch"]["state"], "cancelled") << p.dump();
+  }
+}
+
 // Per-plan resources: in the frontmatter, shown by --dry-run as the adapter's options; a
 // value that is not one fails the plan with a message naming its file, before any submit.
 TEST_F(DispatchTest, APlansResourcesReachItsSubmitAndABadOneFailsItNamingTheFile) {
