@@ -219,6 +219,11 @@ class Run {
   // A plan's merge result into its record (merged / conflict with a finding / refused).
   bool apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings);
   std::string merge_message(const PlanEntry& e, const json& wt) const;
+  // The merged plans' local branches (branch, tip) deleted by a child of the loop.
+  void delete_merged_branches(std::vector<std::pair<std::string, std::string>> merged,
+                              const std::vector<stdfs::path>& slots);
+  std::unique_ptr<Process> branch_delete_proc_;
+  std::vector<SpawnSpec> branch_deletes_;  // batches waiting for it
   // ---- dispatch (plan_dispatch.cc) --------------------------------------------------
   // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
   // fetched from the remote, then gated and merged as a worktree plan.
@@ -238,6 +243,11 @@ class Run {
   void dispatch_fetch(size_t i, long long wave, SpawnResult r);
   // Runs `cancel` for the plan's job now; false when it failed (why in `why`).
   bool dispatch_cancel(size_t i, std::string& why);
+  // A wave's poller ended with tasks unreported: one cancel of the wave, one remote lookup.
+  void dispatch_give_up_wave(long long wave, const std::string& handle, const std::vector<size_t>& plans,
+                             const std::vector<size_t>& left);
+  std::map<size_t, std::string> cancelled_with_wave_;      // plan -> its task handle, cancelled with its wave
+  std::optional<std::set<std::string>> remote_heads_;      // the run's branches on the remote, while set
   bool dispatch_on_remote(const std::string& branch);
   void dispatch_engine_status(size_t i, std::string status);
   SpawnSpec adapter_spec(const std::vector<std::string>& argv, long long timeout_ms) const;

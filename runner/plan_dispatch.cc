@@ -85,16 +85,62 @@ SpawnSpec Run::adapter_spec(const std::vector<std::string>& argv, long long time
 }
 
 bool Run::dispatch_on_remote(const std::string& branch) {
+  if (remote_heads_) return remote_heads_->count("refs/heads/" + branch) > 0;
   GitRun g = run_git(root_, {"ls-remote", "--heads", dispatch_url_, "refs/heads/" + branch}, 120000);
   return g.ok() && !text::trim(g.out).empty();
 }
 
 bool Run::dispatch_cancel(size_t i, std::string& why) {
   const auto& e = entries_[i];
+  auto with_wave = cancelled_with_wave_.find(i);
+  if (with_wave != cancelled_with_wave_.end() && with_wave->second == str(run_of(i).dispatch_rec, "handle"))
+    return true;  // its task went with its whole wave's cancel
   SpawnResult c = run_process(adapter_spec(expand_argv(cfg_.dispatch.cancel.argv, dispatch_vars(i, e.wave)),
                                            cfg_.timeout_for(cfg_.dispatch.cancel)));
   if (!c.ok()) why = "cancel " + c.describe() + (c.err.empty() ? "" : ": " + first_line(text::tail_lines(c.err, 1)));
   return c.ok();
+}
+
+// A wave's poller ended with tasks unreported (Ctrl-C, the engine unreachable or not knowing
+// the wave, the poller killed): what each plan's steps would ask one task at a time is asked
+// once for the wave. When two or more of its tasks may still run, one `cancel` of the wave's
+// handle (the engine cancels every task of it; tasks that ended are left as they are), and the
+// plans count as cancelled with it; a cancel that fails leaves each task to its own, as
+// before. When the tasks are given up on (not Ctrl-C), one `git ls-remote` of the run's
+// branches, after that cancel, answers whether each pushed before it ended.
+void Run::dispatch_give_up_wave(long long wave, const std::string& handle, const std::vector<size_t>& plans,
+                                const std::vector<size_t>& left) {
+  std::vector<size_t> live;
+  for (size_t i : plans) {
+    const json& rec = run_of(i).dispatch_rec;
+    if (rec.is_object() && str(rec, "state") == "submitted" && str(rec, "wave_handle") == handle &&
+        !str(rec, "handle").empty())
+      live.push_back(i);
+  }
+  if (live.size() >= 2 && !handle.empty()) {
+    auto vars = dispatch_vars(live.front(), wave);
+    vars["handle"] = handle;
+    SpawnResult c = run_process(
+        adapter_spec(expand_argv(cfg_.dispatch.cancel.argv, vars), cfg_.timeout_for(cfg_.dispatch.cancel)));
+    std::string why = c.ok() ? "" : c.describe() + (c.err.empty() ? "" : ": " + first_line(text::tail_lines(c.err, 1)));
+    emit("wave_cancelled", {{"wave", wave}, {"handle", handle}, {"tasks", live.size()}, {"ok", c.ok()}},
+         c.ok() ? Sym::Warn : Sym::Fail,
+         "Wave " + std::to_string(wave) + ": job " + handle + (c.ok() ? " cancelled (" + std::to_string(live.size()) +
+                                                                            " tasks, one call)"
+                                                                      : " could not be cancelled as a whole (" + why +
+                                                                            "): cancelling its tasks one by one"));
+    if (!c.ok()) return;
+    for (size_t i : live) cancelled_with_wave_[i] = str(run_of(i).dispatch_rec, "handle");
+  }
+  if (interrupted_ || left.size() < 2) return;
+  GitRun g = run_git(root_, {"ls-remote", "--heads", dispatch_url_, "refs/heads/yolo/" + trees_->run_tag() + "/*"},
+                     120000);
+  if (!g.ok()) return;  // each plan asks on its own
+  remote_heads_.emplace();
+  for (const auto& l : text::lines(g.out)) {
+    auto tab = l.find('\t');
+    if (tab != std::string_view::npos) remote_heads_->insert(std::string(text::trim(l.substr(tab + 1))));
+  }
 }
 
 // A `status: ...` line of wait's stderr: what the engine says of the job (a pending reason,

@@ -13,6 +13,7 @@
 
 #include "protocol/findings/make_finding.h"
 #include "protocol/base/numbers.h"
+#include "runner/dispatch_internal.h"
 #include "runner/phase_run_internal.h"
 #include "runner/slot_objects.h"
 
@@ -155,6 +156,7 @@ bool Run::apply_merge(const json& wt, const MergeResult& m, json& record, std::s
 
 void Run::merge_plans(const std::vector<size_t>& plans) {
   std::vector<std::string> merged_branches;
+  std::vector<std::pair<std::string, std::string>> merged_tips;  // branch, its gated tip
   std::vector<stdfs::path> slots;
   // Every gated commit is on disk before git moves the branch (the core's WriteState came
   // first): a kill -9 from here on leaves a state from which the next run merges what is
@@ -194,6 +196,7 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
       log("plan_merged", e.plan,
           {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}});
       merged_branches.push_back(str(record, "branch"));
+      merged_tips.push_back({str(record, "branch"), str(record, "head")});
       slots.push_back(str(record, "path"));
       run_of(i).worktree.reset();
       core_.merged(i, run::MergeOutcome::Merged);
@@ -227,8 +230,29 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
     dispatch_premerge_reset();  // the checkout moved: a chain computed ahead starts again from it
     dispatch_delete_merged(merged_branches);  // a child of the loop: runs while the local ones go
   }
-  trees_->delete_branches(merged_branches, slots);  // one child for all (the slots detached first)
+  delete_merged_branches(std::move(merged_tips), slots);
   flush_plans();
+}
+
+// One `update-ref --stdin` child of the loop for the batch (the slots that hold one of the
+// branches detached first, on the loop); one such child at a time, the next batch's after it
+// (two would race for packed-refs.lock). The run ends after the last; what it could not
+// delete, tidy() deletes or names at the end of the run.
+void Run::delete_merged_branches(std::vector<std::pair<std::string, std::string>> merged,
+                                 const std::vector<stdfs::path>& slots) {
+  if (!merged.empty()) {
+    SpawnSpec spec = trees_->delete_branches_spec(merged, slots);
+    if (spec.argv.empty()) return;
+    spec.unset_env = dispatch_detail::adapter_unset_env();
+    branch_deletes_.push_back(std::move(spec));
+  }
+  if (branch_delete_proc_ || branch_deletes_.empty()) return;
+  SpawnSpec next = std::move(branch_deletes_.front());
+  branch_deletes_.erase(branch_deletes_.begin());
+  branch_delete_proc_ = Process::start(&loop_, std::move(next), [this](SpawnResult) {
+    branch_delete_proc_.reset();  // ended: its callback is this one, which is done with it
+    delete_merged_branches({}, {});
+  });
 }
 
 }  // namespace yolo::runner::phase

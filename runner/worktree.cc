@@ -153,20 +153,6 @@ std::string Worktrees::head(const stdfs::path& dir) {
   return g.ok() ? trimmed(g.out) : std::string();
 }
 
-void Worktrees::delete_branches(const std::vector<std::string>& branches, const std::vector<stdfs::path>& slots) {
-  if (branches.empty()) return;
-  std::error_code ec;
-  std::vector<stdfs::path> once;  // a slot served several plans of the pass: detached once
-  for (const auto& s : slots)
-    if (std::find(once.begin(), once.end(), s) == once.end()) once.push_back(s);
-  for (const auto& s : once)  // a branch still checked out in its slot cannot be deleted
-    if (stdfs::exists(s, ec)) detach(s);
-  remove_stale_ref_lock(notes_);
-  std::vector<std::string> args = {"branch", "-D", "--quiet"};
-  args.insert(args.end(), branches.begin(), branches.end());
-  git(root_, args);
-}
-
 void Worktrees::remove(const stdfs::path& p, const std::string& branch) {
   std::error_code ec;
   if (stdfs::exists(p, ec)) git(root_, {"worktree", "remove", "--force", "--force", p.string()});

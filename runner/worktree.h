@@ -164,8 +164,14 @@ class Worktrees {
   // Deletes a merged plan's branch; when it is still checked out in its slot (no plan took
   // the slot since), the slot is detached first. A branch already gone is fine.
   void delete_branch(const std::string& branch, const std::filesystem::path& slot);
-  // The merged plans' branches in one child, after detaching the slots that may hold them.
-  void delete_branches(const std::vector<std::string>& branches, const std::vector<std::filesystem::path>& slots);
+  // The merged plans' branches (branch, its tip), deleted by one child the caller starts off
+  // its loop: `git update-ref --stdin`, one `delete` line each, one transaction. The slots
+  // that still have one of them checked out are detached first, here, on the caller's thread
+  // and in one `update-ref --stdin` of their HEADs (`worktrees/NAME/HEAD`): a slot the next
+  // plan takes must never be detached after it. A branch whose slot could not be detached is
+  // left (tidy() deletes it at the end of the run). Empty argv: nothing to delete.
+  SpawnSpec delete_branches_spec(const std::vector<std::pair<std::string, std::string>>& merged,
+                                 const std::vector<std::filesystem::path>& slots);
   // At the end of a run: a stale .git/packed-refs.lock (left by a killed git) removed, every
   // slot's branch detached, every yolo/ branch already merged into HEAD deleted. Returns the
   // merged branches that could not be deleted; `notes` says what was done and what was not.

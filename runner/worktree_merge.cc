@@ -1,5 +1,8 @@
 // The merges of `isolation: "worktree"`: each plan's gated commit merged into the project's
 // checkout in plan order (worktree.h says how), and what git knows of a branch's base.
+#include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -146,6 +149,69 @@ MergeResult Worktrees::merge_porcelain(const std::string& commit, const std::str
     if (!all.empty()) r.error = all;
   }
   return r;
+}
+
+namespace {
+// The first line of a small file ("" when it cannot be read).
+std::string first_line_of(const stdfs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+// The admin folder of a worktree (<common>/worktrees/NAME), from its .git file; "" when the
+// folder holds no worktree.
+stdfs::path admin_of(const stdfs::path& slot) {
+  std::string gd = first_line_of(slot / ".git");
+  if (gd.rfind("gitdir: ", 0) != 0) return {};
+  stdfs::path admin = gd.substr(8);
+  return admin.is_absolute() ? admin : (slot / admin).lexically_normal();
+}
+}  // namespace
+
+SpawnSpec Worktrees::delete_branches_spec(const std::vector<std::pair<std::string, std::string>>& merged,
+                                          const std::vector<stdfs::path>& slots) {
+  std::map<std::string, std::string> tip;  // refs/heads/BRANCH -> its tip
+  for (const auto& [b, c] : merged)
+    if (!b.empty()) tip["refs/heads/" + b] = c;
+  if (tip.empty()) return {};
+  // The slots whose HEAD still names one of them (no plan took the slot since).
+  std::set<std::string> seen, kept;
+  std::vector<std::pair<stdfs::path, std::string>> checked_out;  // slot, the ref
+  std::string lines;
+  bool one_call = true;
+  for (const auto& s : slots) {
+    if (!seen.insert(s.string()).second) continue;
+    stdfs::path admin = admin_of(s);
+    if (admin.empty()) continue;  // no worktree there now: nothing checked out
+    std::string head = first_line_of(admin / "HEAD");
+    if (head.rfind("ref: ", 0) != 0) continue;  // detached already
+    auto t = tip.find(head.substr(5));
+    if (t == tip.end()) continue;  // on another branch: not ours to touch
+    checked_out.push_back({s, t->first});
+    if (admin.parent_path() == common_ / "worktrees" && is_commit_hash(t->second))
+      lines += "update worktrees/" + admin.filename().string() + "/HEAD " + t->second + "\n";
+    else
+      one_call = false;  // not where this repository keeps its worktrees: one by one below
+  }
+  remove_stale_ref_lock(notes_);
+  if (!checked_out.empty()) {
+    one_call = one_call && git(root_, {"update-ref", "--no-deref", "-m", "yolo: detach", "--stdin"}, 60000, {}, lines).ok();
+    for (const auto& [s, ref] : checked_out) {
+      if (one_call) break;
+      detach(s);  // HEAD to the commit it names
+      if (first_line_of(admin_of(s) / "HEAD").rfind("ref: ", 0) == 0)
+        kept.insert(ref);  // still checked out: deleting it would leave the slot on no commit
+    }
+  }
+  std::string deletes;
+  for (const auto& [ref, c] : tip)
+    if (!kept.count(ref)) deletes += "delete " + ref + "\n";
+  if (deletes.empty()) return {};
+  ++started_;
+  SpawnSpec spec = git_child_spec(root_, {"update-ref", "-m", "yolo: merged", "--stdin"}, 120000);
+  spec.stdin_data = std::move(deletes);
+  return spec;
 }
 
 }  // namespace yolo::runner

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <future>
 #include <iostream>
 #include <regex>
 #include <set>
@@ -1099,6 +1100,44 @@ TEST(DispatchAdapterTest, KubernetesWaitWaveReadsEveryIndexFromOneJobAndOnePodLi
   EXPECT_EQ(k.calls("delete job"), 0u) << test::read_file(k.log);
 }
 
+TEST(DispatchAdapterTest, KubernetesCancelOfAnIndexWithNoPodYetMarksItAndWaitWaveDeletesItsPodAsItAppears) {
+  // Kubernetes cannot drop one index of an Indexed Job before its pod exists: `cancel NAME#K`
+  // marks it on the Job and says so; wait-wave reports it failed at once and deletes its pod
+  // when it appears, and ends only after that.
+  TempDir tmp;
+  StandIn k(tmp.path(), "kubectl");
+  k.answer("get", 1, 0, "0||");  // index 0 done, index 2 neither done nor failed, none marked
+  auto c = run_program({adapter("kubernetes"), "cancel", "ns/yolo-w1-abc#2"}, tmp.path(), {k.path_env()});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  EXPECT_NE(c.err.find("has not started: marked cancelled on the Job"), std::string::npos) << c.err;
+  EXPECT_EQ(k.calls("annotate job yolo-w1-abc --overwrite yolo.dev/cancelled-indexes=2"), 1u)
+      << test::read_file(k.log);
+  EXPECT_EQ(k.calls("delete job"), 0u) << test::read_file(k.log);
+  // The poller: index 2 marked, no pod yet; then its pod appears (deleted), then it failed.
+  k.answer("get", 2, 0, "3|0|||2");
+  k.answer("pods", 1, 0, "1 Running \n");
+  k.answer("get", 3, 0, "3|0,1|||2");
+  k.answer("pods", 2, 0, "2 Pending \n");
+  k.answer("get", 4, 0, "3|0,1|2||2");
+  auto w = run_program({adapter("kubernetes"), "wait-wave", "ns/yolo-w1-abc"}, tmp.path(),
+                       {k.path_env(), "YOLO_K8S_POLL=0.2"});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  auto two = w.out.find("task 2 failed job yolo-w1-abc index 2 cancelled before its pod started");
+  EXPECT_NE(two, std::string::npos) << w.out;
+  EXPECT_LT(two, w.out.find("task 1 done")) << "reported at once: " << w.out;
+  EXPECT_EQ(k.calls("delete pods -l job-name=yolo-w1-abc,batch.kubernetes.io/job-completion-index=2"), 2u)
+      << "the cancel's, then wait-wave's as the pod appeared: " << test::read_file(k.log);
+  EXPECT_EQ(k.calls("get job yolo-w1-abc"), 4u) << "wait-wave ran on until the pod was deleted: "
+                                                << test::read_file(k.log);
+  // An index that already ended: nothing to mark.
+  TempDir t2;
+  StandIn k2(t2.path(), "kubectl");
+  k2.answer("get", 1, 0, "0|2|");
+  c = run_program({adapter("kubernetes"), "cancel", "yolo-w1-abc#2"}, t2.path(), {k2.path_env()});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  EXPECT_EQ(k2.calls("annotate"), 0u) << test::read_file(k2.log);
+}
+
 TEST(DispatchAdapterTest, KubernetesGivesUpOnAPodThatCannotStartAfterItsStartDeadlineAndDeletesIt) {
   // One plan's Job: its pod never pulls its image. Past --start-deadline the Job is deleted
   // and wait fails (not after the Job's deadline of hours).
@@ -1304,6 +1343,71 @@ TEST_F(SlurmClusterTest, CancellingOneTaskOfAWaveArrayCancelsThatTaskOnly) {
   EXPECT_NE(ended["1"], "task 1 done") << w.out;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
   EXPECT_FALSE(has_branch(remote.bare, "yolo/cw/07-02"));
+}
+
+}  // namespace
+}  // namespace yolo::e2e
+
+namespace yolo::e2e {
+namespace {
+
+TEST_F(SlurmClusterTest, APendingTaskCancelledAtTheTopOfTheArrayIsReportedNotLeftOut) {
+  // Slurm drops a task cancelled while pending from the array's pending range and keeps no
+  // record of it. wait-wave knows the array's size from submit-wave (its comment) and says so.
+  Remote remote(tmp_.path());
+  int round = 0;
+  auto submit_three = [&] {
+    std::vector<std::vector<std::string>> ts;
+    for (int k = 1; k <= 3; ++k)
+      ts.push_back(wave_task("08-0" + std::to_string(k) + "-r" + std::to_string(round + 1), remote,
+                             {"agents/exec", "sleep", "4"}));
+    auto tasks = write_tasks(tmp_.path() / ("tasks" + std::to_string(++round)), ts);
+    const std::string key = "p" + std::to_string(::getpid()) + "t" + std::to_string(::time(nullptr)) + "r" +
+                            std::to_string(round);
+    auto s = slurm({"submit-wave", "--tasks", tasks.string(), "--correlation-id", "cw", "--wave", "1",
+                    "--max-parallel", "1", "--wave-key", key});
+    EXPECT_EQ(s.exit_code, 0) << dump(s);
+    return s.json_out();
+  };
+  auto line_of = [](const std::string& out, const std::string& k) {
+    for (const auto& l : lines(out))
+      for (const char* w : {" done", " failed", " unknown"})
+        if (l.rfind("task " + k + w, 0) == 0) return l;
+    return std::string();
+  };
+  // Cancelled while wait-wave runs and has seen it pending: failed, CANCELLED, at once (not
+  // after YOLO_SLURM_UNKNOWN_SECONDS, which would call it unknown).
+  json j = submit_three();
+  ASSERT_EQ(j["tasks"].size(), 3u) << j.dump();
+  std::vector<std::string> env = env_;
+  env.push_back("YOLO_SLURM_UNKNOWN_SECONDS=120");
+  auto start = std::chrono::steady_clock::now();
+  auto waiting = std::async(std::launch::async, [&] {
+    return run_program({adapter("slurm"), "wait-wave", j["handle"]}, tmp_.path(), env);
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // its first polls list task 2 pending
+  auto c = slurm({"cancel", j["tasks"][2]});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  auto w = waiting.get();
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_EQ(line_of(w.out, "0"), "task 0 done") << w.out;
+  EXPECT_EQ(line_of(w.out, "1"), "task 1 done") << w.out;
+  EXPECT_EQ(line_of(w.out, "2").rfind("task 2 failed", 0), 0u) << w.out;
+  EXPECT_NE(line_of(w.out, "2").find("CANCELLED"), std::string::npos) << w.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  // Cancelled before wait-wave starts (no poll ever lists it): still counted, reported (not
+  // done), never left out of an exit 0.
+  j = submit_three();
+  c = slurm({"cancel", j["tasks"][2]});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  env = env_;
+  env.push_back("YOLO_SLURM_UNKNOWN_SECONDS=4");
+  w = run_program({adapter("slurm"), "wait-wave", j["handle"]}, tmp_.path(), env);
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  EXPECT_EQ(line_of(w.out, "0"), "task 0 done") << w.out;
+  EXPECT_EQ(line_of(w.out, "1"), "task 1 done") << w.out;
+  EXPECT_FALSE(line_of(w.out, "2").empty()) << "task 2 left out: " << w.out;
+  EXPECT_NE(line_of(w.out, "2"), "task 2 done") << w.out;
 }
 
 }  // namespace

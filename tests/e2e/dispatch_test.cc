@@ -337,6 +337,41 @@ TEST_F(DispatchTest, TheFetchedBranchesAreCheckedOutByChildrenOffTheEventLoopSev
   EXPECT_GE(o.most, 2) << read_file(log);
 }
 
+TEST_F(DispatchTest, TheMergedBranchesAreDeletedByOneChildOffTheEventLoop) {
+  // git behind a wrapper on PATH: a deletion of local branches (`branch -D`, or the
+  // `update-ref --stdin` of merged branches) takes 2 s and is logged. On the loop, the wave
+  // would end 2 s after its last merge; as one child of the loop, the wave ends at once and
+  // the run ends after the child, the four branches gone.
+  stdfs::path bin = side_.path() / "gitbin";
+  stdfs::create_directories(bin);
+  std::string real_git = trim(run_program({"sh", "-c", "command -v git"}, side_.path()).out);
+  ASSERT_FALSE(real_git.empty());
+  stdfs::path log = side_.path() / "deletes";
+  write_file(bin / "git",
+             "#!/bin/sh\n"
+             "slow=\n"
+             "case \" $* \" in *' branch -D '*|*'yolo: merged --stdin'*) slow=1 ;; esac\n"
+             "if [ -n \"$slow\" ]; then echo \"delete $*\" >> '" + log.string() + "'; sleep 2; fi\n"
+             "exec '" + real_git + "' \"$@\"\n");
+  make_executable(bin / "git");
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> argv = {"env"};
+  for (const auto& e : env({"PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin")})) argv.push_back(e);
+  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+  BgProcess yolo(argv, repo());
+  int merged = 0;
+  ASSERT_TRUE(yolo.wait_for([&](const json& j) { return j.value("event", "") == "plan_merged" && ++merged == 4; }, 120s))
+      << yolo.stderr_text();
+  auto last_merge = std::chrono::steady_clock::now();
+  ASSERT_TRUE(yolo.wait_for([&](const json& j) { return j.value("event", "") == "wave_end"; }, 60s))
+      << yolo.stderr_text();
+  EXPECT_LT(std::chrono::steady_clock::now() - last_merge, 1500ms) << "the wave waited for the deletion";
+  EXPECT_EQ(yolo.wait_exit(60s), 0) << yolo.stderr_text();
+  expect_wave_merged_in_plan_order();
+  EXPECT_EQ(lines_of(read_file(log)).size(), 1u) << "one deletion for the wave: " << read_file(log);
+  EXPECT_TRUE(trim(git({"for-each-ref", "refs/heads/yolo/"})).empty()) << git({"for-each-ref", "refs/heads/yolo/"});
+}
+
 TEST_F(DispatchTest, KillDashNineMidWaveThenAgainReattachesSubmitsNothingTwiceMergesEachOnce) {
   kill_mid_wave_and_rerun({"YOLO_EXEC_SLEEP=4"});
   // One job per plan, each ran its executor once (one exit status, 0).
@@ -841,6 +876,48 @@ TEST_F(DispatchTest, AWaveThroughSlurmIsOneArrayJobPolledOnceForTheWholeWave) {
   std::string heads = run_program({"git", "--git-dir", bare().string(), "branch", "--list"}, side_.path()).out;
   EXPECT_EQ(heads.find("/01-0"), std::string::npos) << heads;
   EXPECT_NE(heads.find("/base"), std::string::npos) << heads;
+}
+
+// Ctrl-C while a wave's array runs: the whole array is cancelled by one `cancel` of its id
+// (not one per task), nothing of it is left pending or running, the plans are pending again.
+TEST_F(DispatchTest, CtrlCDuringAWaveCancelsItsArrayInOneCall) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  use_wave_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(), {"--export-env", "YOLO_EXEC_SLEEP"});
+  std::vector<std::string> argv = {"env"};
+  for (const auto& e : env(slurm_env({"YOLO_EXEC_SLEEP=60"}))) argv.push_back(e);
+  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+  BgProcess yolo(argv, repo());
+  auto sub = yolo.wait_for([&](const json& j) { return j.value("event", "") == "wave_submitted"; }, 60s);
+  ASSERT_TRUE(sub) << yolo.stderr_text();
+  const std::string array = (*sub)["handle"];
+  // Two tasks running (max_parallel 2), two pending.
+  auto running = yolo.wait_for(
+      [&](const json& j) {
+        return j.value("event", "") == "plan_job_status" && j.value("status", "").find("RUNNING") != std::string::npos;
+      },
+      60s);
+  ASSERT_TRUE(running) << yolo.stderr_text();
+  yolo.signal(SIGINT);
+  auto said = yolo.wait_for([&](const json& j) { return j.value("event", "") == "wave_cancelled"; }, 60s);
+  EXPECT_NE(yolo.wait_exit(60s), -1);
+  auto cancels = calls_of("cancel");
+  EXPECT_EQ(cancels.size(), 1u) << read_file(calls());
+  EXPECT_EQ(cancels.empty() ? "" : cancels.front(), "cancel " + array) << read_file(calls());
+  ASSERT_TRUE(said) << yolo.stderr_text();
+  EXPECT_EQ((*said)["handle"], array) << said->dump();
+  EXPECT_EQ((*said)["tasks"], 4) << said->dump();
+  EXPECT_EQ((*said)["ok"], true) << said->dump();
+  auto q = run_program({"squeue", "-h", "-r", "-j", array, "--states=PENDING,RUNNING,CONFIGURING", "-o", "%i %T"},
+                       side_.path(), slurm_env());
+  EXPECT_TRUE(trim(q.out).empty()) << "left in the queue:\n" << q.out << q.err;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "pending") << p.dump();
+    EXPECT_EQ(p["dispatch"]["state"], "cancelled") << p.dump();
+  }
 }
 
 // Per-plan resources: in the frontmatter, shown by --dry-run as the adapter's options; a
