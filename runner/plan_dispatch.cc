@@ -113,7 +113,7 @@ void Run::dispatch_give_up_wave(long long wave, const std::string& handle, const
   std::vector<size_t> live;
   for (size_t i : plans) {
     const json& rec = run_of(i).dispatch_rec;
-    if (rec.is_object() && str(rec, "state") == "submitted" && str(rec, "wave_handle") == handle &&
+    if (dispatch::job_state(rec) == dispatch::JobState::Submitted && str(rec, "wave_handle") == handle &&
         !str(rec, "handle").empty())
       live.push_back(i);
   }
