@@ -194,10 +194,7 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
   }
   wave_wait_procs_[key] = Process::start(&loop_, std::move(spec), [this, t, wave, key, handle](SpawnResult r) {
     auto w = dispatch::wave_exit_result(r.outcome == SpawnResult::Outcome::Exited, r.exit_code);
-    std::vector<size_t> left;
-    for (size_t k = 0; k < t->plans.size(); ++k)
-      if (!t->reported[k]) left.push_back(t->plans[k]);
-    if (!left.empty()) dispatch_give_up_wave(wave, handle, t->plans, left);  // one cancel, one lookup
+    dispatch_give_up_wave(wave, handle, t->plans, t->reported);  // one cancel, one lookup
     for (size_t k = 0; k < t->plans.size(); ++k) {
       if (t->reported[k]) continue;
       t->reported[k] = true;

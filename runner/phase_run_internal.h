@@ -245,7 +245,7 @@ class Run {
   bool dispatch_cancel(size_t i, std::string& why);
   // A wave's poller ended with tasks unreported: one cancel of the wave, one remote lookup.
   void dispatch_give_up_wave(long long wave, const std::string& handle, const std::vector<size_t>& plans,
-                             const std::vector<size_t>& left);
+                             const std::vector<bool>& reported);
   std::map<size_t, std::string> cancelled_with_wave_;      // plan -> its task handle, cancelled with its wave
   std::optional<std::set<std::string>> remote_heads_;      // the run's branches on the remote, while set
   bool dispatch_on_remote(const std::string& branch);

@@ -109,7 +109,10 @@ bool Run::dispatch_cancel(size_t i, std::string& why) {
 // before. When the tasks are given up on (not Ctrl-C), one `git ls-remote` of the run's
 // branches, after that cancel, answers whether each pushed before it ended.
 void Run::dispatch_give_up_wave(long long wave, const std::string& handle, const std::vector<size_t>& plans,
-                                const std::vector<size_t>& left) {
+                                const std::vector<bool>& reported) {
+  size_t left = 0;  // tasks the poller did not report
+  for (size_t k = 0; k < plans.size() && k < reported.size(); ++k) left += !reported[k];
+  if (left == 0) return;
   std::vector<size_t> live;
   for (size_t i : plans) {
     const json& rec = run_of(i).dispatch_rec;
@@ -132,7 +135,7 @@ void Run::dispatch_give_up_wave(long long wave, const std::string& handle, const
     if (!c.ok()) return;
     for (size_t i : live) cancelled_with_wave_[i] = str(run_of(i).dispatch_rec, "handle");
   }
-  if (interrupted_ || left.size() < 2) return;
+  if (interrupted_ || left < 2) return;
   GitRun g = run_git(root_, {"ls-remote", "--heads", dispatch_url_, "refs/heads/yolo/" + trees_->run_tag() + "/*"},
                      120000);
   if (!g.ok()) return;  // each plan asks on its own
