@@ -147,7 +147,7 @@ ToolResult list_gates(const ToolContext& ctx) {
   auto snap = state::load(ctx.world, ctx.root);
   if (!snap.ok()) return ToolResult::failure(snap.error);
   json doc = snap.doc;
-  gates::adopt_legacy_approval(doc);  // a copy: listing never writes
+  gates::adopt_legacy_approval(doc, "");  // a copy: listing never writes
   json list = json::array();
   for (const auto& g : gates::list_gates(doc, true)) list.push_back(gate_view(g));
   ToolResult out;

@@ -96,9 +96,10 @@ McpResolution mcp_may_resolve(const json& state, const json& gate, const json& c
 // whose reason says why, status awaiting_approval, approval.approved false) and returns
 // the approval_invalidated + gate_frozen events. changed=false when it still counts or was
 // never approved. When another gate is open, error says so and nothing changes.
+// now_time (ISO-8601, the World's clock) dates the reopened gate.
 Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const Now& now,
-                           const std::vector<std::string>& files = {}, const std::string& now_time = {});
+                           const std::vector<std::string>& files, const std::string& now_time);
 Transition reopen_if_stale(json& state, GateType type, const std::string& plan_path, const std::string& current_digest,
-                           const seal::Key& key, const std::string& now = {});
+                           const seal::Key& key, const std::string& now);
 
 }  // namespace yolo::gates

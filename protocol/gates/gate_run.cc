@@ -81,7 +81,7 @@ std::optional<json> current_state(const World& w, const stdfs::path& root, GateR
   r.state = snap.doc;
   r.stamp.clear();  // read, not written here: its identity is not known
   json doc = std::move(snap.doc);
-  if (adopt) adopt_legacy_approval(doc);
+  if (adopt) adopt_legacy_approval(doc, w.now());
   return doc;
 }
 
@@ -174,7 +174,7 @@ GateRun run_approver(const World& w, const stdfs::path& root, const Config& cfg,
   }
   const std::string project = project_id(w, root);
   locked(w, root, r, [&](json& d) {
-    adopt_legacy_approval(d);
+    adopt_legacy_approval(d, w.now());
     return apply_verdict(d, gate_id, v, by, digest, w.now(), covers, project, &w.sealing_key());
   });
   return r;
@@ -311,7 +311,7 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
   const bool sign = signer && signer->wanted(root);
   locked(w, root, r, [&](json& d) {
     json cur = d;
-    if (!authorize) adopt_legacy_approval(cur);
+    if (!authorize) adopt_legacy_approval(cur, w.now());
     Transition t;
     auto resolved = resolve_target(cur, gate_id);
     if (!resolved.ok()) {
@@ -343,7 +343,7 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
       refused = "Not approved: what gate " + tid + " covers changed since it opened (" +
                 list(coverage_changes((*target)["covers"], covers, /*digests=*/false)) +
                 "). The gate now shows the new content: read it, then approve again";
-      if (!authorize) adopt_legacy_approval(d);
+      if (!authorize) adopt_legacy_approval(d, w.now());
       return refresh_covers(d, tid, covers, w.now());
     }
     if (shown.is_object() && shown != covers) {
@@ -408,7 +408,7 @@ GateRun reopen_stale_gate(const World& w, const stdfs::path& root, const Config&
   GateRun r;
   bool reopened = false;
   if (!locked(w, root, r, [&](json& d) {
-        Transition t = reopen_if_stale(d, type, plan_path, now, files);
+        Transition t = reopen_if_stale(d, type, plan_path, now, files, w.now());
         reopened = t.ok() && t.changed;
         return t;
       }))

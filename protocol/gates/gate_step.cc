@@ -27,7 +27,7 @@ Need ensure(const json& state, GateType type, const std::string& plan_path, cons
             const std::vector<std::string>& files) {
   Need n;
   json doc = state.is_object() ? state : json::object();
-  adopt_legacy_approval(doc);
+  adopt_legacy_approval(doc, "");  // a copy, only looked at
   if (const json* g = open_gate(doc)) {
     n.step = Step::Pause;
     n.gate = *g;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "protocol/ports/clock.h"
 #include "protocol/gates/gates_detail.h"
+#include "protocol/ports/clock.h"  // new_uuid
 #include "protocol/base/json_field.h"
 #include "protocol/base/seal.h"
 #include "protocol/state/audit.h"
@@ -142,8 +142,6 @@ using json_field::str;
 
 bool is_open(const json& g) { return str(g, "status") == kOpen; }
 
-std::string now_or(const std::string& now) { return now.empty() ? now_iso8601() : now; }
-
 // "Vision", "Security", "Scope change" for messages (an empty type is a legacy vision gate).
 std::string label(const std::string& type) {
   return std::string(type.empty() ? gates::label(GateType::Vision) : label_of(type));
@@ -260,7 +258,7 @@ const json* open_gate(const json& state) {
 std::vector<json> list_gates(const json& state, bool open_only) {
   std::vector<json> r;
   json doc = state.is_object() ? state : json::object();
-  adopt_legacy_approval(doc);  // a pending approval of another tool shows as a gate
+  adopt_legacy_approval(doc, "");  // a pending approval of another tool shows as a gate (a copy)
   if (auto it = doc.find("gates"); it != doc.end() && it->is_array())
     for (const auto& g : *it)
       if (!open_only || is_open(g)) r.push_back(g);
@@ -323,7 +321,7 @@ bool adopt_legacy_approval(json& state, const std::string& now) {
   GateType t = parse_gate_type(str(a, "gate_type")).value_or(GateType::Vision);
   if (gid.empty()) gid = new_gate_id(state, t);
   std::string created = str(a, "requested_at");
-  if (created.empty()) created = now_or(now);
+  if (created.empty()) created = now;
   json g = {{"id", gid},
             {"gate_type", std::string(to_string(t))},
             {"plan_path", str(a, "plan_path")},
@@ -346,8 +344,12 @@ Transition request(json& state, const RequestInput& in) {
     t.error = "Cannot request approval: plan_path is empty";
     return t;
   }
+  if (in.now.empty()) {
+    t.error = "Cannot request approval: no time was given";
+    return t;
+  }
   json doc = state.is_object() ? state : json::object();
-  std::string now = now_or(in.now);
+  const std::string& now = in.now;
   adopt_legacy_approval(doc, now);
   std::string type(to_string(in.type));
   if (run_state(doc) == RunState::Complete) {
@@ -415,7 +417,11 @@ json resolution_doc(const json& state, const std::string& now) {
 
 Transition approve(json& state, const ResolveInput& in) {
   Transition t;
-  std::string now = now_or(in.now);
+  if (in.now.empty()) {
+    t.error = "Cannot resolve the gate: no time was given";
+    return t;
+  }
+  const std::string& now = in.now;
   json doc = resolution_doc(state, now);
   auto target = resolve_target(doc, in.gate_id);
   if (!target.ok()) {
@@ -490,7 +496,11 @@ Transition approve(json& state, const ResolveInput& in) {
 
 Transition reject(json& state, const ResolveInput& in) {
   Transition t;
-  std::string now = now_or(in.now);
+  if (in.now.empty()) {
+    t.error = "Cannot resolve the gate: no time was given";
+    return t;
+  }
+  const std::string& now = in.now;
   json doc = resolution_doc(state, now);
   auto target = resolve_target(doc, in.gate_id);
   if (!target.ok()) {
@@ -537,7 +547,7 @@ Transition refresh_covers(json& state, const std::string& gate_id, const json& c
   if (before == covers) return t;
   auto changes = coverage_changes(before, covers);
   (*g)["covers"] = covers;
-  (*g)["covers_changed_at"] = now_or(now);
+  (*g)["covers_changed_at"] = now;
   t.events.push_back(gate_event(doc, "gate_content_changed", *g, {{"changes", changes}}));
   t.gate = *g;
   t.changed = true;

@@ -112,7 +112,7 @@ struct RequestInput {
   std::string plan_path;                // as the requester gave it (relative to the project root)
   std::string reason;                   // optional
   std::optional<int> wave;              // for wave gates
-  std::string now;                      // ISO-8601; now_iso8601() when empty
+  std::string now;                      // ISO-8601, the World's clock; required
   std::string state_file;               // for the paused answer
   std::vector<std::string> files = {};  // more files the gate covers (wave: every plan), plan_path first anyway
   json covers = nullptr;                // coverage() when the gate opens (request_gate fills it); null: none
@@ -143,7 +143,7 @@ struct ResolveInput {
   std::string by;                  // approved_by / rejected by
   std::string digest;              // "sha256:..." of the gate's file now (approve); may be empty for reject
   std::string feedback;            // required for reject; optional note for approve
-  std::string now;                 // ISO-8601; now_iso8601() when empty
+  std::string now;                 // ISO-8601, the World's clock; required
   bool override_approver = false;  // approve: a person decides in place of a failing command approver
   json covers = nullptr;     // approve: the covers now; must equal the gate's (null: {"file:<plan_path>": digest})
   std::string project = {};  // approve: project_id(); must equal the gate's when it has one
@@ -163,14 +163,16 @@ Transition reject(json& state, const ResolveInput& in);
 
 // The content of an OPEN gate changed before it was approved: the gate shows the new covers
 // (covers_changed_at, event gate_content_changed with the changes). changed=false when equal.
-Transition refresh_covers(json& state, const std::string& gate_id, const json& covers, const std::string& now = {});
+Transition refresh_covers(json& state, const std::string& gate_id, const json& covers, const std::string& now);
 
 // Problems of the gates array as a whole: duplicate ids, more than one OPEN gate. Each a sentence.
 std::vector<std::string> gate_list_problems(const json& state);
 
 // An older state written by other tools may carry a pending approval object and no gates:
 // adopts it as an OPEN gate so approve/reject/list see it. Returns true when it changed.
-bool adopt_legacy_approval(json& state, const std::string& now = {});
+// `now` dates the gate when the approval carries no requested_at; a copy only looked at
+// may pass "" (the gate then has no date).
+bool adopt_legacy_approval(json& state, const std::string& now);
 
 // ---- resume rules ---------------------------------------------------------------------
 

@@ -18,8 +18,6 @@ inline constexpr const char* kRejected = "REJECTED";
 inline constexpr const char* kAwaiting = "awaiting_approval";
 
 bool is_open(const json& g);
-// `now` or, when empty, the clock's ISO-8601 time.
-std::string now_or(const std::string& now);
 // "Vision", "Security", "Scope change" for messages (an empty type is a legacy vision gate).
 std::string label(const std::string& type);
 // The gates array of doc (created when absent), and a gate in it by id.

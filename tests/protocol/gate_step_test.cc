@@ -66,6 +66,7 @@ TEST(GateStep, ARejectionHalts) {
   ResolveInput in;
   in.by = "bob";
   in.feedback = "not yet";
+  in.now = "2026-01-01T00:02:00Z";
   ASSERT_TRUE(reject(doc, in).ok());
   auto n = ensure(doc, GateType::Vision, kRoadmap, kA, kKey);
   EXPECT_EQ(n.step, Step::Halt);

@@ -201,6 +201,29 @@ TEST(Gates, ResolvingWhenNothingIsPendingIsAnError) {
   EXPECT_EQ(frozen, after);
 }
 
+// The time comes from the World's clock through the caller, never from the system's: a
+// transition without one changes nothing.
+TEST(Gates, ATransitionWithoutATimeIsRefusedAndChangesNothing) {
+  json doc = {{"status", "running"}};
+  RequestInput untimed = req(GateType::Vision, ".yolo-planning/ROADMAP.md");
+  untimed.now.clear();
+  EXPECT_NE(request(doc, untimed).error.find("no time"), std::string::npos);
+  EXPECT_EQ(doc, json({{"status", "running"}}));
+  json frozen = frozen_vision();
+  json before = frozen;
+  ResolveInput a = by("a");
+  a.now.clear();
+  EXPECT_NE(approve(frozen, a).error.find("no time"), std::string::npos);
+  EXPECT_NE(reject(frozen, ResolveInput{{}, "a", {}, "no", ""}).error.find("no time"), std::string::npos);
+  EXPECT_EQ(frozen, before);
+  // A legacy approval without requested_at is dated by the time passed in.
+  json legacy = {{"status", "awaiting_approval"},
+                 {"approval", {{"plan_path", ".yolo-planning/ROADMAP.md"}, {"approved", false}}}};
+  ASSERT_TRUE(adopt_legacy_approval(legacy, kLater));
+  ASSERT_EQ(legacy["gates"].size(), 1u);
+  EXPECT_EQ(legacy["gates"][0]["created_at"], kLater) << legacy.dump();
+}
+
 TEST(Gates, ApproveNeedsAnApproverAndADigest) {
   json doc = frozen_vision();
   json before = doc;
@@ -310,7 +333,7 @@ TEST(Gates, StaleWhileAnotherGateIsOpenIsReportedNotReopened) {
   ASSERT_TRUE(approve(doc, by("a", kDigestA)).ok());
   ASSERT_TRUE(request(doc, req(GateType::Security, "sec.md")).ok());
   json before = doc;
-  auto t = reopen_if_stale(doc, GateType::Vision, path, kDigestB, kKey);
+  auto t = reopen_if_stale(doc, GateType::Vision, path, kDigestB, kKey, kLater);
   EXPECT_NE(t.error.find("security-2"), std::string::npos) << t.error;
   EXPECT_EQ(doc, before);
 }

@@ -288,6 +288,7 @@ TEST(PortsGateRun, AStaleApprovalReopensItsGateAndRunsItsApprover) {
   ASSERT_TRUE(r.ok()) << r.error;
   ASSERT_TRUE(r.gate.is_object());
   EXPECT_EQ(r.gate["status"], "OPEN");
+  EXPECT_EQ(r.gate["created_at"], "2026-11-25T10:07:00Z") << "the world's clock";
   auto st = state::load(m.w, kRoot);
   ASSERT_EQ(st.doc["gates"].size(), 2u);
   EXPECT_EQ(st.doc["status"], "awaiting_approval");
