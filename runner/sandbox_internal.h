@@ -11,6 +11,10 @@
 
 #include "protocol/state/config.h"
 
+namespace yolo::runner {
+struct Confinement;
+}
+
 namespace yolo::runner::sandbox_detail {
 
 // The canonical form of a path as far as it exists (a hidden path named through a link is
@@ -74,5 +78,10 @@ void give_back(DecoySet* set);
 
 // The config's "sandbox" object, when it is one.
 const json* sandbox_object(const Config& cfg);
+
+// The read-only binds (and the writable ones below them) the child makes in its own mount
+// namespace, for the policy's paths that exist, then the decoys over the secrets
+// (runner/sandbox_mounts.cc).
+void prepare_mounts(Confinement& c);
 
 }  // namespace yolo::runner::sandbox_detail
