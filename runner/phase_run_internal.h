@@ -11,6 +11,7 @@
 //   plan_exec.cc      one plan up to its start: its worktree, sandbox and executor
 //   plan_conclude.cc  one plan after its executor: its checks, SUMMARY gate and scope fence
 //   plan_run.h        what the run holds of each plan (PlanRun)
+//   phase_parts.h     the headers, phase folders, SUMMARY names and records they share
 //   plan_worktrees.cc worktree isolation: the slots, a plan's worktree made ready or adopted
 //   plan_merge.cc     the gate in the worktree, merging back the plans the core names
 //   plan_dispatch.cc, dispatch_submit.cc, dispatch_return.cc  dispatch: each plan a job of a
@@ -18,105 +19,9 @@
 // Internal to those files.
 #pragma once
 
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-#include <sys/stat.h>
-#include <uv.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <fstream>
-#include <functional>
-#include <future>
-#include <map>
-#include <memory>
-#include <optional>
-#include <set>
-#include <thread>
-#include <unordered_map>
-
-#include "protocol/base/argv_template.h"
-#include "protocol/ports/clock.h"
-#include "protocol/state/config.h"
-#include "protocol/ports/disk.h"
-#include "protocol/state/events.h"
-#include "protocol/run/execution.h"
-#include "protocol/ports/fs.h"
-#include "protocol/gates/gate_step.h"
-#include "protocol/gates/approvals.h"
-#include "protocol/gates/approver_policy.h"
-#include "protocol/gates/gate_coverage.h"
-#include "protocol/gates/gate_run.h"
-#include "protocol/gates/gates.h"
-#include "protocol/base/json_field.h"
-#include "protocol/base/numbers.h"
-#include "protocol/plan/plan.h"
-#include "protocol/review/stage1.h"
-#include "protocol/review/review_ledger.h"
-#include "protocol/review/review_loop.h"
-#include "protocol/review/review_report.h"
-#include "protocol/run/run_core.h"
-#include "protocol/review/reviewed.h"
-#include "protocol/state/state.h"
-#include "protocol/summary/summary.h"
-#include "protocol/summary/summary_gate.h"
-#include "protocol/base/text.h"
-#include "protocol/plan/waves.h"
-#include "runner/agent_logs.h"
-#include "runner/approvers.h"
-#include "runner/config_report.h"
-#include "runner/git.h"
-#include "runner/instance_lock.h"
-#include "runner/output.h"
-#include "runner/render.h"
-#include "runner/agent_progress.h"
-#include "runner/review_gate.h"
-#include "runner/subprocess.h"
-
-#include "runner/phase_run.h"
-#include "runner/plan_run.h"
-#include "runner/refusals.h"
-#include "runner/worktree.h"
-#include "protocol/plan/plan_checks.h"
-#include "protocol/plan/scope_fence.h"
+#include "runner/phase_parts.h"
 
 namespace yolo::runner::phase {
-
-using execution::MergeState;
-using execution::PlanStatus;
-using execution::Result;
-using execution::RunStatus;
-
-namespace stdfs = std::filesystem;
-using execution::PlanEntry;
-using execution::SummaryState;
-using json_field::str;
-using out::Sym;
-
-inline constexpr const char* kRoadmap = ".yolo-planning/ROADMAP.md";
-
-std::optional<long long> as_int(const std::string& s);
-
-struct PhaseDir {
-  long long number = 0;
-  std::string folder;  // "01-demo"
-  std::string slug;    // "demo"
-  stdfs::path abs;
-  std::string rel;  // ".yolo-planning/phases/01-demo"
-};
-
-std::vector<PhaseDir> list_phases(const stdfs::path& root);
-// The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
-// uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
-std::string summary_rel_for(const World& w, const stdfs::path& root, const std::string& plan_rel);
-std::string fmt_secs(double ms);
-// /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
-std::string boot_id();
-// What a later execute needs to know whether this executor still runs (its pid may be reused).
-json executor_record(int pid, unsigned long long start_ticks);
-bool executor_configured(const Config& c);
 
 enum class GateOutcome { Passed, Paused, Halted };
 
