@@ -3,7 +3,6 @@
 // `yolo execute` runs, and what each says when it ends (runner/watcher_impl.h lists the parts).
 #include <algorithm>
 
-#include "protocol/review/cross_facts.h"
 #include "protocol/run/execute_rules.h"
 #include "protocol/review/finding_rows.h"
 #include "protocol/ports/fs.h"
@@ -25,40 +24,6 @@ SpawnSpec Watcher::child(std::vector<std::string> args) {
   s.timeout_ms = 0;  // the child applies its own per-agent timeouts
   s.kill_grace_ms = 300;
   return s;
-}
-
-// After the first reconcile, the siblings the cross-plan checks read are parsed ahead, a few
-// plans per loop turn (a few milliseconds: events are handled between turns, whatever the
-// size of a phase), as many as the cache keeps, so the first save in a phase costs the
-// review of one plan, not the parse of its whole phase. Then the loop sleeps. With the
-// phases' stores of cross-plan facts (protocol/review/cross_facts.h; the learning filled them), a
-// phase's siblings are one file and a stat each: nothing is parsed ahead, nor kept.
-void Watcher::start_warming() {
-  if (!o_.review || cross_facts::usable(world_, ctx_.root)) return;
-  warm_queue_.clear();
-  warm_queue_ = core_->known_plans(plan_cache_.capacity());
-  std::reverse(warm_queue_.begin(), warm_queue_.end());  // taken from the back: in path order
-  if (warm_queue_.empty()) return;
-  uv_idle_init(&loop_, &warm_);
-  warm_.data = this;
-  uv_idle_start(&warm_, [](uv_idle_t* h) { static_cast<Watcher*>(h->data)->warm_one(); });
-}
-
-void Watcher::warm_one() {
-  if (stopping_ || warm_queue_.empty()) {
-    uv_idle_stop(&warm_);
-    std::vector<stdfs::path>().swap(warm_queue_);
-    return;
-  }
-  if (reviews_->fresh_running()) {  // its worker uses the cache now: go on when it ends
-    uv_idle_stop(&warm_);
-    warm_paused_ = true;
-    return;
-  }
-  for (int i = 0; i < 16 && !warm_queue_.empty(); ++i) {
-    plan_cache_.load_sibling(world_, warm_queue_.back(), Stage1Options{}.max_file_bytes);
-    warm_queue_.pop_back();
-  }
 }
 
 void Watcher::announce_review(const review::PlanReview& row, double ms,
@@ -141,18 +106,11 @@ void Watcher::on_reviews_ended(watch::Lane lane, const ReviewGateResult& res, co
   }
   for (const auto& row : res.rows) announce_review(row, ms, before);
   core_->reviews_ended(lane, rows, recorded, stopping_);
-  if (lane == watch::Lane::Fresh) {
-    for (const auto& p : snapshot_pending_) fresh_snapshots_.changed(world_, p);
-    std::vector<stdfs::path>().swap(snapshot_pending_);
-    adopt_snapshots();  // the phases prepared while the batch ran
-  }
+  if (lane == watch::Lane::Fresh) read_ahead_.fresh_batch_ended();
   if (stopping_) return maybe_finish_shutdown();
   carry_out();
   if (lane == watch::Lane::Backlog && core_->backlog() == 0) reviews_->backlog_done();
-  if (lane == watch::Lane::Fresh && warm_paused_ && !warm_queue_.empty() && !reviews_->fresh_running()) {
-    warm_paused_ = false;
-    uv_idle_start(&warm_, [](uv_idle_t* h) { static_cast<Watcher*>(h->data)->warm_one(); });
-  }
+  if (lane == watch::Lane::Fresh) read_ahead_.resume_warming();
 }
 
 }  // namespace yolo::runner::watch_impl

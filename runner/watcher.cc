@@ -68,7 +68,7 @@ int Watcher::run() {
                        const std::map<stdfs::path, std::string>& before) {
     on_reviews_ended(lane, res, error, ms, before);
   };
-  reviews_ = std::make_unique<WatchReviews>(&loop_, ctx_.world, ctx_.root, &plan_cache_, &fresh_snapshots_, std::move(hooks));
+  reviews_ = std::make_unique<WatchReviews>(&loop_, ctx_.world, ctx_.root, &read_ahead_.plan_cache(), &read_ahead_.fresh_snapshots(), std::move(hooks));
   reviews_->configure(config_, fixing());
   watch::CoreOptions co;
   co.root = ctx_.root;
@@ -85,7 +85,7 @@ int Watcher::run() {
     if (!ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) return "";
     return ec.message();
   };
-  co.plan_changed = [this](const stdfs::path& p) { note_plan_changed(p); };
+  co.plan_changed = [this](const stdfs::path& p) { read_ahead_.note_plan_changed(p); };
   core_ = std::make_unique<watch::Core>(world_, std::move(co));
   core_->configure(!config_.reviewer.argv.empty() || !config_.architect.argv.empty());
   dir_watch_ = std::make_unique<DirWatch>(
@@ -154,6 +154,16 @@ int Watcher::run() {
   return 0;
 }
 
+ReadAhead::Host Watcher::read_ahead_host() {
+  ReadAhead::Host h;
+  h.core = [this]() -> watch::Core& { return *core_; };
+  h.stopping = [this] { return stopping_; };
+  h.fresh_running = [this] { return reviews_ && reviews_->fresh_running(); };
+  h.drain = [this] { dir_watch_->drain(); };
+  h.carry_out = [this] { carry_out(); };
+  return h;
+}
+
 // One reaction: a line for people (the symbol, then `msg` with control characters made
 // visible: plan ids, paths and children's stderr come from files anyone can write), or
 // the JSON line.
@@ -176,9 +186,9 @@ void Watcher::on_change(const DirWatch::Change& c) {
   }
   const watch::PathKind kind = core_->path_changed(c.path, c.gone);
   if (kind == watch::PathKind::Plan || kind == watch::PathKind::Summary)
-    prefetch_ledger(c.path.parent_path());  // a phase not learnt yet: its ledger, during the debounce
+    read_ahead_.prefetch_ledger(c.path.parent_path());  // a phase not learnt yet: its ledger, during the debounce
   if (kind == watch::PathKind::Plan)
-    prefetch_snapshot(c.path.parent_path());  // its siblings for the save's review, during the debounce
+    read_ahead_.prefetch_snapshot(c.path.parent_path());  // its siblings for the save's review, during the debounce
   carry_out();
 }
 
@@ -219,13 +229,13 @@ void Watcher::act(watch::Action& a) {
       start_execute();
       break;
     case K::Learn:
-      learn(a.dir, a.plans_only);
+      read_ahead_.learn(a.dir, a.plans_only);
       break;
     case K::ReloadConfig:
       reload_config();
       break;
     case K::Warm:
-      start_warming();
+      read_ahead_.start_warming();
       break;
     case K::Say: {
       static constexpr out::Sym kSym[] = {out::Sym::Ok,      out::Sym::Warn,  out::Sym::Fail,
@@ -238,8 +248,8 @@ void Watcher::act(watch::Action& a) {
 
 void Watcher::settle() {
   if (stopping_) return;
-  take_prefetches();
-  core_->settle(git_busy());
+  read_ahead_.take_prefetches();
+  core_->settle(read_ahead_.git_busy());
   carry_out();
 }
 

@@ -1,6 +1,5 @@
-// `yolo watch`, the reading the watch core asks for: each phase learnt on a worker thread
-// after `ready`, a phase's ledger and its snapshot read ahead while the debounce runs, and
-// whether git is in the middle of an operation (runner/watcher_impl.h lists the parts).
+// `yolo watch`, the reading the watch core asks for and what it reads ahead (runner/watch_read_ahead.h).
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <memory>
@@ -9,24 +8,25 @@
 #include "protocol/review/review_ledger.h"
 #include "protocol/review/stage1.h"
 #include "protocol/base/text.h"
-#include "runner/watcher_impl.h"
+#include "protocol/review/cross_facts.h"
+#include "runner/watch_read_ahead.h"
 
 namespace yolo::runner::watch_impl {
 
 // The folder git keeps this work tree's state in (.git, or the one a `.git` file names).
-stdfs::path Watcher::git_dir() const {
-  stdfs::path dot = ctx_.root / ".git";
+stdfs::path ReadAhead::git_dir() const {
+  stdfs::path dot = root_ / ".git";
   if (world_.files().is_directory(dot)) return dot;
   auto r = world_.files().read(dot, 4096, /*text=*/true);
   if (!r.ok()) return {};
   std::string t(text::trim(r.content));
   if (!t.starts_with("gitdir:")) return {};
   stdfs::path g = std::string(text::trim(std::string_view(t).substr(7)));
-  return g.is_absolute() ? g : ctx_.root / g;
+  return g.is_absolute() ? g : root_ / g;
 }
 
 // What git is in the middle of (files half applied), or empty.
-std::string Watcher::git_busy() const {
+std::string ReadAhead::git_busy() const {
   stdfs::path g = git_dir();
   if (g.empty()) return {};
   std::error_code ec;
@@ -50,24 +50,24 @@ std::string Watcher::git_busy() const {
 
 // One phase learnt on a worker thread (watch::learn_phase: its ledger's records and its
 // plans' hashes), then handed to the core on the loop.
-struct Watcher::PhaseJob {
+struct ReadAhead::PhaseJob {
   uv_work_t req{};
-  Watcher* self = nullptr;
+  ReadAhead* self = nullptr;
   stdfs::path dir, root;
   bool plans_only = false;
   watch::LearntPhase result;
 };
 
-void Watcher::learn(const stdfs::path& dir, bool plans_only) {
-  if (stopping_) return;
+void ReadAhead::learn(const stdfs::path& dir, bool plans_only) {
+  if (host_.stopping()) return;
   auto* j = new PhaseJob;
   j->self = this;
   j->req.data = j;
   j->dir = dir;
-  j->root = ctx_.root;
+  j->root = root_;
   j->plans_only = plans_only;
   uv_queue_work(
-      &loop_, &j->req,
+      loop_, &j->req,
       [](uv_work_t* r) {
         auto* job = static_cast<PhaseJob*>(r->data);
         try {
@@ -80,20 +80,20 @@ void Watcher::learn(const stdfs::path& dir, bool plans_only) {
       },
       [](uv_work_t* r, int) {
         std::unique_ptr<PhaseJob> job(static_cast<PhaseJob*>(r->data));
-        Watcher* w = job->self;
-        if (w->stopping_) return;
-        w->dir_watch_->drain();  // the events of what changed while the worker read: judged as changes
-        w->core_->phase_learnt(std::move(job->result));
-        w->carry_out();
+        ReadAhead* w = job->self;
+        if (w->host_.stopping()) return;
+        w->host_.drain();  // the events of what changed while the worker read: judged as changes
+        w->host_.core().phase_learnt(std::move(job->result));
+        w->host_.carry_out();
       });
 }
 
 // The ledger of a phase not learnt yet, loaded on a worker thread from the moment a plan
 // event arrives in it: the load (1,000 sealed records at 100,000 plans: parse, schema and
 // seals) runs while the debounce does, instead of after it on the loop.
-struct Watcher::LedgerPrefetch {
+struct ReadAhead::LedgerPrefetch {
   uv_work_t req{};
-  Watcher* self = nullptr;
+  ReadAhead* self = nullptr;
   std::shared_ptr<LedgerPrefetch> keep;  // alive until the worker's callback has run
   stdfs::path dir, ledger;
   watch::LedgerRead read;
@@ -103,17 +103,17 @@ struct Watcher::LedgerPrefetch {
   bool taken = false;  // applied (or dropped) on the loop already
 };
 
-void Watcher::prefetch_ledger(const stdfs::path& dir) {
-  if (!core_->phase_pending(dir) || prefetches_.count(dir)) return;
+void ReadAhead::prefetch_ledger(const stdfs::path& dir) {
+  if (!host_.core().phase_pending(dir) || prefetches_.count(dir)) return;
   auto f = std::make_shared<LedgerPrefetch>();
   f->self = this;
   f->keep = f;
   f->req.data = f.get();
   f->dir = dir;
-  f->ledger = review_ledger::path_for(ctx_.root, dir);
+  f->ledger = review_ledger::path_for(root_, dir);
   prefetches_[dir] = f;
   uv_queue_work(
-      &loop_, &f->req,
+      loop_, &f->req,
       [](uv_work_t* r) {
         auto* job = static_cast<LedgerPrefetch*>(r->data);
         job->started = true;
@@ -128,26 +128,26 @@ void Watcher::prefetch_ledger(const stdfs::path& dir) {
       [](uv_work_t* r, int) {
         auto* job = static_cast<LedgerPrefetch*>(r->data);
         std::shared_ptr<LedgerPrefetch> own = std::move(job->keep);
-        Watcher* w = job->self;
+        ReadAhead* w = job->self;
         if (auto it = w->prefetches_.find(job->dir); it != w->prefetches_.end() && it->second.get() == job)
           w->prefetches_.erase(it);
-        if (job->taken || w->stopping_) return;
+        if (job->taken || w->host_.stopping()) return;
         job->taken = true;
-        w->core_->ledger_read(job->dir, std::move(job->read));
-        w->carry_out();
+        w->host_.core().ledger_read(job->dir, std::move(job->read));
+        w->host_.carry_out();
       });
 }
 
 // Before a settle: the ledgers read ahead for phases still not learnt are the core's now (a
 // read under way is waited for: a bounded read, rather than the same read again on the
 // loop); one still queued behind other work (a review batch) is left to the core to load.
-void Watcher::take_prefetches() {
+void ReadAhead::take_prefetches() {
   for (auto& [dir, f] : prefetches_) {
-    if (f->taken || !core_->phase_pending(dir)) continue;
+    if (f->taken || !host_.core().phase_pending(dir)) continue;
     f->taken = true;
     if (!f->started) continue;
     f->ready.wait();
-    core_->ledger_read(dir, std::move(f->read));
+    host_.core().ledger_read(dir, std::move(f->read));
   }
 }
 
@@ -157,19 +157,19 @@ void Watcher::take_prefetches() {
 // The plans whose content the watcher sees change meanwhile are told to the snapshot once
 // the phase is adopted (changed()), as for any phase it holds. At most two at once: a burst
 // of events across many phases (a checkout) is left to the reviews themselves.
-struct Watcher::SnapshotPrefetch {
+struct ReadAhead::SnapshotPrefetch {
   uv_work_t req{};
   std::shared_ptr<SnapshotPrefetch> keep;  // alive until the worker's callback has run
-  Watcher* self = nullptr;
+  ReadAhead* self = nullptr;
   stdfs::path dir;
   PhaseSnapshots::Phase phase;
   bool ok = false, done = false;
   std::vector<stdfs::path> changed_since;  // plans seen changed after it began
 };
 
-void Watcher::prefetch_snapshot(const stdfs::path& folder) {
+void ReadAhead::prefetch_snapshot(const stdfs::path& folder) {
   const stdfs::path dir = folder.lexically_normal();
-  if (!o_.review || stopping_ || snapshot_prefetches_.count(dir) || snapshot_prefetches_.size() >= 2 ||
+  if (!review_ || host_.stopping() || snapshot_prefetches_.count(dir) || snapshot_prefetches_.size() >= 2 ||
       fresh_snapshots_.holds(dir))
     return;
   auto f = std::make_shared<SnapshotPrefetch>();
@@ -179,7 +179,7 @@ void Watcher::prefetch_snapshot(const stdfs::path& folder) {
   f->dir = dir;
   snapshot_prefetches_[dir] = f;
   uv_queue_work(
-      &loop_, &f->req,
+      loop_, &f->req,
       [](uv_work_t* r) {
         auto* job = static_cast<SnapshotPrefetch*>(r->data);
         try {
@@ -193,17 +193,17 @@ void Watcher::prefetch_snapshot(const stdfs::path& folder) {
         auto* job = static_cast<SnapshotPrefetch*>(r->data);
         std::shared_ptr<SnapshotPrefetch> own = std::move(job->keep);
         job->done = true;
-        Watcher* w = job->self;
-        if (w->stopping_ || status != 0) {
+        ReadAhead* w = job->self;
+        if (w->host_.stopping() || status != 0) {
           w->snapshot_prefetches_.erase(job->dir);
           return;
         }
-        if (!w->reviews_->fresh_running()) w->adopt_snapshots();  // else when the fresh batch ends
+        if (!w->host_.fresh_running()) w->adopt_snapshots();  // else when the fresh batch ends
       });
 }
 
 // The prepared phases, into the fresh lane's snapshots (on the loop, while no batch uses them).
-void Watcher::adopt_snapshots() {
+void ReadAhead::adopt_snapshots() {
   for (auto it = snapshot_prefetches_.begin(); it != snapshot_prefetches_.end();) {
     SnapshotPrefetch& f = *it->second;
     if (!f.done) {
@@ -217,13 +217,59 @@ void Watcher::adopt_snapshots() {
 }
 
 // The fresh lane's snapshots learn of a plan's change now, or when its running batch ends.
-void Watcher::note_plan_changed(const stdfs::path& p) {
+void ReadAhead::note_plan_changed(const stdfs::path& p) {
   if (auto it = snapshot_prefetches_.find(p.lexically_normal().parent_path()); it != snapshot_prefetches_.end())
     it->second->changed_since.push_back(p);
-  if (reviews_ && reviews_->fresh_running())
+  if (host_.fresh_running())
     snapshot_pending_.push_back(p);
   else
     fresh_snapshots_.changed(world_, p);
+}
+
+void ReadAhead::fresh_batch_ended() {
+  for (const auto& p : snapshot_pending_) fresh_snapshots_.changed(world_, p);
+  std::vector<stdfs::path>().swap(snapshot_pending_);
+  adopt_snapshots();  // the phases prepared while the batch ran
+}
+
+// After the first reconcile, the siblings the cross-plan checks read are parsed ahead, a few
+// plans per loop turn (a few milliseconds: events are handled between turns, whatever the
+// size of a phase), as many as the cache keeps, so the first save in a phase costs the
+// review of one plan, not the parse of its whole phase. Then the loop sleeps. With the
+// phases' stores of cross-plan facts (protocol/review/cross_facts.h; the learning filled them), a
+// phase's siblings are one file and a stat each: nothing is parsed ahead, nor kept.
+void ReadAhead::start_warming() {
+  if (!review_ || cross_facts::usable(world_, root_)) return;
+  warm_queue_.clear();
+  warm_queue_ = host_.core().known_plans(plan_cache_.capacity());
+  std::reverse(warm_queue_.begin(), warm_queue_.end());  // taken from the back: in path order
+  if (warm_queue_.empty()) return;
+  uv_idle_init(loop_, &warm_);
+  warm_.data = this;
+  uv_idle_start(&warm_, [](uv_idle_t* h) { static_cast<ReadAhead*>(h->data)->warm_one(); });
+}
+
+void ReadAhead::warm_one() {
+  if (host_.stopping() || warm_queue_.empty()) {
+    uv_idle_stop(&warm_);
+    std::vector<stdfs::path>().swap(warm_queue_);
+    return;
+  }
+  if (host_.fresh_running()) {  // its worker uses the cache now: go on when it ends
+    uv_idle_stop(&warm_);
+    warm_paused_ = true;
+    return;
+  }
+  for (int i = 0; i < 16 && !warm_queue_.empty(); ++i) {
+    plan_cache_.load_sibling(world_, warm_queue_.back(), Stage1Options{}.max_file_bytes);
+    warm_queue_.pop_back();
+  }
+}
+
+void ReadAhead::resume_warming() {
+  if (!warm_paused_ || warm_queue_.empty() || host_.fresh_running()) return;
+  warm_paused_ = false;
+  uv_idle_start(&warm_, [](uv_idle_t* h) { static_cast<ReadAhead*>(h->data)->warm_one(); });
 }
 
 }  // namespace yolo::runner::watch_impl
