@@ -15,6 +15,22 @@ using dispatch_detail::first_line;
 // arrays (protocol: dispatch::form_wave_arrays decides which plans share one), one submit_wave
 // and one wait_wave per array, whatever the wave's size.
 void Run::dispatch_submit_waves(long long wave) {
+  if (auto re = wave_reattach_.find(wave); re != wave_reattach_.end()) {
+    auto arrays = std::move(re->second);
+    wave_reattach_.erase(re);
+    for (auto& [handle, plans] : arrays) {
+      // Each plan at its task's index; the tasks of the array not waited on here (merged
+      // already, or of plans not in this run) are left out.
+      size_t n = 0;
+      for (size_t i : plans) n = std::max<size_t>(n, run_of(i).dispatch_rec["wave_index"].get<size_t>() + 1);
+      std::vector<size_t> at(n, kNoPlan);
+      for (size_t i : plans) {
+        release(i);
+        at[run_of(i).dispatch_rec["wave_index"].get<size_t>()] = i;
+      }
+      dispatch_wait_array(wave, at, str(run_of(plans.front()).dispatch_rec, "wave_key"), handle);
+    }
+  }
   auto it = wave_pending_.find(wave);
   if (it == wave_pending_.end()) return;
   auto pending = std::move(it->second);
@@ -155,6 +171,7 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
   auto t = std::make_shared<Tasks>();
   t->plans = plans;
   t->reported.assign(plans.size(), false);
+  for (size_t k = 0; k < plans.size(); ++k) t->reported[k] = plans[k] == kNoPlan;  // not waited on here
   t->text.assign(plans.size(), std::string());
   long long deadline = cfg_.dispatch.wait_wave.timeout_ms > 0  ? cfg_.dispatch.wait_wave.timeout_ms
                        : cfg_.dispatch.wait.timeout_ms > 0 ? cfg_.dispatch.wait.timeout_ms
@@ -189,10 +206,13 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
     dispatch_waited(i, wave, std::move(r));
   };
   for (size_t i : plans) {
+    if (i == kNoPlan) continue;
     hold(i, nullptr);
     run_of(i).argv = spec.argv;
   }
-  wave_wait_procs_[key] = Process::start(&loop_, std::move(spec), [this, t, wave, key, handle](SpawnResult r) {
+  // One poller per array (an array re-attached beside a new one of the same key is another).
+  const std::string slot = key + "@" + handle;
+  wave_wait_procs_[slot] = Process::start(&loop_, std::move(spec), [this, t, wave, slot, handle](SpawnResult r) {
     auto w = dispatch::wave_exit_result(r.outcome == SpawnResult::Outcome::Exited, r.exit_code);
     dispatch_give_up_wave(wave, handle, t->plans, t->reported);  // one cancel, one lookup
     for (size_t k = 0; k < t->plans.size(); ++k) {
@@ -207,7 +227,7 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
       dispatch_waited(i, wave, std::move(rr));
     }
     remote_heads_.reset();  // looked up for these plans only
-    wave_wait_procs_.erase(key);
+    wave_wait_procs_.erase(slot);
   });
 }
 

@@ -114,13 +114,17 @@ void Run::dispatch_give_up_wave(long long wave, const std::string& handle, const
   for (size_t k = 0; k < plans.size() && k < reported.size(); ++k) left += !reported[k];
   if (left == 0) return;
   std::vector<size_t> live;
+  // With a task of the array not waited on here (a re-attach of part of it), its tasks are
+  // cancelled one by one: the array's cancel would reach that task too.
+  const bool whole = std::find(plans.begin(), plans.end(), kNoPlan) == plans.end();
   for (size_t i : plans) {
+    if (i == kNoPlan) continue;
     const json& rec = run_of(i).dispatch_rec;
     if (dispatch::job_state(rec) == dispatch::JobState::Submitted && str(rec, "wave_handle") == handle &&
         !str(rec, "handle").empty())
       live.push_back(i);
   }
-  if (live.size() >= 2 && !handle.empty()) {
+  if (whole && live.size() >= 2 && !handle.empty()) {
     auto vars = dispatch_vars(live.front(), wave);
     vars["handle"] = handle;
     SpawnResult c = run_process(
@@ -208,6 +212,15 @@ void Run::start_dispatched(size_t i, long long wave, const dispatch::Start& s) {
     emit("plan_reattached", {{"plan", e.id}, {"handle", s.handle}, {"attempt", s.attempt}}, Sym::Diamond,
          "Plan " + e.id + ": re-attaching to its job " + s.handle + " (attempt " + std::to_string(s.attempt) +
              "), submitted by an earlier execute");
+    // A task of a wave's array: waited on with the rest of its array by one wait_wave
+    // (dispatch_submit_waves), as when it was submitted.
+    const json& rec = run_of(i).dispatch_rec;
+    if (cfg_.dispatch.wave_form() && !str(rec, "wave_handle").empty() && rec.contains("wave_index") &&
+        rec["wave_index"].is_number_unsigned()) {
+      hold(i, nullptr);  // running meanwhile (no process of its own)
+      wave_reattach_[wave][str(rec, "wave_handle")].push_back(i);
+      return;
+    }
     dispatch_wait(i, wave);
     return;
   }

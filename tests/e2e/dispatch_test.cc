@@ -920,6 +920,44 @@ TEST_F(DispatchTest, CtrlCDuringAWaveCancelsItsArrayInOneCall) {
   }
 }
 
+// yolo killed (-9) while a wave's array runs: the next execute re-attaches to the array's
+// tasks with one wait_wave for the array, as the run that submitted it did, not one `wait`
+// per plan; nothing is submitted again and every plan is merged once.
+TEST_F(DispatchTest, AWaveReattachedAfterAKillIsWaitedOnByOnePollerForItsArray) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  use_wave_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(), {"--export-env", "YOLO_EXEC_SLEEP"});
+  std::vector<std::string> argv = {"env"};
+  for (const auto& e : env(slurm_env({"YOLO_EXEC_SLEEP=4"}))) argv.push_back(e);
+  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+  std::string array;
+  {
+    BgProcess yolo(argv, repo());
+    auto sub = yolo.wait_for([&](const json& j) { return j.value("event", "") == "wave_submitted"; }, 60s);
+    ASSERT_TRUE(sub) << yolo.stderr_text();
+    array = (*sub)["handle"];
+    yolo.signal(SIGKILL);
+    yolo.wait_exit(10s);
+  }
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"})
+    ASSERT_EQ(plan(id)["dispatch"]["state"], "submitted") << plan(id).dump();
+  const size_t waits_before = calls_of("wait-wave").size();
+  auto r = execute(slurm_env({"YOLO_EXEC_SLEEP=4"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(calls_of("submit-wave").size(), 1u) << "no second array: " << read_file(calls());
+  auto waits = calls_of("wait-wave");
+  ASSERT_EQ(waits.size(), waits_before + 1) << "one poller for the re-attached array: " << read_file(calls());
+  EXPECT_EQ(waits.back(), "wait-wave " + array) << read_file(calls());
+  EXPECT_TRUE(calls_of("wait").empty()) << "no per-plan wait: " << read_file(calls());
+  EXPECT_TRUE(calls_of("submit").empty()) << read_file(calls());
+  size_t reattached = 0;
+  for (size_t at = 0; (at = r.out.find("re-attaching to its job", at)) != std::string::npos; ++at) ++reattached;
+  EXPECT_EQ(reattached, 4u) << r.out;
+  expect_wave_merged_in_plan_order();
+}
+
 // Per-plan resources: in the frontmatter, shown by --dry-run as the adapter's options; a
 // value that is not one fails the plan with a message naming its file, before any submit.
 TEST_F(DispatchTest, APlansResourcesReachItsSubmitAndABadOneFailsItNamingTheFile) {
