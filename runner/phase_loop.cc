@@ -47,15 +47,9 @@ int Run::waves() {
     core_ = run::Core(std::move(seeds), std::move(rs));
   }
   uv_loop_init(&loop_);
-  uv_timer_init(&loop_, &flush_timer_);
-  flush_timer_.data = this;
-  uv_unref(reinterpret_cast<uv_handle_t*>(&flush_timer_));  // the final flush_plans() writes what is left
-  uv_async_init(&loop_, &flush_done_, [](uv_async_t* a) { static_cast<Run*>(a->data)->harvest_flush(); });
+  writes_.start(&loop_);  // from now on, the plans' changes are written in batches
   uv_timer_init(&loop_, &resume_timer_);
   resume_timer_.data = this;
-  flush_done_.data = this;
-  uv_unref(reinterpret_cast<uv_handle_t*>(&flush_done_));  // the final flush_plans() waits for a write in flight
-  loop_started_ = true;
   uv_signal_init(&loop_, &sigint_);
   uv_signal_init(&loop_, &sigterm_);
   sigint_.data = sigterm_.data = this;
@@ -88,10 +82,8 @@ int Run::waves() {
   flush_plans();
   // Every start is in the state now (and no executor of this run is left): the journal goes,
   // unless the state could not be written.
-  close_journal(!flush_failed_ && queued_.empty());
-  loop_started_ = false;
-  uv_close(reinterpret_cast<uv_handle_t*>(&flush_timer_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&flush_done_), nullptr);
+  writes_.close_journal(!writes_.failed() && writes_.all_written());
+  writes_.end();
   uv_close(reinterpret_cast<uv_handle_t*>(&resume_timer_), nullptr);
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
@@ -227,7 +219,7 @@ void Run::schedule() {
         case run::Act::Complete: {
           std::string now = world_.now();
           flush_plans([&](json& st) { execution::complete_phase(st, now); });  // the last records and the end
-          if (stopping_) return;  // the write failed: flushed() stopped the run with its error
+          if (stopping_) return;  // the write failed: the writes stopped the run with its error
           log("phase_end", "",
               {{"status", to_string(RunStatus::Complete)},
                {"plans", entries_.size()},

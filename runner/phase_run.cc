@@ -94,10 +94,7 @@ int Run::step2() {
   cid_ = str(up.doc, "correlation_id");
   // The document written is the state now (state_now() reads the file again only when its
   // identity changed since).
-  state_cache_ = state::LoadResult{};
-  state_cache_.doc = std::move(up.doc);
-  state_cache_.exists = true;
-  state_stamp_ = up.stamp;
+  writes_.wrote(std::move(up.doc), up.stamp);
   size_t done = 0;
   for (const auto& e : entries_) done += e.summary == SummaryState::Passed;
   log("phase_start", "",
@@ -264,9 +261,20 @@ int Run::run() {
   // The gates passed: recorded with the first plans' records (a write of its own cost the
   // first executor's start a state write). A run stopped before that write checks
   // the gates again, and finds them passed.
-  steps_pending_.push_back("step_2c");
+  writes_.step_done("step_2c");
   return waves();
 }
+
+// The executors a killed run journaled (runner/run_state_writes.h) and that still run are
+// ended, then the journal goes.
+void Run::end_journaled_executors() {
+  const stdfs::path file = root_ / execution::kExecutorsJournal;
+  auto r = world_.files().read(file, 16u << 20, false);
+  if (!r.ok()) return;  // none (the usual case), or unreadable: the state's records remain
+  end_leftover_executors(execution::journal_plans(r.content));
+  ::unlink(file.c_str());
+}
+
 
 }  // namespace phase
 

@@ -6,7 +6,7 @@
 //   phase_dry_run.cc  --dry-run
 //   phase_loop.cc     the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
 //                     interrupts, the live line
-//   phase_state.cc    the state in memory, its batched writes, the executors' journal
+//   run_state_writes  the state file: its batched writes, the executors' journal (a class)
 //   phase_budget.cc   what the agents cost, the budget gate
 //   plan_exec.cc      one plan up to its start: its worktree, sandbox and executor
 //   plan_conclude.cc  one plan after its executor: its checks, SUMMARY gate and scope fence
@@ -20,6 +20,7 @@
 #pragma once
 
 #include "runner/phase_parts.h"
+#include "runner/run_state_writes.h"
 
 namespace yolo::runner::phase {
 
@@ -29,11 +30,13 @@ class Run {
  public:
   Run(Context ctx, ExecuteOptions o) : ctx_(std::move(ctx)), o_(std::move(o)), root_(ctx_.root), git_(ctx_.root) {
     t0_ = uv_hrtime();
+    writes_.on_failed = [this](const std::string& error) { stop(kExecHalted, execution::Result::Error, error); };
+    writes_.stopping = [this] { return stopping_; };
   }
 
   int run();
   // Nothing of the run is left to finish: no child, no write in flight, no Stage 1 thread.
-  bool settled() const { return running_count_ == 0 && !inflight_ && !stage1_.valid(); }
+  bool settled() const { return running_count_ == 0 && !writes_.writing() && !stage1_.valid(); }
 
  private:
   // ---- output and events ----------------------------------------------------------
@@ -239,51 +242,17 @@ class Run {
     flush_plans();
   }
 
-  // ---- the run's state in memory -----------------------------------------------------
-  // Re-reading, validating and rewriting (with fsync) the whole state on every start and
-  // end of a plan made execute quadratic. The plans' statuses are this run's own (one
-  // execute per project): they are kept in core_ and written in batches (flush_plans: one
-  // read-modify-write under the lock for every change queued, checking only the plans it
-  // changed against the schema), at most every 250 ms and never more than a tenth of the
-  // time, and at once before anything that reads them back (gates, the end of the phase,
-  // stop). The timer's batches are written on a worker thread (flush_async): the same
-  // locked, atomic read-modify-write, while the loop goes on reaping and starting executors
-  // (its two fsyncs used to idle both slots); one write at a time, in order, and a write at
-  // once (flush_plans) first waits for the one in flight. Starts are batched too: who runs
-  // a started plan is appended to the executors' journal at its spawn (journal_executor),
-  // which is what a later run needs after a kill -9 of this one. The rest of the state
-  // (gates, approvals) is another process's to change: state_now() reads the file again
-  // only when its identity (inode, size, times) is not the one this run last wrote or read.
-  // After a batched write, the document it gives has no "plans" (the write keeps them for the
-  // next one, state::update_plan_records): during the loop, the plans' statuses are core_'s.
-  // A run killed between two writes loses only statuses that the next run finds again
-  // (SUMMARY files; a `running` plan becomes pending, its executor ended through the journal).
+  // ---- the run's state file (runner/run_state_writes.h: changes written in batches) ------
+  const state::LoadResult& state_now() { return writes_.now(); }
+  void queue_plan(size_t i, execution::PlanUpdate u) { writes_.queue(i, entries_[i].id, std::move(u)); }
+  void flush_plans(const std::function<void(json&)>& also = nullptr) { writes_.flush(also); }
   // A plan record's change as the run queues it (execution::started / ended), statuses typed.
   struct PlanUpdate : execution::PlanUpdate {
     PlanUpdate(execution::PlanUpdate u) : execution::PlanUpdate(std::move(u)) {}
   };
-  const state::LoadResult& state_now();
-  void queue_plan(size_t i, execution::PlanUpdate u);
-  // Writes every queued change now (after the write in flight, if any).
-  // `also`: one more change of the state, written with the plans' records in the same write
-  // (a field beside them: it never changes a record).
-  void flush_plans(const std::function<void(json&)>& also = nullptr);
-  // The timer's batch: the queued changes written on a worker thread.
-  void flush_async();
-  void arm_flush();  // the timer for the next batch (at most one every 250 ms, a tenth of the time)
-  // The write in flight, once it ended (waits for it): its document becomes the state now.
-  void harvest_flush();
-  std::vector<std::pair<std::string, execution::PlanUpdate>> take_pending();
-  void flushed(state::UpdateResult up, uint64_t started_ns, uint64_t ended_ns);
-  // Who runs a plan that just started (protocol/run/execution.h: the executors' journal): one
-  // appended line, so the plan's `running` can wait for the next batched state write. false
-  // when the journal cannot be written (the caller then writes the state at once).
-  bool journal_executor(const std::string& plan_id, const json& record);
   // At the start of a run (under the instance lock): the executors a killed run journaled
   // and that still run are ended, then the journal is removed.
   void end_journaled_executors();
-  // At the end of the loop, once the state holds every plan's record: the journal goes.
-  void close_journal(bool remove);
   void interrupt(int signum);
   // The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
   void draw_live();
@@ -313,26 +282,7 @@ class Run {
   // What runs next (protocol/run/run_core.h): one record per plan (status, step, slot, attempt,
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
-  std::vector<size_t> queued_;  // plans whose record has a change not written yet (PlanRun::queued)
-  std::vector<std::string> steps_pending_;                 // steps_completed to add, in the next write
-  uv_timer_t flush_timer_{};
-  bool flush_timer_armed_ = false, loop_started_ = false;
-  // The batch written on a worker thread (flush_async): its thread, result and wake-up.
-  struct Inflight {
-    std::thread thread;
-    state::UpdateResult result;
-    uint64_t started_ns = 0, ended_ns = 0;
-  };
-  std::unique_ptr<Inflight> inflight_;
-  uv_async_t flush_done_{};
-  uint64_t last_flush_ns_ = 0, last_flush_cost_ns_ = 0;
-  state::LoadResult state_cache_;
-  // The document state_cache_ held before the last write: freed on the next write's thread,
-  // not on the loop (freeing 800 plan records is half a millisecond the loop would spend).
-  json retired_doc_;
-  std::string state_stamp_;  // fs::Disk::stamp of the file state_cache_ holds ("": read it again)
-  int journal_fd_ = -1;      // the executors' journal, opened at the first spawn
-  bool flush_failed_ = false;
+  StateWrites writes_{ctx_.world, ctx_.root};  // the state file: read, batched writes, the journal
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
   bool tidied_ = false;                                      // finish() tidied the worktrees once
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)

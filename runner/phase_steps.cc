@@ -272,10 +272,7 @@ GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const
         if (!r.stamp.empty() && r.state.is_object()) {
           // The state as the gate's last write left it: the next state_now() reads the file
           // again only if another process wrote it since.
-          state_cache_ = state::LoadResult{};
-          state_cache_.doc = std::move(r.state);
-          state_cache_.exists = true;
-          state_stamp_ = r.stamp;
+          writes_.wrote(std::move(r.state), r.stamp);
         }
         acted = true;
         continue;

@@ -200,8 +200,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       spawned[e.id] = executor_record(pid, proc->start_ticks());
       // Who runs it: in the journal at once (a later run ends it after a kill -9 of this one),
       // in the state with its `running`, in the next batched write.
-      if (!journal_executor(e.id, spawned[e.id])) journal_failed = true;
-      if (auto& q = run_of(i).queued) {
+      if (!writes_.journal(e.id, spawned[e.id])) journal_failed = true;
+      if (execution::PlanUpdate* q = writes_.queued(i)) {
         q->set["executor"] = spawned[e.id];
         q->set["sandbox"] = run_of(i).sandbox;  // kept once the plan ends (its executor record is not)
         q->set["sandbox_seal"] = sandbox::seal_plan_record(gates::project_id(world_, root_), cid_, e.id,
@@ -260,7 +260,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     for (auto& [id, r] : spawned.items()) {
       bool queued = false;
       for (size_t k : idx)
-        if (entries_[k].id == id) queued = queued || run_of(k).queued.has_value();
+        if (entries_[k].id == id) queued = queued || writes_.queued(k) != nullptr;
       missing = missing || !queued;
     }
     if (journal_failed || missing) flush_plans();

@@ -50,7 +50,6 @@ struct PlanRun {
   // adapter), or none while it waits in a batch (its wave's array, the fetch queue).
   bool running = false;
   std::unique_ptr<Process> proc;
-  std::optional<execution::PlanUpdate> queued;  // its record's change not written yet (queue_plan)
   json dispatch_rec;             // its dispatch record (schemas: plans[].dispatch; null: none)
   bool dispatch_failed_before = false;  // a stopped run left it failed: a new attempt
   bool dispatch_submitting = false;     // its submit runs: Ctrl-C lets it end, then cancels its job
