@@ -15,22 +15,7 @@ using dispatch_detail::first_line;
 // arrays (protocol: dispatch::form_wave_arrays decides which plans share one), one submit_wave
 // and one wait_wave per array, whatever the wave's size.
 void Run::dispatch_submit_waves(long long wave) {
-  if (auto re = wave_reattach_.find(wave); re != wave_reattach_.end()) {
-    auto arrays = std::move(re->second);
-    wave_reattach_.erase(re);
-    for (auto& [handle, plans] : arrays) {
-      // Each plan at its task's index; the tasks of the array not waited on here (merged
-      // already, or of plans not in this run) are left out.
-      size_t n = 0;
-      for (size_t i : plans) n = std::max<size_t>(n, run_of(i).dispatch_rec["wave_index"].get<size_t>() + 1);
-      std::vector<size_t> at(n, kNoPlan);
-      for (size_t i : plans) {
-        release(i);
-        at[run_of(i).dispatch_rec["wave_index"].get<size_t>()] = i;
-      }
-      dispatch_wait_array(wave, at, str(run_of(plans.front()).dispatch_rec, "wave_key"), handle);
-    }
-  }
+  dispatch_reattach_arrays(wave);
   auto it = wave_pending_.find(wave);
   if (it == wave_pending_.end()) return;
   auto pending = std::move(it->second);

@@ -190,6 +190,7 @@ class Run {
     return cfg_.dispatch.wave_form() ? static_cast<int>(entries_.size()) + 1 : dispatch_parallel();
   }
   void dispatch_submit_waves(long long wave);
+  void dispatch_reattach_arrays(long long wave);  // re-attached plans: one wait_wave per array
   void dispatch_submit_array(long long wave, const std::vector<size_t>& plans, const std::string& key);
   void dispatch_wait_array(long long wave, const std::vector<size_t>& plans, const std::string& key,
                            const std::string& handle);

@@ -236,6 +236,30 @@ void Run::start_dispatched(size_t i, long long wave, const dispatch::Start& s) {
   dispatch_begin_submit(i, wave, s.attempt, false);
 }
 
+// The plans of this wave re-attached to the tasks of an earlier execute's arrays: one
+// wait_wave per array, each plan at its task's index; the tasks of the array not waited on
+// here (merged already, or of plans not in this run) are left out.
+void Run::dispatch_reattach_arrays(long long wave) {
+  auto re = wave_reattach_.find(wave);
+  if (re == wave_reattach_.end()) return;
+  {
+    auto arrays = std::move(re->second);
+    wave_reattach_.erase(re);
+    for (auto& [handle, plans] : arrays) {
+      // Each plan at its task's index; the tasks of the array not waited on here (merged
+      // already, or of plans not in this run) are left out.
+      size_t n = 0;
+      for (size_t i : plans) n = std::max<size_t>(n, run_of(i).dispatch_rec["wave_index"].get<size_t>() + 1);
+      std::vector<size_t> at(n, kNoPlan);
+      for (size_t i : plans) {
+        release(i);
+        at[run_of(i).dispatch_rec["wave_index"].get<size_t>()] = i;
+      }
+      dispatch_wait_array(wave, at, str(run_of(plans.front()).dispatch_rec, "wave_key"), handle);
+    }
+  }
+}
+
 void Run::dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
                         bool reschedule) {
   const auto& e = entries_[i];
