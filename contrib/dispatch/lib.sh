@@ -186,8 +186,9 @@ dispatch_wave_script() {
 # `run-job: ✗ ...`) ends the nap, so the poll that sees the job ended comes as it ends, not at
 # the next interval. A log that does not exist yet (a job still pending) is looked for on each
 # slice of the nap and followed once it appears. These early polls are rationed (at least 0.05
-# s after the last poll, two a second at most, three per job), so the engine's load stays a few
-# calls a second; at most YOLO_DISPATCH_FOLLOW_MAX (16) logs are followed or looked for at once.
+# s after the last poll, a bucket of two refilled at one a second, three per job), so the
+# engine's load stays a few calls a second; at most YOLO_DISPATCH_FOLLOW_MAX (16) logs are
+# followed or looked for at once.
 # Needs bash 5 ($EPOCHREALTIME): older shells nap the whole interval.
 declare -A dispatch_log_fd=() dispatch_log_part=() dispatch_log_end=() dispatch_log_want=()
 dispatch_nap_fd= dispatch_tokens=2000 dispatch_tokens_at=
@@ -260,8 +261,8 @@ dispatch_nap() {
   while :; do
     dispatch_read_logs
     dispatch_clock
-    # Two early polls a second at most (a bucket of two, refilled at two a second).
-    dispatch_tokens=$((dispatch_tokens + (dispatch_ms - ${dispatch_tokens_at:-$dispatch_ms}) * 2))
+    # One early poll a second on average (a bucket of two, refilled at one a second).
+    dispatch_tokens=$((dispatch_tokens + dispatch_ms - ${dispatch_tokens_at:-$dispatch_ms}))
     [ "$dispatch_tokens" -le 2000 ] || dispatch_tokens=2000
     dispatch_tokens_at=$dispatch_ms
     if [ "${#dispatch_log_end[@]}" -gt 0 ] && [ $((dispatch_ms - start)) -ge 50 ] && [ "$dispatch_tokens" -ge 1000 ]; then
