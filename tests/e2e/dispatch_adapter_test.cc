@@ -177,7 +177,7 @@ struct FakeClients {
 TEST(DispatchAdapterTest, EveryScriptParsesWithBashN) {
   for (const auto& f :
        {adapter("slurm"), adapter("kubernetes"), adapter("github-actions"), adapter("local"), adapter("run-job"),
-        adapter("lib.sh"), script("slurm-up"), script("slurm-down"), script("bench-dispatch")}) {
+        adapter("lib.sh"), script("slurm-up"), script("slurm-down"), script("bench-dispatch"), script("bench-one-plan")}) {
     auto r = run_program({"bash", "-n", f});
     EXPECT_EQ(r.exit_code, 0) << f << "\n" << dump(r);
   }
