@@ -169,7 +169,8 @@ class Worktrees {
   // that still have one of them checked out are detached first, here, on the caller's thread
   // and in one `update-ref --stdin` of their HEADs (`worktrees/NAME/HEAD`): a slot the next
   // plan takes must never be detached after it. A branch whose slot could not be detached is
-  // left (tidy() deletes it at the end of the run). Empty argv: nothing to delete.
+  // left (tidy() deletes it at the end of the run); so is one checked out in a worktree that
+  // is no slot (by hand: tidy() names it). Empty argv: nothing to delete.
   SpawnSpec delete_branches_spec(const std::vector<std::pair<std::string, std::string>>& merged,
                                  const std::vector<std::filesystem::path>& slots);
   // At the end of a run: a stale .git/packed-refs.lock (left by a killed git) removed, every

@@ -204,6 +204,17 @@ SpawnSpec Worktrees::delete_branches_spec(const std::vector<std::pair<std::strin
         kept.insert(ref);  // still checked out: deleting it would leave the slot on no commit
     }
   }
+  // A branch still checked out once the slots are detached is in a worktree that is none of
+  // them (one a person added by hand, or the main checkout): kept. `git branch -D` refuses
+  // it, and update-ref would delete it under that worktree, whose HEAD would then name no
+  // commit; tidy() names it at the end of the run.
+  auto keep_if_checked_out = [&](const stdfs::path& head_file) {
+    std::string head = first_line_of(head_file);
+    if (head.rfind("ref: ", 0) == 0 && tip.count(head.substr(5))) kept.insert(head.substr(5));
+  };
+  keep_if_checked_out(common_ / "HEAD");
+  std::error_code ec;
+  for (const auto& d : stdfs::directory_iterator(common_ / "worktrees", ec)) keep_if_checked_out(d.path() / "HEAD");
   std::string deletes;
   for (const auto& [ref, c] : tip)
     if (!kept.count(ref)) deletes += "delete " + ref + "\n";

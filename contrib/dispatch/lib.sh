@@ -164,13 +164,129 @@ dispatch_task_case() {
 }
 
 # dispatch_wave_script INDEX_VAR NAME CASES: the job script of a wave: task INDEX_VAR's
-# arguments, then run-job's own text.
+# arguments, then run-job's own text. dispatch_wave_script_into sets wave_script to it without
+# starting a program.
+dispatch_wave_script_into() {
+  local body lines=()
+  mapfile -t lines <"$here/run-job" || dispatch_usage "cannot read $here/run-job"
+  printf -v body '%s\n' "${lines[@]:1}"
+  printf -v wave_script '%s\n' '#!/usr/bin/env bash' "# yolo: $2" "case \${$1:-none} in"
+  wave_script+=$3
+  wave_script+="  *) echo \"run-job: ✗ no task \${$1:-none} in this wave\" >&2; exit 1 ;;"$'\n'"esac"$'\n'
+  wave_script+=$body
+}
 dispatch_wave_script() {
-  echo '#!/usr/bin/env bash'
-  echo "# yolo: $2"
-  echo "case \${$1:-none} in"
-  printf '%s' "$3"
-  echo "  *) echo \"run-job: ✗ no task \${$1:-none} in this wave\" >&2; exit 1 ;;"
-  echo 'esac'
-  sed 1d "$here/run-job"
+  dispatch_wave_script_into "$@"
+  printf '%s' "$wave_script"
+}
+
+# Between two polls of the engine a waiting adapter naps without starting a program, and reads
+# the logs of its running jobs that are readable here (a one-node cluster, a shared file
+# system) as they grow: a log whose job wrote run-job's last line (`run-job: ✓ ...` or
+# `run-job: ✗ ...`) ends the nap, so the poll that sees the job ended comes as it ends, not at
+# the next interval. A log that does not exist yet (a job still pending) is looked for on each
+# slice of the nap and followed once it appears. These early polls are rationed (at least 0.05
+# s after the last poll, a bucket of two refilled at one a second, three per job), so the
+# engine's load stays a few calls a second; at most YOLO_DISPATCH_FOLLOW_MAX (16) logs are
+# followed or looked for at once.
+# Needs bash 5 ($EPOCHREALTIME): older shells nap the whole interval.
+declare -A dispatch_log_fd=() dispatch_log_part=() dispatch_log_end=() dispatch_log_want=()
+dispatch_nap_fd= dispatch_tokens=2000 dispatch_tokens_at=
+dispatch_clock() { local t=${EPOCHREALTIME:-}; t=${t/[.,]/}; dispatch_ms=$((${t:-0} / 1000)); }
+# dispatch_follow_log KEY FILE: follows FILE for KEY (a job, a task) from its start; a FILE
+# that does not exist yet is looked for until it does.
+dispatch_follow_log() {
+  [ -n "${EPOCHREALTIME:-}" ] && [ -n "$2" ] || return 0
+  [ -z "${dispatch_log_fd[$1]:-}" ] && [ -z "${dispatch_log_end[$1]:-}" ] || return 0
+  if [ -z "${dispatch_log_want[$1]:-}" ] &&
+    [ $((${#dispatch_log_fd[@]} + ${#dispatch_log_want[@]})) -ge "${YOLO_DISPATCH_FOLLOW_MAX:-16}" ]; then
+    return 0
+  fi
+  local fd
+  if [ -f "$2" ] && { exec {fd}<"$2"; } 2>/dev/null; then
+    unset "dispatch_log_want[$1]"
+    dispatch_log_fd[$1]=$fd dispatch_log_part[$1]=
+  else
+    dispatch_log_want[$1]=$2
+  fi
+}
+# dispatch_unfollow_log KEY: KEY's job has been reported; its log is followed no longer.
+dispatch_unfollow_log() {
+  local fd=${dispatch_log_fd[$1]:-}
+  [ -z "$fd" ] || exec {fd}<&-
+  unset "dispatch_log_fd[$1]" "dispatch_log_part[$1]" "dispatch_log_end[$1]" "dispatch_log_want[$1]"
+}
+# dispatch_read_logs: reads what the followed logs got since the last call; a log with its
+# job's last line is read no more, and its job counts as ending (dispatch_log_end).
+dispatch_read_logs() {
+  local k line fd
+  for k in "${!dispatch_log_want[@]}"; do
+    [ ! -f "${dispatch_log_want[$k]}" ] || dispatch_follow_log "$k" "${dispatch_log_want[$k]}"
+  done
+  for k in "${!dispatch_log_fd[@]}"; do
+    while :; do
+      if IFS= read -r -u "${dispatch_log_fd[$k]}" line; then
+        line=${dispatch_log_part[$k]}$line dispatch_log_part[$k]=
+        case $line in
+          'run-job: ✓'* | 'run-job: ✗'*)
+            fd=${dispatch_log_fd[$k]}
+            exec {fd}<&-
+            unset "dispatch_log_fd[$k]" "dispatch_log_part[$k]"
+            dispatch_log_end[$k]=3
+            break ;;
+        esac
+      else
+        # A line not finished yet: kept until its end comes (read consumed it).
+        line=${dispatch_log_part[$k]}$line
+        [ "${#line}" -le 4096 ] || line=${line:${#line}-4096}
+        dispatch_log_part[$k]=$line
+        break
+      fi
+    done
+  done
+}
+# dispatch_nap MS: sleeps MS milliseconds, 1; returns 0 earlier when a job is ending and an
+# early poll is allowed (then the caller polls at once).
+dispatch_nap() {
+  local ms=$1 s start k
+  [ -n "$dispatch_nap_fd" ] || exec {dispatch_nap_fd}<> <(:)
+  if [ -z "${EPOCHREALTIME:-}" ] ||
+    [ $((${#dispatch_log_fd[@]} + ${#dispatch_log_end[@]} + ${#dispatch_log_want[@]})) -eq 0 ]; then
+    printf -v s '%d.%03d' $((ms / 1000)) $((ms % 1000))
+    read -r -t "$s" -u "$dispatch_nap_fd" _
+    return 1
+  fi
+  dispatch_clock
+  start=$dispatch_ms
+  while :; do
+    dispatch_read_logs
+    dispatch_clock
+    # One early poll a second on average (a bucket of two, refilled at one a second).
+    dispatch_tokens=$((dispatch_tokens + dispatch_ms - ${dispatch_tokens_at:-$dispatch_ms}))
+    [ "$dispatch_tokens" -le 2000 ] || dispatch_tokens=2000
+    dispatch_tokens_at=$dispatch_ms
+    if [ "${#dispatch_log_end[@]}" -gt 0 ] && [ $((dispatch_ms - start)) -ge 50 ] && [ "$dispatch_tokens" -ge 1000 ]; then
+      for k in "${!dispatch_log_end[@]}"; do
+        dispatch_log_end[$k]=$((dispatch_log_end[$k] - 1))
+        [ "${dispatch_log_end[$k]}" -gt 0 ] || unset "dispatch_log_end[$k]"
+      done
+      dispatch_tokens=$((dispatch_tokens - 1000))
+      # The job wrote its last line: a moment for it to exit and the engine to hear of it.
+      read -r -t 0.02 -u "$dispatch_nap_fd" _
+      return 0
+    fi
+    [ $((dispatch_ms - start)) -lt "$ms" ] || return 1
+    s=$((ms - (dispatch_ms - start)))
+    [ "$s" -le 25 ] || s=25
+    printf -v s '0.%03d' "$s"
+    read -r -t "$s" -u "$dispatch_nap_fd" _
+  done
+}
+# dispatch_poll_ms SECONDS: a poll interval given in seconds (2, 0.5) in milliseconds.
+dispatch_poll_ms() {
+  local whole=${1%%.*} frac=
+  [[ $1 == *.* ]] && frac=${1#*.}
+  frac=${frac}000 frac=${frac:0:3}
+  case $whole$frac in "" | *[!0-9]*) echo 2000; return ;; esac
+  echo $((10#${whole:-0} * 1000 + 10#$frac))
 }

@@ -177,7 +177,7 @@ struct FakeClients {
 TEST(DispatchAdapterTest, EveryScriptParsesWithBashN) {
   for (const auto& f :
        {adapter("slurm"), adapter("kubernetes"), adapter("github-actions"), adapter("local"), adapter("run-job"),
-        adapter("lib.sh"), script("slurm-up"), script("slurm-down"), script("bench-dispatch")}) {
+        adapter("lib.sh"), script("slurm-up"), script("slurm-down"), script("bench-dispatch"), script("bench-one-plan")}) {
     auto r = run_program({"bash", "-n", f});
     EXPECT_EQ(r.exit_code, 0) << f << "\n" << dump(r);
   }
@@ -1136,6 +1136,45 @@ TEST(DispatchAdapterTest, KubernetesCancelOfAnIndexWithNoPodYetMarksItAndWaitWav
   c = run_program({adapter("kubernetes"), "cancel", "yolo-w1-abc#2"}, t2.path(), {k2.path_env()});
   EXPECT_EQ(c.exit_code, 0) << dump(c);
   EXPECT_EQ(k2.calls("annotate"), 0u) << test::read_file(k2.log);
+}
+
+TEST(DispatchAdapterTest, KubernetesWaitOfOneTaskReadsItsIndexAndItsCancelMark) {
+  // `wait NAME#K` (a wave's plan re-attached after a restart) is about index K, not the whole
+  // Job. Index 2 marked cancelled before its pod existed: no pod yet (status says so), then its
+  // pod appears: deleted, and wait fails.
+  TempDir tmp;
+  StandIn k(tmp.path(), "kubectl");
+  k.answer("get", 1, 0, "|0||2");  // conditions | completed | failed | marked
+  k.answer("pods", 1, 0, "");
+  k.answer("get", 3, 0, "Complete |0,1,2||2");  // what a wait blind to the index would take
+  k.answer("pods", 2, 0, "Pending ContainerCreating ");
+  std::vector<std::string> env{k.path_env(), "YOLO_K8S_POLL=1"};
+  auto w = run_program({adapter("kubernetes"), "wait", "ns/yolo-w1-abc#2"}, tmp.path(), env);
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_NE(w.err.find("status: cancelled before its pod started"), std::string::npos) << w.err;
+  EXPECT_NE(w.err.find("index 2 was cancelled before its pod started"), std::string::npos) << w.err;
+  EXPECT_EQ(k.calls("delete pods -l job-name=yolo-w1-abc,batch.kubernetes.io/job-completion-index=2"), 1u)
+      << test::read_file(k.log);
+  EXPECT_EQ(k.calls("delete job"), 0u) << test::read_file(k.log);
+  // Index 2 failed while the others run: 1 at once, its own log.
+  TempDir t2;
+  StandIn k2(t2.path(), "kubectl");
+  k2.answer("get", 1, 0, "|0|2|");
+  k2.answer("get", 2, 0, "Complete |0,1|2|");
+  k2.answer("logs", 1, 0, "run-job: ✗ index two's own failure\n");
+  w = run_program({adapter("kubernetes"), "wait", "yolo-w1-abc#2"}, t2.path(), {k2.path_env(), "YOLO_K8S_POLL=1"});
+  EXPECT_EQ(w.exit_code, 1) << dump(w);
+  EXPECT_NE(w.err.find("index 2 failed"), std::string::npos) << w.err;
+  EXPECT_NE(w.err.find("index two's own failure"), std::string::npos) << w.err;
+  EXPECT_EQ(k2.calls("logs -l job-name=yolo-w1-abc,batch.kubernetes.io/job-completion-index=2"), 1u)
+      << test::read_file(k2.log);
+  // Index 2 completed while another index failed the Job: 0.
+  TempDir t3;
+  StandIn k3(t3.path(), "kubectl");
+  k3.answer("get", 1, 0, "|2||");
+  k3.answer("get", 2, 0, "Failed |2|0|");
+  w = run_program({adapter("kubernetes"), "wait", "yolo-w1-abc#2"}, t3.path(), {k3.path_env(), "YOLO_K8S_POLL=1"});
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
 }
 
 TEST(DispatchAdapterTest, KubernetesGivesUpOnAPodThatCannotStartAfterItsStartDeadlineAndDeletesIt) {

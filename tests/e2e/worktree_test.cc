@@ -502,6 +502,49 @@ TEST_F(WorktreeTest, AnInterruptWhileTheLeftoversAreAsidePutsThemBackAndTheCheck
   EXPECT_EQ(merges_of("01-01"), 0u);
 }
 
+// Someone checks out a plan's branch by hand in a worktree of their own while its wave runs.
+// `git branch -D` refuses a branch checked out anywhere; the deletion after the merge
+// (update-ref) must refuse it as well (it deleted it under that worktree, which was left on
+// no commit), and the run's end says which branch it left and where.
+TEST_F(WorktreeTest, AMergedBranchSomeoneCheckedOutByHandIsKeptAndTheRunSaysSo) {
+  using namespace std::chrono_literals;
+  stdfs::path go = side_.path() / "go", waiting = side_.path() / "waiting", hand = side_.path() / "hand";
+  write_file(repo() / "agents" / "held",
+             "#!/bin/sh\nif [ \"$YOLO_PLAN_ID\" = 01-02 ]; then\n  touch '" + waiting.string() +
+                 "'\n  for _ in $(seq 600); do [ -e '" + go.string() +
+                 "' ] && break; sleep 0.05; done\nfi\nexec \"$(dirname \"$0\")/executor-worktree\" \"$@\"\n");
+  stdfs::permissions(repo() / "agents" / "held", stdfs::perms::owner_all);
+  set_config({{"executor", {{"command", {"agents/held", "{plan_path}", "{summary_path}"}}}}});
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "a held executor"});
+  BgProcess p({yolo_bin(), "execute", "--json"}, repo());
+  for (int k = 0; k < 400 && !stdfs::exists(waiting); ++k) std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(stdfs::exists(waiting)) << p.stderr_text();
+  std::string branch;
+  std::istringstream refs(git({"for-each-ref", "--format=%(refname:short)", "refs/heads/yolo/"}));
+  for (std::string l; std::getline(refs, l);)
+    if (l.size() > 11 && l.compare(l.size() - 11, 11, "/01-02/work") == 0) branch = l;
+  ASSERT_FALSE(branch.empty()) << git({"for-each-ref", "refs/heads/"});
+  git({"worktree", "add", "--force", "--quiet", hand.string(), branch});
+  write_file(go, "");
+  EXPECT_EQ(p.wait_exit(60s), 0) << p.stderr_text();
+  auto events = p.collect(2s);
+  EXPECT_EQ(merges_of("01-02"), 1u) << git({"log", "--oneline", "--graph"});
+  // The hand-made worktree is still on its branch, which still names the plan's commit.
+  auto head = run_program({"git", "-C", hand.string(), "rev-parse", "--verify", "--quiet", "HEAD"}, repo());
+  EXPECT_EQ(head.exit_code, 0) << "its branch was deleted under it: " << head.err;
+  EXPECT_EQ(trim(run_program({"git", "-C", hand.string(), "symbolic-ref", "HEAD"}, repo()).out),
+            "refs/heads/" + branch);
+  // Every other merged branch is gone; that one is named at the run's end, with where it is.
+  EXPECT_EQ(trim(git({"for-each-ref", "--format=%(refname:short)", "refs/heads/yolo/"})), branch);
+  bool named = false;
+  for (const auto& e : p.seen)
+    if (e.value("event", "") == "worktree_tidy" && e.dump().find(branch) != std::string::npos &&
+        e.dump().find(hand.filename().string()) != std::string::npos)
+      named = true;
+  EXPECT_TRUE(named) << "no worktree_tidy event names " << branch << " and its worktree";
+}
+
 // A repository the executor made inside its slot (nested/.git) is listed by git as one
 // untracked folder: `git clean` would leave it and `git add` would record a link. It waits
 // aside while the checks run, and is back, whole, after them.
