@@ -214,12 +214,19 @@ void Run::start_dispatched(size_t i, long long wave, const dispatch::Start& s) {
              "), submitted by an earlier execute");
     // A task of a wave's array: waited on with the rest of its array by one wait_wave
     // (dispatch_submit_waves), as when it was submitted.
+    // The record is the state file's, which a person may have edited: an index past any
+    // array, or one another plan of the array holds, is waited on by itself.
     const json& rec = run_of(i).dispatch_rec;
     if (cfg_.dispatch.wave_form() && !str(rec, "wave_handle").empty() && rec.contains("wave_index") &&
-        rec["wave_index"].is_number_unsigned()) {
-      hold(i, nullptr);  // running meanwhile (no process of its own)
-      wave_reattach_[wave][str(rec, "wave_handle")].push_back(i);
-      return;
+        rec["wave_index"].is_number_unsigned() && rec["wave_index"].get<size_t>() < entries_.size()) {
+      auto& plans = wave_reattach_[wave][str(rec, "wave_handle")];
+      const size_t k = rec["wave_index"].get<size_t>();
+      if (std::none_of(plans.begin(), plans.end(),
+                       [&](size_t j) { return run_of(j).dispatch_rec["wave_index"].get<size_t>() == k; })) {
+        hold(i, nullptr);  // running meanwhile (no process of its own)
+        plans.push_back(i);
+        return;
+      }
     }
     dispatch_wait(i, wave);
     return;

@@ -242,6 +242,26 @@ class DispatchTest : public ::testing::Test {
     c["dispatch"]["wait_wave"] = {{"command", {w, "wait-wave", "{handle}"}}, {"timeout_ms", 120000}};
     write_file(repo() / ".yolo-planning" / "config.json", c.dump(2));
   }
+  // A wave through Slurm in the wave-level form, yolo killed (-9) once its array is
+  // submitted: the array's id ("" when it was not submitted), every plan `submitted`.
+  std::string kill_after_wave_submitted() {
+    use_wave_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(), {"--export-env", "YOLO_EXEC_SLEEP"});
+    std::vector<std::string> argv = {"env"};
+    for (const auto& e : env(slurm_env({"YOLO_EXEC_SLEEP=4"}))) argv.push_back(e);
+    argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
+    std::string array;
+    {
+      BgProcess yolo(argv, repo());
+      auto sub = yolo.wait_for([&](const json& j) { return j.value("event", "") == "wave_submitted"; }, 60s);
+      EXPECT_TRUE(sub) << yolo.stderr_text();
+      if (sub) array = (*sub)["handle"];
+      yolo.signal(SIGKILL);
+      yolo.wait_exit(10s);
+    }
+    for (const char* id : {"01-01", "01-02", "01-03", "01-04"})
+      EXPECT_EQ(plan(id)["dispatch"]["state"], "submitted") << plan(id).dump();
+    return array;
+  }
   // scontrol, squeue and sacct behind wrappers on PATH that log each call ("scontrol show job
   // -o 12"): what the controller was asked, counted from outside the adapter.
   std::string counting_slurm_path() {
@@ -928,21 +948,8 @@ TEST_F(DispatchTest, AWaveReattachedAfterAKillIsWaitedOnByOnePollerForItsArray) 
     std::cout << "skipped: " << *why << std::endl;
     GTEST_SKIP() << "skipped: " << *why;
   }
-  use_wave_adapter((source_dir() / "contrib" / "dispatch" / "slurm").string(), {"--export-env", "YOLO_EXEC_SLEEP"});
-  std::vector<std::string> argv = {"env"};
-  for (const auto& e : env(slurm_env({"YOLO_EXEC_SLEEP=4"}))) argv.push_back(e);
-  argv.insert(argv.end(), {yolo_bin(), "execute", "--json"});
-  std::string array;
-  {
-    BgProcess yolo(argv, repo());
-    auto sub = yolo.wait_for([&](const json& j) { return j.value("event", "") == "wave_submitted"; }, 60s);
-    ASSERT_TRUE(sub) << yolo.stderr_text();
-    array = (*sub)["handle"];
-    yolo.signal(SIGKILL);
-    yolo.wait_exit(10s);
-  }
-  for (const char* id : {"01-01", "01-02", "01-03", "01-04"})
-    ASSERT_EQ(plan(id)["dispatch"]["state"], "submitted") << plan(id).dump();
+  const std::string array = kill_after_wave_submitted();
+  ASSERT_FALSE(array.empty());
   const size_t waits_before = calls_of("wait-wave").size();
   auto r = execute(slurm_env({"YOLO_EXEC_SLEEP=4"}));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -955,6 +962,30 @@ TEST_F(DispatchTest, AWaveReattachedAfterAKillIsWaitedOnByOnePollerForItsArray) 
   size_t reattached = 0;
   for (size_t at = 0; (at = r.out.find("re-attaching to its job", at)) != std::string::npos; ++at) ++reattached;
   EXPECT_EQ(reattached, 4u) << r.out;
+  expect_wave_merged_in_plan_order();
+}
+
+// The state's records are a file a person may edit: a re-attached task whose index lies past
+// any array, or is another plan's, is waited on by itself; the run neither crashes nor leaves
+// a plan waiting for ever, and each plan still runs once.
+TEST_F(DispatchTest, AnEditedTaskIndexIsWaitedOnByItselfNotLostOrCrashing) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  const std::string array = kill_after_wave_submitted();
+  ASSERT_FALSE(array.empty());
+  json st = state();
+  for (auto& p : st["plans"]) {
+    if (p["id"] == "01-02") p["dispatch"]["wave_index"] = 4000000000000ULL;
+    if (p["id"] == "01-03") p["dispatch"]["wave_index"] = 0;  // 01-01's
+  }
+  write_file(repo() / ".yolo-planning" / ".execution-state.json", st.dump(2) + "\n");
+  auto r = execute(slurm_env({"YOLO_EXEC_SLEEP=4"}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(calls_of("submit-wave").size(), 1u) << "no second array: " << read_file(calls());
+  EXPECT_EQ(calls_of("wait").size(), 2u) << "the two edited plans by themselves: " << read_file(calls());
+  EXPECT_TRUE(calls_of("submit").empty()) << read_file(calls());
   expect_wave_merged_in_plan_order();
 }
 
