@@ -6,8 +6,9 @@
 // killed re-attaches to the handles in its state; Ctrl-C cancels the jobs it waits on.
 // The rules (submit or re-attach, which attempt, what wait's exit means) are
 // protocol/run/dispatch.h; every child here is argv through runner/subprocess, never a shell.
-// This file: the config, the records, a plan's start, its failure and Ctrl-C; submitting and
-// waiting are dispatch_submit.cc, the fetch, checkout and merge-ahead dispatch_return.cc.
+// This file: the config, the records, a plan's start (a re-attach, the look-up of an earlier
+// attempt's branch), its failure and Ctrl-C; submitting and waiting are dispatch_submit.cc,
+// the fetch, checkout and merge-ahead dispatch_return.cc.
 #include "protocol/run/dispatch.h"
 
 #include "protocol/findings/make_finding.h"
@@ -265,6 +266,42 @@ void Run::dispatch_reattach_arrays(long long wave) {
       dispatch_wait_array(wave, at, str(run_of(plans.front()).dispatch_rec, "wave_key"), handle);
     }
   }
+}
+
+// Attempt N ended without its branch being gated (its job failed, was cancelled, or yolo gave
+// up on it): a job that pushed after all is gated, not run a second time. The lookup runs as
+// a child of the loop (the plan counts as running meanwhile).
+void Run::dispatch_look_up_previous(size_t i, long long wave, int attempt, int previous) {
+  const std::string prev_branch = dispatch::branch_for_attempt(trees_->branch_for(entries_[i].id), previous);
+  SpawnSpec spec;
+  spec.argv = {"git", "ls-remote", "--heads", dispatch_url_, "refs/heads/" + prev_branch};
+  spec.cwd = root_;
+  spec.unset_env = adapter_unset_env();
+  spec.timeout_ms = 120000;
+  run_of(i).argv = spec.argv;
+  hold(i, Process::start(&loop_, std::move(spec), [this, i, wave, attempt, previous, prev_branch](SpawnResult r) {
+    release(i);
+    if (interrupted_) {
+      dispatch_interrupted(i);
+      return;
+    }
+    const auto& e = entries_[i];
+    if (r.ok() && !text::trim(r.out).empty()) {
+      json prev = run_of(i).dispatch_rec.is_null() ? json::object() : run_of(i).dispatch_rec;
+      prev["attempt"] = previous;
+      prev["state"] = dispatch::job_state_name(dispatch::JobState::Submitted);
+      run_of(i).dispatch_rec = prev;
+      emit("plan_found_on_remote", {{"plan", e.id}, {"branch", prev_branch}, {"attempt", previous}}, Sym::Diamond,
+           "Plan " + e.id + ": attempt " + std::to_string(previous) + "'s branch " + prev_branch +
+               " is on the remote (its job pushed it after all): gating it, no new job");
+      SpawnResult none;
+      none.outcome = SpawnResult::Outcome::Exited;
+      none.exit_code = 0;
+      dispatch_fetch(i, wave, std::move(none));
+      return;
+    }
+    dispatch_begin_submit(i, wave, attempt, true);
+  }));
 }
 
 void Run::dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
