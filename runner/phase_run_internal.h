@@ -203,9 +203,8 @@ class Run {
     return r ? r->dispatch_res : std::vector<std::string>();
   }
   std::map<long long, std::vector<std::pair<size_t, int>>> wave_pending_;  // wave -> (plan, attempt) to submit
-  // wave -> an earlier execute's array -> its plans re-attached now, waited on together.
-  std::map<long long, std::map<std::string, std::vector<size_t>>> wave_reattach_;
-  static constexpr size_t kNoPlan = static_cast<size_t>(-1);  // an array's task not waited on here
+  std::map<long long, std::vector<size_t>> wave_reattach_;  // wave -> plans re-attached, to wait on
+  static constexpr size_t kNoPlan = dispatch::kNoPlan;      // an array's task not waited on here
   std::map<std::string, std::unique_ptr<Process>> wave_submit_procs_;      // array key -> its submit_wave
   std::map<std::string, std::unique_ptr<Process>> wave_wait_procs_;        // array key -> its wait_wave
   // The return path: plans whose job ended, fetched together by one `git fetch` child.

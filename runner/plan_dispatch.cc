@@ -213,21 +213,12 @@ void Run::start_dispatched(size_t i, long long wave, const dispatch::Start& s) {
     emit("plan_reattached", {{"plan", e.id}, {"handle", s.handle}, {"attempt", s.attempt}}, Sym::Diamond,
          "Plan " + e.id + ": re-attaching to its job " + s.handle + " (attempt " + std::to_string(s.attempt) +
              "), submitted by an earlier execute");
-    // A task of a wave's array: waited on with the rest of its array by one wait_wave
-    // (dispatch_submit_waves), as when it was submitted.
-    // The record is the state file's, which a person may have edited: an index past any
-    // array, or one another plan of the array holds, is waited on by itself.
-    const json& rec = run_of(i).dispatch_rec;
-    if (cfg_.dispatch.wave_form() && !str(rec, "wave_handle").empty() && rec.contains("wave_index") &&
-        rec["wave_index"].is_number_unsigned() && rec["wave_index"].get<size_t>() < entries_.size()) {
-      auto& plans = wave_reattach_[wave][str(rec, "wave_handle")];
-      const size_t k = rec["wave_index"].get<size_t>();
-      if (std::none_of(plans.begin(), plans.end(),
-                       [&](size_t j) { return run_of(j).dispatch_rec["wave_index"].get<size_t>() == k; })) {
-        hold(i, nullptr);  // running meanwhile (no process of its own)
-        plans.push_back(i);
-        return;
-      }
+    // In the wave-level form, waited on with the rest of its wave's re-attached plans once
+    // start_plans has started them (dispatch_reattach_arrays): one wait_wave per array.
+    if (cfg_.dispatch.wave_form()) {
+      hold(i, nullptr);  // running meanwhile (no process of its own)
+      wave_reattach_[wave].push_back(i);
+      return;
     }
     dispatch_wait(i, wave);
     return;
@@ -244,28 +235,18 @@ void Run::start_dispatched(size_t i, long long wave, const dispatch::Start& s) {
   dispatch_begin_submit(i, wave, s.attempt, false);
 }
 
-// The plans of this wave re-attached to the tasks of an earlier execute's arrays: one
-// wait_wave per array, each plan at its task's index; the tasks of the array not waited on
-// here (merged already, or of plans not in this run) are left out.
+// The plans of this wave re-attached to jobs of an earlier execute: one wait_wave per array
+// it submitted, the rest each by itself (protocol: dispatch::group_reattached decides).
 void Run::dispatch_reattach_arrays(long long wave) {
   auto re = wave_reattach_.find(wave);
   if (re == wave_reattach_.end()) return;
-  {
-    auto arrays = std::move(re->second);
-    wave_reattach_.erase(re);
-    for (auto& [handle, plans] : arrays) {
-      // Each plan at its task's index; the tasks of the array not waited on here (merged
-      // already, or of plans not in this run) are left out.
-      size_t n = 0;
-      for (size_t i : plans) n = std::max<size_t>(n, run_of(i).dispatch_rec["wave_index"].get<size_t>() + 1);
-      std::vector<size_t> at(n, kNoPlan);
-      for (size_t i : plans) {
-        release(i);
-        at[run_of(i).dispatch_rec["wave_index"].get<size_t>()] = i;
-      }
-      dispatch_wait_array(wave, at, str(run_of(plans.front()).dispatch_rec, "wave_key"), handle);
-    }
-  }
+  std::vector<std::pair<size_t, json>> records;
+  for (size_t i : re->second) records.push_back({i, run_of(i).dispatch_rec});
+  wave_reattach_.erase(re);
+  auto groups = dispatch::group_reattached(records, entries_.size());
+  for (const auto& [i, rec] : records) release(i);
+  for (const auto& a : groups.arrays) dispatch_wait_array(wave, a.at, a.key, a.handle);
+  for (size_t i : groups.alone) dispatch_wait(i, wave);
 }
 
 // Attempt N ended without its branch being gated (its job failed, was cancelled, or yolo gave

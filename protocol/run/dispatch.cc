@@ -287,6 +287,32 @@ std::vector<std::string> check_wave_templates(const std::vector<std::string>& su
   return errs;
 }
 
+Reattached group_reattached(const std::vector<std::pair<size_t, json>>& records, size_t max_tasks) {
+  Reattached r;
+  std::map<std::string, size_t> array_of;  // handle -> index in r.arrays
+  for (const auto& [plan, rec] : records) {
+    const std::string handle = rec.is_object() ? rec.value("wave_handle", "") : "";
+    auto idx = rec.is_object() ? rec.find("wave_index") : rec.end();
+    const bool index = idx != rec.end() && idx->is_number_integer() && idx->get<long long>() >= 0 &&
+                       idx->get<unsigned long long>() < max_tasks;
+    if (handle.empty() || !index) {
+      r.alone.push_back(plan);
+      continue;
+    }
+    const size_t k = idx->get<size_t>();
+    auto [it, fresh] = array_of.emplace(handle, r.arrays.size());
+    if (fresh) r.arrays.push_back({handle, rec.value("wave_key", ""), {}});
+    std::vector<size_t>& at = r.arrays[it->second].at;
+    if (k < at.size() && at[k] != kNoPlan) {  // another plan's task
+      r.alone.push_back(plan);
+      continue;
+    }
+    if (k >= at.size()) at.resize(k + 1, kNoPlan);
+    at[k] = plan;
+  }
+  return r;
+}
+
 std::vector<WaveArray> form_wave_arrays(const std::string& correlation_id, std::vector<WaveCandidate> c) {
   std::stable_sort(c.begin(), c.end(), [](const WaveCandidate& a, const WaveCandidate& b) {
     return a.resources_key != b.resources_key ? a.resources_key < b.resources_key : a.plan_id < b.plan_id;

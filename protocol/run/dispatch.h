@@ -132,6 +132,24 @@ struct WaveArray {
 };
 std::vector<WaveArray> form_wave_arrays(const std::string& correlation_id, std::vector<WaveCandidate> c);
 
+// The plans of a wave re-attached to jobs an earlier execute submitted, as the state's records
+// name them (plan index, its dispatch record). A record of a task of an array (wave_handle,
+// wave_index) joins that array's wait, at its task's index; the array's other tasks (merged
+// already, or of plans not in this run) are kNoPlan. A record that names no array, an index
+// of max_tasks or more, or an index another plan of the array already holds (the state is a
+// file a person may edit) is waited on by itself.
+inline constexpr size_t kNoPlan = static_cast<size_t>(-1);
+struct ReattachedArray {
+  std::string handle;       // the array's job
+  std::string key;          // its wave_key (the first plan's record)
+  std::vector<size_t> at;   // task index -> plan index, or kNoPlan
+};
+struct Reattached {
+  std::vector<ReattachedArray> arrays;  // in the order their first plan came
+  std::vector<size_t> alone;            // each waited on by itself
+};
+Reattached group_reattached(const std::vector<std::pair<size_t, json>>& records, size_t max_tasks);
+
 // The task file given to submit_wave: for each task, its argument count, then each argument,
 // every one NUL-terminated ("3\0--plan-id\001-01\0..."): binary-safe, read by bash with
 // `read -d ''`. The arguments of a task are the plan's submit argv from its first option on

@@ -325,5 +325,33 @@ TEST(DispatchResources, TheyGoBeforeTheDashesThatEndTheSubmitOptions) {
   EXPECT_EQ(submit_argv({"s", "--"}, {"e"}, {}, {}), (std::vector<std::string>{"s", "--", "e"}));
 }
 
+
+// Re-attached plans: each task of an earlier array joins its array's one wait at its index;
+// an index past max_tasks, one another plan holds, or a record with no array waits alone.
+TEST(DispatchRules, ReattachedTasksJoinTheirArrayAndAnEditedIndexWaitsAlone) {
+  auto task = [](const std::string& handle, json index) {
+    return json{{"state", "submitted"}, {"handle", handle + "_x"}, {"wave_handle", handle}, {"wave_index", index},
+                {"wave_key", "k-" + handle}};
+  };
+  std::vector<std::pair<size_t, json>> recs = {
+      {0, task("12", 0)},
+      {1, task("12", 4000000000000ULL)},  // past any array
+      {2, task("12", 0)},                 // 0 is plan 0's
+      {3, task("12", 3)},
+      {4, task("15", 1)},
+      {5, json{{"state", "submitted"}, {"handle", "77"}}},  // a per-plan job
+      {6, task("15", -1)},                                  // not an index
+  };
+  Reattached r = group_reattached(recs, 8);
+  ASSERT_EQ(r.arrays.size(), 2u);
+  EXPECT_EQ(r.arrays[0].handle, "12");
+  EXPECT_EQ(r.arrays[0].key, "k-12");
+  EXPECT_EQ(r.arrays[0].at, (std::vector<size_t>{0, kNoPlan, kNoPlan, 3}));
+  EXPECT_EQ(r.arrays[1].handle, "15");
+  EXPECT_EQ(r.arrays[1].at, (std::vector<size_t>{kNoPlan, 4}));
+  EXPECT_EQ(r.alone, (std::vector<size_t>{1, 2, 5, 6}));
+  EXPECT_EQ(group_reattached(recs, 3).alone, (std::vector<size_t>{1, 2, 3, 5, 6})) << "index 3 of 3 tasks";
+}
+
 }  // namespace
 }  // namespace yolo::dispatch
