@@ -1,5 +1,6 @@
 #include "runner/gates_view.h"
 
+#include "protocol/gates/gates.h"
 #include "protocol/run/dispatch.h"
 #include "protocol/run/execution.h"
 #include "protocol/ports/fs.h"
@@ -64,9 +65,8 @@ std::string column(std::string s, size_t n) {
 bool does_not_count(const json& g) { return g.is_object() && g.contains("counts") && g["counts"] == false; }
 
 out::Sym gate_sym(const json& g) {
-  std::string s = str(g, "status");
-  if (s == "APPROVED") return does_not_count(g) ? out::Sym::Warn : out::Sym::Ok;
-  if (s == "REJECTED") return out::Sym::Fail;
+  if (::yolo::gates::has_status(g, ::yolo::gates::GateStatus::Approved)) return does_not_count(g) ? out::Sym::Warn : out::Sym::Ok;
+  if (::yolo::gates::has_status(g, ::yolo::gates::GateStatus::Rejected)) return out::Sym::Fail;
   if (!str(g, "last_error").empty()) return out::Sym::Warn;
   return out::Sym::Pause;
 }
@@ -124,11 +124,10 @@ std::string render_gates(const json& gates) {
     if (!r.empty()) r += "\n";
     r += out::sym(gate_sym(g)) + " " + pad(str(g, "id"), 16) + pad(str(g, "gate_type"), 13) + pad(str(g, "status"), 9) +
          str(g, "plan_path");
-    std::string s = str(g, "status");
-    if (s == "APPROVED") {
+    if (::yolo::gates::has_status(g, ::yolo::gates::GateStatus::Approved)) {
       r += out::dim("  by " + str(g, "approved_by") + " at " + str(g, "resolved_at"));
       if (does_not_count(g)) r += "\n    does not count: " + one_line(str(g, "problem"), 400);
-    } else if (s == "REJECTED")
+    } else if (::yolo::gates::has_status(g, ::yolo::gates::GateStatus::Rejected))
       r += out::dim("  at " + str(g, "resolved_at")) + "\n    feedback: " + one_line(str(g, "feedback"), 300);
     else {
       r += out::dim("  since " + str(g, "created_at"));
@@ -387,7 +386,7 @@ std::string render_status(const json& s) {
   size_t resolved = 0;
   if (gl.is_array())
     for (const auto& g : gl)
-      if (str(g, "status") != "OPEN") ++resolved;
+      if (!::yolo::gates::has_status(g, ::yolo::gates::GateStatus::Open)) ++resolved;
   if (resolved > 0) add(out::dim(std::to_string(resolved) + " resolved gate(s): `yolo gates`"));
   if (project.is_object() && project.contains("phases") &&
       (project["phases"].size() > 1 || project.contains("phases_omitted"))) {

@@ -200,7 +200,7 @@ ToolResult manage_hitl_gate(const json& args, const ToolContext& ctx) {
   if (!run.ok()) return ToolResult::failure(run.error);
   std::string status = str(run.gate, "status");
   ToolResult out;
-  if (action == "approve" && status != "APPROVED") {
+  if (action == "approve" && !gates::has_status(run.gate, gates::GateStatus::Approved)) {
     // approve_gate retried a failed command approver instead of approving.
     std::string why = run.messages.empty() ? "the gate is still " + status : join(gates::texts(run.messages), "; ");
     return ToolResult::failure("Gate " + str(run.gate, "id") + " was not approved: " + why);

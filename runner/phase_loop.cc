@@ -175,7 +175,7 @@ void Run::schedule() {
           const json& doc = state_now().doc;
           std::string msg = "the run is halted";
           if (doc.contains("gates") && doc["gates"].is_array() && !doc["gates"].empty() &&
-              str(doc["gates"].back(), "status") == "REJECTED") {
+              gates::has_status(doc["gates"].back(), gates::GateStatus::Rejected)) {
             const json& g = doc["gates"].back();
             msg = str(g, "gate_type") + " gate " + str(g, "id") + " for " + str(g, "plan_path") +
                   " was rejected: " + str(g, "feedback");

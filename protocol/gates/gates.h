@@ -44,6 +44,9 @@ std::string gate_type_names();
 
 enum class GateStatus { Open, Approved, Rejected };
 std::string_view to_string(GateStatus s);  // "OPEN" | "APPROVED" | "REJECTED"
+// A gate record's status (nullopt: none, or not one of the three).
+std::optional<GateStatus> status_of(const json& gate);
+inline bool has_status(const json& gate, GateStatus s) { return status_of(gate) == s; }
 
 // The run's state, derived from the document (never stored as its own field).
 enum class RunState { Running, Frozen, Halted, Complete };

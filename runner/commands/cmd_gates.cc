@@ -173,7 +173,7 @@ json target_gate(const World& w, const stdfs::path& root, const std::string& gat
   auto snap = state::load(w, root);
   if (!snap.ok()) return nullptr;
   for (const auto& g : gates::list_gates(snap.doc)) {
-    if (gate_id.empty() ? g.value("status", "") == "OPEN" : g.value("id", "") == gate_id) return g;
+    if (gate_id.empty() ? gates::has_status(g, gates::GateStatus::Open) : g.value("id", "") == gate_id) return g;
   }
   return nullptr;
 }
@@ -188,7 +188,7 @@ int approve(const Context& ctx, const Options& o) {
   std::string by = approver_identity(o.by, *root);
   json shown = nullptr;
   std::string gate_id = o.gate_id;
-  if (json g = target_gate(ctx.world, *root, o.gate_id); g.is_object() && g.value("status", "") == "OPEN") {
+  if (json g = target_gate(ctx.world, *root, o.gate_id); gates::has_status(g, gates::GateStatus::Open)) {
     shown = show_gate(ctx.world, *root, g, o.verbose);
     if (sandbox_off(cfg))
       out::err(out::sym(out::Sym::Warn) + " the config says \"sandbox\": \"off\": agents, executors, approvers and "
@@ -205,7 +205,7 @@ int approve(const Context& ctx, const Options& o) {
   if (!r.ok()) return fail(cmd, o, r.error);
   remember_person_namespaces();
   std::string status = r.gate.is_object() ? r.gate.value("status", "") : "";
-  bool approved = status == "APPROVED";
+  bool approved = gates::has_status(r.gate, gates::GateStatus::Approved);
   if (approved && signer.wanted(*root)) {
     std::string id = r.gate.value("id", "");
     // Whether it counts is asked as every later check asks it: signature against the trust
@@ -259,7 +259,7 @@ int reject(const Context& ctx, const Options& o) {
   if (int code = 0; refuse_unless_person(cmd, o, code)) return code;
   std::string by = approver_identity(o.by, *root);
   std::string gate_id = o.gate_id;
-  if (json g = target_gate(ctx.world, *root, o.gate_id); g.is_object() && g.value("status", "") == "OPEN") {
+  if (json g = target_gate(ctx.world, *root, o.gate_id); gates::has_status(g, gates::GateStatus::Open)) {
     show_gate(ctx.world, *root, g, o.verbose);
     gate_id = g.value("id", "");  // the gate shown is the one rejected
     if (!o.yes && !confirm("Reject it as " + safe(by) + "? [y/N] "))
@@ -283,7 +283,7 @@ int list(const Context& ctx, const Options& o) {
   if (!snap.ok()) return fail(cmd, o, snap.error);
   json all = json::array(), open = json::array();
   for (auto& g : gates::checked_gates(snap.doc, gates::now_of(ctx.world, *root))) {
-    if (g.value("status", "") == "OPEN") open.push_back(g);
+    if (gates::has_status(g, gates::GateStatus::Open)) open.push_back(g);
     all.push_back(std::move(g));
   }
   // The approval object mirrors a gate; where it disagrees, that is a finding.

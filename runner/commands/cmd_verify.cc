@@ -63,7 +63,7 @@ int verify(const Context& ctx, const Options& o) {
   std::map<std::string, std::string> approved_seals;  // gate id -> seal
   if (doc.contains("gates") && doc["gates"].is_array())
     for (const auto& g : doc["gates"]) {
-      if (str(g, "status") != "APPROVED") continue;
+      if (!gates::has_status(g, gates::GateStatus::Approved)) continue;
       std::string what = "gate " + str(g, "id") + " (" + str(g, "gate_type") + " for " + str(g, "plan_path") + ")";
       gates::ApprovalStatus st = gates::gate_status(doc, g, now);
       bool is_latest = latest[str(g, "gate_type") + "\n" + str(g, "plan_path")] == &g;
@@ -119,9 +119,10 @@ int verify(const Context& ctx, const Options& o) {
                  (ev.rfind("gate_rejected", 0) == 0 ? " after it was rejected (a rejection was erased)" : ""));
         continue;
       }
-      std::string want = ev.rfind("gate_rejected", 0) == 0  ? "REJECTED"
-                         : ev.rfind("gate_resumed", 0) == 0 ? "APPROVED"
-                         : ev.rfind("gate_frozen", 0) == 0  ? "OPEN"
+      using gates::GateStatus;
+      std::string want = ev.rfind("gate_rejected", 0) == 0  ? std::string(to_string(GateStatus::Rejected))
+                         : ev.rfind("gate_resumed", 0) == 0 ? std::string(to_string(GateStatus::Approved))
+                         : ev.rfind("gate_frozen", 0) == 0  ? std::string(to_string(GateStatus::Open))
                                                             : std::string();
       if (!want.empty() && it->second != want)
         fail("gate " + id, "the audit log's last transition of it is " + ev + " but the state says " + it->second);
@@ -146,7 +147,7 @@ int verify(const Context& ctx, const Options& o) {
   // a plan of wave N >= 2 under wave_approval after a counting approval of wave N's gate.
   if (snap.ok() && doc.contains("plans") && doc["plans"].is_array()) {
     auto sealed_approval = [&](const json& g) {
-      if (str(g, "status") != "APPROVED") return false;
+      if (!gates::has_status(g, gates::GateStatus::Approved)) return false;
       gates::ApprovalStatus st = gates::gate_status(doc, g, now);
       if (st.counts()) return true;
       // History: content changed since, but made and bound here.

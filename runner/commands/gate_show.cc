@@ -128,7 +128,7 @@ json show_gate(const World& w, const stdfs::path& root, const json& g, bool verb
   const json* prev = nullptr;
   if (snap.ok() && snap.doc.contains("gates") && snap.doc["gates"].is_array())
     for (const auto& x : snap.doc["gates"])
-      if (x.value("status", "") == "APPROVED" && x.value("gate_type", "") == g.value("gate_type", "") &&
+      if (gates::has_status(x, gates::GateStatus::Approved) && x.value("gate_type", "") == g.value("gate_type", "") &&
           x.value("plan_path", "") == g.value("plan_path", "") && x.contains("covers") && x["covers"].is_object())
         prev = &x;
   const json no_covers = json::object();

@@ -684,5 +684,17 @@ TEST(GateRuns, RejectGateHaltsWithFeedback) {
   EXPECT_EQ(p.events().back()["data"]["feedback"], "needs a wave 0");
 }
 
+TEST(Gates, AGateRecordsStatusIsReadOnlyAsOneOfTheThree) {
+  EXPECT_EQ(status_of(json{{"status", "OPEN"}}), GateStatus::Open);
+  EXPECT_EQ(status_of(json{{"status", "APPROVED"}}), GateStatus::Approved);
+  EXPECT_EQ(status_of(json{{"status", "REJECTED"}}), GateStatus::Rejected);
+  EXPECT_EQ(status_of(json{{"status", "approved"}}), std::nullopt);  // case counts
+  EXPECT_EQ(status_of(json{{"status", 1}}), std::nullopt);
+  EXPECT_EQ(status_of(json::object()), std::nullopt);
+  EXPECT_EQ(status_of(json::array()), std::nullopt);
+  EXPECT_TRUE(has_status(json{{"status", "APPROVED"}}, GateStatus::Approved));
+  EXPECT_FALSE(has_status(json{{"status", "OPEN"}}, GateStatus::Approved));
+}
+
 }  // namespace
 }  // namespace yolo::gates
