@@ -11,8 +11,16 @@ std::string structural_review(const StructuralReview& r) {
   Verdict v = r.verdict();
   std::string s = out::sym(out::sym_for(v)) + " " + out::bold(safe(r.plan_id.empty() ? r.plan_path : r.plan_id)) +
                   "  " + to_string(v) + "  " + out::dim(safe(r.plan_path));
+  return s + checks(r);
+}
+
+std::string checks(const StructuralReview& r) {
+  auto safe = [](const std::string& s) { return text::sanitize_for_terminal(s); };
+  std::string s;
   for (const auto& c : r.checks) {
-    out::Sym cs = c.status == "fail" ? out::Sym::Fail : c.status == "warn" ? out::Sym::Warn : out::Sym::Ok;
+    out::Sym cs = c.status == CheckStatus::Fail   ? out::Sym::Fail
+                  : c.status == CheckStatus::Warn ? out::Sym::Warn
+                                                  : out::Sym::Ok;
     s += "\n  " + out::sym(cs) + " " + safe(c.name);
     for (const auto& f : r.findings) {
       if (f.check != c.name) continue;

@@ -10,6 +10,8 @@
 namespace yolo::render {
 // A Stage 1 review as a few lines with ✓ ⚠ ✗ (no trailing newline).
 std::string structural_review(const StructuralReview& r);
+// Its checks, each with its findings, as indented lines (each line starts with "\n").
+std::string checks(const StructuralReview& r);
 }  // namespace yolo::render
 
 namespace yolo::runner {

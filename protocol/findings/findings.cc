@@ -70,6 +70,18 @@ json Finding::to_json() const {
   return j;
 }
 
+const char* to_string(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::Pass:
+      return "pass";
+    case CheckStatus::Warn:
+      return "warn";
+    case CheckStatus::Fail:
+      return "fail";
+  }
+  return "fail";
+}
+
 Verdict StructuralReview::verdict() const {
   bool any = false;
   for (const auto& f : findings) {
@@ -82,16 +94,16 @@ Verdict StructuralReview::verdict() const {
 Check& StructuralReview::check(const std::string& name) {
   for (auto& c : checks)
     if (c.name == name) return c;
-  checks.push_back(Check{name, "pass", json::object()});
+  checks.push_back(Check{name, CheckStatus::Pass, json::object()});
   return checks.back();
 }
 
 void StructuralReview::add(Finding f) {
   Check& c = check(f.check);
   if (f.severity == Severity::High)
-    c.status = "fail";
-  else if (c.status == "pass")
-    c.status = "warn";
+    c.status = CheckStatus::Fail;
+  else if (c.status == CheckStatus::Pass)
+    c.status = CheckStatus::Warn;
   findings.push_back(std::move(f));
 }
 
@@ -99,7 +111,7 @@ json StructuralReview::to_json() const {
   Verdict v = verdict();
   json checks_j = json::array();
   for (const auto& c : checks) {
-    json cj = {{"name", c.name}, {"status", c.status}};
+    json cj = {{"name", c.name}, {"status", to_string(c.status)}};
     for (auto it = c.counts.begin(); it != c.counts.end(); ++it) cj[it.key()] = it.value();
     checks_j.push_back(std::move(cj));
   }

@@ -31,9 +31,13 @@ struct Finding {
   json to_json() const;
 };
 
+// A Stage 1 check's outcome: a high finding fails it, any other finding warns.
+enum class CheckStatus { Pass, Warn, Fail };
+const char* to_string(CheckStatus s);  // "pass" | "warn" | "fail"
+
 struct Check {
   std::string name;
-  std::string status = "pass";  // pass | warn | fail
+  CheckStatus status = CheckStatus::Pass;
   json counts = json::object();
 };
 

@@ -10,6 +10,7 @@
 #include "runner/command.h"
 #include "runner/git.h"
 #include "runner/output.h"
+#include "runner/render.h"
 #include "runner/config_report.h"
 
 namespace yolo::runner {
@@ -38,15 +39,7 @@ std::string render(const SummaryVerdict& v) {
   VerifyVerdict vv = v.verdict();
   std::string s = out::sym(sym_for(vv)) + " " + out::bold(safe(v.plan_id.empty() ? v.summary_path : v.plan_id)) + "  " +
                   to_string(vv) + "  " + out::dim(safe(v.summary_path) + " (" + to_string(v.mode) + ")");
-  for (const auto& c : v.review.checks) {
-    out::Sym cs = c.status == "fail" ? out::Sym::Fail : c.status == "warn" ? out::Sym::Warn : out::Sym::Ok;
-    s += "\n  " + out::sym(cs) + " " + safe(c.name);
-    for (const auto& f : v.review.findings) {
-      if (f.check != c.name) continue;
-      s += "\n      [" + std::string(to_string(f.severity)) + "] " + safe(f.issue);
-      if (!f.suggested_fix.empty()) s += out::dim("  → " + safe(f.suggested_fix));
-    }
-  }
+  s += render::checks(v.review);
   return s;
 }
 

@@ -58,7 +58,7 @@ TEST(Precheck, WellFormedPlanApproves) {
   for (const char* c : {"frontmatter", "task_count", "must_haves", "wave_valid"}) {
     const Check* ch = find_check(r, c);
     ASSERT_NE(ch, nullptr) << c;
-    EXPECT_EQ(ch->status, "pass") << c;
+    EXPECT_EQ(ch->status, CheckStatus::Pass) << c;
   }
   EXPECT_EQ(find_check(r, "file_paths"), nullptr) << "file_paths runs only with a project root";
   json j = r.to_json();
@@ -72,7 +72,7 @@ TEST(Precheck, FrontmatterMissing) {
   auto f = by_check(r, "frontmatter");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->severity, Severity::High);
-  EXPECT_EQ(find_check(r, "frontmatter")->status, "fail");
+  EXPECT_EQ(find_check(r, "frontmatter")->status, CheckStatus::Fail);
   EXPECT_EQ(r.verdict(), Verdict::Reject);
 }
 
@@ -116,7 +116,7 @@ TEST(Precheck, TaskCountOverDefault) {
   auto f = by_check(r, "task_count");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0]->severity, Severity::Medium);
-  EXPECT_EQ(find_check(r, "task_count")->status, "warn");
+  EXPECT_EQ(find_check(r, "task_count")->status, CheckStatus::Warn);
   EXPECT_EQ(find_check(r, "task_count")->counts["count"], 6);
   EXPECT_EQ(find_check(r, "task_count")->counts["max"], 5);
   EXPECT_EQ(r.verdict(), Verdict::Conditional);
@@ -219,7 +219,7 @@ class FilePaths : public ::testing::Test {
 TEST_F(FilePaths, ExistingNewAndGlobPass) {
   auto r = review("`src/exists.cc`, `src/created.cc` (new), `src/*.cc`, `./src/../src/exists.cc`");
   EXPECT_TRUE(r.findings.empty()) << r.to_json().dump(2);
-  EXPECT_EQ(find_check(r, "file_paths")->status, "pass");
+  EXPECT_EQ(find_check(r, "file_paths")->status, CheckStatus::Pass);
   EXPECT_EQ(r.verdict(), Verdict::Approve);
 }
 
@@ -288,16 +288,16 @@ TEST(PrecheckVerdict, Rules) {
   r.add(Finding{Severity::Low, "x", "i", "f", false, json::object()});
   EXPECT_EQ(r.verdict(), Verdict::Conditional);
   EXPECT_EQ(r.to_json()["ok"], true);
-  EXPECT_EQ(r.check("x").status, "warn");
+  EXPECT_EQ(r.check("x").status, CheckStatus::Warn);
   r.add(Finding{Severity::Medium, "y", "i", "f", false, json::object()});
   EXPECT_EQ(r.verdict(), Verdict::Conditional);
   r.add(Finding{Severity::High, "x", "i", "f", false, json::object()});
   EXPECT_EQ(r.verdict(), Verdict::Reject);
   EXPECT_EQ(r.to_json()["ok"], false);
   EXPECT_EQ(r.to_json()["verdict"], "reject");
-  EXPECT_EQ(r.check("x").status, "fail");
+  EXPECT_EQ(r.check("x").status, CheckStatus::Fail);
   r.add(Finding{Severity::Low, "x", "i", "f", false, json::object()});
-  EXPECT_EQ(r.check("x").status, "fail") << "a later low finding does not lift a fail";
+  EXPECT_EQ(r.check("x").status, CheckStatus::Fail) << "a later low finding does not lift a fail";
 }
 
 TEST(PrecheckVerdict, ExitCodesAndWorst) {
