@@ -196,9 +196,9 @@ void Run::schedule() {
         case run::Act::Pause: {
           const json& doc = state_now().doc;
           if (const json* g = gates::open_gate(doc))
-            pause_for(*g);
+            gates_.pause_for(*g);
           else if (doc.contains("approval") && doc["approval"].is_object())
-            pause_for(doc["approval"]);
+            gates_.pause_for(doc["approval"]);
           stop(kExecPaused, Result::Paused,
                "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
           return;
@@ -241,7 +241,7 @@ void Run::schedule() {
               ids += (ids.empty() ? "" : ", ") + e.id;
             }
           std::string reason = "wave " + std::to_string(w) + " of phase " + phase_.folder + ": plans " + ids;
-          GateOutcome g = ensure_gate(gates::GateType::Wave, rel, reason, static_cast<int>(w), files);
+          GateOutcome g = gates_.ensure(gates::GateType::Wave, rel, reason, static_cast<int>(w), files);
           core_.wave_gate(w, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
           if (g == GateOutcome::Paused)
             stop(kExecPaused, Result::Paused,
@@ -250,7 +250,7 @@ void Run::schedule() {
           break;
         }
         case run::Act::AskBudget: {             // what the agents cost so far, before the wave starts
-          GateOutcome g = budget_gate(a.wave);  // paused or halted: the run stopped
+          GateOutcome g = gates_.budget(a.wave, phase_.folder, cid_);  // paused or halted: the run stopped
           core_.budget(a.wave, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
           again = g == GateOutcome::Passed;
           break;

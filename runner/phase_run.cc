@@ -252,7 +252,7 @@ int Run::run() {
   if (int rc = review_gate(); rc >= 0) return rc;
   std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
   if (roadmap.empty()) roadmap = kRoadmap;
-  GateOutcome g = ensure_gate(gates::GateType::Vision, roadmap,
+  GateOutcome g = gates_.ensure(gates::GateType::Vision, roadmap,
                               "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);
   if (g == GateOutcome::Paused)
     return finish(kExecPaused, Result::Paused, "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");

@@ -2,12 +2,13 @@
 //   phase_run.cc      step 2, the cross-plan validation, run()
 //   phase_choose.cc   which phase runs, its plans read from disk
 //   phase_output.cc   what the run says: events, lines, the event log, its last word
-//   phase_steps.cc    the agents' checks, the review gate, the vision and wave gates
+//   phase_steps.cc    the agents' checks, the review gate
 //   phase_dry_run.cc  --dry-run
 //   phase_loop.cc     the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
 //                     interrupts, the live line
 //   run_state_writes  the state file: its batched writes, the executors' journal (a class)
-//   phase_budget.cc   what the agents cost, the budget gate
+//   phase_budget.cc   what the agents cost
+//   run_gates         the vision, wave and budget gates (a class)
 //   plan_exec.cc      one plan up to its start: its worktree, sandbox and executor
 //   plan_conclude.cc  one plan after its executor: its checks, SUMMARY gate and scope fence
 //   plan_run.h        what the run holds of each plan (PlanRun)
@@ -20,11 +21,10 @@
 #pragma once
 
 #include "runner/phase_parts.h"
+#include "runner/run_gates.h"
 #include "runner/run_state_writes.h"
 
 namespace yolo::runner::phase {
-
-enum class GateOutcome { Passed, Paused, Halted };
 
 class Run {
  public:
@@ -63,10 +63,6 @@ class Run {
   void start_stage1();
   int precheck();
   int review_gate();
-  GateOutcome ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
-                          std::optional<int> wave, const std::vector<std::string>& files = {});
-  void pause_for(const json& gate);
-  std::string approver_note_for(gates::GateType type) const;
   bool set_halted(const std::string& reason);
   void end_leftover_executors(const json& doc);
   int waves();
@@ -95,9 +91,6 @@ class Run {
   // ---- cost and budget (phase_budget.cc) -----------------------------------------------
   // The usage an agent printed (Claude Code, Codex, Gemini JSON), recorded for this run.
   void record_usage(size_t i, const std::string& agent, const std::string& out);
-  // Before wave w starts: a budget passed opens the budget gate. Passed when within budget
-  // or approved (the loop goes on), else Paused or Halted (the run stopped).
-  GateOutcome budget_gate(long long w);
 
   // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
   bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
@@ -283,6 +276,8 @@ class Run {
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
   StateWrites writes_{ctx_.world, ctx_.root};  // the state file: read, batched writes, the journal
+  RunGates gates_{ctx_.world, ctx_.root, ctx_.config, writes_, approver_, gates_host()};  // vision, wave, budget
+  RunGates::Host gates_host();
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
   bool tidied_ = false;                                      // finish() tidied the worktrees once
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)

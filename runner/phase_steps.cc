@@ -1,4 +1,5 @@
-// `yolo execute`: --dry-run, the review gate, the vision and wave gates (runner/phase_run_internal.h).
+// `yolo execute`: the agents' checks and the review gate before the waves; how the gates
+// (runner/run_gates.h) speak through the run (runner/phase_run_internal.h).
 #include "protocol/run/dispatch.h"
 #include "protocol/plan/plan.h"
 #include "runner/phase_run_internal.h"
@@ -175,129 +176,19 @@ void Run::note_review_outcomes(const std::vector<review::PlanReview>& rows) {
   }
 }
 
-// ---- gates --------------------------------------------------------------------------
-
-void Run::pause_for(const json& g) {
-  std::string type = str(g, "gate_type");
-  std::string label(gates::label_of(type));
-  std::string path = str(g, "plan_path");
-  std::string id = str(g, "id");
-  emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}},
-       Sym::Pause, label + " gate: Awaiting human approval for " + path + ". Execution paused.");
-  if (!str(g, "last_error").empty())
-    note("the approver failed: " + str(g, "last_error") + " (`yolo approve` retries it)");
-  if (!id.empty()) note("approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT");
-  if (!id.empty())
-    next_ =
-        "`yolo approve " + id + "` in a terminal (or `yolo reject " + id + " --feedback TEXT`), then `yolo execute`";
-}
-
-GateOutcome Run::ensure_gate(gates::GateType type, const std::string& rel, const std::string& reason,
-                             std::optional<int> wave, const std::vector<std::string>& files) {
-  const gates::Now now = gates::now_of(world_, root_);
-  std::string tname(gates::to_string(type));
-  std::string label(gates::label(type));
-  bool acted = false;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    const auto& snap = state_now();  // read again when another process (or a gate step) wrote it
-    if (!snap.ok()) {
-      stop(kExecHalted, Result::Error, snap.error);
-      return GateOutcome::Halted;
-    }
-    auto digested = gates::file_digest(world_, root_, rel);
-    std::string err = digested.error, digest = digested.value_or("");
-    gates::Need need = gates::ensure(snap.doc, type, rel, now, files);
-    if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
-      std::string why = "the " + tname + " gate needs " + rel + ": " + err;
-      emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail,
-           label + " gate: " + why);
-      stop(kExecHalted, Result::Halted, "Halted: " + why);
-      return GateOutcome::Halted;
-    }
-    const gates::ApprovalStatus& st = need.status;
-    switch (need.step) {
-      case gates::Step::Proceed: {
-        std::string by = str(st.gate, "approved_by");
-        emit("gate_passed",
-             {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"approved_by", by}}, Sym::Ok,
-             label + " gate: " + (acted ? "cleared" : "approved") + (by.empty() ? "" : " (by " + by + ")") + " for " +
-                 rel);
-        return GateOutcome::Passed;
-      }
-      case gates::Step::Pause:
-        pause_for(need.gate);
-        return GateOutcome::Paused;
-      case gates::Step::Halt: {
-        std::string fb = str(st.gate, "feedback");
-        emit("gate_rejected",
-             {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"feedback", fb}}, Sym::Fail,
-             label + " gate: rejected: " + fb);
-        note("revise " + rel + " and request approval again: yolo request-approval --plan-path " + rel +
-             " --gate-type " + tname);
-        set_halted(st.message);
-        stop(kExecHalted, Result::Halted, "Halted: " + st.message);
-        return GateOutcome::Halted;
-      }
-      case gates::Step::Reopen: {
-        emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn,
-             st.message);
-        gates::GateRun r = gates::reopen_stale_gate(world_, root_, cfg_, type, rel, now, files, &approver_);
-        if (!r.ok()) {
-          stop(kExecHalted, Result::Error, r.error);
-          return GateOutcome::Halted;
-        }
-        for (const auto& m : r.messages)
-          if (m.kind == gates::Outcome::Warning) note(m.text);
-        acted = true;
-        continue;
-      }
-      case gates::Step::Request: {
-        gates::RequestInput in;
-        in.type = type;
-        in.plan_path = rel;
-        in.reason = reason;
-        in.wave = wave;
-        in.files = files;
-        emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
-             label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
-        gates::GateRun r = gates::request_gate(world_, root_, cfg_, in, &approver_);
-        for (const auto& m : r.messages)
-          if (m.kind == gates::Outcome::Warning) note(m.text);
-        if (!r.ok()) {
-          emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail,
-               label + " gate: " + r.error);
-          stop(kExecHalted, Result::Halted, "Halted: " + r.error);
-          return GateOutcome::Halted;
-        }
-        if (!r.stamp.empty() && r.state.is_object()) {
-          // The state as the gate's last write left it: the next state_now() reads the file
-          // again only if another process wrote it since.
-          writes_.wrote(std::move(r.state), r.stamp);
-        }
-        acted = true;
-        continue;
-      }
-    }
-  }
-  stop(kExecPaused, Result::Paused, label + " gate: still not passed");
-  return GateOutcome::Paused;
+// The gates speak through the run: its events and lines, its stop, its next step.
+RunGates::Host Run::gates_host() {
+  RunGates::Host h;
+  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
+    emit(event, std::move(data), sym, human);
+  };
+  h.note = [this](const std::string& human) { note(human); };
+  h.stop = [this](int code, Result result, const std::string& message) { stop(code, result, message); };
+  h.set_halted = [this](const std::string& reason) { set_halted(reason); };
+  h.next_step = [this](std::string next) { next_ = std::move(next); };
+  return h;
 }
 
 bool executor_configured(const Config& c) { return !c.executor.argv.empty() || c.dispatch.configured(); }
-
-std::string Run::approver_note_for(gates::GateType type) const {
-  auto spec = gates::approver_spec(cfg_, type);
-  switch (spec.kind) {
-    case gates::ApproverSpec::Kind::Manual:
-      return "manual";
-    case gates::ApproverSpec::Kind::Skip:
-      return "skip";
-    case gates::ApproverSpec::Kind::Command:
-      return "command " + (spec.argv.empty() ? std::string() : spec.argv[0]);
-    case gates::ApproverSpec::Kind::Invalid:
-      return "invalid: " + spec.error;
-  }
-  return "manual";
-}
 
 }  // namespace yolo::runner::phase

@@ -1,0 +1,65 @@
+// `yolo execute`'s gates, a part of the Run (runner/phase_run_internal.h) with a class of its
+// own: the vision, wave and budget gates a run passes, pauses at or halts on.
+//
+// What a gate needs is protocol's decision (gates::ensure: proceed, pause, halt, reopen a
+// stale approval, request one); this class carries it out against the state file and says
+// what happened through its Host: an event for people and machines, a note, the run's stop
+// and halt, and the next step for the person. It reads the state through the run's
+// StateWrites (runner/run_state_writes.h), so a gate sees the plans' statuses the run queued,
+// and hands back the document a gate's write left, so the run does not read it again.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/gates/gates.h"
+#include "protocol/ports/world.h"
+#include "protocol/run/execute_rules.h"
+#include "protocol/run/execution.h"
+#include "protocol/state/config.h"
+#include "runner/approvers.h"
+#include "runner/output.h"
+#include "runner/run_state_writes.h"
+
+namespace yolo::runner::phase {
+
+enum class GateOutcome { Passed, Paused, Halted };
+
+class RunGates {
+ public:
+  struct Host {
+    std::function<void(const std::string& event, json data, out::Sym sym, const std::string& human)> emit;
+    std::function<void(const std::string& human)> note;
+    std::function<void(int code, execution::Result result, const std::string& message)> stop;
+    std::function<void(const std::string& reason)> set_halted;  // the state's status, with why
+    std::function<void(std::string)> next_step;                 // the person's next step
+  };
+  RunGates(const World& world, std::filesystem::path root, const Config& cfg, StateWrites& writes,
+           CommandApprover& approver, Host host)
+      : world_(world), root_(std::move(root)), cfg_(cfg), writes_(writes), approver_(approver), host_(std::move(host)) {}
+
+  // The gate of `type` on the file `rel` (root-relative), passed before the run goes on:
+  // Passed (go on), Paused or Halted (the run was stopped through the Host). files: what an
+  // approval covers beside rel (a wave's plans); wave: the wave it is for.
+  GateOutcome ensure(gates::GateType type, const std::string& rel, const std::string& reason,
+                     std::optional<int> wave, const std::vector<std::string>& files = {});
+  // Before wave w of `phase`: a budget of the config passed (by this run, cid) opens the
+  // budget gate on a statement of it. Passed when within budget or approved.
+  GateOutcome budget(long long w, const std::string& phase, const std::string& cid);
+  // The run waits at the open gate g: said, with how to approve or reject it.
+  void pause_for(const json& g);
+  // How the config approves a gate of this type, for people ("manual", "command NAME", ...).
+  std::string approver_note_for(gates::GateType type) const;
+
+ private:
+  const World& world_;
+  std::filesystem::path root_;
+  const Config& cfg_;
+  StateWrites& writes_;
+  CommandApprover& approver_;  // the gates' approver commands (config approvers)
+  Host host_;
+};
+
+}  // namespace yolo::runner::phase

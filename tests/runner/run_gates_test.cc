@@ -1,0 +1,134 @@
+// The run's gates stepped alone on an in-memory disk, a fixed clock and a key of the test's
+// own: a gate requested and the run paused with the approve command as its next step; the
+// same gate passed once a person approved it; a rejected gate halting the run; a gate on a
+// missing file stopping it without a write; no budget, no word.
+#include "runner/run_gates.h"
+
+#include <gtest/gtest.h>
+
+#include "protocol/base/seal.h"
+#include "protocol/gates/gate_run.h"
+#include "protocol/ports/disk.h"
+#include "protocol/ports/world.h"
+#include "runner/phase_run.h"
+
+namespace yolo::runner::phase {
+namespace {
+
+namespace stdfs = std::filesystem;
+const stdfs::path kRoot = "/repo";
+const std::string kRoadmap = ".yolo-planning/ROADMAP.md";
+
+struct Said {
+  std::vector<std::string> events;
+  std::vector<std::string> notes;
+  std::string next;
+  std::string halted;
+  int stop_code = -1;
+  execution::Result stop_result = execution::Result::Complete;
+  std::string stop_message;
+  bool has(const std::string& e) const { return std::find(events.begin(), events.end(), e) != events.end(); }
+};
+
+struct Project {
+  fs::MemoryDisk disk;
+  FixedClock clock{"2026-11-28T10:00:00Z"};
+  seal::Key key{std::string(32, 'k'), {}};
+  World w{disk, clock, &key};
+  Config cfg = config_from_json(json::object(), "config.json").config;
+  StateWrites writes{w, kRoot};
+  CommandApprover approver{w};
+  Said said;
+  RunGates gates{w, kRoot, cfg, writes, approver, host()};
+
+  Project() {
+    disk.put(kRoot / kRoadmap, "# Roadmap\n");
+    EXPECT_TRUE(state::update(w, kRoot, [](json& d) {
+                  d = {{"status", "running"}, {"plans", json::array()}};
+                  return true;
+                }).written);
+  }
+  RunGates::Host host() {
+    RunGates::Host h;
+    h.emit = [this](const std::string& event, json, out::Sym, const std::string&) { said.events.push_back(event); };
+    h.note = [this](const std::string& line) { said.notes.push_back(line); };
+    h.stop = [this](int code, execution::Result r, const std::string& m) {
+      said.stop_code = code;
+      said.stop_result = r;
+      said.stop_message = m;
+    };
+    h.set_halted = [this](const std::string& why) { said.halted = why; };
+    h.next_step = [this](std::string next) { said.next = std::move(next); };
+    return h;
+  }
+  json gates_on_disk() { return state::load(w, kRoot).doc.value("gates", json::array()); }
+};
+
+TEST(RunGates, AFreshGateIsRequestedAndTheRunPausesWithTheApproveCommandNext) {
+  Project p;
+  EXPECT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Paused);
+  EXPECT_TRUE(p.said.has("gate_requested"));
+  EXPECT_TRUE(p.said.has("gate_paused"));
+  json g = p.gates_on_disk();
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_TRUE(gates::has_status(g[0], gates::GateStatus::Open));
+  EXPECT_EQ(g[0]["plan_path"], kRoadmap);
+  const std::string id = g[0]["id"];
+  EXPECT_NE(p.said.next.find("yolo approve " + id), std::string::npos) << p.said.next;
+  EXPECT_EQ(p.said.stop_code, -1) << "a pause is the caller's to end the run with";
+}
+
+TEST(RunGates, TheSameGatePassesOnceAPersonApprovedItAndNothingNewOpens) {
+  Project p;
+  ASSERT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Paused);
+  p.clock.set("2026-11-28T10:05:00Z");
+  auto a = gates::approve_gate(p.w, kRoot, p.cfg, "", "erin", nullptr);  // another process: `yolo approve`
+  ASSERT_TRUE(a.ok()) << a.error;
+  p.said = {};
+  EXPECT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Passed);
+  EXPECT_EQ(p.said.events, std::vector<std::string>{"gate_passed"});
+  EXPECT_EQ(p.gates_on_disk().size(), 1u);
+
+  // The file the approval covered changes: the approval no longer counts, the gate opens again.
+  p.disk.put(kRoot / kRoadmap, "# Roadmap, edited\n");
+  p.said = {};
+  EXPECT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Paused);
+  EXPECT_TRUE(p.said.has("approval_invalidated"));
+  json g = p.gates_on_disk();
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_TRUE(gates::has_status(g[1], gates::GateStatus::Open));
+}
+
+TEST(RunGates, ARejectedGateHaltsTheRunWithItsFeedback) {
+  Project p;
+  ASSERT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Paused);
+  const std::string id = p.gates_on_disk()[0]["id"];
+  ASSERT_TRUE(gates::reject_gate(p.w, kRoot, id, "erin", "needs a wave 0").ok());
+  p.said = {};
+  EXPECT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Halted);
+  EXPECT_TRUE(p.said.has("gate_rejected"));
+  EXPECT_FALSE(p.said.halted.empty());
+  EXPECT_EQ(p.said.stop_code, kExecHalted);
+  EXPECT_EQ(p.said.stop_result, execution::Result::Halted);
+}
+
+TEST(RunGates, AGateOnAMissingFileStopsTheRunAndWritesNoGate) {
+  Project p;
+  const size_t before = p.disk.writes();
+  EXPECT_EQ(p.gates.ensure(gates::GateType::Wave, ".yolo-planning/phases/01/missing.md", "wave 2", 2), GateOutcome::Halted);
+  EXPECT_EQ(p.said.events, std::vector<std::string>{"gate_error"});
+  EXPECT_EQ(p.said.stop_code, kExecHalted);
+  EXPECT_NE(p.said.stop_message.find("missing.md"), std::string::npos) << p.said.stop_message;
+  EXPECT_EQ(p.disk.writes(), before);
+  EXPECT_TRUE(p.gates_on_disk().empty());
+}
+
+TEST(RunGates, WithoutABudgetInTheConfigTheBudgetGatePassesWithoutAWord) {
+  Project p;
+  EXPECT_EQ(p.gates.budget(2, "01-core", "cid-1"), GateOutcome::Passed);
+  EXPECT_TRUE(p.said.events.empty());
+  EXPECT_TRUE(p.gates_on_disk().empty());
+}
+
+}  // namespace
+}  // namespace yolo::runner::phase
