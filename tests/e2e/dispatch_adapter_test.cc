@@ -357,6 +357,50 @@ TEST(DispatchAdapterTest, RunJobConfinesItsExecutorWhereTheNodeHasBubblewrap) {
   stdfs::remove(outside);
 }
 
+// A cancelled job: the engine sends SIGTERM to every process of it (here: run-job's process
+// group, as Slurm's scancel does). The executor ends, the clone is removed, nothing is pushed,
+// and the last line says why.
+TEST(DispatchAdapterTest, RunJobStoppedRemovesItsCloneSaysWhyAndAKilledJobsCloneGoesNext) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  const stdfs::path jobs = tmp.path() / "jobs";
+  stdfs::create_directories(jobs);
+  const stdfs::path mark = tmp.path() / "executor-started";
+  test::BgProcess job({"setsid", "env", "TMPDIR=" + jobs.string(), "YOLO_JOB_SANDBOX=off", adapter("run-job"), "--remote",
+                 remote.bare.string(), "--base-commit", remote.base, "--branch", "yolo/c1/cancelled", "--plan-id",
+                 "01-01", "--correlation-id", "c1", "--attempt", "1", "--", "sh", "-c",
+                 "echo up > '" + mark.string() + "'; exec sleep 30"},
+                tmp.path());
+  for (int i = 0; i < 1000 && !stdfs::exists(mark); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(stdfs::exists(mark)) << job.stderr_text();
+  bool clone_there = false;
+  for (const auto& e : stdfs::directory_iterator(jobs)) clone_there |= e.path().filename().string().rfind("yolo-job.", 0) == 0;
+  ASSERT_TRUE(clone_there) << "the job's clone exists while its executor runs";
+  ASSERT_EQ(::kill(-job.pid(), SIGTERM), 0);  // setsid: its pid is its group's
+  EXPECT_EQ(job.wait_exit(std::chrono::seconds(20)), 128 + SIGTERM);
+  const std::string err = job.stderr_text();
+  EXPECT_NE(err.find("run-job: ✗ stopped by SIGTERM"), std::string::npos) << err;
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/c1/cancelled"));
+  for (const auto& e : stdfs::directory_iterator(jobs)) ADD_FAILURE() << "left behind: " << e.path();
+
+  // A job killed with SIGKILL cannot remove its clone: the next job on the node removes the
+  // folders whose job is gone, and only those (a live job's, one without its pid yet).
+  auto dead = run_program({"sh", "-c", "echo $$"});
+  ASSERT_EQ(dead.exit_code, 0);
+  test::write_file(jobs / "yolo-job.killed/pid", trim(dead.out) + "\n");
+  test::write_file(jobs / "yolo-job.killed/repo/file", "x");
+  test::write_file(jobs / "yolo-job.alive/pid", std::to_string(::getpid()) + "\n");
+  test::write_file(jobs / "yolo-job.starting/repo/file", "x");
+  auto r = run_program({adapter("run-job"), "--remote", remote.bare.string(), "--base-commit", remote.base, "--branch",
+                        "yolo/c1/next", "--plan-id", "01-01", "--correlation-id", "c1", "--attempt", "1", "--",
+                        "agents/exec"},
+                       tmp.path(), {"TMPDIR=" + jobs.string()});
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  EXPECT_FALSE(stdfs::exists(jobs / "yolo-job.killed"));
+  EXPECT_TRUE(stdfs::exists(jobs / "yolo-job.alive/pid"));
+  EXPECT_TRUE(stdfs::exists(jobs / "yolo-job.starting/repo/file"));
+}
+
 TEST(DispatchAdapterTest, RunJobPushesTheBranchOnlyWhenTheExecutorCommitted) {
   TempDir tmp;
   Remote remote(tmp.path());
