@@ -384,12 +384,15 @@ TEST(DispatchAdapterTest, RunJobStoppedRemovesItsCloneSaysWhyAndAKilledJobsClone
   for (const auto& e : stdfs::directory_iterator(jobs)) ADD_FAILURE() << "left behind: " << e.path();
 
   // A job killed with SIGKILL cannot remove its clone: the next job on the node removes the
-  // folders whose job is gone, and only those (a live job's, one without its pid yet).
+  // folders whose job is gone, and only those (a live job's, one without its pid yet, one of
+  // another pid namespace).
   auto dead = run_program({"sh", "-c", "echo $$"});
   ASSERT_EQ(dead.exit_code, 0);
-  test::write_file(jobs / "yolo-job.killed/pid", trim(dead.out) + "\n");
+  const std::string ns = stdfs::read_symlink("/proc/self/ns/pid").string();
+  test::write_file(jobs / "yolo-job.killed/pid", trim(dead.out) + " " + ns + "\n");
   test::write_file(jobs / "yolo-job.killed/repo/file", "x");
-  test::write_file(jobs / "yolo-job.alive/pid", std::to_string(::getpid()) + "\n");
+  test::write_file(jobs / "yolo-job.alive/pid", std::to_string(::getpid()) + " " + ns + "\n");
+  test::write_file(jobs / "yolo-job.elsewhere/pid", trim(dead.out) + " pid:[1]\n");  // another pid namespace
   test::write_file(jobs / "yolo-job.starting/repo/file", "x");
   auto r = run_program({adapter("run-job"), "--remote", remote.bare.string(), "--base-commit", remote.base, "--branch",
                         "yolo/c1/next", "--plan-id", "01-01", "--correlation-id", "c1", "--attempt", "1", "--",
@@ -398,6 +401,7 @@ TEST(DispatchAdapterTest, RunJobStoppedRemovesItsCloneSaysWhyAndAKilledJobsClone
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   EXPECT_FALSE(stdfs::exists(jobs / "yolo-job.killed"));
   EXPECT_TRUE(stdfs::exists(jobs / "yolo-job.alive/pid"));
+  EXPECT_TRUE(stdfs::exists(jobs / "yolo-job.elsewhere/pid"));
   EXPECT_TRUE(stdfs::exists(jobs / "yolo-job.starting/repo/file"));
 }
 
