@@ -20,16 +20,16 @@ class DispatchDriver {
  public:
   // What dispatch needs of the run (phase::Run gives it; a unit test gives its own).
   struct Host {
-    std::function<size_t()> plans;                           // how many plans the phase has
-    std::function<const PlanEntry&(size_t)> entry;           // plan i as the run read it
-    std::function<PlanRun&(size_t)> plan;                    // what the run holds of plan i
-    std::function<const PlanRun*(size_t)> plan_at;           // the same, nullptr when none yet
-    std::function<run::Core&()> core;                        // the run core's records
-    std::function<Worktrees*()> trees;                       // the worktree slots (nullptr: none)
+    std::function<size_t()> plans;                                  // how many plans the phase has
+    std::function<const PlanEntry&(size_t)> entry;                  // plan i as the run read it
+    std::function<PlanRun&(size_t)> plan;                           // what the run holds of plan i
+    std::function<const PlanRun*(size_t)> plan_at;                  // the same, nullptr when none yet
+    std::function<run::Core&()> core;                               // the run core's records
+    std::function<Worktrees*()> trees;                              // the worktree slots (nullptr: none)
     std::function<std::map<long long, std::string>&()> wave_bases;  // wave -> the commit it starts from
     std::function<std::string()> correlation_id;
-    std::function<std::string()> phase_rel;                  // ".yolo-planning/phases/01-demo"
-    std::function<bool()> interrupted;                       // Ctrl-C (or a signal) stopped the run
+    std::function<std::string()> phase_rel;  // ".yolo-planning/phases/01-demo"
+    std::function<bool()> interrupted;       // Ctrl-C (or a signal) stopped the run
     std::function<bool()> stopping;
     // Plan i runs for the loop from now on, with its child p (nullptr: none of its own);
     // release: it no longer does.
@@ -39,8 +39,8 @@ class DispatchDriver {
     std::function<void(const std::string& human, bool dim)> note;
     std::function<void(const std::string& type, const std::string& plan, json data)> log;
     std::function<void(size_t, execution::PlanUpdate)> queue;  // plan i's record changes (batched)
-    std::function<void()> flush;                                 // the queued changes written now
-    std::function<void()> schedule;                              // the run core decides what is next
+    std::function<void()> flush;                               // the queued changes written now
+    std::function<void()> schedule;                            // the run core decides what is next
     std::function<std::map<std::string, std::string>(size_t, long long)> plan_vars;  // the templates' variables
     // The fetched branch's worktree as plan i's; false: err says why.
     std::function<bool(size_t, const PlanWorktree&, int slot, std::string& err)> adopt_worktree;
@@ -110,8 +110,7 @@ class DispatchDriver {
   void reattach_arrays(long long wave);  // re-attached plans: one wait_wave per array
   void look_up_previous(size_t i, long long wave, int attempt, int previous);
   // reschedule false: called from start() (the caller schedules once its loop is done).
-  void fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
-            bool reschedule = true);
+  void fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r, bool reschedule = true);
   void on_interrupt(size_t i);
   std::vector<std::string> resources(size_t i) const {
     const PlanRun* r = run_at(i);
@@ -120,8 +119,7 @@ class DispatchDriver {
 
   // ---- dispatch_submit.cc ----
   void submit_array(long long wave, const std::vector<size_t>& plans, const std::string& key);
-  void wait_array(long long wave, const std::vector<size_t>& plans, const std::string& key,
-                  const std::string& handle);
+  void wait_array(long long wave, const std::vector<size_t>& plans, const std::string& key, const std::string& handle);
   void begin_submit(size_t i, long long wave, int attempt, bool reschedule);
   void submit(size_t i, long long wave, int attempt);
   void wait(size_t i, long long wave);
@@ -155,17 +153,17 @@ class DispatchDriver {
   uv_loop_t* loop_;
   Host host_;
 
-  std::string url_;                  // the remote as the jobs see it (a URL or path)
-  std::set<long long> pushed_;       // waves whose base is on the remote
-  bool start_failed_ = false;        // a plan failed in start()'s loop
+  std::string url_;                                    // the remote as the jobs see it (a URL or path)
+  std::set<long long> pushed_;                         // waves whose base is on the remote
+  bool start_failed_ = false;                          // a plan failed in start()'s loop
   std::map<size_t, std::string> cancelled_with_wave_;  // plan -> its task handle, cancelled with its wave
   std::optional<std::set<std::string>> remote_heads_;  // the run's branches on the remote, while set
   // The wave-level form (dispatch.submit_wave/wait_wave): plans gathered while start_plans
   // starts them, submitted as arrays once it has, each array waited on by one process.
   std::map<long long, std::vector<std::pair<size_t, int>>> wave_pending_;  // wave -> (plan, attempt) to submit
-  std::map<long long, std::vector<size_t>> wave_reattach_;  // wave -> plans re-attached, to wait on
-  std::map<std::string, std::unique_ptr<Process>> wave_submit_procs_;  // array key -> its submit_wave
-  std::map<std::string, std::unique_ptr<Process>> wave_wait_procs_;    // array key -> its wait_wave
+  std::map<long long, std::vector<size_t>> wave_reattach_;                 // wave -> plans re-attached, to wait on
+  std::map<std::string, std::unique_ptr<Process>> wave_submit_procs_;      // array key -> its submit_wave
+  std::map<std::string, std::unique_ptr<Process>> wave_wait_procs_;        // array key -> its wait_wave
   // The return path: plans whose job ended, fetched together by one `git fetch` child.
   struct FetchItem {
     size_t plan;
@@ -182,10 +180,10 @@ class DispatchDriver {
   // once the wave's last plan is gated is one step, not one per plan.
   std::unique_ptr<Process> premerge_proc_;
   std::vector<std::unique_ptr<Process>> delete_procs_;  // merged branches deleted from the remote
-  std::string premerge_tip_;        // the chain's tip (the checkout's HEAD when it started)
-  std::set<size_t> premerge_done_;  // plans whose step is in the chain
-  int premerge_gen_ = 0;            // a merge since: a step's answer is stale
-  bool premerge_stuck_ = false;     // a step conflicted or failed: merge_all does the rest
+  std::string premerge_tip_;                            // the chain's tip (the checkout's HEAD when it started)
+  std::set<size_t> premerge_done_;                      // plans whose step is in the chain
+  int premerge_gen_ = 0;                                // a merge since: a step's answer is stale
+  bool premerge_stuck_ = false;                         // a step conflicted or failed: merge_all does the rest
 };
 
 }  // namespace yolo::runner::phase
