@@ -2,8 +2,8 @@
 // (runner/phase_run_internal.h) with a class of its own: each plan a job of a cluster engine,
 // submitted (one by one, or a wave as arrays), waited on, its branch fetched and checked out in
 // a worktree slot, then handed back to the run for its checks and gates; merges computed ahead
-// while jobs still run. It owns what only dispatch uses (the records' jobs in flight, the
-// wave-level arrays, the fetch queue, the merge chain) and reaches the run through Host.
+// while jobs still run. It owns what only dispatch uses (the remote, the wave-level arrays and
+// their pollers, the fetch queue, the merge chain) and reaches the run through Host only.
 //   plan_dispatch.cc   the config, the records, a plan's start, its failure and Ctrl-C
 //   dispatch_submit.cc submitting and waiting
 //   dispatch_return.cc the fetch, the checkout, the merge ahead, the remote's branches deleted
@@ -53,7 +53,6 @@ class DispatchDriver {
   DispatchDriver(const DispatchDriver&) = delete;
   DispatchDriver& operator=(const DispatchDriver&) = delete;
 
-  bool configured() const { return cfg_.dispatch.configured(); }
   int parallel() const {
     return cfg_.dispatch.max_parallel > 0 ? cfg_.dispatch.max_parallel : std::max(cfg_.max_parallel, 8);
   }
