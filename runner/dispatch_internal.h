@@ -1,12 +1,12 @@
-// Helpers shared by the dispatch files of `yolo execute` (plan_dispatch.cc, dispatch_submit.cc,
-// dispatch_return.cc).
+// Helpers shared by the dispatch files of `yolo execute` (runner/run_dispatch.h: plan_dispatch.cc,
+// dispatch_submit.cc, dispatch_return.cc) and plan_merge.cc.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "protocol/run/dispatch.h"
-#include "runner/phase_run_internal.h"
+#include "runner/phase_parts.h"
 
 namespace yolo::runner::phase::dispatch_detail {
 

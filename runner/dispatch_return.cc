@@ -6,7 +6,7 @@
 #include "protocol/findings/make_finding.h"
 #include "protocol/plan/plan.h"
 #include "runner/dispatch_internal.h"
-#include "runner/phase_run_internal.h"
+#include "runner/run_dispatch.h"
 
 namespace yolo::runner::phase {
 using dispatch_detail::adapter_unset_env;
@@ -15,40 +15,40 @@ using dispatch_detail::first_line;
 // The return path: a plan whose job ended joins the queue; one `git fetch` child (off the
 // event loop) brings every branch of this run that is on the remote, and the plans queued
 // meanwhile go with the next one: one fetch per batch of ended jobs, not one per plan.
-void Run::dispatch_fetch(size_t i, long long wave, SpawnResult r) {
+void DispatchDriver::fetch(size_t i, long long wave, SpawnResult r) {
   hold(i, nullptr);  // still running for the scheduler until its branch is checked out
   fetch_queue_.push_back({i, wave, std::move(r)});
-  if (!fetch_proc_) dispatch_fetch_batch();
+  if (!fetch_proc_) fetch_batch();
 }
 
-void Run::dispatch_fetch_batch() {
+void DispatchDriver::fetch_batch() {
   if (fetch_queue_.empty()) return;
   fetch_batch_ = std::move(fetch_queue_);
   fetch_queue_.clear();
-  const std::string prefix = "yolo/" + trees_->run_tag() + "/";
+  const std::string prefix = "yolo/" + trees()->run_tag() + "/";
   SpawnSpec spec;
-  spec.argv = {"git",         "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", dispatch_url_,
+  spec.argv = {"git",         "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", url_,
                "+refs/heads/" + prefix + "*:refs/yolo-dispatch/" + prefix + "*"};
   spec.cwd = root_;
   spec.unset_env = adapter_unset_env();
   spec.timeout_ms = 600000;
   spec.output_cap = 64 * 1024;
-  fetch_proc_ = Process::start(&loop_, std::move(spec), [this](SpawnResult fr) {
-    if (!fr.ok()) return dispatch_fetched_batch(std::move(fr), "");
+  fetch_proc_ = Process::start(loop_, std::move(spec), [this](SpawnResult fr) {
+    if (!fr.ok()) return fetched_batch(std::move(fr), "");
     // The fetched heads, read once for the batch by a second child (not on the loop either).
     SpawnSpec h = git_child_spec(root_,
                                  {"for-each-ref", "--format=%(objectname) %(refname)",
-                                  "refs/yolo-dispatch/yolo/" + trees_->run_tag() + "/"},
+                                  "refs/yolo-dispatch/yolo/" + trees()->run_tag() + "/"},
                                  30000);
     h.unset_env = adapter_unset_env();
     auto fetched = std::make_shared<SpawnResult>(std::move(fr));
-    fetch_proc_ = Process::start(&loop_, std::move(h), [this, fetched](SpawnResult hr) {
-      dispatch_fetched_batch(std::move(*fetched), hr.ok() ? std::move(hr.out) : std::string());
+    fetch_proc_ = Process::start(loop_, std::move(h), [this, fetched](SpawnResult hr) {
+      fetched_batch(std::move(*fetched), hr.ok() ? std::move(hr.out) : std::string());
     });
   });
 }
 
-void Run::dispatch_fetched_batch(SpawnResult fr, std::string heads_out) {
+void DispatchDriver::fetched_batch(SpawnResult fr, std::string heads_out) {
   auto batch = std::move(fetch_batch_);
   fetch_batch_.clear();
   auto held = std::move(after_fetch_);  // the fetch has ended: the slots' resets may run now
@@ -62,37 +62,37 @@ void Run::dispatch_fetched_batch(SpawnResult fr, std::string heads_out) {
   for (auto& item : batch) {
     size_t i = item.plan;
     release(i);
-    if (interrupted_) {
-      dispatch_interrupted(i);
+    if (interrupted()) {
+      on_interrupt(i);
       continue;
     }
-    const auto& e = entries_[i];
+    const auto& e = entry(i);
     json rec = run_of(i).dispatch_rec;
-    std::string handle = str(rec, "handle"), branch = dispatch_branch(i);
+    std::string handle = str(rec, "handle"), branch = branch_of(i);
     std::string job = "its job " + handle + " (branch " + branch + ")";
     auto hit = heads.find("refs/yolo-dispatch/" + branch);
     if (!fr.ok() || hit == heads.end()) {
-      dispatch_record(i, dispatch::record_ended(rec, dispatch::JobState::Failed, world_.now()), false);
-      std::string error = fr.ok() ? job + " ended but pushed nothing: the branch is not on the remote " + dispatch_url_
-                                  : "git fetch of " + job + " from " + dispatch_url_ + " failed: " +
+      record(i, dispatch::record_ended(rec, dispatch::JobState::Failed, world_.now()), false);
+      std::string error = fr.ok() ? job + " ended but pushed nothing: the branch is not on the remote " + url_
+                                  : "git fetch of " + job + " from " + url_ + " failed: " +
                                         first_line(fr.err.empty() ? fr.describe() : fr.err);
-      dispatch_fail(i, error,
-                    "the job must commit the plan's work and push its branch (docs/dispatch.md, The job); read its "
-                    "log (`yolo logs " +
-                        e.id + "`)",
-                    &item.r);
+      fail(i, error,
+           "the job must commit the plan's work and push its branch (docs/dispatch.md, The job); read its "
+           "log (`yolo logs " +
+               e.id + "`)",
+           &item.r);
       continue;
     }
-    dispatch_record(i, dispatch::record_ended(rec, dispatch::JobState::Done, world_.now()), false);
-    dispatch_fetched(i, item.wave, hit->second, std::move(item.r));
+    record(i, dispatch::record_ended(rec, dispatch::JobState::Done, world_.now()), false);
+    fetched(i, item.wave, hit->second, std::move(item.r));
   }
   fetch_proc_.reset();  // ended: its callback is this one, which is done with it
-  if (!fetch_queue_.empty()) dispatch_fetch_batch();
+  if (!fetch_queue_.empty()) fetch_batch();
 }
 
-void Run::dispatch_delete_merged(const std::vector<std::string>& branches) {
-  std::vector<std::string> argv = {"push", "--quiet", "--delete", dispatch_url_};
-  const std::string prefix = "yolo/" + trees_->run_tag() + "/";
+void DispatchDriver::delete_merged(const std::vector<std::string>& branches) {
+  std::vector<std::string> argv = {"push", "--quiet", "--delete", url_};
+  const std::string prefix = "yolo/" + trees()->run_tag() + "/";
   for (const auto& b : branches)
     if (b.rfind(prefix, 0) == 0 && b != prefix + "base") argv.push_back("refs/heads/" + b);
   if (argv.size() == 4) return;
@@ -100,121 +100,119 @@ void Run::dispatch_delete_merged(const std::vector<std::string>& branches) {
   // A child of the loop, not waited for here: the loop (and so the run) ends after it does.
   SpawnSpec spec = git_child_spec(root_, argv, 120000);
   spec.unset_env = adapter_unset_env();
-  delete_procs_.push_back(Process::start(&loop_, std::move(spec), [this](SpawnResult g) {
+  delete_procs_.push_back(Process::start(loop_, std::move(spec), [this](SpawnResult g) {
     if (!g.ok())
-      note("could not delete the merged branches from the remote " + dispatch_url_ + ": " +
+      note("could not delete the merged branches from the remote " + url_ + ": " +
                first_line(g.err.empty() ? g.describe() : g.err),
            true);
   }));
 }
 
-void Run::dispatch_premerge() {
-  if (premerge_proc_ || premerge_stuck_ || interrupted_ || stopping_ || !trees_) return;
+void DispatchDriver::premerge() {
+  if (premerge_proc_ || premerge_stuck_ || interrupted() || host_.stopping() || !trees()) return;
   if (premerge_tip_.empty()) {
-    premerge_tip_ = trees_->head();
+    premerge_tip_ = trees()->head();
     if (premerge_tip_.empty()) return;
   }
   // The next step is the first gated plan in plan order not in the chain yet; a plan still
   // running before it may join the merge ahead of it, so the chain waits for it.
-  for (size_t i = 0; i < entries_.size(); ++i) {
+  for (size_t i = 0; i < host_.plans(); ++i) {
     if (premerge_done_.count(i)) continue;
-    const auto& p = core_.plan(i);
+    const auto& p = core().plan(i);
     if (p.status == PlanStatus::Running) return;
     if (p.merge != MergeState::Pending || p.status != PlanStatus::Complete || p.head.empty()) continue;
     const json& r = run_of(i).worktree_record;
     if (!r.is_object() || !is_commit_hash(str(r, "head"))) return;
-    dispatch_premerge_step(i, premerge_tip_, str(r, "head"), merge_message(entries_[i], r));
+    premerge_step(i, premerge_tip_, str(r, "head"), host_.merge_message(entry(i), r));
     return;
   }
 }
 
-void Run::dispatch_premerge_step(size_t i, const std::string& onto, const std::string& commit,
-                                 const std::string& message) {
+void DispatchDriver::premerge_step(size_t i, const std::string& onto, const std::string& commit,
+                                   const std::string& message) {
   const int gen = premerge_gen_;
-  SpawnSpec spec = trees_->merge_tree_spec(onto, commit);
+  SpawnSpec spec = trees()->merge_tree_spec(onto, commit);
   spec.unset_env = adapter_unset_env();
-  premerge_proc_ = Process::start(&loop_, std::move(spec), [this, i, gen, onto, commit, message](SpawnResult t) {
+  premerge_proc_ = Process::start(loop_, std::move(spec), [this, i, gen, onto, commit, message](SpawnResult t) {
     auto stuck = [&] {
       premerge_stuck_ = gen == premerge_gen_;  // an answer from before a merge says nothing now
       premerge_proc_.reset();                  // ended: its callback is this one, which is done with it
     };
     std::string tree = first_line(t.out);
     if (gen != premerge_gen_ || !t.ok() || !is_commit_hash(tree)) return stuck();  // a conflict: merge_all's
-    SpawnSpec c = trees_->commit_tree_spec(tree, onto, commit, message);
+    SpawnSpec c = trees()->commit_tree_spec(tree, onto, commit, message);
     c.unset_env = adapter_unset_env();
-    premerge_proc_ = Process::start(&loop_, std::move(c), [this, i, gen, onto, commit, message](SpawnResult cr) {
+    premerge_proc_ = Process::start(loop_, std::move(c), [this, i, gen, onto, commit, message](SpawnResult cr) {
       std::string id = first_line(cr.out);
       if (gen != premerge_gen_ || !cr.ok() || !is_commit_hash(id)) {
         premerge_stuck_ = gen == premerge_gen_;
         premerge_proc_.reset();
         return;
       }
-      trees_->remember_merge(onto, commit, message, id);
+      trees()->remember_merge(onto, commit, message, id);
       premerge_tip_ = id;
       premerge_done_.insert(i);
       premerge_proc_.reset();
-      dispatch_premerge();
+      premerge();
     });
   });
 }
 
-void Run::dispatch_premerge_reset() {
+void DispatchDriver::premerge_reset() {
   ++premerge_gen_;
   premerge_tip_.clear();
   premerge_done_.clear();
   premerge_stuck_ = false;
-  if (trees_) trees_->forget_merges();
+  if (trees()) trees()->forget_merges();
 }
 
-void Run::dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r) {
-  const int slot = core_.free_slot();
-  core_.take_slot(i, slot);  // the slot is this plan's while its checkout runs
-  auto c = std::make_shared<DispatchCheckout>();
+void DispatchDriver::fetched(size_t i, long long wave, const std::string& head, SpawnResult r) {
+  const int slot = core().free_slot();
+  core().take_slot(i, slot);  // the slot is this plan's while its checkout runs
+  auto c = std::make_shared<Checkout>();
   c->plan = i;
   c->wave = wave;
   c->head = head;
   c->slot = slot;
   c->r = std::move(r);
   std::string err;
-  c->steps = trees_->switch_steps(entries_[i].id, head, slot, dispatch_branch(i), c->w, err);
+  c->steps = trees()->switch_steps(entry(i).id, head, slot, branch_of(i), c->w, err);
   if (c->steps.empty()) {
-    dispatch_fail(i, "could not check out the fetched branch " + dispatch_branch(i) + " (" + head.substr(0, 12) + "): " + err,
-                  "check the project's git repository", &c->r);
+    fail(i, "could not check out the fetched branch " + branch_of(i) + " (" + head.substr(0, 12) + "): " + err,
+         "check the project's git repository", &c->r);
     return;
   }
-  dispatch_checkout_step(std::move(c));
+  checkout_step(std::move(c));
 }
 
 // One step of a fetched branch's checkout; a failed one leaves the slot to create(), which
 // removes and adds it again (a lock a killed git left, a slot broken by hand).
-void Run::dispatch_checkout_step(std::shared_ptr<DispatchCheckout> c) {
+void DispatchDriver::checkout_step(std::shared_ptr<Checkout> c) {
   const size_t i = c->plan;
-  if (c->next == c->steps.size()) return dispatch_checked_out(i, c->wave, c->head, c->slot, c->w, std::move(c->r));
+  if (c->next == c->steps.size()) return checked_out(i, c->wave, c->head, c->slot, c->w, std::move(c->r));
   SpawnSpec spec = std::move(c->steps[c->next++]);
   spec.unset_env = adapter_unset_env();
   std::string what;
   for (const auto& a : spec.argv) what += (what.empty() ? "" : " ") + a;
-  hold(i, Process::start(&loop_, std::move(spec), [this, c, i, what](SpawnResult g) {
+  hold(i, Process::start(loop_, std::move(spec), [this, c, i, what](SpawnResult g) {
     release(i);
-    if (interrupted_) return dispatch_interrupted(i);
-    if (g.ok()) return dispatch_checkout_step(c);
+    if (interrupted()) return on_interrupt(i);
+    if (g.ok()) return checkout_step(c);
     const std::string why = g.describe() + ": " + text::tail_lines(g.err, 5);
-    emit("plan_checkout_retried", {{"plan", entries_[i].id}, {"step", what}, {"error", why}}, Sym::Warn,
-         "Plan " + entries_[i].id + ": `" + what + "` " + why + "; checking the slot out again");
-    trees_->forget(c->w.path);
+    emit("plan_checkout_retried", {{"plan", entry(i).id}, {"step", what}, {"error", why}}, Sym::Warn,
+         "Plan " + entry(i).id + ": `" + what + "` " + why + "; checking the slot out again");
+    trees()->forget(c->w.path);
     auto reset = [this, c, i] {
       release(i);
-      if (interrupted_) return dispatch_interrupted(i);
+      if (interrupted()) return on_interrupt(i);
       std::string err;
-      auto w = trees_->create(entries_[i].id, c->head, c->slot, err, dispatch_branch(i));
+      auto w = trees()->create(entry(i).id, c->head, c->slot, err, branch_of(i));
       if (!w) {
-        dispatch_fail(i,
-                      "could not check out the fetched branch " + dispatch_branch(i) + " (" + c->head.substr(0, 12) +
-                          "): " + err,
-                      "check the project's git repository", &c->r);
+        fail(i, "could not check out the fetched branch " + branch_of(i) + " (" + c->head.substr(0, 12) + "): " + err,
+             "check the project's git repository", &c->r);
         return;
       }
-      dispatch_checked_out(i, c->wave, c->head, c->slot, std::move(w), std::move(c->r));
+      checked_out(i, c->wave, c->head, c->slot, std::move(w), std::move(c->r));
     };
     if (!fetch_proc_) return reset();
     hold(i, nullptr);  // still running for the scheduler until its reset
@@ -222,24 +220,24 @@ void Run::dispatch_checkout_step(std::shared_ptr<DispatchCheckout> c) {
   }));
 }
 
-void Run::dispatch_checked_out(size_t i, long long wave, const std::string& head, int slot,
-                               std::optional<PlanWorktree> w, SpawnResult r) {
-  const auto& e = entries_[i];
+void DispatchDriver::checked_out(size_t i, long long wave, const std::string& head, int slot,
+                                 std::optional<PlanWorktree> w, SpawnResult r) {
+  const auto& e = entry(i);
   std::string err;
   // The scope fence diffs the job's commits against the base the job started from (recorded at
   // submit: a re-attached job's wave may have moved since, when a stopped run merged some plans).
   std::string job_base = str(run_of(i).dispatch_rec, "base");
-  w->base = is_commit_hash(job_base) ? job_base : wave_base_[wave];
-  if (!adopt_worktree(i, *w, slot, err)) {
-    dispatch_fail(i, err, "check the project's git repository", &r);
+  w->base = is_commit_hash(job_base) ? job_base : wave_base()[wave];
+  if (!host_.adopt_worktree(i, *w, slot, err)) {
+    fail(i, err, "check the project's git repository", &r);
     return;
   }
-  emit("plan_fetched", {{"plan", e.id}, {"branch", dispatch_branch(i)}, {"commit", head}}, Sym::Diamond,
-       "Plan " + e.id + ": branch " + dispatch_branch(i) + " fetched (" + head.substr(0, 12) + "), gating it here");
+  emit("plan_fetched", {{"plan", e.id}, {"branch", branch_of(i)}, {"commit", head}}, Sym::Diamond,
+       "Plan " + e.id + ": branch " + branch_of(i) + " fetched (" + head.substr(0, 12) + "), gating it here");
   r.outcome = SpawnResult::Outcome::Exited;
   r.exit_code = 0;
   r.elapsed_ms = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e6;
-  run_checks(i, std::move(r));  // then conclude(): SUMMARY gate, scope fence, checks; merged in plan order
+  host_.run_checks(i, std::move(r));  // then conclude(): SUMMARY gate, scope fence, checks; merged in plan order
 }
 
 }  // namespace yolo::runner::phase

@@ -5,7 +5,7 @@
 #include "protocol/findings/make_finding.h"
 #include "protocol/plan/plan.h"
 #include "runner/dispatch_internal.h"
-#include "runner/phase_run_internal.h"
+#include "runner/run_dispatch.h"
 
 namespace yolo::runner::phase {
 using dispatch_detail::adapter_unset_env;
@@ -14,8 +14,8 @@ using dispatch_detail::first_line;
 // The wave-level form: the plans start_plans gathered for this wave go to the engine as
 // arrays (protocol: dispatch::form_wave_arrays decides which plans share one), one submit_wave
 // and one wait_wave per array, whatever the wave's size.
-void Run::dispatch_submit_waves(long long wave) {
-  dispatch_reattach_arrays(wave);
+void DispatchDriver::submit_waves(long long wave) {
+  reattach_arrays(wave);
   auto it = wave_pending_.find(wave);
   if (it == wave_pending_.end()) return;
   auto pending = std::move(it->second);
@@ -25,56 +25,56 @@ void Run::dispatch_submit_waves(long long wave) {
     release(i);
     json rec = run_of(i).dispatch_rec.is_null() ? json::object() : run_of(i).dispatch_rec;
     rec["attempt"] = attempt;
-    run_of(i).dispatch_rec = rec;  // dispatch_vars reads the attempt from here
+    run_of(i).dispatch_rec = rec;  // vars_of reads the attempt from here
   }
-  if (!dispatch_pushed_.count(wave)) {
-    std::string ref = "refs/heads/yolo/" + trees_->run_tag() + "/base";
-    GitRun g = run_git(root_, {"push", "--quiet", dispatch_url_, "+" + wave_base_[wave] + ":" + ref}, 300000);
+  if (!pushed_.count(wave)) {
+    std::string ref = "refs/heads/yolo/" + trees()->run_tag() + "/base";
+    GitRun g = run_git(root_, {"push", "--quiet", url_, "+" + wave_base()[wave] + ":" + ref}, 300000);
     if (!g.ok()) {
       for (const auto& [i, attempt] : pending)
-        dispatch_fail(i,
-                      "could not push the wave's base " + wave_base_[wave].substr(0, 12) + " to the remote " +
-                          dispatch_url_ + ": " + first_line(g.err.empty() ? g.error : g.err),
-                      "check `dispatch.remote` and that this machine may push to it", nullptr, false);
+        fail(i,
+             "could not push the wave's base " + wave_base()[wave].substr(0, 12) + " to the remote " + url_ + ": " +
+                 first_line(g.err.empty() ? g.error : g.err),
+             "check `dispatch.remote` and that this machine may push to it", nullptr, false);
       return;
     }
-    dispatch_pushed_.insert(wave);
+    pushed_.insert(wave);
   }
   std::vector<dispatch::WaveCandidate> cands;
   for (const auto& [i, attempt] : pending) {
     std::string key;
-    for (const auto& o : dispatch_resources(i)) key += (key.empty() ? "" : " ") + o;
-    cands.push_back({i, entries_[i].id, attempt, key});
+    for (const auto& o : resources(i)) key += (key.empty() ? "" : " ") + o;
+    cands.push_back({i, entry(i).id, attempt, key});
   }
-  for (const auto& arr : dispatch::form_wave_arrays(cid_, cands)) dispatch_submit_array(wave, arr.plans, arr.key);
+  for (const auto& arr : dispatch::form_wave_arrays(host_.correlation_id(), cands)) submit_array(wave, arr.plans, arr.key);
 }
 
-void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans, const std::string& key) {
-  const std::string base = wave_base_[wave];
+void DispatchDriver::submit_array(long long wave, const std::vector<size_t>& plans, const std::string& key) {
+  const std::string base = wave_base()[wave];
   std::vector<std::vector<std::string>> tasks;
   for (size_t i : plans) {
     json rec = dispatch::record_submitting(run_of(i).dispatch_rec.value("attempt", 1));
     rec["base"] = base;
     rec["wave_key"] = key;
-    dispatch_record(i, rec, false);
+    record(i, rec, false);
     tasks.push_back(dispatch::task_arguments(dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv,
-                                                                   dispatch_vars(i, wave), dispatch_resources(i))));
+                                                                   vars_of(i, wave), resources(i))));
   }
-  flush_plans();  // `submitting` on disk before the engine hears of the array
+  host_.flush();  // `submitting` on disk before the engine hears of the array
   // The task file: read by submit_wave, removed once it has ended.
   stdfs::path tasks_path = stdfs::temp_directory_path() / ("yolo-tasks-" + std::to_string(::getpid()) + "-" + key);
   std::string werr = fs::write_atomic(tasks_path, dispatch::tasks_file(tasks)).error;
   if (!werr.empty()) {
     for (size_t i : plans)
-      dispatch_fail(i, "could not write the wave's task file: " + werr, "check the temporary folder", nullptr, true);
+      fail(i, "could not write the wave's task file: " + werr, "check the temporary folder", nullptr, true);
     return;
   }
   std::map<std::string, std::string> vars = {{"tasks", tasks_path.string()},
-                                             {"correlation_id", cid_},
+                                             {"correlation_id", host_.correlation_id()},
                                              {"wave", std::to_string(wave)},
-                                             {"max_parallel", std::to_string(dispatch_parallel())},
+                                             {"max_parallel", std::to_string(parallel())},
                                              {"base_commit", base},
-                                             {"remote", dispatch_url_},
+                                             {"remote", url_},
                                              {"wave_key", key}};
   const CommandSpec& cs = cfg_.dispatch.submit_wave;
   SpawnSpec spec = adapter_spec(expand_argv(cs.argv, vars),
@@ -85,7 +85,7 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
     run_of(i).argv = spec.argv;
     run_of(i).dispatch_submitting = true;
   }
-  wave_submit_procs_[key] = Process::start(&loop_, std::move(spec), [this, wave, plans, key, base, tasks_path](SpawnResult r) {
+  wave_submit_procs_[key] = Process::start(loop_, std::move(spec), [this, wave, plans, key, base, tasks_path](SpawnResult r) {
     std::error_code ec;
     stdfs::remove(tasks_path, ec);
     for (size_t i : plans) {
@@ -105,13 +105,13 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
       rec["wave_key"] = key;
       rec["wave_handle"] = ws.handle;
       rec["wave_index"] = k;
-      dispatch_record(i, rec, false);
+      record(i, rec, false);
     };
-    if (interrupted_) {
+    if (interrupted()) {
       if (r.ok() && ws.ok())
         for (size_t k = 0; k < plans.size(); ++k) submitted(k);
-      flush_plans();
-      for (size_t i : plans) dispatch_interrupted(i);
+      host_.flush();
+      for (size_t i : plans) on_interrupt(i);
       wave_submit_procs_.erase(key);
       return;
     }
@@ -119,14 +119,13 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
       std::string error = !r.ok() ? "submit_wave " + r.describe() + ": " + first_line(text::tail_lines(r.err, 3))
                                   : ws.error;
       for (size_t i : plans)
-        dispatch_fail(i, error,
-                      "run the submit_wave command of `dispatch` by hand to see why (yolo logs " + entries_[i].id + ")",
-                      &r, true);
+        fail(i, error, "run the submit_wave command of `dispatch` by hand to see why (yolo logs " + entry(i).id + ")",
+             &r, true);
       wave_submit_procs_.erase(key);
       return;
     }
     for (size_t k = 0; k < plans.size(); ++k) submitted(k);
-    flush_plans();
+    host_.flush();
     emit("wave_submitted",
          {{"wave", wave}, {"handle", ws.handle}, {"tasks", plans.size()}, {"reused", ws.reused}, {"key", key}},
          Sym::Diamond,
@@ -134,20 +133,20 @@ void Run::dispatch_submit_array(long long wave, const std::vector<size_t>& plans
              (ws.reused ? " (submitted before, reused)" : " submitted") + (ws.url.empty() ? "" : "  " + ws.url));
     for (size_t k = 0; k < plans.size(); ++k) {
       size_t i = plans[k];
-      json d = {{"plan", entries_[i].id},        {"handle", ws.tasks[k]}, {"attempt", run_of(i).dispatch_rec.value("attempt", 1)},
-                {"reused", ws.reused},            {"branch", dispatch_branch(i)}, {"wave_handle", ws.handle},
+      json d = {{"plan", entry(i).id},        {"handle", ws.tasks[k]}, {"attempt", run_of(i).dispatch_rec.value("attempt", 1)},
+                {"reused", ws.reused},            {"branch", branch_of(i)}, {"wave_handle", ws.handle},
                 {"wave_index", k}};
-      emit("plan_submitted", d, Sym::Diamond, "Plan " + entries_[i].id + ": task " + ws.tasks[k] + " of job " + ws.handle);
+      emit("plan_submitted", d, Sym::Diamond, "Plan " + entry(i).id + ": task " + ws.tasks[k] + " of job " + ws.handle);
     }
     std::string handle = ws.handle;
     wave_submit_procs_.erase(key);  // r, ws and the captures are not used past this point
-    dispatch_wait_array(wave, plans, key, handle);
+    wait_array(wave, plans, key, handle);
   });
 }
 
 // One wait_wave for the array: each `task K ...` line on its stdout is the plan at index K.
-void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, const std::string& key,
-                              const std::string& handle) {
+void DispatchDriver::wait_array(long long wave, const std::vector<size_t>& plans, const std::string& key,
+                                const std::string& handle) {
   struct Tasks {
     std::vector<size_t> plans;
     std::vector<bool> reported;
@@ -162,7 +161,7 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
                        : cfg_.dispatch.wait.timeout_ms > 0 ? cfg_.dispatch.wait.timeout_ms
                                                            : 24LL * 3600 * 1000;
   std::map<std::string, std::string> vars = {
-      {"handle", handle}, {"correlation_id", cid_}, {"wave", std::to_string(wave)}, {"wave_key", key}};
+      {"handle", handle}, {"correlation_id", host_.correlation_id()}, {"wave", std::to_string(wave)}, {"wave_key", key}};
   SpawnSpec spec = adapter_spec(expand_argv(cfg_.dispatch.wait_wave.argv, vars), deadline);
   spec.output_cap = 256 * 1024;
   spec.on_line = [this, t, wave](SpawnSpec::Stream st, std::string_view line) {
@@ -177,7 +176,7 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
     }
     if (wl.kind == dispatch::WaveLine::Kind::Status) {
       text += "status: " + wl.text + "\n";
-      dispatch_engine_status(i, wl.text);
+      engine_status(i, wl.text);
       return;
     }
     t->reported[wl.index] = true;
@@ -188,7 +187,7 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
     r.exit_code = w == dispatch::WaitResult::Done ? 0 : w == dispatch::WaitResult::Failed ? 1 : 2;
     r.err = std::move(text);
     release(i);
-    dispatch_waited(i, wave, std::move(r));
+    waited(i, wave, std::move(r));
   };
   for (size_t i : plans) {
     if (i == kNoPlan) continue;
@@ -197,9 +196,9 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
   }
   // One poller per array (an array re-attached beside a new one of the same key is another).
   const std::string slot = key + "@" + handle;
-  wave_wait_procs_[slot] = Process::start(&loop_, std::move(spec), [this, t, wave, slot, handle](SpawnResult r) {
+  wave_wait_procs_[slot] = Process::start(loop_, std::move(spec), [this, t, wave, slot, handle](SpawnResult r) {
     auto w = dispatch::wave_exit_result(r.outcome == SpawnResult::Outcome::Exited, r.exit_code);
-    dispatch_give_up_wave(wave, handle, t->plans, t->reported);  // one cancel, one lookup
+    give_up_wave(wave, handle, t->plans, t->reported);  // one cancel, one lookup
     for (size_t k = 0; k < t->plans.size(); ++k) {
       if (t->reported[k]) continue;
       t->reported[k] = true;
@@ -209,48 +208,53 @@ void Run::dispatch_wait_array(long long wave, const std::vector<size_t>& plans, 
       if (rr.outcome == SpawnResult::Outcome::Exited)
         rr.exit_code = w == dispatch::WaitResult::Unknown ? 2 : w == dispatch::WaitResult::Unreachable ? 3 : 4;
       release(i);
-      dispatch_waited(i, wave, std::move(rr));
+      waited(i, wave, std::move(rr));
     }
     remote_heads_.reset();  // looked up for these plans only
     wave_wait_procs_.erase(slot);
   });
 }
 
-void Run::dispatch_begin_submit(size_t i, long long wave, int attempt, bool reschedule) {
-  if (!dispatch_pushed_.count(wave)) {
-    // The job clones the remote and checks out the base: it must be there (a branch of its
-    // own, so a clone fetches it; forced: a later run's wave starts from another commit).
-    std::string ref = "refs/heads/yolo/" + trees_->run_tag() + "/base";
-    GitRun g = run_git(root_, {"push", "--quiet", dispatch_url_, "+" + wave_base_[wave] + ":" + ref}, 300000);
-    if (!g.ok()) {
-      dispatch_fail(i,
-                    "could not push the wave's base " + wave_base_[wave].substr(0, 12) + " to the remote " +
-                        dispatch_url_ + ": " + first_line(g.err.empty() ? g.error : g.err),
-                    "check `dispatch.remote` and that this machine may push to it", nullptr, reschedule);
-      return;
-    }
-    dispatch_pushed_.insert(wave);
-  }
-  dispatch_submit(i, wave, attempt);
+void DispatchDriver::cancel_pollers() {
+  for (auto& [k, p] : wave_wait_procs_)
+    if (p) p->cancel();
 }
 
-void Run::dispatch_submit(size_t i, long long wave, int attempt) {
-  const std::string base = wave_base_[wave];  // the job's base, kept: the scope fence diffs against it
+void DispatchDriver::begin_submit(size_t i, long long wave, int attempt, bool reschedule) {
+  if (!pushed_.count(wave)) {
+    // The job clones the remote and checks out the base: it must be there (a branch of its
+    // own, so a clone fetches it; forced: a later run's wave starts from another commit).
+    std::string ref = "refs/heads/yolo/" + trees()->run_tag() + "/base";
+    GitRun g = run_git(root_, {"push", "--quiet", url_, "+" + wave_base()[wave] + ":" + ref}, 300000);
+    if (!g.ok()) {
+      fail(i,
+           "could not push the wave's base " + wave_base()[wave].substr(0, 12) + " to the remote " + url_ + ": " +
+               first_line(g.err.empty() ? g.error : g.err),
+           "check `dispatch.remote` and that this machine may push to it", nullptr, reschedule);
+      return;
+    }
+    pushed_.insert(wave);
+  }
+  submit(i, wave, attempt);
+}
+
+void DispatchDriver::submit(size_t i, long long wave, int attempt) {
+  const std::string base = wave_base()[wave];  // the job's base, kept: the scope fence diffs against it
   json submitting = dispatch::record_submitting(attempt);
   submitting["base"] = base;
-  dispatch_record(i, submitting, true);
+  record(i, submitting, true);
   SpawnSpec spec =
-      adapter_spec(dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, dispatch_vars(i, wave),
-                                         dispatch_resources(i)),
+      adapter_spec(dispatch::submit_argv(cfg_.dispatch.submit.argv, cfg_.executor.argv, vars_of(i, wave),
+                                         resources(i)),
                    cfg_.timeout_for(cfg_.dispatch.submit));
   spec.output_cap = 64 * 1024;
   run_of(i).argv = spec.argv;
   run_of(i).dispatch_submitting = true;
-  hold(i, Process::start(&loop_, std::move(spec), [this, i, wave, attempt, base](SpawnResult r) {
+  hold(i, Process::start(loop_, std::move(spec), [this, i, wave, attempt, base](SpawnResult r) {
     release(i);
     run_of(i).dispatch_submitting = false;
-    const auto& e = entries_[i];
-    if (interrupted_) {
+    const auto& e = entry(i);
+    if (interrupted()) {
       // When submit got as far as a handle, the job is cancelled; else the record stays
       // `submitting` and the next execute submits the same attempt (the adapter answers
       // with the job if it was started).
@@ -258,65 +262,65 @@ void Run::dispatch_submit(size_t i, long long wave, int attempt) {
         if (auto s = dispatch::parse_submit_output(r.out); s.ok()) {
           json rec = dispatch::record_submitted(attempt, s, world_.now());
           rec["base"] = base;
-          dispatch_record(i, rec, true);
+          record(i, rec, true);
         }
-      dispatch_interrupted(i);
+      on_interrupt(i);
       return;
     }
     if (!r.ok()) {
-      dispatch_fail(i, "submit " + r.describe() + ": " + first_line(text::tail_lines(r.err, 3)),
-                    "run the submit command of `dispatch` by hand to see why (yolo logs " + e.id + ")", &r);
+      fail(i, "submit " + r.describe() + ": " + first_line(text::tail_lines(r.err, 3)),
+           "run the submit command of `dispatch` by hand to see why (yolo logs " + e.id + ")", &r);
       return;
     }
     auto s = dispatch::parse_submit_output(r.out);
     if (!s.ok()) {
-      dispatch_fail(i, s.error, "the adapter must print {\"handle\": ...} on stdout (docs/dispatch.md)", &r);
+      fail(i, s.error, "the adapter must print {\"handle\": ...} on stdout (docs/dispatch.md)", &r);
       return;
     }
     json rec = dispatch::record_submitted(attempt, s, world_.now());
     rec["base"] = base;
-    dispatch_record(i, rec, true);
+    record(i, rec, true);
     json d = {{"plan", e.id},
               {"handle", s.handle},
               {"attempt", attempt},
               {"reused", s.reused},
-              {"branch", dispatch_branch(i)}};
+              {"branch", branch_of(i)}};
     if (!s.url.empty()) d["url"] = s.url;
     emit("plan_submitted", d, Sym::Diamond,
          "Plan " + e.id + ": job " + s.handle + (s.reused ? " (submitted before, reused)" : " submitted") +
              (s.url.empty() ? "" : "  " + s.url));
-    dispatch_wait(i, wave);
+    wait(i, wave);
   }));
 }
 
-void Run::dispatch_wait(size_t i, long long wave) {
+void DispatchDriver::wait(size_t i, long long wave) {
   // Every wait has a deadline (a day unless the config gives one): past it, yolo gives up on
   // the job and cancels it.
   long long deadline = cfg_.dispatch.wait.timeout_ms > 0 ? cfg_.dispatch.wait.timeout_ms : 24LL * 3600 * 1000;
-  SpawnSpec spec = adapter_spec(expand_argv(cfg_.dispatch.wait.argv, dispatch_vars(i, wave)), deadline);
+  SpawnSpec spec = adapter_spec(expand_argv(cfg_.dispatch.wait.argv, vars_of(i, wave)), deadline);
   spec.output_cap = 256 * 1024;
   spec.on_line = [this, i](SpawnSpec::Stream st, std::string_view line) {
     if (st == SpawnSpec::Stream::Err && line.rfind("status: ", 0) == 0)
-      dispatch_engine_status(i, std::string(line.substr(8)));
+      engine_status(i, std::string(line.substr(8)));
   };
   run_of(i).argv = spec.argv;
-  hold(i, Process::start(&loop_, std::move(spec), [this, i, wave](SpawnResult r) {
+  hold(i, Process::start(loop_, std::move(spec), [this, i, wave](SpawnResult r) {
     release(i);
-    dispatch_waited(i, wave, std::move(r));
+    waited(i, wave, std::move(r));
   }));
 }
 
-void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
-  const auto& e = entries_[i];
+void DispatchDriver::waited(size_t i, long long wave, SpawnResult r) {
+  const auto& e = entry(i);
   json rec = run_of(i).dispatch_rec;
   std::string log_file =
-      write_agent_log(world_, root_, phase_.rel, e.id, "dispatch", rec.value("attempt", 1), run_of(i).argv, r);
+      write_agent_log(world_, root_, host_.phase_rel(), e.id, "dispatch", rec.value("attempt", 1), run_of(i).argv, r);
   if (!log_file.empty()) note("wait output: " + log_file + "  (yolo logs " + e.id + ")", true);
-  if (interrupted_) {
-    dispatch_interrupted(i);
+  if (interrupted()) {
+    on_interrupt(i);
     return;
   }
-  std::string handle = str(rec, "handle"), branch = dispatch_branch(i);
+  std::string handle = str(rec, "handle"), branch = branch_of(i);
   auto w = dispatch::interpret_wait(r.outcome == SpawnResult::Outcome::Exited, r.exit_code);
   std::string job = "its job " + handle + " (branch " + branch + ")";
   const int attempt = rec.value("attempt", 1);
@@ -334,42 +338,42 @@ void Run::dispatch_waited(size_t i, long long wave, SpawnResult r) {
     std::string cwhy;
     std::string gave_up = "yolo gave up waiting for " + job + " (wait " + r.describe() +
                           (why.empty() ? "" : ": " + why) + ")";
-    if (!dispatch_cancel(i, cwhy)) {
-      dispatch_fail(i, gave_up + " and could not cancel it (" + cwhy + "): the job may still run",
-                    "check the engine; `yolo execute` waits on the same job again (no second job is started)", &r);
+    if (!cancel(i, cwhy)) {
+      fail(i, gave_up + " and could not cancel it (" + cwhy + "): the job may still run",
+           "check the engine; `yolo execute` waits on the same job again (no second job is started)", &r);
       return;
     }
     rec = dispatch::record_ended(rec, dispatch::JobState::Cancelled, world_.now());
     run_of(i).dispatch_rec = rec;
     emit("plan_cancelled", {{"plan", e.id}, {"handle", handle}, {"ok", true}}, Sym::Warn,
          "Plan " + e.id + ": job " + handle + " cancelled (yolo gave up waiting for it)");
-    if (!dispatch_on_remote(branch)) {
-      dispatch_record(i, rec, false);
-      dispatch_fail(i, gave_up + "; the job was cancelled and its branch is not on the remote",
-                    "check the engine; `yolo execute` looks the branch up again, then submits attempt " +
-                        std::to_string(attempt + 1),
-                    &r);
+    if (!branch_on_remote(branch)) {
+      record(i, rec, false);
+      fail(i, gave_up + "; the job was cancelled and its branch is not on the remote",
+           "check the engine; `yolo execute` looks the branch up again, then submits attempt " +
+               std::to_string(attempt + 1),
+           &r);
       return;
     }
     w = dispatch::WaitResult::Done;  // it pushed before the cancel: the gates decide
   }
-  bool on_remote = w == dispatch::WaitResult::Unknown && dispatch_on_remote(branch);
+  bool on_remote = w == dispatch::WaitResult::Unknown && branch_on_remote(branch);
   if (!dispatch::fetch_after_wait(w, on_remote)) {
     std::string cwhy;
-    if (w == dispatch::WaitResult::Unknown) dispatch_cancel(i, cwhy);  // forgotten: make sure it is gone
-    dispatch_record(i, dispatch::record_ended(rec, dispatch::JobState::Failed, world_.now()), false);
+    if (w == dispatch::WaitResult::Unknown) cancel(i, cwhy);  // forgotten: make sure it is gone
+    record(i, dispatch::record_ended(rec, dispatch::JobState::Failed, world_.now()), false);
     std::string error =
         w == dispatch::WaitResult::Failed ? job + " failed" + (why.empty() ? "" : ": " + why)
         : w == dispatch::WaitResult::Unknown
-            ? "the engine does not know " + job + " and the branch is not on the remote " + dispatch_url_
+            ? "the engine does not know " + job + " and the branch is not on the remote " + url_
             : "waiting for " + job + ": wait " + r.describe();
-    dispatch_fail(i, error,
-                  "read the job's log (its url, or `yolo logs " + e.id + "`); `yolo execute` submits attempt " +
-                      std::to_string(attempt + 1),
-                  &r);
+    fail(i, error,
+         "read the job's log (its url, or `yolo logs " + e.id + "`); `yolo execute` submits attempt " +
+             std::to_string(attempt + 1),
+         &r);
     return;
   }
-  dispatch_fetch(i, wave, std::move(r));
+  fetch(i, wave, std::move(r));
 }
 
 }  // namespace yolo::runner::phase

@@ -102,8 +102,7 @@ void Run::interrupt(int signum) {
   // queued a job whose handle nobody would know; ended, its job is cancelled.
   for (auto& r : runs_)
     if (r.running && r.proc && !r.dispatch_submitting) r.proc->cancel();
-  for (auto& [k, p] : wave_wait_procs_)  // a wave's poller: its plans' jobs are cancelled when it ends
-    if (p) p->cancel();
+  dispatch_.cancel_pollers();  // a wave's poller: its plans' jobs are cancelled when it ends
 }
 
 // How many executors can run at once within this process's file descriptor limit: each

@@ -275,6 +275,51 @@ void Run::end_journaled_executors() {
   ::unlink(file.c_str());
 }
 
+int Run::init_dispatch(const json& doc) {
+  if (!dispatched()) return -1;
+  if (std::string msg = dispatch_.config_error(); !msg.empty()) {
+    next_ =
+        "correct `dispatch` in .yolo-planning/config.json (docs/dispatch.md shows a complete block), then `yolo "
+        "execute`";
+    return finish(kExecHalted, Result::Error, msg);
+  }
+  dispatch_.init(doc);
+  return -1;
+}
+
+// What dispatch (runner/run_dispatch.h) reaches of the run.
+DispatchDriver::Host Run::dispatch_host() {
+  DispatchDriver::Host h;
+  h.plans = [this] { return entries_.size(); };
+  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
+  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.plan_at = [this](size_t i) { return run_at(i); };
+  h.core = [this]() -> run::Core& { return core_; };
+  h.trees = [this] { return trees_.get(); };
+  h.wave_bases = [this]() -> std::map<long long, std::string>& { return wave_base_; };
+  h.correlation_id = [this] { return cid_; };
+  h.phase_rel = [this] { return phase_.rel; };
+  h.interrupted = [this] { return interrupted_; };
+  h.stopping = [this] { return stopping_; };
+  h.hold = [this](size_t i, std::unique_ptr<Process> p) { return hold(i, std::move(p)); };
+  h.release = [this](size_t i) { release(i); };
+  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
+    emit(event, std::move(data), sym, human);
+  };
+  h.note = [this](const std::string& human, bool dim) { note(human, dim); };
+  h.log = [this](const std::string& type, const std::string& plan, json data) { log(type, plan, std::move(data)); };
+  h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
+  h.flush = [this] { flush_plans(); };
+  h.schedule = [this] { schedule(); };
+  h.plan_vars = [this](size_t i, long long wave) { return plan_vars(i, wave); };
+  h.adopt_worktree = [this](size_t i, const PlanWorktree& w, int slot, std::string& err) {
+    return adopt_worktree(i, w, slot, err);
+  };
+  h.run_checks = [this](size_t i, SpawnResult r) { run_checks(i, std::move(r)); };
+  h.merge_message = [this](const PlanEntry& e, const json& wt) { return merge_message(e, wt); };
+  return h;
+}
+
 
 }  // namespace phase
 

@@ -15,12 +15,13 @@
 //   phase_parts.h     the headers, phase folders, SUMMARY names and records they share
 //   plan_worktrees.cc worktree isolation: the slots, a plan's worktree made ready or adopted
 //   plan_merge.cc     the gate in the worktree, merging back the plans the core names
-//   plan_dispatch.cc, dispatch_submit.cc, dispatch_return.cc  dispatch: each plan a job of a
-//                     cluster engine (start, submit and wait, fetch and merge)
+//   run_dispatch.h    dispatch: each plan a job of a cluster engine (a class, DispatchDriver;
+//                     plan_dispatch.cc, dispatch_submit.cc, dispatch_return.cc)
 // Internal to those files.
 #pragma once
 
 #include "runner/phase_parts.h"
+#include "runner/run_dispatch.h"
 #include "runner/run_gates.h"
 #include "runner/run_state_writes.h"
 
@@ -125,104 +126,21 @@ class Run {
                               const std::vector<stdfs::path>& slots);
   std::unique_ptr<Process> branch_delete_proc_;
   std::vector<SpawnSpec> branch_deletes_;  // batches waiting for it
-  // ---- dispatch (plan_dispatch.cc) --------------------------------------------------
+  // ---- dispatch (runner/run_dispatch.h: a class of its own, dispatch_) -------------------
   // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
   // fetched from the remote, then gated and merged as a worktree plan.
   bool dispatched() const { return cfg_.dispatch.configured(); }
-  int dispatch_parallel() const {
-    return cfg_.dispatch.max_parallel > 0 ? cfg_.dispatch.max_parallel : std::max(cfg_.max_parallel, 8);
-  }
-  // Before step 2: the config's dispatch errors, the remote's URL, the records a stopped run left.
-  int init_dispatch(const json& doc);
-  void start_dispatched(size_t i, long long wave, const dispatch::Start& s);
-  void dispatch_submit(size_t i, long long wave, int attempt);
-  void dispatch_look_up_previous(size_t i, long long wave, int attempt, int previous);
-  void dispatch_begin_submit(size_t i, long long wave, int attempt, bool reschedule);
-  void dispatch_wait(size_t i, long long wave);
-  void dispatch_waited(size_t i, long long wave, SpawnResult r);
-  // The branch fetched and gated (wait said done, or the branch was found on the remote).
-  void dispatch_fetch(size_t i, long long wave, SpawnResult r);
-  // Runs `cancel` for the plan's job now; false when it failed (why in `why`).
-  bool dispatch_cancel(size_t i, std::string& why);
-  // A wave's poller ended with tasks unreported: one cancel of the wave, one remote lookup.
-  void dispatch_give_up_wave(long long wave, const std::string& handle, const std::vector<size_t>& plans,
-                             const std::vector<bool>& reported);
-  std::map<size_t, std::string> cancelled_with_wave_;      // plan -> its task handle, cancelled with its wave
-  std::optional<std::set<std::string>> remote_heads_;      // the run's branches on the remote, while set
-  bool dispatch_on_remote(const std::string& branch);
-  void dispatch_engine_status(size_t i, std::string status);
-  SpawnSpec adapter_spec(const std::vector<std::string>& argv, long long timeout_ms) const;
-  void dispatch_fetched(size_t i, long long wave, const std::string& head, SpawnResult r);
-  // A fetched branch's checkout in its slot, by children of the loop one after the other.
-  struct DispatchCheckout {
-    size_t plan;
-    long long wave;
-    std::string head;
-    int slot;
-    PlanWorktree w;
-    std::vector<SpawnSpec> steps;
-    size_t next = 0;
-    SpawnResult r;
-  };
-  void dispatch_checkout_step(std::shared_ptr<DispatchCheckout> c);
-  void dispatch_checked_out(size_t i, long long wave, const std::string& head, int slot, std::optional<PlanWorktree> w,
-                            SpawnResult r);
-  // reschedule false: called from start_plans (which schedules once its loop is done).
-  void dispatch_fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
-                     bool reschedule = true);
-  void dispatch_interrupted(size_t i);
-  std::map<std::string, std::string> dispatch_vars(size_t i, long long wave) const;
-  std::string dispatch_branch(size_t i) const;
-  void dispatch_record(size_t i, json rec, bool flush);
-  std::string dispatch_url_;                 // the remote as the jobs see it (a URL or path)
-  std::set<long long> dispatch_pushed_;      // waves whose base is on the remote
-  bool dispatch_start_failed_ = false;       // a plan failed in start_plans' loop
-  // The wave-level form (dispatch.submit_wave/wait_wave): plans gathered while start_plans
-  // starts them, submitted as arrays once it has, each array waited on by one process.
+  int dispatch_parallel() const { return dispatch_.parallel(); }
+  // The wave-level form (dispatch.submit_wave/wait_wave): a whole wave starts at once.
   int dispatch_sched_parallel() const {
     return cfg_.dispatch.wave_form() ? static_cast<int>(entries_.size()) + 1 : dispatch_parallel();
   }
-  void dispatch_submit_waves(long long wave);
-  void dispatch_reattach_arrays(long long wave);  // re-attached plans: one wait_wave per array
-  void dispatch_submit_array(long long wave, const std::vector<size_t>& plans, const std::string& key);
-  void dispatch_wait_array(long long wave, const std::vector<size_t>& plans, const std::string& key,
-                           const std::string& handle);
-  void dispatch_fetch_batch();
-  // Merged plans' branches deleted from the remote: one push for the merge's batch.
-  void dispatch_delete_merged(const std::vector<std::string>& branches);
-  void dispatch_fetched_batch(SpawnResult fr, std::string heads);
-  std::vector<std::string> dispatch_resources(size_t i) const {
-    const PlanRun* r = run_at(i);
-    return r ? r->dispatch_res : std::vector<std::string>();
-  }
-  std::map<long long, std::vector<std::pair<size_t, int>>> wave_pending_;  // wave -> (plan, attempt) to submit
-  std::map<long long, std::vector<size_t>> wave_reattach_;  // wave -> plans re-attached, to wait on
-  static constexpr size_t kNoPlan = dispatch::kNoPlan;      // an array's task not waited on here
-  std::map<std::string, std::unique_ptr<Process>> wave_submit_procs_;      // array key -> its submit_wave
-  std::map<std::string, std::unique_ptr<Process>> wave_wait_procs_;        // array key -> its wait_wave
-  // The return path: plans whose job ended, fetched together by one `git fetch` child.
-  struct FetchItem {
-    size_t plan;
-    long long wave;
-    SpawnResult r;
-  };
-  std::vector<FetchItem> fetch_queue_, fetch_batch_;
-  std::unique_ptr<Process> fetch_proc_;
-  // A slot's full reset (remove, `worktree add`), held back while a fetch runs: a fetch reads
-  // every worktree's refs and fails on a worktree half made or half removed beside it.
-  std::vector<std::function<void()>> after_fetch_;
-  // The merges computed ahead (Worktrees::remember_merge): while jobs still run, the gated
-  // plans' merge steps in plan order, one git child at a time on the loop, so that the merge
-  // once the wave's last plan is gated is one step, not one per plan.
-  void dispatch_premerge();
-  void dispatch_premerge_step(size_t i, const std::string& onto, const std::string& commit, const std::string& message);
-  void dispatch_premerge_reset();
-  std::unique_ptr<Process> premerge_proc_;
-  std::vector<std::unique_ptr<Process>> delete_procs_;  // merged branches deleted from the remote
-  std::string premerge_tip_;        // the chain's tip (the checkout's HEAD when it started)
-  std::set<size_t> premerge_done_;  // plans whose step is in the chain
-  int premerge_gen_ = 0;            // a merge since: a step's answer is stale
-  bool premerge_stuck_ = false;     // a step conflicted or failed: merge_all does the rest
+  // Before step 2: the config's dispatch errors, the remote's URL, the records a stopped run left.
+  int init_dispatch(const json& doc);
+  DispatchDriver::Host dispatch_host();  // what dispatch_ reaches of the run (phase_run.cc)
+  void dispatch_premerge() { dispatch_.premerge(); }
+  void dispatch_premerge_reset() { dispatch_.premerge_reset(); }
+  void dispatch_delete_merged(const std::vector<std::string>& branches) { dispatch_.delete_merged(branches); }
 
   void stop(int code, execution::Result result, const std::string& message) {
     if (final_code_ < 0) {
@@ -280,6 +198,9 @@ class Run {
   RunGates::Host gates_host();
   std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
   bool tidied_ = false;                                      // finish() tidied the worktrees once
+  // Dispatch (runner/run_dispatch.h): its jobs, arrays, fetches and merges ahead; it reaches
+  // the run through dispatch_host(). Declared after what that reaches at its start.
+  DispatchDriver dispatch_{cfg_, world_, root_, &loop_, dispatch_host()};
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
   // Opens the gates plan i's executor asked for from inside its sandbox (yolo request-approval
   // there leaves a request file: it cannot write the state), then removes the folder.

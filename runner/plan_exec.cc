@@ -95,8 +95,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
   for (size_t k = 0; k < idx.size(); ++k) {
     const size_t i = idx[k];
     const auto& e = entries_[i];
-    if (dispatched()) {  // a job of the cluster engine: submitted, waited on, fetched (plan_dispatch.cc)
-      start_dispatched(i, wave, jobs[k]);
+    if (dispatched()) {  // a job of the cluster engine: submitted, waited on, fetched (runner/run_dispatch.h)
+      dispatch_.start(i, wave, jobs[k]);
       continue;
     }
     if (isolated() && resume_finished(i)) {
@@ -242,9 +242,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
           }
         },
         0, 0);
-  if (dispatched()) dispatch_submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
-  if (dispatch_start_failed_) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
-    dispatch_start_failed_ = false;
+  if (dispatched()) dispatch_.submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
+  if (dispatch_.take_start_failed()) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
     if (running_count_ == 0) {
       flush_plans();
       schedule();
