@@ -229,7 +229,10 @@ int Run::run() {
       return finish(kExecUsage, Result::Error, "no plan '" + o_.only_plan + "' in " + phase_.rel);
     }
   }
-  if (o_.dry_run) return dry_run();
+  if (o_.dry_run)
+    return dry_run({world_, root_, cfg_, o_, phase_, entries_, loaded_, dispatched(), dispatched() ? dispatch_parallel() : 0,
+                    isolated(), [this](const PlanEntry& e, json& f) { return check_summary(e, f); }},
+                   next_);
   if (int rc = check_agents(); rc >= 0) return rc;
   end_leftover_executors(snap.doc);
   end_journaled_executors();

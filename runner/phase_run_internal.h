@@ -3,7 +3,7 @@
 //   phase_choose.cc   which phase runs, its plans read from disk
 //   phase_output.cc   what the run says: events, lines, the event log, its last word
 //   phase_steps.cc    the agents' checks, the review gate
-//   phase_dry_run.cc  --dry-run
+//   phase_dry_run.cc  --dry-run (a function of what the run read, not a method)
 //   phase_loop.cc     the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
 //                     interrupts, the live line
 //   run_state_writes  the state file: its batched writes, the executors' journal (a class)
@@ -20,6 +20,7 @@
 // Internal to those files.
 #pragma once
 
+#include "runner/phase_dry_run.h"
 #include "runner/phase_parts.h"
 #include "runner/run_dispatch.h"
 #include "runner/run_gates.h"
@@ -59,7 +60,6 @@ class Run {
   bool phase_complete_on_disk(const PhaseDir& p);
   int step2();
   int check_agents();
-  int dry_run();
   // Stage 1 of loaded_ on another thread (stage1_); precheck() waits for its verdict.
   void start_stage1();
   int precheck();
