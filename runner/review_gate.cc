@@ -171,8 +171,8 @@ ReviewGateResult run_review_gate(const World& w, const ReviewGateOptions& o, con
 
   if (res.halted) {
     json rejected = json::array();
-    for (const auto& row : rows)
-      if (row["verdict"] == "reject") rejected.push_back(row["plan_id"]);
+    for (const auto& row : res.rows)
+      if (row.verdict == Verdict::Reject) rejected.push_back(row.plan_id);
     events::Event e;
     e.type = "review_halt";
     if (auto n = leading_number(stdfs::path(phase_dir).filename().string())) e.phase = *n;
