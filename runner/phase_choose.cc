@@ -39,36 +39,27 @@ static std::vector<std::string> plans_not_in_run(const World& w, const json& doc
 }
 
 int Run::choose_phase(const state::LoadResult& snap) {
-  auto phases = list_phases(root_);
-  if (phases.empty())
-    return finish(kExecHalted, Result::Error, "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
-  if (!o_.phase.empty()) {
-    std::string want = o_.phase;
-    while (!want.empty() && want.back() == '/') want.pop_back();
-    want = stdfs::path(want).filename().string();
-    auto num = as_int(want);
-    for (const auto& p : phases)
-      if (p.folder == want ||
-          (num && p.number == *num && !p.folder.empty() && p.folder[0] >= '0' && p.folder[0] <= '9')) {
-        phase_ = p;
-        return -1;
-      }
-    return finish(kExecUsage, Result::Error,
-                  "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
-  }
-  for (const auto& p : phases) {
-    if (snap.ok() && str(snap.doc, "phase_dir") == p.rel && execution::run_status(snap.doc) == RunStatus::Complete &&
-        plans_not_in_run(world_, snap.doc, p, root_).empty())
-      continue;
-    if (snap.ok() && str(snap.doc, "phase_dir") == p.rel) {
-      phase_ = p;  // the phase the state is running
+  const auto phases = list_phases(root_);
+  std::vector<execution::PhaseName> names;
+  for (const auto& p : phases) names.push_back({p.folder, p.number, p.rel});
+  const auto choice = execution::choose_phase(
+      names, o_.phase, snap.ok() ? &snap.doc : nullptr,
+      [&](size_t i) { return !plans_not_in_run(world_, snap.doc, phases[i], root_).empty(); },
+      [&](size_t i) { return phase_complete_on_disk(phases[i]); });
+  using Kind = execution::PhaseChoice::Kind;
+  switch (choice.kind) {
+    case Kind::NoPhases:
+      return finish(kExecHalted, Result::Error, "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
+    case Kind::NotFound:
+      return finish(kExecUsage, Result::Error,
+                    "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
+    case Kind::Run:
+      phase_ = phases[choice.index];
       return -1;
-    }
-    if (phase_complete_on_disk(p)) continue;
-    phase_ = p;
-    return -1;
+    case Kind::AllComplete:
+      break;
   }
-  phase_ = phases.back();
+  phase_ = phases[choice.index];
   return finish(kExecComplete, Result::Complete, "every phase is complete (" + std::to_string(phases.size()) + " phases)");
 }
 

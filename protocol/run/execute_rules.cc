@@ -2,6 +2,7 @@
 
 #include "protocol/findings/failure_line.h"
 #include "protocol/base/json_field.h"
+#include "protocol/base/numbers.h"
 #include "protocol/findings/make_finding.h"
 
 namespace yolo::execution {
@@ -171,6 +172,37 @@ WorktreeGate worktree_gate(const json& findings, bool checks_passed) {
   g.state = any_high ? SummaryState::Failed : SummaryState::Passed;
   g.commit = !any_high && checks_passed;
   return g;
+}
+
+PhaseChoice choose_phase(const std::vector<PhaseName>& phases, std::string asked, const json* state,
+                         const std::function<bool(size_t)>& new_plans,
+                         const std::function<bool(size_t)>& complete_on_disk) {
+  using Kind = PhaseChoice::Kind;
+  if (phases.empty()) return {Kind::NoPhases, 0};
+  if (!asked.empty()) {
+    while (!asked.empty() && asked.back() == '/') asked.pop_back();
+    if (size_t slash = asked.rfind('/'); slash != std::string::npos) asked = asked.substr(slash + 1);
+    const std::optional<long long> num = text::parse_digits(asked);
+    for (size_t i = 0; i < phases.size(); ++i) {
+      const PhaseName& p = phases[i];
+      const bool numbered = !p.folder.empty() && p.folder[0] >= '0' && p.folder[0] <= '9';
+      if (p.folder == asked || (num && numbered && p.number == *num)) return {Kind::Run, i};
+    }
+    return {Kind::NotFound, 0};
+  }
+  const std::string running =
+      state && state->is_object() && (*state).contains("phase_dir") && (*state)["phase_dir"].is_string()
+          ? (*state)["phase_dir"].get<std::string>()
+          : std::string();
+  for (size_t i = 0; i < phases.size(); ++i) {
+    if (!running.empty() && running == phases[i].rel) {
+      if (run_status(*state) == RunStatus::Complete && !new_plans(i)) continue;
+      return {Kind::Run, i};  // the phase the state is running
+    }
+    if (complete_on_disk(i)) continue;
+    return {Kind::Run, i};
+  }
+  return {Kind::AllComplete, phases.size() - 1};
 }
 
 }  // namespace yolo::execution

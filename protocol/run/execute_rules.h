@@ -3,6 +3,7 @@
 // executor is done, and a plan's SUMMARY gate in its worktree. runner/ gathers the facts
 // (processes, files, git) and carries out what these say.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,5 +79,25 @@ struct WorktreeGate {
   bool commit = false;
 };
 WorktreeGate worktree_gate(const json& findings, bool checks_passed);
+
+// ---- which phase runs ----------------------------------------------------------------------
+// A phase folder as execute lists them, in order.
+struct PhaseName {
+  std::string folder;  // "01-demo"
+  long long number = 0;
+  std::string rel;  // ".yolo-planning/phases/01-demo"
+};
+struct PhaseChoice {
+  enum class Kind { Run, NoPhases, NotFound, AllComplete } kind = Kind::NoPhases;
+  size_t index = 0;  // Run: the phase; AllComplete: the last
+};
+// The phase asked for (`asked`: its folder name, or its number for a folder that starts with
+// digits; a trailing path is ignored), else the first not complete: the one the state runs,
+// unless that run is complete and no plan was added to its folder since (new_plans); a phase
+// whose every SUMMARY passes on disk (complete_on_disk) is complete. state: the execution
+// state, or null when there is none.
+PhaseChoice choose_phase(const std::vector<PhaseName>& phases, std::string asked, const json* state,
+                         const std::function<bool(size_t)>& new_plans,
+                         const std::function<bool(size_t)>& complete_on_disk);
 
 }  // namespace yolo::execution

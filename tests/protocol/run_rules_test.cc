@@ -274,5 +274,51 @@ TEST(RunRules, TheReviewGatePolicy) {
   EXPECT_EQ(review_gate("", true), ReviewGate::Runs);
 }
 
+// Which phase execute runs: the one asked for by folder or number, else the state's (unless
+// complete with nothing added), else the first not complete on disk.
+TEST(RunRules, WhichPhaseRuns) {
+  const std::vector<PhaseName> phases{{"01-demo", 1, ".yolo-planning/phases/01-demo"},
+                                      {"02-api", 2, ".yolo-planning/phases/02-api"},
+                                      {"notes", 0, ".yolo-planning/phases/notes"}};
+  std::set<size_t> complete{0}, added;
+  auto new_plans = [&](size_t i) { return added.count(i) > 0; };
+  auto done = [&](size_t i) { return complete.count(i) > 0; };
+  using Kind = PhaseChoice::Kind;
+  auto pick = [&](const std::string& asked, const json* state) {
+    return choose_phase(phases, asked, state, new_plans, done);
+  };
+  EXPECT_EQ(choose_phase({}, "", nullptr, new_plans, done).kind, Kind::NoPhases);
+  // Asked for: by folder, by number (leading zeros, a path, a trailing slash), never a number
+  // for a folder without one; an unknown one is not found.
+  EXPECT_EQ(pick("02-api", nullptr).index, 1u);
+  EXPECT_EQ(pick("2", nullptr).index, 1u);
+  EXPECT_EQ(pick("002", nullptr).index, 1u);
+  EXPECT_EQ(pick(".yolo-planning/phases/01-demo/", nullptr).index, 0u);
+  EXPECT_EQ(pick("01-demo", nullptr).kind, Kind::Run) << "asked for runs it, complete or not";
+  EXPECT_EQ(pick("notes", nullptr).index, 2u);
+  EXPECT_EQ(pick("0", nullptr).kind, Kind::NotFound) << "notes has no number";
+  EXPECT_EQ(pick("9", nullptr).kind, Kind::NotFound);
+  EXPECT_EQ(pick("api", nullptr).kind, Kind::NotFound);
+  // Not asked: the first not complete on disk.
+  auto first = pick("", nullptr);
+  EXPECT_EQ(first.kind, Kind::Run);
+  EXPECT_EQ(first.index, 1u);
+  // The state's phase runs even when its SUMMARY files all pass...
+  json running = kRun;
+  EXPECT_EQ(pick("", &running).index, 0u);
+  // ...unless its run is complete and no plan was added since.
+  json finished = kRun;
+  finished["status"] = "complete";
+  EXPECT_EQ(pick("", &finished).index, 1u);
+  added.insert(0);
+  EXPECT_EQ(pick("", &finished).index, 0u) << "a plan added to a completed phase runs it again";
+  added.clear();
+  // Every phase complete: the last is named.
+  complete = {0, 1, 2};
+  auto all = pick("", nullptr);
+  EXPECT_EQ(all.kind, Kind::AllComplete);
+  EXPECT_EQ(all.index, 2u);
+}
+
 }  // namespace
 }  // namespace yolo::execution
