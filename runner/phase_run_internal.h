@@ -14,7 +14,8 @@
 //   plan_run.h        what the run holds of each plan (PlanRun)
 //   phase_parts.h     the headers, phase folders, SUMMARY names and records they share
 //   plan_worktrees.cc worktree isolation: the slots, a plan's worktree made ready or adopted
-//   plan_merge.cc     the gate in the worktree, merging back the plans the core names
+//   plan_gate.cc      the gates in the worktree, on a worker thread
+//   plan_merge.cc     merging back the plans the core names
 //   run_dispatch.h    dispatch: each plan a job of a cluster engine (a class, DispatchDriver;
 //                     plan_dispatch.cc, dispatch_submit.cc, dispatch_return.cc)
 // Internal to those files.
@@ -109,10 +110,10 @@ class Run {
   // Plan i runs (or is gated) in w: the plan as this run read it is placed there (never
   // through a symlink), and the worktree is recorded. false: err says why.
   bool adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string& err);
-  // The plan's gates in its worktree: SUMMARY gate, scope fence, checks; fills the plan's
-  // record (set: worktree, scope, checks). Returns the plan's SummaryState.
-  // commit: whether the plan may pass (no failed check): only then is its SUMMARY committed.
-  SummaryState gate_in_worktree(size_t i, json& findings, json& set, bool commit);
+  // The plan's gates in its worktree (SUMMARY gate, scope fence; runner/plan_gate.h) on a
+  // worker thread of the loop; then conclude(i, r) again, with their answer in run_of(i).gated
+  // (none when the run was interrupted meanwhile: the plan is pending again).
+  void gate_off_loop(size_t i, SpawnResult r);
   // Merges the plans the core's Merge names, in its order (plan order; plan_merge.cc), and
   // tells the core how each went. A conflict fails its plan.
   void merge_plans(const std::vector<size_t>& plans);

@@ -4,6 +4,7 @@
 // (runner/phase_run_internal.h; its start: plan_exec.cc).
 #include "protocol/run/sandbox_policy.h"
 #include "runner/phase_run_internal.h"
+#include "runner/plan_gate.h"
 #include "runner/slot_aside.h"
 #include "runner/slot_objects.h"
 #include "runner/sandbox.h"
@@ -189,12 +190,17 @@ void Run::conclude(size_t i, const SpawnResult& r) {
     a.reset();
     if (taken.active() && w) return put_back(i, w->path, std::move(taken), r);  // then here again
   }
+  PlanRun& pr = run_of(i);
+  // A plan that did well in its worktree: its gates run on a worker thread (plan_gate.cc),
+  // then here again with their answer.
+  std::unique_ptr<GateOut> answer = std::move(pr.gated);
+  if (!answer && !interrupted_ && pr.dispatch_error.empty() && r.ok() && isolated() && worktree_of(i))
+    return gate_off_loop(i, r);
   // The facts: how the executor (or its job) ended, and once it did well, what the checks and
   // the SUMMARY gate found; protocol/run/execute_rules.h decides the plan from them.
   execution::PlanFacts facts;
   facts.summary_path = sp;
-  facts.interrupted = interrupted_;
-  PlanRun& pr = run_of(i);
+  facts.interrupted = interrupted_ && !answer;  // gates that ended after a Ctrl-C count
   facts.dispatch_error = pr.dispatch_error;
   facts.executor_ok = r.ok();
   facts.executor_outcome = r.describe();
@@ -211,9 +217,13 @@ void Run::conclude(size_t i, const SpawnResult& r) {
     for (const auto& o : pr.check_out) checks.push_back(o.to_json());
     facts.check_findings = plan_checks::findings(pr.check_out, pr.check_errors);
     if (!pr.check_out.empty() || !pr.check_errors.empty()) set["checks"] = checks;
-    facts.summary = isolated() && worktree_of(i)
-                        ? gate_in_worktree(i, facts.summary_findings, set, facts.check_findings.empty())
-                        : check_summary(e, facts.summary_findings, &sp);
+    if (answer) {
+      facts.summary = answer->state;
+      facts.summary_findings = std::move(answer->findings);
+      for (auto it = answer->set.begin(); it != answer->set.end(); ++it) set[it.key()] = it.value();
+    } else {
+      facts.summary = check_summary(e, facts.summary_findings, &sp);
+    }
   }
   const execution::PlanOutcome outcome = execution::plan_outcome(facts);
   const PlanStatus status = outcome.end.status;

@@ -1,5 +1,5 @@
-// `yolo execute` with `isolation: "worktree"`: each plan's worktree, its gates
-// there (SUMMARY gate, scope fence), and the merge back in plan order, also after a kill -9
+// `yolo execute` with `isolation: "worktree"`: the merge back in plan order of the plans
+// that passed their gates in their worktrees (plan_gate.cc), also after a kill -9
 // (runner/phase_run_internal.h, runner/worktree.h).
 //
 // The plan's record in the state (schemas/execution-state.json, plans[].worktree):
@@ -18,113 +18,6 @@
 #include "runner/slot_objects.h"
 
 namespace yolo::runner::phase {
-SummaryState Run::gate_in_worktree(size_t i, json& findings, json& set, bool commit) {
-  const auto& e = entries_[i];
-  const PlanWorktree& w = *run_of(i).worktree;  // conclude gates only a plan with one
-  json rec = run_of(i).worktree_record;
-  std::string sp = summary_rel_for(world_, root_, e.path);
-  std::error_code ec;
-  set["worktree"] = rec;
-  // What the executor committed was taken in when it ended (on_done), or could not be.
-  if (const std::string& oerr = run_of(i).objects_error; !oerr.empty()) {
-    findings.push_back(make_finding(Severity::High, "worktree", oerr + " (" + w.path.string() + ")",
-                                    "`yolo logs " + e.id + "`; `yolo execute` runs the plan again")
-                           .to_json());
-    return SummaryState::Failed;
-  }
-  if (!stdfs::exists(w.path / sp, ec)) return SummaryState::Missing;
-  auto& git = slot_git_[w.path.string()];  // one per slot: it knows the repository already
-  if (!git) git = std::make_unique<GitCli>(w.path);
-  SummaryVerdict v = verify_summary(world_, w.path / sp, w.path / e.path, w.path, mode_, git.get());
-  findings = v.to_json().value("findings", json::array());
-  // One scan of the worktree: the commit the executor left (the fence judges, and the
-  // SUMMARY is committed on, the commit that will be merged) and what it left uncommitted.
-  std::string err;
-  auto scanned = trees_->scan(w, err);
-  std::string tip = scanned ? scanned->head : trees_->head(w.path);
-  // The scope fence: the branch's commits against the plan's files.
-  auto changed = trees_->changed_files(w, tip.empty() ? std::string("HEAD") : tip, err);
-  bool summary_dirty = true, others_staged = true;
-  auto l = load_plan(world_, w.path / e.path);
-  json scope_json = json::object();
-  json scope_findings = json::array();
-  if (!changed) {
-    Finding f = make_finding(Severity::High, "scope_fence",
-                             "could not diff the plan's branch " + w.branch + " against its base: " + err,
-                             "check the worktree " + w.path.string());
-    scope_findings.push_back(f.to_json());
-  } else {
-    scope::Options so;
-    so.outside = scope::severity_setting(cfg_.scope_outside);
-    so.untouched = scope::severity_setting(cfg_.scope_untouched);
-    so.exempt = {e.path, sp};
-    std::vector<std::string> planned = l.plan ? scope::planned_files(*l.plan) : std::vector<std::string>{};
-    scope::Result res = scope::check(planned, *changed, so);
-    scope_json = res.to_json();
-    for (const auto& f : res.findings) scope_findings.push_back(f.to_json());
-    // Work the executor left uncommitted is not part of the plan's branch: it is not merged.
-    // (Ignored files are listed too, for the slot's next plan, but are not the plan's work.)
-    if (scanned) {
-      summary_dirty = others_staged = false;
-      std::vector<std::string> left;
-      for (const auto& d : scanned->entries) {
-        if (d.path == sp && !d.ignored()) summary_dirty = true;
-        if (d.path != sp && d.staged()) others_staged = true;
-        if (d.path != sp && d.path != e.path && !d.ignored()) left.push_back(d.path);
-      }
-      if (!left.empty()) {
-        scope_json["uncommitted"] = left;
-        if (so.outside)
-          scope_findings.push_back(
-              make_finding(Severity::Medium, "scope_fence",
-                           "the executor left " + std::to_string(left.size()) +
-                               " file(s) uncommitted in its worktree (not merged): " + text::join_some(left),
-                           "commit the plan's work on its branch")
-                  .to_json());
-      }
-    }
-  }
-  scope_json["findings"] = scope_findings;
-  set["scope"] = scope_json;
-  for (const auto& f : scope_findings) findings.push_back(f);
-  // What the slot holds after this gate, for its next plan (runner/worktree.h): known only
-  // when the tree was scanned and the tip read.
-  auto remember = [&](const std::string& at, bool summary_committed) {
-    if (!scanned || !changed || !is_commit_hash(at)) {
-      trees_->forget(w.path);
-      return;
-    }
-    std::vector<std::string> diff = *changed;
-    std::vector<StatusEntry> left;
-    for (const auto& d : scanned->entries)
-      if (!(summary_committed && d.path == sp)) left.push_back(d);
-    if (summary_committed && std::find(diff.begin(), diff.end(), sp) == diff.end()) diff.push_back(sp);
-    trees_->remember(w, at, diff, left);
-  };
-  const execution::WorktreeGate gate = execution::worktree_gate(findings, commit);
-  if (!gate.commit) {  // failed (a failed check fails it too): nothing to merge
-    remember(tip, false);
-    return gate.state;
-  }
-  // Passed: the SUMMARY goes onto the branch (the merge brings it to the checkout).
-  std::string head =
-      trees_->commit_paths(w, tip, {sp}, summary_dirty, others_staged, "yolo: SUMMARY of plan " + e.id, err);
-  if (head.empty()) {
-    trees_->forget(w.path);
-    findings.push_back(make_finding(Severity::High, "worktree",
-                                    "could not commit the SUMMARY on branch " + w.branch + ": " + err,
-                                    "check the worktree " + w.path.string())
-                           .to_json());
-    return SummaryState::Failed;
-  }
-  remember(head, summary_dirty);
-  rec["head"] = head;
-  rec["merge"] = to_string(MergeState::Pending);
-  run_of(i).worktree_record = rec;
-  set["worktree"] = rec;
-  return SummaryState::Passed;
-}
-
 std::string Run::merge_message(const PlanEntry& e, const json& wt) const {
   return "yolo: merge plan " + e.id + " (" + e.title + ") from " + str(wt, "branch");
 }

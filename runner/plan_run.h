@@ -12,6 +12,7 @@
 #include "protocol/base/json.h"
 #include "protocol/plan/plan_checks.h"
 #include "protocol/run/execution.h"
+#include "runner/plan_gate.h"
 #include "runner/refusals.h"
 #include "runner/slot_aside.h"
 #include "runner/subprocess.h"
@@ -37,7 +38,8 @@ struct PlanRun {
   // What its executor left in its slot beyond its commits, put aside while its checks run
   // (runner/slot_aside.h), put back before its gate.
   std::optional<slot_aside::Aside> aside;
-  const char* aside_step = nullptr;      // on the live line while that runs off the loop
+  const char* aside_step = nullptr;      // on the live line while that (or its gates) runs off the loop
+  std::unique_ptr<GateOut> gated;        // its gates' answer, back from their worker thread (plan_gate.cc)
   std::string dispatch_error;            // why its job's branch cannot be gated ("": none)
   std::string objects_error;             // why its executor's git objects were not taken in ("": none)
   std::vector<std::string> dispatch_res;  // its resources as adapter options

@@ -129,6 +129,7 @@ bool Worktrees::remove_stale_lock_of(const std::string& git_err) {
     const long long age = static_cast<long long>(::time(nullptr)) - static_cast<long long>(st.st_mtime);
     if (age >= kStaleSecs) {
       if (::unlink(lock.c_str()) != 0) return false;
+      std::lock_guard<std::mutex> g(notes_mu_);
       notes_.push_back("removed " + lock.string() + ", " + std::to_string(age) + " s old, left by a git that was killed");
       return true;
     }
@@ -169,7 +170,10 @@ void Worktrees::remove(const stdfs::path& p, const std::string& branch) {
 
 void Worktrees::delete_branch(const std::string& branch, const stdfs::path& slot) {
   if (branch.empty()) return;
-  remove_stale_ref_lock(notes_);
+  {
+    std::lock_guard<std::mutex> g(notes_mu_);
+    remove_stale_ref_lock(notes_);
+  }
   GitRun g = git(root_, {"branch", "-D", "--quiet", branch});
   if (g.ok() || g.err.find("not found") != std::string::npos) return;
   std::error_code ec;
@@ -305,8 +309,11 @@ bool Worktrees::remove_stale_ref_lock(std::vector<std::string>& notes) {
 
 std::vector<std::string> Worktrees::tidy(std::vector<std::string>& notes) {
   std::vector<std::string> left;
-  notes.insert(notes.end(), notes_.begin(), notes_.end());
-  notes_.clear();
+  {
+    std::lock_guard<std::mutex> g(notes_mu_);
+    notes.insert(notes.end(), notes_.begin(), notes_.end());
+    notes_.clear();
+  }
   remove_stale_ref_lock(notes);
   // Every slot with a branch checked out is detached: a slot a killed run left on a plan's
   // branch keeps that branch from being deleted (git refuses to delete a checked-out branch).

@@ -25,8 +25,10 @@
 // Every git call is a runner::run_git child (argv, no shell, timeout); paths go to git on
 // stdin, NUL-separated, as literal pathspecs.
 #pragma once
+#include <atomic>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -209,9 +211,13 @@ class Worktrees {
     bool leftovers = false;            // untracked or ignored entries left
   };
   std::map<std::string, Known> known_;  // slot path -> its state after its last plan's gate (this run)
-  int started_ = 0, fast_ = 0, full_ = 0, premerged_used_ = 0;
+  // started_ and notes_ are also written by the git helpers a plan's gate calls on a worker
+  // thread (scan, changed_files, commit_paths, head); the rest is the caller's thread's.
+  std::atomic<int> started_{0};
+  int fast_ = 0, full_ = 0, premerged_used_ = 0;
   std::map<std::string, std::string> premerged_;  // onto, commit, message -> merge commit
   std::vector<std::string> notes_;  // what deletions along the run did about a stale lock, for tidy()
+  std::mutex notes_mu_;             // guards notes_
 };
 
 // A plan id as one ref component and folder name: [A-Za-z0-9._-] kept, the rest '-'.

@@ -194,7 +194,10 @@ SpawnSpec Worktrees::delete_branches_spec(const std::vector<std::pair<std::strin
     else
       one_call = false;  // not where this repository keeps its worktrees: one by one below
   }
-  remove_stale_ref_lock(notes_);
+  {
+    std::lock_guard<std::mutex> g(notes_mu_);
+    remove_stale_ref_lock(notes_);
+  }
   if (!checked_out.empty()) {
     one_call = one_call && git(root_, {"update-ref", "--no-deref", "-m", "yolo: detach", "--stdin"}, 60000, {}, lines).ok();
     for (const auto& [s, ref] : checked_out) {

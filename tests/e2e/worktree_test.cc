@@ -502,6 +502,69 @@ TEST_F(WorktreeTest, AnInterruptWhileTheLeftoversAreAsidePutsThemBackAndTheCheck
   EXPECT_EQ(merges_of("01-01"), 0u);
 }
 
+// A plan's gates in its worktree scan it (`git status` over the whole slot), diff its branch
+// and commit its SUMMARY: git children, tens of milliseconds a plan. git behind a wrapper on
+// PATH makes the gate's status take 1.5 s and logs when it starts and ends: on the event
+// loop, the gates of wave 2's two plans (ending together at a barrier) would run one after
+// the other; off it, together. Every plan still passes and is merged once.
+TEST_F(WorktreeTest, TheGatesOfAWaveRunOffTheEventLoopSeveralAtOnce) {
+  stdfs::path log = side_.path() / "gates";
+  const std::string path = slow_git_path(side_.path() / "gitbin", log, "*' status --porcelain=v2 '*");
+  ASSERT_FALSE(path.empty());
+  auto r = execute({"PATH=" + path, "YOLO_TEST_BARRIER=" + barrier().string(), "YOLO_TEST_BARRIER_N=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    json p = plan(id);
+    EXPECT_EQ(p["status"], "complete") << p.dump();
+    EXPECT_EQ(p["worktree"]["merge"], "merged") << p.dump();
+    EXPECT_EQ(merges_of(id), 1u) << id;
+  }
+  Overlap o = overlap_of(read_file(log));
+  EXPECT_EQ(o.starts, 4) << read_file(log);
+  EXPECT_EQ(o.most, 2) << read_file(log);
+}
+
+// Ctrl-C while a plan's gates run on their worker thread (its git status held 1.5 s): the run
+// waits for them and records their answer (the plan passed: its SUMMARY committed, its merge
+// pending, nothing merged blindly); the next run merges it once and runs the rest.
+TEST_F(WorktreeTest, AnInterruptWhileAPlansGatesRunKeepsTheirAnswerAndTheNextRunMergesIt) {
+  using namespace std::chrono_literals;
+  stdfs::path log = side_.path() / "gates";
+  const std::string path = slow_git_path(side_.path() / "gitbin", log, "*' status --porcelain=v2 '*");
+  ASSERT_FALSE(path.empty());
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  ::setenv("PATH", path.c_str(), 1);
+  BgProcess p({yolo_bin(), "execute", "--json"}, repo());
+  ::setenv("PATH", old_path.c_str(), 1);
+  bool gating = false;
+  for (int k = 0; k < 400 && !gating; ++k) {
+    gating = stdfs::exists(log) && read_file(log).find("start ") != std::string::npos;
+    if (!gating) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(gating) << p.stderr_text();
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait_exit(20s), 1) << p.stderr_text();
+  // The gate had started before the signal and ended after it.
+  EXPECT_NE(read_file(log).find("end "), std::string::npos) << read_file(log);
+  json pl = plan("01-01");
+  EXPECT_EQ(pl["status"], "complete") << pl.dump();
+  EXPECT_EQ(pl["worktree"]["merge"], "pending") << pl.dump();
+  const std::string head = pl["worktree"].value("head", "");
+  ASSERT_EQ(head.size(), 40u) << pl.dump();
+  EXPECT_EQ(merges_of("01-01"), 0u);
+  // Its gated commit holds the SUMMARY; the next run merges exactly that commit.
+  std::string files = git({"show", "--name-only", "--format=", head});
+  EXPECT_NE(files.find("01-01-SUMMARY.md"), std::string::npos) << files;
+  for (const char* id : {"01-02", "01-03", "01-04"}) EXPECT_EQ(plan(id)["status"], "pending") << id;
+  auto r = execute();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) {
+    EXPECT_EQ(plan(id)["status"], "complete") << id;
+    EXPECT_EQ(merges_of(id), 1u) << id;
+  }
+  EXPECT_EQ(git({"merge-base", "--is-ancestor", head, "HEAD"}), "");
+}
+
 // Someone checks out a plan's branch by hand in a worktree of their own while its wave runs.
 // `git branch -D` refuses a branch checked out anywhere; the deletion after the merge
 // (update-ref) must refuse it as well (it deleted it under that worktree, which was left on
