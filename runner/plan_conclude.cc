@@ -250,8 +250,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   queue_plan(i, std::move(u));
   long long ms = static_cast<long long>(r.elapsed_ms);
   if (summary_failed) {
-    int high = 0;
-    for (const auto& f : findings) high += str(f, "severity") == "high";
+    const size_t high = count_severity(findings, Severity::High);
     log("summary_claims_failed", e.plan,
         {{"plan_id", e.id}, {"summary_path", sp}, {"findings", findings.size()}, {"high", high}});
   }

@@ -43,6 +43,16 @@ std::optional<Severity> parse_severity(std::string_view s) {
   return std::nullopt;
 }
 
+size_t count_severity(const json& findings, Severity s) {
+  if (!findings.is_array()) return 0;
+  size_t n = 0;
+  for (const auto& f : findings) {
+    if (!f.is_object() || !f.contains("severity") || !f["severity"].is_string()) continue;
+    n += parse_severity(f["severity"].get<std::string>()) == s;
+  }
+  return n;
+}
+
 int exit_code(Verdict v) {
   switch (v) {
     case Verdict::Approve:

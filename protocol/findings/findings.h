@@ -16,6 +16,9 @@ const char* to_string(Verdict v);
 const char* to_string(Severity s);
 std::optional<Verdict> parse_verdict(std::string_view s);    // exact lower-case word
 std::optional<Severity> parse_severity(std::string_view s);  // case-insensitive
+// How many findings of a JSON findings array (objects with a "severity") are of severity s,
+// read as parse_severity reads it ("critical" is high); a finding without one counts as none.
+size_t count_severity(const json& findings, Severity s);
 // The review-plan exit code: 0 approve, 1 reject, 2 conditional.
 int exit_code(Verdict v);
 // The worse of two verdicts (reject > conditional > approve).

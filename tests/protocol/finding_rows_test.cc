@@ -1,6 +1,7 @@
-// The one rule for "the most severe finding" of a review, and a finding's one line: what
-// `yolo status` and the watcher tell a person about a rejected plan.
+// The one rule for "the most severe finding" of a review, a finding's one line (what
+// `yolo status` and the watcher tell a person about a rejected plan), and counting by severity.
 #include "protocol/review/finding_rows.h"
+#include "protocol/findings/findings.h"
 
 #include <gtest/gtest.h>
 
@@ -54,6 +55,15 @@ TEST(FindingHeadline, TitleThenIssueThenDescription) {
   EXPECT_EQ(finding_headline({{"title", 7}, {"description", "d"}}), "d");
   EXPECT_EQ(finding_headline(json::object()), "");
   EXPECT_EQ(finding_headline(json("not a row")), "");
+}
+
+TEST(CountSeverity, ReadsEachFindingsSeverityAsTheParserDoes) {
+  json f = json::array({{{"severity", "high"}}, {{"severity", "Critical"}}, {{"severity", "medium"}},
+                        {{"severity", 3}}, {{"check", "no severity"}}, "not an object"});
+  EXPECT_EQ(count_severity(f, Severity::High), 2u);
+  EXPECT_EQ(count_severity(f, Severity::Medium), 1u);
+  EXPECT_EQ(count_severity(f, Severity::Low), 0u);
+  EXPECT_EQ(count_severity(json::object(), Severity::High), 0u);
 }
 
 }  // namespace
