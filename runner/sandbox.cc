@@ -203,7 +203,7 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, c
   // Every folder can be listed (names are no secret, and programs walk up from their working
   // folder); the contents of files are read only outside the hidden paths.
   int e = add_rule(c->ruleset_fd, "/", LANDLOCK_ACCESS_FS_READ_DIR);
-  const std::vector<ReadRule>* reads = nullptr;
+  std::shared_ptr<const std::vector<ReadRule>> reads;
   if (!e) e = read_rules(hidden, reads);
   const unsigned long long read_rights = rights_of(sandbox::Read | sandbox::Exec, c->abi);
   for (size_t k = 0; !e && reads && k < reads->size(); ++k) {

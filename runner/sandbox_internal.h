@@ -6,6 +6,7 @@
 #include <linux/filter.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,7 @@ struct ReadRule {
 };
 // The read rules of a child that must not see the `hidden` paths: every path beneath "/" but
 // them (the folders that hold one listed entry by entry). 0 or an errno.
-int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRule>*& out);
+int read_rules(const std::vector<std::string>& hidden, std::shared_ptr<const std::vector<ReadRule>>& out);
 
 // The seccomp program of a confined child. `notify`: the escape attempts are handed to yolo's
 // supervisor (runner/refusals.h) rather than refused silently; `watch_writes`: so are writes;

@@ -39,12 +39,27 @@ bool beneath(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
 
+struct Listed {
+  std::string dir;
+  struct timespec mtime;
+};
+
+// Whether a folder still holds what it held when it was listed (its modification time moves
+// when an entry is made, removed or renamed in it).
+bool unchanged(const Listed& l) {
+  struct stat st {};
+  return ::stat(l.dir.c_str(), &st) == 0 && st.st_mtim.tv_sec == l.mtime.tv_sec && st.st_mtim.tv_nsec == l.mtime.tv_nsec;
+}
+
 // Read and execute everything beneath `dir` except the hidden paths beneath it: each entry
 // of a folder that holds a hidden path is granted on its own (a symbolic link is not: what it
 // names is reached, and judged, where it lies).
+// listed: each folder it lists, with its modification time before the listing.
 int collect_all_except(const std::string& dir, const std::vector<std::string>& hidden, std::vector<ReadRule>& out,
-                       int depth) {
+                       std::vector<Listed>& listed, int depth) {
   if (depth > 64) return ELOOP;
+  struct stat ds {};
+  if (::stat(dir.c_str(), &ds) == 0) listed.push_back({dir, ds.st_mtim});
   DIR* d = ::opendir(dir.c_str());
   if (!d) return errno == ENOENT || errno == EACCES ? 0 : errno;
   std::vector<std::string> names;
@@ -60,7 +75,7 @@ int collect_all_except(const std::string& dir, const std::vector<std::string>& h
     if (std::find(hidden.begin(), hidden.end(), path) != hidden.end()) continue;
     bool holds_hidden = std::any_of(hidden.begin(), hidden.end(), [&](const std::string& h) { return beneath(h, path); });
     if (holds_hidden) {
-      if (int e = collect_all_except(path, hidden, out, depth + 1)) return e;
+      if (int e = collect_all_except(path, hidden, out, listed, depth + 1)) return e;
       continue;
     }
     out.push_back({path, S_ISDIR(st.st_mode)});
@@ -136,23 +151,32 @@ std::string canonical(const std::string& p) {
   return s->known_[p] = real;
 }
 
-// Listed once per process: every child of a run has the same secrets, and listing the folders
-// that hold them was most of a confined start. Paths, not descriptors: a process under a low
-// descriptor limit keeps its descriptors for its work. (A folder made at the top of the home
-// after yolo started is readable from its next start.)
-int read_rules(const std::vector<std::string>& hidden, const std::vector<ReadRule>*& out) {
+// Listed once per process and kept while the folders listed are unchanged: every child of a
+// run has the same secrets, and listing the folders that hold them was most of a confined
+// start; a folder made since beside a hidden path (a project made in /tmp, a new folder at
+// the top of the home) makes the next start list them again. Paths, not descriptors: a
+// process under a low descriptor limit keeps its descriptors for its work.
+int read_rules(const std::vector<std::string>& hidden, std::shared_ptr<const std::vector<ReadRule>>& out) {
+  struct Entry {
+    std::shared_ptr<const std::vector<ReadRule>> rules;  // a caller's copy outlives a listing again
+    std::vector<Listed> listed;
+  };
   static std::mutex mu;
-  static std::map<std::string, std::vector<ReadRule>> cache;
+  static std::map<std::string, Entry> cache;
   std::string key;
   for (const auto& h : hidden) key += h + '\n';
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find(key); it != cache.end()) {
-    out = &it->second;
+  if (auto it = cache.find(key);
+      it != cache.end() && std::all_of(it->second.listed.begin(), it->second.listed.end(), unchanged)) {
+    out = it->second.rules;
     return 0;
   }
   std::vector<ReadRule> rules;
-  if (int e = collect_all_except("/", hidden, rules, 0)) return e;
-  out = &(cache[key] = std::move(rules));
+  Entry e;
+  if (int err = collect_all_except("/", hidden, rules, e.listed, 0)) return err;
+  e.rules = std::make_shared<const std::vector<ReadRule>>(std::move(rules));
+  out = e.rules;
+  cache[key] = std::move(e);
   return 0;
 }
 

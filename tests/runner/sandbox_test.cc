@@ -73,6 +73,22 @@ TEST(Sandbox, AHiddenFileCannotBeReadAndEverythingElseCan) {
   EXPECT_FALSE(has(link.out, "secret"));
 }
 
+// The folders beside a hidden path are listed once per process; a folder made there later
+// (a project made beside the key after yolo started) is readable by the next confined child.
+TEST(Sandbox, AFolderMadeBesideAHiddenPathAfterAChildStartedIsReadableByTheNext) {
+  REQUIRE_LANDLOCK();
+  TempDir t;
+  write_file(t.path() / "keys/approval.key", "secret");
+  const std::vector<std::string> hidden = {(t.path() / "keys").string()};
+  EXPECT_EQ(sh("true", reader(t, hidden)).exit_code, 0);
+  write_file(t.path() / "later/notes.txt", "open");
+  auto open = sh("cat '" + (t.path() / "later/notes.txt").string() + "'", reader(t, hidden));
+  EXPECT_EQ(open.exit_code, 0) << open.err;
+  EXPECT_EQ(open.out, "open");
+  auto key = sh("cat '" + (t.path() / "keys/approval.key").string() + "'", reader(t, hidden));
+  EXPECT_NE(key.exit_code, 0);
+}
+
 TEST(Sandbox, AReaderWritesItsTempFolderAndNothingElse) {
   REQUIRE_LANDLOCK();
   TempDir t;
