@@ -23,6 +23,7 @@
 
 #include "runner/phase_dry_run.h"
 #include "runner/phase_parts.h"
+#include "runner/run_checks.h"
 #include "runner/run_dispatch.h"
 #include "runner/run_gates.h"
 #include "runner/run_state_writes.h"
@@ -75,16 +76,11 @@ class Run {
   void start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs);
   void mark_ready(const std::vector<size_t>& idx);
   void on_done(size_t i, SpawnResult r);
-  // After the executor (plan_exec.cc): the plan's checks one after another on the loop,
-  // then conclude(): the SUMMARY gate, the scope fence and the checks decide the plan.
+  // After the executor (plan_conclude.cc): the plan's checks one after another on the loop
+  // (checks_, runner/run_checks.h), then conclude(): the SUMMARY gate, the scope fence and the
+  // checks decide the plan.
   void run_checks(size_t i, SpawnResult executor);
-  void next_check(size_t i);
   void conclude(size_t i, const SpawnResult& r);
-  // What the executor left beyond its commits, put aside before the checks and back after
-  // them (runner/slot_aside.h), on a worker thread: git hashes every file of the slot, and the
-  // loop goes on meanwhile. Then next_check(i), or conclude(i, r) again.
-  void set_aside(size_t i, const stdfs::path& slot, std::vector<std::string> keep);
-  void put_back(size_t i, const stdfs::path& slot, slot_aside::Aside a, SpawnResult r);
   // sp: the plan's SUMMARY (summary_rel_for), when the caller has it already.
   std::map<std::string, std::string> plan_vars(size_t i, long long wave, const std::string* sp = nullptr) const;
   std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave,
@@ -202,10 +198,11 @@ class Run {
   // Dispatch (runner/run_dispatch.h): its jobs, arrays, fetches and merges ahead; it reaches
   // the run through dispatch_host(). Declared after what that reaches at its start.
   DispatchDriver dispatch_{cfg_, world_, root_, &loop_, dispatch_host()};
+  // Between a plan's executor and its outcome: the gates it asked for, its checks, what it
+  // left put aside meanwhile (runner/run_checks.h).
+  PlanChecks checks_{ctx_.world, ctx_.root, ctx_.config, approver_, &loop_, phase_.rel, checks_host()};
+  PlanChecks::Host checks_host();
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
-  // Opens the gates plan i's executor asked for from inside its sandbox (yolo request-approval
-  // there leaves a request file: it cannot write the state), then removes the folder.
-  void open_requested_gates(size_t i);
   // "" when plan i's file holds, just before it starts, the content that was reviewed (its
   // review record) or, without one, read at the run's start; else why not. `bytes`: the file.
   std::string plan_unchanged(size_t i, const json& ledger, std::string& bytes) const;

@@ -1,13 +1,10 @@
 // `yolo execute`: one plan once its executor ended: the gates it asked for from its sandbox,
-// its own checks one after another on the loop, then its outcome (the SUMMARY gate, the scope
+// its own checks one after another on the loop (runner/run_checks.h), then its outcome (the SUMMARY gate, the scope
 // fence and the checks, decided by protocol/run/execute_rules.h) reported to the run core
 // (runner/phase_run_internal.h; its start: plan_exec.cc).
-#include "protocol/run/sandbox_policy.h"
 #include "runner/phase_run_internal.h"
 #include "runner/plan_gate.h"
-#include "runner/slot_aside.h"
 #include "runner/slot_objects.h"
-#include "runner/sandbox.h"
 
 namespace yolo::runner::phase {
 
@@ -17,7 +14,7 @@ void Run::on_done(size_t i, SpawnResult r) {
   release(i);
   core_.executor_exited(i);
   run_of(i).tool.clear();
-  open_requested_gates(i);
+  checks_.open_requested_gates(i);
   const PlanEntry& e = entries_[i];
   // An executor that succeeded and wrote nothing leaves no log: it would hold only its argv
   // and outcome, which the state and the event log already have, and creating a file per
@@ -47,137 +44,29 @@ void Run::on_done(size_t i, SpawnResult r) {
   conclude(i, r);
 }
 
-void Run::open_requested_gates(size_t i) {
-  const stdfs::path dir = run_of(i).gate_requests;
-  if (dir.empty()) return;
-  std::error_code ec;
-  std::vector<stdfs::path> files;
-  for (const auto& f : stdfs::directory_iterator(dir, ec))
-    if (f.path().extension() == ".json") files.push_back(f.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
-    auto text = world_.files().read(f, 64 * 1024, /*text=*/true);
-    auto parsed = text.ok() ? parse_json_bounded(text.content) : JsonParse{};
-    const json& j = parsed.doc;
-    auto type = j.is_object() ? gates::parse_gate_type(j.value("gate_type", "")) : std::nullopt;
-    if (!type || !j.contains("plan_path") || !j["plan_path"].is_string()) {
-      note("a gate request of plan " + entries_[i].id + " is not one (" + f.filename().string() + "): ignored");
-      continue;
-    }
-    gates::RequestInput in;
-    in.type = *type;
-    in.plan_path = j["plan_path"].get<std::string>();
-    in.reason = j.value("reason", "");
-    if (j.contains("wave") && j["wave"].is_number_integer()) in.wave = j["wave"].get<int>();
-    auto r = gates::request_gate(world_, root_, cfg_, in, &approver_);
-    if (!r.ok()) note("the gate plan " + entries_[i].id + " asked for could not be opened: " + r.error);
-  }
-  stdfs::remove_all(dir, ec);
-  run_of(i).gate_requests.clear();
+void Run::run_checks(size_t i, SpawnResult executor) {
+  const PlanWorktree* w = worktree_of(i);
+  checks_.run(i, std::move(executor), w ? w->path : root_, w != nullptr, isolated());
 }
 
-// must_haves.checks of the plan (as the worktree holds it), one after another on the loop,
-// in the plan's worktree (the checkout without isolation), argv only.
-void Run::run_checks(size_t i, SpawnResult executor) {
-  const auto& e = entries_[i];
-  const PlanWorktree* w = worktree_of(i);
-  stdfs::path dir = w ? w->path : root_;
-  plan_checks::Parsed parsed;
-  auto& known = run_of(i).checks_read;
-  if (!w && known && world_.files().stamp(dir / e.path) == known->first) {
-    parsed = std::move(known->second);  // the file is the one load_plans parsed
-    known.reset();                      // once: a plan that runs again reads its file again
-  } else {
-    auto l = load_plan(world_, dir / e.path);
-    if (l.plan) parsed = plan_checks::parse(*l.plan);
-  }
-  PlanRun& pr = run_of(i);
-  pr.check_todo = parsed.checks;
-  pr.check_errors = parsed.errors;
-  pr.check_out.clear();
-  pr.exec_result = std::move(executor);
-  // The checks judge what would be merged: what the executor left beyond its commits waits
-  // aside until they end (conclude puts it back, for the gate to list).
-  if (w && !pr.check_todo.empty() && !interrupted_ && !stopping_) {
-    set_aside(i, w->path, {summary_rel_for(world_, root_, e.path), e.path});
-    return;
-  }
-  // No check to run and the plan's gates run here, in this process: its slot serves the
-  // next plan at once (started before the gates, so that it runs while they do).
-  if (parsed.checks.empty() && !isolated() && !dispatched() && !interrupted_ && !stopping_) {
+PlanChecks::Host Run::checks_host() {
+  PlanChecks::Host h;
+  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
+  h.interrupted = [this] { return interrupted_; };
+  h.stopping = [this] { return stopping_; };
+  h.slot_free = [this](size_t i) {
     core_.gating(i);
     schedule();
-  }
-  next_check(i);
-}
-
-void Run::next_check(size_t i) {
-  const auto& e = entries_[i];
-  const auto& todo = run_of(i).check_todo;
-  size_t k = run_of(i).check_out.size();
-  if (interrupted_ || stopping_ || k >= todo.size()) {
-    SpawnResult r = std::exchange(run_of(i).exec_result, SpawnResult{});
-    conclude(i, r);
-    return;
-  }
-  const plan_checks::Spec c = todo[k];
-  const PlanWorktree* w = worktree_of(i);
-  SpawnSpec spec;
-  SandboxRequest sreq;  // a check reads the project (its slot) and writes only its temp folder
-  sreq.role = sandbox::Role::Check;
-  sreq.project_root = root_;
-  ConfinementResult confined = confine(cfg_, sreq);
-  spec.confinement = confined.confinement;
-  if (!confined.ok()) {
-    spec.argv = {"/bin/sh", "-c", "echo \"$0\" >&2; exit 126", confined.error};
-  } else {
-    spec.argv = expand_argv(c.argv, plan_vars(i, e.wave));
-    // A check program the checkout holds runs as the checkout has it, not as the executor
-    // left it in its slot (edited and uncommitted, or committed on its branch).
-    if (w && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
-        stdfs::path(spec.argv[0]).is_relative()) {
-      std::error_code ec;
-      if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
-    }
-  }
-  spec.cwd = w ? w->path : root_;
-  spec.env = plan_env(i, e.wave);
-  spec.timeout_ms = c.timeout_ms > 0 ? c.timeout_ms : cfg_.timeout_for(cfg_.executor);
-  spec.output_cap = 64 * 1024;
-  emit("check_start", {{"plan", e.id}, {"check", c.name}, {"argv", spec.argv}}, Sym::Diamond,
-       "Plan " + e.id + ": check " + c.name);
-  std::vector<std::string> argv = spec.argv;
-  hold(i, Process::start(&loop_, std::move(spec), [this, i, c, argv](SpawnResult cr) {
-    release(i);
-    plan_checks::Outcome o;
-    o.name = c.name;
-    o.argv = argv;
-    o.ran = cr.outcome == SpawnResult::Outcome::Exited;
-    o.exit_code = cr.exit_code;
-    o.describe = cr.describe();
-    o.duration_ms = static_cast<long long>(cr.elapsed_ms);
-    o.output_tail = text::tail_lines(cr.out + (cr.err.empty() ? "" : "\n" + cr.err), 20);
-    const auto& e2 = entries_[i];
-    write_agent_log(world_, root_, phase_.rel, e2.id, "check", static_cast<int>(run_of(i).check_out.size()) + 1, argv,
-                    cr);
-    json d = o.to_json();
-    d["plan"] = e2.id;
-    emit("check_end", d, o.passed() ? Sym::Ok : Sym::Fail,
-         "Plan " + e2.id + ": check " + o.name + (o.passed() ? " passed" : " failed: " + o.describe) + " (" +
-             fmt_secs(cr.elapsed_ms) + ")");
-    if (!o.passed()) {
-      const std::string tail = text::tail_lines(o.output_tail, 5);  // lines() views it: it must outlive the loop
-      for (const auto& l : text::lines(tail))
-        if (!text::trim(l).empty()) note(std::string(l), true);
-    }
-    run_of(i).check_out.push_back(std::move(o));
-    if (interrupted_) {
-      SpawnResult r = std::exchange(run_of(i).exec_result, SpawnResult{});
-      conclude(i, r);
-      return;
-    }
-    next_check(i);
-  }));
+  };
+  h.hold = [this](size_t i, std::unique_ptr<Process> p) { hold(i, std::move(p)); };
+  h.release = [this](size_t i) { release(i); };
+  h.done = [this](size_t i, SpawnResult r) { conclude(i, r); };
+  h.vars = [this](size_t i) { return plan_vars(i, entries_[i].wave); };
+  h.env = [this](size_t i) { return plan_env(i, entries_[i].wave); };
+  h.emit = [this](const std::string& ev, json d, Sym sym, const std::string& human) { emit(ev, std::move(d), sym, human); };
+  h.note = [this](const std::string& human, bool dim) { note(human, dim); };
+  return h;
 }
 
 void Run::conclude(size_t i, const SpawnResult& r) {
@@ -188,7 +77,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
     const PlanWorktree* w = worktree_of(i);
     slot_aside::Aside taken = std::move(*a);
     a.reset();
-    if (taken.active() && w) return put_back(i, w->path, std::move(taken), r);  // then here again
+    if (taken.active() && w) return checks_.put_back(i, w->path, std::move(taken), r);  // then here again
   }
   PlanRun& pr = run_of(i);
   // A plan that did well in its worktree: its gates run on a worker thread (plan_gate.cc),
@@ -289,78 +178,6 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   // Worktree isolation: once nothing runs, the plans that passed are merged in plan order
   // (the core's Merge), then the wave's end and what starts next.
   schedule();
-}
-
-namespace {
-
-// One move of a slot's leftovers, on a worker thread of the loop.
-struct AsideJob {
-  uv_work_t req{};
-  Run* run = nullptr;
-  size_t plan = 0;
-  stdfs::path slot;
-  std::vector<std::string> keep;
-  slot_aside::Aside aside;
-  SpawnResult executor;  // put back: what conclude goes on with
-  bool back = false, ok = false;
-  std::string err;
-};
-
-void move_aside(uv_work_t* req) {
-  auto* j = static_cast<AsideJob*>(req->data);
-  try {
-    j->ok = j->back ? slot_aside::put_back(j->slot, j->aside, j->err) : slot_aside::put_aside(j->slot, j->keep, j->aside, j->err);
-  } catch (const std::exception& e) {  // never escapes the thread (that would end the process)
-    j->ok = false;
-    j->err = e.what();
-  }
-}
-
-AsideJob* aside_job(Run* run, size_t plan, const stdfs::path& slot) {
-  auto* j = new AsideJob;
-  j->req.data = j;
-  j->run = run;
-  j->plan = plan;
-  j->slot = slot;
-  return j;
-}
-
-}  // namespace
-
-void Run::set_aside(size_t i, const stdfs::path& slot, std::vector<std::string> keep) {
-  AsideJob* j = aside_job(this, i, slot);
-  j->keep = std::move(keep);
-  run_of(i).aside_step = "putting aside what its executor left uncommitted";
-  uv_queue_work(&loop_, &j->req, move_aside, [](uv_work_t* req, int) {
-    std::unique_ptr<AsideJob> job(static_cast<AsideJob*>(req->data));
-    Run& run = *job->run;
-    PlanRun& pr = run.run_of(job->plan);
-    pr.aside_step = nullptr;
-    pr.aside = std::move(job->aside);  // what to put back, even after a failure half way
-    if (!job->ok) {
-      pr.check_errors.push_back("what the executor left beyond its commits could not be put aside for the checks, "
-                                "so they did not run: " + job->err);
-      pr.check_todo.clear();
-    }
-    run.next_check(job->plan);
-  });
-}
-
-void Run::put_back(size_t i, const stdfs::path& slot, slot_aside::Aside a, SpawnResult r) {
-  AsideJob* j = aside_job(this, i, slot);
-  j->aside = std::move(a);
-  j->executor = std::move(r);
-  j->back = true;
-  run_of(i).aside_step = "putting back what its executor left uncommitted";
-  uv_queue_work(&loop_, &j->req, move_aside, [](uv_work_t* req, int) {
-    std::unique_ptr<AsideJob> job(static_cast<AsideJob*>(req->data));
-    Run& run = *job->run;
-    run.run_of(job->plan).aside_step = nullptr;
-    if (!job->ok)
-      run.run_of(job->plan).check_errors.push_back(
-          "what the executor left beyond its commits could not be put back after the checks: " + job->err);
-    run.conclude(job->plan, job->executor);
-  });
 }
 
 }  // namespace yolo::runner::phase

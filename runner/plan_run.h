@@ -35,6 +35,8 @@ struct PlanRun {
   std::vector<plan_checks::Outcome> check_out;
   std::vector<std::string> check_errors;
   SpawnResult exec_result;               // the executor's result while its checks run
+  std::filesystem::path check_dir;       // where its checks run: its worktree, or the checkout
+  bool check_in_worktree = false;
   // What its executor left in its slot beyond its commits, put aside while its checks run
   // (runner/slot_aside.h), put back before its gate.
   std::optional<slot_aside::Aside> aside;
