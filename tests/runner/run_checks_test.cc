@@ -173,8 +173,9 @@ TEST(PlanChecks, InAWorktreeTheExecutorsLeftoversAreOutOfSightAndComeBackAndTheC
   git(f.root, {"commit", "-qm", "check"});
   const stdfs::path slot = f.root / ".git/yolo-worktrees/slot-0";
   git(f.root, {"worktree", "add", "-q", "-b", "yolo/01-01", slot.string()});
-  // The executor edited the program in its slot without committing, and left a stray file.
+  // The executor rewrote the program on its branch (committed), and left a stray file.
   test::write_file(slot / "checks/verify.sh", "#!/bin/sh\necho slot-copy\n");
+  git(slot, {"commit", "-qam", "the executor's own check"});
   test::write_file(slot / "stray.txt", "left\n");
   f.checks->run(0, f.executor_ok(), slot, /*in_worktree=*/true, /*isolated=*/true);
   f.run_loop();
