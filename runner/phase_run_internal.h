@@ -10,7 +10,8 @@
 //   phase_budget.cc   what the agents cost
 //   run_gates         the vision, wave and budget gates (a class)
 //   plan_exec.cc      one plan up to its start: its worktree, sandbox and executor
-//   plan_conclude.cc  one plan after its executor: its checks, SUMMARY gate and scope fence
+//   plan_conclude.cc  one plan after its executor: its outcome (checks, SUMMARY gate, scope fence)
+//   run_checks        its checks and the gates its executor asked for (a class, PlanChecks)
 //   plan_run.h        what the run holds of each plan (PlanRun)
 //   phase_parts.h     the headers, phase folders, SUMMARY names and records they share
 //   plan_worktrees.cc worktree isolation: the slots, a plan's worktree made ready or adopted
