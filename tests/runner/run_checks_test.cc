@@ -109,7 +109,7 @@ struct FakeRun {
   }
 };
 
-TEST(PlanChecks, RunOneAfterAnotherConfinedInThePlansFolderAndEachOutcomeIsRecorded) {
+TEST(RunChecks, RunOneAfterAnotherConfinedInThePlansFolderAndEachOutcomeIsRecorded) {
   FakeRun f(plan_with("    - {argv: [\"sh\", \"-c\", \"echo first {plan_id}; echo broke >&2; exit 3\"], name: one}\n"
                       "    - {argv: [\"sh\", \"-c\", \"pwd; touch written 2>/dev/null; test ! -e written\"], name: two}\n"));
   f.checks->run(0, f.executor_ok(), f.root, /*in_worktree=*/false, /*isolated=*/false);
@@ -133,7 +133,7 @@ TEST(PlanChecks, RunOneAfterAnotherConfinedInThePlansFolderAndEachOutcomeIsRecor
   EXPECT_EQ(plan_checks::findings(f.run.check_out, f.run.check_errors).size(), 1u);
 }
 
-TEST(PlanChecks, AnInterruptEndsThePlanAfterTheCheckThatWasRunning) {
+TEST(RunChecks, AnInterruptEndsThePlanAfterTheCheckThatWasRunning) {
   FakeRun f(plan_with("    - {argv: [\"sh\", \"-c\", \"true\"], name: one}\n"
                       "    - {argv: [\"sh\", \"-c\", \"touch ran-two\"], name: two}\n"));
   f.interrupt_after_first = true;
@@ -144,7 +144,7 @@ TEST(PlanChecks, AnInterruptEndsThePlanAfterTheCheckThatWasRunning) {
   EXPECT_FALSE(stdfs::exists(f.root / "ran-two"));
 }
 
-TEST(PlanChecks, AMalformedEntryIsAnErrorAndAPlanWithoutChecksFreesItsSlotOnlyWhenItsGatesRunHere) {
+TEST(RunChecks, AMalformedEntryIsAnErrorAndAPlanWithoutChecksFreesItsSlotOnlyWhenItsGatesRunHere) {
   {
     FakeRun f(plan_with("    - 42\n"));
     f.checks->run(0, f.executor_ok(), f.root, false, /*isolated=*/false);
@@ -163,7 +163,7 @@ TEST(PlanChecks, AMalformedEntryIsAnErrorAndAPlanWithoutChecksFreesItsSlotOnlyWh
   }
 }
 
-TEST(PlanChecks, InAWorktreeTheExecutorsLeftoversAreOutOfSightAndComeBackAndTheCheckoutsProgramRuns) {
+TEST(RunChecks, InAWorktreeTheExecutorsLeftoversAreOutOfSightAndComeBackAndTheCheckoutsProgramRuns) {
   FakeRun f(plan_with("    - {argv: [\"checks/verify.sh\"], name: verify}\n"));
   // The checkout's check program, and a slot on a branch of the plan like a run makes one.
   test::write_file(f.root / "checks/verify.sh",
@@ -197,7 +197,7 @@ TEST(PlanChecks, InAWorktreeTheExecutorsLeftoversAreOutOfSightAndComeBackAndTheC
   EXPECT_TRUE(f.run.check_errors.empty());
 }
 
-TEST(PlanChecks, TheGatesAnExecutorAskedForAreOpenedAndItsRequestsRemoved) {
+TEST(RunChecks, TheGatesAnExecutorAskedForAreOpenedAndItsRequestsRemoved) {
   FakeRun f(plan_with(""));
   ASSERT_TRUE(state::update(test::real_world(), f.root, [](json& d) {
                 d = {{"status", "running"}, {"plans", json::array()}};
