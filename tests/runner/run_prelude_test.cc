@@ -95,15 +95,20 @@ struct Project {
     test::write_file(p, s.replace(at, from.size(), to));
   }
   json state() { return state::load(w, root).doc; }
-  void agent(const std::string& name) {
-    std::filesystem::create_directories(root / "agents");
-    std::filesystem::copy_file(test::source_dir() / "fixtures" / "agents" / name, root / "agents" / name);
+  // A stand-in agent of fixtures/agents, named by its absolute path in the source tree (the
+  // test's cwd is not the project's, as yolo's is).
+  static std::string agent(const std::string& name) {
+    return (test::source_dir() / "fixtures" / "agents" / name).string();
+  }
+  void reviewer(const std::vector<std::string>& argv) {
+    cfg.reviewer =
+        config_from_json({{"reviewer", {{"command", argv}, {"timeout_ms", 20000}}}}, "config.json").config.reviewer;
   }
 };
 
 // The demo's agents are not in the copy: its executor's program is missing.
 TEST(RunPrelude, AMissingExecutorIsRefusedWithHowToFixIt) {
-  Project p;
+  Project p(json{{"review_gate", "never"}});  // the reviewer would be refused first
   EXPECT_EQ(p.prelude->check_agents(), kExecHalted);
   EXPECT_EQ(p.said.result, execution::Result::Error);
   EXPECT_NE(p.said.message.find("executor program 'agents/executor-ok' not found"), std::string::npos)
@@ -205,33 +210,34 @@ TEST(RunPrelude, TheReviewGateHaltsOnARejectedPlanWithThatPlanToEditNext) {
 // A stand-in reviewer (fixtures/agents), a real child: its approval passes the gate, its
 // rejection (no architect to revise the plans) halts the run with the plans to edit next.
 TEST(RunPrelude, AReviewerThatApprovesPassesTheGate) {
-  Project p({{"reviewer", {{"command", {"agents/reviewer-approve", "{plan_path}"}}, {"timeout_ms", 20000}}},
-             {"architect", nullptr}});
-  p.agent("reviewer-approve");
+  Project p(json{{"architect", nullptr}});
+  p.reviewer({p.agent("reviewer-approve"), "{plan_path}"});
   auto plans = p.read();
   EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1) << p.said.message;
   json gate = p.said.last("review_gate");
   EXPECT_EQ(gate["status"], "passed");
-  EXPECT_EQ(gate["verdict"], "approve");
-  ASSERT_EQ(gate["review"].size(), 4u);
+  EXPECT_EQ(gate["verdict"], "approve") << gate.dump(1);
+  ASSERT_EQ(gate["review"].size(), 4u) << gate.dump(1);
+  EXPECT_EQ(gate["review"][0]["source"], "reviewer");
   EXPECT_TRUE(execution::has_step(p.state(), "step_2b"));
 }
 
 TEST(RunPrelude, AReviewerThatRejectsHaltsTheRunWithThePlansToEditNext) {
-  Project p({{"reviewer",
-              {{"command", {"agents/reviewer-reject-until-marker", "{plan_path}", "{cycle}"}}, {"timeout_ms", 20000}}},
-             {"architect", nullptr}});
-  p.agent("reviewer-reject-until-marker");
+  Project p(json{{"architect", nullptr}});
+  p.reviewer({p.agent("reviewer-reject-until-marker"), "{plan_path}", "{cycle}"});
   auto plans = p.read();
   EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), kExecHalted);
-  EXPECT_EQ(p.said.last("review_gate")["status"], "rejected");
+  json gate = p.said.last("review_gate");
+  EXPECT_EQ(gate["status"], "rejected");
+  ASSERT_EQ(gate["review"].size(), 4u);
+  EXPECT_EQ(gate["review"][0]["source"], "reviewer") << gate.dump(1);  // it ran, and rejected
   EXPECT_EQ(p.said.next, "edit .yolo-planning/phases/01-demo/01-01-PLAN.md (and 3 more), then `yolo execute`");
   EXPECT_EQ(p.said.message, "Halted: the review gate rejected the phase (see `yolo status`)");
   EXPECT_EQ(p.state()["status"], "halted");
 }
 
 TEST(RunPrelude, TheReviewGateNeverRunsWhenTheConfigSaysNever) {
-  Project p({{"review_gate", "never"}});
+  Project p(json{{"review_gate", "never"}});
   auto plans = p.read();
   EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1);
   EXPECT_EQ(p.said.events, std::vector<std::string>{"review_gate"});
