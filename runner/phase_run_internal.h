@@ -54,10 +54,11 @@ class Run {
   // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
   std::string next_step(int code) const;
 
-  // ---- steps (before step 2 and after it: runner/run_prelude.h, prelude_) ---------------
+  // ---- step 2 (the other steps before the waves: runner/run_prelude.h, prelude_) --------
   // sp: the plan's SUMMARY as summary_rel_for named it, when the caller has it already.
   SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr);
   int step2();
+  // The state's run halted, with why in the event log (the loop's and the gates' halts too).
   bool set_halted(const std::string& reason) { return prelude_.set_halted(reason); }
   void end_leftover_executors(const json& doc);
   int waves();
