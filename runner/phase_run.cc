@@ -129,68 +129,6 @@ int Run::step2() {
   return -1;
 }
 
-bool Run::set_halted(const std::string& reason) {
-  auto up = state::update(world_, root_, [&](json& doc) { return execution::halt(doc); });
-  log("phase_end", "", {{"status", to_string(RunStatus::Halted)}, {"reason", reason}});
-  return up.ok();
-}
-
-void Run::start_stage1() {
-  stage1_ = std::async(std::launch::async, [this] {
-    Stage1Options po;
-    po.max_tasks = cfg_.max_tasks_per_plan;
-    po.root = root_;
-    return stage1_phase(world_, phase_.abs, loaded_, po);
-  });
-}
-
-int Run::precheck() {
-  // Stage 1 of the plans as load_plans read them (the content whose ids and waves are
-  // scheduled), started in run(); then they are dropped: the run keeps only the entries.
-  if (!stage1_.valid()) start_stage1();
-  auto reviews = stage1_.get();
-  std::vector<LoadedPlan>().swap(loaded_);
-  // For people: every rejected plan in full (they stop the run), the first few with
-  // warnings, then how many more (800 plans with a warning each were 10,000 lines before the
-  // first executor started).
-  constexpr int kConditionalShown = 5;
-  int rejected = 0, conditional = 0;
-  for (const auto& r : reviews) {
-    Verdict v = r.verdict();
-    if (v == Verdict::Approve) continue;
-    if (v == Verdict::Reject)
-      ++rejected;
-    else
-      ++conditional;
-    if (!o_.json && v != Verdict::Reject && conditional > kConditionalShown) continue;
-    if (o_.json) {
-      json j = r.to_json();
-      j.erase("cmd");
-      emit("precheck",
-           {{"plan", r.plan_id}, {"path", r.plan_path}, {"verdict", to_string(v)}, {"findings", j["findings"]}},
-           out::sym_for(v), "");
-    } else {
-      out::line(render::structural_review(r));
-    }
-  }
-  if (conditional > kConditionalShown)
-    note(std::to_string(conditional - kConditionalShown) +
-         " more plan(s) with warnings not shown: `yolo review-plan --human --phase " + phase_.rel + "` lists them all");
-  if (rejected) {
-    std::string why = std::to_string(rejected) + " plan(s) rejected by the structural pre-check";
-    set_halted(why);
-    return finish(kExecHalted, Result::Halted,
-                  "Halted before anything ran: " + why + " (fix them and run `yolo execute` again)");
-  }
-  emit("precheck", {{"verdict", conditional ? "conditional" : "approve"}, {"plans", reviews.size()}},
-       conditional ? Sym::Warn : Sym::Ok,
-       "Cross-plan validation: " + std::to_string(reviews.size()) + " plans" +
-           (conditional ? ", " + std::to_string(conditional) + " with warnings" : std::string(", no findings")));
-  return -1;
-}
-
-// --dry-run: the waves, each plan's dependencies and SUMMARY, and the command that would run
-// it. Reads the plans, the SUMMARY files and the state; starts nothing and writes nothing.
 // ---- the whole run ----------------------------------------------------------------------
 
 int Run::run() {
@@ -216,8 +154,13 @@ int Run::run() {
     if (!snap.kept_copy.empty()) msg += " (a copy was kept at " + snap.kept_copy + ")";
     return finish(kExecHalted, Result::Error, msg);
   }
-  if (int rc = choose_phase(snap); rc >= 0) return rc;
-  load_plans();
+  if (int rc = prelude_.choose_phase(snap, phase_); rc >= 0) return rc;
+  {
+    RunPrelude::Plans read = prelude_.load_plans(phase_);
+    entries_ = std::move(read.entries);
+    runs_ = std::move(read.runs);  // once: references into it stay valid for the run
+    check_programs_ = std::move(read.check_programs);
+  }
   if (!o_.only_plan.empty()) {  // --plan naming no plan of the phase: a usage error, nothing written
     std::vector<waves::PlanNode> nodes;
     for (const auto& e : entries_)
@@ -230,10 +173,10 @@ int Run::run() {
     }
   }
   if (o_.dry_run)
-    return dry_run({world_, root_, cfg_, o_, phase_, entries_, loaded_, dispatched(), dispatched() ? dispatch_parallel() : 0,
+    return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(), dispatched() ? dispatch_parallel() : 0,
                     isolated(), [this](const PlanEntry& e, json& f) { return check_summary(e, f); }},
                    next_);
-  if (int rc = check_agents(); rc >= 0) return rc;
+  if (int rc = prelude_.check_agents(); rc >= 0) return rc;
   end_leftover_executors(snap.doc);
   end_journaled_executors();
   fresh_cid_ = new_uuid();
@@ -242,17 +185,17 @@ int Run::run() {
   // Stage 1 over the plans as read, on a second thread while this one does step 2 (the
   // SUMMARY files, the state; the second core idles before the first executor starts
   // otherwise). It reads only the plans and the files they name, which step 2 does not write, and
-  // precheck() uses its verdict after step 2, as before. Started once what a stopped run
+  // prelude_.precheck() uses its verdict after step 2, as before. Started once what a stopped run
   // left is ended and merged (the files it names are the ones precheck always saw).
-  start_stage1();
+  prelude_.start_stage1(phase_);
   if (int rc = step2(); rc >= 0) return rc;
   if (const auto& now = state_now(); now.ok() && execution::run_status(now.doc) == RunStatus::Complete) {
     emit("phase_end", {{"status", to_string(RunStatus::Complete)}, {"plans", entries_.size()}}, Sym::Ok,
          "Phase " + phase_.folder + " complete: every plan has a SUMMARY that passes the gate");
     return finish(kExecComplete, Result::Complete, "");
   }
-  if (int rc = precheck(); rc >= 0) return rc;
-  if (int rc = review_gate(); rc >= 0) return rc;
+  if (int rc = prelude_.precheck(phase_); rc >= 0) return rc;
+  if (int rc = prelude_.review_gate(phase_, entries_, cid_); rc >= 0) return rc;
   std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
   if (roadmap.empty()) roadmap = kRoadmap;
   GateOutcome g = gates_.ensure(gates::GateType::Vision, roadmap,
@@ -290,6 +233,33 @@ int Run::init_dispatch(const json& doc) {
   return -1;
 }
 
+// The gates speak through the run: its events and lines, its stop, its next step.
+RunGates::Host Run::gates_host() {
+  RunGates::Host h;
+  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
+    emit(event, std::move(data), sym, human);
+  };
+  h.note = [this](const std::string& human) { note(human); };
+  h.stop = [this](int code, Result result, const std::string& message) { stop(code, result, message); };
+  h.set_halted = [this](const std::string& reason) { set_halted(reason); };
+  h.next_step = [this](std::string next) { next_ = std::move(next); };
+  return h;
+}
+
+// The steps before the waves speak through the run too, and end it with its last word.
+RunPrelude::Host Run::prelude_host() {
+  RunPrelude::Host h;
+  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
+    emit(event, std::move(data), sym, human);
+  };
+  h.note = [this](const std::string& human) { note(human); };
+  h.log = [this](const std::string& type, const std::string& plan, json data) { log(type, plan, std::move(data)); };
+  h.next_step = [this](std::string next) { next_ = std::move(next); };
+  h.finish = [this](int code, Result result, const std::string& message) { return finish(code, result, message); };
+  h.check_summary = [this](const PlanEntry& e, json& findings) { return check_summary(e, findings); };
+  return h;
+}
+
 // What dispatch (runner/run_dispatch.h) reaches of the run.
 DispatchDriver::Host Run::dispatch_host() {
   DispatchDriver::Host h;
@@ -323,6 +293,7 @@ DispatchDriver::Host Run::dispatch_host() {
   return h;
 }
 
+bool executor_configured(const Config& c) { return !c.executor.argv.empty() || c.dispatch.configured(); }
 
 }  // namespace phase
 

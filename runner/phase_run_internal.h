@@ -1,8 +1,9 @@
 // The Run of `yolo execute` (runner/phase_run.h), shared by the files that implement it:
-//   phase_run.cc      step 2, the cross-plan validation, run()
-//   phase_choose.cc   which phase runs, its plans read from disk
+//   phase_run.cc      step 2, run(), what the parts of the run reach of it (their Hosts)
+//   run_prelude       the steps before the waves: which phase runs, its plans read from disk,
+//                     the agents' check, Stage 1, the review gate, a halt recorded (a class,
+//                     RunPrelude; run_prelude.cc, run_prelude_plans.cc)
 //   phase_output.cc   what the run says: events, lines, the event log, its last word
-//   phase_steps.cc    the agents' checks, the review gate
 //   phase_dry_run.cc  --dry-run (a function of what the run read, not a method)
 //   phase_loop.cc     the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
 //                     interrupts, the live line
@@ -27,6 +28,7 @@
 #include "runner/run_checks.h"
 #include "runner/run_dispatch.h"
 #include "runner/run_gates.h"
+#include "runner/run_prelude.h"
 #include "runner/run_state_writes.h"
 
 namespace yolo::runner::phase {
@@ -41,33 +43,25 @@ class Run {
 
   int run();
   // Nothing of the run is left to finish: no child, no write in flight, no Stage 1 thread.
-  bool settled() const { return running_count_ == 0 && !writes_.writing() && !stage1_.valid(); }
+  bool settled() const { return running_count_ == 0 && !writes_.writing() && !prelude_.stage1_pending(); }
 
  private:
   // ---- output and events ----------------------------------------------------------
   double elapsed_ms() const { return static_cast<double>(uv_hrtime() - t0_) / 1e6; }
   void emit(const std::string& event, json data, Sym sym, const std::string& human);
   void note(const std::string& human, bool dim = false);  // extra detail lines for people only
-  void note_review_outcomes(const std::vector<review::PlanReview>& rows);
 
   void log(const std::string& type, const std::string& plan, json data = json::object());
   int finish(int code, execution::Result result, const std::string& message);
   // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
   std::string next_step(int code) const;
 
-  // ---- steps ---------------------------------------------------------------------
-  int choose_phase(const state::LoadResult& snap);  // snap: the state as run() read it
-  void load_plans();
+  // ---- step 2 (the other steps before the waves: runner/run_prelude.h, prelude_) --------
   // sp: the plan's SUMMARY as summary_rel_for named it, when the caller has it already.
   SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr);
-  bool phase_complete_on_disk(const PhaseDir& p);
   int step2();
-  int check_agents();
-  // Stage 1 of loaded_ on another thread (stage1_); precheck() waits for its verdict.
-  void start_stage1();
-  int precheck();
-  int review_gate();
-  bool set_halted(const std::string& reason);
+  // The state's run halted, with why in the event log (the loop's and the gates' halts too).
+  bool set_halted(const std::string& reason) { return prelude_.set_halted(reason); }
   void end_leftover_executors(const json& doc);
   int waves();
 
@@ -179,11 +173,10 @@ class Run {
   bool log_warned_ = false;
   PhaseDir phase_;
   std::vector<PlanEntry> entries_;
-  std::vector<LoadedPlan> loaded_;  // the plans as load_plans read them, until precheck
-  // Stage 1 of loaded_, computed on another thread from run() until precheck() takes it.
-  // Declared after loaded_ and the config: destroyed (waited for) before them.
-  std::future<std::vector<StructuralReview>> stage1_;
-  std::string approver_note_;
+  // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
+  // thread. Declared after the config and options it reads: destroyed (waited for) before them.
+  RunPrelude prelude_{world_, root_, cfg_, o_, prelude_host()};
+  RunPrelude::Host prelude_host();
 
   uv_loop_t loop_{};
   uv_signal_t sigint_{}, sigterm_{};

@@ -75,6 +75,14 @@ ReviewGate review_gate(const std::string& setting, bool review_flag) {
   return ReviewGate::NotRequested;
 }
 
+MissingAgentStep missing_agent_step(const std::string& role, bool reviewing, bool reviewer_required) {
+  if (role == "executor" || role.rfind("dispatch.", 0) == 0) return MissingAgentStep::Refuse;
+  if (role == "reviewer" && reviewing)
+    return reviewer_required ? MissingAgentStep::RefuseReviewerRequired : MissingAgentStep::WarnStage1Only;
+  if (role == "architect" && reviewing) return MissingAgentStep::WarnNoRevision;
+  return MissingAgentStep::Ignore;
+}
+
 namespace {
 bool high(const json& f) { return json_field::str(f, "severity") == to_string(Severity::High); }
 }  // namespace

@@ -39,6 +39,13 @@ std::optional<Result> parse_result(std::string_view word);
 // even with --review), "on_request" (the default) and any other value only with --review.
 enum class ReviewGate { Runs, OffByConfig, NotRequested };
 ReviewGate review_gate(const std::string& setting, bool review_flag);
+// Before a run starts, a configured agent (role: executor, reviewer, architect, dispatch.*)
+// whose program does not exist. A missing executor or dispatch command would fail every plan:
+// the run is refused. While the review gate runs (reviewing), a missing reviewer leaves every
+// plan only its Stage 1 verdict: refused when reviewer_required, else said loudly; a missing
+// architect means a rejected plan is not revised: said. Anything else: nothing to say.
+enum class MissingAgentStep { Refuse, RefuseReviewerRequired, WarnStage1Only, WarnNoRevision, Ignore };
+MissingAgentStep missing_agent_step(const std::string& role, bool reviewing, bool reviewer_required);
 // What execute says of its review gate (the `review_gate` event's "status").
 enum class ReviewGateStatus { Running, Passed, Rejected, Skipped, Error };
 const char* to_string(ReviewGateStatus s);  // running | passed | rejected | skipped | error

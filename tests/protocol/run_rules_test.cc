@@ -274,6 +274,25 @@ TEST(RunRules, TheReviewGatePolicy) {
   EXPECT_EQ(review_gate("", true), ReviewGate::Runs);
 }
 
+// A missing agent's program before a run: the executor or a dispatch command refuses it; the
+// reviewer and architect matter only while the review gate runs.
+TEST(RunRules, AMissingAgentBeforeTheRun) {
+  using S = MissingAgentStep;
+  for (bool reviewing : {false, true})
+    for (bool required : {false, true}) {
+      EXPECT_EQ(missing_agent_step("executor", reviewing, required), S::Refuse);
+      EXPECT_EQ(missing_agent_step("dispatch.submit", reviewing, required), S::Refuse);
+      EXPECT_EQ(missing_agent_step("dispatch.wait", reviewing, required), S::Refuse);
+    }
+  EXPECT_EQ(missing_agent_step("reviewer", true, true), S::RefuseReviewerRequired);
+  EXPECT_EQ(missing_agent_step("reviewer", true, false), S::WarnStage1Only);
+  EXPECT_EQ(missing_agent_step("reviewer", false, true), S::Ignore);
+  EXPECT_EQ(missing_agent_step("reviewer", false, false), S::Ignore);
+  EXPECT_EQ(missing_agent_step("architect", true, true), S::WarnNoRevision);
+  EXPECT_EQ(missing_agent_step("architect", false, false), S::Ignore);
+  EXPECT_EQ(missing_agent_step("dispatcher", true, true), S::Ignore);  // no "dispatch." prefix
+}
+
 // Which phase execute runs: the one asked for by folder or number, else the state's (unless
 // complete with nothing added), else the first not complete on disk.
 TEST(RunRules, WhichPhaseRuns) {

@@ -1,7 +1,7 @@
-// `yolo execute`: which phase runs (the one asked for, else the first not complete) and its
-// plans read from disk (runner/phase_run_internal.h).
+// `yolo execute`'s steps before the waves (runner/run_prelude.h): which phase runs (the one
+// asked for, else the first not complete) and its plans read from disk.
 #include "protocol/gates/gate_coverage.h"
-#include "runner/phase_run_internal.h"
+#include "runner/run_prelude.h"
 
 namespace yolo::runner::phase {
 
@@ -10,16 +10,15 @@ static std::string plan_rel_path(const PhaseDir& p, const stdfs::path& f, const 
   return stdfs::relative(f, root).generic_string();
 }
 
-// The plan's SUMMARY, relative to the root: the one that exists under any name the corpus
-// uses (`NN-MM-SUMMARY.md` beside `MM-PLAN.md` too), else the name the phase's naming asks for.
-bool Run::phase_complete_on_disk(const PhaseDir& p) {
+// Every plan of the phase has a SUMMARY that passes the SUMMARY gate (none: complete).
+bool RunPrelude::phase_complete_on_disk(const PhaseDir& p) {
   auto files = list_plan_files(world_, p.abs);
   if (files.empty()) return true;
   for (const auto& f : files) {
     PlanEntry e;
     e.path = plan_rel_path(p, f, root_);
     json ignored;
-    if (check_summary(e, ignored) != SummaryState::Passed) return false;
+    if (host_.check_summary(e, ignored) != SummaryState::Passed) return false;
   }
   return true;
 }
@@ -38,7 +37,7 @@ static std::vector<std::string> plans_not_in_run(const World& w, const json& doc
   return out;
 }
 
-int Run::choose_phase(const state::LoadResult& snap) {
+int RunPrelude::choose_phase(const state::LoadResult& snap, PhaseDir& phase) {
   const auto phases = list_phases(root_);
   std::vector<execution::PhaseName> names;
   for (const auto& p : phases) names.push_back({p.folder, p.number, p.rel});
@@ -49,18 +48,20 @@ int Run::choose_phase(const state::LoadResult& snap) {
   using Kind = execution::PhaseChoice::Kind;
   switch (choice.kind) {
     case Kind::NoPhases:
-      return finish(kExecHalted, Result::Error, "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
+      return host_.finish(kExecHalted, Result::Error,
+                          "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
     case Kind::NotFound:
-      return finish(kExecUsage, Result::Error,
-                    "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
+      return host_.finish(kExecUsage, Result::Error,
+                          "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
     case Kind::Run:
-      phase_ = phases[choice.index];
+      phase = phases[choice.index];
       return -1;
     case Kind::AllComplete:
       break;
   }
-  phase_ = phases[choice.index];
-  return finish(kExecComplete, Result::Complete, "every phase is complete (" + std::to_string(phases.size()) + " phases)");
+  phase = phases[choice.index];
+  return host_.finish(kExecComplete, Result::Complete,
+                      "every phase is complete (" + std::to_string(phases.size()) + " phases)");
 }
 
 // Each plan is read, parsed and hashed once per execute, here: the entries (ids, waves,
@@ -69,11 +70,13 @@ int Run::choose_phase(const state::LoadResult& snap) {
 // among the parsed documents that precheck frees. The reading and parsing is spread over two
 // threads (the second core idles before the first executor starts): each plan's
 // read is its own, the results land in file order.
-void Run::load_plans() {
-  const std::vector<stdfs::path> files = list_plan_files(world_, phase_.abs);
+RunPrelude::Plans RunPrelude::load_plans(const PhaseDir& phase) {
+  Plans out;
+  const std::vector<stdfs::path> files = list_plan_files(world_, phase.abs);
   std::vector<std::string> stamps(files.size());
   std::vector<plan_checks::Parsed> checks(files.size());
   loaded_.resize(files.size());
+  out.runs.resize(files.size());  // once: the run keeps references into it
   auto read_some = [&](size_t first, size_t step) {
     for (size_t i = first; i < files.size(); i += step) {
       const stdfs::path& f = files[i];
@@ -104,16 +107,16 @@ void Run::load_plans() {
   } else {
     read_some(0, 1);
   }
-  entries_.reserve(loaded_.size());
+  out.entries.reserve(loaded_.size());
   for (size_t i = 0; i < loaded_.size(); ++i) {
     const stdfs::path& f = loaded_[i].file;
     const auto& l = loaded_[i].load;
     PlanEntry e;
-    e.path = plan_rel_path(phase_, f, root_);
+    e.path = plan_rel_path(phase, f, root_);
     for (const auto& c : checks[i].checks)  // the files the wave's approval covers by content
       for (const auto& rel : gates::named_project_files(world_, root_, json(c.argv)))
-        check_programs_.push_back((root_ / rel).string());
-    if (!stamps[i].empty()) run_of(i).checks_read.emplace(stamps[i], std::move(checks[i]));
+        out.check_programs.push_back((root_ / rel).string());
+    if (!stamps[i].empty()) out.runs[i].checks_read.emplace(stamps[i], std::move(checks[i]));
     if (l.plan) {
       const Plan& p = *l.plan;
       e.plan = p.plan;
@@ -121,13 +124,13 @@ void Run::load_plans() {
       e.title = p.title;
       e.wave = p.wave.value_or(0);
       e.depends_on = p.depends_on;
-      run_of(i).load_hash = p.content_hash;
+      out.runs[i].load_hash = p.content_hash;
     } else {
       e.id = f.filename().string();
     }
-    entries_.push_back(std::move(e));
+    out.entries.push_back(std::move(e));
   }
-  runs_.resize(entries_.size());  // once: references into it stay valid for the run
+  return out;
 }
 
 }  // namespace yolo::runner::phase

@@ -1,0 +1,84 @@
+// `yolo execute`'s steps before the waves, a part of the Run (runner/phase_run_internal.h)
+// with a class of its own: which phase runs and its plans read from disk, the agents' check,
+// Stage 1 of the plans (on a second thread) and its verdict, the review gate, and a halt
+// recorded in the state.
+//
+// The decisions are protocol's (execution::choose_phase, missing_agent_step, review_gate;
+// the review loop); this class carries them out against the files and says what happened
+// through its Host: an event for people and machines, a note, the event log, the person's next
+// step, and the run's last word (finish). A step returns -1 to go on, else the exit code the
+// run ends with (what finish returned).
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "runner/phase_parts.h"
+
+namespace yolo::runner::phase {
+
+class RunPrelude {
+ public:
+  struct Host {
+    std::function<void(const std::string& event, json data, out::Sym sym, const std::string& human)> emit;
+    std::function<void(const std::string& human)> note;  // a detail line for people only
+    std::function<void(const std::string& type, const std::string& plan, json data)> log;  // the event log
+    std::function<void(std::string)> next_step;                                            // the person's next step
+    // The run ends here with this code, result and message (its last word); returns code.
+    std::function<int(int code, execution::Result result, const std::string& message)> finish;
+    // The SUMMARY gate on plan e's SUMMARY as it is on disk: whether a phase is complete.
+    std::function<SummaryState(const PlanEntry& e, json& findings)> check_summary;
+  };
+  RunPrelude(const World& world, std::filesystem::path root, const Config& cfg, const ExecuteOptions& o, Host host)
+      : world_(world), root_(std::move(root)), cfg_(cfg), o_(o), host_(std::move(host)) {}
+  RunPrelude(const RunPrelude&) = delete;
+  RunPrelude& operator=(const RunPrelude&) = delete;
+
+  // ---- the phase and its plans (run_prelude_plans.cc) ------------------------------------
+  // The phase asked for, else the first not complete, into phase. snap: the state as the run
+  // read it.
+  int choose_phase(const state::LoadResult& snap, PhaseDir& phase);
+  // What load_plans read of the phase's plans, in file order.
+  struct Plans {
+    std::vector<PlanEntry> entries;
+    std::vector<PlanRun> runs;  // each plan's content hash and checks as read
+    // The programs the checks name inside the project (absolute).
+    std::vector<std::string> check_programs;
+  };
+  // Each plan read, parsed and hashed once per execute; kept for Stage 1 (loaded()) until
+  // precheck.
+  Plans load_plans(const PhaseDir& phase);
+  const std::vector<LoadedPlan>& loaded() const { return loaded_; }
+
+  // ---- the steps (run_prelude.cc) ---------------------------------------------------------
+  // A configured agent whose program does not exist: refused, or said (missing_agent_step).
+  int check_agents();
+  // Stage 1 of loaded() on another thread; precheck() waits for its verdict.
+  void start_stage1(const PhaseDir& phase);
+  bool stage1_pending() const { return stage1_.valid(); }
+  // Stage 1's verdicts said; a rejected plan halts the run. The plans as read are dropped.
+  int precheck(const PhaseDir& phase);
+  // The review gate (`yolo review PHASE --changed` in this process) when the config or
+  // --review asks for it; a rejected phase halts the run. cid: the run's correlation id.
+  int review_gate(const PhaseDir& phase, const std::vector<PlanEntry>& entries, const std::string& cid);
+  // The state's run halted, with why in the event log; false when the state was not written.
+  bool set_halted(const std::string& reason);
+
+ private:
+  bool phase_complete_on_disk(const PhaseDir& p);
+  void note_review_outcomes(const std::vector<review::PlanReview>& rows);
+
+  const World& world_;
+  std::filesystem::path root_;
+  const Config& cfg_;
+  const ExecuteOptions& o_;
+  Host host_;
+  std::vector<LoadedPlan> loaded_;  // the plans as load_plans read them, until precheck
+  // Stage 1 of loaded_, computed on another thread until precheck() takes it. Declared after
+  // loaded_: destroyed (waited for) before it.
+  std::future<std::vector<StructuralReview>> stage1_;
+};
+
+}  // namespace yolo::runner::phase

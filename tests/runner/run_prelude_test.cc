@@ -1,0 +1,249 @@
+// The run's steps before the waves stepped alone on a copy of fixtures/demo, with a Host of the
+// test's own: a missing executor refuses the run with how to fix it; a missing reviewer is
+// said, or refuses the run when reviewer_required; an unknown phase is a usage error; the
+// first phase not complete is chosen and its plans read; Stage 1 passing goes on, Stage 1
+// rejecting a plan halts the run and records the halt; the review gate passes on Stage 1
+// alone and marks its step, or halts on a rejected plan with that plan to edit next.
+#include "runner/run_prelude.h"
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace yolo::runner::phase {
+namespace {
+
+struct Said {
+  std::vector<std::string> events;
+  std::vector<json> data;
+  std::vector<std::string> notes;
+  std::vector<std::string> logged;
+  std::string next;
+  int code = -1;
+  execution::Result result = execution::Result::Complete;
+  std::string message;
+  bool has(const std::string& e) const { return std::find(events.begin(), events.end(), e) != events.end(); }
+  bool has(const std::string& e, const std::string& key, const json& value) const {
+    for (size_t i = 0; i < events.size(); ++i)
+      if (events[i] == e && data[i].is_object() && data[i].value(key, json()) == value) return true;
+    return false;
+  }
+  json last(const std::string& e) const {
+    for (size_t i = events.size(); i-- > 0;)
+      if (events[i] == e) return data[i];
+    return nullptr;
+  }
+};
+
+struct Project {
+  test::TempDir dir;
+  std::filesystem::path root = dir.path() / "repo";
+  const World& w = test::real_world();
+  Config cfg;
+  ExecuteOptions o;
+  Said said;
+  std::unique_ptr<RunPrelude> prelude;
+  PhaseDir phase;
+
+  // patch: over the demo's config (its agents are not copied: their programs are missing).
+  explicit Project(const json& patch = json::object()) {
+    test::copy_fixture("demo", root);
+    json c = json::parse(test::read_file(root / ".yolo-planning" / "config.json"));
+    c.merge_patch(patch);
+    cfg = config_from_json(c, "config.json").config;
+    o.json = true;  // events, not lines for people: the test reads them through the Host
+    prelude = std::make_unique<RunPrelude>(w, root, cfg, o, host());
+  }
+  RunPrelude::Host host() {
+    RunPrelude::Host h;
+    h.emit = [this](const std::string& event, json data, out::Sym, const std::string&) {
+      said.events.push_back(event);
+      said.data.push_back(std::move(data));
+    };
+    h.note = [this](const std::string& line) { said.notes.push_back(line); };
+    h.log = [this](const std::string& type, const std::string&, json data) {
+      said.logged.push_back(type + ":" + json_field::str(data, "status"));
+    };
+    h.next_step = [this](std::string next) { said.next = std::move(next); };
+    h.finish = [this](int code, execution::Result r, const std::string& m) {
+      said.code = code;
+      said.result = r;
+      said.message = m;
+      return code;
+    };
+    // A stand-in for the SUMMARY gate: a plan whose SUMMARY exists passes.
+    h.check_summary = [this](const PlanEntry& e, json&) {
+      return std::filesystem::exists(root / summary_rel_for(w, root, e.path)) ? SummaryState::Passed
+                                                                              : SummaryState::Missing;
+    };
+    return h;
+  }
+  // The phase chosen and its plans read, with a running run in the state (as step 2 leaves it).
+  RunPrelude::Plans read() {
+    EXPECT_EQ(prelude->choose_phase(state::load(w, root), phase), -1) << said.message;
+    EXPECT_TRUE(state::update(w, root, [](json& d) {
+                  d = {{"status", "running"}, {"phase", 1}, {"phase_dir", ".yolo-planning/phases/01-demo"}};
+                  return true;
+                }).written);
+    return prelude->load_plans(phase);
+  }
+  void rewrite(const std::string& plan, const std::string& from, const std::string& to) {
+    auto p = root / ".yolo-planning/phases/01-demo" / plan;
+    std::string s = test::read_file(p);
+    size_t at = s.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    test::write_file(p, s.replace(at, from.size(), to));
+  }
+  json state() { return state::load(w, root).doc; }
+  // A stand-in agent of fixtures/agents, named by its absolute path in the source tree (the
+  // test's cwd is not the project's, as yolo's is).
+  static std::string agent(const std::string& name) {
+    return (test::source_dir() / "fixtures" / "agents" / name).string();
+  }
+  void reviewer(const std::vector<std::string>& argv) {
+    cfg.reviewer =
+        config_from_json({{"reviewer", {{"command", argv}, {"timeout_ms", 20000}}}}, "config.json").config.reviewer;
+  }
+};
+
+// The demo's agents are not in the copy: its executor's program is missing.
+TEST(RunPrelude, AMissingExecutorIsRefusedWithHowToFixIt) {
+  Project p(json{{"review_gate", "never"}});  // the reviewer would be refused first
+  EXPECT_EQ(p.prelude->check_agents(), kExecHalted);
+  EXPECT_EQ(p.said.result, execution::Result::Error);
+  EXPECT_NE(p.said.message.find("executor program 'agents/executor-ok' not found"), std::string::npos)
+      << p.said.message;
+  EXPECT_NE(p.said.next.find("correct `executor`"), std::string::npos) << p.said.next;
+}
+
+TEST(RunPrelude, AMissingReviewerIsSaidWhileTheGateRunsOrRefusedWhenRequired) {
+  const json present = {{"command", {"true"}}};
+  Project warned({{"executor", present}, {"review_gate", "always"}, {"reviewer_required", false}});
+  EXPECT_EQ(warned.prelude->check_agents(), -1);
+  EXPECT_TRUE(warned.said.has("agent_missing", "role", "reviewer"));
+  EXPECT_TRUE(warned.said.has("agent_missing", "role", "architect"));
+  EXPECT_EQ(warned.said.code, -1);
+
+  Project quiet({{"executor", present}, {"review_gate", "never"}, {"reviewer_required", true}});
+  EXPECT_EQ(quiet.prelude->check_agents(), -1);
+  EXPECT_TRUE(quiet.said.events.empty()) << "no review gate: its agents do not matter";
+
+  Project refused({{"executor", present}, {"review_gate", "always"}, {"reviewer_required", true}});
+  EXPECT_EQ(refused.prelude->check_agents(), kExecHalted);
+  EXPECT_NE(refused.said.message.find("reviewer_required is true"), std::string::npos) << refused.said.message;
+  EXPECT_NE(refused.said.next.find("correct `reviewer`"), std::string::npos);
+}
+
+TEST(RunPrelude, AnUnknownPhaseIsAUsageErrorAndTheFirstNotCompleteIsChosen) {
+  Project p;
+  p.o.phase = "07";
+  EXPECT_EQ(p.prelude->choose_phase(state::load(p.w, p.root), p.phase), kExecUsage);
+  EXPECT_NE(p.said.message.find("no phase '07'"), std::string::npos) << p.said.message;
+
+  p.o.phase.clear();
+  auto plans = p.read();
+  EXPECT_EQ(p.phase.folder, "01-demo");
+  ASSERT_EQ(plans.entries.size(), 4u);
+  EXPECT_EQ(plans.runs.size(), 4u);
+  EXPECT_EQ(plans.entries[1].id, "01-02");
+  EXPECT_EQ(plans.entries[1].path, ".yolo-planning/phases/01-demo/01-02-PLAN.md");
+  EXPECT_EQ(plans.entries[1].depends_on, std::vector<std::string>{"01"});
+  EXPECT_TRUE(plans.runs[1].load_hash.has_value());
+  EXPECT_EQ(p.prelude->loaded().size(), 4u);
+}
+
+TEST(RunPrelude, Stage1PassingGoesOnAndDropsThePlansAsRead) {
+  Project p;
+  p.read();
+  p.prelude->start_stage1(p.phase);
+  EXPECT_EQ(p.prelude->precheck(p.phase), -1) << p.said.message;
+  EXPECT_FALSE(p.prelude->stage1_pending());
+  EXPECT_TRUE(p.prelude->loaded().empty());
+  ASSERT_TRUE(p.said.has("precheck"));
+  EXPECT_EQ(p.said.last("precheck")["plans"], 4);
+  EXPECT_EQ(p.state()["status"], "running");
+}
+
+TEST(RunPrelude, Stage1RejectingAPlanHaltsTheRunAndRecordsTheHalt) {
+  Project p;
+  p.rewrite("01-02-PLAN.md", "must_haves:", "not_must_haves:");
+  p.read();
+  p.prelude->start_stage1(p.phase);
+  EXPECT_EQ(p.prelude->precheck(p.phase), kExecHalted);
+  EXPECT_EQ(p.said.result, execution::Result::Halted);
+  EXPECT_NE(p.said.message.find("1 plan(s) rejected by the structural pre-check"), std::string::npos) << p.said.message;
+  EXPECT_TRUE(p.said.has("precheck", "plan", "01-02"));
+  EXPECT_TRUE(p.said.has("precheck", "verdict", "reject"));
+  EXPECT_EQ(p.state()["status"], "halted");
+  EXPECT_EQ(p.said.logged, std::vector<std::string>{"phase_end:halted"});
+}
+
+TEST(RunPrelude, TheReviewGatePassesOnStage1AloneAndMarksItsStep) {
+  Project p({{"reviewer", nullptr}, {"architect", nullptr}, {"reviewer_required", false}});
+  auto plans = p.read();
+  EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1) << p.said.message;
+  ASSERT_TRUE(p.said.has("review_gate"));
+  EXPECT_EQ(p.said.last("review_gate")["status"], "passed");
+  EXPECT_TRUE(execution::has_step(p.state(), "step_2b"));
+  EXPECT_EQ(p.said.code, -1);
+
+  // Passed for exactly these contents: not reviewed again.
+  p.said = {};
+  EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1);
+  EXPECT_EQ(p.said.events, std::vector<std::string>{"review_gate"});
+  EXPECT_EQ(p.said.last("review_gate")["cached"], true);
+}
+
+TEST(RunPrelude, TheReviewGateHaltsOnARejectedPlanWithThatPlanToEditNext) {
+  Project p({{"reviewer", nullptr}, {"architect", nullptr}, {"reviewer_required", false}});
+  p.rewrite("01-03-PLAN.md", "must_haves:", "not_must_haves:");
+  auto plans = p.read();
+  EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), kExecHalted);
+  EXPECT_EQ(p.said.result, execution::Result::Halted);
+  EXPECT_EQ(p.said.last("review_gate")["status"], "rejected");
+  EXPECT_EQ(p.said.next, "edit .yolo-planning/phases/01-demo/01-03-PLAN.md, then `yolo execute`");
+  EXPECT_EQ(p.state()["status"], "halted");
+  EXPECT_FALSE(execution::has_step(p.state(), "step_2b"));
+  EXPECT_EQ(p.said.logged, std::vector<std::string>{"phase_end:halted"});
+}
+
+// A stand-in reviewer (fixtures/agents), a real child: its approval passes the gate, its
+// rejection (no architect to revise the plans) halts the run with the plans to edit next.
+TEST(RunPrelude, AReviewerThatApprovesPassesTheGate) {
+  Project p(json{{"architect", nullptr}});
+  p.reviewer({p.agent("reviewer-approve"), "{plan_path}"});
+  auto plans = p.read();
+  EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1) << p.said.message;
+  json gate = p.said.last("review_gate");
+  EXPECT_EQ(gate["status"], "passed");
+  EXPECT_EQ(gate["verdict"], "approve") << gate.dump(1);
+  ASSERT_EQ(gate["review"].size(), 4u) << gate.dump(1);
+  EXPECT_EQ(gate["review"][0]["source"], "reviewer");
+  EXPECT_TRUE(execution::has_step(p.state(), "step_2b"));
+}
+
+TEST(RunPrelude, AReviewerThatRejectsHaltsTheRunWithThePlansToEditNext) {
+  Project p(json{{"architect", nullptr}});
+  p.reviewer({p.agent("reviewer-reject-until-marker"), "{plan_path}", "{cycle}"});
+  auto plans = p.read();
+  EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), kExecHalted);
+  json gate = p.said.last("review_gate");
+  EXPECT_EQ(gate["status"], "rejected");
+  ASSERT_EQ(gate["review"].size(), 4u);
+  EXPECT_EQ(gate["review"][0]["source"], "reviewer") << gate.dump(1);  // it ran, and rejected
+  EXPECT_EQ(p.said.next, "edit .yolo-planning/phases/01-demo/01-01-PLAN.md (and 3 more), then `yolo execute`");
+  EXPECT_EQ(p.said.message, "Halted: the review gate rejected the phase (see `yolo status`)");
+  EXPECT_EQ(p.state()["status"], "halted");
+}
+
+TEST(RunPrelude, TheReviewGateNeverRunsWhenTheConfigSaysNever) {
+  Project p(json{{"review_gate", "never"}});
+  auto plans = p.read();
+  EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1);
+  EXPECT_EQ(p.said.events, std::vector<std::string>{"review_gate"});
+  EXPECT_EQ(p.said.last("review_gate")["status"], "skipped");
+  EXPECT_FALSE(execution::has_step(p.state(), "step_2b"));
+}
+
+}  // namespace
+}  // namespace yolo::runner::phase
