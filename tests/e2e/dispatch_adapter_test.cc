@@ -1580,19 +1580,70 @@ TEST_F(SlurmClusterTest, APendingTaskCancelledAtTheTopOfTheArrayIsReportedNotLef
   EXPECT_EQ(line_of(w.out, "2").rfind("task 2 failed", 0), 0u) << w.out;
   EXPECT_NE(line_of(w.out, "2").find("CANCELLED"), std::string::npos) << w.out;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
-  // Cancelled before wait-wave starts (no poll ever lists it): still counted, reported (not
-  // done), never left out of an exit 0.
+  // Cancelled before wait-wave starts (no poll ever lists it, the array is younger than
+  // MinJobAge, so it cannot have been forgotten): failed, CANCELLED, at once, before task 0
+  // is done, never `unknown`; the others run on.
   j = submit_three();
   c = slurm({"cancel", j["tasks"][2]});
   EXPECT_EQ(c.exit_code, 0) << dump(c);
   env = env_;
-  env.push_back("YOLO_SLURM_UNKNOWN_SECONDS=4");
+  env.push_back("YOLO_SLURM_UNKNOWN_SECONDS=120");
+  start = std::chrono::steady_clock::now();
   w = run_program({adapter("slurm"), "wait-wave", j["handle"]}, tmp_.path(), env);
   EXPECT_EQ(w.exit_code, 0) << dump(w);
   EXPECT_EQ(line_of(w.out, "0"), "task 0 done") << w.out;
   EXPECT_EQ(line_of(w.out, "1"), "task 1 done") << w.out;
-  EXPECT_FALSE(line_of(w.out, "2").empty()) << "task 2 left out: " << w.out;
-  EXPECT_NE(line_of(w.out, "2"), "task 2 done") << w.out;
+  EXPECT_EQ(line_of(w.out, "2").rfind("task 2 failed", 0), 0u) << "task 2: " << w.out;
+  EXPECT_NE(line_of(w.out, "2").find("CANCELLED while it was pending"), std::string::npos) << w.out;
+  EXPECT_LT(w.out.find("task 2 failed"), w.out.find("task 0 done")) << "at the first poll: " << w.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
+TEST_F(SlurmClusterTest, ATaskCancelledWhilePendingBeforeAnyPollIsCancelledForWaitWaveAndForWait) {
+  // The middle task of three (one at a time), cancelled before anyone polls: wait-wave says
+  // failed, CANCELLED, at its first poll; `wait ID_1` (a task's handle) says so at once too
+  // (Slurm answers "Job ID_1 not found", which is neither a job gone nor a controller down);
+  // tasks 0 and 2 run and push.
+  Remote remote(tmp_.path());
+  std::vector<std::vector<std::string>> ts;
+  for (int k = 1; k <= 3; ++k) ts.push_back(wave_task("09-0" + std::to_string(k), remote, {"agents/exec", "sleep", "3"}));
+  auto tasks = write_tasks(tmp_.path() / "tasks", ts);
+  const std::string key = "m" + std::to_string(::getpid()) + "t" + std::to_string(::time(nullptr));
+  auto s = slurm({"submit-wave", "--tasks", tasks.string(), "--correlation-id", "cw", "--wave", "1", "--max-parallel",
+                  "1", "--wave-key", key});
+  ASSERT_EQ(s.exit_code, 0) << dump(s);
+  json j = s.json_out();
+  ASSERT_EQ(j["tasks"].size(), 3u) << j.dump();
+  auto c = slurm({"cancel", j["tasks"][1]});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  std::vector<std::string> env = env_;
+  env.push_back("YOLO_SLURM_UNKNOWN_SECONDS=120");
+  env.push_back("YOLO_DISPATCH_UNREACHABLE_SECONDS=10");
+  auto start = std::chrono::steady_clock::now();
+  auto w = run_program({adapter("slurm"), "wait-wave", j["handle"]}, tmp_.path(), env);
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  std::map<std::string, std::string> ended;
+  for (const auto& l : lines(w.out)) {
+    std::istringstream in(l);
+    std::string word, k, what;
+    in >> word >> k >> what;
+    if (word == "task" && (what == "done" || what == "failed" || what == "unknown")) ended[k] = l;
+  }
+  EXPECT_EQ(ended["0"], "task 0 done") << w.out;
+  EXPECT_EQ(ended["2"], "task 2 done") << w.out;
+  EXPECT_EQ(ended["1"], "task 1 failed job " + j["handle"].get<std::string>() +
+                            "_1 CANCELLED while it was pending (Slurm keeps no record of it)")
+      << w.out;
+  EXPECT_LT(w.out.find("task 1 failed"), w.out.find("task 0 done")) << "at the first poll: " << w.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  EXPECT_TRUE(has_branch(remote.bare, "yolo/cw/09-01"));
+  EXPECT_TRUE(has_branch(remote.bare, "yolo/cw/09-03"));
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/cw/09-02"));
+  start = std::chrono::steady_clock::now();
+  auto one = run_program({adapter("slurm"), "wait", j["tasks"][1]}, tmp_.path(), env);
+  EXPECT_EQ(one.exit_code, 1) << dump(one);
+  EXPECT_NE(one.err.find("CANCELLED while it was pending"), std::string::npos) << one.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 }  // namespace
