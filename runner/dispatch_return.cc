@@ -96,6 +96,13 @@ void DispatchDriver::delete_merged(const std::vector<std::string>& branches) {
   for (const auto& b : branches)
     if (b.rfind(prefix, 0) == 0 && b != prefix + "base") argv.push_back("refs/heads/" + b);
   if (argv.size() == 4) return;
+  // Their jobs' logs (refs/yolo-logs/BRANCH, pushed by run-job) go with them, in a push of
+  // their own: a job that pushed no log (another job script) must not fail the branches' one.
+  std::vector<std::string> logs = {"push", "--quiet", "--delete", url_};
+  for (size_t k = 4; k < argv.size(); ++k) logs.push_back("refs/yolo-logs/" + argv[k].substr(11));
+  SpawnSpec ls = git_child_spec(root_, logs, 120000);
+  ls.unset_env = adapter_unset_env();
+  delete_procs_.push_back(Process::start(loop_, std::move(ls), [](SpawnResult) {}));
   // Best effort: a branch left on the remote is only clutter (the merge is in the checkout).
   // A child of the loop, not waited for here: the loop (and so the run) ends after it does.
   SpawnSpec spec = git_child_spec(root_, argv, 120000);

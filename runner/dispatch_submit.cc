@@ -311,6 +311,7 @@ void DispatchDriver::wait(size_t i, long long wave) {
 }
 
 void DispatchDriver::waited(size_t i, long long wave, SpawnResult r) {
+  if (fetch_job_log(i, wave, r)) return;  // waited() again with the job's log from the remote
   const auto& e = entry(i);
   json rec = run_of(i).dispatch_rec;
   std::string log_file =

@@ -7,6 +7,7 @@
 //   plan_dispatch.cc   the config, the records, a plan's start, its failure and Ctrl-C
 //   dispatch_submit.cc submitting and waiting
 //   dispatch_return.cc the fetch, the checkout, the merge ahead, the remote's branches deleted
+//   dispatch_logs.cc   a job's own log fetched from the remote when wait could not show it
 // The rules (submit or re-attach, which attempt, what wait's exit means, which plans share an
 // array) are protocol/run/dispatch.h; every child is argv through runner/subprocess.
 #pragma once
@@ -123,6 +124,10 @@ class DispatchDriver {
   void submit(size_t i, long long wave, int attempt);
   void wait(size_t i, long long wave);
   void waited(size_t i, long long wave, SpawnResult r);
+  // ---- dispatch_logs.cc ----
+  // The job's own log from the remote (refs/yolo-logs/BRANCH) when wait's output holds none:
+  // true when it is being fetched (r taken; waited() again once it is in r's stderr).
+  bool fetch_job_log(size_t i, long long wave, SpawnResult& r);
 
   // ---- dispatch_return.cc ----
   // The branch fetched and gated (wait said done, or the branch was found on the remote).
@@ -157,6 +162,7 @@ class DispatchDriver {
   bool start_failed_ = false;                          // a plan failed in start()'s loop
   std::map<size_t, std::string> cancelled_with_wave_;  // plan -> its task handle, cancelled with its wave
   std::optional<std::set<std::string>> remote_heads_;  // the run's branches on the remote, while set
+  std::set<std::string> logs_asked_;                   // branches whose job's log was fetched
   // The wave-level form (dispatch.submit_wave/wait_wave): plans gathered while start_plans
   // starts them, submitted as arrays once it has, each array waited on by one process.
   std::map<long long, std::vector<std::pair<size_t, int>>> wave_pending_;  // wave -> (plan, attempt) to submit

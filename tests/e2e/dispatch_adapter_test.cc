@@ -277,8 +277,11 @@ TEST(DispatchAdapterTest, KubernetesAndGithubDryRunsPrintTheirCommandsAndRunNoth
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   ls = lines(r.out);
   ASSERT_EQ(ls.size(), 3u) << r.out;
-  EXPECT_NE(ls[0].find("gh run list --repo o/p --workflow yolo-dispatch.yml"), std::string::npos) << ls[0];
-  EXPECT_NE(ls[0].find("select(.displayTitle == \"" + job + "\")"), std::string::npos) << ls[0];
+  EXPECT_NE(ls[0].find("gh api -X GET repos/o/p/actions/workflows/yolo-dispatch.yml/runs -f event=workflow_dispatch"),
+            std::string::npos)
+      << ls[0];
+  EXPECT_NE(ls[0].find("select(.display_title == \"" + job + "\")"), std::string::npos) << ls[0];
+  EXPECT_NE(ls[2].find("-f 'created=>="), std::string::npos) << "after the start: the runs created since " << ls[2];
   EXPECT_NE(ls[1].find("gh workflow run yolo-dispatch.yml --repo o/p -f job_name=" + job + " -f plan_id=01-02"),
             std::string::npos)
       << ls[1];
@@ -1352,6 +1355,101 @@ TEST(DispatchAdapterTest, TheGithubWaveWorkflowsScriptRunsItsTask) {
   EXPECT_EQ(show(remote.bare, "yolo/cw/01-02:out-01-02.txt"), "01-02\ng h\nit's\n");
 }
 
+// A stand-in `gh` for a busy repository: its workflow's runs (newest first) in runs.json,
+// served as GitHub serves them: `gh run list` its --limit newest, `gh api` page by page (with
+// the total), `gh workflow run` adds a run named by its job_name input. Filters are not
+// applied (every run here is one `gh workflow run` started); the calls are logged.
+struct BusyGithub {
+  explicit BusyGithub(const stdfs::path& dir, int runs, int at, const std::string& name)
+      : bin(dir / "bin"), state(dir / "state") {
+    stdfs::create_directories(bin);
+    stdfs::create_directories(state);
+    std::string json = "[";
+    for (int k = 0; k < runs; ++k) {
+      int id = 5000 + runs - 1 - k;
+      std::string title = k == at ? name : "yolo-other-" + std::to_string(id);
+      json += std::string(k ? "," : "") + "{\"id\":" + std::to_string(id) + ",\"display_title\":\"" + title +
+              "\",\"html_url\":\"https://github.com/o/p/actions/runs/" + std::to_string(id) + "\"}";
+    }
+    test::write_file(state / "runs.json", json + "]");
+    test::write_file(bin / "gh",
+                     "#!/bin/bash\n"
+                     "d='" + state.string() + "'\n"
+                     "printf '%s\\n' \"$*\" >> \"$d/calls\"\n"
+                     "sub=$1; shift\n"
+                     "case $sub in\n"
+                     "  run) limit=20 q=.\n"
+                     "    while [ $# -gt 0 ]; do case $1 in --limit) limit=$2; shift ;; --jq) q=$2; shift ;; esac; shift; done\n"
+                     "    jq -c \".[:$limit] | map({databaseId: .id, displayTitle: .display_title, url: .html_url})\" "
+                     "\"$d/runs.json\" | jq -r \"$q\" ;;\n"
+                     "  api) page=1 per=30 q=.\n"
+                     "    while [ $# -gt 0 ]; do case $1 in\n"
+                     "      -f) case $2 in page=*) page=${2#page=} ;; per_page=*) per=${2#per_page=} ;; esac; shift ;;\n"
+                     "      --jq) q=$2; shift ;; esac; shift; done\n"
+                     "    jq -c --argjson p \"$page\" --argjson n \"$per\" "
+                     "'{total_count: length, workflow_runs: .[($p - 1) * $n:$p * $n]}' \"$d/runs.json\" | jq -r \"$q\" ;;\n"
+                     "  workflow) name=\n"
+                     "    while [ $# -gt 0 ]; do case $1 in -f) case $2 in job_name=*) name=${2#job_name=} ;; esac; shift ;; esac; shift; done\n"
+                     "    jq --arg n \"$name\" '[{id: (.[0].id + 1), display_title: $n, html_url: \"https://github.com/o/p/actions/runs/\\(.[0].id + 1)\"}] + .' "
+                     "\"$d/runs.json\" > \"$d/runs.tmp\" && mv \"$d/runs.tmp\" \"$d/runs.json\" ;;\n"
+                     "esac\n");
+    stdfs::permissions(bin / "gh", stdfs::perms::owner_all);
+  }
+  std::string path_env() const { return "PATH=" + bin.string() + ":" + std::getenv("PATH"); }
+  size_t calls(const std::string& word) const {
+    size_t n = 0;
+    for (const auto& l : lines(test::read_file(state / "calls"))) n += l.find(word) != std::string::npos;
+    return n;
+  }
+  stdfs::path bin, state;
+};
+
+// A job's run with more than 200 newer runs of its workflow (a busy repository, a big phase
+// of plans submitted one by one) is still found by a second submit: no second run.
+TEST(DispatchAdapterTest, GithubFindsItsRunBehindMoreThanTwoHundredNewerRunsAndStartsNoSecond) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  auto name_of = [](const std::string& plan) {
+    return trim(run_program({adapter("github-actions"), "name", "--plan-id", plan, "--correlation-id", "cg",
+                             "--attempt", "1"})
+                    .out);
+  };
+  BusyGithub g(tmp.path() / "gh", 300, 250, name_of("01-01"));
+  std::vector<std::string> env{g.path_env(), "YOLO_GH_FIND_SECONDS=4"};
+  auto r = run_program(submit_argv("github-actions", "01-01", "cg", "1", remote, "yolo/cg/01-01", {"agents/exec"},
+                                   {"--repo", "o/p"}),
+                       tmp.path(), env);
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  json j = r.json_out();
+  EXPECT_EQ(j["handle"], "5049") << j.dump();
+  EXPECT_EQ(j["reused"], true) << j.dump();
+  EXPECT_EQ(j["url"], "https://github.com/o/p/actions/runs/5049") << j.dump();
+  EXPECT_EQ(g.calls("workflow run"), 0u) << test::read_file(g.state / "calls");
+  EXPECT_EQ(g.calls("event=workflow_dispatch"), 3u) << "three pages of 100: " << test::read_file(g.state / "calls");
+
+  // A job with no run yet: every page read, then one start, then its run found among the runs
+  // created since just before the start.
+  r = run_program(submit_argv("github-actions", "01-02", "cg", "1", remote, "yolo/cg/01-02", {"agents/exec"},
+                              {"--repo", "o/p"}),
+                  tmp.path(), env);
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  j = r.json_out();
+  EXPECT_EQ(j["handle"], "5300") << j.dump();
+  EXPECT_EQ(j["reused"], false) << j.dump();
+  EXPECT_EQ(g.calls("workflow run"), 1u) << test::read_file(g.state / "calls");
+  EXPECT_EQ(g.calls("created=>="), 1u) << test::read_file(g.state / "calls");
+
+  // The lookup has a deadline: past it with pages unread, nothing is started (the run may be
+  // on them).
+  r = run_program(submit_argv("github-actions", "01-03", "cg", "1", remote, "yolo/cg/01-03", {"agents/exec"},
+                              {"--repo", "o/p"}),
+                  tmp.path(), {g.path_env(), "YOLO_GH_LOOKUP_SECONDS=0"});
+  EXPECT_EQ(r.exit_code, 1) << dump(r);
+  EXPECT_NE(r.err.find("cannot look up run " + name_of("01-03")), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing started"), std::string::npos) << r.err;
+  EXPECT_EQ(g.calls("workflow run"), 1u) << test::read_file(g.state / "calls");
+}
+
 TEST_F(SlurmClusterTest, CancellingOneTaskOfAWaveArrayCancelsThatTaskOnly) {
   // A plan yolo gives up on in a wave is cancelled by its task's handle (ID_K): the array's
   // other tasks, the plans yolo still waits on, run on and push their branches.
@@ -1482,19 +1580,70 @@ TEST_F(SlurmClusterTest, APendingTaskCancelledAtTheTopOfTheArrayIsReportedNotLef
   EXPECT_EQ(line_of(w.out, "2").rfind("task 2 failed", 0), 0u) << w.out;
   EXPECT_NE(line_of(w.out, "2").find("CANCELLED"), std::string::npos) << w.out;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
-  // Cancelled before wait-wave starts (no poll ever lists it): still counted, reported (not
-  // done), never left out of an exit 0.
+  // Cancelled before wait-wave starts (no poll ever lists it, the array is younger than
+  // MinJobAge, so it cannot have been forgotten): failed, CANCELLED, at once, before task 0
+  // is done, never `unknown`; the others run on.
   j = submit_three();
   c = slurm({"cancel", j["tasks"][2]});
   EXPECT_EQ(c.exit_code, 0) << dump(c);
   env = env_;
-  env.push_back("YOLO_SLURM_UNKNOWN_SECONDS=4");
+  env.push_back("YOLO_SLURM_UNKNOWN_SECONDS=120");
+  start = std::chrono::steady_clock::now();
   w = run_program({adapter("slurm"), "wait-wave", j["handle"]}, tmp_.path(), env);
   EXPECT_EQ(w.exit_code, 0) << dump(w);
   EXPECT_EQ(line_of(w.out, "0"), "task 0 done") << w.out;
   EXPECT_EQ(line_of(w.out, "1"), "task 1 done") << w.out;
-  EXPECT_FALSE(line_of(w.out, "2").empty()) << "task 2 left out: " << w.out;
-  EXPECT_NE(line_of(w.out, "2"), "task 2 done") << w.out;
+  EXPECT_EQ(line_of(w.out, "2").rfind("task 2 failed", 0), 0u) << "task 2: " << w.out;
+  EXPECT_NE(line_of(w.out, "2").find("CANCELLED while it was pending"), std::string::npos) << w.out;
+  EXPECT_LT(w.out.find("task 2 failed"), w.out.find("task 0 done")) << "at the first poll: " << w.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
+TEST_F(SlurmClusterTest, ATaskCancelledWhilePendingBeforeAnyPollIsCancelledForWaitWaveAndForWait) {
+  // The middle task of three (one at a time), cancelled before anyone polls: wait-wave says
+  // failed, CANCELLED, at its first poll; `wait ID_1` (a task's handle) says so at once too
+  // (Slurm answers "Job ID_1 not found", which is neither a job gone nor a controller down);
+  // tasks 0 and 2 run and push.
+  Remote remote(tmp_.path());
+  std::vector<std::vector<std::string>> ts;
+  for (int k = 1; k <= 3; ++k) ts.push_back(wave_task("09-0" + std::to_string(k), remote, {"agents/exec", "sleep", "3"}));
+  auto tasks = write_tasks(tmp_.path() / "tasks", ts);
+  const std::string key = "m" + std::to_string(::getpid()) + "t" + std::to_string(::time(nullptr));
+  auto s = slurm({"submit-wave", "--tasks", tasks.string(), "--correlation-id", "cw", "--wave", "1", "--max-parallel",
+                  "1", "--wave-key", key});
+  ASSERT_EQ(s.exit_code, 0) << dump(s);
+  json j = s.json_out();
+  ASSERT_EQ(j["tasks"].size(), 3u) << j.dump();
+  auto c = slurm({"cancel", j["tasks"][1]});
+  EXPECT_EQ(c.exit_code, 0) << dump(c);
+  std::vector<std::string> env = env_;
+  env.push_back("YOLO_SLURM_UNKNOWN_SECONDS=120");
+  env.push_back("YOLO_DISPATCH_UNREACHABLE_SECONDS=10");
+  auto start = std::chrono::steady_clock::now();
+  auto w = run_program({adapter("slurm"), "wait-wave", j["handle"]}, tmp_.path(), env);
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  std::map<std::string, std::string> ended;
+  for (const auto& l : lines(w.out)) {
+    std::istringstream in(l);
+    std::string word, k, what;
+    in >> word >> k >> what;
+    if (word == "task" && (what == "done" || what == "failed" || what == "unknown")) ended[k] = l;
+  }
+  EXPECT_EQ(ended["0"], "task 0 done") << w.out;
+  EXPECT_EQ(ended["2"], "task 2 done") << w.out;
+  EXPECT_EQ(ended["1"], "task 1 failed job " + j["handle"].get<std::string>() +
+                            "_1 CANCELLED while it was pending (Slurm keeps no record of it)")
+      << w.out;
+  EXPECT_LT(w.out.find("task 1 failed"), w.out.find("task 0 done")) << "at the first poll: " << w.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  EXPECT_TRUE(has_branch(remote.bare, "yolo/cw/09-01"));
+  EXPECT_TRUE(has_branch(remote.bare, "yolo/cw/09-03"));
+  EXPECT_FALSE(has_branch(remote.bare, "yolo/cw/09-02"));
+  start = std::chrono::steady_clock::now();
+  auto one = run_program({adapter("slurm"), "wait", j["tasks"][1]}, tmp_.path(), env);
+  EXPECT_EQ(one.exit_code, 1) << dump(one);
+  EXPECT_NE(one.err.find("CANCELLED while it was pending"), std::string::npos) << one.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 }  // namespace

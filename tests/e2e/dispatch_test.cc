@@ -809,6 +809,34 @@ TEST_F(DispatchTest, CtrlCDuringTheSubmitsLeavesNothingQueued) {
 
 // A job pending on a drained node: yolo says why (squeue's reason) live and in `yolo status`;
 // once the node is back, the job's own log is in `yolo logs PLAN`.
+// A job whose log is on no file system shared with this machine (here: the local adapter's
+// log removed before wait reads it): run-job pushed its own log as refs/yolo-logs/BRANCH, and
+// yolo fetches it into the plan's log. The merged plans' log refs are deleted with their
+// branches; the failed plan's stays on the remote.
+TEST_F(DispatchTest, AJobsLogNotReadableHereComesBackThroughTheRemote) {
+  stdfs::path w = side_.path() / "adapter-hidden";
+  write_file(w, "#!/bin/sh\n"
+                "[ \"$1\" = wait ] && rm -f \"$YOLO_DISPATCH_LOCAL_DIR/$2/log\"\n"
+                "exec '" + (source_dir() / "contrib" / "dispatch" / "local").string() + "' \"$@\"\n");
+  make_executable(w);
+  use_adapter(w.string());
+  auto r = execute({"DISPATCH_FAIL_FOR=01-02"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(plan("01-02")["status"], "failed") << plan("01-02").dump();
+  EXPECT_EQ(plan("01-01")["worktree"]["merge"], "merged") << plan("01-01").dump();
+  auto failed = run_yolo({"logs", "01-02"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(failed.out.find("--- the job's log (refs/yolo-logs/yolo/"), std::string::npos) << failed.out << failed.err;
+  EXPECT_NE(failed.out.find("  | failing on purpose"), std::string::npos) << "the executor's output: " << failed.out;
+  EXPECT_NE(failed.out.find("  | run-job: ✗ the executor exited 3"), std::string::npos) << failed.out;
+  auto done = run_yolo({"logs", "01-01"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(done.out.find("  | run-job: ✓ pushed yolo/"), std::string::npos) << done.out << done.err;
+  // On the remote: the failed plan's log only (the merged plans' went with their branches).
+  auto refs = lines_of(run_program({"git", "for-each-ref", "--format=%(refname)", "refs/yolo-logs/"}, bare()).out);
+  ASSERT_EQ(refs.size(), 1u) << run_program({"git", "for-each-ref", "refs/"}, bare()).out;
+  EXPECT_NE(refs[0].find("/01-02"), std::string::npos) << refs[0];
+  EXPECT_EQ(trim(run_program({"git", "for-each-ref", "refs/heads/"}, bare()).out).find("/01-01"), std::string::npos);
+}
+
 TEST_F(DispatchTest, ADrainedNodesReasonIsShownAndTheJobsLogReachesYoloLogs) {
   PrivateSlurm slurm(side_.path() / "slurm");
   if (!slurm.cluster().up) GTEST_SKIP() << "skipped: " << slurm.cluster().reason;
