@@ -48,8 +48,7 @@ int Run::waves() {
   }
   uv_loop_init(&loop_);
   writes_.start(&loop_);  // from now on, the plans' changes are written in batches
-  uv_timer_init(&loop_, &resume_timer_);
-  resume_timer_.data = this;
+  worktrees_.open();
   uv_signal_init(&loop_, &sigint_);
   uv_signal_init(&loop_, &sigterm_);
   sigint_.data = sigterm_.data = this;
@@ -84,7 +83,7 @@ int Run::waves() {
   // unless the state could not be written.
   writes_.close_journal(!writes_.failed() && writes_.all_written());
   writes_.end();
-  uv_close(reinterpret_cast<uv_handle_t*>(&resume_timer_), nullptr);
+  worktrees_.close();
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
   if (final_code_ < 0) return finish(kExecHalted, Result::Halted, "stopped with nothing left to run");
@@ -156,7 +155,7 @@ void Run::schedule() {
           flush_plans();
           break;
         case run::Act::Merge:
-          merge_plans(a.plans);
+          worktrees_.merge(a.plans);
           again = true;  // a conflict fails its plan: the core decides again
           break;
         case run::Act::MergeRefused:

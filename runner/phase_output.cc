@@ -60,14 +60,7 @@ std::string Run::next_step(int code) const {
 }
 
 int Run::finish(int code, Result result, const std::string& message) {
-  if (trees_ && !tidied_) {
-    // What killed runs leave (a slot on a plan's branch, merged branches, a killed git's lock
-    // file) goes at the end of every run; what cannot go is said, with how.
-    tidied_ = true;
-    std::vector<std::string> notes;
-    trees_->tidy(notes);
-    for (const auto& n : notes) emit("worktree_tidy", {{"note", n}}, Sym::Warn, n);
-  }
+  worktrees_.tidy();  // what killed runs left, once (runner/run_worktrees.h)
   if (o_.json) {
     json plans = json::array();
     auto snap = state::load(world_, root_);

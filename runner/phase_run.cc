@@ -268,8 +268,8 @@ DispatchDriver::Host Run::dispatch_host() {
   h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
   h.plan_at = [this](size_t i) { return run_at(i); };
   h.core = [this]() -> run::Core& { return core_; };
-  h.trees = [this] { return trees_.get(); };
-  h.wave_bases = [this]() -> std::map<long long, std::string>& { return wave_base_; };
+  h.trees = [this] { return worktrees_.trees(); };
+  h.wave_bases = [this]() -> std::map<long long, std::string>& { return worktrees_.wave_bases(); };
   h.correlation_id = [this] { return cid_; };
   h.phase_rel = [this] { return phase_.rel; };
   h.interrupted = [this] { return interrupted_; };
@@ -286,10 +286,10 @@ DispatchDriver::Host Run::dispatch_host() {
   h.schedule = [this] { schedule(); };
   h.plan_vars = [this](size_t i, long long wave) { return plan_vars(i, wave); };
   h.adopt_worktree = [this](size_t i, const PlanWorktree& w, int slot, std::string& err) {
-    return adopt_worktree(i, w, slot, err);
+    return worktrees_.adopt(i, w, slot, err);
   };
   h.run_checks = [this](size_t i, SpawnResult r) { run_checks(i, std::move(r)); };
-  h.merge_message = [this](const PlanEntry& e, const json& wt) { return merge_message(e, wt); };
+  h.merge_message = [](const PlanEntry& e, const json& wt) { return WorktreeDriver::merge_message(e, wt); };
   return h;
 }
 

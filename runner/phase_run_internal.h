@@ -15,9 +15,9 @@
 //   run_checks        its checks and the gates its executor asked for (a class, PlanChecks)
 //   plan_run.h        what the run holds of each plan (PlanRun)
 //   phase_parts.h     the headers, phase folders, SUMMARY names and records they share
-//   plan_worktrees.cc worktree isolation: the slots, a plan's worktree made ready or adopted
-//   plan_gate.cc      the gates in the worktree, on a worker thread
-//   plan_merge.cc     merging back the plans the core names
+//   run_worktrees.h   worktree isolation: the slots, a plan's worktree made ready or adopted,
+//                     its gates on a worker thread, the merges (a class, WorktreeDriver;
+//                     run_worktrees.cc, plan_gate.cc, run_worktrees_merge.cc)
 //   run_dispatch.h    dispatch: each plan a job of a cluster engine (a class, DispatchDriver;
 //                     plan_dispatch.cc, dispatch_submit.cc, dispatch_return.cc)
 // Internal to those files.
@@ -30,6 +30,7 @@
 #include "runner/run_gates.h"
 #include "runner/run_prelude.h"
 #include "runner/run_state_writes.h"
+#include "runner/run_worktrees.h"
 
 namespace yolo::runner::phase {
 
@@ -85,39 +86,11 @@ class Run {
   // The usage an agent printed (Claude Code, Codex, Gemini JSON), recorded for this run.
   void record_usage(size_t i, const std::string& agent, const std::string& out);
 
-  // ---- worktree isolation (plan_exec.cc, plan_merge.cc) ------------------------------
+  // ---- worktree isolation (runner/run_worktrees.h: a class of its own, worktrees_) ----------
   bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
-  // Before step 2: git checks, then what a killed run left: plans that passed their gates
-  // but were not merged are merged (never twice), leftover folders removed. -1 or an exit code.
+  // Before step 2: git checks, then what a killed run left (WorktreeDriver::init). -1 or an exit code.
   int init_worktrees(const json& doc);
-  bool prepare_worktree(size_t i, long long wave, std::string& err);
-  // A killed run's slot still on plan i's branch, holding work its executor finished (its
-  // commits on the branch, a SUMMARY that passes its gate): adopted as plan i's worktree,
-  // so the plan is gated, not run again. false: the plan runs as usual (its slot reset).
-  bool resume_finished(size_t i);
-  std::map<std::string, stdfs::path> left_on_branch_;  // branch -> slot, as the killed run left them
-  std::vector<size_t> resumed_;                        // plans to gate without running (resume_timer_)
-  uv_timer_t resume_timer_{};
-  // Plan i runs (or is gated) in w: the plan as this run read it is placed there (never
-  // through a symlink), and the worktree is recorded. false: err says why.
-  bool adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string& err);
-  // The plan's gates in its worktree (SUMMARY gate, scope fence; runner/plan_gate.h) on a
-  // worker thread of the loop; then conclude(i, r) again, with their answer in run_of(i).gated
-  // (none when the run was interrupted meanwhile: the plan is pending again).
-  void gate_off_loop(size_t i, SpawnResult r);
-  // Merges the plans the core's Merge names, in its order (plan order; plan_merge.cc), and
-  // tells the core how each went. A conflict fails its plan.
-  void merge_plans(const std::vector<size_t>& plans);
-  // One plan's gated commit into the project's checkout; false on a conflict or refusal
-  // (findings and error say why).
-  // A plan's merge result into its record (merged / conflict with a finding / refused).
-  bool apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings);
-  std::string merge_message(const PlanEntry& e, const json& wt) const;
-  // The merged plans' local branches (branch, tip) deleted by a child of the loop.
-  void delete_merged_branches(std::vector<std::pair<std::string, std::string>> merged,
-                              const std::vector<stdfs::path>& slots);
-  std::unique_ptr<Process> branch_delete_proc_;
-  std::vector<SpawnSpec> branch_deletes_;  // batches waiting for it
+  WorktreeDriver::Host worktrees_host();  // what worktrees_ reaches of the run (phase_run.cc)
   // ---- dispatch (runner/run_dispatch.h: a class of its own, dispatch_) -------------------
   // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
   // fetched from the remote, then gated and merged as a worktree plan.
@@ -187,8 +160,9 @@ class Run {
   StateWrites writes_{ctx_.world, ctx_.root};  // the state file: read, batched writes, the journal
   RunGates gates_{ctx_.world, ctx_.root, ctx_.config, writes_, approver_, gates_host()};  // vision, wave, budget
   RunGates::Host gates_host();
-  std::unique_ptr<Worktrees> trees_;                         // isolation: worktree
-  bool tidied_ = false;                                      // finish() tidied the worktrees once
+  // Worktree isolation (runner/run_worktrees.h): the slots, the gates in them, the merges;
+  // it reaches the run through worktrees_host().
+  WorktreeDriver worktrees_{world_, root_, cfg_, &loop_, worktrees_host()};
   // Dispatch (runner/run_dispatch.h): its jobs, arrays, fetches and merges ahead; it reaches
   // the run through dispatch_host(). Declared after what that reaches at its start.
   DispatchDriver dispatch_{cfg_, world_, root_, &loop_, dispatch_host()};
@@ -200,8 +174,6 @@ class Run {
   // "" when plan i's file holds, just before it starts, the content that was reviewed (its
   // review record) or, without one, read at the run's start; else why not. `bytes`: the file.
   std::string plan_unchanged(size_t i, const json& ledger, std::string& bytes) const;
-  std::map<long long, std::string> wave_base_;               // wave -> the commit its worktrees start from
-  std::map<std::string, std::unique_ptr<GitCli>> slot_git_;  // the SUMMARY gate's git, per slot
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;

@@ -32,8 +32,7 @@ void Run::on_done(size_t i, SpawnResult r) {
     std::string err;
     if (!slot_objects::take_in(root_, w->path, err)) {
       run_of(i).objects_error = err;
-      trees_->forget(w->path);
-      trees_->remove(w->path, w->branch);
+      worktrees_.drop(*w);
       objects_ok = false;
     }
   }
@@ -84,7 +83,7 @@ void Run::conclude(size_t i, const SpawnResult& r) {
   // then here again with their answer.
   std::unique_ptr<GateOut> answer = std::move(pr.gated);
   if (!answer && !interrupted_ && pr.dispatch_error.empty() && r.ok() && isolated() && worktree_of(i))
-    return gate_off_loop(i, r);
+    return worktrees_.gate(i, r);
   // The facts: how the executor (or its job) ended, and once it did well, what the checks and
   // the SUMMARY gate found; protocol/run/execute_rules.h decides the plan from them.
   execution::PlanFacts facts;

@@ -2,7 +2,7 @@
 // cluster engine. The wave's base is pushed to the remote, the job submitted (its handle
 // written to the state before yolo waits on it), waited on, its branch fetched, then the
 // plan is gated in a worktree slot exactly as a worktree plan (checks, SUMMARY gate, scope
-// fence: plan_exec.cc, plan_merge.cc) and merged in plan order. A yolo that was stopped or
+// fence: plan_gate.cc, run_worktrees_merge.cc) and merged in plan order. A yolo that was stopped or
 // killed re-attaches to the handles in its state; Ctrl-C cancels the jobs it waits on.
 // The rules (submit or re-attach, which attempt, what wait's exit means) are
 // protocol/run/dispatch.h; every child here is argv through runner/subprocess, never a shell.

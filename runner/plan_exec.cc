@@ -99,7 +99,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       dispatch_.start(i, wave, jobs[k]);
       continue;
     }
-    if (isolated() && resume_finished(i)) {
+    if (isolated() && worktrees_.resume_finished(i)) {
       const PlanWorktree& w = *run_of(i).worktree;  // resume_finished adopted it
       emit("plan_resumed", {{"plan", e.id}, {"worktree", w.path.string()}, {"branch", w.branch}, {"base", w.base}},
            Sym::Ok,
@@ -109,12 +109,12 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       core_.started(i);
       run_of(i).started_at = uv_hrtime();
       run_of(i).argv = {};
-      resumed_.push_back(i);
+      worktrees_.resume_later(i);
       continue;
     }
     if (isolated()) {
       std::string err;
-      if (!prepare_worktree(i, wave, err)) {
+      if (!worktrees_.prepare(i, wave, err)) {
         core_.not_started(i, {PlanStatus::Failed, err, json::array()});
         queue_plan(i, execution::ended({PlanStatus::Failed, err, json::array()}, world_.now()));
         emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", err}}, Sym::Fail,
@@ -227,21 +227,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
                                                 : " (new checkout)"),
            true);
   }
-  if (!resumed_.empty())  // gated from the loop, as an executor that ends is (never inside schedule())
-    uv_timer_start(
-        &resume_timer_,
-        [](uv_timer_t* t) {
-          auto* self = static_cast<Run*>(t->data);
-          std::vector<size_t> todo;
-          todo.swap(self->resumed_);
-          for (size_t k : todo) {
-            SpawnResult r;
-            r.outcome = SpawnResult::Outcome::Exited;
-            r.exit_code = 0;
-            self->on_done(k, std::move(r));
-          }
-        },
-        0, 0);
+  worktrees_.start_resumed();  // gated from the loop, as an executor that ends is (never inside schedule())
   if (dispatched()) dispatch_.submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
   if (dispatch_.take_start_failed()) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
     if (running_count_ == 0) {
@@ -307,6 +293,37 @@ void Run::end_leftover_executors(const json& doc) {
     if (alive()) ::kill(pid, SIGKILL);
     for (int k = 0; k < 100 && alive(); ++k) ::usleep(20 * 1000);
   }
+}
+
+int Run::init_worktrees(const json& doc) {
+  if (!isolated()) return -1;
+  auto stop = worktrees_.init(doc, phase_.rel, fresh_cid_, mode_);
+  return stop ? finish(stop->code, stop->result, stop->message) : -1;
+}
+
+// What worktree isolation (runner/run_worktrees.h) reaches of the run.
+WorktreeDriver::Host Run::worktrees_host() {
+  WorktreeDriver::Host h;
+  h.plans = [this] { return entries_.size(); };
+  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
+  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.core = [this]() -> run::Core& { return core_; };
+  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
+    emit(event, std::move(data), sym, human);
+  };
+  h.note = [this](const std::string& human) { note(human); };
+  h.log = [this](const std::string& type, const std::string& plan, json data) { log(type, plan, std::move(data)); };
+  h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
+  h.flush = [this] { flush_plans(); };
+  h.next_step = [this](std::string s) { next_ = std::move(s); };
+  h.gated = [this](size_t i, SpawnResult r) { conclude(i, r); };
+  h.resumed = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
+  h.merged = [this](const std::vector<std::string>& branches) {
+    if (!dispatched()) return;
+    dispatch_premerge_reset();  // the checkout moved: a chain computed ahead starts again from it
+    dispatch_delete_merged(branches);  // a child of the loop: runs while the local ones go
+  };
+  return h;
 }
 
 }  // namespace yolo::runner::phase

@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "protocol/findings/make_finding.h"
-#include "runner/phase_run_internal.h"
 #include "runner/plan_gate.h"
+#include "runner/run_worktrees.h"
 
 namespace yolo::runner::phase {
 
@@ -129,7 +129,7 @@ GateOut gate(const GateIn& in) {
 // One plan's gates on a worker thread of the loop.
 struct GateJob {
   uv_work_t req{};
-  Run* run = nullptr;
+  WorktreeDriver* driver = nullptr;
   size_t plan = 0;
   GateIn in;
   GateOut out;
@@ -154,13 +154,13 @@ GateOut gate_worktree(const GateIn& in) {
   }
 }
 
-void Run::gate_off_loop(size_t i, SpawnResult r) {
-  const PlanEntry& e = entries_[i];
-  PlanRun& pr = run_of(i);
+void WorktreeDriver::gate(size_t i, SpawnResult r) {
+  const PlanEntry& e = host_.entry(i);
+  PlanRun& pr = host_.plan(i);
   const PlanWorktree& w = *pr.worktree;  // conclude gates only a plan with one
   auto* j = new GateJob;
   j->req.data = j;
-  j->run = this;
+  j->driver = this;
   j->plan = i;
   j->executor = std::move(r);
   GateIn& in = j->in;
@@ -180,24 +180,24 @@ void Run::gate_off_loop(size_t i, SpawnResult r) {
   in.git = git.get();
   in.trees = trees_.get();
   pr.aside_step = "running its gates";
-  uv_queue_work(&loop_, &j->req, [](uv_work_t* req) {
+  uv_queue_work(loop_, &j->req, [](uv_work_t* req) {
     auto* job = static_cast<GateJob*>(req->data);
     job->out = gate_worktree(job->in);
   }, [](uv_work_t* req, int) {
     std::unique_ptr<GateJob> job(static_cast<GateJob*>(req->data));
-    Run& run = *job->run;
-    PlanRun& p = run.run_of(job->plan);
+    WorktreeDriver& d = *job->driver;
+    PlanRun& p = d.host_.plan(job->plan);
     p.aside_step = nullptr;
     GateOut& o = job->out;
     const stdfs::path& slot = job->in.w.path;
     // Recorded even after a Ctrl-C meanwhile: the gates ran to their end, and a plan that
     // passed waits for its merge like one gated a moment before the interrupt (the next run
     // merges it).
-    if (o.slot == GateOut::Slot::Forget) run.trees_->forget(slot);
-    if (o.slot == GateOut::Slot::Remember) run.trees_->remember(job->in.w, o.tip, o.changed, o.left);
+    if (o.slot == GateOut::Slot::Forget) d.trees_->forget(slot);
+    if (o.slot == GateOut::Slot::Remember) d.trees_->remember(job->in.w, o.tip, o.changed, o.left);
     p.worktree_record = o.record;
     p.gated = std::make_unique<GateOut>(std::move(o));
-    run.conclude(job->plan, job->executor);
+    d.host_.gated(job->plan, job->executor);
   });
 }
 

@@ -1,6 +1,7 @@
 // A plan's gates in its worktree (SUMMARY gate, scope fence, the SUMMARY committed on its
-// branch) as one job that needs only its own inputs: Run (plan_gate.cc) runs it on a worker
-// thread of the loop, several plans' at once, and records its answer on the loop.
+// branch) as one job that needs only its own inputs: WorktreeDriver::gate (plan_gate.cc,
+// runner/run_worktrees.h) runs it on a worker thread of the loop, several plans' at once, and
+// records its answer on the loop.
 #pragma once
 #include <filesystem>
 #include <string>

@@ -77,6 +77,12 @@ MergeState merge_state(const json& worktree_record) {
   return MergeState::None;
 }
 
+std::optional<PlanStatus> status_after_merge(MergeState s) {
+  if (s == MergeState::Merged) return PlanStatus::Complete;
+  if (s == MergeState::Conflict) return PlanStatus::Failed;
+  return std::nullopt;
+}
+
 bool run_in_progress(const json& state) {
   if (!has_run(state)) return false;
   auto s = run_status(state);

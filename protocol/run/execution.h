@@ -39,6 +39,9 @@ enum class MergeState { None, Pending, Merged, Conflict };
 const char* to_string(MergeState s);  // none | pending | merged | conflict
 // The record's merge state; a missing or unknown word is None (not gated).
 MergeState merge_state(const json& worktree_record);
+// A gated plan's status once a run took up its merge (a killed run left it pending): merged is
+// complete, a conflict fails it; nullopt (refused, still pending) keeps the plan as it was.
+std::optional<PlanStatus> status_after_merge(MergeState s);
 
 struct PhaseInfo {
   long long number = 0;  // NN of the folder name

@@ -138,6 +138,13 @@ TEST(Execution, AKilledRunsWorkIsTakenUpOnlyFromTheSlotTheStateGaveThePlan) {
   EXPECT_EQ(slot_to_take_up(json{{"id", "01-04"}}, "yolo/r/01-04"), "");  // never given a slot
 }
 
+TEST(Execution, AMergeTakenUpCompletesOrFailsItsPlanAndARefusalKeepsIt) {
+  EXPECT_EQ(status_after_merge(MergeState::Merged), PlanStatus::Complete);
+  EXPECT_EQ(status_after_merge(MergeState::Conflict), PlanStatus::Failed);
+  EXPECT_EQ(status_after_merge(MergeState::Pending), std::nullopt);
+  EXPECT_EQ(status_after_merge(MergeState::None), std::nullopt);
+}
+
 TEST(Execution, FailingSummaryIsFailedUnlessAnExecutorRetries) {
   json doc = json::object();
   auto e = entries();

@@ -1,13 +1,13 @@
 // `yolo execute` with `isolation: "worktree"`: the pool of worktrees a run starts with, each
-// plan's worktree made ready or adopted again after a kill -9 (plan_merge.cc has the gates and
-// the merges; runner/phase_run_internal.h, runner/worktree.h).
+// plan's worktree made ready or adopted again after a kill -9 (runner/run_worktrees.h;
+// run_worktrees_merge.cc has the merges, plan_gate.cc the gates; runner/worktree.h).
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "protocol/findings/make_finding.h"
 #include "protocol/base/numbers.h"
-#include "runner/phase_run_internal.h"
+#include "runner/run_worktrees.h"
 #include "runner/slot_objects.h"
 
 namespace yolo::runner::phase {
@@ -24,8 +24,8 @@ std::string read_all(const stdfs::path& p, bool& ok) {
 
 }  // namespace
 
-bool Run::adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string& err) {
-  const auto& e = entries_[i];
+bool WorktreeDriver::adopt(size_t i, const PlanWorktree& w, int slot, std::string& err) {
+  const auto& e = host_.entry(i);
   // The plan as this run read it (an architect may have revised it without a commit): the
   // gates judge the reviewed plan, in a local worktree and in a dispatched plan's alike.
   bool ok_root = false, ok_wt = false;
@@ -47,18 +47,19 @@ bool Run::adopt_worktree(size_t i, const PlanWorktree& w, int slot, std::string&
     if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) stdfs::remove(target, ec);
     std::ofstream(target, std::ios::binary | std::ios::trunc) << mine;
   }
-  run_of(i).worktree = w;
-  core_.take_slot(i, slot);
+  PlanRun& pr = host_.plan(i);
+  pr.worktree = w;
+  host_.core().take_slot(i, slot);
   json rec = {{"path", w.path.string()}, {"branch", w.branch}, {"base", w.base}, {"merge", to_string(MergeState::None)}};
-  run_of(i).worktree_record = rec;
+  pr.worktree_record = rec;
   execution::PlanUpdate u = execution::started(std::nullopt);
   u.set = {{"worktree", rec}};
-  queue_plan(i, std::move(u));
+  host_.queue(i, std::move(u));
   return true;
 }
 
-bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
-  const auto& e = entries_[i];
+bool WorktreeDriver::prepare(size_t i, long long wave, std::string& err) {
+  const auto& e = host_.entry(i);
   if (!wave_base_.count(wave)) {
     std::string h = trees_->head();
     if (h.empty()) {
@@ -67,14 +68,14 @@ bool Run::prepare_worktree(size_t i, long long wave, std::string& err) {
     }
     wave_base_[wave] = h;
   }
-  int slot = core_.free_slot();
+  int slot = host_.core().free_slot();
   auto w = trees_->create(e.id, wave_base_[wave], slot, err);
   if (!w) return false;
-  return adopt_worktree(i, *w, slot, err);
+  return adopt(i, *w, slot, err);
 }
 
-bool Run::resume_finished(size_t i) {
-  const auto& e = entries_[i];
+bool WorktreeDriver::resume_finished(size_t i) {
+  const auto& e = host_.entry(i);
   auto it = left_on_branch_.find(trees_->branch_for(e.id));
   if (it == left_on_branch_.end()) return false;
   const stdfs::path slot_dir = it->second;
@@ -84,7 +85,7 @@ bool Run::resume_finished(size_t i) {
     slot = static_cast<int>(text::parse_digits(n.substr(5)).value_or(0));
   std::error_code same_ec;
   if (slot <= 0 || slot > 100000 || !stdfs::equivalent(trees_->slot_path(slot), slot_dir, same_ec)) return false;
-  if (core_.slot_held(slot, i)) return false;
+  if (host_.core().slot_held(slot, i)) return false;
   const std::string sp = summary_rel_for(world_, root_, e.path);
   std::error_code ec;
   if (!stdfs::is_regular_file(slot_dir / sp, ec)) return false;  // not finished: it runs again
@@ -97,21 +98,63 @@ bool Run::resume_finished(size_t i) {
   GitCli git(slot_dir);
   if (!verify_summary(world_, slot_dir / sp, slot_dir / e.path, slot_dir, mode_, &git).passed()) return false;
   std::string err;
-  if (!adopt_worktree(i, w, slot, err)) return false;
+  if (!adopt(i, w, slot, err)) return false;
   return true;
 }
 
-int Run::init_worktrees(const json& doc) {
-  if (!isolated()) return -1;
+void WorktreeDriver::start_resumed() {
+  if (resumed_.empty()) return;
+  uv_timer_start(
+      &resume_timer_,
+      [](uv_timer_t* t) {
+        auto* self = static_cast<WorktreeDriver*>(t->data);
+        std::vector<size_t> todo;
+        todo.swap(self->resumed_);
+        for (size_t k : todo) {
+          SpawnResult r;
+          r.outcome = SpawnResult::Outcome::Exited;
+          r.exit_code = 0;
+          self->host_.resumed(k, std::move(r));
+        }
+      },
+      0, 0);
+}
+
+void WorktreeDriver::open() {
+  uv_timer_init(loop_, &resume_timer_);
+  resume_timer_.data = this;
+}
+
+void WorktreeDriver::close() { uv_close(reinterpret_cast<uv_handle_t*>(&resume_timer_), nullptr); }
+
+void WorktreeDriver::drop(const PlanWorktree& w) {
+  trees_->forget(w.path);
+  trees_->remove(w.path, w.branch);
+}
+
+void WorktreeDriver::tidy() {
+  if (!trees_ || tidied_) return;
+  // What killed runs leave (a slot on a plan's branch, merged branches, a killed git's lock
+  // file) goes at the end of every run; what cannot go is said, with how.
+  tidied_ = true;
+  std::vector<std::string> notes;
+  trees_->tidy(notes);
+  for (const auto& n : notes) host_.emit("worktree_tidy", {{"note", n}}, Sym::Warn, n);
+}
+
+std::optional<WorktreeDriver::Stop> WorktreeDriver::init(const json& doc, const std::string& phase_rel,
+                                                         const std::string& fresh_cid, SummaryMode mode) {
+  mode_ = mode;
   std::string cid = str(doc, "correlation_id");
-  if (cid.empty()) cid = fresh_cid_;
+  if (cid.empty()) cid = fresh_cid;
   trees_ = std::make_unique<Worktrees>(root_, cid);
   std::string err;
   if (!trees_->init(err)) {
-    next_ = "run `git init` and commit the project, or set \"isolation\": \"none\" in .yolo-planning/config.json";
-    return finish(kExecHalted, Result::Error, err);
+    host_.next_step(
+        "run `git init` and commit the project, or set \"isolation\": \"none\" in .yolo-planning/config.json");
+    return Stop{kExecHalted, execution::Result::Error, err};
   }
-  if (str(doc, "phase_dir") != phase_.rel || !doc.contains("plans") || !doc["plans"].is_array()) return -1;
+  if (str(doc, "phase_dir") != phase_rel || !doc.contains("plans") || !doc["plans"].is_array()) return std::nullopt;
   // The slots a killed run of this phase left on its plans' branches: the work of an executor
   // that finished there is gated when its plan's turn comes (resume_finished), not redone.
   // Only where the state (which no child can write) says this run gave that plan that slot
@@ -123,13 +166,13 @@ int Run::init_worktrees(const json& doc) {
     std::error_code ec;
     for (const auto& d : stdfs::directory_iterator(trees_->slot_path(1).parent_path(), ec))
       if (std::string oerr; !slot_objects::take_in(root_, d.path(), oerr)) {
-        note("the slot " + d.path().string() + " is removed: " + oerr);
+        host_.note("the slot " + d.path().string() + " is removed: " + oerr);
         trees_->remove(d.path(), "");
       }
     auto left = trees_->slots_on_plan_branches();
-    for (const auto& e : entries_) {
-      const json* p = execution::find_plan(doc, e.id);
-      auto it = left.find(trees_->branch_for(e.id));
+    for (size_t i = 0; i < host_.plans(); ++i) {
+      const json* p = execution::find_plan(doc, host_.entry(i).id);
+      auto it = left.find(trees_->branch_for(host_.entry(i).id));
       if (!p || it == left.end()) continue;
       const std::string slot = execution::slot_to_take_up(*p, it->first);
       std::error_code same;
@@ -137,72 +180,15 @@ int Run::init_worktrees(const json& doc) {
     }
   }
   if (trees_->abort_leftover_merge())
-    emit("merge_aborted", json::object(), Sym::Warn,
-         "A merge left half-done by a stopped execute was aborted (nothing half-merged)");
+    host_.emit("merge_aborted", json::object(), Sym::Warn,
+               "A merge left half-done by a stopped execute was aborted (nothing half-merged)");
   // In plan order: the plans that passed their gates before the last execute stopped.
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    const json* p = execution::find_plan(doc, entries_[i].id);
+  for (size_t i = 0; i < host_.plans(); ++i) {
+    const json* p = execution::find_plan(doc, host_.entry(i).id);
     if (!p || !p->contains("worktree") || !(*p)["worktree"].is_object()) continue;
-    const json& wt = (*p)["worktree"];
-    const MergeState merge = execution::merge_state(wt);
-    if (merge == MergeState::Merged) {
-      trees_->delete_branch(str(wt, "branch"), str(wt, "path"));  // killed before it was deleted
-      continue;
-    }
-    if (merge != MergeState::Pending) continue;  // not gated: the plan runs again in a fresh worktree
-    const auto& e = entries_[i];
-    json record, findings = json::array();
-    std::string error;
-    bool ok = false;
-    auto already = is_commit_hash(str(wt, "head")) ? trees_->merged(str(wt, "head")) : std::nullopt;
-    if (already && *already) {  // merged before the kill -9: never twice
-      record = wt;
-      record["merge"] = to_string(MergeState::Merged);
-      record["merged_at"] = world_.now();
-      ok = true;
-    } else {
-      MergeResult m;
-      if (!is_commit_hash(str(wt, "head")))
-        m.error = "its worktree record names no gated commit";
-      else
-        m = trees_->merge_all({{str(wt, "head"), merge_message(e, wt)}}).front();
-      ok = apply_merge(wt, m, record, error, findings);
-    }
-    // Merged: complete; a conflict fails the plan; refused: the plan stays as it was, gated.
-    const std::optional<PlanStatus> status =
-        ok ? std::optional<PlanStatus>(PlanStatus::Complete)
-           : execution::merge_state(record) == MergeState::Conflict ? std::optional<PlanStatus>(PlanStatus::Failed)
-                                                                    : std::nullopt;
-    auto up = state::update(world_, root_, [&](json& d) {
-      json* q = execution::find_plan(d, e.id);
-      if (!q) return false;
-      (*q)["worktree"] = record;
-      if (status) (*q)["status"] = to_string(*status);
-      if (status == PlanStatus::Failed) {
-        (*q)["error"] = error;
-        (*q)["findings"] = findings;
-      }
-      return true;
-    });
-    if (!up.ok()) return finish(kExecHalted, Result::Error, up.error);
-    if (ok) {
-      emit("plan_merged",
-           {{"plan", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}},
-           Sym::Ok, "Plan " + e.id + " (gated before the last execute stopped) merged from " + str(record, "branch"));
-      log("plan_merged", e.plan,
-          {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}});
-      trees_->delete_branch(str(record, "branch"), str(record, "path"));
-      continue;
-    }
-    emit("plan_end",
-         {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", error}, {"findings", findings}},
-         Sym::Fail, "Plan " + e.id + ": " + error);
-    next_ = status == PlanStatus::Failed
-                ? "keep plan " + e.id + " to its files, then `yolo execute` runs it again in a fresh worktree"
-                : "commit or stash the changes in the project's checkout that are in the way, then `yolo execute`";
-    return finish(kExecHalted, Result::Halted, "Halted: plan " + e.id + " could not be merged");
+    if (auto stop = merge_left(i, (*p)["worktree"])) return stop;
   }
-  return -1;
+  return std::nullopt;
 }
 
 }  // namespace yolo::runner::phase

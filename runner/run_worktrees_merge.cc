@@ -1,6 +1,6 @@
 // `yolo execute` with `isolation: "worktree"`: the merge back in plan order of the plans
 // that passed their gates in their worktrees (plan_gate.cc), also after a kill -9
-// (runner/phase_run_internal.h, runner/worktree.h).
+// (runner/run_worktrees.h, runner/worktree.h).
 //
 // The plan's record in the state (schemas/execution-state.json, plans[].worktree):
 //   {path, branch, base, head, merge: none|pending|merged|conflict, merge_commit, merged_at}
@@ -14,15 +14,16 @@
 #include "protocol/findings/make_finding.h"
 #include "protocol/base/numbers.h"
 #include "runner/dispatch_internal.h"
-#include "runner/phase_run_internal.h"
+#include "runner/run_worktrees.h"
 #include "runner/slot_objects.h"
 
 namespace yolo::runner::phase {
-std::string Run::merge_message(const PlanEntry& e, const json& wt) const {
+
+std::string WorktreeDriver::merge_message(const PlanEntry& e, const json& wt) {
   return "yolo: merge plan " + e.id + " (" + e.title + ") from " + str(wt, "branch");
 }
 
-bool Run::apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings) {
+bool WorktreeDriver::apply_merge(const json& wt, const MergeResult& m, json& record, std::string& error, json& findings) {
   std::string branch = str(wt, "branch");
   record = wt;
   if (m.outcome == MergeOutcome::Merged) {
@@ -47,7 +48,8 @@ bool Run::apply_merge(const json& wt, const MergeResult& m, json& record, std::s
   return false;
 }
 
-void Run::merge_plans(const std::vector<size_t>& plans) {
+void WorktreeDriver::merge(const std::vector<size_t>& plans) {
+  run::Core& core = host_.core();
   std::vector<std::string> merged_branches;
   std::vector<std::pair<std::string, std::string>> merged_tips;  // branch, its gated tip
   std::vector<stdfs::path> slots;
@@ -59,80 +61,77 @@ void Run::merge_plans(const std::vector<size_t>& plans) {
   std::vector<size_t> order;
   std::vector<std::pair<std::string, std::string>> steps;
   for (size_t i : plans) {
-    const json& r = run_of(i).worktree_record;
+    const json& r = host_.plan(i).worktree_record;
     if (!r.is_object() || !is_commit_hash(str(r, "head"))) {
-      core_.merged(i, run::MergeOutcome::Refused);  // no gated commit to name: never merged blindly
+      core.merged(i, run::MergeOutcome::Refused);  // no gated commit to name: never merged blindly
       continue;
     }
     order.push_back(i);
-    steps.push_back({str(r, "head"), merge_message(entries_[i], r)});
+    steps.push_back({str(r, "head"), merge_message(host_.entry(i), r)});
   }
   if (order.empty()) return;
   std::vector<MergeResult> results = trees_->merge_all(steps);
   for (size_t k = 0; k < order.size(); ++k) {
     size_t i = order[k];
-    const auto& e = entries_[i];
+    const auto& e = host_.entry(i);
     json record, findings = json::array();
     std::string error;
-    bool ok = apply_merge(run_of(i).worktree_record, results[k], record, error, findings);
-    run_of(i).worktree_record = record;
+    bool ok = apply_merge(host_.plan(i).worktree_record, results[k], record, error, findings);
+    host_.plan(i).worktree_record = record;
     if (ok) {
       execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, world_.now());
       u.set = {{"worktree", record}};
-      queue_plan(i, std::move(u));
+      host_.queue(i, std::move(u));
       json md = {{"plan", e.id},
                  {"branch", str(record, "branch")},
                  {"commit", str(record, "head")},
                  {"merge_commit", str(record, "merge_commit")}};
       if (results[k].ahead) md["computed_ahead"] = true;  // its merge step ran while jobs still did
-      emit("plan_merged", md, Sym::Ok, "Plan " + e.id + " merged from " + str(record, "branch"));
-      log("plan_merged", e.plan,
+      host_.emit("plan_merged", md, Sym::Ok, "Plan " + e.id + " merged from " + str(record, "branch"));
+      host_.log("plan_merged", e.plan,
           {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}});
       merged_branches.push_back(str(record, "branch"));
       merged_tips.push_back({str(record, "branch"), str(record, "head")});
       slots.push_back(str(record, "path"));
-      run_of(i).worktree.reset();
-      core_.merged(i, run::MergeOutcome::Merged);
+      host_.plan(i).worktree.reset();
+      core.merged(i, run::MergeOutcome::Merged);
       continue;
     }
     if (execution::merge_state(record) == MergeState::Conflict) {
-      core_.merged(i, run::MergeOutcome::Conflict);
+      core.merged(i, run::MergeOutcome::Conflict);
       execution::PlanUpdate u = execution::ended({PlanStatus::Failed, error, findings}, world_.now());
       u.set = {{"worktree", record}};
-      queue_plan(i, std::move(u));
-      emit("plan_end",
+      host_.queue(i, std::move(u));
+      host_.emit("plan_end",
            {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", error}, {"findings", findings}},
            Sym::Fail,
            "Plan " + e.id + " failed at its merge: " + error);
-      next_ = "keep plan " + e.id + " to its files (its branch " + str(record, "branch") +
-              " shows what it changed), then `yolo execute` runs it again in a fresh worktree";
+      host_.next_step("keep plan " + e.id + " to its files (its branch " + str(record, "branch") +
+                      " shows what it changed), then `yolo execute` runs it again in a fresh worktree");
       continue;  // the other plans are independent (Stage 1 refuses two plans of a wave writing one file)
     }
     // Refused (local changes in the way, a lock): nothing merged, the plan stays gated.
     execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, world_.now());
     u.set = {{"worktree", record}};
-    queue_plan(i, std::move(u));
-    emit("merge_refused", {{"plan", e.id}, {"error", error}}, Sym::Fail, "Plan " + e.id + ": " + error);
-    next_ =
+    host_.queue(i, std::move(u));
+    host_.emit("merge_refused", {{"plan", e.id}, {"error", error}}, Sym::Fail, "Plan " + e.id + ": " + error);
+    host_.next_step(
         "commit or stash the changes in the project's checkout that are in the way, then `yolo execute` "
         "merges plan " +
-        e.id + " (its gated commit is kept on " + str(record, "branch") + ")";
-    core_.merged(i, run::MergeOutcome::Refused);  // the core halts the run (MergeRefused)
+        e.id + " (its gated commit is kept on " + str(record, "branch") + ")");
+    core.merged(i, run::MergeOutcome::Refused);  // the core halts the run (MergeRefused)
   }
-  if (dispatched()) {
-    dispatch_premerge_reset();  // the checkout moved: a chain computed ahead starts again from it
-    dispatch_delete_merged(merged_branches);  // a child of the loop: runs while the local ones go
-  }
+  host_.merged(merged_branches);  // dispatch: its chain starts again, the remote's branches go
   delete_merged_branches(std::move(merged_tips), slots);
-  flush_plans();
+  host_.flush();
 }
 
 // One `update-ref --stdin` child of the loop for the batch (the slots that hold one of the
 // branches detached first, on the loop); one such child at a time, the next batch's after it
 // (two would race for packed-refs.lock). The run ends after the last; what it could not
 // delete, tidy() deletes or names at the end of the run.
-void Run::delete_merged_branches(std::vector<std::pair<std::string, std::string>> merged,
-                                 const std::vector<stdfs::path>& slots) {
+void WorktreeDriver::delete_merged_branches(std::vector<std::pair<std::string, std::string>> merged,
+                                            const std::vector<stdfs::path>& slots) {
   if (!merged.empty()) {
     SpawnSpec spec = trees_->delete_branches_spec(merged, slots);
     if (spec.argv.empty()) return;
@@ -142,10 +141,67 @@ void Run::delete_merged_branches(std::vector<std::pair<std::string, std::string>
   if (branch_delete_proc_ || branch_deletes_.empty()) return;
   SpawnSpec next = std::move(branch_deletes_.front());
   branch_deletes_.erase(branch_deletes_.begin());
-  branch_delete_proc_ = Process::start(&loop_, std::move(next), [this](SpawnResult) {
+  branch_delete_proc_ = Process::start(loop_, std::move(next), [this](SpawnResult) {
     branch_delete_proc_.reset();  // ended: its callback is this one, which is done with it
     delete_merged_branches({}, {});
   });
+}
+
+std::optional<WorktreeDriver::Stop> WorktreeDriver::merge_left(size_t i, const json& wt) {
+  const MergeState merge = execution::merge_state(wt);
+  if (merge == MergeState::Merged) {
+    trees_->delete_branch(str(wt, "branch"), str(wt, "path"));  // killed before it was deleted
+    return std::nullopt;
+  }
+  if (merge != MergeState::Pending) return std::nullopt;  // not gated: the plan runs again in a fresh worktree
+  const auto& e = host_.entry(i);
+  json record, findings = json::array();
+  std::string error;
+  bool ok = false;
+  auto already = is_commit_hash(str(wt, "head")) ? trees_->merged(str(wt, "head")) : std::nullopt;
+  if (already && *already) {  // merged before the kill -9: never twice
+    record = wt;
+    record["merge"] = to_string(MergeState::Merged);
+    record["merged_at"] = world_.now();
+    ok = true;
+  } else {
+    MergeResult m;
+    if (!is_commit_hash(str(wt, "head")))
+      m.error = "its worktree record names no gated commit";
+    else
+      m = trees_->merge_all({{str(wt, "head"), merge_message(e, wt)}}).front();
+    ok = apply_merge(wt, m, record, error, findings);
+  }
+  // Merged: complete; a conflict fails the plan; refused: the plan stays as it was, gated.
+  const std::optional<PlanStatus> status = execution::status_after_merge(execution::merge_state(record));
+  auto up = state::update(world_, root_, [&](json& d) {
+    json* q = execution::find_plan(d, e.id);
+    if (!q) return false;
+    (*q)["worktree"] = record;
+    if (status) (*q)["status"] = to_string(*status);
+    if (status == PlanStatus::Failed) {
+      (*q)["error"] = error;
+      (*q)["findings"] = findings;
+    }
+    return true;
+  });
+  if (!up.ok()) return Stop{kExecHalted, execution::Result::Error, up.error};
+  if (ok) {
+    host_.emit("plan_merged",
+               {{"plan", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}},
+               Sym::Ok, "Plan " + e.id + " (gated before the last execute stopped) merged from " + str(record, "branch"));
+    host_.log("plan_merged", e.plan,
+              {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}});
+    trees_->delete_branch(str(record, "branch"), str(record, "path"));
+    return std::nullopt;
+  }
+  host_.emit("plan_end",
+             {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", error}, {"findings", findings}},
+             Sym::Fail, "Plan " + e.id + ": " + error);
+  host_.next_step(status == PlanStatus::Failed
+                      ? "keep plan " + e.id + " to its files, then `yolo execute` runs it again in a fresh worktree"
+                      : "commit or stash the changes in the project's checkout that are in the way, then `yolo execute`");
+  return Stop{kExecHalted, execution::Result::Halted, "Halted: plan " + e.id + " could not be merged"};
 }
 
 }  // namespace yolo::runner::phase

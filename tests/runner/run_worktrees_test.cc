@@ -1,0 +1,237 @@
+// Worktree isolation (runner/run_worktrees.h) driven alone through its Host, with a real git
+// repository: a wave's plans get worktrees from the wave's base; the core's merges go in the
+// order given, a conflict failing its plan; the merged branches are deleted by a child of the
+// loop; a killed run's slot holding finished work is adopted, not run again.
+#include "runner/run_worktrees.h"
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace yolo::runner::phase {
+namespace {
+
+using test::TempDir;
+
+const std::string kPhase = ".yolo-planning/phases/01-demo";
+const std::string kCid = "0123456789abcdef";
+
+std::string git(const stdfs::path& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = test::run_program(argv, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return std::string(text::trim(r.out));
+}
+
+bool has_branch(const stdfs::path& dir, const std::string& branch) {
+  return test::run_program({"git", "rev-parse", "--verify", "-q", "refs/heads/" + branch}, dir).exit_code == 0;
+}
+
+// A run of two plans of wave 1, as much of it as worktree isolation reaches through its Host.
+struct FakeRun {
+  TempDir tmp;
+  stdfs::path root = tmp / "repo";
+  Config cfg;
+  uv_loop_t loop{};
+  std::vector<PlanEntry> entries;
+  std::vector<PlanRun> runs;
+  run::Core core;
+  std::vector<std::pair<size_t, execution::PlanUpdate>> queued;
+  std::vector<std::string> events, next;
+  std::vector<size_t> resumed;
+  std::vector<std::vector<std::string>> merged;  // Host::merged calls
+  std::unique_ptr<WorktreeDriver> d;
+
+  FakeRun() {
+    uv_loop_init(&loop);
+    stdfs::create_directories(root / kPhase);
+    git(root, {"init", "-q", "-b", "main"});
+    test::write_file(root / "README.md", "demo\n");
+    for (const char* p : {"01", "02"}) {
+      const std::string rel = kPhase + "/01-" + p + "-PLAN.md";
+      test::write_file(root / rel, std::string("---\nphase: 01\nplan: ") + p + "\n---\n# Plan " + p + "\n");
+      entries.push_back({std::string("01-") + p, p, std::string("plan ") + p, 1, {}, rel});
+    }
+    git(root, {"add", "."});
+    git(root, {"commit", "-qm", "base"});
+    runs.resize(entries.size());
+    core = fresh_core();
+    d = driver();
+  }
+  ~FakeRun() {
+    close();
+    runs.clear();
+    uv_loop_close(&loop);
+  }
+  void close() {
+    if (!d) return;
+    d->close();
+    uv_run(&loop, UV_RUN_DEFAULT);  // the branch deletions end, the timer closes
+    d.reset();
+  }
+
+  run::Core fresh_core() const {
+    std::vector<run::PlanSeed> seeds;
+    for (const auto& e : entries) {
+      run::PlanSeed s;
+      s.node.id = e.id;
+      s.node.plan = e.plan;
+      s.node.wave = e.wave;
+      seeds.push_back(s);
+    }
+    run::Settings s;
+    s.isolated = true;
+    return run::Core(std::move(seeds), s);
+  }
+
+  std::unique_ptr<WorktreeDriver> driver() {
+    WorktreeDriver::Host h;
+    h.plans = [this] { return entries.size(); };
+    h.entry = [this](size_t i) -> const PlanEntry& { return entries[i]; };
+    h.plan = [this](size_t i) -> PlanRun& { return runs[i]; };
+    h.core = [this]() -> run::Core& { return core; };
+    h.emit = [this](const std::string& event, json, Sym, const std::string&) { events.push_back(event); };
+    h.note = [](const std::string&) {};
+    h.log = [](const std::string&, const std::string&, json) {};
+    h.queue = [this](size_t i, execution::PlanUpdate u) { queued.push_back({i, std::move(u)}); };
+    h.flush = [] {};
+    h.next_step = [this](std::string s) { next.push_back(std::move(s)); };
+    h.gated = [](size_t, SpawnResult) {};
+    h.resumed = [this](size_t i, SpawnResult) { resumed.push_back(i); };
+    h.merged = [this](const std::vector<std::string>& b) { merged.push_back(b); };
+    auto w = std::make_unique<WorktreeDriver>(test::real_world(), root, cfg, &loop, std::move(h));
+    w->open();
+    return w;
+  }
+
+  // Plan i's work: `file` with `text` committed on its branch in its worktree, then recorded
+  // as gated (its head, merge pending), as the gates leave it.
+  void commit_in_slot(size_t i, const std::string& file, const std::string& text) {
+    const PlanWorktree& w = *runs[i].worktree;
+    test::write_file(w.path / file, text);
+    git(w.path, {"add", file});
+    git(w.path, {"commit", "-qm", "work of " + entries[i].id});
+    runs[i].worktree_record["head"] = git(w.path, {"rev-parse", "HEAD"});
+    runs[i].worktree_record["merge"] = "pending";
+  }
+  // Plan i of wave 1 starts, as the core decides it (its slot is held while it runs).
+  bool prepare(size_t i, std::string& err) {
+    core.started(i);
+    return d->prepare(i, 1, err);
+  }
+  const execution::PlanUpdate* last_update(size_t i) const {
+    for (auto it = queued.rbegin(); it != queued.rend(); ++it)
+      if (it->first == i) return &it->second;
+    return nullptr;
+  }
+};
+
+TEST(WorktreeDriver, AWavesPlansGetWorktreesFromTheWavesBaseInSlotsOfTheirOwn) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  const std::string base = git(run.root, {"rev-parse", "HEAD"});
+  std::string err;
+  ASSERT_TRUE(run.prepare(0, err)) << err;
+  // The checkout moves on (a merge of an earlier plan): the wave's next plan starts where the
+  // wave started all the same.
+  test::write_file(run.root / "later.txt", "later\n");
+  git(run.root, {"add", "later.txt"});
+  git(run.root, {"commit", "-qm", "later"});
+  ASSERT_TRUE(run.prepare(1, err)) << err;
+  ASSERT_TRUE(run.runs[0].worktree && run.runs[1].worktree);
+  const PlanWorktree& a = *run.runs[0].worktree;
+  const PlanWorktree& b = *run.runs[1].worktree;
+  EXPECT_EQ(a.base, base);
+  EXPECT_EQ(b.base, base) << "the wave's base, not the checkout's HEAD now";
+  EXPECT_EQ(git(b.path, {"rev-parse", "HEAD"}), base);
+  EXPECT_FALSE(stdfs::exists(b.path / "later.txt"));
+  EXPECT_NE(a.path, b.path);
+  EXPECT_EQ(run.core.plan(0).slot, 1);
+  EXPECT_EQ(run.core.plan(1).slot, 2);
+  EXPECT_EQ(a.branch, run.d->trees()->branch_for("01-01"));
+  EXPECT_TRUE(stdfs::exists(b.path / run.entries[1].path)) << "the plan is in its worktree";
+  const execution::PlanUpdate* u = run.last_update(1);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->status, PlanStatus::Running);
+  EXPECT_EQ(u->set["worktree"]["base"], base) << u->set.dump();
+  EXPECT_EQ(u->set["worktree"]["merge"], "none");
+  EXPECT_EQ(run.d->wave_bases()[1], base);
+}
+
+TEST(WorktreeDriver, MergesGoInTheCoresOrderAndAConflictFailsOnlyItsPlan) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  std::string err;
+  ASSERT_TRUE(run.prepare(0, err)) << err;
+  ASSERT_TRUE(run.prepare(1, err)) << err;
+  run.commit_in_slot(0, "README.md", "plan one\n");
+  run.commit_in_slot(1, "README.md", "plan two\n");  // the same file: the second merge conflicts
+  const std::string branch0 = run.runs[0].worktree->branch, branch1 = run.runs[1].worktree->branch;
+  run.d->merge({0, 1});
+  EXPECT_EQ(test::read_file(run.root / "README.md"), "plan one\n") << "plan 01 first, then nothing of plan 02";
+  EXPECT_EQ(run.core.plan(0).merge, MergeState::Merged);
+  EXPECT_EQ(run.core.plan(1).merge, MergeState::Conflict);
+  EXPECT_EQ(run.core.plan(1).status, PlanStatus::Failed);
+  EXPECT_FALSE(run.runs[0].worktree) << "a merged plan's worktree is given up";
+  const execution::PlanUpdate* ok = run.last_update(0);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, PlanStatus::Complete);
+  EXPECT_EQ(ok->set["worktree"]["merge"], "merged");
+  const execution::PlanUpdate* bad = run.last_update(1);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, PlanStatus::Failed);
+  EXPECT_EQ(bad->set["worktree"]["merge"], "conflict");
+  ASSERT_EQ(bad->findings.size(), 1u) << bad->findings.dump();
+  EXPECT_EQ(bad->findings[0]["check"], "merge") << bad->findings.dump();
+  EXPECT_NE(bad->error.find("README.md"), std::string::npos) << bad->error;
+  ASSERT_EQ(run.merged.size(), 1u);
+  EXPECT_EQ(run.merged[0], std::vector<std::string>{branch0});
+  EXPECT_NE(std::find(run.events.begin(), run.events.end(), "plan_merged"), run.events.end());
+  ASSERT_FALSE(run.next.empty());
+  EXPECT_NE(run.next.back().find(branch1), std::string::npos) << run.next.back();
+  // The merged plan's branch goes (a child of the loop); the failed plan's is kept to inspect.
+  uv_run(&run.loop, UV_RUN_DEFAULT);
+  EXPECT_FALSE(has_branch(run.root, branch0));
+  EXPECT_TRUE(has_branch(run.root, branch1));
+}
+
+TEST(WorktreeDriver, AKilledRunsFinishedSlotIsAdoptedNotRunAgain) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  std::string err;
+  ASSERT_TRUE(run.prepare(0, err)) << err;
+  ASSERT_TRUE(run.prepare(1, err)) << err;
+  // Plan 01's executor finished (its commit, its SUMMARY); plan 02's did not (no SUMMARY).
+  run.commit_in_slot(0, "one.txt", "one\n");
+  run.commit_in_slot(1, "two.txt", "two\n");
+  const PlanWorktree w0 = *run.runs[0].worktree, w1 = *run.runs[1].worktree;
+  const std::string sp = summary_rel_for(test::real_world(), run.root, run.entries[0].path);
+  test::write_file(w0.path / sp, "---\nphase: 01\nplan: 01\nstatus: complete\n---\nDone.\n");
+  // The run is killed: its state says which slot and branch each plan had, not gated yet.
+  json doc = {{"phase_dir", kPhase}, {"plans", json::array()}};
+  for (const PlanWorktree* w : {&w0, &w1})
+    doc["plans"].push_back({{"id", w->plan_id},
+                            {"status", "running"},
+                            {"worktree", {{"path", w->path.string()}, {"branch", w->branch}, {"merge", "none"}}}});
+  run.close();
+  run.runs.clear();
+  run.runs.resize(2);
+  run.core = run.fresh_core();
+  run.d = run.driver();
+  ASSERT_FALSE(run.d->init(doc, kPhase, kCid, SummaryMode::Off));
+  ASSERT_TRUE(run.d->resume_finished(0)) << "plan 01's finished work is taken up";
+  ASSERT_TRUE(run.runs[0].worktree);
+  EXPECT_EQ(run.runs[0].worktree->prepared, "resumed");
+  EXPECT_EQ(run.runs[0].worktree->path, w0.path);
+  EXPECT_EQ(run.core.plan(0).slot, 1);
+  EXPECT_FALSE(run.d->resume_finished(1)) << "no SUMMARY: plan 02 runs again";
+  EXPECT_FALSE(run.runs[1].worktree);
+  run.d->resume_later(0);
+  run.d->start_resumed();
+  uv_run(&run.loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(run.resumed, std::vector<size_t>{0}) << "gated from the loop as if its executor ended";
+}
+
+}  // namespace
+}  // namespace yolo::runner::phase
