@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
+#include "runner/child_keeper.h"
 #include "test_support.h"
 
 namespace yolo::runner::phase {
@@ -47,6 +50,12 @@ struct Project {
 
   // patch: over the demo's config (its agents are not copied: their programs are missing).
   explicit Project(const json& patch = json::object()) {
+    // As yolo's command start does: a reviewer that closes its stdin early fails a write, it
+    // does not end this process; and the children's temp folders are in a private folder (else
+    // the sandbox hides all of the system's temp folder, and the fixtures with it when the
+    // checkout lies there).
+    ::signal(SIGPIPE, SIG_IGN);
+    supervise_children();
     test::copy_fixture("demo", root);
     json c = json::parse(test::read_file(root / ".yolo-planning" / "config.json"));
     c.merge_patch(patch);
