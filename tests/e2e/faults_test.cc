@@ -293,8 +293,11 @@ TEST_F(WorktreeProject, ALockAKilledGitLeftOnAPlansBranchIsRemovedAndTheRunGoesO
   auto r = execute();
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   for (const char* id : {"01-01", "01-02", "01-03", "01-04"}) EXPECT_EQ(merges_of(id), 1u) << id;
-  EXPECT_FALSE(stdfs::exists(run_dir / "01-03" / "work.lock")) << dump(r);
-  EXPECT_NE((r.out + r.err).find("01-03/work.lock"), std::string::npos) << "the run did not say what it removed\n" << dump(r);
+  for (const char* id : {"01-03", "01-04"}) EXPECT_FALSE(stdfs::exists(run_dir / id / "work.lock")) << id << dump(r);
+  // Said of 01-04's: no process of the killed run touched that plan (wave 3). 01-03's executor
+  // (wave 2, beside 01-02) may still be committing on its branch when the lock is planted,
+  // and its git then takes the planted file as its own lock and renames it into the ref.
+  EXPECT_NE((r.out + r.err).find("01-04/work.lock"), std::string::npos) << "the run did not say what it removed\n" << dump(r);
 }
 
 // A lock file that cannot be removed (its folder read-only is not possible for root; a
