@@ -11,7 +11,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "protocol/findings/make_finding.h"
 #include "protocol/base/numbers.h"
 #include "runner/dispatch_internal.h"
 #include "runner/run_worktrees.h"
@@ -37,11 +36,7 @@ bool WorktreeDriver::apply_merge(const json& wt, const MergeResult& m, json& rec
     error = "its branch " + branch + " conflicts with the checkout in " +
             (m.files.empty() ? std::string("(files not named by git)") : text::join_some(m.files)) +
             ": the plan left its scope (nothing of it was merged)";
-    Finding f = make_finding(Severity::High, "merge", error,
-                             "keep the plan to its files_modified; the branch " + branch +
-                                 " is kept for inspection; `yolo execute` runs the plan again in a fresh worktree");
-    f.extra["files"] = m.files;
-    findings.push_back(f.to_json());
+    findings.push_back(execution::merge_conflict_finding(branch, m.files, error));
     return false;
   }
   error = "git could not merge it (nothing merged): " + m.error;
@@ -78,10 +73,12 @@ void WorktreeDriver::merge(const std::vector<size_t>& plans) {
     std::string error;
     bool ok = apply_merge(host_.plan(i).worktree_record, results[k], record, error, findings);
     host_.plan(i).worktree_record = record;
+    const MergeState after = execution::merge_state(record);
+    execution::PlanUpdate u = execution::ended(execution::end_after_merge(after, error, findings), world_.now());
+    u.set = {{"worktree", record}};
+    host_.queue(i, std::move(u));
+    core.merged(i, run::merge_outcome(after));  // refused: the core halts the run (MergeRefused)
     if (ok) {
-      execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, world_.now());
-      u.set = {{"worktree", record}};
-      host_.queue(i, std::move(u));
       json md = {{"plan", e.id},
                  {"branch", str(record, "branch")},
                  {"commit", str(record, "head")},
@@ -94,32 +91,21 @@ void WorktreeDriver::merge(const std::vector<size_t>& plans) {
       merged_tips.push_back({str(record, "branch"), str(record, "head")});
       slots.push_back(str(record, "path"));
       host_.plan(i).worktree.reset();
-      core.merged(i, run::MergeOutcome::Merged);
-      continue;
-    }
-    if (execution::merge_state(record) == MergeState::Conflict) {
-      core.merged(i, run::MergeOutcome::Conflict);
-      execution::PlanUpdate u = execution::ended({PlanStatus::Failed, error, findings}, world_.now());
-      u.set = {{"worktree", record}};
-      host_.queue(i, std::move(u));
+    } else if (after == MergeState::Conflict) {
       host_.emit("plan_end",
            {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", error}, {"findings", findings}},
            Sym::Fail,
            "Plan " + e.id + " failed at its merge: " + error);
       host_.next_step("keep plan " + e.id + " to its files (its branch " + str(record, "branch") +
                       " shows what it changed), then `yolo execute` runs it again in a fresh worktree");
-      continue;  // the other plans are independent (Stage 1 refuses two plans of a wave writing one file)
+      // the other plans are independent (Stage 1 refuses two plans of a wave writing one file)
+    } else {  // refused (local changes in the way, a lock): nothing merged, the plan stays gated
+      host_.emit("merge_refused", {{"plan", e.id}, {"error", error}}, Sym::Fail, "Plan " + e.id + ": " + error);
+      host_.next_step(
+          "commit or stash the changes in the project's checkout that are in the way, then `yolo execute` "
+          "merges plan " +
+          e.id + " (its gated commit is kept on " + str(record, "branch") + ")");
     }
-    // Refused (local changes in the way, a lock): nothing merged, the plan stays gated.
-    execution::PlanUpdate u = execution::ended({PlanStatus::Complete, "", json::array()}, world_.now());
-    u.set = {{"worktree", record}};
-    host_.queue(i, std::move(u));
-    host_.emit("merge_refused", {{"plan", e.id}, {"error", error}}, Sym::Fail, "Plan " + e.id + ": " + error);
-    host_.next_step(
-        "commit or stash the changes in the project's checkout that are in the way, then `yolo execute` "
-        "merges plan " +
-        e.id + " (its gated commit is kept on " + str(record, "branch") + ")");
-    core.merged(i, run::MergeOutcome::Refused);  // the core halts the run (MergeRefused)
   }
   host_.merged(merged_branches);  // dispatch: its chain starts again, the remote's branches go
   delete_merged_branches(std::move(merged_tips), slots);

@@ -360,7 +360,7 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
     if (done.ok() && type == GateType::Vision)
       if (json* approved = find_gate_mut(d, tid)) (*approved)["config_values"] = config_values(w, root, covers);
     if (done.ok() && sign)
-      if (json* approved = find_gate_mut(d, tid); approved && str(*approved, "status") == "APPROVED") {
+      if (json* approved = find_gate_mut(d, tid); approved && has_status(*approved, GateStatus::Approved)) {
         auto signature = signer->sign(root, *approved);
         if (!signature.ok()) sign_error = signature.error;
         if (std::string sig = signature.value_or(""); !sig.empty()) {
@@ -375,7 +375,7 @@ GateRun approve_gate(const World& w, const stdfs::path& root, const Config& cfg,
     r.messages.push_back(Message{Outcome::Warning, "gate " + str(r.gate, "id") + " could not be signed: " + sign_error,
                                  str(r.gate, "id")});
   // What was approved, kept for the next approval's diff (gate_coverage.h).
-  if (r.ok() && r.gate.is_object() && r.gate.value("status", "") == "APPROVED" && r.gate.contains("covers"))
+  if (r.ok() && r.gate.is_object() && has_status(r.gate, GateStatus::Approved) && r.gate.contains("covers"))
     for (const auto& e : keep_approved_copies(w, root, r.gate["covers"]))
       r.messages.push_back(Message{Outcome::Warning, e, ""});
   return r;

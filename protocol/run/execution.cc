@@ -5,6 +5,8 @@
 #include <unordered_map>
 
 #include "protocol/base/json_field.h"
+#include "protocol/findings/make_finding.h"
+#include "protocol/gates/gates.h"
 
 namespace yolo::execution {
 namespace {
@@ -83,6 +85,20 @@ std::optional<PlanStatus> status_after_merge(MergeState s) {
   return std::nullopt;
 }
 
+PlanEnd end_after_merge(MergeState after, const std::string& error, const json& findings) {
+  if (status_after_merge(after) == PlanStatus::Failed) return {PlanStatus::Failed, error, findings};
+  return {PlanStatus::Complete, "", json::array()};
+}
+
+json merge_conflict_finding(const std::string& branch, const std::vector<std::string>& files,
+                            const std::string& error) {
+  Finding f = make_finding(Severity::High, "merge", error,
+                           "keep the plan to its files_modified; the branch " + branch +
+                               " is kept for inspection; `yolo execute` runs the plan again in a fresh worktree");
+  f.extra["files"] = files;
+  return f.to_json();
+}
+
 bool run_in_progress(const json& state) {
   if (!has_run(state)) return false;
   auto s = run_status(state);
@@ -93,7 +109,7 @@ bool halted_by_gate(const json& doc) {
   if (run_status(doc) != RunStatus::Halted) return false;
   auto it = doc.find("gates");
   if (it == doc.end() || !it->is_array() || it->empty()) return false;
-  return str(it->back(), "status") == "REJECTED";
+  return gates::has_status(it->back(), gates::GateStatus::Rejected);
 }
 
 void mark_step(json& doc, const std::string& step) {

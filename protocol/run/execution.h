@@ -42,6 +42,9 @@ MergeState merge_state(const json& worktree_record);
 // A gated plan's status once a run took up its merge (a killed run left it pending): merged is
 // complete, a conflict fails it; nullopt (refused, still pending) keeps the plan as it was.
 std::optional<PlanStatus> status_after_merge(MergeState s);
+// Why a branch that conflicts fails its plan: a high "merge" finding (the files git named).
+json merge_conflict_finding(const std::string& branch, const std::vector<std::string>& files,
+                            const std::string& error);
 
 struct PhaseInfo {
   long long number = 0;  // NN of the folder name
@@ -135,6 +138,10 @@ struct PlanEnd {
 };
 // ended(end, now) below, applied.
 void end_plan(json& doc, const std::string& id, const PlanEnd& end, const std::string& now);
+// A merge in a live run, its plan's end from the record's merge state after it: merged, or
+// refused (still pending: nothing merged, the gated commit kept for the next run), leave the
+// plan complete; a conflict fails it with error and findings (status_after_merge).
+PlanEnd end_after_merge(MergeState after, const std::string& error, const json& findings);
 
 // The phase is complete (every plan is): status complete, completed_at set the first time,
 // step_3 marked; a run awaiting approval keeps that status.

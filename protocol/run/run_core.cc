@@ -4,6 +4,12 @@
 
 namespace yolo::run {
 
+MergeOutcome merge_outcome(MergeState after) {
+  if (after == MergeState::Merged) return MergeOutcome::Merged;
+  if (after == MergeState::Conflict) return MergeOutcome::Conflict;
+  return MergeOutcome::Refused;
+}
+
 const char* to_string(Step s) {
   switch (s) {
     case Step::Idle:

@@ -118,6 +118,9 @@ enum class Answer { Passed, Stopped };
 
 // How a merge of a gated plan went.
 enum class MergeOutcome { Merged, Conflict, Refused };
+// The outcome a merge's record says (its merge state after it): merged, a conflict, or
+// refused (anything else: nothing was merged).
+MergeOutcome merge_outcome(MergeState after);
 
 class Core {
  public:

@@ -145,6 +145,25 @@ TEST(Execution, AMergeTakenUpCompletesOrFailsItsPlanAndARefusalKeepsIt) {
   EXPECT_EQ(status_after_merge(MergeState::None), std::nullopt);
 }
 
+TEST(Execution, AMergeInALiveRunCompletesItsPlanUnlessItsBranchConflicts) {
+  json findings = json::array({merge_conflict_finding("yolo/01-02", {"src/a.c", "src/b.c"}, "its branch conflicts")});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].value("severity", ""), "high");
+  EXPECT_EQ(findings[0].value("check", ""), "merge");
+  EXPECT_EQ(findings[0]["files"], json::array({"src/a.c", "src/b.c"}));
+  EXPECT_NE(findings[0].value("suggested_fix", "").find("yolo/01-02"), std::string::npos);
+  PlanEnd conflict = end_after_merge(MergeState::Conflict, "its branch conflicts", findings);
+  EXPECT_EQ(conflict.status, PlanStatus::Failed);
+  EXPECT_EQ(conflict.error, "its branch conflicts");
+  EXPECT_EQ(conflict.findings, findings);
+  for (MergeState s : {MergeState::Merged, MergeState::Pending, MergeState::None}) {
+    PlanEnd e = end_after_merge(s, "git could not merge it", findings);  // refused: gated, nothing lost
+    EXPECT_EQ(e.status, PlanStatus::Complete) << to_string(s);
+    EXPECT_EQ(e.error, "") << to_string(s);
+    EXPECT_TRUE(e.findings.empty()) << to_string(s);
+  }
+}
+
 TEST(Execution, FailingSummaryIsFailedUnlessAnExecutorRetries) {
   json doc = json::object();
   auto e = entries();

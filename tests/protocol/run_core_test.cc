@@ -114,6 +114,13 @@ struct Fake {
 
 using V = std::vector<std::string>;
 
+TEST(RunCore, AMergesOutcomeIsWhatItsRecordSays) {
+  EXPECT_EQ(merge_outcome(MergeState::Merged), MergeOutcome::Merged);
+  EXPECT_EQ(merge_outcome(MergeState::Conflict), MergeOutcome::Conflict);
+  EXPECT_EQ(merge_outcome(MergeState::Pending), MergeOutcome::Refused);  // nothing merged: the gated commit kept
+  EXPECT_EQ(merge_outcome(MergeState::None), MergeOutcome::Refused);
+}
+
 TEST(RunCore, WavesRunInOrder) {
   Fake f(Core(demo(), with(4)));
   EXPECT_EQ(f.step(), (V{"ask_budget 1", "wave_start 1", "start 0"}));
