@@ -217,15 +217,17 @@ int RunPrelude::precheck(const PhaseDir& phase) {
   // warnings, then how many more (800 plans with a warning each were 10,000 lines before the
   // first executor started).
   constexpr int kConditionalShown = 5;
-  int rejected = 0, conditional = 0;
-  for (const auto& r : reviews) {
-    Verdict v = r.verdict();
+  std::vector<Verdict> verdicts;
+  verdicts.reserve(reviews.size());
+  for (const auto& r : reviews) verdicts.push_back(r.verdict());
+  const execution::Precheck pc = execution::precheck(verdicts);
+  int conditional_seen = 0;
+  for (size_t k = 0; k < reviews.size(); ++k) {
+    const auto& r = reviews[k];
+    const Verdict v = verdicts[k];
     if (v == Verdict::Approve) continue;
-    if (v == Verdict::Reject)
-      ++rejected;
-    else
-      ++conditional;
-    if (!o_.json && v != Verdict::Reject && conditional > kConditionalShown) continue;
+    if (v == Verdict::Conditional) ++conditional_seen;
+    if (!o_.json && v != Verdict::Reject && conditional_seen > kConditionalShown) continue;
     if (o_.json) {
       json j = r.to_json();
       j.erase("cmd");
@@ -236,20 +238,19 @@ int RunPrelude::precheck(const PhaseDir& phase) {
       out::line(render::structural_review(r));
     }
   }
-  if (conditional > kConditionalShown)
-    host_.note(std::to_string(conditional - kConditionalShown) +
+  if (pc.conditional > kConditionalShown)
+    host_.note(std::to_string(pc.conditional - kConditionalShown) +
                " more plan(s) with warnings not shown: `yolo review-plan --human --phase " + phase.rel +
                "` lists them all");
-  if (rejected) {
-    std::string why = std::to_string(rejected) + " plan(s) rejected by the structural pre-check";
-    set_halted(why);
+  if (pc.halts()) {
+    set_halted(pc.why());
     return host_.finish(kExecHalted, Result::Halted,
-                        "Halted before anything ran: " + why + " (fix them and run `yolo execute` again)");
+                        "Halted before anything ran: " + pc.why() + " (fix them and run `yolo execute` again)");
   }
-  host_.emit("precheck", {{"verdict", conditional ? "conditional" : "approve"}, {"plans", reviews.size()}},
-             conditional ? Sym::Warn : Sym::Ok,
+  host_.emit("precheck", {{"verdict", to_string(pc.verdict())}, {"plans", reviews.size()}},
+             out::sym_for(pc.verdict()),
              "Cross-plan validation: " + std::to_string(reviews.size()) + " plans" +
-                 (conditional ? ", " + std::to_string(conditional) + " with warnings" : std::string(", no findings")));
+                 (pc.conditional ? ", " + std::to_string(pc.conditional) + " with warnings" : std::string(", no findings")));
   return -1;
 }
 

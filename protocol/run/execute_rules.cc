@@ -153,6 +153,23 @@ PlanOutcome gated_outcome(const PlanFacts& f) {
 }
 }  // namespace
 
+Precheck precheck(const std::vector<Verdict>& verdicts) {
+  Precheck p;
+  for (Verdict v : verdicts) {
+    if (v == Verdict::Reject) ++p.rejected;
+    if (v == Verdict::Conditional) ++p.conditional;
+  }
+  return p;
+}
+
+Verdict Precheck::verdict() const {
+  return rejected ? Verdict::Reject : conditional ? Verdict::Conditional : Verdict::Approve;
+}
+
+std::string Precheck::why() const {
+  return halts() ? std::to_string(rejected) + " plan(s) rejected by the structural pre-check" : std::string();
+}
+
 PlanOutcome plan_outcome(const PlanFacts& f) {
   PlanOutcome o = gated_outcome(f);
   // Its work was done by an agent that tried to leave its confinement: not merged.

@@ -50,6 +50,17 @@ MissingAgentStep missing_agent_step(const std::string& role, bool reviewing, boo
 enum class ReviewGateStatus { Running, Passed, Rejected, Skipped, Error };
 const char* to_string(ReviewGateStatus s);  // running | passed | rejected | skipped | error
 
+// The cross-plan validation before the waves (Stage 1 of every plan of the phase): how many
+// plans it rejected and how many it approved with warnings. Any rejected plan halts the run
+// before anything runs; warnings are said and the run goes on.
+struct Precheck {
+  int rejected = 0, conditional = 0;
+  bool halts() const { return rejected > 0; }
+  Verdict verdict() const;  // reject, else conditional, else approve
+  std::string why() const;  // when it halts: "N plan(s) rejected by the structural pre-check"
+};
+Precheck precheck(const std::vector<Verdict>& verdicts);
+
 // ---- how a plan ends ----------------------------------------------------------------------
 // What is known of a plan once its executor is done and its checks and gates ran.
 struct PlanFacts {

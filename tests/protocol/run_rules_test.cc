@@ -263,6 +263,23 @@ TEST(RunRules, TheWorktreeGate) {
   EXPECT_TRUE(worktree_gate(json::array(), true).commit);
 }
 
+TEST(RunRules, AnyPlanStage1RejectsHaltsTheRunBeforeAnythingRuns) {
+  Precheck none = precheck({});
+  EXPECT_FALSE(none.halts());
+  EXPECT_EQ(none.verdict(), Verdict::Approve);
+  EXPECT_EQ(none.why(), "");
+  Precheck warned = precheck({Verdict::Approve, Verdict::Conditional, Verdict::Conditional});
+  EXPECT_FALSE(warned.halts());  // warnings are said; the run goes on
+  EXPECT_EQ(warned.conditional, 2);
+  EXPECT_EQ(warned.verdict(), Verdict::Conditional);
+  Precheck one = precheck({Verdict::Conditional, Verdict::Approve, Verdict::Reject, Verdict::Approve});
+  EXPECT_TRUE(one.halts());  // one reject among many approvals is enough
+  EXPECT_EQ(one.rejected, 1);
+  EXPECT_EQ(one.conditional, 1);
+  EXPECT_EQ(one.verdict(), Verdict::Reject);
+  EXPECT_EQ(one.why(), "1 plan(s) rejected by the structural pre-check");
+}
+
 TEST(RunRules, TheReviewGatePolicy) {
   EXPECT_EQ(review_gate("always", false), ReviewGate::Runs);
   EXPECT_EQ(review_gate("always", true), ReviewGate::Runs);
