@@ -177,7 +177,7 @@ int Run::run() {
                     isolated(), [this](const PlanEntry& e, json& f) { return check_summary(e, f); }},
                    next_);
   if (int rc = prelude_.check_agents(); rc >= 0) return rc;
-  end_leftover_executors(snap.doc);
+  launch_.end_leftovers(snap.doc);
   end_journaled_executors();
   fresh_cid_ = new_uuid();
   if (int rc = init_worktrees(snap.doc); rc >= 0) return rc;
@@ -217,7 +217,7 @@ void Run::end_journaled_executors() {
   const stdfs::path file = root_ / execution::kExecutorsJournal;
   auto r = world_.files().read(file, 16u << 20, false);
   if (!r.ok()) return;  // none (the usual case), or unreadable: the state's records remain
-  end_leftover_executors(execution::journal_plans(r.content));
+  launch_.end_leftovers(execution::journal_plans(r.content));
   ::unlink(file.c_str());
 }
 

@@ -10,7 +10,11 @@
 //   run_state_writes  the state file: its batched writes, the executors' journal (a class)
 //   phase_budget.cc   what the agents cost
 //   run_gates         the vision, wave and budget gates (a class)
-//   plan_exec.cc      one plan up to its start: its worktree, sandbox and executor
+//   plan_exec.cc      the plans the core starts, each by its path (dispatch, a finished
+//                     worktree resumed, a start here), and what a failed start means
+//   run_launch        a plan's executor started here: the plan as reviewed, its sandbox, argv
+//                     and environment, its process, its journal record; the executors a killed
+//                     run left, ended (a class, ExecutorStarter)
 //   plan_conclude.cc  one plan after its executor: its outcome (checks, SUMMARY gate, scope fence)
 //   run_checks        its checks and the gates its executor asked for (a class, PlanChecks)
 //   plan_run.h        what the run holds of each plan (PlanRun)
@@ -28,6 +32,7 @@
 #include "runner/run_checks.h"
 #include "runner/run_dispatch.h"
 #include "runner/run_gates.h"
+#include "runner/run_launch.h"
 #include "runner/run_prelude.h"
 #include "runner/run_state_writes.h"
 #include "runner/run_worktrees.h"
@@ -63,7 +68,6 @@ class Run {
   int step2();
   // The state's run halted, with why in the event log (the loop's and the gates' halts too).
   bool set_halted(const std::string& reason) { return prelude_.set_halted(reason); }
-  void end_leftover_executors(const json& doc);
   int waves();
 
   // ---- the loop ---------------------------------------------------------------
@@ -77,10 +81,11 @@ class Run {
   // checks decide the plan.
   void run_checks(size_t i, SpawnResult executor);
   void conclude(size_t i, const SpawnResult& r);
-  // sp: the plan's SUMMARY (summary_rel_for), when the caller has it already.
-  std::map<std::string, std::string> plan_vars(size_t i, long long wave, const std::string* sp = nullptr) const;
-  std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave,
-                                                            const std::string* sp = nullptr) const;
+  // The placeholders of plan i's executor and checks, and their environment (launch_).
+  std::map<std::string, std::string> plan_vars(size_t i, long long wave) const { return launch_.vars(i, wave); }
+  std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave) const {
+    return launch_.env(i, wave);
+  }
 
   // ---- cost and budget (phase_budget.cc) -----------------------------------------------
   // The usage an agent printed (Claude Code, Codex, Gemini JSON), recorded for this run.
@@ -171,12 +176,13 @@ class Run {
   PlanChecks checks_{ctx_.world, ctx_.root, ctx_.config, approver_, &loop_, phase_.rel, checks_host()};
   PlanChecks::Host checks_host();
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
-  // "" when plan i's file holds, just before it starts, the content that was reviewed (its
-  // review record) or, without one, read at the run's start; else why not. `bytes`: the file.
-  std::string plan_unchanged(size_t i, const json& ledger, std::string& bytes) const;
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
+  // A plan's executor started here (runner/run_launch.h): the plan as reviewed, its sandbox,
+  // its process, its journal record; and the executors a killed run left, ended.
+  ExecutorStarter launch_{world_, root_, cfg_, &loop_, phase_, cid_, check_programs_, launch_host()};
+  ExecutorStarter::Host launch_host();
   std::string fresh_cid_;                         // the correlation id a new run gets
   std::vector<PlanRun> runs_;
   PlanRun& run_of(size_t i) {

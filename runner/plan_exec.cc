@@ -1,82 +1,22 @@
-// `yolo execute`: one plan up to its executor's start: its worktree, sandbox and executor, and
-// the executors a killed run left (runner/phase_run_internal.h; what follows the executor:
-// plan_conclude.cc).
-#include "protocol/state/agent_usage.h"
-#include "protocol/gates/gate_coverage.h"
-#include "protocol/run/sandbox_policy.h"
-#include "protocol/base/sha256.h"
+// `yolo execute`: the plans the run core starts, each by its path: a dispatched job, a
+// finished worktree resumed, or its worktree made ready and its executor started here
+// (ExecutorStarter, runner/run_launch.h); a plan that cannot start halts the phase
+// (runner/phase_run_internal.h; what follows the executor: plan_conclude.cc).
 #include "runner/phase_run_internal.h"
-#include "runner/refusals.h"
-#include "runner/sandbox.h"
-#include "runner/slot_objects.h"
 
 namespace yolo::runner::phase {
-
-// The placeholders of the executor's argv and of the plan's checks.
-std::map<std::string, std::string> Run::plan_vars(size_t i, long long wave, const std::string* sp) const {
-  const auto& e = entries_[i];
-  const PlanWorktree* w = worktree_of(i);
-  return {{"plan_path", e.path},
-          {"plan_id", e.id},
-          {"wave", std::to_string(wave)},
-          {"phase_dir", phase_.rel},
-          {"summary_path", sp ? *sp : summary_rel_for(world_, root_, e.path)},
-          {"worktree", w ? w->path.string() : root_.string()},
-          {"branch", w ? w->branch : std::string()},
-          {"correlation_id", cid_}};
-}
-
-std::vector<std::pair<std::string, std::string>> Run::plan_env(size_t i, long long wave, const std::string* sp) const {
-  const auto& e = entries_[i];
-  const PlanWorktree* w = worktree_of(i);
-  std::vector<std::pair<std::string, std::string>> env{
-      {"YOLO_CORRELATION_ID", cid_},
-      {"YOLO_PLAN_ID", e.id},
-      {"YOLO_PHASE_DIR", phase_.rel},
-      {"YOLO_PLAN_PATH", e.path},
-      {"YOLO_WAVE", std::to_string(wave)},
-      {"YOLO_SUMMARY_PATH", sp ? *sp : summary_rel_for(world_, root_, e.path)},
-      {"YOLO_WORKTREE", w ? w->path.string() : root_.string()}};
-  if (w)
-    for (auto& kv : slot_objects::env(w->path)) env.push_back(std::move(kv));
-  return env;
-}
-
-std::string Run::plan_unchanged(size_t i, const json& ledger, std::string& bytes) const {
-  const auto& e = entries_[i];
-  auto read = world_.files().read(root_ / e.path, 64u << 20, /*text=*/false);
-  if (!read.ok()) return "its PLAN file cannot be read: " + read.error->message;
-  bytes = std::move(read.content);
-  std::string now = sha256_hex(bytes);
-  const json* rec = ledger.is_object() ? review_ledger::find(ledger, e.id) : nullptr;
-  if (rec) {
-    if (!review::reviewed_as_is(rec, now))
-      return "its PLAN file changed after it was reviewed (" + e.path + "); `yolo execute` again reviews it and opens "
-             "its gate again";
-    return "";
-  }
-  const PlanRun* pr = run_at(i);
-  if (!pr || !pr->load_hash || !review::same_content(*pr->load_hash, now))
-    return "its PLAN file changed after this run read it (" + e.path + "); `yolo execute` again reviews it";
-  return "";
-}
 
 // Called by schedule() only, right after it read the state and decided these starts.
 void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs) {
   std::string now = world_.now();
-  // Each plan starts from the content that was reviewed and approved, checked just before its
-  // start: a plan an earlier plan's executor (or anyone) rewrote does not run as rewritten.
-  auto ledger = review_ledger::load(world_, root_, phase_.abs);
-  std::map<size_t, std::string> plan_bytes;
+  ExecutorStarter::Reviewed reviewed = launch_.reviewed(idx);  // each plan as it was reviewed, or why not
   std::vector<size_t> changed;
-  for (size_t i : idx) {
-    if (std::string why = plan_unchanged(i, ledger.ok() ? ledger.doc : json(nullptr), plan_bytes[i]); !why.empty()) {
-      core_.not_started(i, {PlanStatus::Failed, "not started: " + why, json::array()});
-      queue_plan(i, execution::ended({PlanStatus::Failed, "not started: " + why, json::array()}, now));
-      emit("plan_end", {{"plan", entries_[i].id}, {"status", to_string(PlanStatus::Failed)}, {"error", why}}, Sym::Fail,
-           "Plan " + entries_[i].id + " not started: " + why);
-      changed.push_back(i);
-    }
+  for (const auto& [i, why] : reviewed.changed) {
+    core_.not_started(i, {PlanStatus::Failed, "not started: " + why, json::array()});
+    queue_plan(i, execution::ended({PlanStatus::Failed, "not started: " + why, json::array()}, now));
+    emit("plan_end", {{"plan", entries_[i].id}, {"status", to_string(PlanStatus::Failed)}, {"error", why}}, Sym::Fail,
+         "Plan " + entries_[i].id + " not started: " + why);
+    changed.push_back(i);
   }
   if (!changed.empty()) {
     for (size_t i : idx)  // the batch is given up: its other plans wait for the next decision
@@ -122,110 +62,19 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
         failed_to_start = true;
         continue;
       }
-      // The slot's copy of the plan is the reviewed content, whatever its branch holds.
-      if (const PlanWorktree* w = worktree_of(i)) {
-        auto slot_copy = world_.files().read(w->path / e.path, 64u << 20, /*text=*/false);
-        if (!slot_copy.ok() || slot_copy.content != plan_bytes[i])
-          if (std::string werr = world_.files().write_atomic(w->path / e.path, plan_bytes[i]).error; !werr.empty())
-            note("could not put the reviewed plan into its worktree: " + werr);
-      }
     }
-    // The executor's sandbox: its slot (or the checkout without .yolo-planning, and its own
-    // phase folder), the git objects and its branch; never the state, the gates or the key.
-    SandboxRequest sreq;
-    sreq.role = sandbox::Role::Executor;
-    sreq.project_root = root_;
-    std::string objects_err;  // its git objects go to a folder of its own (slot_objects.h)
-    if (const PlanWorktree* w = worktree_of(i)) {
-      sreq.worktree = w->path;
-      sreq.branch = w->branch;
-      slot_objects::prepare(w->path, objects_err);
-      run_of(i).objects_error.clear();  // an earlier attempt's, in this run
-    } else {
-      sreq.phase_dir = (root_ / e.path).parent_path();
-      sreq.own_summary = root_ / summary_rel_for(world_, root_, e.path);
-      sreq.protected_programs = check_programs_;
-    }
-    // A folder of its own for the gates it asks for (yolo request-approval in the sandbox).
-    {
-      std::error_code ec;
-      stdfs::path req_dir = private_temp_dir() / ("gate-requests-" + std::to_string(i));
-      stdfs::create_directories(req_dir, ec);
-      if (!ec) {
-        run_of(i).gate_requests = req_dir;
-        sreq.extra_write.push_back(req_dir.string());
-      }
-    }
-    ConfinementResult confined = objects_err.empty() ? confine(cfg_, sreq) : ConfinementResult{nullptr, objects_err};
-    if (!confined.ok()) {
-      core_.not_started(i, {PlanStatus::Failed, confined.error, json::array()});
-      queue_plan(i, execution::ended({PlanStatus::Failed, confined.error, json::array()}, world_.now()));
-      emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", confined.error}},
-           Sym::Fail,
-           "Plan " + e.id + " not started: " + confined.error);
+    // Here, on this machine (runner/run_launch.h): its sandbox, its executor, who runs it.
+    ExecutorStarter::Start s = launch_.start(i, wave, reviewed.bytes[i]);
+    if (!s.error.empty()) {
+      core_.not_started(i, {PlanStatus::Failed, s.error, json::array()});
+      queue_plan(i, execution::ended({PlanStatus::Failed, s.error, json::array()}, world_.now()));
+      emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", s.error}}, Sym::Fail,
+           "Plan " + e.id + " not started: " + s.error);
       failed_to_start = true;
       continue;
     }
-    run_of(i).sandbox = confined.confinement->record();
-    if (confined.confinement->refusals) run_of(i).refused = confined.confinement->refusals;
-    SpawnSpec spec;
-    spec.confinement = confined.confinement;
-    const std::string sp = summary_rel_for(world_, root_, e.path);  // looked up once for the argv and the environment
-    spec.argv = expand_argv(cfg_.executor.argv, plan_vars(i, wave, &sp));
-    spec.cwd = isolated() && worktree_of(i) ? worktree_of(i)->path : root_;
-    if (isolated() && !spec.argv.empty() && spec.argv[0].find('/') != std::string::npos &&
-        stdfs::path(spec.argv[0]).is_relative()) {
-      std::error_code ec;  // the executor the config names, from the project root (not the plan's branch)
-      if (stdfs::exists(root_ / spec.argv[0], ec)) spec.argv[0] = (root_ / spec.argv[0]).string();
-    }
-    spec.env = plan_env(i, wave, &sp);
-    if (const auto& g = run_of(i).gate_requests; !g.empty()) spec.env.emplace_back("YOLO_GATE_REQUESTS", g.string());
-    spec.timeout_ms = cfg_.timeout_for(cfg_.executor);
-    // The tool call the agent is making, from its CLI's event stream: on the live line, and
-    // one event per call in the log.
-    spec.on_line = [this, i](SpawnSpec::Stream s, std::string_view line) {
-      if (s != SpawnSpec::Stream::Out) return;
-      auto t = usage::tool_call(line);
-      if (!t) return;
-      run_of(i).tool = *t;
-      log("agent_tool", entries_[i].plan, {{"plan_id", entries_[i].id}, {"agent", "executor"}, {"tool", *t}});
-    };
-    core_.started(i);
-    run_of(i).started_at = uv_hrtime();
-    run_of(i).argv = spec.argv;
-    Process* proc =
-        hold(i, Process::start(&loop_, std::move(spec), [this, i](SpawnResult r) { on_done(i, std::move(r)); }));
-    int pid = proc->pid();
-    if (pid > 0) {
-      spawned[e.id] = executor_record(pid, proc->start_ticks());
-      // Who runs it: in the journal at once (a later run ends it after a kill -9 of this one),
-      // in the state with its `running`, in the next batched write.
-      if (!writes_.journal(e.id, spawned[e.id])) journal_failed = true;
-      if (execution::PlanUpdate* q = writes_.queued(i)) {
-        q->set["executor"] = spawned[e.id];
-        q->set["sandbox"] = run_of(i).sandbox;  // kept once the plan ends (its executor record is not)
-        q->set["sandbox_seal"] = sandbox::seal_plan_record(gates::project_id(world_, root_), cid_, e.id,
-                                                                   run_of(i).sandbox, world_.sealing_key());
-      }
-    }
-    log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
-    json data = {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running_count_}};
-    if (const PlanWorktree* w = worktree_of(i)) {
-      data["worktree"] = w->path.string();
-      data["branch"] = w->branch;
-      data["base"] = w->base;
-      if (!w->prepared.empty()) data["worktree_prepared"] = w->prepared;
-    }
-    emit("plan_start", data, Sym::Diamond,
-         "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running_count_) + " running)");
-    if (const PlanWorktree* w = worktree_of(i))
-      note("worktree " + w->path.string() + " on branch " + w->branch + " from " +
-               w->base.substr(0, 12) +
-               (w->prepared == "paths"   ? " (" + std::to_string(w->restored) + " path(s) put back)"
-                : w->prepared == "reset" ? " (full reset)"
-                : w->prepared.empty()    ? std::string()
-                                                : " (new checkout)"),
-           true);
+    if (!s.executor.is_null()) spawned[e.id] = std::move(s.executor);
+    if (!s.journaled) journal_failed = true;
   }
   worktrees_.start_resumed();  // gated from the loop, as an executor that ends is (never inside schedule())
   if (dispatched()) dispatch_.submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
@@ -268,31 +117,24 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
   }
 }
 
-// A plan left `running` by an execute that died (kill -9): if its executor still lives (the
-// same pid, boot and start time), end its process group before the plan starts again, so
-// no plan ever runs twice at once.
-void Run::end_leftover_executors(const json& doc) {
-  if (!doc.contains("plans") || !doc["plans"].is_array()) return;
-  std::string boot = boot_id();
-  for (const auto& p : doc["plans"]) {
-    if (execution::plan_status(p) != PlanStatus::Running || !p.contains("executor") || !p["executor"].is_object())
-      continue;
-    const json& r = p["executor"];
-    int pid = r.value("pid", 0), pgid = r.value("pgid", 0);
-    unsigned long long ticks = r.value("start_ticks", 0ULL);
-    if (pid <= 0 || ticks == 0 || r.value("boot_id", std::string()) != boot || process_start_ticks(pid) != ticks)
-      continue;
-    emit("leftover_executor", {{"plan", str(p, "id")}, {"pid", pid}, {"pgid", pgid}}, Sym::Warn,
-         "Plan " + str(p, "id") + ": its executor (pid " + std::to_string(pid) +
-             ") from an execute that stopped without cleaning up still runs; ending it before the plan starts again");
-    auto alive = [&] { return process_start_ticks(pid) == ticks; };
-    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGTERM);
-    ::kill(pid, SIGTERM);
-    for (int k = 0; k < 100 && alive(); ++k) ::usleep(50 * 1000);  // 5 s to finish cleanly
-    if (pgid > 1 && pgid == pid) ::kill(-pgid, SIGKILL);
-    if (alive()) ::kill(pid, SIGKILL);
-    for (int k = 0; k < 100 && alive(); ++k) ::usleep(20 * 1000);
-  }
+// What a start here (runner/run_launch.h) reaches of the run.
+ExecutorStarter::Host Run::launch_host() {
+  ExecutorStarter::Host h;
+  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
+  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.isolated = [this] { return isolated(); };
+  h.started = [this](size_t i) { core_.started(i); };
+  h.hold = [this](size_t i, std::unique_ptr<Process> p) { return hold(i, std::move(p)); };
+  h.running = [this] { return running_count_; };
+  h.done = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
+  h.journal = [this](const std::string& id, const json& record) { return writes_.journal(id, record); };
+  h.queued = [this](size_t i) { return writes_.queued(i); };
+  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
+    emit(event, std::move(data), sym, human);
+  };
+  h.note = [this](const std::string& human, bool dim) { note(human, dim); };
+  h.log = [this](const std::string& type, const std::string& plan, json data) { log(type, plan, std::move(data)); };
+  return h;
 }
 
 int Run::init_worktrees(const json& doc) {
