@@ -18,6 +18,7 @@
 #include "protocol/state/config.h"
 #include "runner/sandbox.h"
 #include "runner/subprocess.h"
+#include "runner/world.h"
 
 using namespace yolo;
 using namespace yolo::runner;
@@ -42,7 +43,7 @@ double start_ms(const std::shared_ptr<Confinement>& c, bool prepare, sandbox::Ro
     req.project_root = root;
     req.phase_dir = phase;  // every file in it bound read-only (no SUMMARY of its own: the worst case)
     auto p0 = std::chrono::steady_clock::now();
-    auto r = confine(Config{}, req);
+    auto r = confine(runner::world(), Config{}, req);
     prepare_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0).count());
     if (!r.ok()) {
       std::fprintf(stderr, "sandbox_bench: %s\n", r.error.c_str());

@@ -164,7 +164,7 @@ AgentSpawn spawn_agent(const std::string& agent, const Config& cfg, const AgentC
   SandboxRequest req;
   req.role = architect ? sandbox::Role::Architect : sandbox::Role::Reviewer;
   req.project_root = ctx.root;
-  ConfinementResult confined = confine(cfg, req);
+  ConfinementResult confined = confine(ctx.world, cfg, req);
   s.sandbox = confined.confinement->record();
   if (!confined.ok()) {
     s.setup_error = confined.error;

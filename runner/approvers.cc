@@ -24,7 +24,7 @@ gates::ApproverVerdict CommandApprover::decide(const gates::ApproverRequest& req
   SandboxRequest sreq;
   sreq.role = sandbox::Role::Approver;
   sreq.project_root = req.root;
-  ConfinementResult confined = confine(cfg, sreq);
+  ConfinementResult confined = confine(world_, cfg, sreq);
   if (!confined.ok()) {
     v.error = "approver " + req.argv_template[0] + " not started: " + confined.error;
     return v;

@@ -85,7 +85,7 @@ void PlanChecks::next(size_t i) {
   SandboxRequest sreq;  // a check reads the project (its slot) and writes only its temp folder
   sreq.role = sandbox::Role::Check;
   sreq.project_root = root_;
-  ConfinementResult confined = confine(cfg_, sreq);
+  ConfinementResult confined = confine(world_, cfg_, sreq);
   spec.confinement = confined.confinement;
   if (!confined.ok()) {
     spec.argv = {"/bin/sh", "-c", "echo \"$0\" >&2; exit 126", confined.error};

@@ -108,7 +108,7 @@ ExecutorStarter::Start ExecutorStarter::start(size_t i, long long wave, const st
       sreq.extra_write.push_back(req_dir.string());
     }
   }
-  ConfinementResult confined = objects_err.empty() ? confine(cfg_, sreq) : ConfinementResult{nullptr, objects_err};
+  ConfinementResult confined = objects_err.empty() ? confine(world_, cfg_, sreq) : ConfinementResult{nullptr, objects_err};
   if (!confined.ok()) return {confined.error, nullptr, true};
   run.sandbox = confined.confinement->record();
   if (confined.confinement->refusals) run.refused = confined.confinement->refusals;

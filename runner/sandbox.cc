@@ -259,7 +259,7 @@ ConfinementResult confine_policy(sandbox::Policy policy, stdfs::path temp_dir, c
   return out;
 }
 
-ConfinementResult confine(const Config& cfg, const SandboxRequest& req) {
+ConfinementResult confine(const World& w, const Config& cfg, const SandboxRequest& req) {
   sandbox_detail::CanonicalScope paths;  // each folder resolved once while the policy is made
   // The child's own temp folder, inside yolo's private one (which no child can read).
   stdfs::path priv = private_temp_dir();
@@ -268,7 +268,7 @@ ConfinementResult confine(const Config& cfg, const SandboxRequest& req) {
   buf.push_back('\0');
   stdfs::path temp;
   if (::mkdtemp(buf.data())) temp = buf.data();
-  const sandbox::PolicyInputs inputs = policy_inputs(cfg, req, temp, priv);
+  const sandbox::PolicyInputs inputs = policy_inputs(w, cfg, req, temp, priv);
   const std::string policy_git_dir = inputs.git_common_dir;
   sandbox::Policy policy = sandbox::policy_for(inputs);
   if (sandbox_off(cfg)) {

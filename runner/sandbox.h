@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "protocol/state/config.h"
+#include "protocol/ports/world.h"
 #include "protocol/run/sandbox_policy.h"
 
 namespace yolo::runner {
@@ -112,10 +113,10 @@ bool sandbox_off(const Config& cfg);
 // Prepares the confinement of one child. With the sandbox off: a Confinement that confines
 // nothing (mechanism "off") with a temp folder all the same. With it on and a kernel without
 // Landlock: an error that says so and how to choose "off".
-ConfinementResult confine(const Config& cfg, const SandboxRequest& req);
+ConfinementResult confine(const World& w, const Config& cfg, const SandboxRequest& req);
 // The policy's inputs for a request: the config's extra folders for the role, the slot's git
 // folders, the checkout's entries.
-sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req, const std::filesystem::path& temp,
+sandbox::PolicyInputs policy_inputs(const World& w, const Config& cfg, const SandboxRequest& req, const std::filesystem::path& temp,
                                     const std::filesystem::path& yolo_private_dir);
 // The same from an explicit policy (yolo sandbox, tests). With the project's checkout and its
 // git folder, the child's refused writes into what yolo guards are named too (refusals.h).

@@ -23,7 +23,7 @@ namespace {
 // Each program an argv of the config names by a path inside the project (agents, executor,
 // approvers, dispatch adapters), and every project file the config names that the vision
 // approval covers by content: absolute, existing.
-std::vector<std::string> configured_programs(const Config& cfg, const stdfs::path& root) {
+std::vector<std::string> configured_programs(const World& w, const Config& cfg, const stdfs::path& root) {
   std::vector<std::string> out;
   auto take = [&](const std::vector<std::string>& argv) {
     if (argv.empty() || argv[0].find('/') == std::string::npos) return;
@@ -34,7 +34,7 @@ std::vector<std::string> configured_programs(const Config& cfg, const stdfs::pat
   for (const CommandSpec* c : {&cfg.reviewer, &cfg.architect, &cfg.executor, &cfg.dispatch.submit, &cfg.dispatch.wait,
                                &cfg.dispatch.cancel})
     take(c->argv);
-  for (const auto& rel : gates::named_project_files(world(), root, cfg.raw)) out.push_back((root / rel).string());
+  for (const auto& rel : gates::named_project_files(w, root, cfg.raw)) out.push_back((root / rel).string());
   if (auto a = cfg.raw.find("approvers"); a != cfg.raw.end() && a->is_object())
     for (const auto& [type, v] : a->items()) {
       const json* cmd = v.is_array() ? &v : (v.is_object() && v.contains("command") ? &v["command"] : nullptr);
@@ -161,7 +161,7 @@ bool sandbox_off(const Config& cfg) {
   return false;
 }
 
-sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req, const stdfs::path& temp,
+sandbox::PolicyInputs policy_inputs(const World& world, const Config& cfg, const SandboxRequest& req, const stdfs::path& temp,
                                     const stdfs::path& priv) {
   sandbox::PolicyInputs in;
   in.role = req.role;
@@ -233,7 +233,7 @@ sandbox::PolicyInputs policy_inputs(const Config& cfg, const SandboxRequest& req
   // The programs the config names inside the project stay as approved, whoever can write there.
   // So does the yolo binary the person runs, when it lies in the project (a build folder).
   if (req.role == sandbox::Role::Executor || req.role == sandbox::Role::Shell) {
-    for (const auto& prog : configured_programs(cfg, req.project_root)) in.protected_paths.push_back(canonical(prog));
+    for (const auto& prog : configured_programs(world, cfg, req.project_root)) in.protected_paths.push_back(canonical(prog));
     for (const auto& prog : req.protected_programs) in.protected_paths.push_back(canonical(prog));
     std::error_code se;
     const std::string self = canonical(stdfs::read_symlink("/proc/self/exe", se).string());

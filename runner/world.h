@@ -36,8 +36,7 @@ class KeyFile : public seal::KeySource {
 
 // The process's World, built on the first call, by run_cli, which hands it to the command in
 // its context. Everything below a command is given it (a Context, a World&) by its caller;
-// the only other callers are the confinement's inputs (sandbox_inputs.cc, reached from
-// confine() without a World) and the benchmarks, which have no command.
+// the only other callers are the benchmarks, which have no command.
 const World& world();
 
 }  // namespace yolo::runner

@@ -58,7 +58,7 @@ int run(const Context& ctx, const Options& o) {
   buf.push_back('\0');
   stdfs::path temp = o.print ? stdfs::path(tmpl).parent_path() / "yolo-sandbox-…"
                              : ::mkdtemp(buf.data()) ? stdfs::path(buf.data()) : stdfs::path();
-  ConfinementResult r = confine_policy(sandbox::policy_for(policy_inputs(cfg, req, temp, {})), o.print ? stdfs::path() : temp);
+  ConfinementResult r = confine_policy(sandbox::policy_for(policy_inputs(ctx.world, cfg, req, temp, {})), o.print ? stdfs::path() : temp);
   r.confinement->keep_temp = true;
   if (o.print) {
     if (o.json) {

@@ -339,7 +339,7 @@ TEST(Sandbox, AnExecutorInTheCheckoutWritesItButNotYolosFilesNorGitsConfig) {
   req.role = sandbox::Role::Executor;
   req.project_root = root;
   req.phase_dir = root / ".yolo-planning/phases/01-demo";
-  auto r = confine(cfg, req);
+  auto r = confine(test::real_world(), cfg, req);
   ASSERT_TRUE(r.ok()) << r.error;
   auto w = sh("echo new > new.txt && mkdir -p src && echo c > src/a.c && echo s > .yolo-planning/phases/01-demo/S.md "
               "&& echo ok",
@@ -381,7 +381,7 @@ TEST(Sandbox, AnExecutorInTheCheckoutCannotSwapTheRepositoryFolder) {
   req.role = sandbox::Role::Executor;
   req.project_root = root;
   req.phase_dir = root / ".yolo-planning/phases/01-demo";
-  auto r = confine(cfg, req);
+  auto r = confine(test::real_world(), cfg, req);
   ASSERT_TRUE(r.ok()) << r.error;
   for (const char* attempt : {"mv .git .git-old", "mv .git/modules .git/m2", "echo evil >> .git/modules/sub/config"}) {
     auto no = sh(attempt, r.confinement, root);
@@ -418,7 +418,7 @@ TEST(Sandbox, WithTheSandboxOffTheChildIsNotConfinedAndTheRecordSaysSo) {
   SandboxRequest req;
   req.role = sandbox::Role::Reviewer;
   req.project_root = t.path();
-  auto r = confine(cfg, req);
+  auto r = confine(test::real_world(), cfg, req);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r.confinement->off());
   EXPECT_EQ(r.confinement->record()["mechanism"], "off");
