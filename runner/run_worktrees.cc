@@ -12,26 +12,14 @@
 
 namespace yolo::runner::phase {
 
-namespace {
-
-std::string read_all(const stdfs::path& p, bool& ok) {
-  std::ifstream f(p, std::ios::binary);
-  ok = static_cast<bool>(f);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-}  // namespace
-
 bool WorktreeDriver::adopt(size_t i, const PlanWorktree& w, int slot, std::string& err) {
   const auto& e = host_.entry(i);
   // The plan as this run read it (an architect may have revised it without a commit): the
   // gates judge the reviewed plan, in a local worktree and in a dispatched plan's alike.
-  bool ok_root = false, ok_wt = false;
-  std::string mine = read_all(root_ / e.path, ok_root);
-  std::string theirs = read_all(w.path / e.path, ok_wt);
-  if (ok_root && (!ok_wt || mine != theirs)) {
+  constexpr size_t kPlanMax = 64u << 20;
+  const auto mine = world_.files().read(root_ / e.path, kPlanMax, /*text=*/false);
+  const auto theirs = world_.files().read(w.path / e.path, kPlanMax, /*text=*/false);
+  if (mine.ok() && (!theirs.ok() || mine.content != theirs.content)) {
     // Written as a regular file inside the worktree: a symlink committed at that path (or a
     // folder on the way leading out) is never followed.
     std::error_code ec;
@@ -44,8 +32,11 @@ bool WorktreeDriver::adopt(size_t i, const PlanWorktree& w, int slot, std::strin
       err = "the plan's folder in the worktree leads outside it (" + target.string() + ")";
       return false;
     }
-    if (stdfs::is_symlink(stdfs::symlink_status(target, ec))) stdfs::remove(target, ec);
-    std::ofstream(target, std::ios::binary | std::ios::trunc) << mine;
+    // A new file renamed over the path: a symlink there is replaced, never followed.
+    if (auto wrote = world_.files().write_atomic(target, mine.content); !wrote.ok()) {
+      err = "could not put the plan into its worktree: " + wrote.error;
+      return false;
+    }
   }
   PlanRun& pr = host_.plan(i);
   pr.worktree = w;
