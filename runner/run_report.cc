@@ -186,7 +186,9 @@ std::string RunReport::plan_complete(const std::string& plan) {
 
 void RunReport::phase_complete(size_t plans) {
   log("phase_end", "",
-      {{"status", to_string(RunStatus::Complete)}, {"plans", plans}, {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
+      {{"status", to_string(RunStatus::Complete)},
+       {"plans", plans},
+       {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
   emit("phase_end", {{"status", to_string(RunStatus::Complete)}, {"plans", plans}}, Sym::Ok,
        "Phase " + phase_.folder + " complete: " + std::to_string(plans) + "/" + std::to_string(plans) + " plans");
 }

@@ -256,8 +256,8 @@ TEST(RunReport, TheNextLineOfEachExitCode) {
       {kExecPaused, "⏸",
        "`yolo gates` shows the open gate; `yolo approve` (or `yolo reject --feedback TEXT`), then `yolo execute`",
        false},
-      {kExecWaitingSummary, "◆", "write the SUMMARY files named above (or configure an `executor`), then `yolo execute`",
-       false},
+      {kExecWaitingSummary, "◆",
+       "write the SUMMARY files named above (or configure an `executor`), then `yolo execute`", false},
       {kExecUsage, "✗", "`yolo status` lists the phases and plans; `yolo execute --help` shows the options", true},
       {kExecHalted, "✗", "fix what is reported above, then `yolo execute` (`yolo status` shows the run)", true},
   };
@@ -326,13 +326,12 @@ TEST(RunReport, AWavesNamesAreCutAfterEightForPeopleAndAllGoToMachines) {
 }
 
 json state_with_gate(const std::string& status) {
-  return {{"gates",
-           json::array({{{"id", "g-0"}, {"gate_type", "vision"}, {"status", "APPROVED"}},
-                        {{"id", "g-1"},
-                         {"gate_type", "wave"},
-                         {"plan_path", ".yolo-planning/phases/01-demo/01-02-PLAN.md"},
-                         {"status", status},
-                         {"feedback", "split it"}}})}};
+  return {{"gates", json::array({{{"id", "g-0"}, {"gate_type", "vision"}, {"status", "APPROVED"}},
+                                 {{"id", "g-1"},
+                                  {"gate_type", "wave"},
+                                  {"plan_path", ".yolo-planning/phases/01-demo/01-02-PLAN.md"},
+                                  {"status", status},
+                                  {"feedback", "split it"}}})}};
 }
 
 TEST(RunReport, ARejectedGateHaltsWithItsTextAndTheStepToRequestApprovalAgain) {
