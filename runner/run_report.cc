@@ -121,6 +121,41 @@ void RunReport::log(const std::string& type, const std::string& plan, json data)
   }
 }
 
+// ---- step 2 ----------------------------------------------------------------------------------
+
+void RunReport::phase_start(size_t plans, long long total_waves, bool resumed, size_t done, bool was_running) {
+  log("phase_start", "", {{"resumed", resumed}, {"plans", plans}, {"total_waves", total_waves}});
+  std::string head = "Phase " + phase_.folder + ": " + std::to_string(plans) + " plans in " +
+                     std::to_string(total_waves) + " waves" +
+                     (resumed ? " (resumed, " + std::to_string(done) + " complete)" : "");
+  emit("phase_start",
+       {{"phase", phase_.number},
+        {"phase_dir", phase_.rel},
+        {"plans", plans},
+        {"total_waves", total_waves},
+        {"resumed", resumed},
+        {"correlation_id", cid_}},
+       Sym::Diamond, head);
+  if (was_running) note("plans left running by an earlier run are pending again");
+}
+
+void RunReport::summary_not_counted(const std::string& id) {
+  emit("summary_not_counted", {{"plan", id}}, Sym::Warn,
+       "Plan " + id + ": its SUMMARY appeared after this run began, written by no executor of " + id +
+           ": not counted; the plan runs (its executor writes the SUMMARY again)");
+}
+
+void RunReport::summary_failed(const std::string& id, const json& findings) {
+  emit("plan_end", {{"plan", id}, {"status", to_string(PlanStatus::Failed)}, {"findings", findings}}, Sym::Fail,
+       "Plan " + id + ": its SUMMARY fails the SUMMARY gate");
+  for (const auto& f : findings) note("[" + str(f, "severity") + "] " + str(f, "issue"));
+}
+
+void RunReport::already_complete(size_t plans) {
+  emit("phase_end", {{"status", to_string(RunStatus::Complete)}, {"plans", plans}}, Sym::Ok,
+       "Phase " + phase_.folder + " complete: every plan has a SUMMARY that passes the gate");
+}
+
 // ---- the run core's actions ---------------------------------------------------------------------
 
 void RunReport::max_parallel_lowered(int want, int now, long files_limit) {

@@ -1,8 +1,9 @@
 // What `yolo execute` says, a part of the Run (runner/phase_run_internal.h) with a class of
 // its own: its events as JSON lines (--json) or lines for people (✓ ⚠ ✗ ◆ ⏸ ○, coloured only
 // when its output is a terminal and NO_COLOR is unset), the event log, the live line at the
-// bottom of a terminal, the texts of the run core's actions (a wave started or ended, a gate
-// rejected, the run frozen, halted or complete) and the run's last word with its `Next:` line.
+// bottom of a terminal, step 2's words (the phase started, SUMMARY files not counted), the
+// texts of the run core's actions (a wave started or ended, a gate rejected, the run frozen,
+// halted or complete) and the run's last word with its `Next:` line.
 //
 // It writes to stdout and stderr (through runner/output.h, which keeps the live line below
 // the other lines) or, in a test, to the files it is given. The run reaches it through
@@ -76,6 +77,17 @@ class RunReport {
   void note(const std::string& human, bool dim = false);  // an extra line for people only
   // A line of the event log (when the config enables it); plan: the plan's number or "".
   void log(const std::string& type, const std::string& plan, json data = json::object());
+
+  // ---- step 2 ------------------------------------------------------------------------------
+  // The phase starts (or resumes: `done` plans complete) with `plans` plans in `total_waves`
+  // waves; was_running: an earlier run left plans running, pending again now. Logged and said.
+  void phase_start(size_t plans, long long total_waves, bool resumed, size_t done, bool was_running);
+  // Plan id's SUMMARY appeared after the run began, written by no executor of its own.
+  void summary_not_counted(const std::string& id);
+  // Plan id's SUMMARY fails the SUMMARY gate (no executor to run it again): with its findings.
+  void summary_failed(const std::string& id, const json& findings);
+  // Every plan of the phase (`plans`) has a SUMMARY that passes: nothing to run.
+  void already_complete(size_t plans);
 
   // ---- the run core's actions -------------------------------------------------------------
   // The fd limit lowered max_parallel from want to now (files_limit: `ulimit -n`).

@@ -1,8 +1,8 @@
 // What the run says (runner/run_report.h), the class alone, writing to files of the test's
 // own: each event's line for people and its JSON line, colour only on a terminal and without
 // NO_COLOR, the event log's lines in a real file, the `Next:` line of each exit code, a wave's
-// names cut after eight, a rejected gate's halt with its next step, the live line of a given
-// set of running plans.
+// names cut after eight, a rejected gate's halt with its next step, step 2's words, the live
+// line of a given set of running plans.
 #include "runner/run_report.h"
 
 #include <fcntl.h>
@@ -413,6 +413,53 @@ TEST(RunReport, TheRunCoresOtherActionsInWords) {
   EXPECT_EQ(js[1]["summary_path"], "p/01-01-SUMMARY.md");
   EXPECT_EQ(js[2]["event"], "frozen");
   EXPECT_EQ(js[2]["running"], 2);
+}
+
+TEST(RunReport, StepTwoSaysThePhaseItsResumeAndTheSummariesItCannotCount) {
+  const json findings = json::array({{{"severity", "high"}, {"issue", "no commit"}}});
+  {
+    Said s(false);
+    s.report->phase_start(3, 2, /*resumed=*/true, 1, /*was_running=*/true);
+    s.report->phase_start(3, 2, /*resumed=*/false, 0, /*was_running=*/false);
+    s.report->summary_not_counted("01-02");
+    s.report->summary_failed("01-03", findings);
+    s.report->already_complete(3);
+    auto l = s.out_lines();
+    ASSERT_EQ(l.size(), 7u);
+    EXPECT_EQ(without_time(l[0]), "◆ Phase 01-demo: 3 plans in 2 waves (resumed, 1 complete)");
+    EXPECT_EQ(l[1], "    plans left running by an earlier run are pending again");
+    EXPECT_EQ(without_time(l[2]), "◆ Phase 01-demo: 3 plans in 2 waves");
+    EXPECT_EQ(without_time(l[3]),
+              "⚠ Plan 01-02: its SUMMARY appeared after this run began, written by no executor of 01-02: not "
+              "counted; the plan runs (its executor writes the SUMMARY again)");
+    EXPECT_EQ(without_time(l[4]), "✗ Plan 01-03: its SUMMARY fails the SUMMARY gate");
+    EXPECT_EQ(l[5], "    [high] no commit");
+    EXPECT_EQ(without_time(l[6]), "✓ Phase 01-demo complete: every plan has a SUMMARY that passes the gate");
+    auto log = s.event_log();
+    ASSERT_EQ(log.size(), 2u);
+    EXPECT_EQ(log[0]["event"], "phase_start");
+    EXPECT_EQ(log[0]["data"], (json{{"resumed", true}, {"plans", 3}, {"total_waves", 2}, {"phase_dir", s.phase.rel}}));
+  }
+  {
+    Said s(true);
+    s.report->phase_start(3, 2, /*resumed=*/false, 0, /*was_running=*/true);
+    s.report->summary_not_counted("01-02");
+    s.report->summary_failed("01-03", findings);
+    s.report->already_complete(3);
+    auto js = s.json_lines();
+    ASSERT_EQ(js.size(), 4u) << "notes are for people only";
+    for (auto& j : js) j.erase("elapsed_ms");
+    EXPECT_EQ(js[0], (json{{"event", "phase_start"},
+                           {"phase", 1},
+                           {"phase_dir", s.phase.rel},
+                           {"plans", 3},
+                           {"total_waves", 2},
+                           {"resumed", false},
+                           {"correlation_id", "cid-1"}}));
+    EXPECT_EQ(js[1], (json{{"event", "summary_not_counted"}, {"plan", "01-02"}}));
+    EXPECT_EQ(js[2], (json{{"event", "plan_end"}, {"plan", "01-03"}, {"status", "failed"}, {"findings", findings}}));
+    EXPECT_EQ(js[3], (json{{"event", "phase_end"}, {"status", "complete"}, {"plans", 3}}));
+  }
 }
 
 TEST(RunReport, TheLiveLineShowsProgressTheRunningExecutorsAndThePlansOwnSteps) {
