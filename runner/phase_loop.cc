@@ -57,22 +57,10 @@ int Run::waves() {
   uv_signal_start(&sigterm_, on_signal, SIGTERM);
   uv_unref(reinterpret_cast<uv_handle_t*>(&sigint_));
   uv_unref(reinterpret_cast<uv_handle_t*>(&sigterm_));
-  // On a terminal: a live line with the running executors and the phase's progress.
-  bool live = !o_.json && out::live_enabled();
-  if (live) {
-    uv_timer_init(&loop_, &live_timer_);
-    live_timer_.data = this;
-    uv_timer_start(
-        &live_timer_, [](uv_timer_t* t) { static_cast<Run*>(t->data)->draw_live(); }, 250, 250);
-    uv_unref(reinterpret_cast<uv_handle_t*>(&live_timer_));
-  }
+  report_.start_live(&loop_);  // on a terminal: the running executors and the phase's progress
   schedule();
   uv_run(&loop_, UV_RUN_DEFAULT);
-  if (live) {
-    uv_timer_stop(&live_timer_);
-    uv_close(reinterpret_cast<uv_handle_t*>(&live_timer_), nullptr);
-    out::set_live("");
-  }
+  report_.stop_live();
   uv_signal_stop(&sigint_);
   uv_signal_stop(&sigterm_);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
@@ -129,11 +117,7 @@ void Run::schedule() {
   if (executor && !dispatched() && fd_cap_ < 0) {  // executors at once within the fd limit, once
     int want = cfg_.max_parallel;
     fd_cap_ = fd_parallel_cap(isolated());
-    if (fd_cap_ < want)
-      emit("max_parallel_lowered", {{"max_parallel", want}, {"now", fd_cap_}}, Sym::Warn,
-           "max_parallel " + std::to_string(want) + " lowered to " + std::to_string(fd_cap_) +
-               ": this process may open only " + std::to_string(open_files_limit()) +
-               " files (`ulimit -n`); the other plans wait for a slot (raise it: `ulimit -n 4096`)");
+    if (fd_cap_ < want) report_.max_parallel_lowered(want, fd_cap_, open_files_limit());
     core_.set_max_parallel(std::min(want, fd_cap_));
   }
   for (bool again = true; again && !stopping_;) {
@@ -159,37 +143,16 @@ void Run::schedule() {
           again = true;  // a conflict fails its plan: the core decides again
           break;
         case run::Act::MergeRefused:
-          stop(kExecHalted, Result::Halted,
-               "Halted: plan " + entries_[a.plans.front()].id + " passed its gates but could not be merged");
+          stop(kExecHalted, Result::Halted, report_.merge_refused(entries_[a.plans.front()].id));
           return;
-        case run::Act::WaveEnd: {
-          std::string ws = to_string(a.failed ? PlanStatus::Failed : PlanStatus::Complete);
-          log("wave_end", "", {{"wave", a.wave}, {"status", ws}});
-          emit("wave_end", {{"wave", a.wave}, {"status", ws}}, a.failed ? Sym::Fail : Sym::Ok,
-               "Wave " + std::to_string(a.wave) + " " + ws);
+        case run::Act::WaveEnd:
+          report_.wave_end(a.wave, a.failed);
           break;
-        }
-        case run::Act::Halted: {
-          const json& doc = state_now().doc;
-          std::string msg = "the run is halted";
-          if (doc.contains("gates") && doc["gates"].is_array() && !doc["gates"].empty() &&
-              gates::has_status(doc["gates"].back(), gates::GateStatus::Rejected)) {
-            const json& g = doc["gates"].back();
-            msg = str(g, "gate_type") + " gate " + str(g, "id") + " for " + str(g, "plan_path") +
-                  " was rejected: " + str(g, "feedback");
-            emit("gate_rejected",
-                 {{"gate_id", str(g, "id")}, {"gate_type", str(g, "gate_type")}, {"feedback", str(g, "feedback")}},
-                 Sym::Fail, "Halted: " + msg);
-            note("revise and request approval again: yolo request-approval --plan-path " + str(g, "plan_path") +
-                 " --gate-type " + str(g, "gate_type"));
-          }
-          stop(kExecHalted, Result::Halted, "Halted: " + msg);
+        case run::Act::Halted:
+          stop(kExecHalted, Result::Halted, report_.halted(state_now().doc));
           return;
-        }
         case run::Act::Frozen:
-          emit("frozen", {{"running", running_count_}}, Sym::Pause,
-               "A gate is open: no new plan starts; waiting for the " + std::to_string(running_count_) +
-                   " running plan(s)");
+          report_.frozen(running_count_);
           break;
         case run::Act::Pause: {
           const json& doc = state_now().doc;
@@ -203,28 +166,16 @@ void Run::schedule() {
         }
         case run::Act::Halt:
           set_halted(a.reason);
-          if (o_.json)
-            emit("phase_end", {{"status", to_string(RunStatus::Halted)}, {"reason", a.reason}}, Sym::Fail,
-                 "Halted: " + a.reason);
-          stop(kExecHalted, Result::Halted, "Phase " + phase_.folder + " halted: " + a.reason);
+          stop(kExecHalted, Result::Halted, report_.halt(a.reason));
           return;
         case run::Act::PlanComplete:
-          emit("plan_complete", {{"plan", o_.only_plan}}, Sym::Ok, "Plan " + o_.only_plan + " is complete");
-          next_ = "`yolo execute` runs the rest of the phase";
-          stop(kExecComplete, Result::Complete,
-               "Plan " + o_.only_plan + " complete (--plan); the rest of the phase is not");
+          stop(kExecComplete, Result::Complete, report_.plan_complete(o_.only_plan));
           return;
         case run::Act::Complete: {
           std::string now = world_.now();
           flush_plans([&](json& st) { execution::complete_phase(st, now); });  // the last records and the end
           if (stopping_) return;  // the write failed: the writes stopped the run with its error
-          log("phase_end", "",
-              {{"status", to_string(RunStatus::Complete)},
-               {"plans", entries_.size()},
-               {"elapsed_ms", static_cast<long long>(elapsed_ms())}});
-          emit("phase_end", {{"status", to_string(RunStatus::Complete)}, {"plans", entries_.size()}}, Sym::Ok,
-               "Phase " + phase_.folder + " complete: " + std::to_string(entries_.size()) + "/" +
-                   std::to_string(entries_.size()) + " plans");
+          report_.phase_complete(entries_.size());
           stop(kExecComplete, Result::Complete, "");
           return;
         }
@@ -254,18 +205,9 @@ void Run::schedule() {
           break;
         }
         case run::Act::WaveStart: {
-          json ids = json::array();
-          std::string names;  // for people: the first few, then how many more (a wave of 80 was one 700-character line)
-          constexpr size_t kNamesShown = 8;
-          for (size_t x : a.plans) {
-            const auto& e = entries_[x];
-            ids.push_back(e.id);
-            if (ids.size() <= kNamesShown) names += (names.empty() ? "" : ", ") + e.id;
-          }
-          if (ids.size() > kNamesShown) names += " and " + std::to_string(ids.size() - kNamesShown) + " more";
-          log("wave_start", "", {{"wave", a.wave}, {"plans", ids}});
-          emit("wave_start", {{"wave", a.wave}, {"total_waves", a.total_waves}, {"plans", ids}}, Sym::Diamond,
-               "Wave " + std::to_string(a.wave) + "/" + std::to_string(a.total_waves) + ": " + names);
+          std::vector<std::string> ids;
+          for (size_t x : a.plans) ids.push_back(entries_[x].id);
+          report_.wave_start(a.wave, a.total_waves, ids);
           break;
         }
         case run::Act::Start:
@@ -290,45 +232,12 @@ void Run::mark_ready(const std::vector<size_t>& idx) {
     stop(kExecHalted, Result::Error, up.error);
     return;
   }
+  std::vector<ReadyPlan> ready;
   for (size_t i : idx) {
     const auto& e = entries_[i];
-    std::string sp = summary_rel_for(world_, root_, e.path);
-    emit("plan_ready", {{"plan", e.id}, {"wave", e.wave}, {"plan_path", e.path}, {"summary_path", sp}}, Sym::Diamond,
-         "Plan " + e.id + " ready: waiting for " + sp);
+    ready.push_back({e.id, e.wave, e.path, summary_rel_for(world_, root_, e.path)});
   }
-  stop(kExecWaitingSummary, Result::WaitingForSummary,
-       "Waiting for SUMMARY: no executor is configured; " + std::to_string(idx.size()) +
-           " plan(s) are ready for an agent or a person. Run `yolo execute` again once their SUMMARY files exist.");
-}
-
-// The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
-void Run::draw_live() {
-  size_t done = 0;
-  for (size_t i = 0; i < entries_.size(); ++i)
-    if ((core_.plan(i).step == run::Step::Done && core_.plan(i).status == PlanStatus::Complete) ||
-        (entries_[i].summary == SummaryState::Passed && !runs_[i].running))
-      ++done;
-  const size_t width = 12;
-  size_t filled = entries_.empty() ? 0 : done * width / entries_.size();
-  std::string bar = "[";
-  for (size_t k = 0; k < width; ++k) bar += k < filled ? "█" : "░";
-  std::string l = bar + "] " + std::to_string(done) + "/" + std::to_string(entries_.size()) + " plans";
-  long long timeout = cfg_.timeout_for(cfg_.executor);
-  for (size_t i = 0; i < runs_.size(); ++i) {
-    if (!runs_[i].running) continue;
-    double secs = static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e9;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " %.1fs/%llds", secs, timeout / 1000);
-    l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " executor" + buf;
-    if (const std::string& t = run_of(i).tool; !t.empty()) {  // its current tool call, cut to fit
-      l += " " + text::cut(text::sanitize_for_terminal(t), running_count_ > 1 ? 24 : 60);
-    }
-  }
-  for (size_t i = 0; i < runs_.size(); ++i)
-    if (const char* step = run_of(i).aside_step)
-      l += " · " + out::sym(Sym::Diamond) + " " + text::sanitize_for_terminal(entries_[i].id) + " " + step;
-  if (running_count_ == 0) l += " · waiting";
-  out::set_live(l);
+  stop(kExecWaitingSummary, Result::WaitingForSummary, report_.plans_ready(ready));
 }
 
 }  // namespace yolo::runner::phase

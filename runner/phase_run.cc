@@ -97,34 +97,14 @@ int Run::step2() {
   writes_.wrote(std::move(up.doc), up.stamp);
   size_t done = 0;
   for (const auto& e : entries_) done += e.summary == SummaryState::Passed;
-  log("phase_start", "",
-      {{"resumed", !prepared.new_run}, {"plans", entries_.size()}, {"total_waves", prepared.total_waves}});
-  std::string head = "Phase " + phase_.folder + ": " + std::to_string(entries_.size()) + " plans in " +
-                     std::to_string(prepared.total_waves) + " waves" +
-                     (prepared.new_run ? "" : " (resumed, " + std::to_string(done) + " complete)");
-  emit("phase_start",
-       {{"phase", phase_.number},
-        {"phase_dir", phase_.rel},
-        {"plans", entries_.size()},
-        {"total_waves", prepared.total_waves},
-        {"resumed", !prepared.new_run},
-        {"correlation_id", cid_}},
-       Sym::Diamond, head);
-  if (prepared.was_running) note("plans left running by an earlier run are pending again");
+  report_.phase_start(entries_.size(), prepared.total_waves, !prepared.new_run, done, prepared.was_running);
   for (const auto& id : prepared.summary_not_counted) {
     for (auto& e : entries_)
       if (e.id == id) e.summary = SummaryState::Missing;
-    emit("summary_not_counted", {{"plan", id}}, Sym::Warn,
-         "Plan " + id + ": its SUMMARY appeared after this run began, written by no executor of " + id +
-             ": not counted; the plan runs (its executor writes the SUMMARY again)");
+    report_.summary_not_counted(id);
   }
   for (const auto& e : entries_)
-    if (e.summary == SummaryState::Failed && !executor) {
-      emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"findings", e.summary_findings}},
-           Sym::Fail,
-           "Plan " + e.id + ": its SUMMARY fails the SUMMARY gate");
-      for (const auto& f : e.summary_findings) note("[" + str(f, "severity") + "] " + str(f, "issue"));
-    }
+    if (e.summary == SummaryState::Failed && !executor) report_.summary_failed(e.id, e.summary_findings);
   if (entries_.empty()) return finish(kExecHalted, Result::Halted, "no plans in " + phase_.rel);
   return -1;
 }
@@ -190,8 +170,7 @@ int Run::run() {
   prelude_.start_stage1(phase_);
   if (int rc = step2(); rc >= 0) return rc;
   if (const auto& now = state_now(); now.ok() && execution::run_status(now.doc) == RunStatus::Complete) {
-    emit("phase_end", {{"status", to_string(RunStatus::Complete)}, {"plans", entries_.size()}}, Sym::Ok,
-         "Phase " + phase_.folder + " complete: every plan has a SUMMARY that passes the gate");
+    report_.already_complete(entries_.size());
     return finish(kExecComplete, Result::Complete, "");
   }
   if (int rc = prelude_.precheck(phase_); rc >= 0) return rc;

@@ -3,10 +3,12 @@
 //   run_prelude       the steps before the waves: which phase runs, its plans read from disk,
 //                     the agents' check, Stage 1, the review gate, a halt recorded (a class,
 //                     RunPrelude; run_prelude.cc, run_prelude_plans.cc)
-//   phase_output.cc   what the run says: events, lines, the event log, its last word
+//   run_report        what the run says: events, lines, the event log, the live line, the
+//                     run core's actions in words, its last word (a class, RunReport)
+//   phase_output.cc   what the run shows of itself to its report (its Host), its last word
 //   phase_dry_run.cc  --dry-run (a function of what the run read, not a method)
-//   phase_loop.cc     the wave loop: carrying out the run core's actions (protocol/run/run_core.h),
-//                     interrupts, the live line
+//   phase_loop.cc     the wave loop: the run core's actions (protocol/run/run_core.h) handed
+//                     to the drivers and the report, interrupts
 //   run_state_writes  the state file: its batched writes, the executors' journal (a class)
 //   phase_budget.cc   what the agents cost
 //   run_gates         the vision, wave and budget gates (a class)
@@ -34,6 +36,7 @@
 #include "runner/run_gates.h"
 #include "runner/run_launch.h"
 #include "runner/run_prelude.h"
+#include "runner/run_report.h"
 #include "runner/run_state_writes.h"
 #include "runner/run_worktrees.h"
 
@@ -42,7 +45,6 @@ namespace yolo::runner::phase {
 class Run {
  public:
   Run(Context ctx, ExecuteOptions o) : ctx_(std::move(ctx)), o_(std::move(o)), root_(ctx_.root), git_(ctx_.root) {
-    t0_ = uv_hrtime();
     writes_.on_failed = [this](const std::string& error) { stop(kExecHalted, execution::Result::Error, error); };
     writes_.stopping = [this] { return stopping_; };
   }
@@ -52,15 +54,16 @@ class Run {
   bool settled() const { return running_count_ == 0 && !writes_.writing() && !prelude_.stage1_pending(); }
 
  private:
-  // ---- output and events ----------------------------------------------------------
-  double elapsed_ms() const { return static_cast<double>(uv_hrtime() - t0_) / 1e6; }
-  void emit(const std::string& event, json data, Sym sym, const std::string& human);
-  void note(const std::string& human, bool dim = false);  // extra detail lines for people only
-
-  void log(const std::string& type, const std::string& plan, json data = json::object());
+  // ---- what the run says (runner/run_report.h: a class of its own, report_) ---------------
+  void emit(const std::string& event, json data, Sym sym, const std::string& human) {
+    report_.emit(event, std::move(data), sym, human);
+  }
+  void note(const std::string& human, bool dim = false) { report_.note(human, dim); }  // for people only
+  void log(const std::string& type, const std::string& plan, json data = json::object()) {
+    report_.log(type, plan, std::move(data));
+  }
+  // The run's last word (what killed runs left tidied first): its exit code.
   int finish(int code, execution::Result result, const std::string& message);
-  // The one `Next:` line every stop ends with: next_ when a step set it, else by exit code.
-  std::string next_step(int code) const;
 
   // ---- step 2 (the other steps before the waves: runner/run_prelude.h, prelude_) --------
   // sp: the plan's SUMMARY as summary_rel_for named it, when the caller has it already.
@@ -135,8 +138,8 @@ class Run {
   // and that still run are ended, then the journal is removed.
   void end_journaled_executors();
   void interrupt(int signum);
-  // The live line: "[████░░░░] 2/4 plans · ◆ 01-02 executor 3.1s/60s · ...".
-  void draw_live();
+  // What the live line shows now: the plans done, the running executors, the plans' own steps.
+  LiveView live_view();
 
   Context ctx_;                     // the command's World, project root and config
   const World& world_ = ctx_.world;  // every file, time and key of the run goes through it
@@ -146,11 +149,14 @@ class Run {
   Config& cfg_ = ctx_.config;
   GitCli git_;
   SummaryMode mode_ = SummaryMode::Strict;
-  uint64_t t0_ = 0;
   std::string cid_;
-  bool log_warned_ = false;
   PhaseDir phase_;
   std::vector<PlanEntry> entries_;
+  // What the run says: its events, lines, event log, live line and last word (runner/run_report.h).
+  RunReport report_{world_, root_, cfg_, phase_, cid_, o_.json, report_host()};
+  RunReport::Host report_host();
+  // The next step for the person, when a step knows better than the exit code (the report's).
+  std::string& next_ = report_.next();
   // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
   // thread. Declared after the config and options it reads: destroyed (waited for) before them.
   RunPrelude prelude_{world_, root_, cfg_, o_, prelude_host()};
@@ -211,13 +217,11 @@ class Run {
     const PlanRun* r = run_at(i);
     return r && r->worktree ? &*r->worktree : nullptr;
   }
-  uv_timer_t live_timer_{};
   bool stopping_ = false;
   bool interrupted_ = false;
   int final_code_ = -1;
   execution::Result final_result_ = execution::Result::Halted;
   std::string final_message_;
-  std::string next_;  // the next step for the person, when a step knows better than the exit code
 };
 
 }  // namespace yolo::runner::phase
