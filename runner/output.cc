@@ -21,32 +21,35 @@ bool color_enabled() {
 }
 
 namespace {
-std::string paint(const char* code, const std::string& s) {
-  if (!color_enabled()) return s;
+std::string paint(const char* code, const std::string& s, bool color) {
+  if (!color) return s;
   return std::string("\033[") + code + "m" + s + "\033[0m";
 }
+std::string paint(const char* code, const std::string& s) { return paint(code, s, color_enabled()); }
 }  // namespace
 
-std::string sym(Sym s) {
+std::string sym(Sym s, bool color) {
   switch (s) {
     case Sym::Ok:
-      return paint("32", "✓");
+      return paint("32", "✓", color);
     case Sym::Warn:
-      return paint("33", "⚠");
+      return paint("33", "⚠", color);
     case Sym::Fail:
-      return paint("31", "✗");
+      return paint("31", "✗", color);
     case Sym::Diamond:
-      return paint("36", "◆");
+      return paint("36", "◆", color);
     case Sym::Pause:
-      return paint("35", "⏸");
+      return paint("35", "⏸", color);
     case Sym::Skip:
-      return paint("2", "○");
+      return paint("2", "○", color);
   }
   return "?";
 }
+std::string sym(Sym s) { return sym(s, color_enabled()); }
 
 std::string bold(const std::string& s) { return paint("1", s); }
 std::string dim(const std::string& s) { return paint("2", s); }
+std::string dim(const std::string& s, bool color) { return paint("2", s, color); }
 
 Sym sym_for(Verdict v) {
   switch (v) {

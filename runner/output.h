@@ -16,6 +16,9 @@ bool color_enabled();  // stdout is a TTY and NO_COLOR is unset or empty
 std::string sym(Sym s);
 std::string bold(const std::string& s);
 std::string dim(const std::string& s);
+// The same for an output of its own (a file, a pipe), coloured when `color` says so.
+std::string sym(Sym s, bool color);
+std::string dim(const std::string& s, bool color);
 Sym sym_for(Verdict v);
 
 // One JSON document on one line of stdout, flushed.

@@ -35,33 +35,9 @@ RunReport::RunReport(const World& world, std::filesystem::path root, const Confi
 // ---- where it writes ------------------------------------------------------------------------
 
 // The symbols and dim text of runner/output.h, coloured by this report's own output.
-std::string RunReport::sym(Sym s) const {
-  const char* code = "";
-  const char* g = "?";
-  switch (s) {
-    case Sym::Ok:
-      code = "32", g = "✓";
-      break;
-    case Sym::Warn:
-      code = "33", g = "⚠";
-      break;
-    case Sym::Fail:
-      code = "31", g = "✗";
-      break;
-    case Sym::Diamond:
-      code = "36", g = "◆";
-      break;
-    case Sym::Pause:
-      code = "35", g = "⏸";
-      break;
-    case Sym::Skip:
-      code = "2", g = "○";
-      break;
-  }
-  return color_ ? std::string("\033[") + code + "m" + g + "\033[0m" : std::string(g);
-}
+std::string RunReport::sym(Sym s) const { return out::sym(s, color_); }
 
-std::string RunReport::dim(const std::string& s) const { return color_ ? "\033[2m" + s + "\033[0m" : s; }
+std::string RunReport::dim(const std::string& s) const { return out::dim(s, color_); }
 
 // On stdout and stderr through runner/output.h (the live line cleared and drawn again).
 void RunReport::line(const std::string& s) {
