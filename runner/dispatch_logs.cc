@@ -2,7 +2,9 @@
 // The job's log). run-job pushes its log to the remote as a ref of its own,
 // refs/yolo-logs/BRANCH; when wait's output holds no line of the job's log (the engine keeps it
 // on a node whose files are not readable here), that ref is fetched and its log put into the
-// plan's log (`yolo logs PLAN`) before what wait said is read.
+// plan's log (`yolo logs PLAN`) before what wait said is read; the fetched ref
+// (refs/yolo-dispatch-logs/BRANCH) is deleted once read. The remote's log refs go when the
+// plan's branch is deleted from it (delete_merged: every attempt's).
 #include "protocol/run/dispatch.h"
 
 #include "runner/dispatch_internal.h"
@@ -41,7 +43,7 @@ bool DispatchDriver::fetch_job_log(size_t i, long long wave, SpawnResult& r) {
     SpawnSpec c = git_child_spec(root_, {"cat-file", "blob", local + ":log"}, 30000);
     c.unset_env = adapter_unset_env();
     c.output_cap = 1100 * 1024;
-    hold(i, Process::start(loop_, std::move(c), [this, i, wave, held, ref](SpawnResult cr) {
+    hold(i, Process::start(loop_, std::move(c), [this, i, wave, held, ref, local](SpawnResult cr) {
       release(i);
       if (cr.ok() && !cr.out.empty()) {
         std::string log = "--- the job's log (" + ref + " on the remote " + url_ + ") ---\n";
@@ -49,7 +51,13 @@ bool DispatchDriver::fetch_job_log(size_t i, long long wave, SpawnResult& r) {
         log += "--- end of the job's log ---\n";
         held->err = log + held->err;  // before wait's own lines: its last ones say why
       }
-      waited(i, wave, std::move(*held));
+      // Read: the local ref goes (the log is the plan's log from now on, `yolo logs PLAN`).
+      SpawnSpec d = git_child_spec(root_, {"update-ref", "-d", local}, 30000);
+      d.unset_env = adapter_unset_env();
+      hold(i, Process::start(loop_, std::move(d), [this, i, wave, held](SpawnResult) {
+        release(i);
+        waited(i, wave, std::move(*held));
+      }));
     }));
   }));
   return true;

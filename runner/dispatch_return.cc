@@ -96,10 +96,21 @@ void DispatchDriver::delete_merged(const std::vector<std::string>& branches) {
   for (const auto& b : branches)
     if (b.rfind(prefix, 0) == 0 && b != prefix + "base") argv.push_back("refs/heads/" + b);
   if (argv.size() == 4) return;
-  // Their jobs' logs (refs/yolo-logs/BRANCH, pushed by run-job) go with them, in a push of
-  // their own: a job that pushed no log (another job script) must not fail the branches' one.
+  // Their jobs' logs (refs/yolo-logs/BRANCH, pushed by run-job) go with them, each earlier
+  // attempt's too (a failed job's, whose log is the plan's log here), in a push of their own:
+  // a job that pushed no log (another job script) must not fail the branches' one.
   std::vector<std::string> logs = {"push", "--quiet", "--delete", url_};
-  for (size_t k = 4; k < argv.size(); ++k) logs.push_back("refs/yolo-logs/" + argv[k].substr(11));
+  for (size_t k = 4; k < argv.size(); ++k) {
+    const std::string b = argv[k].substr(11);
+    logs.push_back("refs/yolo-logs/" + b);
+    for (size_t i = 0; i < host_.plans(); ++i) {
+      const PlanRun* r = run_at(i);
+      if (!r || r->dispatch_rec.is_null() || branch_of(i) != b) continue;
+      const std::string plan_branch = trees()->branch_for(entry(i).id);
+      for (int a = 1; a < r->dispatch_rec.value("attempt", 1); ++a)
+        logs.push_back("refs/yolo-logs/" + dispatch::branch_for_attempt(plan_branch, a));
+    }
+  }
   SpawnSpec ls = git_child_spec(root_, logs, 120000);
   ls.unset_env = adapter_unset_env();
   delete_procs_.push_back(Process::start(loop_, std::move(ls), [](SpawnResult) {}));

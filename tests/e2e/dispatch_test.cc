@@ -811,8 +811,9 @@ TEST_F(DispatchTest, CtrlCDuringTheSubmitsLeavesNothingQueued) {
 // once the node is back, the job's own log is in `yolo logs PLAN`.
 // A job whose log is on no file system shared with this machine (here: the local adapter's
 // log removed before wait reads it): run-job pushed its own log as refs/yolo-logs/BRANCH, and
-// yolo fetches it into the plan's log. The merged plans' log refs are deleted with their
-// branches; the failed plan's stays on the remote.
+// yolo fetches it into the plan's log, and deletes the fetched ref once read. The merged plans'
+// log refs are deleted from the remote with their branches; the failed plan's stays there
+// until the plan is merged (a later attempt), then goes with it: its log stays in `yolo logs`.
 TEST_F(DispatchTest, AJobsLogNotReadableHereComesBackThroughTheRemote) {
   stdfs::path w = side_.path() / "adapter-hidden";
   write_file(w, "#!/bin/sh\n"
@@ -835,6 +836,22 @@ TEST_F(DispatchTest, AJobsLogNotReadableHereComesBackThroughTheRemote) {
   ASSERT_EQ(refs.size(), 1u) << run_program({"git", "for-each-ref", "refs/"}, bare()).out;
   EXPECT_NE(refs[0].find("/01-02"), std::string::npos) << refs[0];
   EXPECT_EQ(trim(run_program({"git", "for-each-ref", "refs/heads/"}, bare()).out).find("/01-01"), std::string::npos);
+  // Here: the fetched log refs were read into the plans' logs and are gone.
+  EXPECT_EQ(trim(git({"for-each-ref", "refs/yolo-dispatch-logs/"})), "");
+
+  // The executor fixed: attempt 2 of 01-02 is merged, and attempt 1's log ref goes from the
+  // remote with attempt 2's branch and log; attempt 1's log is still the plan's.
+  auto again = execute();
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(plan("01-02")["dispatch"]["attempt"], 2) << plan("01-02").dump();
+  EXPECT_EQ(plan("01-02")["worktree"]["merge"], "merged") << plan("01-02").dump();
+  // The deletions are best-effort children the run ends after.
+  EXPECT_EQ(trim(run_program({"git", "for-each-ref", "refs/yolo-logs/"}, bare()).out), "")
+      << run_program({"git", "for-each-ref", "refs/"}, bare()).out;
+  EXPECT_EQ(trim(git({"for-each-ref", "refs/yolo-dispatch-logs/"})), "");
+  auto both = run_yolo({"logs", "01-02"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(both.out.find("  | failing on purpose"), std::string::npos) << both.out << both.err;
+  EXPECT_NE(both.out.find("  | run-job: ✓ pushed yolo/"), std::string::npos) << both.out;
 }
 
 TEST_F(DispatchTest, ADrainedNodesReasonIsShownAndTheJobsLogReachesYoloLogs) {
