@@ -226,7 +226,9 @@ void DispatchReturn::checkout_step(std::shared_ptr<Checkout> c) {
       std::string err;
       auto w = trees()->create(entry(i).id, c->head, c->slot, err, e_.plans.branch_of(i));
       if (!w) {
-        fail(i, "could not check out the fetched branch " + e_.plans.branch_of(i) + " (" + c->head.substr(0, 12) + "): " + err,
+        fail(i,
+             "could not check out the fetched branch " + e_.plans.branch_of(i) + " (" + c->head.substr(0, 12) +
+                 "): " + err,
              "check the project's git repository", &c->r);
         return;
       }

@@ -91,7 +91,8 @@ void DispatchJobs::submit_waves(long long wave) {
     for (const auto& o : resources(i)) key += (key.empty() ? "" : " ") + o;
     cands.push_back({i, entry(i).id, attempt, key});
   }
-  for (const auto& arr : dispatch::form_wave_arrays(e_.host.correlation_id(), cands)) submit_array(wave, arr.plans, arr.key);
+  for (const auto& arr : dispatch::form_wave_arrays(e_.host.correlation_id(), cands))
+    submit_array(wave, arr.plans, arr.key);
 }
 
 void DispatchJobs::submit_array(long long wave, const std::vector<size_t>& plans, const std::string& key) {
@@ -130,7 +131,7 @@ void DispatchJobs::submit_array(long long wave, const std::vector<size_t>& plans
     run_of(i).argv = spec.argv;
     run_of(i).dispatch_submitting = true;
   }
-  wave_submit_procs_[key] = Process::start(e_.loop, std::move(spec), [this, wave, plans, key, base, tasks_path](SpawnResult r) {
+  const auto submitted_wave = [this, wave, plans, key, base, tasks_path](SpawnResult r) {
     std::error_code ec;
     stdfs::remove(tasks_path, ec);
     for (size_t i : plans) {
@@ -186,7 +187,8 @@ void DispatchJobs::submit_array(long long wave, const std::vector<size_t>& plans
     std::string handle = ws.handle;
     wave_submit_procs_.erase(key);  // r, ws and the captures are not used past this point
     wait_array(wave, plans, key, handle);
-  });
+  };
+  wave_submit_procs_[key] = Process::start(e_.loop, std::move(spec), submitted_wave);
 }
 
 void DispatchJobs::begin_submit(size_t i, long long wave, int attempt, bool reschedule) {

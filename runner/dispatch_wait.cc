@@ -40,7 +40,10 @@ void DispatchJobs::wait_array(long long wave, const std::vector<size_t>& plans, 
                        : e_.cfg.dispatch.wait.timeout_ms > 0 ? e_.cfg.dispatch.wait.timeout_ms
                                                            : 24LL * 3600 * 1000;
   std::map<std::string, std::string> vars = {
-      {"handle", handle}, {"correlation_id", e_.host.correlation_id()}, {"wave", std::to_string(wave)}, {"wave_key", key}};
+      {"handle", handle},
+      {"correlation_id", e_.host.correlation_id()},
+      {"wave", std::to_string(wave)},
+      {"wave_key", key}};
   SpawnSpec spec = adapter_spec(expand_argv(e_.cfg.dispatch.wait_wave.argv, vars), deadline);
   spec.output_cap = 256 * 1024;
   spec.on_line = [this, t, wave](SpawnSpec::Stream st, std::string_view line) {
@@ -122,7 +125,8 @@ void DispatchJobs::waited(size_t i, long long wave, SpawnResult r) {
   const auto& e = entry(i);
   json rec = run_of(i).dispatch_rec;
   std::string log_file =
-      write_agent_log(e_.world, e_.root, e_.host.phase_rel(), e.id, "dispatch", rec.value("attempt", 1), run_of(i).argv, r);
+      write_agent_log(e_.world, e_.root, e_.host.phase_rel(), e.id, "dispatch", rec.value("attempt", 1),
+                      run_of(i).argv, r);
   if (!log_file.empty()) e_.host.note("wait output: " + log_file + "  (yolo logs " + e.id + ")", true);
   if (interrupted()) {
     e_.plans.on_interrupt(i);
