@@ -1,5 +1,5 @@
 // Helpers shared by the dispatch files of `yolo execute` (runner/run_dispatch.h: plan_dispatch.cc,
-// dispatch_submit.cc, dispatch_return.cc) and run_worktrees_merge.cc.
+// dispatch_submit.cc, dispatch_wait.cc, dispatch_return.cc, dispatch_logs.cc) and run_worktrees_merge.cc.
 #pragma once
 
 #include <string>

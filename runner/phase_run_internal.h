@@ -24,8 +24,9 @@
 //   run_worktrees.h   worktree isolation: the slots, a plan's worktree made ready or adopted,
 //                     its gates on a worker thread, the merges (a class, WorktreeDriver;
 //                     run_worktrees.cc, plan_gate.cc, run_worktrees_merge.cc)
-//   run_dispatch.h    dispatch: each plan a job of a cluster engine (a class, DispatchDriver;
-//                     plan_dispatch.cc, dispatch_submit.cc, dispatch_return.cc)
+//   run_dispatch.h    dispatch: each plan a job of a cluster engine (DispatchDriver,
+//                     plan_dispatch.cc; its parts DispatchJobs, dispatch_jobs.h: submit and
+//                     wait; DispatchReturn, dispatch_return.h: fetch, checkout, logs, merge ahead)
 // Internal to those files.
 #pragma once
 
@@ -99,7 +100,7 @@ class Run {
   // Before step 2: git checks, then what a killed run left (WorktreeDriver::init). -1 or an exit code.
   int init_worktrees(const json& doc);
   WorktreeDriver::Host worktrees_host();  // what worktrees_ reaches of the run (phase_run.cc)
-  // ---- dispatch (runner/run_dispatch.h: a class of its own, dispatch_) -------------------
+  // ---- dispatch (runner/run_dispatch.h: classes of their own, dispatch_) -----------------
   // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
   // fetched from the remote, then gated and merged as a worktree plan.
   bool dispatched() const { return cfg_.dispatch.configured(); }

@@ -20,6 +20,16 @@ namespace yolo::runner::phase {
 using dispatch_detail::adapter_unset_env;
 using dispatch_detail::first_line;
 
+DispatchDriver::DispatchDriver(const Config& cfg, const World& world, const stdfs::path& root, uv_loop_t* loop,
+                               Host host)
+    : cfg_(cfg), world_(world), root_(root), loop_(loop), host_(std::move(host)) {
+  plans_.branch_of = [this](size_t i) { return branch_of(i); };
+  plans_.record = [this](size_t i, json rec, bool flush) { record(i, std::move(rec), flush); };
+  plans_.fail = [this](size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
+                       bool reschedule) { fail(i, error, fix, r, reschedule); };
+  plans_.on_interrupt = [this](size_t i) { on_interrupt(i); };
+}
+
 std::string DispatchDriver::config_error() const {
   if (cfg_.dispatch.errors.empty()) return "";
   std::string msg = ".yolo-planning/config.json: ";
@@ -51,117 +61,6 @@ std::string DispatchDriver::branch_of(size_t i) const {
   int attempt = 1;
   if (r && !r->dispatch_rec.is_null()) attempt = r->dispatch_rec.value("attempt", 1);
   return dispatch::branch_for_attempt(trees()->branch_for(entry(i).id), attempt);
-}
-
-std::map<std::string, std::string> DispatchDriver::vars_of(size_t i, long long wave) const {
-  auto v = host_.plan_vars(i, wave);
-  const PlanRun* r = run_at(i);
-  json rec = r && !r->dispatch_rec.is_null() ? r->dispatch_rec : json::object();
-  v["attempt"] = std::to_string(rec.value("attempt", 1));
-  auto b = wave_base().find(wave);
-  v["base_commit"] = b != wave_base().end() ? b->second : std::string();
-  v["branch"] = branch_of(i);
-  v["remote"] = url_;
-  v["handle"] = str(rec, "handle");
-  return v;
-}
-
-SpawnSpec DispatchDriver::adapter_spec(const std::vector<std::string>& argv, long long timeout_ms) const {
-  SpawnSpec spec;
-  spec.argv = argv;
-  spec.cwd = root_;
-  spec.unset_env = adapter_unset_env();
-  spec.timeout_ms = timeout_ms;
-  // dispatch.unreachable_timeout_ms (the schema checks it): how long the adapters wait out an
-  // engine that does not answer before they say so (wait's exit 3).
-  long long unreachable_ms = 600000;
-  if (auto d = cfg_.raw.find("dispatch"); d != cfg_.raw.end() && d->is_object())
-    if (auto u = d->find("unreachable_timeout_ms"); u != d->end() && u->is_number_integer())
-      unreachable_ms = std::max(1000LL, u->get<long long>());
-  spec.env.emplace_back("YOLO_DISPATCH_UNREACHABLE_SECONDS", std::to_string(unreachable_ms / 1000));
-  return spec;
-}
-
-bool DispatchDriver::branch_on_remote(const std::string& branch) {
-  if (remote_heads_) return remote_heads_->count("refs/heads/" + branch) > 0;
-  GitRun g = run_git(root_, {"ls-remote", "--heads", url_, "refs/heads/" + branch}, 120000);
-  return g.ok() && !text::trim(g.out).empty();
-}
-
-bool DispatchDriver::cancel(size_t i, std::string& why) {
-  const auto& e = entry(i);
-  auto with_wave = cancelled_with_wave_.find(i);
-  if (with_wave != cancelled_with_wave_.end() && with_wave->second == str(run_of(i).dispatch_rec, "handle"))
-    return true;  // its task went with its whole wave's cancel
-  SpawnResult c = run_process(adapter_spec(expand_argv(cfg_.dispatch.cancel.argv, vars_of(i, e.wave)),
-                                           cfg_.timeout_for(cfg_.dispatch.cancel)));
-  if (!c.ok()) why = "cancel " + c.describe() + (c.err.empty() ? "" : ": " + first_line(text::tail_lines(c.err, 1)));
-  return c.ok();
-}
-
-// A wave's poller ended with tasks unreported (Ctrl-C, the engine unreachable or not knowing
-// the wave, the poller killed): what each plan's steps would ask one task at a time is asked
-// once for the wave. When two or more of its tasks may still run, one `cancel` of the wave's
-// handle (the engine cancels every task of it; tasks that ended are left as they are), and the
-// plans count as cancelled with it; a cancel that fails leaves each task to its own, as
-// before. When the tasks are given up on (not Ctrl-C), one `git ls-remote` of the run's
-// branches, after that cancel, answers whether each pushed before it ended.
-void DispatchDriver::give_up_wave(long long wave, const std::string& handle, const std::vector<size_t>& plans,
-                                  const std::vector<bool>& reported) {
-  size_t left = 0;  // tasks the poller did not report
-  for (size_t k = 0; k < plans.size() && k < reported.size(); ++k) left += !reported[k];
-  if (left == 0) return;
-  std::vector<size_t> live;
-  // With a task of the array not waited on here (a re-attach of part of it), its tasks are
-  // cancelled one by one: the array's cancel would reach that task too.
-  const bool whole = std::find(plans.begin(), plans.end(), kNoPlan) == plans.end();
-  for (size_t i : plans) {
-    if (i == kNoPlan) continue;
-    const json& rec = run_of(i).dispatch_rec;
-    if (dispatch::job_state(rec) == dispatch::JobState::Submitted && str(rec, "wave_handle") == handle &&
-        !str(rec, "handle").empty())
-      live.push_back(i);
-  }
-  if (whole && live.size() >= 2 && !handle.empty()) {
-    auto vars = vars_of(live.front(), wave);
-    vars["handle"] = handle;
-    SpawnResult c = run_process(
-        adapter_spec(expand_argv(cfg_.dispatch.cancel.argv, vars), cfg_.timeout_for(cfg_.dispatch.cancel)));
-    std::string why = c.ok() ? "" : c.describe() + (c.err.empty() ? "" : ": " + first_line(text::tail_lines(c.err, 1)));
-    emit("wave_cancelled", {{"wave", wave}, {"handle", handle}, {"tasks", live.size()}, {"ok", c.ok()}},
-         c.ok() ? Sym::Warn : Sym::Fail,
-         "Wave " + std::to_string(wave) + ": job " + handle + (c.ok() ? " cancelled (" + std::to_string(live.size()) +
-                                                                            " tasks, one call)"
-                                                                      : " could not be cancelled as a whole (" + why +
-                                                                            "): cancelling its tasks one by one"));
-    if (!c.ok()) return;
-    for (size_t i : live) cancelled_with_wave_[i] = str(run_of(i).dispatch_rec, "handle");
-  }
-  if (interrupted() || left < 2) return;
-  GitRun g = run_git(root_, {"ls-remote", "--heads", url_, "refs/heads/yolo/" + trees()->run_tag() + "/*"},
-                     120000);
-  if (!g.ok()) return;  // each plan asks on its own
-  remote_heads_.emplace();
-  for (const auto& l : text::lines(g.out)) {
-    auto tab = l.find('\t');
-    if (tab != std::string_view::npos) remote_heads_->insert(std::string(text::trim(l.substr(tab + 1))));
-  }
-}
-
-// A `status: ...` line of wait's stderr: what the engine says of the job (a pending reason,
-// an image that cannot be pulled), shown live and kept in the plan's record for `yolo status`.
-void DispatchDriver::engine_status(size_t i, std::string status) {
-  const json& known = run_of(i).dispatch_rec;
-  if (known.is_null() || interrupted() || host_.stopping()) return;
-  status = std::string(text::trim(status));
-  if (status.size() > 300) status.resize(300);
-  if (status.empty() || str(known, "engine_status") == status) return;
-  json rec = known;
-  rec["engine_status"] = status;
-  record(i, rec, false);
-  const auto& e = entry(i);
-  emit("plan_job_status", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"status", status}}, Sym::Pause,
-       "Plan " + e.id + ": job " + str(rec, "handle") + " · " + text::sanitize_for_terminal(status));
 }
 
 void DispatchDriver::record(size_t i, json rec, bool flush) {
@@ -212,11 +111,10 @@ void DispatchDriver::start(size_t i, long long wave, const dispatch::Start& s) {
     // In the wave-level form, waited on with the rest of its wave's re-attached plans once
     // start_plans has started them (reattach_arrays): one wait_wave per array.
     if (cfg_.dispatch.wave_form()) {
-      hold(i, nullptr);  // running meanwhile (no process of its own)
-      wave_reattach_[wave].push_back(i);
+      jobs_.gather_reattached(i, wave);
       return;
     }
-    wait(i, wave);
+    jobs_.wait(i, wave);
     return;
   }
   if (s.previous_attempt > 0) {
@@ -224,25 +122,10 @@ void DispatchDriver::start(size_t i, long long wave, const dispatch::Start& s) {
     return;
   }
   if (cfg_.dispatch.wave_form()) {  // submitted with the rest of its wave, as one array
-    hold(i, nullptr);               // running meanwhile (no process of its own)
-    wave_pending_[wave].push_back({i, s.attempt});
+    jobs_.gather(i, wave, s.attempt);
     return;
   }
-  begin_submit(i, wave, s.attempt, false);
-}
-
-// The plans of this wave re-attached to jobs of an earlier execute: one wait_wave per array
-// it submitted, the rest each by itself (protocol: dispatch::group_reattached decides).
-void DispatchDriver::reattach_arrays(long long wave) {
-  auto re = wave_reattach_.find(wave);
-  if (re == wave_reattach_.end()) return;
-  std::vector<std::pair<size_t, json>> records;
-  for (size_t i : re->second) records.push_back({i, run_of(i).dispatch_rec});
-  wave_reattach_.erase(re);
-  auto groups = dispatch::group_reattached(records, host_.plans());
-  for (const auto& [i, rec] : records) release(i);
-  for (const auto& a : groups.arrays) wait_array(wave, a.at, a.key, a.handle);
-  for (size_t i : groups.alone) wait(i, wave);
+  jobs_.begin_submit(i, wave, s.attempt, false);
 }
 
 // Attempt N ended without its branch being gated (its job failed, was cancelled, or yolo gave
@@ -256,8 +139,8 @@ void DispatchDriver::look_up_previous(size_t i, long long wave, int attempt, int
   spec.unset_env = adapter_unset_env();
   spec.timeout_ms = 120000;
   run_of(i).argv = spec.argv;
-  hold(i, Process::start(loop_, std::move(spec), [this, i, wave, attempt, previous, prev_branch](SpawnResult r) {
-    release(i);
+  host_.hold(i, Process::start(loop_, std::move(spec), [this, i, wave, attempt, previous, prev_branch](SpawnResult r) {
+    host_.release(i);
     if (interrupted()) {
       on_interrupt(i);
       return;
@@ -274,10 +157,10 @@ void DispatchDriver::look_up_previous(size_t i, long long wave, int attempt, int
       SpawnResult none;
       none.outcome = SpawnResult::Outcome::Exited;
       none.exit_code = 0;
-      fetch(i, wave, std::move(none));
+      back_.fetch(i, wave, std::move(none));
       return;
     }
-    begin_submit(i, wave, attempt, true);
+    jobs_.begin_submit(i, wave, attempt, true);
   }));
 }
 
@@ -319,7 +202,7 @@ void DispatchDriver::on_interrupt(size_t i) {
   json rec = run_of(i).dispatch_rec;
   if (dispatch::job_state(rec) == dispatch::JobState::Submitted && !str(rec, "handle").empty()) {
     std::string why;
-    bool ok = cancel(i, why);
+    bool ok = jobs_.cancel(i, why);
     // A job that could not be cancelled stays `submitted`: the next execute waits on it.
     if (ok) rec = dispatch::record_ended(rec, dispatch::JobState::Cancelled, world_.now());
     emit("plan_cancelled", {{"plan", e.id}, {"handle", str(rec, "handle")}, {"ok", ok}}, ok ? Sym::Warn : Sym::Fail,

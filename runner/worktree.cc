@@ -330,7 +330,10 @@ std::vector<std::string> Worktrees::tidy(std::vector<std::string>& notes) {
   };
   std::vector<std::string> branches = merged();
   if (branches.empty()) return left;
-  std::vector<std::string> args = {"branch", "-D", "--quiet"};
+  // Another git may hold packed-refs.lock now (one this run started that is still about,
+  // a detached `gc --auto`/`pack-refs` a fetch or commit of the run left running): git waits
+  // up to 10 s for it, not its default second, so the deletion comes after it, not beside it.
+  std::vector<std::string> args = {"-c", "core.packedRefsTimeout=10000", "branch", "-D", "--quiet"};
   args.insert(args.end(), branches.begin(), branches.end());
   GitRun d = git(root_, args);
   if (d.ok()) return left;

@@ -223,7 +223,9 @@ SpawnSpec Worktrees::delete_branches_spec(const std::vector<std::pair<std::strin
     if (!kept.count(ref)) deletes += "delete " + ref + "\n";
   if (deletes.empty()) return {};
   ++started_;
-  SpawnSpec spec = git_child_spec(root_, {"update-ref", "-m", "yolo: merged", "--stdin"}, 120000);
+  // packed-refs.lock held by another git (a detached `gc --auto`): waited for, as tidy() does.
+  SpawnSpec spec = git_child_spec(
+      root_, {"-c", "core.packedRefsTimeout=10000", "update-ref", "-m", "yolo: merged", "--stdin"}, 120000);
   spec.stdin_data = std::move(deletes);
   return spec;
 }

@@ -220,10 +220,12 @@ TEST(DispatchAdapterTest, SlurmDryRunPrintsTheLookupAndTheSbatchArgvAndRunsNothi
       tmp.path(), {fake.path_env(), "API_TOKEN=s3cret-value"});
   ASSERT_EQ(r.exit_code, 0) << dump(r);
   auto ls = lines(r.out);
-  ASSERT_EQ(ls.size(), 3u) << r.out;
+  ASSERT_EQ(ls.size(), 4u) << r.out;
   EXPECT_NE(ls[0].find("squeue -h --states=all"), std::string::npos) << ls[0];
   EXPECT_NE(ls[0].find("--name=" + job), std::string::npos) << ls[0];
   EXPECT_NE(ls[1].find("sacct"), std::string::npos) << ls[1];
+  EXPECT_NE(ls[2].find("sacct -c"), std::string::npos) << "the job completion records: " << ls[2];
+  ls.erase(ls.begin() + 2);
   EXPECT_NE(ls[2].find("sbatch --parsable --job-name=" + job + " --no-requeue"), std::string::npos) << ls[2];
   EXPECT_NE(ls[2].find("--partition=batch " + adapter("run-job") + " --remote " + remote.bare.string() +
                        " --base-commit " + remote.base + " --branch yolo/c1/01-02 --plan-id 01-02"),
@@ -1020,7 +1022,8 @@ TEST(DispatchAdapterTest, WaveFormsDryRunsPrintOneSubmissionForTheWholeWaveAndRu
   ASSERT_EQ(s.exit_code, 0) << dump(s);
   EXPECT_NE(s.out.find("sbatch --parsable --job-name=yolo-w1-"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("--array=0-2%2 --no-requeue"), std::string::npos) << s.out;
-  EXPECT_EQ(lines(s.out).size(), 3u + 3u) << "lookup, accounting lookup, one sbatch, one line per task: " << s.out;
+  EXPECT_EQ(lines(s.out).size(), 4u + 3u)
+      << "lookup, accounting lookup, job completion lookup, one sbatch, one line per task: " << s.out;
   // Each task's arguments, quoted for bash (the plan text never reaches a shell unquoted).
   EXPECT_NE(s.out.find("1) set -- --remote"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("-- agents/exec \\$\\(x\\)"), std::string::npos) << s.out;
@@ -1644,6 +1647,56 @@ TEST_F(SlurmClusterTest, ATaskCancelledWhilePendingBeforeAnyPollIsCancelledForWa
   EXPECT_EQ(one.exit_code, 1) << dump(one);
   EXPECT_NE(one.err.find("CANCELLED while it was pending"), std::string::npos) << one.err;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// A job that ended longer ago than MinJobAge while nobody polled it (yolo stopped, its wait
+// killed): the controller has forgotten it, so the adapter reads it from the cluster's job
+// completion records (`sacct -c`; this cluster has no accounting database). Its wait says how
+// it ended, never "unknown"; a second submit of the plan finds it, and starts no job.
+TEST(SlurmForgottenJobTest, AJobTheControllerForgotIsReadFromTheJobCompletionRecordsAndNotSubmittedAgain) {
+  TempDir tmp;
+  test::PrivateSlurm cluster(tmp.path() / "slurm", {"YOLO_SLURM_MIN_JOB_AGE=2"});
+  if (!cluster.cluster().up) GTEST_SKIP() << "skipped: " << cluster.cluster().reason;
+  const std::vector<std::string> env = {"SLURM_CONF=" + cluster.cluster().conf(),
+                                        "YOLO_SLURM_LOG_DIR=" + tmp.path().string(), "YOLO_SLURM_POLL=0.5",
+                                        "XDG_RUNTIME_DIR=", "TMPDIR=" + tmp.path().string(),
+                                        "YOLO_SLURM_UNKNOWN_SECONDS=3"};
+  Remote remote(tmp.path());
+  const std::string corr = "forgot" + std::to_string(::getpid());
+  auto sub = [&](const std::string& plan, const std::vector<std::string>& exec) {
+    return run_program(submit_argv("slurm", plan, corr, "1", remote, "yolo/" + corr + "/" + plan + "-a1", exec),
+                       tmp.path(), env);
+  };
+  auto ok = sub("01-01", {"agents/exec", "fine"});
+  auto bad = sub("01-02", {"agents/exec", "fail"});
+  ASSERT_EQ(ok.exit_code, 0) << dump(ok);
+  ASSERT_EQ(bad.exit_code, 0) << dump(bad);
+  const std::string ok_id = ok.json_out()["handle"], bad_id = bad.json_out()["handle"];
+  // Until the controller has forgotten both (it purges finished jobs about once a minute).
+  auto forgotten = [&](const std::string& id) {
+    auto r = run_program({"scontrol", "show", "job", "-o", id}, tmp.path(), env);
+    return r.exit_code != 0 && r.err.find("Invalid job id") != std::string::npos;
+  };
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+  while (!(forgotten(ok_id) && forgotten(bad_id)) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_TRUE(forgotten(ok_id) && forgotten(bad_id)) << "the controller still shows the jobs after 3 minutes";
+
+  auto w_ok = run_program({adapter("slurm"), "wait", ok_id}, tmp.path(), env);
+  EXPECT_EQ(w_ok.exit_code, 0) << dump(w_ok);
+  auto w_bad = run_program({adapter("slurm"), "wait", bad_id}, tmp.path(), env);
+  EXPECT_EQ(w_bad.exit_code, 1) << dump(w_bad);
+  EXPECT_NE(w_bad.err.find("job " + bad_id + " FAILED (exit code 1:0)"), std::string::npos) << w_bad.err;
+
+  auto again = sub("01-01", {"agents/exec", "fine"});
+  ASSERT_EQ(again.exit_code, 0) << dump(again);
+  EXPECT_EQ(again.json_out()["handle"], ok_id);
+  EXPECT_EQ(again.json_out()["reused"], true);
+  // Another plan, whose name the records do not hold, is submitted.
+  auto other = sub("01-03", {"agents/exec", "fine"});
+  ASSERT_EQ(other.exit_code, 0) << dump(other);
+  EXPECT_EQ(other.json_out()["reused"], false);
+  EXPECT_EQ(run_program({adapter("slurm"), "wait", other.json_out()["handle"]}, tmp.path(), env).exit_code, 0);
 }
 
 }  // namespace

@@ -811,8 +811,9 @@ TEST_F(DispatchTest, CtrlCDuringTheSubmitsLeavesNothingQueued) {
 // once the node is back, the job's own log is in `yolo logs PLAN`.
 // A job whose log is on no file system shared with this machine (here: the local adapter's
 // log removed before wait reads it): run-job pushed its own log as refs/yolo-logs/BRANCH, and
-// yolo fetches it into the plan's log. The merged plans' log refs are deleted with their
-// branches; the failed plan's stays on the remote.
+// yolo fetches it into the plan's log, and deletes the fetched ref once read. The merged plans'
+// log refs are deleted from the remote with their branches; the failed plan's stays there
+// until the plan is merged (a later attempt), then goes with it: its log stays in `yolo logs`.
 TEST_F(DispatchTest, AJobsLogNotReadableHereComesBackThroughTheRemote) {
   stdfs::path w = side_.path() / "adapter-hidden";
   write_file(w, "#!/bin/sh\n"
@@ -835,6 +836,60 @@ TEST_F(DispatchTest, AJobsLogNotReadableHereComesBackThroughTheRemote) {
   ASSERT_EQ(refs.size(), 1u) << run_program({"git", "for-each-ref", "refs/"}, bare()).out;
   EXPECT_NE(refs[0].find("/01-02"), std::string::npos) << refs[0];
   EXPECT_EQ(trim(run_program({"git", "for-each-ref", "refs/heads/"}, bare()).out).find("/01-01"), std::string::npos);
+  // Here: the fetched log refs were read into the plans' logs and are gone.
+  EXPECT_EQ(trim(git({"for-each-ref", "refs/yolo-dispatch-logs/"})), "");
+
+  // The executor fixed: attempt 2 of 01-02 is merged, and attempt 1's log ref goes from the
+  // remote with attempt 2's branch and log; attempt 1's log is still the plan's.
+  auto again = execute();
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(plan("01-02")["dispatch"]["attempt"], 2) << plan("01-02").dump();
+  EXPECT_EQ(plan("01-02")["worktree"]["merge"], "merged") << plan("01-02").dump();
+  // The deletions are best-effort children the run ends after.
+  EXPECT_EQ(trim(run_program({"git", "for-each-ref", "refs/yolo-logs/"}, bare()).out), "")
+      << run_program({"git", "for-each-ref", "refs/"}, bare()).out;
+  EXPECT_EQ(trim(git({"for-each-ref", "refs/yolo-dispatch-logs/"})), "");
+  auto both = run_yolo({"logs", "01-02"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(both.out.find("  | failing on purpose"), std::string::npos) << both.out << both.err;
+  EXPECT_NE(both.out.find("  | run-job: ✓ pushed yolo/"), std::string::npos) << both.out;
+}
+
+// The same in the wave-level form: the array's poller shows no task's log (wait-wave's
+// `task K log` lines dropped, as when the tasks' output lies on nodes whose files are not
+// readable here), so each plan's job log comes back through the remote, its fetched ref
+// deleted once read.
+TEST_F(DispatchTest, AWavesJobLogsNotReadableHereComeBackThroughTheRemote) {
+  if (auto why = slurm_missing()) {
+    std::cout << "skipped: " << *why << std::endl;
+    GTEST_SKIP() << "skipped: " << *why;
+  }
+  const std::string slurm = (source_dir() / "contrib" / "dispatch" / "slurm").string();
+  stdfs::path w = side_.path() / "adapter-no-task-logs";
+  write_file(w, "#!/bin/bash\nset -o pipefail\n"
+                "if [ \"$1\" = wait-wave ]; then\n"
+                "  '" + slurm + "' \"$@\" | awk '!/^task [0-9]+ log / { print; fflush() }'\n"
+                "  exit\n"
+                "fi\n"
+                "exec '" + slurm + "' \"$@\"\n");
+  make_executable(w);
+  use_wave_adapter(w.string(), {"--export-env", "DISPATCH_FAIL_FOR"});
+  auto r = execute(slurm_env({"DISPATCH_FAIL_FOR=01-02"}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(calls_of("wait-wave").size(), 1u) << read_file(calls());
+  EXPECT_TRUE(calls_of("wait").empty()) << read_file(calls());
+  EXPECT_EQ(plan("01-02")["status"], "failed") << plan("01-02").dump();
+  EXPECT_EQ(plan("01-01")["worktree"]["merge"], "merged") << plan("01-01").dump();
+  auto failed = run_yolo({"logs", "01-02"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(failed.out.find("--- the job's log (refs/yolo-logs/yolo/"), std::string::npos) << failed.out << failed.err;
+  EXPECT_NE(failed.out.find("  | failing on purpose"), std::string::npos) << failed.out;
+  EXPECT_NE(failed.out.find("  | run-job: ✗ the executor exited 3"), std::string::npos) << failed.out;
+  auto done = run_yolo({"logs", "01-03"}, repo(), {"NO_COLOR=1"});
+  EXPECT_NE(done.out.find("--- the job's log (refs/yolo-logs/yolo/"), std::string::npos) << done.out << done.err;
+  EXPECT_NE(done.out.find("  | run-job: ✓ pushed yolo/"), std::string::npos) << done.out;
+  EXPECT_EQ(trim(git({"for-each-ref", "refs/yolo-dispatch-logs/"})), "");
+  auto refs = lines_of(run_program({"git", "for-each-ref", "--format=%(refname)", "refs/yolo-logs/"}, bare()).out);
+  ASSERT_EQ(refs.size(), 1u) << run_program({"git", "for-each-ref", "refs/"}, bare()).out;
+  EXPECT_NE(refs[0].find("/01-02"), std::string::npos) << refs[0];
 }
 
 TEST_F(DispatchTest, ADrainedNodesReasonIsShownAndTheJobsLogReachesYoloLogs) {

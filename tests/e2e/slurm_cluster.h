@@ -26,11 +26,12 @@ struct SlurmCluster {
 
 inline std::string slurm_script(const std::string& name) { return (source_dir() / "scripts" / name).string(); }
 
-inline SlurmCluster start_slurm(const std::filesystem::path& dir) {
+// env: slurm-up's settings (YOLO_SLURM_MIN_JOB_AGE=...).
+inline SlurmCluster start_slurm(const std::filesystem::path& dir, const std::vector<std::string>& env = {}) {
   SlurmCluster c;
   c.dir = dir;
   auto r = run_program({slurm_script("slurm-up"), "--no-install", "--dir", dir.string(), "--port", "auto"},
-                       source_dir());
+                       source_dir(), env);
   c.up = r.exit_code == 0;
   std::string why = r.err.empty() ? r.out : r.err;
   while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
@@ -53,7 +54,8 @@ inline const SlurmCluster& shared_slurm() {
 
 class PrivateSlurm {
  public:
-  explicit PrivateSlurm(const std::filesystem::path& dir) : c_(start_slurm(dir)) {}
+  explicit PrivateSlurm(const std::filesystem::path& dir, const std::vector<std::string>& env = {})
+      : c_(start_slurm(dir, env)) {}
   ~PrivateSlurm() { run_program({slurm_script("slurm-down"), "--dir", c_.dir.string(), "--purge"}, source_dir()); }
   PrivateSlurm(const PrivateSlurm&) = delete;
   PrivateSlurm& operator=(const PrivateSlurm&) = delete;

@@ -1,0 +1,147 @@
+// DispatchReturn (runner/dispatch_return.h), dispatch's return path, driven alone through its
+// DispatchHost and DispatchPlans on a libuv loop, with a real git repository and a bare
+// remote: a job's log pushed as refs/yolo-logs/BRANCH comes back into wait's output and its
+// fetched ref is deleted once read; a merged plan's branch goes from the remote with every
+// attempt's log, another plan's log stays.
+#include "runner/dispatch_return.h"
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace yolo::runner::phase {
+namespace {
+
+using test::TempDir;
+
+std::string git(const stdfs::path& dir, const std::vector<std::string>& args, const std::string& in = "") {
+  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = test::run_program(argv, dir, {}, in);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return std::string(text::trim(r.out));
+}
+
+// Two plans of wave 1, as much of a run as the return path reaches.
+struct FakeReturn {
+  TempDir tmp;
+  stdfs::path root = tmp / "repo", remote = tmp / "remote.git";
+  std::string url = remote.string();
+  Config cfg;
+  uv_loop_t loop{};
+  std::vector<PlanEntry> entries;
+  std::vector<PlanRun> runs;
+  run::Core core;
+  std::unique_ptr<Worktrees> trees;
+  std::map<long long, std::string> bases;
+  std::vector<std::string> failed, notes;
+  DispatchHost host;
+  DispatchPlans plans;
+  std::unique_ptr<DispatchReturn> back;
+
+  FakeReturn() {
+    uv_loop_init(&loop);
+    stdfs::create_directories(root);
+    git(root, {"init", "-q", "-b", "main"});
+    test::write_file(root / "README.md", "demo\n");
+    git(root, {"add", "README.md"});
+    git(root, {"commit", "-qm", "base"});
+    git(tmp.path(), {"init", "-q", "--bare", remote.string()});
+    for (const char* p : {"01", "02"}) entries.push_back({std::string("01-") + p, p, p, 1, {}, ""});
+    runs.resize(entries.size());
+    trees = std::make_unique<Worktrees>(root, "0123456789abcdef");
+    std::string err;
+    EXPECT_TRUE(trees->init(err)) << err;
+    host.plans = [this] { return entries.size(); };
+    host.entry = [this](size_t i) -> const PlanEntry& { return entries[i]; };
+    host.plan = [this](size_t i) -> PlanRun& { return runs[i]; };
+    host.plan_at = [this](size_t i) -> const PlanRun* { return i < runs.size() ? &runs[i] : nullptr; };
+    host.core = [this]() -> run::Core& { return core; };
+    host.trees = [this] { return trees.get(); };
+    host.wave_bases = [this]() -> std::map<long long, std::string>& { return bases; };
+    host.interrupted = [] { return false; };
+    host.stopping = [] { return false; };
+    host.hold = [this](size_t i, std::unique_ptr<Process> p) {
+      runs[i].running = true;
+      runs[i].proc = std::move(p);
+      return runs[i].proc.get();
+    };
+    host.release = [this](size_t i) {
+      runs[i].running = false;
+      std::unique_ptr<Process> p = std::move(runs[i].proc);
+    };
+    host.emit = [](const std::string&, json, Sym, const std::string&) {};
+    host.note = [this](const std::string& human, bool) { notes.push_back(human); };
+    plans.branch_of = [this](size_t i) { return branch(i, runs[i].dispatch_rec.value("attempt", 1)); };
+    plans.record = [](size_t, json, bool) {};
+    plans.fail = [this](size_t, const std::string& error, const std::string&, const SpawnResult*, bool) {
+      failed.push_back(error);
+    };
+    plans.on_interrupt = [](size_t) {};
+    back = std::make_unique<DispatchReturn>(DispatchEnv{cfg, test::real_world(), root, &loop, host, plans, url});
+  }
+  ~FakeReturn() {
+    back.reset();
+    runs.clear();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+  }
+  std::string branch(size_t i, int attempt) const {
+    return dispatch::branch_for_attempt(trees->branch_for(entries[i].id), attempt);
+  }
+  // A commit holding `log` (as run-job pushes it) at refs/yolo-logs/BRANCH on the remote.
+  void push_log(const std::string& branch, const std::string& text) {
+    std::string blob = git(root, {"hash-object", "-w", "--stdin"}, text);
+    std::string tree = git(root, {"mktree"}, "100644 blob " + blob + "\tlog\n");
+    std::string commit = git(root, {"commit-tree", tree, "-m", "log"});
+    git(root, {"push", "-q", url, commit + ":refs/yolo-logs/" + branch});
+  }
+  std::string remote_refs() { return git(remote, {"for-each-ref", "--format=%(refname)"}); }
+};
+
+TEST(DispatchReturn, AJobsLogComesBackThroughTheRemoteAndItsFetchedRefIsDeletedOnceRead) {
+  FakeReturn f;
+  f.runs[0].dispatch_rec = {{"attempt", 1}, {"handle", "job-1"}};
+  f.push_log(f.branch(0, 1), "cloned\nthe executor exited 3\n");
+  SpawnResult r;
+  r.outcome = SpawnResult::Outcome::Exited;
+  r.exit_code = 1;
+  r.err = "wait: job-1 FAILED\n";
+  std::optional<SpawnResult> back;
+  ASSERT_TRUE(f.back->fetch_job_log(0, r, [&](SpawnResult got) { back = std::move(got); }));
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  ASSERT_TRUE(back) << "the caller was not handed wait's output back";
+  EXPECT_NE(back->err.find("--- the job's log (refs/yolo-logs/" + f.branch(0, 1) + " on the remote " + f.url),
+            std::string::npos)
+      << back->err;
+  EXPECT_NE(back->err.find("  | the executor exited 3\n"), std::string::npos) << back->err;
+  EXPECT_LT(back->err.find("  | cloned"), back->err.find("wait: job-1 FAILED")) << "the job's log first";
+  EXPECT_EQ(back->exit_code, 1);
+  EXPECT_EQ(git(f.root, {"for-each-ref", "refs/yolo-dispatch-logs/"}), "") << "the fetched ref stays after it was read";
+  EXPECT_FALSE(f.runs[0].running) << "the plan is released";
+  // Asked once per job; wait's output that shows the job's log already is not asked.
+  SpawnResult again = *back;
+  EXPECT_FALSE(f.back->fetch_job_log(0, again, [](SpawnResult) {}));
+  f.runs[1].dispatch_rec = {{"attempt", 1}};
+  SpawnResult shown;
+  shown.err = "  | the job's own line\n";
+  EXPECT_FALSE(f.back->fetch_job_log(1, shown, [](SpawnResult) {}));
+}
+
+TEST(DispatchReturn, AMergedBranchGoesFromTheRemoteWithEveryAttemptsLogAndNoOtherPlans) {
+  FakeReturn f;
+  f.runs[0].dispatch_rec = {{"attempt", 2}};  // attempt 1 failed, attempt 2 merged
+  f.runs[1].dispatch_rec = {{"attempt", 1}};  // failed, not merged
+  const std::string head = git(f.root, {"rev-parse", "HEAD"});
+  git(f.root, {"push", "-q", f.url, head + ":refs/heads/" + f.branch(0, 2)});
+  f.push_log(f.branch(0, 1), "attempt 1\n");
+  f.push_log(f.branch(0, 2), "attempt 2\n");
+  f.push_log(f.branch(1, 1), "the other plan\n");
+  f.back->delete_merged({f.branch(0, 2)});
+  uv_run(&f.loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(f.remote_refs(), "refs/yolo-logs/" + f.branch(1, 1));
+  EXPECT_TRUE(f.notes.empty()) << f.notes.front();
+}
+
+}  // namespace
+}  // namespace yolo::runner::phase
