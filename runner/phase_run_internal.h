@@ -10,14 +10,16 @@
 //   phase_loop.cc     the wave loop: the run core's actions (protocol/run/run_core.h) handed
 //                     to the drivers and the report, interrupts
 //   run_state_writes  the state file: its batched writes, the executors' journal (a class)
-//   phase_budget.cc   what the agents cost
 //   run_gates         the vision, wave and budget gates (a class)
 //   plan_exec.cc      the plans the core starts, each by its path (dispatch, a finished
 //                     worktree resumed, a start here), and what a failed start means
 //   run_launch        a plan's executor started here: the plan as reviewed, its sandbox, argv
 //                     and environment, its process, its journal record; the executors a killed
 //                     run left, ended (a class, ExecutorStarter)
-//   plan_conclude.cc  one plan after its executor: its outcome (checks, SUMMARY gate, scope fence)
+//   plan_conclude.cc  what one plan's end reaches of the run (the Hosts of the two below)
+//   run_conclude      one plan after its executor: its log, what it cost, its objects, then its
+//                     outcome (checks, SUMMARY gate, scope fence) decided and recorded (a class,
+//                     PlanConcluder)
 //   run_checks        its checks and the gates its executor asked for (a class, PlanChecks)
 //   plan_run.h        what the run holds of each plan (PlanRun)
 //   phase_parts.h     the headers, phase folders, SUMMARY names and records they share
@@ -33,6 +35,7 @@
 #include "runner/phase_dry_run.h"
 #include "runner/phase_parts.h"
 #include "runner/run_checks.h"
+#include "runner/run_conclude.h"
 #include "runner/run_dispatch.h"
 #include "runner/run_gates.h"
 #include "runner/run_launch.h"
@@ -79,21 +82,17 @@ class Run {
   // jobs: per plan of idx, how its dispatched job starts (the core's decision).
   void start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs);
   void mark_ready(const std::vector<size_t>& idx);
-  void on_done(size_t i, SpawnResult r);
-  // After the executor (plan_conclude.cc): the plan's checks one after another on the loop
-  // (checks_, runner/run_checks.h), then conclude(): the SUMMARY gate, the scope fence and the
-  // checks decide the plan.
-  void run_checks(size_t i, SpawnResult executor);
-  void conclude(size_t i, const SpawnResult& r);
+  // After the executor (concluder_, runner/run_conclude.h): its log, usage and objects, the
+  // plan's checks one after another on the loop (checks_, runner/run_checks.h), then
+  // conclude(): the SUMMARY gate, the scope fence and the checks decide the plan.
+  void on_done(size_t i, SpawnResult r) { concluder_.executor_ended(i, std::move(r)); }
+  void run_checks(size_t i, SpawnResult executor);  // plan_conclude.cc
+  void conclude(size_t i, const SpawnResult& r) { concluder_.conclude(i, r); }
   // The placeholders of plan i's executor and checks, and their environment (launch_).
   std::map<std::string, std::string> plan_vars(size_t i, long long wave) const { return launch_.vars(i, wave); }
   std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave) const {
     return launch_.env(i, wave);
   }
-
-  // ---- cost and budget (phase_budget.cc) -----------------------------------------------
-  // The usage an agent printed (Claude Code, Codex, Gemini JSON), recorded for this run.
-  void record_usage(size_t i, const std::string& agent, const std::string& out);
 
   // ---- worktree isolation (runner/run_worktrees.h: a class of its own, worktrees_) ----------
   bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
@@ -182,6 +181,10 @@ class Run {
   // left put aside meanwhile (runner/run_checks.h).
   PlanChecks checks_{ctx_.world, ctx_.root, ctx_.config, approver_, &loop_, phase_.rel, checks_host()};
   PlanChecks::Host checks_host();
+  // One plan once its executor ended: its log, usage, objects, then its outcome
+  // (runner/run_conclude.h); it reaches the run through concluder_host() (plan_conclude.cc).
+  PlanConcluder concluder_{ctx_.world, ctx_.root, phase_, concluder_host()};
+  PlanConcluder::Host concluder_host();
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.

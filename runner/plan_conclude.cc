@@ -1,47 +1,9 @@
-// `yolo execute`: one plan once its executor ended: the gates it asked for from its sandbox,
-// its own checks one after another on the loop (runner/run_checks.h), then its outcome (the SUMMARY gate, the scope
-// fence and the checks, decided by protocol/run/execute_rules.h) reported to the run core
-// (runner/phase_run_internal.h; its start: plan_exec.cc).
+// `yolo execute`: what one plan's end reaches of the Run (runner/phase_run_internal.h): its
+// checks (runner/run_checks.h, PlanChecks) and its end (runner/run_conclude.h, PlanConcluder),
+// each through its Host (its start: plan_exec.cc).
 #include "runner/phase_run_internal.h"
-#include "runner/plan_gate.h"
-#include "runner/slot_objects.h"
 
 namespace yolo::runner::phase {
-
-void Run::on_done(size_t i, SpawnResult r) {
-  // Drop the Process now, inside its own done callback: its handles are still closing, so
-  // it detaches cleanly (destroying it after the loop has closed them would touch freed memory).
-  release(i);
-  core_.executor_exited(i);
-  run_of(i).tool.clear();
-  checks_.open_requested_gates(i);
-  const PlanEntry& e = entries_[i];
-  // An executor that succeeded and wrote nothing leaves no log: it would hold only its argv
-  // and outcome, which the state and the event log already have, and creating a file per
-  // plan was a large share of execute's own time on a large phase.
-  const bool silent_success = r.ok() && r.out_total == 0 && r.err_total == 0;
-  std::string log_file = silent_success
-                             ? std::string()
-                             : write_agent_log(world_, root_, phase_.rel, e.id, "executor", 0, run_of(i).argv, r);
-  if (!log_file.empty()) note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
-  record_usage(i, "executor", r.out);
-  // Its commits, hashed again into the repository, before its checks and its gate read them.
-  // Bytes that are no object fail the plan; its slot and branch go (they name what is gone).
-  bool objects_ok = true;
-  if (const PlanWorktree* w = worktree_of(i)) {
-    std::string err;
-    if (!slot_objects::take_in(root_, w->path, err)) {
-      run_of(i).objects_error = err;
-      worktrees_.drop(*w);
-      objects_ok = false;
-    }
-  }
-  if (!interrupted_ && r.ok() && objects_ok) {
-    run_checks(i, std::move(r));
-    return;
-  }
-  conclude(i, r);
-}
 
 void Run::run_checks(size_t i, SpawnResult executor) {
   const PlanWorktree* w = worktree_of(i);
@@ -68,115 +30,39 @@ PlanChecks::Host Run::checks_host() {
   return h;
 }
 
-void Run::conclude(size_t i, const SpawnResult& r) {
-  const PlanEntry& e = entries_[i];
-  std::string sp = summary_rel_for(world_, root_, e.path);
-  json set = json::object();
-  if (auto& a = run_of(i).aside) {
-    const PlanWorktree* w = worktree_of(i);
-    slot_aside::Aside taken = std::move(*a);
-    a.reset();
-    if (taken.active() && w) return checks_.put_back(i, w->path, std::move(taken), r);  // then here again
-  }
-  PlanRun& pr = run_of(i);
-  // A plan that did well in its worktree: its gates run on a worker thread (plan_gate.cc),
-  // then here again with their answer.
-  std::unique_ptr<GateOut> answer = std::move(pr.gated);
-  if (!answer && !interrupted_ && pr.dispatch_error.empty() && r.ok() && isolated() && worktree_of(i))
-    return worktrees_.gate(i, r);
-  // The facts: how the executor (or its job) ended, and once it did well, what the checks and
-  // the SUMMARY gate found; protocol/run/execute_rules.h decides the plan from them.
-  execution::PlanFacts facts;
-  facts.summary_path = sp;
-  facts.interrupted = interrupted_ && !answer;  // gates that ended after a Ctrl-C count
-  facts.dispatch_error = pr.dispatch_error;
-  facts.executor_ok = r.ok();
-  facts.executor_outcome = r.describe();
-  facts.executor_err = r.err;
-  facts.executor_out = r.out;
-  facts.plan_id = e.id;
-  if (pr.refused) {
-    facts.refused = pr.refused->list();
-    pr.refused.reset();
-  }
-  if (!facts.interrupted && facts.dispatch_error.empty() && facts.executor_ok) {
-    // The checks yolo ran: the evidence. A failing one fails the plan whatever the SUMMARY says.
-    json checks = json::array();
-    for (const auto& o : pr.check_out) checks.push_back(o.to_json());
-    facts.check_findings = plan_checks::findings(pr.check_out, pr.check_errors);
-    if (!pr.check_out.empty() || !pr.check_errors.empty()) set["checks"] = checks;
-    if (answer) {
-      facts.summary = answer->state;
-      facts.summary_findings = std::move(answer->findings);
-      for (auto it = answer->set.begin(); it != answer->set.end(); ++it) set[it.key()] = it.value();
-    } else {
-      facts.summary = check_summary(e, facts.summary_findings, &sp);
-    }
-  }
-  const execution::PlanOutcome outcome = execution::plan_outcome(facts);
-  const PlanStatus status = outcome.end.status;
-  const std::string& error = outcome.end.error;
-  const json& findings = outcome.end.findings;
-  const bool summary_failed = outcome.summary_failed;
-  if (!facts.refused.empty() && status != PlanStatus::Pending)
-    log("sandbox_refused", e.plan, {{"plan_id", e.id}, {"refused", facts.refused}});
-  pr.dispatch_error.clear();
-  pr.check_out.clear();
-  pr.check_todo.clear();
-  pr.check_errors.clear();
-  std::string now = world_.now();
-  {
-    // Its gates ran: the slot serves the next plan (the branch keeps the work); a plan that
-    // passed in its worktree waits for its merge, in plan order.
-    const json& wt = pr.worktree_record;
-    const bool gated = status == PlanStatus::Complete && wt.is_object() && set.contains("worktree");
-    core_.concluded(i, outcome.end, gated ? execution::merge_state(wt) : MergeState::None,
-                    gated ? str(wt, "head") : std::string());
-  }
-  execution::PlanUpdate u = execution::ended(outcome.end, now);
-  u.set = set;
-  queue_plan(i, std::move(u));
-  long long ms = static_cast<long long>(r.elapsed_ms);
-  if (summary_failed) {
-    const size_t high = count_severity(findings, Severity::High);
-    log("summary_claims_failed", e.plan,
-        {{"plan_id", e.id}, {"summary_path", sp}, {"findings", findings.size()}, {"high", high}});
-  }
-  log("plan_end", e.plan, {{"plan_id", e.id}, {"status", to_string(status)}, {"elapsed_ms", ms}, {"outcome", r.describe()}});
-  json data = {{"plan", e.id}, {"status", to_string(status)}, {"wave", e.wave}, {"elapsed_ms", ms}};
-  if (!error.empty()) data["error"] = error;
-  if (!findings.empty()) data["findings"] = findings;
-  for (const char* k : {"worktree", "scope", "checks"})
-    if (set.contains(k)) data[k] = set[k];
-  if (status == PlanStatus::Complete) {
-    emit("plan_end", data, Sym::Ok, "Plan " + e.id + " complete (" + fmt_secs(r.elapsed_ms) + ")");
-    if (set.contains("scope"))
-      for (const auto& f : set["scope"].value("findings", json::array()))
-        note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
-  } else if (status == PlanStatus::Pending) {
-    emit("plan_end", data, Sym::Warn, "Plan " + e.id + " stopped (interrupted)");
-  } else {
-    data["stderr_tail"] = text::tail_lines(r.err, 10);
-    emit("plan_end", data, Sym::Fail, "Plan " + e.id + " failed: " + error);
-    size_t shown = 0;
-    for (const auto& f : findings) {
-      if (shown++ == 5) {
-        note("... " + std::to_string(findings.size() - 5) + " more (yolo status --json)");
-        break;
-      }
-      note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
-    }
-    if (!r.ok()) {
-      std::string tail = text::tail_lines(r.err, 5);
-      for (const auto& l : text::lines(tail))
-        if (!text::trim(l).empty()) note(std::string(l), true);
-      note("Next: " + agent_next_step(r.outcome != SpawnResult::Outcome::SpawnFailed, e.id));
-    }
-  }
-  if (dispatched()) dispatch_premerge();
-  // Worktree isolation: once nothing runs, the plans that passed are merged in plan order
-  // (the core's Merge), then the wave's end and what starts next.
-  schedule();
+PlanConcluder::Host Run::concluder_host() {
+  PlanConcluder::Host h;
+  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
+  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.interrupted = [this] { return interrupted_; };
+  h.isolated = [this] { return isolated(); };
+  h.exited = [this](size_t i) {
+    release(i);
+    core_.executor_exited(i);
+  };
+  h.open_gates = [this](size_t i) { checks_.open_requested_gates(i); };
+  h.drop = [this](const PlanWorktree& w) { worktrees_.drop(w); };
+  h.run_checks = [this](size_t i, SpawnResult r) { run_checks(i, std::move(r)); };
+  h.put_back = [this](size_t i, const stdfs::path& slot, slot_aside::Aside a, const SpawnResult& r) {
+    checks_.put_back(i, slot, std::move(a), r);
+  };
+  h.gate = [this](size_t i, SpawnResult r) { worktrees_.gate(i, std::move(r)); };
+  h.check_summary = [this](const PlanEntry& e, json& findings, const std::string* sp) {
+    return check_summary(e, findings, sp);
+  };
+  h.concluded = [this](size_t i, const execution::PlanEnd& end, MergeState merge, const std::string& head) {
+    core_.concluded(i, end, merge, head);
+  };
+  h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
+  h.cid = [this] { return cid_; };
+  h.emit = [this](const std::string& ev, json d, Sym sym, const std::string& human) { emit(ev, std::move(d), sym, human); };
+  h.note = [this](const std::string& human, bool dim) { note(human, dim); };
+  h.log = [this](const std::string& type, const std::string& plan, json d) { log(type, plan, std::move(d)); };
+  h.next = [this] {
+    if (dispatched()) dispatch_premerge();
+    schedule();
+  };
+  return h;
 }
 
 }  // namespace yolo::runner::phase

@@ -1,11 +1,15 @@
 // Worktree isolation (runner/run_worktrees.h) driven alone through its Host, with a real git
-// repository: a wave's plans get worktrees from the wave's base; the core's merges go in the
-// order given, a conflict failing its plan; the merged branches are deleted by a child of the
-// loop; a killed run's slot holding finished work is adopted, not run again.
+// repository: a wave's plans get worktrees from the wave's base; a plan's gates in its worktree
+// (its SUMMARY committed on its branch, the scope fence); the core's merges go in the order given,
+// a conflict failing its plan; the merged branches are deleted by a child of the loop; a killed
+// run's slot holding finished work is adopted, not run again, and its gated plans are merged once.
 #include "runner/run_worktrees.h"
+
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
+#include "runner/plan_gate.h"
 #include "test_support.h"
 
 namespace yolo::runner::phase {
@@ -39,7 +43,7 @@ struct FakeRun {
   run::Core core;
   std::vector<std::pair<size_t, execution::PlanUpdate>> queued;
   std::vector<std::string> events, next;
-  std::vector<size_t> resumed;
+  std::vector<size_t> resumed, gated;  // Host::resumed, Host::gated calls
   std::vector<std::vector<std::string>> merged;  // Host::merged calls
   std::unique_ptr<WorktreeDriver> d;
 
@@ -50,7 +54,8 @@ struct FakeRun {
     test::write_file(root / "README.md", "demo\n");
     for (const char* p : {"01", "02"}) {
       const std::string rel = kPhase + "/01-" + p + "-PLAN.md";
-      test::write_file(root / rel, std::string("---\nphase: 01\nplan: ") + p + "\n---\n# Plan " + p + "\n");
+      test::write_file(root / rel, std::string("---\nphase: 01\nplan: ") + p + "\nfiles_modified: [" +
+                                       (p[1] == '1' ? "one.txt" : "two.txt") + "]\n---\n# Plan " + p + "\n");
       entries.push_back({std::string("01-") + p, p, std::string("plan ") + p, 1, {}, rel});
     }
     git(root, {"add", "."});
@@ -97,7 +102,7 @@ struct FakeRun {
     h.queue = [this](size_t i, execution::PlanUpdate u) { queued.push_back({i, std::move(u)}); };
     h.flush = [] {};
     h.next_step = [this](std::string s) { next.push_back(std::move(s)); };
-    h.gated = [](size_t, SpawnResult) {};
+    h.gated = [this](size_t i, SpawnResult) { gated.push_back(i); };
     h.resumed = [this](size_t i, SpawnResult) { resumed.push_back(i); };
     h.merged = [this](const std::vector<std::string>& b) { merged.push_back(b); };
     auto w = std::make_unique<WorktreeDriver>(test::real_world(), root, cfg, &loop, std::move(h));
@@ -119,6 +124,43 @@ struct FakeRun {
   bool prepare(size_t i, std::string& err) {
     core.started(i);
     return d->prepare(i, 1, err);
+  }
+  // Plan i's SUMMARY in its worktree (uncommitted, as an executor leaves it).
+  std::string write_summary(size_t i) {
+    const std::string sp = summary_rel_for(test::real_world(), root, entries[i].path);
+    test::write_file(runs[i].worktree->path / sp,
+                     "---\nphase: 01\nplan: " + entries[i].plan + "\nstatus: complete\n---\nDone.\n");
+    return sp;
+  }
+  // Plan i's executor ended: its gates run on a worker thread, then Host::gated.
+  void gate(size_t i) {
+    d->gate(i, SpawnResult{});
+    uv_run(&loop, UV_RUN_DEFAULT);
+  }
+  // The state a killed run leaves: plan i running, its worktree record as the run holds it.
+  json write_state(size_t i) {
+    json doc = {{"status", "running"},
+                {"phase_dir", kPhase},
+                {"correlation_id", kCid},
+                {"plans", json::array({{{"id", entries[i].id}, {"status", "running"}, {"worktree", runs[i].worktree_record}}})}};
+    test::write_file(state::state_path(root), doc.dump(2));
+    return doc;
+  }
+  json state_plan(size_t i) const {
+    json doc = json::parse(test::read_file(state::state_path(root)));
+    const json* p = execution::find_plan(doc, entries[i].id);
+    return p ? *p : json();
+  }
+  // A new run (the driver anew, nothing held) reads doc.
+  std::optional<WorktreeDriver::Stop> restart(const json& doc) {
+    close();
+    runs.clear();
+    runs.resize(entries.size());
+    core = fresh_core();
+    events.clear();
+    next.clear();
+    d = driver();
+    return d->init(doc, kPhase, kCid, SummaryMode::Off);
   }
   const execution::PlanUpdate* last_update(size_t i) const {
     for (auto it = queued.rbegin(); it != queued.rend(); ++it)
@@ -231,6 +273,155 @@ TEST(WorktreeDriver, AKilledRunsFinishedSlotIsAdoptedNotRunAgain) {
   run.d->start_resumed();
   uv_run(&run.loop, UV_RUN_DEFAULT);
   EXPECT_EQ(run.resumed, std::vector<size_t>{0}) << "gated from the loop as if its executor ended";
+}
+
+// Plan i's work committed in its worktree by its executor (the record not gated yet).
+void executor_commits(FakeRun& run, size_t i, const std::string& file, const std::string& text) {
+  const PlanWorktree& w = *run.runs[i].worktree;
+  test::write_file(w.path / file, text);
+  git(w.path, {"add", file});
+  git(w.path, {"commit", "-qm", "work of " + run.entries[i].id});
+}
+
+TEST(WorktreeDriver, APassingSummaryIsCommittedOnItsBranchAndItsHeadWaitsForTheMerge) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  std::string err;
+  ASSERT_TRUE(run.prepare(0, err)) << err;
+  executor_commits(run, 0, "one.txt", "one\n");
+  const stdfs::path slot = run.runs[0].worktree->path;
+  const std::string work = git(slot, {"rev-parse", "HEAD"});
+  const std::string sp = run.write_summary(0);
+  run.gate(0);
+  ASSERT_EQ(run.gated, std::vector<size_t>{0}) << "Host::gated once, from the loop";
+  ASSERT_TRUE(run.runs[0].gated);
+  const GateOut& g = *run.runs[0].gated;
+  EXPECT_EQ(g.state, execution::SummaryState::Passed) << g.findings.dump();
+  const std::string head = git(slot, {"rev-parse", "HEAD"});
+  EXPECT_NE(head, work) << "the SUMMARY is a commit of its own on the branch";
+  EXPECT_EQ(git(slot, {"rev-parse", head + "^"}), work);
+  EXPECT_EQ(git(slot, {"log", "-1", "--format=%s"}), "yolo: SUMMARY of plan 01-01");
+  EXPECT_EQ(git(slot, {"ls-tree", "--name-only", head, "--", sp}), sp);
+  EXPECT_EQ(git(slot, {"status", "--porcelain", "--", sp}), "") << "committed, nothing left";
+  EXPECT_EQ(run.runs[0].worktree_record["head"], head) << run.runs[0].worktree_record.dump();
+  EXPECT_EQ(run.runs[0].worktree_record["merge"], "pending");
+  EXPECT_EQ(g.set["worktree"]["merge"], "pending");
+  EXPECT_EQ(run.runs[0].aside_step, nullptr) << "no longer running its gates";
+}
+
+TEST(WorktreeDriver, APlanThatWroteOutsideItsFilesFailsItsScopeFenceWithNothingToMerge) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  std::string err;
+  ASSERT_TRUE(run.prepare(0, err)) << err;
+  executor_commits(run, 0, "one.txt", "one\n");
+  executor_commits(run, 0, "two.txt", "not plan 01's\n");
+  const stdfs::path slot = run.runs[0].worktree->path;
+  const std::string work = git(slot, {"rev-parse", "HEAD"});
+  run.write_summary(0);
+  run.gate(0);
+  ASSERT_TRUE(run.runs[0].gated);
+  const GateOut& g = *run.runs[0].gated;
+  EXPECT_EQ(g.state, execution::SummaryState::Failed);
+  bool fence = false;
+  for (const auto& f : g.findings)
+    if (f.value("check", "") == "scope_fence" && f.value("issue", "").find("two.txt") != std::string::npos) fence = true;
+  EXPECT_TRUE(fence) << g.findings.dump();
+  EXPECT_EQ(g.set["scope"]["outside"], json::array({"two.txt"})) << g.set.dump();
+  EXPECT_NE(run.runs[0].worktree_record.value("merge", ""), "pending") << run.runs[0].worktree_record.dump();
+  EXPECT_FALSE(run.runs[0].worktree_record.contains("head"));
+  EXPECT_EQ(git(slot, {"rev-parse", "HEAD"}), work) << "no SUMMARY commit on a failed plan's branch";
+}
+
+TEST(WorktreeDriver, APlanWithoutItsSummaryIsMissingWithNothingToMerge) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  std::string err;
+  ASSERT_TRUE(run.prepare(0, err)) << err;
+  executor_commits(run, 0, "one.txt", "one\n");
+  const std::string work = git(run.runs[0].worktree->path, {"rev-parse", "HEAD"});
+  run.gate(0);
+  ASSERT_EQ(run.gated, std::vector<size_t>{0});
+  ASSERT_TRUE(run.runs[0].gated);
+  EXPECT_EQ(run.runs[0].gated->state, execution::SummaryState::Missing);
+  EXPECT_NE(run.runs[0].worktree_record.value("merge", ""), "pending");
+  EXPECT_EQ(git(run.runs[0].worktree->path, {"rev-parse", "HEAD"}), work);
+}
+
+TEST(WorktreeDriver, APlanAKilledRunGatedIsMergedOnceAtTheNextInit) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  std::string err;
+  ASSERT_TRUE(run.prepare(0, err)) << err;
+  run.commit_in_slot(0, "one.txt", "one\n");
+  const std::string head = run.runs[0].worktree_record["head"];
+  const std::string branch = run.runs[0].worktree->branch;
+  const json doc = run.write_state(0);
+  ASSERT_FALSE(run.restart(doc)) << "merged, the run goes on";
+  EXPECT_EQ(test::read_file(run.root / "one.txt"), "one\n");
+  const std::string after = git(run.root, {"rev-parse", "HEAD"});
+  EXPECT_EQ(git(run.root, {"rev-list", "--count", "HEAD", "^" + head}), "1") << "one merge commit";
+  json p = run.state_plan(0);
+  EXPECT_EQ(p["status"], "complete") << p.dump();
+  EXPECT_EQ(p["worktree"]["merge"], "merged");
+  EXPECT_EQ(p["worktree"]["merge_commit"], after);
+  EXPECT_EQ(std::count(run.events.begin(), run.events.end(), "plan_merged"), 1);
+  EXPECT_FALSE(has_branch(run.root, branch)) << "the merged branch goes";
+  // Killed again before its state was read back: the same record (merge pending) is found
+  // merged, never merged twice.
+  ASSERT_FALSE(run.restart(doc));
+  EXPECT_EQ(git(run.root, {"rev-parse", "HEAD"}), after) << "not merged again";
+  EXPECT_EQ(run.state_plan(0)["worktree"]["merge"], "merged");
+  // And from the state as written: nothing to do.
+  ASSERT_FALSE(run.restart(json::parse(test::read_file(state::state_path(run.root)))));
+  EXPECT_EQ(git(run.root, {"rev-parse", "HEAD"}), after);
+}
+
+TEST(WorktreeDriver, AKilledRunsGatedPlanThatConflictsFailsAndHalts) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  std::string err;
+  ASSERT_TRUE(run.prepare(0, err)) << err;
+  run.commit_in_slot(0, "README.md", "plan one\n");
+  test::write_file(run.root / "README.md", "the checkout's\n");
+  git(run.root, {"commit", "-qam", "meanwhile"});
+  const std::string before = git(run.root, {"rev-parse", "HEAD"});
+  auto stop = run.restart(run.write_state(0));
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->result, execution::Result::Halted);
+  EXPECT_EQ(git(run.root, {"rev-parse", "HEAD"}), before) << "nothing merged";
+  EXPECT_EQ(test::read_file(run.root / "README.md"), "the checkout's\n");
+  json p = run.state_plan(0);
+  EXPECT_EQ(p["status"], "failed") << p.dump();
+  EXPECT_EQ(p["worktree"]["merge"], "conflict");
+  EXPECT_NE(p.value("error", "").find("README.md"), std::string::npos) << p.dump();
+  ASSERT_EQ(p["findings"].size(), 1u);
+  EXPECT_EQ(p["findings"][0]["check"], "merge");
+  EXPECT_NE(std::find(run.events.begin(), run.events.end(), "plan_end"), run.events.end());
+}
+
+TEST(WorktreeDriver, AKilledRunsGatedPlanRefusedByLocalChangesHaltsKeptGated) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  std::string err;
+  ASSERT_TRUE(run.prepare(0, err)) << err;
+  run.commit_in_slot(0, "README.md", "plan one\n");
+  const std::string head = run.runs[0].worktree_record["head"];
+  const std::string before = git(run.root, {"rev-parse", "HEAD"});
+  const json doc = run.write_state(0);
+  test::write_file(run.root / "README.md", "a local change\n");  // uncommitted, in the merge's way
+  auto stop = run.restart(doc);
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->result, execution::Result::Halted);
+  EXPECT_EQ(git(run.root, {"rev-parse", "HEAD"}), before);
+  EXPECT_EQ(test::read_file(run.root / "README.md"), "a local change\n") << "the person's change is kept";
+  json p = run.state_plan(0);
+  EXPECT_EQ(p["status"], "running") << "kept as it was: " << p.dump();
+  EXPECT_EQ(p["worktree"]["merge"], "pending");
+  EXPECT_EQ(p["worktree"]["head"], head);
+  EXPECT_FALSE(p.contains("findings"));
+  ASSERT_FALSE(run.next.empty());
+  EXPECT_NE(run.next.back().find("commit or stash"), std::string::npos) << run.next.back();
 }
 
 }  // namespace
