@@ -194,6 +194,27 @@ class WorktreeProject : public ::testing::Test {
     env.push_back("NO_COLOR=1");
     return run_yolo({"execute"}, repo(), env);
   }
+  // After a kill -9 of yolo: its children live on a moment (an executor committing, the child
+  // deleting merged branches, each with its git), and a git among them may hold or take a
+  // lock the test is about to plant. Waits until no process works inside the repository.
+  void wait_for_the_killed_runs_children() {
+    std::error_code ec;
+    const std::string top = stdfs::canonical(repo(), ec).string();
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    for (;;) {
+      bool any = false;
+      for (const auto& e : stdfs::directory_iterator("/proc", ec)) {
+        const std::string pid = e.path().filename().string();
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (pid == std::to_string(::getpid())) continue;
+        std::error_code le;
+        const std::string cwd = stdfs::read_symlink(e.path() / "cwd", le).string();
+        if (!le && (cwd == top || cwd.rfind(top + "/", 0) == 0)) any = true;
+      }
+      if (!any || std::chrono::steady_clock::now() > until) return;
+      std::this_thread::sleep_for(50ms);
+    }
+  }
   // Merge commits naming the plan on the checked-out branch.
   size_t merges_of(const std::string& id) {
     std::istringstream in(git({"log", "--merges", "--first-parent", "--format=%s"}));
@@ -239,6 +260,7 @@ TEST_F(WorktreeProject, ARerunAfterAKillNineLeavesNoBranchNoSlotOnABranchAndNoLo
   auto killed = execute({"YOLO_EXEC_KILL_YOLO_FOR=01-02"});
   ASSERT_NE(killed.exit_code, 0) << dump(killed);
   ASSERT_FALSE(slots_on_a_branch().empty()) << "the killed run should have left a slot on a plan's branch";
+  wait_for_the_killed_runs_children();  // one of their gits could take the planted lock as its own
   const stdfs::path lock = repo() / ".git" / "packed-refs.lock";
   write_file(lock, "");
   const auto old = stdfs::file_time_type::clock::now() - std::chrono::minutes(5);
@@ -289,6 +311,7 @@ TEST_F(WorktreeProject, ALockAKilledGitLeftOnAPlansBranchIsRemovedAndTheRunGoesO
   auto it = ref.begin();
   stdfs::path run_dir = repo() / ".git";
   for (int k = 0; k < 4 && it != ref.end(); ++k, ++it) run_dir /= *it;
+  wait_for_the_killed_runs_children();
   for (const char* id : {"01-03", "01-04"}) write_file(run_dir / id / "work.lock", "");
   auto r = execute();
   ASSERT_EQ(r.exit_code, 0) << dump(r);
