@@ -1,6 +1,8 @@
 #include <algorithm>
 #include "test_support.h"
 
+#include <gtest/gtest.h>
+
 #include "protocol/base/seal.h"
 
 #include <fcntl.h>
@@ -242,6 +244,16 @@ std::vector<std::string> yolo_argv(const std::vector<std::string>& args) {
 RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& cwd, const std::vector<std::string>& env,
                       const std::string& input) {
   return run_child(argv, cwd, env, input, Stdin::Pipe);
+}
+
+std::string git(const stdfs::path& dir, const std::vector<std::string>& args, const std::string& input) {
+  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run_program(argv, dir, {}, input);
+  EXPECT_EQ(r.exit_code, 0) << "git in " << dir << ": " << r.err;
+  std::string out = r.out;
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ' || out.back() == '\r')) out.pop_back();
+  return out;
 }
 
 RunResult run_yolo(const std::vector<std::string>& args, const stdfs::path& cwd, const std::vector<std::string>& env,

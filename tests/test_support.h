@@ -58,6 +58,10 @@ bool become_terminal_session();
 RunResult run_program(const std::vector<std::string>& argv, const stdfs::path& cwd = stdfs::current_path(),
                       const std::vector<std::string>& env = {}, const std::string& input = {});
 
+// git with a test identity in dir; expects it to succeed; its stdout without the trailing
+// newline and blanks.
+std::string git(const stdfs::path& dir, const std::vector<std::string>& args, const std::string& input = "");
+
 // Copies a folder of fixtures/ into dest.
 void copy_fixture(const std::string& name, const stdfs::path& dest);
 stdfs::path source_dir();

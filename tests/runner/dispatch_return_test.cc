@@ -14,13 +14,7 @@ namespace {
 
 using test::TempDir;
 
-std::string git(const stdfs::path& dir, const std::vector<std::string>& args, const std::string& in = "") {
-  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = test::run_program(argv, dir, {}, in);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return std::string(text::trim(r.out));
-}
+using test::git;
 
 // Two plans of wave 1, as much of a run as the return path reaches.
 struct FakeReturn {

@@ -22,12 +22,7 @@ namespace {
 using test::TempDir;
 namespace stdfs = std::filesystem;
 
-void git(const stdfs::path& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = test::run_program(argv, dir);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-}
+using test::git;
 
 const std::string kPlan = ".yolo-planning/phases/01-demo/01-01-PLAN.md";
 

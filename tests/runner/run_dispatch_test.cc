@@ -42,12 +42,7 @@ case "$cmd" in
 esac
 )";
 
-void git(const stdfs::path& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = test::run_program(argv, dir);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-}
+using test::git;
 
 // A run of one plan, as much of it as dispatch reaches through its Host.
 struct FakeRun {

@@ -20,12 +20,7 @@ namespace {
 
 using test::TempDir;
 
-void git(const stdfs::path& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = test::run_program(argv, dir);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-}
+using test::git;
 
 const std::string kPlan = ".yolo-planning/phases/01-demo/01-01-PLAN.md";
 const std::string kPlanText = "---\nphase: 1\nplan: 1\ntitle: Demo\nwave: 1\n---\n\n# Plan 01-01: as reviewed\n";

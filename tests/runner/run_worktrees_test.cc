@@ -20,13 +20,7 @@ using test::TempDir;
 const std::string kPhase = ".yolo-planning/phases/01-demo";
 const std::string kCid = "0123456789abcdef";
 
-std::string git(const stdfs::path& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = test::run_program(argv, dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return std::string(text::trim(r.out));
-}
+using test::git;
 
 bool has_branch(const stdfs::path& dir, const std::string& branch) {
   return test::run_program({"git", "rev-parse", "--verify", "-q", "refs/heads/" + branch}, dir).exit_code == 0;

@@ -16,13 +16,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-std::string git(const stdfs::path& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = test::run_program(argv, dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.out;
-}
+using test::git;
 
 TEST(WorktreeTidyTest, MergedBranchesAreDeletedOnceAnotherGitLetsGoOfPackedRefsLock) {
   test::TempDir tmp;
