@@ -177,10 +177,8 @@ int Run::run() {
   if (int rc = prelude_.review_gate(phase_, entries_, cid_); rc >= 0) return rc;
   std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
   if (roadmap.empty()) roadmap = kRoadmap;
-  GateOutcome g = gates_.ensure(gates::GateType::Vision, roadmap,
-                              "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);
-  if (g == GateOutcome::Paused)
-    return finish(kExecPaused, Result::Paused, "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");
+  GateOutcome g = gates_.ensure(gates::GateType::Vision, roadmap, report_.vision_gate_reason(), std::nullopt);
+  if (g == GateOutcome::Paused) return finish(kExecPaused, Result::Paused, report_.paused_at_vision_gate());
   if (g == GateOutcome::Halted)
     return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
   // The gates passed: recorded with the first plans' records (a write of its own cost the
