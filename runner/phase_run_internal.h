@@ -56,6 +56,8 @@ class Run {
 
  private:
   // ---- what the run says (runner/run_report.h: a class of its own, report_) ---------------
+  // The parts' Hosts are bound to report_ itself; these serve what Run still says itself
+  // (plan_conclude.cc, phase_budget.cc).
   void emit(const std::string& event, json data, Sym sym, const std::string& human) {
     report_.emit(event, std::move(data), sym, human);
   }

@@ -6,9 +6,10 @@
 // halted or complete) and the run's last word with its `Next:` line.
 //
 // It writes to stdout and stderr (through runner/output.h, which keeps the live line below
-// the other lines) or, in a test, to the files it is given. The run reaches it through
-// Run::emit/note/log and the typed methods below; it reaches the run through its Host: the
-// plans' statuses for the last JSON line, what the live line shows.
+// the other lines) or, in a test, to the files it is given. The run reaches it through the
+// typed methods below, the run's parts through their Hosts' emit/note/log bound to it; it
+// reaches the run through its Host: the plans' statuses for the last JSON line, what the live
+// line shows.
 #pragma once
 #include <uv.h>
 
