@@ -74,7 +74,7 @@ int Run::waves() {
   worktrees_.close();
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
-  if (final_code_ < 0) return finish(kExecHalted, Result::Halted, "stopped with nothing left to run");
+  if (final_code_ < 0) return finish(kExecHalted, Result::Halted, report_.nothing_left());
   return finish(final_code_, final_result_, final_message_);
 }
 
@@ -82,9 +82,7 @@ int Run::waves() {
 void Run::interrupt(int signum) {
   if (interrupted_) return;
   interrupted_ = true;
-  stop(kExecHalted, Result::Interrupted,
-       "Interrupted (signal " + std::to_string(signum) +
-           "): running executors were stopped; their plans are pending again");
+  stop(kExecHalted, Result::Interrupted, report_.interrupted(signum));
   // A dispatch submit is left to end (its timeout bounds it): killed midway, it may have
   // queued a job whose handle nobody would know; ended, its job is cancelled.
   for (auto& r : runs_)
@@ -160,8 +158,7 @@ void Run::schedule() {
             gates_.pause_for(*g);
           else if (doc.contains("approval") && doc["approval"].is_object())
             gates_.pause_for(doc["approval"]);
-          stop(kExecPaused, Result::Paused,
-               "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
+          stop(kExecPaused, Result::Paused, report_.paused_at_gate());
           return;
         }
         case run::Act::Halt:
@@ -181,20 +178,19 @@ void Run::schedule() {
         }
         case run::Act::AskWaveGate: {
           const long long w = a.wave;
-          std::string rel, ids;
-          std::vector<std::string> files;  // the wave gate covers every plan of the wave
+          std::string rel;
+          std::vector<std::string> files, ids;  // the wave gate covers every plan of the wave
           for (const auto& e : entries_)
             if (e.wave == w) {
               if (rel.empty()) rel = e.path;
               files.push_back(e.path);
-              ids += (ids.empty() ? "" : ", ") + e.id;
+              ids.push_back(e.id);
             }
-          std::string reason = "wave " + std::to_string(w) + " of phase " + phase_.folder + ": plans " + ids;
-          GateOutcome g = gates_.ensure(gates::GateType::Wave, rel, reason, static_cast<int>(w), files);
+          GateOutcome g = gates_.ensure(gates::GateType::Wave, rel, report_.wave_gate_reason(w, ids),
+                                        static_cast<int>(w), files);
           core_.wave_gate(w, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
           if (g == GateOutcome::Paused)
-            stop(kExecPaused, Result::Paused,
-                 "Paused before wave " + std::to_string(w) + ": its wave gate awaits approval");
+            stop(kExecPaused, Result::Paused, report_.paused_before_wave(w));
           again = g == GateOutcome::Passed;
           break;
         }

@@ -177,10 +177,8 @@ int Run::run() {
   if (int rc = prelude_.review_gate(phase_, entries_, cid_); rc >= 0) return rc;
   std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
   if (roadmap.empty()) roadmap = kRoadmap;
-  GateOutcome g = gates_.ensure(gates::GateType::Vision, roadmap,
-                              "yolo execute: the vision gate on the roadmap before any wave", std::nullopt);
-  if (g == GateOutcome::Paused)
-    return finish(kExecPaused, Result::Paused, "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");
+  GateOutcome g = gates_.ensure(gates::GateType::Vision, roadmap, report_.vision_gate_reason(), std::nullopt);
+  if (g == GateOutcome::Paused) return finish(kExecPaused, Result::Paused, report_.paused_at_vision_gate());
   if (g == GateOutcome::Halted)
     return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
   // The gates passed: recorded with the first plans' records (a write of its own cost the
@@ -215,10 +213,10 @@ int Run::init_dispatch(const json& doc) {
 // The gates speak through the run: its events and lines, its stop, its next step.
 RunGates::Host Run::gates_host() {
   RunGates::Host h;
-  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
-    emit(event, std::move(data), sym, human);
+  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
+    r.emit(event, std::move(data), sym, human);
   };
-  h.note = [this](const std::string& human) { note(human); };
+  h.note = [&r = report_](const std::string& human) { r.note(human); };
   h.stop = [this](int code, Result result, const std::string& message) { stop(code, result, message); };
   h.set_halted = [this](const std::string& reason) { set_halted(reason); };
   h.next_step = [this](std::string next) { next_ = std::move(next); };
@@ -228,11 +226,13 @@ RunGates::Host Run::gates_host() {
 // The steps before the waves speak through the run too, and end it with its last word.
 RunPrelude::Host Run::prelude_host() {
   RunPrelude::Host h;
-  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
-    emit(event, std::move(data), sym, human);
+  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
+    r.emit(event, std::move(data), sym, human);
   };
-  h.note = [this](const std::string& human) { note(human); };
-  h.log = [this](const std::string& type, const std::string& plan, json data) { log(type, plan, std::move(data)); };
+  h.note = [&r = report_](const std::string& human) { r.note(human); };
+  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
+    r.log(type, plan, std::move(data));
+  };
   h.next_step = [this](std::string next) { next_ = std::move(next); };
   h.finish = [this](int code, Result result, const std::string& message) { return finish(code, result, message); };
   h.check_summary = [this](const PlanEntry& e, json& findings) { return check_summary(e, findings); };
@@ -255,11 +255,13 @@ DispatchDriver::Host Run::dispatch_host() {
   h.stopping = [this] { return stopping_; };
   h.hold = [this](size_t i, std::unique_ptr<Process> p) { return hold(i, std::move(p)); };
   h.release = [this](size_t i) { release(i); };
-  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
-    emit(event, std::move(data), sym, human);
+  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
+    r.emit(event, std::move(data), sym, human);
   };
-  h.note = [this](const std::string& human, bool dim) { note(human, dim); };
-  h.log = [this](const std::string& type, const std::string& plan, json data) { log(type, plan, std::move(data)); };
+  h.note = [&r = report_](const std::string& human, bool dim) { r.note(human, dim); };
+  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
+    r.log(type, plan, std::move(data));
+  };
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.flush = [this] { flush_plans(); };
   h.schedule = [this] { schedule(); };

@@ -4,11 +4,12 @@
 //                     the agents' check, Stage 1, the review gate, a halt recorded (a class,
 //                     RunPrelude; run_prelude.cc, run_prelude_plans.cc)
 //   run_report        what the run says: events, lines, the event log, the live line, the
-//                     run core's actions in words, its last word (a class, RunReport)
+//                     run core's actions in words, its stop messages, its last word (a class,
+//                     RunReport; the parts' Hosts speak to it directly)
 //   phase_output.cc   what the run shows of itself to its report (its Host), its last word
 //   phase_dry_run.cc  --dry-run (a function of what the run read, not a method)
 //   phase_loop.cc     the wave loop: the run core's actions (protocol/run/run_core.h) handed
-//                     to the drivers and the report, interrupts
+//                     to the drivers and the report (no text of its own), interrupts
 //   run_state_writes  the state file: its batched writes, the executors' journal (a class)
 //   run_gates         the vision, wave and budget gates (a class)
 //   plan_exec.cc      the plans the core starts, each by its path (dispatch, a finished
@@ -59,6 +60,8 @@ class Run {
 
  private:
   // ---- what the run says (runner/run_report.h: a class of its own, report_) ---------------
+  // The parts' Hosts are bound to report_ itself; these serve what Run still says itself
+  // (plan_conclude.cc, phase_budget.cc).
   void emit(const std::string& event, json data, Sym sym, const std::string& human) {
     report_.emit(event, std::move(data), sym, human);
   }

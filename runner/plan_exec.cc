@@ -14,8 +14,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
   for (const auto& [i, why] : reviewed.changed) {
     core_.not_started(i, {PlanStatus::Failed, "not started: " + why, json::array()});
     queue_plan(i, execution::ended({PlanStatus::Failed, "not started: " + why, json::array()}, now));
-    emit("plan_end", {{"plan", entries_[i].id}, {"status", to_string(PlanStatus::Failed)}, {"error", why}}, Sym::Fail,
-         "Plan " + entries_[i].id + " not started: " + why);
+    report_.emit("plan_end", {{"plan", entries_[i].id}, {"status", to_string(PlanStatus::Failed)}, {"error", why}},
+                 Sym::Fail, "Plan " + entries_[i].id + " not started: " + why);
     changed.push_back(i);
   }
   if (!changed.empty()) {
@@ -41,11 +41,11 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     }
     if (isolated() && worktrees_.resume_finished(i)) {
       const PlanWorktree& w = *run_of(i).worktree;  // resume_finished adopted it
-      emit("plan_resumed", {{"plan", e.id}, {"worktree", w.path.string()}, {"branch", w.branch}, {"base", w.base}},
-           Sym::Ok,
-           "Plan " + e.id + ": its executor had finished before the last execute stopped (its commits on " + w.branch +
-               ", its SUMMARY in " + w.path.string() + "): gated now, not run again");
-      log("plan_resumed", e.plan, {{"plan_id", e.id}, {"branch", w.branch}});
+      report_.emit("plan_resumed",
+                   {{"plan", e.id}, {"worktree", w.path.string()}, {"branch", w.branch}, {"base", w.base}}, Sym::Ok,
+                   "Plan " + e.id + ": its executor had finished before the last execute stopped (its commits on " +
+                       w.branch + ", its SUMMARY in " + w.path.string() + "): gated now, not run again");
+      report_.log("plan_resumed", e.plan, {{"plan_id", e.id}, {"branch", w.branch}});
       core_.started(i);
       run_of(i).started_at = uv_hrtime();
       run_of(i).argv = {};
@@ -57,8 +57,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       if (!worktrees_.prepare(i, wave, err)) {
         core_.not_started(i, {PlanStatus::Failed, err, json::array()});
         queue_plan(i, execution::ended({PlanStatus::Failed, err, json::array()}, world_.now()));
-        emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", err}}, Sym::Fail,
-             "Plan " + e.id + " failed: " + err);
+        report_.emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", err}}, Sym::Fail,
+                     "Plan " + e.id + " failed: " + err);
         failed_to_start = true;
         continue;
       }
@@ -68,8 +68,8 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     if (!s.error.empty()) {
       core_.not_started(i, {PlanStatus::Failed, s.error, json::array()});
       queue_plan(i, execution::ended({PlanStatus::Failed, s.error, json::array()}, world_.now()));
-      emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", s.error}}, Sym::Fail,
-           "Plan " + e.id + " not started: " + s.error);
+      report_.emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", s.error}},
+                   Sym::Fail, "Plan " + e.id + " not started: " + s.error);
       failed_to_start = true;
       continue;
     }
@@ -109,7 +109,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
           }
         return any;
       });
-      if (!rec.ok()) note("could not record the executors' pids: " + rec.error);
+      if (!rec.ok()) report_.note("could not record the executors' pids: " + rec.error);
     }
   } else if (failed_to_start) {
     flush_plans();
@@ -129,11 +129,13 @@ ExecutorStarter::Host Run::launch_host() {
   h.done = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
   h.journal = [this](const std::string& id, const json& record) { return writes_.journal(id, record); };
   h.queued = [this](size_t i) { return writes_.queued(i); };
-  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
-    emit(event, std::move(data), sym, human);
+  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
+    r.emit(event, std::move(data), sym, human);
   };
-  h.note = [this](const std::string& human, bool dim) { note(human, dim); };
-  h.log = [this](const std::string& type, const std::string& plan, json data) { log(type, plan, std::move(data)); };
+  h.note = [&r = report_](const std::string& human, bool dim) { r.note(human, dim); };
+  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
+    r.log(type, plan, std::move(data));
+  };
   return h;
 }
 
@@ -150,11 +152,13 @@ WorktreeDriver::Host Run::worktrees_host() {
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
   h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
   h.core = [this]() -> run::Core& { return core_; };
-  h.emit = [this](const std::string& event, json data, Sym sym, const std::string& human) {
-    emit(event, std::move(data), sym, human);
+  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
+    r.emit(event, std::move(data), sym, human);
   };
-  h.note = [this](const std::string& human) { note(human); };
-  h.log = [this](const std::string& type, const std::string& plan, json data) { log(type, plan, std::move(data)); };
+  h.note = [&r = report_](const std::string& human) { r.note(human); };
+  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
+    r.log(type, plan, std::move(data));
+  };
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.flush = [this] { flush_plans(); };
   h.next_step = [this](std::string s) { next_ = std::move(s); };

@@ -216,6 +216,37 @@ std::string RunReport::plans_ready(const std::vector<ReadyPlan>& plans) {
          " plan(s) are ready for an agent or a person. Run `yolo execute` again once their SUMMARY files exist.";
 }
 
+// ---- the run's stop messages ------------------------------------------------------------------
+
+std::string RunReport::paused_at_gate() const {
+  return "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue";
+}
+
+std::string RunReport::wave_gate_reason(long long wave, const std::vector<std::string>& ids) const {
+  std::string names;
+  for (const std::string& id : ids) names += (names.empty() ? "" : ", ") + id;
+  return "wave " + std::to_string(wave) + " of phase " + phase_.folder + ": plans " + names;
+}
+
+std::string RunReport::paused_before_wave(long long wave) const {
+  return "Paused before wave " + std::to_string(wave) + ": its wave gate awaits approval";
+}
+
+std::string RunReport::vision_gate_reason() const {
+  return "yolo execute: the vision gate on the roadmap before any wave";
+}
+
+std::string RunReport::paused_at_vision_gate() const {
+  return "Paused at the vision gate: after `yolo approve`, run `yolo execute` again";
+}
+
+std::string RunReport::interrupted(int signum) const {
+  return "Interrupted (signal " + std::to_string(signum) +
+         "): running executors were stopped; their plans are pending again";
+}
+
+std::string RunReport::nothing_left() const { return "stopped with nothing left to run"; }
+
 // ---- the live line ------------------------------------------------------------------------------
 
 std::string RunReport::live_line(const LiveView& v) const {

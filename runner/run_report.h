@@ -6,9 +6,10 @@
 // halted or complete) and the run's last word with its `Next:` line.
 //
 // It writes to stdout and stderr (through runner/output.h, which keeps the live line below
-// the other lines) or, in a test, to the files it is given. The run reaches it through
-// Run::emit/note/log and the typed methods below; it reaches the run through its Host: the
-// plans' statuses for the last JSON line, what the live line shows.
+// the other lines) or, in a test, to the files it is given. The run reaches it through the
+// typed methods below, the run's parts through their Hosts' emit/note/log bound to it; it
+// reaches the run through its Host: the plans' statuses for the last JSON line, what the live
+// line shows.
 #pragma once
 #include <uv.h>
 
@@ -110,6 +111,21 @@ class RunReport {
   std::string merge_refused(const std::string& plan) const;
   // No executor: these plans are ready for an agent or a person. Returns the stop message.
   std::string plans_ready(const std::vector<ReadyPlan>& plans);
+
+  // ---- the run's stop messages (said by its last word alone) -------------------------------
+  // The core paused at an open gate (the run's or a plan's).
+  std::string paused_at_gate() const;
+  // The wave gate asked for before wave `wave` of this phase, over the plans `ids`: its reason.
+  std::string wave_gate_reason(long long wave, const std::vector<std::string>& ids) const;
+  // Wave `wave`'s gate awaits approval.
+  std::string paused_before_wave(long long wave) const;
+  // The vision gate on the roadmap, before any wave: its reason, and its pause.
+  std::string vision_gate_reason() const;
+  std::string paused_at_vision_gate() const;
+  // SIGINT or SIGTERM (signum) stopped the run.
+  std::string interrupted(int signum) const;
+  // The loop ran dry without the core deciding an end.
+  std::string nothing_left() const;
 
   // ---- the live line ------------------------------------------------------------------------
   // The live line of v (no more than a terminal's width: runner/output.h cuts it).
