@@ -60,15 +60,7 @@ class Run {
 
  private:
   // ---- what the run says (runner/run_report.h: a class of its own, report_) ---------------
-  // The parts' Hosts are bound to report_ itself; these serve what Run still says itself
-  // (plan_conclude.cc, phase_budget.cc).
-  void emit(const std::string& event, json data, Sym sym, const std::string& human) {
-    report_.emit(event, std::move(data), sym, human);
-  }
-  void note(const std::string& human, bool dim = false) { report_.note(human, dim); }  // for people only
-  void log(const std::string& type, const std::string& plan, json data = json::object()) {
-    report_.log(type, plan, std::move(data));
-  }
+  // The parts' Hosts are bound to report_ itself; Run says what it says through report_ too.
   // The run's last word (what killed runs left tidied first): its exit code.
   int finish(int code, execution::Result result, const std::string& message);
 
