@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <future>
 #include <iostream>
 #include <regex>
@@ -1358,44 +1359,59 @@ TEST(DispatchAdapterTest, TheGithubWaveWorkflowsScriptRunsItsTask) {
   EXPECT_EQ(show(remote.bare, "yolo/cw/01-02:out-01-02.txt"), "01-02\ng h\nit's\n");
 }
 
-// A stand-in `gh` for a busy repository: its workflow's runs (newest first) in runs.json,
-// served as GitHub serves them: `gh run list` its --limit newest, `gh api` page by page (with
-// the total), `gh workflow run` adds a run named by its job_name input. Filters are not
-// applied (every run here is one `gh workflow run` started); the calls are logged.
+// A stand-in `gh` for a busy repository: its workflow's runs (newest first, the k-th newest
+// created `spacing` seconds before the (k-1)-th, the newest now) in runs.json, served as
+// GitHub serves them: `gh run list` its --limit newest, `gh api` page by page with the total,
+// the `created` filter applied and at most the first 1,000 runs of the list served. `gh api`
+// refuses a `created` GitHub's search syntax for dates does not take (">=T" or "T..T", T as
+// 2026-01-02T03:04:05Z) and a page that is not of 100. `gh workflow run` adds a run named by
+// its job_name input, created now. The calls are logged.
 struct BusyGithub {
-  explicit BusyGithub(const stdfs::path& dir, int runs, int at, const std::string& name)
+  explicit BusyGithub(const stdfs::path& dir, int runs, int at, const std::string& name, int spacing = 5)
       : bin(dir / "bin"), state(dir / "state") {
     stdfs::create_directories(bin);
     stdfs::create_directories(state);
+    auto iso = [](std::time_t t) {
+      char buf[32];
+      std::tm tm{};
+      ::gmtime_r(&t, &tm);
+      std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+      return std::string(buf);
+    };
+    const std::time_t now = ::time(nullptr);
     std::string json = "[";
     for (int k = 0; k < runs; ++k) {
       int id = 5000 + runs - 1 - k;
       std::string title = k == at ? name : "yolo-other-" + std::to_string(id);
       json += std::string(k ? "," : "") + "{\"id\":" + std::to_string(id) + ",\"display_title\":\"" + title +
-              "\",\"html_url\":\"https://github.com/o/p/actions/runs/" + std::to_string(id) + "\"}";
+              "\",\"html_url\":\"https://github.com/o/p/actions/runs/" + std::to_string(id) +
+              "\",\"created_at\":\"" + iso(now - std::time_t(k) * spacing) + "\"}";
     }
     test::write_file(state / "runs.json", json + "]");
-    test::write_file(bin / "gh",
-                     "#!/bin/bash\n"
-                     "d='" + state.string() + "'\n"
-                     "printf '%s\\n' \"$*\" >> \"$d/calls\"\n"
-                     "sub=$1; shift\n"
-                     "case $sub in\n"
-                     "  run) limit=20 q=.\n"
-                     "    while [ $# -gt 0 ]; do case $1 in --limit) limit=$2; shift ;; --jq) q=$2; shift ;; esac; shift; done\n"
-                     "    jq -c \".[:$limit] | map({databaseId: .id, displayTitle: .display_title, url: .html_url})\" "
-                     "\"$d/runs.json\" | jq -r \"$q\" ;;\n"
-                     "  api) page=1 per=30 q=.\n"
-                     "    while [ $# -gt 0 ]; do case $1 in\n"
-                     "      -f) case $2 in page=*) page=${2#page=} ;; per_page=*) per=${2#per_page=} ;; esac; shift ;;\n"
-                     "      --jq) q=$2; shift ;; esac; shift; done\n"
-                     "    jq -c --argjson p \"$page\" --argjson n \"$per\" "
-                     "'{total_count: length, workflow_runs: .[($p - 1) * $n:$p * $n]}' \"$d/runs.json\" | jq -r \"$q\" ;;\n"
-                     "  workflow) name=\n"
-                     "    while [ $# -gt 0 ]; do case $1 in -f) case $2 in job_name=*) name=${2#job_name=} ;; esac; shift ;; esac; shift; done\n"
-                     "    jq --arg n \"$name\" '[{id: (.[0].id + 1), display_title: $n, html_url: \"https://github.com/o/p/actions/runs/\\(.[0].id + 1)\"}] + .' "
-                     "\"$d/runs.json\" > \"$d/runs.tmp\" && mv \"$d/runs.tmp\" \"$d/runs.json\" ;;\n"
-                     "esac\n");
+    test::write_file(bin / "gh", "#!/bin/bash\nd='" + state.string() + "'\n" + R"GH(printf '%s\n' "$*" >> "$d/calls"
+sub=$1; shift
+case $sub in
+  run) limit=20 q=.
+    while [ $# -gt 0 ]; do case $1 in --limit) limit=$2; shift ;; --jq) q=$2; shift ;; esac; shift; done
+    jq -c ".[:$limit] | map({databaseId: .id, displayTitle: .display_title, url: .html_url})" "$d/runs.json" | jq -r "$q" ;;
+  api) page=1 per=30 q=. created= lo= hi=
+    while [ $# -gt 0 ]; do case $1 in
+      -f) case $2 in page=*) page=${2#page=} ;; per_page=*) per=${2#per_page=} ;; created=*) created=${2#created=} ;; esac; shift ;;
+      --jq) q=$2; shift ;; esac; shift; done
+    [ "$per" = 100 ] || { echo "stand-in gh: per_page=$per, not 100" >&2; exit 1; }
+    t='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z'
+    if [[ $created =~ ^\>=($t)$ ]]; then lo=${BASH_REMATCH[1]}
+    elif [[ $created =~ ^($t)\.\.($t)$ ]]; then lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[2]}
+    elif [ -n "$created" ]; then echo "gh: HTTP 422: Validation Failed (created=$created)" >&2; exit 1; fi
+    jq -c --argjson p "$page" --argjson n "$per" --arg lo "$lo" --arg hi "$hi" '
+      map(select(($lo == "" or (.created_at | fromdate) >= ($lo | fromdate)) and
+                 ($hi == "" or (.created_at | fromdate) <= ($hi | fromdate))))
+      | {total_count: length, workflow_runs: (.[:1000] | .[($p - 1) * $n:$p * $n])}' "$d/runs.json" | jq -r "$q" ;;
+  workflow) name=
+    while [ $# -gt 0 ]; do case $1 in -f) case $2 in job_name=*) name=${2#job_name=} ;; esac; shift ;; esac; shift; done
+    jq --arg n "$name" --arg c "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '[{id: (.[0].id + 1), display_title: $n, html_url: "https://github.com/o/p/actions/runs/\(.[0].id + 1)", created_at: $c}] + .' "$d/runs.json" > "$d/runs.tmp" && mv "$d/runs.tmp" "$d/runs.json" ;;
+esac
+)GH");
     stdfs::permissions(bin / "gh", stdfs::perms::owner_all);
   }
   std::string path_env() const { return "PATH=" + bin.string() + ":" + std::getenv("PATH"); }
@@ -1440,7 +1456,8 @@ TEST(DispatchAdapterTest, GithubFindsItsRunBehindMoreThanTwoHundredNewerRunsAndS
   EXPECT_EQ(j["handle"], "5300") << j.dump();
   EXPECT_EQ(j["reused"], false) << j.dump();
   EXPECT_EQ(g.calls("workflow run"), 1u) << test::read_file(g.state / "calls");
-  EXPECT_EQ(g.calls("created=>="), 1u) << test::read_file(g.state / "calls");
+  EXPECT_EQ(g.calls("created=>=2018-01-01T00:00:00Z"), 6u)
+      << "no base commit here: since GitHub Actions began, twice three pages: " << test::read_file(g.state / "calls");
 
   // The lookup has a deadline: past it with pages unread, nothing is started (the run may be
   // on them).
@@ -1451,6 +1468,58 @@ TEST(DispatchAdapterTest, GithubFindsItsRunBehindMoreThanTwoHundredNewerRunsAndS
   EXPECT_NE(r.err.find("cannot look up run " + name_of("01-03")), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("nothing started"), std::string::npos) << r.err;
   EXPECT_EQ(g.calls("workflow run"), 1u) << test::read_file(g.state / "calls");
+}
+
+// More runs since the base commit than GitHub lists of a filtered list (1,000): the window is
+// split by creation time until each part is listed whole, and the run behind the first 1,000
+// is found (no second run); a job with no run has every part read, then one start.
+TEST(DispatchAdapterTest, GithubFindsItsRunBehindMoreThanAThousandRunsByNarrowingTheWindow) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  const stdfs::path here = tmp.path() / "src";  // the base commit is in this repository
+  auto name_of = [](const std::string& plan) {
+    return trim(run_program({adapter("github-actions"), "name", "--plan-id", plan, "--correlation-id", "ck",
+                             "--attempt", "1"})
+                    .out);
+  };
+  BusyGithub g(tmp.path() / "gh", 2500, 1800, name_of("01-01"));
+  std::vector<std::string> env{g.path_env(), "YOLO_GH_FIND_SECONDS=10"};
+  auto r = run_program(submit_argv("github-actions", "01-01", "ck", "1", remote, "yolo/ck/01-01", {"agents/exec"},
+                                   {"--repo", "o/p"}),
+                       here, env);
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  json j = r.json_out();
+  EXPECT_EQ(j["handle"], "5699") << j.dump();
+  EXPECT_EQ(j["reused"], true) << j.dump();
+  const std::string calls = test::read_file(g.state / "calls");
+  EXPECT_EQ(g.calls("workflow run"), 0u) << calls;
+  EXPECT_GE(g.calls("Z..20"), 2u) << "narrowed by created ranges: " << calls;
+  EXPECT_EQ(g.calls("created=>="), 1u) << "the first request: since the base commit: " << calls;
+  EXPECT_EQ(g.calls("created=>=2018"), 0u) << calls;
+
+  r = run_program(submit_argv("github-actions", "01-02", "ck", "1", remote, "yolo/ck/01-02", {"agents/exec"},
+                              {"--repo", "o/p"}),
+                  here, env);
+  ASSERT_EQ(r.exit_code, 0) << dump(r);
+  j = r.json_out();
+  EXPECT_EQ(j["handle"], "7500") << j.dump();
+  EXPECT_EQ(j["reused"], false) << j.dump();
+  EXPECT_EQ(g.calls("workflow run"), 1u) << test::read_file(g.state / "calls");
+}
+
+// 1,000 runs or more created within one second cannot be listed whole: the lookup fails and
+// nothing is started.
+TEST(DispatchAdapterTest, GithubStartsNothingWhenOneSecondHoldsMoreRunsThanGithubLists) {
+  TempDir tmp;
+  Remote remote(tmp.path());
+  BusyGithub g(tmp.path() / "gh", 1200, 0, "yolo-someone-else", 0);
+  auto r = run_program(submit_argv("github-actions", "01-01", "ck", "1", remote, "yolo/ck/01-01", {"agents/exec"},
+                                   {"--repo", "o/p"}),
+                       tmp.path() / "src", {g.path_env()});
+  EXPECT_EQ(r.exit_code, 1) << dump(r);
+  EXPECT_NE(r.err.find("more than GitHub lists (1,000)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing started"), std::string::npos) << r.err;
+  EXPECT_EQ(g.calls("workflow run"), 0u) << test::read_file(g.state / "calls");
 }
 
 TEST_F(SlurmClusterTest, CancellingOneTaskOfAWaveArrayCancelsThatTaskOnly) {
