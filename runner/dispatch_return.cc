@@ -111,19 +111,29 @@ void DispatchReturn::delete_merged(const std::vector<std::string>& branches) {
         logs.push_back("refs/yolo-logs/" + dispatch::branch_for_attempt(plan_branch, a));
     }
   }
-  SpawnSpec ls = git_child_spec(e_.root, logs, 120000);
-  ls.unset_env = adapter_unset_env();
-  delete_procs_.push_back(Process::start(e_.loop, std::move(ls), [](SpawnResult) {}));
   // Best effort: a branch left on the remote is only clutter (the merge is in the checkout).
-  // A child of the loop, not waited for here: the loop (and so the run) ends after it does.
+  // Children of the loop, not waited for here: the loop (and so the run) ends after they do.
   SpawnSpec spec = git_child_spec(e_.root, argv, 120000);
   spec.unset_env = adapter_unset_env();
-  delete_procs_.push_back(Process::start(e_.loop, std::move(spec), [this](SpawnResult g) {
-    if (!g.ok())
+  remote_deletes_.push_back({std::move(spec), true});
+  SpawnSpec ls = git_child_spec(e_.root, logs, 120000);
+  ls.unset_env = adapter_unset_env();
+  remote_deletes_.push_back({std::move(ls), false});
+  next_remote_delete();
+}
+
+void DispatchReturn::next_remote_delete() {
+  if (remote_delete_proc_ || remote_deletes_.empty()) return;
+  RemoteDelete d = std::move(remote_deletes_.front());
+  remote_deletes_.erase(remote_deletes_.begin());
+  remote_delete_proc_ = Process::start(e_.loop, std::move(d.spec), [this, say = d.say_failure](SpawnResult g) {
+    if (say && !g.ok())
       e_.host.note("could not delete the merged branches from the remote " + e_.url + ": " +
                        first_line(g.err.empty() ? g.describe() : g.err),
                    true);
-  }));
+    remote_delete_proc_.reset();  // ended: its callback is this one, which is done with it
+    next_remote_delete();
+  });
 }
 
 void DispatchReturn::premerge() {

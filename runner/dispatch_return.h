@@ -81,7 +81,15 @@ class DispatchReturn {
   // plans' merge steps in plan order, one git child at a time on the loop, so that the merge
   // once the wave's last plan is gated is one step, not one per plan.
   std::unique_ptr<Process> premerge_proc_;
-  std::vector<std::unique_ptr<Process>> delete_procs_;  // merged branches deleted from the remote
+  // Merged branches and their logs deleted from the remote: one push at a time (two deleting
+  // pushes at once race for the remote's packed-refs.lock), the next when it ended.
+  struct RemoteDelete {
+    SpawnSpec spec;
+    bool say_failure = false;  // the branches' push says when it fails; the logs' does not
+  };
+  void next_remote_delete();
+  std::vector<RemoteDelete> remote_deletes_;
+  std::unique_ptr<Process> remote_delete_proc_;
   std::string premerge_tip_;                            // the chain's tip (the checkout's HEAD when it started)
   std::set<size_t> premerge_done_;                      // plans whose step is in the chain
   int premerge_gen_ = 0;                                // a merge since: a step's answer is stale

@@ -269,7 +269,11 @@ const std::vector<std::string>& git_hook_env() {
 
 SpawnSpec git_child_spec(const std::filesystem::path& dir, const std::vector<std::string>& args, long long timeout_ms,
                          const std::vector<std::pair<std::string, std::string>>& env) {
-  SpawnSpec spec = git_spec(dir, args, timeout_ms, 4 << 20);
+  // A child of the loop may delete a ref while another git of the run does too: each waits
+  // for packed-refs.lock up to 10 s (git's default is 1 s) rather than fail on a busy machine.
+  std::vector<std::string> a = {"-c", "core.packedRefsTimeout=10000"};
+  a.insert(a.end(), args.begin(), args.end());
+  SpawnSpec spec = git_spec(dir, a, timeout_ms, 4 << 20);
   spec.env.erase(
       std::remove_if(spec.env.begin(), spec.env.end(), [](const auto& kv) { return kv.first == "GIT_OPTIONAL_LOCKS"; }),
       spec.env.end());
