@@ -131,6 +131,15 @@ void DispatchReturn::next_remote_delete() {
       e_.host.note("could not delete the merged branches from the remote " + e_.url + ": " +
                        first_line(g.err.empty() ? g.describe() : g.err),
                    true);
+    // A remote that does not answer holds the end of the run no longer than one push did
+    // when they ran at once: the deletions still queued are given up (clutter only).
+    if (g.outcome == SpawnResult::Outcome::TimedOut && !remote_deletes_.empty()) {
+      e_.host.note("the remote " + e_.url + " did not answer a deletion in time: " +
+                       std::to_string(remote_deletes_.size()) +
+                       " more deletion(s) not sent; the merged branches stay there (`git push --delete` removes them)",
+                   true);
+      remote_deletes_.clear();
+    }
     remote_delete_proc_.reset();  // ended: its callback is this one, which is done with it
     next_remote_delete();
   });
