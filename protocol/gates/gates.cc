@@ -108,25 +108,6 @@ std::vector<std::string> texts(const std::vector<Message>& messages) {
   return out;
 }
 
-std::optional<GateStatus> status_of(const json& gate) {
-  const std::string s = gate.is_object() ? json_field::str(gate, "status") : std::string();
-  for (GateStatus g : {GateStatus::Open, GateStatus::Approved, GateStatus::Rejected})
-    if (s == to_string(g)) return g;
-  return std::nullopt;
-}
-
-std::string_view to_string(GateStatus s) {
-  switch (s) {
-    case GateStatus::Open:
-      return "OPEN";
-    case GateStatus::Approved:
-      return "APPROVED";
-    case GateStatus::Rejected:
-      return "REJECTED";
-  }
-  return "OPEN";
-}
-
 std::string_view to_string(RunState s) {
   switch (s) {
     case RunState::Running:

@@ -108,7 +108,7 @@ bool halted_by_gate(const json& doc) {
   if (run_status(doc) != RunStatus::Halted) return false;
   auto it = doc.find("gates");
   if (it == doc.end() || !it->is_array() || it->empty()) return false;
-  return str(it->back(), "status") == "REJECTED";  // gates::GateStatus (a higher layer) spells it so
+  return gates::status_of(it->back()) == gates::GateStatus::Rejected;
 }
 
 void mark_step(json& doc, const std::string& step) {
@@ -403,3 +403,26 @@ json journal_plans(std::string_view text) {
 }
 
 }  // namespace yolo::execution
+
+namespace yolo::gates {
+
+std::optional<GateStatus> status_of(const json& gate) {
+  const std::string s = gate.is_object() ? json_field::str(gate, "status") : std::string();
+  for (GateStatus g : {GateStatus::Open, GateStatus::Approved, GateStatus::Rejected})
+    if (s == to_string(g)) return g;
+  return std::nullopt;
+}
+
+std::string_view to_string(GateStatus s) {
+  switch (s) {
+    case GateStatus::Open:
+      return "OPEN";
+    case GateStatus::Approved:
+      return "APPROVED";
+    case GateStatus::Rejected:
+      return "REJECTED";
+  }
+  return "OPEN";
+}
+
+}  // namespace yolo::gates

@@ -46,6 +46,19 @@ std::optional<PlanStatus> status_after_merge(MergeState s);
 json merge_conflict_finding(const std::string& branch, const std::vector<std::string>& files,
                             const std::string& error);
 
+}  // namespace yolo::execution
+
+namespace yolo::gates {
+// A gate record's status (gates[].status), with the state file's other statuses: the run
+// reads it (a run halted by a rejected gate stays halted) below the gates that write it.
+enum class GateStatus { Open, Approved, Rejected };
+std::string_view to_string(GateStatus s);  // "OPEN" | "APPROVED" | "REJECTED"
+// A gate record's status (nullopt: none, or not one of the three).
+std::optional<GateStatus> status_of(const json& gate);
+}  // namespace yolo::gates
+
+namespace yolo::execution {
+
 struct PhaseInfo {
   long long number = 0;  // NN of the folder name
   std::string name;      // the slug ("demo" for 01-demo)
