@@ -60,7 +60,7 @@ class Run {
 
  private:
   // ---- what the run says (runner/run_report.h: a class of its own, report_) ---------------
-  // The parts' Hosts are bound to report_ itself; Run says what it says through report_ too.
+  // It is the parts' Teller (runner/run_teller.h); Run says what it says through report_ too.
   // The run's last word (what killed runs left tidied first): its exit code.
   int finish(int code, execution::Result result, const std::string& message);
 
@@ -154,7 +154,7 @@ class Run {
   std::string& next_ = report_.next();
   // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
   // thread. Declared after the config and options it reads: destroyed (waited for) before them.
-  RunPrelude prelude_{world_, root_, cfg_, o_, prelude_host()};
+  RunPrelude prelude_{world_, root_, cfg_, o_, report_, prelude_host()};
   RunPrelude::Host prelude_host();
 
   uv_loop_t loop_{};
@@ -164,21 +164,22 @@ class Run {
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
   StateWrites writes_{ctx_.world, ctx_.root};  // the state file: read, batched writes, the journal
-  RunGates gates_{ctx_.world, ctx_.root, ctx_.config, writes_, approver_, gates_host()};  // vision, wave, budget
+  // The vision, wave and budget gates (runner/run_gates.h).
+  RunGates gates_{ctx_.world, ctx_.root, ctx_.config, writes_, approver_, report_, gates_host()};
   RunGates::Host gates_host();
   // Worktree isolation (runner/run_worktrees.h): the slots, the gates in them, the merges;
   // it reaches the run through worktrees_host().
-  WorktreeDriver worktrees_{world_, root_, cfg_, &loop_, worktrees_host()};
+  WorktreeDriver worktrees_{world_, root_, cfg_, &loop_, report_, worktrees_host()};
   // Dispatch (runner/run_dispatch.h): its jobs, arrays, fetches and merges ahead; it reaches
   // the run through dispatch_host(). Declared after what that reaches at its start.
-  DispatchDriver dispatch_{cfg_, world_, root_, &loop_, dispatch_host()};
+  DispatchDriver dispatch_{cfg_, world_, root_, &loop_, report_, dispatch_host()};
   // Between a plan's executor and its outcome: the gates it asked for, its checks, what it
   // left put aside meanwhile (runner/run_checks.h).
-  PlanChecks checks_{ctx_.world, ctx_.root, ctx_.config, approver_, &loop_, phase_.rel, checks_host()};
+  PlanChecks checks_{ctx_.world, ctx_.root, ctx_.config, approver_, &loop_, phase_.rel, report_, checks_host()};
   PlanChecks::Host checks_host();
   // One plan once its executor ended: its log, usage, objects, then its outcome
   // (runner/run_conclude.h); it reaches the run through concluder_host() (plan_conclude.cc).
-  PlanConcluder concluder_{ctx_.world, ctx_.root, phase_, concluder_host()};
+  PlanConcluder concluder_{ctx_.world, ctx_.root, phase_, report_, concluder_host()};
   PlanConcluder::Host concluder_host();
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
   // The programs the phase's checks name inside the project (absolute): read-only for an
@@ -186,7 +187,7 @@ class Run {
   std::vector<std::string> check_programs_;
   // A plan's executor started here (runner/run_launch.h): the plan as reviewed, its sandbox,
   // its process, its journal record; and the executors a killed run left, ended.
-  ExecutorStarter launch_{world_, root_, cfg_, &loop_, phase_, cid_, check_programs_, launch_host()};
+  ExecutorStarter launch_{world_, root_, cfg_, &loop_, phase_, cid_, check_programs_, report_, launch_host()};
   ExecutorStarter::Host launch_host();
   std::string fresh_cid_;                         // the correlation id a new run gets
   std::vector<PlanRun> runs_;

@@ -129,13 +129,6 @@ ExecutorStarter::Host Run::launch_host() {
   h.done = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
   h.journal = [this](const std::string& id, const json& record) { return writes_.journal(id, record); };
   h.queued = [this](size_t i) { return writes_.queued(i); };
-  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
-    r.emit(event, std::move(data), sym, human);
-  };
-  h.note = [&r = report_](const std::string& human, bool dim) { r.note(human, dim); };
-  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
-    r.log(type, plan, std::move(data));
-  };
   return h;
 }
 
@@ -152,13 +145,6 @@ WorktreeDriver::Host Run::worktrees_host() {
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
   h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
   h.core = [this]() -> run::Core& { return core_; };
-  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
-    r.emit(event, std::move(data), sym, human);
-  };
-  h.note = [&r = report_](const std::string& human) { r.note(human); };
-  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
-    r.log(type, plan, std::move(data));
-  };
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.flush = [this] { flush_plans(); };
   h.next_step = [this](std::string s) { next_ = std::move(s); };

@@ -7,7 +7,7 @@
 //
 // It writes to stdout and stderr (through runner/output.h, which keeps the live line below
 // the other lines) or, in a test, to the files it is given. The run reaches it through the
-// typed methods below, the run's parts through their Hosts' emit/note/log bound to it; it
+// typed methods below, the run's parts through the Teller it is (runner/run_teller.h); it
 // reaches the run through its Host: the plans' statuses for the last JSON line, what the live
 // line shows.
 #pragma once
@@ -25,6 +25,7 @@
 #include "protocol/state/config.h"
 #include "runner/output.h"
 #include "runner/phase_parts.h"
+#include "runner/run_teller.h"
 
 namespace yolo::runner::phase {
 
@@ -57,7 +58,7 @@ struct ReportStreams {
   FILE* err = stderr;
 };
 
-class RunReport {
+class RunReport final : public Teller {
  public:
   struct Host {
     std::function<json()> plans;     // [{id, status}] as the state file says, for the last JSON line
@@ -74,10 +75,10 @@ class RunReport {
 
   // ---- what any part of the run says -----------------------------------------------------
   // An event: a JSON line with its data and elapsed_ms, or for people sym, human, [elapsed].
-  void emit(const std::string& event, json data, out::Sym sym, const std::string& human);
-  void note(const std::string& human, bool dim = false);  // an extra line for people only
+  void emit(const std::string& event, json data, out::Sym sym, const std::string& human) override;
+  void note(const std::string& human, bool dim = false) override;  // an extra line for people only
   // A line of the event log (when the config enables it); plan: the plan's number or "".
-  void log(const std::string& type, const std::string& plan, json data = json::object());
+  void log(const std::string& type, const std::string& plan, json data = json::object()) override;
 
   // ---- step 2 ------------------------------------------------------------------------------
   // The phase starts (or resumes: `done` plans complete) with `plans` plans in `total_waves`

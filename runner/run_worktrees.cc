@@ -130,7 +130,7 @@ void WorktreeDriver::tidy() {
   tidied_ = true;
   std::vector<std::string> notes;
   trees_->tidy(notes);
-  for (const auto& n : notes) host_.emit("worktree_tidy", {{"note", n}}, Sym::Warn, n);
+  for (const auto& n : notes) tell_.emit("worktree_tidy", {{"note", n}}, Sym::Warn, n);
 }
 
 std::optional<WorktreeDriver::Stop> WorktreeDriver::init(const json& doc, const std::string& phase_rel,
@@ -157,7 +157,7 @@ std::optional<WorktreeDriver::Stop> WorktreeDriver::init(const json& doc, const 
     std::error_code ec;
     for (const auto& d : stdfs::directory_iterator(trees_->slot_path(1).parent_path(), ec))
       if (std::string oerr; !slot_objects::take_in(root_, d.path(), oerr)) {
-        host_.note("the slot " + d.path().string() + " is removed: " + oerr);
+        tell_.note("the slot " + d.path().string() + " is removed: " + oerr);
         trees_->remove(d.path(), "");
       }
     auto left = trees_->slots_on_plan_branches();
@@ -171,7 +171,7 @@ std::optional<WorktreeDriver::Stop> WorktreeDriver::init(const json& doc, const 
     }
   }
   if (trees_->abort_leftover_merge())
-    host_.emit("merge_aborted", json::object(), Sym::Warn,
+    tell_.emit("merge_aborted", json::object(), Sym::Warn,
                "A merge left half-done by a stopped execute was aborted (nothing half-merged)");
   // In plan order: the plans that passed their gates before the last execute stopped.
   for (size_t i = 0; i < host_.plans(); ++i) {
