@@ -76,6 +76,9 @@ class Run {
   void schedule();
   // jobs: per plan of idx, how its dispatched job starts (the core's decision).
   void start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs);
+  // Plan i could not start (why): failed in the run core and in its record (error: why as the
+  // record says it), said as "Plan ID <said>: why"; the phase halts on it.
+  void start_failed(size_t i, const std::string& why, const std::string& error, const char* said);
   void mark_ready(const std::vector<size_t>& idx);
   // After the executor (concluder_, runner/run_conclude.h): its log, usage and objects, the
   // plan's checks one after another on the loop (checks_, runner/run_checks.h), then

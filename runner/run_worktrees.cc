@@ -90,6 +90,17 @@ bool WorktreeDriver::resume_finished(size_t i) {
   if (!verify_summary(world_, slot_dir / sp, slot_dir / e.path, slot_dir, mode_, &git).passed()) return false;
   std::string err;
   if (!adopt(i, w, slot, err)) return false;
+  PlanRun& r = host_.plan(i);
+  const PlanWorktree& got = *r.worktree;  // as adopt recorded it
+  tell_.emit("plan_resumed",
+             {{"plan", e.id}, {"worktree", got.path.string()}, {"branch", got.branch}, {"base", got.base}}, Sym::Ok,
+             "Plan " + e.id + ": its executor had finished before the last execute stopped (its commits on " +
+                 got.branch + ", its SUMMARY in " + got.path.string() + "): gated now, not run again");
+  tell_.log("plan_resumed", e.plan, {{"plan_id", e.id}, {"branch", got.branch}});
+  host_.core().started(i);
+  r.started_at = uv_hrtime();
+  r.argv = {};
+  resumed_.push_back(i);  // gated from the loop (start_resumed), never inside the caller's schedule()
   return true;
 }
 

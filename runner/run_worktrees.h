@@ -60,14 +60,14 @@ class WorktreeDriver {
   bool prepare(size_t i, long long wave, std::string& err);
   // A killed run's slot still on plan i's branch, holding work its executor finished (its
   // commits on the branch, a SUMMARY that passes its gate): adopted as plan i's worktree,
-  // so the plan is gated, not run again. false: the plan runs as usual (its slot reset).
+  // so the plan is gated, not run again: said, started in the run core, and queued for
+  // start_resumed. false: the plan runs as usual (its slot reset).
   bool resume_finished(size_t i);
   // Plan i runs (or is gated) in w: the plan as this run read it is placed there (never
   // through a symlink), and the worktree is recorded. false: err says why.
   bool adopt(size_t i, const PlanWorktree& w, int slot, std::string& err);
-  // Plan i (resume_finished) ends from the loop as an executor that ended does, never inside
-  // the caller's schedule(): queued here, then all at once by start_resumed.
-  void resume_later(size_t i) { resumed_.push_back(i); }
+  // The plans resume_finished took up end from the loop as an executor that ended does, never
+  // inside the caller's schedule(): all at once, once the caller's starts are done.
   void start_resumed();
   // The loop's handles: open once the loop is, close before it ends.
   void open();
