@@ -5,8 +5,7 @@
 //                     RunPrelude; run_prelude.cc, run_prelude_plans.cc)
 //   run_report        what the run says: events, lines, the event log, the live line, the
 //                     run core's actions in words, its stop messages, its last word (a class,
-//                     RunReport; the parts' Hosts speak to it directly)
-//   phase_output.cc   what the run shows of itself to its report (its Host), its last word
+//                     RunReport; the parts' Teller, runner/run_teller.h)
 //   phase_dry_run.cc  --dry-run (a function of what the run read, not a method)
 //   phase_loop.cc     the wave loop: the run core's actions (protocol/run/run_core.h) handed
 //                     to the drivers and the report (no text of its own), interrupts
@@ -62,7 +61,10 @@ class Run {
   // ---- what the run says (runner/run_report.h: a class of its own, report_) ---------------
   // It is the parts' Teller (runner/run_teller.h); Run says what it says through report_ too.
   // The run's last word (what killed runs left tidied first): its exit code.
-  int finish(int code, execution::Result result, const std::string& message);
+  int finish(int code, execution::Result result, const std::string& message) {
+    worktrees_.tidy();  // once (runner/run_worktrees.h)
+    return report_.finish(code, result, message);
+  }
 
   // ---- step 2 (the other steps before the waves: runner/run_prelude.h, prelude_) --------
   // sp: the plan's SUMMARY as summary_rel_for named it, when the caller has it already.
@@ -136,8 +138,6 @@ class Run {
   // and that still run are ended, then the journal is removed.
   void end_journaled_executors();
   void interrupt(int signum);
-  // What the live line shows now: the plans done, the running executors, the plans' own steps.
-  LiveView live_view();
 
   Context ctx_;                     // the command's World, project root and config
   const World& world_ = ctx_.world;  // every file, time and key of the run goes through it
@@ -151,8 +151,9 @@ class Run {
   PhaseDir phase_;
   std::vector<PlanEntry> entries_;
   // What the run says: its events, lines, event log, live line and last word (runner/run_report.h).
-  RunReport report_{world_, root_, cfg_, phase_, cid_, o_.json, report_host()};
-  RunReport::Host report_host();
+  RunReport report_{world_, root_, cfg_, phase_, cid_, entries_, o_.json, [this] { return live(); }};
+  // What its live line shows now (runner/run_report.h).
+  LiveView live() const { return live_view(core_, entries_, runs_, cfg_.timeout_for(cfg_.executor), uv_hrtime()); }
   // The next step for the person, when a step knows better than the exit code (the report's).
   std::string& next_ = report_.next();
   // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
