@@ -45,7 +45,7 @@ class DispatchJobs {
   bool interrupted() const { return e_.host.interrupted(); }
   void release(size_t i) { e_.host.release(i); }
   void emit(const std::string& event, json data, Sym sym, const std::string& human) {
-    e_.host.emit(event, std::move(data), sym, human);
+    e_.tell.emit(event, std::move(data), sym, human);
   }
   void record(size_t i, json rec, bool flush) { e_.plans.record(i, std::move(rec), flush); }
   void fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r, bool reschedule = true) {

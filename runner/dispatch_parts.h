@@ -1,13 +1,15 @@
 // What the three classes of dispatch (runner/run_dispatch.h) share: the run as it reaches
-// them (DispatchHost, given by phase::Run or a unit test), and what DispatchDriver keeps for
-// its two parts, DispatchJobs (runner/dispatch_jobs.h) and DispatchReturn
-// (runner/dispatch_return.h): a plan's record, its failure, Ctrl-C and its branch (DispatchPlans).
+// them (DispatchHost, given by phase::Run or a unit test), what they say (a Teller,
+// runner/run_teller.h), and what DispatchDriver keeps for its two parts, DispatchJobs
+// (runner/dispatch_jobs.h) and DispatchReturn (runner/dispatch_return.h): a plan's record,
+// its failure, Ctrl-C and its branch (DispatchPlans).
 #pragma once
 
 #include <functional>
 
 #include "protocol/run/dispatch.h"
 #include "runner/phase_parts.h"
+#include "runner/run_teller.h"
 
 namespace yolo::runner::phase {
 
@@ -28,9 +30,6 @@ struct DispatchHost {
   // release: it no longer does.
   std::function<Process*(size_t, std::unique_ptr<Process>)> hold;
   std::function<void(size_t)> release;
-  std::function<void(const std::string& event, json data, Sym sym, const std::string& human)> emit;
-  std::function<void(const std::string& human, bool dim)> note;
-  std::function<void(const std::string& type, const std::string& plan, json data)> log;
   std::function<void(size_t, execution::PlanUpdate)> queue;  // plan i's record changes (batched)
   std::function<void()> flush;                               // the queued changes written now
   std::function<void()> schedule;                            // the run core decides what is next
@@ -59,6 +58,7 @@ struct DispatchEnv {
   const stdfs::path& root;
   uv_loop_t* loop;
   DispatchHost& host;
+  Teller& tell;  // what dispatch says: events, notes, the event log
   DispatchPlans& plans;
   const std::string& url;  // the remote as the jobs see it (a URL or path; set by init)
 };

@@ -128,13 +128,13 @@ void DispatchReturn::next_remote_delete() {
   remote_deletes_.erase(remote_deletes_.begin());
   remote_delete_proc_ = Process::start(e_.loop, std::move(d.spec), [this, say = d.say_failure](SpawnResult g) {
     if (say && !g.ok())
-      e_.host.note("could not delete the merged branches from the remote " + e_.url + ": " +
+      e_.tell.note("could not delete the merged branches from the remote " + e_.url + ": " +
                        first_line(g.err.empty() ? g.describe() : g.err),
                    true);
     // A remote that does not answer holds the end of the run no longer than one push did
     // when they ran at once: the deletions still queued are given up (clutter only).
     if (g.outcome == SpawnResult::Outcome::TimedOut && !remote_deletes_.empty()) {
-      e_.host.note("the remote " + e_.url + " did not answer a deletion in time: " +
+      e_.tell.note("the remote " + e_.url + " did not answer a deletion in time: " +
                        std::to_string(remote_deletes_.size()) +
                        " more deletion(s) not sent; the merged branches stay there (`git push --delete` removes them)",
                    true);

@@ -39,7 +39,7 @@ class DispatchReturn {
   bool interrupted() const { return e_.host.interrupted(); }
   void release(size_t i) { e_.host.release(i); }
   void emit(const std::string& event, json data, Sym sym, const std::string& human) {
-    e_.host.emit(event, std::move(data), sym, human);
+    e_.tell.emit(event, std::move(data), sym, human);
   }
   void fail(size_t i, const std::string& error, const std::string& fix, const SpawnResult* r) {
     e_.plans.fail(i, error, fix, r, true);

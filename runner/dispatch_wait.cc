@@ -127,7 +127,7 @@ void DispatchJobs::waited(size_t i, long long wave, SpawnResult r) {
   std::string log_file =
       write_agent_log(e_.world, e_.root, e_.host.phase_rel(), e.id, "dispatch", rec.value("attempt", 1),
                       run_of(i).argv, r);
-  if (!log_file.empty()) e_.host.note("wait output: " + log_file + "  (yolo logs " + e.id + ")", true);
+  if (!log_file.empty()) e_.tell.note("wait output: " + log_file + "  (yolo logs " + e.id + ")", true);
   if (interrupted()) {
     e_.plans.on_interrupt(i);
     return;

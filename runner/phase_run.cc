@@ -213,10 +213,6 @@ int Run::init_dispatch(const json& doc) {
 // The gates speak through the run: its events and lines, its stop, its next step.
 RunGates::Host Run::gates_host() {
   RunGates::Host h;
-  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
-    r.emit(event, std::move(data), sym, human);
-  };
-  h.note = [&r = report_](const std::string& human) { r.note(human); };
   h.stop = [this](int code, Result result, const std::string& message) { stop(code, result, message); };
   h.set_halted = [this](const std::string& reason) { set_halted(reason); };
   h.next_step = [this](std::string next) { next_ = std::move(next); };
@@ -226,13 +222,6 @@ RunGates::Host Run::gates_host() {
 // The steps before the waves speak through the run too, and end it with its last word.
 RunPrelude::Host Run::prelude_host() {
   RunPrelude::Host h;
-  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
-    r.emit(event, std::move(data), sym, human);
-  };
-  h.note = [&r = report_](const std::string& human) { r.note(human); };
-  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
-    r.log(type, plan, std::move(data));
-  };
   h.next_step = [this](std::string next) { next_ = std::move(next); };
   h.finish = [this](int code, Result result, const std::string& message) { return finish(code, result, message); };
   h.check_summary = [this](const PlanEntry& e, json& findings) { return check_summary(e, findings); };
@@ -255,13 +244,6 @@ DispatchDriver::Host Run::dispatch_host() {
   h.stopping = [this] { return stopping_; };
   h.hold = [this](size_t i, std::unique_ptr<Process> p) { return hold(i, std::move(p)); };
   h.release = [this](size_t i) { release(i); };
-  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
-    r.emit(event, std::move(data), sym, human);
-  };
-  h.note = [&r = report_](const std::string& human, bool dim) { r.note(human, dim); };
-  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
-    r.log(type, plan, std::move(data));
-  };
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.flush = [this] { flush_plans(); };
   h.schedule = [this] { schedule(); };

@@ -5,8 +5,7 @@
 //                     RunPrelude; run_prelude.cc, run_prelude_plans.cc)
 //   run_report        what the run says: events, lines, the event log, the live line, the
 //                     run core's actions in words, its stop messages, its last word (a class,
-//                     RunReport; the parts' Hosts speak to it directly)
-//   phase_output.cc   what the run shows of itself to its report (its Host), its last word
+//                     RunReport; the parts' Teller, runner/run_teller.h)
 //   phase_dry_run.cc  --dry-run (a function of what the run read, not a method)
 //   phase_loop.cc     the wave loop: the run core's actions (protocol/run/run_core.h) handed
 //                     to the drivers and the report (no text of its own), interrupts
@@ -60,9 +59,12 @@ class Run {
 
  private:
   // ---- what the run says (runner/run_report.h: a class of its own, report_) ---------------
-  // The parts' Hosts are bound to report_ itself; Run says what it says through report_ too.
+  // It is the parts' Teller (runner/run_teller.h); Run says what it says through report_ too.
   // The run's last word (what killed runs left tidied first): its exit code.
-  int finish(int code, execution::Result result, const std::string& message);
+  int finish(int code, execution::Result result, const std::string& message) {
+    worktrees_.tidy();  // once (runner/run_worktrees.h)
+    return report_.finish(code, result, message);
+  }
 
   // ---- step 2 (the other steps before the waves: runner/run_prelude.h, prelude_) --------
   // sp: the plan's SUMMARY as summary_rel_for named it, when the caller has it already.
@@ -76,6 +78,9 @@ class Run {
   void schedule();
   // jobs: per plan of idx, how its dispatched job starts (the core's decision).
   void start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs);
+  // Plan i could not start (why): failed in the run core and in its record (error: why as the
+  // record says it), said as "Plan ID <said>: why"; the phase halts on it.
+  void start_failed(size_t i, const std::string& why, const std::string& error, const char* said);
   void mark_ready(const std::vector<size_t>& idx);
   // After the executor (concluder_, runner/run_conclude.h): its log, usage and objects, the
   // plan's checks one after another on the loop (checks_, runner/run_checks.h), then
@@ -133,8 +138,6 @@ class Run {
   // and that still run are ended, then the journal is removed.
   void end_journaled_executors();
   void interrupt(int signum);
-  // What the live line shows now: the plans done, the running executors, the plans' own steps.
-  LiveView live_view();
 
   Context ctx_;                     // the command's World, project root and config
   const World& world_ = ctx_.world;  // every file, time and key of the run goes through it
@@ -148,13 +151,14 @@ class Run {
   PhaseDir phase_;
   std::vector<PlanEntry> entries_;
   // What the run says: its events, lines, event log, live line and last word (runner/run_report.h).
-  RunReport report_{world_, root_, cfg_, phase_, cid_, o_.json, report_host()};
-  RunReport::Host report_host();
+  RunReport report_{world_, root_, cfg_, phase_, cid_, entries_, o_.json, [this] { return live(); }};
+  // What its live line shows now (runner/run_report.h).
+  LiveView live() const { return live_view(core_, entries_, runs_, cfg_.timeout_for(cfg_.executor), uv_hrtime()); }
   // The next step for the person, when a step knows better than the exit code (the report's).
   std::string& next_ = report_.next();
   // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
   // thread. Declared after the config and options it reads: destroyed (waited for) before them.
-  RunPrelude prelude_{world_, root_, cfg_, o_, prelude_host()};
+  RunPrelude prelude_{world_, root_, cfg_, o_, report_, prelude_host()};
   RunPrelude::Host prelude_host();
 
   uv_loop_t loop_{};
@@ -164,21 +168,22 @@ class Run {
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
   StateWrites writes_{ctx_.world, ctx_.root};  // the state file: read, batched writes, the journal
-  RunGates gates_{ctx_.world, ctx_.root, ctx_.config, writes_, approver_, gates_host()};  // vision, wave, budget
+  // The vision, wave and budget gates (runner/run_gates.h).
+  RunGates gates_{ctx_.world, ctx_.root, ctx_.config, writes_, approver_, report_, gates_host()};
   RunGates::Host gates_host();
   // Worktree isolation (runner/run_worktrees.h): the slots, the gates in them, the merges;
   // it reaches the run through worktrees_host().
-  WorktreeDriver worktrees_{world_, root_, cfg_, &loop_, worktrees_host()};
+  WorktreeDriver worktrees_{world_, root_, cfg_, &loop_, report_, worktrees_host()};
   // Dispatch (runner/run_dispatch.h): its jobs, arrays, fetches and merges ahead; it reaches
   // the run through dispatch_host(). Declared after what that reaches at its start.
-  DispatchDriver dispatch_{cfg_, world_, root_, &loop_, dispatch_host()};
+  DispatchDriver dispatch_{cfg_, world_, root_, &loop_, report_, dispatch_host()};
   // Between a plan's executor and its outcome: the gates it asked for, its checks, what it
   // left put aside meanwhile (runner/run_checks.h).
-  PlanChecks checks_{ctx_.world, ctx_.root, ctx_.config, approver_, &loop_, phase_.rel, checks_host()};
+  PlanChecks checks_{ctx_.world, ctx_.root, ctx_.config, approver_, &loop_, phase_.rel, report_, checks_host()};
   PlanChecks::Host checks_host();
   // One plan once its executor ended: its log, usage, objects, then its outcome
   // (runner/run_conclude.h); it reaches the run through concluder_host() (plan_conclude.cc).
-  PlanConcluder concluder_{ctx_.world, ctx_.root, phase_, concluder_host()};
+  PlanConcluder concluder_{ctx_.world, ctx_.root, phase_, report_, concluder_host()};
   PlanConcluder::Host concluder_host();
   int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
   // The programs the phase's checks name inside the project (absolute): read-only for an
@@ -186,7 +191,7 @@ class Run {
   std::vector<std::string> check_programs_;
   // A plan's executor started here (runner/run_launch.h): the plan as reviewed, its sandbox,
   // its process, its journal record; and the executors a killed run left, ended.
-  ExecutorStarter launch_{world_, root_, cfg_, &loop_, phase_, cid_, check_programs_, launch_host()};
+  ExecutorStarter launch_{world_, root_, cfg_, &loop_, phase_, cid_, check_programs_, report_, launch_host()};
   ExecutorStarter::Host launch_host();
   std::string fresh_cid_;                         // the correlation id a new run gets
   std::vector<PlanRun> runs_;

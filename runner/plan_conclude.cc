@@ -25,10 +25,6 @@ PlanChecks::Host Run::checks_host() {
   h.done = [this](size_t i, SpawnResult r) { conclude(i, r); };
   h.vars = [this](size_t i) { return plan_vars(i, entries_[i].wave); };
   h.env = [this](size_t i) { return plan_env(i, entries_[i].wave); };
-  h.emit = [&r = report_](const std::string& ev, json d, Sym sym, const std::string& human) {
-    r.emit(ev, std::move(d), sym, human);
-  };
-  h.note = [&r = report_](const std::string& human, bool dim) { r.note(human, dim); };
   return h;
 }
 
@@ -57,11 +53,6 @@ PlanConcluder::Host Run::concluder_host() {
   };
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.cid = [this] { return cid_; };
-  h.emit = [&r = report_](const std::string& ev, json d, Sym sym, const std::string& human) {
-    r.emit(ev, std::move(d), sym, human);
-  };
-  h.note = [&r = report_](const std::string& human, bool dim) { r.note(human, dim); };
-  h.log = [&r = report_](const std::string& type, const std::string& plan, json d) { r.log(type, plan, std::move(d)); };
   h.next = [this] {
     if (dispatched()) dispatch_premerge();
     schedule();

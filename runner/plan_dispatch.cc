@@ -21,8 +21,8 @@ using dispatch_detail::adapter_unset_env;
 using dispatch_detail::first_line;
 
 DispatchDriver::DispatchDriver(const Config& cfg, const World& world, const stdfs::path& root, uv_loop_t* loop,
-                               Host host)
-    : cfg_(cfg), world_(world), root_(root), loop_(loop), host_(std::move(host)) {
+                               Teller& tell, Host host)
+    : cfg_(cfg), world_(world), root_(root), loop_(loop), tell_(tell), host_(std::move(host)) {
   plans_.branch_of = [this](size_t i) { return branch_of(i); };
   plans_.record = [this](size_t i, json rec, bool flush) { record(i, std::move(rec), flush); };
   plans_.fail = [this](size_t i, const std::string& error, const std::string& fix, const SpawnResult* r,
@@ -100,7 +100,7 @@ void DispatchDriver::start(size_t i, long long wave, const dispatch::Start& s) {
     }
     run_of(i).dispatch_res = dispatch::resources_options(res);
   }
-  host_.log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"attempt", s.attempt}});
+  tell_.log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"attempt", s.attempt}});
   emit("plan_start", {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"attempt", s.attempt}, {"dispatch", true}},
        Sym::Diamond,
        "Plan " + e.id + " started: " + e.title + " (dispatched, attempt " + std::to_string(s.attempt) + ")");
@@ -179,7 +179,7 @@ void DispatchDriver::fail(size_t i, const std::string& error, const std::string&
   if (!rec.is_null()) u.set = {{"dispatch", rec}};
   queue_plan(i, std::move(u));
   double ms = run_of(i).started_at ? static_cast<double>(uv_hrtime() - run_of(i).started_at) / 1e6 : 0;
-  host_.log("plan_end", e.plan,
+  tell_.log("plan_end", e.plan,
       {{"plan_id", e.id}, {"status", to_string(PlanStatus::Failed)}, {"elapsed_ms", static_cast<long long>(ms)}, {"error", error}});
   json data = {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"wave", e.wave}, {"error", error}, {"findings", findings}};
   if (r) data["stderr_tail"] = text::tail_lines(r->err, 10);

@@ -6,16 +6,21 @@
 
 namespace yolo::runner::phase {
 
+void Run::start_failed(size_t i, const std::string& why, const std::string& error, const char* said) {
+  const execution::PlanEnd end{PlanStatus::Failed, error, json::array()};
+  core_.not_started(i, end);
+  queue_plan(i, execution::ended(end, world_.now()));
+  report_.emit("plan_end", {{"plan", entries_[i].id}, {"status", to_string(PlanStatus::Failed)}, {"error", why}},
+               Sym::Fail, "Plan " + entries_[i].id + " " + said + ": " + why);
+}
+
 // Called by schedule() only, right after it read the state and decided these starts.
 void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs) {
   std::string now = world_.now();
   ExecutorStarter::Reviewed reviewed = launch_.reviewed(idx);  // each plan as it was reviewed, or why not
   std::vector<size_t> changed;
   for (const auto& [i, why] : reviewed.changed) {
-    core_.not_started(i, {PlanStatus::Failed, "not started: " + why, json::array()});
-    queue_plan(i, execution::ended({PlanStatus::Failed, "not started: " + why, json::array()}, now));
-    report_.emit("plan_end", {{"plan", entries_[i].id}, {"status", to_string(PlanStatus::Failed)}, {"error", why}},
-                 Sym::Fail, "Plan " + entries_[i].id + " not started: " + why);
+    start_failed(i, why, "not started: " + why, "not started");
     changed.push_back(i);
   }
   if (!changed.empty()) {
@@ -30,35 +35,20 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     u.set = {{"scope", nullptr}, {"checks", nullptr}};
     queue_plan(i, std::move(u));
   }
-  json spawned = json::object();  // plan id -> who runs it, for a later run to find (kill -9 of this one)
-  bool failed_to_start = false, journal_failed = false;
+  std::vector<StateWrites::Spawned> spawned;  // who runs each plan, for a later run to find (kill -9 of this one)
+  bool failed_to_start = false, journaled = true;
   for (size_t k = 0; k < idx.size(); ++k) {
     const size_t i = idx[k];
-    const auto& e = entries_[i];
     if (dispatched()) {  // a job of the cluster engine: submitted, waited on, fetched (runner/run_dispatch.h)
       dispatch_.start(i, wave, jobs[k]);
       continue;
     }
-    if (isolated() && worktrees_.resume_finished(i)) {
-      const PlanWorktree& w = *run_of(i).worktree;  // resume_finished adopted it
-      report_.emit("plan_resumed",
-                   {{"plan", e.id}, {"worktree", w.path.string()}, {"branch", w.branch}, {"base", w.base}}, Sym::Ok,
-                   "Plan " + e.id + ": its executor had finished before the last execute stopped (its commits on " +
-                       w.branch + ", its SUMMARY in " + w.path.string() + "): gated now, not run again");
-      report_.log("plan_resumed", e.plan, {{"plan_id", e.id}, {"branch", w.branch}});
-      core_.started(i);
-      run_of(i).started_at = uv_hrtime();
-      run_of(i).argv = {};
-      worktrees_.resume_later(i);
-      continue;
-    }
+    // A killed run's finished work in its slot: said, gated from the loop, not run again.
+    if (isolated() && worktrees_.resume_finished(i)) continue;
     if (isolated()) {
       std::string err;
       if (!worktrees_.prepare(i, wave, err)) {
-        core_.not_started(i, {PlanStatus::Failed, err, json::array()});
-        queue_plan(i, execution::ended({PlanStatus::Failed, err, json::array()}, world_.now()));
-        report_.emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", err}}, Sym::Fail,
-                     "Plan " + e.id + " failed: " + err);
+        start_failed(i, err, err, "failed");
         failed_to_start = true;
         continue;
       }
@@ -66,15 +56,12 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
     // Here, on this machine (runner/run_launch.h): its sandbox, its executor, who runs it.
     ExecutorStarter::Start s = launch_.start(i, wave, reviewed.bytes[i]);
     if (!s.error.empty()) {
-      core_.not_started(i, {PlanStatus::Failed, s.error, json::array()});
-      queue_plan(i, execution::ended({PlanStatus::Failed, s.error, json::array()}, world_.now()));
-      report_.emit("plan_end", {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", s.error}},
-                   Sym::Fail, "Plan " + e.id + " not started: " + s.error);
+      start_failed(i, s.error, s.error, "not started");
       failed_to_start = true;
       continue;
     }
-    if (!s.executor.is_null()) spawned[e.id] = std::move(s.executor);
-    if (!s.journaled) journal_failed = true;
+    if (!s.executor.is_null()) spawned.push_back({i, entries_[i].id, std::move(s.executor)});
+    journaled = journaled && s.journaled;
   }
   worktrees_.start_resumed();  // gated from the loop, as an executor that ends is (never inside schedule())
   if (dispatched()) dispatch_.submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
@@ -84,33 +71,9 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
       schedule();
     }
   }
-  if (!spawned.empty()) {
-    // Who runs each plan is in the journal; the plans' `running` and executors reach the
-    // state in the next batched write (queue_plan armed it). Without the journal, they are
-    // written now: a later execute (after a kill -9 of this one) must find the executors to
-    // end them. A plan whose `running` was already written (flushed before its spawn) gets
-    // its executor here.
-    bool missing = false;
-    for (auto& [id, r] : spawned.items()) {
-      bool queued = false;
-      for (size_t k : idx)
-        if (entries_[k].id == id) queued = queued || writes_.queued(k) != nullptr;
-      missing = missing || !queued;
-    }
-    if (journal_failed || missing) flush_plans();
-    if (missing) {
-      auto rec = state::update(world_, root_, [&](json& doc) {
-        bool any = false;
-        for (auto& [id, r] : spawned.items())
-          if (json* p = execution::find_plan(doc, id);
-              p && execution::plan_status(*p) == PlanStatus::Running && !p->contains("executor")) {
-            (*p)["executor"] = r;
-            any = true;
-          }
-        return any;
-      });
-      if (!rec.ok()) report_.note("could not record the executors' pids: " + rec.error);
-    }
+  if (!spawned.empty()) {  // a later execute must find them to end them (runner/run_state_writes.h)
+    if (std::string err = writes_.record_executors(spawned, journaled); !err.empty())
+      report_.note("could not record the executors' pids: " + err);
   } else if (failed_to_start) {
     flush_plans();
     schedule();  // nothing runs: the failure halts the phase now
@@ -129,13 +92,6 @@ ExecutorStarter::Host Run::launch_host() {
   h.done = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
   h.journal = [this](const std::string& id, const json& record) { return writes_.journal(id, record); };
   h.queued = [this](size_t i) { return writes_.queued(i); };
-  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
-    r.emit(event, std::move(data), sym, human);
-  };
-  h.note = [&r = report_](const std::string& human, bool dim) { r.note(human, dim); };
-  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
-    r.log(type, plan, std::move(data));
-  };
   return h;
 }
 
@@ -152,13 +108,6 @@ WorktreeDriver::Host Run::worktrees_host() {
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
   h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
   h.core = [this]() -> run::Core& { return core_; };
-  h.emit = [&r = report_](const std::string& event, json data, Sym sym, const std::string& human) {
-    r.emit(event, std::move(data), sym, human);
-  };
-  h.note = [&r = report_](const std::string& human) { r.note(human); };
-  h.log = [&r = report_](const std::string& type, const std::string& plan, json data) {
-    r.log(type, plan, std::move(data));
-  };
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.flush = [this] { flush_plans(); };
   h.next_step = [this](std::string s) { next_ = std::move(s); };

@@ -24,7 +24,7 @@ void PlanChecks::open_requested_gates(size_t i) {
     const json& j = parsed.doc;
     auto type = j.is_object() ? gates::parse_gate_type(j.value("gate_type", "")) : std::nullopt;
     if (!type || !j.contains("plan_path") || !j["plan_path"].is_string()) {
-      host_.note("a gate request of plan " + id + " is not one (" + f.filename().string() + "): ignored", false);
+      tell_.note("a gate request of plan " + id + " is not one (" + f.filename().string() + "): ignored", false);
       continue;
     }
     gates::RequestInput in;
@@ -33,7 +33,7 @@ void PlanChecks::open_requested_gates(size_t i) {
     in.reason = j.value("reason", "");
     if (j.contains("wave") && j["wave"].is_number_integer()) in.wave = j["wave"].get<int>();
     auto r = gates::request_gate(world_, root_, cfg_, in, &approver_);
-    if (!r.ok()) host_.note("the gate plan " + id + " asked for could not be opened: " + r.error, false);
+    if (!r.ok()) tell_.note("the gate plan " + id + " asked for could not be opened: " + r.error, false);
   }
   stdfs::remove_all(dir, ec);
   pr.gate_requests.clear();
@@ -103,7 +103,7 @@ void PlanChecks::next(size_t i) {
   spec.env = host_.env(i);
   spec.timeout_ms = c.timeout_ms > 0 ? c.timeout_ms : cfg_.timeout_for(cfg_.executor);
   spec.output_cap = 64 * 1024;
-  host_.emit("check_start", {{"plan", e.id}, {"check", c.name}, {"argv", spec.argv}}, out::Sym::Diamond,
+  tell_.emit("check_start", {{"plan", e.id}, {"check", c.name}, {"argv", spec.argv}}, out::Sym::Diamond,
              "Plan " + e.id + ": check " + c.name);
   std::vector<std::string> argv = spec.argv;
   host_.hold(i, Process::start(loop_, std::move(spec), [this, i, c, argv](SpawnResult cr) {
@@ -121,13 +121,13 @@ void PlanChecks::next(size_t i) {
     write_agent_log(world_, root_, phase_rel_, id, "check", static_cast<int>(p.check_out.size()) + 1, argv, cr);
     json d = o.to_json();
     d["plan"] = id;
-    host_.emit("check_end", d, o.passed() ? out::Sym::Ok : out::Sym::Fail,
+    tell_.emit("check_end", d, o.passed() ? out::Sym::Ok : out::Sym::Fail,
                "Plan " + id + ": check " + o.name + (o.passed() ? " passed" : " failed: " + o.describe) + " (" +
                    fmt_secs(cr.elapsed_ms) + ")");
     if (!o.passed()) {
       const std::string tail = text::tail_lines(o.output_tail, 5);  // lines() views it: it must outlive the loop
       for (const auto& l : text::lines(tail))
-        if (!text::trim(l).empty()) host_.note(std::string(l), true);
+        if (!text::trim(l).empty()) tell_.note(std::string(l), true);
     }
     p.check_out.push_back(std::move(o));
     if (host_.interrupted()) return finish(i);

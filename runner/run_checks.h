@@ -7,8 +7,9 @@
 // before the gates, so the checks judge what would be merged.
 //
 // The results go to the plan's record (PlanRun: check_out, check_errors); the run is
-// reached only through the Host: its children held and released, events and notes, and
-// done(i, executor) once the plan is ready for its outcome (Run::conclude).
+// reached only through the Host: its children held and released, and done(i, executor) once
+// the plan is ready for its outcome (Run::conclude); events and notes go to its Teller
+// (runner/run_teller.h).
 #pragma once
 #include <uv.h>
 
@@ -26,6 +27,7 @@
 #include "runner/approvers.h"
 #include "runner/output.h"
 #include "runner/plan_run.h"
+#include "runner/run_teller.h"
 #include "runner/slot_aside.h"
 #include "runner/subprocess.h"
 
@@ -46,15 +48,13 @@ class PlanChecks {
     std::function<void(size_t, SpawnResult)> done;              // checks over: the outcome next
     std::function<std::map<std::string, std::string>(size_t)> vars;  // {placeholders} of plan i
     std::function<std::vector<std::pair<std::string, std::string>>(size_t)> env;
-    std::function<void(const std::string& event, json data, out::Sym sym, const std::string& human)> emit;
-    std::function<void(const std::string& human, bool dim)> note;
   };
   // phase_rel: the phase folder, root-relative, for the checks' logs (known once the run
   // chose its phase; read when a check ends).
   PlanChecks(const World& world, std::filesystem::path root, const Config& cfg, CommandApprover& approver,
-             uv_loop_t* loop, const std::string& phase_rel, Host host)
+             uv_loop_t* loop, const std::string& phase_rel, Teller& tell, Host host)
       : world_(world), root_(std::move(root)), cfg_(cfg), approver_(approver), loop_(loop), phase_rel_(phase_rel),
-        host_(std::move(host)) {}
+        tell_(tell), host_(std::move(host)) {}
 
   // Opens the gates plan i's executor asked for from inside its sandbox (`yolo
   // request-approval` there leaves a request file: it cannot write the state), then removes
@@ -78,6 +78,7 @@ class PlanChecks {
   CommandApprover& approver_;
   uv_loop_t* loop_;
   const std::string& phase_rel_;
+  Teller& tell_;  // what the checks say: events and notes
   Host host_;
 };
 

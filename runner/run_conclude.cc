@@ -24,7 +24,7 @@ void PlanConcluder::executor_ended(size_t i, SpawnResult r) {
   std::string log_file = silent_success
                              ? std::string()
                              : write_agent_log(world_, root_, phase_.rel, e.id, "executor", 0, host_.plan(i).argv, r);
-  if (!log_file.empty()) host_.note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
+  if (!log_file.empty()) tell_.note("output: " + log_file + "  (yolo logs " + e.id + ")", true);
   record_usage(i, "executor", r.out);
   // Its commits, hashed again into the repository, before its checks and its gate read them.
   // Bytes that are no object fail the plan; its slot and branch go (they name what is gone).
@@ -93,7 +93,7 @@ void PlanConcluder::conclude(size_t i, const SpawnResult& r) {
   const execution::PlanOutcome outcome = execution::plan_outcome(facts);
   const PlanStatus status = outcome.end.status;
   if (!facts.refused.empty() && status != PlanStatus::Pending)
-    host_.log("sandbox_refused", e.plan, {{"plan_id", e.id}, {"refused", facts.refused}});
+    tell_.log("sandbox_refused", e.plan, {{"plan_id", e.id}, {"refused", facts.refused}});
   pr.dispatch_error.clear();
   pr.check_out.clear();
   pr.check_todo.clear();
@@ -121,14 +121,13 @@ void PlanConcluder::report(const PlanEntry& e, const std::string& sp, const exec
   const PlanStatus status = outcome.end.status;
   const std::string& error = outcome.end.error;
   const json& findings = outcome.end.findings;
-  auto note = [this](const std::string& human, bool dim = false) { host_.note(human, dim); };
   long long ms = static_cast<long long>(r.elapsed_ms);
   if (outcome.summary_failed) {
     const size_t high = count_severity(findings, Severity::High);
-    host_.log("summary_claims_failed", e.plan,
+    tell_.log("summary_claims_failed", e.plan,
               {{"plan_id", e.id}, {"summary_path", sp}, {"findings", findings.size()}, {"high", high}});
   }
-  host_.log("plan_end", e.plan,
+  tell_.log("plan_end", e.plan,
             {{"plan_id", e.id}, {"status", to_string(status)}, {"elapsed_ms", ms}, {"outcome", r.describe()}});
   json data = {{"plan", e.id}, {"status", to_string(status)}, {"wave", e.wave}, {"elapsed_ms", ms}};
   if (!error.empty()) data["error"] = error;
@@ -136,28 +135,28 @@ void PlanConcluder::report(const PlanEntry& e, const std::string& sp, const exec
   for (const char* k : {"worktree", "scope", "checks"})
     if (set.contains(k)) data[k] = set[k];
   if (status == PlanStatus::Complete) {
-    host_.emit("plan_end", data, Sym::Ok, "Plan " + e.id + " complete (" + fmt_secs(r.elapsed_ms) + ")");
+    tell_.emit("plan_end", data, Sym::Ok, "Plan " + e.id + " complete (" + fmt_secs(r.elapsed_ms) + ")");
     if (set.contains("scope"))
       for (const auto& f : set["scope"].value("findings", json::array()))
-        note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
+        tell_.note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
   } else if (status == PlanStatus::Pending) {
-    host_.emit("plan_end", data, Sym::Warn, "Plan " + e.id + " stopped (interrupted)");
+    tell_.emit("plan_end", data, Sym::Warn, "Plan " + e.id + " stopped (interrupted)");
   } else {
     data["stderr_tail"] = text::tail_lines(r.err, 10);
-    host_.emit("plan_end", data, Sym::Fail, "Plan " + e.id + " failed: " + error);
+    tell_.emit("plan_end", data, Sym::Fail, "Plan " + e.id + " failed: " + error);
     size_t shown = 0;
     for (const auto& f : findings) {
       if (shown++ == 5) {
-        note("... " + std::to_string(findings.size() - 5) + " more (yolo status --json)");
+        tell_.note("... " + std::to_string(findings.size() - 5) + " more (yolo status --json)");
         break;
       }
-      note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
+      tell_.note("[" + str(f, "severity") + "] " + str(f, "check") + ": " + str(f, "issue"));
     }
     if (!r.ok()) {
       std::string tail = text::tail_lines(r.err, 5);
       for (const auto& l : text::lines(tail))
-        if (!text::trim(l).empty()) note(std::string(l), true);
-      note("Next: " + agent_next_step(r.outcome != SpawnResult::Outcome::SpawnFailed, e.id));
+        if (!text::trim(l).empty()) tell_.note(std::string(l), true);
+      tell_.note("Next: " + agent_next_step(r.outcome != SpawnResult::Outcome::SpawnFailed, e.id));
     }
   }
 }
@@ -168,9 +167,9 @@ void PlanConcluder::record_usage(size_t i, const std::string& agent, const std::
   const auto& e = host_.entry(i);
   usage::Record rec{world_.now(), host_.cid(), phase_.folder, e.id, agent, 0, *u};
   if (std::string err = usage::append(world_, root_, rec).error; !err.empty())
-    host_.note("could not record the usage: " + err, false);
+    tell_.note("could not record the usage: " + err, false);
   json data = {{"plan", e.id}, {"agent", agent}, {"usage", u->to_json()}};
-  host_.log("agent_token_usage", e.plan, data);
+  tell_.log("agent_token_usage", e.plan, data);
 }
 
 }  // namespace yolo::runner::phase

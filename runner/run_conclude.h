@@ -4,10 +4,12 @@
 // then its checks (runner/run_checks.h), or its outcome at once: what it put aside back in
 // its slot, its gates in its worktree (runner/run_worktrees.h), the facts gathered and
 // decided by protocol/run/execute_rules.h (execution::plan_outcome), the run core told, its
-// record queued, its events and next steps. The run is reached only through the Host.
+// record queued, its events and next steps. The run is reached only through the Host; what
+// the plan's end says goes to its Teller (runner/run_teller.h).
 #pragma once
 
 #include "runner/phase_parts.h"
+#include "runner/run_teller.h"
 
 namespace yolo::runner::phase {
 
@@ -33,13 +35,10 @@ class PlanConcluder {
     std::function<void(size_t, const execution::PlanEnd&, MergeState, const std::string& head)> concluded;
     std::function<void(size_t, execution::PlanUpdate)> queue;  // plan i's record changes (batched)
     std::function<std::string()> cid;                         // the run's correlation id
-    std::function<void(const std::string& event, json data, Sym sym, const std::string& human)> emit;
-    std::function<void(const std::string& human, bool dim)> note;
-    std::function<void(const std::string& type, const std::string& plan, json data)> log;
     std::function<void()> next;  // the plan is decided: what comes next (dispatch's merges ahead, the loop)
   };
-  PlanConcluder(const World& world, const stdfs::path& root, const PhaseDir& phase, Host host)
-      : world_(world), root_(root), phase_(phase), host_(std::move(host)) {}
+  PlanConcluder(const World& world, const stdfs::path& root, const PhaseDir& phase, Teller& tell, Host host)
+      : world_(world), root_(root), phase_(phase), tell_(tell), host_(std::move(host)) {}
   PlanConcluder(const PlanConcluder&) = delete;
   PlanConcluder& operator=(const PlanConcluder&) = delete;
 
@@ -63,6 +62,7 @@ class PlanConcluder {
   const World& world_;
   stdfs::path root_;
   const PhaseDir& phase_;
+  Teller& tell_;  // what a plan's end says: events, notes, the event log
   Host host_;
 };
 

@@ -27,7 +27,8 @@ class DispatchDriver {
  public:
   using Host = DispatchHost;  // what dispatch needs of the run (runner/dispatch_parts.h)
 
-  DispatchDriver(const Config& cfg, const World& world, const stdfs::path& root, uv_loop_t* loop, Host host);
+  DispatchDriver(const Config& cfg, const World& world, const stdfs::path& root, uv_loop_t* loop, Teller& tell,
+                 Host host);
   DispatchDriver(const DispatchDriver&) = delete;
   DispatchDriver& operator=(const DispatchDriver&) = delete;
 
@@ -60,11 +61,11 @@ class DispatchDriver {
   std::map<long long, std::string>& wave_base() const { return host_.wave_bases(); }
   bool interrupted() const { return host_.interrupted(); }
   void emit(const std::string& event, json data, Sym sym, const std::string& human) {
-    host_.emit(event, std::move(data), sym, human);
+    tell_.emit(event, std::move(data), sym, human);
   }
-  void note(const std::string& human, bool dim = false) { host_.note(human, dim); }
+  void note(const std::string& human, bool dim = false) { tell_.note(human, dim); }
   void queue_plan(size_t i, execution::PlanUpdate u) { host_.queue(i, std::move(u)); }
-  DispatchEnv env() { return {cfg_, world_, root_, loop_, host_, plans_, url_}; }
+  DispatchEnv env() { return {cfg_, world_, root_, loop_, host_, tell_, plans_, url_}; }
 
   // What the two parts reach of the plans (DispatchPlans).
   std::string branch_of(size_t i) const;
@@ -78,6 +79,7 @@ class DispatchDriver {
   const World& world_;
   const stdfs::path& root_;
   uv_loop_t* loop_;
+  Teller& tell_;
   Host host_;
   std::string url_;             // the remote as the jobs see it (a URL or path)
   bool start_failed_ = false;   // a plan failed in start()'s loop

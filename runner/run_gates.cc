@@ -20,11 +20,11 @@ void RunGates::pause_for(const json& g) {
   std::string label(gates::label_of(type));
   std::string path = str(g, "plan_path");
   std::string id = str(g, "id");
-  host_.emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}},
+  tell_.emit("gate_paused", {{"gate_id", id}, {"gate_type", type}, {"plan_path", path}, {"last_error", str(g, "last_error")}},
        Sym::Pause, label + " gate: Awaiting human approval for " + path + ". Execution paused.");
   if (!str(g, "last_error").empty())
-    host_.note("the approver failed: " + str(g, "last_error") + " (`yolo approve` retries it)");
-  if (!id.empty()) host_.note("approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT");
+    tell_.note("the approver failed: " + str(g, "last_error") + " (`yolo approve` retries it)");
+  if (!id.empty()) tell_.note("approve: yolo approve " + id + " --by NAME    reject: yolo reject " + id + " --feedback TEXT");
   if (!id.empty())
     host_.next_step("`yolo approve " + id + "` in a terminal (or `yolo reject " + id +
                     " --feedback TEXT`), then `yolo execute`");
@@ -47,7 +47,7 @@ GateOutcome RunGates::ensure(gates::GateType type, const std::string& rel, const
     gates::Need need = gates::ensure(snap.doc, type, rel, now, files);
     if (digest.empty() && need.step != gates::Step::Pause) {  // an open gate waits first
       std::string why = "the " + tname + " gate needs " + rel + ": " + err;
-      host_.emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail,
+      tell_.emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", why}}, Sym::Fail,
            label + " gate: " + why);
       host_.stop(kExecHalted, Result::Halted, "Halted: " + why);
       return GateOutcome::Halted;
@@ -56,7 +56,7 @@ GateOutcome RunGates::ensure(gates::GateType type, const std::string& rel, const
     switch (need.step) {
       case gates::Step::Proceed: {
         std::string by = str(st.gate, "approved_by");
-        host_.emit("gate_passed",
+        tell_.emit("gate_passed",
              {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"approved_by", by}}, Sym::Ok,
              label + " gate: " + (acted ? "cleared" : "approved") + (by.empty() ? "" : " (by " + by + ")") + " for " +
                  rel);
@@ -67,17 +67,17 @@ GateOutcome RunGates::ensure(gates::GateType type, const std::string& rel, const
         return GateOutcome::Paused;
       case gates::Step::Halt: {
         std::string fb = str(st.gate, "feedback");
-        host_.emit("gate_rejected",
+        tell_.emit("gate_rejected",
              {{"gate_type", tname}, {"plan_path", rel}, {"gate_id", str(st.gate, "id")}, {"feedback", fb}}, Sym::Fail,
              label + " gate: rejected: " + fb);
-        host_.note("revise " + rel + " and request approval again: yolo request-approval --plan-path " + rel +
+        tell_.note("revise " + rel + " and request approval again: yolo request-approval --plan-path " + rel +
              " --gate-type " + tname);
         host_.set_halted(st.message);
         host_.stop(kExecHalted, Result::Halted, "Halted: " + st.message);
         return GateOutcome::Halted;
       }
       case gates::Step::Reopen: {
-        host_.emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn,
+        tell_.emit("approval_invalidated", {{"gate_type", tname}, {"plan_path", rel}, {"reason", st.message}}, Sym::Warn,
              st.message);
         gates::GateRun r = gates::reopen_stale_gate(world_, root_, cfg_, type, rel, now, files, &approver_);
         if (!r.ok()) {
@@ -85,7 +85,7 @@ GateOutcome RunGates::ensure(gates::GateType type, const std::string& rel, const
           return GateOutcome::Halted;
         }
         for (const auto& m : r.messages)
-          if (m.kind == gates::Outcome::Warning) host_.note(m.text);
+          if (m.kind == gates::Outcome::Warning) tell_.note(m.text);
         acted = true;
         continue;
       }
@@ -96,13 +96,13 @@ GateOutcome RunGates::ensure(gates::GateType type, const std::string& rel, const
         in.reason = reason;
         in.wave = wave;
         in.files = files;
-        host_.emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
+        tell_.emit("gate_requested", {{"gate_type", tname}, {"plan_path", rel}, {"reason", reason}}, Sym::Diamond,
              label + " gate: opening on " + rel + " (approver: " + approver_note_for(type) + ")");
         gates::GateRun r = gates::request_gate(world_, root_, cfg_, in, &approver_);
         for (const auto& m : r.messages)
-          if (m.kind == gates::Outcome::Warning) host_.note(m.text);
+          if (m.kind == gates::Outcome::Warning) tell_.note(m.text);
         if (!r.ok()) {
-          host_.emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail,
+          tell_.emit("gate_error", {{"gate_type", tname}, {"plan_path", rel}, {"reason", r.error}}, Sym::Fail,
                label + " gate: " + r.error);
           host_.stop(kExecHalted, Result::Halted, "Halted: " + r.error);
           return GateOutcome::Halted;
@@ -151,14 +151,14 @@ GateOutcome RunGates::budget(long long w, const std::string& phase, const std::s
     std::string err = world_.files().make_dirs((root_ / rel).parent_path()).error;
     if (err.empty()) err = world_.files().write_atomic(root_ / rel, text).error;
     if (!err.empty()) {
-      host_.emit("gate_error", {{"gate_type", "budget"}, {"plan_path", rel}, {"reason", err}}, Sym::Fail,
+      tell_.emit("gate_error", {{"gate_type", "budget"}, {"plan_path", rel}, {"reason", err}}, Sym::Fail,
            "Budget gate: " + err);
       host_.stop(kExecHalted, Result::Halted, "Halted: " + err);
       return GateOutcome::Halted;
     }
   }
   std::string reason = over->describe() + " before wave " + std::to_string(w) + " of phase " + phase;
-  host_.emit("budget_passed",
+  tell_.emit("budget_passed",
        {{"scope", over->scope},
         {"unit", over->unit},
         {"spent", over->spent},

@@ -3,10 +3,11 @@
 //
 // What a gate needs is protocol's decision (gates::ensure: proceed, pause, halt, reopen a
 // stale approval, request one); this class carries it out against the state file and says
-// what happened through its Host: an event for people and machines, a note, the run's stop
-// and halt, and the next step for the person. It reads the state through the run's
-// StateWrites (runner/run_state_writes.h), so a gate sees the plans' statuses the run queued,
-// and hands back the document a gate's write left, so the run does not read it again.
+// what happened: an event for people and machines and a note through its Teller
+// (runner/run_teller.h), the run's stop and halt and the person's next step through its
+// Host. It reads the state through the run's StateWrites (runner/run_state_writes.h), so a
+// gate sees the plans' statuses the run queued, and hands back the document a gate's write
+// left, so the run does not read it again.
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -22,6 +23,7 @@
 #include "runner/approvers.h"
 #include "runner/output.h"
 #include "runner/run_state_writes.h"
+#include "runner/run_teller.h"
 
 namespace yolo::runner::phase {
 
@@ -30,15 +32,14 @@ enum class GateOutcome { Passed, Paused, Halted };
 class RunGates {
  public:
   struct Host {
-    std::function<void(const std::string& event, json data, out::Sym sym, const std::string& human)> emit;
-    std::function<void(const std::string& human)> note;
     std::function<void(int code, execution::Result result, const std::string& message)> stop;
     std::function<void(const std::string& reason)> set_halted;  // the state's status, with why
     std::function<void(std::string)> next_step;                 // the person's next step
   };
   RunGates(const World& world, std::filesystem::path root, const Config& cfg, StateWrites& writes,
-           CommandApprover& approver, Host host)
-      : world_(world), root_(std::move(root)), cfg_(cfg), writes_(writes), approver_(approver), host_(std::move(host)) {}
+           CommandApprover& approver, Teller& tell, Host host)
+      : world_(world), root_(std::move(root)), cfg_(cfg), writes_(writes), approver_(approver), tell_(tell),
+        host_(std::move(host)) {}
 
   // The gate of `type` on the file `rel` (root-relative), passed before the run goes on:
   // Passed (go on), Paused or Halted (the run was stopped through the Host). files: what an
@@ -59,6 +60,7 @@ class RunGates {
   const Config& cfg_;
   StateWrites& writes_;
   CommandApprover& approver_;  // the gates' approver commands (config approvers)
+  Teller& tell_;               // what it says: events and notes
   Host host_;
 };
 

@@ -80,7 +80,7 @@ ExecutorStarter::Start ExecutorStarter::start(size_t i, long long wave, const st
     auto slot_copy = world_.files().read(w->path / e.path, 64u << 20, /*text=*/false);
     if (!slot_copy.ok() || slot_copy.content != reviewed)
       if (std::string werr = world_.files().write_atomic(w->path / e.path, reviewed).error; !werr.empty())
-        host_.note("could not put the reviewed plan into its worktree: " + werr, false);
+        tell_.note("could not put the reviewed plan into its worktree: " + werr, false);
   }
   // The executor's sandbox: its slot (or the checkout without .yolo-planning, and its own
   // phase folder), the git objects and its branch; never the state, the gates or the key.
@@ -133,7 +133,7 @@ ExecutorStarter::Start ExecutorStarter::start(size_t i, long long wave, const st
     if (!t) return;
     host_.plan(i).tool = *t;
     const auto& pe = host_.entry(i);
-    host_.log("agent_tool", pe.plan, {{"plan_id", pe.id}, {"agent", "executor"}, {"tool", *t}});
+    tell_.log("agent_tool", pe.plan, {{"plan_id", pe.id}, {"agent", "executor"}, {"tool", *t}});
   };
   host_.started(i);
   run.started_at = uv_hrtime();
@@ -154,7 +154,7 @@ ExecutorStarter::Start ExecutorStarter::start(size_t i, long long wave, const st
           sandbox::seal_plan_record(gates::project_id(world_, root_), cid_, e.id, run.sandbox, world_.sealing_key());
     }
   }
-  host_.log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
+  tell_.log("plan_start", e.plan, {{"plan_id", e.id}, {"wave", wave}, {"pid", pid}});
   const size_t running = host_.running();
   json data = {{"plan", e.id}, {"wave", wave}, {"title", e.title}, {"pid", pid}, {"running", running}};
   if (const PlanWorktree* w = worktree(i)) {
@@ -163,10 +163,10 @@ ExecutorStarter::Start ExecutorStarter::start(size_t i, long long wave, const st
     data["base"] = w->base;
     if (!w->prepared.empty()) data["worktree_prepared"] = w->prepared;
   }
-  host_.emit("plan_start", data, Sym::Diamond,
+  tell_.emit("plan_start", data, Sym::Diamond,
              "Plan " + e.id + " started: " + e.title + "  (" + std::to_string(running) + " running)");
   if (const PlanWorktree* w = worktree(i))
-    host_.note("worktree " + w->path.string() + " on branch " + w->branch + " from " + w->base.substr(0, 12) +
+    tell_.note("worktree " + w->path.string() + " on branch " + w->branch + " from " + w->base.substr(0, 12) +
                    (w->prepared == "paths"   ? " (" + std::to_string(w->restored) + " path(s) put back)"
                     : w->prepared == "reset" ? " (full reset)"
                     : w->prepared.empty()    ? std::string()
@@ -189,7 +189,7 @@ void ExecutorStarter::end_leftovers(const json& doc) {
     unsigned long long ticks = r.value("start_ticks", 0ULL);
     if (pid <= 0 || ticks == 0 || r.value("boot_id", std::string()) != boot || process_start_ticks(pid) != ticks)
       continue;
-    host_.emit("leftover_executor", {{"plan", str(p, "id")}, {"pid", pid}, {"pgid", pgid}}, Sym::Warn,
+    tell_.emit("leftover_executor", {{"plan", str(p, "id")}, {"pid", pid}, {"pgid", pgid}}, Sym::Warn,
                "Plan " + str(p, "id") + ": its executor (pid " + std::to_string(pid) +
                    ") from an execute that stopped without cleaning up still runs; ending it before the plan starts "
                    "again");

@@ -9,10 +9,12 @@
 //
 // Which plans start, and by which path (a dispatched job, a finished worktree resumed, a
 // start here), and what a plan that cannot start means for the run, are the Run's
-// (Run::start_plans, plan_exec.cc). The run is reached only through the Host.
+// (Run::start_plans, plan_exec.cc). The run is reached only through the Host; what a start
+// says goes to its Teller (runner/run_teller.h).
 #pragma once
 
 #include "runner/phase_parts.h"
+#include "runner/run_teller.h"
 
 namespace yolo::runner::phase {
 
@@ -32,17 +34,14 @@ class ExecutorStarter {
     // Who runs a plan, appended to the executors' journal; false: it could not be.
     std::function<bool(const std::string& plan_id, const json& record)> journal;
     std::function<execution::PlanUpdate*(size_t)> queued;  // plan i's change not written yet
-    std::function<void(const std::string& event, json data, Sym sym, const std::string& human)> emit;
-    std::function<void(const std::string& human, bool dim)> note;
-    std::function<void(const std::string& type, const std::string& plan, json data)> log;
   };
   // phase, cid, check_programs: the run's, read at each start (known once the run chose its
   // phase, prepared its state and read its plans).
   ExecutorStarter(const World& world, const stdfs::path& root, const Config& cfg, uv_loop_t* loop,
                   const PhaseDir& phase, const std::string& cid, const std::vector<std::string>& check_programs,
-                  Host host)
+                  Teller& tell, Host host)
       : world_(world), root_(root), cfg_(cfg), loop_(loop), phase_(phase), cid_(cid),
-        check_programs_(check_programs), host_(std::move(host)) {}
+        check_programs_(check_programs), tell_(tell), host_(std::move(host)) {}
   ExecutorStarter(const ExecutorStarter&) = delete;
   ExecutorStarter& operator=(const ExecutorStarter&) = delete;
 
@@ -92,6 +91,7 @@ class ExecutorStarter {
   const PhaseDir& phase_;
   const std::string& cid_;
   const std::vector<std::string>& check_programs_;
+  Teller& tell_;  // what a start says: events, notes, the event log
   Host host_;
 };
 

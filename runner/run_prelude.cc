@@ -26,13 +26,13 @@ int RunPrelude::check_agents() {
         return host_.finish(kExecHalted, Result::Error,
                             "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
       case Step::WarnStage1Only:
-        host_.emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+        tell_.emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
                    "The " + what +
                        ": every plan gets the Stage 1 verdict only (fallback, no real review). "
                        "Set \"reviewer_required\": true to refuse that");
         break;
       case Step::WarnNoRevision:
-        host_.emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+        tell_.emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
                    "The " + what + ": a rejected plan is not revised");
         break;
       case Step::Ignore:
@@ -45,12 +45,12 @@ int RunPrelude::check_agents() {
 int RunPrelude::review_gate(const PhaseDir& phase, const std::vector<PlanEntry>& entries, const std::string& cid) {
   const execution::ReviewGate gate = execution::review_gate(cfg_.review_gate, o_.review);
   if (gate == execution::ReviewGate::OffByConfig) {
-    host_.emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Skipped)}, {"review_gate", "never"}},
+    tell_.emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Skipped)}, {"review_gate", "never"}},
                Sym::Skip, "Review gate skipped (review_gate: never)");
     return -1;
   }
   if (gate == execution::ReviewGate::NotRequested) {
-    host_.emit("review_gate",
+    tell_.emit("review_gate",
                {{"status", to_string(execution::ReviewGateStatus::Skipped)}, {"review_gate", cfg_.review_gate}},
                Sym::Skip, "Review gate skipped (review_gate: " + cfg_.review_gate + "; --review runs it)");
     return -1;
@@ -62,12 +62,12 @@ int RunPrelude::review_gate(const PhaseDir& phase, const std::vector<PlanEntry>&
     std::vector<review::PlanContent> contents;
     for (const auto& e : entries) contents.push_back({e.id, review::file_hash(world_, root_ / e.path)});
     if (review::passed_as_is(ledger.doc, contents)) {
-      host_.emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Passed)}, {"cached", true}}, Sym::Ok,
+      tell_.emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Passed)}, {"cached", true}}, Sym::Ok,
                  "Review gate: already passed for these plan contents");
       return -1;
     }
   }
-  host_.emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Running)}}, Sym::Diamond,
+  tell_.emit("review_gate", {{"status", to_string(execution::ReviewGateStatus::Running)}}, Sym::Diamond,
              "Review gate: yolo review " + phase.rel + " --changed" +
                  (cfg_.reviewer.argv.empty()
                       ? std::string(" (no reviewer configured: Stage 1 only)")
@@ -102,12 +102,12 @@ int RunPrelude::review_gate(const PhaseDir& phase, const std::vector<PlanEntry>&
     return host_.finish(kExecHalted, Result::Interrupted,
                         "Interrupted (signal " + std::to_string(r.interrupt_signal) + ")");
   }
-  for (const auto& e : r.state_errors) host_.note("review result not recorded: " + e);
+  for (const auto& e : r.state_errors) tell_.note("review result not recorded: " + e);
   json detail = json::array();
   for (const auto& row : r.rows) detail.push_back(row.to_json());
   const Verdict verdict = r.worst;
   if (verdict == Verdict::Reject) {
-    host_.emit("review_gate",
+    tell_.emit("review_gate",
                {{"status", to_string(execution::ReviewGateStatus::Rejected)},
                 {"verdict", to_string(verdict)},
                 {"review", detail}},
@@ -136,13 +136,13 @@ int RunPrelude::review_gate(const PhaseDir& phase, const std::vector<PlanEntry>&
   // Passed on Stage 1 alone: a reviewer could not run and the config allows that
   // (reviewer_required false). Said, never silent.
   if (r.fallback)
-    host_.note("no real review: a reviewer could not run and Stage 1 decided (reviewer_required is false)");
+    tell_.note("no real review: a reviewer could not run and Stage 1 decided (reviewer_required is false)");
   auto up = state::update(world_, root_, [&](json& doc) {
     execution::mark_step(doc, "step_2b");
     return true;
   });
   if (!up.ok()) return host_.finish(kExecHalted, Result::Error, up.error);
-  host_.emit(
+  tell_.emit(
       "review_gate",
       {{"status", to_string(execution::ReviewGateStatus::Passed)}, {"verdict", to_string(verdict)}, {"review", detail}},
       verdict == Verdict::Approve ? Sym::Ok : Sym::Warn, std::string("Review gate: ") + to_string(verdict));
@@ -194,7 +194,7 @@ void RunPrelude::note_review_outcomes(const std::vector<review::PlanReview>& row
 
 bool RunPrelude::set_halted(const std::string& reason) {
   auto up = state::update(world_, root_, [&](json& doc) { return execution::halt(doc); });
-  host_.log("phase_end", "", {{"status", to_string(RunStatus::Halted)}, {"reason", reason}});
+  tell_.log("phase_end", "", {{"status", to_string(RunStatus::Halted)}, {"reason", reason}});
   return up.ok();
 }
 
@@ -231,7 +231,7 @@ int RunPrelude::precheck(const PhaseDir& phase) {
     if (o_.json) {
       json j = r.to_json();
       j.erase("cmd");
-      host_.emit("precheck",
+      tell_.emit("precheck",
                  {{"plan", r.plan_id}, {"path", r.plan_path}, {"verdict", to_string(v)}, {"findings", j["findings"]}},
                  out::sym_for(v), "");
     } else {
@@ -239,7 +239,7 @@ int RunPrelude::precheck(const PhaseDir& phase) {
     }
   }
   if (pc.conditional > kConditionalShown)
-    host_.note(std::to_string(pc.conditional - kConditionalShown) +
+    tell_.note(std::to_string(pc.conditional - kConditionalShown) +
                " more plan(s) with warnings not shown: `yolo review-plan --human --phase " + phase.rel +
                "` lists them all");
   if (pc.halts()) {
@@ -247,7 +247,7 @@ int RunPrelude::precheck(const PhaseDir& phase) {
     return host_.finish(kExecHalted, Result::Halted,
                         "Halted before anything ran: " + pc.why() + " (fix them and run `yolo execute` again)");
   }
-  host_.emit("precheck", {{"verdict", to_string(pc.verdict())}, {"plans", reviews.size()}},
+  tell_.emit("precheck", {{"verdict", to_string(pc.verdict())}, {"plans", reviews.size()}},
              out::sym_for(pc.verdict()),
              "Cross-plan validation: " + std::to_string(reviews.size()) + " plans" +
                  (pc.conditional ? ", " + std::to_string(pc.conditional) + " with warnings" : std::string(", no findings")));

@@ -5,9 +5,9 @@
 //
 // The decisions are protocol's (execution::choose_phase, missing_agent_step, review_gate;
 // the review loop); this class carries them out against the files and says what happened
-// through its Host: an event for people and machines, a note, the event log, the person's next
-// step, and the run's last word (finish). A step returns -1 to go on, else the exit code the
-// run ends with (what finish returned).
+// through its Teller (runner/run_teller.h: an event for people and machines, a note, the
+// event log) and its Host: the person's next step, and the run's last word (finish). A step
+// returns -1 to go on, else the exit code the run ends with (what finish returned).
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -16,23 +16,22 @@
 #include <vector>
 
 #include "runner/phase_parts.h"
+#include "runner/run_teller.h"
 
 namespace yolo::runner::phase {
 
 class RunPrelude {
  public:
   struct Host {
-    std::function<void(const std::string& event, json data, out::Sym sym, const std::string& human)> emit;
-    std::function<void(const std::string& human)> note;  // a detail line for people only
-    std::function<void(const std::string& type, const std::string& plan, json data)> log;  // the event log
-    std::function<void(std::string)> next_step;                                            // the person's next step
+    std::function<void(std::string)> next_step;  // the person's next step
     // The run ends here with this code, result and message (its last word); returns code.
     std::function<int(int code, execution::Result result, const std::string& message)> finish;
     // The SUMMARY gate on plan e's SUMMARY as it is on disk: whether a phase is complete.
     std::function<SummaryState(const PlanEntry& e, json& findings)> check_summary;
   };
-  RunPrelude(const World& world, std::filesystem::path root, const Config& cfg, const ExecuteOptions& o, Host host)
-      : world_(world), root_(std::move(root)), cfg_(cfg), o_(o), host_(std::move(host)) {}
+  RunPrelude(const World& world, std::filesystem::path root, const Config& cfg, const ExecuteOptions& o, Teller& tell,
+             Host host)
+      : world_(world), root_(std::move(root)), cfg_(cfg), o_(o), tell_(tell), host_(std::move(host)) {}
   RunPrelude(const RunPrelude&) = delete;
   RunPrelude& operator=(const RunPrelude&) = delete;
 
@@ -74,6 +73,7 @@ class RunPrelude {
   std::filesystem::path root_;
   const Config& cfg_;
   const ExecuteOptions& o_;
+  Teller& tell_;  // what it says: events, notes, the event log
   Host host_;
   std::vector<LoadedPlan> loaded_;  // the plans as load_plans read them, until precheck
   // Stage 1 of loaded_, computed on another thread until precheck() takes it. Declared after

@@ -20,14 +20,16 @@ bool color_on(FILE* f) {
 }  // namespace
 
 RunReport::RunReport(const World& world, std::filesystem::path root, const Config& cfg, const PhaseDir& phase,
-                     const std::string& cid, bool json, Host host, Streams streams)
+                     const std::string& cid, const std::vector<PlanEntry>& entries, bool json, Live live,
+                     Streams streams)
     : world_(world),
       root_(std::move(root)),
       cfg_(cfg),
       phase_(phase),
       cid_(cid),
+      entries_(entries),
       json_(json),
-      host_(std::move(host)),
+      live_view_(std::move(live)),
       streams_(streams),
       color_(color_on(streams.out)),
       t0_(uv_hrtime()) {}
@@ -249,6 +251,24 @@ std::string RunReport::nothing_left() const { return "stopped with nothing left 
 
 // ---- the live line ------------------------------------------------------------------------------
 
+LiveView live_view(const run::Core& core, const std::vector<PlanEntry>& entries, const std::vector<PlanRun>& runs,
+                   long long timeout_ms, uint64_t now_ns) {
+  LiveView v;
+  v.total = entries.size();
+  for (size_t i = 0; i < entries.size(); ++i)
+    if ((core.plan(i).step == run::Step::Done && core.plan(i).status == PlanStatus::Complete) ||
+        (entries[i].summary == SummaryState::Passed && !(i < runs.size() && runs[i].running)))
+      ++v.done;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!runs[i].running) continue;
+    double secs = static_cast<double>(now_ns - runs[i].started_at) / 1e9;
+    v.running.push_back({entries[i].id, secs, timeout_ms, runs[i].tool});
+  }
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (const char* step = runs[i].aside_step) v.aside.push_back({entries[i].id, step});
+  return v;
+}
+
 std::string RunReport::live_line(const LiveView& v) const {
   const size_t width = 12;
   size_t filled = v.total == 0 ? 0 : v.done * width / v.total;
@@ -287,7 +307,7 @@ void RunReport::stop_live() {
 }
 
 void RunReport::draw_live() {
-  if (host_.live) out::set_live(live_line(host_.live()));
+  if (live_view_) out::set_live(live_line(live_view_()));
 }
 
 // ---- the last word --------------------------------------------------------------------------------
@@ -309,6 +329,11 @@ std::string RunReport::next_step(int code) const {
   }
 }
 
+json RunReport::plans() const {
+  auto snap = state::load(world_, root_);
+  return snap.ok() ? execution::plan_statuses(snap.doc, entries_) : json::array();
+}
+
 int RunReport::finish(int code, Result result, const std::string& message) {
   if (json_) {
     json j = {{"ok", code == kExecComplete},
@@ -320,7 +345,7 @@ int RunReport::finish(int code, Result result, const std::string& message) {
       j["phase"] = phase_.number;
       j["phase_dir"] = phase_.rel;
     }
-    j["plans"] = host_.plans ? host_.plans() : json::array();
+    j["plans"] = plans();
     j["next"] = next_step(code);
     j["elapsed_ms"] = static_cast<long long>(elapsed_ms());
     json_line(j);

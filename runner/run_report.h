@@ -7,9 +7,9 @@
 //
 // It writes to stdout and stderr (through runner/output.h, which keeps the live line below
 // the other lines) or, in a test, to the files it is given. The run reaches it through the
-// typed methods below, the run's parts through their Hosts' emit/note/log bound to it; it
-// reaches the run through its Host: the plans' statuses for the last JSON line, what the live
-// line shows.
+// typed methods below, the run's parts through the Teller it is (runner/run_teller.h). Of
+// the run it reads the plans as read (their statuses in the state file make its last JSON
+// line) and, through a function it is given, what the live line shows.
 #pragma once
 #include <uv.h>
 
@@ -25,6 +25,7 @@
 #include "protocol/state/config.h"
 #include "runner/output.h"
 #include "runner/phase_parts.h"
+#include "runner/run_teller.h"
 
 namespace yolo::runner::phase {
 
@@ -43,6 +44,12 @@ struct LiveView {
   };
   std::vector<Aside> aside;
 };
+// What the live line shows of a run now (now_ns: uv_hrtime()): the plans done (complete for
+// the run core, or with a SUMMARY that passes and no executor running), the executors
+// running (timeout_ms: the executor's timeout) with their time and tool, and the plans at a
+// step of their own beside their executor.
+LiveView live_view(const run::Core& core, const std::vector<PlanEntry>& entries, const std::vector<PlanRun>& runs,
+                   long long timeout_ms, uint64_t now_ns);
 
 // A plan made ready for an agent or a person (no executor is configured).
 struct ReadyPlan {
@@ -57,27 +64,24 @@ struct ReportStreams {
   FILE* err = stderr;
 };
 
-class RunReport {
+class RunReport final : public Teller {
  public:
-  struct Host {
-    std::function<json()> plans;     // [{id, status}] as the state file says, for the last JSON line
-    std::function<LiveView()> live;  // what the live line shows now
-  };
+  using Live = std::function<LiveView()>;  // what the live line shows now
   using Streams = ReportStreams;
-  // phase, cid: the run's, read each time they are needed (both are known only after the
+  // phase, cid, entries: the run's, read each time they are needed (known only after the
   // run has started); json: --json.
   RunReport(const World& world, std::filesystem::path root, const Config& cfg, const PhaseDir& phase,
-            const std::string& cid, bool json, Host host, Streams streams = {});
+            const std::string& cid, const std::vector<PlanEntry>& entries, bool json, Live live, Streams streams = {});
 
   double elapsed_ms() const { return static_cast<double>(uv_hrtime() - t0_) / 1e6; }
   bool color() const { return color_; }
 
   // ---- what any part of the run says -----------------------------------------------------
   // An event: a JSON line with its data and elapsed_ms, or for people sym, human, [elapsed].
-  void emit(const std::string& event, json data, out::Sym sym, const std::string& human);
-  void note(const std::string& human, bool dim = false);  // an extra line for people only
+  void emit(const std::string& event, json data, out::Sym sym, const std::string& human) override;
+  void note(const std::string& human, bool dim = false) override;  // an extra line for people only
   // A line of the event log (when the config enables it); plan: the plan's number or "".
-  void log(const std::string& type, const std::string& plan, json data = json::object());
+  void log(const std::string& type, const std::string& plan, json data = json::object()) override;
 
   // ---- step 2 ------------------------------------------------------------------------------
   // The phase starts (or resumes: `done` plans complete) with `plans` plans in `total_waves`
@@ -150,14 +154,16 @@ class RunReport {
   void line(const std::string& s);
   void err(const std::string& s);
   void json_line(const json& j);
+  json plans() const;  // [{id, status}] as the state file says, for the last JSON line
 
   const World& world_;
   std::filesystem::path root_;
   const Config& cfg_;
   const PhaseDir& phase_;
   const std::string& cid_;
+  const std::vector<PlanEntry>& entries_;
   bool json_;
-  Host host_;
+  Live live_view_;
   Streams streams_;
   bool color_;
   uint64_t t0_;

@@ -202,6 +202,25 @@ bool StateWrites::journal(const std::string& plan_id, const json& record) {
   return true;
 }
 
+std::string StateWrites::record_executors(const std::vector<Spawned>& spawned, bool journaled) {
+  if (spawned.empty()) return "";
+  const bool missing =
+      std::any_of(spawned.begin(), spawned.end(), [&](const Spawned& s) { return queued(s.plan) == nullptr; });
+  if (!journaled || missing) flush();
+  if (!missing) return "";
+  auto rec = state::update(world_, root_, [&](json& doc) {
+    bool any = false;
+    for (const auto& s : spawned)
+      if (json* p = execution::find_plan(doc, s.id);
+          p && execution::plan_status(*p) == execution::PlanStatus::Running && !p->contains("executor")) {
+        (*p)["executor"] = s.executor;
+        any = true;
+      }
+    return any;
+  });
+  return rec.ok() ? "" : rec.error;
+}
+
 void StateWrites::close_journal(bool remove) {
   if (journal_fd_ < 0) return;
   ::close(journal_fd_);

@@ -79,6 +79,18 @@ class StateWrites {
   // (the caller then writes the state at once).
   bool journal(const std::string& plan_id, const json& record);
   void close_journal(bool remove);  // at the end of the loop (remove: every start is in the state)
+  // Who runs each plan of a start, once its executors are spawned, for a later execute to
+  // find them (after a kill -9 of this one). The journal has them (journaled: every record
+  // reached it) and each plan's `running` and executor reach the state with its queued
+  // change, in the next batch. Without the journal, the queued changes are written now; a
+  // plan whose change was written before its spawn (none queued now) has its executor
+  // written now, in its `running` record. "" or why the state could not be written.
+  struct Spawned {
+    size_t plan;
+    std::string id;
+    json executor;  // runner/phase_parts.h: executor_record
+  };
+  std::string record_executors(const std::vector<Spawned>& spawned, bool journaled);
 
  private:
   using Batch = std::vector<std::pair<std::string, execution::PlanUpdate>>;

@@ -90,6 +90,17 @@ bool WorktreeDriver::resume_finished(size_t i) {
   if (!verify_summary(world_, slot_dir / sp, slot_dir / e.path, slot_dir, mode_, &git).passed()) return false;
   std::string err;
   if (!adopt(i, w, slot, err)) return false;
+  PlanRun& r = host_.plan(i);
+  const PlanWorktree& got = *r.worktree;  // as adopt recorded it
+  tell_.emit("plan_resumed",
+             {{"plan", e.id}, {"worktree", got.path.string()}, {"branch", got.branch}, {"base", got.base}}, Sym::Ok,
+             "Plan " + e.id + ": its executor had finished before the last execute stopped (its commits on " +
+                 got.branch + ", its SUMMARY in " + got.path.string() + "): gated now, not run again");
+  tell_.log("plan_resumed", e.plan, {{"plan_id", e.id}, {"branch", got.branch}});
+  host_.core().started(i);
+  r.started_at = uv_hrtime();
+  r.argv = {};
+  resumed_.push_back(i);  // gated from the loop (start_resumed), never inside the caller's schedule()
   return true;
 }
 
@@ -130,7 +141,7 @@ void WorktreeDriver::tidy() {
   tidied_ = true;
   std::vector<std::string> notes;
   trees_->tidy(notes);
-  for (const auto& n : notes) host_.emit("worktree_tidy", {{"note", n}}, Sym::Warn, n);
+  for (const auto& n : notes) tell_.emit("worktree_tidy", {{"note", n}}, Sym::Warn, n);
 }
 
 std::optional<WorktreeDriver::Stop> WorktreeDriver::init(const json& doc, const std::string& phase_rel,
@@ -157,7 +168,7 @@ std::optional<WorktreeDriver::Stop> WorktreeDriver::init(const json& doc, const 
     std::error_code ec;
     for (const auto& d : stdfs::directory_iterator(trees_->slot_path(1).parent_path(), ec))
       if (std::string oerr; !slot_objects::take_in(root_, d.path(), oerr)) {
-        host_.note("the slot " + d.path().string() + " is removed: " + oerr);
+        tell_.note("the slot " + d.path().string() + " is removed: " + oerr);
         trees_->remove(d.path(), "");
       }
     auto left = trees_->slots_on_plan_branches();
@@ -171,7 +182,7 @@ std::optional<WorktreeDriver::Stop> WorktreeDriver::init(const json& doc, const 
     }
   }
   if (trees_->abort_leftover_merge())
-    host_.emit("merge_aborted", json::object(), Sym::Warn,
+    tell_.emit("merge_aborted", json::object(), Sym::Warn,
                "A merge left half-done by a stopped execute was aborted (nothing half-merged)");
   // In plan order: the plans that passed their gates before the last execute stopped.
   for (size_t i = 0; i < host_.plans(); ++i) {

@@ -8,10 +8,12 @@
 //   run_worktrees_merge.cc  merging back the plans the core names, the merged branches deleted
 // It owns what only worktree isolation uses (the slots, the waves' bases, the slots' git, the
 // slots a killed run left, the branch deletions in flight) and reaches the run through Host
-// only. What the state records and what a merge means for a plan are protocol/run/execution.h.
+// only; what it says goes to its Teller (runner/run_teller.h). What the state records and
+// what a merge means for a plan are protocol/run/execution.h.
 #pragma once
 
 #include "runner/phase_parts.h"
+#include "runner/run_teller.h"
 
 namespace yolo::runner::phase {
 
@@ -19,13 +21,10 @@ class WorktreeDriver {
  public:
   // What worktree isolation needs of the run (phase::Run gives it; a unit test gives its own).
   struct Host {
-    std::function<size_t()> plans;                  // how many plans the phase has
-    std::function<const PlanEntry&(size_t)> entry;  // plan i as the run read it
-    std::function<PlanRun&(size_t)> plan;           // what the run holds of plan i
-    std::function<run::Core&()> core;               // the run core's records (slots, merges)
-    std::function<void(const std::string& event, json data, Sym sym, const std::string& human)> emit;
-    std::function<void(const std::string& human)> note;
-    std::function<void(const std::string& type, const std::string& plan, json data)> log;
+    std::function<size_t()> plans;                             // how many plans the phase has
+    std::function<const PlanEntry&(size_t)> entry;             // plan i as the run read it
+    std::function<PlanRun&(size_t)> plan;                      // what the run holds of plan i
+    std::function<run::Core&()> core;                          // the run core's records (slots, merges)
     std::function<void(size_t, execution::PlanUpdate)> queue;  // plan i's record changes (batched)
     std::function<void()> flush;                               // the queued changes written now
     std::function<void(std::string)> next_step;                // the person's next step
@@ -43,8 +42,9 @@ class WorktreeDriver {
     std::string message;
   };
 
-  WorktreeDriver(const World& world, const stdfs::path& root, const Config& cfg, uv_loop_t* loop, Host host)
-      : world_(world), root_(root), cfg_(cfg), loop_(loop), host_(std::move(host)) {}
+  WorktreeDriver(const World& world, const stdfs::path& root, const Config& cfg, uv_loop_t* loop, Teller& tell,
+                 Host host)
+      : world_(world), root_(root), cfg_(cfg), loop_(loop), tell_(tell), host_(std::move(host)) {}
   WorktreeDriver(const WorktreeDriver&) = delete;
   WorktreeDriver& operator=(const WorktreeDriver&) = delete;
 
@@ -60,14 +60,14 @@ class WorktreeDriver {
   bool prepare(size_t i, long long wave, std::string& err);
   // A killed run's slot still on plan i's branch, holding work its executor finished (its
   // commits on the branch, a SUMMARY that passes its gate): adopted as plan i's worktree,
-  // so the plan is gated, not run again. false: the plan runs as usual (its slot reset).
+  // so the plan is gated, not run again: said, started in the run core, and queued for
+  // start_resumed. false: the plan runs as usual (its slot reset).
   bool resume_finished(size_t i);
   // Plan i runs (or is gated) in w: the plan as this run read it is placed there (never
   // through a symlink), and the worktree is recorded. false: err says why.
   bool adopt(size_t i, const PlanWorktree& w, int slot, std::string& err);
-  // Plan i (resume_finished) ends from the loop as an executor that ended does, never inside
-  // the caller's schedule(): queued here, then all at once by start_resumed.
-  void resume_later(size_t i) { resumed_.push_back(i); }
+  // The plans resume_finished took up end from the loop as an executor that ended does, never
+  // inside the caller's schedule(): all at once, once the caller's starts are done.
   void start_resumed();
   // The loop's handles: open once the loop is, close before it ends.
   void open();
@@ -100,6 +100,7 @@ class WorktreeDriver {
   stdfs::path root_;
   const Config& cfg_;
   uv_loop_t* loop_;
+  Teller& tell_;  // what it says: events, notes, the event log
   Host host_;
   SummaryMode mode_ = SummaryMode::Strict;
   std::unique_ptr<Worktrees> trees_;

@@ -84,15 +84,15 @@ void WorktreeDriver::merge(const std::vector<size_t>& plans) {
                  {"commit", str(record, "head")},
                  {"merge_commit", str(record, "merge_commit")}};
       if (results[k].ahead) md["computed_ahead"] = true;  // its merge step ran while jobs still did
-      host_.emit("plan_merged", md, Sym::Ok, "Plan " + e.id + " merged from " + str(record, "branch"));
-      host_.log("plan_merged", e.plan,
+      tell_.emit("plan_merged", md, Sym::Ok, "Plan " + e.id + " merged from " + str(record, "branch"));
+      tell_.log("plan_merged", e.plan,
           {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}});
       merged_branches.push_back(str(record, "branch"));
       merged_tips.push_back({str(record, "branch"), str(record, "head")});
       slots.push_back(str(record, "path"));
       host_.plan(i).worktree.reset();
     } else if (after == MergeState::Conflict) {
-      host_.emit("plan_end",
+      tell_.emit("plan_end",
            {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", error}, {"findings", findings}},
            Sym::Fail,
            "Plan " + e.id + " failed at its merge: " + error);
@@ -100,7 +100,7 @@ void WorktreeDriver::merge(const std::vector<size_t>& plans) {
                       " shows what it changed), then `yolo execute` runs it again in a fresh worktree");
       // the other plans are independent (Stage 1 refuses two plans of a wave writing one file)
     } else {  // refused (local changes in the way, a lock): nothing merged, the plan stays gated
-      host_.emit("merge_refused", {{"plan", e.id}, {"error", error}}, Sym::Fail, "Plan " + e.id + ": " + error);
+      tell_.emit("merge_refused", {{"plan", e.id}, {"error", error}}, Sym::Fail, "Plan " + e.id + ": " + error);
       host_.next_step(
           "commit or stash the changes in the project's checkout that are in the way, then `yolo execute` "
           "merges plan " +
@@ -173,15 +173,15 @@ std::optional<WorktreeDriver::Stop> WorktreeDriver::merge_left(size_t i, const j
   });
   if (!up.ok()) return Stop{kExecHalted, execution::Result::Error, up.error};
   if (ok) {
-    host_.emit("plan_merged",
+    tell_.emit("plan_merged",
                {{"plan", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}},
                Sym::Ok, "Plan " + e.id + " (gated before the last execute stopped) merged from " + str(record, "branch"));
-    host_.log("plan_merged", e.plan,
+    tell_.log("plan_merged", e.plan,
               {{"plan_id", e.id}, {"branch", str(record, "branch")}, {"commit", str(record, "head")}, {"resumed", true}});
     trees_->delete_branch(str(record, "branch"), str(record, "path"));
     return std::nullopt;
   }
-  host_.emit("plan_end",
+  tell_.emit("plan_end",
              {{"plan", e.id}, {"status", to_string(PlanStatus::Failed)}, {"error", error}, {"findings", findings}},
              Sym::Fail, "Plan " + e.id + ": " + error);
   host_.next_step(status == PlanStatus::Failed

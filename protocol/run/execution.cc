@@ -155,6 +155,14 @@ std::vector<waves::PlanNode> nodes(const json& doc, const std::vector<PlanEntry>
   return out;
 }
 
+json plan_statuses(const json& doc, const std::vector<PlanEntry>& plans) {
+  json out = json::array();
+  const auto statuses = nodes(doc, plans);  // one pass over the state's plans
+  for (size_t i = 0; i < plans.size(); ++i)
+    out.push_back({{"id", plans[i].id}, {"status", std::string(waves::to_string(statuses[i].status))}});
+  return out;
+}
+
 void update_wave(json& doc) {
   long long total = 0, current = 0;
   if (doc.contains("plans") && doc["plans"].is_array())

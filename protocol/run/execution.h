@@ -128,6 +128,9 @@ const json* find_plan(const json& doc, const std::string& id);
 
 // Scheduler nodes: the entries' waves and dependencies with the statuses of doc.plans.
 std::vector<waves::PlanNode> nodes(const json& doc, const std::vector<PlanEntry>& plans);
+// The entries' statuses in doc, for a run's last JSON line: [{"id", "status"}] in their order
+// (pending when doc has no record of one).
+json plan_statuses(const json& doc, const std::vector<PlanEntry>& plans);
 
 // Recomputes doc.wave from the plans (lowest wave with a plan not complete).
 void update_wave(json& doc);

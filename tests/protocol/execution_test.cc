@@ -245,6 +245,19 @@ TEST(Execution, NodesCarryStatusesFromTheDocument) {
   EXPECT_EQ(doc["wave"], 1);
 }
 
+TEST(Execution, PlanStatusesListEachEntryWithItsStatusInTheDocumentInEntryOrder) {
+  json doc = json::object();
+  auto e = entries();
+  prepare(doc, kPhase, e, opts());
+  (*find_plan(doc, "01-02"))["status"] = "failed";
+  (*find_plan(doc, "01-01"))["status"] = "complete";
+  doc["plans"].erase(2);  // no record of the third plan
+  EXPECT_EQ(plan_statuses(doc, e), (json{{{"id", e[0].id}, {"status", "complete"}},
+                                         {{"id", e[1].id}, {"status", "failed"}},
+                                         {{"id", e[2].id}, {"status", "pending"}}}));
+  EXPECT_EQ(plan_statuses(json::object(), {}), json::array());
+}
+
 // The batched plan records of a run: a start then an end of the same plan, merged before
 // they are written or written one after the other, leave the same record.
 TEST(PlanUpdates, MergedOrAppliedInTurnTheyWriteTheSameRecord) {

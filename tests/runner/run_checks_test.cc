@@ -14,6 +14,7 @@
 #include "protocol/state/state.h"
 #include "runner/child_keeper.h"
 #include "runner/phase_parts.h"
+#include "fake_teller.h"
 #include "test_support.h"
 
 namespace yolo::runner::phase {
@@ -41,7 +42,7 @@ struct FakeRun {
   std::string phase_rel = ".yolo-planning/phases/01-demo";
   execution::PlanEntry entry;
   PlanRun run;
-  std::vector<std::string> events, notes;
+  test::FakeTeller told;
   std::vector<SpawnResult> done;  // done(0, r) calls
   bool interrupt_after_first = false, interrupted = false;
   int slot_frees = 0, held = 0;
@@ -77,12 +78,8 @@ struct FakeRun {
     h.done = [this](size_t, SpawnResult r) { done.push_back(std::move(r)); };
     h.vars = [this](size_t) { return std::map<std::string, std::string>{{"plan_id", entry.id}}; };
     h.env = [](size_t) { return std::vector<std::pair<std::string, std::string>>{}; };
-    h.emit = [this](const std::string& ev, json d, out::Sym, const std::string&) {
-      events.push_back(ev + (d.contains("check") ? ":" + d["check"].get<std::string>() : std::string()) +
-                       (d.contains("name") ? ":" + d["name"].get<std::string>() : std::string()));
-    };
-    h.note = [this](const std::string& line, bool) { notes.push_back(line); };
-    checks = std::make_unique<PlanChecks>(test::real_world(), root, cfg, approver, &loop, phase_rel, std::move(h));
+    checks =
+        std::make_unique<PlanChecks>(test::real_world(), root, cfg, approver, &loop, phase_rel, told, std::move(h));
   }
   ~FakeRun() {
     checks.reset();
@@ -96,6 +93,14 @@ struct FakeRun {
     r.exit_code = 0;
     r.out = "the executor's output";
     return r;
+  }
+  // The events told, each with its check's (or gate's) name: "check_start:one".
+  std::vector<std::string> events() const {
+    std::vector<std::string> v;
+    for (const auto& e : told.events)
+      v.push_back(e.name + (e.data.contains("check") ? ":" + e.data["check"].get<std::string>() : std::string()) +
+                  (e.data.contains("name") ? ":" + e.data["name"].get<std::string>() : std::string()));
+    return v;
   }
   // Until done is called (or the loop has nothing left).
   void run_loop() {
@@ -121,8 +126,8 @@ TEST(RunChecks, RunOneAfterAnotherConfinedInThePlansFolderAndEachOutcomeIsRecord
   EXPECT_TRUE(f.run.check_out[1].passed()) << f.run.check_out[1].describe << f.run.check_out[1].output_tail;
   EXPECT_NE(f.run.check_out[1].output_tail.find(f.root.string()), std::string::npos) << f.run.check_out[1].output_tail;
   EXPECT_FALSE(stdfs::exists(f.root / "written"));
-  EXPECT_EQ(f.events, (std::vector<std::string>{"check_start:one", "check_end:one", "check_start:two", "check_end:two"}));
-  EXPECT_NE(std::find(f.notes.begin(), f.notes.end(), "broke"), f.notes.end());  // a failure's tail, for people
+  EXPECT_EQ(f.events(), (std::vector<std::string>{"check_start:one", "check_end:one", "check_start:two", "check_end:two"}));
+  EXPECT_TRUE(f.told.noted("broke"));  // a failure's tail, for people
   EXPECT_EQ(f.held, 2);
   EXPECT_TRUE(f.run.check_errors.empty());
   EXPECT_EQ(plan_checks::findings(f.run.check_out, f.run.check_errors).size(), 1u);
@@ -206,8 +211,8 @@ TEST(RunChecks, TheGatesAnExecutorAskedForAreOpenedAndItsRequestsRemoved) {
   f.checks->open_requested_gates(0);
   EXPECT_FALSE(stdfs::exists(req));
   EXPECT_TRUE(f.run.gate_requests.empty());
-  ASSERT_EQ(f.notes.size(), 1u);
-  EXPECT_NE(f.notes[0].find("is not one (2.json)"), std::string::npos) << f.notes[0];
+  ASSERT_EQ(f.told.notes.size(), 1u);
+  EXPECT_NE(f.told.notes[0].find("is not one (2.json)"), std::string::npos) << f.told.notes[0];
   const json doc = state::load(test::real_world(), f.root).doc;
   ASSERT_TRUE(doc.contains("gates")) << doc.dump();
   bool open = false;

@@ -8,6 +8,7 @@
 
 #include "runner/agent_logs.h"
 #include "runner/refusals.h"
+#include "fake_teller.h"
 #include "test_support.h"
 
 namespace yolo::runner::phase {
@@ -27,8 +28,7 @@ struct FakeRun {
   std::vector<size_t> checks_run;
   std::vector<std::pair<size_t, execution::PlanEnd>> concluded;
   std::vector<std::pair<size_t, execution::PlanUpdate>> queued;
-  std::vector<std::pair<std::string, json>> events;
-  std::vector<std::string> notes, logs;
+  test::FakeTeller told;
   std::unique_ptr<PlanConcluder> c;
 
   FakeRun() {
@@ -70,11 +70,8 @@ struct FakeRun {
     };
     h.queue = [this](size_t i, execution::PlanUpdate u) { queued.push_back({i, std::move(u)}); };
     h.cid = [] { return std::string("0123456789abcdef"); };
-    h.emit = [this](const std::string& ev, json d, Sym, const std::string&) { events.push_back({ev, std::move(d)}); };
-    h.note = [this](const std::string& human, bool) { notes.push_back(human); };
-    h.log = [this](const std::string& type, const std::string&, json) { logs.push_back(type); };
     h.next = [this] { ++nexts; };
-    c = std::make_unique<PlanConcluder>(test::real_world(), root, phase, std::move(h));
+    c = std::make_unique<PlanConcluder>(test::real_world(), root, phase, told, std::move(h));
   }
 
   std::string summary_rel() const { return summary_rel_for(test::real_world(), root, entries[0].path); }
@@ -99,11 +96,6 @@ struct FakeRun {
     return concluded.at(0).second;
   }
   const execution::PlanUpdate& update() const { return queued.at(0).second; }
-  const json* event(const std::string& name) const {
-    for (const auto& [ev, d] : events)
-      if (ev == name) return &d;
-    return nullptr;
-  }
   std::vector<stdfs::path> log_files() const {
     std::vector<stdfs::path> out;
     std::error_code ec;
@@ -127,7 +119,7 @@ TEST(PlanConcluder, APassingSummaryCompletesThePlan) {
   EXPECT_EQ(run.checks_run, std::vector<size_t>{0}) << "an executor that did well: its checks first";
   EXPECT_EQ(run.end().status, PlanStatus::Complete) << run.end().error;
   EXPECT_EQ(run.update().status, PlanStatus::Complete);
-  const json* e = run.event("plan_end");
+  const json* e = run.told.first("plan_end");
   ASSERT_TRUE(e);
   EXPECT_EQ((*e)["status"], "complete");
   EXPECT_EQ((*e)["plan"], "01-01");
@@ -138,7 +130,7 @@ TEST(PlanConcluder, AMissingSummaryFailsThePlanNamingTheFile) {
   run.c->executor_ended(0, FakeRun::exited_with(0));
   EXPECT_EQ(run.end().status, PlanStatus::Failed);
   EXPECT_NE(run.end().error.find(run.summary_rel()), std::string::npos) << run.end().error;
-  const json* e = run.event("plan_end");
+  const json* e = run.told.first("plan_end");
   ASSERT_TRUE(e);
   EXPECT_EQ((*e)["status"], "failed");
   EXPECT_EQ((*e)["error"], run.end().error);
@@ -151,10 +143,10 @@ TEST(PlanConcluder, AFailedExecutorFailsThePlanWithWhy) {
   EXPECT_TRUE(run.checks_run.empty()) << "no checks after a failed executor";
   EXPECT_EQ(run.end().status, PlanStatus::Failed);
   EXPECT_NE(run.end().error.find("status 3"), std::string::npos) << run.end().error;
-  const json* e = run.event("plan_end");
+  const json* e = run.told.first("plan_end");
   ASSERT_TRUE(e);
   EXPECT_NE((*e).value("stderr_tail", "").find("the model said no"), std::string::npos) << e->dump();
-  EXPECT_NE(std::find(run.notes.begin(), run.notes.end(), "the model said no"), run.notes.end());
+  EXPECT_TRUE(run.told.noted("the model said no"));
 }
 
 TEST(PlanConcluder, AnInterruptedPlanGoesBackToPending) {
@@ -165,7 +157,7 @@ TEST(PlanConcluder, AnInterruptedPlanGoesBackToPending) {
   EXPECT_TRUE(run.checks_run.empty());
   EXPECT_EQ(run.end().status, PlanStatus::Pending);
   EXPECT_EQ(run.update().status, PlanStatus::Pending);
-  const json* e = run.event("plan_end");
+  const json* e = run.told.first("plan_end");
   ASSERT_TRUE(e);
   EXPECT_EQ((*e)["status"], "pending");
 }
@@ -197,7 +189,8 @@ TEST(PlanConcluder, ASandboxRefusalFailsThePlanWithASandboxFinding) {
   EXPECT_EQ(run.end().status, PlanStatus::Failed);
   EXPECT_TRUE(has_check(run.end().findings, "sandbox")) << run.end().findings.dump();
   EXPECT_NE(run.end().findings.dump().find("unshare(CLONE_NEWUSER)"), std::string::npos);
-  EXPECT_NE(std::find(run.logs.begin(), run.logs.end(), "sandbox_refused"), run.logs.end());
+  const auto logs = run.told.log_types();
+  EXPECT_NE(std::find(logs.begin(), logs.end(), "sandbox_refused"), logs.end());
   EXPECT_FALSE(run.runs[0].refused) << "taken once";
 }
 
@@ -217,7 +210,7 @@ TEST(PlanConcluder, TheExecutorsLogIsWrittenOnlyWhenItPrintedSomething) {
     run.write_summary();
     run.c->executor_ended(0, FakeRun::exited_with(0));
     EXPECT_TRUE(run.log_files().empty()) << "a silent success leaves no log";
-    for (const auto& n : run.notes) EXPECT_EQ(n.find("output: "), std::string::npos) << n;
+    for (const auto& n : run.told.notes) EXPECT_EQ(n.find("output: "), std::string::npos) << n;
   }
   FakeRun run;
   run.write_summary();
@@ -226,7 +219,7 @@ TEST(PlanConcluder, TheExecutorsLogIsWrittenOnlyWhenItPrintedSomething) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_NE(test::read_file(files[0]).find("I built it"), std::string::npos);
   bool said = false;
-  for (const auto& n : run.notes)
+  for (const auto& n : run.told.notes)
     if (n.rfind("output: ", 0) == 0 && n.find("yolo logs 01-01") != std::string::npos) said = true;
   EXPECT_TRUE(said);
   EXPECT_EQ(run.end().status, PlanStatus::Complete);

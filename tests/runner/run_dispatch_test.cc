@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "fake_dispatch.h"
 #include "test_support.h"
 
 namespace yolo::runner::phase {
@@ -45,32 +46,16 @@ esac
 using test::git;
 
 // A run of one plan, as much of it as dispatch reaches through its Host.
-struct FakeRun {
-  TempDir tmp;
-  stdfs::path root = tmp / "repo", remote = tmp / "remote.git";
-  std::string outcome;  // what the fake engine does with the job
-  Config cfg;
-  uv_loop_t loop{};
-  std::vector<PlanEntry> entries;
-  std::vector<PlanRun> runs;
-  run::Core core;
-  std::unique_ptr<Worktrees> trees;
-  std::map<long long, std::string> bases;
+struct FakeRun : test::FakeDispatchRun {
+  std::string outcome;                        // what the fake engine does with the job
   std::vector<execution::PlanUpdate> queued;  // plan 0's record changes, in order
-  std::vector<std::string> events;
-  std::vector<SpawnResult> checks;      // run_checks(0, r) calls
-  std::optional<PlanWorktree> adopted;  // adopt_worktree's worktree
+  std::vector<SpawnResult> checks;            // run_checks(0, r) calls
+  std::optional<PlanWorktree> adopted;        // adopt_worktree's worktree
   int schedules = 0;
   std::unique_ptr<DispatchDriver> d;
 
-  explicit FakeRun(std::string what) : outcome(std::move(what)) {
-    uv_loop_init(&loop);
-    stdfs::create_directories(root);
-    git(root, {"init", "-q", "-b", "main"});
-    test::write_file(root / "README.md", "demo\n");
-    git(root, {"add", "README.md"});
-    git(root, {"commit", "-qm", "base"});
-    git(tmp.path(), {"init", "-q", "--bare", remote.string()});
+  explicit FakeRun(std::string what)
+      : FakeDispatchRun({{"01-01", "01", "one", 1, {}, "01-01-PLAN.md"}}), outcome(std::move(what)) {
     test::write_file(tmp / "adapter", kAdapter);
     ::chmod((tmp / "adapter").c_str(), 0755);
     const std::string adapter = (tmp / "adapter").string();
@@ -78,8 +63,6 @@ struct FakeRun {
     cfg.dispatch.wait.argv = {adapter, "wait", "{handle}"};
     cfg.dispatch.cancel.argv = {adapter, "cancel", "{handle}"};
     cfg.dispatch.remote = remote.string();
-    entries.push_back({"01-01", "01", "one", 1, {}, "01-01-PLAN.md"});
-    runs.resize(1);
     run::PlanSeed seed;
     seed.node.id = "01-01";
     seed.node.plan = "01";
@@ -87,34 +70,10 @@ struct FakeRun {
     run::Settings s;
     s.isolated = true;
     core = run::Core({seed}, s);
-    trees = std::make_unique<Worktrees>(root, "0123456789abcdef");
-    std::string err;
-    EXPECT_TRUE(trees->init(err)) << err;
 
-    DispatchDriver::Host h;
-    h.plans = [this] { return entries.size(); };
-    h.entry = [this](size_t i) -> const PlanEntry& { return entries[i]; };
-    h.plan = [this](size_t i) -> PlanRun& { return runs[i]; };
-    h.plan_at = [this](size_t i) -> const PlanRun* { return i < runs.size() ? &runs[i] : nullptr; };
-    h.core = [this]() -> run::Core& { return core; };
-    h.trees = [this] { return trees.get(); };
-    h.wave_bases = [this]() -> std::map<long long, std::string>& { return bases; };
+    DispatchDriver::Host h = host;  // the run's plans, records, slots and children
     h.correlation_id = [] { return std::string("0123456789abcdef"); };
     h.phase_rel = [] { return std::string(".yolo-planning/phases/01-demo"); };
-    h.interrupted = [] { return false; };
-    h.stopping = [] { return false; };
-    h.hold = [this](size_t i, std::unique_ptr<Process> p) {
-      runs[i].running = true;
-      runs[i].proc = std::move(p);
-      return runs[i].proc.get();
-    };
-    h.release = [this](size_t i) {
-      runs[i].running = false;
-      std::unique_ptr<Process> p = std::move(runs[i].proc);
-    };
-    h.emit = [this](const std::string& event, json, Sym, const std::string&) { events.push_back(event); };
-    h.note = [](const std::string&, bool) {};
-    h.log = [](const std::string&, const std::string&, json) {};
     h.queue = [this](size_t, execution::PlanUpdate u) { queued.push_back(std::move(u)); };
     h.flush = [] {};
     h.schedule = [this] { ++schedules; };
@@ -125,15 +84,10 @@ struct FakeRun {
     };
     h.run_checks = [this](size_t, SpawnResult r) { checks.push_back(std::move(r)); };
     h.merge_message = [](const PlanEntry& e, const json&) { return "merge " + e.id; };
-    d = std::make_unique<DispatchDriver>(cfg, test::real_world(), root, &loop, std::move(h));
+    d = std::make_unique<DispatchDriver>(cfg, test::real_world(), root, &loop, told, std::move(h));
     d->init(json::object());
   }
-  ~FakeRun() {
-    d.reset();
-    runs.clear();
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
-  }
+  ~FakeRun() { d.reset(); }
 
   // Starts plan 0 (wave 1, attempt 1) and runs the loop until the plan is handed to its
   // checks or failed (at most 30 seconds: git clones and pushes).
@@ -182,8 +136,7 @@ TEST(DispatchDriver, AJobWhoseWaitSaysDoneIsFetchedCheckedOutAndHandedToTheCheck
   EXPECT_EQ(run.queued.back().set["dispatch"]["state"], "done") << run.queued.back().set.dump();
   EXPECT_EQ(run.queued.back().set["dispatch"]["handle"], "job-done");
   EXPECT_EQ(run.schedules, 0) << "nothing failed";
-  for (const char* e : {"plan_start", "plan_submitted", "plan_fetched"})
-    EXPECT_NE(std::find(run.events.begin(), run.events.end(), e), run.events.end()) << e;
+  for (const char* e : {"plan_start", "plan_submitted", "plan_fetched"}) EXPECT_TRUE(run.told.has(e)) << e;
 }
 
 TEST(DispatchDriver, ASubmitTheEngineRefusesFailsThePlan) {

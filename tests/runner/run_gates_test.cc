@@ -11,6 +11,7 @@
 #include "protocol/ports/disk.h"
 #include "protocol/ports/world.h"
 #include "runner/phase_run.h"
+#include "fake_teller.h"
 
 namespace yolo::runner::phase {
 namespace {
@@ -19,15 +20,12 @@ namespace stdfs = std::filesystem;
 const stdfs::path kRoot = "/repo";
 const std::string kRoadmap = ".yolo-planning/ROADMAP.md";
 
-struct Said {
-  std::vector<std::string> events;
-  std::vector<std::string> notes;
+struct Said {  // beside what the gates tell (test::FakeTeller)
   std::string next;
   std::string halted;
   int stop_code = -1;
   execution::Result stop_result = execution::Result::Complete;
   std::string stop_message;
-  bool has(const std::string& e) const { return std::find(events.begin(), events.end(), e) != events.end(); }
 };
 
 struct Project {
@@ -39,7 +37,8 @@ struct Project {
   StateWrites writes{w, kRoot};
   CommandApprover approver{w};
   Said said;
-  RunGates gates{w, kRoot, cfg, writes, approver, host()};
+  test::FakeTeller told;
+  RunGates gates{w, kRoot, cfg, writes, approver, told, host()};
 
   Project() {
     disk.put(kRoot / kRoadmap, "# Roadmap\n");
@@ -50,8 +49,6 @@ struct Project {
   }
   RunGates::Host host() {
     RunGates::Host h;
-    h.emit = [this](const std::string& event, json, out::Sym, const std::string&) { said.events.push_back(event); };
-    h.note = [this](const std::string& line) { said.notes.push_back(line); };
     h.stop = [this](int code, execution::Result r, const std::string& m) {
       said.stop_code = code;
       said.stop_result = r;
@@ -61,14 +58,18 @@ struct Project {
     h.next_step = [this](std::string next) { said.next = std::move(next); };
     return h;
   }
+  void forget() {  // what was said so far
+    said = {};
+    told.clear();
+  }
   json gates_on_disk() { return state::load(w, kRoot).doc.value("gates", json::array()); }
 };
 
 TEST(RunGates, AFreshGateIsRequestedAndTheRunPausesWithTheApproveCommandNext) {
   Project p;
   EXPECT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Paused);
-  EXPECT_TRUE(p.said.has("gate_requested"));
-  EXPECT_TRUE(p.said.has("gate_paused"));
+  EXPECT_TRUE(p.told.has("gate_requested"));
+  EXPECT_TRUE(p.told.has("gate_paused"));
   json g = p.gates_on_disk();
   ASSERT_EQ(g.size(), 1u);
   EXPECT_TRUE(gates::has_status(g[0], gates::GateStatus::Open));
@@ -84,16 +85,16 @@ TEST(RunGates, TheSameGatePassesOnceAPersonApprovedItAndNothingNewOpens) {
   p.clock.set("2026-11-28T10:05:00Z");
   auto a = gates::approve_gate(p.w, kRoot, p.cfg, "", "erin", nullptr);  // another process: `yolo approve`
   ASSERT_TRUE(a.ok()) << a.error;
-  p.said = {};
+  p.forget();
   EXPECT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Passed);
-  EXPECT_EQ(p.said.events, std::vector<std::string>{"gate_passed"});
+  EXPECT_EQ(p.told.names(), std::vector<std::string>{"gate_passed"});
   EXPECT_EQ(p.gates_on_disk().size(), 1u);
 
   // The file the approval covered changes: the approval no longer counts, the gate opens again.
   p.disk.put(kRoot / kRoadmap, "# Roadmap, edited\n");
-  p.said = {};
+  p.forget();
   EXPECT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Paused);
-  EXPECT_TRUE(p.said.has("approval_invalidated"));
+  EXPECT_TRUE(p.told.has("approval_invalidated"));
   json g = p.gates_on_disk();
   ASSERT_EQ(g.size(), 2u);
   EXPECT_TRUE(gates::has_status(g[1], gates::GateStatus::Open));
@@ -104,9 +105,9 @@ TEST(RunGates, ARejectedGateHaltsTheRunWithItsFeedback) {
   ASSERT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Paused);
   const std::string id = p.gates_on_disk()[0]["id"];
   ASSERT_TRUE(gates::reject_gate(p.w, kRoot, id, "erin", "needs a wave 0").ok());
-  p.said = {};
+  p.forget();
   EXPECT_EQ(p.gates.ensure(gates::GateType::Vision, kRoadmap, "the phase starts", std::nullopt), GateOutcome::Halted);
-  EXPECT_TRUE(p.said.has("gate_rejected"));
+  EXPECT_TRUE(p.told.has("gate_rejected"));
   EXPECT_FALSE(p.said.halted.empty());
   EXPECT_EQ(p.said.stop_code, kExecHalted);
   EXPECT_EQ(p.said.stop_result, execution::Result::Halted);
@@ -116,7 +117,7 @@ TEST(RunGates, AGateOnAMissingFileStopsTheRunAndWritesNoGate) {
   Project p;
   const size_t before = p.disk.writes();
   EXPECT_EQ(p.gates.ensure(gates::GateType::Wave, ".yolo-planning/phases/01/missing.md", "wave 2", 2), GateOutcome::Halted);
-  EXPECT_EQ(p.said.events, std::vector<std::string>{"gate_error"});
+  EXPECT_EQ(p.told.names(), std::vector<std::string>{"gate_error"});
   EXPECT_EQ(p.said.stop_code, kExecHalted);
   EXPECT_NE(p.said.stop_message.find("missing.md"), std::string::npos) << p.said.stop_message;
   EXPECT_EQ(p.disk.writes(), before);
@@ -126,7 +127,7 @@ TEST(RunGates, AGateOnAMissingFileStopsTheRunAndWritesNoGate) {
 TEST(RunGates, WithoutABudgetInTheConfigTheBudgetGatePassesWithoutAWord) {
   Project p;
   EXPECT_EQ(p.gates.budget(2, "01-core", "cid-1"), GateOutcome::Passed);
-  EXPECT_TRUE(p.said.events.empty());
+  EXPECT_TRUE(p.told.names().empty());
   EXPECT_TRUE(p.gates_on_disk().empty());
 }
 

@@ -13,6 +13,7 @@
 
 #include "protocol/base/sha256.h"
 #include "runner/child_keeper.h"
+#include "fake_teller.h"
 #include "test_support.h"
 
 namespace yolo::runner::phase {
@@ -49,8 +50,8 @@ struct FakeRun {
   PlanRun run;
   bool isolated = false, journal_ok = true;
   int started = 0, held = 0;
-  std::vector<std::pair<std::string, json>> events, logs, journal;
-  std::vector<std::string> notes;
+  std::vector<std::pair<std::string, json>> journal;
+  test::FakeTeller told;
   std::optional<execution::PlanUpdate> queued;
   std::vector<SpawnResult> done;
   std::unique_ptr<ExecutorStarter> starter;
@@ -102,10 +103,7 @@ struct FakeRun {
       return journal_ok;
     };
     h.queued = [this](size_t) { return queued ? &*queued : nullptr; };
-    h.emit = [this](const std::string& ev, json d, out::Sym, const std::string&) { events.emplace_back(ev, d); };
-    h.note = [this](const std::string& line, bool) { notes.push_back(line); };
-    h.log = [this](const std::string& type, const std::string&, json d) { logs.emplace_back(type, d); };
-    starter = std::make_unique<ExecutorStarter>(test::real_world(), root, cfg, &loop, phase, cid, check_programs,
+    starter = std::make_unique<ExecutorStarter>(test::real_world(), root, cfg, &loop, phase, cid, check_programs, told,
                                                 std::move(h));
   }
   ~FakeRun() {
@@ -131,11 +129,6 @@ struct FakeRun {
     w.prepared = "created";
     run.worktree = w;
     isolated = true;
-  }
-  const json* event(const std::string& name) const {
-    for (const auto& [ev, d] : events)
-      if (ev == name) return &d;
-    return nullptr;
   }
 };
 
@@ -164,14 +157,14 @@ TEST(RunLaunch, TheExecutorSeesItsArgvFolderAndEnvironmentInTheCheckout) {
   EXPECT_EQ(f.held, 1);
   EXPECT_FALSE(f.run.sandbox.is_null());
   // Its start, for people and the log.
-  const json* ev = f.event("plan_start");
+  const json* ev = f.told.first("plan_start");
   ASSERT_NE(ev, nullptr);
   EXPECT_EQ((*ev)["plan"], "01-01");
   EXPECT_EQ((*ev)["wave"], 2);
   EXPECT_EQ((*ev)["running"], 1);
   EXPECT_FALSE(ev->contains("worktree"));
-  ASSERT_FALSE(f.logs.empty());
-  EXPECT_EQ(f.logs[0].first, "plan_start");
+  ASSERT_FALSE(f.told.logs.empty());
+  EXPECT_EQ(f.told.logs[0].type, "plan_start");
 }
 
 TEST(RunLaunch, WhoRunsItReachesTheJournalAndTheQueuedChangeWithItsSealedSandbox) {
@@ -189,7 +182,7 @@ TEST(RunLaunch, WhoRunsItReachesTheJournalAndTheQueuedChangeWithItsSealedSandbox
   EXPECT_EQ(rec.value("boot_id", std::string()), boot_id());
   EXPECT_EQ(s.executor, rec);
   EXPECT_TRUE(s.journaled);
-  EXPECT_EQ((*f.event("plan_start"))["pid"], pid);
+  EXPECT_EQ((*f.told.first("plan_start"))["pid"], pid);
   ASSERT_TRUE(f.queued);
   EXPECT_EQ(f.queued->set["executor"], rec);
   EXPECT_EQ(f.queued->set["sandbox"], f.run.sandbox);
@@ -243,7 +236,7 @@ TEST(RunLaunch, AConfinementThatCannotBeMadeFailsThePlanWithNoStart) {
   EXPECT_EQ(f.started, 0);
   EXPECT_EQ(f.held, 0);
   EXPECT_TRUE(f.journal.empty());
-  EXPECT_EQ(f.event("plan_start"), nullptr);
+  EXPECT_EQ(f.told.first("plan_start"), nullptr);
   EXPECT_TRUE(f.run.sandbox.is_null());
 }
 
@@ -266,13 +259,14 @@ TEST(RunLaunch, AWorktreePlanRunsInItsSlotFromTheReviewedContent) {
             std::string::npos)
       << out;
   EXPECT_EQ(f.run.argv.at(0), (f.root / "./exec.sh").string());  // the checkout's executor, not the branch's
-  const json* ev = f.event("plan_start");
+  const json* ev = f.told.first("plan_start");
   ASSERT_NE(ev, nullptr);
   EXPECT_EQ((*ev)["worktree"], slot.string());
   EXPECT_EQ((*ev)["branch"], "yolo/run/01-01/work");
   EXPECT_EQ((*ev)["worktree_prepared"], "created");
-  ASSERT_FALSE(f.notes.empty());
-  EXPECT_EQ(f.notes.back(), "worktree " + slot.string() + " on branch yolo/run/01-01/work from 0123456789ab (new checkout)");
+  ASSERT_FALSE(f.told.notes.empty());
+  EXPECT_EQ(f.told.notes.back(),
+            "worktree " + slot.string() + " on branch yolo/run/01-01/work from 0123456789ab (new checkout)");
 }
 
 TEST(RunLaunch, TheAgentsToolCallsReachThePlanAndTheLog) {
@@ -282,10 +276,10 @@ TEST(RunLaunch, TheAgentsToolCallsReachThePlanAndTheLog) {
   ASSERT_EQ(f.done.size(), 1u);
   EXPECT_EQ(f.run.tool, "Bash: git commit -m done");
   bool logged = false;
-  for (const auto& [type, d] : f.logs)
-    if (type == "agent_tool")
-      logged = d.value("tool", "") == "Bash: git commit -m done" && d.value("agent", "") == "executor" &&
-               d.value("plan_id", "") == "01-01";
+  for (const auto& l : f.told.logs)
+    if (l.type == "agent_tool")
+      logged = l.data.value("tool", "") == "Bash: git commit -m done" && l.data.value("agent", "") == "executor" &&
+               l.data.value("plan_id", "") == "01-01";
   EXPECT_TRUE(logged);
 }
 
@@ -326,10 +320,10 @@ TEST(RunLaunch, AKilledRunsLiveExecutorIsEndedAndAReusedPidIsLeftAlone) {
   f.starter->end_leftovers(doc);
   EXPECT_EQ(process_start_ticks(left.pid), 0ULL);  // ended
   EXPECT_EQ(process_start_ticks(other.pid), other_ticks);  // still runs
-  ASSERT_EQ(f.events.size(), 1u);
-  EXPECT_EQ(f.events[0].first, "leftover_executor");
-  EXPECT_EQ(f.events[0].second["plan"], "01-01");
-  EXPECT_EQ(f.events[0].second["pid"], left.pid);
+  ASSERT_EQ(f.told.events.size(), 1u);
+  EXPECT_EQ(f.told.events[0].name, "leftover_executor");
+  EXPECT_EQ(f.told.events[0].data["plan"], "01-01");
+  EXPECT_EQ(f.told.events[0].data["pid"], left.pid);
 }
 
 }  // namespace

@@ -11,31 +11,17 @@
 #include <csignal>
 
 #include "runner/child_keeper.h"
+#include "fake_teller.h"
 #include "test_support.h"
 
 namespace yolo::runner::phase {
 namespace {
 
-struct Said {
-  std::vector<std::string> events;
-  std::vector<json> data;
-  std::vector<std::string> notes;
-  std::vector<std::string> logged;
+struct Said {  // beside what the steps tell (test::FakeTeller)
   std::string next;
   int code = -1;
   execution::Result result = execution::Result::Complete;
   std::string message;
-  bool has(const std::string& e) const { return std::find(events.begin(), events.end(), e) != events.end(); }
-  bool has(const std::string& e, const std::string& key, const json& value) const {
-    for (size_t i = 0; i < events.size(); ++i)
-      if (events[i] == e && data[i].is_object() && data[i].value(key, json()) == value) return true;
-    return false;
-  }
-  json last(const std::string& e) const {
-    for (size_t i = events.size(); i-- > 0;)
-      if (events[i] == e) return data[i];
-    return nullptr;
-  }
 };
 
 struct Project {
@@ -45,6 +31,7 @@ struct Project {
   Config cfg;
   ExecuteOptions o;
   Said said;
+  test::FakeTeller told;
   std::unique_ptr<RunPrelude> prelude;
   PhaseDir phase;
 
@@ -60,19 +47,11 @@ struct Project {
     json c = json::parse(test::read_file(root / ".yolo-planning" / "config.json"));
     c.merge_patch(patch);
     cfg = config_from_json(c, "config.json").config;
-    o.json = true;  // events, not lines for people: the test reads them through the Host
-    prelude = std::make_unique<RunPrelude>(w, root, cfg, o, host());
+    o.json = true;  // events, not lines for people: the test reads them through its Teller
+    prelude = std::make_unique<RunPrelude>(w, root, cfg, o, told, host());
   }
   RunPrelude::Host host() {
     RunPrelude::Host h;
-    h.emit = [this](const std::string& event, json data, out::Sym, const std::string&) {
-      said.events.push_back(event);
-      said.data.push_back(std::move(data));
-    };
-    h.note = [this](const std::string& line) { said.notes.push_back(line); };
-    h.log = [this](const std::string& type, const std::string&, json data) {
-      said.logged.push_back(type + ":" + json_field::str(data, "status"));
-    };
     h.next_step = [this](std::string next) { said.next = std::move(next); };
     h.finish = [this](int code, execution::Result r, const std::string& m) {
       said.code = code;
@@ -86,6 +65,12 @@ struct Project {
                                                                               : SummaryState::Missing;
     };
     return h;
+  }
+  // The event log's lines as "type:status".
+  std::vector<std::string> logged() const {
+    std::vector<std::string> v;
+    for (const auto& l : told.logs) v.push_back(l.type + ":" + json_field::str(l.data, "status"));
+    return v;
   }
   // The phase chosen and its plans read, with a running run in the state (as step 2 leaves it).
   RunPrelude::Plans read() {
@@ -129,13 +114,13 @@ TEST(RunPrelude, AMissingReviewerIsSaidWhileTheGateRunsOrRefusedWhenRequired) {
   const json present = {{"command", {"true"}}};
   Project warned({{"executor", present}, {"review_gate", "always"}, {"reviewer_required", false}});
   EXPECT_EQ(warned.prelude->check_agents(), -1);
-  EXPECT_TRUE(warned.said.has("agent_missing", "role", "reviewer"));
-  EXPECT_TRUE(warned.said.has("agent_missing", "role", "architect"));
+  EXPECT_TRUE(warned.told.has("agent_missing", "role", "reviewer"));
+  EXPECT_TRUE(warned.told.has("agent_missing", "role", "architect"));
   EXPECT_EQ(warned.said.code, -1);
 
   Project quiet({{"executor", present}, {"review_gate", "never"}, {"reviewer_required", true}});
   EXPECT_EQ(quiet.prelude->check_agents(), -1);
-  EXPECT_TRUE(quiet.said.events.empty()) << "no review gate: its agents do not matter";
+  EXPECT_TRUE(quiet.told.names().empty()) << "no review gate: its agents do not matter";
 
   Project refused({{"executor", present}, {"review_gate", "always"}, {"reviewer_required", true}});
   EXPECT_EQ(refused.prelude->check_agents(), kExecHalted);
@@ -168,8 +153,8 @@ TEST(RunPrelude, Stage1PassingGoesOnAndDropsThePlansAsRead) {
   EXPECT_EQ(p.prelude->precheck(p.phase), -1) << p.said.message;
   EXPECT_FALSE(p.prelude->stage1_pending());
   EXPECT_TRUE(p.prelude->loaded().empty());
-  ASSERT_TRUE(p.said.has("precheck"));
-  EXPECT_EQ(p.said.last("precheck")["plans"], 4);
+  ASSERT_TRUE(p.told.has("precheck"));
+  EXPECT_EQ(p.told.last("precheck")["plans"], 4);
   EXPECT_EQ(p.state()["status"], "running");
 }
 
@@ -181,26 +166,27 @@ TEST(RunPrelude, Stage1RejectingAPlanHaltsTheRunAndRecordsTheHalt) {
   EXPECT_EQ(p.prelude->precheck(p.phase), kExecHalted);
   EXPECT_EQ(p.said.result, execution::Result::Halted);
   EXPECT_NE(p.said.message.find("1 plan(s) rejected by the structural pre-check"), std::string::npos) << p.said.message;
-  EXPECT_TRUE(p.said.has("precheck", "plan", "01-02"));
-  EXPECT_TRUE(p.said.has("precheck", "verdict", "reject"));
+  EXPECT_TRUE(p.told.has("precheck", "plan", "01-02"));
+  EXPECT_TRUE(p.told.has("precheck", "verdict", "reject"));
   EXPECT_EQ(p.state()["status"], "halted");
-  EXPECT_EQ(p.said.logged, std::vector<std::string>{"phase_end:halted"});
+  EXPECT_EQ(p.logged(), std::vector<std::string>{"phase_end:halted"});
 }
 
 TEST(RunPrelude, TheReviewGatePassesOnStage1AloneAndMarksItsStep) {
   Project p({{"reviewer", nullptr}, {"architect", nullptr}, {"reviewer_required", false}});
   auto plans = p.read();
   EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1) << p.said.message;
-  ASSERT_TRUE(p.said.has("review_gate"));
-  EXPECT_EQ(p.said.last("review_gate")["status"], "passed");
+  ASSERT_TRUE(p.told.has("review_gate"));
+  EXPECT_EQ(p.told.last("review_gate")["status"], "passed");
   EXPECT_TRUE(execution::has_step(p.state(), "step_2b"));
   EXPECT_EQ(p.said.code, -1);
 
   // Passed for exactly these contents: not reviewed again.
   p.said = {};
+  p.told.clear();
   EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1);
-  EXPECT_EQ(p.said.events, std::vector<std::string>{"review_gate"});
-  EXPECT_EQ(p.said.last("review_gate")["cached"], true);
+  EXPECT_EQ(p.told.names(), std::vector<std::string>{"review_gate"});
+  EXPECT_EQ(p.told.last("review_gate")["cached"], true);
 }
 
 TEST(RunPrelude, TheReviewGateHaltsOnARejectedPlanWithThatPlanToEditNext) {
@@ -209,11 +195,11 @@ TEST(RunPrelude, TheReviewGateHaltsOnARejectedPlanWithThatPlanToEditNext) {
   auto plans = p.read();
   EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), kExecHalted);
   EXPECT_EQ(p.said.result, execution::Result::Halted);
-  EXPECT_EQ(p.said.last("review_gate")["status"], "rejected");
+  EXPECT_EQ(p.told.last("review_gate")["status"], "rejected");
   EXPECT_EQ(p.said.next, "edit .yolo-planning/phases/01-demo/01-03-PLAN.md, then `yolo execute`");
   EXPECT_EQ(p.state()["status"], "halted");
   EXPECT_FALSE(execution::has_step(p.state(), "step_2b"));
-  EXPECT_EQ(p.said.logged, std::vector<std::string>{"phase_end:halted"});
+  EXPECT_EQ(p.logged(), std::vector<std::string>{"phase_end:halted"});
 }
 
 // A stand-in reviewer (fixtures/agents), a real child: its approval passes the gate, its
@@ -223,7 +209,7 @@ TEST(RunPrelude, AReviewerThatApprovesPassesTheGate) {
   p.reviewer({p.agent("reviewer-approve"), "{plan_path}"});
   auto plans = p.read();
   EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1) << p.said.message;
-  json gate = p.said.last("review_gate");
+  json gate = p.told.last("review_gate");
   EXPECT_EQ(gate["status"], "passed");
   EXPECT_EQ(gate["verdict"], "approve") << gate.dump(1);
   ASSERT_EQ(gate["review"].size(), 4u) << gate.dump(1);
@@ -236,7 +222,7 @@ TEST(RunPrelude, AReviewerThatRejectsHaltsTheRunWithThePlansToEditNext) {
   p.reviewer({p.agent("reviewer-reject-until-marker"), "{plan_path}", "{cycle}"});
   auto plans = p.read();
   EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), kExecHalted);
-  json gate = p.said.last("review_gate");
+  json gate = p.told.last("review_gate");
   EXPECT_EQ(gate["status"], "rejected");
   ASSERT_EQ(gate["review"].size(), 4u);
   EXPECT_EQ(gate["review"][0]["source"], "reviewer") << gate.dump(1);  // it ran, and rejected
@@ -249,8 +235,8 @@ TEST(RunPrelude, TheReviewGateNeverRunsWhenTheConfigSaysNever) {
   Project p(json{{"review_gate", "never"}});
   auto plans = p.read();
   EXPECT_EQ(p.prelude->review_gate(p.phase, plans.entries, "cid-1"), -1);
-  EXPECT_EQ(p.said.events, std::vector<std::string>{"review_gate"});
-  EXPECT_EQ(p.said.last("review_gate")["status"], "skipped");
+  EXPECT_EQ(p.told.names(), std::vector<std::string>{"review_gate"});
+  EXPECT_EQ(p.told.last("review_gate")["status"], "skipped");
   EXPECT_FALSE(execution::has_step(p.state(), "step_2b"));
 }
 

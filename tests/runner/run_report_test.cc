@@ -2,7 +2,7 @@
 // own: each event's line for people and its JSON line, colour only on a terminal and without
 // NO_COLOR, the event log's lines in a real file, the `Next:` line of each exit code, a wave's
 // names cut after eight, a rejected gate's halt with its next step, step 2's words, the live
-// line of a given set of running plans.
+// line of a given set of running plans, and what a run's records show on it.
 #include "runner/run_report.h"
 
 #include <fcntl.h>
@@ -49,7 +49,7 @@ struct Said {
   Config cfg;
   PhaseDir phase;
   std::string cid = "cid-1";
-  json plans = json::array({{{"id", "01-01"}, {"status", "complete"}}});
+  std::vector<PlanEntry> entries{{"01-01", "01", "one", 1, {}, ""}, {"01-02", "02", "two", 1, {}, ""}};
   LiveView live;
   FILE* out = nullptr;
   FILE* err = nullptr;
@@ -65,11 +65,9 @@ struct Said {
     phase.abs = root / phase.rel;
     out = std::fopen((tmp / "out.txt").c_str(), "w+");
     err = std::fopen((tmp / "err.txt").c_str(), "w+");
-    RunReport::Host h;
-    h.plans = [this] { return plans; };
-    h.live = [this] { return live; };
-    report = std::make_unique<RunReport>(test::real_world(), root, cfg, phase, cid, json_mode, h,
-                                         RunReport::Streams{out, err});
+    report = std::make_unique<RunReport>(
+        test::real_world(), root, cfg, phase, cid, entries, json_mode, [this] { return live; },
+        RunReport::Streams{out, err});
   }
   ~Said() {
     report.reset();
@@ -175,7 +173,8 @@ std::string said_on(Terminal& t) {
   Config cfg = config_from_json(json::object(), "config.json").config;
   PhaseDir phase;
   std::string cid;
-  RunReport r(test::real_world(), tmp.path(), cfg, phase, cid, false, {}, RunReport::Streams{t.tty, t.tty});
+  std::vector<PlanEntry> entries;
+  RunReport r(test::real_world(), tmp.path(), cfg, phase, cid, entries, false, {}, RunReport::Streams{t.tty, t.tty});
   r.emit("wave_start", {}, Sym::Diamond, "Wave 1/1: 01-01");
   r.finish(kExecComplete, execution::Result::Complete, "");
   return t.read_all();
@@ -277,8 +276,12 @@ TEST(RunReport, TheNextLineOfEachExitCode) {
     s.report->finish(kExecComplete, execution::Result::Complete, "");
     EXPECT_EQ(s.out_lines(), std::vector<std::string>{"Next: do this"});
   }
-  {  // --json: one line with the plans' statuses the run gives
+  {  // --json: one line with the plans' statuses as the state file says
     Said s(true);
+    ASSERT_TRUE(state::update(test::real_world(), s.root, [](json& d) {
+                  d = {{"status", "running"}, {"plans", {{{"id", "01-01"}, {"status", "complete"}}}}};
+                  return true;
+                }).written);
     EXPECT_EQ(s.report->finish(kExecPaused, execution::Result::Paused, "Paused"), kExecPaused);
     auto js = s.json_lines();
     ASSERT_EQ(js.size(), 1u);
@@ -289,7 +292,8 @@ TEST(RunReport, TheNextLineOfEachExitCode) {
     EXPECT_EQ(js[0]["message"], "Paused");
     EXPECT_EQ(js[0]["phase"], 1);
     EXPECT_EQ(js[0]["phase_dir"], s.phase.rel);
-    EXPECT_EQ(js[0]["plans"], s.plans);
+    EXPECT_EQ(js[0]["plans"],
+              (json{{{"id", "01-01"}, {"status", "complete"}}, {{"id", "01-02"}, {"status", "pending"}}}));
     EXPECT_EQ(js[0]["next"], cases[1].next);
     EXPECT_TRUE(js[0]["elapsed_ms"].is_number_integer());
   }
@@ -523,6 +527,43 @@ TEST(RunReport, TheLiveLineShowsProgressTheRunningExecutorsAndThePlansOwnSteps) 
 
   LiveView none;
   EXPECT_EQ(s.report->live_line(none), "[░░░░░░░░░░░░] 0/0 plans · waiting");
+}
+
+TEST(RunReport, TheLiveViewCountsThePlansDoneAndShowsTheRunningExecutorsAndThePlansAside) {
+  std::vector<PlanEntry> entries;
+  std::vector<run::PlanSeed> seeds;
+  for (const char* p : {"01", "02", "03", "04", "05"}) {
+    entries.push_back({std::string("01-") + p, p, p, 1, {}, ""});
+    run::PlanSeed seed;
+    seed.node.id = entries.back().id;
+    seed.node.plan = p;
+    seed.node.wave = 1;
+    seeds.push_back(seed);
+  }
+  run::Core core(seeds, run::Settings{});
+  std::vector<PlanRun> runs(entries.size());
+  const uint64_t now = 10'000'000'000ULL;
+  core.started(0);
+  core.concluded(0, {PlanStatus::Complete, "", json::array()});  // done: the run core says so
+  entries[1].summary = SummaryState::Passed;                     // done: its SUMMARY passes, nothing runs it
+  entries[2].summary = SummaryState::Passed;                     // its SUMMARY passes, but it runs again
+  runs[2].running = true;
+  runs[2].started_at = now - 1'500'000'000ULL;
+  runs[2].tool = "Bash: make";
+  core.started(3);
+  core.concluded(3, {PlanStatus::Failed, "broke", json::array()});  // ended, not done
+  runs[4].aside_step = "checks";
+  LiveView v = live_view(core, entries, runs, 60000, now);
+  EXPECT_EQ(v.total, 5u);
+  EXPECT_EQ(v.done, 2u);
+  ASSERT_EQ(v.running.size(), 1u);
+  EXPECT_EQ(v.running[0].id, "01-03");
+  EXPECT_DOUBLE_EQ(v.running[0].secs, 1.5);
+  EXPECT_EQ(v.running[0].timeout_ms, 60000);
+  EXPECT_EQ(v.running[0].tool, "Bash: make");
+  ASSERT_EQ(v.aside.size(), 1u);
+  EXPECT_EQ(v.aside[0].id, "01-05");
+  EXPECT_EQ(v.aside[0].step, "checks");
 }
 
 }  // namespace

@@ -119,5 +119,48 @@ TEST(StateWrites, TheStateIsReadAgainOnlyWhenAnotherProcessChangedIt) {
   EXPECT_EQ(writes.now().doc["status"], "halted") << writes.now().doc.dump();
 }
 
+TEST(StateWrites, AStartsExecutorsWaitForTheNextBatchUnlessTheJournalFailedOrTheirPlanWasWrittenAlready) {
+  Project p;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  StateWrites writes(p.w, kRoot);
+  writes.start(&loop);
+  writes.on_failed = [](const std::string& e) { ADD_FAILURE() << e; };
+  const json exec0 = {{"pid", 100}, {"pgid", 100}}, exec1 = {{"pid", 101}, {"pgid", 101}};
+  // Plan 01-01 started: its change queued with who runs it (as the executor's start adds it).
+  execution::PlanUpdate u = execution::started(std::string("2026-11-28T10:00:01Z"));
+  u.set["executor"] = exec0;
+  writes.queue(0, "01-01", u);
+  const size_t before = p.disk.writes();
+  EXPECT_EQ(writes.record_executors({{0, "01-01", exec0}}, /*journaled=*/true), "");
+  EXPECT_EQ(p.disk.writes(), before) << "the journal has it: the next batch writes it";
+  // The journal failed: the queued change is written now.
+  EXPECT_EQ(writes.record_executors({{0, "01-01", exec0}}, /*journaled=*/false), "");
+  EXPECT_EQ(p.disk.writes(), before + 1);
+  EXPECT_EQ(p.on_disk()["plans"][0]["executor"], exec0) << p.on_disk().dump();
+  // Plan 01-02's `running` was written before its executor was spawned (nothing queued now):
+  // its executor is written at once, into its running record only; 01-01's is kept.
+  writes.queue(1, "01-02", execution::started(std::string("2026-11-28T10:00:02Z")));
+  writes.flush();
+  ASSERT_EQ(writes.queued(1), nullptr);
+  EXPECT_EQ(writes.record_executors({{1, "01-02", exec1}, {0, "01-01", {{"pid", 999}}}}, /*journaled=*/true), "");
+  json d = p.on_disk();
+  EXPECT_EQ(d["plans"][1]["executor"], exec1) << d.dump();
+  EXPECT_EQ(d["plans"][1]["status"], "running") << d.dump();
+  EXPECT_EQ(d["plans"][0]["executor"], exec0) << "an executor recorded already is kept";
+  writes.end();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(uv_loop_close(&loop), 0);
+}
+
+TEST(StateWrites, ExecutorsThatCannotBeWrittenSayWhy) {
+  Project p;
+  StateWrites writes(p.w, kRoot);
+  writes.queue(1, "01-02", execution::started(std::string("2026-11-28T10:00:02Z")));  // written at once
+  p.disk.fail_writes("No space left on device");
+  const std::string err = writes.record_executors({{1, "01-02", {{"pid", 101}}}}, /*journaled=*/true);
+  EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace yolo::runner::phase

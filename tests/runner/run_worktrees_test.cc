@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "runner/plan_gate.h"
+#include "fake_teller.h"
 #include "test_support.h"
 
 namespace yolo::runner::phase {
@@ -36,7 +37,8 @@ struct FakeRun {
   std::vector<PlanRun> runs;
   run::Core core;
   std::vector<std::pair<size_t, execution::PlanUpdate>> queued;
-  std::vector<std::string> events, next;
+  test::FakeTeller told;
+  std::vector<std::string> next;
   std::vector<size_t> resumed, gated;  // Host::resumed, Host::gated calls
   std::vector<std::vector<std::string>> merged;  // Host::merged calls
   std::unique_ptr<WorktreeDriver> d;
@@ -90,16 +92,13 @@ struct FakeRun {
     h.entry = [this](size_t i) -> const PlanEntry& { return entries[i]; };
     h.plan = [this](size_t i) -> PlanRun& { return runs[i]; };
     h.core = [this]() -> run::Core& { return core; };
-    h.emit = [this](const std::string& event, json, Sym, const std::string&) { events.push_back(event); };
-    h.note = [](const std::string&) {};
-    h.log = [](const std::string&, const std::string&, json) {};
     h.queue = [this](size_t i, execution::PlanUpdate u) { queued.push_back({i, std::move(u)}); };
     h.flush = [] {};
     h.next_step = [this](std::string s) { next.push_back(std::move(s)); };
     h.gated = [this](size_t i, SpawnResult) { gated.push_back(i); };
     h.resumed = [this](size_t i, SpawnResult) { resumed.push_back(i); };
     h.merged = [this](const std::vector<std::string>& b) { merged.push_back(b); };
-    auto w = std::make_unique<WorktreeDriver>(test::real_world(), root, cfg, &loop, std::move(h));
+    auto w = std::make_unique<WorktreeDriver>(test::real_world(), root, cfg, &loop, told, std::move(h));
     w->open();
     return w;
   }
@@ -151,7 +150,7 @@ struct FakeRun {
     runs.clear();
     runs.resize(entries.size());
     core = fresh_core();
-    events.clear();
+    told.clear();
     next.clear();
     d = driver();
     return d->init(doc, kPhase, kCid, SummaryMode::Off);
@@ -223,7 +222,7 @@ TEST(WorktreeDriver, MergesGoInTheCoresOrderAndAConflictFailsOnlyItsPlan) {
   EXPECT_NE(bad->error.find("README.md"), std::string::npos) << bad->error;
   ASSERT_EQ(run.merged.size(), 1u);
   EXPECT_EQ(run.merged[0], std::vector<std::string>{branch0});
-  EXPECT_NE(std::find(run.events.begin(), run.events.end(), "plan_merged"), run.events.end());
+  EXPECT_TRUE(run.told.has("plan_merged"));
   ASSERT_FALSE(run.next.empty());
   EXPECT_NE(run.next.back().find(branch1), std::string::npos) << run.next.back();
   // The merged plan's branch goes (a child of the loop); the failed plan's is kept to inspect.
@@ -256,14 +255,22 @@ TEST(WorktreeDriver, AKilledRunsFinishedSlotIsAdoptedNotRunAgain) {
   run.core = run.fresh_core();
   run.d = run.driver();
   ASSERT_FALSE(run.d->init(doc, kPhase, kCid, SummaryMode::Off));
+  run.told.clear();
+  run.runs[0].argv = {"an executor"};
   ASSERT_TRUE(run.d->resume_finished(0)) << "plan 01's finished work is taken up";
   ASSERT_TRUE(run.runs[0].worktree);
   EXPECT_EQ(run.runs[0].worktree->prepared, "resumed");
   EXPECT_EQ(run.runs[0].worktree->path, w0.path);
   EXPECT_EQ(run.core.plan(0).slot, 1);
+  EXPECT_EQ(run.core.plan(0).status, PlanStatus::Running) << "started in the run core, without an executor";
+  EXPECT_TRUE(run.runs[0].argv.empty()) << "no executor runs it";
+  EXPECT_GT(run.runs[0].started_at, 0u);
+  ASSERT_TRUE(run.told.has("plan_resumed"));
+  EXPECT_EQ(run.told.last("plan_resumed")["branch"], w0.branch);
+  EXPECT_EQ(run.told.log_types(), std::vector<std::string>{"plan_resumed"});
   EXPECT_FALSE(run.d->resume_finished(1)) << "no SUMMARY: plan 02 runs again";
   EXPECT_FALSE(run.runs[1].worktree);
-  run.d->resume_later(0);
+  EXPECT_EQ(run.told.names(), std::vector<std::string>{"plan_resumed"}) << "plan 02's start is not said here";
   run.d->start_resumed();
   uv_run(&run.loop, UV_RUN_DEFAULT);
   EXPECT_EQ(run.resumed, std::vector<size_t>{0}) << "gated from the loop as if its executor ended";
@@ -359,7 +366,8 @@ TEST(WorktreeDriver, APlanAKilledRunGatedIsMergedOnceAtTheNextInit) {
   EXPECT_EQ(p["status"], "complete") << p.dump();
   EXPECT_EQ(p["worktree"]["merge"], "merged");
   EXPECT_EQ(p["worktree"]["merge_commit"], after);
-  EXPECT_EQ(std::count(run.events.begin(), run.events.end(), "plan_merged"), 1);
+  const auto events = run.told.names();
+  EXPECT_EQ(std::count(events.begin(), events.end(), "plan_merged"), 1);
   EXPECT_FALSE(has_branch(run.root, branch)) << "the merged branch goes";
   // Killed again before its state was read back: the same record (merge pending) is found
   // merged, never merged twice.
@@ -391,7 +399,7 @@ TEST(WorktreeDriver, AKilledRunsGatedPlanThatConflictsFailsAndHalts) {
   EXPECT_NE(p.value("error", "").find("README.md"), std::string::npos) << p.dump();
   ASSERT_EQ(p["findings"].size(), 1u);
   EXPECT_EQ(p["findings"][0]["check"], "merge");
-  EXPECT_NE(std::find(run.events.begin(), run.events.end(), "plan_end"), run.events.end());
+  EXPECT_TRUE(run.told.has("plan_end"));
 }
 
 TEST(WorktreeDriver, AKilledRunsGatedPlanRefusedByLocalChangesHaltsKeptGated) {
