@@ -1,6 +1,5 @@
 #include "runner/phase_run.h"
 
-#include <cmath>
 #include <memory>
 
 #include "protocol/gates/gate_coverage.h"
@@ -9,64 +8,6 @@
 
 namespace yolo::runner {
 namespace phase {
-
-std::optional<long long> as_int(const std::string& s) { return text::parse_digits(s); }
-
-std::vector<PhaseDir> list_phases(const stdfs::path& root) {
-  std::vector<PhaseDir> out;
-  std::error_code ec;
-  stdfs::path dir = root / ".yolo-planning" / "phases";
-  for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
-    if (!it->is_directory(ec)) continue;
-    PhaseDir p;
-    p.folder = it->path().filename().string();
-    if (p.folder.empty() || p.folder[0] == '.') continue;
-    size_t digits = 0;
-    while (digits < p.folder.size() && digits < 18 && p.folder[digits] >= '0' && p.folder[digits] <= '9') ++digits;
-    p.number = digits ? std::stoll(p.folder.substr(0, digits)) : 0;
-    p.slug = digits && digits < p.folder.size() && p.folder[digits] == '-' ? p.folder.substr(digits + 1) : p.folder;
-    p.abs = it->path();
-    p.rel = ".yolo-planning/phases/" + p.folder;
-    out.push_back(std::move(p));
-  }
-  std::sort(out.begin(), out.end(), [](const PhaseDir& a, const PhaseDir& b) { return a.folder < b.folder; });
-  return out;
-}
-
-// A plan file's path relative to the root: the phase's relative folder and its name when it
-// was listed in that folder (no system call: std::filesystem::relative resolves every
-// component of both paths, system calls for every plan), else what relative() says.
-std::string summary_rel_for(const World& w, const stdfs::path& root, const std::string& plan_rel) {
-  const size_t slash = plan_rel.rfind('/');
-  const std::string dir = slash == std::string::npos ? std::string() : plan_rel.substr(0, slash);
-  std::string name = summary_name_for(w, dir.empty() ? root : root / dir,
-                                      plan_rel.substr(slash == std::string::npos ? 0 : slash + 1));
-  return dir.empty() ? name : dir + "/" + name;
-}
-
-// "1.5s": tenths of a second, without printf's floating-point formatting (twice per plan).
-std::string fmt_secs(double ms) {
-  long long tenths = ms > 0 ? std::llround(ms / 100.0) : 0;
-  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "s";
-}
-
-// /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
-std::string boot_id() {
-  static const std::string id = [] {  // one boot per process: read once
-    std::ifstream f("/proc/sys/kernel/random/boot_id");
-    std::string b;
-    std::getline(f, b);
-    return b;
-  }();
-  return id;
-}
-
-// What a later execute needs to know whether this executor still runs (its pid may be reused).
-// Its group is its pid: every child is spawned in a session of its own (subprocess.h).
-json executor_record(int pid, unsigned long long start_ticks) {
-  return {{"pid", pid}, {"pgid", pid}, {"start_ticks", start_ticks}, {"boot_id", boot_id()}};
-}
-
 
 // ---- phase and plans ----------------------------------------------------------------
 
@@ -273,8 +214,6 @@ DispatchDriver::Host Run::dispatch_host() {
   h.merge_message = [](const PlanEntry& e, const json& wt) { return WorktreeDriver::merge_message(e, wt); };
   return h;
 }
-
-bool executor_configured(const Config& c) { return !c.executor.argv.empty() || c.dispatch.configured(); }
 
 }  // namespace phase
 
