@@ -9,47 +9,6 @@
 namespace yolo::runner {
 namespace phase {
 
-// ---- phase and plans ----------------------------------------------------------------
-
-SummaryState Run::check_summary(const PlanEntry& e, json& findings, const std::string* sp_rel) {
-  stdfs::path sp = root_ / (sp_rel ? *sp_rel : summary_rel_for(world_, root_, e.path));
-  std::error_code ec;
-  if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
-  SummaryVerdict v = verify_summary(world_, sp, root_ / e.path, root_, mode_, &git_);
-  if (v.passed()) return SummaryState::Passed;
-  findings = v.to_json().value("findings", json::array());
-  return SummaryState::Failed;
-}
-
-int Run::step2() {
-  bool executor = executor_configured(cfg_);
-  for (auto& e : entries_) e.summary = check_summary(e, e.summary_findings);
-  execution::PhaseInfo info{phase_.number, phase_.slug, phase_.rel};
-  execution::PrepareOptions po{world_.now(), fresh_cid_, executor};
-  execution::Prepared prepared;
-  auto up = state::update(world_, root_, [&](json& doc) {
-    prepared = execution::prepare(doc, info, entries_, po);
-    return true;
-  });
-  if (!up.ok()) return finish(kExecHalted, Result::Error, up.error);
-  cid_ = str(up.doc, "correlation_id");
-  // The document written is the state now (state_now() reads the file again only when its
-  // identity changed since).
-  writes_.wrote(std::move(up.doc), up.stamp);
-  size_t done = 0;
-  for (const auto& e : entries_) done += e.summary == SummaryState::Passed;
-  report_.phase_start(entries_.size(), prepared.total_waves, !prepared.new_run, done, prepared.was_running);
-  for (const auto& id : prepared.summary_not_counted) {
-    for (auto& e : entries_)
-      if (e.id == id) e.summary = SummaryState::Missing;
-    report_.summary_not_counted(id);
-  }
-  for (const auto& e : entries_)
-    if (e.summary == SummaryState::Failed && !executor) report_.summary_failed(e.id, e.summary_findings);
-  if (entries_.empty()) return finish(kExecHalted, Result::Halted, "no plans in " + phase_.rel);
-  return -1;
-}
-
 // ---- the whole run ----------------------------------------------------------------------
 
 int Run::run() {
@@ -109,7 +68,7 @@ int Run::run() {
   // prelude_.precheck() uses its verdict after step 2, as before. Started once what a stopped run
   // left is ended and merged (the files it names are the ones precheck always saw).
   prelude_.start_stage1(phase_);
-  if (int rc = step2(); rc >= 0) return rc;
+  if (int rc = prelude_.step2(phase_, entries_, fresh_cid_, cid_); rc >= 0) return rc;
   if (const auto& now = state_now(); now.ok() && execution::run_status(now.doc) == RunStatus::Complete) {
     report_.already_complete(entries_.size());
     return finish(kExecComplete, Result::Complete, "");
@@ -176,7 +135,12 @@ RunPrelude::Host Run::prelude_host() {
   };
   h.next_step = [this](std::string next) { next_ = std::move(next); };
   h.finish = [this](int code, Result result, const std::string& message) { return finish(code, result, message); };
-  h.check_summary = [this](const PlanEntry& e, json& findings) { return check_summary(e, findings); };
+  h.phase_start = [&r = report_](size_t plans, long long waves, bool resumed, size_t done, bool was_running) {
+    r.phase_start(plans, waves, resumed, done, was_running);
+  };
+  h.summary_not_counted = [&r = report_](const std::string& plan) { r.summary_not_counted(plan); };
+  h.summary_failed = [&r = report_](const std::string& plan, const json& findings) { r.summary_failed(plan, findings); };
+  h.state_written = [this](json doc, std::string stamp) { writes_.wrote(std::move(doc), std::move(stamp)); };
   return h;
 }
 

@@ -49,7 +49,7 @@ namespace yolo::runner::phase {
 
 class Run {
  public:
-  Run(Context ctx, ExecuteOptions o) : ctx_(std::move(ctx)), o_(std::move(o)), root_(ctx_.root), git_(ctx_.root) {
+  Run(Context ctx, ExecuteOptions o) : ctx_(std::move(ctx)), o_(std::move(o)), root_(ctx_.root) {
     writes_.on_failed = [this](const std::string& error) { stop(kExecHalted, execution::Result::Error, error); };
     writes_.stopping = [this] { return stopping_; };
   }
@@ -64,10 +64,11 @@ class Run {
   // The run's last word (what killed runs left tidied first): its exit code.
   int finish(int code, execution::Result result, const std::string& message);
 
-  // ---- step 2 (the other steps before the waves: runner/run_prelude.h, prelude_) --------
-  // sp: the plan's SUMMARY as summary_rel_for named it, when the caller has it already.
-  SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr);
-  int step2();
+  // ---- the steps before the waves (runner/run_prelude.h, prelude_) -------------------------
+  // The SUMMARY gate on plan e's SUMMARY (sp: its name, when the caller has it already).
+  SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr) {
+    return prelude_.check_summary(e, findings, sp);
+  }
   // The state's run halted, with why in the event log (the loop's and the gates' halts too).
   bool set_halted(const std::string& reason) { return prelude_.set_halted(reason); }
   int waves();
@@ -142,7 +143,6 @@ class Run {
   ExecuteOptions o_;
   stdfs::path root_;
   Config& cfg_ = ctx_.config;
-  GitCli git_;
   SummaryMode mode_ = SummaryMode::Strict;
   std::string cid_;
   PhaseDir phase_;
