@@ -41,16 +41,9 @@ int Run::run() {
     runs_ = std::move(read.runs);  // once: references into it stay valid for the run
     check_programs_ = std::move(read.check_programs);
   }
-  if (!o_.only_plan.empty()) {  // --plan naming no plan of the phase: a usage error, nothing written
-    std::vector<waves::PlanNode> nodes;
-    for (const auto& e : entries_)
-      nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending, {}});
-    if (waves::resolve_dependency(nodes, o_.only_plan) < 0) {
-      std::string ids;
-      for (const auto& e : entries_) ids += (ids.empty() ? "" : ", ") + e.id;
-      next_ = "`yolo execute --plan ID` with one of: " + (ids.empty() ? std::string("(no plans)") : ids);
-      return finish(kExecUsage, Result::Error, "no plan '" + o_.only_plan + "' in " + phase_.rel);
-    }
+  if (auto bad = execution::unknown_plan(entries_, o_.only_plan, phase_.rel)) {  // nothing written
+    next_ = bad->next;
+    return finish(kExecUsage, Result::Error, bad->message);
   }
   if (o_.dry_run)
     return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(), dispatched() ? dispatch_parallel() : 0,

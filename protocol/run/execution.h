@@ -116,6 +116,16 @@ const json* find_plan(const json& doc, const std::string& id);
 // Scheduler nodes: the entries' waves and dependencies with the statuses of doc.plans.
 std::vector<waves::PlanNode> nodes(const json& doc, const std::vector<PlanEntry>& plans);
 
+// `yolo execute --plan ID` naming no plan of the phase (by id or plan number, as a
+// depends_on entry does): a usage error, nothing written. Its message names the phase folder,
+// the person's next step the ids to choose from. nullopt when only is empty or names a plan.
+struct UsageError {
+  std::string message;
+  std::string next;
+};
+std::optional<UsageError> unknown_plan(const std::vector<PlanEntry>& plans, const std::string& only,
+                                       const std::string& phase_dir);
+
 // Recomputes doc.wave from the plans (lowest wave with a plan not complete).
 void update_wave(json& doc);
 
