@@ -12,39 +12,30 @@ static long open_files_limit() {
 
 // ---- waves ----------------------------------------------------------------------------
 
+// What the run core is told of the run: an executor or none, isolation, wave approval,
+// --plan, and how many plans run at once.
+run::Settings Run::core_settings() const {
+  run::Settings rs;
+  rs.executor = executor_configured(cfg_);
+  rs.isolated = isolated();
+  rs.wave_approval = cfg_.wave_approval;
+  rs.only = o_.only_plan;
+  rs.max_parallel = rs.executor ? (dispatched() ? dispatch_sched_parallel() : cfg_.max_parallel)
+                                : static_cast<int>(entries_.size()) + 1;
+  return rs;
+}
+
 int Run::waves() {
-  {
+  {  // each plan brings what the state says of it (its status, its worktree's merge) and its dispatched job
+    static const json none = json::object();
     const auto& snap = state_now();
-    const json& doc = snap.ok() ? snap.doc : json::object();
-    // Built once, dependencies resolved: the core looks each one up in O(1) and decides on
-    // the current wave's plans only. Each plan brings what the state says of it: its status,
-    // its worktree's merge, its dispatched job.
-    std::vector<waves::PlanNode> nodes = execution::nodes(doc, entries_);
-    std::vector<run::PlanSeed> seeds(nodes.size());
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      run::PlanSeed& sd = seeds[i];
-      sd.node = std::move(nodes[i]);
-      if (const json* p = execution::find_plan(doc, entries_[i].id)) {
-        if (auto w = p->find("worktree"); w != p->end() && w->is_object()) {
-          sd.merge = execution::merge_state(*w);
-          sd.head = str(*w, "head");
-          if (sd.merge == MergeState::Pending) run_of(i).worktree_record = *w;  // merged from this record
-        }
-      }
-      if (const json& d = run_of(i).dispatch_rec; !d.is_null()) {
-        sd.attempt = d.value("attempt", 1);
-        sd.job = d;
-      }
-      sd.failed_before = run_of(i).dispatch_failed_before;
-    }
-    run::Settings rs;
-    rs.executor = executor_configured(cfg_);
-    rs.isolated = isolated();
-    rs.wave_approval = cfg_.wave_approval;
-    rs.only = o_.only_plan;
-    rs.max_parallel = rs.executor ? (dispatched() ? dispatch_sched_parallel() : cfg_.max_parallel)
-                                  : static_cast<int>(entries_.size()) + 1;
-    core_ = run::Core(std::move(seeds), std::move(rs));
+    std::vector<run::PlanKnown> known(entries_.size());
+    for (size_t i = 0; i < known.size(); ++i)
+      if (const PlanRun* r = run_at(i)) known[i] = {&r->dispatch_rec, r->dispatch_failed_before};
+    run::Seeds seeds = run::seeds(snap.ok() ? snap.doc : none, entries_, known);
+    for (size_t i = 0; i < seeds.pending_worktree.size(); ++i)
+      if (const json* w = seeds.pending_worktree[i]) run_of(i).worktree_record = *w;  // merged from this record
+    core_ = run::Core(std::move(seeds.plans), core_settings());
   }
   uv_loop_init(&loop_);
   writes_.start(&loop_);  // from now on, the plans' changes are written in batches

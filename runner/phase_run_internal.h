@@ -72,6 +72,7 @@ class Run {
   // The state's run halted, with why in the event log (the loop's and the gates' halts too).
   bool set_halted(const std::string& reason) { return prelude_.set_halted(reason); }
   int waves();
+  run::Settings core_settings() const;
 
   // ---- the loop ---------------------------------------------------------------
   void schedule();
