@@ -98,6 +98,8 @@ static int fd_parallel_cap(bool isolated) {
   return static_cast<int>(std::max(1L, room / per_plan));
 }
 
+static run::Answer answer(GateOutcome g) { return g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped; }
+
 // The driver of the run core (protocol/run/run_core.h): the core decides what comes next from
 // the plans' records and what the state file says; this carries its actions out.
 void Run::schedule() {
@@ -143,15 +145,9 @@ void Run::schedule() {
         case run::Act::Frozen:
           report_.frozen(running_count_);
           break;
-        case run::Act::Pause: {
-          const json& doc = state_now().doc;
-          if (const json* g = gates::open_gate(doc))
-            gates_.pause_for(*g);
-          else if (doc.contains("approval") && doc["approval"].is_object())
-            gates_.pause_for(doc["approval"]);
-          stop(kExecPaused, Result::Paused, report_.paused_at_gate());
+        case run::Act::Pause:
+          gates_.pause(state_now().doc);  // the run stopped, paused at that gate
           return;
-        }
         case run::Act::Halt:
           set_halted(a.reason);
           stop(kExecHalted, Result::Halted, report_.halt(a.reason));
@@ -168,26 +164,14 @@ void Run::schedule() {
           return;
         }
         case run::Act::AskWaveGate: {
-          const long long w = a.wave;
-          std::string rel;
-          std::vector<std::string> files, ids;  // the wave gate covers every plan of the wave
-          for (const auto& e : entries_)
-            if (e.wave == w) {
-              if (rel.empty()) rel = e.path;
-              files.push_back(e.path);
-              ids.push_back(e.id);
-            }
-          GateOutcome g = gates_.ensure(gates::GateType::Wave, rel, report_.wave_gate_reason(w, ids),
-                                        static_cast<int>(w), files);
-          core_.wave_gate(w, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
-          if (g == GateOutcome::Paused)
-            stop(kExecPaused, Result::Paused, report_.paused_before_wave(w));
+          GateOutcome g = gates_.wave_gate(a.wave, entries_, phase_.folder);  // paused or halted: the run stopped
+          core_.wave_gate(a.wave, answer(g));
           again = g == GateOutcome::Passed;
           break;
         }
         case run::Act::AskBudget: {             // what the agents cost so far, before the wave starts
           GateOutcome g = gates_.budget(a.wave, phase_.folder, cid_);  // paused or halted: the run stopped
-          core_.budget(a.wave, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
+          core_.budget(a.wave, answer(g));
           again = g == GateOutcome::Passed;
           break;
         }
