@@ -1,14 +1,7 @@
 // `yolo execute`: the wave loop (runner/phase_run_internal.h).
 #include "runner/phase_run_internal.h"
 
-#include <sys/resource.h>
-
 namespace yolo::runner::phase {
-
-static long open_files_limit() {
-  struct rlimit rl {};
-  return ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? static_cast<long>(rl.rlim_cur) : -1;
-}
 
 // ---- waves ----------------------------------------------------------------------------
 
@@ -26,7 +19,7 @@ run::Settings Run::core_settings() const {
 }
 
 int Run::waves() {
-  {  // each plan brings what the state says of it (its status, its worktree's merge) and its dispatched job
+  {  // each plan brings what the state says of it (status, worktree merge) and its dispatched job
     static const json none = json::object();
     const auto& snap = state_now();
     std::vector<run::PlanKnown> known(entries_.size());
@@ -81,24 +74,9 @@ void Run::interrupt(int signum) {
   dispatch_.cancel_pollers();  // a wave's poller: its plans' jobs are cancelled when it ends
 }
 
-// How many executors can run at once within this process's file descriptor limit: each
-// running plan holds a few (its output pipes, its log files, its pidfd, and with worktree
-// isolation git's pipes while its slot is made ready). Started past the limit, a plan fails
-// ("too many open files") instead of waiting for a slot; so the limit lowers max_parallel.
-static int fd_parallel_cap(bool isolated) {
-  struct rlimit rl {};
-  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1 << 30;
-  long open_now = 0;
-  std::error_code ec;
-  for (auto it = stdfs::directory_iterator("/proc/self/fd", ec); !ec && it != stdfs::directory_iterator();
-       it.increment(ec))
-    ++open_now;
-  const long per_plan = isolated ? 10 : 6, reserve = 24;  // reserve: state writes, logs, the event loop
-  long room = static_cast<long>(rl.rlim_cur) - open_now - reserve;
-  return static_cast<int>(std::max(1L, room / per_plan));
+static run::Answer answer(GateOutcome g) {
+  return g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped;
 }
-
-static run::Answer answer(GateOutcome g) { return g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped; }
 
 // The driver of the run core (protocol/run/run_core.h): the core decides what comes next from
 // the plans' records and what the state file says; this carries its actions out.

@@ -2,6 +2,8 @@
 // phase folders, a plan's SUMMARY name, the executors' records.
 #include "runner/phase_parts.h"
 
+#include <sys/resource.h>
+
 #include <cmath>
 
 namespace yolo::runner::phase {
@@ -64,5 +66,27 @@ json executor_record(int pid, unsigned long long start_ticks) {
 }
 
 bool executor_configured(const Config& c) { return !c.executor.argv.empty() || c.dispatch.configured(); }
+
+long open_files_limit() {
+  struct rlimit rl {};
+  return ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? static_cast<long>(rl.rlim_cur) : -1;
+}
+
+// How many executors can run at once within this process's file descriptor limit: each
+// running plan holds a few (its output pipes, its log files, its pidfd, and with worktree
+// isolation git's pipes while its slot is made ready). Started past the limit, a plan fails
+// ("too many open files") instead of waiting for a slot; so the limit lowers max_parallel.
+int fd_parallel_cap(bool isolated) {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1 << 30;
+  long open_now = 0;
+  std::error_code ec;
+  for (auto it = stdfs::directory_iterator("/proc/self/fd", ec); !ec && it != stdfs::directory_iterator();
+       it.increment(ec))
+    ++open_now;
+  const long per_plan = isolated ? 10 : 6, reserve = 24;  // reserve: state writes, logs, the event loop
+  long room = static_cast<long>(rl.rlim_cur) - open_now - reserve;
+  return static_cast<int>(std::max(1L, room / per_plan));
+}
 
 }  // namespace yolo::runner::phase

@@ -132,7 +132,9 @@ RunPrelude::Host Run::prelude_host() {
     r.phase_start(plans, waves, resumed, done, was_running);
   };
   h.summary_not_counted = [&r = report_](const std::string& plan) { r.summary_not_counted(plan); };
-  h.summary_failed = [&r = report_](const std::string& plan, const json& findings) { r.summary_failed(plan, findings); };
+  h.summary_failed = [&r = report_](const std::string& plan, const json& findings) {
+    r.summary_failed(plan, findings);
+  };
   h.state_written = [this](json doc, std::string stamp) { writes_.wrote(std::move(doc), std::move(stamp)); };
   return h;
 }

@@ -53,7 +53,8 @@ void RunGates::pause(const json& doc) {
     pause_for(*g);
   else if (auto a = doc.find("approval"); a != doc.end() && a->is_object())
     pause_for(*a);
-  host_.stop(kExecPaused, Result::Paused, "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
+  host_.stop(kExecPaused, Result::Paused,
+             "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
 }
 
 GateOutcome RunGates::ensure(gates::GateType type, const std::string& rel, const std::string& reason,

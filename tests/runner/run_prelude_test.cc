@@ -88,7 +88,8 @@ struct Project {
       return code;
     };
     h.phase_start = [this](size_t plans, long long waves, bool resumed, size_t done, bool was_running) {
-      said.started = {{"plans", plans}, {"waves", waves}, {"resumed", resumed}, {"done", done}, {"was_running", was_running}};
+      said.started = {
+          {"plans", plans}, {"waves", waves}, {"resumed", resumed}, {"done", done}, {"was_running", was_running}};
     };
     h.summary_not_counted = [this](const std::string& plan) { said.not_counted.push_back(plan); };
     h.summary_failed = [this](const std::string& plan, const json& findings) {
