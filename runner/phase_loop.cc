@@ -1,50 +1,34 @@
 // `yolo execute`: the wave loop (runner/phase_run_internal.h).
 #include "runner/phase_run_internal.h"
 
-#include <sys/resource.h>
-
 namespace yolo::runner::phase {
-
-static long open_files_limit() {
-  struct rlimit rl {};
-  return ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? static_cast<long>(rl.rlim_cur) : -1;
-}
 
 // ---- waves ----------------------------------------------------------------------------
 
+// What the run core is told of the run: an executor or none, isolation, wave approval,
+// --plan, and how many plans run at once.
+run::Settings Run::core_settings() const {
+  run::Settings rs;
+  rs.executor = executor_configured(cfg_);
+  rs.isolated = isolated();
+  rs.wave_approval = cfg_.wave_approval;
+  rs.only = o_.only_plan;
+  rs.max_parallel = rs.executor ? (dispatched() ? dispatch_sched_parallel() : cfg_.max_parallel)
+                                : static_cast<int>(entries_.size()) + 1;
+  return rs;
+}
+
 int Run::waves() {
-  {
+  {  // each plan brings what the state says of it (status, worktree merge) and its dispatched job
+    static const json none = json::object();
     const auto& snap = state_now();
-    const json& doc = snap.ok() ? snap.doc : json::object();
-    // Built once, dependencies resolved: the core looks each one up in O(1) and decides on
-    // the current wave's plans only. Each plan brings what the state says of it: its status,
-    // its worktree's merge, its dispatched job.
-    std::vector<waves::PlanNode> nodes = execution::nodes(doc, entries_);
-    std::vector<run::PlanSeed> seeds(nodes.size());
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      run::PlanSeed& sd = seeds[i];
-      sd.node = std::move(nodes[i]);
-      if (const json* p = execution::find_plan(doc, entries_[i].id)) {
-        if (auto w = p->find("worktree"); w != p->end() && w->is_object()) {
-          sd.merge = execution::merge_state(*w);
-          sd.head = str(*w, "head");
-          if (sd.merge == MergeState::Pending) run_of(i).worktree_record = *w;  // merged from this record
-        }
-      }
-      if (const json& d = run_of(i).dispatch_rec; !d.is_null()) {
-        sd.attempt = d.value("attempt", 1);
-        sd.job = d;
-      }
-      sd.failed_before = run_of(i).dispatch_failed_before;
-    }
-    run::Settings rs;
-    rs.executor = executor_configured(cfg_);
-    rs.isolated = isolated();
-    rs.wave_approval = cfg_.wave_approval;
-    rs.only = o_.only_plan;
-    rs.max_parallel = rs.executor ? (dispatched() ? dispatch_sched_parallel() : cfg_.max_parallel)
-                                  : static_cast<int>(entries_.size()) + 1;
-    core_ = run::Core(std::move(seeds), std::move(rs));
+    std::vector<run::PlanKnown> known(entries_.size());
+    for (size_t i = 0; i < known.size(); ++i)
+      if (const PlanRun* r = run_at(i)) known[i] = {&r->dispatch_rec, r->dispatch_failed_before};
+    run::Seeds seeds = run::seeds(snap.ok() ? snap.doc : none, entries_, known);
+    for (size_t i = 0; i < seeds.pending_worktree.size(); ++i)
+      if (const json* w = seeds.pending_worktree[i]) run_of(i).worktree_record = *w;  // merged from this record
+    core_ = run::Core(std::move(seeds.plans), core_settings());
   }
   uv_loop_init(&loop_);
   writes_.start(&loop_);  // from now on, the plans' changes are written in batches
@@ -90,21 +74,8 @@ void Run::interrupt(int signum) {
   dispatch_.cancel_pollers();  // a wave's poller: its plans' jobs are cancelled when it ends
 }
 
-// How many executors can run at once within this process's file descriptor limit: each
-// running plan holds a few (its output pipes, its log files, its pidfd, and with worktree
-// isolation git's pipes while its slot is made ready). Started past the limit, a plan fails
-// ("too many open files") instead of waiting for a slot; so the limit lowers max_parallel.
-static int fd_parallel_cap(bool isolated) {
-  struct rlimit rl {};
-  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 1 << 30;
-  long open_now = 0;
-  std::error_code ec;
-  for (auto it = stdfs::directory_iterator("/proc/self/fd", ec); !ec && it != stdfs::directory_iterator();
-       it.increment(ec))
-    ++open_now;
-  const long per_plan = isolated ? 10 : 6, reserve = 24;  // reserve: state writes, logs, the event loop
-  long room = static_cast<long>(rl.rlim_cur) - open_now - reserve;
-  return static_cast<int>(std::max(1L, room / per_plan));
+static run::Answer answer(GateOutcome g) {
+  return g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped;
 }
 
 // The driver of the run core (protocol/run/run_core.h): the core decides what comes next from
@@ -152,15 +123,9 @@ void Run::schedule() {
         case run::Act::Frozen:
           report_.frozen(running_count_);
           break;
-        case run::Act::Pause: {
-          const json& doc = state_now().doc;
-          if (const json* g = gates::open_gate(doc))
-            gates_.pause_for(*g);
-          else if (doc.contains("approval") && doc["approval"].is_object())
-            gates_.pause_for(doc["approval"]);
-          stop(kExecPaused, Result::Paused, report_.paused_at_gate());
+        case run::Act::Pause:
+          gates_.pause(state_now().doc);  // the run stopped, paused at that gate
           return;
-        }
         case run::Act::Halt:
           set_halted(a.reason);
           stop(kExecHalted, Result::Halted, report_.halt(a.reason));
@@ -177,26 +142,14 @@ void Run::schedule() {
           return;
         }
         case run::Act::AskWaveGate: {
-          const long long w = a.wave;
-          std::string rel;
-          std::vector<std::string> files, ids;  // the wave gate covers every plan of the wave
-          for (const auto& e : entries_)
-            if (e.wave == w) {
-              if (rel.empty()) rel = e.path;
-              files.push_back(e.path);
-              ids.push_back(e.id);
-            }
-          GateOutcome g = gates_.ensure(gates::GateType::Wave, rel, report_.wave_gate_reason(w, ids),
-                                        static_cast<int>(w), files);
-          core_.wave_gate(w, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
-          if (g == GateOutcome::Paused)
-            stop(kExecPaused, Result::Paused, report_.paused_before_wave(w));
+          GateOutcome g = gates_.wave_gate(a.wave, entries_, phase_.folder);  // paused or halted: the run stopped
+          core_.wave_gate(a.wave, answer(g));
           again = g == GateOutcome::Passed;
           break;
         }
         case run::Act::AskBudget: {             // what the agents cost so far, before the wave starts
           GateOutcome g = gates_.budget(a.wave, phase_.folder, cid_);  // paused or halted: the run stopped
-          core_.budget(a.wave, g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped);
+          core_.budget(a.wave, answer(g));
           again = g == GateOutcome::Passed;
           break;
         }

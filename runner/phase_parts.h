@@ -1,5 +1,6 @@
 // What the files of `yolo execute`'s Run (runner/phase_run_internal.h) share beside the class:
-// the headers they use, the phase folders, a plan's SUMMARY name and the executors' records.
+// the headers they use, the phase folders, a plan's SUMMARY name, the executors' records and
+// how many of them the open files limit allows (phase_parts.cc).
 // Internal to those files.
 #pragma once
 
@@ -102,5 +103,9 @@ std::string boot_id();
 // What a later execute needs to know whether this executor still runs (its pid may be reused).
 json executor_record(int pid, unsigned long long start_ticks);
 bool executor_configured(const Config& c);
+// This process's limit of open files (`ulimit -n`; -1: unknown).
+long open_files_limit();
+// How many executors can run at once within that limit, the files open now counted.
+int fd_parallel_cap(bool isolated);
 
 }  // namespace yolo::runner::phase

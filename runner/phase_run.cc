@@ -1,6 +1,5 @@
 #include "runner/phase_run.h"
 
-#include <cmath>
 #include <memory>
 
 #include "protocol/gates/gate_coverage.h"
@@ -9,105 +8,6 @@
 
 namespace yolo::runner {
 namespace phase {
-
-std::optional<long long> as_int(const std::string& s) { return text::parse_digits(s); }
-
-std::vector<PhaseDir> list_phases(const stdfs::path& root) {
-  std::vector<PhaseDir> out;
-  std::error_code ec;
-  stdfs::path dir = root / ".yolo-planning" / "phases";
-  for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator(); it.increment(ec)) {
-    if (!it->is_directory(ec)) continue;
-    PhaseDir p;
-    p.folder = it->path().filename().string();
-    if (p.folder.empty() || p.folder[0] == '.') continue;
-    size_t digits = 0;
-    while (digits < p.folder.size() && digits < 18 && p.folder[digits] >= '0' && p.folder[digits] <= '9') ++digits;
-    p.number = digits ? std::stoll(p.folder.substr(0, digits)) : 0;
-    p.slug = digits && digits < p.folder.size() && p.folder[digits] == '-' ? p.folder.substr(digits + 1) : p.folder;
-    p.abs = it->path();
-    p.rel = ".yolo-planning/phases/" + p.folder;
-    out.push_back(std::move(p));
-  }
-  std::sort(out.begin(), out.end(), [](const PhaseDir& a, const PhaseDir& b) { return a.folder < b.folder; });
-  return out;
-}
-
-// A plan file's path relative to the root: the phase's relative folder and its name when it
-// was listed in that folder (no system call: std::filesystem::relative resolves every
-// component of both paths, system calls for every plan), else what relative() says.
-std::string summary_rel_for(const World& w, const stdfs::path& root, const std::string& plan_rel) {
-  const size_t slash = plan_rel.rfind('/');
-  const std::string dir = slash == std::string::npos ? std::string() : plan_rel.substr(0, slash);
-  std::string name = summary_name_for(w, dir.empty() ? root : root / dir,
-                                      plan_rel.substr(slash == std::string::npos ? 0 : slash + 1));
-  return dir.empty() ? name : dir + "/" + name;
-}
-
-// "1.5s": tenths of a second, without printf's floating-point formatting (twice per plan).
-std::string fmt_secs(double ms) {
-  long long tenths = ms > 0 ? std::llround(ms / 100.0) : 0;
-  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "s";
-}
-
-// /proc/sys/kernel/random/boot_id: a pid and start time name a process only within one boot.
-std::string boot_id() {
-  static const std::string id = [] {  // one boot per process: read once
-    std::ifstream f("/proc/sys/kernel/random/boot_id");
-    std::string b;
-    std::getline(f, b);
-    return b;
-  }();
-  return id;
-}
-
-// What a later execute needs to know whether this executor still runs (its pid may be reused).
-// Its group is its pid: every child is spawned in a session of its own (subprocess.h).
-json executor_record(int pid, unsigned long long start_ticks) {
-  return {{"pid", pid}, {"pgid", pid}, {"start_ticks", start_ticks}, {"boot_id", boot_id()}};
-}
-
-
-// ---- phase and plans ----------------------------------------------------------------
-
-SummaryState Run::check_summary(const PlanEntry& e, json& findings, const std::string* sp_rel) {
-  stdfs::path sp = root_ / (sp_rel ? *sp_rel : summary_rel_for(world_, root_, e.path));
-  std::error_code ec;
-  if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
-  SummaryVerdict v = verify_summary(world_, sp, root_ / e.path, root_, mode_, &git_);
-  if (v.passed()) return SummaryState::Passed;
-  findings = v.to_json().value("findings", json::array());
-  return SummaryState::Failed;
-}
-
-int Run::step2() {
-  bool executor = executor_configured(cfg_);
-  for (auto& e : entries_) e.summary = check_summary(e, e.summary_findings);
-  execution::PhaseInfo info{phase_.number, phase_.slug, phase_.rel};
-  execution::PrepareOptions po{world_.now(), fresh_cid_, executor};
-  execution::Prepared prepared;
-  auto up = state::update(world_, root_, [&](json& doc) {
-    prepared = execution::prepare(doc, info, entries_, po);
-    return true;
-  });
-  if (!up.ok()) return finish(kExecHalted, Result::Error, up.error);
-  cid_ = str(up.doc, "correlation_id");
-  // The document written is the state now (state_now() reads the file again only when its
-  // identity changed since).
-  writes_.wrote(std::move(up.doc), up.stamp);
-  size_t done = 0;
-  for (const auto& e : entries_) done += e.summary == SummaryState::Passed;
-  report_.phase_start(entries_.size(), prepared.total_waves, !prepared.new_run, done, prepared.was_running);
-  for (const auto& id : prepared.summary_not_counted) {
-    for (auto& e : entries_)
-      if (e.id == id) e.summary = SummaryState::Missing;
-    report_.summary_not_counted(id);
-  }
-  for (const auto& e : entries_)
-    if (e.summary == SummaryState::Failed && !executor) report_.summary_failed(e.id, e.summary_findings);
-  if (entries_.empty()) return finish(kExecHalted, Result::Halted, "no plans in " + phase_.rel);
-  return -1;
-}
 
 // ---- the whole run ----------------------------------------------------------------------
 
@@ -141,16 +41,9 @@ int Run::run() {
     runs_ = std::move(read.runs);  // once: references into it stay valid for the run
     check_programs_ = std::move(read.check_programs);
   }
-  if (!o_.only_plan.empty()) {  // --plan naming no plan of the phase: a usage error, nothing written
-    std::vector<waves::PlanNode> nodes;
-    for (const auto& e : entries_)
-      nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending, {}});
-    if (waves::resolve_dependency(nodes, o_.only_plan) < 0) {
-      std::string ids;
-      for (const auto& e : entries_) ids += (ids.empty() ? "" : ", ") + e.id;
-      next_ = "`yolo execute --plan ID` with one of: " + (ids.empty() ? std::string("(no plans)") : ids);
-      return finish(kExecUsage, Result::Error, "no plan '" + o_.only_plan + "' in " + phase_.rel);
-    }
+  if (auto bad = execution::unknown_plan(entries_, o_.only_plan, phase_.rel)) {  // nothing written
+    next_ = bad->next;
+    return finish(kExecUsage, Result::Error, bad->message);
   }
   if (o_.dry_run)
     return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(), dispatched() ? dispatch_parallel() : 0,
@@ -168,7 +61,7 @@ int Run::run() {
   // prelude_.precheck() uses its verdict after step 2, as before. Started once what a stopped run
   // left is ended and merged (the files it names are the ones precheck always saw).
   prelude_.start_stage1(phase_);
-  if (int rc = step2(); rc >= 0) return rc;
+  if (int rc = prelude_.step2(phase_, entries_, fresh_cid_, cid_); rc >= 0) return rc;
   if (const auto& now = state_now(); now.ok() && execution::run_status(now.doc) == RunStatus::Complete) {
     report_.already_complete(entries_.size());
     return finish(kExecComplete, Result::Complete, "");
@@ -224,7 +117,14 @@ RunPrelude::Host Run::prelude_host() {
   RunPrelude::Host h;
   h.next_step = [this](std::string next) { next_ = std::move(next); };
   h.finish = [this](int code, Result result, const std::string& message) { return finish(code, result, message); };
-  h.check_summary = [this](const PlanEntry& e, json& findings) { return check_summary(e, findings); };
+  h.phase_start = [&r = report_](size_t plans, long long waves, bool resumed, size_t done, bool was_running) {
+    r.phase_start(plans, waves, resumed, done, was_running);
+  };
+  h.summary_not_counted = [&r = report_](const std::string& plan) { r.summary_not_counted(plan); };
+  h.summary_failed = [&r = report_](const std::string& plan, const json& findings) {
+    r.summary_failed(plan, findings);
+  };
+  h.state_written = [this](json doc, std::string stamp) { writes_.wrote(std::move(doc), std::move(stamp)); };
   return h;
 }
 
@@ -255,8 +155,6 @@ DispatchDriver::Host Run::dispatch_host() {
   h.merge_message = [](const PlanEntry& e, const json& wt) { return WorktreeDriver::merge_message(e, wt); };
   return h;
 }
-
-bool executor_configured(const Config& c) { return !c.executor.argv.empty() || c.dispatch.configured(); }
 
 }  // namespace phase
 

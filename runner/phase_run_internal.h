@@ -1,34 +1,9 @@
 // The Run of `yolo execute` (runner/phase_run.h), shared by the files that implement it:
-//   phase_run.cc      step 2, run(), what the parts of the run reach of it (their Hosts)
-//   run_prelude       the steps before the waves: which phase runs, its plans read from disk,
-//                     the agents' check, Stage 1, the review gate, a halt recorded (a class,
-//                     RunPrelude; run_prelude.cc, run_prelude_plans.cc)
-//   run_report        what the run says: events, lines, the event log, the live line, the
-//                     run core's actions in words, its stop messages, its last word (a class,
-//                     RunReport; the parts' Teller, runner/run_teller.h)
-//   phase_dry_run.cc  --dry-run (a function of what the run read, not a method)
-//   phase_loop.cc     the wave loop: the run core's actions (protocol/run/run_core.h) handed
-//                     to the drivers and the report (no text of its own), interrupts
-//   run_state_writes  the state file: its batched writes, the executors' journal (a class)
-//   run_gates         the vision, wave and budget gates (a class)
-//   plan_exec.cc      the plans the core starts, each by its path (dispatch, a finished
-//                     worktree resumed, a start here), and what a failed start means
-//   run_launch        a plan's executor started here: the plan as reviewed, its sandbox, argv
-//                     and environment, its process, its journal record; the executors a killed
-//                     run left, ended (a class, ExecutorStarter)
-//   plan_conclude.cc  what one plan's end reaches of the run (the Hosts of the two below)
-//   run_conclude      one plan after its executor: its log, what it cost, its objects, then its
-//                     outcome (checks, SUMMARY gate, scope fence) decided and recorded (a class,
-//                     PlanConcluder)
-//   run_checks        its checks and the gates its executor asked for (a class, PlanChecks)
-//   plan_run.h        what the run holds of each plan (PlanRun)
-//   phase_parts.h     the headers, phase folders, SUMMARY names and records they share
-//   run_worktrees.h   worktree isolation: the slots, a plan's worktree made ready or adopted,
-//                     its gates on a worker thread, the merges (a class, WorktreeDriver;
-//                     run_worktrees.cc, plan_gate.cc, run_worktrees_merge.cc)
-//   run_dispatch.h    dispatch: each plan a job of a cluster engine (DispatchDriver,
-//                     plan_dispatch.cc; its parts DispatchJobs, dispatch_jobs.h: submit and
-//                     wait; DispatchReturn, dispatch_return.h: fetch, checkout, logs, merge ahead)
+// phase_run.cc (run()), phase_loop.cc (the wave loop), plan_exec.cc and plan_conclude.cc,
+// which also give the parts their Hosts. The parts are classes of their own with unit tests
+// (RunPrelude, RunReport, StateWrites, RunGates, ExecutorStarter, PlanConcluder, PlanChecks,
+// WorktreeDriver, DispatchDriver), and say what they say through one Teller
+// (runner/run_teller.h); docs/architecture.md says what each file holds.
 // Internal to those files.
 #pragma once
 
@@ -48,7 +23,7 @@ namespace yolo::runner::phase {
 
 class Run {
  public:
-  Run(Context ctx, ExecuteOptions o) : ctx_(std::move(ctx)), o_(std::move(o)), root_(ctx_.root), git_(ctx_.root) {
+  Run(Context ctx, ExecuteOptions o) : ctx_(std::move(ctx)), o_(std::move(o)), root_(ctx_.root) {
     writes_.on_failed = [this](const std::string& error) { stop(kExecHalted, execution::Result::Error, error); };
     writes_.stopping = [this] { return stopping_; };
   }
@@ -66,13 +41,15 @@ class Run {
     return report_.finish(code, result, message);
   }
 
-  // ---- step 2 (the other steps before the waves: runner/run_prelude.h, prelude_) --------
-  // sp: the plan's SUMMARY as summary_rel_for named it, when the caller has it already.
-  SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr);
-  int step2();
+  // ---- the steps before the waves (runner/run_prelude.h, prelude_) -------------------------
+  // The SUMMARY gate on plan e's SUMMARY (sp: its name, when the caller has it already).
+  SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr) {
+    return prelude_.check_summary(e, findings, sp);
+  }
   // The state's run halted, with why in the event log (the loop's and the gates' halts too).
   bool set_halted(const std::string& reason) { return prelude_.set_halted(reason); }
   int waves();
+  run::Settings core_settings() const;
 
   // ---- the loop ---------------------------------------------------------------
   void schedule();
@@ -145,7 +122,6 @@ class Run {
   ExecuteOptions o_;
   stdfs::path root_;
   Config& cfg_ = ctx_.config;
-  GitCli git_;
   SummaryMode mode_ = SummaryMode::Strict;
   std::string cid_;
   PhaseDir phase_;

@@ -30,6 +30,33 @@ void RunGates::pause_for(const json& g) {
                     " --feedback TEXT`), then `yolo execute`");
 }
 
+GateOutcome RunGates::wave_gate(long long w, const std::vector<execution::PlanEntry>& entries,
+                                const std::string& phase) {
+  std::string rel, ids;
+  std::vector<std::string> files;
+  for (const auto& e : entries)
+    if (e.wave == w) {
+      if (rel.empty()) rel = e.path;
+      files.push_back(e.path);
+      ids += (ids.empty() ? "" : ", ") + e.id;
+    }
+  const std::string wave = std::to_string(w);
+  GateOutcome g = ensure(gates::GateType::Wave, rel, "wave " + wave + " of phase " + phase + ": plans " + ids,
+                         static_cast<int>(w), files);
+  if (g == GateOutcome::Paused)
+    host_.stop(kExecPaused, Result::Paused, "Paused before wave " + wave + ": its wave gate awaits approval");
+  return g;
+}
+
+void RunGates::pause(const json& doc) {
+  if (const json* g = gates::open_gate(doc))
+    pause_for(*g);
+  else if (auto a = doc.find("approval"); a != doc.end() && a->is_object())
+    pause_for(*a);
+  host_.stop(kExecPaused, Result::Paused,
+             "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue");
+}
+
 GateOutcome RunGates::ensure(gates::GateType type, const std::string& rel, const std::string& reason,
                              std::optional<int> wave, const std::vector<std::string>& files) {
   const gates::Now now = gates::now_of(world_, root_);

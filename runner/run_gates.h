@@ -1,5 +1,6 @@
 // `yolo execute`'s gates, a part of the Run (runner/phase_run_internal.h) with a class of its
-// own: the vision, wave and budget gates a run passes, pauses at or halts on.
+// own: the vision, wave and budget gates a run passes, pauses at or halts on, and the pause at
+// a gate opened while the run went on.
 //
 // What a gate needs is protocol's decision (gates::ensure: proceed, pause, halt, reopen a
 // stale approval, request one); this class carries it out against the state file and says
@@ -49,6 +50,12 @@ class RunGates {
   // Before wave w of `phase`: a budget of the config passed (by this run, cid) opens the
   // budget gate on a statement of it. Passed when within budget or approved.
   GateOutcome budget(long long w, const std::string& phase, const std::string& cid);
+  // Before wave w of `phase`: its wave gate, which covers every plan of the wave (of entries,
+  // the phase's plans). Passed (go on), Paused or Halted (the run was stopped).
+  GateOutcome wave_gate(long long w, const std::vector<execution::PlanEntry>& entries, const std::string& phase);
+  // Nothing runs and the state (doc) has a gate open, or lacks the approval the waves need:
+  // the run pauses (stopped through the Host) at that gate, said with how to approve it.
+  void pause(const json& doc);
   // The run waits at the open gate g: said, with how to approve or reject it.
   void pause_for(const json& g);
   // How the config approves a gate of this type, for people ("manual", "command NAME", ...).

@@ -1,9 +1,9 @@
 // `yolo execute`'s steps before the waves, a part of the Run (runner/phase_run_internal.h)
 // with a class of its own: which phase runs and its plans read from disk, the agents' check,
-// Stage 1 of the plans (on a second thread) and its verdict, the review gate, and a halt
-// recorded in the state.
+// step 2 (the plans' SUMMARY files checked, the state prepared), Stage 1 of the plans (on a
+// second thread) and its verdict, the review gate, and a halt recorded in the state.
 //
-// The decisions are protocol's (execution::choose_phase, missing_agent_step, review_gate;
+// The decisions are protocol's (execution::choose_phase, prepare, missing_agent_step, review_gate;
 // the review loop); this class carries them out against the files and says what happened
 // through its Teller (runner/run_teller.h: an event for people and machines, a note, the
 // event log) and its Host: the person's next step, and the run's last word (finish). A step
@@ -26,8 +26,14 @@ class RunPrelude {
     std::function<void(std::string)> next_step;  // the person's next step
     // The run ends here with this code, result and message (its last word); returns code.
     std::function<int(int code, execution::Result result, const std::string& message)> finish;
-    // The SUMMARY gate on plan e's SUMMARY as it is on disk: whether a phase is complete.
-    std::function<SummaryState(const PlanEntry& e, json& findings)> check_summary;
+    // ---- step 2 said (the run's report) ----
+    // The phase's run starts: its plans and waves, whether it resumes (done: the plans whose
+    // SUMMARY passed), whether a run that died left plans running.
+    std::function<void(size_t plans, long long total_waves, bool resumed, size_t done, bool was_running)> phase_start;
+    std::function<void(const std::string& plan)> summary_not_counted;  // written after the run began
+    std::function<void(const std::string& plan, const json& findings)> summary_failed;  // no executor to redo it
+    // The state as step 2 wrote it: the run's state now (not read again).
+    std::function<void(json doc, std::string stamp)> state_written;
   };
   RunPrelude(const World& world, std::filesystem::path root, const Config& cfg, const ExecuteOptions& o, Teller& tell,
              Host host)
@@ -65,6 +71,16 @@ class RunPrelude {
   // The state's run halted, with why in the event log; false when the state was not written.
   bool set_halted(const std::string& reason);
 
+  // ---- step 2 (run_prelude_plans.cc) ------------------------------------------------------
+  // The SUMMARY gate (the config's summary_checks) on plan e's SUMMARY as it is on disk; sp:
+  // its name as summary_rel_for gives it, when the caller has it.
+  SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr);
+  // Each plan's SUMMARY checked (entries' summary set), the state prepared for the phase's
+  // run (a new run gets fresh_cid), its start said; a SUMMARY that appeared after the run
+  // began is not counted. cid: the run's correlation id as the state holds it. An empty phase
+  // halts.
+  int step2(const PhaseDir& phase, std::vector<PlanEntry>& entries, const std::string& fresh_cid, std::string& cid);
+
  private:
   bool phase_complete_on_disk(const PhaseDir& p);
   void note_review_outcomes(const std::vector<review::PlanReview>& rows);
@@ -75,6 +91,7 @@ class RunPrelude {
   const ExecuteOptions& o_;
   Teller& tell_;  // what it says: events, notes, the event log
   Host host_;
+  GitCli git_{root_};  // the SUMMARY gate's claims about commits
   std::vector<LoadedPlan> loaded_;  // the plans as load_plans read them, until precheck
   // Stage 1 of loaded_, computed on another thread until precheck() takes it. Declared after
   // loaded_: destroyed (waited for) before it.

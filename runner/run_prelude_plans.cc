@@ -1,5 +1,6 @@
 // `yolo execute`'s steps before the waves (runner/run_prelude.h): which phase runs (the one
-// asked for, else the first not complete) and its plans read from disk.
+// asked for, else the first not complete), its plans read from disk, and step 2: their
+// SUMMARY files checked and the state prepared for the run.
 #include "protocol/gates/gate_coverage.h"
 #include "runner/run_prelude.h"
 
@@ -18,7 +19,7 @@ bool RunPrelude::phase_complete_on_disk(const PhaseDir& p) {
     PlanEntry e;
     e.path = plan_rel_path(p, f, root_);
     json ignored;
-    if (host_.check_summary(e, ignored) != SummaryState::Passed) return false;
+    if (check_summary(e, ignored) != SummaryState::Passed) return false;
   }
   return true;
 }
@@ -131,6 +132,44 @@ RunPrelude::Plans RunPrelude::load_plans(const PhaseDir& phase) {
     out.entries.push_back(std::move(e));
   }
   return out;
+}
+
+SummaryState RunPrelude::check_summary(const PlanEntry& e, json& findings, const std::string* sp_rel) {
+  stdfs::path sp = root_ / (sp_rel ? *sp_rel : summary_rel_for(world_, root_, e.path));
+  std::error_code ec;
+  if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
+  SummaryVerdict v = verify_summary(world_, sp, root_ / e.path, root_, mode_from_config(cfg_.summary_checks), &git_);
+  if (v.passed()) return SummaryState::Passed;
+  findings = v.to_json().value("findings", json::array());
+  return SummaryState::Failed;
+}
+
+int RunPrelude::step2(const PhaseDir& phase, std::vector<PlanEntry>& entries, const std::string& fresh_cid,
+                      std::string& cid) {
+  const bool executor = executor_configured(cfg_);
+  for (auto& e : entries) e.summary = check_summary(e, e.summary_findings);
+  execution::PhaseInfo info{phase.number, phase.slug, phase.rel};
+  execution::PrepareOptions po{world_.now(), fresh_cid, executor};
+  execution::Prepared prepared;
+  auto up = state::update(world_, root_, [&](json& doc) {
+    prepared = execution::prepare(doc, info, entries, po);
+    return true;
+  });
+  if (!up.ok()) return host_.finish(kExecHalted, Result::Error, up.error);
+  cid = str(up.doc, "correlation_id");
+  host_.state_written(std::move(up.doc), up.stamp);
+  size_t done = 0;
+  for (const auto& e : entries) done += e.summary == SummaryState::Passed;
+  host_.phase_start(entries.size(), prepared.total_waves, !prepared.new_run, done, prepared.was_running);
+  for (const auto& id : prepared.summary_not_counted) {
+    for (auto& e : entries)
+      if (e.id == id) e.summary = SummaryState::Missing;
+    host_.summary_not_counted(id);
+  }
+  for (const auto& e : entries)
+    if (e.summary == SummaryState::Failed && !executor) host_.summary_failed(e.id, e.summary_findings);
+  if (entries.empty()) return host_.finish(kExecHalted, Result::Halted, "no plans in " + phase.rel);
+  return -1;
 }
 
 }  // namespace yolo::runner::phase

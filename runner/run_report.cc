@@ -220,20 +220,6 @@ std::string RunReport::plans_ready(const std::vector<ReadyPlan>& plans) {
 
 // ---- the run's stop messages ------------------------------------------------------------------
 
-std::string RunReport::paused_at_gate() const {
-  return "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue";
-}
-
-std::string RunReport::wave_gate_reason(long long wave, const std::vector<std::string>& ids) const {
-  std::string names;
-  for (const std::string& id : ids) names += (names.empty() ? "" : ", ") + id;
-  return "wave " + std::to_string(wave) + " of phase " + phase_.folder + ": plans " + names;
-}
-
-std::string RunReport::paused_before_wave(long long wave) const {
-  return "Paused before wave " + std::to_string(wave) + ": its wave gate awaits approval";
-}
-
 std::string RunReport::vision_gate_reason() const {
   return "yolo execute: the vision gate on the roadmap before any wave";
 }

@@ -117,12 +117,7 @@ class RunReport final : public Teller {
   std::string plans_ready(const std::vector<ReadyPlan>& plans);
 
   // ---- the run's stop messages (said by its last word alone) -------------------------------
-  // The core paused at an open gate (the run's or a plan's).
-  std::string paused_at_gate() const;
-  // The wave gate asked for before wave `wave` of this phase, over the plans `ids`: its reason.
-  std::string wave_gate_reason(long long wave, const std::vector<std::string>& ids) const;
-  // Wave `wave`'s gate awaits approval.
-  std::string paused_before_wave(long long wave) const;
+  // (A wave gate's and an open gate's pause: RunGates says them, as the budget's.)
   // The vision gate on the roadmap, before any wave: its reason, and its pause.
   std::string vision_gate_reason() const;
   std::string paused_at_vision_gate() const;

@@ -132,6 +132,19 @@ json* find_plan(json& doc, const std::string& id) {
 
 const json* find_plan(const json& doc, const std::string& id) { return find_plan(const_cast<json&>(doc), id); }
 
+std::optional<UsageError> unknown_plan(const std::vector<PlanEntry>& plans, const std::string& only,
+                                       const std::string& phase_dir) {
+  if (only.empty()) return std::nullopt;
+  std::vector<waves::PlanNode> nodes;
+  nodes.reserve(plans.size());
+  for (const auto& e : plans) nodes.push_back({e.id, e.plan, e.wave, e.depends_on, waves::PlanStatus::Pending, {}});
+  if (waves::resolve_dependency(nodes, only) >= 0) return std::nullopt;
+  std::string ids;
+  for (const auto& e : plans) ids += (ids.empty() ? "" : ", ") + e.id;
+  return UsageError{"no plan '" + only + "' in " + phase_dir,
+                    "`yolo execute --plan ID` with one of: " + (ids.empty() ? std::string("(no plans)") : ids)};
+}
+
 std::vector<waves::PlanNode> nodes(const json& doc, const std::vector<PlanEntry>& plans) {
   std::vector<waves::PlanNode> out;
   out.reserve(plans.size());

@@ -132,6 +132,16 @@ std::vector<waves::PlanNode> nodes(const json& doc, const std::vector<PlanEntry>
 // (pending when doc has no record of one).
 json plan_statuses(const json& doc, const std::vector<PlanEntry>& plans);
 
+// `yolo execute --plan ID` naming no plan of the phase (by id or plan number, as a
+// depends_on entry does): a usage error, nothing written. Its message names the phase folder,
+// the person's next step the ids to choose from. nullopt when only is empty or names a plan.
+struct UsageError {
+  std::string message;
+  std::string next;
+};
+std::optional<UsageError> unknown_plan(const std::vector<PlanEntry>& plans, const std::string& only,
+                                       const std::string& phase_dir);
+
 // Recomputes doc.wave from the plans (lowest wave with a plan not complete).
 void update_wave(json& doc);
 

@@ -2,7 +2,36 @@
 
 #include <algorithm>
 
+#include "protocol/base/json_field.h"
+
 namespace yolo::run {
+
+Seeds seeds(const json& doc, const std::vector<execution::PlanEntry>& entries, const std::vector<PlanKnown>& known) {
+  // Built once, dependencies resolved: the core looks each one up in O(1) and decides on the
+  // current wave's plans only.
+  std::vector<waves::PlanNode> nodes = execution::nodes(doc, entries);
+  Seeds out;
+  out.plans.resize(nodes.size());
+  out.pending_worktree.assign(nodes.size(), nullptr);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    PlanSeed& sd = out.plans[i];
+    sd.node = std::move(nodes[i]);
+    if (const json* p = execution::find_plan(doc, entries[i].id)) {
+      if (auto w = p->find("worktree"); w != p->end() && w->is_object()) {
+        sd.merge = execution::merge_state(*w);
+        sd.head = json_field::str(*w, "head");
+        if (sd.merge == MergeState::Pending) out.pending_worktree[i] = &*w;
+      }
+    }
+    if (i >= known.size()) continue;
+    if (const json* d = known[i].job; d && !d->is_null()) {
+      sd.attempt = d->value("attempt", 1);
+      sd.job = *d;
+    }
+    sd.failed_before = known[i].failed_before;
+  }
+  return out;
+}
 
 MergeOutcome merge_outcome(MergeState after) {
   if (after == MergeState::Merged) return MergeOutcome::Merged;

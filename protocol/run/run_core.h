@@ -63,6 +63,24 @@ struct PlanSeed {
   bool failed_before = false;  // the state said failed
 };
 
+// What the runner knows of a plan beside the state file: its dispatched job's record as a
+// stopped run left it (nullptr or null: none), and whether that job failed before.
+struct PlanKnown {
+  const json* job = nullptr;
+  bool failed_before = false;
+};
+struct Seeds {
+  std::vector<PlanSeed> plans;
+  // Per plan: its worktree record in doc when its merge is pending (the run merges from that
+  // record), else nullptr. Points into the doc given.
+  std::vector<const json*> pending_worktree;
+};
+// The seeds of the core, in the entries' order, from the state document (an object; {}
+// when unreadable): each plan's node with its status (execution::nodes), its worktree's merge
+// state and head, and its dispatched job with its attempt (the record's, else 1) from
+// known[i] (nothing known past the end of known).
+Seeds seeds(const json& doc, const std::vector<execution::PlanEntry>& entries, const std::vector<PlanKnown>& known);
+
 struct Settings {
   bool executor = true;        // an executor is configured (else plans are marked ready)
   bool isolated = false;       // worktree isolation: gated plans are merged back in plan order

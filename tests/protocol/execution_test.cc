@@ -45,6 +45,20 @@ TEST(Execution, NewRunInitialisesAValidState) {
   EXPECT_EQ(state::validate(doc).error, "");
 }
 
+TEST(Execution, APlanOptionNamingNoPlanIsAUsageErrorNamingTheIds) {
+  const auto e = entries();
+  EXPECT_FALSE(unknown_plan(e, "", kPhase.dir)) << "no --plan";
+  EXPECT_FALSE(unknown_plan(e, "01-03", kPhase.dir)) << "by id";
+  EXPECT_FALSE(unknown_plan(e, "02", kPhase.dir)) << "by plan number";
+  auto bad = unknown_plan(e, "09", kPhase.dir);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->message, "no plan '09' in .yolo-planning/phases/01-demo");
+  EXPECT_EQ(bad->next, "`yolo execute --plan ID` with one of: 01-01, 01-02, 01-03");
+  bad = unknown_plan({}, "01", kPhase.dir);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->next, "`yolo execute --plan ID` with one of: (no plans)");
+}
+
 TEST(Execution, ResumeKeepsCorrelationIdAndSteps) {
   json doc = {{"status", "running"}, {"correlation_id", "cid-old"}};
   prepare(doc, kPhase, entries(), opts());

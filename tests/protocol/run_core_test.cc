@@ -411,6 +411,54 @@ TEST(RunCore, APlanWithoutAJobRecordSubmitsItsFirstAttempt) {
   EXPECT_TRUE(f.reattached[0].empty());
 }
 
+// The seeds a run builds its core from: the state's statuses, worktree merges and heads,
+// and the dispatched job and past failure the runner knows of each plan.
+TEST(RunCore, SeedsComeFromTheStateAndWhatTheRunnerKnowsOfEachPlan) {
+  std::vector<execution::PlanEntry> entries(3);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    entries[i].plan = "0" + std::to_string(i + 1);
+    entries[i].id = "01-" + entries[i].plan;
+    entries[i].wave = i == 0 ? 1 : 2;
+  }
+  entries[1].depends_on = {"01"};
+  const json doc = {{"plans",
+                     {{{"id", "01-01"}, {"status", "complete"}, {"worktree", {{"merge", "pending"}, {"head", "abc1"}}}},
+                      {{"id", "01-02"}, {"status", "failed"}, {"worktree", {{"merge", "merged"}, {"head", "def2"}}}},
+                      {{"id", "01-03"}, {"status", "pending"}, {"worktree", "not a record"}}}}};
+  const json rec = {{"attempt", 3}, {"handle", "j-7"}}, first = {{"handle", "j-8"}};
+  Seeds s = seeds(doc, entries, {{}, {&rec, true}, {&first, false}});
+  ASSERT_EQ(s.plans.size(), 3u);
+  ASSERT_EQ(s.pending_worktree.size(), 3u);
+  EXPECT_EQ(s.plans[0].node.status, PlanStatus::Complete);
+  EXPECT_EQ(s.plans[0].merge, MergeState::Pending);
+  EXPECT_EQ(s.plans[0].head, "abc1");
+  EXPECT_EQ(s.pending_worktree[0], &doc["plans"][0]["worktree"]) << "a pending merge is merged from its record";
+  EXPECT_TRUE(s.plans[0].job.is_null());
+  EXPECT_EQ(s.plans[0].attempt, 0);
+  EXPECT_EQ(s.plans[1].node.status, PlanStatus::Failed);
+  EXPECT_EQ(s.plans[1].node.depends_on, std::vector<std::string>{"01"});
+  EXPECT_EQ(s.plans[1].merge, MergeState::Merged);
+  EXPECT_EQ(s.plans[1].head, "def2");
+  EXPECT_EQ(s.pending_worktree[1], nullptr);
+  EXPECT_EQ(s.plans[1].job, rec);
+  EXPECT_EQ(s.plans[1].attempt, 3);
+  EXPECT_TRUE(s.plans[1].failed_before);
+  EXPECT_EQ(s.plans[2].merge, MergeState::None);
+  EXPECT_EQ(s.plans[2].head, "");
+  EXPECT_EQ(s.plans[2].attempt, 1) << "a job record without attempts is the first";
+  EXPECT_FALSE(s.plans[2].failed_before);
+
+  // No state (unreadable), nothing known: every plan pending, first attempt to come.
+  s = seeds(json::object(), entries, {});
+  ASSERT_EQ(s.plans.size(), 3u);
+  for (const auto& p : s.plans) {
+    EXPECT_EQ(p.node.status, PlanStatus::Pending);
+    EXPECT_EQ(p.merge, MergeState::None);
+    EXPECT_TRUE(p.job.is_null());
+    EXPECT_FALSE(p.failed_before);
+  }
+}
+
 TEST(RunCore, NoExecutorMarksTheWaveReady) {
   Settings s = with(1);
   s.executor = false;

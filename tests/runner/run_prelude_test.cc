@@ -3,7 +3,9 @@
 // said, or refuses the run when reviewer_required; an unknown phase is a usage error; the
 // first phase not complete is chosen and its plans read; Stage 1 passing goes on, Stage 1
 // rejecting a plan halts the run and records the halt; the review gate passes on Stage 1
-// alone and marks its step, or halts on a rejected plan with that plan to edit next.
+// alone and marks its step, or halts on a rejected plan with that plan to edit next; step 2
+// counts a passed SUMMARY done, says a failed one, counts none that appeared after the run
+// began, and halts on a phase without plans.
 #include "runner/run_prelude.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +24,11 @@ struct Said {  // beside what the steps tell (test::FakeTeller)
   int code = -1;
   execution::Result result = execution::Result::Complete;
   std::string message;
+  json started;  // step 2: the phase's start as said
+  std::vector<std::string> not_counted, summary_failed;
+  std::vector<json> findings;  // of each failed SUMMARY said
+  json written;  // step 2: the state as it wrote it
+  std::string stamp;
 };
 
 struct Project {
@@ -59,10 +66,18 @@ struct Project {
       said.message = m;
       return code;
     };
-    // A stand-in for the SUMMARY gate: a plan whose SUMMARY exists passes.
-    h.check_summary = [this](const PlanEntry& e, json&) {
-      return std::filesystem::exists(root / summary_rel_for(w, root, e.path)) ? SummaryState::Passed
-                                                                              : SummaryState::Missing;
+    h.phase_start = [this](size_t plans, long long waves, bool resumed, size_t done, bool was_running) {
+      said.started = {
+          {"plans", plans}, {"waves", waves}, {"resumed", resumed}, {"done", done}, {"was_running", was_running}};
+    };
+    h.summary_not_counted = [this](const std::string& plan) { said.not_counted.push_back(plan); };
+    h.summary_failed = [this](const std::string& plan, const json& findings) {
+      said.summary_failed.push_back(plan);
+      said.findings.push_back(findings);
+    };
+    h.state_written = [this](json doc, std::string stamp) {
+      said.written = std::move(doc);
+      said.stamp = std::move(stamp);
     };
     return h;
   }
@@ -89,6 +104,21 @@ struct Project {
     test::write_file(p, s.replace(at, from.size(), to));
   }
   json state() { return state::load(w, root).doc; }
+  // The phase chosen and its plans read, the state as the test left it (step 2 prepares it).
+  std::vector<PlanEntry> entries() {
+    EXPECT_EQ(prelude->choose_phase(state::load(w, root), phase), -1) << said.message;
+    return prelude->load_plans(phase).entries;
+  }
+  // Plan e's SUMMARY, where the SUMMARY gate looks for it; body: after the frontmatter.
+  void summary(const PlanEntry& e, const std::string& body = kSummaryBody) {
+    test::write_file(root / summary_rel_for(w, root, e.path),
+                     "---\nphase: \"01\"\nplan: \"" + e.plan +
+                         "\"\ntitle: \"t\"\nstatus: complete\ncompleted: 2026-11-28\ntasks_completed: 1\n"
+                         "tasks_total: 1\ncommit_hashes:\n  - \"abc1234\"\ndeviations: 0\n---\n\n" +
+                         body);
+  }
+  static constexpr const char* kSummaryBody =
+      "## What Was Built\n\nThe greeting.\n\n## Files Modified\n\n- `greeting/text.txt`\n\n## Deviations\n\nNone.\n";
   // A stand-in agent of fixtures/agents, named by its absolute path in the source tree (the
   // test's cwd is not the project's, as yolo's is).
   static std::string agent(const std::string& name) {
@@ -238,6 +268,84 @@ TEST(RunPrelude, TheReviewGateNeverRunsWhenTheConfigSaysNever) {
   EXPECT_EQ(p.told.names(), std::vector<std::string>{"review_gate"});
   EXPECT_EQ(p.told.last("review_gate")["status"], "skipped");
   EXPECT_FALSE(execution::has_step(p.state(), "step_2b"));
+}
+
+// Step 2 with no executor: a SUMMARY that passes the gate (structural, as the config says)
+// counts its plan done, one that fails it is said with its findings, and the state holds the
+// run: its new correlation id, the passed plan complete, the failed one failed.
+TEST(RunPrelude, Step2CountsAPassedSummaryDoneAndSaysAFailedOne) {
+  Project p({{"executor", nullptr}, {"summary_checks", "structural"}});
+  auto entries = p.entries();
+  ASSERT_EQ(entries.size(), 4u);
+  p.summary(entries[0]);
+  p.summary(entries[1], "## What Was Built\n\nHalf of it.\n");  // no Files Modified
+  std::string cid;
+  EXPECT_EQ(p.prelude->step2(p.phase, entries, "cid-new", cid), -1) << p.said.message;
+  EXPECT_EQ(entries[0].summary, SummaryState::Passed);
+  EXPECT_EQ(entries[1].summary, SummaryState::Failed);
+  EXPECT_EQ(entries[2].summary, SummaryState::Missing);
+  EXPECT_EQ(cid, "cid-new");
+  EXPECT_EQ(p.said.started["plans"], 4);
+  EXPECT_EQ(p.said.started["done"], 1);
+  EXPECT_EQ(p.said.started["resumed"], false);
+  EXPECT_EQ(p.said.summary_failed, std::vector<std::string>{"01-02"});
+  ASSERT_EQ(p.said.findings.size(), 1u);
+  EXPECT_FALSE(p.said.findings[0].empty()) << "its findings are said";
+  EXPECT_EQ(p.said.code, -1);
+  json st = p.state();
+  EXPECT_EQ(p.said.written, st) << "the state as written is handed to the run";
+  EXPECT_FALSE(p.said.stamp.empty());
+  EXPECT_EQ(st["correlation_id"], "cid-new");
+  EXPECT_EQ(st["plans"][0]["status"], "complete");
+  EXPECT_EQ(st["plans"][1]["status"], "failed");
+  EXPECT_EQ(st["plans"][2]["status"], "pending");
+  EXPECT_TRUE(execution::has_step(st, "step_2"));
+}
+
+// The config's summary_checks reach the gate: strict checks the commits the SUMMARY names,
+// and this copy has none (it is no git repository).
+TEST(RunPrelude, Step2ChecksSummariesAsTheConfigSays) {
+  Project p({{"executor", nullptr}, {"summary_checks", "strict"}});
+  auto entries = p.entries();
+  p.summary(entries[0]);
+  std::string cid;
+  EXPECT_EQ(p.prelude->step2(p.phase, entries, "cid-new", cid), -1) << p.said.message;
+  EXPECT_EQ(entries[0].summary, SummaryState::Failed);
+  EXPECT_EQ(p.said.summary_failed, std::vector<std::string>{"01-01"});
+}
+
+// A SUMMARY that appears, written by no executor of its plan, after the run began: not
+// counted (the plan runs), said; the run resumes with its own correlation id.
+TEST(RunPrelude, Step2DoesNotCountASummaryThatAppearedAfterTheRunBegan) {
+  Project p({{"executor", {{"command", {"true"}}}}, {"summary_checks", "structural"}});
+  auto entries = p.entries();
+  std::string cid;
+  EXPECT_EQ(p.prelude->step2(p.phase, entries, "cid-first", cid), -1) << p.said.message;
+  EXPECT_EQ(p.said.started["resumed"], false);
+  p.summary(entries[0]);
+  EXPECT_EQ(p.prelude->step2(p.phase, entries, "cid-second", cid), -1) << p.said.message;
+  EXPECT_EQ(cid, "cid-first");
+  EXPECT_EQ(p.said.started["resumed"], true);
+  EXPECT_EQ(p.said.not_counted, std::vector<std::string>{"01-01"});
+  EXPECT_EQ(entries[0].summary, SummaryState::Missing);
+  EXPECT_TRUE(p.said.summary_failed.empty()) << "an executor writes it again";
+  EXPECT_EQ(p.state()["plans"][0]["status"], "pending");
+}
+
+// A phase folder without plans: the run halts, naming it.
+TEST(RunPrelude, Step2HaltsOnAPhaseWithoutPlans) {
+  Project p;
+  auto phases = list_phases(p.root);
+  ASSERT_FALSE(phases.empty());
+  p.phase = phases.front();
+  for (const auto& f : list_plan_files(p.w, p.phase.abs)) std::filesystem::remove(f);
+  std::vector<PlanEntry> entries = p.prelude->load_plans(p.phase).entries;
+  ASSERT_TRUE(entries.empty());
+  std::string cid;
+  EXPECT_EQ(p.prelude->step2(p.phase, entries, "cid-new", cid), kExecHalted);
+  EXPECT_EQ(p.said.result, execution::Result::Halted);
+  EXPECT_EQ(p.said.message, "no plans in .yolo-planning/phases/01-demo");
+  EXPECT_EQ(p.said.started["plans"], 0);
 }
 
 }  // namespace

@@ -421,18 +421,12 @@ TEST(RunReport, TheRunCoresOtherActionsInWords) {
 
 TEST(RunReport, TheRunsStopMessagesAreItsLastWordsAlone) {
   const std::vector<std::pair<std::string, std::string>> cases = {  // built by the report, and expected
-      {"paused_at_gate", "Paused at a gate: after `yolo approve`, run `yolo execute` again to continue"},
-      {"wave_gate_reason", "wave 2 of phase 01-demo: plans 01-03, 01-04"},
-      {"paused_before_wave", "Paused before wave 2: its wave gate awaits approval"},
       {"vision_gate_reason", "yolo execute: the vision gate on the roadmap before any wave"},
       {"paused_at_vision_gate", "Paused at the vision gate: after `yolo approve`, run `yolo execute` again"},
       {"interrupted", "Interrupted (signal 15): running executors were stopped; their plans are pending again"},
       {"nothing_left", "stopped with nothing left to run"},
   };
   auto text = [](RunReport& r, const std::string& name) {
-    if (name == "paused_at_gate") return r.paused_at_gate();
-    if (name == "wave_gate_reason") return r.wave_gate_reason(2, {"01-03", "01-04"});
-    if (name == "paused_before_wave") return r.paused_before_wave(2);
     if (name == "vision_gate_reason") return r.vision_gate_reason();
     if (name == "paused_at_vision_gate") return r.paused_at_vision_gate();
     if (name == "interrupted") return r.interrupted(15);
