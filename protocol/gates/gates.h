@@ -21,7 +21,7 @@
 #include "protocol/base/result.h"
 #include "protocol/state/events.h"
 #include "protocol/base/json.h"
-#include "protocol/run/execution.h"
+#include "protocol/run/statuses.h"
 
 namespace yolo::seal {
 struct Key;
@@ -43,7 +43,7 @@ std::string_view label_of(std::string_view gate_type);
 // "vision, wave, security or scope_change": every type, for messages.
 std::string gate_type_names();
 
-// GateStatus, to_string(GateStatus) and status_of(gate): protocol/run/execution.h.
+// GateStatus, to_string(GateStatus) and status_of(gate): protocol/run/statuses.h.
 inline bool has_status(const json& gate, GateStatus s) { return status_of(gate) == s; }
 
 // The run's state, derived from the document (never stored as its own field).
