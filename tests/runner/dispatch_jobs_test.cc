@@ -135,7 +135,8 @@ TEST(DispatchJobs, ASubmitWhoseOutputNamesTheJobRecordsItsHandleThenWaitsOnIt) {
   j.jobs->begin_submit(0, 1, 1, false);
   j.run();
   const std::string branch = j.f.branch(0);
-  EXPECT_EQ(j.calls(), (std::vector<std::string>{"submit --plan-id 01-01 --branch " + branch + " --base " + j.f.bases[1], "wait job-7"}));
+  EXPECT_EQ(j.calls(), (std::vector<std::string>{"submit --plan-id 01-01 --branch " + branch + " --base " + j.f.bases[1],
+                                                 "wait job-7"}));
   ASSERT_EQ(j.records.size(), 2u);
   EXPECT_EQ(j.records[0].second["state"], "submitting") << "written before the engine hears of the job";
   EXPECT_EQ(j.records[1].second["state"], "submitted") << j.records[1].second.dump();
@@ -169,7 +170,8 @@ TEST(DispatchJobs, AJobTheEngineSaysFailedOrCancelledFailsItsPlanWithTheEnginesW
   for (const auto& fl : j.failures) errors[fl.plan] = fl.error;
   EXPECT_EQ(errors[0], "its job job-01-01 (branch " + j.f.branch(0) +
                            ") failed: slurm: job 11 ended FAILED; run-job: the executor exited 3");
-  EXPECT_EQ(errors[1], "its job job-01-02 (branch " + j.f.branch(1) + ") failed: slurm: job 12 ended CANCELLED by root");
+  EXPECT_EQ(errors[1],
+            "its job job-01-02 (branch " + j.f.branch(1) + ") failed: slurm: job 12 ended CANCELLED by root");
   for (size_t i : {0u, 1u}) EXPECT_EQ(j.f.runs[i].dispatch_rec["state"], "failed") << j.f.runs[i].dispatch_rec.dump();
   EXPECT_TRUE(j.back.fetched.empty());
   for (const auto& c : j.calls()) EXPECT_NE(c.rfind("cancel", 0), 0u) << "an ended job is not cancelled: " << c;
