@@ -7,81 +7,39 @@
 
 #include <gtest/gtest.h>
 
-#include "test_support.h"
+#include "dispatch_fake_run.h"
 
 namespace yolo::runner::phase {
 namespace {
-
-using test::TempDir;
 
 using test::git;
 
 // Two plans of wave 1, as much of a run as the return path reaches.
 struct FakeReturn {
-  TempDir tmp;
-  stdfs::path root = tmp / "repo", remote = tmp / "remote.git";
-  std::string url = remote.string();
+  DispatchFakeRun run{{{"01-01", "01", "01", 1, {}, ""}, {"01-02", "02", "02", 1, {}, ""}}};
+  const stdfs::path& root = run.root;
+  const std::string& url = run.url;
+  uv_loop_t& loop = run.loop;
+  std::vector<PlanRun>& runs = run.runs;
   Config cfg;
-  uv_loop_t loop{};
-  std::vector<PlanEntry> entries;
-  std::vector<PlanRun> runs;
-  run::Core core;
-  std::unique_ptr<Worktrees> trees;
-  std::map<long long, std::string> bases;
   std::vector<std::string> failed, notes;
-  DispatchHost host;
   DispatchPlans plans;
   std::unique_ptr<DispatchReturn> back;
 
   FakeReturn() {
-    uv_loop_init(&loop);
-    stdfs::create_directories(root);
-    git(root, {"init", "-q", "-b", "main"});
-    test::write_file(root / "README.md", "demo\n");
-    git(root, {"add", "README.md"});
-    git(root, {"commit", "-qm", "base"});
-    git(tmp.path(), {"init", "-q", "--bare", remote.string()});
-    for (const char* p : {"01", "02"}) entries.push_back({std::string("01-") + p, p, p, 1, {}, ""});
-    runs.resize(entries.size());
-    trees = std::make_unique<Worktrees>(root, "0123456789abcdef");
-    std::string err;
-    EXPECT_TRUE(trees->init(err)) << err;
-    host.plans = [this] { return entries.size(); };
-    host.entry = [this](size_t i) -> const PlanEntry& { return entries[i]; };
-    host.plan = [this](size_t i) -> PlanRun& { return runs[i]; };
-    host.plan_at = [this](size_t i) -> const PlanRun* { return i < runs.size() ? &runs[i] : nullptr; };
-    host.core = [this]() -> run::Core& { return core; };
-    host.trees = [this] { return trees.get(); };
-    host.wave_bases = [this]() -> std::map<long long, std::string>& { return bases; };
-    host.interrupted = [] { return false; };
-    host.stopping = [] { return false; };
-    host.hold = [this](size_t i, std::unique_ptr<Process> p) {
-      runs[i].running = true;
-      runs[i].proc = std::move(p);
-      return runs[i].proc.get();
-    };
-    host.release = [this](size_t i) {
-      runs[i].running = false;
-      std::unique_ptr<Process> p = std::move(runs[i].proc);
-    };
-    host.emit = [](const std::string&, json, Sym, const std::string&) {};
-    host.note = [this](const std::string& human, bool) { notes.push_back(human); };
+    run.host.emit = [](const std::string&, json, Sym, const std::string&) {};
+    run.host.note = [this](const std::string& human, bool) { notes.push_back(human); };
     plans.branch_of = [this](size_t i) { return branch(i, runs[i].dispatch_rec.value("attempt", 1)); };
     plans.record = [](size_t, json, bool) {};
     plans.fail = [this](size_t, const std::string& error, const std::string&, const SpawnResult*, bool) {
       failed.push_back(error);
     };
     plans.on_interrupt = [](size_t) {};
-    back = std::make_unique<DispatchReturn>(DispatchEnv{cfg, test::real_world(), root, &loop, host, plans, url});
+    back = std::make_unique<DispatchReturn>(DispatchEnv{cfg, test::real_world(), root, &loop, run.host, plans, url});
   }
-  ~FakeReturn() {
-    back.reset();
-    runs.clear();
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
-  }
+  ~FakeReturn() { back.reset(); }
   std::string branch(size_t i, int attempt) const {
-    return dispatch::branch_for_attempt(trees->branch_for(entries[i].id), attempt);
+    return dispatch::branch_for_attempt(run.trees->branch_for(run.entries[i].id), attempt);
   }
   // A commit holding `log` (as run-job pushes it) at refs/yolo-logs/BRANCH on the remote.
   void push_log(const std::string& branch, const std::string& text) {
@@ -90,7 +48,7 @@ struct FakeReturn {
     std::string commit = git(root, {"commit-tree", tree, "-m", "log"});
     git(root, {"push", "-q", url, commit + ":refs/yolo-logs/" + branch});
   }
-  std::string remote_refs() { return git(remote, {"for-each-ref", "--format=%(refname)"}); }
+  std::string remote_refs() { return git(run.remote, {"for-each-ref", "--format=%(refname)"}); }
 };
 
 TEST(DispatchReturn, AJobsLogComesBackThroughTheRemoteAndItsFetchedRefIsDeletedOnceRead) {

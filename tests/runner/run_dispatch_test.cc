@@ -5,14 +5,11 @@
 #include "runner/run_dispatch.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
-#include "test_support.h"
+#include "dispatch_fake_run.h"
 
 namespace yolo::runner::phase {
 namespace {
-
-using test::TempDir;
 
 // submit BRANCH BASE REMOTE OUTCOME: "done" runs the job at once (one commit on the plan's
 // branch from the base, pushed); "refuse" fails. wait HANDLE: done for job-done, else failed.
@@ -46,78 +43,24 @@ using test::git;
 
 // A run of one plan, as much of it as dispatch reaches through its Host.
 struct FakeRun {
-  TempDir tmp;
-  stdfs::path root = tmp / "repo", remote = tmp / "remote.git";
+  DispatchFakeRun f{{{"01-01", "01", "one", 1, {}, "01-01-PLAN.md"}}};
   std::string outcome;  // what the fake engine does with the job
   Config cfg;
-  uv_loop_t loop{};
-  std::vector<PlanEntry> entries;
-  std::vector<PlanRun> runs;
-  run::Core core;
-  std::unique_ptr<Worktrees> trees;
-  std::map<long long, std::string> bases;
-  std::vector<execution::PlanUpdate> queued;  // plan 0's record changes, in order
   std::vector<std::string> events;
   std::vector<SpawnResult> checks;      // run_checks(0, r) calls
   std::optional<PlanWorktree> adopted;  // adopt_worktree's worktree
-  int schedules = 0;
   std::unique_ptr<DispatchDriver> d;
 
   explicit FakeRun(std::string what) : outcome(std::move(what)) {
-    uv_loop_init(&loop);
-    stdfs::create_directories(root);
-    git(root, {"init", "-q", "-b", "main"});
-    test::write_file(root / "README.md", "demo\n");
-    git(root, {"add", "README.md"});
-    git(root, {"commit", "-qm", "base"});
-    git(tmp.path(), {"init", "-q", "--bare", remote.string()});
-    test::write_file(tmp / "adapter", kAdapter);
-    ::chmod((tmp / "adapter").c_str(), 0755);
-    const std::string adapter = (tmp / "adapter").string();
+    const std::string adapter = f.script("adapter", kAdapter).string();
     cfg.dispatch.submit.argv = {adapter, "submit", "{branch}", "{base_commit}", "{remote}", "{outcome}"};
     cfg.dispatch.wait.argv = {adapter, "wait", "{handle}"};
     cfg.dispatch.cancel.argv = {adapter, "cancel", "{handle}"};
-    cfg.dispatch.remote = remote.string();
-    entries.push_back({"01-01", "01", "one", 1, {}, "01-01-PLAN.md"});
-    runs.resize(1);
-    run::PlanSeed seed;
-    seed.node.id = "01-01";
-    seed.node.plan = "01";
-    seed.node.wave = 1;
-    run::Settings s;
-    s.isolated = true;
-    core = run::Core({seed}, s);
-    trees = std::make_unique<Worktrees>(root, "0123456789abcdef");
-    std::string err;
-    EXPECT_TRUE(trees->init(err)) << err;
-
-    DispatchDriver::Host h;
-    h.plans = [this] { return entries.size(); };
-    h.entry = [this](size_t i) -> const PlanEntry& { return entries[i]; };
-    h.plan = [this](size_t i) -> PlanRun& { return runs[i]; };
-    h.plan_at = [this](size_t i) -> const PlanRun* { return i < runs.size() ? &runs[i] : nullptr; };
-    h.core = [this]() -> run::Core& { return core; };
-    h.trees = [this] { return trees.get(); };
-    h.wave_bases = [this]() -> std::map<long long, std::string>& { return bases; };
-    h.correlation_id = [] { return std::string("0123456789abcdef"); };
-    h.phase_rel = [] { return std::string(".yolo-planning/phases/01-demo"); };
-    h.interrupted = [] { return false; };
-    h.stopping = [] { return false; };
-    h.hold = [this](size_t i, std::unique_ptr<Process> p) {
-      runs[i].running = true;
-      runs[i].proc = std::move(p);
-      return runs[i].proc.get();
-    };
-    h.release = [this](size_t i) {
-      runs[i].running = false;
-      std::unique_ptr<Process> p = std::move(runs[i].proc);
-    };
+    cfg.dispatch.remote = f.remote.string();
+    DispatchDriver::Host h = f.host;
     h.emit = [this](const std::string& event, json, Sym, const std::string&) { events.push_back(event); };
     h.note = [](const std::string&, bool) {};
     h.log = [](const std::string&, const std::string&, json) {};
-    h.queue = [this](size_t, execution::PlanUpdate u) { queued.push_back(std::move(u)); };
-    h.flush = [] {};
-    h.schedule = [this] { ++schedules; };
     h.plan_vars = [this](size_t, long long) { return std::map<std::string, std::string>{{"outcome", outcome}}; };
     h.adopt_worktree = [this](size_t, const PlanWorktree& w, int, std::string&) {
       adopted = w;
@@ -125,15 +68,10 @@ struct FakeRun {
     };
     h.run_checks = [this](size_t, SpawnResult r) { checks.push_back(std::move(r)); };
     h.merge_message = [](const PlanEntry& e, const json&) { return "merge " + e.id; };
-    d = std::make_unique<DispatchDriver>(cfg, test::real_world(), root, &loop, std::move(h));
+    d = std::make_unique<DispatchDriver>(cfg, test::real_world(), f.root, &f.loop, std::move(h));
     d->init(json::object());
   }
-  ~FakeRun() {
-    d.reset();
-    runs.clear();
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
-  }
+  ~FakeRun() { d.reset(); }
 
   // Starts plan 0 (wave 1, attempt 1) and runs the loop until the plan is handed to its
   // checks or failed (at most 30 seconds: git clones and pushes).
@@ -146,22 +84,23 @@ struct FakeRun {
       FakeRun* run;
       int left = 3000;
     } c{{}, this};
-    uv_timer_init(&loop, &c.t);
+    uv_timer_init(&f.loop, &c.t);
     c.t.data = &c;
     uv_timer_start(
         &c.t,
         [](uv_timer_t* t) {
           auto* self = static_cast<Check*>(t->data);
           FakeRun* r = self->run;
-          if (!r->checks.empty() || r->core.plan(0).status == PlanStatus::Failed || --self->left == 0) uv_timer_stop(t);
+          if (!r->checks.empty() || r->f.core.plan(0).status == PlanStatus::Failed || --self->left == 0)
+            uv_timer_stop(t);
         },
         10, 10);
-    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_run(&f.loop, UV_RUN_DEFAULT);
     uv_close(reinterpret_cast<uv_handle_t*>(&c.t), nullptr);
-    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_run(&f.loop, UV_RUN_DEFAULT);
   }
   std::string on_remote(const std::string& branch) {
-    auto r = test::run_program({"git", "rev-parse", "refs/heads/" + branch}, remote);
+    auto r = test::run_program({"git", "rev-parse", "refs/heads/" + branch}, f.remote);
     return std::string(text::trim(r.out));
   }
 };
@@ -171,17 +110,17 @@ TEST(DispatchDriver, AJobWhoseWaitSaysDoneIsFetchedCheckedOutAndHandedToTheCheck
   run.start();
   ASSERT_EQ(run.checks.size(), 1u) << "the run's checks were not asked for";
   EXPECT_EQ(run.checks[0].exit_code, 0);
-  EXPECT_EQ(run.core.plan(0).handle, "job-done");
-  const std::string branch = run.trees->branch_for("01-01");
+  EXPECT_EQ(run.f.core.plan(0).handle, "job-done");
+  const std::string branch = run.f.trees->branch_for("01-01");
   ASSERT_TRUE(run.adopted);
   EXPECT_EQ(run.adopted->branch, branch);
-  EXPECT_EQ(run.adopted->base, run.bases[1]) << "the job's base: the wave's";
-  EXPECT_EQ(run.trees->head(run.adopted->path), run.on_remote(branch)) << "the slot holds the job's commit";
+  EXPECT_EQ(run.adopted->base, run.f.bases[1]) << "the job's base: the wave's";
+  EXPECT_EQ(run.f.trees->head(run.adopted->path), run.on_remote(branch)) << "the slot holds the job's commit";
   EXPECT_TRUE(stdfs::exists(run.adopted->path / "job.txt"));
-  ASSERT_FALSE(run.queued.empty());
-  EXPECT_EQ(run.queued.back().set["dispatch"]["state"], "done") << run.queued.back().set.dump();
-  EXPECT_EQ(run.queued.back().set["dispatch"]["handle"], "job-done");
-  EXPECT_EQ(run.schedules, 0) << "nothing failed";
+  ASSERT_FALSE(run.f.queued.empty());
+  EXPECT_EQ(run.f.queued.back().set["dispatch"]["state"], "done") << run.f.queued.back().set.dump();
+  EXPECT_EQ(run.f.queued.back().set["dispatch"]["handle"], "job-done");
+  EXPECT_EQ(run.f.schedules, 0) << "nothing failed";
   for (const char* e : {"plan_start", "plan_submitted", "plan_fetched"})
     EXPECT_NE(std::find(run.events.begin(), run.events.end(), e), run.events.end()) << e;
 }
@@ -190,30 +129,30 @@ TEST(DispatchDriver, ASubmitTheEngineRefusesFailsThePlan) {
   FakeRun run("refuse");
   run.start();
   EXPECT_TRUE(run.checks.empty());
-  EXPECT_EQ(run.core.plan(0).status, PlanStatus::Failed);
-  ASSERT_FALSE(run.queued.empty());
-  const auto& u = run.queued.back();
+  EXPECT_EQ(run.f.core.plan(0).status, PlanStatus::Failed);
+  ASSERT_FALSE(run.f.queued.empty());
+  const auto& u = run.f.queued.back();
   EXPECT_EQ(u.status, PlanStatus::Failed);
   EXPECT_NE(u.error.find("the engine refused the job"), std::string::npos) << u.error;
   EXPECT_EQ(u.set["dispatch"]["state"], "submitting") << "no handle: the next execute submits the same attempt";
   ASSERT_TRUE(u.findings.is_array() && u.findings.size() == 1) << u.findings.dump();
-  EXPECT_EQ(u.findings[0]["branch"], run.trees->branch_for("01-01")) << u.findings.dump();
-  EXPECT_EQ(run.schedules, 1) << "the run decides what is next";
+  EXPECT_EQ(u.findings[0]["branch"], run.f.trees->branch_for("01-01")) << u.findings.dump();
+  EXPECT_EQ(run.f.schedules, 1) << "the run decides what is next";
 }
 
 TEST(DispatchDriver, AJobThatFailedFailsThePlanWithItsHandle) {
   FakeRun run("fail");
   run.start();
   EXPECT_TRUE(run.checks.empty());
-  EXPECT_EQ(run.core.plan(0).status, PlanStatus::Failed);
-  ASSERT_FALSE(run.queued.empty());
-  const auto& u = run.queued.back();
+  EXPECT_EQ(run.f.core.plan(0).status, PlanStatus::Failed);
+  ASSERT_FALSE(run.f.queued.empty());
+  const auto& u = run.f.queued.back();
   EXPECT_NE(u.error.find("its job job-fail"), std::string::npos) << u.error;
   EXPECT_NE(u.error.find("the job failed"), std::string::npos) << u.error;
   EXPECT_EQ(u.set["dispatch"]["state"], "failed") << u.set.dump();
   ASSERT_TRUE(u.findings.is_array() && u.findings.size() == 1) << u.findings.dump();
   EXPECT_EQ(u.findings[0]["handle"], "job-fail") << u.findings.dump();
-  EXPECT_EQ(run.schedules, 1);
+  EXPECT_EQ(run.f.schedules, 1);
 }
 
 }  // namespace
