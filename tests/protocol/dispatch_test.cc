@@ -396,7 +396,7 @@ TEST(DispatchWait, DeadlinesComeFromTheConfigOrADay) {
 }
 
 TEST(DispatchWait, TheRemotesHeadsAreTheRefsLsRemoteNames) {
-  EXPECT_EQ(remote_heads("1111\trefs/heads/yolo/ab/01-01\n2222\trefs/heads/yolo/ab/01-02-a2\r\n\nnot a head\n"),
+  EXPECT_EQ(remote_heads("1111\trefs/heads/yolo/ab/01-01\n2222\trefs/heads/yolo/ab/01-02-a2 \r\n\nnot a head\n"),
             (std::set<std::string>{"refs/heads/yolo/ab/01-01", "refs/heads/yolo/ab/01-02-a2"}));
   EXPECT_TRUE(remote_heads("").empty());
 }
