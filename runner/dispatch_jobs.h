@@ -1,20 +1,19 @@
 // Dispatch's jobs (runner/run_dispatch.h), a class of its own: the wave's base pushed, each
 // plan submitted as a job (or a wave as arrays, one submit_wave and one wait_wave per array),
 // waited on, cancelled when yolo gives up or is stopped, and what a wait's exit means; a job
-// whose branch is to be gated goes to the return path (DispatchReturn). It reaches the run
-// through DispatchHost and the driver through DispatchPlans only.
+// whose branch is to be gated goes to the return path (DispatchBack: DispatchReturn). It
+// reaches the run through DispatchHost and the driver through DispatchPlans only.
 //   dispatch_submit.cc  the wave's base pushed, submitting (one by one, or a wave's arrays)
 //   dispatch_wait.cc    waiting (one job, or an array by one poller), cancelling, wait's exit
 #pragma once
 
 #include "runner/dispatch_parts.h"
-#include "runner/dispatch_return.h"
 
 namespace yolo::runner::phase {
 
 class DispatchJobs {
  public:
-  DispatchJobs(DispatchEnv env, DispatchReturn& back) : e_(env), back_(back) {}
+  DispatchJobs(DispatchEnv env, DispatchBack& back) : e_(env), back_(back) {}
   DispatchJobs(const DispatchJobs&) = delete;
   DispatchJobs& operator=(const DispatchJobs&) = delete;
 
@@ -74,7 +73,7 @@ class DispatchJobs {
   void engine_status(size_t i, std::string status);
 
   DispatchEnv e_;
-  DispatchReturn& back_;
+  DispatchBack& back_;
   std::set<long long> pushed_;                         // waves whose base is on the remote
   std::map<size_t, std::string> cancelled_with_wave_;  // plan -> its task handle, cancelled with its wave
   std::optional<std::set<std::string>> remote_heads_;  // the run's branches on the remote, while set

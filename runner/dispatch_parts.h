@@ -2,7 +2,8 @@
 // them (DispatchHost, given by phase::Run or a unit test), what they say (a Teller,
 // runner/run_teller.h), and what DispatchDriver keeps for its two parts, DispatchJobs
 // (runner/dispatch_jobs.h) and DispatchReturn (runner/dispatch_return.h): a plan's record,
-// its failure, Ctrl-C and its branch (DispatchPlans).
+// its failure, Ctrl-C and its branch (DispatchPlans), and what the jobs hand the return path
+// (DispatchBack).
 #pragma once
 
 #include <functional>
@@ -49,6 +50,17 @@ struct DispatchPlans {
   std::function<void(size_t, const std::string& error, const std::string& fix, const SpawnResult*, bool reschedule)>
       fail;
   std::function<void(size_t)> on_interrupt;  // Ctrl-C reached plan i: its job cancelled, pending again
+};
+
+// What DispatchJobs hands the return path (DispatchReturn; a unit test of the jobs gives its own).
+class DispatchBack {
+ public:
+  virtual ~DispatchBack() = default;
+  // Plan i's job ended with its branch to gate: fetched, checked out, handed to the run's checks.
+  virtual void fetch(size_t i, long long wave, SpawnResult r) = 0;
+  // The job's own log when wait's output r holds none: true when it is being fetched (`then`
+  // gets r back with it); false: r is as it was.
+  virtual bool fetch_job_log(size_t i, SpawnResult& r, std::function<void(SpawnResult)> then) = 0;
 };
 
 // The driver's setting, shared by reference with its parts.

@@ -11,7 +11,7 @@
 
 namespace yolo::runner::phase {
 
-class DispatchReturn {
+class DispatchReturn : public DispatchBack {
  public:
   explicit DispatchReturn(DispatchEnv env) : e_(env) {}
   DispatchReturn(const DispatchReturn&) = delete;
@@ -19,11 +19,11 @@ class DispatchReturn {
 
   // Plan i's job ended with its branch to gate (wait said done, or the branch is on the
   // remote): fetched with the batch, checked out, handed to the run's checks (r: wait's).
-  void fetch(size_t i, long long wave, SpawnResult r);
+  void fetch(size_t i, long long wave, SpawnResult r) override;
   // The job's own log from the remote (refs/yolo-logs/BRANCH) when wait's output r holds
   // none: true when it is being fetched (r taken; `then` gets it back with the job's log
   // first in its stderr, and the fetched ref deleted); false: r is as it was.
-  bool fetch_job_log(size_t i, SpawnResult& r, std::function<void(SpawnResult)> then);
+  bool fetch_job_log(size_t i, SpawnResult& r, std::function<void(SpawnResult)> then) override;
   // The merges computed ahead while jobs run (Worktrees::remember_merge): the next step, and
   // a reset once the checkout moved.
   void premerge();

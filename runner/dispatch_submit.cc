@@ -29,13 +29,8 @@ SpawnSpec DispatchJobs::adapter_spec(const std::vector<std::string>& argv, long 
   spec.cwd = e_.root;
   spec.unset_env = adapter_unset_env();
   spec.timeout_ms = timeout_ms;
-  // dispatch.unreachable_timeout_ms (the schema checks it): how long the adapters wait out an
-  // engine that does not answer before they say so (wait's exit 3).
-  long long unreachable_ms = 600000;
-  if (auto d = e_.cfg.raw.find("dispatch"); d != e_.cfg.raw.end() && d->is_object())
-    if (auto u = d->find("unreachable_timeout_ms"); u != d->end() && u->is_number_integer())
-      unreachable_ms = std::max(1000LL, u->get<long long>());
-  spec.env.emplace_back("YOLO_DISPATCH_UNREACHABLE_SECONDS", std::to_string(unreachable_ms / 1000));
+  // How long the adapters wait out an engine that does not answer before they say so (exit 3).
+  spec.env.emplace_back("YOLO_DISPATCH_UNREACHABLE_SECONDS", std::to_string(dispatch::unreachable_seconds(e_.cfg.raw)));
   return spec;
 }
 
@@ -99,10 +94,7 @@ void DispatchJobs::submit_array(long long wave, const std::vector<size_t>& plans
   const std::string base = wave_base()[wave];
   std::vector<std::vector<std::string>> tasks;
   for (size_t i : plans) {
-    json rec = dispatch::record_submitting(run_of(i).dispatch_rec.value("attempt", 1));
-    rec["base"] = base;
-    rec["wave_key"] = key;
-    record(i, rec, false);
+    record(i, dispatch::record_wave_submitting(run_of(i).dispatch_rec.value("attempt", 1), base, key), false);
     tasks.push_back(dispatch::task_arguments(dispatch::submit_argv(e_.cfg.dispatch.submit.argv, e_.cfg.executor.argv,
                                                                    vars_of(i, wave), resources(i))));
   }
@@ -140,18 +132,8 @@ void DispatchJobs::submit_array(long long wave, const std::vector<size_t>& plans
     }
     auto ws = dispatch::parse_wave_submit_output(r.out, plans.size());
     auto submitted = [&](size_t k) {
-      size_t i = plans[k];
-      dispatch::Submitted s;
-      s.handle = ws.tasks[k];
-      s.url = ws.url;
-      s.job_name = ws.job_name;
-      s.reused = ws.reused;
-      json rec = dispatch::record_submitted(run_of(i).dispatch_rec.value("attempt", 1), s, e_.world.now());
-      rec["base"] = base;
-      rec["wave_key"] = key;
-      rec["wave_handle"] = ws.handle;
-      rec["wave_index"] = k;
-      record(i, rec, false);
+      const int attempt = run_of(plans[k]).dispatch_rec.value("attempt", 1);
+      record(plans[k], dispatch::record_wave_submitted(attempt, ws, k, base, key, e_.world.now()), false);
     };
     if (interrupted()) {
       if (r.ok() && ws.ok())

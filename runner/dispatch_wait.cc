@@ -36,9 +36,8 @@ void DispatchJobs::wait_array(long long wave, const std::vector<size_t>& plans, 
   t->reported.assign(plans.size(), false);
   for (size_t k = 0; k < plans.size(); ++k) t->reported[k] = plans[k] == kNoPlan;  // not waited on here
   t->text.assign(plans.size(), std::string());
-  long long deadline = e_.cfg.dispatch.wait_wave.timeout_ms > 0  ? e_.cfg.dispatch.wait_wave.timeout_ms
-                       : e_.cfg.dispatch.wait.timeout_ms > 0 ? e_.cfg.dispatch.wait.timeout_ms
-                                                           : 24LL * 3600 * 1000;
+  long long deadline =
+      dispatch::wait_deadline_ms(e_.cfg.dispatch.wait.timeout_ms, e_.cfg.dispatch.wait_wave.timeout_ms);
   std::map<std::string, std::string> vars = {
       {"handle", handle},
       {"correlation_id", e_.host.correlation_id()},
@@ -65,8 +64,7 @@ void DispatchJobs::wait_array(long long wave, const std::vector<size_t>& plans, 
     if (!wl.text.empty()) text += wl.text + "\n";
     SpawnResult r;
     r.outcome = SpawnResult::Outcome::Exited;
-    auto w = dispatch::wave_line_result(wl.kind);
-    r.exit_code = w == dispatch::WaitResult::Done ? 0 : w == dispatch::WaitResult::Failed ? 1 : 2;
+    r.exit_code = dispatch::wait_exit_code(dispatch::wave_line_result(wl.kind));
     r.err = std::move(text);
     release(i);
     waited(i, wave, std::move(r));
@@ -87,8 +85,7 @@ void DispatchJobs::wait_array(long long wave, const std::vector<size_t>& plans, 
       size_t i = t->plans[k];
       SpawnResult rr = r;
       rr.err = t->text[k] + r.err;
-      if (rr.outcome == SpawnResult::Outcome::Exited)
-        rr.exit_code = w == dispatch::WaitResult::Unknown ? 2 : w == dispatch::WaitResult::Unreachable ? 3 : 4;
+      if (rr.outcome == SpawnResult::Outcome::Exited) rr.exit_code = dispatch::wait_exit_code(w);
       release(i);
       waited(i, wave, std::move(rr));
     }
@@ -103,14 +100,12 @@ void DispatchJobs::cancel_pollers() {
 }
 
 void DispatchJobs::wait(size_t i, long long wave) {
-  // Every wait has a deadline (a day unless the config gives one): past it, yolo gives up on
-  // the job and cancels it.
-  long long deadline = e_.cfg.dispatch.wait.timeout_ms > 0 ? e_.cfg.dispatch.wait.timeout_ms : 24LL * 3600 * 1000;
+  // Every wait has a deadline: past it, yolo gives up on the job and cancels it.
+  long long deadline = dispatch::wait_deadline_ms(e_.cfg.dispatch.wait.timeout_ms);
   SpawnSpec spec = adapter_spec(expand_argv(e_.cfg.dispatch.wait.argv, vars_of(i, wave)), deadline);
   spec.output_cap = 256 * 1024;
   spec.on_line = [this, i](SpawnSpec::Stream st, std::string_view line) {
-    if (st == SpawnSpec::Stream::Err && line.rfind("status: ", 0) == 0)
-      engine_status(i, std::string(line.substr(8)));
+    if (auto status = dispatch::status_line(line); st == SpawnSpec::Stream::Err && status) engine_status(i, *status);
   };
   run_of(i).argv = spec.argv;
   e_.host.hold(i, Process::start(e_.loop, std::move(spec), [this, i, wave](SpawnResult r) {
@@ -136,12 +131,7 @@ void DispatchJobs::waited(size_t i, long long wave, SpawnResult r) {
   auto w = dispatch::interpret_wait(r.outcome == SpawnResult::Outcome::Exited, r.exit_code);
   std::string job = "its job " + handle + " (branch " + branch + ")";
   const int attempt = rec.value("attempt", 1);
-  std::string why;  // wait's last two lines: the adapter's reason (run-job's ✗ line) and the log
-  {
-    const std::string tail = text::tail_lines(r.err, 2);  // lines() views it: it must outlive the loop
-    for (const auto& l : text::lines(tail))
-      if (!text::trim(l).empty()) why += (why.empty() ? "" : "; ") + std::string(text::trim(l));
-  }
+  const std::string why = dispatch::wait_reason(r.err);  // the adapter's reason (run-job's ✗ line)
   if (dispatch::gives_up(w)) {
     // The engine could not say how the job is (unreachable past the deadline, wait killed or
     // timed out): the job may be alive. It is cancelled before anything else; its branch, if
@@ -246,12 +236,7 @@ void DispatchJobs::give_up_wave(long long wave, const std::string& handle, const
   if (interrupted() || left < 2) return;
   GitRun g = run_git(e_.root, {"ls-remote", "--heads", e_.url, "refs/heads/yolo/" + trees()->run_tag() + "/*"},
                      120000);
-  if (!g.ok()) return;  // each plan asks on its own
-  remote_heads_.emplace();
-  for (const auto& l : text::lines(g.out)) {
-    auto tab = l.find('\t');
-    if (tab != std::string_view::npos) remote_heads_->insert(std::string(text::trim(l.substr(tab + 1))));
-  }
+  if (g.ok()) remote_heads_ = dispatch::remote_heads(g.out);  // else each plan asks on its own
 }
 
 // A `status: ...` line of wait's stderr: what the engine says of the job (a pending reason,
@@ -259,8 +244,7 @@ void DispatchJobs::give_up_wave(long long wave, const std::string& handle, const
 void DispatchJobs::engine_status(size_t i, std::string status) {
   const json& known = run_of(i).dispatch_rec;
   if (known.is_null() || interrupted() || e_.host.stopping()) return;
-  status = std::string(text::trim(status));
-  if (status.size() > 300) status.resize(300);
+  status = dispatch::engine_status(status);
   if (status.empty() || str(known, "engine_status") == status) return;
   json rec = known;
   rec["engine_status"] = status;

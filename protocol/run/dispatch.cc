@@ -128,6 +128,61 @@ bool fetch_after_wait(WaitResult w, bool branch_on_remote) {
 
 bool gives_up(WaitResult w) { return w == WaitResult::Unreachable || w == WaitResult::Error; }
 
+int wait_exit_code(WaitResult w) {
+  switch (w) {
+    case WaitResult::Done:
+      return 0;
+    case WaitResult::Failed:
+      return 1;
+    case WaitResult::Unknown:
+      return 2;
+    case WaitResult::Unreachable:
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+std::string wait_reason(std::string_view err) {
+  std::string why;
+  const std::string tail = text::tail_lines(err, 2);  // lines() views it: it must outlive the loop
+  for (const auto& l : text::lines(tail))
+    if (!text::trim(l).empty()) why += (why.empty() ? "" : "; ") + std::string(text::trim(l));
+  return why;
+}
+
+std::optional<std::string> status_line(std::string_view err_line) {
+  if (err_line.rfind("status: ", 0) != 0) return std::nullopt;
+  return std::string(err_line.substr(8));
+}
+
+std::string engine_status(std::string_view said) {
+  std::string status(text::trim(said));
+  if (status.size() > 300) status.resize(300);
+  return status;
+}
+
+long long wait_deadline_ms(long long wait_timeout_ms, long long wait_wave_timeout_ms) {
+  return wait_wave_timeout_ms > 0 ? wait_wave_timeout_ms : wait_timeout_ms > 0 ? wait_timeout_ms : 24LL * 3600 * 1000;
+}
+
+long long unreachable_seconds(const json& raw_config) {
+  long long ms = 600000;
+  if (auto d = raw_config.find("dispatch"); d != raw_config.end() && d->is_object())
+    if (auto u = d->find("unreachable_timeout_ms"); u != d->end() && u->is_number_integer())
+      ms = std::max(1000LL, u->get<long long>());
+  return ms / 1000;
+}
+
+std::set<std::string> remote_heads(std::string_view ls_remote_out) {
+  std::set<std::string> heads;
+  for (const auto& l : text::lines(ls_remote_out)) {
+    auto tab = l.find('\t');
+    if (tab != std::string_view::npos) heads.insert(std::string(text::trim(l.substr(tab + 1))));
+  }
+  return heads;
+}
+
 json record_submitting(int attempt) { return {{"attempt", attempt}, {"state", job_state_name(JobState::Submitting)}}; }
 
 json record_submitted(int attempt, const Submitted& s, const std::string& now) {
@@ -389,6 +444,28 @@ WaveSubmitted parse_wave_submit_output(const std::string& out, size_t n_tasks) {
     return r;
   }
   r.error = "submit_wave printed no JSON object with a \"handle\" on stdout";
+  return r;
+}
+
+json record_wave_submitting(int attempt, const std::string& base, const std::string& key) {
+  json r = record_submitting(attempt);
+  r["base"] = base;
+  r["wave_key"] = key;
+  return r;
+}
+
+json record_wave_submitted(int attempt, const WaveSubmitted& ws, size_t k, const std::string& base,
+                           const std::string& key, const std::string& now) {
+  Submitted s;
+  s.handle = k < ws.tasks.size() ? ws.tasks[k] : std::string();
+  s.url = ws.url;
+  s.job_name = ws.job_name;
+  s.reused = ws.reused;
+  json r = record_submitted(attempt, s, now);
+  r["base"] = base;
+  r["wave_key"] = key;
+  r["wave_handle"] = ws.handle;
+  r["wave_index"] = k;
   return r;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,27 @@ bool fetch_after_wait(WaitResult w, bool branch_on_remote);
 // After wait: whether yolo gives up on a job that may still run (it is cancelled before
 // anything else, never left running beside a later attempt).
 bool gives_up(WaitResult w);
+// A wave task's line (wave_line_result) or the wave's exit for a task it did not report
+// (wave_exit_result), as the exit the plan's own wait would have given: 0 done, 1 failed,
+// 2 unknown, 3 unreachable, 4 anything else (interpret_wait reads it back the same).
+int wait_exit_code(WaitResult w);
+// Why wait says what it says: the last two lines of its stderr that are not blank, trimmed
+// and joined by "; " (the adapter's reason, run-job's ✗ line, and the line before it).
+std::string wait_reason(std::string_view err);
+// What the engine says of a job while wait waits (a pending reason, an image that cannot be
+// pulled): a line "status: TEXT" of wait's stderr (nullopt: not such a line). engine_status:
+// the text as it is shown and kept in the record, trimmed, at most 300 bytes ("": none).
+std::optional<std::string> status_line(std::string_view err_line);
+std::string engine_status(std::string_view text);
+// How long yolo waits on a job (wait's timeout_ms) or a wave's array (wait_wave's, else
+// wait's) before it gives up on it: a day unless the config says (0: not given).
+long long wait_deadline_ms(long long wait_timeout_ms, long long wait_wave_timeout_ms = 0);
+// dispatch.unreachable_timeout_ms of the config's JSON (10 minutes unless given, at least a
+// second) in seconds: the adapters wait out an engine that does not answer that long
+// (YOLO_DISPATCH_UNREACHABLE_SECONDS), then wait exits 3.
+long long unreachable_seconds(const json& raw_config);
+// `git ls-remote --heads`' output: the refs it names ("refs/heads/...").
+std::set<std::string> remote_heads(std::string_view ls_remote_out);
 
 // The record fields, as written at each step.
 json record_submitting(int attempt);
@@ -167,6 +189,12 @@ struct WaveSubmitted {
   bool ok() const { return error.empty(); }
 };
 WaveSubmitted parse_wave_submit_output(const std::string& out, size_t n_tasks);
+// A task of a wave's array, as its plan's record: record_submitting, then record_submitted
+// with the task's handle (ws.tasks[k]), each with the wave's base and the array's key; once
+// submitted, the array's handle and the task's index too.
+json record_wave_submitting(int attempt, const std::string& base, const std::string& key);
+json record_wave_submitted(int attempt, const WaveSubmitted& ws, size_t k, const std::string& base,
+                           const std::string& key, const std::string& now);
 
 // One stdout line of wait_wave: "task K status TEXT" (what the engine says of task K),
 // "task K done", "task K failed [TEXT]", "task K unknown" (the engine says it does not know

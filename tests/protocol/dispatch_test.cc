@@ -353,5 +353,74 @@ TEST(DispatchRules, ReattachedTasksJoinTheirArrayAndAnEditedIndexWaitsAlone) {
   EXPECT_EQ(group_reattached(recs, 3).alone, (std::vector<size_t>{1, 2, 3, 5, 6})) << "index 3 of 3 tasks";
 }
 
+TEST(DispatchWait, AWavesWordForATaskReadsAsThePlansOwnWaitExit) {
+  for (auto w : {WaitResult::Done, WaitResult::Failed, WaitResult::Unknown, WaitResult::Unreachable, WaitResult::Error})
+    EXPECT_EQ(interpret_wait(true, wait_exit_code(w)), w);
+  EXPECT_EQ(wait_exit_code(wave_line_result(WaveLine::Kind::Done)), 0);
+  EXPECT_EQ(wait_exit_code(wave_line_result(WaveLine::Kind::Failed)), 1);
+  EXPECT_EQ(wait_exit_code(wave_line_result(WaveLine::Kind::Unknown)), 2);
+  EXPECT_EQ(wait_exit_code(wave_exit_result(true, 3)), 3);
+  EXPECT_EQ(wait_exit_code(wave_exit_result(true, 0)), 4) << "a task the wave never reported is not done";
+}
+
+TEST(DispatchWait, TheReasonIsWaitsLastTwoLinesThatSaySomething) {
+  EXPECT_EQ(wait_reason("cloned\nslurm: job 7 FAILED\n  run-job: ✗ the executor exited 3  \n"),
+            "slurm: job 7 FAILED; run-job: ✗ the executor exited 3");
+  EXPECT_EQ(wait_reason("only this\n"), "only this");
+  EXPECT_EQ(wait_reason(""), "");
+  EXPECT_EQ(wait_reason("\n \n"), "");
+}
+
+TEST(DispatchWait, WhatTheEngineSaysOfAWaitingJobIsAStatusLineTrimmedAndBounded) {
+  EXPECT_EQ(status_line("status: Pending (Priority)"), "Pending (Priority)");
+  EXPECT_EQ(status_line("status:   Running  "), "  Running  ");
+  EXPECT_FALSE(status_line("squeue: error: status: x"));
+  EXPECT_FALSE(status_line("Status: Pending"));
+  EXPECT_EQ(engine_status("  Running on node-4 \t"), "Running on node-4");
+  EXPECT_EQ(engine_status(std::string(400, 'x')).size(), 300u);
+  EXPECT_EQ(engine_status("   "), "");
+}
+
+TEST(DispatchWait, DeadlinesComeFromTheConfigOrADay) {
+  const long long day = 24LL * 3600 * 1000;
+  EXPECT_EQ(wait_deadline_ms(0), day);
+  EXPECT_EQ(wait_deadline_ms(1500), 1500);
+  EXPECT_EQ(wait_deadline_ms(1500, 9000), 9000) << "wait_wave's own first";
+  EXPECT_EQ(wait_deadline_ms(1500, 0), 1500) << "else wait's";
+  EXPECT_EQ(wait_deadline_ms(0, 0), day);
+  EXPECT_EQ(unreachable_seconds(json::object()), 600);
+  EXPECT_EQ(unreachable_seconds({{"dispatch", {{"unreachable_timeout_ms", 2500}}}}), 2);
+  EXPECT_EQ(unreachable_seconds({{"dispatch", {{"unreachable_timeout_ms", 10}}}}), 1) << "at least a second";
+  EXPECT_EQ(unreachable_seconds({{"dispatch", {{"unreachable_timeout_ms", "5000"}}}}), 600);
+  EXPECT_EQ(unreachable_seconds({{"dispatch", 3}}), 600);
+}
+
+TEST(DispatchWait, TheRemotesHeadsAreTheRefsLsRemoteNames) {
+  EXPECT_EQ(remote_heads("1111\trefs/heads/yolo/ab/01-01\n2222\trefs/heads/yolo/ab/01-02-a2 \r\n\nnot a head\n"),
+            (std::set<std::string>{"refs/heads/yolo/ab/01-01", "refs/heads/yolo/ab/01-02-a2"}));
+  EXPECT_TRUE(remote_heads("").empty());
+}
+
+TEST(DispatchWave, ATasksRecordNamesItsArrayAndIndex) {
+  json r = record_wave_submitting(2, "abc", "k12");
+  EXPECT_EQ(r, json({{"attempt", 2}, {"state", "submitting"}, {"base", "abc"}, {"wave_key", "k12"}}));
+  WaveSubmitted ws;
+  ws.handle = "arr-5";
+  ws.url = "http://engine/arr-5";
+  ws.tasks = {"arr-5_0", "arr-5_1"};
+  ws.reused = true;
+  r = record_wave_submitted(2, ws, 1, "abc", "k12", "2026-11-29T08:00:00Z");
+  EXPECT_EQ(r["state"], "submitted");
+  EXPECT_EQ(r["attempt"], 2);
+  EXPECT_EQ(r["handle"], "arr-5_1");
+  EXPECT_EQ(r["url"], "http://engine/arr-5");
+  EXPECT_EQ(r["reused"], true);
+  EXPECT_EQ(r["base"], "abc");
+  EXPECT_EQ(r["wave_key"], "k12");
+  EXPECT_EQ(r["wave_handle"], "arr-5");
+  EXPECT_EQ(r["wave_index"], 1);
+  EXPECT_EQ(r["submitted_at"], "2026-11-29T08:00:00Z");
+}
+
 }  // namespace
 }  // namespace yolo::dispatch

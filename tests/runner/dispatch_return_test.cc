@@ -7,35 +7,37 @@
 
 #include <gtest/gtest.h>
 
-#include "fake_dispatch.h"
-#include "test_support.h"
+#include "dispatch_fake_run.h"
 
 namespace yolo::runner::phase {
 namespace {
 
-using test::TempDir;
-
 using test::git;
 
 // Two plans of wave 1, as much of a run as the return path reaches.
-struct FakeReturn : test::FakeDispatchRun {
-  std::string url = remote.string();
+struct FakeReturn {
+  DispatchFakeRun run{{{"01-01", "01", "01", 1, {}, ""}, {"01-02", "02", "02", 1, {}, ""}}};
+  const stdfs::path& root = run.root;
+  const std::string& url = run.url;
+  uv_loop_t& loop = run.loop;
+  std::vector<PlanRun>& runs = run.runs;
+  Config cfg;
   std::vector<std::string> failed;
   DispatchPlans plans;
   std::unique_ptr<DispatchReturn> back;
 
-  FakeReturn() : FakeDispatchRun({{"01-01", "01", "01", 1, {}, ""}, {"01-02", "02", "02", 1, {}, ""}}) {
+  FakeReturn() {
     plans.branch_of = [this](size_t i) { return branch(i, runs[i].dispatch_rec.value("attempt", 1)); };
     plans.record = [](size_t, json, bool) {};
     plans.fail = [this](size_t, const std::string& error, const std::string&, const SpawnResult*, bool) {
       failed.push_back(error);
     };
     plans.on_interrupt = [](size_t) {};
-    back = std::make_unique<DispatchReturn>(DispatchEnv{cfg, test::real_world(), root, &loop, host, told, plans, url});
+    back = std::make_unique<DispatchReturn>(DispatchEnv{cfg, test::real_world(), root, &loop, run.host, run.told, plans, url});
   }
   ~FakeReturn() { back.reset(); }
   std::string branch(size_t i, int attempt) const {
-    return dispatch::branch_for_attempt(trees->branch_for(entries[i].id), attempt);
+    return dispatch::branch_for_attempt(run.trees->branch_for(run.entries[i].id), attempt);
   }
   // A commit holding `log` (as run-job pushes it) at refs/yolo-logs/BRANCH on the remote.
   void push_log(const std::string& branch, const std::string& text) {
@@ -44,7 +46,7 @@ struct FakeReturn : test::FakeDispatchRun {
     std::string commit = git(root, {"commit-tree", tree, "-m", "log"});
     git(root, {"push", "-q", url, commit + ":refs/yolo-logs/" + branch});
   }
-  std::string remote_refs() { return git(remote, {"for-each-ref", "--format=%(refname)"}); }
+  std::string remote_refs() { return git(run.remote, {"for-each-ref", "--format=%(refname)"}); }
 };
 
 TEST(DispatchReturn, AJobsLogComesBackThroughTheRemoteAndItsFetchedRefIsDeletedOnceRead) {
@@ -88,7 +90,7 @@ TEST(DispatchReturn, AMergedBranchGoesFromTheRemoteWithEveryAttemptsLogAndNoOthe
   f.back->delete_merged({f.branch(0, 2)});
   uv_run(&f.loop, UV_RUN_DEFAULT);
   EXPECT_EQ(f.remote_refs(), "refs/yolo-logs/" + f.branch(1, 1));
-  EXPECT_TRUE(f.told.notes.empty()) << f.told.notes.front();
+  EXPECT_TRUE(f.run.told.notes.empty()) << f.run.told.notes.front();
 }
 
 }  // namespace

@@ -5,15 +5,11 @@
 #include "runner/run_dispatch.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
-#include "fake_dispatch.h"
-#include "test_support.h"
+#include "dispatch_fake_run.h"
 
 namespace yolo::runner::phase {
 namespace {
-
-using test::TempDir;
 
 // submit BRANCH BASE REMOTE OUTCOME: "done" runs the job at once (one commit on the plan's
 // branch from the base, pushed); "refuse" fails. wait HANDLE: done for job-done, else failed.
@@ -46,37 +42,21 @@ esac
 using test::git;
 
 // A run of one plan, as much of it as dispatch reaches through its Host.
-struct FakeRun : test::FakeDispatchRun {
-  std::string outcome;                        // what the fake engine does with the job
-  std::vector<execution::PlanUpdate> queued;  // plan 0's record changes, in order
-  std::vector<SpawnResult> checks;            // run_checks(0, r) calls
-  std::optional<PlanWorktree> adopted;        // adopt_worktree's worktree
-  int schedules = 0;
+struct FakeRun {
+  DispatchFakeRun f{{{"01-01", "01", "one", 1, {}, "01-01-PLAN.md"}}};
+  std::string outcome;  // what the fake engine does with the job
+  Config cfg;
+  std::vector<SpawnResult> checks;      // run_checks(0, r) calls
+  std::optional<PlanWorktree> adopted;  // adopt_worktree's worktree
   std::unique_ptr<DispatchDriver> d;
 
-  explicit FakeRun(std::string what)
-      : FakeDispatchRun({{"01-01", "01", "one", 1, {}, "01-01-PLAN.md"}}), outcome(std::move(what)) {
-    test::write_file(tmp / "adapter", kAdapter);
-    ::chmod((tmp / "adapter").c_str(), 0755);
-    const std::string adapter = (tmp / "adapter").string();
+  explicit FakeRun(std::string what) : outcome(std::move(what)) {
+    const std::string adapter = f.script("adapter", kAdapter).string();
     cfg.dispatch.submit.argv = {adapter, "submit", "{branch}", "{base_commit}", "{remote}", "{outcome}"};
     cfg.dispatch.wait.argv = {adapter, "wait", "{handle}"};
     cfg.dispatch.cancel.argv = {adapter, "cancel", "{handle}"};
-    cfg.dispatch.remote = remote.string();
-    run::PlanSeed seed;
-    seed.node.id = "01-01";
-    seed.node.plan = "01";
-    seed.node.wave = 1;
-    run::Settings s;
-    s.isolated = true;
-    core = run::Core({seed}, s);
-
-    DispatchDriver::Host h = host;  // the run's plans, records, slots and children
-    h.correlation_id = [] { return std::string("0123456789abcdef"); };
-    h.phase_rel = [] { return std::string(".yolo-planning/phases/01-demo"); };
-    h.queue = [this](size_t, execution::PlanUpdate u) { queued.push_back(std::move(u)); };
-    h.flush = [] {};
-    h.schedule = [this] { ++schedules; };
+    cfg.dispatch.remote = f.remote.string();
+    DispatchDriver::Host h = f.host;
     h.plan_vars = [this](size_t, long long) { return std::map<std::string, std::string>{{"outcome", outcome}}; };
     h.adopt_worktree = [this](size_t, const PlanWorktree& w, int, std::string&) {
       adopted = w;
@@ -84,7 +64,7 @@ struct FakeRun : test::FakeDispatchRun {
     };
     h.run_checks = [this](size_t, SpawnResult r) { checks.push_back(std::move(r)); };
     h.merge_message = [](const PlanEntry& e, const json&) { return "merge " + e.id; };
-    d = std::make_unique<DispatchDriver>(cfg, test::real_world(), root, &loop, told, std::move(h));
+    d = std::make_unique<DispatchDriver>(cfg, test::real_world(), f.root, &f.loop, f.told, std::move(h));
     d->init(json::object());
   }
   ~FakeRun() { d.reset(); }
@@ -100,22 +80,23 @@ struct FakeRun : test::FakeDispatchRun {
       FakeRun* run;
       int left = 3000;
     } c{{}, this};
-    uv_timer_init(&loop, &c.t);
+    uv_timer_init(&f.loop, &c.t);
     c.t.data = &c;
     uv_timer_start(
         &c.t,
         [](uv_timer_t* t) {
           auto* self = static_cast<Check*>(t->data);
           FakeRun* r = self->run;
-          if (!r->checks.empty() || r->core.plan(0).status == PlanStatus::Failed || --self->left == 0) uv_timer_stop(t);
+          if (!r->checks.empty() || r->f.core.plan(0).status == PlanStatus::Failed || --self->left == 0)
+            uv_timer_stop(t);
         },
         10, 10);
-    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_run(&f.loop, UV_RUN_DEFAULT);
     uv_close(reinterpret_cast<uv_handle_t*>(&c.t), nullptr);
-    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_run(&f.loop, UV_RUN_DEFAULT);
   }
   std::string on_remote(const std::string& branch) {
-    auto r = test::run_program({"git", "rev-parse", "refs/heads/" + branch}, remote);
+    auto r = test::run_program({"git", "rev-parse", "refs/heads/" + branch}, f.remote);
     return std::string(text::trim(r.out));
   }
 };
@@ -125,48 +106,48 @@ TEST(DispatchDriver, AJobWhoseWaitSaysDoneIsFetchedCheckedOutAndHandedToTheCheck
   run.start();
   ASSERT_EQ(run.checks.size(), 1u) << "the run's checks were not asked for";
   EXPECT_EQ(run.checks[0].exit_code, 0);
-  EXPECT_EQ(run.core.plan(0).handle, "job-done");
-  const std::string branch = run.trees->branch_for("01-01");
+  EXPECT_EQ(run.f.core.plan(0).handle, "job-done");
+  const std::string branch = run.f.trees->branch_for("01-01");
   ASSERT_TRUE(run.adopted);
   EXPECT_EQ(run.adopted->branch, branch);
-  EXPECT_EQ(run.adopted->base, run.bases[1]) << "the job's base: the wave's";
-  EXPECT_EQ(run.trees->head(run.adopted->path), run.on_remote(branch)) << "the slot holds the job's commit";
+  EXPECT_EQ(run.adopted->base, run.f.bases[1]) << "the job's base: the wave's";
+  EXPECT_EQ(run.f.trees->head(run.adopted->path), run.on_remote(branch)) << "the slot holds the job's commit";
   EXPECT_TRUE(stdfs::exists(run.adopted->path / "job.txt"));
-  ASSERT_FALSE(run.queued.empty());
-  EXPECT_EQ(run.queued.back().set["dispatch"]["state"], "done") << run.queued.back().set.dump();
-  EXPECT_EQ(run.queued.back().set["dispatch"]["handle"], "job-done");
-  EXPECT_EQ(run.schedules, 0) << "nothing failed";
-  for (const char* e : {"plan_start", "plan_submitted", "plan_fetched"}) EXPECT_TRUE(run.told.has(e)) << e;
+  ASSERT_FALSE(run.f.queued.empty());
+  EXPECT_EQ(run.f.queued.back().set["dispatch"]["state"], "done") << run.f.queued.back().set.dump();
+  EXPECT_EQ(run.f.queued.back().set["dispatch"]["handle"], "job-done");
+  EXPECT_EQ(run.f.schedules, 0) << "nothing failed";
+  for (const char* e : {"plan_start", "plan_submitted", "plan_fetched"}) EXPECT_TRUE(run.f.told.has(e)) << e;
 }
 
 TEST(DispatchDriver, ASubmitTheEngineRefusesFailsThePlan) {
   FakeRun run("refuse");
   run.start();
   EXPECT_TRUE(run.checks.empty());
-  EXPECT_EQ(run.core.plan(0).status, PlanStatus::Failed);
-  ASSERT_FALSE(run.queued.empty());
-  const auto& u = run.queued.back();
+  EXPECT_EQ(run.f.core.plan(0).status, PlanStatus::Failed);
+  ASSERT_FALSE(run.f.queued.empty());
+  const auto& u = run.f.queued.back();
   EXPECT_EQ(u.status, PlanStatus::Failed);
   EXPECT_NE(u.error.find("the engine refused the job"), std::string::npos) << u.error;
   EXPECT_EQ(u.set["dispatch"]["state"], "submitting") << "no handle: the next execute submits the same attempt";
   ASSERT_TRUE(u.findings.is_array() && u.findings.size() == 1) << u.findings.dump();
-  EXPECT_EQ(u.findings[0]["branch"], run.trees->branch_for("01-01")) << u.findings.dump();
-  EXPECT_EQ(run.schedules, 1) << "the run decides what is next";
+  EXPECT_EQ(u.findings[0]["branch"], run.f.trees->branch_for("01-01")) << u.findings.dump();
+  EXPECT_EQ(run.f.schedules, 1) << "the run decides what is next";
 }
 
 TEST(DispatchDriver, AJobThatFailedFailsThePlanWithItsHandle) {
   FakeRun run("fail");
   run.start();
   EXPECT_TRUE(run.checks.empty());
-  EXPECT_EQ(run.core.plan(0).status, PlanStatus::Failed);
-  ASSERT_FALSE(run.queued.empty());
-  const auto& u = run.queued.back();
+  EXPECT_EQ(run.f.core.plan(0).status, PlanStatus::Failed);
+  ASSERT_FALSE(run.f.queued.empty());
+  const auto& u = run.f.queued.back();
   EXPECT_NE(u.error.find("its job job-fail"), std::string::npos) << u.error;
   EXPECT_NE(u.error.find("the job failed"), std::string::npos) << u.error;
   EXPECT_EQ(u.set["dispatch"]["state"], "failed") << u.set.dump();
   ASSERT_TRUE(u.findings.is_array() && u.findings.size() == 1) << u.findings.dump();
   EXPECT_EQ(u.findings[0]["handle"], "job-fail") << u.findings.dump();
-  EXPECT_EQ(run.schedules, 1);
+  EXPECT_EQ(run.f.schedules, 1);
 }
 
 }  // namespace
