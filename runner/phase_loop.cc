@@ -24,10 +24,10 @@ int Run::waves() {
     const auto& snap = state_now();
     std::vector<run::PlanKnown> known(entries_.size());
     for (size_t i = 0; i < known.size(); ++i)
-      if (const PlanRun* r = run_at(i)) known[i] = {&r->dispatch_rec, r->dispatch_failed_before};
+      if (const PlanRun* r = runs_.at(i)) known[i] = {&r->dispatch_rec, r->dispatch_failed_before};
     run::Seeds seeds = run::seeds(snap.ok() ? snap.doc : none, entries_, known);
     for (size_t i = 0; i < seeds.pending_worktree.size(); ++i)
-      if (const json* w = seeds.pending_worktree[i]) run_of(i).worktree_record = *w;  // merged from this record
+      if (const json* w = seeds.pending_worktree[i]) runs_.of(i).worktree_record = *w;  // merged from this record
     core_ = run::Core(std::move(seeds.plans), core_settings());
   }
   uv_loop_init(&loop_);
@@ -49,7 +49,7 @@ int Run::waves() {
   uv_signal_stop(&sigterm_);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
-  for (size_t i = 0; i < runs_.size(); ++i) release(i);
+  for (size_t i = 0; i < runs_.size(); ++i) runs_.release(i);
   flush_plans();
   // Every start is in the state now (and no executor of this run is left): the journal goes,
   // unless the state could not be written.
@@ -121,7 +121,7 @@ void Run::schedule() {
           stop(kExecHalted, Result::Halted, report_.halted(state_now().doc));
           return;
         case run::Act::Frozen:
-          report_.frozen(running_count_);
+          report_.frozen(runs_.running());
           break;
         case run::Act::Pause:
           gates_.pause(state_now().doc);  // the run stopped, paused at that gate

@@ -30,7 +30,7 @@ class Run {
 
   int run();
   // Nothing of the run is left to finish: no child, no write in flight, no Stage 1 thread.
-  bool settled() const { return running_count_ == 0 && !writes_.writing() && !prelude_.stage1_pending(); }
+  bool settled() const { return runs_.running() == 0 && !writes_.writing() && !prelude_.stage1_pending(); }
 
  private:
   // ---- what the run says (runner/run_report.h: a class of its own, report_) ---------------
@@ -129,7 +129,7 @@ class Run {
   // What the run says: its events, lines, event log, live line and last word (runner/run_report.h).
   RunReport report_{world_, root_, cfg_, phase_, cid_, entries_, o_.json, [this] { return live(); }};
   // What its live line shows now (runner/run_report.h).
-  LiveView live() const { return live_view(core_, entries_, runs_, cfg_.timeout_for(cfg_.executor), uv_hrtime()); }
+  LiveView live() const { return live_view(core_, entries_, runs_.all(), cfg_.timeout_for(cfg_.executor), uv_hrtime()); }
   // The next step for the person, when a step knows better than the exit code (the report's).
   std::string& next_ = report_.next();
   // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
@@ -170,33 +170,7 @@ class Run {
   ExecutorStarter launch_{world_, root_, cfg_, &loop_, phase_, cid_, check_programs_, report_, launch_host()};
   ExecutorStarter::Host launch_host();
   std::string fresh_cid_;                         // the correlation id a new run gets
-  std::vector<PlanRun> runs_;
-  PlanRun& run_of(size_t i) {
-    if (i >= runs_.size()) runs_.resize(i + 1);
-    return runs_[i];
-  }
-  const PlanRun* run_at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
-  // Plan i runs for the loop from now on, with its child p (nullptr: none of its own).
-  Process* hold(size_t i, std::unique_ptr<Process> p) {
-    PlanRun& r = run_of(i);
-    if (!r.running) ++running_count_;
-    r.running = true;
-    r.proc = std::move(p);
-    return r.proc.get();
-  }
-  // Plan i no longer runs for the loop; its child (ended: called from its own done callback,
-  // its handles still closing, so it detaches cleanly) is dropped.
-  void release(size_t i) {
-    if (i >= runs_.size() || !runs_[i].running) return;
-    runs_[i].running = false;
-    --running_count_;
-    std::unique_ptr<Process> p = std::move(runs_[i].proc);
-  }
-  size_t running_count_ = 0;  // plans with running set
-  const PlanWorktree* worktree_of(size_t i) const {
-    const PlanRun* r = run_at(i);
-    return r && r->worktree ? &*r->worktree : nullptr;
-  }
+  PlanRuns runs_;  // the plans' records of their processes (runner/plan_run.h)
   bool stopping_ = false;
   bool interrupted_ = false;
   int final_code_ = -1;

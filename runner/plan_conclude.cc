@@ -6,13 +6,13 @@
 namespace yolo::runner::phase {
 
 void Run::run_checks(size_t i, SpawnResult executor) {
-  const PlanWorktree* w = worktree_of(i);
+  const PlanWorktree* w = runs_.worktree_of(i);
   checks_.run(i, std::move(executor), w ? w->path : root_, w != nullptr, isolated());
 }
 
 PlanChecks::Host Run::checks_host() {
   PlanChecks::Host h;
-  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
   h.interrupted = [this] { return interrupted_; };
   h.stopping = [this] { return stopping_; };
@@ -20,8 +20,8 @@ PlanChecks::Host Run::checks_host() {
     core_.gating(i);
     schedule();
   };
-  h.hold = [this](size_t i, std::unique_ptr<Process> p) { hold(i, std::move(p)); };
-  h.release = [this](size_t i) { release(i); };
+  h.hold = [this](size_t i, std::unique_ptr<Process> p) { runs_.hold(i, std::move(p)); };
+  h.release = [this](size_t i) { runs_.release(i); };
   h.done = [this](size_t i, SpawnResult r) { conclude(i, r); };
   h.vars = [this](size_t i) { return plan_vars(i, entries_[i].wave); };
   h.env = [this](size_t i) { return plan_env(i, entries_[i].wave); };
@@ -31,11 +31,11 @@ PlanChecks::Host Run::checks_host() {
 PlanConcluder::Host Run::concluder_host() {
   PlanConcluder::Host h;
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
   h.interrupted = [this] { return interrupted_; };
   h.isolated = [this] { return isolated(); };
   h.exited = [this](size_t i) {
-    release(i);
+    runs_.release(i);
     core_.executor_exited(i);
   };
   h.open_gates = [this](size_t i) { checks_.open_requested_gates(i); };
