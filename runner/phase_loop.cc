@@ -33,22 +33,12 @@ int Run::waves() {
   uv_loop_init(&loop_);
   writes_.start(&loop_);  // from now on, the plans' changes are written in batches
   worktrees_.open();
-  uv_signal_init(&loop_, &sigint_);
-  uv_signal_init(&loop_, &sigterm_);
-  sigint_.data = sigterm_.data = this;
-  auto on_signal = [](uv_signal_t* h, int signum) { static_cast<Run*>(h->data)->interrupt(signum); };
-  uv_signal_start(&sigint_, on_signal, SIGINT);
-  uv_signal_start(&sigterm_, on_signal, SIGTERM);
-  uv_unref(reinterpret_cast<uv_handle_t*>(&sigint_));
-  uv_unref(reinterpret_cast<uv_handle_t*>(&sigterm_));
+  signals_.start(&loop_, [this](int signum) { interrupt(signum); });
   report_.start_live(&loop_);  // on a terminal: the running executors and the phase's progress
   schedule();
   uv_run(&loop_, UV_RUN_DEFAULT);
   report_.stop_live();
-  uv_signal_stop(&sigint_);
-  uv_signal_stop(&sigterm_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
+  signals_.close();
   for (size_t i = 0; i < runs_.size(); ++i) runs_.release(i);
   flush_plans();
   // Every start is in the state now (and no executor of this run is left): the journal goes,
@@ -83,11 +73,11 @@ static run::Answer answer(GateOutcome g) {
 void Run::schedule() {
   if (stopping_) return;
   bool executor = executor_configured(cfg_);
-  if (executor && !dispatched() && fd_cap_ < 0) {  // executors at once within the fd limit, once
-    int want = cfg_.max_parallel;
-    fd_cap_ = fd_parallel_cap(isolated());
-    if (fd_cap_ < want) report_.max_parallel_lowered(want, fd_cap_, open_files_limit());
-    core_.set_max_parallel(std::min(want, fd_cap_));
+  if (executor && !dispatched() && !fd_capped_) {  // executors at once within the fd limit, once
+    fd_capped_ = true;
+    core_.set_max_parallel(parallel_within_fd_limit(cfg_.max_parallel, isolated(), [this](int cap, long limit) {
+      report_.max_parallel_lowered(cfg_.max_parallel, cap, limit);
+    }));
   }
   for (bool again = true; again && !stopping_;) {
     again = false;

@@ -46,7 +46,7 @@ int Run::run() {
     return finish(kExecUsage, Result::Error, bad->message);
   }
   if (o_.dry_run)
-    return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(), dispatched() ? dispatch_parallel() : 0,
+    return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(), dispatched() ? dispatch_.parallel() : 0,
                     isolated(), [this](const PlanEntry& e, json& f) { return check_summary(e, f); }},
                    next_);
   if (int rc = prelude_.check_agents(); rc >= 0) return rc;
@@ -147,7 +147,7 @@ DispatchDriver::Host Run::dispatch_host() {
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.flush = [this] { flush_plans(); };
   h.schedule = [this] { schedule(); };
-  h.plan_vars = [this](size_t i, long long wave) { return plan_vars(i, wave); };
+  h.plan_vars = [this](size_t i, long long wave) { return launch_.vars(i, wave); };
   h.adopt_worktree = [this](size_t i, const PlanWorktree& w, int slot, std::string& err) {
     return worktrees_.adopt(i, w, slot, err);
   };

@@ -23,8 +23,8 @@ PlanChecks::Host Run::checks_host() {
   h.hold = [this](size_t i, std::unique_ptr<Process> p) { runs_.hold(i, std::move(p)); };
   h.release = [this](size_t i) { runs_.release(i); };
   h.done = [this](size_t i, SpawnResult r) { conclude(i, r); };
-  h.vars = [this](size_t i) { return plan_vars(i, entries_[i].wave); };
-  h.env = [this](size_t i) { return plan_env(i, entries_[i].wave); };
+  h.vars = [this](size_t i) { return launch_.vars(i, entries_[i].wave); };
+  h.env = [this](size_t i) { return launch_.env(i, entries_[i].wave); };
   return h;
 }
 
@@ -54,7 +54,7 @@ PlanConcluder::Host Run::concluder_host() {
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.cid = [this] { return cid_; };
   h.next = [this] {
-    if (dispatched()) dispatch_premerge();
+    if (dispatched()) dispatch_.premerge();
     schedule();
   };
   return h;

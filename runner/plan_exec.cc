@@ -115,8 +115,8 @@ WorktreeDriver::Host Run::worktrees_host() {
   h.resumed = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
   h.merged = [this](const std::vector<std::string>& branches) {
     if (!dispatched()) return;
-    dispatch_premerge_reset();  // the checkout moved: a chain computed ahead starts again from it
-    dispatch_delete_merged(branches);  // a child of the loop: runs while the local ones go
+    dispatch_.premerge_reset();  // the checkout moved: a chain computed ahead starts again from it
+    dispatch_.delete_merged(branches);  // a child of the loop: runs while the local ones go
   };
   return h;
 }
