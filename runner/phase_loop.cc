@@ -24,32 +24,22 @@ int Run::waves() {
     const auto& snap = state_now();
     std::vector<run::PlanKnown> known(entries_.size());
     for (size_t i = 0; i < known.size(); ++i)
-      if (const PlanRun* r = run_at(i)) known[i] = {&r->dispatch_rec, r->dispatch_failed_before};
+      if (const PlanRun* r = runs_.at(i)) known[i] = {&r->dispatch_rec, r->dispatch_failed_before};
     run::Seeds seeds = run::seeds(snap.ok() ? snap.doc : none, entries_, known);
     for (size_t i = 0; i < seeds.pending_worktree.size(); ++i)
-      if (const json* w = seeds.pending_worktree[i]) run_of(i).worktree_record = *w;  // merged from this record
+      if (const json* w = seeds.pending_worktree[i]) runs_.of(i).worktree_record = *w;  // merged from this record
     core_ = run::Core(std::move(seeds.plans), core_settings());
   }
   uv_loop_init(&loop_);
   writes_.start(&loop_);  // from now on, the plans' changes are written in batches
   worktrees_.open();
-  uv_signal_init(&loop_, &sigint_);
-  uv_signal_init(&loop_, &sigterm_);
-  sigint_.data = sigterm_.data = this;
-  auto on_signal = [](uv_signal_t* h, int signum) { static_cast<Run*>(h->data)->interrupt(signum); };
-  uv_signal_start(&sigint_, on_signal, SIGINT);
-  uv_signal_start(&sigterm_, on_signal, SIGTERM);
-  uv_unref(reinterpret_cast<uv_handle_t*>(&sigint_));
-  uv_unref(reinterpret_cast<uv_handle_t*>(&sigterm_));
+  signals_.start(&loop_, [this](int signum) { interrupt(signum); });
   report_.start_live(&loop_);  // on a terminal: the running executors and the phase's progress
   schedule();
   uv_run(&loop_, UV_RUN_DEFAULT);
   report_.stop_live();
-  uv_signal_stop(&sigint_);
-  uv_signal_stop(&sigterm_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
-  for (size_t i = 0; i < runs_.size(); ++i) release(i);
+  signals_.close();
+  for (size_t i = 0; i < runs_.size(); ++i) runs_.release(i);
   flush_plans();
   // Every start is in the state now (and no executor of this run is left): the journal goes,
   // unless the state could not be written.
@@ -83,11 +73,11 @@ static run::Answer answer(GateOutcome g) {
 void Run::schedule() {
   if (stopping_) return;
   bool executor = executor_configured(cfg_);
-  if (executor && !dispatched() && fd_cap_ < 0) {  // executors at once within the fd limit, once
-    int want = cfg_.max_parallel;
-    fd_cap_ = fd_parallel_cap(isolated());
-    if (fd_cap_ < want) report_.max_parallel_lowered(want, fd_cap_, open_files_limit());
-    core_.set_max_parallel(std::min(want, fd_cap_));
+  if (executor && !dispatched() && !fd_capped_) {  // executors at once within the fd limit, once
+    fd_capped_ = true;
+    core_.set_max_parallel(parallel_within_fd_limit(cfg_.max_parallel, isolated(), [this](int cap, long limit) {
+      report_.max_parallel_lowered(cfg_.max_parallel, cap, limit);
+    }));
   }
   for (bool again = true; again && !stopping_;) {
     again = false;
@@ -121,7 +111,7 @@ void Run::schedule() {
           stop(kExecHalted, Result::Halted, report_.halted(state_now().doc));
           return;
         case run::Act::Frozen:
-          report_.frozen(running_count_);
+          report_.frozen(runs_.running());
           break;
         case run::Act::Pause:
           gates_.pause(state_now().doc);  // the run stopped, paused at that gate

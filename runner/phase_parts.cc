@@ -89,4 +89,11 @@ int fd_parallel_cap(bool isolated) {
   return static_cast<int>(std::max(1L, room / per_plan));
 }
 
+int parallel_within_fd_limit(int want, bool isolated, const std::function<void(int, long)>& lowered) {
+  int cap = fd_parallel_cap(isolated);
+  if (cap >= want) return want;
+  lowered(cap, open_files_limit());
+  return cap;
+}
+
 }  // namespace yolo::runner::phase

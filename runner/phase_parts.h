@@ -107,5 +107,8 @@ bool executor_configured(const Config& c);
 long open_files_limit();
 // How many executors can run at once within that limit, the files open now counted.
 int fd_parallel_cap(bool isolated);
+// want, lowered to fd_parallel_cap(isolated) when that is less; then lowered(cap, the
+// limit of open files) is called first.
+int parallel_within_fd_limit(int want, bool isolated, const std::function<void(int, long)>& lowered);
 
 }  // namespace yolo::runner::phase

@@ -38,7 +38,7 @@ int Run::run() {
   {
     RunPrelude::Plans read = prelude_.load_plans(phase_);
     entries_ = std::move(read.entries);
-    runs_ = std::move(read.runs);  // once: references into it stay valid for the run
+    runs_.reset(std::move(read.runs));  // once: references into it stay valid for the run
     check_programs_ = std::move(read.check_programs);
   }
   if (auto bad = execution::unknown_plan(entries_, o_.only_plan, phase_.rel)) {  // nothing written
@@ -46,7 +46,7 @@ int Run::run() {
     return finish(kExecUsage, Result::Error, bad->message);
   }
   if (o_.dry_run)
-    return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(), dispatched() ? dispatch_parallel() : 0,
+    return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(), dispatched() ? dispatch_.parallel() : 0,
                     isolated(), [this](const PlanEntry& e, json& f) { return check_summary(e, f); }},
                    next_);
   if (int rc = prelude_.check_agents(); rc >= 0) return rc;
@@ -133,8 +133,8 @@ DispatchDriver::Host Run::dispatch_host() {
   DispatchDriver::Host h;
   h.plans = [this] { return entries_.size(); };
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
-  h.plan_at = [this](size_t i) { return run_at(i); };
+  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
+  h.plan_at = [this](size_t i) { return runs_.at(i); };
   h.core = [this]() -> run::Core& { return core_; };
   h.trees = [this] { return worktrees_.trees(); };
   h.wave_bases = [this]() -> std::map<long long, std::string>& { return worktrees_.wave_bases(); };
@@ -142,12 +142,12 @@ DispatchDriver::Host Run::dispatch_host() {
   h.phase_rel = [this] { return phase_.rel; };
   h.interrupted = [this] { return interrupted_; };
   h.stopping = [this] { return stopping_; };
-  h.hold = [this](size_t i, std::unique_ptr<Process> p) { return hold(i, std::move(p)); };
-  h.release = [this](size_t i) { release(i); };
+  h.hold = [this](size_t i, std::unique_ptr<Process> p) { return runs_.hold(i, std::move(p)); };
+  h.release = [this](size_t i) { runs_.release(i); };
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.flush = [this] { flush_plans(); };
   h.schedule = [this] { schedule(); };
-  h.plan_vars = [this](size_t i, long long wave) { return plan_vars(i, wave); };
+  h.plan_vars = [this](size_t i, long long wave) { return launch_.vars(i, wave); };
   h.adopt_worktree = [this](size_t i, const PlanWorktree& w, int slot, std::string& err) {
     return worktrees_.adopt(i, w, slot, err);
   };

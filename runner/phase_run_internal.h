@@ -18,6 +18,7 @@
 #include "runner/run_report.h"
 #include "runner/run_state_writes.h"
 #include "runner/run_worktrees.h"
+#include "runner/stop_signals.h"
 
 namespace yolo::runner::phase {
 
@@ -30,7 +31,7 @@ class Run {
 
   int run();
   // Nothing of the run is left to finish: no child, no write in flight, no Stage 1 thread.
-  bool settled() const { return running_count_ == 0 && !writes_.writing() && !prelude_.stage1_pending(); }
+  bool settled() const { return runs_.running() == 0 && !writes_.writing() && !prelude_.stage1_pending(); }
 
  private:
   // ---- what the run says (runner/run_report.h: a class of its own, report_) ---------------
@@ -65,11 +66,6 @@ class Run {
   void on_done(size_t i, SpawnResult r) { concluder_.executor_ended(i, std::move(r)); }
   void run_checks(size_t i, SpawnResult executor);  // plan_conclude.cc
   void conclude(size_t i, const SpawnResult& r) { concluder_.conclude(i, r); }
-  // The placeholders of plan i's executor and checks, and their environment (launch_).
-  std::map<std::string, std::string> plan_vars(size_t i, long long wave) const { return launch_.vars(i, wave); }
-  std::vector<std::pair<std::string, std::string>> plan_env(size_t i, long long wave) const {
-    return launch_.env(i, wave);
-  }
 
   // ---- worktree isolation (runner/run_worktrees.h: a class of its own, worktrees_) ----------
   bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
@@ -80,17 +76,13 @@ class Run {
   // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
   // fetched from the remote, then gated and merged as a worktree plan.
   bool dispatched() const { return cfg_.dispatch.configured(); }
-  int dispatch_parallel() const { return dispatch_.parallel(); }
   // The wave-level form (dispatch.submit_wave/wait_wave): a whole wave starts at once.
   int dispatch_sched_parallel() const {
-    return cfg_.dispatch.wave_form() ? static_cast<int>(entries_.size()) + 1 : dispatch_parallel();
+    return cfg_.dispatch.wave_form() ? static_cast<int>(entries_.size()) + 1 : dispatch_.parallel();
   }
   // Before step 2: the config's dispatch errors, the remote's URL, the records a stopped run left.
   int init_dispatch(const json& doc);
   DispatchDriver::Host dispatch_host();  // what dispatch_ reaches of the run (phase_run.cc)
-  void dispatch_premerge() { dispatch_.premerge(); }
-  void dispatch_premerge_reset() { dispatch_.premerge_reset(); }
-  void dispatch_delete_merged(const std::vector<std::string>& branches) { dispatch_.delete_merged(branches); }
 
   void stop(int code, execution::Result result, const std::string& message) {
     if (final_code_ < 0) {
@@ -107,10 +99,6 @@ class Run {
   const state::LoadResult& state_now() { return writes_.now(); }
   void queue_plan(size_t i, execution::PlanUpdate u) { writes_.queue(i, entries_[i].id, std::move(u)); }
   void flush_plans(const std::function<void(json&)>& also = nullptr) { writes_.flush(also); }
-  // A plan record's change as the run queues it (execution::started / ended), statuses typed.
-  struct PlanUpdate : execution::PlanUpdate {
-    PlanUpdate(execution::PlanUpdate u) : execution::PlanUpdate(std::move(u)) {}
-  };
   // At the start of a run (under the instance lock): the executors a killed run journaled
   // and that still run are ended, then the journal is removed.
   void end_journaled_executors();
@@ -129,7 +117,7 @@ class Run {
   // What the run says: its events, lines, event log, live line and last word (runner/run_report.h).
   RunReport report_{world_, root_, cfg_, phase_, cid_, entries_, o_.json, [this] { return live(); }};
   // What its live line shows now (runner/run_report.h).
-  LiveView live() const { return live_view(core_, entries_, runs_, cfg_.timeout_for(cfg_.executor), uv_hrtime()); }
+  LiveView live() const { return live_view(core_, entries_, runs_.all(), cfg_.timeout_for(cfg_.executor), uv_hrtime()); }
   // The next step for the person, when a step knows better than the exit code (the report's).
   std::string& next_ = report_.next();
   // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
@@ -138,7 +126,7 @@ class Run {
   RunPrelude::Host prelude_host();
 
   uv_loop_t loop_{};
-  uv_signal_t sigint_{}, sigterm_{};
+  StopSignals signals_;  // SIGINT and SIGTERM while the loop runs (runner/stop_signals.h)
   InstanceLock lock_;
   // What runs next (protocol/run/run_core.h): one record per plan (status, step, slot, attempt,
   // merge), built once the loop starts; schedule() carries out its actions.
@@ -161,7 +149,7 @@ class Run {
   // (runner/run_conclude.h); it reaches the run through concluder_host() (plan_conclude.cc).
   PlanConcluder concluder_{ctx_.world, ctx_.root, phase_, report_, concluder_host()};
   PlanConcluder::Host concluder_host();
-  int fd_cap_ = -1;  // executors at once the fd limit allows (-1: not yet known)
+  bool fd_capped_ = false;  // max_parallel lowered to what the fd limit allows, once
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
@@ -170,33 +158,7 @@ class Run {
   ExecutorStarter launch_{world_, root_, cfg_, &loop_, phase_, cid_, check_programs_, report_, launch_host()};
   ExecutorStarter::Host launch_host();
   std::string fresh_cid_;                         // the correlation id a new run gets
-  std::vector<PlanRun> runs_;
-  PlanRun& run_of(size_t i) {
-    if (i >= runs_.size()) runs_.resize(i + 1);
-    return runs_[i];
-  }
-  const PlanRun* run_at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
-  // Plan i runs for the loop from now on, with its child p (nullptr: none of its own).
-  Process* hold(size_t i, std::unique_ptr<Process> p) {
-    PlanRun& r = run_of(i);
-    if (!r.running) ++running_count_;
-    r.running = true;
-    r.proc = std::move(p);
-    return r.proc.get();
-  }
-  // Plan i no longer runs for the loop; its child (ended: called from its own done callback,
-  // its handles still closing, so it detaches cleanly) is dropped.
-  void release(size_t i) {
-    if (i >= runs_.size() || !runs_[i].running) return;
-    runs_[i].running = false;
-    --running_count_;
-    std::unique_ptr<Process> p = std::move(runs_[i].proc);
-  }
-  size_t running_count_ = 0;  // plans with running set
-  const PlanWorktree* worktree_of(size_t i) const {
-    const PlanRun* r = run_at(i);
-    return r && r->worktree ? &*r->worktree : nullptr;
-  }
+  PlanRuns runs_;  // the plans' records of their processes (runner/plan_run.h)
   bool stopping_ = false;
   bool interrupted_ = false;
   int final_code_ = -1;

@@ -6,13 +6,13 @@
 namespace yolo::runner::phase {
 
 void Run::run_checks(size_t i, SpawnResult executor) {
-  const PlanWorktree* w = worktree_of(i);
+  const PlanWorktree* w = runs_.worktree_of(i);
   checks_.run(i, std::move(executor), w ? w->path : root_, w != nullptr, isolated());
 }
 
 PlanChecks::Host Run::checks_host() {
   PlanChecks::Host h;
-  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
   h.interrupted = [this] { return interrupted_; };
   h.stopping = [this] { return stopping_; };
@@ -20,22 +20,22 @@ PlanChecks::Host Run::checks_host() {
     core_.gating(i);
     schedule();
   };
-  h.hold = [this](size_t i, std::unique_ptr<Process> p) { hold(i, std::move(p)); };
-  h.release = [this](size_t i) { release(i); };
+  h.hold = [this](size_t i, std::unique_ptr<Process> p) { runs_.hold(i, std::move(p)); };
+  h.release = [this](size_t i) { runs_.release(i); };
   h.done = [this](size_t i, SpawnResult r) { conclude(i, r); };
-  h.vars = [this](size_t i) { return plan_vars(i, entries_[i].wave); };
-  h.env = [this](size_t i) { return plan_env(i, entries_[i].wave); };
+  h.vars = [this](size_t i) { return launch_.vars(i, entries_[i].wave); };
+  h.env = [this](size_t i) { return launch_.env(i, entries_[i].wave); };
   return h;
 }
 
 PlanConcluder::Host Run::concluder_host() {
   PlanConcluder::Host h;
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
   h.interrupted = [this] { return interrupted_; };
   h.isolated = [this] { return isolated(); };
   h.exited = [this](size_t i) {
-    release(i);
+    runs_.release(i);
     core_.executor_exited(i);
   };
   h.open_gates = [this](size_t i) { checks_.open_requested_gates(i); };
@@ -54,7 +54,7 @@ PlanConcluder::Host Run::concluder_host() {
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.cid = [this] { return cid_; };
   h.next = [this] {
-    if (dispatched()) dispatch_premerge();
+    if (dispatched()) dispatch_.premerge();
     schedule();
   };
   return h;

@@ -66,7 +66,7 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
   worktrees_.start_resumed();  // gated from the loop, as an executor that ends is (never inside schedule())
   if (dispatched()) dispatch_.submit_waves(wave);  // the wave-level form: the plans gathered above, as arrays
   if (dispatch_.take_start_failed()) {  // a dispatched plan failed before its submit (plan_dispatch.cc)
-    if (running_count_ == 0) {
+    if (runs_.running() == 0) {
       flush_plans();
       schedule();
     }
@@ -84,11 +84,11 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
 ExecutorStarter::Host Run::launch_host() {
   ExecutorStarter::Host h;
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
   h.isolated = [this] { return isolated(); };
   h.started = [this](size_t i) { core_.started(i); };
-  h.hold = [this](size_t i, std::unique_ptr<Process> p) { return hold(i, std::move(p)); };
-  h.running = [this] { return running_count_; };
+  h.hold = [this](size_t i, std::unique_ptr<Process> p) { return runs_.hold(i, std::move(p)); };
+  h.running = [this] { return runs_.running(); };
   h.done = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
   h.journal = [this](const std::string& id, const json& record) { return writes_.journal(id, record); };
   h.queued = [this](size_t i) { return writes_.queued(i); };
@@ -106,7 +106,7 @@ WorktreeDriver::Host Run::worktrees_host() {
   WorktreeDriver::Host h;
   h.plans = [this] { return entries_.size(); };
   h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return run_of(i); };
+  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
   h.core = [this]() -> run::Core& { return core_; };
   h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.flush = [this] { flush_plans(); };
@@ -115,8 +115,8 @@ WorktreeDriver::Host Run::worktrees_host() {
   h.resumed = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
   h.merged = [this](const std::vector<std::string>& branches) {
     if (!dispatched()) return;
-    dispatch_premerge_reset();  // the checkout moved: a chain computed ahead starts again from it
-    dispatch_delete_merged(branches);  // a child of the loop: runs while the local ones go
+    dispatch_.premerge_reset();  // the checkout moved: a chain computed ahead starts again from it
+    dispatch_.delete_merged(branches);  // a child of the loop: runs while the local ones go
   };
   return h;
 }

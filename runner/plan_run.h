@@ -20,7 +20,7 @@
 
 namespace yolo::runner::phase {
 
-// One per plan, in the run's plan order (Run::runs_, sized once the plans are read, never
+// One per plan, in the run's plan order (PlanRuns below, filled once the plans are read, never
 // resized after: references into it stay valid): its processes' facts, not decisions (those
 // are the run core's records, run::Core::plan(i)).
 struct PlanRun {
@@ -57,6 +57,50 @@ struct PlanRun {
   json dispatch_rec;             // its dispatch record (schemas: plans[].dispatch; null: none)
   bool dispatch_failed_before = false;  // a stopped run left it failed: a new attempt
   bool dispatch_submitting = false;     // its submit runs: Ctrl-C lets it end, then cancels its job
+};
+
+// The run's PlanRun records (Run::runs_), and how many of their plans run for the loop: the
+// run is settled only when none does.
+class PlanRuns {
+ public:
+  // Once, when the plans are read: references into it stay valid for the run.
+  void reset(std::vector<PlanRun> runs) { runs_ = std::move(runs); }
+  // Plan i's record; one not read yet (i past the end) is made.
+  PlanRun& of(size_t i) {
+    if (i >= runs_.size()) runs_.resize(i + 1);
+    return runs_[i];
+  }
+  const PlanRun* at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
+  // Plan i runs for the loop from now on, with its child p (nullptr: none of its own).
+  Process* hold(size_t i, std::unique_ptr<Process> p) {
+    PlanRun& r = of(i);
+    if (!r.running) ++running_;
+    r.running = true;
+    r.proc = std::move(p);
+    return r.proc.get();
+  }
+  // Plan i no longer runs for the loop; its child (ended: called from its own done callback,
+  // its handles still closing, so it detaches cleanly) is dropped. A plan not held: nothing.
+  void release(size_t i) {
+    if (i >= runs_.size() || !runs_[i].running) return;
+    runs_[i].running = false;
+    --running_;
+    std::unique_ptr<Process> p = std::move(runs_[i].proc);
+  }
+  size_t running() const { return running_; }  // plans held
+  // Plan i's worktree in this run (nullptr: none, or not yet).
+  const PlanWorktree* worktree_of(size_t i) const {
+    const PlanRun* r = at(i);
+    return r && r->worktree ? &*r->worktree : nullptr;
+  }
+  size_t size() const { return runs_.size(); }
+  const std::vector<PlanRun>& all() const { return runs_; }
+  std::vector<PlanRun>::iterator begin() { return runs_.begin(); }
+  std::vector<PlanRun>::iterator end() { return runs_.end(); }
+
+ private:
+  std::vector<PlanRun> runs_;
+  size_t running_ = 0;  // plans with running set
 };
 
 }  // namespace yolo::runner::phase
