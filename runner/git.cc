@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "protocol/base/text.h"
 #include "runner/subprocess.h"
@@ -197,7 +198,21 @@ std::optional<std::vector<std::string>> GitCli::files_touched(const std::string&
   return files;
 }
 
+void GitCli::want_range(const std::string& base, const std::string& tip) {
+  want_range_ = {};
+  if (base.size() == 40 && tip.size() == 40 && is_commit_hash(base) && is_commit_hash(tip))
+    want_range_ = {text::to_lower(base), text::to_lower(tip)};
+}
+
+std::optional<std::vector<std::string>> GitCli::range_files(const std::string& base, const std::string& tip) const {
+  auto it = ranges_.find({text::to_lower(base), text::to_lower(tip)});
+  if (it == ranges_.end()) return std::nullopt;
+  return it->second;
+}
+
 void GitCli::prefetch(const std::vector<std::string>& hashes) {
+  auto range = std::exchange(want_range_, {});
+  if (ranges_.count(range)) range = {};
   std::vector<std::string> asked;
   std::string input;
   for (const auto& h : hashes) {
@@ -206,10 +221,12 @@ void GitCli::prefetch(const std::vector<std::string>& hashes) {
     input += h + "^{commit}\n";
   }
   if (asked.empty()) return;
+  // The range's two ends after the SUMMARY's hashes: each must be a commit of this id.
+  if (!range.first.empty()) input += range.first + "^{commit}\n" + range.second + "^{commit}\n";
   Answer a = git({"cat-file", "--batch-check"}, 1 << 20, input);
   if (!a.ran || a.status != 0) return;  // asked again one by one
   auto ls = text::lines(a.out);
-  if (ls.size() < asked.size()) return;
+  if (ls.size() < asked.size() + (range.first.empty() ? 0 : 2)) return;
   std::vector<std::string> found;
   for (size_t i = 0; i < asked.size(); ++i) {
     std::string_view l = text::trim(ls[i]);
@@ -226,31 +243,56 @@ void GitCli::prefetch(const std::vector<std::string>& hashes) {
     }
     // "ambiguous" and anything unexpected: left to commit_exists.
   }
-  if (found.empty()) return;
+  if (!range.first.empty() && !(text::trim(ls[asked.size()]).starts_with(range.first + " commit ") &&
+                                text::trim(ls[asked.size() + 1]).starts_with(range.second + " commit ")))
+    range = {};
+  if (found.empty() && range.first.empty()) return;
   std::string ids;
   for (const auto& f : found) ids += f + "\n";
-  Answer d = git({"diff-tree", "--stdin", "-r", "--root", "-m", "--name-only", "--no-renames", "--relative", "-z"},
+  // The range last: a `TIP BASE` line sets TIP's parents in git's memory for the lines after it.
+  if (!range.first.empty()) ids += range.second + " " + range.first + "\n";
+  // --raw, not --name-only: a path is always the token after its ":..." record, so a file
+  // named like a commit id is never taken for the next commit's header; --always: every line
+  // gives its header, a diff with no paths too.
+  Answer d = git({"diff-tree", "--stdin", "--always", "-r", "--root", "-m", "--raw", "--no-renames", "--relative", "-z"},
                  16u << 20, ids);
   if (!d.ran || d.status != 0) return;
+  std::vector<std::pair<std::string, std::vector<std::string>>> blocks;  // header, its paths
+  std::vector<std::string> toks;
+  for (size_t pos = 0; pos < d.out.size();) {
+    size_t nul = d.out.find('\0', pos);
+    if (nul == std::string::npos) nul = d.out.size();
+    toks.push_back(d.out.substr(pos, nul - pos));
+    pos = nul + 1;
+  }
+  for (size_t k = 0; k < toks.size(); ++k) {
+    const std::string& t = toks[k];
+    if (t.empty()) continue;
+    if (t[0] == ':') {
+      if (blocks.empty() || k + 1 >= toks.size() || toks[k + 1].empty()) return;  // not the expected shape
+      blocks.back().second.push_back(toks[++k]);
+      continue;
+    }
+    if (t.size() != 40 || !is_commit_hash(t)) return;
+    blocks.push_back({t, {}});
+  }
+  std::vector<std::string> range_paths;
+  if (!range.first.empty()) {  // the last header is the range's, alone on the last line
+    if (blocks.empty() || blocks.back().first != range.second) return;
+    range_paths = std::move(blocks.back().second);
+    blocks.pop_back();
+  }
   std::set<std::string> expected(found.begin(), found.end());
   std::map<std::string, std::vector<std::string>> got;
   for (const auto& f : found) got[f];  // a commit touching nothing under the root lists nothing
-  std::string current;
-  size_t pos = 0;
-  while (pos < d.out.size()) {
-    size_t nul = d.out.find('\0', pos);
-    std::string tok = d.out.substr(pos, nul == std::string::npos ? std::string::npos : nul - pos);
-    pos = nul == std::string::npos ? d.out.size() : nul + 1;
-    if (tok.empty()) continue;
-    if (expected.count(tok)) {
-      current = tok;
-      continue;
-    }
-    if (current.empty()) return;  // not the expected shape: ask one by one
-    auto& v = got[current];
-    if (std::find(v.begin(), v.end(), tok) == v.end()) v.push_back(std::move(tok));
+  for (auto& [id, paths] : blocks) {
+    if (!expected.count(id)) return;
+    auto& v = got[id];
+    for (auto& p : paths)
+      if (std::find(v.begin(), v.end(), p) == v.end()) v.push_back(std::move(p));
   }
   for (auto& [id, files] : got) files_[id] = std::move(files);
+  if (!range.first.empty()) ranges_[range] = std::move(range_paths);
 }
 
 const std::vector<std::string>& git_hook_env() {

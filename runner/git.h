@@ -34,6 +34,13 @@ class GitCli : public GitPort {
   // hashes are answered from memory; a failed prefetch just leaves them to be asked one
   // by one.
   void prefetch(const std::vector<std::string>& hashes) override;
+  // A range for the next prefetch (base and tip: full commit ids): the paths that differ
+  // between the two trees (the scope fence's list) are then asked of the same `diff-tree
+  // --stdin` child as the SUMMARY's commits, on its last line (`TIP BASE`), both ids checked
+  // to be commits by the same `cat-file`. range_files() answers once that was done; nullopt:
+  // not asked (no prefetch ran, or its answer had not the expected shape): ask git itself.
+  void want_range(const std::string& base, const std::string& tip);
+  std::optional<std::vector<std::string>> range_files(const std::string& base, const std::string& tip) const;
 
   // How many git children this object has started (tests use it to prove nothing ran).
   int processes_started() const { return started_; }
@@ -52,6 +59,8 @@ class GitCli : public GitPort {
   std::map<std::string, std::string> full_ids_;            // hash as given -> full id
   std::map<std::string, bool> known_missing_;              // hash as given -> not a commit (prefetched)
   std::map<std::string, std::vector<std::string>> files_;  // full id -> files (prefetched)
+  std::pair<std::string, std::string> want_range_;          // base, tip for the next prefetch
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> ranges_;  // (base, tip) -> paths
   std::string last_error_;
   int started_ = 0;
 };

@@ -32,16 +32,20 @@ GateOut gate(const GateIn& in) {
     out.state = SummaryState::Missing;
     return out;
   }
-  SummaryVerdict v = verify_summary(*in.world, w.path / sp, w.path / in.plan_path, w.path, in.mode, in.git);
-  json findings = v.to_json().value("findings", json::array());
   // One scan of the worktree: the commit the executor left (the fence judges, and the
   // SUMMARY is committed on, the commit that will be merged) and what it left uncommitted.
+  // First, so that the SUMMARY gate's git child also lists what the fence judges.
   Worktrees& trees = *in.trees;
   std::string err;
   auto scanned = trees.scan(w, err);
   std::string tip = scanned ? scanned->head : trees.head(w.path);
-  // The scope fence: the branch's commits against the plan's files.
-  auto changed = trees.changed_files(w, tip.empty() ? std::string("HEAD") : tip, err);
+  if (in.git) in.git->want_range(w.base, tip);
+  SummaryVerdict v = verify_summary(*in.world, w.path / sp, w.path / in.plan_path, w.path, in.mode, in.git);
+  json findings = v.to_json().value("findings", json::array());
+  // The scope fence: the branch's commits (base..tip) against the plan's files, from the
+  // SUMMARY gate's diff-tree when it listed them, else one diff of its own.
+  auto changed = in.git ? in.git->range_files(w.base, tip) : std::nullopt;
+  if (!changed) changed = trees.changed_files(w, tip.empty() ? std::string("HEAD") : tip, err);
   bool summary_dirty = true, others_staged = true;
   auto l = load_plan(*in.world, w.path / in.plan_path);
   json scope_json = json::object();

@@ -83,6 +83,20 @@ void Worktrees::prune_removed_slots() {
   }
 }
 
+// What `git worktree prune` would prune: a registration (worktrees/NAME) whose gitdir file
+// is missing or names a .git that is gone. Read from the files, no git child.
+bool Worktrees::registration_of_missing_folder() const {
+  std::error_code ec;
+  for (const auto& e : stdfs::directory_iterator(common_ / "worktrees", ec)) {
+    std::string gitdir = read_small_text(e.path() / "gitdir");
+    while (!gitdir.empty() && (gitdir.back() == '\n' || gitdir.back() == '\r')) gitdir.pop_back();
+    stdfs::path g = gitdir.empty() ? stdfs::path() : e.path() / gitdir;  // an absolute gitdir stays as it is
+    std::error_code e2;
+    if (gitdir.empty() || !stdfs::exists(g, e2)) return true;
+  }
+  return false;
+}
+
 std::vector<std::pair<std::string, std::string>> Worktrees::ident_env() const {
   if (!own_ident_) return {};
   return {{"GIT_AUTHOR_NAME", "yolo"},
@@ -160,7 +174,7 @@ void Worktrees::remove(const stdfs::path& p, const std::string& branch) {
   if (stdfs::exists(p, ec)) {
     stdfs::remove_all(p, ec);
     git(root_, {"worktree", "prune"});
-  } else if (!stdfs::is_empty(common_ / "worktrees", ec) && !ec) {
+  } else if (registration_of_missing_folder()) {
     // A slot folder removed by hand (`rm -rf`) stays registered, its branch "checked out"
     // there, and git refuses to move that branch (`-B`) until the registration is pruned.
     git(root_, {"worktree", "prune"});
@@ -216,8 +230,12 @@ std::vector<SpawnSpec> Worktrees::switch_steps(const std::string& plan_id, const
                                                const std::string& branch, PlanWorktree& w, std::string& err) {
   w = PlanWorktree{plan_id, slot_path(slot), branch, commit, "reset", 0};
   std::error_code ec;
+  // The slot's last gate (this run) found nothing in it but its commit: no file untracked,
+  // ignored or changed. `checkout -f` alone then leaves the fetched commit's tree and nothing
+  // else, as the clean would; what anything wrote there since is the next gate's scan's.
+  auto k = known_.find(w.path.string());
+  const bool spotless = k != known_.end() && !k->second.leftovers && k->second.tracked.empty();
   known_.erase(w.path.string());
-  ++full_;
   if (!stdfs::exists(w.path / ".git", ec)) {
     // A slot is added here, by the caller's thread, never by a child beside others: `worktree
     // add` writes the new worktree's HEAD and commondir in place, and a git running meanwhile
@@ -233,9 +251,18 @@ std::vector<SpawnSpec> Worktrees::switch_steps(const std::string& plan_id, const
       return {};
     }
   }
-  started_ += 2;
-  return {git_child_spec(w.path, {"checkout", "--quiet", "--force", "--ignore-other-worktrees", "-B", w.branch, commit}, 120000),
-          git_child_spec(w.path, {"clean", "-q", "-f", "-f", "-d", "-x"}, 120000)};
+  std::vector<SpawnSpec> steps = {
+      git_child_spec(w.path, {"checkout", "--quiet", "--force", "--ignore-other-worktrees", "-B", w.branch, commit}, 120000)};
+  if (w.prepared == "created") {  // a folder just made holds nothing to clean
+    ++full_;
+  } else if (spotless) {
+    ++fast_;
+  } else {
+    ++full_;
+    steps.push_back(git_child_spec(w.path, {"clean", "-q", "-f", "-f", "-d", "-x"}, 120000));
+  }
+  started_ += static_cast<int>(steps.size());
+  return steps;
 }
 
 bool Worktrees::switch_known(PlanWorktree& w, std::string& err) {

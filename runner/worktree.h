@@ -97,8 +97,10 @@ class Worktrees {
                                      const std::string& branch = "");
   std::filesystem::path slot_path(int slot) const;
   // The children that switch pool slot `slot` to `branch` at `commit` (a dispatched plan's
-  // fetched branch: checkout -f -B, then clean), for the caller to start one after the other
-  // off its loop; w is the worktree they make. Children of several slots may run at once. A
+  // fetched branch: checkout -f -B, then clean; no clean for a slot just added, nor for one
+  // whose last gate in this run found nothing in it but its commit: remember() with nothing
+  // left), for the caller to start one after the other off its loop; w is the worktree they
+  // make. Children of several slots may run at once. A
   // slot that has no checkout yet is added first, here (`git worktree add --no-checkout`):
   // call it while no fetch of this repository runs (checkouts in other slots may). Empty,
   // with err, when that fails.
@@ -190,6 +192,7 @@ class Worktrees {
  private:
   std::vector<std::pair<std::string, std::string>> ident_env() const;
   void prune_removed_slots();
+  bool registration_of_missing_folder() const;
   // A lock git could not take (named in its stderr) that a killed git left in yolo's own
   // refs or slots: removed once it is older than any live holder's; true to run git again.
   bool remove_stale_lock_of(const std::string& git_err);

@@ -121,6 +121,36 @@ TEST(GitCli, PrefetchAnswersEverythingWithTwoChildren) {
   EXPECT_EQ(batched.commit_exists(m.substr(0, 12)), true);
 }
 
+TEST(GitCli, ARangeIsListedByThePrefetchsOwnChildren) {
+  Repo r;
+  std::string base = r.commit({"a.txt"}, "base");
+  std::string s1 = r.commit({"b.txt"}, "s1");
+  // The tip adds a file named like a commit the SUMMARY lists, sorted before the others.
+  std::string tip = r.commit({s1, "sub/c.txt", "z.txt"}, "tip");
+  GitCli g(r.dir.path());
+  g.want_range(base, tip);
+  g.prefetch({s1.substr(0, 8), tip});  // the tip among the SUMMARY's commits, too
+  EXPECT_EQ(g.processes_started(), 2) << "cat-file and diff-tree, as without the range";
+  auto range = g.range_files(base, tip);
+  ASSERT_TRUE(range);
+  std::vector<std::string> want = {s1, "b.txt", "sub/c.txt", "z.txt"};
+  std::sort(want.begin(), want.end());
+  std::sort(range->begin(), range->end());
+  EXPECT_EQ(*range, want);
+  GitCli one_by_one(r.dir.path());
+  EXPECT_EQ(g.files_touched(tip), one_by_one.files_touched(tip)) << "the tip's own diff, against its parent";
+  EXPECT_EQ(g.files_touched(s1.substr(0, 8)), (std::vector<std::string>{"b.txt"}));
+  EXPECT_EQ(g.processes_started(), 2);
+  EXPECT_FALSE(g.range_files(s1, tip)) << "only the range asked for";
+  // An end that is not a commit: no range, the rest answered as before.
+  GitCli h(r.dir.path());
+  h.want_range(std::string(40, '0'), tip);
+  h.prefetch({s1});
+  EXPECT_FALSE(h.range_files(std::string(40, '0'), tip));
+  EXPECT_EQ(h.files_touched(s1), (std::vector<std::string>{"b.txt"}));
+  EXPECT_EQ(h.processes_started(), 2);
+}
+
 TEST(GitCli, OutsideARepository) {
   TempDir d;
   GitCli g(d.path());

@@ -426,5 +426,127 @@ TEST(WorktreeDriver, AKilledRunsGatedPlanRefusedByLocalChangesHaltsKeptGated) {
   EXPECT_NE(run.next.back().find("commit or stash"), std::string::npos) << run.next.back();
 }
 
+
+// A dispatched plan's job's work as the return path finds it after its fetch: `files` and the
+// plan's SUMMARY (naming `summary_commits` and the work's own commit) committed on a branch of
+// the project's repository that its checkout does not follow. Returns the commit.
+std::string job_commit(FakeRun& run, size_t i, const std::vector<std::string>& files,
+                       const std::vector<std::string>& summary_commits = {}) {
+  const std::string id = run.entries[i].id;
+  git(run.root, {"checkout", "-q", "-b", "job-" + id});
+  for (const auto& f : files) test::write_file(run.root / f, "the job of " + id + "\n");
+  git(run.root, {"add", "-A"});
+  git(run.root, {"commit", "-qm", "work of " + id});
+  const std::string work = git(run.root, {"rev-parse", "HEAD"});
+  std::string hashes = "commit_hashes:\n  - \"" + work.substr(0, 12) + "\"\n";
+  for (const auto& h : summary_commits) hashes += "  - \"" + h + "\"\n";
+  const std::string sp = summary_rel_for(test::real_world(), run.root, run.entries[i].path);
+  test::write_file(run.root / sp, "---\nphase: \"01\"\nplan: \"" + run.entries[i].plan +
+                                      "\"\ntitle: \"t\"\nstatus: complete\ncompleted: 2026-01-01\ntasks_completed: 0\n"
+                                      "tasks_total: 0\n" +
+                                      hashes + "deviations: 0\n---\n\n# Summary\n\nDone.\n");
+  git(run.root, {"add", "-A"});
+  git(run.root, {"commit", "-qm", "SUMMARY of " + id});
+  const std::string head = git(run.root, {"rev-parse", "HEAD"});
+  git(run.root, {"checkout", "-q", "main"});
+  return head;
+}
+
+// Plan i's fetched commit checked out in pool slot `slot` by the return path's steps (run one
+// after the other, as the loop runs them), adopted from base, then gated. Returns how many
+// steps (git children) the checkout took.
+size_t gate_fetched(FakeRun& run, size_t i, const std::string& commit, const std::string& base, int slot) {
+  run.core.started(i);
+  run.core.take_slot(i, slot);
+  PlanWorktree w;
+  std::string err;
+  Worktrees& trees = *run.d->trees();
+  auto steps = trees.switch_steps(run.entries[i].id, commit, slot, trees.branch_for(run.entries[i].id), w, err);
+  EXPECT_FALSE(steps.empty()) << err;
+  for (auto& s : steps) {
+    SpawnResult r = run_process(s);
+    EXPECT_TRUE(r.ok()) << r.err;
+  }
+  w.base = base;
+  EXPECT_TRUE(run.d->adopt(i, w, slot, err)) << err;
+  run.gate(i);
+  return steps.size();
+}
+
+bool in_tree(const stdfs::path& dir, const std::string& commit, const std::string& path) {
+  return !git(dir, {"ls-tree", "-r", "--name-only", commit, "--", path}).empty();
+}
+
+TEST(WorktreeDriver, AFetchedCommitWritingOutsideItsFilesIsRefusedThoughAFileIsNamedLikeACommit) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Strict));
+  const std::string base = git(run.root, {"rev-parse", "HEAD"});
+  // A file named as the id of a commit the SUMMARY lists, sorted before the file outside the
+  // plan's scope: the SUMMARY gate's diff-tree lists both with the branch's files.
+  const std::string other = job_commit(run, 1, {"two.txt"});
+  const std::string c = job_commit(run, 0, {"one.txt", other, "zz-outside.txt"}, {other});
+  const int before = run.d->trees()->processes_started();
+  gate_fetched(run, 0, c, base, 1);
+  ASSERT_TRUE(run.runs[0].gated);
+  const GateOut& g = *run.runs[0].gated;
+  EXPECT_EQ(g.state, execution::SummaryState::Failed) << g.findings.dump();
+  EXPECT_EQ(g.set["scope"]["outside"], json::array({other, "zz-outside.txt"})) << g.set.dump();
+  EXPECT_FALSE(run.runs[0].worktree_record.contains("head")) << "nothing to merge";
+  // The fence's list came with the SUMMARY gate's children: the slot's scan is the one
+  // child of the worktree cache (no `git diff` of its own).
+  EXPECT_EQ(run.d->trees()->processes_started() - before, 3) << "worktree add, checkout, status";
+}
+
+TEST(WorktreeDriver, AReusedSlotsLeftoverTheGateSawIsCleanedBeforeTheNextFetchedPlan) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  const std::string base = git(run.root, {"rev-parse", "HEAD"});
+  const std::string c0 = job_commit(run, 0, {"one.txt"}), c1 = job_commit(run, 1, {"two.txt"});
+  EXPECT_EQ(gate_fetched(run, 0, c0, base, 1), 1u) << "a slot just added needs no clean";
+  const stdfs::path slot = run.runs[0].worktree->path;
+  ASSERT_TRUE(run.runs[0].gated);
+  EXPECT_EQ(run.runs[0].gated->state, execution::SummaryState::Passed) << run.runs[0].gated->findings.dump();
+  // The second plan in the slot, after a check of the first left a file its gate saw.
+  test::write_file(slot / "litter.txt", "a check's output\n");
+  run.runs[0].gated.reset();
+  ASSERT_TRUE(run.runs[0].worktree);
+  run.d->gate(0, SpawnResult{});  // gated again: its scan sees the litter
+  uv_run(&run.loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(gate_fetched(run, 1, c1, base, 1), 2u) << "checkout and clean";
+  EXPECT_FALSE(stdfs::exists(slot / "litter.txt"));
+  ASSERT_TRUE(run.runs[1].gated);
+  EXPECT_EQ(run.runs[1].gated->state, execution::SummaryState::Passed) << run.runs[1].gated->findings.dump();
+  EXPECT_FALSE(run.runs[1].gated->set["scope"].contains("uncommitted")) << run.runs[1].gated->set.dump();
+}
+
+TEST(WorktreeDriver, AFileWrittenInAReusedSlotAfterItsGateIsTheNextGatesNeverMerged) {
+  FakeRun run;
+  ASSERT_FALSE(run.d->init(json::object(), kPhase, kCid, SummaryMode::Off));
+  const std::string base = git(run.root, {"rev-parse", "HEAD"});
+  const std::string c0 = job_commit(run, 0, {"one.txt"}), c1 = job_commit(run, 1, {"two.txt"});
+  gate_fetched(run, 0, c0, base, 1);
+  const stdfs::path slot = run.runs[0].worktree->path;
+  ASSERT_TRUE(run.runs[0].gated);
+  // Nothing was left at the first gate: the next plan's checkout is one child. A file that
+  // appears after that gate stays for the next plan's scan, which reports it; it is not merged.
+  test::write_file(slot / "leak.txt", "written after the gate\n");
+  EXPECT_EQ(gate_fetched(run, 1, c1, base, 1), 1u) << "checkout only";
+  ASSERT_TRUE(run.runs[1].gated);
+  const GateOut& g = *run.runs[1].gated;
+  EXPECT_EQ(g.set["scope"]["uncommitted"], json::array({"leak.txt"})) << g.set.dump();
+  const std::string head0 = run.runs[0].worktree_record.value("head", ""),
+                    head1 = run.runs[1].worktree_record.value("head", "");
+  ASSERT_FALSE(head0.empty()) << run.runs[0].worktree_record.dump();
+  if (!head1.empty()) {
+    EXPECT_FALSE(in_tree(run.root, head1, "leak.txt"));
+  }
+  std::vector<size_t> plans = {0};
+  if (!head1.empty()) plans.push_back(1);
+  run.d->merge(plans);
+  EXPECT_TRUE(stdfs::exists(run.root / "one.txt"));
+  EXPECT_FALSE(stdfs::exists(run.root / "leak.txt")) << "never merged";
+  EXPECT_FALSE(in_tree(run.root, "HEAD", "leak.txt"));
+}
+
 }  // namespace
 }  // namespace yolo::runner::phase
