@@ -27,8 +27,11 @@ void DispatchReturn::fetch_batch() {
   fetch_queue_.clear();
   const std::string prefix = "yolo/" + trees()->run_tag() + "/";
   SpawnSpec spec;
-  spec.argv = {"git",         "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", e_.url,
-               "+refs/heads/" + prefix + "*:refs/yolo-dispatch/" + prefix + "*"};
+  // No `git maintenance run --auto` (nor `gc --auto`) after each batch's fetch: a large wave's
+  // fetches leave thousands of loose objects, and an automatic repack of the whole repository
+  // would start in the middle of the wave.
+  spec.argv = {"git",     "-c", "maintenance.auto=false", "-c", "gc.auto=0", "fetch", "--quiet", "--no-tags",
+               "--no-write-fetch-head", e_.url, "+refs/heads/" + prefix + "*:refs/yolo-dispatch/" + prefix + "*"};
   spec.cwd = e_.root;
   spec.unset_env = adapter_unset_env();
   spec.timeout_ms = 600000;

@@ -22,6 +22,9 @@ class GitCli : public GitPort {
 
   // `git rev-parse --is-inside-work-tree` (answered once, then cached).
   bool is_repo() override;
+  // The root is a work tree: another git child there said so (a `git status` that named its
+  // HEAD); is_repo() then starts none.
+  void work_tree_known() { is_repo_ = true; }
   // `git rev-parse --verify --quiet HASH^{commit}`; true only when the answer is a commit
   // whose id starts with HASH (so a branch or tag that happens to be spelled in hex
   // does not count).

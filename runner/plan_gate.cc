@@ -39,6 +39,7 @@ GateOut gate(const GateIn& in) {
   std::string err;
   auto scanned = trees.scan(w, err);
   std::string tip = scanned ? scanned->head : trees.head(w.path);
+  if (in.git && scanned) in.git->work_tree_known();
   if (in.git) in.git->want_range(w.base, tip);
   SummaryVerdict v = verify_summary(*in.world, w.path / sp, w.path / in.plan_path, w.path, in.mode, in.git);
   json findings = v.to_json().value("findings", json::array());
