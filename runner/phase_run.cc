@@ -2,7 +2,6 @@
 
 #include <memory>
 
-#include "protocol/gates/gate_coverage.h"
 #include "runner/child_keeper.h"
 #include "runner/phase_run_internal.h"
 
@@ -34,51 +33,23 @@ int Run::run() {
     if (!snap.kept_copy.empty()) msg += " (a copy was kept at " + snap.kept_copy + ")";
     return finish(kExecHalted, Result::Error, msg);
   }
-  if (int rc = prelude_.choose_phase(snap, phase_); rc >= 0) return rc;
-  {
-    RunPrelude::Plans read = prelude_.load_plans(phase_);
-    entries_ = std::move(read.entries);
-    runs_.reset(std::move(read.runs));  // once: references into it stay valid for the run
-    check_programs_ = std::move(read.check_programs);
-  }
-  if (auto bad = execution::unknown_plan(entries_, o_.only_plan, phase_.rel)) {  // nothing written
-    next_ = bad->next;
-    return finish(kExecUsage, Result::Error, bad->message);
-  }
-  if (o_.dry_run)
-    return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(), dispatched() ? dispatch_.parallel() : 0,
-                    isolated(), [this](const PlanEntry& e, json& f) { return check_summary(e, f); }},
-                   next_);
-  if (int rc = prelude_.check_agents(); rc >= 0) return rc;
-  launch_.end_leftovers(snap.doc);
-  end_journaled_executors();
-  fresh_cid_ = new_uuid();
-  if (int rc = init_worktrees(snap.doc); rc >= 0) return rc;
-  if (int rc = init_dispatch(snap.doc); rc >= 0) return rc;
-  // Stage 1 over the plans as read, on a second thread while this one does step 2 (the
-  // SUMMARY files, the state; the second core idles before the first executor starts
-  // otherwise). It reads only the plans and the files they name, which step 2 does not write, and
-  // prelude_.precheck() uses its verdict after step 2, as before. Started once what a stopped run
-  // left is ended and merged (the files it names are the ones precheck always saw).
-  prelude_.start_stage1(phase_);
-  if (int rc = prelude_.step2(phase_, entries_, fresh_cid_, cid_); rc >= 0) return rc;
-  if (const auto& now = state_now(); now.ok() && execution::run_status(now.doc) == RunStatus::Complete) {
-    report_.already_complete(entries_.size());
-    return finish(kExecComplete, Result::Complete, "");
-  }
-  if (int rc = prelude_.precheck(phase_); rc >= 0) return rc;
-  if (int rc = prelude_.review_gate(phase_, entries_, cid_); rc >= 0) return rc;
-  std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
-  if (roadmap.empty()) roadmap = kRoadmap;
-  GateOutcome g = gates_.ensure(gates::GateType::Vision, roadmap, report_.vision_gate_reason(), std::nullopt);
-  if (g == GateOutcome::Paused) return finish(kExecPaused, Result::Paused, report_.paused_at_vision_gate());
-  if (g == GateOutcome::Halted)
-    return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
+  // The steps before the waves, in order (runner/run_prelude.h), the run's own among them
+  // through prelude_host(): the phase and its plans, step 2, Stage 1, the review and vision gates.
+  if (int rc = prelude_.prepare(snap, phase_, entries_, cid_); rc >= 0) return rc;
   // The gates passed: recorded with the first plans' records (a write of its own cost the
   // first executor's start a state write). A run stopped before that write checks
   // the gates again, and finds them passed.
   writes_.step_done("step_2c");
   return waves();
+}
+
+// Before step 2: what a stopped run left ended (its executors, its worktrees' and jobs'
+// records taken over), the worktrees' git checks, the config's dispatch. -1 or an exit code.
+int Run::ready(const json& doc) {
+  launch_.end_leftovers(doc);
+  end_journaled_executors();
+  if (int rc = init_worktrees(doc); rc >= 0) return rc;
+  return init_dispatch(doc);
 }
 
 // The executors a killed run journaled (runner/run_state_writes.h) and that still run are
@@ -117,6 +88,18 @@ RunPrelude::Host Run::prelude_host() {
   RunPrelude::Host h;
   h.next_step = [this](std::string next) { next_ = std::move(next); };
   h.finish = [this](int code, Result result, const std::string& message) { return finish(code, result, message); };
+  h.stopped = [this] { return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_); };
+  h.plans_read = [this](std::vector<PlanRun> runs, std::vector<std::string> programs) {
+    runs_.reset(std::move(runs));  // once: references into it stay valid for the run
+    check_programs_ = std::move(programs);
+  };
+  h.dry_run = [this] {
+    return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(),
+                    dispatched() ? dispatch_.parallel() : 0, isolated(),
+                    [this](const PlanEntry& e, json& f) { return check_summary(e, f); }},
+                   next_);
+  };
+  h.ready = [this](const json& doc) { return ready(doc); };
   h.phase_start = [&r = report_](size_t plans, long long waves, bool resumed, size_t done, bool was_running) {
     r.phase_start(plans, waves, resumed, done, was_running);
   };
@@ -125,6 +108,7 @@ RunPrelude::Host Run::prelude_host() {
     r.summary_failed(plan, findings);
   };
   h.state_written = [this](json doc, std::string stamp) { writes_.wrote(std::move(doc), std::move(stamp)); };
+  h.already_complete = [&r = report_](size_t plans) { r.already_complete(plans); };
   return h;
 }
 

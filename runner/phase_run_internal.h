@@ -120,10 +120,6 @@ class Run {
   LiveView live() const { return live_view(core_, entries_, runs_.all(), cfg_.timeout_for(cfg_.executor), uv_hrtime()); }
   // The next step for the person, when a step knows better than the exit code (the report's).
   std::string& next_ = report_.next();
-  // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
-  // thread. Declared after the config and options it reads: destroyed (waited for) before them.
-  RunPrelude prelude_{world_, root_, cfg_, o_, report_, prelude_host()};
-  RunPrelude::Host prelude_host();
 
   uv_loop_t loop_{};
   StopSignals signals_;  // SIGINT and SIGTERM while the loop runs (runner/stop_signals.h)
@@ -135,6 +131,12 @@ class Run {
   // The vision, wave and budget gates (runner/run_gates.h).
   RunGates gates_{ctx_.world, ctx_.root, ctx_.config, writes_, approver_, report_, gates_host()};
   RunGates::Host gates_host();
+  // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
+  // thread. Declared after the config, options and gates it reads: destroyed (waited for)
+  // before them.
+  RunPrelude prelude_{world_, root_, cfg_, o_, report_, gates_, prelude_host()};
+  RunPrelude::Host prelude_host();
+  int ready(const json& doc);  // the run's own steps before step 2 (prelude_host().ready)
   // Worktree isolation (runner/run_worktrees.h): the slots, the gates in them, the merges;
   // it reaches the run through worktrees_host().
   WorktreeDriver worktrees_{world_, root_, cfg_, &loop_, report_, worktrees_host()};
@@ -157,7 +159,6 @@ class Run {
   // its process, its journal record; and the executors a killed run left, ended.
   ExecutorStarter launch_{world_, root_, cfg_, &loop_, phase_, cid_, check_programs_, report_, launch_host()};
   ExecutorStarter::Host launch_host();
-  std::string fresh_cid_;                         // the correlation id a new run gets
   PlanRuns runs_;  // the plans' records of their processes (runner/plan_run.h)
   bool stopping_ = false;
   bool interrupted_ = false;

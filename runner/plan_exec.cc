@@ -97,7 +97,7 @@ ExecutorStarter::Host Run::launch_host() {
 
 int Run::init_worktrees(const json& doc) {
   if (!isolated()) return -1;
-  auto stop = worktrees_.init(doc, phase_.rel, fresh_cid_, mode_);
+  auto stop = worktrees_.init(doc, phase_.rel, prelude_.fresh_cid(), mode_);
   return stop ? finish(stop->code, stop->result, stop->message) : -1;
 }
 
