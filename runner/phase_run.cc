@@ -76,17 +76,15 @@ int Run::init_dispatch(const json& doc) {
 
 // The gates speak through the run: its events and lines, its stop, its next step.
 RunGates::Host Run::gates_host() {
-  RunGates::Host h;
+  RunGates::Host h = plans_host_.fill(RunGates::Host{});
   h.stop = [this](int code, Result result, const std::string& message) { stop(code, result, message); };
   h.set_halted = [this](const std::string& reason) { set_halted(reason); };
-  h.next_step = [this](std::string next) { next_ = std::move(next); };
   return h;
 }
 
 // The steps before the waves speak through the run too, and end it with its last word.
 RunPrelude::Host Run::prelude_host() {
-  RunPrelude::Host h;
-  h.next_step = [this](std::string next) { next_ = std::move(next); };
+  RunPrelude::Host h = plans_host_.fill(RunPrelude::Host{});
   h.finish = [this](int code, Result result, const std::string& message) { return finish(code, result, message); };
   h.stopped = [this] { return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_); };
   h.plans_read = [this](std::vector<PlanRun> runs, std::vector<std::string> programs) {
@@ -114,22 +112,11 @@ RunPrelude::Host Run::prelude_host() {
 
 // What dispatch (runner/run_dispatch.h) reaches of the run.
 DispatchDriver::Host Run::dispatch_host() {
-  DispatchDriver::Host h;
-  h.plans = [this] { return entries_.size(); };
-  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
-  h.plan_at = [this](size_t i) { return runs_.at(i); };
-  h.core = [this]() -> run::Core& { return core_; };
+  DispatchDriver::Host h = plans_host_.fill(DispatchDriver::Host{});
   h.trees = [this] { return worktrees_.trees(); };
   h.wave_bases = [this]() -> std::map<long long, std::string>& { return worktrees_.wave_bases(); };
   h.correlation_id = [this] { return cid_; };
   h.phase_rel = [this] { return phase_.rel; };
-  h.interrupted = [this] { return interrupted_; };
-  h.stopping = [this] { return stopping_; };
-  h.hold = [this](size_t i, std::unique_ptr<Process> p) { return runs_.hold(i, std::move(p)); };
-  h.release = [this](size_t i) { runs_.release(i); };
-  h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
-  h.flush = [this] { flush_plans(); };
   h.schedule = [this] { schedule(); };
   h.plan_vars = [this](size_t i, long long wave) { return launch_.vars(i, wave); };
   h.adopt_worktree = [this](size_t i, const PlanWorktree& w, int slot, std::string& err) {

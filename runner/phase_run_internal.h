@@ -9,6 +9,7 @@
 
 #include "runner/phase_dry_run.h"
 #include "runner/phase_parts.h"
+#include "runner/plans_host.h"
 #include "runner/run_checks.h"
 #include "runner/run_conclude.h"
 #include "runner/run_dispatch.h"
@@ -128,6 +129,8 @@ class Run {
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
   StateWrites writes_{ctx_.world, ctx_.root};  // the state file: read, batched writes, the journal
+  // What the parts reach of the plans, the members their Hosts share (runner/plans_host.h).
+  PlansHost plans_host_{entries_, runs_, writes_, core_, interrupted_, stopping_, next_, [this] { return isolated(); }};
   // The vision, wave and budget gates (runner/run_gates.h).
   RunGates gates_{ctx_.world, ctx_.root, ctx_.config, writes_, approver_, report_, gates_host()};
   RunGates::Host gates_host();
