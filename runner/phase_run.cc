@@ -43,31 +43,17 @@ int Run::run() {
   return waves();
 }
 
-// Before step 2: what a stopped run left ended (its executors, its worktrees' and jobs'
-// records taken over), the worktrees' git checks, the config's dispatch. -1 or an exit code.
+// Before step 2 (doc: the state as read): what a stopped run left ended, the worktrees' git
+// checks and what a killed run left of them, the config's dispatch. -1 or an exit code.
 int Run::ready(const json& doc) {
-  launch_.end_leftovers(doc);
-  end_journaled_executors();
-  if (int rc = init_worktrees(doc); rc >= 0) return rc;
-  return init_dispatch(doc);
-}
-
-// The executors a killed run journaled (runner/run_state_writes.h) and that still run are
-// ended, then the journal goes.
-void Run::end_journaled_executors() {
-  const stdfs::path file = root_ / execution::kExecutorsJournal;
-  auto r = world_.files().read(file, 16u << 20, false);
-  if (!r.ok()) return;  // none (the usual case), or unreadable: the state's records remain
-  launch_.end_leftovers(execution::journal_plans(r.content));
-  ::unlink(file.c_str());
-}
-
-int Run::init_dispatch(const json& doc) {
+  launch_.end_leftovers_and_journal(doc);
+  if (isolated())
+    if (auto stop = worktrees_.init(doc, phase_.rel, prelude_.fresh_cid(), mode_))
+      return finish(stop->code, stop->result, stop->message);
   if (!dispatched()) return -1;
   if (std::string msg = dispatch_.config_error(); !msg.empty()) {
-    next_ =
-        "correct `dispatch` in .yolo-planning/config.json (docs/dispatch.md shows a complete block), then `yolo "
-        "execute`";
+    next_ = "correct `dispatch` in .yolo-planning/config.json (docs/dispatch.md shows a complete block), then `yolo "
+            "execute`";
     return finish(kExecHalted, Result::Error, msg);
   }
   dispatch_.init(doc);
@@ -78,7 +64,7 @@ int Run::init_dispatch(const json& doc) {
 RunGates::Host Run::gates_host() {
   RunGates::Host h = plans_host_.fill(RunGates::Host{});
   h.stop = [this](int code, Result result, const std::string& message) { stop(code, result, message); };
-  h.set_halted = [this](const std::string& reason) { set_halted(reason); };
+  h.set_halted = [this](const std::string& reason) { prelude_.set_halted(reason); };
   return h;
 }
 
@@ -94,7 +80,7 @@ RunPrelude::Host Run::prelude_host() {
   h.dry_run = [this] {
     return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(),
                     dispatched() ? dispatch_.parallel() : 0, isolated(),
-                    [this](const PlanEntry& e, json& f) { return check_summary(e, f); }},
+                    [this](const PlanEntry& e, json& f) { return prelude_.check_summary(e, f); }},
                    next_);
   };
   h.ready = [this](const json& doc) { return ready(doc); };

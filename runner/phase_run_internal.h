@@ -43,17 +43,8 @@ class Run {
     return report_.finish(code, result, message);
   }
 
-  // ---- the steps before the waves (runner/run_prelude.h, prelude_) -------------------------
-  // The SUMMARY gate on plan e's SUMMARY (sp: its name, when the caller has it already).
-  SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr) {
-    return prelude_.check_summary(e, findings, sp);
-  }
-  // The state's run halted, with why in the event log (the loop's and the gates' halts too).
-  bool set_halted(const std::string& reason) { return prelude_.set_halted(reason); }
+  // ---- the loop (the steps before it: prelude_, runner/run_prelude.h) -------------------------
   int waves();
-  run::Settings core_settings() const;
-
-  // ---- the loop ---------------------------------------------------------------
   void schedule();
   // jobs: per plan of idx, how its dispatched job starts (the core's decision).
   void start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs);
@@ -70,19 +61,11 @@ class Run {
 
   // ---- worktree isolation (runner/run_worktrees.h: a class of its own, worktrees_) ----------
   bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
-  // Before step 2: git checks, then what a killed run left (WorktreeDriver::init). -1 or an exit code.
-  int init_worktrees(const json& doc);
-  WorktreeDriver::Host worktrees_host();  // what worktrees_ reaches of the run (phase_run.cc)
+  WorktreeDriver::Host worktrees_host();  // what worktrees_ reaches of the run (plan_exec.cc)
   // ---- dispatch (runner/run_dispatch.h: classes of their own, dispatch_) -----------------
   // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
   // fetched from the remote, then gated and merged as a worktree plan.
   bool dispatched() const { return cfg_.dispatch.configured(); }
-  // The wave-level form (dispatch.submit_wave/wait_wave): a whole wave starts at once.
-  int dispatch_sched_parallel() const {
-    return cfg_.dispatch.wave_form() ? static_cast<int>(entries_.size()) + 1 : dispatch_.parallel();
-  }
-  // Before step 2: the config's dispatch errors, the remote's URL, the records a stopped run left.
-  int init_dispatch(const json& doc);
   DispatchDriver::Host dispatch_host();  // what dispatch_ reaches of the run (phase_run.cc)
 
   void stop(int code, execution::Result result, const std::string& message) {
@@ -100,9 +83,6 @@ class Run {
   const state::LoadResult& state_now() { return writes_.now(); }
   void queue_plan(size_t i, execution::PlanUpdate u) { writes_.queue(i, entries_[i].id, std::move(u)); }
   void flush_plans(const std::function<void(json&)>& also = nullptr) { writes_.flush(also); }
-  // At the start of a run (under the instance lock): the executors a killed run journaled
-  // and that still run are ended, then the journal is removed.
-  void end_journaled_executors();
   void interrupt(int signum);
 
   Context ctx_;                     // the command's World, project root and config
@@ -154,7 +134,6 @@ class Run {
   // (runner/run_conclude.h); it reaches the run through concluder_host() (plan_conclude.cc).
   PlanConcluder concluder_{ctx_.world, ctx_.root, phase_, report_, concluder_host()};
   PlanConcluder::Host concluder_host();
-  bool fd_capped_ = false;  // max_parallel lowered to what the fd limit allows, once
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;

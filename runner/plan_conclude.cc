@@ -36,7 +36,7 @@ PlanConcluder::Host Run::concluder_host() {
   };
   h.gate = [this](size_t i, SpawnResult r) { worktrees_.gate(i, std::move(r)); };
   h.check_summary = [this](const PlanEntry& e, json& findings, const std::string* sp) {
-    return check_summary(e, findings, sp);
+    return prelude_.check_summary(e, findings, sp);
   };
   h.concluded = [this](size_t i, const execution::PlanEnd& end, MergeState merge, const std::string& head) {
     core_.concluded(i, end, merge, head);

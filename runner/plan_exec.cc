@@ -90,12 +90,6 @@ ExecutorStarter::Host Run::launch_host() {
   return h;
 }
 
-int Run::init_worktrees(const json& doc) {
-  if (!isolated()) return -1;
-  auto stop = worktrees_.init(doc, phase_.rel, prelude_.fresh_cid(), mode_);
-  return stop ? finish(stop->code, stop->result, stop->message) : -1;
-}
-
 // What worktree isolation (runner/run_worktrees.h) reaches of the run.
 WorktreeDriver::Host Run::worktrees_host() {
   WorktreeDriver::Host h = plans_host_.fill(WorktreeDriver::Host{});

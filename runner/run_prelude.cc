@@ -41,8 +41,8 @@ int RunPrelude::prepare(const state::LoadResult& snap, PhaseDir& phase, std::vec
   if (int rc = review_gate(phase, entries, cid); rc >= 0) return rc;
   std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
   if (roadmap.empty()) roadmap = kRoadmap;
-  switch (gates_.ensure(gates::GateType::Vision, roadmap, "yolo execute: the vision gate on the roadmap before any wave",
-                        std::nullopt)) {
+  const std::string why = "yolo execute: the vision gate on the roadmap before any wave";
+  switch (gates_.ensure(gates::GateType::Vision, roadmap, why, std::nullopt)) {
     case GateOutcome::Passed:
       return -1;
     case GateOutcome::Paused:

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "protocol/run/execution.h"
+#include "protocol/run/run_core.h"
+#include "protocol/state/config.h"
 #include "protocol/findings/findings.h"
 #include "protocol/base/json.h"
 
@@ -114,6 +116,13 @@ struct PhaseChoice {
 // unless that run is complete and no plan was added to its folder since (new_plans); a phase
 // whose every SUMMARY passes on disk (complete_on_disk) is complete. state: the execution
 // state, or null when there is none.
+// What the run core is told of a run of config c (run::Settings): an executor or none (a
+// dispatch block is one), worktree isolation (a dispatched run's plans always merge as
+// worktrees), wave approval, --plan (only), and how many plans run at once: max_parallel; a
+// dispatched run's jobs at once (dispatch_parallel), its whole wave in the wave-level form;
+// every plan without an executor (they are marked ready). The fd limit lowers it later.
+run::Settings core_settings(const Config& c, const std::string& only, size_t plans, int dispatch_parallel);
+
 PhaseChoice choose_phase(const std::vector<PhaseName>& phases, std::string asked, const json* state,
                          const std::function<bool(size_t)>& new_plans,
                          const std::function<bool(size_t)>& complete_on_disk);

@@ -23,6 +23,36 @@ TEST(RunRules, OnlyARunThatExecuteStartedIsARun) {
   EXPECT_TRUE(has_run({{"status", "running"}, {"phase_dir", "x"}}));
 }
 
+TEST(RunRules, TheCoreIsToldWhatRunsAndHowManyPlansAtOnce) {
+  auto settings = [](const json& c, size_t plans = 7, int jobs = 5) {
+    auto r = config_from_json(c, "config.json");
+    EXPECT_EQ(r.error, "");
+    return core_settings(r.config, "01-02", plans, jobs);
+  };
+  const json exec = {{"command", {"true"}}};
+  run::Settings s = settings({{"executor", exec}, {"max_parallel", 3}, {"wave_approval", true}});
+  EXPECT_TRUE(s.executor);
+  EXPECT_FALSE(s.isolated);
+  EXPECT_TRUE(s.wave_approval);
+  EXPECT_EQ(s.only, "01-02");
+  EXPECT_EQ(s.max_parallel, 3);
+  s = settings({{"executor", exec}, {"isolation", "worktree"}});
+  EXPECT_TRUE(s.isolated);
+  s = settings({{"isolation", "worktree"}});  // no executor: every plan marked ready at once
+  EXPECT_FALSE(s.executor);
+  EXPECT_FALSE(s.isolated);
+  EXPECT_EQ(s.max_parallel, 8);
+  const json submit = {"sbatch", "{plan_path}"}, wait = {"true"};
+  json dispatch = {{"submit", submit}, {"wait", wait}, {"cancel", wait}, {"remote", "origin"}};
+  s = settings({{"dispatch", dispatch}});  // the jobs at once
+  EXPECT_TRUE(s.executor && s.isolated);
+  EXPECT_EQ(s.max_parallel, 5);
+  dispatch["submit_wave"] = submit;
+  dispatch["wait_wave"] = wait;
+  s = settings({{"dispatch", dispatch}});
+  EXPECT_EQ(s.max_parallel, 8) << "the wave-level form: a whole wave at once";
+}
+
 TEST(RunRules, InProgressMeansRunningOrAwaitingApproval) {
   for (const char* s : {"running", "awaiting_approval"}) {
     json st = kRun;
