@@ -12,8 +12,11 @@ int Run::waves() {
     run::Seeds seeds = run::seeds(snap.ok() ? snap.doc : none, entries_, runs_.known(entries_.size()));
     for (size_t i = 0; i < seeds.pending_worktree.size(); ++i)
       if (const json* w = seeds.pending_worktree[i]) runs_.of(i).worktree_record = *w;  // merged from this record
-    const int jobs = dispatched() ? dispatch_.parallel() : 0;  // the core's settings: protocol's rule
-    core_ = run::Core(std::move(seeds.plans), execution::core_settings(cfg_, o_.only_plan, entries_.size(), jobs));
+    std::optional<int> jobs = dispatched() ? std::optional<int>(dispatch_.parallel()) : std::nullopt;
+    core_ = run::Core(std::move(seeds.plans),
+                      execution::core_settings(executor_configured(cfg_), isolated(), cfg_.wave_approval,
+                                               cfg_.max_parallel, o_.only_plan, entries_.size(), jobs,
+                                               cfg_.dispatch.wave_form()));
   }
   uv_loop_init(&loop_);
   writes_.start(&loop_);  // from now on, the plans' changes are written in batches

@@ -230,18 +230,18 @@ PhaseChoice choose_phase(const std::vector<PhaseName>& phases, std::string asked
   return {Kind::AllComplete, phases.size() - 1};
 }
 
-run::Settings core_settings(const Config& c, const std::string& only, size_t plans, int dispatch_parallel) {
-  const bool dispatched = c.dispatch.configured();
+run::Settings core_settings(bool executor, bool isolated, bool wave_approval, int max_parallel, std::string only,
+                            size_t plans, std::optional<int> dispatch_parallel, bool wave_form) {
   run::Settings rs;
-  rs.executor = !c.executor.argv.empty() || dispatched;
-  rs.isolated = (c.isolation == "worktree" && rs.executor) || dispatched;
-  rs.wave_approval = c.wave_approval;
-  rs.only = only;
+  rs.executor = executor;
+  rs.isolated = isolated;
+  rs.wave_approval = wave_approval;
+  rs.only = std::move(only);
   const int all = static_cast<int>(plans) + 1;
-  if (!rs.executor || (dispatched && c.dispatch.wave_form()))
+  if (!executor || (dispatch_parallel && wave_form))
     rs.max_parallel = all;
   else
-    rs.max_parallel = dispatched ? dispatch_parallel : c.max_parallel;
+    rs.max_parallel = dispatch_parallel.value_or(max_parallel);
   return rs;
 }
 

@@ -24,33 +24,21 @@ TEST(RunRules, OnlyARunThatExecuteStartedIsARun) {
 }
 
 TEST(RunRules, TheCoreIsToldWhatRunsAndHowManyPlansAtOnce) {
-  auto settings = [](const json& c, size_t plans = 7, int jobs = 5) {
-    auto r = config_from_json(c, "config.json");
-    EXPECT_EQ(r.error, "");
-    return core_settings(r.config, "01-02", plans, jobs);
-  };
-  const json exec = {{"command", {"true"}}};
-  run::Settings s = settings({{"executor", exec}, {"max_parallel", 3}, {"wave_approval", true}});
+  // 7 plans, max_parallel 3, --plan 01-02.
+  run::Settings s = core_settings(true, false, true, 3, "01-02", 7, std::nullopt, false);
   EXPECT_TRUE(s.executor);
   EXPECT_FALSE(s.isolated);
   EXPECT_TRUE(s.wave_approval);
   EXPECT_EQ(s.only, "01-02");
   EXPECT_EQ(s.max_parallel, 3);
-  s = settings({{"executor", exec}, {"isolation", "worktree"}});
-  EXPECT_TRUE(s.isolated);
-  s = settings({{"isolation", "worktree"}});  // no executor: every plan marked ready at once
+  EXPECT_TRUE(core_settings(true, true, false, 3, "", 7, std::nullopt, false).isolated);
+  EXPECT_EQ(core_settings(true, false, false, 3, "", 7, std::nullopt, true).max_parallel, 3)
+      << "the wave-level form is dispatch's";
+  s = core_settings(false, false, false, 3, "", 7, std::nullopt, false);  // every plan marked ready at once
   EXPECT_FALSE(s.executor);
-  EXPECT_FALSE(s.isolated);
   EXPECT_EQ(s.max_parallel, 8);
-  const json submit = {"sbatch", "{plan_path}"}, wait = {"true"};
-  json dispatch = {{"submit", submit}, {"wait", wait}, {"cancel", wait}, {"remote", "origin"}};
-  s = settings({{"dispatch", dispatch}});  // the jobs at once
-  EXPECT_TRUE(s.executor && s.isolated);
-  EXPECT_EQ(s.max_parallel, 5);
-  dispatch["submit_wave"] = submit;
-  dispatch["wait_wave"] = wait;
-  s = settings({{"dispatch", dispatch}});
-  EXPECT_EQ(s.max_parallel, 8) << "the wave-level form: a whole wave at once";
+  EXPECT_EQ(core_settings(true, true, false, 3, "", 7, 5, false).max_parallel, 5) << "the jobs at once";
+  EXPECT_EQ(core_settings(true, true, false, 3, "", 7, 5, true).max_parallel, 8) << "a whole wave at once";
 }
 
 TEST(RunRules, InProgressMeansRunningOrAwaitingApproval) {
