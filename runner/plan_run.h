@@ -72,6 +72,8 @@ class PlanRuns {
     return runs_[i];
   }
   const PlanRun* at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
+  PlanRun& operator[](size_t i) { return runs_[i]; }  // plan i's record (i < size())
+  const PlanRun& operator[](size_t i) const { return runs_[i]; }
   // Plan i runs for the loop from now on, with its child p (nullptr: none of its own).
   Process* hold(size_t i, std::unique_ptr<Process> p) {
     PlanRun& r = of(i);
