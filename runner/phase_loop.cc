@@ -5,41 +5,33 @@ namespace yolo::runner::phase {
 
 // ---- waves ----------------------------------------------------------------------------
 
-// What the run core is told of the run: an executor or none, isolation, wave approval,
-// --plan, and how many plans run at once.
-run::Settings Run::core_settings() const {
-  run::Settings rs;
-  rs.executor = executor_configured(cfg_);
-  rs.isolated = isolated();
-  rs.wave_approval = cfg_.wave_approval;
-  rs.only = o_.only_plan;
-  rs.max_parallel = rs.executor ? (dispatched() ? dispatch_sched_parallel() : cfg_.max_parallel)
-                                : static_cast<int>(entries_.size()) + 1;
-  return rs;
-}
-
 int Run::waves() {
   {  // each plan brings what the state says of it (status, worktree merge) and its dispatched job
     static const json none = json::object();
     const auto& snap = state_now();
-    std::vector<run::PlanKnown> known(entries_.size());
-    for (size_t i = 0; i < known.size(); ++i)
-      if (const PlanRun* r = runs_.at(i)) known[i] = {&r->dispatch_rec, r->dispatch_failed_before};
-    run::Seeds seeds = run::seeds(snap.ok() ? snap.doc : none, entries_, known);
+    run::Seeds seeds = run::seeds(snap.ok() ? snap.doc : none, entries_, runs_.known(entries_.size()));
     for (size_t i = 0; i < seeds.pending_worktree.size(); ++i)
       if (const json* w = seeds.pending_worktree[i]) runs_.of(i).worktree_record = *w;  // merged from this record
-    core_ = run::Core(std::move(seeds.plans), core_settings());
+    std::optional<int> jobs = dispatched() ? std::optional<int>(dispatch_.parallel()) : std::nullopt;
+    core_ = run::Core(std::move(seeds.plans),
+                      execution::core_settings(executor_configured(cfg_), isolated(), cfg_.wave_approval,
+                                               cfg_.max_parallel, o_.only_plan, entries_.size(), jobs,
+                                               cfg_.dispatch.wave_form()));
   }
   uv_loop_init(&loop_);
   writes_.start(&loop_);  // from now on, the plans' changes are written in batches
   worktrees_.open();
   signals_.start(&loop_, [this](int signum) { interrupt(signum); });
+  if (executor_configured(cfg_) && !dispatched())  // executors at once within the fd limit
+    core_.set_max_parallel(parallel_within_fd_limit(cfg_.max_parallel, isolated(), [this](int cap, long limit) {
+      report_.max_parallel_lowered(cfg_.max_parallel, cap, limit);
+    }));
   report_.start_live(&loop_);  // on a terminal: the running executors and the phase's progress
   schedule();
   uv_run(&loop_, UV_RUN_DEFAULT);
   report_.stop_live();
   signals_.close();
-  for (size_t i = 0; i < runs_.size(); ++i) runs_.release(i);
+  runs_.release_all();
   flush_plans();
   // Every start is in the state now (and no executor of this run is left): the journal goes,
   // unless the state could not be written.
@@ -57,28 +49,14 @@ void Run::interrupt(int signum) {
   if (interrupted_) return;
   interrupted_ = true;
   stop(kExecHalted, Result::Interrupted, report_.interrupted(signum));
-  // A dispatch submit is left to end (its timeout bounds it): killed midway, it may have
-  // queued a job whose handle nobody would know; ended, its job is cancelled.
-  for (auto& r : runs_)
-    if (r.running && r.proc && !r.dispatch_submitting) r.proc->cancel();
+  runs_.cancel_all();  // but a dispatch submit: it ends, then its job is cancelled
   dispatch_.cancel_pollers();  // a wave's poller: its plans' jobs are cancelled when it ends
-}
-
-static run::Answer answer(GateOutcome g) {
-  return g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped;
 }
 
 // The driver of the run core (protocol/run/run_core.h): the core decides what comes next from
 // the plans' records and what the state file says; this carries its actions out.
 void Run::schedule() {
   if (stopping_) return;
-  bool executor = executor_configured(cfg_);
-  if (executor && !dispatched() && !fd_capped_) {  // executors at once within the fd limit, once
-    fd_capped_ = true;
-    core_.set_max_parallel(parallel_within_fd_limit(cfg_.max_parallel, isolated(), [this](int cap, long limit) {
-      report_.max_parallel_lowered(cfg_.max_parallel, cap, limit);
-    }));
-  }
   for (bool again = true; again && !stopping_;) {
     again = false;
     const auto& snap = state_now();
@@ -117,7 +95,7 @@ void Run::schedule() {
           gates_.pause(state_now().doc);  // the run stopped, paused at that gate
           return;
         case run::Act::Halt:
-          set_halted(a.reason);
+          prelude_.set_halted(a.reason);  // in the state, with why in the event log
           stop(kExecHalted, Result::Halted, report_.halt(a.reason));
           return;
         case run::Act::PlanComplete:
@@ -133,13 +111,13 @@ void Run::schedule() {
         }
         case run::Act::AskWaveGate: {
           GateOutcome g = gates_.wave_gate(a.wave, entries_, phase_.folder);  // paused or halted: the run stopped
-          core_.wave_gate(a.wave, answer(g));
+          core_.wave_gate(a.wave, run_answer(g));
           again = g == GateOutcome::Passed;
           break;
         }
         case run::Act::AskBudget: {             // what the agents cost so far, before the wave starts
           GateOutcome g = gates_.budget(a.wave, phase_.folder, cid_);  // paused or halted: the run stopped
-          core_.budget(a.wave, answer(g));
+          core_.budget(a.wave, run_answer(g));
           again = g == GateOutcome::Passed;
           break;
         }

@@ -2,7 +2,6 @@
 
 #include <memory>
 
-#include "protocol/gates/gate_coverage.h"
 #include "runner/child_keeper.h"
 #include "runner/phase_run_internal.h"
 
@@ -34,46 +33,9 @@ int Run::run() {
     if (!snap.kept_copy.empty()) msg += " (a copy was kept at " + snap.kept_copy + ")";
     return finish(kExecHalted, Result::Error, msg);
   }
-  if (int rc = prelude_.choose_phase(snap, phase_); rc >= 0) return rc;
-  {
-    RunPrelude::Plans read = prelude_.load_plans(phase_);
-    entries_ = std::move(read.entries);
-    runs_.reset(std::move(read.runs));  // once: references into it stay valid for the run
-    check_programs_ = std::move(read.check_programs);
-  }
-  if (auto bad = execution::unknown_plan(entries_, o_.only_plan, phase_.rel)) {  // nothing written
-    next_ = bad->next;
-    return finish(kExecUsage, Result::Error, bad->message);
-  }
-  if (o_.dry_run)
-    return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(), dispatched() ? dispatch_.parallel() : 0,
-                    isolated(), [this](const PlanEntry& e, json& f) { return check_summary(e, f); }},
-                   next_);
-  if (int rc = prelude_.check_agents(); rc >= 0) return rc;
-  launch_.end_leftovers(snap.doc);
-  end_journaled_executors();
-  fresh_cid_ = new_uuid();
-  if (int rc = init_worktrees(snap.doc); rc >= 0) return rc;
-  if (int rc = init_dispatch(snap.doc); rc >= 0) return rc;
-  // Stage 1 over the plans as read, on a second thread while this one does step 2 (the
-  // SUMMARY files, the state; the second core idles before the first executor starts
-  // otherwise). It reads only the plans and the files they name, which step 2 does not write, and
-  // prelude_.precheck() uses its verdict after step 2, as before. Started once what a stopped run
-  // left is ended and merged (the files it names are the ones precheck always saw).
-  prelude_.start_stage1(phase_);
-  if (int rc = prelude_.step2(phase_, entries_, fresh_cid_, cid_); rc >= 0) return rc;
-  if (const auto& now = state_now(); now.ok() && execution::run_status(now.doc) == RunStatus::Complete) {
-    report_.already_complete(entries_.size());
-    return finish(kExecComplete, Result::Complete, "");
-  }
-  if (int rc = prelude_.precheck(phase_); rc >= 0) return rc;
-  if (int rc = prelude_.review_gate(phase_, entries_, cid_); rc >= 0) return rc;
-  std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
-  if (roadmap.empty()) roadmap = kRoadmap;
-  GateOutcome g = gates_.ensure(gates::GateType::Vision, roadmap, report_.vision_gate_reason(), std::nullopt);
-  if (g == GateOutcome::Paused) return finish(kExecPaused, Result::Paused, report_.paused_at_vision_gate());
-  if (g == GateOutcome::Halted)
-    return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_);
+  // The steps before the waves, in order (runner/run_prelude.h), the run's own among them
+  // through prelude_host(): the phase and its plans, step 2, Stage 1, the review and vision gates.
+  if (int rc = prelude_.prepare(snap, phase_, entries_, cid_); rc >= 0) return rc;
   // The gates passed: recorded with the first plans' records (a write of its own cost the
   // first executor's start a state write). A run stopped before that write checks
   // the gates again, and finds them passed.
@@ -81,22 +43,17 @@ int Run::run() {
   return waves();
 }
 
-// The executors a killed run journaled (runner/run_state_writes.h) and that still run are
-// ended, then the journal goes.
-void Run::end_journaled_executors() {
-  const stdfs::path file = root_ / execution::kExecutorsJournal;
-  auto r = world_.files().read(file, 16u << 20, false);
-  if (!r.ok()) return;  // none (the usual case), or unreadable: the state's records remain
-  launch_.end_leftovers(execution::journal_plans(r.content));
-  ::unlink(file.c_str());
-}
-
-int Run::init_dispatch(const json& doc) {
+// Before step 2 (doc: the state as read): what a stopped run left ended, the worktrees' git
+// checks and what a killed run left of them, the config's dispatch. -1 or an exit code.
+int Run::ready(const json& doc) {
+  launch_.end_leftovers_and_journal(doc);
+  if (isolated())
+    if (auto stop = worktrees_.init(doc, phase_.rel, prelude_.fresh_cid(), mode_))
+      return finish(stop->code, stop->result, stop->message);
   if (!dispatched()) return -1;
   if (std::string msg = dispatch_.config_error(); !msg.empty()) {
-    next_ =
-        "correct `dispatch` in .yolo-planning/config.json (docs/dispatch.md shows a complete block), then `yolo "
-        "execute`";
+    next_ = "correct `dispatch` in .yolo-planning/config.json (docs/dispatch.md shows a complete block), then `yolo "
+            "execute`";
     return finish(kExecHalted, Result::Error, msg);
   }
   dispatch_.init(doc);
@@ -105,18 +62,28 @@ int Run::init_dispatch(const json& doc) {
 
 // The gates speak through the run: its events and lines, its stop, its next step.
 RunGates::Host Run::gates_host() {
-  RunGates::Host h;
+  RunGates::Host h = plans_host_.fill(RunGates::Host{});
   h.stop = [this](int code, Result result, const std::string& message) { stop(code, result, message); };
-  h.set_halted = [this](const std::string& reason) { set_halted(reason); };
-  h.next_step = [this](std::string next) { next_ = std::move(next); };
+  h.set_halted = [this](const std::string& reason) { prelude_.set_halted(reason); };
   return h;
 }
 
 // The steps before the waves speak through the run too, and end it with its last word.
 RunPrelude::Host Run::prelude_host() {
-  RunPrelude::Host h;
-  h.next_step = [this](std::string next) { next_ = std::move(next); };
+  RunPrelude::Host h = plans_host_.fill(RunPrelude::Host{});
   h.finish = [this](int code, Result result, const std::string& message) { return finish(code, result, message); };
+  h.stopped = [this] { return finish(final_code_ < 0 ? kExecHalted : final_code_, final_result_, final_message_); };
+  h.plans_read = [this](std::vector<PlanRun> runs, std::vector<std::string> programs) {
+    runs_.reset(std::move(runs));  // once: references into it stay valid for the run
+    check_programs_ = std::move(programs);
+  };
+  h.dry_run = [this] {
+    return dry_run({world_, root_, cfg_, o_, phase_, entries_, prelude_.loaded(), dispatched(),
+                    dispatched() ? dispatch_.parallel() : 0, isolated(),
+                    [this](const PlanEntry& e, json& f) { return prelude_.check_summary(e, f); }},
+                   next_);
+  };
+  h.ready = [this](const json& doc) { return ready(doc); };
   h.phase_start = [&r = report_](size_t plans, long long waves, bool resumed, size_t done, bool was_running) {
     r.phase_start(plans, waves, resumed, done, was_running);
   };
@@ -125,27 +92,17 @@ RunPrelude::Host Run::prelude_host() {
     r.summary_failed(plan, findings);
   };
   h.state_written = [this](json doc, std::string stamp) { writes_.wrote(std::move(doc), std::move(stamp)); };
+  h.already_complete = [&r = report_](size_t plans) { r.already_complete(plans); };
   return h;
 }
 
 // What dispatch (runner/run_dispatch.h) reaches of the run.
 DispatchDriver::Host Run::dispatch_host() {
-  DispatchDriver::Host h;
-  h.plans = [this] { return entries_.size(); };
-  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
-  h.plan_at = [this](size_t i) { return runs_.at(i); };
-  h.core = [this]() -> run::Core& { return core_; };
+  DispatchDriver::Host h = plans_host_.fill(DispatchDriver::Host{});
   h.trees = [this] { return worktrees_.trees(); };
   h.wave_bases = [this]() -> std::map<long long, std::string>& { return worktrees_.wave_bases(); };
   h.correlation_id = [this] { return cid_; };
   h.phase_rel = [this] { return phase_.rel; };
-  h.interrupted = [this] { return interrupted_; };
-  h.stopping = [this] { return stopping_; };
-  h.hold = [this](size_t i, std::unique_ptr<Process> p) { return runs_.hold(i, std::move(p)); };
-  h.release = [this](size_t i) { runs_.release(i); };
-  h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
-  h.flush = [this] { flush_plans(); };
   h.schedule = [this] { schedule(); };
   h.plan_vars = [this](size_t i, long long wave) { return launch_.vars(i, wave); };
   h.adopt_worktree = [this](size_t i, const PlanWorktree& w, int slot, std::string& err) {

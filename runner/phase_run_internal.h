@@ -9,6 +9,7 @@
 
 #include "runner/phase_dry_run.h"
 #include "runner/phase_parts.h"
+#include "runner/plans_host.h"
 #include "runner/run_checks.h"
 #include "runner/run_conclude.h"
 #include "runner/run_dispatch.h"
@@ -42,17 +43,8 @@ class Run {
     return report_.finish(code, result, message);
   }
 
-  // ---- the steps before the waves (runner/run_prelude.h, prelude_) -------------------------
-  // The SUMMARY gate on plan e's SUMMARY (sp: its name, when the caller has it already).
-  SummaryState check_summary(const PlanEntry& e, json& findings, const std::string* sp = nullptr) {
-    return prelude_.check_summary(e, findings, sp);
-  }
-  // The state's run halted, with why in the event log (the loop's and the gates' halts too).
-  bool set_halted(const std::string& reason) { return prelude_.set_halted(reason); }
+  // ---- the loop (the steps before it: prelude_, runner/run_prelude.h) -------------------------
   int waves();
-  run::Settings core_settings() const;
-
-  // ---- the loop ---------------------------------------------------------------
   void schedule();
   // jobs: per plan of idx, how its dispatched job starts (the core's decision).
   void start_plans(const std::vector<size_t>& idx, long long wave, const std::vector<dispatch::Start>& jobs);
@@ -69,19 +61,11 @@ class Run {
 
   // ---- worktree isolation (runner/run_worktrees.h: a class of its own, worktrees_) ----------
   bool isolated() const { return (cfg_.isolation == "worktree" && executor_configured(cfg_)) || dispatched(); }
-  // Before step 2: git checks, then what a killed run left (WorktreeDriver::init). -1 or an exit code.
-  int init_worktrees(const json& doc);
-  WorktreeDriver::Host worktrees_host();  // what worktrees_ reaches of the run (phase_run.cc)
+  WorktreeDriver::Host worktrees_host();  // what worktrees_ reaches of the run (plan_exec.cc)
   // ---- dispatch (runner/run_dispatch.h: classes of their own, dispatch_) -----------------
   // Each plan a job of a cluster engine (submit / wait / cancel templates), its branch
   // fetched from the remote, then gated and merged as a worktree plan.
   bool dispatched() const { return cfg_.dispatch.configured(); }
-  // The wave-level form (dispatch.submit_wave/wait_wave): a whole wave starts at once.
-  int dispatch_sched_parallel() const {
-    return cfg_.dispatch.wave_form() ? static_cast<int>(entries_.size()) + 1 : dispatch_.parallel();
-  }
-  // Before step 2: the config's dispatch errors, the remote's URL, the records a stopped run left.
-  int init_dispatch(const json& doc);
   DispatchDriver::Host dispatch_host();  // what dispatch_ reaches of the run (phase_run.cc)
 
   void stop(int code, execution::Result result, const std::string& message) {
@@ -99,9 +83,6 @@ class Run {
   const state::LoadResult& state_now() { return writes_.now(); }
   void queue_plan(size_t i, execution::PlanUpdate u) { writes_.queue(i, entries_[i].id, std::move(u)); }
   void flush_plans(const std::function<void(json&)>& also = nullptr) { writes_.flush(also); }
-  // At the start of a run (under the instance lock): the executors a killed run journaled
-  // and that still run are ended, then the journal is removed.
-  void end_journaled_executors();
   void interrupt(int signum);
 
   Context ctx_;                     // the command's World, project root and config
@@ -120,10 +101,6 @@ class Run {
   LiveView live() const { return live_view(core_, entries_, runs_.all(), cfg_.timeout_for(cfg_.executor), uv_hrtime()); }
   // The next step for the person, when a step knows better than the exit code (the report's).
   std::string& next_ = report_.next();
-  // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
-  // thread. Declared after the config and options it reads: destroyed (waited for) before them.
-  RunPrelude prelude_{world_, root_, cfg_, o_, report_, prelude_host()};
-  RunPrelude::Host prelude_host();
 
   uv_loop_t loop_{};
   StopSignals signals_;  // SIGINT and SIGTERM while the loop runs (runner/stop_signals.h)
@@ -132,9 +109,17 @@ class Run {
   // merge), built once the loop starts; schedule() carries out its actions.
   run::Core core_;
   StateWrites writes_{ctx_.world, ctx_.root};  // the state file: read, batched writes, the journal
+  // What the parts reach of the plans, the members their Hosts share (runner/plans_host.h).
+  PlansHost plans_host_{entries_, runs_, writes_, core_, interrupted_, stopping_, next_, [this] { return isolated(); }};
   // The vision, wave and budget gates (runner/run_gates.h).
   RunGates gates_{ctx_.world, ctx_.root, ctx_.config, writes_, approver_, report_, gates_host()};
   RunGates::Host gates_host();
+  // The steps before the waves (runner/run_prelude.h): the plans as read, Stage 1 on its
+  // thread. Declared after the config, options and gates it reads: destroyed (waited for)
+  // before them.
+  RunPrelude prelude_{world_, root_, cfg_, o_, report_, gates_, prelude_host()};
+  RunPrelude::Host prelude_host();
+  int ready(const json& doc);  // the run's own steps before step 2 (prelude_host().ready)
   // Worktree isolation (runner/run_worktrees.h): the slots, the gates in them, the merges;
   // it reaches the run through worktrees_host().
   WorktreeDriver worktrees_{world_, root_, cfg_, &loop_, report_, worktrees_host()};
@@ -149,7 +134,6 @@ class Run {
   // (runner/run_conclude.h); it reaches the run through concluder_host() (plan_conclude.cc).
   PlanConcluder concluder_{ctx_.world, ctx_.root, phase_, report_, concluder_host()};
   PlanConcluder::Host concluder_host();
-  bool fd_capped_ = false;  // max_parallel lowered to what the fd limit allows, once
   // The programs the phase's checks name inside the project (absolute): read-only for an
   // executor in the checkout, so a check runs as the wave's approval covered it.
   std::vector<std::string> check_programs_;
@@ -157,7 +141,6 @@ class Run {
   // its process, its journal record; and the executors a killed run left, ended.
   ExecutorStarter launch_{world_, root_, cfg_, &loop_, phase_, cid_, check_programs_, report_, launch_host()};
   ExecutorStarter::Host launch_host();
-  std::string fresh_cid_;                         // the correlation id a new run gets
   PlanRuns runs_;  // the plans' records of their processes (runner/plan_run.h)
   bool stopping_ = false;
   bool interrupted_ = false;

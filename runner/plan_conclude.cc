@@ -11,17 +11,11 @@ void Run::run_checks(size_t i, SpawnResult executor) {
 }
 
 PlanChecks::Host Run::checks_host() {
-  PlanChecks::Host h;
-  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
-  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.interrupted = [this] { return interrupted_; };
-  h.stopping = [this] { return stopping_; };
+  PlanChecks::Host h = plans_host_.fill(PlanChecks::Host{});
   h.slot_free = [this](size_t i) {
     core_.gating(i);
     schedule();
   };
-  h.hold = [this](size_t i, std::unique_ptr<Process> p) { runs_.hold(i, std::move(p)); };
-  h.release = [this](size_t i) { runs_.release(i); };
   h.done = [this](size_t i, SpawnResult r) { conclude(i, r); };
   h.vars = [this](size_t i) { return launch_.vars(i, entries_[i].wave); };
   h.env = [this](size_t i) { return launch_.env(i, entries_[i].wave); };
@@ -29,11 +23,7 @@ PlanChecks::Host Run::checks_host() {
 }
 
 PlanConcluder::Host Run::concluder_host() {
-  PlanConcluder::Host h;
-  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
-  h.interrupted = [this] { return interrupted_; };
-  h.isolated = [this] { return isolated(); };
+  PlanConcluder::Host h = plans_host_.fill(PlanConcluder::Host{});
   h.exited = [this](size_t i) {
     runs_.release(i);
     core_.executor_exited(i);
@@ -46,12 +36,11 @@ PlanConcluder::Host Run::concluder_host() {
   };
   h.gate = [this](size_t i, SpawnResult r) { worktrees_.gate(i, std::move(r)); };
   h.check_summary = [this](const PlanEntry& e, json& findings, const std::string* sp) {
-    return check_summary(e, findings, sp);
+    return prelude_.check_summary(e, findings, sp);
   };
   h.concluded = [this](size_t i, const execution::PlanEnd& end, MergeState merge, const std::string& head) {
     core_.concluded(i, end, merge, head);
   };
-  h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
   h.cid = [this] { return cid_; };
   h.next = [this] {
     if (dispatched()) dispatch_.premerge();

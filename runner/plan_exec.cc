@@ -82,35 +82,17 @@ void Run::start_plans(const std::vector<size_t>& idx, long long wave, const std:
 
 // What a start here (runner/run_launch.h) reaches of the run.
 ExecutorStarter::Host Run::launch_host() {
-  ExecutorStarter::Host h;
-  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
-  h.isolated = [this] { return isolated(); };
+  ExecutorStarter::Host h = plans_host_.fill(ExecutorStarter::Host{});
   h.started = [this](size_t i) { core_.started(i); };
-  h.hold = [this](size_t i, std::unique_ptr<Process> p) { return runs_.hold(i, std::move(p)); };
-  h.running = [this] { return runs_.running(); };
   h.done = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
   h.journal = [this](const std::string& id, const json& record) { return writes_.journal(id, record); };
   h.queued = [this](size_t i) { return writes_.queued(i); };
   return h;
 }
 
-int Run::init_worktrees(const json& doc) {
-  if (!isolated()) return -1;
-  auto stop = worktrees_.init(doc, phase_.rel, fresh_cid_, mode_);
-  return stop ? finish(stop->code, stop->result, stop->message) : -1;
-}
-
 // What worktree isolation (runner/run_worktrees.h) reaches of the run.
 WorktreeDriver::Host Run::worktrees_host() {
-  WorktreeDriver::Host h;
-  h.plans = [this] { return entries_.size(); };
-  h.entry = [this](size_t i) -> const PlanEntry& { return entries_[i]; };
-  h.plan = [this](size_t i) -> PlanRun& { return runs_.of(i); };
-  h.core = [this]() -> run::Core& { return core_; };
-  h.queue = [this](size_t i, execution::PlanUpdate u) { queue_plan(i, std::move(u)); };
-  h.flush = [this] { flush_plans(); };
-  h.next_step = [this](std::string s) { next_ = std::move(s); };
+  WorktreeDriver::Host h = plans_host_.fill(WorktreeDriver::Host{});
   h.gated = [this](size_t i, SpawnResult r) { conclude(i, r); };
   h.resumed = [this](size_t i, SpawnResult r) { on_done(i, std::move(r)); };
   h.merged = [this](const std::vector<std::string>& branches) {

@@ -12,6 +12,7 @@
 #include "protocol/base/json.h"
 #include "protocol/plan/plan_checks.h"
 #include "protocol/run/execution.h"
+#include "protocol/run/run_core.h"
 #include "runner/plan_gate.h"
 #include "runner/refusals.h"
 #include "runner/slot_aside.h"
@@ -71,6 +72,8 @@ class PlanRuns {
     return runs_[i];
   }
   const PlanRun* at(size_t i) const { return i < runs_.size() ? &runs_[i] : nullptr; }
+  PlanRun& operator[](size_t i) { return runs_[i]; }  // plan i's record (i < size())
+  const PlanRun& operator[](size_t i) const { return runs_[i]; }
   // Plan i runs for the loop from now on, with its child p (nullptr: none of its own).
   Process* hold(size_t i, std::unique_ptr<Process> p) {
     PlanRun& r = of(i);
@@ -87,7 +90,22 @@ class PlanRuns {
     --running_;
     std::unique_ptr<Process> p = std::move(runs_[i].proc);
   }
+  void release_all() {
+    for (size_t i = 0; i < runs_.size(); ++i) release(i);
+  }
+  // Ctrl-C: every held child cancelled, but a dispatch submit (its timeout bounds it: killed
+  // midway, it may have queued a job whose handle nobody would know; ended, its job is cancelled).
+  void cancel_all() {
+    for (auto& r : runs_)
+      if (r.running && r.proc && !r.dispatch_submitting) r.proc->cancel();
+  }
   size_t running() const { return running_; }  // plans held
+  // What the run core is to know of each of the first n plans (run::seeds): its dispatched job.
+  std::vector<run::PlanKnown> known(size_t n) const {
+    std::vector<run::PlanKnown> k(n);
+    for (size_t i = 0; i < n && i < runs_.size(); ++i) k[i] = {&runs_[i].dispatch_rec, runs_[i].dispatch_failed_before};
+    return k;
+  }
   // Plan i's worktree in this run (nullptr: none, or not yet).
   const PlanWorktree* worktree_of(size_t i) const {
     const PlanRun* r = at(i);

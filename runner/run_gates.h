@@ -20,6 +20,7 @@
 #include "protocol/ports/world.h"
 #include "protocol/run/execute_rules.h"
 #include "protocol/run/execution.h"
+#include "protocol/run/run_core.h"
 #include "protocol/state/config.h"
 #include "runner/approvers.h"
 #include "runner/output.h"
@@ -29,6 +30,10 @@
 namespace yolo::runner::phase {
 
 enum class GateOutcome { Passed, Paused, Halted };
+// The run core's answer to its question for a gate: passed, or the run stopped (paused, halted).
+inline run::Answer run_answer(GateOutcome g) {
+  return g == GateOutcome::Passed ? run::Answer::Passed : run::Answer::Stopped;
+}
 
 class RunGates {
  public:

@@ -203,4 +203,13 @@ void ExecutorStarter::end_leftovers(const json& doc) {
   }
 }
 
+void ExecutorStarter::end_leftovers_and_journal(const json& doc) {
+  end_leftovers(doc);
+  const stdfs::path file = root_ / execution::kExecutorsJournal;
+  auto r = world_.files().read(file, 16u << 20, false);
+  if (!r.ok()) return;  // none (the usual case), or unreadable: the state's records remain
+  end_leftovers(execution::journal_plans(r.content));
+  ::unlink(file.c_str());
+}
+
 }  // namespace yolo::runner::phase

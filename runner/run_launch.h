@@ -77,6 +77,10 @@ class ExecutorStarter {
   // The plans `running` in doc (the state, or the journal's records) whose executor still
   // lives (the same pid, boot and start time): its process group ended, so no plan runs twice.
   void end_leftovers(const json& doc);
+  // What a killed run left, at the start of a run (under the instance lock): the executors
+  // the state's doc and the executors' journal (runner/run_state_writes.h) name that still
+  // run, ended; then the journal goes.
+  void end_leftovers_and_journal(const json& doc);
 
  private:
   const PlanWorktree* worktree(size_t i) const {

@@ -1,44 +1,137 @@
-// `yolo execute`'s steps before the waves (runner/run_prelude.h): the agents' check, Stage 1
-// and its verdict, the review gate, a halt recorded.
+// `yolo execute`'s steps before the waves (runner/run_prelude.h), from its one entry,
+// prepare(): which phase runs (the one asked for, else the first not complete), step 2 (the
+// plans' SUMMARY files checked and the state prepared for the run), the review gate and the
+// vision gate. (The plans read, the agents' check, Stage 1: run_prelude_plans.cc.)
 #include "runner/run_prelude.h"
 
+#include "protocol/gates/gate_coverage.h"
 #include "protocol/run/execute_rules.h"
 
 namespace yolo::runner::phase {
 
-// Before the run starts: a configured agent whose program does not exist. A missing executor
-// would fail every plan, so the run does not start; a missing reviewer means every plan gets
-// only the Stage 1 verdict (the fallback), said loudly, or refused with reviewer_required.
-int RunPrelude::check_agents() {
-  bool reviewing = execution::review_gate(cfg_.review_gate, o_.review) == execution::ReviewGate::Runs;
-  for (const auto& m : missing_agent_programs(cfg_, root_)) {
-    std::string what = m.role + " program '" + m.program + "' not found (config.json " + m.role +
-                       ", argv[0]; PATH or a path from the project root)";
-    using Step = execution::MissingAgentStep;
-    switch (execution::missing_agent_step(m.role, reviewing, cfg_.reviewer_required)) {
-      case Step::Refuse:
-        host_.next_step("install it or correct `" + m.role + "` in .yolo-planning/config.json, then `yolo execute`");
-        return host_.finish(kExecHalted, Result::Error, "the " + what);
-      case Step::RefuseReviewerRequired:
-        host_.next_step(
-            "install it or correct `reviewer` in .yolo-planning/config.json (reviewer_required is true), then `yolo "
-            "execute`");
-        return host_.finish(kExecHalted, Result::Error,
-                            "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
-      case Step::WarnStage1Only:
-        tell_.emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
-                   "The " + what +
-                       ": every plan gets the Stage 1 verdict only (fallback, no real review). "
-                       "Set \"reviewer_required\": true to refuse that");
-        break;
-      case Step::WarnNoRevision:
-        tell_.emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
-                   "The " + what + ": a rejected plan is not revised");
-        break;
-      case Step::Ignore:
-        break;
-    }
+// The steps before the waves, in this order; a dry run ends after the plans are read.
+int RunPrelude::prepare(const state::LoadResult& snap, PhaseDir& phase, std::vector<PlanEntry>& entries,
+                        std::string& cid) {
+  if (int rc = choose_phase(snap, phase); rc >= 0) return rc;
+  {
+    Plans read = load_plans(phase);
+    entries = std::move(read.entries);
+    host_.plans_read(std::move(read.runs), std::move(read.check_programs));
   }
+  if (auto bad = execution::unknown_plan(entries, o_.only_plan, phase.rel)) {  // nothing written
+    host_.next_step(bad->next);
+    return host_.finish(kExecUsage, Result::Error, bad->message);
+  }
+  if (o_.dry_run) return host_.dry_run();
+  if (int rc = check_agents(); rc >= 0) return rc;
+  fresh_cid_ = new_uuid();
+  if (int rc = host_.ready(snap.doc); rc >= 0) return rc;
+  // Stage 1 over the plans as read, on a second thread while this one does step 2 (the
+  // SUMMARY files, the state; the second core idles before the first executor starts
+  // otherwise). It reads only the plans and the files they name, which step 2 does not write, and
+  // precheck() uses its verdict after step 2, as before. Started once what a stopped run left is
+  // ended and merged (the files it names are the ones precheck always saw).
+  start_stage1(phase);
+  if (int rc = step2(phase, entries, fresh_cid_, cid); rc >= 0) return rc;
+  if (complete_) {
+    host_.already_complete(entries.size());
+    return host_.finish(kExecComplete, Result::Complete, "");
+  }
+  if (int rc = precheck(phase); rc >= 0) return rc;
+  if (int rc = review_gate(phase, entries, cid); rc >= 0) return rc;
+  std::string roadmap = gates::normalize_plan_path(world_, root_, kRoadmap).value_or("");
+  if (roadmap.empty()) roadmap = kRoadmap;
+  const std::string why = "yolo execute: the vision gate on the roadmap before any wave";
+  switch (gates_.ensure(gates::GateType::Vision, roadmap, why, std::nullopt)) {
+    case GateOutcome::Passed:
+      return -1;
+    case GateOutcome::Paused:
+      return host_.finish(kExecPaused, Result::Paused,
+                          "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");
+    case GateOutcome::Halted:
+      break;
+  }
+  return host_.stopped();  // the gate stopped the run: its code, result and message
+}
+
+// Every plan of the phase has a SUMMARY that passes the SUMMARY gate (none: complete).
+bool RunPrelude::phase_complete_on_disk(const PhaseDir& p) {
+  auto files = list_plan_files(world_, p.abs);
+  if (files.empty()) return true;
+  for (const auto& f : files) {
+    PlanEntry e;
+    e.path = plan_rel_path(p, f, root_);
+    json ignored;
+    if (check_summary(e, ignored) != SummaryState::Passed) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> RunPrelude::plans_not_in_run(const json& doc, const PhaseDir& p) {
+  std::set<std::string> known;
+  if (doc.contains("plans") && doc["plans"].is_array())
+    for (const auto& q : doc["plans"]) known.insert(str(q, "path"));
+  std::vector<std::string> out;
+  for (const auto& f : list_plan_files(world_, p.abs)) {
+    std::string rel = plan_rel_path(p, f, root_);
+    if (!known.count(rel)) out.push_back(rel);
+  }
+  return out;
+}
+
+int RunPrelude::choose_phase(const state::LoadResult& snap, PhaseDir& phase) {
+  const auto phases = list_phases(root_);
+  std::vector<execution::PhaseName> names;
+  for (const auto& p : phases) names.push_back({p.folder, p.number, p.rel});
+  const auto choice = execution::choose_phase(
+      names, o_.phase, snap.ok() ? &snap.doc : nullptr,
+      [&](size_t i) { return !plans_not_in_run(snap.doc, phases[i]).empty(); },
+      [&](size_t i) { return phase_complete_on_disk(phases[i]); });
+  using Kind = execution::PhaseChoice::Kind;
+  switch (choice.kind) {
+    case Kind::NoPhases:
+      return host_.finish(kExecHalted, Result::Error,
+                          "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
+    case Kind::NotFound:
+      return host_.finish(kExecUsage, Result::Error,
+                          "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
+    case Kind::Run:
+      phase = phases[choice.index];
+      return -1;
+    case Kind::AllComplete:
+      break;
+  }
+  phase = phases[choice.index];
+  return host_.finish(kExecComplete, Result::Complete,
+                      "every phase is complete (" + std::to_string(phases.size()) + " phases)");
+}
+
+int RunPrelude::step2(const PhaseDir& phase, std::vector<PlanEntry>& entries, const std::string& fresh_cid,
+                      std::string& cid) {
+  const bool executor = executor_configured(cfg_);
+  for (auto& e : entries) e.summary = check_summary(e, e.summary_findings);
+  execution::PhaseInfo info{phase.number, phase.slug, phase.rel};
+  execution::PrepareOptions po{world_.now(), fresh_cid, executor};
+  execution::Prepared prepared;
+  auto up = state::update(world_, root_, [&](json& doc) {
+    prepared = execution::prepare(doc, info, entries, po);
+    return true;
+  });
+  if (!up.ok()) return host_.finish(kExecHalted, Result::Error, up.error);
+  cid = str(up.doc, "correlation_id");
+  complete_ = execution::run_status(up.doc) == RunStatus::Complete;
+  host_.state_written(std::move(up.doc), up.stamp);
+  size_t done = 0;
+  for (const auto& e : entries) done += e.summary == SummaryState::Passed;
+  host_.phase_start(entries.size(), prepared.total_waves, !prepared.new_run, done, prepared.was_running);
+  for (const auto& id : prepared.summary_not_counted) {
+    for (auto& e : entries)
+      if (e.id == id) e.summary = SummaryState::Missing;
+    host_.summary_not_counted(id);
+  }
+  for (const auto& e : entries)
+    if (e.summary == SummaryState::Failed && !executor) host_.summary_failed(e.id, e.summary_findings);
+  if (entries.empty()) return host_.finish(kExecHalted, Result::Halted, "no plans in " + phase.rel);
   return -1;
 }
 
@@ -190,68 +283,6 @@ void RunPrelude::note_review_outcomes(const std::vector<review::PlanReview>& row
         out::line("      Next: " + agent_next_step(true, row.plan_id));
       }
   }
-}
-
-bool RunPrelude::set_halted(const std::string& reason) {
-  auto up = state::update(world_, root_, [&](json& doc) { return execution::halt(doc); });
-  tell_.log("phase_end", "", {{"status", to_string(RunStatus::Halted)}, {"reason", reason}});
-  return up.ok();
-}
-
-void RunPrelude::start_stage1(const PhaseDir& phase) {
-  stage1_ = std::async(std::launch::async, [this, dir = phase.abs] {
-    Stage1Options po;
-    po.max_tasks = cfg_.max_tasks_per_plan;
-    po.root = root_;
-    return stage1_phase(world_, dir, loaded_, po);
-  });
-}
-
-int RunPrelude::precheck(const PhaseDir& phase) {
-  // Stage 1 of the plans as load_plans read them (the content whose ids and waves are
-  // scheduled), started in the run; then they are dropped: the run keeps only the entries.
-  if (!stage1_.valid()) start_stage1(phase);
-  auto reviews = stage1_.get();
-  std::vector<LoadedPlan>().swap(loaded_);
-  // For people: every rejected plan in full (they stop the run), the first few with
-  // warnings, then how many more (800 plans with a warning each were 10,000 lines before the
-  // first executor started).
-  constexpr int kConditionalShown = 5;
-  std::vector<Verdict> verdicts;
-  verdicts.reserve(reviews.size());
-  for (const auto& r : reviews) verdicts.push_back(r.verdict());
-  const execution::Precheck pc = execution::precheck(verdicts);
-  int conditional_seen = 0;
-  for (size_t k = 0; k < reviews.size(); ++k) {
-    const auto& r = reviews[k];
-    const Verdict v = verdicts[k];
-    if (v == Verdict::Approve) continue;
-    if (v == Verdict::Conditional) ++conditional_seen;
-    if (!o_.json && v != Verdict::Reject && conditional_seen > kConditionalShown) continue;
-    if (o_.json) {
-      json j = r.to_json();
-      j.erase("cmd");
-      tell_.emit("precheck",
-                 {{"plan", r.plan_id}, {"path", r.plan_path}, {"verdict", to_string(v)}, {"findings", j["findings"]}},
-                 out::sym_for(v), "");
-    } else {
-      out::line(render::structural_review(r));
-    }
-  }
-  if (pc.conditional > kConditionalShown)
-    tell_.note(std::to_string(pc.conditional - kConditionalShown) +
-               " more plan(s) with warnings not shown: `yolo review-plan --human --phase " + phase.rel +
-               "` lists them all");
-  if (pc.halts()) {
-    set_halted(pc.why());
-    return host_.finish(kExecHalted, Result::Halted,
-                        "Halted before anything ran: " + pc.why() + " (fix them and run `yolo execute` again)");
-  }
-  tell_.emit("precheck", {{"verdict", to_string(pc.verdict())}, {"plans", reviews.size()}},
-             out::sym_for(pc.verdict()),
-             "Cross-plan validation: " + std::to_string(reviews.size()) + " plans" +
-                 (pc.conditional ? ", " + std::to_string(pc.conditional) + " with warnings" : std::string(", no findings")));
-  return -1;
 }
 
 }  // namespace yolo::runner::phase

@@ -1,68 +1,15 @@
-// `yolo execute`'s steps before the waves (runner/run_prelude.h): which phase runs (the one
-// asked for, else the first not complete), its plans read from disk, and step 2: their
-// SUMMARY files checked and the state prepared for the run.
+// `yolo execute`'s steps before the waves (runner/run_prelude.h), beside its route
+// (run_prelude.cc): the phase's plans read from disk, a SUMMARY checked, the agents' check,
+// Stage 1 and its verdict, a halt recorded.
 #include "protocol/gates/gate_coverage.h"
+#include "protocol/run/execute_rules.h"
 #include "runner/run_prelude.h"
 
 namespace yolo::runner::phase {
 
-static std::string plan_rel_path(const PhaseDir& p, const stdfs::path& f, const stdfs::path& root) {
+std::string RunPrelude::plan_rel_path(const PhaseDir& p, const stdfs::path& f, const stdfs::path& root) {
   if (f.parent_path() == p.abs && f.has_filename()) return p.rel + "/" + f.filename().string();
   return stdfs::relative(f, root).generic_string();
-}
-
-// Every plan of the phase has a SUMMARY that passes the SUMMARY gate (none: complete).
-bool RunPrelude::phase_complete_on_disk(const PhaseDir& p) {
-  auto files = list_plan_files(world_, p.abs);
-  if (files.empty()) return true;
-  for (const auto& f : files) {
-    PlanEntry e;
-    e.path = plan_rel_path(p, f, root_);
-    json ignored;
-    if (check_summary(e, ignored) != SummaryState::Passed) return false;
-  }
-  return true;
-}
-
-// The plan files of a phase that the run in `doc` does not know: added after it completed.
-static std::vector<std::string> plans_not_in_run(const World& w, const json& doc, const PhaseDir& p,
-                                                 const stdfs::path& root_) {
-  std::set<std::string> known;
-  if (doc.contains("plans") && doc["plans"].is_array())
-    for (const auto& q : doc["plans"]) known.insert(str(q, "path"));
-  std::vector<std::string> out;
-  for (const auto& f : list_plan_files(w, p.abs)) {
-    std::string rel = plan_rel_path(p, f, root_);
-    if (!known.count(rel)) out.push_back(rel);
-  }
-  return out;
-}
-
-int RunPrelude::choose_phase(const state::LoadResult& snap, PhaseDir& phase) {
-  const auto phases = list_phases(root_);
-  std::vector<execution::PhaseName> names;
-  for (const auto& p : phases) names.push_back({p.folder, p.number, p.rel});
-  const auto choice = execution::choose_phase(
-      names, o_.phase, snap.ok() ? &snap.doc : nullptr,
-      [&](size_t i) { return !plans_not_in_run(world_, snap.doc, phases[i], root_).empty(); },
-      [&](size_t i) { return phase_complete_on_disk(phases[i]); });
-  using Kind = execution::PhaseChoice::Kind;
-  switch (choice.kind) {
-    case Kind::NoPhases:
-      return host_.finish(kExecHalted, Result::Error,
-                          "no phase folders under " + (root_ / ".yolo-planning" / "phases").string());
-    case Kind::NotFound:
-      return host_.finish(kExecUsage, Result::Error,
-                          "no phase '" + o_.phase + "' under .yolo-planning/phases (give a number or a folder name)");
-    case Kind::Run:
-      phase = phases[choice.index];
-      return -1;
-    case Kind::AllComplete:
-      break;
-  }
-  phase = phases[choice.index];
-  return host_.finish(kExecComplete, Result::Complete,
-                      "every phase is complete (" + std::to_string(phases.size()) + " phases)");
 }
 
 // Each plan is read, parsed and hashed once per execute, here: the entries (ids, waves,
@@ -136,39 +83,108 @@ RunPrelude::Plans RunPrelude::load_plans(const PhaseDir& phase) {
 
 SummaryState RunPrelude::check_summary(const PlanEntry& e, json& findings, const std::string* sp_rel) {
   stdfs::path sp = root_ / (sp_rel ? *sp_rel : summary_rel_for(world_, root_, e.path));
-  std::error_code ec;
-  if (!stdfs::exists(sp, ec)) return SummaryState::Missing;
+  if (!world_.files().exists(sp)) return SummaryState::Missing;
   SummaryVerdict v = verify_summary(world_, sp, root_ / e.path, root_, mode_from_config(cfg_.summary_checks), &git_);
   if (v.passed()) return SummaryState::Passed;
   findings = v.to_json().value("findings", json::array());
   return SummaryState::Failed;
 }
 
-int RunPrelude::step2(const PhaseDir& phase, std::vector<PlanEntry>& entries, const std::string& fresh_cid,
-                      std::string& cid) {
-  const bool executor = executor_configured(cfg_);
-  for (auto& e : entries) e.summary = check_summary(e, e.summary_findings);
-  execution::PhaseInfo info{phase.number, phase.slug, phase.rel};
-  execution::PrepareOptions po{world_.now(), fresh_cid, executor};
-  execution::Prepared prepared;
-  auto up = state::update(world_, root_, [&](json& doc) {
-    prepared = execution::prepare(doc, info, entries, po);
-    return true;
-  });
-  if (!up.ok()) return host_.finish(kExecHalted, Result::Error, up.error);
-  cid = str(up.doc, "correlation_id");
-  host_.state_written(std::move(up.doc), up.stamp);
-  size_t done = 0;
-  for (const auto& e : entries) done += e.summary == SummaryState::Passed;
-  host_.phase_start(entries.size(), prepared.total_waves, !prepared.new_run, done, prepared.was_running);
-  for (const auto& id : prepared.summary_not_counted) {
-    for (auto& e : entries)
-      if (e.id == id) e.summary = SummaryState::Missing;
-    host_.summary_not_counted(id);
+// Before the run starts: a configured agent whose program does not exist. A missing executor
+// would fail every plan, so the run does not start; a missing reviewer means every plan gets
+// only the Stage 1 verdict (the fallback), said loudly, or refused with reviewer_required.
+int RunPrelude::check_agents() {
+  bool reviewing = execution::review_gate(cfg_.review_gate, o_.review) == execution::ReviewGate::Runs;
+  for (const auto& m : missing_agent_programs(cfg_, root_)) {
+    std::string what = m.role + " program '" + m.program + "' not found (config.json " + m.role +
+                       ", argv[0]; PATH or a path from the project root)";
+    using Step = execution::MissingAgentStep;
+    switch (execution::missing_agent_step(m.role, reviewing, cfg_.reviewer_required)) {
+      case Step::Refuse:
+        host_.next_step("install it or correct `" + m.role + "` in .yolo-planning/config.json, then `yolo execute`");
+        return host_.finish(kExecHalted, Result::Error, "the " + what);
+      case Step::RefuseReviewerRequired:
+        host_.next_step(
+            "install it or correct `reviewer` in .yolo-planning/config.json (reviewer_required is true), then `yolo "
+            "execute`");
+        return host_.finish(kExecHalted, Result::Error,
+                            "the " + what + ": reviewer_required is true, so no plan can pass the review gate");
+      case Step::WarnStage1Only:
+        tell_.emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+                   "The " + what +
+                       ": every plan gets the Stage 1 verdict only (fallback, no real review). "
+                       "Set \"reviewer_required\": true to refuse that");
+        break;
+      case Step::WarnNoRevision:
+        tell_.emit("agent_missing", {{"role", m.role}, {"program", m.program}}, Sym::Warn,
+                   "The " + what + ": a rejected plan is not revised");
+        break;
+      case Step::Ignore:
+        break;
+    }
   }
-  for (const auto& e : entries)
-    if (e.summary == SummaryState::Failed && !executor) host_.summary_failed(e.id, e.summary_findings);
-  if (entries.empty()) return host_.finish(kExecHalted, Result::Halted, "no plans in " + phase.rel);
+  return -1;
+}
+
+bool RunPrelude::set_halted(const std::string& reason) {
+  auto up = state::update(world_, root_, [&](json& doc) { return execution::halt(doc); });
+  tell_.log("phase_end", "", {{"status", to_string(RunStatus::Halted)}, {"reason", reason}});
+  return up.ok();
+}
+
+void RunPrelude::start_stage1(const PhaseDir& phase) {
+  stage1_ = std::async(std::launch::async, [this, dir = phase.abs] {
+    Stage1Options po;
+    po.max_tasks = cfg_.max_tasks_per_plan;
+    po.root = root_;
+    return stage1_phase(world_, dir, loaded_, po);
+  });
+}
+
+int RunPrelude::precheck(const PhaseDir& phase) {
+  // Stage 1 of the plans as load_plans read them (the content whose ids and waves are
+  // scheduled), started in the run; then they are dropped: the run keeps only the entries.
+  if (!stage1_.valid()) start_stage1(phase);
+  auto reviews = stage1_.get();
+  std::vector<LoadedPlan>().swap(loaded_);
+  // For people: every rejected plan in full (they stop the run), the first few with
+  // warnings, then how many more (800 plans with a warning each were 10,000 lines before the
+  // first executor started).
+  constexpr int kConditionalShown = 5;
+  std::vector<Verdict> verdicts;
+  verdicts.reserve(reviews.size());
+  for (const auto& r : reviews) verdicts.push_back(r.verdict());
+  const execution::Precheck pc = execution::precheck(verdicts);
+  int conditional_seen = 0;
+  for (size_t k = 0; k < reviews.size(); ++k) {
+    const auto& r = reviews[k];
+    const Verdict v = verdicts[k];
+    if (v == Verdict::Approve) continue;
+    if (v == Verdict::Conditional) ++conditional_seen;
+    if (!o_.json && v != Verdict::Reject && conditional_seen > kConditionalShown) continue;
+    if (o_.json) {
+      json j = r.to_json();
+      j.erase("cmd");
+      tell_.emit("precheck",
+                 {{"plan", r.plan_id}, {"path", r.plan_path}, {"verdict", to_string(v)}, {"findings", j["findings"]}},
+                 out::sym_for(v), "");
+    } else {
+      out::line(render::structural_review(r));
+    }
+  }
+  if (pc.conditional > kConditionalShown)
+    tell_.note(std::to_string(pc.conditional - kConditionalShown) +
+               " more plan(s) with warnings not shown: `yolo review-plan --human --phase " + phase.rel +
+               "` lists them all");
+  if (pc.halts()) {
+    set_halted(pc.why());
+    return host_.finish(kExecHalted, Result::Halted,
+                        "Halted before anything ran: " + pc.why() + " (fix them and run `yolo execute` again)");
+  }
+  tell_.emit("precheck", {{"verdict", to_string(pc.verdict())}, {"plans", reviews.size()}},
+             out::sym_for(pc.verdict()),
+             "Cross-plan validation: " + std::to_string(reviews.size()) + " plans" +
+                 (pc.conditional ? ", " + std::to_string(pc.conditional) + " with warnings" : std::string(", no findings")));
   return -1;
 }
 

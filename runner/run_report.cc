@@ -220,14 +220,6 @@ std::string RunReport::plans_ready(const std::vector<ReadyPlan>& plans) {
 
 // ---- the run's stop messages ------------------------------------------------------------------
 
-std::string RunReport::vision_gate_reason() const {
-  return "yolo execute: the vision gate on the roadmap before any wave";
-}
-
-std::string RunReport::paused_at_vision_gate() const {
-  return "Paused at the vision gate: after `yolo approve`, run `yolo execute` again";
-}
-
 std::string RunReport::interrupted(int signum) const {
   return "Interrupted (signal " + std::to_string(signum) +
          "): running executors were stopped; their plans are pending again";

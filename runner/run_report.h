@@ -117,10 +117,8 @@ class RunReport final : public Teller {
   std::string plans_ready(const std::vector<ReadyPlan>& plans);
 
   // ---- the run's stop messages (said by its last word alone) -------------------------------
-  // (A wave gate's and an open gate's pause: RunGates says them, as the budget's.)
-  // The vision gate on the roadmap, before any wave: its reason, and its pause.
-  std::string vision_gate_reason() const;
-  std::string paused_at_vision_gate() const;
+  // (A wave gate's and an open gate's pause: RunGates says them, as the budget's; the vision
+  // gate's: RunPrelude, runner/run_prelude.h.)
   // SIGINT or SIGTERM (signum) stopped the run.
   std::string interrupted(int signum) const;
   // The loop ran dry without the core deciding an end.

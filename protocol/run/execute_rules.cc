@@ -230,4 +230,19 @@ PhaseChoice choose_phase(const std::vector<PhaseName>& phases, std::string asked
   return {Kind::AllComplete, phases.size() - 1};
 }
 
+run::Settings core_settings(bool executor, bool isolated, bool wave_approval, int max_parallel, std::string only,
+                            size_t plans, std::optional<int> dispatch_parallel, bool wave_form) {
+  run::Settings rs;
+  rs.executor = executor;
+  rs.isolated = isolated;
+  rs.wave_approval = wave_approval;
+  rs.only = std::move(only);
+  const int all = static_cast<int>(plans) + 1;
+  if (!executor || (dispatch_parallel && wave_form))
+    rs.max_parallel = all;
+  else
+    rs.max_parallel = dispatch_parallel.value_or(max_parallel);
+  return rs;
+}
+
 }  // namespace yolo::execution

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "protocol/run/execution.h"
+#include "protocol/run/run_core.h"
 #include "protocol/findings/findings.h"
 #include "protocol/base/json.h"
 
@@ -114,6 +115,14 @@ struct PhaseChoice {
 // unless that run is complete and no plan was added to its folder since (new_plans); a phase
 // whose every SUMMARY passes on disk (complete_on_disk) is complete. state: the execution
 // state, or null when there is none.
+// What the run core is told of a run (run::Settings): an executor or none, worktree isolation,
+// wave approval, --plan (only), and how many of its `plans` run at once: the config's
+// max_parallel; a dispatched run's jobs at once (dispatch_parallel; nullopt: not dispatched),
+// its whole wave in the wave-level form (wave_form); every plan without an executor (they are
+// marked ready). The fd limit lowers it later.
+run::Settings core_settings(bool executor, bool isolated, bool wave_approval, int max_parallel, std::string only,
+                            size_t plans, std::optional<int> dispatch_parallel, bool wave_form);
+
 PhaseChoice choose_phase(const std::vector<PhaseName>& phases, std::string asked, const json* state,
                          const std::function<bool(size_t)>& new_plans,
                          const std::function<bool(size_t)>& complete_on_disk);

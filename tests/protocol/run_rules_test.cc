@@ -23,6 +23,24 @@ TEST(RunRules, OnlyARunThatExecuteStartedIsARun) {
   EXPECT_TRUE(has_run({{"status", "running"}, {"phase_dir", "x"}}));
 }
 
+TEST(RunRules, TheCoreIsToldWhatRunsAndHowManyPlansAtOnce) {
+  // 7 plans, max_parallel 3, --plan 01-02.
+  run::Settings s = core_settings(true, false, true, 3, "01-02", 7, std::nullopt, false);
+  EXPECT_TRUE(s.executor);
+  EXPECT_FALSE(s.isolated);
+  EXPECT_TRUE(s.wave_approval);
+  EXPECT_EQ(s.only, "01-02");
+  EXPECT_EQ(s.max_parallel, 3);
+  EXPECT_TRUE(core_settings(true, true, false, 3, "", 7, std::nullopt, false).isolated);
+  EXPECT_EQ(core_settings(true, false, false, 3, "", 7, std::nullopt, true).max_parallel, 3)
+      << "the wave-level form is dispatch's";
+  s = core_settings(false, false, false, 3, "", 7, std::nullopt, false);  // every plan marked ready at once
+  EXPECT_FALSE(s.executor);
+  EXPECT_EQ(s.max_parallel, 8);
+  EXPECT_EQ(core_settings(true, true, false, 3, "", 7, 5, false).max_parallel, 5) << "the jobs at once";
+  EXPECT_EQ(core_settings(true, true, false, 3, "", 7, 5, true).max_parallel, 8) << "a whole wave at once";
+}
+
 TEST(RunRules, InProgressMeansRunningOrAwaitingApproval) {
   for (const char* s : {"running", "awaiting_approval"}) {
     json st = kRun;

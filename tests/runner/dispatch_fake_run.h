@@ -19,7 +19,7 @@ struct DispatchFakeRun {
   std::string url = remote.string();
   uv_loop_t loop{};
   std::vector<PlanEntry> entries;
-  std::vector<PlanRun> runs;
+  PlanRuns runs;  // as the run holds them (runner/plan_run.h): host.hold and release count
   run::Core core;
   std::unique_ptr<Worktrees> trees;
   std::map<long long, std::string> bases;
@@ -38,7 +38,7 @@ struct DispatchFakeRun {
     test::git(root, {"add", "README.md"});
     test::git(root, {"commit", "-qm", "base"});
     test::git(tmp.path(), {"init", "-q", "--bare", remote.string()});
-    runs.resize(entries.size());
+    runs.reset(std::vector<PlanRun>(entries.size()));
     std::vector<run::PlanSeed> seeds;
     for (const auto& e : entries) {
       run::PlanSeed seed;
@@ -55,8 +55,8 @@ struct DispatchFakeRun {
     EXPECT_TRUE(trees->init(err)) << err;
     host.plans = [this] { return entries.size(); };
     host.entry = [this](size_t i) -> const PlanEntry& { return entries[i]; };
-    host.plan = [this](size_t i) -> PlanRun& { return runs[i]; };
-    host.plan_at = [this](size_t i) -> const PlanRun* { return i < runs.size() ? &runs[i] : nullptr; };
+    host.plan = [this](size_t i) -> PlanRun& { return runs.of(i); };
+    host.plan_at = [this](size_t i) { return runs.at(i); };
     host.core = [this]() -> run::Core& { return core; };
     host.trees = [this] { return trees.get(); };
     host.wave_bases = [this]() -> std::map<long long, std::string>& { return bases; };
@@ -64,15 +64,8 @@ struct DispatchFakeRun {
     host.phase_rel = [] { return std::string(".yolo-planning/phases/01-demo"); };
     host.interrupted = [this] { return interrupted; };
     host.stopping = [] { return false; };
-    host.hold = [this](size_t i, std::unique_ptr<Process> p) {
-      runs[i].running = true;
-      runs[i].proc = std::move(p);
-      return runs[i].proc.get();
-    };
-    host.release = [this](size_t i) {
-      runs[i].running = false;
-      std::unique_ptr<Process> p = std::move(runs[i].proc);
-    };
+    host.hold = [this](size_t i, std::unique_ptr<Process> p) { return runs.hold(i, std::move(p)); };
+    host.release = [this](size_t i) { runs.release(i); };
     host.queue = [this](size_t, execution::PlanUpdate u) { queued.push_back(std::move(u)); };
     host.flush = [this] { ++flushes; };
     host.schedule = [this] { ++schedules; };
@@ -82,7 +75,7 @@ struct DispatchFakeRun {
   }
   // The class under test goes first (its children are killed), then the plans' children.
   ~DispatchFakeRun() {
-    runs.clear();
+    runs.reset({});
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
   }

@@ -20,7 +20,7 @@ struct FakeReturn {
   const stdfs::path& root = run.root;
   const std::string& url = run.url;
   uv_loop_t& loop = run.loop;
-  std::vector<PlanRun>& runs = run.runs;
+  PlanRuns& runs = run.runs;
   Config cfg;
   std::vector<std::string> failed;
   DispatchPlans plans;

@@ -69,5 +69,27 @@ TEST(PlanRuns, WorktreeShowsOnceThePlanHasOne) {
   EXPECT_EQ(runs.worktree_of(0)->branch, "yolo/01-01");
 }
 
+// What the run core is told of each plan (its dispatched job), and every plan released at
+// the loop's end.
+TEST(PlanRuns, KnownGivesEachPlansJobAndReleaseAllEndsTheCount) {
+  PlanRuns runs;
+  runs.reset(std::vector<PlanRun>(2));
+  runs.of(1).dispatch_rec = {{"attempt", 2}};
+  runs.of(1).dispatch_failed_before = true;
+  auto known = runs.known(3);  // the third plan: nothing known
+  ASSERT_EQ(known.size(), 3u);
+  EXPECT_EQ(known[1].job, &runs.at(1)->dispatch_rec);
+  EXPECT_TRUE(known[1].failed_before);
+  EXPECT_FALSE(known[0].failed_before);
+  EXPECT_EQ(known[2].job, nullptr);
+  runs.hold(0, nullptr);
+  runs.hold(1, nullptr);
+  runs.cancel_all();  // no child of their own: nothing to cancel
+  EXPECT_EQ(runs.running(), 2u);
+  runs.release_all();
+  EXPECT_EQ(runs.running(), 0u);
+  EXPECT_FALSE(runs.at(0)->running || runs.at(1)->running);
+}
+
 }  // namespace
 }  // namespace yolo::runner::phase

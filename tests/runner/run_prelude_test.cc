@@ -5,7 +5,9 @@
 // rejecting a plan halts the run and records the halt; the review gate passes on Stage 1
 // alone and marks its step, or halts on a rejected plan with that plan to edit next; step 2
 // counts a passed SUMMARY done, says a failed one, counts none that appeared after the run
-// began, and halts on a phase without plans.
+// began, and halts on a phase without plans. Its one entry, prepare(), runs the steps in
+// order, the run's own among them through the Host, and ends at the first that halts: an
+// unknown --plan, a dry run, what a stopped run left, a complete phase, the vision gate.
 #include "runner/run_prelude.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +31,11 @@ struct Said {  // beside what the steps tell (test::FakeTeller)
   std::vector<json> findings;  // of each failed SUMMARY said
   json written;  // step 2: the state as it wrote it
   std::string stamp;
+  std::vector<std::string> calls;  // prepare(): the Host's members called, in order
+  int stop_code = -1;               // the gates' stop
+  execution::Result stop_result = execution::Result::Complete;
+  std::string stop_message;
+  bool step2_before_ready = false;  // the state had step 2 when the run's own steps ran
 };
 
 struct Project {
@@ -39,6 +46,10 @@ struct Project {
   ExecuteOptions o;
   Said said;
   test::FakeTeller told;
+  StateWrites writes{w, root};
+  CommandApprover approver{w};
+  RunGates gates{w, root, cfg, writes, approver, told, gates_host()};
+  int dry_run_code = 0, ready_code = -1;  // what the run's own steps return
   std::unique_ptr<RunPrelude> prelude;
   PhaseDir phase;
 
@@ -55,18 +66,48 @@ struct Project {
     c.merge_patch(patch);
     cfg = config_from_json(c, "config.json").config;
     o.json = true;  // events, not lines for people: the test reads them through its Teller
-    prelude = std::make_unique<RunPrelude>(w, root, cfg, o, told, host());
+    prelude = std::make_unique<RunPrelude>(w, root, cfg, o, told, gates, host());
+  }
+  RunGates::Host gates_host() {
+    RunGates::Host h;
+    h.stop = [this](int code, execution::Result r, const std::string& m) {
+      said.stop_code = code;
+      said.stop_result = r;
+      said.stop_message = m;
+    };
+    h.set_halted = [](const std::string&) {};
+    h.next_step = [this](std::string next) { said.next = std::move(next); };
+    return h;
   }
   RunPrelude::Host host() {
     RunPrelude::Host h;
     h.next_step = [this](std::string next) { said.next = std::move(next); };
     h.finish = [this](int code, execution::Result r, const std::string& m) {
+      said.calls.push_back("finish");
       said.code = code;
       said.result = r;
       said.message = m;
       return code;
     };
+    h.stopped = [this] {
+      said.calls.push_back("stopped");
+      return said.stop_code;
+    };
+    h.plans_read = [this](std::vector<PlanRun> runs, std::vector<std::string>) {
+      said.calls.push_back("plans_read:" + std::to_string(runs.size()));
+    };
+    h.dry_run = [this] {
+      said.calls.push_back("dry_run");
+      return dry_run_code;
+    };
+    h.ready = [this](const json&) {
+      said.calls.push_back("ready");
+      said.step2_before_ready = execution::has_step(state(), "step_2");
+      return ready_code;
+    };
+    h.already_complete = [this](size_t plans) { said.calls.push_back("already_complete:" + std::to_string(plans)); };
     h.phase_start = [this](size_t plans, long long waves, bool resumed, size_t done, bool was_running) {
+      said.calls.push_back("phase_start");
       said.started = {
           {"plans", plans}, {"waves", waves}, {"resumed", resumed}, {"done", done}, {"was_running", was_running}};
     };
@@ -76,6 +117,7 @@ struct Project {
       said.findings.push_back(findings);
     };
     h.state_written = [this](json doc, std::string stamp) {
+      said.calls.push_back("state_written");
       said.written = std::move(doc);
       said.stamp = std::move(stamp);
     };
@@ -346,6 +388,121 @@ TEST(RunPrelude, Step2HaltsOnAPhaseWithoutPlans) {
   EXPECT_EQ(p.said.result, execution::Result::Halted);
   EXPECT_EQ(p.said.message, "no plans in .yolo-planning/phases/01-demo");
   EXPECT_EQ(p.said.started["plans"], 0);
+}
+
+// ---- prepare(): the steps in order, and where it stops -------------------------------------
+
+// The config of a run that gets as far as the vision gate: an executor whose program exists, no
+// review gate, SUMMARY files checked for their structure only.
+const json kRuns = {{"executor", {{"command", {"true"}}}}, {"review_gate", "never"}, {"summary_checks", "structural"}};
+
+TEST(RunPrelude, PrepareRunsTheStepsInOrderAndPausesAtTheVisionGate) {
+  Project p(kRuns);
+  std::vector<PlanEntry> entries;
+  std::string cid;
+  EXPECT_EQ(p.prelude->prepare(state::load(p.w, p.root), p.phase, entries, cid), kExecPaused) << p.said.message;
+  EXPECT_EQ(p.said.calls,
+            (std::vector<std::string>{"plans_read:4", "ready", "state_written", "phase_start", "finish"}));
+  EXPECT_FALSE(p.said.step2_before_ready) << "the run's own steps come before step 2";
+  EXPECT_EQ(p.told.names(), (std::vector<std::string>{"precheck", "review_gate", "gate_requested", "gate_paused"}));
+  EXPECT_EQ(p.told.last("gate_requested")["gate_type"], "vision");
+  EXPECT_EQ(p.said.result, execution::Result::Paused);
+  EXPECT_EQ(p.said.message, "Paused at the vision gate: after `yolo approve`, run `yolo execute` again");
+  EXPECT_NE(p.said.next.find("yolo approve "), std::string::npos) << p.said.next;
+  EXPECT_EQ(p.phase.folder, "01-demo");
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries[3].id, "01-04");
+  EXPECT_FALSE(p.prelude->fresh_cid().empty());
+  EXPECT_EQ(cid, p.prelude->fresh_cid()) << "a new run gets the fresh correlation id";
+  EXPECT_FALSE(p.prelude->stage1_pending());
+  EXPECT_TRUE(p.prelude->loaded().empty()) << "the plans as read are dropped after Stage 1";
+  json st = p.state();
+  EXPECT_TRUE(execution::has_step(st, "step_2"));
+  EXPECT_EQ(st["correlation_id"], cid);
+}
+
+TEST(RunPrelude, PrepareGoesOnOnceTheVisionGatePasses) {
+  json c = kRuns;
+  c["approvers"] = {{"vision", "skip"}};
+  Project p(c);
+  std::vector<PlanEntry> entries;
+  std::string cid;
+  EXPECT_EQ(p.prelude->prepare(state::load(p.w, p.root), p.phase, entries, cid), -1) << p.said.message;
+  EXPECT_EQ(p.said.calls, (std::vector<std::string>{"plans_read:4", "ready", "state_written", "phase_start"}));
+  ASSERT_FALSE(p.told.names().empty());
+  EXPECT_EQ(p.told.names().back(), "gate_passed");
+  EXPECT_EQ(p.said.code, -1);
+}
+
+// Each stop ends prepare() there: nothing after it runs.
+TEST(RunPrelude, PrepareStopsAtAnUnknownPlanADryRunOrTheRunsOwnSteps) {
+  {
+    Project p(kRuns);
+    p.o.only_plan = "01-09";
+    std::vector<PlanEntry> entries;
+    std::string cid;
+    EXPECT_EQ(p.prelude->prepare(state::load(p.w, p.root), p.phase, entries, cid), kExecUsage);
+    EXPECT_EQ(p.said.calls, (std::vector<std::string>{"plans_read:4", "finish"}));
+    EXPECT_NE(p.said.message.find("01-09"), std::string::npos) << p.said.message;
+    EXPECT_FALSE(p.said.next.empty());
+    EXPECT_FALSE(std::filesystem::exists(state::state_path(p.root))) << "nothing written";
+  }
+  {
+    Project p(kRuns);
+    p.o.dry_run = true;
+    p.dry_run_code = 7;
+    std::vector<PlanEntry> entries;
+    std::string cid;
+    EXPECT_EQ(p.prelude->prepare(state::load(p.w, p.root), p.phase, entries, cid), 7);
+    EXPECT_EQ(p.said.calls, (std::vector<std::string>{"plans_read:4", "dry_run"}));
+    EXPECT_EQ(p.prelude->loaded().size(), 4u) << "the dry run reads the plans as read";
+    EXPECT_TRUE(p.told.names().empty());
+  }
+  {
+    Project p(kRuns);
+    p.ready_code = kExecHalted;
+    std::vector<PlanEntry> entries;
+    std::string cid;
+    EXPECT_EQ(p.prelude->prepare(state::load(p.w, p.root), p.phase, entries, cid), kExecHalted);
+    EXPECT_EQ(p.said.calls, (std::vector<std::string>{"plans_read:4", "ready"}));
+    EXPECT_FALSE(p.prelude->stage1_pending()) << "Stage 1 starts after the run's own steps";
+    EXPECT_FALSE(std::filesystem::exists(state::state_path(p.root))) << "step 2 did not run";
+  }
+  {
+    Project p(json{{"review_gate", "never"}});  // the demo's executor is missing: refused
+    std::vector<PlanEntry> entries;
+    std::string cid;
+    EXPECT_EQ(p.prelude->prepare(state::load(p.w, p.root), p.phase, entries, cid), kExecHalted);
+    EXPECT_EQ(p.said.calls, (std::vector<std::string>{"plans_read:4", "finish"}));
+  }
+}
+
+// Every plan of the phase asked for has a SUMMARY that passes: said, the run complete, no gate.
+TEST(RunPrelude, PrepareEndsAPhaseAlreadyComplete) {
+  Project p({{"executor", nullptr}, {"review_gate", "never"}, {"summary_checks", "structural"}});
+  p.o.phase = "1";
+  for (const auto& e : p.entries()) p.summary(e);
+  p.said = {};
+  std::vector<PlanEntry> entries;
+  std::string cid;
+  EXPECT_EQ(p.prelude->prepare(state::load(p.w, p.root), p.phase, entries, cid), kExecComplete) << p.said.message;
+  EXPECT_EQ(p.said.calls, (std::vector<std::string>{"plans_read:4", "ready", "state_written", "phase_start",
+                                                    "already_complete:4", "finish"}));
+  EXPECT_EQ(p.said.result, execution::Result::Complete);
+  EXPECT_FALSE(p.told.has("gate_requested"));
+}
+
+// The vision gate cannot open (no roadmap): it stops the run, which ends as the gate said.
+TEST(RunPrelude, PrepareEndsAsTheVisionGateStoppedTheRun) {
+  Project p(kRuns);
+  std::filesystem::remove(p.root / kRoadmap);
+  std::vector<PlanEntry> entries;
+  std::string cid;
+  EXPECT_EQ(p.prelude->prepare(state::load(p.w, p.root), p.phase, entries, cid), kExecHalted);
+  ASSERT_FALSE(p.said.calls.empty());
+  EXPECT_EQ(p.said.calls.back(), "stopped");
+  EXPECT_EQ(p.said.stop_result, execution::Result::Halted);
+  EXPECT_TRUE(p.told.has("gate_error", "gate_type", "vision"));
 }
 
 }  // namespace

@@ -421,14 +421,10 @@ TEST(RunReport, TheRunCoresOtherActionsInWords) {
 
 TEST(RunReport, TheRunsStopMessagesAreItsLastWordsAlone) {
   const std::vector<std::pair<std::string, std::string>> cases = {  // built by the report, and expected
-      {"vision_gate_reason", "yolo execute: the vision gate on the roadmap before any wave"},
-      {"paused_at_vision_gate", "Paused at the vision gate: after `yolo approve`, run `yolo execute` again"},
       {"interrupted", "Interrupted (signal 15): running executors were stopped; their plans are pending again"},
       {"nothing_left", "stopped with nothing left to run"},
   };
   auto text = [](RunReport& r, const std::string& name) {
-    if (name == "vision_gate_reason") return r.vision_gate_reason();
-    if (name == "paused_at_vision_gate") return r.paused_at_vision_gate();
     if (name == "interrupted") return r.interrupted(15);
     return r.nothing_left();
   };
