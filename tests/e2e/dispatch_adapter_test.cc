@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -1316,6 +1317,114 @@ TEST(DispatchAdapterTest, SlurmWaitWaveReadsAForgottenArrayFromAccountingAndNeve
     }
     EXPECT_GE(sa.calls("-j 42"), 1u);
   }
+}
+
+// Canned `scontrol show job -o` answers of an array 42 of n tasks (wait-wave's stand-in).
+std::string slurm_task_record(int k, const std::string& state, int n, int poll = 0) {
+  return "JobId=" + std::to_string(1000 + k) + " ArrayJobId=42 ArrayTaskId=" + std::to_string(k) +
+         " JobName=yolo-w1-x JobState=" + state + " Reason=None ExitCode=0:0 RunTime=00:00:" +
+         std::to_string(10 + poll % 50) + " Comment=yolo-tasks=" + std::to_string(n) +
+         " StdOut=/nonexistent/x-42_" + std::to_string(k) + ".log\n";
+}
+// The pending rest as scontrol prints it: "3-9,11,13-20%8".
+std::string slurm_pending_record(const std::vector<int>& tasks, int n) {
+  std::string list;
+  for (size_t i = 0; i < tasks.size();) {
+    size_t j = i;
+    while (j + 1 < tasks.size() && tasks[j + 1] == tasks[j] + 1) ++j;
+    list += (list.empty() ? "" : ",") + std::to_string(tasks[i]) +
+            (j > i ? "-" + std::to_string(tasks[j]) : std::string());
+    i = j + 1;
+  }
+  return "JobId=42 ArrayJobId=42 ArrayTaskId=" + list + "%8 JobName=yolo-w1-x JobState=PENDING " +
+         "Reason=JobArrayTaskLimit ExitCode=0:0 RunTime=00:00:00 Comment=yolo-tasks=" + std::to_string(n) +
+         " StdOut=/nonexistent/x-42_4294967294.log\n";
+}
+
+// A 1,000-task array whose pending range shrinks by 50 tasks a poll, the tasks that left it
+// running (8) then COMPLETED (their records kept); task 500 is cancelled while pending at the
+// third poll (the range splits in two: 150-499,501-999), task 777 at the tenth. Each task is
+// said PENDING once and reported once; the two cancelled ones failed, CANCELLED, as they go.
+TEST(DispatchAdapterTest, SlurmWaitWaveReportsEachTaskOfAShrinkingThousandTaskRangeOnce) {
+  TempDir tmp;
+  StandIn sc(tmp.path() / "c", "scontrol");
+  StandIn sa(tmp.path() / "a", "sacct");
+  sa.answer("", 1, 1, "sacct: error: Slurm accounting storage is disabled\n");
+  const int n = 1000, polls = 20;
+  for (int p = 1; p <= polls + 1; ++p) {
+    std::string text;
+    std::vector<int> pending;
+    const int started = std::min(n, 50 * p);
+    for (int k = 0; k < n; ++k) {
+      if ((k == 500 && p >= 3) || (k == 777 && p >= 10)) continue;
+      if (p > polls || k < started - 8) text += slurm_task_record(k, "COMPLETED", n, p);
+      else if (k < started) text += slurm_task_record(k, "RUNNING", n, p);
+      else pending.push_back(k);
+    }
+    if (!pending.empty()) text += slurm_pending_record(pending, n);
+    sc.answer("", p, 0, text);
+  }
+  const std::string path = "PATH=" + sc.bin.string() + ":" + sa.bin.string() + ":" + std::getenv("PATH");
+  auto w = run_program({adapter("slurm"), "wait-wave", "--poll", "0.01", "42"}, tmp.path(),
+                       {path, "YOLO_SLURM_UNKNOWN_SECONDS=30"});  // a task left out ends `unknown`
+  EXPECT_EQ(w.exit_code, 0) << dump(w);
+  std::map<int, std::vector<std::string>> ended, pending_said;
+  for (const auto& l : lines(w.out)) {
+    std::istringstream in(l);
+    std::string word, what;
+    int k = -1;
+    in >> word >> k >> what;
+    ASSERT_EQ(word, "task") << l;
+    if (what == "done" || what == "failed" || what == "unknown") ended[k].push_back(l);
+    if (l.find(" status PENDING") != std::string::npos) pending_said[k].push_back(l);
+  }
+  EXPECT_EQ(ended.size(), size_t(n)) << w.out.substr(0, 3000);
+  for (int k = 0; k < n; ++k) {
+    ASSERT_EQ(ended[k].size(), 1u) << "task " << k << ": " << ::testing::PrintToString(ended[k]);
+    const std::string cancelled = "task " + std::to_string(k) + " failed job 42_" + std::to_string(k) +
+                                  " CANCELLED while it was pending (Slurm keeps no record of it)";
+    EXPECT_EQ(ended[k][0], k == 500 || k == 777 ? cancelled : "task " + std::to_string(k) + " done");
+    const std::vector<std::string> said_once{"task " + std::to_string(k) + " status PENDING (JobArrayTaskLimit)"};
+    if (k >= 50) {
+      ASSERT_EQ(pending_said[k], said_once) << k;
+    }
+  }
+  // Each cancelled task is reported at the poll that no longer lists it, long before the end.
+  EXPECT_LT(w.out.find("task 500 failed"), w.out.find("task 400 done")) << w.out.substr(0, 3000);
+  EXPECT_LT(w.out.find("task 777 failed"), w.out.find("task 700 done"));
+}
+
+// A poll of wait-wave costs the same whatever the array's size: 40 polls of a 1,000-task
+// array (2 running records, the pending range 2-999%8) take about the CPU of 40 polls of a
+// 10-task one (they walked each pending task on each poll: about nine times as much).
+TEST(DispatchAdapterTest, SlurmWaitWavePollsAThousandTaskArrayForWhatATenTaskOneCosts) {
+  auto cpu_of_polls = [](int n) {
+    TempDir tmp;
+    StandIn sc(tmp.path() / "c", "scontrol");
+    std::vector<int> pending;
+    for (int k = 2; k < n; ++k) pending.push_back(k);
+    sc.answer("", 1, 0,
+              slurm_task_record(0, "RUNNING", n) + slurm_task_record(1, "RUNNING", n) +
+                  slurm_pending_record(pending, n));
+    // Then the controller stops answering: with no time allowed for that, exit 3 at once.
+    sc.answer("", 41, 1, "slurm_load_jobs error: Socket timed out on send/recv operation\n");
+    auto r = run_program({"bash", "-c", "\"$@\" >/dev/null 2>&1; echo \"exit $?\"; times", "_", adapter("slurm"),
+                          "wait-wave", "--poll", "0.01", "42"},
+                         tmp.path(), {sc.path_env(), "YOLO_DISPATCH_UNREACHABLE_SECONDS=0"});
+    EXPECT_EQ(sc.calls("show job -o 42"), 41u);
+    // `times`: the shell's user and system time, then its children's ("0m0.412s 0m0.101s").
+    auto ls = lines(r.out);
+    EXPECT_EQ(ls.size(), 3u) << dump(r);
+    if (ls.size() != 3u) return 0.0;
+    EXPECT_EQ(ls[0], "exit 3") << dump(r);
+    std::regex t("(\\d+)m([0-9.]+)s (\\d+)m([0-9.]+)s");
+    std::smatch m;
+    EXPECT_TRUE(std::regex_match(ls[2], m, t)) << ls[2];
+    if (m.empty()) return 0.0;
+    return std::stod(m[1]) * 60 + std::stod(m[2]) + std::stod(m[3]) * 60 + std::stod(m[4]);
+  };
+  const double small = cpu_of_polls(10), large = cpu_of_polls(1000);
+  EXPECT_LT(large, 2 * small + 0.3) << "CPU of 40 polls: 10 tasks " << small << " s, 1,000 tasks " << large << " s";
 }
 
 TEST(DispatchAdapterTest, GithubWaitWaveReadsEveryMatrixJobFromOneRequestPerPoll) {
