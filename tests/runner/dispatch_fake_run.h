@@ -39,17 +39,9 @@ struct DispatchFakeRun {
     test::git(root, {"commit", "-qm", "base"});
     test::git(tmp.path(), {"init", "-q", "--bare", remote.string()});
     runs.reset(std::vector<PlanRun>(entries.size()));
-    std::vector<run::PlanSeed> seeds;
-    for (const auto& e : entries) {
-      run::PlanSeed seed;
-      seed.node.id = e.id;
-      seed.node.plan = e.plan;
-      seed.node.wave = e.wave;
-      seeds.push_back(seed);
-    }
     run::Settings s;
     s.isolated = true;
-    core = run::Core(seeds, s);
+    core = run::Core(run::seeds(json::object(), entries, {}).plans, s);  // seeded as a fresh run's
     trees = std::make_unique<Worktrees>(root, "0123456789abcdef");
     std::string err;
     EXPECT_TRUE(trees->init(err)) << err;

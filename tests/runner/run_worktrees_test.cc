@@ -73,17 +73,9 @@ struct FakeRun {
   }
 
   run::Core fresh_core() const {
-    std::vector<run::PlanSeed> seeds;
-    for (const auto& e : entries) {
-      run::PlanSeed s;
-      s.node.id = e.id;
-      s.node.plan = e.plan;
-      s.node.wave = e.wave;
-      seeds.push_back(s);
-    }
     run::Settings s;
     s.isolated = true;
-    return run::Core(std::move(seeds), s);
+    return run::Core(run::seeds(json::object(), entries, {}).plans, s);  // seeded as a fresh run's
   }
 
   std::unique_ptr<WorktreeDriver> driver() {
